@@ -1,0 +1,156 @@
+package io.rulesync.compiler.cli;
+
+import io.rulesync.compiler.iptables.IptablesCompiler;
+import io.rulesync.compiler.iptables.ProxySettings;
+import io.rulesync.compiler.iptables.UnknownNodeException;
+import io.rulesync.model.cluster.Cidr;
+import io.rulesync.model.cluster.ClusterState;
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.cluster.Node;
+import io.rulesync.model.manifest.ManifestException;
+import io.rulesync.model.manifest.Problem;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.TypeConversionException;
+
+/**
+ * {@code rulesync compile}: the iptables-restore input kube-proxy would write on one node for the
+ * objects in some manifests. Other tools depend on this contract: exit 0 with the rules on stdout
+ * (or in {@code -o FILE}); exit 2 with one line per problem on stderr and nothing on stdout.
+ */
+@Command(
+        name = "compile",
+        description = "Print the iptables-restore input (filter and nat tables) that kube-proxy (iptables mode) "
+                + "would write on NODE for the Services, EndpointSlices and Nodes in the given manifests.",
+        mixinStandardHelpOptions = true,
+        sortOptions = false)
+public final class CompileCommand implements Callable<Integer> {
+    static final int EXIT_BAD_INPUT = 2;
+
+    @Spec
+    private CommandSpec spec;
+
+    @Option(names = {"-f", "--filename"}, required = true, paramLabel = "PATH",
+            description = "YAML or JSON file, or folder of them (multi-document YAML and kind: List are read). Repeatable.")
+    private List<Path> paths = new ArrayList<>();
+
+    @Option(names = "--node", required = true, paramLabel = "NODE", description = "Name of the Node to compile for.")
+    private String node;
+
+    @Option(names = "--cluster-cidr", paramLabel = "CIDR", converter = CidrConverter.class, split = ",",
+            description = "Pod CIDR(s), at most one per family: traffic from outside them to a ClusterIP is masqueraded.")
+    private List<Cidr> clusterCidrs = new ArrayList<>();
+
+    @Option(names = "--ip-family", paramLabel = "ipv4|ipv6", converter = FamilyConverter.class, defaultValue = "ipv4",
+            description = "Family of the rule set: ipv4 (iptables-restore) or ipv6 (ip6tables-restore). Default: ${DEFAULT-VALUE}.")
+    private IpFamily family;
+
+    @Option(names = {"-o", "--output"}, paramLabel = "FILE", description = "Write the rules to FILE instead of stdout.")
+    private Path output;
+
+    @Option(names = "--masquerade-all", description = "SNAT all traffic sent to ClusterIPs (kube-proxy --masquerade-all).")
+    private boolean masqueradeAll;
+
+    @Option(names = "--masquerade-bit", paramLabel = "BIT", defaultValue = "14",
+            description = "Bit of the fwmark that marks packets to SNAT (kube-proxy --iptables-masquerade-bit). Default: ${DEFAULT-VALUE}.")
+    private int masqueradeBit;
+
+    @Option(names = "--nodeport-addresses", paramLabel = "CIDR", converter = CidrConverter.class, split = ",",
+            description = "Serve NodePorts only on node addresses in these CIDRs (kube-proxy --nodeport-addresses).")
+    private List<Cidr> nodePortAddresses = new ArrayList<>();
+
+    @Override
+    public Integer call() {
+        PrintWriter err = spec.commandLine().getErr();
+        if (masqueradeBit < 0 || masqueradeBit > 31) {
+            err.println("--masquerade-bit: " + masqueradeBit + " is out of range (0-31)");
+            return EXIT_BAD_INPUT;
+        }
+        ProxySettings settings;
+        try {
+            ProxySettings d = ProxySettings.defaults(family);
+            settings = new ProxySettings(family, clusterCidrs, masqueradeAll, ProxySettings.markForBit(masqueradeBit),
+                    d.localhostNodePorts(), d.randomFully(), nodePortAddresses, d.conntrackTcpBeLiberal());
+        } catch (IllegalArgumentException e) {
+            err.println("--cluster-cidr: " + e.getMessage());
+            return EXIT_BAD_INPUT;
+        }
+        ClusterState state;
+        try {
+            state = ClusterManifests.load(paths);
+        } catch (ManifestException e) {
+            for (Problem p : e.problems()) {
+                err.println(p);
+            }
+            return EXIT_BAD_INPUT;
+        }
+        String rules;
+        try {
+            rules = IptablesCompiler.compile(state, node, settings).render();
+        } catch (UnknownNodeException e) {
+            String known = state.nodes().stream().map(Node::name).collect(Collectors.joining(", "));
+            err.println("--node: " + e.getMessage() + (known.isEmpty() ? "; the input holds no Nodes" : "; known nodes: " + known));
+            return EXIT_BAD_INPUT;
+        }
+        if (output == null) {
+            PrintWriter out = spec.commandLine().getOut();
+            out.print(rules);
+            out.flush();
+            return 0;
+        }
+        try {
+            writeAtomically(output, rules);
+        } catch (IOException e) {
+            err.println(output + ": cannot write: " + e.getMessage());
+            return 1;
+        }
+        return 0;
+    }
+
+    /** A reader of FILE never sees half a rule set. */
+    private static void writeAtomically(Path file, String content) throws IOException {
+        Path abs = file.toAbsolutePath();
+        Path tmp = Files.createTempFile(abs.getParent(), "." + abs.getFileName(), ".tmp");
+        try {
+            Files.writeString(tmp, content, StandardCharsets.UTF_8);
+            Files.move(tmp, abs, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+    }
+
+    static final class CidrConverter implements ITypeConverter<Cidr> {
+        @Override
+        public Cidr convert(String value) {
+            try {
+                return Cidr.parse(value);
+            } catch (IllegalArgumentException e) {
+                throw new TypeConversionException(e.getMessage());
+            }
+        }
+    }
+
+    static final class FamilyConverter implements ITypeConverter<IpFamily> {
+        @Override
+        public IpFamily convert(String value) {
+            try {
+                return IpFamily.fromId(value);
+            } catch (IllegalArgumentException e) {
+                throw new TypeConversionException(e.getMessage());
+            }
+        }
+    }
+}

@@ -1,0 +1,26 @@
+package io.rulesync.launcher;
+
+import io.rulesync.compiler.cli.CompileCommand;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * The one command line behind {@code ./rulesync}: every role of the system is a subcommand, so one
+ * artifact (and one container image) runs them all.
+ */
+@Command(
+        name = "rulesync",
+        description = "Central control plane for Kubernetes service load-balancing rules.",
+        mixinStandardHelpOptions = true,
+        version = "rulesync 0.1.0",
+        subcommands = {CompileCommand.class})
+public final class Main implements Runnable {
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new Main()).execute(args));
+    }
+
+    @Override
+    public void run() {
+        new CommandLine(this).usage(System.err);
+    }
+}

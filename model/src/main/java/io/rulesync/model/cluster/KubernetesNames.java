@@ -1,0 +1,78 @@
+package io.rulesync.model.cluster;
+
+import java.util.regex.Pattern;
+
+/**
+ * The name rules the Kubernetes API server enforces, checked again here because names end up inside
+ * iptables comments and chain-name hashes: a name that passes these checks contains only
+ * {@code [a-z0-9.-]} and cannot inject iptables-restore syntax.
+ */
+public final class KubernetesNames {
+    private static final Pattern DNS1123_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
+    private static final Pattern DNS1035_LABEL = Pattern.compile("[a-z]([-a-z0-9]*[a-z0-9])?");
+    private static final Pattern DNS1123_SUBDOMAIN =
+            Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
+
+    private KubernetesNames() {
+    }
+
+    /** Namespaces: a DNS-1123 label. Returns null when valid, else the reason. */
+    public static String checkNamespace(String s) {
+        return check(s, DNS1123_LABEL, 63, "a DNS-1123 label (lower-case letters, digits and '-', at most 63)");
+    }
+
+    /** Service names: a DNS-1035 label (must start with a letter). */
+    public static String checkServiceName(String s) {
+        return check(s, DNS1035_LABEL, 63,
+                "a DNS-1035 label (starts with a lower-case letter; letters, digits and '-'; at most 63)");
+    }
+
+    /** EndpointSlice and Node names: a DNS-1123 subdomain. */
+    public static String checkSubdomain(String s) {
+        return check(s, DNS1123_SUBDOMAIN, 253,
+                "a DNS-1123 subdomain (lower-case letters, digits, '-' and '.', at most 253)");
+    }
+
+    /** Port names of Services and EndpointSlices: empty, or a DNS-1123 label. */
+    public static String checkPortName(String s) {
+        if (s != null && s.isEmpty()) {
+            return null;
+        }
+        return check(s, DNS1123_LABEL, 63, "empty or a DNS-1123 label (lower-case letters, digits and '-')");
+    }
+
+    /** Throws {@link IllegalArgumentException} when {@code problem} is not null. */
+    static String require(String what, String value, String problem) {
+        if (problem != null) {
+            throw new IllegalArgumentException(what + ": " + problem);
+        }
+        return value;
+    }
+
+    private static String check(String s, Pattern pattern, int max, String expected) {
+        if (s == null || s.isEmpty()) {
+            return "must not be empty";
+        }
+        if (s.length() > max || !pattern.matcher(s).matches()) {
+            return "'" + printable(s) + "' is not " + expected;
+        }
+        return null;
+    }
+
+    /** Quotes control characters so that an error message shows exactly what was refused. */
+    public static String printable(String s) {
+        StringBuilder sb = new StringBuilder(s.length());
+        for (int i = 0; i < s.length() && i < 120; i++) {
+            char c = s.charAt(i);
+            if (c < 0x20 || c == 0x7f) {
+                sb.append(String.format("\\x%02x", (int) c));
+            } else {
+                sb.append(c);
+            }
+        }
+        if (s.length() > 120) {
+            sb.append("...");
+        }
+        return sb.toString();
+    }
+}

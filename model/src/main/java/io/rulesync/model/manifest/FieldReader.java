@@ -1,0 +1,190 @@
+package io.rulesync.model.manifest;
+
+import java.math.BigInteger;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Reads one value of a parsed object and knows its path ({@code spec.ports[0].port}), so that every
+ * type or range error names the exact field. Problems are collected, not thrown, so one pass reports
+ * everything wrong with an object.
+ */
+final class FieldReader {
+    private final String path;
+    private final Object value;
+    private final Problems problems;
+
+    private FieldReader(String path, Object value, Problems problems) {
+        this.path = path;
+        this.value = value;
+        this.problems = problems;
+    }
+
+    static FieldReader root(Map<String, Object> content, Problems problems) {
+        return new FieldReader("", content, problems);
+    }
+
+    String path() {
+        return path;
+    }
+
+    boolean present() {
+        return value != null;
+    }
+
+    /** A child field; absent (not a problem) when this value is absent. */
+    FieldReader field(String name) {
+        String childPath = path.isEmpty() ? name : path + "." + name;
+        if (value == null) {
+            return new FieldReader(childPath, null, problems);
+        }
+        if (!(value instanceof Map<?, ?> map)) {
+            fail("expected a mapping, found " + describe(value));
+            return new FieldReader(childPath, null, problems);
+        }
+        return new FieldReader(childPath, map.get(name), problems);
+    }
+
+    /** The elements of a list; empty when absent. */
+    List<FieldReader> list() {
+        if (value == null) {
+            return List.of();
+        }
+        if (!(value instanceof List<?> items)) {
+            fail("expected a list, found " + describe(value));
+            return List.of();
+        }
+        List<FieldReader> out = new ArrayList<>(items.size());
+        for (int i = 0; i < items.size(); i++) {
+            out.add(new FieldReader(path + "[" + i + "]", items.get(i), problems));
+        }
+        return out;
+    }
+
+    /** The value as a string, or {@code defaultValue} when absent (or of the wrong type, which is reported). */
+    String string(String defaultValue) {
+        if (value == null) {
+            return defaultValue;
+        }
+        if (!(value instanceof String s)) {
+            fail("expected a string, found " + describe(value));
+            return defaultValue;
+        }
+        return s;
+    }
+
+    /** A string that must be present; reports and returns null when it is not. */
+    String requiredString() {
+        if (value == null) {
+            fail("is required");
+            return null;
+        }
+        return string(null);
+    }
+
+    /** The value as an integer, or {@code defaultValue} when absent or not an integer (reported). */
+    long integer(long defaultValue) {
+        if (value == null) {
+            return defaultValue;
+        }
+        if (value instanceof Integer || value instanceof Long || value instanceof Short || value instanceof Byte) {
+            return ((Number) value).longValue();
+        }
+        if (value instanceof BigInteger) {
+            fail(value + " is out of range");
+            return defaultValue;
+        }
+        fail("expected an integer, found " + describe(value));
+        return defaultValue;
+    }
+
+    /** The value as a boolean; null when absent. */
+    Boolean bool() {
+        if (value == null) {
+            return null;
+        }
+        if (!(value instanceof Boolean b)) {
+            fail("expected true or false, found " + describe(value));
+            return null;
+        }
+        return b;
+    }
+
+    /** A map of strings to strings (labels, annotations); empty when absent. */
+    Map<String, String> stringMap() {
+        if (value == null) {
+            return Map.of();
+        }
+        if (!(value instanceof Map<?, ?> map)) {
+            fail("expected a mapping, found " + describe(value));
+            return Map.of();
+        }
+        Map<String, String> out = new LinkedHashMap<>();
+        for (Map.Entry<?, ?> e : map.entrySet()) {
+            Object v = e.getValue();
+            if (v instanceof String s) {
+                out.put(String.valueOf(e.getKey()), s);
+            } else {
+                new FieldReader(path + "." + e.getKey(), v, problems).fail("expected a string, found " + describe(v));
+            }
+        }
+        return out;
+    }
+
+    void fail(String message) {
+        problems.add(path, message);
+    }
+
+    static String describe(Object v) {
+        if (v == null) {
+            return "nothing";
+        }
+        if (v instanceof String s) {
+            return "the string \"" + io.rulesync.model.cluster.KubernetesNames.printable(s) + "\"";
+        }
+        if (v instanceof Map) {
+            return "a mapping";
+        }
+        if (v instanceof List) {
+            return "a list";
+        }
+        if (v instanceof Boolean || v instanceof Number) {
+            return v.getClass().getSimpleName().toLowerCase().replace("integer", "integer") + " " + v;
+        }
+        return v.getClass().getSimpleName();
+    }
+
+    /** The problems of one object, tagged with its source and, once known, its identity. */
+    static final class Problems {
+        private final String source;
+        private String object = "";
+        private final List<Problem> list = new ArrayList<>();
+
+        Problems(String source) {
+            this.source = source;
+        }
+
+        void identify(String object) {
+            this.object = object;
+        }
+
+        void add(String field, String message) {
+            list.add(new Problem(source, object, field, message));
+        }
+
+        boolean isEmpty() {
+            return list.isEmpty();
+        }
+
+        List<Problem> toList() {
+            // Problems found before the object was identified get the identity too.
+            List<Problem> out = new ArrayList<>(list.size());
+            for (Problem p : list) {
+                out.add(p.object().isEmpty() ? new Problem(p.source(), object, p.field(), p.message()) : p);
+            }
+            return out;
+        }
+    }
+}
