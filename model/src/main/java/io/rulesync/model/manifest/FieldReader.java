@@ -86,18 +86,24 @@ final class FieldReader {
 
     /** The value as an integer, or {@code defaultValue} when absent or not an integer (reported). */
     long integer(long defaultValue) {
+        Long v = integerOrNull();
+        return v == null ? defaultValue : v;
+    }
+
+    /** The value as an integer; null when absent or not an integer (the latter is reported). */
+    Long integerOrNull() {
         if (value == null) {
-            return defaultValue;
+            return null;
         }
         if (value instanceof Integer || value instanceof Long || value instanceof Short || value instanceof Byte) {
             return ((Number) value).longValue();
         }
         if (value instanceof BigInteger) {
             fail(value + " is out of range");
-            return defaultValue;
+            return null;
         }
         fail("expected an integer, found " + describe(value));
-        return defaultValue;
+        return null;
     }
 
     /** The value as a boolean; null when absent. */

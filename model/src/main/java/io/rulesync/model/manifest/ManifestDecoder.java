@@ -365,13 +365,16 @@ public final class ManifestDecoder {
             }
             return 0;
         }
-        long v = f.integer(0);
+        Long v = f.integerOrNull();
+        if (v == null) {
+            return 0;
+        }
         String problem = Ports.checkPort(v);
         if (problem != null) {
             f.fail(problem);
             return 0;
         }
-        return (int) v;
+        return v.intValue();
     }
 
     private static IpAddress ip(FieldReader f, IpFamily family) {
