@@ -1,0 +1,160 @@
+package io.rulesync.compiler.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/** The compile command's contract: rules on stdout and exit 0, or problems on stderr, exit 2 and no stdout. */
+class CompileCommandTest {
+    @TempDir
+    Path dir;
+
+    private static final String NODE = """
+            apiVersion: v1
+            kind: Node
+            metadata: {name: node-a}
+            status: {addresses: [{type: InternalIP, address: 192.168.0.2}, {type: InternalIP, address: "fd00::2"}]}
+            """;
+    private static final String WEB = """
+            apiVersion: v1
+            kind: Service
+            metadata: {name: web, namespace: shop}
+            spec:
+              clusterIPs: [10.96.0.10, "fd00:96::10"]
+              ports: [{name: http, port: 80}]
+            ---
+            apiVersion: discovery.k8s.io/v1
+            kind: EndpointSlice
+            metadata: {name: web-v4, namespace: shop, labels: {kubernetes.io/service-name: web}}
+            addressType: IPv4
+            ports: [{name: http, port: 8080}]
+            endpoints: [{addresses: [10.244.0.10], nodeName: node-a}]
+            ---
+            apiVersion: discovery.k8s.io/v1
+            kind: EndpointSlice
+            metadata: {name: web-v6, namespace: shop, labels: {kubernetes.io/service-name: web}}
+            addressType: IPv6
+            ports: [{name: http, port: 8080}]
+            endpoints: [{addresses: ["fd00:244::10"], nodeName: node-a}]
+            """;
+
+    record Run(int exit, String out, String err) {
+    }
+
+    private Run run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine cmd = new CommandLine(new CompileCommand());
+        cmd.setOut(new PrintWriter(out));
+        cmd.setErr(new PrintWriter(err));
+        int exit = cmd.execute(args);
+        return new Run(exit, out.toString(), err.toString());
+    }
+
+    @Test
+    void printsBothTablesForTheNode() throws Exception {
+        Files.writeString(dir.resolve("node.yaml"), NODE);
+        Files.writeString(dir.resolve("web.yaml"), WEB);
+        Run r = run("-f", dir.toString(), "--node", "node-a", "--cluster-cidr", "10.244.0.0/16");
+        assertThat(r.exit()).isZero();
+        assertThat(r.err()).isEmpty();
+        assertThat(r.out()).startsWith("*filter\n").contains("\nCOMMIT\n*nat\n").endsWith("COMMIT\n")
+                .contains("-A KUBE-SERVICES -m comment --comment \"shop/web:http cluster IP\" -m tcp -p tcp -d 10.96.0.10 --dport 80 -j KUBE-SVC-")
+                .contains("! -s 10.244.0.0/16 -j KUBE-MARK-MASQ")
+                .contains("-j DNAT --to-destination 10.244.0.10:8080");
+    }
+
+    @Test
+    void ipv6GivesTheIp6tablesRuleSet() throws Exception {
+        Files.writeString(dir.resolve("all.yaml"), NODE + "---\n" + WEB);
+        Run r = run("-f", dir.resolve("all.yaml").toString(), "--node", "node-a", "--ip-family", "ipv6",
+                "--cluster-cidr", "10.244.0.0/16,fd00:244::/64");
+        assertThat(r.exit()).isZero();
+        assertThat(r.out()).contains("-d fd00:96::10 --dport 80").contains("! -s fd00:244::/64")
+                .contains("--to-destination [fd00:244::10]:8080")
+                .contains("-m addrtype --dst-type LOCAL ! -d ::1/128 -j KUBE-NODEPORTS")
+                .doesNotContain("10.96.0.10").doesNotContain("KUBE-FIREWALL");
+    }
+
+    @Test
+    void writesToAFileWhenAsked() throws Exception {
+        Files.writeString(dir.resolve("all.yaml"), NODE + "---\n" + WEB);
+        Path out = dir.resolve("rules.txt");
+        Run r = run("-f", dir.resolve("all.yaml").toString(), "--node", "node-a", "-o", out.toString());
+        assertThat(r.exit()).isZero();
+        assertThat(r.out()).isEmpty();
+        assertThat(Files.readString(out)).startsWith("*filter\n");
+    }
+
+    @Test
+    void badInputExitsTwoWithFileObjectAndFieldOnStderrAndNothingOnStdout() throws Exception {
+        Files.writeString(dir.resolve("node.yaml"), NODE);
+        Files.writeString(dir.resolve("bad.yaml"), """
+                apiVersion: v1
+                kind: Service
+                metadata: {name: web, namespace: shop}
+                spec: {clusterIP: 10.96.0.10, ports: [{name: http, port: 99999}]}
+                """);
+        Run r = run("-f", dir.toString(), "--node", "node-a");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.out()).isEmpty();
+        assertThat(r.err().strip()).isEqualTo(dir.resolve("bad.yaml")
+                + " (document 1): Service shop/web: spec.ports[0].port: 99999 is out of range (1-65535)");
+    }
+
+    @Test
+    void unparsableFilesUnknownNodesAndInjectionAttemptsAreRefused() throws Exception {
+        Files.writeString(dir.resolve("node.yaml"), NODE);
+        Files.writeString(dir.resolve("garbage.yaml"), "kind: Service\n  metadata: [\n");
+        Run r = run("-f", dir.toString(), "--node", "node-a");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.out()).isEmpty();
+        assertThat(r.err()).startsWith(dir.resolve("garbage.yaml") + ": not valid YAML or JSON");
+
+        Files.delete(dir.resolve("garbage.yaml"));
+        r = run("-f", dir.toString(), "--node", "node-z");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.out()).isEmpty();
+        assertThat(r.err()).contains("node 'node-z'").contains("known nodes: node-a");
+
+        Files.writeString(dir.resolve("evil.yaml"), """
+                apiVersion: v1
+                kind: Service
+                metadata: {name: web, namespace: shop}
+                spec:
+                  clusterIP: 10.96.0.10
+                  externalIPs: ["1.2.3.4 -j ACCEPT\\n-A INPUT"]
+                  ports: [{name: http, port: 80}]
+                """);
+        r = run("-f", dir.toString(), "--node", "node-a");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.out()).isEmpty();
+        assertThat(r.err()).contains("Service shop/web: spec.externalIPs[0]: '1.2.3.4 -j ACCEPT\\x0a-A INPUT' is not a valid IP address");
+    }
+
+    @Test
+    void theSameObjectTwiceIsAnError() throws Exception {
+        Files.writeString(dir.resolve("a.yaml"), NODE);
+        Files.writeString(dir.resolve("b.yaml"), NODE);
+        Run r = run("-f", dir.toString(), "--node", "node-a");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).contains("Node node-a: is defined twice (first in " + dir.resolve("a.yaml"));
+    }
+
+    @Test
+    void badOptionsExitTwo() throws Exception {
+        Files.writeString(dir.resolve("a.yaml"), NODE);
+        Run r = run("-f", dir.toString(), "--node", "node-a", "--cluster-cidr", "10.0.0.0/40");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.out()).isEmpty();
+        assertThat(r.err()).contains("invalid prefix length");
+        assertThat(run("-f", dir.toString(), "--node", "node-a", "--ip-family", "ipv5").exit()).isEqualTo(2);
+        assertThat(run("-f", dir.toString()).exit()).isEqualTo(2);
+    }
+}
