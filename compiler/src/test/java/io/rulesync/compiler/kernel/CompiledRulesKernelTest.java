@@ -1,0 +1,301 @@
+package io.rulesync.compiler.kernel;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rulesync.compiler.cli.ClusterManifests;
+import io.rulesync.compiler.iptables.IptablesCompiler;
+import io.rulesync.compiler.iptables.ProxySettings;
+import io.rulesync.model.cluster.Cidr;
+import io.rulesync.model.cluster.ClusterState;
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.manifest.ManifestReader;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * Compiled rules, loaded with iptables-restore into a fresh network namespace that plays node-a,
+ * carrying real TCP and UDP connections to pods that live in namespaces of their own. Nothing here
+ * is mocked: the kernel's netfilter decides every verdict.
+ *
+ * <p>Topology (see {@link NetnsLab}): pods 10.244.0.10-15 on a bridge in the node namespace; an
+ * outside client at 192.168.50.2 reaches the node at 192.168.50.1. Which pods count as "local" is
+ * decided by the EndpointSlices (nodeName), exactly as for kube-proxy.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class CompiledRulesKernelTest {
+    private static final int TIMEOUT_MS = 3000;
+    /** Long enough to tell a DROP (no answer) from a REJECT (immediate answer). */
+    private static final int DROP_WAIT_MS = 700;
+
+    private NetnsLab lab;
+    private String rules;
+
+    @BeforeAll
+    void buildNodeAndLoadRules() throws Exception {
+        Optional<String> reason = NetnsLab.unavailableReason();
+        if (reason.isPresent()) {
+            System.out.println("CompiledRulesKernelTest skipped: " + reason.get());
+            Assumptions.assumeTrue(false, reason.get());
+        }
+        lab = new NetnsLab(6);
+        for (int pod = 0; pod < 6; pod++) {
+            lab.serve(pod, "tcp", 8080, "pod" + pod);
+        }
+        lab.serve(0, "udp", 5353, "pod0");
+        lab.serve(1, "udp", 5353, "pod1");
+
+        ClusterState state = ClusterManifests.fromDocuments(ManifestReader.parse("kernel-test.yaml", manifests()));
+        ProxySettings settings = ProxySettings.defaults(IpFamily.IPV4)
+                .withClusterCidrs(List.of(Cidr.parse("10.244.0.0/16")));
+        rules = IptablesCompiler.compile(state, "node-a", settings).render();
+        lab.restore(false, rules);
+        lab.installKubeProxyJumps(false);
+        // The same objects' IPv6 rule set, as a dual-stack node loads it with ip6tables-restore.
+        ProxySettings ipv6 = settings.withFamily(IpFamily.IPV6)
+                .withClusterCidrs(List.of(Cidr.parse("10.244.0.0/16"), Cidr.parse(lab.podCidrIPv6())));
+        lab.restore(true, IptablesCompiler.compile(state, "node-a", ipv6).render());
+        lab.installKubeProxyJumps(true);
+    }
+
+    @AfterAll
+    void tearDown() {
+        if (lab != null) {
+            lab.close();
+        }
+    }
+
+    private String pod(int i) {
+        return lab.podIPv4(i);
+    }
+
+    /**
+     * The cluster: node-a is the node under test. pod0, pod1 and pod3 run on node-a, pod2 on node-b;
+     * pod3 is not ready; pod4 is an ordinary client pod.
+     */
+    private String manifests() {
+        String nodes = """
+                apiVersion: v1
+                kind: Node
+                metadata: {name: node-a}
+                status: {addresses: [{type: InternalIP, address: %s}, {type: InternalIP, address: "%s"}]}
+                ---
+                apiVersion: v1
+                kind: Node
+                metadata: {name: node-b}
+                status: {addresses: [{type: InternalIP, address: 192.168.50.11}]}
+                """.formatted(lab.nodeIPv4(), lab.nodeIPv6());
+        return nodes
+                + service("web", "10.96.0.10", "", "", List.of(0, 1, 2), List.of(3))
+                + service("sticky", "10.96.0.20", "sessionAffinity: ClientIP", "", List.of(0, 1, 2), List.of())
+                + service("web-np", "10.96.0.11", "type: NodePort", "nodePort: 30080, ", List.of(0, 1, 2), List.of())
+                + service("local-np", "10.96.0.12", "type: NodePort, externalTrafficPolicy: Local", "nodePort: 30081, ",
+                        List.of(0, 2), List.of())
+                + service("empty", "10.96.0.30", "type: NodePort", "nodePort: 30082, ", List.of(), List.of())
+                + service("solo", "10.96.0.40", "", "", List.of(0), List.of())
+                + service("local-only", "10.96.0.50", "internalTrafficPolicy: Local", "", List.of(2), List.of())
+                + loadBalancer("lb-open", "10.96.0.60", "198.51.100.10", "192.168.50.0/24")
+                + loadBalancer("lb-closed", "10.96.0.61", "198.51.100.11", "203.0.113.0/24")
+                + """
+                ---
+                apiVersion: v1
+                kind: Service
+                metadata: {name: dns, namespace: shop}
+                spec: {clusterIP: 10.96.0.53, ports: [{name: dns, port: 53, protocol: UDP}]}
+                ---
+                apiVersion: discovery.k8s.io/v1
+                kind: EndpointSlice
+                metadata: {name: dns-1, namespace: shop, labels: {kubernetes.io/service-name: dns}}
+                addressType: IPv4
+                ports: [{name: dns, port: 5353, protocol: UDP}]
+                endpoints:
+                - {addresses: [%s], nodeName: node-a}
+                - {addresses: [%s], nodeName: node-a}
+                ---
+                apiVersion: v1
+                kind: Service
+                metadata: {name: web6, namespace: shop}
+                spec:
+                  type: NodePort
+                  clusterIPs: [10.96.0.70, "fd00:96::70"]
+                  ports: [{name: http, port: 80, targetPort: 8080, nodePort: 30083}]
+                ---
+                apiVersion: discovery.k8s.io/v1
+                kind: EndpointSlice
+                metadata: {name: web6-v6, namespace: shop, labels: {kubernetes.io/service-name: web6}}
+                addressType: IPv6
+                ports: [{name: http, port: 8080}]
+                endpoints:
+                - {addresses: ["%s"], nodeName: node-a}
+                - {addresses: ["%s"], nodeName: node-b}
+                """.formatted(pod(0), pod(1), lab.podIPv6(0), lab.podIPv6(1));
+    }
+
+    private String service(String name, String clusterIP, String specExtra, String portExtra, List<Integer> ready,
+            List<Integer> notReady) {
+        String extra = specExtra.isEmpty() ? "" : specExtra + ", ";
+        StringBuilder sb = new StringBuilder("""
+                ---
+                apiVersion: v1
+                kind: Service
+                metadata: {name: %s, namespace: shop}
+                spec: {%sclusterIP: %s, ports: [{name: http, port: 80, %stargetPort: 8080}]}
+                """.formatted(name, extra, clusterIP, portExtra));
+        if (ready.isEmpty() && notReady.isEmpty()) {
+            return sb.toString();
+        }
+        sb.append("""
+                ---
+                apiVersion: discovery.k8s.io/v1
+                kind: EndpointSlice
+                metadata: {name: %s-1, namespace: shop, labels: {kubernetes.io/service-name: %s}}
+                addressType: IPv4
+                ports: [{name: http, port: 8080}]
+                endpoints:
+                """.formatted(name, name));
+        for (int i : ready) {
+            sb.append("- {addresses: [%s], nodeName: %s}\n".formatted(pod(i), i == 2 ? "node-b" : "node-a"));
+        }
+        for (int i : notReady) {
+            sb.append("- {addresses: [%s], nodeName: node-a, conditions: {ready: false}}\n".formatted(pod(i)));
+        }
+        return sb.toString();
+    }
+
+    private String loadBalancer(String name, String clusterIP, String vip, String sourceRange) {
+        return """
+                ---
+                apiVersion: v1
+                kind: Service
+                metadata: {name: %s, namespace: shop}
+                spec:
+                  type: LoadBalancer
+                  clusterIP: %s
+                  loadBalancerSourceRanges: [%s]
+                  ports: [{name: http, port: 80, targetPort: 8080}]
+                status: {loadBalancer: {ingress: [{ip: %s}]}}
+                ---
+                apiVersion: discovery.k8s.io/v1
+                kind: EndpointSlice
+                metadata: {name: %s-1, namespace: shop, labels: {kubernetes.io/service-name: %s}}
+                addressType: IPv4
+                ports: [{name: http, port: 8080}]
+                endpoints: [{addresses: [%s], nodeName: node-a}]
+                """.formatted(name, clusterIP, sourceRange, vip, name, name, pod(1));
+    }
+
+    /** Responder ids ("pod0") counted over all answers; any non-OK line fails the probe. */
+    private static Map<String, Long> answers(List<String> lines) {
+        assertThat(lines).allSatisfy(l -> assertThat(l).startsWith("OK "));
+        return lines.stream().map(l -> l.split(" ")[1]).collect(Collectors.groupingBy(Function.identity(), Collectors.counting()));
+    }
+
+    /** The source address the pod saw ("OK pod0 10.244.0.1" gives 10.244.0.1). */
+    private static String peer(String line) {
+        return line.split(" ")[2];
+    }
+
+    @Test
+    void clusterIPIsBalancedAcrossExactlyTheReadyEndpoints() {
+        // From pod4: 300 new connections. Each ready endpoint expects 100 (sd 8); pod3 is not ready.
+        Map<String, Long> seen = answers(lab.probe(lab.podNs(4), "tcp", "10.96.0.10", 80, 300, TIMEOUT_MS));
+        assertThat(seen.keySet()).containsExactlyInAnyOrder("pod0", "pod1", "pod2");
+        assertThat(seen.values()).allSatisfy(n -> assertThat(n).isBetween(60L, 140L));
+
+        // From the node itself (OUTPUT chain) as well.
+        assertThat(answers(lab.probe(lab.nodeNs(), "tcp", "10.96.0.10", 80, 60, TIMEOUT_MS)).keySet())
+                .isSubsetOf("pod0", "pod1", "pod2").hasSizeGreaterThan(1);
+    }
+
+    @Test
+    void udpClusterIPReachesItsEndpoints() {
+        Map<String, Long> seen = answers(lab.probe(lab.podNs(4), "udp", "10.96.0.53", 53, 60, TIMEOUT_MS));
+        assertThat(seen.keySet()).containsExactlyInAnyOrder("pod0", "pod1");
+    }
+
+    @Test
+    void clientIPSessionAffinityHolds() {
+        Map<String, Long> fromPod4 = answers(lab.probe(lab.podNs(4), "tcp", "10.96.0.20", 80, 40, TIMEOUT_MS));
+        assertThat(fromPod4).hasSize(1);
+        Map<String, Long> fromPod5 = answers(lab.probe(lab.podNs(5), "tcp", "10.96.0.20", 80, 40, TIMEOUT_MS));
+        assertThat(fromPod5).hasSize(1);
+        // The same client keeps its endpoint across separate probe runs too.
+        assertThat(answers(lab.probe(lab.podNs(4), "tcp", "10.96.0.20", 80, 10, TIMEOUT_MS)).keySet())
+                .isEqualTo(fromPod4.keySet());
+    }
+
+    @Test
+    void nodePortWorksFromTheNodeAndFromAnOutsideClient() {
+        List<String> outside = lab.probe(lab.clientNs(), "tcp", lab.nodeIPv4(), 30080, 60, TIMEOUT_MS);
+        assertThat(answers(outside).keySet()).isSubsetOf("pod0", "pod1", "pod2").hasSizeGreaterThan(1);
+        // externalTrafficPolicy Cluster: the endpoint may be on another node, so the source is masqueraded.
+        assertThat(outside).allSatisfy(l -> assertThat(peer(l)).isNotEqualTo(lab.clientIPv4()));
+
+        assertThat(answers(lab.probe(lab.nodeNs(), "tcp", lab.nodeIPv4(), 30080, 20, TIMEOUT_MS)).keySet())
+                .isSubsetOf("pod0", "pod1", "pod2");
+        // Localhost NodePorts (kube-proxy's default, with route_localnet).
+        assertThat(answers(lab.probe(lab.nodeNs(), "tcp", "127.0.0.1", 30080, 10, TIMEOUT_MS)).keySet())
+                .isSubsetOf("pod0", "pod1", "pod2");
+    }
+
+    @Test
+    void externalTrafficPolicyLocalKeepsOutsideTrafficOnLocalEndpointsAndTheClientIP() {
+        List<String> outside = lab.probe(lab.clientNs(), "tcp", lab.nodeIPv4(), 30081, 60, TIMEOUT_MS);
+        assertThat(answers(outside).keySet()).containsExactly("pod0");
+        assertThat(outside).allSatisfy(l -> assertThat(peer(l)).isEqualTo(lab.clientIPv4()));
+
+        // Its ClusterIP still uses every endpoint.
+        assertThat(answers(lab.probe(lab.podNs(4), "tcp", "10.96.0.12", 80, 60, TIMEOUT_MS)).keySet())
+                .containsExactlyInAnyOrder("pod0", "pod2");
+    }
+
+    @Test
+    void servicesWithoutEndpointsRefuseAtOnce() {
+        assertThat(lab.probe(lab.podNs(4), "tcp", "10.96.0.30", 80, 3, TIMEOUT_MS)).containsOnly("REFUSED");
+        assertThat(lab.probe(lab.nodeNs(), "tcp", "10.96.0.30", 80, 3, TIMEOUT_MS)).containsOnly("REFUSED");
+        assertThat(lab.probe(lab.clientNs(), "tcp", lab.nodeIPv4(), 30082, 3, TIMEOUT_MS)).containsOnly("REFUSED");
+    }
+
+    @Test
+    void internalTrafficPolicyLocalWithoutLocalEndpointsDrops() {
+        // The only endpoint is on node-b: kube-proxy drops (not rejects) ClusterIP traffic on node-a.
+        assertThat(lab.probe(lab.podNs(4), "tcp", "10.96.0.50", 80, 1, DROP_WAIT_MS)).containsOnly("TIMEOUT");
+    }
+
+    @Test
+    void hairpinTrafficReachesThePodThatSentIt() {
+        List<String> lines = lab.probe(lab.podNs(0), "tcp", "10.96.0.40", 80, 5, TIMEOUT_MS);
+        assertThat(answers(lines).keySet()).containsExactly("pod0");
+        // Masqueraded, or the reply would bypass the node and be dropped.
+        assertThat(lines).allSatisfy(l -> assertThat(peer(l)).isNotEqualTo(pod(0)));
+    }
+
+    @Test
+    void loadBalancerSourceRangesAdmitAndDrop() {
+        assertThat(answers(lab.probe(lab.clientNs(), "tcp", "198.51.100.10", 80, 5, TIMEOUT_MS)).keySet())
+                .containsExactly("pod1");
+        assertThat(lab.probe(lab.clientNs(), "tcp", "198.51.100.11", 80, 1, DROP_WAIT_MS)).containsOnly("TIMEOUT");
+        // The drop was KUBE-PROXY-FIREWALL's, not a routing accident.
+        String counters = lab.exec(lab.nodeNs(), "iptables", "-t", "filter", "-L", "KUBE-PROXY-FIREWALL", "-v", "-n", "-x")
+                .orThrow().stdout();
+        assertThat(counters.lines().filter(l -> l.contains("198.51.100.11")).findFirst().orElseThrow().strip())
+                .matches("[1-9][0-9]* +[0-9]+ +DROP.*");
+    }
+
+    @Test
+    void ipv6RuleSetCarriesClusterIPAndNodePortTraffic() {
+        assertThat(answers(lab.probe(lab.podNs(4), "tcp", "fd00:96::70", 80, 60, TIMEOUT_MS)).keySet())
+                .containsExactlyInAnyOrder("pod0", "pod1");
+        assertThat(answers(lab.probe(lab.clientNs(), "tcp", lab.nodeIPv6(), 30083, 20, TIMEOUT_MS)).keySet())
+                .isSubsetOf("pod0", "pod1");
+        // The IPv4 rule set knows nothing of the IPv6-only slice: no IPv4 endpoints, so REJECT.
+        assertThat(lab.probe(lab.podNs(4), "tcp", "10.96.0.70", 80, 1, TIMEOUT_MS)).containsOnly("REFUSED");
+    }
+}
