@@ -103,7 +103,7 @@ final class ServicePortCompiler {
         }
 
         Map<DispatchChain, List<String>> dispatch = new EnumMap<>(DispatchChain.class);
-        String clusterIPMatch = "-m " + proto + " -p " + proto + " -d " + svc.clusterIP() + " --dport " + port;
+        String clusterIPMatch = destination(proto, svc.clusterIP(), port);
 
         // Capture the cluster IP.
         if (hasInternalEndpoints) {
@@ -116,7 +116,7 @@ final class ServicePortCompiler {
 
         // Capture external IPs.
         for (IpAddress externalIP : svc.externalIPs()) {
-            String match = "-m " + proto + " -p " + proto + " -d " + externalIP + " --dport " + port;
+            String match = destination(proto, externalIP, port);
             if (hasEndpoints) {
                 add(dispatch, DispatchChain.NAT_SERVICES,
                         comment(quote(name + " external IP")) + match + " -j " + extChain);
@@ -129,7 +129,7 @@ final class ServicePortCompiler {
 
         // Capture load-balancer ingress.
         for (IpAddress vip : svc.loadBalancerVIPs()) {
-            String match = "-m " + proto + " -p " + proto + " -d " + vip + " --dport " + port;
+            String match = destination(proto, vip, port);
             if (hasEndpoints) {
                 add(dispatch, DispatchChain.NAT_SERVICES,
                         comment(quote(name + " loadbalancer IP")) + match + " -j " + loadBalancerChain);
@@ -142,8 +142,7 @@ final class ServicePortCompiler {
         if (!hasExternalEndpoints) {
             for (IpAddress vip : svc.loadBalancerVIPs()) {
                 add(dispatch, DispatchChain.FILTER_EXTERNAL_SERVICES, comment(externalFilterComment)
-                        + "-m " + proto + " -p " + proto + " -d " + vip + " --dport " + port
-                        + " -j " + externalFilterTarget);
+                        + destination(proto, vip, port) + " -j " + externalFilterTarget);
             }
         }
 
@@ -268,6 +267,11 @@ final class ServicePortCompiler {
             String statistic = i < n - 1 ? "-m statistic --mode random --probability " + probability(n - i) + " " : "";
             chains.rule(chain, args + statistic + "-j " + sepChains.get(i));
         }
+    }
+
+    /** kube-proxy's match order for a service address: {@code -m tcp -p tcp -d IP --dport PORT}. */
+    private static String destination(String proto, IpAddress ip, String port) {
+        return "-m " + proto + " -p " + proto + " -d " + ip + " --dport " + port;
     }
 
     private static String quote(String s) {
