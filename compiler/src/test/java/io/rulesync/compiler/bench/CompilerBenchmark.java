@@ -31,8 +31,8 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
 @Fork(value = 1, jvmArgsAppend = {"-Xmx4g"})
-@Warmup(iterations = 3, time = 2)
-@Measurement(iterations = 5, time = 2)
+@Warmup(iterations = 8, time = 3)
+@Measurement(iterations = 5, time = 3)
 public class CompilerBenchmark {
     @Param({"10000"})
     public int services;
@@ -59,6 +59,17 @@ public class CompilerBenchmark {
     @Benchmark
     @OutputTimeUnit(TimeUnit.MILLISECONDS)
     public String fullCompileAndRender() throws Exception {
+        return IptablesCompiler.compile(state, SyntheticCluster.NODE, settings).render();
+    }
+
+    /** The first compile in a fresh JVM (what one CLI run pays): no JIT warm-up, five JVMs. */
+    @Benchmark
+    @BenchmarkMode(Mode.SingleShotTime)
+    @Warmup(iterations = 0)
+    @Measurement(iterations = 1)
+    @Fork(value = 5, jvmArgsAppend = {"-Xmx4g"})
+    @OutputTimeUnit(TimeUnit.MILLISECONDS)
+    public String coldFullCompileAndRender() throws Exception {
         return IptablesCompiler.compile(state, SyntheticCluster.NODE, settings).render();
     }
 

@@ -141,32 +141,13 @@ class CompiledRulesKernelTest {
     private String service(String name, String clusterIP, String specExtra, String portExtra, List<Integer> ready,
             List<Integer> notReady) {
         String extra = specExtra.isEmpty() ? "" : specExtra + ", ";
-        StringBuilder sb = new StringBuilder("""
+        return """
                 ---
                 apiVersion: v1
                 kind: Service
                 metadata: {name: %s, namespace: shop}
                 spec: {%sclusterIP: %s, ports: [{name: http, port: 80, %stargetPort: 8080}]}
-                """.formatted(name, extra, clusterIP, portExtra));
-        if (ready.isEmpty() && notReady.isEmpty()) {
-            return sb.toString();
-        }
-        sb.append("""
-                ---
-                apiVersion: discovery.k8s.io/v1
-                kind: EndpointSlice
-                metadata: {name: %s-1, namespace: shop, labels: {kubernetes.io/service-name: %s}}
-                addressType: IPv4
-                ports: [{name: http, port: 8080}]
-                endpoints:
-                """.formatted(name, name));
-        for (int i : ready) {
-            sb.append("- {addresses: [%s], nodeName: %s}\n".formatted(pod(i), i == 2 ? "node-b" : "node-a"));
-        }
-        for (int i : notReady) {
-            sb.append("- {addresses: [%s], nodeName: node-a, conditions: {ready: false}}\n".formatted(pod(i)));
-        }
-        return sb.toString();
+                """.formatted(name, extra, clusterIP, portExtra) + slice(name, ready, notReady);
     }
 
     private String loadBalancer(String name, String clusterIP, String vip, String sourceRange) {
@@ -181,14 +162,30 @@ class CompiledRulesKernelTest {
                   loadBalancerSourceRanges: [%s]
                   ports: [{name: http, port: 80, targetPort: 8080}]
                 status: {loadBalancer: {ingress: [{ip: %s}]}}
+                """.formatted(name, clusterIP, sourceRange, vip) + slice(name, List.of(1), List.of());
+    }
+
+    /** The Service's EndpointSlice (none when it has no endpoints); pod2 runs on node-b, the rest on node-a. */
+    private String slice(String service, List<Integer> ready, List<Integer> notReady) {
+        if (ready.isEmpty() && notReady.isEmpty()) {
+            return "";
+        }
+        StringBuilder sb = new StringBuilder("""
                 ---
                 apiVersion: discovery.k8s.io/v1
                 kind: EndpointSlice
                 metadata: {name: %s-1, namespace: shop, labels: {kubernetes.io/service-name: %s}}
                 addressType: IPv4
                 ports: [{name: http, port: 8080}]
-                endpoints: [{addresses: [%s], nodeName: node-a}]
-                """.formatted(name, clusterIP, sourceRange, vip, name, name, pod(1));
+                endpoints:
+                """.formatted(service, service));
+        for (int i : ready) {
+            sb.append("- {addresses: [%s], nodeName: %s}\n".formatted(pod(i), i == 2 ? "node-b" : "node-a"));
+        }
+        for (int i : notReady) {
+            sb.append("- {addresses: [%s], nodeName: node-a, conditions: {ready: false}}\n".formatted(pod(i)));
+        }
+        return sb.toString();
     }
 
     /** Responder ids ("pod0") counted over all answers; any non-OK line fails the probe. */

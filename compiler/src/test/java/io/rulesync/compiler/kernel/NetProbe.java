@@ -1,5 +1,7 @@
 package io.rulesync.compiler.kernel;
 
+import io.rulesync.model.cluster.IpAddress;
+
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -9,15 +11,12 @@ import java.io.PrintStream;
 import java.net.ConnectException;
 import java.net.DatagramPacket;
 import java.net.DatagramSocket;
-import java.net.Inet4Address;
-import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.PortUnreachableException;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
-import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -206,73 +205,13 @@ public final class NetProbe {
 
     // ---------------------------------------------------------------- address text
 
-    /** Canonical text of an address: dotted quad, or RFC 5952 compressed IPv6; IPv4-mapped IPv6 becomes IPv4. */
+    /**
+     * Canonical text of an address, as rulesync's model prints it (RFC 5952 for IPv6), so that tests
+     * compare strings; IPv4-mapped IPv6 peers come from Java as plain IPv4 already.
+     */
     static String text(InetAddress a) {
-        if (a instanceof Inet4Address) {
-            return a.getHostAddress();
-        }
-        byte[] b = a.getAddress();
-        if (isV4Mapped(b)) {
-            try {
-                return InetAddress.getByAddress(new byte[] {b[12], b[13], b[14], b[15]}).getHostAddress();
-            } catch (UnknownHostException e) {
-                throw new IllegalStateException(e);
-            }
-        }
-        int[] g = new int[8];
-        for (int i = 0; i < 8; i++) {
-            g[i] = ((b[2 * i] & 0xff) << 8) | (b[2 * i + 1] & 0xff);
-        }
-        int bestStart = -1;
-        int bestLen = 0;
-        for (int i = 0; i < 8; ) {
-            if (g[i] != 0) {
-                i++;
-                continue;
-            }
-            int j = i;
-            while (j < 8 && g[j] == 0) {
-                j++;
-            }
-            if (j - i > bestLen && j - i >= 2) {
-                bestStart = i;
-                bestLen = j - i;
-            }
-            i = j;
-        }
-        StringBuilder sb = new StringBuilder();
-        for (int i = 0; i < 8; i++) {
-            if (i == bestStart) {
-                sb.append("::");
-                i += bestLen - 1;
-                continue;
-            }
-            if (sb.length() > 0 && sb.charAt(sb.length() - 1) != ':') {
-                sb.append(':');
-            }
-            sb.append(Integer.toHexString(g[i]));
-        }
-        return sb.toString();
-    }
-
-    private static boolean isV4Mapped(byte[] b) {
-        if (b.length != 16) {
-            return false;
-        }
-        for (int i = 0; i < 10; i++) {
-            if (b[i] != 0) {
-                return false;
-            }
-        }
-        return b[10] == (byte) 0xff && b[11] == (byte) 0xff;
-    }
-
-    /** Canonical text of an address literal, as {@link #text(InetAddress)} prints it. */
-    static String canonical(String literal) {
-        try {
-            return text(InetAddress.getByName(literal));
-        } catch (UnknownHostException e) {
-            throw new IllegalArgumentException("not an IP literal: " + literal, e);
-        }
+        String literal = a.getHostAddress();
+        int scope = literal.indexOf('%');
+        return IpAddress.parse(scope < 0 ? literal : literal.substring(0, scope)).toString();
     }
 }

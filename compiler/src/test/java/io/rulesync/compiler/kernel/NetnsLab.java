@@ -1,5 +1,7 @@
 package io.rulesync.compiler.kernel;
 
+import io.rulesync.model.cluster.IpAddress;
+
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -694,10 +696,15 @@ public final class NetnsLab implements AutoCloseable {
         return Paths.get(System.getProperty("java.home"), "bin", "java").toString();
     }
 
-    /** NetProbe needs the JDK only, so its own class path entry suffices (surefire's java.class.path may be a manifest jar). */
+    /**
+     * NetProbe needs the JDK and the model's IpAddress, so those two class path entries suffice
+     * (surefire's java.class.path may be a manifest-only jar).
+     */
     private static String netProbeClassPath() {
         try {
-            return Paths.get(NetProbe.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+            return Paths.get(NetProbe.class.getProtectionDomain().getCodeSource().getLocation().toURI())
+                    + java.io.File.pathSeparator
+                    + Paths.get(IpAddress.class.getProtectionDomain().getCodeSource().getLocation().toURI());
         } catch (Exception e) {
             return System.getProperty("java.class.path");
         }
