@@ -1,5 +1,6 @@
 package io.rulesync.compiler.iptables;
 
+import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.IpFamily;
@@ -195,7 +196,7 @@ public final class NodeRules {
     /** The last rules of nat KUBE-SERVICES: hand traffic for the node's own addresses to KUBE-NODEPORTS. */
     private List<String> nodePortJumps() {
         String comment = "-m comment --comment \"kubernetes service nodeports; NOTE: this must be the last rule in this chain\" ";
-        List<io.rulesync.model.cluster.Cidr> cidrs = settings.nodePortCidrs();
+        List<Cidr> cidrs = settings.nodePortCidrs();
         boolean ipv6 = settings.family() == IpFamily.IPV6;
         boolean localhost = settings.effectiveLocalhostNodePorts();
         if (cidrs.isEmpty()) {

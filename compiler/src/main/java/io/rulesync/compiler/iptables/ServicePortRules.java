@@ -2,6 +2,7 @@ package io.rulesync.compiler.iptables;
 
 import io.rulesync.model.cluster.ServicePortName;
 import io.rulesync.model.rules.Chain;
+import java.util.Collections;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -24,7 +25,7 @@ public record ServicePortRules(
                 copy.put(k, List.copyOf(v));
             }
         });
-        dispatch = java.util.Collections.unmodifiableMap(copy);
+        dispatch = Collections.unmodifiableMap(copy);
         chains = List.copyOf(chains);
     }
 

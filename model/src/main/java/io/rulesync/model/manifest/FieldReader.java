@@ -1,5 +1,6 @@
 package io.rulesync.model.manifest;
 
+import io.rulesync.model.cluster.KubernetesNames;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -148,7 +149,7 @@ final class FieldReader {
             return "nothing";
         }
         if (v instanceof String s) {
-            return "the string \"" + io.rulesync.model.cluster.KubernetesNames.printable(s) + "\"";
+            return "the string \"" + KubernetesNames.printable(s) + "\"";
         }
         if (v instanceof Map) {
             return "a mapping";
@@ -156,8 +157,11 @@ final class FieldReader {
         if (v instanceof List) {
             return "a list";
         }
-        if (v instanceof Boolean || v instanceof Number) {
-            return v.getClass().getSimpleName().toLowerCase().replace("integer", "integer") + " " + v;
+        if (v instanceof Boolean) {
+            return "the boolean " + v;
+        }
+        if (v instanceof Number) {
+            return "the number " + v;
         }
         return v.getClass().getSimpleName();
     }

@@ -115,6 +115,17 @@ class ManifestDecoderTest {
     }
 
     @Test
+    void namesTheTypeThatWasFound() throws Exception {
+        assertThat(problems("""
+                kind: Service
+                metadata: {name: 42, namespace: shop}
+                spec: {clusterIP: 10.96.0.1, externalIPs: [true], ports: [{port: 80}]}
+                """)).extracting(p -> p.field() + ": " + p.message()).containsExactlyInAnyOrder(
+                "metadata.name: expected a string, found the number 42",
+                "spec.externalIPs[0]: expected a string, found the boolean true");
+    }
+
+    @Test
     void endpointSlicesNeedTheServiceNameLabel() throws Exception {
         List<Problem> problems = problems("""
                 kind: EndpointSlice
