@@ -12,15 +12,6 @@ import java.security.NoSuchAlgorithmException;
  * these names, so they must match byte for byte.
  */
 public final class ChainNames {
-    public static final String SERVICES = "KUBE-SERVICES";
-    public static final String EXTERNAL_SERVICES = "KUBE-EXTERNAL-SERVICES";
-    public static final String NODEPORTS = "KUBE-NODEPORTS";
-    public static final String POSTROUTING = "KUBE-POSTROUTING";
-    public static final String MARK_MASQ = "KUBE-MARK-MASQ";
-    public static final String FORWARD = "KUBE-FORWARD";
-    public static final String PROXY_FIREWALL = "KUBE-PROXY-FIREWALL";
-    public static final String FIREWALL = "KUBE-FIREWALL";
-
     public static final String SVC_PREFIX = "KUBE-SVC-";
     public static final String SVL_PREFIX = "KUBE-SVL-";
     public static final String EXT_PREFIX = "KUBE-EXT-";

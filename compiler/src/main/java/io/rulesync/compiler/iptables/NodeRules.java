@@ -1,15 +1,14 @@
 package io.rulesync.compiler.iptables;
 
-import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.ClusterState;
-import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.NamespacedName;
 import io.rulesync.model.cluster.Node;
 import io.rulesync.model.cluster.Service;
 import io.rulesync.model.cluster.ServicePortName;
-import io.rulesync.model.rules.Chain;
+import io.rulesync.model.rules.RuleFragment;
 import io.rulesync.model.rules.RuleSet;
+import io.rulesync.model.rules.RuleSetAssembly;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -137,93 +136,16 @@ public final class NodeRules {
 
     /** The full rule set: fixed chains first, per-port contributions in port order. */
     public RuleSet ruleSet() {
-        List<Chain> filter = new ArrayList<>(6);
-        filter.add(new Chain(ChainNames.SERVICES, concat(DispatchChain.FILTER_SERVICES, List.of())));
-        filter.add(new Chain(ChainNames.EXTERNAL_SERVICES, concat(DispatchChain.FILTER_EXTERNAL_SERVICES, List.of())));
-        filter.add(new Chain(ChainNames.FORWARD, forwardRules()));
-        filter.add(new Chain(ChainNames.NODEPORTS, concat(DispatchChain.FILTER_NODEPORTS, List.of())));
-        filter.add(new Chain(ChainNames.PROXY_FIREWALL, concat(DispatchChain.FILTER_PROXY_FIREWALL, List.of())));
-        if (settings.effectiveLocalhostNodePorts()) {
-            // Localhost NodePorts need route_localnet, which lets martian packets in; this is
-            // kube-proxy's (and kubelet's) mitigation for that hole.
-            filter.add(new Chain(ChainNames.FIREWALL, List.of("-m comment --comment \"block incoming localnet connections\""
-                    + " -d 127.0.0.0/8 ! -s 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP")));
-        }
-
-        List<Chain> nat = new ArrayList<>();
-        nat.add(new Chain(ChainNames.SERVICES, concat(DispatchChain.NAT_SERVICES, nodePortJumps())));
-        nat.add(new Chain(ChainNames.NODEPORTS, concat(DispatchChain.NAT_NODEPORTS, List.of())));
-        String mark = settings.masqueradeMark();
-        nat.add(new Chain(ChainNames.POSTROUTING, List.of(
-                "-m mark ! --mark " + mark + "/" + mark + " -j RETURN",
-                // Clear the mark so that a packet re-entering the stack is not masqueraded twice.
-                "-j MARK --xor-mark " + mark,
-                "-m comment --comment \"kubernetes service traffic requiring SNAT\" -j MASQUERADE"
-                        + (settings.randomFully() ? " --random-fully" : ""))));
-        nat.add(new Chain(ChainNames.MARK_MASQ, List.of("-j MARK --or-mark " + mark)));
+        List<RuleFragment> fragments = new ArrayList<>(ports.size());
         for (ServicePortRules p : ports.values()) {
-            nat.addAll(p.chains());
+            fragments.add(p.rules());
         }
-        return new RuleSet(settings.family(), filter, nat);
+        return RuleSetAssembly.assemble(settings.family(), FixedRules.compile(settings, node), fragments);
     }
 
     /** The iptables-restore input (ip6tables-restore for IPv6). */
     public String render() {
         return ruleSet().render();
-    }
-
-    private List<String> concat(DispatchChain chain, List<String> tail) {
-        List<String> out = new ArrayList<>();
-        for (ServicePortRules p : ports.values()) {
-            out.addAll(p.dispatchRules(chain));
-        }
-        out.addAll(tail);
-        return out;
-    }
-
-    private List<String> forwardRules() {
-        String mark = settings.masqueradeMark();
-        List<String> rules = new ArrayList<>(3);
-        if (!settings.conntrackTcpBeLiberal()) {
-            // Without tcp_be_liberal, out-of-window packets are INVALID and would reset connections.
-            rules.add("-m conntrack --ctstate INVALID -j DROP");
-        }
-        rules.add("-m comment --comment \"kubernetes forwarding rules\" -m mark --mark " + mark + "/" + mark + " -j ACCEPT");
-        rules.add("-m comment --comment \"kubernetes forwarding conntrack rule\" -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT");
-        return rules;
-    }
-
-    /** The last rules of nat KUBE-SERVICES: hand traffic for the node's own addresses to KUBE-NODEPORTS. */
-    private List<String> nodePortJumps() {
-        String comment = "-m comment --comment \"kubernetes service nodeports; NOTE: this must be the last rule in this chain\" ";
-        List<Cidr> cidrs = settings.nodePortCidrs();
-        boolean ipv6 = settings.family() == IpFamily.IPV6;
-        boolean localhost = settings.effectiveLocalhostNodePorts();
-        if (cidrs.isEmpty()) {
-            String destinations = "-m addrtype --dst-type LOCAL";
-            // Localhost NodePorts never work on IPv6, and on IPv4 only with route_localnet.
-            if (ipv6) {
-                destinations += " ! -d ::1/128";
-            } else if (!localhost) {
-                destinations += " ! -d 127.0.0.0/8";
-            }
-            return List.of(comment + destinations + " -j " + ChainNames.NODEPORTS);
-        }
-        // The node's addresses stand in for its interfaces' addresses, which a central compiler
-        // cannot see; the loopback address is on every node.
-        TreeSet<IpAddress> candidates = new TreeSet<>(node.addresses());
-        candidates.add(IpAddress.parse(ipv6 ? "::1" : "127.0.0.1"));
-        List<String> out = new ArrayList<>();
-        for (IpAddress ip : candidates) {
-            if (cidrs.stream().noneMatch(c -> c.contains(ip))) {
-                continue;
-            }
-            if (ip.isLoopback() && (ipv6 || !localhost)) {
-                continue;
-            }
-            out.add(comment + "-d " + ip + " -j " + ChainNames.NODEPORTS);
-        }
-        return out;
     }
 
     private static List<PortInput> inputsOf(Service svc, ClusterState state, NodeContext node, IpFamily family) {

@@ -1,10 +1,12 @@
 package io.rulesync.compiler.iptables;
 
-import static io.rulesync.compiler.iptables.ChainNames.MARK_MASQ;
+import static io.rulesync.model.rules.TopChains.MARK_MASQ;
 
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.rules.Chain;
+import io.rulesync.model.rules.DispatchChain;
+import io.rulesync.model.rules.RuleFragment;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.util.ArrayList;
@@ -241,7 +243,7 @@ final class ServicePortCompiler {
             chains.rule(sep, args + affinity + "-m " + proto + " -p " + proto + " -j DNAT --to-destination " + ep.text());
         }
 
-        return new ServicePortRules(svc.name(), allEndpoints.size(), dispatch, chains.build());
+        return new ServicePortRules(svc.name(), allEndpoints.size(), new RuleFragment(dispatch, List.of(), chains.build()));
     }
 
     private static void writeServiceToEndpointRules(

@@ -1,5 +1,6 @@
 package io.rulesync.compiler.iptables;
 
+import io.rulesync.model.rules.TopChains;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -57,7 +58,7 @@ final class KubeProxyDump {
             }
             for (String c : chains) {
                 List<String> rules = new ArrayList<>(t.rules.get(c));
-                if (c.equals(ChainNames.SERVICES) || c.equals(ChainNames.NODEPORTS)) {
+                if (c.equals(TopChains.SERVICES) || c.equals(TopChains.NODEPORTS)) {
                     rules.sort(Comparator.comparing((String r) -> r.contains("must be the last rule") ? 1 : 0)
                             .thenComparing(KubeProxyDump::serviceOfComment));
                 }
@@ -74,10 +75,10 @@ final class KubeProxyDump {
     }
 
     private static int rank(String chain) {
-        if (chain.equals(ChainNames.NODEPORTS)) {
+        if (chain.equals(TopChains.NODEPORTS)) {
             return 0;
         }
-        if (chain.equals(ChainNames.SERVICES)) {
+        if (chain.equals(TopChains.SERVICES)) {
             return 1;
         }
         return chain.startsWith("KUBE-") ? 2 : 3;

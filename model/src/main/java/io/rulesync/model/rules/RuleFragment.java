@@ -1,0 +1,150 @@
+package io.rulesync.model.rules;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * What one unit contributes to a node's rules: rules appended to the shared dispatch chains, and
+ * chains it owns outright. A unit is one service port (it owns its KUBE-EXT/FW/SVC/SVL/SEP chains),
+ * or a node's fixed part (it owns KUBE-FORWARD, KUBE-POSTROUTING, KUBE-MARK-MASQ, KUBE-FIREWALL and
+ * appends the last KUBE-SERVICES rule).
+ *
+ * <p>Fragments are the unit of storage and of change: a version of a cluster is a map from units to
+ * fragments, stored once by content hash. {@link #text()} is their canonical, human-readable form
+ * (iptables-restore syntax per table), and {@link #parse} reads it back.
+ */
+public record RuleFragment(Map<DispatchChain, List<String>> appends, List<Chain> filterChains, List<Chain> natChains) {
+    public static final RuleFragment EMPTY = new RuleFragment(Map.of(), List.of(), List.of());
+
+    public RuleFragment {
+        EnumMap<DispatchChain, List<String>> copy = new EnumMap<>(DispatchChain.class);
+        appends.forEach((k, v) -> {
+            if (!v.isEmpty()) {
+                copy.put(k, List.copyOf(v));
+            }
+        });
+        appends = Collections.unmodifiableMap(copy);
+        filterChains = List.copyOf(filterChains);
+        natChains = List.copyOf(natChains);
+    }
+
+    public List<String> appended(DispatchChain chain) {
+        return appends.getOrDefault(chain, List.of());
+    }
+
+    public List<Chain> chains(Table table) {
+        return table == Table.FILTER ? filterChains : natChains;
+    }
+
+    /**
+     * Canonical text: per table that has content, {@code *table}, the owned chains' declarations,
+     * then the appended rules and the owned chains' rules as {@code -A} lines.
+     */
+    public String text() {
+        StringBuilder sb = new StringBuilder();
+        for (Table t : Table.values()) {
+            List<Chain> owned = chains(t);
+            boolean any = !owned.isEmpty();
+            for (DispatchChain d : DispatchChain.values()) {
+                any |= d.table() == t && appends.containsKey(d);
+            }
+            if (!any) {
+                continue;
+            }
+            sb.append('*').append(t.restoreName()).append('\n');
+            for (Chain c : owned) {
+                sb.append(':').append(c.name()).append('\n');
+            }
+            for (DispatchChain d : DispatchChain.values()) {
+                if (d.table() == t) {
+                    for (String r : appended(d)) {
+                        sb.append("-A ").append(d.chain()).append(' ').append(r).append('\n');
+                    }
+                }
+            }
+            for (Chain c : owned) {
+                for (String r : c.rules()) {
+                    sb.append("-A ").append(c.name()).append(' ').append(r).append('\n');
+                }
+            }
+        }
+        return sb.toString();
+    }
+
+    /** SHA-256 of {@link #text()}, hex: the fragment's identity in storage. */
+    public String hash() {
+        try {
+            byte[] d = MessageDigest.getInstance("SHA-256").digest(text().getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(d);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("the JDK always has SHA-256", e);
+        }
+    }
+
+    /** Reads {@link #text()} back; throws {@link IllegalArgumentException} on anything else. */
+    public static RuleFragment parse(String text) {
+        Objects.requireNonNull(text, "text");
+        Map<DispatchChain, List<String>> appends = new EnumMap<>(DispatchChain.class);
+        Map<Table, Map<String, List<String>>> owned = new EnumMap<>(Table.class);
+        Table table = null;
+        int lineNo = 0;
+        for (String line : text.split("\n", -1)) {
+            lineNo++;
+            if (line.isEmpty()) {
+                continue;
+            }
+            if (line.startsWith("*")) {
+                table = tableNamed(line.substring(1), lineNo);
+                owned.computeIfAbsent(table, k -> new LinkedHashMap<>());
+            } else if (table == null) {
+                throw new IllegalArgumentException("line " + lineNo + ": rule outside a table");
+            } else if (line.startsWith(":")) {
+                String name = line.substring(1);
+                if (owned.get(table).putIfAbsent(name, new ArrayList<>()) != null) {
+                    throw new IllegalArgumentException("line " + lineNo + ": chain " + name + " declared twice");
+                }
+            } else if (line.startsWith("-A ")) {
+                int space = line.indexOf(' ', 3);
+                if (space < 0) {
+                    throw new IllegalArgumentException("line " + lineNo + ": rule without a body");
+                }
+                String chain = line.substring(3, space);
+                String rule = line.substring(space + 1);
+                List<String> ownedRules = owned.get(table).get(chain);
+                DispatchChain d = DispatchChain.of(table, chain);
+                if (ownedRules != null) {
+                    ownedRules.add(rule);
+                } else if (d != null) {
+                    appends.computeIfAbsent(d, k -> new ArrayList<>()).add(rule);
+                } else {
+                    throw new IllegalArgumentException("line " + lineNo + ": rule for undeclared chain " + chain);
+                }
+            } else {
+                throw new IllegalArgumentException("line " + lineNo + ": unexpected '" + line + "'");
+            }
+        }
+        List<Chain> filter = new ArrayList<>();
+        List<Chain> nat = new ArrayList<>();
+        owned.forEach((t, chains) -> chains.forEach((name, rules) ->
+                (t == Table.FILTER ? filter : nat).add(new Chain(name, rules))));
+        return new RuleFragment(appends, filter, nat);
+    }
+
+    private static Table tableNamed(String name, int lineNo) {
+        for (Table t : Table.values()) {
+            if (t.restoreName().equals(name)) {
+                return t;
+            }
+        }
+        throw new IllegalArgumentException("line " + lineNo + ": unknown table " + name);
+    }
+}
