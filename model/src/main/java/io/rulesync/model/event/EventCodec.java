@@ -1,0 +1,189 @@
+package io.rulesync.model.event;
+
+import io.rulesync.model.cluster.Cidr;
+import io.rulesync.model.cluster.ClusterObject;
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
+import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
+import io.rulesync.model.event.ClusterEvent.SettingsChanged;
+import io.rulesync.model.event.ClusterEvent.SyncMarker;
+import io.rulesync.model.manifest.ManifestDecoder;
+import io.rulesync.model.manifest.ManifestDocument;
+import io.rulesync.model.manifest.Problem;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.snakeyaml.engine.v2.api.Load;
+import org.snakeyaml.engine.v2.api.LoadSettings;
+import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
+
+/**
+ * The wire form of cluster events: one JSON object per event, with a format version {@code v}.
+ * Objects travel as reduced manifests ({@link ManifestEncoder}) and are validated on the way in by
+ * {@link ManifestDecoder}, so a malformed event is refused with the same precise reasons as a
+ * malformed file, and nothing unvalidated reaches the compiler.
+ */
+public final class EventCodec {
+    public static final int FORMAT = 1;
+    /** Larger payloads are refused before parsing (Kafka's default message limit is 1 MiB). */
+    public static final int MAX_BYTES = 4 * 1024 * 1024;
+
+    /** The result of reading one event. */
+    public sealed interface Decoded {
+        record Valid(ClusterEvent event) implements Decoded {
+        }
+
+        /** Not an event rulesync can use, and why: goes to the dead-letter topic. */
+        record Invalid(String reason) implements Decoded {
+        }
+    }
+
+    private EventCodec() {
+    }
+
+    public static String encode(ClusterEvent event) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("v", FORMAT);
+        m.put("cluster", event.cluster());
+        if (event instanceof ObjectUpserted u) {
+            m.put("type", "upsert");
+            m.put("kind", u.ref().kind().apiName());
+            m.put("key", u.ref().key());
+            m.put("resourceVersion", u.resourceVersion());
+            m.put("object", ManifestEncoder.encode(u.object()));
+        } else if (event instanceof ObjectDeleted d) {
+            m.put("type", "delete");
+            m.put("kind", d.ref().kind().apiName());
+            m.put("key", d.ref().key());
+            m.put("resourceVersion", d.resourceVersion());
+        } else if (event instanceof SyncMarker s) {
+            m.put("type", "sync");
+            m.put("kind", s.kind().apiName());
+            m.put("keys", s.sortedKeys());
+        } else if (event instanceof SettingsChanged c) {
+            m.put("type", "settings");
+            ClusterSettings st = c.settings();
+            Map<String, Object> settings = new LinkedHashMap<>();
+            settings.put("families", st.families().stream().map(IpFamily::id).toList());
+            settings.put("clusterCIDRs", st.clusterCidrs().stream().map(Cidr::toString).toList());
+            settings.put("masqueradeAll", st.masqueradeAll());
+            settings.put("masqueradeBit", st.masqueradeBit());
+            settings.put("nodePortAddresses", st.nodePortAddresses().stream().map(Cidr::toString).toList());
+            m.put("settings", settings);
+        }
+        m.put("observedAt", event.observedAt().toString());
+        return Json.write(m);
+    }
+
+    public static Decoded decode(String json) {
+        if (json == null) {
+            return new Decoded.Invalid("empty message");
+        }
+        if (json.length() > MAX_BYTES) {
+            return new Decoded.Invalid("message of " + json.length() + " characters exceeds " + MAX_BYTES);
+        }
+        Object parsed;
+        try {
+            parsed = new Load(LoadSettings.builder().setAllowDuplicateKeys(false).setMaxAliasesForCollections(10).build())
+                    .loadFromString(json);
+        } catch (YamlEngineException e) {
+            return new Decoded.Invalid("not JSON: " + e.getMessage().replaceAll("\\s+", " ").strip());
+        }
+        if (!(parsed instanceof Map<?, ?> map)) {
+            return new Decoded.Invalid("not a JSON object");
+        }
+        try {
+            return new Decoded.Valid(event(map));
+        } catch (IllegalArgumentException | ClassCastException | NullPointerException | DateTimeParseException e) {
+            return new Decoded.Invalid(e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
+        }
+    }
+
+    private static ClusterEvent event(Map<?, ?> m) {
+        Object v = m.get("v");
+        if (!(v instanceof Integer i) || i != FORMAT) {
+            throw new IllegalArgumentException("v: format " + v + " is not supported (expected " + FORMAT + ")");
+        }
+        String cluster = text(m, "cluster");
+        Instant observedAt = Instant.parse(text(m, "observedAt"));
+        String type = text(m, "type");
+        switch (type) {
+            case "upsert" -> {
+                ObjectRef ref = new ObjectRef(ObjectKind.fromApiName(text(m, "kind")), text(m, "key"));
+                if (!(m.get("object") instanceof Map<?, ?> object)) {
+                    throw new IllegalArgumentException("object: expected a Kubernetes object");
+                }
+                @SuppressWarnings("unchecked")
+                Map<String, Object> content = (Map<String, Object>) object;
+                ManifestDecoder.Decoded d = ManifestDecoder.decode(new ManifestDocument("", content));
+                if (d instanceof ManifestDecoder.Decoded.Rejected r) {
+                    throw new IllegalArgumentException(r.problems().stream().map(Problem::toString)
+                            .collect(Collectors.joining("; ")));
+                }
+                if (!(d instanceof ManifestDecoder.Decoded.Accepted a)) {
+                    throw new IllegalArgumentException("object: not a Service, EndpointSlice or Node");
+                }
+                ClusterObject o = a.object();
+                if (!ObjectRef.of(o).equals(ref)) {
+                    throw new IllegalArgumentException("object is " + ObjectRef.of(o) + " but the event names " + ref);
+                }
+                return new ObjectUpserted(cluster, o, optionalText(m, "resourceVersion"), observedAt);
+            }
+            case "delete" -> {
+                return new ObjectDeleted(cluster, new ObjectRef(ObjectKind.fromApiName(text(m, "kind")), text(m, "key")),
+                        optionalText(m, "resourceVersion"), observedAt);
+            }
+            case "sync" -> {
+                return new SyncMarker(cluster, ObjectKind.fromApiName(text(m, "kind")), Set.copyOf(strings(m, "keys")), observedAt);
+            }
+            case "settings" -> {
+                if (!(m.get("settings") instanceof Map<?, ?> s)) {
+                    throw new IllegalArgumentException("settings: expected an object");
+                }
+                List<IpFamily> families = strings(s, "families").stream().map(IpFamily::fromId).toList();
+                Object bit = s.get("masqueradeBit");
+                Object all = s.get("masqueradeAll");
+                if (!(bit instanceof Integer b) || !(all instanceof Boolean a)) {
+                    throw new IllegalArgumentException("settings: masqueradeBit must be a number and masqueradeAll a boolean");
+                }
+                return new SettingsChanged(cluster, new ClusterSettings(families, cidrs(s, "clusterCIDRs"), a, b,
+                        cidrs(s, "nodePortAddresses")), observedAt);
+            }
+            default -> throw new IllegalArgumentException("type: '" + type + "' is not upsert, delete, sync or settings");
+        }
+    }
+
+    private static String text(Map<?, ?> m, String field) {
+        if (!(m.get(field) instanceof String s)) {
+            throw new IllegalArgumentException(field + ": expected a string");
+        }
+        return s;
+    }
+
+    private static String optionalText(Map<?, ?> m, String field) {
+        return m.get(field) == null ? "" : text(m, field);
+    }
+
+    private static List<String> strings(Map<?, ?> m, String field) {
+        if (!(m.get(field) instanceof List<?> l)) {
+            throw new IllegalArgumentException(field + ": expected a list");
+        }
+        List<String> out = new ArrayList<>(l.size());
+        for (Object o : l) {
+            if (!(o instanceof String s)) {
+                throw new IllegalArgumentException(field + ": expected strings");
+            }
+            out.add(s);
+        }
+        return out;
+    }
+
+    private static List<Cidr> cidrs(Map<?, ?> m, String field) {
+        return strings(m, field).stream().map(Cidr::parse).toList();
+    }
+}

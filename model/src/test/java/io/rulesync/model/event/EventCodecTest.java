@@ -1,0 +1,112 @@
+package io.rulesync.model.event;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rulesync.model.cluster.Cidr;
+import io.rulesync.model.cluster.ClusterObject;
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
+import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
+import io.rulesync.model.event.ClusterEvent.SettingsChanged;
+import io.rulesync.model.event.ClusterEvent.SyncMarker;
+import io.rulesync.model.manifest.ManifestDecoder;
+import io.rulesync.model.manifest.ManifestReader;
+import java.time.Instant;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class EventCodecTest {
+    private static final Instant T = Instant.parse("2026-11-29T17:00:00.123Z");
+
+    private static ClusterObject object(String yaml) throws Exception {
+        return ((ManifestDecoder.Decoded.Accepted) ManifestDecoder.decode(ManifestReader.parse("t.yaml", yaml).get(0))).object();
+    }
+
+    private static ClusterEvent roundTrip(ClusterEvent e) {
+        EventCodec.Decoded d = EventCodec.decode(EventCodec.encode(e));
+        assertThat(d).isInstanceOf(EventCodec.Decoded.Valid.class);
+        return ((EventCodec.Decoded.Valid) d).event();
+    }
+
+    @Test
+    void everyEventTypeSurvivesTheWire() throws Exception {
+        ClusterObject svc = object("""
+                kind: Service
+                metadata: {name: web, namespace: shop, labels: {service.kubernetes.io/service-proxy-name: x}}
+                spec:
+                  type: LoadBalancer
+                  clusterIPs: [10.96.0.1, "fd00::1"]
+                  externalIPs: [1.2.3.4]
+                  loadBalancerSourceRanges: [10.0.0.0/8]
+                  externalTrafficPolicy: Local
+                  internalTrafficPolicy: Local
+                  sessionAffinity: ClientIP
+                  healthCheckNodePort: 30000
+                  ports: [{name: a, port: 80, nodePort: 30080}, {name: b, port: 53, protocol: UDP}]
+                status: {loadBalancer: {ingress: [{ip: 5.6.7.8}, {ip: 5.6.7.9, ipMode: Proxy}]}}
+                """);
+        ClusterObject slice = object("""
+                kind: EndpointSlice
+                apiVersion: discovery.k8s.io/v1
+                metadata: {name: web-1, namespace: shop, labels: {kubernetes.io/service-name: web}}
+                addressType: IPv6
+                ports: [{name: a, port: 8080}, {name: b}]
+                endpoints:
+                - addresses: ["fd00::10"]
+                  conditions: {ready: false, serving: true, terminating: true}
+                  nodeName: n1
+                  zone: z1
+                  hints: {forZones: [{name: z1}], forNodes: [{name: n1}]}
+                """);
+        ClusterObject node = object("""
+                kind: Node
+                metadata: {name: n1, labels: {topology.kubernetes.io/zone: z1}}
+                status: {addresses: [{type: InternalIP, address: 10.0.0.1}, {type: ExternalIP, address: 1.1.1.1}]}
+                """);
+        for (ClusterObject o : List.of(svc, slice, node)) {
+            ClusterEvent e = new ObjectUpserted("prod-eu", o, "42", T);
+            assertThat(roundTrip(e)).isEqualTo(e);
+        }
+        List<ClusterEvent> others = List.of(
+                new ObjectDeleted("prod-eu", new ObjectRef(ObjectKind.ENDPOINT_SLICE, "shop/web-1"), "43", T),
+                new SyncMarker("prod-eu", ObjectKind.SERVICE, Set.of("shop/web", "a/b"), T),
+                new SettingsChanged("prod-eu", new ClusterSettings(List.of(IpFamily.IPV6, IpFamily.IPV4),
+                        List.of(Cidr.parse("10.244.0.0/16")), true, 15, List.of(Cidr.parse("192.168.0.0/24"))), T));
+        for (ClusterEvent e : others) {
+            assertThat(roundTrip(e)).isEqualTo(e);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "not json at all {",
+        "[1,2]",
+        "{\"v\":2,\"cluster\":\"c\",\"type\":\"delete\",\"kind\":\"Service\",\"key\":\"a/b\",\"observedAt\":\"2026-11-29T17:00:00Z\"}",
+        "{\"v\":1,\"cluster\":\"Bad Cluster\",\"type\":\"delete\",\"kind\":\"Service\",\"key\":\"a/b\",\"observedAt\":\"2026-11-29T17:00:00Z\"}",
+        "{\"v\":1,\"cluster\":\"c\",\"type\":\"delete\",\"kind\":\"Pod\",\"key\":\"a/b\",\"observedAt\":\"2026-11-29T17:00:00Z\"}",
+        "{\"v\":1,\"cluster\":\"c\",\"type\":\"delete\",\"kind\":\"Service\",\"key\":\"a/b\",\"observedAt\":\"yesterday\"}",
+        "{\"v\":1,\"cluster\":\"c\",\"type\":\"upsert\",\"kind\":\"Service\",\"key\":\"a/b\",\"observedAt\":\"2026-11-29T17:00:00Z\","
+            + "\"object\":{\"kind\":\"Service\",\"metadata\":{\"name\":\"b\",\"namespace\":\"a\"},\"spec\":{\"clusterIP\":\"10.0.0.1\",\"ports\":[{\"port\":0}]}}}",
+        "{\"v\":1,\"cluster\":\"c\",\"type\":\"upsert\",\"kind\":\"Service\",\"key\":\"a/other\",\"observedAt\":\"2026-11-29T17:00:00Z\","
+            + "\"object\":{\"kind\":\"Service\",\"metadata\":{\"name\":\"b\",\"namespace\":\"a\"},\"spec\":{\"clusterIP\":\"10.0.0.1\",\"ports\":[{\"port\":80}]}}}",
+        "{\"v\":1,\"cluster\":\"c\",\"type\":\"sync\",\"kind\":\"Service\",\"keys\":\"a/b\",\"observedAt\":\"2026-11-29T17:00:00Z\"}",
+        "{\"v\":1,\"cluster\":\"c\",\"type\":\"sync\",\"kind\":\"Service\",\"keys\":[\"a/b -j ACCEPT\"],\"observedAt\":\"2026-11-29T17:00:00Z\"}",
+        "{\"v\":1,\"cluster\":\"c\",\"type\":\"rename\",\"observedAt\":\"2026-11-29T17:00:00Z\"}",
+    })
+    void refusesWithAReason(String json) {
+        EventCodec.Decoded d = EventCodec.decode(json);
+        assertThat(d).isInstanceOfSatisfying(EventCodec.Decoded.Invalid.class, i -> assertThat(i.reason()).isNotBlank());
+    }
+
+    @Test
+    void anInvalidObjectIsRefusedWithTheFieldThatIsWrong() {
+        EventCodec.Decoded d = EventCodec.decode("{\"v\":1,\"cluster\":\"c\",\"type\":\"upsert\",\"kind\":\"Service\","
+                + "\"key\":\"a/b\",\"observedAt\":\"2026-11-29T17:00:00Z\",\"object\":{\"kind\":\"Service\","
+                + "\"metadata\":{\"name\":\"b\",\"namespace\":\"a\"},\"spec\":{\"clusterIP\":\"10.0.0.1\",\"ports\":[{\"port\":99999}]}}}");
+        assertThat(((EventCodec.Decoded.Invalid) d).reason())
+                .isEqualTo("Service a/b: spec.ports[0].port: 99999 is out of range (1-65535)");
+    }
+}
