@@ -19,7 +19,7 @@ import java.util.function.Predicate;
 record EndpointCategories(
         List<EndpointInfo> cluster, List<EndpointInfo> local, List<EndpointInfo> allReachable, boolean hasAny) {
 
-    static EndpointCategories categorize(List<EndpointInfo> endpoints, ServicePortInfo svc, String zone) {
+    static EndpointCategories categorize(List<EndpointInfo> endpoints, ServicePortInfo svc, String node, String zone) {
         if (endpoints.isEmpty()) {
             return new EndpointCategories(List.of(), List.of(), List.of(), false);
         }
@@ -44,19 +44,19 @@ record EndpointCategories(
         for (EndpointInfo ep : endpoints) {
             if (ep.ready()) {
                 hasAny = true;
-                localReady |= ep.local();
+                localReady |= ep.isLocalTo(node);
             } else if (ep.serving() && ep.terminating()) {
                 hasAny = true;
-                localServingTerminating |= ep.local();
+                localServingTerminating |= ep.isLocalTo(node);
             }
         }
         List<EndpointInfo> local = List.of();
         boolean localUsesTerminating = false;
         if (localReady) {
-            local = filter(endpoints, ep -> ep.local() && ep.ready());
+            local = filter(endpoints, ep -> ep.isLocalTo(node) && ep.ready());
         } else if (localServingTerminating) {
             localUsesTerminating = true;
-            local = filter(endpoints, ep -> ep.local() && ep.serving() && ep.terminating());
+            local = filter(endpoints, ep -> ep.isLocalTo(node) && ep.serving() && ep.terminating());
         }
         if (!svc.usesClusterEndpoints()) {
             return new EndpointCategories(cluster, local, local, hasAny);

@@ -17,8 +17,8 @@ import java.util.Map;
  * Merges the EndpointSlices of one Service into per-port endpoint lists, as kube-proxy's
  * EndpointSliceCache does: slice ports match service ports by name and protocol, ports without a
  * number are ignored, only an endpoint's first address counts, addresses of the other family are
- * dropped, duplicates ({@code ip:port}) collapse (a local copy wins), and each list is sorted by the
- * {@code ip:port} string.
+ * dropped, duplicates ({@code ip:port}) collapse (see {@link PortEndpoints} for which copy wins), and
+ * each list is sorted by the {@code ip:port} string.
  */
 final class EndpointCollector {
     private static final Comparator<EndpointInfo> BY_TEXT = Comparator.comparing(EndpointInfo::text);
@@ -26,9 +26,8 @@ final class EndpointCollector {
     private EndpointCollector() {
     }
 
-    static Map<ServicePortName, List<EndpointInfo>> collect(
-            NamespacedName service, List<EndpointSlice> slices, IpFamily family, String nodeName) {
-        Map<ServicePortName, Map<String, EndpointInfo>> byPort = new LinkedHashMap<>();
+    static Map<ServicePortName, PortEndpoints> collect(NamespacedName service, List<EndpointSlice> slices, IpFamily family) {
+        Map<ServicePortName, Map<String, List<EndpointInfo>>> byPort = new LinkedHashMap<>();
         for (EndpointSlice slice : slices) {
             if (slice.ignored()) {
                 continue;
@@ -38,25 +37,30 @@ final class EndpointCollector {
                     continue;
                 }
                 ServicePortName spn = new ServicePortName(service, port.name(), port.protocol());
-                Map<String, EndpointInfo> set = byPort.computeIfAbsent(spn, k -> new HashMap<>());
+                Map<String, List<EndpointInfo>> copies = byPort.computeIfAbsent(spn, k -> new HashMap<>());
                 for (Endpoint ep : slice.endpoints()) {
                     if (ep.address().family() != family) {
                         continue;
                     }
-                    boolean local = !nodeName.isEmpty() && nodeName.equals(ep.nodeName());
                     String text = EndpointInfo.joinHostPort(ep.address(), port.port());
-                    if (!set.containsKey(text) || local) {
-                        set.put(text, new EndpointInfo(ep.address(), port.port(), text, ep.ready(), ep.serving(),
-                                ep.terminating(), local, ep.zoneHints(), ep.nodeHints()));
-                    }
+                    copies.computeIfAbsent(text, k -> new ArrayList<>(1)).add(new EndpointInfo(ep.address(),
+                            port.port(), text, ep.ready(), ep.serving(), ep.terminating(), ep.nodeName(),
+                            ep.zoneHints(), ep.nodeHints()));
                 }
             }
         }
-        Map<ServicePortName, List<EndpointInfo>> out = new HashMap<>();
-        for (Map.Entry<ServicePortName, Map<String, EndpointInfo>> e : byPort.entrySet()) {
-            List<EndpointInfo> list = new ArrayList<>(e.getValue().values());
-            list.sort(BY_TEXT);
-            out.put(e.getKey(), list);
+        Map<ServicePortName, PortEndpoints> out = new HashMap<>();
+        for (Map.Entry<ServicePortName, Map<String, List<EndpointInfo>>> e : byPort.entrySet()) {
+            List<EndpointInfo> first = new ArrayList<>(e.getValue().size());
+            Map<String, List<EndpointInfo>> duplicates = new HashMap<>();
+            for (List<EndpointInfo> copies : e.getValue().values()) {
+                first.add(copies.get(0));
+                if (copies.stream().map(EndpointInfo::nodeName).distinct().count() > 1) {
+                    duplicates.put(copies.get(0).text(), List.copyOf(copies));
+                }
+            }
+            first.sort(BY_TEXT);
+            out.put(e.getKey(), new PortEndpoints(first, duplicates));
         }
         return out;
     }

@@ -7,7 +7,7 @@ import java.util.Set;
 /**
  * One endpoint of one service port, as kube-proxy's endpoints map holds it. {@code text} is
  * {@code ip:port} ({@code [ip]:port} for IPv6): it orders endpoints, names SEP chains and is the DNAT
- * destination.
+ * destination. Whether it is local depends on the node the rules are for: {@link #isLocalTo}.
  */
 record EndpointInfo(
         IpAddress ip,
@@ -16,9 +16,14 @@ record EndpointInfo(
         boolean ready,
         boolean serving,
         boolean terminating,
-        boolean local,
+        String nodeName,
         Set<String> zoneHints,
         Set<String> nodeHints) {
+
+    /** kube-proxy's "local": the endpoint runs on that node. */
+    boolean isLocalTo(String node) {
+        return !node.isEmpty() && node.equals(nodeName);
+    }
 
     static String joinHostPort(IpAddress ip, int port) {
         return ip.family() == IpFamily.IPV6 ? "[" + ip + "]:" + port : ip + ":" + port;

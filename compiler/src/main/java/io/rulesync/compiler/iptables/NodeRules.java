@@ -52,7 +52,7 @@ public final class NodeRules {
         List<PortInput> inputs = new ArrayList<>();
         long total = 0;
         for (Service svc : state.services()) {
-            for (PortInput in : inputsOf(svc, state, ctx, settings.family())) {
+            for (PortInput in : inputsOf(svc, state, settings.family())) {
                 inputs.add(in);
                 total += in.endpoints().size();
             }
@@ -92,7 +92,7 @@ public final class NodeRules {
             }
             newIndex = newIndex.minus(name);
             List<PortInput> inputs = state.service(name)
-                    .map(svc -> inputsOf(svc, state, node, settings.family()))
+                    .map(svc -> inputsOf(svc, state, settings.family()))
                     .orElse(List.of());
             for (PortInput in : inputs) {
                 total += in.endpoints().size();
@@ -148,20 +148,20 @@ public final class NodeRules {
         return ruleSet().render();
     }
 
-    private static List<PortInput> inputsOf(Service svc, ClusterState state, NodeContext node, IpFamily family) {
+    private static List<PortInput> inputsOf(Service svc, ClusterState state, IpFamily family) {
         List<ServicePortInfo> infos = ServicePortInfo.of(svc, family);
         if (infos.isEmpty()) {
             return List.of();
         }
-        Map<ServicePortName, List<EndpointInfo>> endpoints =
-                EndpointCollector.collect(svc.name(), state.slicesOf(svc.name()), family, node.name());
+        Map<ServicePortName, PortEndpoints> endpoints =
+                EndpointCollector.collect(svc.name(), state.slicesOf(svc.name()), family);
         List<PortInput> out = new ArrayList<>(infos.size());
         for (ServicePortInfo info : infos) {
-            out.add(new PortInput(info, endpoints.getOrDefault(info.name(), List.of())));
+            out.add(new PortInput(info, endpoints.getOrDefault(info.name(), PortEndpoints.NONE)));
         }
         return out;
     }
 
-    private record PortInput(ServicePortInfo info, List<EndpointInfo> endpoints) {
+    private record PortInput(ServicePortInfo info, PortEndpoints endpoints) {
     }
 }

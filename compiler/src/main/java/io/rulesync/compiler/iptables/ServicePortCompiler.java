@@ -48,8 +48,9 @@ final class ServicePortCompiler {
     }
 
     static ServicePortRules compile(
-            ServicePortInfo svc, List<EndpointInfo> allEndpoints, NodeContext node, ProxySettings settings,
+            ServicePortInfo svc, PortEndpoints endpoints, NodeContext node, ProxySettings settings,
             boolean largeClusterMode) {
+        List<EndpointInfo> allEndpoints = endpoints.forNode(node.name());
         String name = svc.name().toString();
         String proto = svc.name().protocol().lower();
         String hash = ChainNames.portHash(svc.name());
@@ -60,7 +61,7 @@ final class ServicePortCompiler {
         Optional<Cidr> detector = settings.localDetector();
         String port = Integer.toString(svc.port());
 
-        EndpointCategories eps = EndpointCategories.categorize(allEndpoints, svc, node.zone());
+        EndpointCategories eps = EndpointCategories.categorize(allEndpoints, svc, node.name(), node.zone());
         boolean usesClusterPolicyChain = !eps.cluster().isEmpty() && svc.usesClusterEndpoints();
         boolean usesLocalPolicyChain = !eps.local().isEmpty() && svc.usesLocalEndpoints();
         boolean hasEndpoints = eps.hasAny();

@@ -52,6 +52,9 @@ final class ClusterGenerator {
             slices.addAll(slicesFor(s));
         }
         List<Node> nodes = new ArrayList<>();
+        // node-d runs nothing: it exercises the default node class.
+        nodes.add(new Node("node-d", "zone-1", List.of(
+                new Node.NodeAddress("InternalIP", IpAddress.parse("203.0.113.9")))));
         for (int i = 0; i < NODES.size(); i++) {
             nodes.add(new Node(NODES.get(i), "zone-" + (i % 2), List.of(
                     new Node.NodeAddress("InternalIP", IpAddress.parse("192.168.0." + (i + 2))),
@@ -102,9 +105,16 @@ final class ClusterGenerator {
         List<EndpointSlice> out = new ArrayList<>();
         for (IpFamily family : IpFamily.values()) {
             int n = r.nextInt(4) == 0 ? 0 : 1 + r.nextInt(12);
+            // A quarter of the Services use topology-aware routing: every endpoint carries a zone hint.
+            boolean hinted = r.nextInt(4) == 0;
             List<Endpoint> eps = new ArrayList<>();
             for (int i = 0; i < n; i++) {
-                eps.add(endpoint(family));
+                Endpoint ep = endpoint(family);
+                if (hinted) {
+                    ep = new Endpoint(ep.address(), ep.ready(), ep.serving(), ep.terminating(), ep.nodeName(), ep.zone(),
+                            Set.of("zone-" + r.nextInt(2)), Set.of());
+                }
+                eps.add(ep);
             }
             List<EndpointPort> ports = new ArrayList<>();
             for (ServicePort p : s.ports()) {

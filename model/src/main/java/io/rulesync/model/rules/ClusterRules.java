@@ -1,0 +1,144 @@
+package io.rulesync.model.rules;
+
+import io.rulesync.model.cluster.IpFamily;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.SortedMap;
+import org.pcollections.TreePMap;
+
+/**
+ * The rules of every node of one cluster at one version: fragments by (family, unit, node class),
+ * plus each node's zone. It costs what distinct rules cost, not what nodes cost: a 5,000-node
+ * cluster whose nodes mostly agree holds little more than a 5-node one. Any node's rule set is
+ * assembled on demand ({@link #ruleSet}); every role that renders rules (compiler, agent, api) uses
+ * this same resolution, so they cannot disagree.
+ */
+public final class ClusterRules {
+    public static final ClusterRules EMPTY = new ClusterRules(TreePMap.empty(), TreePMap.empty());
+
+    private final TreePMap<FragmentKey, RuleFragment> fragments;
+    private final TreePMap<String, String> nodeZones;
+
+    private ClusterRules(TreePMap<FragmentKey, RuleFragment> fragments, TreePMap<String, String> nodeZones) {
+        this.fragments = fragments;
+        this.nodeZones = nodeZones;
+    }
+
+    public static ClusterRules of(Map<FragmentKey, RuleFragment> fragments, Map<String, String> nodeZones) {
+        return new ClusterRules(TreePMap.from(fragments), TreePMap.from(nodeZones));
+    }
+
+    public ClusterRules with(FragmentKey key, RuleFragment fragment) {
+        return new ClusterRules(fragment == null ? fragments.minus(key) : fragments.plus(key, fragment), nodeZones);
+    }
+
+    public ClusterRules withNodes(Map<String, String> zones) {
+        return new ClusterRules(fragments, TreePMap.from(zones));
+    }
+
+    /** Fragments in rule order. */
+    public SortedMap<FragmentKey, RuleFragment> fragments() {
+        return fragments;
+    }
+
+    public Optional<RuleFragment> fragment(FragmentKey key) {
+        return Optional.ofNullable(fragments.get(key));
+    }
+
+    /** Node name to zone ("" when the node has no zone label). */
+    public SortedMap<String, String> nodes() {
+        return nodeZones;
+    }
+
+    public List<IpFamily> families() {
+        List<IpFamily> out = new ArrayList<>();
+        for (FragmentKey k : fragments.keySet()) {
+            if (!out.contains(k.family())) {
+                out.add(k.family());
+            }
+        }
+        return out;
+    }
+
+    /** The fragments of one unit and family (all its variants). */
+    public SortedMap<FragmentKey, RuleFragment> unit(IpFamily family, Unit unit) {
+        return fragments.subMap(new FragmentKey(family, unit, new Variant("", "")),
+                new FragmentKey(family, unit, new Variant("\uffff", "\uffff")));
+    }
+
+    /** One node's rule set for one family; empty when the node is not in this version. */
+    public Optional<RuleSet> ruleSet(String node, IpFamily family) {
+        String zone = nodeZones.get(node);
+        if (zone == null) {
+            return Optional.empty();
+        }
+        RuleFragment fixed = RuleFragment.EMPTY;
+        List<RuleFragment> ports = new ArrayList<>();
+        Unit current = null;
+        List<Map.Entry<FragmentKey, RuleFragment>> variants = new ArrayList<>();
+        for (Map.Entry<FragmentKey, RuleFragment> e : fragments.entrySet()) {
+            if (e.getKey().family() != family) {
+                continue;
+            }
+            if (current != null && !e.getKey().unit().equals(current)) {
+                RuleFragment chosen = choose(variants, node, zone);
+                if (current instanceof Unit.Fixed) {
+                    fixed = chosen;
+                } else if (chosen != null) {
+                    ports.add(chosen);
+                }
+                variants.clear();
+            }
+            current = e.getKey().unit();
+            variants.add(e);
+        }
+        if (current != null) {
+            RuleFragment chosen = choose(variants, node, zone);
+            if (current instanceof Unit.Fixed) {
+                fixed = chosen;
+            } else if (chosen != null) {
+                ports.add(chosen);
+            }
+        }
+        return Optional.of(RuleSetAssembly.assemble(family, Objects.requireNonNullElse(fixed, RuleFragment.EMPTY), ports));
+    }
+
+    /** The most specific variant: this node and its zone, this node, any node in its zone, any node. */
+    static RuleFragment choose(Collection<Map.Entry<FragmentKey, RuleFragment>> variants, String node, String zone) {
+        RuleFragment best = null;
+        int bestRank = Integer.MAX_VALUE;
+        for (Map.Entry<FragmentKey, RuleFragment> e : variants) {
+            Variant v = e.getKey().variant();
+            boolean nodeMatch = v.node().equals(node);
+            boolean zoneMatch = v.zone().equals(zone);
+            if (!(nodeMatch || v.node().equals(Variant.ANY)) || !(zoneMatch || v.zone().equals(Variant.ANY))) {
+                continue;
+            }
+            int rank = (nodeMatch ? 0 : 2) + (zoneMatch ? 0 : 1);
+            if (rank < bestRank) {
+                best = e.getValue();
+                bestRank = rank;
+            }
+        }
+        return best;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof ClusterRules other && fragments.equals(other.fragments) && nodeZones.equals(other.nodeZones);
+    }
+
+    @Override
+    public int hashCode() {
+        return fragments.hashCode() * 31 + nodeZones.hashCode();
+    }
+
+    @Override
+    public String toString() {
+        return "ClusterRules[" + fragments.size() + " fragments, " + nodeZones.size() + " nodes]";
+    }
+}
