@@ -1,0 +1,52 @@
+package io.rulesync.compiler.store;
+
+import io.rulesync.model.rules.RulesDiff;
+import java.time.Instant;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Everything one consumed batch of one partition produced, written in one transaction: the events
+ * (audit trail), records refused as dead letters, new versions, outbox messages, and the consumer
+ * position after the batch.
+ *
+ * @param expectedPosition the stored position this batch was read from; -1 when none was stored yet
+ */
+public record Batch(
+        String group,
+        String topic,
+        int partition,
+        long expectedPosition,
+        long newPosition,
+        List<EventRow> events,
+        List<DeadLetterRow> deadLetters,
+        List<VersionRow> versions,
+        List<OutboxRow> outbox) {
+
+    public Batch {
+        Objects.requireNonNull(group, "group");
+        Objects.requireNonNull(topic, "topic");
+        events = List.copyOf(events);
+        deadLetters = List.copyOf(deadLetters);
+        versions = List.copyOf(versions);
+        outbox = List.copyOf(outbox);
+        if (newPosition < expectedPosition) {
+            throw new IllegalArgumentException("positions only move forward");
+        }
+    }
+
+    /** One received event. {@code versionSeq}: the version it led to, if any. */
+    public record EventRow(String cluster, long offset, String type, String kind, String key, String resourceVersion,
+            Instant observedAt, String payload, Long versionSeq) {
+    }
+
+    public record DeadLetterRow(long offset, String key, String payload, String reason) {
+    }
+
+    /** A new version: what changed since its parent ({@code seq - 1}). */
+    public record VersionRow(String cluster, long seq, Instant createdAt, String cause, String settings, RulesDiff diff) {
+    }
+
+    public record OutboxRow(String topic, String key, String payload) {
+    }
+}

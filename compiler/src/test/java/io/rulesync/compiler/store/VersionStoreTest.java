@@ -1,0 +1,112 @@
+package io.rulesync.compiler.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.rulesync.compiler.version.ClusterHead;
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.event.ClusterEvent;
+import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
+import io.rulesync.model.manifest.ManifestDecoder;
+import io.rulesync.model.manifest.ManifestReader;
+import java.time.Instant;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class VersionStoreTest {
+    private static final Instant T = Instant.parse("2026-11-29T12:00:00Z");
+    private TestDatabase db;
+    private VersionStore store;
+
+    @BeforeAll
+    void setUp() {
+        db = TestDatabase.create();
+        store = new VersionStore(db.dataSource());
+    }
+
+    @AfterAll
+    void tearDown() {
+        if (db != null) {
+            db.close();
+        }
+    }
+
+    static ClusterEvent up(String cluster, String yaml) throws Exception {
+        return new ObjectUpserted(cluster, ((ManifestDecoder.Decoded.Accepted) ManifestDecoder.decode(
+                ManifestReader.parse("t", yaml).get(0))).object(), "1", T);
+    }
+
+    static ClusterEvent slice(String cluster, String... ips) throws Exception {
+        StringBuilder eps = new StringBuilder();
+        for (String ip : ips) {
+            eps.append("- {addresses: [").append(ip).append("], nodeName: n1}\n");
+        }
+        return up(cluster, """
+                kind: EndpointSlice
+                apiVersion: discovery.k8s.io/v1
+                metadata: {name: web-1, namespace: shop, labels: {kubernetes.io/service-name: web}}
+                addressType: IPv4
+                ports: [{name: http, port: 8080}]
+                endpoints:
+                """ + eps);
+    }
+
+    private static Batch batch(String topic, long expected, long next, ClusterHead.Step step, String cluster) {
+        List<Batch.VersionRow> versions = step.newVersion()
+                ? List.of(new Batch.VersionRow(cluster, step.next().version(), T, "{\"test\":true}", "{}", step.diff()))
+                : List.of();
+        return new Batch("g", topic, 0, expected, next,
+                List.of(new Batch.EventRow(cluster, expected < 0 ? 0 : expected, "upsert", "Service", "shop/web", "1", T, "{}", null)),
+                List.of(), versions, List.of(new Batch.OutboxRow("deltas", cluster, "{\"v\":" + step.next().version() + "}")));
+    }
+
+    @Test
+    void versionsReadBackExactlyAndStorageGrowsWithTheChange() throws Exception {
+        String c = "store-a";
+        ClusterHead h0 = ClusterHead.empty(c);
+        ClusterHead.Step s1 = h0.apply(List.of(
+                up(c, "kind: Node\nmetadata: {name: n1}\nstatus: {addresses: [{type: InternalIP, address: 10.1.0.1}]}\n"),
+                up(c, "kind: Service\nmetadata: {name: web, namespace: shop}\nspec: {clusterIP: 10.96.0.1, ports: [{name: http, port: 80}]}\n"),
+                slice(c, "10.244.0.1", "10.244.0.2")));
+        store.commit(batch("t-a", -1, 3, s1, c));
+        ClusterHead.Step s2 = s1.next().apply(List.of(slice(c, "10.244.0.1", "10.244.0.3")));
+        store.commit(batch("t-a", 3, 4, s2, c));
+
+        assertThat(store.head(c)).isEqualTo(2);
+        assertThat(store.rules(c, 1)).isEqualTo(s1.next().published());
+        assertThat(store.rules(c, 2)).isEqualTo(s2.next().published());
+        assertThat(store.rules(c, 2).ruleSet("n1", IpFamily.IPV4).orElseThrow().render())
+                .contains("--to-destination 10.244.0.3:8080").doesNotContain("10.244.0.2:8080");
+        assertThat(store.positions("g", "t-a")).containsEntry(0, 4L);
+        assertThat(store.versions(c)).extracting(VersionStore.VersionInfo::seq).containsExactly(1L, 2L);
+        assertThat(store.pendingOutbox(10)).extracting(VersionStore.OutboxMessage::payload).contains("{\"v\":1}", "{\"v\":2}");
+        // One endpoint changed: one entry, one new fragment; well under the 4 KB target.
+        assertThat(s2.diff().fragments()).hasSize(1);
+        assertThat(store.storedBytes(c, 2)).isLessThan(4096).isLessThan(store.storedBytes(c, 1));
+    }
+
+    @Test
+    void aStalePositionOrHeadWritesNothing() throws Exception {
+        String c = "store-b";
+        ClusterHead.Step s1 = ClusterHead.empty(c).apply(List.of(
+                up(c, "kind: Node\nmetadata: {name: n1}\nstatus: {addresses: [{type: InternalIP, address: 10.1.0.1}]}\n")));
+        store.commit(batch("t-b", -1, 1, s1, c));
+        long events = db.count("cluster_event");
+
+        // Another instance already moved this partition on: our batch from the old position is refused.
+        ClusterHead.Step s2 = s1.next().apply(List.of(
+                up(c, "kind: Node\nmetadata: {name: n2}\nstatus: {addresses: [{type: InternalIP, address: 10.1.0.2}]}\n")));
+        assertThatThrownBy(() -> store.commit(batch("t-b", 0, 1, s2, c))).isInstanceOf(StaleWriteException.class);
+        // Two writers both extending version 1 (different partitions, say): only the first wins.
+        store.commit(batch("t-b2", -1, 1, s2, c));
+        assertThatThrownBy(() -> store.commit(batch("t-b3", -1, 1, s2, c))).isInstanceOf(StaleWriteException.class);
+
+        assertThat(store.head(c)).isEqualTo(2);
+        assertThat(db.count("cluster_event")).isEqualTo(events + 1);
+        assertThat(store.positions("g", "t-b3")).isEmpty();
+    }
+}
