@@ -67,17 +67,21 @@ public final class EventCodec {
             m.put("keys", s.sortedKeys());
         } else if (event instanceof SettingsChanged c) {
             m.put("type", "settings");
-            ClusterSettings st = c.settings();
-            Map<String, Object> settings = new LinkedHashMap<>();
-            settings.put("families", st.families().stream().map(IpFamily::id).toList());
-            settings.put("clusterCIDRs", st.clusterCidrs().stream().map(Cidr::toString).toList());
-            settings.put("masqueradeAll", st.masqueradeAll());
-            settings.put("masqueradeBit", st.masqueradeBit());
-            settings.put("nodePortAddresses", st.nodePortAddresses().stream().map(Cidr::toString).toList());
-            m.put("settings", settings);
+            m.put("settings", settingsMap(c.settings()));
         }
         m.put("observedAt", event.observedAt().toString());
         return Json.write(m);
+    }
+
+    /** Settings in their JSON shape (also stored with every version). */
+    public static Map<String, Object> settingsMap(ClusterSettings st) {
+        Map<String, Object> settings = new LinkedHashMap<>();
+        settings.put("families", st.families().stream().map(IpFamily::id).toList());
+        settings.put("clusterCIDRs", st.clusterCidrs().stream().map(Cidr::toString).toList());
+        settings.put("masqueradeAll", st.masqueradeAll());
+        settings.put("masqueradeBit", st.masqueradeBit());
+        settings.put("nodePortAddresses", st.nodePortAddresses().stream().map(Cidr::toString).toList());
+        return settings;
     }
 
     public static Decoded decode(String json) {

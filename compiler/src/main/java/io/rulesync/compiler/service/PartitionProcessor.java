@@ -1,0 +1,251 @@
+package io.rulesync.compiler.service;
+
+import io.rulesync.compiler.store.Batch;
+import io.rulesync.compiler.store.StaleWriteException;
+import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.compiler.version.ClusterHead;
+import io.rulesync.model.event.ClusterEvent;
+import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
+import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
+import io.rulesync.model.event.ClusterEvent.SyncMarker;
+import io.rulesync.model.event.EventCodec;
+import io.rulesync.model.event.Json;
+import io.rulesync.model.rules.RulesDelta;
+import io.rulesync.model.rules.RulesDiff;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeSet;
+
+/**
+ * Compiles the clusters whose events live in one partition. Each batch of records becomes one
+ * transaction: the events, the new versions (at most one per cluster per batch, which is how bursts
+ * coalesce), the deltas and dead letters as outbox rows, and the position after the batch. The
+ * in-memory heads are adopted only after that transaction commits, so a crash anywhere leaves the
+ * database and memory consistent; a new processor rebuilds from the database.
+ *
+ * <p>Framework-free: the Kafka listener around it only hands over records and seeks where asked.
+ */
+public final class PartitionProcessor {
+    private static final int CAUSE_OBJECTS = 20;
+
+    /** One consumed record. */
+    public record Record(long offset, String key, String value) {
+    }
+
+    /** What happened to a batch. */
+    public enum Outcome {
+        /** Committed (or nothing to do). */
+        DONE,
+        /** Another instance moved on; state was rebuilt, consume again from {@link #position()}. */
+        STALE
+    }
+
+    /** Places where a test may simulate a crash. */
+    public enum Point { BEFORE_COMMIT, AFTER_COMMIT }
+
+    public interface Faults {
+        Faults NONE = p -> { };
+
+        void at(Point point);
+    }
+
+    /** Told about every stored version, after its transaction committed. */
+    public interface VersionListener {
+        VersionListener NONE = (cluster, seq, diff, cause) -> { };
+
+        void stored(String cluster, long seq, RulesDiff diff, String cause);
+    }
+
+    private final VersionStore store;
+    private final Topics topics;
+    private final String group;
+    private final int partition;
+    private final Clock clock;
+    private final Faults faults;
+    private final VersionListener listener;
+    private final Map<String, ClusterHead> heads = new HashMap<>();
+    private long position;
+
+    public PartitionProcessor(VersionStore store, Topics topics, String group, int partition, Clock clock, Faults faults,
+            VersionListener listener) {
+        this.store = Objects.requireNonNull(store, "store");
+        this.topics = Objects.requireNonNull(topics, "topics");
+        this.group = Objects.requireNonNull(group, "group");
+        this.partition = partition;
+        this.clock = clock;
+        this.faults = faults;
+        this.listener = listener;
+        rebuild();
+    }
+
+    /** The next offset to consume; -1 when nothing was ever stored (start from the beginning). */
+    public long position() {
+        return position;
+    }
+
+    public int partition() {
+        return partition;
+    }
+
+    /** The clusters this processor holds, by name. */
+    public Map<String, ClusterHead> heads() {
+        return Map.copyOf(heads);
+    }
+
+    /** Reloads the position and every cluster of this partition from the database. */
+    public void rebuild() {
+        position = store.positions(group, topics.events()).getOrDefault(partition, -1L);
+        heads.clear();
+        for (String cluster : store.clustersOn(topics.events(), partition)) {
+            List<ClusterEvent> events = new ArrayList<>();
+            for (String payload : store.eventPayloads(cluster)) {
+                // Stored events were valid when stored, and the codec is versioned.
+                events.add(((EventCodec.Decoded.Valid) EventCodec.decode(payload)).event());
+            }
+            long version = store.head(cluster);
+            heads.put(cluster, ClusterHead.rebuilt(cluster, events, version, store.rules(cluster, version)));
+        }
+    }
+
+    public Outcome process(List<Record> records) {
+        List<Record> fresh = records.stream().filter(r -> r.offset() >= position).toList();
+        if (fresh.isEmpty()) {
+            return Outcome.DONE;
+        }
+        Instant now = clock.instant();
+        List<Batch.DeadLetterRow> dead = new ArrayList<>();
+        List<Batch.OutboxRow> outbox = new ArrayList<>();
+        Map<String, List<Decoded>> byCluster = new LinkedHashMap<>();
+        for (Record r : fresh) {
+            EventCodec.Decoded d = EventCodec.decode(r.value());
+            String reason = null;
+            if (d instanceof EventCodec.Decoded.Invalid i) {
+                reason = i.reason();
+            } else if (!((EventCodec.Decoded.Valid) d).event().cluster().equals(r.key())) {
+                reason = "record key '" + r.key() + "' is not the event's cluster '"
+                        + ((EventCodec.Decoded.Valid) d).event().cluster() + "'";
+            }
+            if (reason != null) {
+                dead.add(new Batch.DeadLetterRow(r.offset(), r.key(), r.value(), reason));
+                outbox.add(new Batch.OutboxRow(topics.deadLetters(), r.key() == null ? "" : r.key(),
+                        deadLetterJson(r, reason)));
+            } else {
+                ClusterEvent e = ((EventCodec.Decoded.Valid) d).event();
+                byCluster.computeIfAbsent(e.cluster(), k -> new ArrayList<>()).add(new Decoded(r, e));
+            }
+        }
+
+        Map<String, ClusterHead> next = new HashMap<>();
+        List<Batch.VersionRow> versions = new ArrayList<>();
+        List<Batch.EventRow> events = new ArrayList<>();
+        for (Map.Entry<String, List<Decoded>> e : byCluster.entrySet()) {
+            String cluster = e.getKey();
+            ClusterHead head = heads.getOrDefault(cluster, ClusterHead.empty(cluster));
+            ClusterHead.Step step = head.apply(e.getValue().stream().map(Decoded::event).toList());
+            Long seq = null;
+            if (step.newVersion()) {
+                seq = step.next().version();
+                String cause = cause(e.getValue());
+                String settings = Json.write(EventCodec.settingsMap(step.next().view().settings()));
+                versions.add(new Batch.VersionRow(cluster, seq, now, cause, settings, step.diff()));
+                outbox.add(new Batch.OutboxRow(topics.deltas(), cluster,
+                        new RulesDelta(cluster, seq - 1, seq, now, step.diff()).toJson()));
+            }
+            next.put(cluster, step.next());
+            for (Decoded d : e.getValue()) {
+                events.add(eventRow(d, seq));
+            }
+        }
+
+        long newPosition = fresh.get(fresh.size() - 1).offset() + 1;
+        Batch batch = new Batch(group, topics.events(), partition, position, newPosition, events, dead, versions, outbox);
+        faults.at(Point.BEFORE_COMMIT);
+        try {
+            store.commit(batch);
+        } catch (StaleWriteException stale) {
+            rebuild();
+            return Outcome.STALE;
+        }
+        faults.at(Point.AFTER_COMMIT);
+        heads.putAll(next);
+        position = newPosition;
+        for (Batch.VersionRow v : versions) {
+            listener.stored(v.cluster(), v.seq(), v.diff(), v.cause());
+        }
+        return Outcome.DONE;
+    }
+
+    private record Decoded(Record record, ClusterEvent event) {
+    }
+
+    private Batch.EventRow eventRow(Decoded d, Long seq) {
+        ClusterEvent e = d.event();
+        String type;
+        String kind = null;
+        String key = null;
+        String rv = null;
+        if (e instanceof ObjectUpserted u) {
+            type = "upsert";
+            kind = u.ref().kind().apiName();
+            key = u.ref().key();
+            rv = u.resourceVersion();
+        } else if (e instanceof ObjectDeleted del) {
+            type = "delete";
+            kind = del.ref().kind().apiName();
+            key = del.ref().key();
+            rv = del.resourceVersion();
+        } else if (e instanceof SyncMarker m) {
+            type = "sync";
+            kind = m.kind().apiName();
+        } else {
+            type = "settings";
+        }
+        return new Batch.EventRow(e.cluster(), d.record().offset(), type, kind, key, rv, e.observedAt(),
+                d.record().value(), seq);
+    }
+
+    /** Why a version exists: the events that made it, by offset, and the objects they named. */
+    private String cause(List<Decoded> events) {
+        TreeSet<String> objects = new TreeSet<>();
+        for (Decoded d : events) {
+            if (d.event() instanceof ObjectUpserted u) {
+                objects.add(u.ref().toString());
+            } else if (d.event() instanceof ObjectDeleted del) {
+                objects.add(del.ref().toString() + " (deleted)");
+            } else if (d.event() instanceof SyncMarker m) {
+                objects.add("sync of " + m.kind().apiName());
+            } else {
+                objects.add("settings");
+            }
+        }
+        Map<String, Object> c = new LinkedHashMap<>();
+        c.put("events", events.size());
+        c.put("topic", topics.events());
+        c.put("partition", partition);
+        c.put("firstOffset", events.get(0).record().offset());
+        c.put("lastOffset", events.get(events.size() - 1).record().offset());
+        List<String> named = new ArrayList<>(objects).subList(0, Math.min(CAUSE_OBJECTS, objects.size()));
+        c.put("objects", named);
+        if (objects.size() > CAUSE_OBJECTS) {
+            c.put("moreObjects", objects.size() - CAUSE_OBJECTS);
+        }
+        return Json.write(c);
+    }
+
+    private String deadLetterJson(Record r, String reason) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("reason", reason);
+        m.put("topic", topics.events());
+        m.put("partition", partition);
+        m.put("offset", r.offset());
+        m.put("key", r.key());
+        m.put("value", r.value());
+        return Json.write(m);
+    }
+}
