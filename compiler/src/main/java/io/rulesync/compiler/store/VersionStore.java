@@ -315,24 +315,55 @@ public final class VersionStore {
     public record OutboxMessage(long id, String topic, String key, String payload) {
     }
 
+    /** What publishing a batch of outbox messages needs: true once all were acknowledged. */
+    public interface Publisher {
+        boolean publish(List<OutboxMessage> messages);
+    }
+
+    /**
+     * Publishes the oldest outbox messages and deletes them, in one transaction that locks the rows
+     * it took (SKIP LOCKED), so that several relays never publish the same row at the same time.
+     * Returns how many were published; 0 when there was nothing to do or publishing failed (the rows
+     * stay for the next attempt: delivery is at least once, and receivers dedupe by version).
+     */
+    public int relayOutbox(int limit, Publisher publisher) {
+        try (Connection c = ds.getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                List<OutboxMessage> batch = new ArrayList<>();
+                try (PreparedStatement ps = c.prepareStatement("SELECT id, topic, record_key, payload FROM outbox "
+                        + "ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED")) {
+                    ps.setInt(1, limit);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            batch.add(new OutboxMessage(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4)));
+                        }
+                    }
+                }
+                if (batch.isEmpty() || !publisher.publish(batch)) {
+                    c.rollback();
+                    return 0;
+                }
+                try (PreparedStatement ps = c.prepareStatement("DELETE FROM outbox WHERE id = ANY (?)")) {
+                    ps.setArray(1, c.createArrayOf("bigint", batch.stream().map(OutboxMessage::id).toArray()));
+                    ps.executeUpdate();
+                }
+                c.commit();
+                return batch.size();
+            } catch (SQLException | RuntimeException e) {
+                c.rollback();
+                throw e;
+            }
+        } catch (SQLException e) {
+            throw new StoreException("relaying the outbox failed", e);
+        }
+    }
+
     public List<OutboxMessage> pendingOutbox(int limit) {
         List<OutboxMessage> out = new ArrayList<>();
         query("SELECT id, topic, record_key, payload FROM outbox ORDER BY id LIMIT ?",
                 rs -> out.add(new OutboxMessage(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4))), limit);
         return out;
-    }
-
-    public void deleteOutbox(Collection<Long> ids) {
-        if (ids.isEmpty()) {
-            return;
-        }
-        try (Connection c = ds.getConnection();
-                PreparedStatement ps = c.prepareStatement("DELETE FROM outbox WHERE id = ANY (?)")) {
-            ps.setArray(1, c.createArrayOf("bigint", ids.toArray()));
-            ps.executeUpdate();
-        } catch (SQLException e) {
-            throw new StoreException("deleting outbox rows failed", e);
-        }
     }
 
     private interface RowHandler {

@@ -1,0 +1,96 @@
+package io.rulesync.compiler.service;
+
+import io.rulesync.compiler.store.VersionStore;
+import java.time.Clock;
+import java.util.Map;
+import java.util.Properties;
+import javax.sql.DataSource;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.kafka.autoconfigure.KafkaProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
+import org.springframework.kafka.listener.ConcurrentMessageListenerContainer;
+import org.springframework.kafka.listener.ContainerProperties;
+import org.springframework.kafka.listener.DefaultErrorHandler;
+import org.springframework.util.backoff.FixedBackOff;
+
+/**
+ * The compiler service: consumes cluster events, stores versions in PostgreSQL (Flyway migrates
+ * the schema at start), publishes deltas through the outbox. Spring wires the adapters; the work is
+ * done by {@link PartitionProcessor} and the pure core.
+ */
+@SpringBootConfiguration
+@EnableAutoConfiguration
+@EnableConfigurationProperties(CompilerProperties.class)
+public class CompilerApplication {
+
+    @Bean
+    VersionStore versionStore(DataSource dataSource) {
+        return new VersionStore(dataSource);
+    }
+
+    @Bean
+    Clock clock() {
+        return Clock.systemUTC();
+    }
+
+    @Bean
+    NewTopic eventsTopic(CompilerProperties p) {
+        return new NewTopic(p.eventsTopic(), p.partitions(), (short) 1);
+    }
+
+    @Bean
+    NewTopic deltasTopic(CompilerProperties p) {
+        return new NewTopic(p.deltasTopic(), p.partitions(), (short) 1);
+    }
+
+    @Bean
+    NewTopic deadLetterTopic(CompilerProperties p) {
+        return new NewTopic(p.deadLetterTopic(), 1, (short) 1);
+    }
+
+    @Bean(destroyMethod = "close")
+    OutboxRelay outboxRelay(VersionStore store, KafkaProperties kafka) {
+        Properties props = new Properties();
+        props.putAll(kafka.buildProducerProperties());
+        return new OutboxRelay(store, props);
+    }
+
+    @Bean
+    ConcurrentMessageListenerContainer<String, String> eventsContainer(CompilerProperties p, KafkaProperties kafka,
+            VersionStore store, Clock clock, OutboxRelay relay,
+            ObjectProvider<PartitionProcessor.VersionListener> versionListener) {
+        Map<String, Object> consumer = kafka.buildConsumerProperties();
+        consumer.put(ConsumerConfig.GROUP_ID_CONFIG, p.group());
+        consumer.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
+        consumer.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
+        consumer.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        consumer.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        consumer.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        // The coalescing window: a poll returns after this long, or once this much has piled up.
+        consumer.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, (int) p.coalesceWindow().toMillis());
+        consumer.put(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, 1024 * 1024);
+        consumer.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5000);
+
+        EventsListener listener = new EventsListener(store, p.topics(), p.group(), clock,
+                versionListener.getIfAvailable(() -> PartitionProcessor.VersionListener.NONE), relay::wake);
+        ContainerProperties cp = new ContainerProperties(p.eventsTopic());
+        cp.setGroupId(p.group());
+        cp.setAckMode(ContainerProperties.AckMode.MANUAL);
+        cp.setMessageListener(listener);
+        cp.setConsumerRebalanceListener(listener);
+        ConcurrentMessageListenerContainer<String, String> container =
+                new ConcurrentMessageListenerContainer<>(new DefaultKafkaConsumerFactory<>(consumer), cp);
+        container.setConcurrency(p.concurrency());
+        // A failed batch (say, the database is down) is retried from its first record, forever:
+        // skipping it would lose events. Bad records never fail a batch; they become dead letters.
+        container.setCommonErrorHandler(new DefaultErrorHandler(new FixedBackOff(1000, FixedBackOff.UNLIMITED_ATTEMPTS)));
+        return container;
+    }
+}
