@@ -165,9 +165,11 @@ public final class ClusterCompiler {
         if (byLocality) {
             special.addAll(eps.nodes());
         }
-        for (NodeContext n : nodes.all()) {
-            if (byFirewall && n.primaryIP().isPresent() && inAny(info.loadBalancerSourceRanges(), n.primaryIP().get())) {
-                special.add(n.name());
+        if (byFirewall) {
+            for (NodeContext n : nodes.all()) {
+                if (n.primaryIP().isPresent() && inAny(info.loadBalancerSourceRanges(), n.primaryIP().get())) {
+                    special.add(n.name());
+                }
             }
         }
         for (String name : special) {

@@ -33,6 +33,8 @@ import java.util.TreeSet;
  */
 public final class PartitionProcessor {
     private static final int CAUSE_OBJECTS = 20;
+    /** Below Kafka's default 1 MiB message limit, with room for headers. */
+    static final int MAX_MESSAGE_CHARS = 900_000;
 
     /** One consumed record. */
     public record Record(long offset, String key, String value) {
@@ -154,8 +156,9 @@ public final class PartitionProcessor {
                 String cause = cause(e.getValue());
                 String settings = Json.write(EventCodec.settingsMap(step.next().view().settings()));
                 versions.add(new Batch.VersionRow(cluster, seq, now, cause, settings, step.diff()));
-                outbox.add(new Batch.OutboxRow(topics.deltas(), cluster,
-                        new RulesDelta(cluster, seq - 1, seq, now, step.diff()).toJson()));
+                for (String part : new RulesDelta(cluster, seq - 1, seq, now, step.diff()).toJsonParts(MAX_MESSAGE_CHARS)) {
+                    outbox.add(new Batch.OutboxRow(topics.deltas(), cluster, part));
+                }
             }
             next.put(cluster, step.next());
             for (Decoded d : e.getValue()) {

@@ -1,0 +1,82 @@
+package io.rulesync.compiler.cli;
+
+import io.rulesync.compiler.service.CompilerApplication;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code rulesync compiler}: the compiler service against a Kafka cluster and a PostgreSQL database. */
+@Command(
+        name = "compiler",
+        description = "Consume cluster events from Kafka, store versioned rule snapshots in PostgreSQL and publish deltas.",
+        mixinStandardHelpOptions = true,
+        sortOptions = false)
+public final class CompilerCommand implements Callable<Integer> {
+    @Option(names = "--kafka", required = true, paramLabel = "HOST:PORT", description = "Kafka bootstrap servers.")
+    private String kafka;
+
+    @Option(names = "--db-url", required = true, paramLabel = "JDBC_URL",
+            description = "PostgreSQL, e.g. jdbc:postgresql://127.0.0.1:5432/rulesync (Flyway migrates it at start).")
+    private String dbUrl;
+
+    @Option(names = "--db-user", defaultValue = "postgres", description = "Default: ${DEFAULT-VALUE}.")
+    private String dbUser;
+
+    @Option(names = "--db-password", defaultValue = "", description = "Default: empty.")
+    private String dbPassword;
+
+    @Option(names = "--group", defaultValue = "rulesync-compiler",
+            description = "Consumer group; instances in one group share the clusters. Default: ${DEFAULT-VALUE}.")
+    private String group;
+
+    @Option(names = "--partitions", defaultValue = "6", description = "Partitions of the topics it creates. Default: ${DEFAULT-VALUE}.")
+    private int partitions;
+
+    @Option(names = "--coalesce-window", defaultValue = "100ms", converter = DurationConverter.class,
+            description = "How long a poll waits for a burst to accumulate. Default: ${DEFAULT-VALUE}.")
+    private Duration coalesceWindow;
+
+    @Override
+    public Integer call() throws InterruptedException {
+        Map<String, Object> props = new LinkedHashMap<>();
+        props.put("spring.datasource.url", dbUrl);
+        props.put("spring.datasource.username", dbUser);
+        props.put("spring.datasource.password", dbPassword);
+        props.put("spring.kafka.bootstrap-servers", kafka);
+        props.put("rulesync.compiler.group", group);
+        props.put("rulesync.compiler.partitions", partitions);
+        props.put("rulesync.compiler.coalesce-window", coalesceWindow.toMillis() + "ms");
+        props.put("spring.main.banner-mode", "off");
+        ConfigurableApplicationContext app = new SpringApplicationBuilder(CompilerApplication.class)
+                .web(WebApplicationType.NONE).properties(props).run();
+        CountDownLatch closed = new CountDownLatch(1);
+        app.addApplicationListener(e -> {
+            if (e instanceof org.springframework.context.event.ContextClosedEvent) {
+                closed.countDown();
+            }
+        });
+        closed.await(); // until SIGTERM/SIGINT closes the context through Spring's shutdown hook
+        return 0;
+    }
+
+    static final class DurationConverter implements picocli.CommandLine.ITypeConverter<Duration> {
+        @Override
+        public Duration convert(String value) {
+            String v = value.trim().toLowerCase();
+            if (v.endsWith("ms")) {
+                return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
+            }
+            if (v.endsWith("s")) {
+                return Duration.ofSeconds(Long.parseLong(v.substring(0, v.length() - 1)));
+            }
+            return Duration.ofMillis(Long.parseLong(v));
+        }
+    }
+}

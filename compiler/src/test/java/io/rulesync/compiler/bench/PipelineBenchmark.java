@@ -1,0 +1,278 @@
+package io.rulesync.compiler.bench;
+
+import io.rulesync.compiler.service.CompilerApplication;
+import io.rulesync.compiler.service.PartitionProcessor;
+import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.model.cluster.AddressType;
+import io.rulesync.model.cluster.Endpoint;
+import io.rulesync.model.cluster.EndpointPort;
+import io.rulesync.model.cluster.EndpointSlice;
+import io.rulesync.model.cluster.IpAddress;
+import io.rulesync.model.cluster.NamespacedName;
+import io.rulesync.model.cluster.Node;
+import io.rulesync.model.cluster.Protocol;
+import io.rulesync.model.cluster.Service;
+import io.rulesync.model.cluster.ServicePort;
+import io.rulesync.model.cluster.ServiceType;
+import io.rulesync.model.cluster.TrafficPolicy;
+import io.rulesync.model.event.ClusterEvent;
+import io.rulesync.model.event.ClusterSettings;
+import io.rulesync.model.event.EventCodec;
+import io.rulesync.model.rules.ClusterRules;
+import io.rulesync.model.rules.RuleFragment;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.snakeyaml.engine.v2.api.Load;
+import org.snakeyaml.engine.v2.api.LoadSettings;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
+
+/**
+ * The end-to-end harness behind BENCHMARKS.md for the pipeline: a real KRaft broker, the real
+ * compiler service and the local PostgreSQL, one cluster of SERVICES Services x ENDPOINTS endpoints
+ * x NODES nodes (every 10th Service a NodePort with externalTrafficPolicy Local, so node classes are
+ * exercised). It measures the initial load, the sustained absorption rate, the event-to-committed-
+ * version latency at a steady rate of endpoint changes, and the bytes a one-endpoint version stores.
+ *
+ * <p>{@code bench/pipeline [SERVICES ENDPOINTS NODES RATE SECONDS]}; needs PostgreSQL on
+ * 127.0.0.1:5432 (a database of its own is created and dropped).
+ */
+public final class PipelineBenchmark {
+    private static final String CLUSTER = "bench";
+    private static final String TOPIC = "rulesync.cluster-events";
+    private final Map<Long, Long> sentAtNanos = new ConcurrentHashMap<>();
+    private final List<Long> latenciesNanos = java.util.Collections.synchronizedList(new ArrayList<>());
+    private final AtomicLong lastCommittedOffset = new AtomicLong(-1);
+    private volatile boolean recording;
+
+    private PipelineBenchmark() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int services = arg(args, 0, 10_000);
+        int endpoints = arg(args, 1, 10);
+        int nodes = arg(args, 2, 1_000);
+        int rate = arg(args, 3, 100);
+        int seconds = arg(args, 4, 30);
+        new PipelineBenchmark().run(services, endpoints, nodes, rate, seconds);
+        System.exit(0);
+    }
+
+    private void run(int services, int endpoints, int nodes, int rate, int seconds) throws Exception {
+        String db = "rulesync_bench_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+        admin("CREATE DATABASE " + db);
+        EmbeddedKafkaKraftBroker kafka = new EmbeddedKafkaKraftBroker(1, 6, TOPIC);
+        kafka.afterPropertiesSet();
+        ConfigurableApplicationContext app = null;
+        try {
+            Map<String, Object> props = new HashMap<>();
+            props.put("spring.datasource.url", "jdbc:postgresql://127.0.0.1:5432/" + db);
+            props.put("spring.datasource.username", "postgres");
+            props.put("spring.kafka.bootstrap-servers", kafka.getBrokersAsString());
+            props.put("spring.main.banner-mode", "off");
+            props.put("logging.level.root", "WARN");
+            PartitionProcessor.VersionListener listener = this::stored;
+            app = new SpringApplicationBuilder(CompilerApplication.class).web(WebApplicationType.NONE).properties(props)
+                    .initializers(ctx -> ((org.springframework.context.support.GenericApplicationContext) ctx)
+                            .registerBean(PartitionProcessor.VersionListener.class, () -> listener))
+                    .run();
+            VersionStore store = app.getBean(VersionStore.class);
+
+            try (KafkaProducer<String, String> producer = producer(kafka.getBrokersAsString())) {
+                // 1. Initial load.
+                List<String> load = new ArrayList<>();
+                load.add(EventCodec.encode(new ClusterEvent.SettingsChanged(CLUSTER, ClusterSettings.DEFAULT, Instant.now())));
+                for (int n = 0; n < nodes; n++) {
+                    load.add(up(node(n)));
+                }
+                for (int i = 0; i < services; i++) {
+                    load.add(up(service(i)));
+                    load.add(up(slice(i, endpoints, nodes, 0)));
+                }
+                long t0 = System.nanoTime();
+                long last = send(producer, load);
+                awaitOffset(last);
+                double loadSeconds = (System.nanoTime() - t0) / 1e9;
+                System.out.printf("initial load: %d events (%d Services x %d endpoints, %d nodes) stored in %.1f s: %.0f events/s;"
+                        + " head version %d%n", load.size(), services, endpoints, nodes, loadSeconds, load.size() / loadSeconds,
+                        store.head(CLUSTER));
+
+                // 2. Sustained absorption: endpoint changes as fast as the producer goes.
+                int burst = Math.min(20_000, services * 2);
+                List<String> changes = new ArrayList<>(burst);
+                for (int k = 0; k < burst; k++) {
+                    changes.add(up(slice(k % services, endpoints, nodes, 1 + k / services)));
+                }
+                t0 = System.nanoTime();
+                last = send(producer, changes);
+                awaitOffset(last);
+                double burstSeconds = (System.nanoTime() - t0) / 1e9;
+                System.out.printf("sustained: %d endpoint-change events absorbed in %.1f s: %.0f events/s (head version %d)%n",
+                        burst, burstSeconds, burst / burstSeconds, store.head(CLUSTER));
+
+                // 3. Latency at a steady rate: event sent -> version committed.
+                recording = true;
+                int total = rate * seconds;
+                long intervalNanos = 1_000_000_000L / rate;
+                long start = System.nanoTime();
+                long lastOffset = -1;
+                for (int k = 0; k < total; k++) {
+                    long due = start + k * intervalNanos;
+                    while (System.nanoTime() < due) {
+                        Thread.onSpinWait();
+                    }
+                    int svc = (k * 7919) % services;
+                    lastOffset = send(producer, List.of(up(slice(svc, endpoints, nodes, 100 + k))));
+                }
+                awaitOffset(lastOffset);
+                recording = false;
+                long[] l = latenciesNanos.stream().mapToLong(Long::longValue).sorted().toArray();
+                System.out.printf("latency at %d endpoint changes/s for %d s (%d events): p50 %.1f ms, p90 %.1f ms, p99 %.1f ms,"
+                        + " max %.1f ms%n", rate, seconds, l.length, pct(l, 50), pct(l, 90), pct(l, 99), l[l.length - 1] / 1e6);
+
+                // 4. Storage: a version made of exactly one endpoint change, against the full snapshot.
+                awaitOffset(send(producer, List.of(up(slice(1, endpoints, nodes, 1_000_000)))));
+                long head = store.head(CLUSTER);
+                long oneChange = head;
+                ClusterRules rules = store.rules(CLUSTER, head);
+                long textBytes = 0;
+                for (RuleFragment f : rules.fragments().values()) {
+                    textBytes += f.text().length();
+                }
+                String node0 = rules.nodes().firstKey();
+                long rendered = rules.ruleSet(node0, io.rulesync.model.cluster.IpFamily.IPV4).orElseThrow().render().length();
+                System.out.printf("storage: a one-endpoint version (v%d) stored %d bytes; the full snapshot holds %d fragments,"
+                        + " %d bytes of rule text (one node's rendered rules: %d bytes); database size %s%n",
+                        oneChange, oneChange < 0 ? -1 : store.storedBytes(CLUSTER, oneChange), rules.fragments().size(),
+                        textBytes, rendered, databaseSize(db));
+            }
+        } finally {
+            if (app != null) {
+                app.close();
+            }
+            kafka.destroy();
+            admin("DROP DATABASE IF EXISTS " + db + " WITH (FORCE)");
+        }
+    }
+
+    /** Called by the compiler after each version commits. */
+    private void stored(String cluster, long seq, io.rulesync.model.rules.RulesDiff diff, String cause) {
+        long now = System.nanoTime();
+        Map<?, ?> c = (Map<?, ?>) new Load(LoadSettings.builder().build()).loadFromString(cause);
+        long first = ((Number) c.get("firstOffset")).longValue();
+        long last = ((Number) c.get("lastOffset")).longValue();
+        if (recording) {
+            for (long o = first; o <= last; o++) {
+                Long sent = sentAtNanos.remove(o);
+                if (sent != null) {
+                    latenciesNanos.add(now - sent);
+                }
+            }
+        }
+        lastCommittedOffset.accumulateAndGet(last, Math::max);
+    }
+
+    private long send(KafkaProducer<String, String> producer, List<String> values) throws Exception {
+        long last = -1;
+        List<java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata>> acks = new ArrayList<>();
+        for (String v : values) {
+            long sent = System.nanoTime();
+            acks.add(producer.send(new ProducerRecord<>(TOPIC, CLUSTER, v), (md, e) -> {
+                if (md != null) {
+                    sentAtNanos.put(md.offset(), sent);
+                }
+            }));
+        }
+        for (var a : acks) {
+            last = Math.max(last, a.get().offset());
+        }
+        return last;
+    }
+
+    /** Waits until the version that covers {@code offset} (or a later one) is committed. */
+    private void awaitOffset(long offset) throws InterruptedException {
+        while (lastCommittedOffset.get() < offset) {
+            Thread.sleep(5);
+        }
+    }
+
+    private static String up(io.rulesync.model.cluster.ClusterObject o) {
+        return EventCodec.encode(new ClusterEvent.ObjectUpserted(CLUSTER, o, "1", Instant.now()));
+    }
+
+    private static Node node(int n) {
+        return new Node("node-" + n, "zone-" + (n % 3), List.of(new Node.NodeAddress("InternalIP",
+                IpAddress.parse("192.168." + (n / 250) + "." + (1 + n % 250)))));
+    }
+
+    private static Service service(int i) {
+        boolean local = i % 10 == 9;
+        return new Service(new NamespacedName("ns" + (i % 50), "svc" + i), local ? ServiceType.NODE_PORT : ServiceType.CLUSTER_IP,
+                List.of(IpAddress.parse("172.30." + (i / 250) + "." + (1 + i % 250))),
+                List.of(new ServicePort("http", Protocol.TCP, 80, local ? 30000 + i % 2768 : 0)), List.of(), List.of(), List.of(),
+                local ? TrafficPolicy.LOCAL : TrafficPolicy.CLUSTER, TrafficPolicy.CLUSTER, i % 7 == 6 ? 10800 : 0, 0, false);
+    }
+
+    /** Service i's slice; {@code generation} moves its first endpoint to a new address. */
+    private static EndpointSlice slice(int i, int endpoints, int nodes, int generation) {
+        List<Endpoint> eps = new ArrayList<>(endpoints);
+        for (int e = 0; e < endpoints; e++) {
+            long n = (long) i * endpoints + e + (e == 0 ? (long) generation * 5_000_000 : 0);
+            IpAddress ip = IpAddress.parse("10." + (64 + (n >> 16) % 128) + "." + ((n >> 8) & 255) + "." + (n & 255));
+            eps.add(Endpoint.ready(ip, "node-" + ((i * endpoints + e) % nodes)));
+        }
+        return new EndpointSlice(new NamespacedName("ns" + (i % 50), "svc" + i + "-abcde"), "svc" + i, AddressType.IPV4,
+                List.of(new EndpointPort("http", Protocol.TCP, 8080)), eps, false);
+    }
+
+    private static KafkaProducer<String, String> producer(String bootstrap) {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+        return new KafkaProducer<>(p);
+    }
+
+    private static double pct(long[] sorted, int p) {
+        return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p / 100.0 * sorted.length) - 1)] / 1e6;
+    }
+
+    private static int arg(String[] args, int i, int def) {
+        return args.length > i ? Integer.parseInt(args[i]) : def;
+    }
+
+    private static String databaseSize(String db) throws Exception {
+        try (Connection c = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:5432/" + db, "postgres", "");
+                Statement s = c.createStatement();
+                var rs = s.executeQuery("SELECT pg_size_pretty(pg_database_size(current_database()))")) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
+    private static void admin(String sql) throws Exception {
+        try (Connection c = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:5432/postgres", "postgres", "");
+                Statement s = c.createStatement()) {
+            s.execute(sql);
+        }
+    }
+}
