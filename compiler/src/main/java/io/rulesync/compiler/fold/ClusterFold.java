@@ -32,13 +32,18 @@ public final class ClusterFold {
     }
 
     public static Folded applyAll(ClusterView view, List<ClusterEvent> events) {
-        Changes changes = Changes.NONE;
+        // Accumulated in mutable locals: merging immutable Changes per event would be quadratic in the batch.
+        Set<NamespacedName> services = new TreeSet<>();
+        boolean nodes = false;
+        boolean settings = false;
         for (ClusterEvent e : events) {
             Folded f = apply(view, e);
             view = f.view();
-            changes = changes.plus(f.changes());
+            services.addAll(f.changes().services());
+            nodes |= f.changes().nodes();
+            settings |= f.changes().settings();
         }
-        return new Folded(view, changes);
+        return new Folded(view, new Changes(services, nodes, settings));
     }
 
     public static Folded apply(ClusterView view, ClusterEvent event) {

@@ -134,8 +134,10 @@ public final class PipelineBenchmark {
                 long lastOffset = -1;
                 for (int k = 0; k < total; k++) {
                     long due = start + k * intervalNanos;
-                    while (System.nanoTime() < due) {
-                        Thread.onSpinWait();
+                    // Sleep, not spin: on two cores a spinning sender would steal half the machine.
+                    long wait = due - System.nanoTime();
+                    if (wait > 0) {
+                        java.util.concurrent.locks.LockSupport.parkNanos(wait);
                     }
                     int svc = (k * 7919) % services;
                     lastOffset = send(producer, List.of(up(slice(svc, endpoints, nodes, 100 + k))));

@@ -53,8 +53,23 @@ public final class Json {
 
     private static void string(StringBuilder sb, String s) {
         sb.append('"');
+        int start = 0;
+        // Runs of characters that need no escaping are copied whole.
         for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
+            char ch = s.charAt(i);
+            if (ch >= 0x20 && ch != '"' && ch != '\\' && ch != 0x2028 && ch != 0x2029) {
+                continue;
+            }
+            sb.append(s, start, i);
+            start = i + 1;
+            escape(sb, ch);
+        }
+        sb.append(s, start, s.length());
+        sb.append('"');
+    }
+
+    private static void escape(StringBuilder sb, char c) {
+        {
             switch (c) {
                 case '"' -> sb.append("\\\"");
                 case '\\' -> sb.append("\\\\");
@@ -70,6 +85,5 @@ public final class Json {
                 }
             }
         }
-        sb.append('"');
     }
 }

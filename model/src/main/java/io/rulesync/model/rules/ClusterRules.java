@@ -55,10 +55,12 @@ public final class ClusterRules {
     }
 
     public List<IpFamily> families() {
-        List<IpFamily> out = new ArrayList<>();
-        for (FragmentKey k : fragments.keySet()) {
-            if (!out.contains(k.family())) {
-                out.add(k.family());
+        List<IpFamily> out = new ArrayList<>(2);
+        for (IpFamily f : IpFamily.values()) {
+            FragmentKey first = new FragmentKey(f, Unit.FIXED, new Variant("", ""));
+            FragmentKey next = fragments.ceilingKey(first);
+            if (next != null && next.family() == f) {
+                out.add(f);
             }
         }
         return out;

@@ -1,15 +1,10 @@
 package io.rulesync.model.rules;
 
 import io.rulesync.model.cluster.IpFamily;
-import java.util.Comparator;
 import java.util.Objects;
 
 /** Where a fragment sits in a cluster's rules: family, unit, node class. Sorts in rule order. */
 public record FragmentKey(IpFamily family, Unit unit, Variant variant) implements Comparable<FragmentKey> {
-    private static final Comparator<FragmentKey> ORDER = Comparator.comparing(FragmentKey::family)
-            .thenComparing(FragmentKey::unit)
-            .thenComparing(FragmentKey::variant);
-
     public FragmentKey {
         Objects.requireNonNull(family, "family");
         Objects.requireNonNull(unit, "unit");
@@ -18,6 +13,11 @@ public record FragmentKey(IpFamily family, Unit unit, Variant variant) implement
 
     @Override
     public int compareTo(FragmentKey o) {
-        return ORDER.compare(this, o);
+        int c = family.compareTo(o.family);
+        if (c != 0) {
+            return c;
+        }
+        c = unit.compareTo(o.unit);
+        return c != 0 ? c : variant.compareTo(o.variant);
     }
 }

@@ -22,19 +22,57 @@ import java.util.Objects;
  * fragments, stored once by content hash. {@link #text()} is their canonical, human-readable form
  * (iptables-restore syntax per table), and {@link #parse} reads it back.
  */
-public record RuleFragment(Map<DispatchChain, List<String>> appends, List<Chain> filterChains, List<Chain> natChains) {
+public final class RuleFragment {
     public static final RuleFragment EMPTY = new RuleFragment(Map.of(), List.of(), List.of());
 
-    public RuleFragment {
+    private final Map<DispatchChain, List<String>> appends;
+    private final List<Chain> filterChains;
+    private final List<Chain> natChains;
+    // Derived and immutable, so computed once: a fragment is rendered, hashed and stored many times.
+    private String text;
+    private String hash;
+
+    public RuleFragment(Map<DispatchChain, List<String>> appends, List<Chain> filterChains, List<Chain> natChains) {
         EnumMap<DispatchChain, List<String>> copy = new EnumMap<>(DispatchChain.class);
         appends.forEach((k, v) -> {
             if (!v.isEmpty()) {
                 copy.put(k, List.copyOf(v));
             }
         });
-        appends = Collections.unmodifiableMap(copy);
-        filterChains = List.copyOf(filterChains);
-        natChains = List.copyOf(natChains);
+        this.appends = Collections.unmodifiableMap(copy);
+        this.filterChains = List.copyOf(filterChains);
+        this.natChains = List.copyOf(natChains);
+    }
+
+    public Map<DispatchChain, List<String>> appends() {
+        return appends;
+    }
+
+    public List<Chain> filterChains() {
+        return filterChains;
+    }
+
+    public List<Chain> natChains() {
+        return natChains;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (o == this) {
+            return true;
+        }
+        return o instanceof RuleFragment f && appends.equals(f.appends) && filterChains.equals(f.filterChains)
+                && natChains.equals(f.natChains);
+    }
+
+    @Override
+    public int hashCode() {
+        return (appends.hashCode() * 31 + filterChains.hashCode()) * 31 + natChains.hashCode();
+    }
+
+    @Override
+    public String toString() {
+        return "RuleFragment[" + hash().substring(0, 12) + "]";
     }
 
     public List<String> appended(DispatchChain chain) {
@@ -50,6 +88,15 @@ public record RuleFragment(Map<DispatchChain, List<String>> appends, List<Chain>
      * then the appended rules and the owned chains' rules as {@code -A} lines.
      */
     public String text() {
+        String t = text;
+        if (t == null) {
+            t = render();
+            text = t;
+        }
+        return t;
+    }
+
+    private String render() {
         StringBuilder sb = new StringBuilder();
         for (Table t : Table.values()) {
             List<Chain> owned = chains(t);
@@ -82,9 +129,15 @@ public record RuleFragment(Map<DispatchChain, List<String>> appends, List<Chain>
 
     /** SHA-256 of {@link #text()}, hex: the fragment's identity in storage. */
     public String hash() {
+        String h = hash;
+        if (h != null) {
+            return h;
+        }
         try {
             byte[] d = MessageDigest.getInstance("SHA-256").digest(text().getBytes(StandardCharsets.UTF_8));
-            return HexFormat.of().formatHex(d);
+            h = HexFormat.of().formatHex(d);
+            hash = h;
+            return h;
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("the JDK always has SHA-256", e);
         }

@@ -1,6 +1,5 @@
 package io.rulesync.model.rules;
 
-import java.util.Comparator;
 import java.util.Objects;
 
 /**
@@ -17,8 +16,6 @@ import java.util.Objects;
 public record Variant(String node, String zone) implements Comparable<Variant> {
     public static final String ANY = "*";
     public static final Variant ALL = new Variant(ANY, ANY);
-    private static final Comparator<Variant> ORDER =
-            Comparator.comparing(Variant::node).thenComparing(Variant::zone);
 
     public Variant {
         Objects.requireNonNull(node, "node");
@@ -60,7 +57,8 @@ public record Variant(String node, String zone) implements Comparable<Variant> {
 
     @Override
     public int compareTo(Variant o) {
-        return ORDER.compare(this, o);
+        int c = node.compareTo(o.node);
+        return c != 0 ? c : zone.compareTo(o.zone);
     }
 
     @Override
