@@ -64,15 +64,26 @@ public final class ManifestReader {
         if (!Files.isDirectory(p)) {
             return List.of(p);
         }
-        try (Stream<Path> walk = Files.walk(p)) {
+        try {
+            return manifestFiles(p);
+        } catch (IOException e) {
+            problems.add(new Problem(p.toString(), "", "", "cannot list folder: " + e.getMessage()));
+            return List.of();
+        }
+    }
+
+    /**
+     * The manifests in a folder, recursively, in path order: regular {@code .yaml}, {@code .yml} and
+     * {@code .json} files that are not hidden. The one rule for "which files count", shared by
+     * {@code compile -f} and the watcher's manifest-folder source.
+     */
+    public static List<Path> manifestFiles(Path folder) throws IOException {
+        try (Stream<Path> walk = Files.walk(folder)) {
             return walk.filter(Files::isRegularFile)
                     .filter(f -> !f.getFileName().toString().startsWith("."))
                     .filter(ManifestReader::isManifestName)
                     .sorted()
                     .toList();
-        } catch (IOException e) {
-            problems.add(new Problem(p.toString(), "", "", "cannot list folder: " + e.getMessage()));
-            return List.of();
         }
     }
 
