@@ -1,0 +1,127 @@
+package io.rulesync.watcher.cli;
+
+import io.rulesync.model.manifest.Problem;
+import io.rulesync.watcher.Watcher;
+import io.rulesync.watcher.fleet.FleetConfig;
+import io.rulesync.watcher.fleet.FleetException;
+import io.rulesync.watcher.fleet.FleetFile;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code rulesync watcher --fleet FILE --kafka HOST:PORT}: watches every cluster of the fleet file and
+ * publishes their changes to Kafka until SIGTERM (or SIGINT), then stops cleanly: informers closed,
+ * what is still queued published (for up to 10 s), the producer flushed and closed.
+ *
+ * <p>Exit 2 when the fleet file is invalid (one line per problem on stderr, each naming file, cluster
+ * and field) or a cluster cannot be configured.
+ */
+@Command(
+        name = "watcher",
+        description = "Watch the Services, EndpointSlices and Nodes of every cluster in a fleet file and publish "
+                + "each change as a cluster event on Kafka (key: cluster id). Runs until SIGTERM.",
+        mixinStandardHelpOptions = true,
+        sortOptions = false)
+public final class WatcherCommand implements Callable<Integer> {
+    static final int EXIT_BAD_INPUT = 2;
+    private static final Logger log = LoggerFactory.getLogger(WatcherCommand.class);
+
+    @Spec
+    private CommandSpec spec;
+
+    @Option(names = "--fleet", required = true, paramLabel = "FILE",
+            description = "Fleet file (YAML) listing the clusters: see watcher/README.md.")
+    private Path fleet;
+
+    @Option(names = "--kafka", required = true, paramLabel = "HOST:PORT[,HOST:PORT...]",
+            description = "Kafka bootstrap servers.")
+    private String kafka;
+
+    @Option(names = "--topic", paramLabel = "TOPIC", defaultValue = Watcher.DEFAULT_TOPIC,
+            description = {"Topic of the cluster events.", "Default: ${DEFAULT-VALUE}"})
+    private String topic;
+
+    @Option(names = "--producer-property", paramLabel = "KEY=VALUE",
+            description = {"Extra Kafka producer setting; repeatable.", "Example: security.protocol=SSL",
+                "(acks=all and idempotence always stay on.)"})
+    private Map<String, String> producerProperties = new LinkedHashMap<>();
+
+    @Option(names = "--stats-interval", paramLabel = "SECONDS", defaultValue = "60",
+            description = "Log the watcher's counters this often; 0 for never. Default: ${DEFAULT-VALUE}.")
+    private long statsIntervalSeconds;
+
+    private final CountDownLatch stop = new CountDownLatch(1);
+
+    @Override
+    public Integer call() throws InterruptedException {
+        PrintWriter err = spec.commandLine().getErr();
+        FleetConfig config;
+        try {
+            config = FleetFile.load(fleet);
+        } catch (FleetException e) {
+            for (Problem p : e.problems()) {
+                err.println(p);
+            }
+            err.flush();
+            return EXIT_BAD_INPUT;
+        }
+        for (String server : kafka.split(",", -1)) {
+            if (!server.strip().matches("(\\[[0-9a-fA-F:.]+\\]|[^\\s:\\[\\]]+):[0-9]{1,5}")) {
+                err.println("--kafka: '" + server + "' is not HOST:PORT");
+                err.flush();
+                return EXIT_BAD_INPUT;
+            }
+        }
+        Properties producer = new Properties();
+        producer.putAll(producerProperties);
+        producer.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka);
+
+        Watcher watcher;
+        try {
+            watcher = Watcher.start(config, producer, topic);
+        } catch (IllegalStateException | IllegalArgumentException e) {
+            err.println(fleet + ": " + e.getMessage());
+            err.flush();
+            return EXIT_BAD_INPUT;
+        }
+        Thread hook = new Thread(() -> {
+            log.info("stopping");
+            watcher.close();
+            stop.countDown();
+        }, "rulesync-watcher-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        log.info("watching {} clusters; publishing to topic {} on {}", config.clusters().size(), topic, kafka);
+
+        long interval = statsIntervalSeconds > 0 ? statsIntervalSeconds : Long.MAX_VALUE / 2_000_000_000L;
+        while (!stop.await(interval, TimeUnit.SECONDS)) {
+            Watcher.Stats s = watcher.stats();
+            log.info("published {} events ({} pending, {} rejected, {} unchanged skipped{})", s.published(), s.pending(),
+                    s.rejected(), s.suppressed(), s.kafkaAvailable() ? "" : "; Kafka unavailable");
+        }
+        watcher.close();
+        try {
+            Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException e) {
+            // already shutting down: the hook is running or has run
+        }
+        return 0;
+    }
+
+    /** Stops a running {@link #call()} as SIGTERM would (for tests and embedding). */
+    public void stop() {
+        stop.countDown();
+    }
+}

@@ -1,0 +1,173 @@
+package io.rulesync.watcher.publish;
+
+import io.rulesync.model.cluster.ClusterObject;
+import io.rulesync.model.event.ClusterEvent;
+import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
+import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
+import io.rulesync.model.event.ClusterEvent.SettingsChanged;
+import io.rulesync.model.event.ClusterEvent.SyncMarker;
+import io.rulesync.model.event.ClusterSettings;
+import io.rulesync.model.event.ObjectKind;
+import io.rulesync.model.event.ObjectRef;
+import io.rulesync.model.manifest.Problem;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.function.Consumer;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One cluster's event stream as its sources produce it: the last state published for every key, and
+ * the rules that turn observations into events.
+ *
+ * <ul>
+ *   <li>An upsert whose model object equals the last one published for its key publishes nothing
+ *       (a Node heartbeat changes only status conditions, which the model does not hold).</li>
+ *   <li>A delete of a key never published publishes nothing.</li>
+ *   <li>A sync marker lists exactly the keys this feed holds for the kind at that point of the
+ *       stream. So a marker always agrees with the events before it: for a consumer that saw the
+ *       whole stream it changes nothing; for one that still holds keys from an earlier watcher run
+ *       (deleted while no watcher was looking) it drops exactly those.</li>
+ * </ul>
+ *
+ * <p>All methods are atomic, and the events go to the output (the pending queue) inside the same
+ * lock, so the output's order is the order in which this view changed.
+ */
+public final class ClusterFeed {
+    private static final Logger log = LoggerFactory.getLogger(ClusterFeed.class);
+
+    private record Published(ClusterObject object, String resourceVersion) {
+    }
+
+    private final String cluster;
+    private final Consumer<ClusterEvent> out;
+    private final Clock clock;
+    private final Map<ObjectKind, TreeMap<String, Published>> objects = new EnumMap<>(ObjectKind.class);
+    private final Set<ObjectKind> synced = EnumSet.noneOf(ObjectKind.class);
+    private ClusterSettings settings;
+    private long suppressed;
+    private long rejected;
+
+    public ClusterFeed(String cluster, Consumer<ClusterEvent> out, Clock clock) {
+        this.cluster = ClusterEvent.requireCluster(cluster);
+        this.out = Objects.requireNonNull(out, "out");
+        this.clock = Objects.requireNonNull(clock, "clock");
+        for (ObjectKind k : ObjectKind.values()) {
+            objects.put(k, new TreeMap<>());
+        }
+    }
+
+    public String cluster() {
+        return cluster;
+    }
+
+    /** Publishes {@code object} unless it equals the last state published for its key. */
+    public synchronized boolean upsert(ClusterObject object, String resourceVersion) {
+        ObjectRef ref = ObjectRef.of(object);
+        Published last = objects.get(ref.kind()).get(ref.key());
+        if (last != null && last.object().equals(object)) {
+            suppressed++;
+            return false;
+        }
+        objects.get(ref.kind()).put(ref.key(), new Published(object, resourceVersion));
+        out.accept(new ObjectUpserted(cluster, object, resourceVersion, clock.instant()));
+        return true;
+    }
+
+    /** Publishes a delete if {@code key} was published (and not deleted since). */
+    public synchronized boolean delete(ObjectKind kind, String key, String resourceVersion) {
+        if (objects.get(kind).remove(key) == null) {
+            return false;
+        }
+        out.accept(new ObjectDeleted(cluster, new ObjectRef(kind, key), resourceVersion, clock.instant()));
+        return true;
+    }
+
+    /** Publishes a sync marker listing the keys of {@code kind} this feed holds now. */
+    public synchronized SyncMarker sync(ObjectKind kind) {
+        SyncMarker m = new SyncMarker(cluster, kind, objects.get(kind).keySet(), clock.instant());
+        synced.add(kind);
+        out.accept(m);
+        return m;
+    }
+
+    /** Publishes the settings if they differ from the last ones published (or none were). */
+    public synchronized boolean settings(ClusterSettings s) {
+        Objects.requireNonNull(s, "settings");
+        if (s.equals(settings)) {
+            return false;
+        }
+        settings = s;
+        out.accept(new SettingsChanged(cluster, s, clock.instant()));
+        return true;
+    }
+
+    /**
+     * Publishes the whole current state again: the settings, every object as an upsert, then a sync
+     * marker for each kind that has been synced at least once. (A kind whose first list has not
+     * completed gets no marker: an empty marker would make consumers drop every object of that kind.)
+     */
+    public synchronized void republish() {
+        if (settings != null) {
+            out.accept(new SettingsChanged(cluster, settings, clock.instant()));
+        }
+        for (ObjectKind k : ObjectKind.values()) {
+            for (Published p : objects.get(k).values()) {
+                out.accept(new ObjectUpserted(cluster, p.object(), p.resourceVersion(), clock.instant()));
+            }
+        }
+        for (ObjectKind k : ObjectKind.values()) {
+            if (synced.contains(k)) {
+                out.accept(new SyncMarker(cluster, k, objects.get(k).keySet(), clock.instant()));
+            }
+        }
+    }
+
+    /**
+     * Logs an object (or file) that cannot be published, as one line naming the cluster, the object
+     * and the fields, and counts it.
+     */
+    public void rejected(String what, List<Problem> problems) {
+        synchronized (this) {
+            rejected++;
+        }
+        log.warn("cluster {}: {}: {}", cluster, what,
+                problems.stream().map(Problem::toString).collect(Collectors.joining("; ")));
+    }
+
+    public synchronized Set<String> keys(ObjectKind kind) {
+        return new TreeSet<>(objects.get(kind).keySet());
+    }
+
+    public synchronized Optional<ClusterObject> get(ObjectKind kind, String key) {
+        return Optional.ofNullable(objects.get(kind).get(key)).map(Published::object);
+    }
+
+    public synchronized List<ClusterObject> objects(ObjectKind kind) {
+        return new ArrayList<>(objects.get(kind).values().stream().map(Published::object).toList());
+    }
+
+    public synchronized Optional<ClusterSettings> currentSettings() {
+        return Optional.ofNullable(settings);
+    }
+
+    /** Upserts that published nothing because the object had not changed. */
+    public synchronized long suppressedCount() {
+        return suppressed;
+    }
+
+    /** Objects and files refused (see {@link #rejected}). */
+    public synchronized long rejectedCount() {
+        return rejected;
+    }
+}

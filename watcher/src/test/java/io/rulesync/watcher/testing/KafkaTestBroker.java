@@ -1,0 +1,84 @@
+package io.rulesync.watcher.testing;
+
+import io.rulesync.model.event.ClusterEvent;
+import io.rulesync.model.event.EventCodec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
+
+/** One embedded KRaft broker for the whole test JVM (it takes seconds to start), one topic per test. */
+public final class KafkaTestBroker {
+    private static EmbeddedKafkaKraftBroker broker;
+    private static final AtomicInteger topics = new AtomicInteger();
+
+    /** A record as consumed: key, partition, and the decoded event. */
+    public record Received(String key, int partition, ClusterEvent event) {
+    }
+
+    private KafkaTestBroker() {
+    }
+
+    public static synchronized String bootstrap() {
+        if (broker == null) {
+            EmbeddedKafkaKraftBroker b = new EmbeddedKafkaKraftBroker(1, 1);
+            b.afterPropertiesSet();
+            Runtime.getRuntime().addShutdownHook(new Thread(b::destroy));
+            broker = b;
+        }
+        return broker.getBrokersAsString();
+    }
+
+    /** A new topic with two partitions (so that keying by cluster matters). */
+    public static String newTopic(String prefix) {
+        bootstrap();
+        String name = prefix + "-" + topics.incrementAndGet();
+        broker.addTopics(new NewTopic(name, 2, (short) 1));
+        return name;
+    }
+
+    /** Reads {@code topic} from the start until {@code done} holds for everything read (or fails after 30 s). */
+    public static List<Received> readUntil(String topic, Predicate<List<Received>> done) {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false"); // assigned partitions, no group
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        List<Received> out = new ArrayList<>();
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p)) {
+            List<TopicPartition> parts = c.partitionsFor(topic).stream()
+                    .map(i -> new TopicPartition(topic, i.partition())).toList();
+            c.assign(parts);
+            c.seekToBeginning(parts);
+            long deadline = System.nanoTime() + Await.LONG.toNanos();
+            while (!done.test(out)) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw new AssertionError("timed out reading " + topic + "; read so far:\n"
+                            + Events.describe(out.stream().map(Received::event).toList()));
+                }
+                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(200))) {
+                    EventCodec.Decoded d = EventCodec.decode(r.value());
+                    if (!(d instanceof EventCodec.Decoded.Valid v)) {
+                        throw new AssertionError("unreadable event on " + topic + ": " + d + " in " + r.value());
+                    }
+                    out.add(new Received(r.key(), r.partition(), v.event()));
+                }
+            }
+        }
+        return out;
+    }
+
+    public static List<ClusterEvent> events(List<Received> received) {
+        return received.stream().map(Received::event).toList();
+    }
+}
