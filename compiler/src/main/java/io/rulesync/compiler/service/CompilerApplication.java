@@ -14,6 +14,7 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.kafka.autoconfigure.KafkaProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.DependsOn;
 import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
 import org.springframework.kafka.listener.ConcurrentMessageListenerContainer;
 import org.springframework.kafka.listener.ContainerProperties;
@@ -30,7 +31,9 @@ import org.springframework.util.backoff.FixedBackOff;
 @EnableConfigurationProperties(CompilerProperties.class)
 public class CompilerApplication {
 
+    /** After Flyway: everything that touches the tables goes through the store. */
     @Bean
+    @DependsOn("flywayInitializer")
     VersionStore versionStore(DataSource dataSource) {
         return new VersionStore(dataSource);
     }

@@ -68,7 +68,8 @@ public final class OutboxRelay implements AutoCloseable {
                 return;
             } catch (RuntimeException e) {
                 backoff = Math.min(Math.max(backoff * 2, 200), 5_000);
-                log.warn("outbox relay failed, retrying in {} ms: {}", backoff, e.getMessage());
+                log.warn("outbox relay failed, retrying in {} ms: {}{}", backoff, e.getMessage(),
+                        e.getCause() == null ? "" : " (" + e.getCause().getMessage() + ")");
                 try {
                     Thread.sleep(backoff);
                 } catch (InterruptedException ie) {
