@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.compiler.store.TestDatabase;
 import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.compiler.testing.TestInfrastructure;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.EventCodec;
@@ -42,8 +43,9 @@ class CompilerServiceTest {
     private ConfigurableApplicationContext start(TestDatabase db) {
         Map<String, Object> props = new HashMap<>();
         props.put("spring.datasource.url", db.url());
-        props.put("spring.datasource.username", "postgres");
-        props.put("spring.kafka.bootstrap-servers", SharedKafka.bootstrapServers());
+        props.put("spring.datasource.username", db.user());
+        props.put("spring.datasource.password", db.password());
+        props.put("spring.kafka.bootstrap-servers", TestInfrastructure.kafkaBootstrapServers());
         props.put("rulesync.compiler.events-topic", topics.events());
         props.put("rulesync.compiler.deltas-topic", topics.deltas());
         props.put("rulesync.compiler.dead-letter-topic", topics.deadLetters());
@@ -55,7 +57,7 @@ class CompilerServiceTest {
 
     private void produce(List<PartitionProcessor.Record> records) throws Exception {
         Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedKafka.bootstrapServers());
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestInfrastructure.kafkaBootstrapServers());
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
@@ -67,7 +69,7 @@ class CompilerServiceTest {
 
     private List<ConsumerRecord<String, String>> consumeAll(String topic, int atLeast) {
         Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedKafka.bootstrapServers());
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, TestInfrastructure.kafkaBootstrapServers());
         p.put(ConsumerConfig.GROUP_ID_CONFIG, "reader-" + UUID.randomUUID());
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());

@@ -6,33 +6,37 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Optional;
 import java.util.UUID;
+import io.rulesync.compiler.testing.TestInfrastructure;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Assumptions;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
- * A database of its own for one test class on the local PostgreSQL (127.0.0.1:5432, user postgres),
- * migrated with the real Flyway scripts, and dropped afterwards. Nothing else on the server is
- * touched. Skips (printing why) when no PostgreSQL answers.
+ * A database of its own for one test class, migrated with the real Flyway scripts and dropped
+ * afterwards, on the server {@link TestInfrastructure} provides (the local PostgreSQL at
+ * 127.0.0.1:5432, or a container where Docker runs). Nothing else on the server is touched. Skips
+ * (printing why) when no PostgreSQL answers.
  */
 public final class TestDatabase implements AutoCloseable {
-    static final String SERVER = "jdbc:postgresql://127.0.0.1:5432/";
     private final String name;
     private final PGSimpleDataSource dataSource;
 
     private TestDatabase(String name) {
         this.name = name;
         this.dataSource = new PGSimpleDataSource();
-        dataSource.setUrl(SERVER + name);
-        dataSource.setUser("postgres");
+        String[] server = TestInfrastructure.postgresServer();
+        dataSource.setUrl(server[0] + name);
+        dataSource.setUser(server[1]);
+        dataSource.setPassword(server[2]);
     }
 
     public static Optional<String> unavailableReason() {
-        try (Connection c = DriverManager.getConnection(SERVER + "postgres", "postgres", "")) {
+        String[] server = TestInfrastructure.postgresServer();
+        try (Connection c = DriverManager.getConnection(server[0] + "postgres", server[1], server[2])) {
             return Optional.empty();
         } catch (SQLException e) {
-            return Optional.of("no PostgreSQL at 127.0.0.1:5432 (" + e.getMessage() + ")");
+            return Optional.of("no PostgreSQL at " + server[0] + " (" + e.getMessage() + ")");
         }
     }
 
@@ -55,7 +59,15 @@ public final class TestDatabase implements AutoCloseable {
     }
 
     public String url() {
-        return SERVER + name;
+        return TestInfrastructure.postgresServer()[0] + name;
+    }
+
+    public String user() {
+        return TestInfrastructure.postgresServer()[1];
+    }
+
+    public String password() {
+        return TestInfrastructure.postgresServer()[2];
     }
 
     public long count(String table) {
@@ -74,7 +86,8 @@ public final class TestDatabase implements AutoCloseable {
     }
 
     private static void admin(String sql) {
-        try (Connection c = DriverManager.getConnection(SERVER + "postgres", "postgres", "");
+        String[] server = TestInfrastructure.postgresServer();
+        try (Connection c = DriverManager.getConnection(server[0] + "postgres", server[1], server[2]);
                 Statement s = c.createStatement()) {
             s.execute(sql);
         } catch (SQLException e) {
