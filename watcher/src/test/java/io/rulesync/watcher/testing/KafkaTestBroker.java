@@ -8,6 +8,9 @@ import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
+import java.util.Map;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -15,10 +18,16 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
+import org.testcontainers.DockerClientFactory;
+import org.testcontainers.kafka.KafkaContainer;
 
-/** One embedded KRaft broker for the whole test JVM (it takes seconds to start), one topic per test. */
+/**
+ * One Kafka broker for the whole test JVM (it takes seconds to start), one topic per test: a
+ * Testcontainers broker where a Docker engine runs, else an in-process KRaft broker.
+ * {@code -Drulesync.test.infrastructure=local|containers} forces the choice.
+ */
 public final class KafkaTestBroker {
-    private static EmbeddedKafkaKraftBroker broker;
+    private static String bootstrap;
     private static final AtomicInteger topics = new AtomicInteger();
 
     /** A record as consumed: key, partition, and the decoded event. */
@@ -29,20 +38,44 @@ public final class KafkaTestBroker {
     }
 
     public static synchronized String bootstrap() {
-        if (broker == null) {
-            EmbeddedKafkaKraftBroker b = new EmbeddedKafkaKraftBroker(1, 1);
-            b.afterPropertiesSet();
-            Runtime.getRuntime().addShutdownHook(new Thread(b::destroy));
-            broker = b;
+        if (bootstrap == null) {
+            if (useContainers()) {
+                KafkaContainer k = new KafkaContainer("apache/kafka:4.1.0");
+                k.start();
+                bootstrap = k.getBootstrapServers();
+            } else {
+                EmbeddedKafkaKraftBroker b = new EmbeddedKafkaKraftBroker(1, 1);
+                b.afterPropertiesSet();
+                Runtime.getRuntime().addShutdownHook(new Thread(b::destroy));
+                bootstrap = b.getBrokersAsString();
+            }
         }
-        return broker.getBrokersAsString();
+        return bootstrap;
+    }
+
+    private static boolean useContainers() {
+        String forced = System.getProperty("rulesync.test.infrastructure", "");
+        if (!forced.isEmpty()) {
+            return forced.equals("containers");
+        }
+        try {
+            return DockerClientFactory.instance().isDockerAvailable();
+        } catch (RuntimeException | LinkageError e) {
+            return false;
+        }
     }
 
     /** A new topic with two partitions (so that keying by cluster matters). */
     public static String newTopic(String prefix) {
-        bootstrap();
         String name = prefix + "-" + topics.incrementAndGet();
-        broker.addTopics(new NewTopic(name, 2, (short) 1));
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap()))) {
+            admin.createTopics(List.of(new NewTopic(name, 2, (short) 1))).all().get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IllegalStateException("cannot create topic " + name, e);
+        }
         return name;
     }
 
