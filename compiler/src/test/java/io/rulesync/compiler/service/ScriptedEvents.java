@@ -1,17 +1,14 @@
 package io.rulesync.compiler.service;
 
-import io.rulesync.model.cluster.ClusterObject;
+import io.rulesync.compiler.testing.Fixtures;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
-import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
 import io.rulesync.model.event.ClusterEvent.SettingsChanged;
 import io.rulesync.model.event.ClusterEvent.SyncMarker;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.event.EventCodec;
 import io.rulesync.model.event.ObjectKind;
 import io.rulesync.model.event.ObjectRef;
-import io.rulesync.model.manifest.ManifestDecoder;
-import io.rulesync.model.manifest.ManifestReader;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,40 +16,25 @@ import java.util.Set;
 
 /** A scripted history of two clusters, as the watcher would publish it, for the service tests. */
 final class ScriptedEvents {
-    static final Instant T = Instant.parse("2026-11-29T12:00:00Z");
+    static final Instant T = Fixtures.T;
 
     private ScriptedEvents() {
     }
 
-    static ClusterObject obj(String yaml) {
-        try {
-            return ((ManifestDecoder.Decoded.Accepted) ManifestDecoder.decode(ManifestReader.parse("t", yaml).get(0))).object();
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
     static String up(String cluster, String yaml) {
-        return EventCodec.encode(new ObjectUpserted(cluster, obj(yaml), "1", T));
+        return EventCodec.encode(Fixtures.upsert(cluster, yaml));
     }
 
     static String node(String cluster, String name, String ip) {
-        return up(cluster, "kind: Node\nmetadata: {name: " + name + "}\nstatus: {addresses: [{type: InternalIP, address: " + ip + "}]}\n");
+        return up(cluster, Fixtures.node(name, ip));
     }
 
     static String service(String cluster, String name, String ip) {
-        return up(cluster, "kind: Service\nmetadata: {name: " + name + ", namespace: shop}\n"
-                + "spec: {clusterIP: " + ip + ", ports: [{name: http, port: 80}]}\n");
+        return up(cluster, Fixtures.service(name, ip));
     }
 
     static String slice(String cluster, String service, String... ips) {
-        StringBuilder eps = new StringBuilder();
-        for (String ip : ips) {
-            eps.append("- {addresses: [").append(ip).append("], nodeName: n1}\n");
-        }
-        return up(cluster, "kind: EndpointSlice\napiVersion: discovery.k8s.io/v1\nmetadata: {name: " + service
-                + "-1, namespace: shop, labels: {kubernetes.io/service-name: " + service + "}}\n"
-                + "addressType: IPv4\nports: [{name: http, port: 8080}]\nendpoints:\n" + eps);
+        return up(cluster, Fixtures.slice(service, "n1", ips));
     }
 
     static String settings(String cluster) {

@@ -3,12 +3,10 @@ package io.rulesync.compiler.store;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.rulesync.compiler.testing.Fixtures;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ClusterEvent;
-import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
-import io.rulesync.model.manifest.ManifestDecoder;
-import io.rulesync.model.manifest.ManifestReader;
 import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
@@ -18,7 +16,7 @@ import org.junit.jupiter.api.TestInstance;
 
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class VersionStoreTest {
-    private static final Instant T = Instant.parse("2026-11-29T12:00:00Z");
+    private static final Instant T = Fixtures.T;
     private TestDatabase db;
     private VersionStore store;
 
@@ -35,24 +33,8 @@ class VersionStoreTest {
         }
     }
 
-    static ClusterEvent up(String cluster, String yaml) throws Exception {
-        return new ObjectUpserted(cluster, ((ManifestDecoder.Decoded.Accepted) ManifestDecoder.decode(
-                ManifestReader.parse("t", yaml).get(0))).object(), "1", T);
-    }
-
-    static ClusterEvent slice(String cluster, String... ips) throws Exception {
-        StringBuilder eps = new StringBuilder();
-        for (String ip : ips) {
-            eps.append("- {addresses: [").append(ip).append("], nodeName: n1}\n");
-        }
-        return up(cluster, """
-                kind: EndpointSlice
-                apiVersion: discovery.k8s.io/v1
-                metadata: {name: web-1, namespace: shop, labels: {kubernetes.io/service-name: web}}
-                addressType: IPv4
-                ports: [{name: http, port: 8080}]
-                endpoints:
-                """ + eps);
+    static ClusterEvent slice(String cluster, String... ips) {
+        return Fixtures.upsert(cluster, Fixtures.slice("web", "n1", ips));
     }
 
     private static Batch batch(String topic, long expected, long next, ClusterHead.Step step, String cluster) {
@@ -69,8 +51,8 @@ class VersionStoreTest {
         String c = "store-a";
         ClusterHead h0 = ClusterHead.empty(c);
         ClusterHead.Step s1 = h0.apply(List.of(
-                up(c, "kind: Node\nmetadata: {name: n1}\nstatus: {addresses: [{type: InternalIP, address: 10.1.0.1}]}\n"),
-                up(c, "kind: Service\nmetadata: {name: web, namespace: shop}\nspec: {clusterIP: 10.96.0.1, ports: [{name: http, port: 80}]}\n"),
+                Fixtures.upsert(c, Fixtures.node("n1", "10.1.0.1")),
+                Fixtures.upsert(c, Fixtures.service("web", "10.96.0.1")),
                 slice(c, "10.244.0.1", "10.244.0.2")));
         store.commit(batch("t-a", -1, 3, s1, c));
         ClusterHead.Step s2 = s1.next().apply(List.of(slice(c, "10.244.0.1", "10.244.0.3")));
@@ -93,13 +75,13 @@ class VersionStoreTest {
     void aStalePositionOrHeadWritesNothing() throws Exception {
         String c = "store-b";
         ClusterHead.Step s1 = ClusterHead.empty(c).apply(List.of(
-                up(c, "kind: Node\nmetadata: {name: n1}\nstatus: {addresses: [{type: InternalIP, address: 10.1.0.1}]}\n")));
+                Fixtures.upsert(c, Fixtures.node("n1", "10.1.0.1"))));
         store.commit(batch("t-b", -1, 1, s1, c));
         long events = db.count("cluster_event");
 
         // Another instance already moved this partition on: our batch from the old position is refused.
         ClusterHead.Step s2 = s1.next().apply(List.of(
-                up(c, "kind: Node\nmetadata: {name: n2}\nstatus: {addresses: [{type: InternalIP, address: 10.1.0.2}]}\n")));
+                Fixtures.upsert(c, Fixtures.node("n2", "10.1.0.2"))));
         assertThatThrownBy(() -> store.commit(batch("t-b", 0, 1, s2, c))).isInstanceOf(StaleWriteException.class);
         // Two writers both extending version 1 (different partitions, say): only the first wins.
         store.commit(batch("t-b2", -1, 1, s2, c));

@@ -2,17 +2,14 @@ package io.rulesync.compiler.version;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.model.cluster.ClusterObject;
+import io.rulesync.compiler.testing.Fixtures;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
-import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
 import io.rulesync.model.event.ClusterEvent.SettingsChanged;
 import io.rulesync.model.event.ClusterEvent.SyncMarker;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.event.ObjectKind;
 import io.rulesync.model.event.ObjectRef;
-import io.rulesync.model.manifest.ManifestDecoder;
-import io.rulesync.model.manifest.ManifestReader;
 import io.rulesync.model.rules.RulesDiff;
 import io.rulesync.model.rules.Unit;
 import java.time.Instant;
@@ -22,38 +19,19 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class ClusterHeadTest {
-    private static final Instant T = Instant.parse("2026-11-29T12:00:00Z");
+    private static final Instant T = Fixtures.T;
     private static final String C = "demo-a";
 
-    static ClusterObject obj(String yaml) {
-        try {
-            return ((ManifestDecoder.Decoded.Accepted) ManifestDecoder.decode(ManifestReader.parse("t", yaml).get(0))).object();
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
     static ClusterEvent up(String yaml) {
-        return new ObjectUpserted(C, obj(yaml), "1", T);
+        return Fixtures.upsert(C, yaml);
     }
 
-    static final ClusterEvent NODE_A = up("kind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n");
-    static final ClusterEvent NODE_B = up("kind: Node\nmetadata: {name: node-b}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.3}]}\n");
-    static final ClusterEvent WEB = up("kind: Service\nmetadata: {name: web, namespace: shop}\nspec: {clusterIP: 10.96.0.1, ports: [{name: http, port: 80}]}\n");
+    static final ClusterEvent NODE_A = up(Fixtures.node("node-a", "192.168.0.2"));
+    static final ClusterEvent NODE_B = up(Fixtures.node("node-b", "192.168.0.3"));
+    static final ClusterEvent WEB = up(Fixtures.service("web", "10.96.0.1"));
 
     static ClusterEvent slice(String... ips) {
-        StringBuilder eps = new StringBuilder();
-        for (String ip : ips) {
-            eps.append("- {addresses: [").append(ip).append("], nodeName: node-a}\n");
-        }
-        return up("""
-                kind: EndpointSlice
-                apiVersion: discovery.k8s.io/v1
-                metadata: {name: web-1, namespace: shop, labels: {kubernetes.io/service-name: web}}
-                addressType: IPv4
-                ports: [{name: http, port: 8080}]
-                endpoints:
-                """ + eps);
+        return up(Fixtures.slice("web", "node-a", ips));
     }
 
     @Test

@@ -1,6 +1,5 @@
 package io.rulesync.model.manifest;
 
-import io.rulesync.model.cluster.KubernetesNames;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -145,25 +144,7 @@ final class FieldReader {
     }
 
     static String describe(Object v) {
-        if (v == null) {
-            return "nothing";
-        }
-        if (v instanceof String s) {
-            return "the string \"" + KubernetesNames.printable(s) + "\"";
-        }
-        if (v instanceof Map) {
-            return "a mapping";
-        }
-        if (v instanceof List) {
-            return "a list";
-        }
-        if (v instanceof Boolean) {
-            return "the boolean " + v;
-        }
-        if (v instanceof Number) {
-            return "the number " + v;
-        }
-        return v.getClass().getSimpleName();
+        return Problem.describe(v);
     }
 
     /** The problems of one object, tagged with its source and, once known, its identity. */

@@ -322,24 +322,6 @@ public final class FleetFile {
     }
 
     private static String describe(Object v) {
-        if (v == null) {
-            return "nothing";
-        }
-        if (v instanceof String s) {
-            return "the string \"" + KubernetesNames.printable(s) + "\"";
-        }
-        if (v instanceof Map) {
-            return "a mapping";
-        }
-        if (v instanceof List) {
-            return "a list";
-        }
-        if (v instanceof Boolean) {
-            return "the boolean " + v;
-        }
-        if (v instanceof Number) {
-            return "the number " + v;
-        }
-        return "a " + v.getClass().getSimpleName();
+        return Problem.describe(v);
     }
 }
