@@ -3,6 +3,7 @@ package io.rulesync.launcher.demo;
 import io.rulesync.compiler.service.CompilerApplication;
 import io.rulesync.compiler.service.PartitionProcessor;
 import io.rulesync.compiler.service.Topics;
+import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.model.manifest.Problem;
 import io.rulesync.model.rules.RulesDiff;
 import io.rulesync.watcher.Watcher;
@@ -127,7 +128,16 @@ public final class DemoCommand implements Callable<Integer> {
                                     say(out, describe(cluster, seq, diff, cause))))
                     .run();
             running.add(compiler::close);
-            say(out, "compiler running");
+            VersionStore store = compiler.getBean(VersionStore.class);
+            List<String> resumed = new ArrayList<>();
+            fleet.clusters().forEach(c -> {
+                long head = store.head(c.id());
+                if (head > 0) {
+                    resumed.add(c.id() + " at v" + head);
+                }
+            });
+            say(out, "compiler running" + (resumed.isEmpty() ? ""
+                    : "; history kept from earlier runs: " + String.join(", ", resumed) + " (new versions only when something changes)"));
 
             Properties producer = new Properties();
             producer.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
