@@ -41,12 +41,6 @@ public final class ChainNames {
         return SEP_PREFIX + hash16(port.toString() + port.protocol().lower() + endpoint);
     }
 
-    /** Whether a chain is one of the per-service chains kube-proxy creates and garbage-collects. */
-    public static boolean isServiceChain(String name) {
-        return name.startsWith(SVC_PREFIX) || name.startsWith(SVL_PREFIX) || name.startsWith(EXT_PREFIX)
-                || name.startsWith(FW_PREFIX) || name.startsWith(SEP_PREFIX);
-    }
-
     /** base32 (RFC 4648 alphabet) of sha256, first 16 characters: exactly the first 10 bytes. */
     static String hash16(String input) {
         MessageDigest md = SHA256.get();

@@ -51,9 +51,9 @@ public final class ClusterCompiler {
         for (IpFamily family : settings.families()) {
             ProxySettings ps = proxySettings(settings, family);
             Nodes nodes = Nodes.of(state, family);
-            Map<Unit, Input> inputs = new TreeMap<>();
+            Map<Unit, PortInput> inputs = new TreeMap<>();
             for (Service svc : state.services()) {
-                for (Input in : inputsOf(svc, state, family)) {
+                for (PortInput in : PortInput.of(svc, state, family)) {
                     inputs.put(in.unit(), in);
                     index.computeIfAbsent(svc.name(), k -> new TreeSet<>()).add(in.unit());
                 }
@@ -62,7 +62,7 @@ public final class ClusterCompiler {
             boolean large = total > NodeRules.LARGE_CLUSTER_ENDPOINTS;
             TreeMap<Unit, Integer> familyCounts = new TreeMap<>();
             fixed(ps, nodes).forEach((v, f) -> fragments.put(new FragmentKey(family, Unit.FIXED, v), f));
-            for (Input in : inputs.values()) {
+            for (PortInput in : inputs.values()) {
                 familyCounts.put(in.unit(), in.endpoints().size());
                 variants(in, ps, nodes, large).forEach((v, f) -> fragments.put(new FragmentKey(family, in.unit(), v), f));
             }
@@ -89,7 +89,7 @@ public final class ClusterCompiler {
         Map<IpFamily, TreePMap<Unit, Integer>> counts = new LinkedHashMap<>(prev.endpointCounts());
         TreePMap<NamespacedName, Set<Unit>> index = prev.unitsByService();
         Set<Unit> touched = new TreeSet<>();
-        Map<IpFamily, List<Input>> fresh = new LinkedHashMap<>();
+        Map<IpFamily, List<PortInput>> fresh = new LinkedHashMap<>();
         for (NamespacedName name : new TreeSet<>(changedServices)) {
             Set<Unit> old = index.getOrDefault(name, Set.of());
             touched.addAll(old);
@@ -102,8 +102,8 @@ public final class ClusterCompiler {
                     }
                     c = c.minus(u);
                 }
-                List<Input> inputs = state.service(name).map(svc -> inputsOf(svc, state, family)).orElse(List.of());
-                for (Input in : inputs) {
+                List<PortInput> inputs = state.service(name).map(svc -> PortInput.of(svc, state, family)).orElse(List.of());
+                for (PortInput in : inputs) {
                     c = c.plus(in.unit(), in.endpoints().size());
                     now.add(in.unit());
                 }
@@ -121,7 +121,7 @@ public final class ClusterCompiler {
             }
             ProxySettings ps = proxySettings(settings, family);
             Nodes nodes = Nodes.of(state, family);
-            for (Input in : fresh.getOrDefault(family, List.of())) {
+            for (PortInput in : fresh.getOrDefault(family, List.of())) {
                 for (Map.Entry<Variant, RuleFragment> v : variants(in, ps, nodes, large).entrySet()) {
                     rules = rules.with(new FragmentKey(family, in.unit(), v.getKey()), v.getValue());
                 }
@@ -148,7 +148,7 @@ public final class ClusterCompiler {
         return out;
     }
 
-    private static Map<Variant, RuleFragment> variants(Input in, ProxySettings ps, Nodes nodes, boolean large) {
+    private static Map<Variant, RuleFragment> variants(PortInput in, ProxySettings ps, Nodes nodes, boolean large) {
         ServicePortInfo info = in.info();
         PortEndpoints eps = in.endpoints();
         boolean byLocality = info.usesLocalEndpoints() || !eps.duplicates().isEmpty();
@@ -214,23 +214,6 @@ public final class ClusterCompiler {
             out.put(n.name(), n.zone());
         }
         return out;
-    }
-
-    private static List<Input> inputsOf(Service svc, ClusterState state, IpFamily family) {
-        List<ServicePortInfo> infos = ServicePortInfo.of(svc, family);
-        if (infos.isEmpty()) {
-            return List.of();
-        }
-        Map<io.rulesync.model.cluster.ServicePortName, PortEndpoints> endpoints =
-                EndpointCollector.collect(svc.name(), state.slicesOf(svc.name()), family);
-        List<Input> out = new ArrayList<>(infos.size());
-        for (ServicePortInfo info : infos) {
-            out.add(new Input(Unit.of(info.name()), info, endpoints.getOrDefault(info.name(), PortEndpoints.NONE)));
-        }
-        return out;
-    }
-
-    private record Input(Unit unit, ServicePortInfo info, PortEndpoints endpoints) {
     }
 
     /** The cluster's nodes as one family's proxier sees them. */

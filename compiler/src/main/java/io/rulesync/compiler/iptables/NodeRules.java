@@ -52,7 +52,7 @@ public final class NodeRules {
         List<PortInput> inputs = new ArrayList<>();
         long total = 0;
         for (Service svc : state.services()) {
-            for (PortInput in : inputsOf(svc, state, settings.family())) {
+            for (PortInput in : PortInput.of(svc, state, settings.family())) {
                 inputs.add(in);
                 total += in.endpoints().size();
             }
@@ -92,7 +92,7 @@ public final class NodeRules {
             }
             newIndex = newIndex.minus(name);
             List<PortInput> inputs = state.service(name)
-                    .map(svc -> inputsOf(svc, state, settings.family()))
+                    .map(svc -> PortInput.of(svc, state, settings.family()))
                     .orElse(List.of());
             for (PortInput in : inputs) {
                 total += in.endpoints().size();
@@ -146,22 +146,5 @@ public final class NodeRules {
     /** The iptables-restore input (ip6tables-restore for IPv6). */
     public String render() {
         return ruleSet().render();
-    }
-
-    private static List<PortInput> inputsOf(Service svc, ClusterState state, IpFamily family) {
-        List<ServicePortInfo> infos = ServicePortInfo.of(svc, family);
-        if (infos.isEmpty()) {
-            return List.of();
-        }
-        Map<ServicePortName, PortEndpoints> endpoints =
-                EndpointCollector.collect(svc.name(), state.slicesOf(svc.name()), family);
-        List<PortInput> out = new ArrayList<>(infos.size());
-        for (ServicePortInfo info : infos) {
-            out.add(new PortInput(info, endpoints.getOrDefault(info.name(), PortEndpoints.NONE)));
-        }
-        return out;
-    }
-
-    private record PortInput(ServicePortInfo info, PortEndpoints endpoints) {
     }
 }

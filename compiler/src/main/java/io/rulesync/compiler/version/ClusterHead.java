@@ -89,11 +89,6 @@ public final class ClusterHead {
                 : RulesDiff.between(published, compiled.rules(), null);
     }
 
-    /** The head after publishing {@link #pendingDiff()} as a version of its own. */
-    public ClusterHead caughtUp() {
-        return pendingDiff().isEmpty() ? this : new ClusterHead(cluster, view, compiled, compiled.rules(), version + 1);
-    }
-
     public String cluster() {
         return cluster;
     }

@@ -1,0 +1,33 @@
+package io.rulesync.compiler.iptables;
+
+import io.rulesync.model.cluster.ClusterState;
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.cluster.Service;
+import io.rulesync.model.cluster.ServicePortName;
+import io.rulesync.model.rules.Unit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/** What compiling one service port reads: the port as one family sees it, and its endpoints. */
+record PortInput(ServicePortInfo info, PortEndpoints endpoints) {
+
+    Unit unit() {
+        return Unit.of(info.name());
+    }
+
+    /** The inputs of every port of a Service in one family; none when kube-proxy would skip it. */
+    static List<PortInput> of(Service svc, ClusterState state, IpFamily family) {
+        List<ServicePortInfo> infos = ServicePortInfo.of(svc, family);
+        if (infos.isEmpty()) {
+            return List.of();
+        }
+        Map<ServicePortName, PortEndpoints> endpoints =
+                EndpointCollector.collect(svc.name(), state.slicesOf(svc.name()), family);
+        List<PortInput> out = new ArrayList<>(infos.size());
+        for (ServicePortInfo info : infos) {
+            out.add(new PortInput(info, endpoints.getOrDefault(info.name(), PortEndpoints.NONE)));
+        }
+        return out;
+    }
+}
