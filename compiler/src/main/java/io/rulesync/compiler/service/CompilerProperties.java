@@ -1,5 +1,6 @@
 package io.rulesync.compiler.service;
 
+import io.rulesync.model.topic.Topics;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -9,13 +10,14 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  */
 @ConfigurationProperties("rulesync.compiler")
 public record CompilerProperties(
-        String eventsTopic, String deltasTopic, String deadLetterTopic, String group, Integer partitions,
+        String eventsTopic, String deltasTopic, String deadLetterTopic, String acksTopic, String group, Integer partitions,
         Duration coalesceWindow, Integer concurrency) {
 
     public CompilerProperties {
         eventsTopic = eventsTopic == null ? Topics.DEFAULT.events() : eventsTopic;
         deltasTopic = deltasTopic == null ? Topics.DEFAULT.deltas() : deltasTopic;
         deadLetterTopic = deadLetterTopic == null ? Topics.DEFAULT.deadLetters() : deadLetterTopic;
+        acksTopic = acksTopic == null ? Topics.DEFAULT.acks() : acksTopic;
         group = group == null ? "rulesync-compiler" : group;
         partitions = partitions == null ? 6 : partitions;
         coalesceWindow = coalesceWindow == null ? Duration.ofMillis(100) : coalesceWindow;
@@ -23,6 +25,6 @@ public record CompilerProperties(
     }
 
     public Topics topics() {
-        return new Topics(eventsTopic, deltasTopic, deadLetterTopic);
+        return new Topics(eventsTopic, deltasTopic, deadLetterTopic, acksTopic);
     }
 }

@@ -1,5 +1,6 @@
 package io.rulesync.compiler.service;
 
+import io.rulesync.model.topic.Topics;
 import io.rulesync.compiler.store.VersionStore;
 import java.time.Clock;
 import java.util.ArrayList;

@@ -44,7 +44,7 @@ public final class SyntheticCluster {
         return new NamespacedName("ns" + (i % 50), "svc" + i);
     }
 
-    static Service service(int i) {
+    public static Service service(int i) {
         boolean nodePort = i % 10 == 9;
         return new Service(serviceName(i), nodePort ? ServiceType.NODE_PORT : ServiceType.CLUSTER_IP,
                 List.of(IpAddress.parse("172.30." + (i / 250) + "." + (1 + i % 250))),

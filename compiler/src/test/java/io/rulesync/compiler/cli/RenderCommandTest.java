@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rulesync.compiler.iptables.ClusterCompiler;
 import io.rulesync.compiler.iptables.IptablesCompiler;
 import io.rulesync.compiler.service.PartitionProcessor;
-import io.rulesync.compiler.service.Topics;
+import io.rulesync.model.topic.Topics;
 import io.rulesync.compiler.store.TestDatabase;
 import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.model.cluster.ClusterState;

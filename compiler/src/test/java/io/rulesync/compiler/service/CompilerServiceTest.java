@@ -1,5 +1,6 @@
 package io.rulesync.compiler.service;
 
+import io.rulesync.model.topic.Topics;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.compiler.store.TestDatabase;
@@ -38,7 +39,7 @@ import org.springframework.context.ConfigurableApplicationContext;
  */
 class CompilerServiceTest {
     private final String run = UUID.randomUUID().toString().substring(0, 8);
-    private final Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run);
+    private final Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run, "acks-" + run);
 
     private ConfigurableApplicationContext start(TestDatabase db) {
         Map<String, Object> props = new HashMap<>();

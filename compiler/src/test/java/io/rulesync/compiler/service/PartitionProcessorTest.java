@@ -1,5 +1,6 @@
 package io.rulesync.compiler.service;
 
+import io.rulesync.model.topic.Topics;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

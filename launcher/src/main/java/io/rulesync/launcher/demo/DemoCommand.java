@@ -2,7 +2,7 @@ package io.rulesync.launcher.demo;
 
 import io.rulesync.compiler.service.CompilerApplication;
 import io.rulesync.compiler.service.PartitionProcessor;
-import io.rulesync.compiler.service.Topics;
+import io.rulesync.model.topic.Topics;
 import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.model.manifest.Problem;
 import io.rulesync.model.rules.RulesDiff;

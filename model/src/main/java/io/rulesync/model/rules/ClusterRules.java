@@ -109,17 +109,40 @@ public final class ClusterRules {
         return Optional.of(RuleSetAssembly.assemble(family, Objects.requireNonNullElse(fixed, RuleFragment.EMPTY), ports));
     }
 
+    /**
+     * Only what {@code node} can use: the variants that match it (its own, its zone's, any node's)
+     * and its own zone. An agent holds this, not the whole cluster; empty when the node is unknown.
+     */
+    public ClusterRules forNode(String node) {
+        String zone = nodeZones.get(node);
+        if (zone == null) {
+            return EMPTY;
+        }
+        TreePMap<FragmentKey, RuleFragment> kept = TreePMap.empty();
+        for (Map.Entry<FragmentKey, RuleFragment> e : fragments.entrySet()) {
+            if (matches(e.getKey().variant(), node, zone)) {
+                kept = kept.plus(e.getKey(), e.getValue());
+            }
+        }
+        return new ClusterRules(kept, TreePMap.singleton(node, zone));
+    }
+
+    /** Whether a fragment of this variant may be chosen for the node. */
+    public static boolean matches(Variant v, String node, String zone) {
+        return (v.node().equals(node) || v.node().equals(Variant.ANY)) && (v.zone().equals(zone) || v.zone().equals(Variant.ANY));
+    }
+
     /** The most specific variant: this node and its zone, this node, any node in its zone, any node. */
     static RuleFragment choose(Collection<Map.Entry<FragmentKey, RuleFragment>> variants, String node, String zone) {
         RuleFragment best = null;
         int bestRank = Integer.MAX_VALUE;
         for (Map.Entry<FragmentKey, RuleFragment> e : variants) {
             Variant v = e.getKey().variant();
-            boolean nodeMatch = v.node().equals(node);
-            boolean zoneMatch = v.zone().equals(zone);
-            if (!(nodeMatch || v.node().equals(Variant.ANY)) || !(zoneMatch || v.zone().equals(Variant.ANY))) {
+            if (!matches(v, node, zone)) {
                 continue;
             }
+            boolean nodeMatch = v.node().equals(node);
+            boolean zoneMatch = v.zone().equals(zone);
             int rank = (nodeMatch ? 0 : 2) + (zoneMatch ? 0 : 1);
             if (rank < bestRank) {
                 best = e.getValue();

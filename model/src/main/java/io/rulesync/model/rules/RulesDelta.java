@@ -1,10 +1,8 @@
 package io.rulesync.model.rules;
 
-import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.Json;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -44,30 +42,9 @@ public record RulesDelta(String cluster, long base, long target, Instant created
     public List<String> toJsonParts(int maxChars) {
         List<String> fragments = new ArrayList<>();
         for (RulesDiff.FragmentChange c : diff.fragments()) {
-            Map<String, Object> f = new LinkedHashMap<>();
-            f.put("family", c.key().family().id());
-            f.put("unit", c.key().unit().id());
-            f.put("variant", c.key().variant().id());
-            if (c.after() == null) {
-                f.put("removed", true);
-            } else {
-                f.put("hash", c.after().hash());
-                f.put("rules", c.after().text());
-            }
-            fragments.add(Json.write(f));
+            fragments.add(FragmentJson.fragment(c.key(), c.after()));
         }
-        List<Object> nodes = new ArrayList<>();
-        for (RulesDiff.NodeChange n : diff.nodes()) {
-            Map<String, Object> node = new LinkedHashMap<>();
-            node.put("node", n.node());
-            if (n.zoneAfter() == null) {
-                node.put("removed", true);
-            } else {
-                node.put("zone", n.zoneAfter());
-            }
-            nodes.add(node);
-        }
-        String nodesJson = Json.write(nodes);
+        String nodesJson = FragmentJson.nodes(diff.nodes());
         List<List<String>> groups = new ArrayList<>();
         List<String> current = new ArrayList<>();
         long size = nodesJson.length();
@@ -141,27 +118,8 @@ public record RulesDelta(String cluster, long base, long target, Instant created
         if (!Integer.valueOf(FORMAT).equals(m.get("v"))) {
             throw new IllegalArgumentException("v: delta format " + m.get("v") + " is not supported");
         }
-        List<RulesDiff.FragmentChange> fragments = new ArrayList<>();
-        for (Object o : (List<?>) m.get("fragments")) {
-            Map<?, ?> f = (Map<?, ?>) o;
-            FragmentKey key = new FragmentKey(IpFamily.fromId((String) f.get("family")), Unit.parse((String) f.get("unit")),
-                    Variant.parse((String) f.get("variant")));
-            if (Boolean.TRUE.equals(f.get("removed"))) {
-                fragments.add(new RulesDiff.FragmentChange(key, RuleFragment.EMPTY, null));
-            } else {
-                RuleFragment after = RuleFragment.parse((String) f.get("rules"));
-                if (!after.hash().equals(f.get("hash"))) {
-                    throw new IllegalArgumentException("fragment " + key + ": content does not match its hash");
-                }
-                fragments.add(new RulesDiff.FragmentChange(key, null, after));
-            }
-        }
-        List<RulesDiff.NodeChange> nodes = new ArrayList<>();
-        for (Object o : (List<?>) m.get("nodes")) {
-            Map<?, ?> n = (Map<?, ?>) o;
-            nodes.add(new RulesDiff.NodeChange((String) n.get("node"), null,
-                    Boolean.TRUE.equals(n.get("removed")) ? null : (String) n.get("zone")));
-        }
+        List<RulesDiff.FragmentChange> fragments = FragmentJson.readFragments((List<?>) m.get("fragments"));
+        List<RulesDiff.NodeChange> nodes = FragmentJson.readNodes((List<?>) m.get("nodes"));
         return new RulesDelta((String) m.get("cluster"), number(m.get("base")), number(m.get("target")),
                 Instant.parse((String) m.get("createdAt")), new RulesDiff(fragments, nodes));
     }

@@ -1,0 +1,24 @@
+package io.rulesync.model.topic;
+
+import java.util.Objects;
+
+/**
+ * The Kafka topics that connect the roles. Every one is keyed by cluster id, so one cluster's
+ * messages stay in order on one partition.
+ *
+ * @param events      watcher → compiler: cluster change events
+ * @param deltas      compiler → agents: rule deltas between consecutive versions
+ * @param deadLetters events the compiler refused, with the reason
+ * @param acks        agents → compiler: what each node applied or refused
+ */
+public record Topics(String events, String deltas, String deadLetters, String acks) {
+    public static final Topics DEFAULT = new Topics("rulesync.cluster-events", "rulesync.rule-deltas",
+            "rulesync.cluster-events.dlt", "rulesync.node-acks");
+
+    public Topics {
+        Objects.requireNonNull(events, "events");
+        Objects.requireNonNull(deltas, "deltas");
+        Objects.requireNonNull(deadLetters, "deadLetters");
+        Objects.requireNonNull(acks, "acks");
+    }
+}

@@ -1,0 +1,255 @@
+package io.rulesync.agent;
+
+import io.rulesync.agent.apply.Applier;
+import io.rulesync.agent.apply.OwnedChains;
+import io.rulesync.agent.feed.AckSink;
+import io.rulesync.agent.feed.SnapshotSource;
+import io.rulesync.agent.feed.SnapshotUnavailableException;
+import io.rulesync.agent.state.NodeView;
+import io.rulesync.agent.state.StateFile;
+import io.rulesync.agent.verify.DriftCheck;
+import io.rulesync.model.ack.NodeAck;
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.rules.RuleSet;
+import io.rulesync.model.rules.RulesDelta;
+import io.rulesync.model.rules.RulesSnapshot;
+import io.rulesync.model.rules.Table;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+/**
+ * A node agent's decisions, single-threaded and free of Kafka: which version to apply and from
+ * what, when to take a snapshot, when to retry after a failure, when to check for drift, and what
+ * to acknowledge. {@link AgentLoop} feeds it deltas and time.
+ *
+ * <p>The kernel is trusted to hold {@link #running()} exactly; when that is in doubt (start-up
+ * without state, a failed full apply, a flushed table) the next apply is a full one.
+ */
+public final class Agent {
+    private static final Duration FIRST_RETRY = Duration.ofSeconds(1);
+    private static final Duration MAX_RETRY = Duration.ofMinutes(2);
+
+    private final String cluster;
+    private final String node;
+    private final SnapshotSource snapshots;
+    private final Applier applier;
+    private final AckSink acks;
+    private final StateFile state;
+    private final Clock clock;
+    private final Consumer<String> log;
+    private final Duration verifyEvery;
+    private final DriftCheck drift;
+
+    /** What the kernel holds, or null when unknown. */
+    private NodeView running;
+    private Instant retryAt;
+    private Duration retryDelay = FIRST_RETRY;
+    private Instant verifyAt;
+    private final AtomicLong applies = new AtomicLong();
+    private final AtomicLong failures = new AtomicLong();
+    private final AtomicLong repairs = new AtomicLong();
+
+    public Agent(String cluster, String node, SnapshotSource snapshots, Applier applier, AckSink acks, StateFile state,
+            Clock clock, Duration verifyEvery, int chainsPerCheck, Consumer<String> log) {
+        this.cluster = Objects.requireNonNull(cluster, "cluster");
+        this.node = Objects.requireNonNull(node, "node");
+        this.snapshots = snapshots;
+        this.applier = applier;
+        this.acks = acks;
+        this.state = state;
+        this.clock = clock;
+        this.verifyEvery = verifyEvery;
+        this.drift = new DriftCheck(chainsPerCheck);
+        this.log = log;
+    }
+
+    /** The version the kernel holds, or -1 when unknown. */
+    public long running() {
+        return running == null ? -1 : running.version();
+    }
+
+    public long applies() {
+        return applies.get();
+    }
+
+    public long failures() {
+        return failures.get();
+    }
+
+    public long repairs() {
+        return repairs.get();
+    }
+
+    /**
+     * Start-up: load the latest version. If the state file names the version an earlier run
+     * applied and the kernel still has the canary, that version's snapshot is what the kernel holds
+     * and the move to the latest is incremental; otherwise it is a full apply.
+     */
+    public void start() {
+        OptionalLong previous = state.read();
+        if (previous.isPresent()) {
+            try {
+                RulesSnapshot s = snapshots.at(cluster, node, previous.getAsLong());
+                NodeView v = NodeView.of(s, node);
+                if (v.knowsNode() && canaryPresent(ruleSets(v).keySet())) {
+                    running = v;
+                    log.accept("kernel holds version " + v.version() + " from an earlier run");
+                }
+            } catch (SnapshotUnavailableException e) {
+                log.accept("snapshot of the version applied before (" + previous.getAsLong() + ") is unavailable, applying in full: "
+                        + e.getMessage());
+            }
+        }
+        resync("start-up");
+    }
+
+    /** Deltas in the order received. */
+    public void onDeltas(List<RulesDelta> deltas) {
+        for (RulesDelta d : deltas) {
+            if (running == null) {
+                if (retryAt == null || !clock.instant().isBefore(retryAt)) {
+                    resync("no version applied yet");
+                }
+                continue;
+            }
+            NodeView.Step step = running.offer(d);
+            if (step instanceof NodeView.Advanced a) {
+                apply(running, a.next());
+            } else if (step instanceof NodeView.NeedsSnapshot n) {
+                if (retryAt != null && clock.instant().isBefore(retryAt)) {
+                    continue; // backing off after a failure; tick() retries
+                }
+                resync(n.reason());
+            }
+        }
+    }
+
+    /** Time passes: retry after a failure when due; check for drift when due. */
+    public void tick() {
+        Instant now = clock.instant();
+        if (retryAt != null && !now.isBefore(retryAt)) {
+            resync("retry after failure");
+            return;
+        }
+        if (running != null && (verifyAt == null || !now.isBefore(verifyAt))) {
+            verify();
+        }
+    }
+
+    /** Checks the kernel against the running version now, and repairs drift. */
+    public DriftCheck.Result verify() {
+        verifyAt = clock.instant().plus(verifyEvery);
+        if (running == null) {
+            return new DriftCheck.Result(false, 0, 0, List.of("no version applied"));
+        }
+        DriftCheck.Result r = drift.check(applier, ruleSets(running));
+        if (r.canaryMissing()) {
+            log.accept("drift: " + String.join("; ", r.problems()) + "; applying version " + running.version() + " in full");
+            NodeView v = running;
+            running = null;
+            repairs.incrementAndGet();
+            apply(null, v);
+        } else if (r.repaired() > 0 || !r.problems().isEmpty()) {
+            repairs.addAndGet(r.repaired());
+            log.accept("drift repaired (" + r.repaired() + "): " + String.join("; ", r.problems()));
+        }
+        return r;
+    }
+
+    private void resync(String why) {
+        RulesSnapshot latest;
+        try {
+            latest = snapshots.latest(cluster, node);
+        } catch (SnapshotUnavailableException e) {
+            log.accept("cannot load the latest version (" + why + "): " + e.getMessage());
+            backOff();
+            return;
+        }
+        NodeView target = NodeView.of(latest, node);
+        if (running != null && target.version() <= running.version()) {
+            retryAt = null;
+            return;
+        }
+        log.accept("loading version " + target.version() + " (" + why + ")");
+        apply(running, target);
+    }
+
+    private void apply(NodeView from, NodeView to) {
+        long t0 = System.nanoTime();
+        if (!to.knowsNode()) {
+            fail(to, from, t0, "node " + node + " is not a node of cluster " + cluster + " at version " + to.version());
+            return;
+        }
+        Applier.Outcome o = applier.apply(from == null ? null : ruleSets(from), ruleSets(to));
+        if (!o.ok()) {
+            if (from == null) {
+                state.clear();
+            }
+            fail(to, from, t0, o.error());
+            return;
+        }
+        running = to;
+        retryAt = null;
+        retryDelay = FIRST_RETRY;
+        state.write(to.version(), applier.mode());
+        applies.incrementAndGet();
+        int rules = ruleSets(to).values().stream().mapToInt(RuleSet::ruleCount).sum();
+        acks.publish(new NodeAck(cluster, node, to.version(), to.version(), NodeAck.Status.APPLIED, null,
+                millisSince(t0), rules, applier.mode(), clock.instant()));
+        if (verifyAt == null) {
+            verifyAt = clock.instant().plus(verifyEvery);
+        }
+    }
+
+    private void fail(NodeView to, NodeView from, long t0, String error) {
+        failures.incrementAndGet();
+        running = from;
+        log.accept("version " + to.version() + " not applied, node keeps " + (from == null ? "no known version" : "version " + from.version())
+                + ": " + error);
+        acks.publish(new NodeAck(cluster, node, to.version(), from == null ? 0 : from.version(), NodeAck.Status.FAILED, error,
+                millisSince(t0), 0, applier.mode(), clock.instant()));
+        backOff();
+    }
+
+    /** Never a tight loop: 1 s, 2 s, 4 s, ... up to 2 minutes between attempts. */
+    private void backOff() {
+        retryAt = clock.instant().plus(retryDelay);
+        Duration next = retryDelay.multipliedBy(2);
+        retryDelay = next.compareTo(MAX_RETRY) > 0 ? MAX_RETRY : next;
+    }
+
+    /** The rule sets of the families this node's kernel takes (those the cluster has rules of). */
+    private Map<IpFamily, RuleSet> ruleSets(NodeView v) {
+        Map<IpFamily, RuleSet> out = new EnumMap<>(IpFamily.class);
+        for (IpFamily f : v.rules().families()) {
+            if (applier.families().contains(f)) {
+                v.ruleSet(f).ifPresent(rs -> out.put(f, rs));
+            }
+        }
+        return out;
+    }
+
+    private boolean canaryPresent(Set<IpFamily> families) {
+        for (IpFamily f : families) {
+            for (Table t : Table.values()) {
+                if (applier.netfilter(f).chain(t, OwnedChains.CANARY).isEmpty()) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    private static long millisSince(long t0) {
+        return (System.nanoTime() - t0) / 1_000_000;
+    }
+}

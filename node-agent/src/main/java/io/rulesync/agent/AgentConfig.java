@@ -1,0 +1,72 @@
+package io.rulesync.agent;
+
+import io.rulesync.agent.apply.Applier;
+import io.rulesync.agent.apply.IptablesNetfilter;
+import io.rulesync.agent.apply.MemoryNetfilter;
+import io.rulesync.agent.apply.Netfilter;
+import io.rulesync.agent.feed.ApiSnapshots;
+import io.rulesync.agent.feed.DeltaFeed;
+import io.rulesync.agent.feed.KafkaAckSink;
+import io.rulesync.agent.feed.SnapshotSource;
+import io.rulesync.agent.state.StateFile;
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.cluster.KubernetesNames;
+import io.rulesync.model.topic.Topics;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Consumer;
+
+/**
+ * Everything a node agent needs to run, and how the parts are put together.
+ *
+ * @param kafka          bootstrap servers
+ * @param kafkaSettings  extra client settings (TLS, SASL), never from code
+ * @param api            base URL of the api role, for snapshots
+ * @param dryRun         null: program the kernel; else write rules to this directory
+ * @param netns          null: the agent's own network namespace; else one named by {@code ip netns}
+ */
+public record AgentConfig(String cluster, String node, String kafka, Map<String, Object> kafkaSettings, Topics topics,
+        URI api, String apiToken, List<IpFamily> families, Path dryRun, String netns, Path stateDir,
+        Duration verifyEvery, int chainsPerCheck) {
+
+    public AgentConfig {
+        Objects.requireNonNull(cluster, "cluster");
+        KubernetesNames.checkSubdomain(node);
+        Objects.requireNonNull(kafka, "kafka");
+        kafkaSettings = Map.copyOf(kafkaSettings);
+        Objects.requireNonNull(topics, "topics");
+        Objects.requireNonNull(api, "api");
+        families = List.copyOf(families);
+        Objects.requireNonNull(stateDir, "stateDir");
+        Objects.requireNonNull(verifyEvery, "verifyEvery");
+    }
+
+    /** The agent's packet filters: the kernel's, or in-memory ones that write files for a dry run. */
+    public List<Netfilter> netfilters(IptablesNetfilter.Printer printer) {
+        List<Netfilter> out = new ArrayList<>();
+        for (IpFamily f : families) {
+            out.add(dryRun != null ? new MemoryNetfilter(f, dryRun, node + "-" + f.id())
+                    : new IptablesNetfilter(f, netns, printer));
+        }
+        return out;
+    }
+
+    public AgentLoop loop(IptablesNetfilter.Printer printer, Consumer<String> log) {
+        return loop(new ApiSnapshots(api, apiToken), printer, log);
+    }
+
+    public AgentLoop loop(SnapshotSource snapshots, IptablesNetfilter.Printer printer, Consumer<String> log) {
+        Applier applier = new Applier(netfilters(printer), log);
+        KafkaAckSink acks = new KafkaAckSink(kafka, kafkaSettings, topics.acks(), log);
+        Agent agent = new Agent(cluster, node, snapshots, applier, acks, new StateFile(stateDir, cluster, node),
+                Clock.systemUTC(), verifyEvery, chainsPerCheck, log);
+        DeltaFeed feed = new DeltaFeed(kafka, kafkaSettings, topics.deltas(), cluster, log);
+        return new AgentLoop(agent, feed, node, log, acks);
+    }
+}

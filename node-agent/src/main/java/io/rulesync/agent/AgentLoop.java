@@ -1,0 +1,82 @@
+package io.rulesync.agent;
+
+import io.rulesync.agent.feed.DeltaFeed;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.function.Consumer;
+import org.apache.kafka.common.errors.WakeupException;
+
+/** Runs an {@link Agent} on one thread: deltas from the feed, and time for retries and drift checks. */
+public final class AgentLoop implements AutoCloseable {
+    private final Agent agent;
+    private final DeltaFeed feed;
+    private final Consumer<String> log;
+    private final AutoCloseable acks;
+    private final Thread thread;
+    private final CountDownLatch started = new CountDownLatch(1);
+    private volatile boolean stopping;
+    private volatile Throwable died;
+
+    public AgentLoop(Agent agent, DeltaFeed feed, String name, Consumer<String> log, AutoCloseable acks) {
+        this.agent = agent;
+        this.feed = feed;
+        this.log = log;
+        this.acks = acks;
+        this.thread = new Thread(this::run, "agent-" + name);
+    }
+
+    public AgentLoop start() {
+        thread.start();
+        return this;
+    }
+
+    /** Blocks until the agent has made its first attempt to load a version. */
+    public void awaitStarted() throws InterruptedException {
+        started.await();
+    }
+
+    public Agent agent() {
+        return agent;
+    }
+
+    /** Why the loop stopped on its own, or null. */
+    public Throwable died() {
+        return died;
+    }
+
+    private void run() {
+        try {
+            feed.start(Duration.ofMinutes(5));
+            agent.start();
+            started.countDown();
+            while (!stopping) {
+                agent.onDeltas(feed.poll(Duration.ofMillis(200)));
+                agent.tick();
+            }
+        } catch (WakeupException e) {
+            if (!stopping) {
+                died = e;
+            }
+        } catch (RuntimeException | Error e) {
+            died = e;
+            log.accept("agent stopped: " + e);
+        } finally {
+            started.countDown();
+            feed.close();
+        }
+    }
+
+    @Override
+    public void close() {
+        stopping = true;
+        feed.wakeup();
+        try {
+            thread.join(30_000);
+            acks.close();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            log.accept("closing the ack producer: " + e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,223 @@
+package io.rulesync.agent.apply;
+
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.rules.Chain;
+import io.rulesync.model.rules.RuleSet;
+import io.rulesync.model.rules.Table;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Consumer;
+
+/**
+ * Moves a node's kernel from one rule set to the next, per family, with one atomic restore each;
+ * verifies what it wrote; and keeps the node on its last good rules when anything fails: a family
+ * already changed is changed back, so the node never runs half a version.
+ */
+public final class Applier {
+    private final Map<IpFamily, Netfilter> families;
+    private final Consumer<String> log;
+
+    public Applier(List<Netfilter> netfilters, Consumer<String> log) {
+        Map<IpFamily, Netfilter> m = new EnumMap<>(IpFamily.class);
+        for (Netfilter n : netfilters) {
+            m.put(n.family(), n);
+        }
+        this.families = m;
+        this.log = Objects.requireNonNull(log, "log");
+    }
+
+    public String mode() {
+        return families.values().iterator().next().mode();
+    }
+
+    public List<IpFamily> families() {
+        return List.copyOf(families.keySet());
+    }
+
+    public Netfilter netfilter(IpFamily family) {
+        return families.get(family);
+    }
+
+    /** What an apply did. {@code error} is null when it succeeded. */
+    public record Outcome(String error, int restoreLines, long restoreNanos) {
+        public boolean ok() {
+            return error == null;
+        }
+    }
+
+    /**
+     * Applies {@code after}. {@code before} is what the kernel holds of rulesync's chains, or null
+     * when that is unknown (start-up, a flushed table): then every chain is rewritten and owned
+     * chains the kernel holds beyond {@code after} are removed.
+     */
+    public Outcome apply(Map<IpFamily, RuleSet> before, Map<IpFamily, RuleSet> after) {
+        long restoreNanos = 0;
+        int lines = 0;
+        List<IpFamily> done = new ArrayList<>();
+        for (Map.Entry<IpFamily, Netfilter> e : families.entrySet()) {
+            IpFamily f = e.getKey();
+            Netfilter nf = e.getValue();
+            RuleSet target = after.get(f);
+            if (target == null) {
+                continue;
+            }
+            RuleSet from = before == null ? null : before.get(f);
+            try {
+                RestorePlan plan = from == null ? fullPlan(nf, target) : RestorePlan.between(from, target);
+                long t0 = System.nanoTime();
+                if (!plan.isEmpty()) {
+                    restoreNaming(nf, plan.script());
+                }
+                ensureJumps(nf);
+                restoreNanos += System.nanoTime() - t0;
+                lines += plan.lines();
+                done.add(f);
+                List<String> problems = verify(nf, target, plan);
+                if (!problems.isEmpty()) {
+                    throw new RestoreFailedException("the kernel does not hold what was applied: " + String.join("; ", problems));
+                }
+            } catch (RestoreFailedException ex) {
+                String error = f.id() + ": " + ex.getMessage();
+                rollBack(before, after, done, error);
+                return new Outcome(error, lines, restoreNanos);
+            }
+        }
+        return new Outcome(null, lines, restoreNanos);
+    }
+
+    private static final java.util.regex.Pattern FAILED_LINE = java.util.regex.Pattern.compile("line:? (\\d+)");
+
+    /** Restores; a refusal names the line of the script it refers to, since the tools only give its number. */
+    private static void restoreNaming(Netfilter nf, String script) throws RestoreFailedException {
+        try {
+            nf.restore(script);
+        } catch (RestoreFailedException e) {
+            java.util.regex.Matcher m = FAILED_LINE.matcher(e.getMessage());
+            String[] lines = script.split("\n");
+            if (m.find()) {
+                int n = Integer.parseInt(m.group(1));
+                if (n >= 1 && n <= lines.length) {
+                    String l = lines[n - 1];
+                    throw new RestoreFailedException(e.getMessage() + " [line " + n + ": " + (l.length() > 300 ? l.substring(0, 300) + "..." : l) + "]");
+                }
+            }
+            throw e;
+        }
+    }
+
+    private void rollBack(Map<IpFamily, RuleSet> before, Map<IpFamily, RuleSet> after, List<IpFamily> done, String error) {
+        if (before == null) {
+            log.accept("apply failed on a full sync, nothing to roll back to: " + error);
+            return;
+        }
+        for (IpFamily f : done) {
+            RuleSet back = before.get(f);
+            if (back == null) {
+                continue;
+            }
+            try {
+                families.get(f).restore(RestorePlan.between(after.get(f), back).script());
+            } catch (RestoreFailedException ex) {
+                log.accept("could not restore the previous " + f.id() + " rules after a failed apply: " + ex.getMessage());
+            }
+        }
+    }
+
+    private static RestorePlan fullPlan(Netfilter nf, RuleSet target) {
+        List<RestorePlan.TableChain> stale = new ArrayList<>();
+        List<RestorePlan.TableChain> canary = new ArrayList<>();
+        for (Table t : Table.values()) {
+            for (String c : nf.chainNames(t)) {
+                if (OwnedChains.owns(c) && !c.equals(OwnedChains.CANARY)) {
+                    stale.add(new RestorePlan.TableChain(t, c));
+                }
+            }
+            canary.add(new RestorePlan.TableChain(t, OwnedChains.CANARY));
+        }
+        return RestorePlan.full(target, canary, stale);
+    }
+
+    /** Puts kube-proxy's jumps from the built-in chains in place, each exactly once. */
+    public static boolean ensureJumps(Netfilter nf) throws RestoreFailedException {
+        StringBuilder sb = new StringBuilder();
+        for (Table t : Table.values()) {
+            Map<String, List<String>> lines = new LinkedHashMap<>();
+            for (KubeJumps.Jump j : KubeJumps.builtins(nf.family())) {
+                if (j.table() == t) {
+                    lines.put(j.builtin(), nf.chain(t, j.builtin()).orElse(List.of()));
+                }
+            }
+            List<String> edits = KubeJumps.edits(nf.family(), t, lines);
+            if (!edits.isEmpty()) {
+                sb.append('*').append(t.restoreName()).append('\n');
+                edits.forEach(e -> sb.append(e).append('\n'));
+                sb.append("COMMIT\n");
+            }
+        }
+        if (sb.isEmpty()) {
+            return false;
+        }
+        nf.restore(sb.toString());
+        return true;
+    }
+
+    /** Reads back what the plan wrote and compares it with the target, chain by chain. */
+    static List<String> verify(Netfilter nf, RuleSet target, RestorePlan plan) {
+        List<String> problems = new ArrayList<>();
+        for (Table t : Table.values()) {
+            Map<String, Chain> byName = new LinkedHashMap<>();
+            target.chains(t).forEach(c -> byName.put(c.name(), c));
+            List<String> check = new ArrayList<>(plan.rewritten().getOrDefault(t, List.of()));
+            plan.inserted().getOrDefault(t, List.of()).stream().map(RestorePlan.Placed::chain).distinct().forEach(check::add);
+            plan.removed().getOrDefault(t, List.of()).forEach(c -> {
+                if (!byName.containsKey(c) && nf.chain(t, c).isPresent()) {
+                    problems.add(t.restoreName() + " chain " + c + " should be gone");
+                }
+            });
+            for (String c : check) {
+                Chain expected = byName.get(c);
+                String p = compare(nf, t, expected);
+                if (p != null) {
+                    problems.add(p);
+                }
+            }
+        }
+        return problems;
+    }
+
+    /** Null when the kernel's chain equals {@code expected}, else what differs. */
+    public static String compare(Netfilter nf, Table t, Chain expected) {
+        Optional<List<String>> actual = nf.chain(t, expected.name());
+        if (actual.isEmpty()) {
+            return t.restoreName() + " chain " + expected.name() + " is missing";
+        }
+        List<String> want = expectedLines(nf, t, expected);
+        List<String> got = actual.get();
+        if (want.equals(got)) {
+            return null;
+        }
+        for (int i = 0; i < Math.max(want.size(), got.size()); i++) {
+            String w = i < want.size() ? want.get(i) : "(nothing)";
+            String g = i < got.size() ? got.get(i) : "(nothing)";
+            if (!w.equals(g)) {
+                return t.restoreName() + " chain " + expected.name() + " line " + (i + 1) + ": expected '" + w + "', kernel has '" + g + "'";
+            }
+        }
+        return t.restoreName() + " chain " + expected.name() + " differs";
+    }
+
+    /** The lines {@code iptables -S CHAIN} prints for a chain holding exactly {@code expected}. */
+    public static List<String> expectedLines(Netfilter nf, Table t, Chain expected) {
+        List<String> want = new ArrayList<>(expected.rules().size() + 1);
+        want.add("-N " + expected.name());
+        for (String r : expected.rules()) {
+            want.add(nf.printed(t, expected.name(), r));
+        }
+        return want;
+    }
+}

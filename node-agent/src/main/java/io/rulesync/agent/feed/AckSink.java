@@ -1,0 +1,12 @@
+package io.rulesync.agent.feed;
+
+import io.rulesync.model.ack.NodeAck;
+
+/** Where acks go (the acks topic; a list in tests). */
+public interface AckSink extends AutoCloseable {
+    void publish(NodeAck ack);
+
+    @Override
+    default void close() {
+    }
+}

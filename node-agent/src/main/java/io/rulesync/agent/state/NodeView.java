@@ -1,0 +1,93 @@
+package io.rulesync.agent.state;
+
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.rules.ClusterRules;
+import io.rulesync.model.rules.RuleSet;
+import io.rulesync.model.rules.RulesDelta;
+import io.rulesync.model.rules.RulesDiff;
+import io.rulesync.model.rules.RulesSnapshot;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * What one node's rules are at one version of its cluster, as the agent tracks them: the
+ * cluster's fragments cut down to those that can apply to this node. Deltas move it forward one
+ * version at a time; anything else (a gap, a zone change) asks for a snapshot.
+ */
+public record NodeView(String cluster, String node, long version, ClusterRules rules) {
+    public NodeView {
+        Objects.requireNonNull(cluster, "cluster");
+        Objects.requireNonNull(node, "node");
+        Objects.requireNonNull(rules, "rules");
+    }
+
+    /** The result of offering a delta. */
+    public sealed interface Step {
+    }
+
+    /** The delta follows this version: here is the next view. */
+    public record Advanced(NodeView next) implements Step {
+    }
+
+    /** Already at or past the delta's target (a redelivery): nothing to do. */
+    public record Stale() implements Step {
+    }
+
+    /** The delta does not follow this version, or changes this node's zone: take a snapshot. */
+    public record NeedsSnapshot(String reason) implements Step {
+    }
+
+    public static NodeView of(RulesSnapshot snapshot, String node) {
+        return new NodeView(snapshot.cluster(), node, snapshot.version(), snapshot.rules().forNode(node));
+    }
+
+    /** Whether the node is part of this version (the Node object exists in the cluster). */
+    public boolean knowsNode() {
+        return rules.nodes().containsKey(node);
+    }
+
+    public Optional<RuleSet> ruleSet(IpFamily family) {
+        return rules.ruleSet(node, family);
+    }
+
+    public Step offer(RulesDelta delta) {
+        if (!delta.cluster().equals(cluster)) {
+            throw new IllegalArgumentException("delta of cluster " + delta.cluster() + " offered to " + cluster);
+        }
+        if (delta.target() <= version) {
+            return new Stale();
+        }
+        if (delta.base() != version) {
+            return new NeedsSnapshot("delta " + delta.base() + "->" + delta.target() + " does not follow version " + version);
+        }
+        String zone = rules.nodes().get(node);
+        List<RulesDiff.NodeChange> mine = new ArrayList<>();
+        for (RulesDiff.NodeChange n : delta.diff().nodes()) {
+            if (n.node().equals(node)) {
+                if (zone != null || n.zoneAfter() == null) {
+                    return new NeedsSnapshot("node " + node + (n.zoneAfter() == null ? " left the cluster"
+                            : " moved to zone '" + n.zoneAfter() + "'") + " in version " + delta.target());
+                }
+                mine.add(n);
+            }
+        }
+        if (zone == null && mine.isEmpty()) {
+            // Not (yet) a node of this cluster: nothing can apply to it.
+            return new Advanced(new NodeView(cluster, node, delta.target(), rules));
+        }
+        if (zone == null) {
+            // The node just appeared: its fragments may all predate this delta.
+            return new NeedsSnapshot("node " + node + " joined the cluster in version " + delta.target());
+        }
+        List<RulesDiff.FragmentChange> relevant = new ArrayList<>();
+        for (RulesDiff.FragmentChange c : delta.diff().fragments()) {
+            if (ClusterRules.matches(c.key().variant(), node, zone)) {
+                relevant.add(c);
+            }
+        }
+        ClusterRules next = new RulesDiff(relevant, List.of()).applyTo(rules);
+        return new Advanced(new NodeView(cluster, node, delta.target(), next));
+    }
+}

@@ -1,0 +1,78 @@
+package io.rulesync.agent.state;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.OptionalLong;
+import java.util.Properties;
+
+/**
+ * The version this node's kernel holds, kept across agent restarts: with it, a restarted agent
+ * knows which chains it owns (that version's snapshot) and moves to the latest version with an
+ * incremental apply instead of a full restore (minutes at 10k Services on iptables-nft).
+ * Written atomically after every successful apply.
+ */
+public final class StateFile {
+    private final Path path;
+    private final String cluster;
+    private final String node;
+
+    public StateFile(Path dir, String cluster, String node) {
+        this.path = dir.resolve(cluster + "." + node + ".state");
+        this.cluster = cluster;
+        this.node = node;
+    }
+
+    public Path path() {
+        return path;
+    }
+
+    /** The version applied by an earlier run, if this file is there and is for this cluster and node. */
+    public OptionalLong read() {
+        if (!Files.isRegularFile(path)) {
+            return OptionalLong.empty();
+        }
+        Properties p = new Properties();
+        try (Reader r = Files.newBufferedReader(path, StandardCharsets.UTF_8)) {
+            p.load(r);
+            if (!cluster.equals(p.getProperty("cluster")) || !node.equals(p.getProperty("node"))) {
+                return OptionalLong.empty();
+            }
+            return OptionalLong.of(Long.parseLong(p.getProperty("version", "")));
+        } catch (IOException | NumberFormatException e) {
+            return OptionalLong.empty();
+        }
+    }
+
+    public void write(long version, String mode) {
+        Properties p = new Properties();
+        p.setProperty("cluster", cluster);
+        p.setProperty("node", node);
+        p.setProperty("version", Long.toString(version));
+        p.setProperty("mode", mode);
+        try {
+            Files.createDirectories(path.getParent());
+            Path tmp = path.resolveSibling(path.getFileName() + ".tmp");
+            try (Writer w = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
+                p.store(w, "rulesync node agent: the version this node's kernel holds");
+            }
+            Files.move(tmp, path, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + path, e);
+        }
+    }
+
+    /** Forget the applied version: the kernel no longer holds what it says (a failed full apply). */
+    public void clear() {
+        try {
+            Files.deleteIfExists(path);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot delete " + path, e);
+        }
+    }
+}

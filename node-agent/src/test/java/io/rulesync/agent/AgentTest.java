@@ -1,0 +1,239 @@
+package io.rulesync.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rulesync.agent.apply.Applier;
+import io.rulesync.agent.apply.MemoryNetfilter;
+import io.rulesync.agent.apply.OwnedChains;
+import io.rulesync.agent.feed.AckSink;
+import io.rulesync.agent.feed.SnapshotSource;
+import io.rulesync.agent.feed.SnapshotUnavailableException;
+import io.rulesync.agent.state.StateFile;
+import io.rulesync.agent.testing.History;
+import io.rulesync.model.ack.NodeAck;
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.rules.Chain;
+import io.rulesync.model.rules.RuleSet;
+import io.rulesync.model.rules.RulesDelta;
+import io.rulesync.model.rules.RulesSnapshot;
+import io.rulesync.model.rules.Table;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The agent's decisions, with the dry-run packet filter as its kernel and snapshots served from a compiled history. */
+class AgentTest {
+    @TempDir
+    Path dir;
+
+    History history;
+    MemoryNetfilter kernel;
+    List<NodeAck> acks;
+    List<String> logs;
+    int snapshotsServed;
+    boolean apiDown;
+    MutableClock clock;
+
+    @BeforeEach
+    void setUp() {
+        history = new History(30);
+        kernel = new MemoryNetfilter(IpFamily.IPV4, null, "n");
+        acks = new ArrayList<>();
+        logs = new ArrayList<>();
+        clock = new MutableClock();
+    }
+
+    Agent agent() {
+        SnapshotSource snapshots = new SnapshotSource() {
+            @Override
+            public RulesSnapshot latest(String cluster, String node) throws SnapshotUnavailableException {
+                return at(cluster, node, history.latest());
+            }
+
+            @Override
+            public RulesSnapshot at(String cluster, String node, long version) throws SnapshotUnavailableException {
+                if (apiDown) {
+                    throw new SnapshotUnavailableException("api down");
+                }
+                snapshotsServed++;
+                return history.snapshot(version, node);
+            }
+        };
+        AckSink sink = acks::add;
+        return new Agent(History.CLUSTER, History.NODE, snapshots, new Applier(List.of(kernel), logs::add), sink,
+                new StateFile(dir, History.CLUSTER, History.NODE), clock, Duration.ofSeconds(30), 1_000, logs::add);
+    }
+
+    RuleSet expected(long v) {
+        return history.rules(v).ruleSet(History.NODE, IpFamily.IPV4).orElseThrow();
+    }
+
+    void assertKernelHolds(long v) {
+        for (Table t : Table.values()) {
+            for (Chain c : expected(v).chains(t)) {
+                assertThat(Applier.compare(kernel, t, c)).as("version %d %s %s", v, t, c.name()).isNull();
+            }
+        }
+    }
+
+    NodeAck lastAck() {
+        return acks.get(acks.size() - 1);
+    }
+
+    @Test
+    void startsWithAFullApplyThenFollowsDeltas() {
+        Agent a = agent();
+        a.start();
+        assertKernelHolds(1);
+        assertThat(lastAck()).extracting(NodeAck::version, NodeAck::status).containsExactly(1L, NodeAck.Status.APPLIED);
+        assertThat(kernel.chain(Table.NAT, OwnedChains.CANARY)).isPresent();
+        assertThat(kernel.chain(Table.FILTER, "INPUT").orElseThrow()).anyMatch(l -> l.endsWith("-j KUBE-FIREWALL"));
+        Random r = new Random(3);
+        for (int i = 0; i < 5; i++) {
+            a.onDeltas(List.of(history.next(r, 2)));
+            assertKernelHolds(history.latest());
+            assertThat(lastAck().version()).isEqualTo(history.latest());
+        }
+        assertThat(snapshotsServed).isEqualTo(1);
+        assertThat(acks).extracting(NodeAck::version).containsExactly(1L, 2L, 3L, 4L, 5L, 6L);
+        assertThat(lastAck().ruleCount()).isEqualTo(expected(6).ruleCount());
+    }
+
+    @Test
+    void aGapIsClosedWithASnapshot() {
+        Agent a = agent();
+        a.start();
+        Random r = new Random(4);
+        history.next(r, 2); // version 2 never reaches the agent
+        a.onDeltas(List.of(history.next(r, 2)));
+        assertKernelHolds(3);
+        assertThat(a.running()).isEqualTo(3);
+        assertThat(snapshotsServed).isEqualTo(2);
+        a.onDeltas(List.of(history.next(r, 2)));
+        assertThat(a.running()).isEqualTo(4);
+        a.onDeltas(List.of(history.next(r, 0)));
+        assertThat(lastAck().version()).isEqualTo(5);
+    }
+
+    @Test
+    void aRedeliveredDeltaIsIgnored() {
+        Agent a = agent();
+        a.start();
+        RulesDelta d = history.next(new Random(5), 2);
+        a.onDeltas(List.of(d, d));
+        assertThat(acks).extracting(NodeAck::version).containsExactly(1L, 2L);
+    }
+
+    @Test
+    void aFailedApplyKeepsTheLastGoodRulesAndBacksOff() throws Exception {
+        Agent a = agent();
+        a.start();
+        // Someone deletes a rule the next delta must delete: the restore fails as a whole.
+        RulesDelta d = history.next(new Random(6) {
+            @Override
+            public int nextInt(int bound) {
+                return 1; // op 1: remove Service 1
+            }
+        }, 1);
+        String victim = expected(1).nat().stream().filter(c -> c.name().equals("KUBE-SERVICES")).findFirst().orElseThrow()
+                .rules().stream().filter(rule -> rule.contains("ns1/svc1:")).findFirst().orElseThrow();
+        kernel.restore("*nat\n-D KUBE-SERVICES " + victim + "\nCOMMIT\n");
+        a.onDeltas(List.of(d));
+        assertThat(lastAck().status()).isEqualTo(NodeAck.Status.FAILED);
+        assertThat(lastAck().error()).contains("KUBE-SERVICES");
+        assertThat(lastAck().running()).isEqualTo(1);
+        assertThat(a.running()).isEqualTo(1);
+        int served = snapshotsServed;
+        a.onDeltas(List.of(history.next(new Random(7), 1)));
+        a.tick();
+        assertThat(snapshotsServed).as("no retry before the back-off").isEqualTo(served);
+        clock.advance(Duration.ofSeconds(2));
+        a.tick();
+        // The retry moves from version 1 again and fails the same way: the kernel still lacks the rule.
+        assertThat(lastAck().status()).isEqualTo(NodeAck.Status.FAILED);
+        assertThat(a.failures()).isEqualTo(2);
+        // The drift check finds KUBE-SERVICES short of a rule and rewrites it; then the retry succeeds.
+        assertThat(a.verify().repaired()).isGreaterThan(0);
+        clock.advance(Duration.ofSeconds(5));
+        a.tick();
+        assertThat(lastAck().status()).isEqualTo(NodeAck.Status.APPLIED);
+        assertKernelHolds(history.latest());
+    }
+
+    @Test
+    void driftIsRepairedAndAFlushedTableReloaded() throws Exception {
+        Agent a = agent();
+        a.start();
+        Chain svc = expected(1).nat().stream().filter(c -> c.name().startsWith("KUBE-SVC-")).findFirst().orElseThrow();
+        kernel.restore("*nat\n-A " + svc.name() + " -j RETURN\nCOMMIT\n*filter\n-D INPUT -j KUBE-FIREWALL\nCOMMIT\n");
+        assertThat(a.verify().repaired()).isEqualTo(2);
+        assertKernelHolds(1);
+        assertThat(a.verify().problems()).isEmpty();
+        kernel.restore("*nat\n-X " + OwnedChains.CANARY + "\nCOMMIT\n");
+        a.verify();
+        assertThat(kernel.chain(Table.NAT, OwnedChains.CANARY)).isPresent();
+        assertKernelHolds(1);
+        assertThat(a.repairs()).isEqualTo(3);
+    }
+
+    @Test
+    void aRestartedAgentMovesOnIncrementally() {
+        Agent first = agent();
+        first.start();
+        Random r = new Random(8);
+        first.onDeltas(List.of(history.next(r, 2)));
+        history.next(r, 2); // published while no agent runs
+        history.next(r, 2);
+        Agent second = agent();
+        second.start();
+        assertKernelHolds(4);
+        assertThat(logs).anyMatch(l -> l.contains("kernel holds version 2 from an earlier run"));
+        assertThat(kernel.chain(Table.NAT, "KUBE-SERVICES")).isPresent();
+    }
+
+    @Test
+    void anUnavailableApiIsRetriedWithBackOff() {
+        apiDown = true;
+        Agent a = agent();
+        a.start();
+        assertThat(a.running()).isEqualTo(-1);
+        assertThat(acks).isEmpty();
+        apiDown = false;
+        a.tick();
+        assertThat(a.running()).isEqualTo(-1);
+        clock.advance(Duration.ofSeconds(1));
+        a.tick();
+        assertThat(a.running()).isEqualTo(1);
+    }
+
+    static final class MutableClock extends Clock {
+        private Instant now = Instant.parse("2026-11-29T12:00:00Z");
+
+        void advance(Duration d) {
+            now = now.plus(d);
+        }
+
+        @Override
+        public java.time.ZoneId getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(java.time.ZoneId zone) {
+            return this;
+        }
+
+        @Override
+        public Instant instant() {
+            return now;
+        }
+    }
+}
