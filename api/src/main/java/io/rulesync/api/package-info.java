@@ -1,5 +1,5 @@
 /**
- * The api role: REST for audit history, fleet convergence and rollback. Not built yet (issue 5);
- * the module exists so that the layout is final.
+ * The api role: REST over the stored history. Today: rule snapshots for agents
+ * ({@link io.rulesync.api.snapshot}). History, convergence and rollback come with issue 5.
  */
 package io.rulesync.api;

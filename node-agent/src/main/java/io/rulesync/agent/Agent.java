@@ -5,12 +5,17 @@ import io.rulesync.agent.apply.OwnedChains;
 import io.rulesync.agent.feed.AckSink;
 import io.rulesync.agent.feed.SnapshotSource;
 import io.rulesync.agent.feed.SnapshotUnavailableException;
+import io.rulesync.agent.rules.FragmentCheck;
+import io.rulesync.agent.rules.RejectedRuleException;
 import io.rulesync.agent.state.NodeView;
 import io.rulesync.agent.state.StateFile;
 import io.rulesync.agent.verify.DriftCheck;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.rules.FragmentKey;
+import io.rulesync.model.rules.RuleFragment;
 import io.rulesync.model.rules.RuleSet;
+import io.rulesync.model.rules.RulesDiff;
 import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.model.rules.RulesSnapshot;
 import io.rulesync.model.rules.Table;
@@ -115,6 +120,13 @@ public final class Agent {
     /** Deltas in the order received. */
     public void onDeltas(List<RulesDelta> deltas) {
         for (RulesDelta d : deltas) {
+            if (running != null && d.target() > running.version()) {
+                String refused = refusal(d);
+                if (refused != null) {
+                    refuse(d.target(), refused);
+                    continue;
+                }
+            }
             if (running == null) {
                 if (retryAt == null || !clock.instant().isBefore(retryAt)) {
                     resync("no version applied yet");
@@ -179,6 +191,11 @@ public final class Agent {
             retryAt = null;
             return;
         }
+        String refused = refusal(target);
+        if (refused != null) {
+            refuse(target.version(), refused);
+            return;
+        }
         log.accept("loading version " + target.version() + " (" + why + ")");
         apply(running, target);
     }
@@ -208,6 +225,45 @@ public final class Agent {
         if (verifyAt == null) {
             verifyAt = clock.instant().plus(verifyEvery);
         }
+    }
+
+    /** Why a delta must not reach the kernel, or null: every fragment it carries must be one the compiler emits. */
+    private static String refusal(RulesDelta d) {
+        for (RulesDiff.FragmentChange c : d.diff().fragments()) {
+            String r = c.after() == null ? null : refusal(c.key(), c.after());
+            if (r != null) {
+                return r;
+            }
+        }
+        return null;
+    }
+
+    private static String refusal(NodeView v) {
+        for (Map.Entry<FragmentKey, RuleFragment> e : v.rules().fragments().entrySet()) {
+            String r = refusal(e.getKey(), e.getValue());
+            if (r != null) {
+                return r;
+            }
+        }
+        return null;
+    }
+
+    private static String refusal(FragmentKey key, RuleFragment f) {
+        try {
+            FragmentCheck.check(key.family(), f);
+            return null;
+        } catch (RejectedRuleException e) {
+            return "refused " + key.unit().id() + " (" + key.family().id() + "): " + e.getMessage();
+        }
+    }
+
+    private void refuse(long version, String why) {
+        failures.incrementAndGet();
+        log.accept("version " + version + " refused, node keeps " + (running == null ? "no known version" : "version " + running.version())
+                + ": " + why);
+        acks.publish(new NodeAck(cluster, node, version, running == null ? 0 : running.version(), NodeAck.Status.FAILED, why,
+                0, 0, applier.mode(), clock.instant()));
+        backOff();
     }
 
     private void fail(NodeView to, NodeView from, long t0, String error) {

@@ -8,6 +8,7 @@ import io.rulesync.agent.feed.ApiSnapshots;
 import io.rulesync.agent.feed.DeltaFeed;
 import io.rulesync.agent.feed.KafkaAckSink;
 import io.rulesync.agent.feed.SnapshotSource;
+import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.agent.state.StateFile;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.KubernetesNames;
@@ -37,7 +38,10 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
 
     public AgentConfig {
         Objects.requireNonNull(cluster, "cluster");
-        KubernetesNames.checkSubdomain(node);
+        String bad = KubernetesNames.checkSubdomain(node);
+        if (bad != null) {
+            throw new IllegalArgumentException("--node: " + bad);
+        }
         Objects.requireNonNull(kafka, "kafka");
         kafkaSettings = Map.copyOf(kafkaSettings);
         Objects.requireNonNull(topics, "topics");
@@ -48,7 +52,8 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
     }
 
     /** The agent's packet filters: the kernel's, or in-memory ones that write files for a dry run. */
-    public List<Netfilter> netfilters(IptablesNetfilter.Printer printer) {
+    public List<Netfilter> netfilters() {
+        IptablesNetfilter.Printer printer = (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm();
         List<Netfilter> out = new ArrayList<>();
         for (IpFamily f : families) {
             out.add(dryRun != null ? new MemoryNetfilter(f, dryRun, node + "-" + f.id())
@@ -57,12 +62,12 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
         return out;
     }
 
-    public AgentLoop loop(IptablesNetfilter.Printer printer, Consumer<String> log) {
-        return loop(new ApiSnapshots(api, apiToken), printer, log);
+    public AgentLoop loop(Consumer<String> log) {
+        return loop(new ApiSnapshots(api, apiToken), log);
     }
 
-    public AgentLoop loop(SnapshotSource snapshots, IptablesNetfilter.Printer printer, Consumer<String> log) {
-        Applier applier = new Applier(netfilters(printer), log);
+    public AgentLoop loop(SnapshotSource snapshots, Consumer<String> log) {
+        Applier applier = new Applier(netfilters(), log);
         KafkaAckSink acks = new KafkaAckSink(kafka, kafkaSettings, topics.acks(), log);
         Agent agent = new Agent(cluster, node, snapshots, applier, acks, new StateFile(stateDir, cluster, node),
                 Clock.systemUTC(), verifyEvery, chainsPerCheck, log);

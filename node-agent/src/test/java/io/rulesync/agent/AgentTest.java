@@ -13,6 +13,11 @@ import io.rulesync.agent.testing.History;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.Chain;
+import io.rulesync.model.rules.FragmentKey;
+import io.rulesync.model.rules.RuleFragment;
+import io.rulesync.model.rules.RulesDiff;
+import io.rulesync.model.rules.Unit;
+import io.rulesync.model.rules.Variant;
 import io.rulesync.model.rules.RuleSet;
 import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.model.rules.RulesSnapshot;
@@ -121,6 +126,21 @@ class AgentTest {
         assertThat(a.running()).isEqualTo(4);
         a.onDeltas(List.of(history.next(r, 0)));
         assertThat(lastAck().version()).isEqualTo(5);
+    }
+
+    @Test
+    void aDeltaOutsideTheGrammarIsRefusedBeforeTheKernelSeesIt() {
+        Agent a = agent();
+        a.start();
+        String before = kernel.dump();
+        RuleFragment evil = RuleFragment.parse("*nat\n-A KUBE-SERVICES -s 203.0.113.9/32 -j ACCEPT\n");
+        FragmentKey key = new FragmentKey(IpFamily.IPV4, Unit.parse("ns1/evil:80/TCP"), Variant.ALL);
+        a.onDeltas(List.of(new RulesDelta(History.CLUSTER, 1, 2, Instant.now(),
+                new RulesDiff(List.of(new RulesDiff.FragmentChange(key, null, evil)), List.of()))));
+        assertThat(lastAck().status()).isEqualTo(NodeAck.Status.FAILED);
+        assertThat(lastAck().error()).contains("ns1/evil:80/TCP").contains("KUBE-SERVICES").contains("ACCEPT");
+        assertThat(lastAck().running()).isEqualTo(1);
+        assertThat(kernel.dump()).isEqualTo(before);
     }
 
     @Test

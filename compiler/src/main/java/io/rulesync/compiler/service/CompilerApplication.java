@@ -1,5 +1,6 @@
 package io.rulesync.compiler.service;
 
+import io.rulesync.compiler.store.NodeStatusStore;
 import io.rulesync.compiler.store.VersionStore;
 import java.time.Clock;
 import java.util.Map;
@@ -23,8 +24,9 @@ import org.springframework.util.backoff.FixedBackOff;
 
 /**
  * The compiler service: consumes cluster events, stores versions in PostgreSQL (Flyway migrates
- * the schema at start), publishes deltas through the outbox. Spring wires the adapters; the work is
- * done by {@link PartitionProcessor} and the pure core.
+ * the schema at start), publishes deltas through the outbox, and records the agents' acks
+ * ({@link AcksListener}). Spring wires the adapters; the work is done by {@link PartitionProcessor}
+ * and the pure core.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
@@ -36,6 +38,12 @@ public class CompilerApplication {
     @DependsOn("flywayInitializer")
     VersionStore versionStore(DataSource dataSource) {
         return new VersionStore(dataSource);
+    }
+
+    @Bean
+    @DependsOn("flywayInitializer")
+    NodeStatusStore nodeStatusStore(DataSource dataSource) {
+        return new NodeStatusStore(dataSource);
     }
 
     @Bean
@@ -56,6 +64,11 @@ public class CompilerApplication {
     @Bean
     NewTopic deadLetterTopic(CompilerProperties p) {
         return new NewTopic(p.deadLetterTopic(), 1, (short) 1);
+    }
+
+    @Bean
+    NewTopic acksTopic(CompilerProperties p) {
+        return new NewTopic(p.acksTopic(), p.partitions(), (short) 1);
     }
 
     @Bean(destroyMethod = "close")
@@ -93,6 +106,31 @@ public class CompilerApplication {
         container.setConcurrency(p.concurrency());
         // A failed batch (say, the database is down) is retried from its first record, forever:
         // skipping it would lose events. Bad records never fail a batch; they become dead letters.
+        container.setCommonErrorHandler(new DefaultErrorHandler(new FixedBackOff(1000, FixedBackOff.UNLIMITED_ATTEMPTS)));
+        return container;
+    }
+
+    /**
+     * The agents' acks, in a consumer group of their own: they only update node status, which is
+     * idempotent (newest ack wins), so Kafka's committed offsets are enough here and acks never wait
+     * behind a compile.
+     */
+    @Bean
+    ConcurrentMessageListenerContainer<String, String> acksContainer(CompilerProperties p, KafkaProperties kafka,
+            NodeStatusStore store) {
+        Map<String, Object> consumer = kafka.buildConsumerProperties();
+        consumer.put(ConsumerConfig.GROUP_ID_CONFIG, p.acksGroup());
+        consumer.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
+        consumer.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
+        consumer.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        consumer.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        ContainerProperties cp = new ContainerProperties(p.acksTopic());
+        cp.setGroupId(p.acksGroup());
+        cp.setAckMode(ContainerProperties.AckMode.BATCH);
+        cp.setMessageListener(new AcksListener(store));
+        ConcurrentMessageListenerContainer<String, String> container =
+                new ConcurrentMessageListenerContainer<>(new DefaultKafkaConsumerFactory<>(consumer), cp);
+        // Bad acks never fail a batch (they are skipped); a failed batch means storing failed: retry it.
         container.setCommonErrorHandler(new DefaultErrorHandler(new FixedBackOff(1000, FixedBackOff.UNLIMITED_ATTEMPTS)));
         return container;
     }

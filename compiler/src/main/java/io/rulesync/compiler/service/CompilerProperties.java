@@ -5,13 +5,14 @@ import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
- * {@code rulesync.compiler.*}: topics, consumer group, partitions of the topics it creates, and the
- * coalescing window (how long a poll waits for a burst to accumulate before compiling it).
+ * {@code rulesync.compiler.*}: topics, consumer groups (the events' and, separately, the acks'),
+ * partitions of the topics it creates, and the coalescing window (how long a poll waits for a burst
+ * to accumulate before compiling it).
  */
 @ConfigurationProperties("rulesync.compiler")
 public record CompilerProperties(
         String eventsTopic, String deltasTopic, String deadLetterTopic, String acksTopic, String group, Integer partitions,
-        Duration coalesceWindow, Integer concurrency) {
+        Duration coalesceWindow, Integer concurrency, String acksGroup) {
 
     public CompilerProperties {
         eventsTopic = eventsTopic == null ? Topics.DEFAULT.events() : eventsTopic;
@@ -22,6 +23,7 @@ public record CompilerProperties(
         partitions = partitions == null ? 6 : partitions;
         coalesceWindow = coalesceWindow == null ? Duration.ofMillis(100) : coalesceWindow;
         concurrency = concurrency == null ? 1 : concurrency;
+        acksGroup = acksGroup == null ? "rulesync-acks" : acksGroup;
     }
 
     public Topics topics() {

@@ -32,7 +32,10 @@ public record NodeAck(String cluster, String node, long version, long running, S
         Objects.requireNonNull(status, "status");
         Objects.requireNonNull(mode, "mode");
         Objects.requireNonNull(at, "at");
-        KubernetesNames.checkSubdomain(node);
+        String bad = KubernetesNames.checkSubdomain(node);
+        if (bad != null) {
+            throw new IllegalArgumentException("node: " + bad);
+        }
         if ((status == Status.FAILED) != (error != null)) {
             throw new IllegalArgumentException("error: a FAILED ack carries an error, an APPLIED one does not");
         }

@@ -133,7 +133,7 @@ public final class Applier {
         List<RestorePlan.TableChain> canary = new ArrayList<>();
         for (Table t : Table.values()) {
             for (String c : nf.chainNames(t)) {
-                if (OwnedChains.owns(c) && !c.equals(OwnedChains.CANARY)) {
+                if (OwnedChains.owns(t, c) && !c.equals(OwnedChains.CANARY)) {
                     stale.add(new RestorePlan.TableChain(t, c));
                 }
             }

@@ -32,7 +32,7 @@ class RestorePlanTest {
             for (Chain c : expected.chains(t)) {
                 assertThat(Applier.compare(nf, t, c)).as("%s %s", t, c.name()).isNull();
             }
-            List<String> owned = nf.chainNames(t).stream().filter(OwnedChains::owns).filter(c -> !c.equals(OwnedChains.CANARY)).toList();
+            List<String> owned = nf.chainNames(t).stream().filter(c -> OwnedChains.owns(t, c)).filter(c -> !c.equals(OwnedChains.CANARY)).toList();
             assertThat(owned).containsExactlyInAnyOrderElementsOf(expected.chains(t).stream().map(Chain::name).toList());
         }
     }
@@ -95,7 +95,7 @@ class RestorePlanTest {
         History h = new History(20);
         MemoryNetfilter nf = new MemoryNetfilter(IpFamily.IPV4, null, "n");
         nf.restore("*nat\n:KUBE-SEP-AAAAAAAAAAAAAAAA - [0:0]\n:MY-CHAIN - [0:0]\n-A KUBE-SEP-AAAAAAAAAAAAAAAA -j RETURN\nCOMMIT\n");
-        List<RestorePlan.TableChain> stale = nf.chainNames(Table.NAT).stream().filter(OwnedChains::owns)
+        List<RestorePlan.TableChain> stale = nf.chainNames(Table.NAT).stream().filter(c -> OwnedChains.owns(Table.NAT, c))
                 .map(c -> new RestorePlan.TableChain(Table.NAT, c)).toList();
         nf.restore(RestorePlan.full(rules(h, 1), List.of(new RestorePlan.TableChain(Table.NAT, OwnedChains.CANARY)), stale).script());
         assertHolds(nf, rules(h, 1));

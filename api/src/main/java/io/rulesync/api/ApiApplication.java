@@ -1,0 +1,49 @@
+package io.rulesync.api;
+
+import io.rulesync.api.snapshot.RecentVersions;
+import io.rulesync.api.snapshot.SnapshotController;
+import io.rulesync.api.snapshot.Snapshots;
+import io.rulesync.compiler.store.VersionStore;
+import javax.sql.DataSource;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.DependsOn;
+
+/**
+ * The api service: HTTP over the versions the compiler stores in PostgreSQL. Beans are declared
+ * here, not scanned, so nothing of the compiler service (its Kafka listeners) starts with it; Kafka
+ * is on the classpath only because the store lives in the compiler's jar.
+ *
+ * <p>Flyway migrates at start, as the compiler does: the api then works whichever role starts
+ * first, and Flyway's lock makes concurrent starts safe. Both run the same migrations from the
+ * same jar, so they agree on the schema.
+ */
+@SpringBootConfiguration
+@EnableAutoConfiguration(exclude = KafkaAutoConfiguration.class)
+@EnableConfigurationProperties(ApiProperties.class)
+public class ApiApplication {
+
+    @Bean
+    @DependsOn("flywayInitializer")
+    VersionStore versionStore(DataSource dataSource) {
+        return new VersionStore(dataSource);
+    }
+
+    @Bean
+    Snapshots snapshots(VersionStore store, ApiProperties p) {
+        return new Snapshots(store, new RecentVersions(p.cachedVersions()));
+    }
+
+    @Bean
+    SnapshotController snapshotController(Snapshots snapshots) {
+        return new SnapshotController(snapshots);
+    }
+
+    @Bean
+    ProblemResponses problemResponses() {
+        return new ProblemResponses();
+    }
+}

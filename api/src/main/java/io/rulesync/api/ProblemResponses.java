@@ -1,0 +1,39 @@
+package io.rulesync.api;
+
+import io.rulesync.compiler.store.StoreException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExceptionHandler;
+
+/**
+ * Every error is an RFC 9457 problem: Spring MVC's own (no such route, wrong method, ...) through
+ * the base class, and anything unexpected as a 500 or 503 whose detail says where to look. The
+ * cause goes to the log, never to the client.
+ */
+@RestControllerAdvice
+public class ProblemResponses extends ResponseEntityExceptionHandler {
+    private static final Logger log = LoggerFactory.getLogger(ProblemResponses.class);
+
+    @ExceptionHandler(StoreException.class)
+    public ResponseEntity<ProblemDetail> storeFailed(StoreException e) {
+        log.warn("reading PostgreSQL failed: {}{}", e.getMessage(), e.getCause() == null ? "" : " (" + e.getCause().getMessage() + ")");
+        return problem(HttpStatus.SERVICE_UNAVAILABLE, "reading the version store failed; retry later (the api's log has the cause)");
+    }
+
+    @ExceptionHandler(Exception.class)
+    public ResponseEntity<ProblemDetail> unexpected(Exception e) {
+        log.error("request failed", e);
+        return problem(HttpStatus.INTERNAL_SERVER_ERROR, "internal error (the api's log has the cause)");
+    }
+
+    private static ResponseEntity<ProblemDetail> problem(HttpStatus status, String detail) {
+        return ResponseEntity.status(status).contentType(MediaType.APPLICATION_PROBLEM_JSON)
+                .body(ProblemDetail.forStatusAndDetail(status, detail));
+    }
+}

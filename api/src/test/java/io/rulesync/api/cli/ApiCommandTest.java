@@ -1,0 +1,48 @@
+package io.rulesync.api.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rulesync.api.testing.StoredClusters;
+import io.rulesync.compiler.store.TestDatabase;
+import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.model.rules.RulesSnapshot;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.springframework.context.ConfigurableApplicationContext;
+import picocli.CommandLine;
+
+/** {@code rulesync api} as the launcher runs it: options parsed by picocli, the server up and answering. */
+class ApiCommandTest {
+    @Test
+    void theCommandServesSnapshotsFromTheGivenDatabase() throws Exception {
+        try (TestDatabase db = TestDatabase.create()) {
+            StoredClusters.twoVersions(new VersionStore(db.dataSource()), "edge");
+            ApiCommand command = new ApiCommand();
+            new CommandLine(command).parseArgs("--port", "0", "--db-url", db.url(), "--db-user", db.user(),
+                    "--db-password", db.password());
+            try (ConfigurableApplicationContext app = command.start()) {
+                String port = app.getEnvironment().getProperty("local.server.port");
+                HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + port + "/api/v1/clusters/edge/versions/latest/snapshot?node=n1"))
+                        .timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString());
+                assertThat(r.statusCode()).isEqualTo(200);
+                assertThat(RulesSnapshot.fromJson(r.body()).version()).isEqualTo(2);
+            }
+        }
+    }
+
+    @Test
+    void defaults() {
+        ApiCommand command = new ApiCommand();
+        CommandLine cl = new CommandLine(command);
+        cl.parseArgs("--db-url", "jdbc:postgresql://127.0.0.1:5432/x");
+        assertThat((Integer) cl.getCommandSpec().findOption("--port").getValue()).isEqualTo(8080);
+        assertThat((String) cl.getCommandSpec().findOption("--db-user").getValue()).isEqualTo("postgres");
+        assertThat((String) cl.getCommandSpec().findOption("--db-password").getValue())
+                .isEqualTo(System.getenv("RULESYNC_DB_PASSWORD"));
+    }
+}

@@ -1,0 +1,151 @@
+package io.rulesync.api.snapshot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rulesync.api.ApiApplication;
+import io.rulesync.api.testing.StoredClusters;
+import io.rulesync.compiler.store.TestDatabase;
+import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.rules.RulesSnapshot;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.snakeyaml.engine.v2.api.Load;
+import org.snakeyaml.engine.v2.api.LoadSettings;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/** The snapshot endpoint over real HTTP, on versions stored in a real PostgreSQL the way the compiler stores them. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class SnapshotApiTest {
+    private static final String CLUSTER = "shop";
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(30)).build();
+    private TestDatabase db;
+    private VersionStore store;
+    private ConfigurableApplicationContext app;
+    private String base;
+
+    @BeforeAll
+    void setUp() throws Exception {
+        db = TestDatabase.create();
+        store = new VersionStore(db.dataSource());
+        StoredClusters.twoVersions(store, CLUSTER);
+        app = new SpringApplicationBuilder(ApiApplication.class).web(WebApplicationType.SERVLET).properties(Map.of(
+                "server.port", 0,
+                "spring.datasource.url", db.url(),
+                "spring.datasource.username", db.user(),
+                "spring.datasource.password", db.password(),
+                "spring.main.banner-mode", "off")).run();
+        base = "http://127.0.0.1:" + app.getEnvironment().getProperty("local.server.port");
+    }
+
+    @AfterAll
+    void tearDown() {
+        if (app != null) {
+            app.close();
+        }
+        if (db != null) {
+            db.close();
+        }
+    }
+
+    private HttpResponse<String> get(String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(60)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static String contentType(HttpResponse<String> r) {
+        return r.headers().firstValue("Content-Type").orElse("");
+    }
+
+    @Test
+    void eachVersionGivesTheNodesOwnRulesAsStored() throws Exception {
+        assertThat(store.head(CLUSTER)).isEqualTo(2);
+        for (long v = 1; v <= 2; v++) {
+            for (String node : new String[] {"n1", "n2"}) {
+                HttpResponse<String> r = get("/api/v1/clusters/" + CLUSTER + "/versions/" + v + "/snapshot?node=" + node);
+                assertThat(r.statusCode()).isEqualTo(200);
+                assertThat(contentType(r)).startsWith("application/json");
+                RulesSnapshot s = RulesSnapshot.fromJson(r.body());
+                assertThat(s.cluster()).isEqualTo(CLUSTER);
+                assertThat(s.version()).isEqualTo(v);
+                assertThat(s.createdAt()).isEqualTo(store.version(CLUSTER, v).orElseThrow().createdAt());
+                assertThat(s.rules().nodes()).containsOnlyKeys(node);
+                for (IpFamily family : IpFamily.values()) {
+                    assertThat(s.rules().ruleSet(node, family)).isEqualTo(store.rules(CLUSTER, v).ruleSet(node, family));
+                }
+            }
+        }
+        // The two nodes really differ (internalTrafficPolicy: Local), and so do the versions.
+        String n1 = RulesSnapshot.fromJson(get("/api/v1/clusters/shop/versions/1/snapshot?node=n1").body())
+                .rules().ruleSet("n1", IpFamily.IPV4).orElseThrow().render();
+        String n2 = RulesSnapshot.fromJson(get("/api/v1/clusters/shop/versions/1/snapshot?node=n2").body())
+                .rules().ruleSet("n2", IpFamily.IPV4).orElseThrow().render();
+        assertThat(n1).contains("10.244.1.2:8080");
+        assertThat(n2).doesNotContain("10.244.1.2:8080");
+        String n1v2 = RulesSnapshot.fromJson(get("/api/v1/clusters/shop/versions/2/snapshot?node=n1").body())
+                .rules().ruleSet("n1", IpFamily.IPV4).orElseThrow().render();
+        assertThat(n1v2).contains("10.244.1.3:8080").doesNotContain("10.244.1.2:8080");
+    }
+
+    @Test
+    void latestIsTheHead() throws Exception {
+        HttpResponse<String> latest = get("/api/v1/clusters/shop/versions/latest/snapshot?node=n2");
+        assertThat(latest.statusCode()).isEqualTo(200);
+        RulesSnapshot s = RulesSnapshot.fromJson(latest.body());
+        assertThat(s.version()).isEqualTo(store.head(CLUSTER)).isEqualTo(2);
+        assertThat(latest.body()).isEqualTo(get("/api/v1/clusters/shop/versions/2/snapshot?node=n2").body());
+    }
+
+    @Test
+    void unknownClusterVersionOrNodeIs404NamingWhich() throws Exception {
+        assertProblem(get("/api/v1/clusters/nope/versions/1/snapshot?node=n1"), 404, "cluster", "cluster: 'nope' is not known");
+        assertProblem(get("/api/v1/clusters/nope/versions/latest/snapshot?node=n1"), 404, "cluster", "cluster: 'nope'");
+        assertProblem(get("/api/v1/clusters/shop/versions/3/snapshot?node=n1"), 404, "version",
+                "version: cluster 'shop' has no version 3 (its versions are 1-2)");
+        assertProblem(get("/api/v1/clusters/shop/versions/2/snapshot?node=n9"), 404, "node",
+                "node: 'n9' is not a node of cluster 'shop' at version 2");
+    }
+
+    @Test
+    void badVersionOrNodeIs400NamingTheParameter() throws Exception {
+        for (String v : new String[] {"abc", "0", "-1", "1.5", "99999999999999999999"}) {
+            assertProblem(get("/api/v1/clusters/shop/versions/" + v + "/snapshot?node=n1"), 400, "version",
+                    "version: '" + v + "' is not a version number");
+        }
+        assertProblem(get("/api/v1/clusters/shop/versions/1/snapshot?node=Bad_Node"), 400, "node",
+                "node: 'Bad_Node' is not a DNS-1123 subdomain");
+        assertProblem(get("/api/v1/clusters/shop/versions/1/snapshot"), 400, "node", "node: the query parameter ?node=NAME is required");
+        assertProblem(get("/api/v1/clusters/shop/versions/1/snapshot?node="), 400, "node", "node:");
+    }
+
+    @Test
+    void otherErrorsAreProblemsToo() throws Exception {
+        HttpResponse<String> r = get("/api/v1/no-such-thing");
+        assertThat(r.statusCode()).isEqualTo(404);
+        assertThat(contentType(r)).startsWith("application/problem+json");
+        HttpResponse<String> post = http.send(HttpRequest.newBuilder(URI.create(base + "/api/v1/clusters/shop/versions/1/snapshot?node=n1"))
+                .POST(HttpRequest.BodyPublishers.noBody()).timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(post.statusCode()).isEqualTo(405);
+        assertThat(contentType(post)).startsWith("application/problem+json");
+    }
+
+    private static void assertProblem(HttpResponse<String> r, int status, String parameter, String detailStart) {
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(status);
+        assertThat(contentType(r)).startsWith("application/problem+json");
+        Map<?, ?> problem = (Map<?, ?>) new Load(LoadSettings.builder().build()).loadFromString(r.body());
+        assertThat(problem.get("status")).isEqualTo(status);
+        assertThat(problem.get("parameter")).isEqualTo(parameter);
+        assertThat((String) problem.get("detail")).startsWith(detailStart);
+        assertThat(r.body()).doesNotContain("Exception").doesNotContain("\tat ");
+    }
+}

@@ -1,0 +1,58 @@
+package io.rulesync.api.testing;
+
+import io.rulesync.compiler.store.Batch;
+import io.rulesync.compiler.store.StaleWriteException;
+import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.compiler.testing.Fixtures;
+import io.rulesync.compiler.version.ClusterHead;
+import io.rulesync.model.event.ClusterEvent;
+import java.util.List;
+
+/**
+ * Versions written the way the compiler writes them: events folded by {@link ClusterHead}, the
+ * resulting diff committed through {@link VersionStore#commit}.
+ */
+public final class StoredClusters {
+    private StoredClusters() {
+    }
+
+    /**
+     * Cluster {@code cluster} with two versions: nodes n1 and n2 and a Service whose
+     * internalTrafficPolicy is Local (so n1 and n2 get different rules), then one endpoint changed.
+     */
+    public static void twoVersions(VersionStore store, String cluster) throws StaleWriteException {
+        ClusterHead.Step s1 = ClusterHead.empty(cluster).apply(List.of(
+                Fixtures.upsert(cluster, Fixtures.node("n1", "10.1.0.1")),
+                Fixtures.upsert(cluster, Fixtures.node("n2", "10.1.0.2")),
+                Fixtures.upsert(cluster, localService("web", "10.96.0.10")),
+                Fixtures.upsert(cluster, Fixtures.service("api", "10.96.0.11")),
+                slice(cluster, "web", "n1", "10.244.1.1", "10.244.1.2"),
+                slice(cluster, "api", "n2", "10.244.2.1")));
+        commit(store, cluster, -1, 6, s1);
+        ClusterHead.Step s2 = s1.next().apply(List.of(slice(cluster, "web", "n1", "10.244.1.1", "10.244.1.3")));
+        commit(store, cluster, 6, 7, s2);
+    }
+
+    private static ClusterEvent slice(String cluster, String service, String node, String... ips) {
+        return Fixtures.upsert(cluster, Fixtures.slice(service, node, ips));
+    }
+
+    private static String localService(String name, String clusterIP) {
+        return "kind: Service\nmetadata: {name: " + name + ", namespace: shop}\n"
+                + "spec: {clusterIP: " + clusterIP + ", internalTrafficPolicy: Local, ports: [{name: http, port: 80}]}\n";
+    }
+
+    private static void commit(VersionStore store, String cluster, long expected, long next, ClusterHead.Step step)
+            throws StaleWriteException {
+        if (!step.newVersion()) {
+            throw new IllegalStateException("the fixture's events made no new version of " + cluster);
+        }
+        store.commit(new Batch("fixture", "events-" + cluster, 0, expected, next,
+                List.of(new Batch.EventRow(cluster, Math.max(expected, 0), "upsert", "EndpointSlice", "shop/web-1", "1",
+                        Fixtures.T, "{}", null)),
+                List.of(),
+                List.of(new Batch.VersionRow(cluster, step.next().version(), Fixtures.T.plusSeconds(step.next().version()),
+                        "{\"test\":true}", "{}", step.diff())),
+                List.of()));
+    }
+}

@@ -1,0 +1,122 @@
+package io.rulesync.compiler.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rulesync.compiler.store.NodeStatus;
+import io.rulesync.compiler.store.NodeStatusStore;
+import io.rulesync.compiler.store.TestDatabase;
+import io.rulesync.compiler.testing.TestInfrastructure;
+import io.rulesync.model.ack.NodeAck;
+import io.rulesync.model.ack.NodeAck.Status;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.function.BooleanSupplier;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/** Acks published by agents reach {@code node_status} through the running compiler; bad ones are skipped. */
+class AcksListenerTest {
+    private static final Instant T = Instant.parse("2026-11-29T12:00:00Z");
+    private final String run = UUID.randomUUID().toString().substring(0, 8);
+    private final String acksTopic = "acks-" + run;
+
+    private ConfigurableApplicationContext start(TestDatabase db) {
+        Map<String, Object> props = new HashMap<>();
+        props.put("spring.datasource.url", db.url());
+        props.put("spring.datasource.username", db.user());
+        props.put("spring.datasource.password", db.password());
+        props.put("spring.kafka.bootstrap-servers", TestInfrastructure.kafkaBootstrapServers());
+        props.put("rulesync.compiler.events-topic", "events-" + run);
+        props.put("rulesync.compiler.deltas-topic", "deltas-" + run);
+        props.put("rulesync.compiler.dead-letter-topic", "dlt-" + run);
+        props.put("rulesync.compiler.acks-topic", acksTopic);
+        props.put("rulesync.compiler.group", "compiler-" + run);
+        props.put("rulesync.compiler.acks-group", "acks-" + run);
+        props.put("rulesync.compiler.partitions", 2);
+        props.put("spring.main.banner-mode", "off");
+        return new SpringApplicationBuilder(CompilerApplication.class).web(WebApplicationType.NONE).properties(props).run();
+    }
+
+    private void produce(List<String[]> keyedValues) throws Exception {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestInfrastructure.kafkaBootstrapServers());
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+            for (String[] kv : keyedValues) {
+                producer.send(new ProducerRecord<>(acksTopic, kv[0], kv[1])).get();
+            }
+        }
+    }
+
+    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    private static String[] ack(NodeAck a) {
+        return new String[] {a.cluster(), a.toJson()};
+    }
+
+    @Test
+    void publishedAcksBecomeNodeStatusAndBadOnesAreSkipped() throws Exception {
+        try (TestDatabase db = TestDatabase.create()) {
+            NodeStatusStore store = new NodeStatusStore(db.dataSource());
+            try (ConfigurableApplicationContext app = start(db)) {
+                produce(List.of(
+                        ack(new NodeAck("shop", "node-a", 1, 1, Status.APPLIED, null, 12, 40, "iptables", T)),
+                        new String[] {"shop", "{not json"},
+                        ack(new NodeAck("shop", "node-b", 1, 1, Status.APPLIED, null, 15, 40, "iptables", T)),
+                        new String[] {"edge", new NodeAck("shop", "node-c", 1, 1, Status.APPLIED, null, 1, 1, "iptables", T).toJson()},
+                        ack(new NodeAck("shop", "node-a", 2, 1, Status.FAILED, "iptables-restore: exit 1", 30, 40, "iptables",
+                                T.plusSeconds(5)))));
+
+                await("both nodes recorded, node-a failing", () -> {
+                    List<NodeStatus> s = store.nodeStatus("shop");
+                    return s.size() == 2 && s.get(0).failing();
+                });
+                List<NodeStatus> status = store.nodeStatus("shop");
+                assertThat(status).extracting(NodeStatus::node).containsExactly("node-a", "node-b");
+                NodeStatus a = status.get(0);
+                assertThat(a.running()).isEqualTo(1);
+                assertThat(a.lastVersion()).isEqualTo(2);
+                assertThat(a.lastError()).isEqualTo("iptables-restore: exit 1");
+                assertThat(store.nodeStatus("edge")).isEmpty();
+
+                // The listener goes on after the bad records.
+                produce(List.<String[]>of(ack(new NodeAck("shop", "node-a", 3, 3, Status.APPLIED, null, 20, 44, "iptables",
+                        T.plusSeconds(9)))));
+                await("node-a recovered", () -> store.nodeStatus("shop").get(0).running() == 3);
+                assertThat(store.nodeStatus("shop").get(0).failing()).isFalse();
+            }
+        }
+    }
+
+    @Test
+    void decodingNamesWhatIsWrong() {
+        String good = new NodeAck("shop", "node-a", 1, 1, Status.APPLIED, null, 1, 1, "iptables", T).toJson();
+        assertThat(AcksListener.decode("shop", good)).isInstanceOf(AcksListener.Decoded.Valid.class);
+        assertThat(AcksListener.decode("shop", null)).isEqualTo(new AcksListener.Decoded.Invalid("the record has no value"));
+        assertThat(AcksListener.decode("shop", "[1]")).isEqualTo(new AcksListener.Decoded.Invalid("ack is not a JSON object"));
+        assertThat(((AcksListener.Decoded.Invalid) AcksListener.decode("edge", good)).reason())
+                .isEqualTo("key: 'edge' is not the ack's cluster 'shop'");
+        assertThat(((AcksListener.Decoded.Invalid) AcksListener.decode("shop", good.replace("node-a", "Node_A"))).reason())
+                .startsWith("node: 'Node_A' is not a DNS-1123 subdomain");
+    }
+}

@@ -1,0 +1,29 @@
+package io.rulesync.model.ack;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Instant;
+import org.junit.jupiter.api.Test;
+
+class NodeAckTest {
+    private static final Instant AT = Instant.parse("2026-11-29T12:00:00Z");
+
+    @Test
+    void roundTrips() {
+        NodeAck ok = new NodeAck("shop", "node-a", 7, 7, NodeAck.Status.APPLIED, null, 12, 345, "iptables", AT);
+        NodeAck failed = new NodeAck("shop", "node-a", 8, 7, NodeAck.Status.FAILED, "ipv4: line 3 failed", 5, 0, "iptables", AT);
+        assertThat(NodeAck.fromJson(ok.toJson())).isEqualTo(ok);
+        assertThat(NodeAck.fromJson(failed.toJson())).isEqualTo(failed);
+    }
+
+    @Test
+    void refusesWhatIsNotAnAck() {
+        assertThatThrownBy(() -> new NodeAck("shop", "Node_A", 1, 1, NodeAck.Status.APPLIED, null, 1, 1, "iptables", AT))
+                .hasMessageContaining("node: 'Node_A'");
+        assertThatThrownBy(() -> new NodeAck("shop", "a", 1, 1, NodeAck.Status.FAILED, null, 1, 1, "iptables", AT))
+                .hasMessageContaining("error");
+        assertThatThrownBy(() -> NodeAck.fromJson("{\"v\":2}")).hasMessageContaining("v: ack format 2");
+        assertThatThrownBy(() -> NodeAck.fromJson("[1]")).hasMessageContaining("not a JSON object");
+    }
+}

@@ -1,0 +1,37 @@
+package io.rulesync.agent.rules;
+
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.rules.Chain;
+import io.rulesync.model.rules.DispatchChain;
+import io.rulesync.model.rules.RuleFragment;
+import io.rulesync.model.rules.Table;
+
+/**
+ * Checks a fragment as it arrives, before any of it can reach the kernel: its own chains and the
+ * rules it adds to the dispatch chains. Checking what a delta carries costs what the change costs;
+ * a whole rule set is checked only when a snapshot is loaded.
+ */
+public final class FragmentCheck {
+    private FragmentCheck() {
+    }
+
+    /** @throws RejectedRuleException naming table, chain, rule number and the offending part */
+    public static void check(IpFamily family, RuleFragment fragment) {
+        for (Table t : Table.values()) {
+            for (Chain c : fragment.chains(t)) {
+                RuleGrammar.check(t, family, c);
+            }
+        }
+        for (DispatchChain d : DispatchChain.values()) {
+            int n = 0;
+            for (String rule : fragment.appended(d)) {
+                n++;
+                try {
+                    RuleGrammar.parse(d.table(), family, d.chain(), rule);
+                } catch (RejectedRuleException e) {
+                    throw new RejectedRuleException(d.table(), d.chain(), n, e.problem());
+                }
+            }
+        }
+    }
+}
