@@ -62,7 +62,9 @@ public final class IptablesNetfilter implements Netfilter {
     public Optional<List<String>> chain(Table table, String chain) {
         Result r = run(null, tool("iptables"), "-w", "5", "-t", table.restoreName(), "-S", chain);
         if (r.exit != 0) {
-            if (r.stderr.contains("No chain/target/match by that name") || r.stderr.contains("does not exist")) {
+            // iptables-nft 1.8.9 says "incompatible" for a missing chain while the table has no base chain yet.
+            if (r.stderr.contains("No chain/target/match by that name") || r.stderr.contains("does not exist")
+                    || r.stderr.contains("is incompatible")) {
                 return Optional.empty();
             }
             throw new IllegalStateException(tool("iptables") + " -t " + table.restoreName() + " -S " + chain + " exited " + r.exit

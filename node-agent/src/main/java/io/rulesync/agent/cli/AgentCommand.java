@@ -1,0 +1,126 @@
+package io.rulesync.agent.cli;
+
+import io.rulesync.agent.AgentConfig;
+import io.rulesync.agent.AgentLoop;
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.topic.Topics;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code rulesync agent --cluster ID --node NAME}: keeps this node's kernel on the latest version
+ * of its cluster's rules and acknowledges every version it applies or refuses.
+ */
+@Command(name = "agent", mixinStandardHelpOptions = true,
+        description = "Applies the cluster's rule deltas to this node with iptables-restore, verifies them and acknowledges.")
+public final class AgentCommand implements Callable<Integer> {
+    private static final Logger LOG = LoggerFactory.getLogger(AgentCommand.class);
+
+    @Option(names = "--cluster", required = true, description = "Cluster id, as in the watcher's fleet file.")
+    String cluster;
+
+    @Option(names = "--node", required = true, description = "This node's name (the Kubernetes Node object's).")
+    String node;
+
+    @Option(names = "--kafka", defaultValue = "localhost:9092", paramLabel = "HOST:PORT[,...]",
+            description = "Kafka bootstrap servers. Default: ${DEFAULT-VALUE}.")
+    String kafka;
+
+    @Option(names = "--kafka-property", paramLabel = "KEY=VALUE",
+            description = "Extra Kafka client setting (TLS, SASL), repeatable, e.g. security.protocol=SSL.")
+    List<String> kafkaProperties = new ArrayList<>();
+
+    @Option(names = "--api", defaultValue = "http://localhost:8080", paramLabel = "URL",
+            description = "The api role, for snapshots. Default: ${DEFAULT-VALUE}.")
+    URI api;
+
+    @Option(names = "--api-token", defaultValue = "${env:RULESYNC_API_TOKEN}",
+            description = "Bearer token for the api. Default: $RULESYNC_API_TOKEN.")
+    String apiToken;
+
+    @Option(names = "--ip-families", split = ",", defaultValue = "ipv4,ipv6",
+            description = "Families this node programs. Default: ${DEFAULT-VALUE}.")
+    List<String> families;
+
+    @Option(names = "--dry-run", paramLabel = "DIR",
+            description = "Write the rules to DIR (NODE-ipv4.rules, NODE-ipv4.last-restore) instead of the kernel.")
+    Path dryRun;
+
+    @Option(names = "--netns", hidden = true, description = "Program this named network namespace instead (labs, tests).")
+    String netns;
+
+    @Option(names = "--state-dir", defaultValue = "/var/lib/rulesync/agent",
+            description = "Where the applied version is kept across restarts. Default: ${DEFAULT-VALUE}.")
+    Path stateDir;
+
+    @Option(names = "--verify-interval", defaultValue = "30", description = "Seconds between drift checks. Default: ${DEFAULT-VALUE}.")
+    long verifySeconds;
+
+    @Option(names = "--verify-chains", defaultValue = "200",
+            description = "Owned chains read back per drift check (in turn). Default: ${DEFAULT-VALUE}.")
+    int verifyChains;
+
+    @Option(names = "--deltas-topic", defaultValue = "rulesync.rule-deltas", description = "Default: ${DEFAULT-VALUE}.")
+    String deltasTopic;
+
+    @Option(names = "--acks-topic", defaultValue = "rulesync.node-acks", description = "Default: ${DEFAULT-VALUE}.")
+    String acksTopic;
+
+    /** The configuration these options describe; throws IllegalArgumentException naming the bad option. */
+    public AgentConfig config() {
+        Map<String, Object> settings = new LinkedHashMap<>();
+        for (String kv : kafkaProperties) {
+            int eq = kv.indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException("--kafka-property: '" + kv + "' is not KEY=VALUE");
+            }
+            settings.put(kv.substring(0, eq), kv.substring(eq + 1));
+        }
+        List<IpFamily> fams = new ArrayList<>();
+        for (String f : families) {
+            try {
+                fams.add(IpFamily.fromId(f.trim()));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--ip-families: '" + f + "' is not ipv4 or ipv6");
+            }
+        }
+        Topics defaults = Topics.DEFAULT;
+        Topics topics = new Topics(defaults.events(), deltasTopic, defaults.deadLetters(), acksTopic);
+        String token = apiToken == null || apiToken.isBlank() ? null : apiToken;
+        return new AgentConfig(cluster, node, kafka, settings, topics, api, token, fams, dryRun, netns, stateDir,
+                Duration.ofSeconds(verifySeconds), verifyChains);
+    }
+
+    @Override
+    public Integer call() throws InterruptedException {
+        AgentConfig config;
+        try {
+            config = config();
+        } catch (IllegalArgumentException e) {
+            System.err.println(e.getMessage());
+            return 2;
+        }
+        String who = "[" + config.cluster() + "/" + config.node() + "] ";
+        AgentLoop loop = config.loop(msg -> LOG.info("{}{}", who, msg)).start();
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            loop.close();
+            stopped.countDown();
+        }, "agent-shutdown"));
+        LOG.info("{}agent started ({}), api {}, kafka {}", who, config.dryRun() == null ? "kernel" : "dry run into " + config.dryRun(),
+                config.api(), config.kafka());
+        stopped.await();
+        return loop.died() == null ? 0 : 1;
+    }
+}
