@@ -1,6 +1,7 @@
 package io.rulesync.agent;
 
 import io.rulesync.agent.apply.Applier;
+import io.rulesync.agent.apply.NarrowedChange;
 import io.rulesync.agent.apply.OwnedChains;
 import io.rulesync.agent.feed.AckSink;
 import io.rulesync.agent.feed.SnapshotSource;
@@ -19,6 +20,7 @@ import io.rulesync.model.rules.RulesDiff;
 import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.model.rules.RulesSnapshot;
 import io.rulesync.model.rules.Table;
+import io.rulesync.model.rules.Unit;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -56,6 +58,8 @@ public final class Agent {
 
     /** What the kernel holds, or null when unknown. */
     private NodeView running;
+    /** How many rules {@link #running} has on this node, or -1 when not known. */
+    private int runningRules = -1;
     private Instant retryAt;
     private Duration retryDelay = FIRST_RETRY;
     private Instant verifyAt;
@@ -135,7 +139,7 @@ public final class Agent {
             }
             NodeView.Step step = running.offer(d);
             if (step instanceof NodeView.Advanced a) {
-                apply(running, a.next());
+                apply(running, a.next(), a.touched());
             } else if (step instanceof NodeView.NeedsSnapshot n) {
                 if (retryAt != null && clock.instant().isBefore(retryAt)) {
                     continue; // backing off after a failure; tick() retries
@@ -169,7 +173,7 @@ public final class Agent {
             NodeView v = running;
             running = null;
             repairs.incrementAndGet();
-            apply(null, v);
+            apply(null, v, null);
         } else if (r.repaired() > 0 || !r.problems().isEmpty()) {
             repairs.addAndGet(r.repaired());
             log.accept("drift repaired (" + r.repaired() + "): " + String.join("; ", r.problems()));
@@ -197,16 +201,38 @@ public final class Agent {
             return;
         }
         log.accept("loading version " + target.version() + " (" + why + ")");
-        apply(running, target);
+        apply(running, target, null);
     }
 
-    private void apply(NodeView from, NodeView to) {
+    /**
+     * Applies {@code to}. With {@code touched} (the units a delta changed for this node) only their
+     * chains and, where their share changed, the dispatch chains are compared; otherwise whole rule sets.
+     */
+    private void apply(NodeView from, NodeView to, Set<Unit> touched) {
         long t0 = System.nanoTime();
         if (!to.knowsNode()) {
             fail(to, from, t0, "node " + node + " is not a node of cluster " + cluster + " at version " + to.version());
             return;
         }
-        Applier.Outcome o = applier.apply(from == null ? null : ruleSets(from), ruleSets(to));
+        Map<IpFamily, RuleSet> before;
+        Map<IpFamily, RuleSet> after;
+        int rules;
+        if (from != null && touched != null && runningRules >= 0) {
+            before = new EnumMap<>(IpFamily.class);
+            after = new EnumMap<>(IpFamily.class);
+            rules = runningRules;
+            for (IpFamily f : families(to)) {
+                NarrowedChange n = NarrowedChange.of(from.rules(), to.rules(), node, f, touched);
+                before.put(f, n.before());
+                after.put(f, n.after());
+                rules += n.after().ruleCount() - n.before().ruleCount();
+            }
+        } else {
+            before = from == null ? null : ruleSets(from);
+            after = ruleSets(to);
+            rules = after.values().stream().mapToInt(RuleSet::ruleCount).sum();
+        }
+        Applier.Outcome o = applier.apply(before, after);
         if (!o.ok()) {
             if (from == null) {
                 state.clear();
@@ -215,11 +241,11 @@ public final class Agent {
             return;
         }
         running = to;
+        runningRules = rules;
         retryAt = null;
         retryDelay = FIRST_RETRY;
         state.write(to.version(), applier.mode());
         applies.incrementAndGet();
-        int rules = ruleSets(to).values().stream().mapToInt(RuleSet::ruleCount).sum();
         acks.publish(new NodeAck(cluster, node, to.version(), to.version(), NodeAck.Status.APPLIED, null,
                 millisSince(t0), rules, applier.mode(), clock.instant()));
         if (verifyAt == null) {
@@ -268,6 +294,9 @@ public final class Agent {
 
     private void fail(NodeView to, NodeView from, long t0, String error) {
         failures.incrementAndGet();
+        if (from != running) {
+            runningRules = -1;
+        }
         running = from;
         log.accept("version " + to.version() + " not applied, node keeps " + (from == null ? "no known version" : "version " + from.version())
                 + ": " + error);
@@ -286,12 +315,14 @@ public final class Agent {
     /** The rule sets of the families this node's kernel takes (those the cluster has rules of). */
     private Map<IpFamily, RuleSet> ruleSets(NodeView v) {
         Map<IpFamily, RuleSet> out = new EnumMap<>(IpFamily.class);
-        for (IpFamily f : v.rules().families()) {
-            if (applier.families().contains(f)) {
-                v.ruleSet(f).ifPresent(rs -> out.put(f, rs));
-            }
+        for (IpFamily f : families(v)) {
+            v.ruleSet(f).ifPresent(rs -> out.put(f, rs));
         }
         return out;
+    }
+
+    private List<IpFamily> families(NodeView v) {
+        return v.rules().families().stream().filter(applier.families()::contains).toList();
     }
 
     private boolean canaryPresent(Set<IpFamily> families) {

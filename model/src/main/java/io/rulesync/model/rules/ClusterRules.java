@@ -132,6 +132,12 @@ public final class ClusterRules {
         return (v.node().equals(node) || v.node().equals(Variant.ANY)) && (v.zone().equals(zone) || v.zone().equals(Variant.ANY));
     }
 
+    /** The fragment a node uses for one unit, if any. */
+    public Optional<RuleFragment> resolve(String node, IpFamily family, Unit unit) {
+        String zone = nodeZones.get(node);
+        return zone == null ? Optional.empty() : Optional.ofNullable(choose(unit(family, unit).entrySet(), node, zone));
+    }
+
     /** The most specific variant: this node and its zone, this node, any node in its zone, any node. */
     static RuleFragment choose(Collection<Map.Entry<FragmentKey, RuleFragment>> variants, String node, String zone) {
         RuleFragment best = null;

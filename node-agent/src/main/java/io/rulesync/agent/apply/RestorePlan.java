@@ -28,17 +28,11 @@ import java.util.TreeSet;
  * </ol>
  * Chains not in either rule set are never named, so other software's chains and rules survive.
  */
-public record RestorePlan(String script, Map<Table, List<String>> rewritten, Map<Table, List<Placed>> inserted,
-        Map<Table, List<String>> removed, int lines) {
-
-    /** A rule the plan inserted into a dispatch chain, at its 1-based position. */
-    public record Placed(String chain, int position, String rule) {
-    }
+public record RestorePlan(String script, Map<Table, List<String>> rewritten, Map<Table, List<String>> removed, int lines) {
 
     public RestorePlan {
         Objects.requireNonNull(script, "script");
         rewritten = copy(rewritten);
-        inserted = copy(inserted);
         removed = copy(removed);
     }
 
@@ -68,7 +62,6 @@ public record RestorePlan(String script, Map<Table, List<String>> rewritten, Map
         Objects.requireNonNull(after, "after");
         StringBuilder sb = new StringBuilder();
         Map<Table, List<String>> rewritten = new EnumMap<>(Table.class);
-        Map<Table, List<Placed>> inserted = new EnumMap<>(Table.class);
         Map<Table, List<String>> removed = new EnumMap<>(Table.class);
         int lines = 0;
         for (Table t : Table.values()) {
@@ -76,7 +69,6 @@ public record RestorePlan(String script, Map<Table, List<String>> rewritten, Map
             Map<String, Chain> now = byName(after.chains(t));
             List<Chain> declare = new ArrayList<>();
             List<String> edits = new ArrayList<>();
-            List<Placed> placed = new ArrayList<>();
             for (Chain c : now.values()) {
                 Chain o = old.get(c.name());
                 if (before != null && o != null && DispatchChain.of(t, c.name()) != null) {
@@ -92,7 +84,6 @@ public record RestorePlan(String script, Map<Table, List<String>> rewritten, Map
                     }
                     for (SequenceEdits.Insert i : e.inserts()) {
                         edits.add("-I " + c.name() + " " + (i.index() + 1) + " " + i.rule());
-                        placed.add(new Placed(c.name(), i.index() + 1, i.rule()));
                     }
                 } else if (o == null || !o.rules().equals(c.rules())) {
                     declare.add(c);
@@ -143,10 +134,9 @@ public record RestorePlan(String script, Map<Table, List<String>> rewritten, Map
             sb.append("COMMIT\n");
             lines += extraNames.size() + declare.size() + 2 * gone.size() + edits.size();
             rewritten.put(t, declare.stream().map(Chain::name).toList());
-            inserted.put(t, placed);
             removed.put(t, List.copyOf(gone));
         }
-        return new RestorePlan(sb.toString(), rewritten, inserted, removed, lines);
+        return new RestorePlan(sb.toString(), rewritten, removed, lines);
     }
 
     private static Map<String, Chain> byName(List<Chain> chains) {

@@ -6,10 +6,13 @@ import io.rulesync.model.rules.RuleSet;
 import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.model.rules.RulesDiff;
 import io.rulesync.model.rules.RulesSnapshot;
+import io.rulesync.model.rules.Unit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * What one node's rules are at one version of its cluster, as the agent tracks them: the
@@ -27,8 +30,11 @@ public record NodeView(String cluster, String node, long version, ClusterRules r
     public sealed interface Step {
     }
 
-    /** The delta follows this version: here is the next view. */
-    public record Advanced(NodeView next) implements Step {
+    /** The delta follows this version: here is the next view, and the units whose fragments changed for this node. */
+    public record Advanced(NodeView next, Set<Unit> touched) implements Step {
+        public Advanced {
+            touched = Set.copyOf(touched);
+        }
     }
 
     /** Already at or past the delta's target (a redelivery): nothing to do. */
@@ -75,19 +81,21 @@ public record NodeView(String cluster, String node, long version, ClusterRules r
         }
         if (zone == null && mine.isEmpty()) {
             // Not (yet) a node of this cluster: nothing can apply to it.
-            return new Advanced(new NodeView(cluster, node, delta.target(), rules));
+            return new Advanced(new NodeView(cluster, node, delta.target(), rules), Set.of());
         }
         if (zone == null) {
             // The node just appeared: its fragments may all predate this delta.
             return new NeedsSnapshot("node " + node + " joined the cluster in version " + delta.target());
         }
         List<RulesDiff.FragmentChange> relevant = new ArrayList<>();
+        Set<Unit> touched = new TreeSet<>();
         for (RulesDiff.FragmentChange c : delta.diff().fragments()) {
             if (ClusterRules.matches(c.key().variant(), node, zone)) {
                 relevant.add(c);
+                touched.add(c.key().unit());
             }
         }
         ClusterRules next = new RulesDiff(relevant, List.of()).applyTo(rules);
-        return new Advanced(new NodeView(cluster, node, delta.target(), next));
+        return new Advanced(new NodeView(cluster, node, delta.target(), next), touched);
     }
 }

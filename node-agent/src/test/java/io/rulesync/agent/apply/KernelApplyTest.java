@@ -95,6 +95,20 @@ class KernelApplyTest {
         assertThat(nf.chain(Table.FILTER, "ADMIN-AUDIT").orElseThrow()).containsExactly("-N ADMIN-AUDIT", "-A ADMIN-AUDIT -j RETURN");
         assertThat(nf.chain(Table.NAT, "PREROUTING").orElseThrow()).filteredOn(l -> l.endsWith("-j KUBE-SERVICES")).hasSize(1);
 
+        // A full load over what the kernel holds (as after a restart without state), in small batches.
+        RuleSet older = rules(h, 2);
+        List<RestorePlan.TableChain> stale = new ArrayList<>();
+        for (Table t : Table.values()) {
+            nf.chainNames(t).stream().filter(c -> OwnedChains.owns(t, c)).forEach(c -> stale.add(new RestorePlan.TableChain(t, c)));
+        }
+        List<String> batches = FullLoad.scripts(nf, older, stale, 200);
+        assertThat(batches).hasSizeGreaterThan(3);
+        for (String b : batches) {
+            nf.restore(b);
+        }
+        assertKernelHolds(older);
+        applier.apply(Map.of(IpFamily.IPV4, older), Map.of(IpFamily.IPV4, rules(h, h.latest())));
+
         // Drift: a rule appended to a service chain, a doubled jump. Found, repaired, and the next check is clean.
         RuleSet now = rules(h, h.latest());
         Chain svc = now.nat().stream().filter(c -> c.name().startsWith("KUBE-SVC-")).findFirst().orElseThrow();
