@@ -2,6 +2,8 @@ package io.rulesync.agent;
 
 import io.rulesync.agent.apply.Applier;
 import io.rulesync.agent.apply.NarrowedChange;
+import io.rulesync.agent.conntrack.Conntrack;
+import io.rulesync.agent.conntrack.StaleFlows;
 import io.rulesync.agent.apply.OwnedChains;
 import io.rulesync.agent.feed.AckSink;
 import io.rulesync.agent.feed.SnapshotSource;
@@ -55,6 +57,7 @@ public final class Agent {
     private final Consumer<String> log;
     private final Duration verifyEvery;
     private final DriftCheck drift;
+    private final Conntrack conntrack;
 
     /** What the kernel holds, or null when unknown. */
     private NodeView running;
@@ -68,7 +71,7 @@ public final class Agent {
     private final AtomicLong repairs = new AtomicLong();
 
     public Agent(String cluster, String node, SnapshotSource snapshots, Applier applier, AckSink acks, StateFile state,
-            Clock clock, Duration verifyEvery, int chainsPerCheck, Consumer<String> log) {
+            Clock clock, Duration verifyEvery, int chainsPerCheck, Conntrack conntrack, Consumer<String> log) {
         this.cluster = Objects.requireNonNull(cluster, "cluster");
         this.node = Objects.requireNonNull(node, "node");
         this.snapshots = snapshots;
@@ -78,6 +81,7 @@ public final class Agent {
         this.clock = clock;
         this.verifyEvery = verifyEvery;
         this.drift = new DriftCheck(chainsPerCheck);
+        this.conntrack = conntrack;
         this.log = log;
     }
 
@@ -240,6 +244,9 @@ public final class Agent {
             fail(to, from, t0, o.error());
             return;
         }
+        if (from != null && touched != null) {
+            clearStaleFlows(from, to, touched);
+        }
         running = to;
         runningRules = rules;
         retryAt = null;
@@ -250,6 +257,20 @@ public final class Agent {
                 millisSince(t0), rules, applier.mode(), clock.instant()));
         if (verifyAt == null) {
             verifyAt = clock.instant().plus(verifyEvery);
+        }
+    }
+
+    /** UDP conntrack entries the change made stale (kube-proxy's CleanStaleEntries), after the rules are in place. */
+    private void clearStaleFlows(NodeView from, NodeView to, Set<Unit> touched) {
+        for (IpFamily f : families(to)) {
+            List<StaleFlows.Flush> flushes = new java.util.ArrayList<>();
+            for (Unit u : touched) {
+                flushes.addAll(StaleFlows.between(f, u, from.rules().resolve(node, f, u).orElse(RuleFragment.EMPTY),
+                        to.rules().resolve(node, f, u).orElse(RuleFragment.EMPTY)));
+            }
+            if (!flushes.isEmpty()) {
+                conntrack.flush(f, flushes);
+            }
         }
     }
 

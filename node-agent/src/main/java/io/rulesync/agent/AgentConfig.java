@@ -4,6 +4,7 @@ import io.rulesync.agent.apply.Applier;
 import io.rulesync.agent.apply.IptablesNetfilter;
 import io.rulesync.agent.apply.MemoryNetfilter;
 import io.rulesync.agent.apply.Netfilter;
+import io.rulesync.agent.conntrack.Conntrack;
 import io.rulesync.agent.feed.ApiSnapshots;
 import io.rulesync.agent.feed.DeltaFeed;
 import io.rulesync.agent.feed.KafkaAckSink;
@@ -70,7 +71,7 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
         Applier applier = new Applier(netfilters(), log);
         KafkaAckSink acks = new KafkaAckSink(kafka, kafkaSettings, topics.acks(), log);
         Agent agent = new Agent(cluster, node, snapshots, applier, acks, new StateFile(stateDir, cluster, node),
-                Clock.systemUTC(), verifyEvery, chainsPerCheck, log);
+                Clock.systemUTC(), verifyEvery, chainsPerCheck, new Conntrack(netns, dryRun != null, log), log);
         DeltaFeed feed = new DeltaFeed(kafka, kafkaSettings, topics.deltas(), cluster, log);
         return new AgentLoop(agent, feed, node, log, acks);
     }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rulesync.agent.apply.Applier;
 import io.rulesync.agent.apply.MemoryNetfilter;
 import io.rulesync.agent.apply.OwnedChains;
+import io.rulesync.agent.conntrack.Conntrack;
 import io.rulesync.agent.feed.AckSink;
 import io.rulesync.agent.feed.SnapshotSource;
 import io.rulesync.agent.feed.SnapshotUnavailableException;
@@ -74,7 +75,8 @@ class AgentTest {
         };
         AckSink sink = acks::add;
         return new Agent(History.CLUSTER, History.NODE, snapshots, new Applier(List.of(kernel), logs::add), sink,
-                new StateFile(dir, History.CLUSTER, History.NODE), clock, Duration.ofSeconds(30), 1_000, logs::add);
+                new StateFile(dir, History.CLUSTER, History.NODE), clock, Duration.ofSeconds(30), 1_000,
+                new Conntrack(null, true, logs::add), logs::add);
     }
 
     RuleSet expected(long v) {

@@ -38,7 +38,11 @@ public final class KernelApplyBenchmark {
         int reps = args.length > 3 ? Integer.parseInt(args[3]) : 30;
         String ns = "rs-agent-bench-" + ProcessHandle.current().pid();
         run("ip", "netns", "add", ns);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> run("ip", "netns", "del", ns)));
+        if (System.getenv("RULESYNC_BENCH_KEEP_NS") == null) {
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> run("ip", "netns", "del", ns)));
+        } else {
+            System.out.println("keeping network namespace " + ns + " (ip netns del " + ns + " removes it)");
+        }
         IptablesNetfilter nf = new IptablesNetfilter(IpFamily.IPV4, ns,
                 (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm());
         Applier applier = new Applier(List.of(nf), System.out::println);
