@@ -146,6 +146,23 @@ class AgentTest {
     }
 
     @Test
+    void aBurstOfDeltasIsAppliedAsOneRestore() {
+        Agent a = agent();
+        a.start();
+        Random r = new Random(9);
+        List<RulesDelta> burst = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            burst.add(history.next(r, 2));
+        }
+        long appliesBefore = a.applies();
+        a.onDeltas(burst);
+        assertThat(a.applies() - appliesBefore).isEqualTo(1);
+        assertKernelHolds(6);
+        assertThat(lastAck().version()).isEqualTo(6);
+        assertThat(lastAck().ruleCount()).isEqualTo(expected(6).ruleCount());
+    }
+
+    @Test
     void aRedeliveredDeltaIsIgnored() {
         Agent a = agent();
         a.start();
