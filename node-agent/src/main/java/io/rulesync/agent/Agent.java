@@ -275,8 +275,11 @@ public final class Agent {
         retryDelay = FIRST_RETRY;
         state.write(to.version(), applier.mode());
         applies.incrementAndGet();
+        long ms = millisSince(t0);
         acks.publish(new NodeAck(cluster, node, to.version(), to.version(), NodeAck.Status.APPLIED, null,
-                millisSince(t0), rules, applier.mode(), clock.instant()));
+                ms, rules, applier.mode(), clock.instant()));
+        log.accept("applied version " + to.version() + " (" + (from == null ? "full" : o.restoreLines() + " lines") + ", " + ms + " ms, "
+                + rules + " rules)");
         if (verifyAt == null) {
             verifyAt = clock.instant().plus(verifyEvery);
         }

@@ -1,17 +1,24 @@
 package io.rulesync.launcher.demo;
 
+import io.rulesync.agent.AgentConfig;
+import io.rulesync.agent.AgentLoop;
+import io.rulesync.api.cli.ApiCommand;
 import io.rulesync.compiler.service.CompilerApplication;
 import io.rulesync.compiler.service.PartitionProcessor;
-import io.rulesync.model.topic.Topics;
 import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.manifest.Problem;
 import io.rulesync.model.rules.RulesDiff;
+import io.rulesync.model.topic.Topics;
 import io.rulesync.watcher.Watcher;
 import io.rulesync.watcher.fleet.FleetConfig;
 import io.rulesync.watcher.fleet.FleetException;
 import io.rulesync.watcher.fleet.FleetFile;
 import java.io.PrintWriter;
+import java.net.URI;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.LocalTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
@@ -28,6 +35,7 @@ import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.support.GenericApplicationContext;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -35,14 +43,15 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code rulesync demo}: the whole system in one process on embedded defaults: an in-process KRaft
- * broker, PostgreSQL (found or embedded, see {@link DemoDatabase}), the compiler service, and the
- * watcher on the example fleet. Prints every version as it is stored; editing a file under the
+ * broker, PostgreSQL (found or embedded, see {@link DemoDatabase}), the compiler service, the api,
+ * the watcher on the example fleet, and one dry-run agent per node writing its rules to files.
+ * Prints every version as it is stored and as each node applies it; editing a file under the
  * fleet's folders produces a new one within a second.
  */
 @Command(
         name = "demo",
-        description = "Run everything in one process on embedded defaults (Kafka, PostgreSQL, watcher, compiler) "
-                + "and print each new version as it is stored.",
+        description = "Run everything in one process on embedded defaults (Kafka, PostgreSQL, watcher, compiler, api, "
+                + "one dry-run agent per node) and print each new version as it is stored and applied.",
         mixinStandardHelpOptions = true)
 public final class DemoCommand implements Callable<Integer> {
     private static final DateTimeFormatter CLOCK = DateTimeFormatter.ofPattern("HH:mm:ss.SSS");
@@ -53,6 +62,14 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--fleet", defaultValue = "examples/fleet.yaml", paramLabel = "FILE",
             description = "Fleet file of the clusters to watch. Default: ${DEFAULT-VALUE}.")
     private Path fleetFile;
+
+    @Option(names = "--api-port", defaultValue = "8080",
+            description = "Port of the api (0: any free port). Default: ${DEFAULT-VALUE}.")
+    private int apiPort;
+
+    @Option(names = "--rules-dir", paramLabel = "DIR",
+            description = "Where the dry-run agents write each node's rules. Default: a temporary directory, deleted at exit.")
+    private Path rulesDir;
 
     private final Map<String, String> env;
     private final CountDownLatch stop = new CountDownLatch(1);
@@ -78,7 +95,7 @@ public final class DemoCommand implements Callable<Integer> {
     }
 
     @Override
-    public Integer call() throws InterruptedException {
+    public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         FleetConfig fleet;
@@ -107,7 +124,7 @@ public final class DemoCommand implements Callable<Integer> {
         try {
             say(out, "starting Kafka (in-process KRaft broker)");
             Topics topics = Topics.DEFAULT;
-            EmbeddedKafka kafka = EmbeddedKafka.start(6, topics.events(), topics.deltas(), topics.deadLetters());
+            EmbeddedKafka kafka = EmbeddedKafka.start(6, topics.events(), topics.deltas(), topics.deadLetters(), topics.acks());
             running.add(kafka);
             DemoDatabase db;
             try {
@@ -139,10 +156,35 @@ public final class DemoCommand implements Callable<Integer> {
             say(out, "compiler running" + (resumed.isEmpty() ? ""
                     : "; history kept from earlier runs: " + String.join(", ", resumed) + " (new versions only when something changes)"));
 
+            ApiCommand apiCommand = new ApiCommand();
+            new CommandLine(apiCommand).parseArgs("--port=" + apiPort, "--db-url=" + db.jdbcUrl(), "--db-user=" + db.user(),
+                    "--db-password=" + db.password());
+            ConfigurableApplicationContext api = apiCommand.start();
+            running.add(api::close);
+            URI apiUrl = URI.create("http://127.0.0.1:" + api.getEnvironment().getProperty("local.server.port"));
+            say(out, "api at " + apiUrl + "/api/v1/clusters/CLUSTER/versions/latest/snapshot?node=NODE");
+
             Properties producer = new Properties();
             producer.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
             Watcher watcher = Watcher.start(fleet, producer, topics.events());
             running.add(watcher);
+            Path rules = rulesDir != null ? rulesDir : Files.createTempDirectory("rulesync-demo-rules-");
+            if (rulesDir == null) {
+                running.add(() -> TempDirectories.delete(rules));
+            }
+            Path state = Files.createTempDirectory("rulesync-demo-agents-");
+            running.add(() -> TempDirectories.delete(state));
+            int agents = 0;
+            for (var c : fleet.clusters()) {
+                for (String node : nodesOf(store, c.id())) {
+                    AgentConfig config = new AgentConfig(c.id(), node, kafka.bootstrapServers(), Map.of(), topics, apiUrl, null,
+                            List.of(IpFamily.IPV4, IpFamily.IPV6), rules, null, state, Duration.ofSeconds(30), 200);
+                    AgentLoop loop = config.loop(msg -> say(out, String.format("%-8s %-8s %s", c.id(), node, msg))).start();
+                    running.add(loop);
+                    agents++;
+                }
+            }
+            say(out, agents + " dry-run agents (one per node) write their rules to " + rules);
             say(out, "watching " + fleet.clusters().size() + " clusters of " + fleetFile
                     + "; edit a manifest there to see a new version. Ctrl-C stops.");
             started.run();
@@ -165,6 +207,16 @@ public final class DemoCommand implements Callable<Integer> {
                 // the JVM is already exiting through this very hook
             }
         }
+    }
+
+    /** The nodes of a cluster's first stored version (waits up to a minute for it). */
+    private static java.util.Set<String> nodesOf(VersionStore store, String cluster) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+        while (store.head(cluster) < 1 && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+        }
+        long head = store.head(cluster);
+        return head < 1 ? java.util.Set.of() : store.rules(cluster, head).nodes().keySet();
     }
 
     private static Map<String, Object> compilerProperties(EmbeddedKafka kafka, DemoDatabase db) {

@@ -86,7 +86,9 @@ class DemoCommandTest {
             cmd.setErr(new PrintWriter(out, true));
             CountDownLatch started = new CountDownLatch(1);
             demo.onStarted(started::countDown);
-            Future<Integer> exit = exec.submit(() -> cmd.execute("--fleet", dir.resolve("fleet.yaml").toString()));
+            Path rules = dir.resolve("rules");
+            Future<Integer> exit = exec.submit(() -> cmd.execute("--fleet", dir.resolve("fleet.yaml").toString(), "--api-port=0",
+                    "--rules-dir=" + rules));
 
             await(out, "shop     v1 ");
             await(out, "edge     v1 ");
@@ -97,6 +99,10 @@ class DemoCommandTest {
                     "- {addresses: [10.244.1.12], nodeName: node-b}\n- {addresses: [10.244.1.99], nodeName: node-b}"));
             await(out, "shop     v2 ");
             assertThat(out.toString()).contains("EndpointSlice shop/web-7xk2p");
+            // Every node's dry-run agent applies it; its rules file then sends the web Service to the new endpoint.
+            await(out, "shop     node-a   applied version 2");
+            await(out, "shop     node-b   applied version 2");
+            assertThat(Files.readString(rules.resolve("node-a-ipv4.rules"))).contains("10.244.1.99");
 
             demo.stop();
             assertThat(exit.get(60, TimeUnit.SECONDS)).isZero();

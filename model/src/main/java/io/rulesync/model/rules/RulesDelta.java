@@ -111,7 +111,7 @@ public record RulesDelta(String cluster, long base, long target, Instant created
     }
 
     private static Map<?, ?> parse(String json) {
-        return (Map<?, ?>) new Load(LoadSettings.builder().setAllowDuplicateKeys(false).build()).loadFromString(json);
+        return (Map<?, ?>) new Load(LoadSettings.builder().setAllowDuplicateKeys(false).setCodePointLimit(Integer.MAX_VALUE).build()).loadFromString(json);
     }
 
     private static RulesDelta fromMap(Map<?, ?> m) {

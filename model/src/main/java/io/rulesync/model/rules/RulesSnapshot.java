@@ -36,11 +36,14 @@ public record RulesSnapshot(String cluster, long version, Instant createdAt, Clu
                 + "],\"nodes\":" + FragmentJson.nodes(nodes) + "}";
     }
 
-    /** Reads {@link #toJson}; throws {@link IllegalArgumentException} naming what is wrong. */
+    /**
+     * Reads {@link #toJson}; throws {@link IllegalArgumentException} naming what is wrong. No size
+     * limit (the parser's default is 3 MB): a node's snapshot at 10k Services is ~35 MB.
+     */
     public static RulesSnapshot fromJson(String json) {
         Object parsed;
         try {
-            parsed = new Load(LoadSettings.builder().setAllowDuplicateKeys(false).build()).loadFromString(json);
+            parsed = new Load(LoadSettings.builder().setAllowDuplicateKeys(false).setCodePointLimit(Integer.MAX_VALUE).build()).loadFromString(json);
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("snapshot is not JSON: " + e.getMessage(), e);
         }

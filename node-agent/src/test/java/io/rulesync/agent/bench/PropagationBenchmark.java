@@ -1,0 +1,364 @@
+package io.rulesync.agent.bench;
+
+import io.rulesync.agent.Agent;
+import io.rulesync.agent.AgentLoop;
+import io.rulesync.agent.apply.Applier;
+import io.rulesync.agent.apply.IptablesNetfilter;
+import io.rulesync.agent.apply.MemoryNetfilter;
+import io.rulesync.agent.apply.Netfilter;
+import io.rulesync.agent.conntrack.Conntrack;
+import io.rulesync.agent.feed.ApiSnapshots;
+import io.rulesync.agent.feed.DeltaFeed;
+import io.rulesync.agent.feed.KafkaAckSink;
+import io.rulesync.agent.rules.RuleGrammar;
+import io.rulesync.agent.state.StateFile;
+import io.rulesync.api.cli.ApiCommand;
+import io.rulesync.compiler.service.CompilerApplication;
+import io.rulesync.compiler.service.PartitionProcessor;
+import io.rulesync.model.ack.NodeAck;
+import io.rulesync.model.cluster.AddressType;
+import io.rulesync.model.cluster.Endpoint;
+import io.rulesync.model.cluster.EndpointPort;
+import io.rulesync.model.cluster.EndpointSlice;
+import io.rulesync.model.cluster.IpAddress;
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.cluster.NamespacedName;
+import io.rulesync.model.cluster.Node;
+import io.rulesync.model.cluster.Protocol;
+import io.rulesync.model.cluster.Service;
+import io.rulesync.model.cluster.ServicePort;
+import io.rulesync.model.cluster.ServiceType;
+import io.rulesync.model.cluster.TrafficPolicy;
+import io.rulesync.model.event.ClusterEvent;
+import io.rulesync.model.event.ClusterSettings;
+import io.rulesync.model.event.EventCodec;
+import io.rulesync.model.topic.Topics;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.snakeyaml.engine.v2.api.Load;
+import org.snakeyaml.engine.v2.api.LoadSettings;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
+import picocli.CommandLine;
+
+/**
+ * Network programming latency, end to end: a change event enters the events topic (where the
+ * watcher puts it) → compiler → PostgreSQL → outbox → deltas topic → agents apply → acks topic.
+ * Measured per event: from sending it to the arrival of the acks of every dry-run agent, and of the
+ * real-kernel agent (iptables-restore into a network namespace), for the version that covers it.
+ * Real KRaft broker, PostgreSQL, compiler and api; SERVICES x ENDPOINTS, DRY_RUN_AGENTS + 1 nodes.
+ *
+ * <p>{@code bench/propagation [SERVICES ENDPOINTS DRY_RUN_AGENTS RATE SECONDS]}; needs PostgreSQL on
+ * 127.0.0.1:5432, and root with iptables for the real-kernel agent (skipped otherwise).
+ */
+public final class PropagationBenchmark {
+    private static final String CLUSTER = "bench";
+    private final Topics topics = Topics.DEFAULT;
+    private final Map<Long, Long> sentAtNanos = new ConcurrentHashMap<>();
+    private final Map<Long, Long> versionOfOffset = new ConcurrentHashMap<>();
+    private final AtomicLong lastCommittedOffset = new AtomicLong(-1);
+    /** node → highest version acked (APPLIED) and when (nanoTime) each version was first reached. */
+    private final Map<String, Long> acked = new ConcurrentHashMap<>();
+    private final Map<String, Map<Long, Long>> ackedAt = new ConcurrentHashMap<>();
+
+    public static void main(String[] args) throws Exception {
+        int services = arg(args, 0, 10_000);
+        int endpoints = arg(args, 1, 10);
+        int dryRun = arg(args, 2, 20);
+        int rate = arg(args, 3, 10);
+        int seconds = arg(args, 4, 30);
+        new PropagationBenchmark().run(services, endpoints, dryRun, rate, seconds);
+        System.exit(0);
+    }
+
+    private void run(int services, int endpoints, int dryRunAgents, int rate, int seconds) throws Exception {
+        int nodes = dryRunAgents + 1;
+        String realNode = "node-" + dryRunAgents;
+        boolean kernel = ProcessHandle.current().info().user().orElse("").equals("root") && Files.exists(Path.of("/usr/sbin/iptables-restore"));
+        String db = "rulesync_bench_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+        admin("CREATE DATABASE " + db);
+        String ns = "rs-prop-bench-" + ProcessHandle.current().pid();
+        EmbeddedKafkaKraftBroker kafka = new EmbeddedKafkaKraftBroker(1, 6, topics.events(), topics.deltas(), topics.acks());
+        kafka.afterPropertiesSet();
+        List<AutoCloseable> close = new ArrayList<>();
+        Path state = Files.createTempDirectory("rulesync-bench-state");
+        try {
+            String bootstrap = kafka.getBrokersAsString();
+            Map<String, Object> props = new HashMap<>();
+            props.put("spring.datasource.url", "jdbc:postgresql://127.0.0.1:5432/" + db);
+            props.put("spring.datasource.username", "postgres");
+            props.put("spring.kafka.bootstrap-servers", bootstrap);
+            props.put("spring.main.banner-mode", "off");
+            props.put("logging.level.root", "WARN");
+            PartitionProcessor.VersionListener listener = this::stored;
+            ConfigurableApplicationContext compiler = new SpringApplicationBuilder(CompilerApplication.class)
+                    .web(WebApplicationType.NONE).properties(props)
+                    .initializers(ctx -> ((org.springframework.context.support.GenericApplicationContext) ctx)
+                            .registerBean(PartitionProcessor.VersionListener.class, () -> listener))
+                    .run();
+            close.add(compiler::close);
+            ApiCommand apiCommand = new ApiCommand();
+            new CommandLine(apiCommand).parseArgs("--port=0", "--db-url=jdbc:postgresql://127.0.0.1:5432/" + db);
+            ConfigurableApplicationContext api = apiCommand.start();
+            close.add(api::close);
+            URI apiUrl = URI.create("http://127.0.0.1:" + api.getEnvironment().getProperty("local.server.port"));
+
+            Thread acks = new Thread(() -> readAcks(bootstrap), "acks-reader");
+            acks.setDaemon(true);
+            acks.start();
+
+            try (KafkaProducer<String, String> producer = producer(bootstrap)) {
+                List<String> load = new ArrayList<>();
+                load.add(EventCodec.encode(new ClusterEvent.SettingsChanged(CLUSTER, ClusterSettings.DEFAULT, Instant.now())));
+                for (int n = 0; n < nodes; n++) {
+                    load.add(up(node(n)));
+                }
+                for (int i = 0; i < services; i++) {
+                    load.add(up(service(i)));
+                    load.add(up(slice(i, endpoints, nodes, 0)));
+                }
+                long t0 = System.nanoTime();
+                awaitOffset(send(producer, load));
+                System.out.printf("initial load: %d events stored in %.1f s%n", load.size(), (System.nanoTime() - t0) / 1e9);
+
+                List<String> agentNodes = new ArrayList<>();
+                for (int n = 0; n < dryRunAgents; n++) {
+                    String node = "node-" + n;
+                    agentNodes.add(node);
+                    close.add(agent(bootstrap, apiUrl, node, new MemoryNetfilter(IpFamily.IPV4, null, node), state));
+                }
+                if (kernel) {
+                    run("ip", "netns", "add", ns);
+                    agentNodes.add(realNode);
+                    close.add(agent(bootstrap, apiUrl, realNode, new IptablesNetfilter(IpFamily.IPV4, ns,
+                            (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm()), state));
+                } else {
+                    System.out.println("real-kernel agent skipped: needs root and iptables-restore");
+                }
+                long head = versionOfOffset.values().stream().mapToLong(Long::longValue).max().orElse(0);
+                t0 = System.nanoTime();
+                while (!agentNodes.stream().allMatch(n -> acked.getOrDefault(n, 0L) >= head)) {
+                    Thread.sleep(100);
+                }
+                System.out.printf("agents started and at version %d in %.1f s (%d dry-run%s)%n", head, (System.nanoTime() - t0) / 1e9,
+                        dryRunAgents, kernel ? " + 1 real-kernel agent, full load through iptables-restore" : "");
+
+                // Steady endpoint changes; each event's latency is measured to every agent's ack of its version.
+                List<Long> offsets = new ArrayList<>();
+                long intervalNanos = 1_000_000_000L / rate;
+                long start = System.nanoTime();
+                for (int k = 0; k < rate * seconds; k++) {
+                    long wait = start + k * intervalNanos - System.nanoTime();
+                    if (wait > 0) {
+                        java.util.concurrent.locks.LockSupport.parkNanos(wait);
+                    }
+                    int svc = (k * 7919) % services;
+                    offsets.add(send(producer, List.of(up(slice(svc, endpoints, nodes, 100 + k)))));
+                }
+                awaitOffset(offsets.get(offsets.size() - 1));
+                long last = versionOfOffset.get(offsets.get(offsets.size() - 1));
+                while (!agentNodes.stream().allMatch(n -> acked.getOrDefault(n, 0L) >= last)) {
+                    Thread.sleep(50);
+                }
+                List<Long> allDry = new ArrayList<>();
+                List<Long> real = new ArrayList<>();
+                for (long offset : offsets) {
+                    long v = versionOfOffset.get(offset);
+                    long sent = sentAtNanos.get(offset);
+                    long worst = 0;
+                    for (String n : agentNodes.subList(0, dryRunAgents)) {
+                        worst = Math.max(worst, reached(n, v) - sent);
+                    }
+                    allDry.add(worst);
+                    if (kernel) {
+                        real.add(reached(realNode, v) - sent);
+                    }
+                }
+                System.out.printf("change → acked by all %d dry-run agents, %d changes at %d/s: %s%n", dryRunAgents, offsets.size(), rate,
+                        summary(allDry));
+                if (kernel) {
+                    System.out.printf("change → acked by the real-kernel agent (%d Services in its netns): %s%n", services, summary(real));
+                }
+            }
+        } finally {
+            for (int i = close.size() - 1; i >= 0; i--) {
+                try {
+                    close.get(i).close();
+                } catch (Exception e) {
+                    System.out.println("while stopping: " + e);
+                }
+            }
+            kafka.destroy();
+            run("ip", "netns", "del", ns);
+            admin("DROP DATABASE IF EXISTS " + db + " WITH (FORCE)");
+        }
+    }
+
+    private AgentLoop agent(String bootstrap, URI api, String node, Netfilter nf, Path state) throws InterruptedException {
+        java.util.function.Consumer<String> log = msg -> {
+            if (!msg.startsWith("applied version") && !msg.startsWith("reading deltas")) {
+                System.out.println(node + ": " + msg);
+            }
+        };
+        KafkaAckSink acks = new KafkaAckSink(bootstrap, Map.of(), topics.acks(), log);
+        Agent agent = new Agent(CLUSTER, node, new ApiSnapshots(api, null), new Applier(List.of(nf), log), acks,
+                new StateFile(state, CLUSTER, node), Clock.systemUTC(), Duration.ofSeconds(30), 200,
+                new Conntrack(null, true, m -> { }), log);
+        AgentLoop loop = new AgentLoop(agent, new DeltaFeed(bootstrap, Map.of(), topics.deltas(), CLUSTER, log), node, log, acks);
+        return loop.start();
+    }
+
+    /** When node first acked version v or later. */
+    private long reached(String node, long v) {
+        long best = Long.MAX_VALUE;
+        for (Map.Entry<Long, Long> e : ackedAt.getOrDefault(node, Map.of()).entrySet()) {
+            if (e.getKey() >= v) {
+                best = Math.min(best, e.getValue());
+            }
+        }
+        return best;
+    }
+
+    private void readAcks(String bootstrap) {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, "bench-acks");
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 10);
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p, new StringDeserializer(), new StringDeserializer())) {
+            c.subscribe(List.of(topics.acks()));
+            while (true) {
+                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(50))) {
+                    long now = System.nanoTime();
+                    NodeAck a = NodeAck.fromJson(r.value());
+                    if (a.status() == NodeAck.Status.APPLIED) {
+                        acked.merge(a.node(), a.version(), Math::max);
+                        ackedAt.computeIfAbsent(a.node(), k -> new ConcurrentHashMap<>()).putIfAbsent(a.version(), now);
+                    }
+                }
+            }
+        }
+    }
+
+    private void stored(String cluster, long seq, io.rulesync.model.rules.RulesDiff diff, String cause) {
+        Map<?, ?> c = (Map<?, ?>) new Load(LoadSettings.builder().build()).loadFromString(cause);
+        long first = ((Number) c.get("firstOffset")).longValue();
+        long last = ((Number) c.get("lastOffset")).longValue();
+        for (long o = first; o <= last; o++) {
+            versionOfOffset.put(o, seq);
+        }
+        lastCommittedOffset.accumulateAndGet(last, Math::max);
+    }
+
+    private long send(KafkaProducer<String, String> producer, List<String> values) throws Exception {
+        long last = -1;
+        List<java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata>> futures = new ArrayList<>();
+        for (String v : values) {
+            long sent = System.nanoTime();
+            futures.add(producer.send(new ProducerRecord<>(topics.events(), CLUSTER, v), (md, e) -> {
+                if (md != null) {
+                    sentAtNanos.put(md.offset(), sent);
+                }
+            }));
+        }
+        for (var f : futures) {
+            last = Math.max(last, f.get().offset());
+        }
+        return last;
+    }
+
+    private void awaitOffset(long offset) throws InterruptedException {
+        while (lastCommittedOffset.get() < offset) {
+            Thread.sleep(5);
+        }
+    }
+
+    private static String up(io.rulesync.model.cluster.ClusterObject o) {
+        return EventCodec.encode(new ClusterEvent.ObjectUpserted(CLUSTER, o, "1", Instant.now()));
+    }
+
+    private static Node node(int n) {
+        return new Node("node-" + n, "", List.of(new Node.NodeAddress("InternalIP", IpAddress.parse("192.168.1." + (1 + n)))));
+    }
+
+    private static Service service(int i) {
+        boolean nodePort = i % 10 == 9;
+        return new Service(new NamespacedName("ns" + (i % 50), "svc" + i), nodePort ? ServiceType.NODE_PORT : ServiceType.CLUSTER_IP,
+                List.of(IpAddress.parse("172.30." + (i / 250) + "." + (1 + i % 250))),
+                List.of(new ServicePort("http", Protocol.TCP, 80, nodePort ? 30000 + i % 2768 : 0)), List.of(), List.of(), List.of(),
+                TrafficPolicy.CLUSTER, TrafficPolicy.CLUSTER, i % 7 == 6 ? 10800 : 0, 0, false);
+    }
+
+    private static EndpointSlice slice(int i, int endpoints, int nodes, int generation) {
+        List<Endpoint> eps = new ArrayList<>(endpoints);
+        for (int e = 0; e < endpoints; e++) {
+            long n = (long) i * endpoints + e + (e == 0 ? (long) generation * 5_000_000 : 0);
+            IpAddress ip = IpAddress.parse("10." + (64 + (n >> 16) % 128) + "." + ((n >> 8) & 255) + "." + (n & 255));
+            eps.add(Endpoint.ready(ip, "node-" + ((i * endpoints + e) % nodes)));
+        }
+        return new EndpointSlice(new NamespacedName("ns" + (i % 50), "svc" + i + "-abcde"), "svc" + i, AddressType.IPV4,
+                List.of(new EndpointPort("http", Protocol.TCP, 8080)), eps, false);
+    }
+
+    private static KafkaProducer<String, String> producer(String bootstrap) {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+        return new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
+    }
+
+    private static String summary(List<Long> nanos) {
+        long[] s = nanos.stream().mapToLong(Long::longValue).sorted().toArray();
+        return String.format("p50 %.0f ms, p90 %.0f ms, p99 %.0f ms, max %.0f ms", pct(s, 50), pct(s, 90), pct(s, 99), s[s.length - 1] / 1e6);
+    }
+
+    private static double pct(long[] sorted, int p) {
+        return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p / 100.0 * sorted.length) - 1)] / 1e6;
+    }
+
+    private static int arg(String[] args, int i, int def) {
+        return args.length > i ? Integer.parseInt(args[i]) : def;
+    }
+
+    private static void run(String... cmd) {
+        try {
+            new ProcessBuilder(cmd).inheritIO().start().waitFor();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static void admin(String sql) throws Exception {
+        try (Connection c = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:5432/postgres", "postgres", "");
+                Statement s = c.createStatement()) {
+            s.execute(sql);
+        }
+    }
+}
