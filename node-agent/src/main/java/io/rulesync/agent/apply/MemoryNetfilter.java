@@ -32,6 +32,8 @@ public final class MemoryNetfilter implements Netfilter {
     private final Path dir;
     private final String name;
     private final Map<Table, LinkedHashMap<String, List<String>>> tables = empty();
+    private final Map<Table, Map<String, Integer>> references = new EnumMap<>(Map.of(Table.FILTER, new java.util.HashMap<>(),
+            Table.NAT, new java.util.HashMap<>()));
 
     /** {@code dir} may be null: keep the rules in memory only. */
     public MemoryNetfilter(IpFamily family, Path dir, String name) {
@@ -72,14 +74,19 @@ public final class MemoryNetfilter implements Netfilter {
                 } else if (table == null) {
                     throw new IllegalArgumentException("command outside a table");
                 } else {
-                    run(tables.get(table), table, line, undo);
+                    run(table, line, undo);
                 }
             } catch (IllegalArgumentException e) {
                 undo.forEach((tc, rules) -> {
+                    List<String> now = tables.get(tc.table()).get(tc.chain());
+                    if (now != null) {
+                        now.forEach(r -> count(tc.table(), r, -1));
+                    }
                     if (rules == null) {
                         tables.get(tc.table()).remove(tc.chain());
                     } else {
                         tables.get(tc.table()).put(tc.chain(), rules);
+                        rules.forEach(r -> count(tc.table(), r, +1));
                     }
                 });
                 throw new RestoreFailedException("line " + lineNo + " failed: " + e.getMessage());
@@ -88,12 +95,15 @@ public final class MemoryNetfilter implements Netfilter {
         write(script);
     }
 
-    private static void run(LinkedHashMap<String, List<String>> t, Table table, String line,
-            Map<RestorePlan.TableChain, List<String>> undo) {
+    private void run(Table table, String line, Map<RestorePlan.TableChain, List<String>> undo) {
+        LinkedHashMap<String, List<String>> t = tables.get(table);
         if (line.startsWith(":")) {
             String chain = line.substring(1, line.indexOf(' ') < 0 ? line.length() : line.indexOf(' '));
             remember(t, table, chain, undo);
-            t.put(chain, new ArrayList<>());
+            List<String> old = t.put(chain, new ArrayList<>());
+            if (old != null) {
+                old.forEach(r -> count(table, r, -1));
+            }
             return;
         }
         String[] head = line.split(" ", 3);
@@ -105,15 +115,17 @@ public final class MemoryNetfilter implements Netfilter {
             throw new IllegalArgumentException("no chain " + chain + " in " + table.restoreName());
         }
         switch (op) {
-            case "-A" -> rules.add(checkTarget(t, head[2]));
+            case "-A" -> rules.add(count(table, checkTarget(t, head[2]), +1));
             case "-D" -> {
                 if (head[2].matches("[0-9]+")) {
                     int pos = Integer.parseInt(head[2]);
                     if (pos < 1 || pos > rules.size()) {
                         throw new IllegalArgumentException("Index of deletion too big");
                     }
-                    rules.remove(pos - 1);
-                } else if (!rules.remove(head[2])) {
+                    count(table, rules.remove(pos - 1), -1);
+                } else if (rules.remove(head[2])) {
+                    count(table, head[2], -1);
+                } else {
                     throw new IllegalArgumentException("Bad rule (does a matching rule exist in that chain?)");
                 }
             }
@@ -123,7 +135,7 @@ public final class MemoryNetfilter implements Netfilter {
                 if (pos < 1 || pos > rules.size() + 1) {
                     throw new IllegalArgumentException("Index of insertion too big");
                 }
-                rules.add(pos - 1, checkTarget(t, posAndRule[1]));
+                rules.add(pos - 1, count(table, checkTarget(t, posAndRule[1]), +1));
             }
             case "-X" -> {
                 if (builtins(table).contains(chain)) {
@@ -132,17 +144,31 @@ public final class MemoryNetfilter implements Netfilter {
                 if (!rules.isEmpty()) {
                     throw new IllegalArgumentException("chain " + chain + " is not empty");
                 }
-                for (List<String> other : t.values()) {
-                    for (String r : other) {
-                        if (r.endsWith("-j " + chain) || r.contains("-j " + chain + " ")) {
-                            throw new IllegalArgumentException("chain " + chain + " is still referenced");
-                        }
-                    }
+                if (references.get(table).getOrDefault(chain, 0) > 0) {
+                    throw new IllegalArgumentException("chain " + chain + " is still referenced");
                 }
                 t.remove(chain);
             }
             default -> throw new IllegalArgumentException("unsupported command " + op);
         }
+    }
+
+    /** Keeps the count of rules that jump to each chain (what -X must check) as rules come and go. */
+    private String count(Table table, String rule, int delta) {
+        String target = jumpTarget(rule);
+        if (target != null) {
+            references.get(table).merge(target, delta, (a, b) -> a + b == 0 ? null : a + b);
+        }
+        return rule;
+    }
+
+    private static String jumpTarget(String rule) {
+        int j = rule.lastIndexOf("-j ");
+        if (j < 0) {
+            return null;
+        }
+        String target = rule.substring(j + 3).split(" ", 2)[0];
+        return target.startsWith("KUBE-") ? target : null;
     }
 
     private static void remember(Map<String, List<String>> t, Table table, String chain,
@@ -155,12 +181,9 @@ public final class MemoryNetfilter implements Netfilter {
     }
 
     private static String checkTarget(Map<String, List<String>> t, String rule) {
-        int j = rule.lastIndexOf("-j ");
-        if (j >= 0) {
-            String target = rule.substring(j + 3).split(" ", 2)[0];
-            if (target.startsWith("KUBE-") && !t.containsKey(target)) {
-                throw new IllegalArgumentException("jump to missing chain " + target);
-            }
+        String target = jumpTarget(rule);
+        if (target != null && !t.containsKey(target)) {
+            throw new IllegalArgumentException("jump to missing chain " + target);
         }
         return rule;
     }

@@ -5,7 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.agent.testing.History;
 import io.rulesync.agent.verify.DriftCheck;
+import io.rulesync.compiler.cli.ClusterManifests;
+import io.rulesync.compiler.iptables.ClusterCompiler;
 import io.rulesync.compiler.kernel.NetnsLab;
+import io.rulesync.model.cluster.Cidr;
+import io.rulesync.model.event.ClusterSettings;
+import io.rulesync.model.rules.ClusterRules;
+import java.nio.file.Path;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.Chain;
 import io.rulesync.model.rules.RuleSet;
@@ -149,5 +155,29 @@ class KernelApplyTest {
         for (String c : goneChains) {
             assertThat(nf.chain(Table.NAT, c)).as("%s still there: nothing of the refused restore was applied", c).isPresent();
         }
+    }
+
+    @Test
+    void dualStackRulesGoToBothFamilies() throws Exception {
+        ClusterSettings settings = new ClusterSettings(List.of(IpFamily.IPV4, IpFamily.IPV6),
+                List.of(Cidr.parse("10.245.0.0/16"), Cidr.parse("fd00:245::/64")), false, 14, List.of());
+        ClusterRules edge = ClusterCompiler.compile(ClusterManifests.load(List.of(Path.of("../examples/edge"))), settings).rules();
+        String node = edge.nodes().firstKey();
+        IptablesNetfilter v6 = new IptablesNetfilter(IpFamily.IPV6, lab.nodeNs(),
+                (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm());
+        Applier applier = new Applier(List.of(nf, v6), log::add);
+        Map<IpFamily, RuleSet> both = Map.of(IpFamily.IPV4, edge.ruleSet(node, IpFamily.IPV4).orElseThrow(),
+                IpFamily.IPV6, edge.ruleSet(node, IpFamily.IPV6).orElseThrow());
+        assertThat(applier.apply(null, both).error()).isNull();
+        for (Map.Entry<IpFamily, RuleSet> e : both.entrySet()) {
+            Netfilter n = applier.netfilter(e.getKey());
+            for (Table t : Table.values()) {
+                for (Chain c : e.getValue().chains(t)) {
+                    assertThat(Applier.compare(n, t, c)).as("%s %s %s", e.getKey(), t, c.name()).isNull();
+                }
+            }
+        }
+        assertThat(v6.chain(Table.NAT, "PREROUTING").orElseThrow()).filteredOn(l -> l.endsWith("-j KUBE-SERVICES")).hasSize(1);
+        assertThat(v6.chain(Table.NAT, "KUBE-SERVICES").orElseThrow()).anyMatch(l -> l.contains("/128"));
     }
 }
