@@ -10,6 +10,7 @@ import io.rulesync.agent.feed.SnapshotSource;
 import io.rulesync.agent.feed.SnapshotUnavailableException;
 import io.rulesync.agent.rules.FragmentCheck;
 import io.rulesync.agent.rules.RejectedRuleException;
+import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.agent.state.NodeView;
 import io.rulesync.agent.state.StateFile;
 import io.rulesync.agent.verify.DriftCheck;
@@ -58,6 +59,7 @@ public final class Agent {
     private final Consumer<String> log;
     private final Duration verifyEvery;
     private final DriftCheck drift;
+    private final int chainsPerCheck;
     private final Conntrack conntrack;
 
     /** What the kernel holds, or null when unknown. */
@@ -67,6 +69,8 @@ public final class Agent {
     private Instant retryAt;
     private Duration retryDelay = FIRST_RETRY;
     private Instant verifyAt;
+    private Instant sampleAt;
+    private FragmentKey sampleCursor;
     private final AtomicLong applies = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
     private final AtomicLong repairs = new AtomicLong();
@@ -82,6 +86,7 @@ public final class Agent {
         this.clock = clock;
         this.verifyEvery = verifyEvery;
         this.drift = new DriftCheck(chainsPerCheck);
+        this.chainsPerCheck = chainsPerCheck;
         this.conntrack = conntrack;
         this.log = log;
     }
@@ -175,25 +180,42 @@ public final class Agent {
         touched.clear();
     }
 
-    /** Time passes: retry after a failure when due; check for drift when due. */
+    /**
+     * Time passes: retry after a failure when due; every {@code verifyEvery} check the canary, the
+     * jumps and the shared chains; every second read back a few of the per-Service chains in turn
+     * (so that all of them are read over time without stalling applies).
+     */
     public void tick() {
         Instant now = clock.instant();
         if (retryAt != null && !now.isBefore(retryAt)) {
             resync("retry after failure");
             return;
         }
-        if (running != null && (verifyAt == null || !now.isBefore(verifyAt))) {
-            verify();
+        if (running == null) {
+            return;
+        }
+        if (verifyAt == null || !now.isBefore(verifyAt)) {
+            verifyAt = now.plus(verifyEvery);
+            report(drift.check(applier, sharedChains(ruleSets(running))));
+        } else if (sampleAt == null || !now.isBefore(sampleAt)) {
+            sampleAt = now.plusSeconds(1);
+            int perSecond = (int) Math.max(1, chainsPerCheck * 1000L / Math.max(1, verifyEvery.toMillis()));
+            report(DriftCheck.sample(applier, nextChains(perSecond)));
         }
     }
 
-    /** Checks the kernel against the running version now, and repairs drift. */
+    /** Checks the canary, the jumps and the next {@code chainsPerCheck} owned chains now, and repairs drift. */
     public DriftCheck.Result verify() {
         verifyAt = clock.instant().plus(verifyEvery);
         if (running == null) {
             return new DriftCheck.Result(false, 0, 0, List.of("no version applied"));
         }
         DriftCheck.Result r = drift.check(applier, ruleSets(running));
+        report(r);
+        return r;
+    }
+
+    private void report(DriftCheck.Result r) {
         if (r.canaryMissing()) {
             log.accept("drift: " + String.join("; ", r.problems()) + "; applying version " + running.version() + " in full");
             NodeView v = running;
@@ -204,7 +226,41 @@ public final class Agent {
             repairs.addAndGet(r.repaired());
             log.accept("drift repaired (" + r.repaired() + "): " + String.join("; ", r.problems()));
         }
-        return r;
+    }
+
+    /** The chains many units share (dispatch and fixed chains): read at every check. */
+    private static Map<IpFamily, RuleSet> sharedChains(Map<IpFamily, RuleSet> all) {
+        Map<IpFamily, RuleSet> out = new EnumMap<>(IpFamily.class);
+        all.forEach((f, rs) -> out.put(f, new RuleSet(f, rs.filter(),
+                rs.nat().stream().filter(c -> !RuleGrammar.isPerServiceChain(c.name())).toList())));
+        return out;
+    }
+
+    /** The next n per-Service chains of the running version, from where the last sample stopped. */
+    private List<DriftCheck.Slot> nextChains(int n) {
+        List<DriftCheck.Slot> out = new java.util.ArrayList<>();
+        java.util.SortedMap<FragmentKey, RuleFragment> all = running.rules().fragments();
+        if (all.isEmpty()) {
+            return out;
+        }
+        FragmentKey from = sampleCursor == null || all.tailMap(sampleCursor).isEmpty() ? all.firstKey() : sampleCursor;
+        FragmentKey previous = null;
+        for (FragmentKey k : all.tailMap(from).keySet()) {
+            if (out.size() >= n) {
+                sampleCursor = k;
+                return out;
+            }
+            if (previous != null && previous.family() == k.family() && previous.unit().equals(k.unit())) {
+                continue; // another node class of the same unit
+            }
+            previous = k;
+            if (applier.families().contains(k.family()) && k.unit() instanceof Unit.Port) {
+                running.rules().resolve(node, k.family(), k.unit()).ifPresent(f -> f.natChains()
+                        .forEach(c -> out.add(new DriftCheck.Slot(k.family(), Table.NAT, c))));
+            }
+        }
+        sampleCursor = null; // the end: start over next time
+        return out;
     }
 
     private void resync(String why) {

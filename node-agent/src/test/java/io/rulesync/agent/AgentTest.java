@@ -224,6 +224,21 @@ class AgentTest {
     }
 
     @Test
+    void ticksReadEveryServiceChainBackInTurn() throws Exception {
+        Agent a = agent();
+        a.start();
+        Chain last = expected(1).nat().get(expected(1).nat().size() - 1);
+        kernel.restore("*nat\n-A " + last.name() + " -j RETURN\nCOMMIT\n");
+        for (int i = 0; i < 120 && a.repairs() == 0; i++) {
+            clock.advance(Duration.ofSeconds(1));
+            a.tick();
+        }
+        assertThat(a.repairs()).isEqualTo(1);
+        assertKernelHolds(1);
+        assertThat(logs).anyMatch(l -> l.contains("drift repaired (1)") && l.contains(last.name()));
+    }
+
+    @Test
     void aRestartedAgentMovesOnIncrementally() {
         Agent first = agent();
         first.start();

@@ -113,6 +113,11 @@ public final class RuleGrammar {
         }
     }
 
+    /** Whether a chain is one of a Service port's own (KUBE-SVC/SVL/EXT/FW/SEP-hash), not a shared one. */
+    public static boolean isPerServiceChain(String name) {
+        return HASHED_CHAIN.matcher(name).matches();
+    }
+
     /** A chain rulesync may declare (and therefore flush) in {@code table}: kube-proxy's names only. */
     public static void checkChainName(Table table, String name) {
         if (name == null) {

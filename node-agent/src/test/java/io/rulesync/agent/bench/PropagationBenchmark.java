@@ -73,8 +73,8 @@ import picocli.CommandLine;
  * real-kernel agent (iptables-restore into a network namespace), for the version that covers it.
  * Real KRaft broker, PostgreSQL, compiler and api; SERVICES x ENDPOINTS, DRY_RUN_AGENTS + 1 nodes.
  *
- * <p>{@code bench/propagation [SERVICES ENDPOINTS DRY_RUN_AGENTS RATE SECONDS]}; needs PostgreSQL on
- * 127.0.0.1:5432, and root with iptables for the real-kernel agent (skipped otherwise).
+ * <p>{@code bench/propagation [SERVICES ENDPOINTS DRY_RUN_AGENTS RATE SECONDS REAL_AGENT(0|1)]}; needs
+ * PostgreSQL on 127.0.0.1:5432, and root with iptables for the real-kernel agent (skipped otherwise).
  */
 public final class PropagationBenchmark {
     private static final String CLUSTER = "bench";
@@ -85,6 +85,9 @@ public final class PropagationBenchmark {
     /** node → highest version acked (APPLIED) and when (nanoTime) each version was first reached. */
     private final Map<String, Long> acked = new ConcurrentHashMap<>();
     private final Map<String, Map<Long, Long>> ackedAt = new ConcurrentHashMap<>();
+    /** node → durations (ms) of its APPLIED acks while recording. */
+    private final Map<String, List<Long>> applyMillis = new ConcurrentHashMap<>();
+    private volatile boolean recording;
 
     public static void main(String[] args) throws Exception {
         int services = arg(args, 0, 10_000);
@@ -92,14 +95,16 @@ public final class PropagationBenchmark {
         int dryRun = arg(args, 2, 20);
         int rate = arg(args, 3, 10);
         int seconds = arg(args, 4, 30);
-        new PropagationBenchmark().run(services, endpoints, dryRun, rate, seconds);
+        boolean realAgent = arg(args, 5, 1) == 1;
+        new PropagationBenchmark().run(services, endpoints, dryRun, rate, seconds, realAgent);
         System.exit(0);
     }
 
-    private void run(int services, int endpoints, int dryRunAgents, int rate, int seconds) throws Exception {
+    private void run(int services, int endpoints, int dryRunAgents, int rate, int seconds, boolean realAgent) throws Exception {
         int nodes = dryRunAgents + 1;
         String realNode = "node-" + dryRunAgents;
-        boolean kernel = ProcessHandle.current().info().user().orElse("").equals("root") && Files.exists(Path.of("/usr/sbin/iptables-restore"));
+        boolean kernel = realAgent && ProcessHandle.current().info().user().orElse("").equals("root")
+                && Files.exists(Path.of("/usr/sbin/iptables-restore"));
         String db = "rulesync_bench_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
         admin("CREATE DATABASE " + db);
         String ns = "rs-prop-bench-" + ProcessHandle.current().pid();
@@ -158,7 +163,7 @@ public final class PropagationBenchmark {
                     close.add(agent(bootstrap, apiUrl, realNode, new IptablesNetfilter(IpFamily.IPV4, ns,
                             (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm()), state));
                 } else {
-                    System.out.println("real-kernel agent skipped: needs root and iptables-restore");
+                    System.out.println("no real-kernel agent" + (realAgent ? ": needs root and iptables-restore" : ""));
                 }
                 long head = versionOfOffset.values().stream().mapToLong(Long::longValue).max().orElse(0);
                 t0 = System.nanoTime();
@@ -170,6 +175,7 @@ public final class PropagationBenchmark {
 
                 // Steady endpoint changes; each event's latency is measured to every agent's ack of its version.
                 List<Long> offsets = new ArrayList<>();
+                recording = true;
                 long intervalNanos = 1_000_000_000L / rate;
                 long start = System.nanoTime();
                 for (int k = 0; k < rate * seconds; k++) {
@@ -199,10 +205,19 @@ public final class PropagationBenchmark {
                         real.add(reached(realNode, v) - sent);
                     }
                 }
-                System.out.printf("change → acked by all %d dry-run agents, %d changes at %d/s: %s%n", dryRunAgents, offsets.size(), rate,
-                        summary(allDry));
+                if (dryRunAgents > 0) {
+                    System.out.printf("change → acked by all %d dry-run agents, %d changes at %d/s: %s%n", dryRunAgents, offsets.size(),
+                            rate, summary(allDry));
+                }
                 if (kernel) {
                     System.out.printf("change → acked by the real-kernel agent (%d Services in its netns): %s%n", services, summary(real));
+                    List<Long> d = applyMillis.getOrDefault(realNode, List.of());
+                    System.out.printf("real-kernel agent: %d applies for %d changes; apply duration (from its acks): %s%n", d.size(),
+                            offsets.size(), summary(d));
+                }
+                if (dryRunAgents > 0) {
+                    List<Long> d = applyMillis.getOrDefault("node-0", List.of());
+                    System.out.printf("dry-run agent node-0: %d applies; apply duration: %s%n", d.size(), summary(d));
                 }
             }
         } finally {
@@ -259,6 +274,10 @@ public final class PropagationBenchmark {
                     if (a.status() == NodeAck.Status.APPLIED) {
                         acked.merge(a.node(), a.version(), Math::max);
                         ackedAt.computeIfAbsent(a.node(), k -> new ConcurrentHashMap<>()).putIfAbsent(a.version(), now);
+                        if (recording) {
+                            applyMillis.computeIfAbsent(a.node(), k -> java.util.Collections.synchronizedList(new ArrayList<>()))
+                                    .add(a.durationMs() * 1_000_000);
+                        }
                     }
                 }
             }
