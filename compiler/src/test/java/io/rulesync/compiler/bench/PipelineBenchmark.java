@@ -218,12 +218,14 @@ public final class PipelineBenchmark {
         return EventCodec.encode(new ClusterEvent.ObjectUpserted(CLUSTER, o, "1", Instant.now()));
     }
 
-    private static Node node(int n) {
+    /** Node n of the benchmark cluster (three zones). */
+    public static Node node(int n) {
         return new Node("node-" + n, "zone-" + (n % 3), List.of(new Node.NodeAddress("InternalIP",
                 IpAddress.parse("192.168." + (n / 250) + "." + (1 + n % 250)))));
     }
 
-    private static Service service(int i) {
+    /** Service i: every 10th a NodePort with externalTrafficPolicy Local, every 7th with ClientIP affinity. */
+    public static Service service(int i) {
         boolean local = i % 10 == 9;
         return new Service(new NamespacedName("ns" + (i % 50), "svc" + i), local ? ServiceType.NODE_PORT : ServiceType.CLUSTER_IP,
                 List.of(IpAddress.parse("172.30." + (i / 250) + "." + (1 + i % 250))),
@@ -232,7 +234,7 @@ public final class PipelineBenchmark {
     }
 
     /** Service i's slice; {@code generation} moves its first endpoint to a new address. */
-    private static EndpointSlice slice(int i, int endpoints, int nodes, int generation) {
+    public static EndpointSlice slice(int i, int endpoints, int nodes, int generation) {
         List<Endpoint> eps = new ArrayList<>(endpoints);
         for (int e = 0; e < endpoints; e++) {
             long n = (long) i * endpoints + e + (e == 0 ? (long) generation * 5_000_000 : 0);
@@ -243,7 +245,8 @@ public final class PipelineBenchmark {
                 List.of(new EndpointPort("http", Protocol.TCP, 8080)), eps, false);
     }
 
-    private static KafkaProducer<String, String> producer(String bootstrap) {
+    /** An idempotent producer that sends at once (linger 0). */
+    public static KafkaProducer<String, String> producer(String bootstrap) {
         Properties p = new Properties();
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
@@ -271,7 +274,8 @@ public final class PipelineBenchmark {
         }
     }
 
-    private static void admin(String sql) throws Exception {
+    /** Runs SQL on the local server's postgres database (creating and dropping benchmark databases). */
+    public static void admin(String sql) throws Exception {
         try (Connection c = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:5432/postgres", "postgres", "");
                 Statement s = c.createStatement()) {
             s.execute(sql);

@@ -13,22 +13,11 @@ import io.rulesync.agent.feed.KafkaAckSink;
 import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.agent.state.StateFile;
 import io.rulesync.api.cli.ApiCommand;
+import io.rulesync.compiler.bench.PipelineBenchmark;
 import io.rulesync.compiler.service.CompilerApplication;
 import io.rulesync.compiler.service.PartitionProcessor;
 import io.rulesync.model.ack.NodeAck;
-import io.rulesync.model.cluster.AddressType;
-import io.rulesync.model.cluster.Endpoint;
-import io.rulesync.model.cluster.EndpointPort;
-import io.rulesync.model.cluster.EndpointSlice;
-import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.IpFamily;
-import io.rulesync.model.cluster.NamespacedName;
-import io.rulesync.model.cluster.Node;
-import io.rulesync.model.cluster.Protocol;
-import io.rulesync.model.cluster.Service;
-import io.rulesync.model.cluster.ServicePort;
-import io.rulesync.model.cluster.ServiceType;
-import io.rulesync.model.cluster.TrafficPolicy;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.event.EventCodec;
@@ -54,10 +43,8 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.snakeyaml.engine.v2.api.Load;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.springframework.boot.WebApplicationType;
@@ -71,7 +58,8 @@ import picocli.CommandLine;
  * watcher puts it) → compiler → PostgreSQL → outbox → deltas topic → agents apply → acks topic.
  * Measured per event: from sending it to the arrival of the acks of every dry-run agent, and of the
  * real-kernel agent (iptables-restore into a network namespace), for the version that covers it.
- * Real KRaft broker, PostgreSQL, compiler and api; SERVICES x ENDPOINTS, DRY_RUN_AGENTS + 1 nodes.
+ * Real KRaft broker, PostgreSQL, compiler and api; SERVICES x ENDPOINTS, DRY_RUN_AGENTS + 1 nodes, the
+ * cluster of {@link PipelineBenchmark} (every 10th Service a NodePort with externalTrafficPolicy Local).
  *
  * <p>{@code bench/propagation [SERVICES ENDPOINTS DRY_RUN_AGENTS RATE SECONDS REAL_AGENT(0|1)]}; needs
  * PostgreSQL on 127.0.0.1:5432, and root with iptables for the real-kernel agent (skipped otherwise).
@@ -106,7 +94,7 @@ public final class PropagationBenchmark {
         boolean kernel = realAgent && ProcessHandle.current().info().user().orElse("").equals("root")
                 && Files.exists(Path.of("/usr/sbin/iptables-restore"));
         String db = "rulesync_bench_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
-        admin("CREATE DATABASE " + db);
+        PipelineBenchmark.admin("CREATE DATABASE " + db);
         String ns = "rs-prop-bench-" + ProcessHandle.current().pid();
         EmbeddedKafkaKraftBroker kafka = new EmbeddedKafkaKraftBroker(1, 6, topics.events(), topics.deltas(), topics.acks());
         kafka.afterPropertiesSet();
@@ -137,15 +125,15 @@ public final class PropagationBenchmark {
             acks.setDaemon(true);
             acks.start();
 
-            try (KafkaProducer<String, String> producer = producer(bootstrap)) {
+            try (KafkaProducer<String, String> producer = PipelineBenchmark.producer(bootstrap)) {
                 List<String> load = new ArrayList<>();
                 load.add(EventCodec.encode(new ClusterEvent.SettingsChanged(CLUSTER, ClusterSettings.DEFAULT, Instant.now())));
                 for (int n = 0; n < nodes; n++) {
-                    load.add(up(node(n)));
+                    load.add(up(PipelineBenchmark.node(n)));
                 }
                 for (int i = 0; i < services; i++) {
-                    load.add(up(service(i)));
-                    load.add(up(slice(i, endpoints, nodes, 0)));
+                    load.add(up(PipelineBenchmark.service(i)));
+                    load.add(up(PipelineBenchmark.slice(i, endpoints, nodes, 0)));
                 }
                 long t0 = System.nanoTime();
                 awaitOffset(send(producer, load));
@@ -184,7 +172,7 @@ public final class PropagationBenchmark {
                         java.util.concurrent.locks.LockSupport.parkNanos(wait);
                     }
                     int svc = (k * 7919) % services;
-                    offsets.add(send(producer, List.of(up(slice(svc, endpoints, nodes, 100 + k)))));
+                    offsets.add(send(producer, List.of(up(PipelineBenchmark.slice(svc, endpoints, nodes, 100 + k)))));
                 }
                 awaitOffset(offsets.get(offsets.size() - 1));
                 long last = versionOfOffset.get(offsets.get(offsets.size() - 1));
@@ -229,8 +217,10 @@ public final class PropagationBenchmark {
                 }
             }
             kafka.destroy();
-            run("ip", "netns", "del", ns);
-            admin("DROP DATABASE IF EXISTS " + db + " WITH (FORCE)");
+            if (kernel) {
+                run("ip", "netns", "del", ns);
+            }
+            PipelineBenchmark.admin("DROP DATABASE IF EXISTS " + db + " WITH (FORCE)");
         }
     }
 
@@ -321,38 +311,6 @@ public final class PropagationBenchmark {
         return EventCodec.encode(new ClusterEvent.ObjectUpserted(CLUSTER, o, "1", Instant.now()));
     }
 
-    private static Node node(int n) {
-        return new Node("node-" + n, "", List.of(new Node.NodeAddress("InternalIP", IpAddress.parse("192.168.1." + (1 + n)))));
-    }
-
-    private static Service service(int i) {
-        boolean nodePort = i % 10 == 9;
-        return new Service(new NamespacedName("ns" + (i % 50), "svc" + i), nodePort ? ServiceType.NODE_PORT : ServiceType.CLUSTER_IP,
-                List.of(IpAddress.parse("172.30." + (i / 250) + "." + (1 + i % 250))),
-                List.of(new ServicePort("http", Protocol.TCP, 80, nodePort ? 30000 + i % 2768 : 0)), List.of(), List.of(), List.of(),
-                TrafficPolicy.CLUSTER, TrafficPolicy.CLUSTER, i % 7 == 6 ? 10800 : 0, 0, false);
-    }
-
-    private static EndpointSlice slice(int i, int endpoints, int nodes, int generation) {
-        List<Endpoint> eps = new ArrayList<>(endpoints);
-        for (int e = 0; e < endpoints; e++) {
-            long n = (long) i * endpoints + e + (e == 0 ? (long) generation * 5_000_000 : 0);
-            IpAddress ip = IpAddress.parse("10." + (64 + (n >> 16) % 128) + "." + ((n >> 8) & 255) + "." + (n & 255));
-            eps.add(Endpoint.ready(ip, "node-" + ((i * endpoints + e) % nodes)));
-        }
-        return new EndpointSlice(new NamespacedName("ns" + (i % 50), "svc" + i + "-abcde"), "svc" + i, AddressType.IPV4,
-                List.of(new EndpointPort("http", Protocol.TCP, 8080)), eps, false);
-    }
-
-    private static KafkaProducer<String, String> producer(String bootstrap) {
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-        p.put(ProducerConfig.ACKS_CONFIG, "all");
-        p.put(ProducerConfig.LINGER_MS_CONFIG, "0");
-        return new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
-    }
-
     private static String summary(List<Long> nanos) {
         long[] s = nanos.stream().mapToLong(Long::longValue).sorted().toArray();
         return String.format("p50 %.0f ms, p90 %.0f ms, p99 %.0f ms, max %.0f ms", pct(s, 50), pct(s, 90), pct(s, 99), s[s.length - 1] / 1e6);
@@ -371,13 +329,6 @@ public final class PropagationBenchmark {
             new ProcessBuilder(cmd).inheritIO().start().waitFor();
         } catch (Exception e) {
             throw new IllegalStateException(e);
-        }
-    }
-
-    private static void admin(String sql) throws Exception {
-        try (Connection c = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:5432/postgres", "postgres", "");
-                Statement s = c.createStatement()) {
-            s.execute(sql);
         }
     }
 }
