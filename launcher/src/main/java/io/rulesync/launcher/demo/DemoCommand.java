@@ -168,6 +168,7 @@ public final class DemoCommand implements Callable<Integer> {
             producer.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
             Watcher watcher = Watcher.start(fleet, producer, topics.events());
             running.add(watcher);
+            watcher.awaitSynced(Duration.ofMinutes(1));
             Path rules = rulesDir != null ? rulesDir : Files.createTempDirectory("rulesync-demo-rules-");
             if (rulesDir == null) {
                 running.add(() -> TempDirectories.delete(rules));
@@ -209,14 +210,20 @@ public final class DemoCommand implements Callable<Integer> {
         }
     }
 
-    /** The nodes of a cluster's first stored version (waits up to a minute for it). */
+    /**
+     * The nodes of a cluster, once a stored version has any (the first versions may hold only the
+     * cluster's settings); waits up to a minute.
+     */
     private static java.util.Set<String> nodesOf(VersionStore store, String cluster) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
-        while (store.head(cluster) < 1 && System.nanoTime() < deadline) {
-            Thread.sleep(100);
+        while (true) {
+            long head = store.head(cluster);
+            java.util.Set<String> nodes = head < 1 ? java.util.Set.of() : store.rules(cluster, head).nodes().keySet();
+            if (!nodes.isEmpty() || System.nanoTime() > deadline) {
+                return nodes;
+            }
+            Thread.sleep(200);
         }
-        long head = store.head(cluster);
-        return head < 1 ? java.util.Set.of() : store.rules(cluster, head).nodes().keySet();
     }
 
     private static Map<String, Object> compilerProperties(EmbeddedKafka kafka, DemoDatabase db) {
