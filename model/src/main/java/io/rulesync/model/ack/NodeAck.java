@@ -76,11 +76,18 @@ public record NodeAck(String cluster, String node, long version, long running, S
         if (!Integer.valueOf(FORMAT).equals(m.get("v"))) {
             throw new IllegalArgumentException("v: ack format " + m.get("v") + " is not supported");
         }
+        Status status = switch (String.valueOf(m.get("status"))) {
+            case "APPLIED" -> Status.APPLIED;
+            case "FAILED" -> Status.FAILED;
+            default -> throw new IllegalArgumentException("status: '" + m.get("status") + "' is not APPLIED or FAILED");
+        };
         try {
             return new NodeAck((String) m.get("cluster"), (String) m.get("node"), ((Number) m.get("version")).longValue(),
-                    ((Number) m.get("running")).longValue(), Status.valueOf((String) m.get("status")), (String) m.get("error"),
+                    ((Number) m.get("running")).longValue(), status, (String) m.get("error"),
                     ((Number) m.get("durationMs")).longValue(), ((Number) m.get("ruleCount")).intValue(), (String) m.get("mode"),
                     Instant.parse((String) m.get("at")));
+        } catch (IllegalArgumentException e) {
+            throw e; // the constructor's own message names the field
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("ack is missing a field or has one of the wrong type: " + e.getMessage(), e);
         }

@@ -24,6 +24,11 @@ class NodeAckTest {
         assertThatThrownBy(() -> new NodeAck("shop", "a", 1, 1, NodeAck.Status.FAILED, null, 1, 1, "iptables", AT))
                 .hasMessageContaining("error");
         assertThatThrownBy(() -> NodeAck.fromJson("{\"v\":2}")).hasMessageContaining("v: ack format 2");
+        String good = new NodeAck("shop", "node-a", 1, 1, NodeAck.Status.APPLIED, null, 1, 1, "iptables", AT).toJson();
+        assertThatThrownBy(() -> NodeAck.fromJson(good.replace("node-a", "Node_A"))).hasMessageStartingWith("node: 'Node_A'");
+        assertThatThrownBy(() -> NodeAck.fromJson(good.replace("APPLIED", "DONE"))).hasMessage("status: 'DONE' is not APPLIED or FAILED");
+        assertThatThrownBy(() -> NodeAck.fromJson(good.replace("\"version\":1", "\"version\":\"x\"")))
+                .hasMessageStartingWith("ack is missing a field or has one of the wrong type");
         assertThatThrownBy(() -> NodeAck.fromJson("[1]")).hasMessageContaining("not a JSON object");
     }
 }
