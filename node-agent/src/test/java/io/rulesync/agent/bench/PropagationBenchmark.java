@@ -220,6 +220,9 @@ public final class PropagationBenchmark {
             if (kernel) {
                 run("ip", "netns", "del", ns);
             }
+            try (java.util.stream.Stream<Path> files = Files.walk(state)) {
+                files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+            }
             PipelineBenchmark.admin("DROP DATABASE IF EXISTS " + db + " WITH (FORCE)");
         }
     }
