@@ -60,8 +60,8 @@ public final class AgentCommand implements Callable<Integer> {
     @Option(names = "--netns", hidden = true, description = "Program this named network namespace instead (labs, tests).")
     String netns;
 
-    @Option(names = "--state-dir", defaultValue = "/var/lib/rulesync/agent",
-            description = "Where the applied version is kept across restarts. Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--state-dir",
+            description = "Where the applied version is kept across restarts. Default: /var/lib/rulesync/agent, or the --dry-run DIR.")
     Path stateDir;
 
     @Option(names = "--verify-interval", defaultValue = "30", description = "Seconds between drift checks. Default: ${DEFAULT-VALUE}.")
@@ -98,7 +98,9 @@ public final class AgentCommand implements Callable<Integer> {
         Topics defaults = Topics.DEFAULT;
         Topics topics = new Topics(defaults.events(), deltasTopic, defaults.deadLetters(), acksTopic);
         String token = apiToken == null || apiToken.isBlank() ? null : apiToken;
-        return new AgentConfig(cluster, node, kafka, settings, topics, api, token, fams, dryRun, netns, stateDir,
+        // A dry run needs no privileges, so it keeps its state next to its rules.
+        Path state = stateDir != null ? stateDir : dryRun != null ? dryRun : Path.of("/var/lib/rulesync/agent");
+        return new AgentConfig(cluster, node, kafka, settings, topics, api, token, fams, dryRun, netns, state,
                 Duration.ofSeconds(verifySeconds), verifyChains);
     }
 
