@@ -27,6 +27,7 @@ import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ClusterSettings;
+import io.rulesync.model.rules.Unit;
 import io.rulesync.model.topic.Topics;
 import io.rulesync.watcher.Watcher;
 import io.rulesync.watcher.fleet.ClusterSource;
@@ -167,6 +168,7 @@ class EndToEndTest {
         Watcher watcher = Watcher.start(FleetConfig.of(new ClusterSpec(CLUSTER,
                 new ClusterSource.Kubeconfig(Optional.of(kubeconfig), Optional.empty()), settings)), producer, topics.events());
         closeLast.add(watcher);
+        assertThat(watcher.awaitSynced(Duration.ofSeconds(60))).isTrue();
 
         await("the first version", () -> store.head(CLUSTER) >= 1);
         for (String node : labs.keySet()) {
@@ -208,10 +210,15 @@ class EndToEndTest {
     @Test
     void changesReachEveryNodesKernelAndAreAcknowledged() throws Exception {
         // The initial lists of Services, slices and Nodes may arrive as several versions.
-        await("the initial state", () -> store.head(CLUSTER) >= 1 && labs.keySet().stream().allMatch(n -> {
-            NodeStatus s = nodeStatusOrNull(n);
-            return s != null && s.running() == store.head(CLUSTER);
-        }));
+        await("the initial state applied everywhere", () -> {
+            long head = store.head(CLUSTER);
+            return head >= 1 && store.rules(CLUSTER, head).nodes().size() == 2
+                    && !store.rules(CLUSTER, head).unit(IpFamily.IPV4, Unit.parse("shop/web:http/TCP")).isEmpty()
+                    && labs.keySet().stream().allMatch(n -> {
+                        NodeStatus s = nodeStatusOrNull(n);
+                        return s != null && s.running() == head;
+                    });
+        });
         long v = converged(Set.of("node-a", "node-b"), store.head(CLUSTER));
         assertReaches(80, Set.of("pod0"));
 
