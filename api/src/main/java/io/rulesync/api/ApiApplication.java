@@ -1,9 +1,12 @@
 package io.rulesync.api;
 
+import io.rulesync.api.nodes.NodesController;
 import io.rulesync.api.snapshot.RecentVersions;
 import io.rulesync.api.snapshot.SnapshotController;
 import io.rulesync.api.snapshot.Snapshots;
+import io.rulesync.compiler.store.NodeStatusStore;
 import io.rulesync.compiler.store.VersionStore;
+import java.time.Clock;
 import javax.sql.DataSource;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -33,8 +36,25 @@ public class ApiApplication {
     }
 
     @Bean
-    Snapshots snapshots(VersionStore store, ApiProperties p) {
-        return new Snapshots(store, new RecentVersions(p.cachedVersions()));
+    @DependsOn("flywayInitializer")
+    NodeStatusStore nodeStatusStore(DataSource dataSource) {
+        return new NodeStatusStore(dataSource);
+    }
+
+    /** Shared by the snapshot and node endpoints: 20 agents starting together cost one rebuild. */
+    @Bean
+    RecentVersions recentVersions(ApiProperties p) {
+        return new RecentVersions(p.cachedVersions());
+    }
+
+    @Bean
+    Snapshots snapshots(VersionStore store, RecentVersions recent) {
+        return new Snapshots(store, recent);
+    }
+
+    @Bean
+    NodesController nodesController(VersionStore store, NodeStatusStore acks, RecentVersions recent) {
+        return new NodesController(store, acks, recent, Clock.systemUTC());
     }
 
     @Bean

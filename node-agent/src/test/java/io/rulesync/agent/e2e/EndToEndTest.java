@@ -255,6 +255,12 @@ class EndToEndTest {
                     .noneMatch(l -> l.contains(CLUSTER_IP));
         }
         assertThat(agents.values()).allSatisfy(a -> assertThat(a.agent().failures()).isZero());
+        // The api answers the same from the recorded acks: both nodes run the newest version.
+        String nodes = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
+                URI.create(apiUrl + "/api/v1/clusters/" + CLUSTER + "/nodes")).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+        assertThat(nodes).contains("\"version\":" + v).containsPattern("\"node\":\"node-a\",\"state\":\"converged\"")
+                .containsPattern("\"node\":\"node-b\",\"state\":\"converged\"");
     }
 
     // ------------------------------------------------------------------------------------------------ checks

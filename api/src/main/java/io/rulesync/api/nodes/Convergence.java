@@ -1,0 +1,57 @@
+package io.rulesync.api.nodes;
+
+import io.rulesync.compiler.store.NodeStatus;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.function.LongFunction;
+
+/**
+ * Which node runs which version, and how far behind it is: the agents' acks set against the
+ * cluster's newest version. Pure: the store's rows in, one answer per node out.
+ */
+public final class Convergence {
+    /** How a node stands against the newest version. */
+    public enum State { CONVERGED, BEHIND, FAILED, UNKNOWN }
+
+    /**
+     * One node's standing.
+     *
+     * @param inCluster      the node is part of the newest version (false: it left, its agent still reported)
+     * @param running        the version its kernel holds, 0 when it never acknowledged one
+     * @param behindVersions versions between what it runs and the newest
+     * @param lagSeconds     how long it has been behind: since the first version it lacks was created
+     */
+    public record NodeState(String node, State state, boolean inCluster, long running, long behindVersions, long lagSeconds,
+            NodeStatus lastAck) {
+    }
+
+    private Convergence() {
+    }
+
+    /**
+     * @param head       the cluster's newest version
+     * @param headNodes  the nodes of that version
+     * @param statuses   the stored acks, one row per node
+     * @param createdAt  when a version was created
+     */
+    public static List<NodeState> of(long head, Collection<String> headNodes, Collection<NodeStatus> statuses,
+            LongFunction<Instant> createdAt, Instant now) {
+        Map<String, NodeStatus> byNode = new TreeMap<>();
+        statuses.forEach(s -> byNode.put(s.node(), s));
+        TreeSet<String> names = new TreeSet<>(headNodes);
+        names.addAll(byNode.keySet());
+        return names.stream().map(n -> {
+            NodeStatus s = byNode.get(n);
+            long running = s == null ? 0 : s.running();
+            long behind = Math.max(0, head - running);
+            long lag = behind == 0 ? 0 : Math.max(0, Duration.between(createdAt.apply(running + 1), now).toSeconds());
+            State state = s == null ? State.UNKNOWN : s.failing() ? State.FAILED : behind == 0 ? State.CONVERGED : State.BEHIND;
+            return new NodeState(n, state, headNodes.contains(n), running, behind, lag, s);
+        }).toList();
+    }
+}

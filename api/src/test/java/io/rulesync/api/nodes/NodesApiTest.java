@@ -1,0 +1,96 @@
+package io.rulesync.api.nodes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rulesync.api.ApiApplication;
+import io.rulesync.api.testing.StoredClusters;
+import io.rulesync.compiler.store.NodeStatusStore;
+import io.rulesync.compiler.store.TestDatabase;
+import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.model.ack.NodeAck;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.snakeyaml.engine.v2.api.Load;
+import org.snakeyaml.engine.v2.api.LoadSettings;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/** Which node runs which version, over real HTTP, from acks recorded in a real PostgreSQL. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class NodesApiTest {
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(30)).build();
+    private TestDatabase db;
+    private ConfigurableApplicationContext app;
+    private String base;
+
+    @BeforeAll
+    void setUp() throws Exception {
+        TestDatabase.unavailableReason().ifPresent(r -> Assumptions.assumeTrue(false, r));
+        db = TestDatabase.create();
+        VersionStore store = new VersionStore(db.dataSource());
+        StoredClusters.twoVersions(store, "shop");
+        app = new SpringApplicationBuilder(ApiApplication.class).web(WebApplicationType.SERVLET).properties(Map.of(
+                "server.port", 0, "spring.datasource.url", db.url(), "spring.datasource.username", db.user(),
+                "spring.datasource.password", db.password(), "spring.main.banner-mode", "off")).run();
+        base = "http://127.0.0.1:" + app.getEnvironment().getProperty("local.server.port");
+        Instant at = Instant.now();
+        app.getBean(NodeStatusStore.class).recordAcks(List.of(
+                new NodeAck("shop", "n1", 2, 2, NodeAck.Status.APPLIED, null, 12, 40, "iptables", at),
+                new NodeAck("shop", "n2", 2, 1, NodeAck.Status.FAILED, "ipv4: iptables-restore exited 1", 7, 0, "iptables", at)));
+    }
+
+    @AfterAll
+    void tearDown() {
+        if (app != null) {
+            app.close();
+        }
+        if (db != null) {
+            db.close();
+        }
+    }
+
+    private HttpResponse<String> get(String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(base + path)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void showsWhichNodeRunsWhichVersion() throws Exception {
+        HttpResponse<String> r = get("/api/v1/clusters/shop/nodes");
+        assertThat(r.statusCode()).isEqualTo(200);
+        Map<?, ?> body = (Map<?, ?>) new Load(LoadSettings.builder().build()).loadFromString(r.body());
+        assertThat(body.get("version")).isEqualTo(2);
+        List<?> nodes = (List<?>) body.get("nodes");
+        Map<?, ?> n1 = (Map<?, ?>) nodes.get(0);
+        Map<?, ?> n2 = (Map<?, ?>) nodes.get(1);
+        assertThat(n1.get("node")).isEqualTo("n1");
+        assertThat(n1.get("state")).isEqualTo("converged");
+        assertThat(n1.get("running")).isEqualTo(2);
+        assertThat(((Map<?, ?>) n1.get("lastAck")).get("ruleCount")).isEqualTo(40);
+        assertThat(n1.containsKey("lastError")).isFalse();
+        assertThat(n2.get("state")).isEqualTo("failed");
+        assertThat(n2.get("running")).isEqualTo(1);
+        assertThat(n2.get("behindVersions")).isEqualTo(1);
+        assertThat(((Map<?, ?>) n2.get("lastError")).get("message")).isEqualTo("ipv4: iptables-restore exited 1");
+        assertThat(((Map<?, ?>) n2.get("lastError")).get("version")).isEqualTo(2);
+    }
+
+    @Test
+    void anUnknownClusterIsAProblem() throws Exception {
+        HttpResponse<String> r = get("/api/v1/clusters/nope/nodes");
+        assertThat(r.statusCode()).isEqualTo(404);
+        assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("application/problem+json");
+        assertThat(r.body()).contains("cluster: 'nope' is not known");
+    }
+}
