@@ -5,14 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rulesync.compiler.store.NodeStatus;
 import io.rulesync.compiler.store.NodeStatusStore;
 import io.rulesync.compiler.store.TestDatabase;
+import io.rulesync.compiler.testing.TestCompiler;
 import io.rulesync.compiler.testing.TestInfrastructure;
 import io.rulesync.model.ack.NodeAck;
+import io.rulesync.model.topic.Topics;
 import io.rulesync.model.ack.NodeAck.Status;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
 import java.util.function.BooleanSupplier;
@@ -21,8 +21,6 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /** Acks published by agents reach {@code node_status} through the running compiler; bad ones are skipped. */
@@ -32,20 +30,7 @@ class AcksListenerTest {
     private final String acksTopic = "acks-" + run;
 
     private ConfigurableApplicationContext start(TestDatabase db) {
-        Map<String, Object> props = new HashMap<>();
-        props.put("spring.datasource.url", db.url());
-        props.put("spring.datasource.username", db.user());
-        props.put("spring.datasource.password", db.password());
-        props.put("spring.kafka.bootstrap-servers", TestInfrastructure.kafkaBootstrapServers());
-        props.put("rulesync.compiler.events-topic", "events-" + run);
-        props.put("rulesync.compiler.deltas-topic", "deltas-" + run);
-        props.put("rulesync.compiler.dead-letter-topic", "dlt-" + run);
-        props.put("rulesync.compiler.acks-topic", acksTopic);
-        props.put("rulesync.compiler.group", "compiler-" + run);
-        props.put("rulesync.compiler.acks-group", "acks-" + run);
-        props.put("rulesync.compiler.partitions", 2);
-        props.put("spring.main.banner-mode", "off");
-        return new SpringApplicationBuilder(CompilerApplication.class).web(WebApplicationType.NONE).properties(props).run();
+        return TestCompiler.start(db, new Topics("events-" + run, "deltas-" + run, "dlt-" + run, acksTopic), run);
     }
 
     private void produce(List<String[]> keyedValues) throws Exception {
@@ -61,13 +46,7 @@ class AcksListenerTest {
     }
 
     private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(50);
-        }
+        TestCompiler.await(what, Duration.ofSeconds(90), condition);
     }
 
     private static String[] ack(NodeAck a) {

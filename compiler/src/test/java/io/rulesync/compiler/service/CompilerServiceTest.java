@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.compiler.store.TestDatabase;
 import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.compiler.testing.TestCompiler;
 import io.rulesync.compiler.testing.TestInfrastructure;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.event.ClusterEvent;
@@ -13,9 +14,7 @@ import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.RulesDelta;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
 import java.util.function.BooleanSupplier;
@@ -28,8 +27,6 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -42,18 +39,7 @@ class CompilerServiceTest {
     private final Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run, "acks-" + run);
 
     private ConfigurableApplicationContext start(TestDatabase db) {
-        Map<String, Object> props = new HashMap<>();
-        props.put("spring.datasource.url", db.url());
-        props.put("spring.datasource.username", db.user());
-        props.put("spring.datasource.password", db.password());
-        props.put("spring.kafka.bootstrap-servers", TestInfrastructure.kafkaBootstrapServers());
-        props.put("rulesync.compiler.events-topic", topics.events());
-        props.put("rulesync.compiler.deltas-topic", topics.deltas());
-        props.put("rulesync.compiler.dead-letter-topic", topics.deadLetters());
-        props.put("rulesync.compiler.group", "compiler-" + run);
-        props.put("rulesync.compiler.partitions", 2);
-        props.put("spring.main.banner-mode", "off");
-        return new SpringApplicationBuilder(CompilerApplication.class).web(WebApplicationType.NONE).properties(props).run();
+        return TestCompiler.start(db, topics, run);
     }
 
     private void produce(List<PartitionProcessor.Record> records) throws Exception {
@@ -89,13 +75,7 @@ class CompilerServiceTest {
     }
 
     private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(50);
-        }
+        TestCompiler.await(what, Duration.ofSeconds(90), condition);
     }
 
     /** The final rules of a cluster, computed from the events alone (no Kafka, no database). */

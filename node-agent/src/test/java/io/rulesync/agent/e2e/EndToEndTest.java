@@ -17,11 +17,11 @@ import io.rulesync.agent.AgentConfig;
 import io.rulesync.agent.AgentLoop;
 import io.rulesync.api.cli.ApiCommand;
 import io.rulesync.compiler.kernel.NetnsLab;
-import io.rulesync.compiler.service.CompilerApplication;
 import io.rulesync.compiler.store.NodeStatus;
 import io.rulesync.compiler.store.NodeStatusStore;
 import io.rulesync.compiler.store.TestDatabase;
 import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.compiler.testing.TestCompiler;
 import io.rulesync.compiler.testing.TestInfrastructure;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.cluster.Cidr;
@@ -56,8 +56,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import picocli.CommandLine;
 
@@ -127,21 +125,7 @@ class EndToEndTest {
         apply(slice(0));
 
         db = TestDatabase.create();
-        Map<String, Object> props = new HashMap<>();
-        props.put("spring.datasource.url", db.url());
-        props.put("spring.datasource.username", db.user());
-        props.put("spring.datasource.password", db.password());
-        props.put("spring.kafka.bootstrap-servers", TestInfrastructure.kafkaBootstrapServers());
-        props.put("rulesync.compiler.events-topic", topics.events());
-        props.put("rulesync.compiler.deltas-topic", topics.deltas());
-        props.put("rulesync.compiler.dead-letter-topic", topics.deadLetters());
-        props.put("rulesync.compiler.acks-topic", topics.acks());
-        props.put("rulesync.compiler.group", "compiler-" + run);
-        props.put("rulesync.compiler.acks-group", "acks-" + run);
-        props.put("rulesync.compiler.partitions", 2);
-        props.put("spring.main.banner-mode", "off");
-        ConfigurableApplicationContext compiler =
-                new SpringApplicationBuilder(CompilerApplication.class).web(WebApplicationType.NONE).properties(props).run();
+        ConfigurableApplicationContext compiler = TestCompiler.start(db, topics, run);
         closeLast.add(compiler::close);
         store = compiler.getBean(VersionStore.class);
         status = compiler.getBean(NodeStatusStore.class);
@@ -321,13 +305,7 @@ class EndToEndTest {
     }
 
     private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(50);
-        }
+        TestCompiler.await(what, Duration.ofSeconds(120), condition);
     }
 
     // ------------------------------------------------------------------------------------------------ objects

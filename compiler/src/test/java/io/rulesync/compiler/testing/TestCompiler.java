@@ -1,0 +1,47 @@
+package io.rulesync.compiler.testing;
+
+import io.rulesync.compiler.service.CompilerApplication;
+import io.rulesync.compiler.store.TestDatabase;
+import io.rulesync.model.topic.Topics;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/** The compiler service as tests start it: its own database, topics and consumer groups, the shared broker. */
+public final class TestCompiler {
+    private TestCompiler() {
+    }
+
+    /** Starts the compiler on {@code db} with these topics; {@code run} makes its consumer groups unique. */
+    public static ConfigurableApplicationContext start(TestDatabase db, Topics topics, String run) {
+        Map<String, Object> props = new HashMap<>();
+        props.put("spring.datasource.url", db.url());
+        props.put("spring.datasource.username", db.user());
+        props.put("spring.datasource.password", db.password());
+        props.put("spring.kafka.bootstrap-servers", TestInfrastructure.kafkaBootstrapServers());
+        props.put("rulesync.compiler.events-topic", topics.events());
+        props.put("rulesync.compiler.deltas-topic", topics.deltas());
+        props.put("rulesync.compiler.dead-letter-topic", topics.deadLetters());
+        props.put("rulesync.compiler.acks-topic", topics.acks());
+        props.put("rulesync.compiler.group", "compiler-" + run);
+        props.put("rulesync.compiler.acks-group", "acks-" + run);
+        props.put("rulesync.compiler.partitions", 2);
+        props.put("spring.main.banner-mode", "off");
+        return new SpringApplicationBuilder(CompilerApplication.class).web(WebApplicationType.NONE).properties(props).run();
+    }
+
+    /** Polls until {@code condition} holds; a generous deadline, never a timed assertion on speed. */
+    public static void await(String what, Duration deadline, BooleanSupplier condition) throws InterruptedException {
+        long end = System.nanoTime() + deadline.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > end) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            Thread.sleep(50);
+        }
+    }
+}
