@@ -1,5 +1,6 @@
 package io.rulesync.api;
 
+import io.rulesync.api.history.HistoryController;
 import io.rulesync.api.nodes.NodesController;
 import io.rulesync.api.snapshot.RecentVersions;
 import io.rulesync.api.snapshot.SnapshotController;
@@ -50,6 +51,11 @@ public class ApiApplication {
     @Bean
     Snapshots snapshots(VersionStore store, RecentVersions recent) {
         return new Snapshots(store, recent);
+    }
+
+    @Bean
+    HistoryController historyController(VersionStore store, RecentVersions recent) {
+        return new HistoryController(store, recent);
     }
 
     @Bean

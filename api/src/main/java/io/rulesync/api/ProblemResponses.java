@@ -32,6 +32,13 @@ public class ProblemResponses extends ResponseEntityExceptionHandler {
         return problem(HttpStatus.INTERNAL_SERVER_ERROR, "internal error (the api's log has the cause)");
     }
 
+    /** A problem about one request parameter ({@code parameter} names it, {@code detail} says what is wrong). */
+    public static ResponseEntity<ProblemDetail> about(HttpStatus status, String parameter, String detail) {
+        ProblemDetail p = ProblemDetail.forStatusAndDetail(status, detail);
+        p.setProperty("parameter", parameter);
+        return ResponseEntity.status(status).contentType(MediaType.APPLICATION_PROBLEM_JSON).body(p);
+    }
+
     private static ResponseEntity<ProblemDetail> problem(HttpStatus status, String detail) {
         return ResponseEntity.status(status).contentType(MediaType.APPLICATION_PROBLEM_JSON)
                 .body(ProblemDetail.forStatusAndDetail(status, detail));

@@ -18,7 +18,8 @@ import picocli.CommandLine.Option;
 /** {@code rulesync api}: the HTTP api over the compiler's PostgreSQL. */
 @Command(
         name = "api",
-        description = "Serve the stored versions over HTTP: GET /api/v1/clusters/CLUSTER/versions/VERSION|latest/snapshot?node=NODE.",
+        description = "Serve the stored versions over HTTP under /api/v1/clusters/CLUSTER: versions, versions/V, "
+                + "versions/V/rules?node=N, versions/V|latest/snapshot?node=N, nodes.",
         mixinStandardHelpOptions = true,
         sortOptions = false)
 public final class ApiCommand implements Callable<Integer> {

@@ -1,5 +1,6 @@
 package io.rulesync.api.nodes;
 
+import io.rulesync.api.ProblemResponses;
 import io.rulesync.api.snapshot.RecentVersions;
 import io.rulesync.compiler.store.NodeStatus;
 import io.rulesync.compiler.store.NodeStatusStore;
@@ -12,7 +13,6 @@ import java.util.Map;
 import java.util.Set;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
-import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -37,10 +37,8 @@ public class NodesController {
     public ResponseEntity<?> nodes(@PathVariable("cluster") String cluster) {
         long head = versions.head(cluster);
         if (head == 0) {
-            ProblemDetail p = ProblemDetail.forStatusAndDetail(HttpStatus.NOT_FOUND,
+            return ProblemResponses.about(HttpStatus.NOT_FOUND, "cluster",
                     "cluster: '" + io.rulesync.model.cluster.KubernetesNames.printable(cluster) + "' is not known (it has no versions)");
-            p.setProperty("parameter", "cluster");
-            return ResponseEntity.status(HttpStatus.NOT_FOUND).contentType(MediaType.APPLICATION_PROBLEM_JSON).body(p);
         }
         Set<String> headNodes = recent.get(cluster, head, () -> versions.version(cluster, head)
                         .map(info -> new RecentVersions.StoredVersion(info.createdAt(), versions.rules(cluster, head))))

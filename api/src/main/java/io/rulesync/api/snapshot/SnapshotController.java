@@ -1,8 +1,8 @@
 package io.rulesync.api.snapshot;
 
+import io.rulesync.api.ProblemResponses;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
-import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -26,15 +26,9 @@ public class SnapshotController {
             return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(f.snapshot().toJson());
         }
         if (outcome instanceof Snapshots.Outcome.BadRequest b) {
-            return problem(HttpStatus.BAD_REQUEST, b.parameter(), b.detail());
+            return ProblemResponses.about(HttpStatus.BAD_REQUEST, b.parameter(), b.detail());
         }
         Snapshots.Outcome.NotFound n = (Snapshots.Outcome.NotFound) outcome;
-        return problem(HttpStatus.NOT_FOUND, n.parameter(), n.detail());
-    }
-
-    private static ResponseEntity<ProblemDetail> problem(HttpStatus status, String parameter, String detail) {
-        ProblemDetail p = ProblemDetail.forStatusAndDetail(status, detail);
-        p.setProperty("parameter", parameter);
-        return ResponseEntity.status(status).contentType(MediaType.APPLICATION_PROBLEM_JSON).body(p);
+        return ProblemResponses.about(HttpStatus.NOT_FOUND, n.parameter(), n.detail());
     }
 }

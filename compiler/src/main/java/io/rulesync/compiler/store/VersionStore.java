@@ -290,6 +290,11 @@ public final class VersionStore {
         return versions("WHERE cluster = ? ORDER BY seq", cluster);
     }
 
+    /** Up to {@code limit} versions below {@code before}, newest first: one page of a cluster's history. */
+    public List<VersionInfo> versionsBefore(String cluster, long before, int limit) {
+        return versions("WHERE cluster = ? AND seq < ? ORDER BY seq DESC LIMIT ?", cluster, before, limit);
+    }
+
     private List<VersionInfo> versions(String where, Object... args) {
         List<VersionInfo> out = new ArrayList<>();
         query("SELECT cluster, seq, created_at, cause, settings, fragments_changed, nodes_changed FROM version " + where,

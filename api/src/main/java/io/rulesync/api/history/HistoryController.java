@@ -1,0 +1,143 @@
+package io.rulesync.api.history;
+
+import io.rulesync.api.ProblemResponses;
+import io.rulesync.api.snapshot.RecentVersions;
+import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.cluster.KubernetesNames;
+import io.rulesync.model.rules.RuleSet;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Pattern;
+import org.snakeyaml.engine.v2.api.Load;
+import org.snakeyaml.engine.v2.api.LoadSettings;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * A cluster's history: its versions newest first (keyset pages: {@code ?before=V&limit=N}), one
+ * version's metadata, and the exact iptables-restore text a node ran at a version.
+ */
+@RestController
+public class HistoryController {
+    private static final Pattern NUMBER = Pattern.compile("[1-9][0-9]{0,17}");
+    private static final int MAX_LIMIT = 500;
+
+    private final VersionStore store;
+    private final RecentVersions recent;
+
+    public HistoryController(VersionStore store, RecentVersions recent) {
+        this.store = store;
+        this.recent = recent;
+    }
+
+    @GetMapping("/api/v1/clusters/{cluster}/versions")
+    public ResponseEntity<?> versions(@PathVariable("cluster") String cluster, @RequestParam(name = "before", required = false) String before,
+            @RequestParam(name = "limit", required = false) String limit) {
+        long head = store.head(cluster);
+        if (head == 0) {
+            return unknownCluster(cluster);
+        }
+        if (before != null && !NUMBER.matcher(before).matches()) {
+            return ProblemResponses.about(HttpStatus.BAD_REQUEST, "before", "before: '" + KubernetesNames.printable(before) + "' is not a version number");
+        }
+        if (limit != null && (!NUMBER.matcher(limit).matches() || limit.length() > 3 || Integer.parseInt(limit) > MAX_LIMIT)) {
+            return ProblemResponses.about(HttpStatus.BAD_REQUEST, "limit", "limit: '" + KubernetesNames.printable(limit) + "' is not 1-" + MAX_LIMIT);
+        }
+        long from = before == null ? head + 1 : Long.parseLong(before);
+        int n = limit == null ? 50 : Integer.parseInt(limit);
+        List<VersionStore.VersionInfo> page = store.versionsBefore(cluster, from, n);
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("cluster", cluster);
+        body.put("head", head);
+        body.put("versions", page.stream().map(HistoryController::json).toList());
+        long last = page.isEmpty() ? 1 : page.get(page.size() - 1).seq();
+        body.put("next", page.size() == n && last > 1
+                ? "/api/v1/clusters/" + URLEncoder.encode(cluster, StandardCharsets.UTF_8) + "/versions?before=" + last + "&limit=" + n : null);
+        return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(body);
+    }
+
+    @GetMapping("/api/v1/clusters/{cluster}/versions/{version}")
+    public ResponseEntity<?> version(@PathVariable("cluster") String cluster, @PathVariable("version") String version) {
+        Object found = find(cluster, version);
+        if (found instanceof ResponseEntity<?> problem) {
+            return problem;
+        }
+        Map<String, Object> body = json((VersionStore.VersionInfo) found);
+        body.put("settings", parse(((VersionStore.VersionInfo) found).settings()));
+        return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(body);
+    }
+
+    @GetMapping("/api/v1/clusters/{cluster}/versions/{version}/rules")
+    public ResponseEntity<?> rules(@PathVariable("cluster") String cluster, @PathVariable("version") String version,
+            @RequestParam(name = "node", required = false) String node, @RequestParam(name = "family", required = false) String family) {
+        Object found = find(cluster, version);
+        if (found instanceof ResponseEntity<?> problem) {
+            return problem;
+        }
+        if (node == null || KubernetesNames.checkSubdomain(node) != null) {
+            return ProblemResponses.about(HttpStatus.BAD_REQUEST, "node", "node: " + (node == null ? "the query parameter ?node=NAME is required"
+                    : KubernetesNames.checkSubdomain(node)));
+        }
+        IpFamily f;
+        try {
+            f = IpFamily.fromId(family == null ? "ipv4" : family);
+        } catch (IllegalArgumentException e) {
+            return ProblemResponses.about(HttpStatus.BAD_REQUEST, "family", "family: '" + KubernetesNames.printable(family) + "' is not ipv4 or ipv6");
+        }
+        long v = ((VersionStore.VersionInfo) found).seq();
+        Optional<RuleSet> rules = recent.get(cluster, v, () -> Optional.of(new RecentVersions.StoredVersion(
+                ((VersionStore.VersionInfo) found).createdAt(), store.rules(cluster, v)))).flatMap(s -> s.rules().ruleSet(node, f));
+        if (rules.isEmpty()) {
+            return ProblemResponses.about(HttpStatus.NOT_FOUND, "node", "node: '" + node + "' is not a node of cluster '"
+                    + KubernetesNames.printable(cluster) + "' at version " + v);
+        }
+        return ResponseEntity.ok().contentType(MediaType.TEXT_PLAIN).body(rules.get().render());
+    }
+
+    /** The version's row, or the problem response saying why there is none. */
+    private Object find(String cluster, String version) {
+        if (!NUMBER.matcher(version).matches()) {
+            return ProblemResponses.about(HttpStatus.BAD_REQUEST, "version", "version: '" + KubernetesNames.printable(version) + "' is not a version number");
+        }
+        long head = store.head(cluster);
+        if (head == 0) {
+            return unknownCluster(cluster);
+        }
+        Optional<VersionStore.VersionInfo> info = store.version(cluster, Long.parseLong(version));
+        if (info.isEmpty()) {
+            return ProblemResponses.about(HttpStatus.NOT_FOUND, "version", "version: cluster '" + KubernetesNames.printable(cluster) + "' has no version "
+                    + version + " (its versions are 1-" + head + ")");
+        }
+        return info.get();
+    }
+
+    private static Map<String, Object> json(VersionStore.VersionInfo v) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("version", v.seq());
+        m.put("createdAt", v.createdAt().toString());
+        m.put("cause", parse(v.cause()));
+        m.put("fragmentsChanged", v.fragmentsChanged());
+        m.put("nodesChanged", v.nodesChanged());
+        return m;
+    }
+
+    /** The stored JSON documents (cause, settings) as JSON values, not as strings holding JSON. */
+    private static Object parse(String json) {
+        return json == null ? null : new Load(LoadSettings.builder().build()).loadFromString(json);
+    }
+
+    private static ResponseEntity<ProblemDetail> unknownCluster(String cluster) {
+        return ProblemResponses.about(HttpStatus.NOT_FOUND, "cluster", "cluster: '" + KubernetesNames.printable(cluster) + "' is not known (it has no versions)");
+    }
+}

@@ -1,0 +1,120 @@
+package io.rulesync.api.history;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rulesync.api.ApiApplication;
+import io.rulesync.api.testing.StoredClusters;
+import io.rulesync.compiler.store.TestDatabase;
+import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.model.cluster.IpFamily;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.snakeyaml.engine.v2.api.Load;
+import org.snakeyaml.engine.v2.api.LoadSettings;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/** A cluster's history over real HTTP, from versions stored in a real PostgreSQL the compiler's way. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class HistoryApiTest {
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(30)).build();
+    private TestDatabase db;
+    private VersionStore store;
+    private ConfigurableApplicationContext app;
+    private String base;
+
+    @BeforeAll
+    void setUp() throws Exception {
+        TestDatabase.unavailableReason().ifPresent(r -> Assumptions.assumeTrue(false, r));
+        db = TestDatabase.create();
+        store = new VersionStore(db.dataSource());
+        StoredClusters.twoVersions(store, "shop");
+        app = new SpringApplicationBuilder(ApiApplication.class).web(WebApplicationType.SERVLET).properties(Map.of(
+                "server.port", 0, "spring.datasource.url", db.url(), "spring.datasource.username", db.user(),
+                "spring.datasource.password", db.password(), "spring.main.banner-mode", "off")).run();
+        base = "http://127.0.0.1:" + app.getEnvironment().getProperty("local.server.port");
+    }
+
+    @AfterAll
+    void tearDown() {
+        if (app != null) {
+            app.close();
+        }
+        if (db != null) {
+            db.close();
+        }
+    }
+
+    private HttpResponse<String> get(String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(base + path)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** The version numbers of a page, in order. */
+    private static List<Object> numbers(Map<?, ?> page) {
+        return ((List<?>) page.get("versions")).stream().map(v -> (Object) ((Map<?, ?>) v).get("version")).toList();
+    }
+
+    private static Map<?, ?> json(HttpResponse<String> r) {
+        return (Map<?, ?>) new Load(LoadSettings.builder().build()).loadFromString(r.body());
+    }
+
+    @Test
+    void historyIsNewestFirstInPages() throws Exception {
+        Map<?, ?> all = json(get("/api/v1/clusters/shop/versions"));
+        assertThat(all.get("head")).isEqualTo(2);
+        List<?> versions = (List<?>) all.get("versions");
+        assertThat(numbers(all)).containsExactly(2, 1);
+        assertThat(((Map<?, ?>) versions.get(0)).get("cause")).isEqualTo(Map.of("test", true));
+        assertThat(all.get("next")).isNull();
+
+        Map<?, ?> first = json(get("/api/v1/clusters/shop/versions?limit=1"));
+        assertThat(numbers(first)).containsExactly(2);
+        assertThat(first.get("next")).isEqualTo("/api/v1/clusters/shop/versions?before=2&limit=1");
+        Map<?, ?> second = json(get((String) first.get("next")));
+        assertThat(numbers(second)).containsExactly(1);
+        assertThat(second.get("next")).isNull();
+    }
+
+    @Test
+    void aVersionsMetadataAndANodesExactRules() throws Exception {
+        Map<?, ?> v1 = json(get("/api/v1/clusters/shop/versions/1"));
+        assertThat(v1.get("version")).isEqualTo(1);
+        assertThat(v1.get("createdAt")).isEqualTo(store.version("shop", 1).orElseThrow().createdAt().toString());
+        HttpResponse<String> rules = get("/api/v1/clusters/shop/versions/2/rules?node=n1&family=ipv4");
+        assertThat(rules.statusCode()).isEqualTo(200);
+        assertThat(rules.headers().firstValue("Content-Type").orElse("")).startsWith("text/plain");
+        assertThat(rules.body()).isEqualTo(store.rules("shop", 2).ruleSet("n1", IpFamily.IPV4).orElseThrow().render());
+        assertThat(get("/api/v1/clusters/shop/versions/2/rules?node=n1").body()).isEqualTo(rules.body());
+    }
+
+    @Test
+    void errorsAreProblemsNamingTheParameter() throws Exception {
+        assertProblem(get("/api/v1/clusters/nope/versions"), 404, "cluster", "cluster: 'nope' is not known");
+        assertProblem(get("/api/v1/clusters/shop/versions/9"), 404, "version", "has no version 9 (its versions are 1-2)");
+        assertProblem(get("/api/v1/clusters/shop/versions/x"), 400, "version", "version: 'x' is not a version number");
+        assertProblem(get("/api/v1/clusters/shop/versions?limit=9999"), 400, "limit", "limit: '9999' is not 1-500");
+        assertProblem(get("/api/v1/clusters/shop/versions?before=-1"), 400, "before", "before: '-1' is not a version number");
+        assertProblem(get("/api/v1/clusters/shop/versions/2/rules"), 400, "node", "node: the query parameter");
+        assertProblem(get("/api/v1/clusters/shop/versions/2/rules?node=n9"), 404, "node", "'n9' is not a node");
+        assertProblem(get("/api/v1/clusters/shop/versions/2/rules?node=n1&family=ipx"), 400, "family", "'ipx' is not ipv4 or ipv6");
+    }
+
+    private static void assertProblem(HttpResponse<String> r, int status, String parameter, String detail) {
+        assertThat(r.statusCode()).isEqualTo(status);
+        assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("application/problem+json");
+        Map<?, ?> p = json(r);
+        assertThat(p.get("parameter")).isEqualTo(parameter);
+        assertThat((String) p.get("detail")).contains(detail);
+    }
+}
