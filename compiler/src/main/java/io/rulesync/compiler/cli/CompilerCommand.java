@@ -29,7 +29,9 @@ public final class CompilerCommand implements Callable<Integer> {
     @Option(names = "--db-user", defaultValue = "postgres", description = "Default: ${DEFAULT-VALUE}.")
     private String dbUser;
 
-    @Option(names = "--db-password", defaultValue = "", description = "Default: empty.")
+    // The environment keeps the password out of the process list and out of files.
+    @Option(names = "--db-password", defaultValue = "${env:RULESYNC_DB_PASSWORD}",
+            description = "Default: the environment variable RULESYNC_DB_PASSWORD, else empty.")
     private String dbPassword;
 
     @Option(names = "--group", defaultValue = "rulesync-compiler",
@@ -48,7 +50,7 @@ public final class CompilerCommand implements Callable<Integer> {
         Map<String, Object> props = new LinkedHashMap<>();
         props.put("spring.datasource.url", dbUrl);
         props.put("spring.datasource.username", dbUser);
-        props.put("spring.datasource.password", dbPassword);
+        props.put("spring.datasource.password", java.util.Objects.requireNonNullElse(dbPassword, ""));
         props.put("spring.kafka.bootstrap-servers", kafka);
         props.put("rulesync.compiler.group", group);
         props.put("rulesync.compiler.partitions", partitions);

@@ -32,7 +32,9 @@ public final class RenderCommand implements Callable<Integer> {
     @Option(names = "--db-user", defaultValue = "postgres", description = "Default: ${DEFAULT-VALUE}.")
     private String dbUser;
 
-    @Option(names = "--db-password", defaultValue = "", description = "Default: empty.")
+    // The environment keeps the password out of the process list and out of files.
+    @Option(names = "--db-password", defaultValue = "${env:RULESYNC_DB_PASSWORD}",
+            description = "Default: the environment variable RULESYNC_DB_PASSWORD, else empty.")
     private String dbPassword;
 
     @Option(names = "--cluster", required = true, paramLabel = "CLUSTER")
@@ -54,7 +56,7 @@ public final class RenderCommand implements Callable<Integer> {
         PGSimpleDataSource ds = new PGSimpleDataSource();
         ds.setUrl(dbUrl);
         ds.setUser(dbUser);
-        ds.setPassword(dbPassword);
+        ds.setPassword(java.util.Objects.requireNonNullElse(dbPassword, ""));
         VersionStore store = new VersionStore(ds);
         long head = store.head(cluster);
         long seq = version == null ? head : version;

@@ -1,0 +1,68 @@
+package io.rulesync.launcher;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.snakeyaml.engine.v2.api.Load;
+import org.snakeyaml.engine.v2.api.LoadSettings;
+import picocli.CommandLine;
+
+/**
+ * No Docker engine runs here, so the compose file is checked the way the image would run it: every
+ * rulesync service's command must parse as a real subcommand with real options, and every
+ * RULESYNC_* variable it sets must be one that subcommand reads.
+ */
+class ComposeFileTest {
+    private static final Pattern ENV = Pattern.compile("\\$\\{env:(RULESYNC_[A-Z_]+)}");
+
+    @Test
+    void everyServiceRunsARealSubcommandWithSettingsItReads() throws Exception {
+        Map<?, ?> compose = (Map<?, ?>) new Load(LoadSettings.builder().build())
+                .loadFromString(Files.readString(Path.of("../docker-compose.yml")));
+        Map<?, ?> services = (Map<?, ?>) compose.get("services");
+        List<String> checked = new ArrayList<>();
+        for (Map.Entry<?, ?> e : services.entrySet()) {
+            // YAML 1.2 has no merge keys; compose does: apply "<<: *rulesync" by hand.
+            Map<Object, Object> service = new java.util.LinkedHashMap<>();
+            if (((Map<?, ?>) e.getValue()).get("<<") instanceof Map<?, ?> base) {
+                service.putAll(base);
+            }
+            service.putAll((Map<?, ?>) e.getValue());
+            if (!"rulesync:dev".equals(service.get("image"))) {
+                continue; // kafka, postgres
+            }
+            List<String> command = ((List<?>) service.get("command")).stream().map(String::valueOf).toList();
+            CommandLine root = new CommandLine(new Main());
+            root.setInterpolateVariables(false); // keep "${env:NAME}" defaults as written, to see what each option reads
+            CommandLine.ParseResult parsed = root.parseArgs(command.toArray(String[]::new)); // throws on anything unknown
+            CommandLine.ParseResult sub = parsed.subcommand();
+            assertThat(sub).as("service %s runs a subcommand", e.getKey()).isNotNull();
+            Set<String> read = new TreeSet<>();
+            for (CommandLine.Model.OptionSpec o : sub.commandSpec().options()) {
+                if (o.defaultValue() != null) {
+                    Matcher m = ENV.matcher(o.defaultValue());
+                    while (m.find()) {
+                        read.add(m.group(1));
+                    }
+                }
+            }
+            Map<?, ?> env = service.get("environment") instanceof Map<?, ?> m ? m : Map.of();
+            for (Object name : env.keySet()) {
+                if (String.valueOf(name).startsWith("RULESYNC_")) {
+                    assertThat(read).as("service %s sets %s", e.getKey(), name).contains(String.valueOf(name));
+                }
+            }
+            checked.add(e.getKey() + ":" + sub.commandSpec().name());
+        }
+        assertThat(checked).containsExactlyInAnyOrder("watcher:watcher", "compiler:compiler", "api:api", "node-agent:agent");
+    }
+}
