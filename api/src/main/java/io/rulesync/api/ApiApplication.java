@@ -1,5 +1,6 @@
 package io.rulesync.api;
 
+import io.rulesync.api.clusters.ClustersController;
 import io.rulesync.api.history.HistoryController;
 import io.rulesync.api.nodes.NodesController;
 import io.rulesync.api.snapshot.RecentVersions;
@@ -51,6 +52,11 @@ public class ApiApplication {
     @Bean
     Snapshots snapshots(VersionStore store, RecentVersions recent) {
         return new Snapshots(store, recent);
+    }
+
+    @Bean
+    ClustersController clustersController(VersionStore store, NodeStatusStore acks) {
+        return new ClustersController(store, acks, Clock.systemUTC());
     }
 
     @Bean

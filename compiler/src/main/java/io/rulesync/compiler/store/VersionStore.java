@@ -231,6 +231,13 @@ public final class VersionStore {
         return seq[0];
     }
 
+    /** Every cluster and its newest version, by cluster id. */
+    public java.util.SortedMap<String, Long> heads() {
+        java.util.SortedMap<String, Long> out = new java.util.TreeMap<>();
+        query("SELECT cluster, seq FROM cluster_head", rs -> out.put(rs.getString(1), rs.getLong(2)));
+        return out;
+    }
+
     /** The rules of every node of a cluster at a version, read back from the stored changes. */
     public ClusterRules rules(String cluster, long seq) {
         Map<FragmentKey, String> hashes = new TreeMap<>();

@@ -1,0 +1,58 @@
+package io.rulesync.api.clusters;
+
+import io.rulesync.api.nodes.Convergence;
+import io.rulesync.compiler.store.NodeStatusStore;
+import io.rulesync.compiler.store.VersionStore;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * {@code GET /api/v1/clusters}: every cluster with its newest version and how many of its
+ * acknowledging nodes are converged, behind or failing (nodes that never acknowledged are listed by
+ * {@code /clusters/{c}/nodes}).
+ */
+@RestController
+public class ClustersController {
+    private final VersionStore versions;
+    private final NodeStatusStore acks;
+    private final Clock clock;
+
+    public ClustersController(VersionStore versions, NodeStatusStore acks, Clock clock) {
+        this.versions = versions;
+        this.acks = acks;
+        this.clock = clock;
+    }
+
+    @GetMapping("/api/v1/clusters")
+    public ResponseEntity<?> clusters() {
+        Instant now = clock.instant();
+        List<Map<String, Object>> out = versions.heads().entrySet().stream().map(e -> {
+            List<Convergence.NodeState> states = Convergence.of(e.getValue(), Set.of(), acks.nodeStatus(e.getKey()),
+                    v -> versions.version(e.getKey(), v).map(VersionStore.VersionInfo::createdAt).orElse(Instant.EPOCH), now);
+            Map<Convergence.State, Integer> counts = new EnumMap<>(Convergence.State.class);
+            for (Convergence.State s : List.of(Convergence.State.CONVERGED, Convergence.State.BEHIND, Convergence.State.FAILED)) {
+                counts.put(s, 0);
+            }
+            states.forEach(s -> counts.merge(s.state(), 1, Integer::sum));
+            Map<String, Object> nodes = new LinkedHashMap<>();
+            counts.forEach((s, n) -> nodes.put(s.name().toLowerCase(Locale.ROOT), n));
+            Map<String, Object> c = new LinkedHashMap<>();
+            c.put("cluster", e.getKey());
+            c.put("version", e.getValue());
+            c.put("createdAt", versions.version(e.getKey(), e.getValue()).map(v -> v.createdAt().toString()).orElse(null));
+            c.put("nodes", nodes);
+            return c;
+        }).toList();
+        return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(Map.of("clusters", out));
+    }
+}
