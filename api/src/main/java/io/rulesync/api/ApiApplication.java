@@ -1,6 +1,7 @@
 package io.rulesync.api;
 
 import io.rulesync.api.clusters.ClustersController;
+import io.rulesync.api.events.EventsController;
 import io.rulesync.api.history.HistoryController;
 import io.rulesync.api.nodes.NodesController;
 import io.rulesync.api.snapshot.RecentVersions;
@@ -57,6 +58,11 @@ public class ApiApplication {
     @Bean
     ClustersController clustersController(VersionStore store, NodeStatusStore acks) {
         return new ClustersController(store, acks, Clock.systemUTC());
+    }
+
+    @Bean
+    EventsController eventsController(VersionStore store) {
+        return new EventsController(store);
     }
 
     @Bean

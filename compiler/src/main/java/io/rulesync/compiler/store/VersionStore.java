@@ -224,6 +224,54 @@ public final class VersionStore {
         return out;
     }
 
+    /** A change event as received and stored: the audit trail of what the watcher saw. */
+    public record StoredEvent(long id, String type, String kind, String key, String resourceVersion, Instant observedAt,
+            Instant receivedAt, Long version) {
+    }
+
+    /**
+     * A page of a cluster's stored events, oldest first, after event {@code afterId}. Filters may be
+     * null: events observed at or after {@code since}; of one {@code kind}; of objects in
+     * {@code namespace} and/or named {@code name}.
+     */
+    public List<StoredEvent> events(String cluster, long afterId, Instant since, String kind, String namespace, String name, int limit) {
+        StringBuilder where = new StringBuilder("WHERE cluster = ? AND id > ?");
+        List<Object> args = new ArrayList<>(List.of(cluster, afterId));
+        if (since != null) {
+            where.append(" AND observed_at >= ?");
+            args.add(java.sql.Timestamp.from(since));
+        }
+        if (kind != null) {
+            where.append(" AND kind = ?");
+            args.add(kind);
+        }
+        if (namespace != null && name != null) {
+            where.append(" AND object_key = ?");
+            args.add(namespace + "/" + name);
+        } else if (namespace != null) {
+            where.append(" AND object_key LIKE ? ESCAPE '\\'");
+            args.add(like(namespace) + "/%");
+        } else if (name != null) {
+            where.append(" AND (object_key = ? OR object_key LIKE ? ESCAPE '\\')");
+            args.add(name);
+            args.add("%/" + like(name));
+        }
+        where.append(" ORDER BY id LIMIT ?");
+        args.add(limit);
+        List<StoredEvent> out = new ArrayList<>();
+        query("SELECT id, event_type, kind, object_key, resource_version, observed_at, received_at, version_seq FROM cluster_event "
+                + where, rs -> {
+                    long v = rs.getLong(8);
+                    out.add(new StoredEvent(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
+                            rs.getTimestamp(6).toInstant(), rs.getTimestamp(7).toInstant(), rs.wasNull() ? null : v));
+                }, args.toArray());
+        return out;
+    }
+
+    private static String like(String s) {
+        return s.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_");
+    }
+
     /** The latest version of a cluster; 0 when it has none. */
     public long head(String cluster) {
         long[] seq = {0};
