@@ -2,13 +2,10 @@ package io.rulesync.api.events;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.api.ApiApplication;
 import io.rulesync.api.testing.StoredClusters;
+import io.rulesync.api.testing.TestApi;
 import io.rulesync.compiler.store.TestDatabase;
 import io.rulesync.compiler.store.VersionStore;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.Map;
@@ -17,34 +14,25 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
-import org.snakeyaml.engine.v2.api.Load;
-import org.snakeyaml.engine.v2.api.LoadSettings;
-import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
 
 /** The audit trail of received events, filtered and paged, over real HTTP from real PostgreSQL. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class EventsApiTest {
     private TestDatabase db;
-    private ConfigurableApplicationContext app;
-    private String base;
+    private TestApi api;
 
     @BeforeAll
     void setUp() throws Exception {
         TestDatabase.unavailableReason().ifPresent(r -> Assumptions.assumeTrue(false, r));
         db = TestDatabase.create();
         StoredClusters.twoVersions(new VersionStore(db.dataSource()), "shop"); // one EndpointSlice event per version
-        app = new SpringApplicationBuilder(ApiApplication.class).web(WebApplicationType.SERVLET).properties(Map.of(
-                "server.port", 0, "spring.datasource.url", db.url(), "spring.datasource.username", db.user(),
-                "spring.datasource.password", db.password(), "spring.main.banner-mode", "off")).run();
-        base = "http://127.0.0.1:" + app.getEnvironment().getProperty("local.server.port");
+        api = TestApi.start(db);
     }
 
     @AfterAll
     void tearDown() {
-        if (app != null) {
-            app.close();
+        if (api != null) {
+            api.close();
         }
         if (db != null) {
             db.close();
@@ -52,11 +40,11 @@ class EventsApiTest {
     }
 
     private HttpResponse<String> get(String path) throws Exception {
-        return HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(base + path)).build(), HttpResponse.BodyHandlers.ofString());
+        return api.get(path);
     }
 
     private static Map<?, ?> json(HttpResponse<String> r) {
-        return (Map<?, ?>) new Load(LoadSettings.builder().build()).loadFromString(r.body());
+        return TestApi.json(r);
     }
 
     private List<?> events(String query) throws Exception {

@@ -2,16 +2,12 @@ package io.rulesync.api.history;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.api.ApiApplication;
 import io.rulesync.api.testing.StoredClusters;
+import io.rulesync.api.testing.TestApi;
 import io.rulesync.compiler.store.TestDatabase;
 import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.model.cluster.IpFamily;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -19,20 +15,13 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
-import org.snakeyaml.engine.v2.api.Load;
-import org.snakeyaml.engine.v2.api.LoadSettings;
-import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
 
 /** A cluster's history over real HTTP, from versions stored in a real PostgreSQL the compiler's way. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class HistoryApiTest {
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(30)).build();
     private TestDatabase db;
     private VersionStore store;
-    private ConfigurableApplicationContext app;
-    private String base;
+    private TestApi api;
 
     @BeforeAll
     void setUp() throws Exception {
@@ -40,16 +29,13 @@ class HistoryApiTest {
         db = TestDatabase.create();
         store = new VersionStore(db.dataSource());
         StoredClusters.twoVersions(store, "shop");
-        app = new SpringApplicationBuilder(ApiApplication.class).web(WebApplicationType.SERVLET).properties(Map.of(
-                "server.port", 0, "spring.datasource.url", db.url(), "spring.datasource.username", db.user(),
-                "spring.datasource.password", db.password(), "spring.main.banner-mode", "off")).run();
-        base = "http://127.0.0.1:" + app.getEnvironment().getProperty("local.server.port");
+        api = TestApi.start(db);
     }
 
     @AfterAll
     void tearDown() {
-        if (app != null) {
-            app.close();
+        if (api != null) {
+            api.close();
         }
         if (db != null) {
             db.close();
@@ -57,7 +43,7 @@ class HistoryApiTest {
     }
 
     private HttpResponse<String> get(String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(base + path)).build(), HttpResponse.BodyHandlers.ofString());
+        return api.get(path);
     }
 
     /** The version numbers of a page, in order. */
@@ -66,7 +52,7 @@ class HistoryApiTest {
     }
 
     private static Map<?, ?> json(HttpResponse<String> r) {
-        return (Map<?, ?>) new Load(LoadSettings.builder().build()).loadFromString(r.body());
+        return TestApi.json(r);
     }
 
     @Test

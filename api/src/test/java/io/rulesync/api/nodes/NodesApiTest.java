@@ -2,17 +2,13 @@ package io.rulesync.api.nodes;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.api.ApiApplication;
 import io.rulesync.api.testing.StoredClusters;
+import io.rulesync.api.testing.TestApi;
 import io.rulesync.compiler.store.NodeStatusStore;
 import io.rulesync.compiler.store.TestDatabase;
 import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.model.ack.NodeAck;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -23,17 +19,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.snakeyaml.engine.v2.api.Load;
 import org.snakeyaml.engine.v2.api.LoadSettings;
-import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
 
 /** Which node runs which version, over real HTTP, from acks recorded in a real PostgreSQL. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class NodesApiTest {
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(30)).build();
     private TestDatabase db;
-    private ConfigurableApplicationContext app;
-    private String base;
+    private TestApi api;
 
     @BeforeAll
     void setUp() throws Exception {
@@ -41,20 +32,17 @@ class NodesApiTest {
         db = TestDatabase.create();
         VersionStore store = new VersionStore(db.dataSource());
         StoredClusters.twoVersions(store, "shop");
-        app = new SpringApplicationBuilder(ApiApplication.class).web(WebApplicationType.SERVLET).properties(Map.of(
-                "server.port", 0, "spring.datasource.url", db.url(), "spring.datasource.username", db.user(),
-                "spring.datasource.password", db.password(), "spring.main.banner-mode", "off")).run();
-        base = "http://127.0.0.1:" + app.getEnvironment().getProperty("local.server.port");
+        api = TestApi.start(db);
         Instant at = Instant.now();
-        app.getBean(NodeStatusStore.class).recordAcks(List.of(
+        api.context().getBean(NodeStatusStore.class).recordAcks(List.of(
                 new NodeAck("shop", "n1", 2, 2, NodeAck.Status.APPLIED, null, 12, 40, "iptables", at),
                 new NodeAck("shop", "n2", 2, 1, NodeAck.Status.FAILED, "ipv4: iptables-restore exited 1", 7, 0, "iptables", at)));
     }
 
     @AfterAll
     void tearDown() {
-        if (app != null) {
-            app.close();
+        if (api != null) {
+            api.close();
         }
         if (db != null) {
             db.close();
@@ -62,7 +50,7 @@ class NodesApiTest {
     }
 
     private HttpResponse<String> get(String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(base + path)).build(), HttpResponse.BodyHandlers.ofString());
+        return api.get(path);
     }
 
     @Test
