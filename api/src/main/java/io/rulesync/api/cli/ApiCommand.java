@@ -3,7 +3,6 @@ package io.rulesync.api.cli;
 import io.rulesync.api.ApiApplication;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
@@ -12,7 +11,9 @@ import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.event.ContextClosedEvent;
+import io.rulesync.compiler.cli.DatabaseOptions;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code rulesync api}: the HTTP api over the compiler's PostgreSQL. */
@@ -28,25 +29,14 @@ public final class ApiCommand implements Callable<Integer> {
     @Option(names = "--port", defaultValue = "8080", description = "HTTP port (0: any free one). Default: ${DEFAULT-VALUE}.")
     private int port;
 
-    @Option(names = "--db-url", required = true, paramLabel = "JDBC_URL",
-            description = "The compiler's PostgreSQL, e.g. jdbc:postgresql://127.0.0.1:5432/rulesync (Flyway migrates it at start).")
-    private String dbUrl;
-
-    @Option(names = "--db-user", defaultValue = "postgres", description = "Default: ${DEFAULT-VALUE}.")
-    private String dbUser;
-
-    // The environment keeps the password out of the process list.
-    @Option(names = "--db-password", defaultValue = "${env:RULESYNC_DB_PASSWORD}",
-            description = "Default: the environment variable RULESYNC_DB_PASSWORD, else empty.")
-    private String dbPassword;
+    @Mixin
+    private DatabaseOptions db;
 
     /** Starts the api and returns once it serves; closing the context stops it. */
     public ConfigurableApplicationContext start() {
         Map<String, Object> props = new LinkedHashMap<>();
         props.put("server.port", port);
-        props.put("spring.datasource.url", dbUrl);
-        props.put("spring.datasource.username", dbUser);
-        props.put("spring.datasource.password", Objects.requireNonNullElse(dbPassword, ""));
+        props.putAll(db.springProperties());
         props.put("spring.main.banner-mode", "off");
         ConfigurableApplicationContext app = new SpringApplicationBuilder(ApiApplication.class)
                 .web(WebApplicationType.SERVLET).properties(props).run();

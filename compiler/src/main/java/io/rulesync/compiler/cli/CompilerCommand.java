@@ -10,6 +10,7 @@ import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code rulesync compiler}: the compiler service against a Kafka cluster and a PostgreSQL database. */
@@ -22,17 +23,8 @@ public final class CompilerCommand implements Callable<Integer> {
     @Option(names = "--kafka", required = true, paramLabel = "HOST:PORT", description = "Kafka bootstrap servers.")
     private String kafka;
 
-    @Option(names = "--db-url", required = true, paramLabel = "JDBC_URL",
-            description = "PostgreSQL, e.g. jdbc:postgresql://127.0.0.1:5432/rulesync (Flyway migrates it at start).")
-    private String dbUrl;
-
-    @Option(names = "--db-user", defaultValue = "postgres", description = "Default: ${DEFAULT-VALUE}.")
-    private String dbUser;
-
-    // The environment keeps the password out of the process list and out of files.
-    @Option(names = "--db-password", defaultValue = "${env:RULESYNC_DB_PASSWORD}",
-            description = "Default: the environment variable RULESYNC_DB_PASSWORD, else empty.")
-    private String dbPassword;
+    @Mixin
+    private DatabaseOptions db;
 
     @Option(names = "--group", defaultValue = "rulesync-compiler",
             description = "Consumer group; instances in one group share the clusters. Default: ${DEFAULT-VALUE}.")
@@ -48,9 +40,7 @@ public final class CompilerCommand implements Callable<Integer> {
     @Override
     public Integer call() throws InterruptedException {
         Map<String, Object> props = new LinkedHashMap<>();
-        props.put("spring.datasource.url", dbUrl);
-        props.put("spring.datasource.username", dbUser);
-        props.put("spring.datasource.password", java.util.Objects.requireNonNullElse(dbPassword, ""));
+        props.putAll(db.springProperties());
         props.put("spring.kafka.bootstrap-servers", kafka);
         props.put("rulesync.compiler.group", group);
         props.put("rulesync.compiler.partitions", partitions);

@@ -9,6 +9,7 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 import org.postgresql.ds.PGSimpleDataSource;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -26,16 +27,8 @@ public final class RenderCommand implements Callable<Integer> {
     @Spec
     private CommandSpec spec;
 
-    @Option(names = "--db-url", required = true, paramLabel = "JDBC_URL", description = "The compiler's PostgreSQL.")
-    private String dbUrl;
-
-    @Option(names = "--db-user", defaultValue = "postgres", description = "Default: ${DEFAULT-VALUE}.")
-    private String dbUser;
-
-    // The environment keeps the password out of the process list and out of files.
-    @Option(names = "--db-password", defaultValue = "${env:RULESYNC_DB_PASSWORD}",
-            description = "Default: the environment variable RULESYNC_DB_PASSWORD, else empty.")
-    private String dbPassword;
+    @Mixin
+    private DatabaseOptions db;
 
     @Option(names = "--cluster", required = true, paramLabel = "CLUSTER")
     private String cluster;
@@ -54,9 +47,9 @@ public final class RenderCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter err = spec.commandLine().getErr();
         PGSimpleDataSource ds = new PGSimpleDataSource();
-        ds.setUrl(dbUrl);
-        ds.setUser(dbUser);
-        ds.setPassword(java.util.Objects.requireNonNullElse(dbPassword, ""));
+        ds.setUrl(db.url());
+        ds.setUser(db.user());
+        ds.setPassword(db.password());
         VersionStore store = new VersionStore(ds);
         long head = store.head(cluster);
         long seq = version == null ? head : version;
