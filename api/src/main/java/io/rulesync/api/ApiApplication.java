@@ -57,7 +57,7 @@ public class ApiApplication {
 
     @Bean
     ClustersController clustersController(VersionStore store, NodeStatusStore acks) {
-        return new ClustersController(store, acks, Clock.systemUTC());
+        return new ClustersController(store, acks);
     }
 
     @Bean

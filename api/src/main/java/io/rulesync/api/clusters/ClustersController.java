@@ -3,14 +3,11 @@ package io.rulesync.api.clusters;
 import io.rulesync.api.nodes.Convergence;
 import io.rulesync.compiler.store.NodeStatusStore;
 import io.rulesync.compiler.store.VersionStore;
-import java.time.Clock;
-import java.time.Instant;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -25,25 +22,21 @@ import org.springframework.web.bind.annotation.RestController;
 public class ClustersController {
     private final VersionStore versions;
     private final NodeStatusStore acks;
-    private final Clock clock;
 
-    public ClustersController(VersionStore versions, NodeStatusStore acks, Clock clock) {
+    public ClustersController(VersionStore versions, NodeStatusStore acks) {
         this.versions = versions;
         this.acks = acks;
-        this.clock = clock;
     }
 
     @GetMapping("/api/v1/clusters")
     public ResponseEntity<?> clusters() {
-        Instant now = clock.instant();
         List<Map<String, Object>> out = versions.heads().entrySet().stream().map(e -> {
-            List<Convergence.NodeState> states = Convergence.of(e.getValue(), Set.of(), acks.nodeStatus(e.getKey()),
-                    v -> versions.version(e.getKey(), v).map(VersionStore.VersionInfo::createdAt).orElse(Instant.EPOCH), now);
+            // Counts need only each node's state, not its lag (which would cost a query per lagging node).
             Map<Convergence.State, Integer> counts = new EnumMap<>(Convergence.State.class);
             for (Convergence.State s : List.of(Convergence.State.CONVERGED, Convergence.State.BEHIND, Convergence.State.FAILED)) {
                 counts.put(s, 0);
             }
-            states.forEach(s -> counts.merge(s.state(), 1, Integer::sum));
+            acks.nodeStatus(e.getKey()).forEach(s -> counts.merge(Convergence.stateOf(e.getValue(), s), 1, Integer::sum));
             Map<String, Object> nodes = new LinkedHashMap<>();
             counts.forEach((s, n) -> nodes.put(s.name().toLowerCase(Locale.ROOT), n));
             Map<String, Object> c = new LinkedHashMap<>();

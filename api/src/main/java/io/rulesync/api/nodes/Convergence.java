@@ -50,8 +50,15 @@ public final class Convergence {
             long running = s == null ? 0 : s.running();
             long behind = Math.max(0, head - running);
             long lag = behind == 0 ? 0 : Math.max(0, Duration.between(createdAt.apply(running + 1), now).toSeconds());
-            State state = s == null ? State.UNKNOWN : s.failing() ? State.FAILED : behind == 0 ? State.CONVERGED : State.BEHIND;
-            return new NodeState(n, state, headNodes.contains(n), running, behind, lag, s);
+            return new NodeState(n, stateOf(head, s), headNodes.contains(n), running, behind, lag, s);
         }).toList();
+    }
+
+    /** A node's state from its stored acks alone; {@code status} null: it never acknowledged. */
+    public static State stateOf(long head, NodeStatus status) {
+        if (status == null) {
+            return State.UNKNOWN;
+        }
+        return status.failing() ? State.FAILED : status.running() >= head ? State.CONVERGED : State.BEHIND;
     }
 }
