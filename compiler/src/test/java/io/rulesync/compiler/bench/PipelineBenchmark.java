@@ -30,14 +30,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.snakeyaml.engine.v2.api.Load;
-import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -56,10 +51,7 @@ import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
 public final class PipelineBenchmark {
     private static final String CLUSTER = "bench";
     private static final String TOPIC = "rulesync.cluster-events";
-    private final Map<Long, Long> sentAtNanos = new ConcurrentHashMap<>();
-    private final List<Long> latenciesNanos = java.util.Collections.synchronizedList(new ArrayList<>());
-    private final AtomicLong lastCommittedOffset = new AtomicLong(-1);
-    private volatile boolean recording;
+    private final EventClock clock = new EventClock();
 
     private PipelineBenchmark() {
     }
@@ -87,7 +79,7 @@ public final class PipelineBenchmark {
             props.put("spring.kafka.bootstrap-servers", kafka.getBrokersAsString());
             props.put("spring.main.banner-mode", "off");
             props.put("logging.level.root", "WARN");
-            PartitionProcessor.VersionListener listener = this::stored;
+            PartitionProcessor.VersionListener listener = clock;
             app = new SpringApplicationBuilder(CompilerApplication.class).web(WebApplicationType.NONE).properties(props)
                     .initializers(ctx -> ((org.springframework.context.support.GenericApplicationContext) ctx)
                             .registerBean(PartitionProcessor.VersionListener.class, () -> listener))
@@ -107,7 +99,7 @@ public final class PipelineBenchmark {
                 }
                 long t0 = System.nanoTime();
                 long last = send(producer, load);
-                awaitOffset(last);
+                clock.awaitStored(last);
                 double loadSeconds = (System.nanoTime() - t0) / 1e9;
                 System.out.printf("initial load: %d events (%d Services x %d endpoints, %d nodes) stored in %.1f s: %.0f events/s;"
                         + " head version %d%n", load.size(), services, endpoints, nodes, loadSeconds, load.size() / loadSeconds,
@@ -121,13 +113,13 @@ public final class PipelineBenchmark {
                 }
                 t0 = System.nanoTime();
                 last = send(producer, changes);
-                awaitOffset(last);
+                clock.awaitStored(last);
                 double burstSeconds = (System.nanoTime() - t0) / 1e9;
                 System.out.printf("sustained: %d endpoint-change events absorbed in %.1f s: %.0f events/s (head version %d)%n",
                         burst, burstSeconds, burst / burstSeconds, store.head(CLUSTER));
 
                 // 3. Latency at a steady rate: event sent -> version committed.
-                recording = true;
+                List<Long> offsets = new ArrayList<>();
                 int total = rate * seconds;
                 long intervalNanos = 1_000_000_000L / rate;
                 long start = System.nanoTime();
@@ -141,15 +133,15 @@ public final class PipelineBenchmark {
                     }
                     int svc = (k * 7919) % services;
                     lastOffset = send(producer, List.of(up(slice(svc, endpoints, nodes, 100 + k))));
+                    offsets.add(lastOffset);
                 }
-                awaitOffset(lastOffset);
-                recording = false;
-                long[] l = latenciesNanos.stream().mapToLong(Long::longValue).sorted().toArray();
+                clock.awaitStored(lastOffset);
+                long[] l = offsets.stream().mapToLong(clock::storedAfter).sorted().toArray();
                 System.out.printf("latency at %d endpoint changes/s for %d s (%d events): p50 %.1f ms, p90 %.1f ms, p99 %.1f ms,"
                         + " max %.1f ms%n", rate, seconds, l.length, pct(l, 50), pct(l, 90), pct(l, 99), l[l.length - 1] / 1e6);
 
                 // 4. Storage: a version made of exactly one endpoint change, against the full snapshot.
-                awaitOffset(send(producer, List.of(up(slice(1, endpoints, nodes, 1_000_000)))));
+                clock.awaitStored(send(producer, List.of(up(slice(1, endpoints, nodes, 1_000_000)))));
                 long head = store.head(CLUSTER);
                 long oneChange = head;
                 ClusterRules rules = store.rules(CLUSTER, head);
@@ -173,45 +165,8 @@ public final class PipelineBenchmark {
         }
     }
 
-    /** Called by the compiler after each version commits. */
-    private void stored(String cluster, long seq, io.rulesync.model.rules.RulesDiff diff, String cause) {
-        long now = System.nanoTime();
-        Map<?, ?> c = (Map<?, ?>) new Load(LoadSettings.builder().build()).loadFromString(cause);
-        long first = ((Number) c.get("firstOffset")).longValue();
-        long last = ((Number) c.get("lastOffset")).longValue();
-        if (recording) {
-            for (long o = first; o <= last; o++) {
-                Long sent = sentAtNanos.remove(o);
-                if (sent != null) {
-                    latenciesNanos.add(now - sent);
-                }
-            }
-        }
-        lastCommittedOffset.accumulateAndGet(last, Math::max);
-    }
-
     private long send(KafkaProducer<String, String> producer, List<String> values) throws Exception {
-        long last = -1;
-        List<java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata>> acks = new ArrayList<>();
-        for (String v : values) {
-            long sent = System.nanoTime();
-            acks.add(producer.send(new ProducerRecord<>(TOPIC, CLUSTER, v), (md, e) -> {
-                if (md != null) {
-                    sentAtNanos.put(md.offset(), sent);
-                }
-            }));
-        }
-        for (var a : acks) {
-            last = Math.max(last, a.get().offset());
-        }
-        return last;
-    }
-
-    /** Waits until the version that covers {@code offset} (or a later one) is committed. */
-    private void awaitOffset(long offset) throws InterruptedException {
-        while (lastCommittedOffset.get() < offset) {
-            Thread.sleep(5);
-        }
+        return clock.send(producer, TOPIC, CLUSTER, values);
     }
 
     private static String up(io.rulesync.model.cluster.ClusterObject o) {

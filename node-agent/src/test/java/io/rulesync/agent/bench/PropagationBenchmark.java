@@ -13,6 +13,7 @@ import io.rulesync.agent.feed.KafkaAckSink;
 import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.agent.state.StateFile;
 import io.rulesync.api.cli.ApiCommand;
+import io.rulesync.compiler.bench.EventClock;
 import io.rulesync.compiler.bench.PipelineBenchmark;
 import io.rulesync.compiler.service.CompilerApplication;
 import io.rulesync.compiler.service.PartitionProcessor;
@@ -25,9 +26,6 @@ import io.rulesync.model.topic.Topics;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -38,15 +36,11 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.snakeyaml.engine.v2.api.Load;
-import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -67,9 +61,7 @@ import picocli.CommandLine;
 public final class PropagationBenchmark {
     private static final String CLUSTER = "bench";
     private final Topics topics = Topics.DEFAULT;
-    private final Map<Long, Long> sentAtNanos = new ConcurrentHashMap<>();
-    private final Map<Long, Long> versionOfOffset = new ConcurrentHashMap<>();
-    private final AtomicLong lastCommittedOffset = new AtomicLong(-1);
+    private final EventClock clock = new EventClock();
     /** node → highest version acked (APPLIED) and when (nanoTime) each version was first reached. */
     private final Map<String, Long> acked = new ConcurrentHashMap<>();
     private final Map<String, Map<Long, Long>> ackedAt = new ConcurrentHashMap<>();
@@ -108,7 +100,7 @@ public final class PropagationBenchmark {
             props.put("spring.kafka.bootstrap-servers", bootstrap);
             props.put("spring.main.banner-mode", "off");
             props.put("logging.level.root", "WARN");
-            PartitionProcessor.VersionListener listener = this::stored;
+            PartitionProcessor.VersionListener listener = clock;
             ConfigurableApplicationContext compiler = new SpringApplicationBuilder(CompilerApplication.class)
                     .web(WebApplicationType.NONE).properties(props)
                     .initializers(ctx -> ((org.springframework.context.support.GenericApplicationContext) ctx)
@@ -136,7 +128,7 @@ public final class PropagationBenchmark {
                     load.add(up(PipelineBenchmark.slice(i, endpoints, nodes, 0)));
                 }
                 long t0 = System.nanoTime();
-                awaitOffset(send(producer, load));
+                clock.awaitStored(send(producer, load));
                 System.out.printf("initial load: %d events stored in %.1f s%n", load.size(), (System.nanoTime() - t0) / 1e9);
 
                 List<String> agentNodes = new ArrayList<>();
@@ -153,7 +145,7 @@ public final class PropagationBenchmark {
                 } else {
                     System.out.println("no real-kernel agent" + (realAgent ? ": needs root and iptables-restore" : ""));
                 }
-                long head = versionOfOffset.values().stream().mapToLong(Long::longValue).max().orElse(0);
+                long head = clock.head();
                 t0 = System.nanoTime();
                 while (!agentNodes.stream().allMatch(n -> acked.getOrDefault(n, 0L) >= head)) {
                     Thread.sleep(100);
@@ -174,16 +166,16 @@ public final class PropagationBenchmark {
                     int svc = (k * 7919) % services;
                     offsets.add(send(producer, List.of(up(PipelineBenchmark.slice(svc, endpoints, nodes, 100 + k)))));
                 }
-                awaitOffset(offsets.get(offsets.size() - 1));
-                long last = versionOfOffset.get(offsets.get(offsets.size() - 1));
+                clock.awaitStored(offsets.get(offsets.size() - 1));
+                long last = clock.versionOf(offsets.get(offsets.size() - 1));
                 while (!agentNodes.stream().allMatch(n -> acked.getOrDefault(n, 0L) >= last)) {
                     Thread.sleep(50);
                 }
                 List<Long> allDry = new ArrayList<>();
                 List<Long> real = new ArrayList<>();
                 for (long offset : offsets) {
-                    long v = versionOfOffset.get(offset);
-                    long sent = sentAtNanos.get(offset);
+                    long v = clock.versionOf(offset);
+                    long sent = clock.sentAt(offset);
                     long worst = 0;
                     for (String n : agentNodes.subList(0, dryRunAgents)) {
                         worst = Math.max(worst, reached(n, v) - sent);
@@ -277,37 +269,8 @@ public final class PropagationBenchmark {
         }
     }
 
-    private void stored(String cluster, long seq, io.rulesync.model.rules.RulesDiff diff, String cause) {
-        Map<?, ?> c = (Map<?, ?>) new Load(LoadSettings.builder().build()).loadFromString(cause);
-        long first = ((Number) c.get("firstOffset")).longValue();
-        long last = ((Number) c.get("lastOffset")).longValue();
-        for (long o = first; o <= last; o++) {
-            versionOfOffset.put(o, seq);
-        }
-        lastCommittedOffset.accumulateAndGet(last, Math::max);
-    }
-
     private long send(KafkaProducer<String, String> producer, List<String> values) throws Exception {
-        long last = -1;
-        List<java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata>> futures = new ArrayList<>();
-        for (String v : values) {
-            long sent = System.nanoTime();
-            futures.add(producer.send(new ProducerRecord<>(topics.events(), CLUSTER, v), (md, e) -> {
-                if (md != null) {
-                    sentAtNanos.put(md.offset(), sent);
-                }
-            }));
-        }
-        for (var f : futures) {
-            last = Math.max(last, f.get().offset());
-        }
-        return last;
-    }
-
-    private void awaitOffset(long offset) throws InterruptedException {
-        while (lastCommittedOffset.get() < offset) {
-            Thread.sleep(5);
-        }
+        return clock.send(producer, topics.events(), CLUSTER, values);
     }
 
     private static String up(io.rulesync.model.cluster.ClusterObject o) {
