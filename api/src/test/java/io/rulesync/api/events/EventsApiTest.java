@@ -2,15 +2,11 @@ package io.rulesync.api.events;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.api.testing.StoredClusters;
 import io.rulesync.api.testing.TestApi;
-import io.rulesync.compiler.store.TestDatabase;
-import io.rulesync.compiler.store.VersionStore;
 import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -18,24 +14,17 @@ import org.junit.jupiter.api.TestInstance;
 /** The audit trail of received events, filtered and paged, over real HTTP from real PostgreSQL. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class EventsApiTest {
-    private TestDatabase db;
     private TestApi api;
 
     @BeforeAll
     void setUp() throws Exception {
-        TestDatabase.unavailableReason().ifPresent(r -> Assumptions.assumeTrue(false, r));
-        db = TestDatabase.create();
-        StoredClusters.twoVersions(new VersionStore(db.dataSource()), "shop"); // one EndpointSlice event per version
-        api = TestApi.start(db);
+        api = TestApi.onTwoVersions("shop"); // one EndpointSlice event per version
     }
 
     @AfterAll
     void tearDown() {
         if (api != null) {
             api.close();
-        }
-        if (db != null) {
-            db.close();
         }
     }
 

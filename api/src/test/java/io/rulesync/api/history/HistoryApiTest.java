@@ -2,16 +2,12 @@ package io.rulesync.api.history;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.api.testing.StoredClusters;
 import io.rulesync.api.testing.TestApi;
-import io.rulesync.compiler.store.TestDatabase;
-import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.model.cluster.IpFamily;
 import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -19,26 +15,17 @@ import org.junit.jupiter.api.TestInstance;
 /** A cluster's history over real HTTP, from versions stored in a real PostgreSQL the compiler's way. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class HistoryApiTest {
-    private TestDatabase db;
-    private VersionStore store;
     private TestApi api;
 
     @BeforeAll
     void setUp() throws Exception {
-        TestDatabase.unavailableReason().ifPresent(r -> Assumptions.assumeTrue(false, r));
-        db = TestDatabase.create();
-        store = new VersionStore(db.dataSource());
-        StoredClusters.twoVersions(store, "shop");
-        api = TestApi.start(db);
+        api = TestApi.onTwoVersions("shop");
     }
 
     @AfterAll
     void tearDown() {
         if (api != null) {
             api.close();
-        }
-        if (db != null) {
-            db.close();
         }
     }
 
@@ -76,11 +63,11 @@ class HistoryApiTest {
     void aVersionsMetadataAndANodesExactRules() throws Exception {
         Map<?, ?> v1 = json(get("/api/v1/clusters/shop/versions/1"));
         assertThat(v1.get("version")).isEqualTo(1);
-        assertThat(v1.get("createdAt")).isEqualTo(store.version("shop", 1).orElseThrow().createdAt().toString());
+        assertThat(v1.get("createdAt")).isEqualTo(api.store().version("shop", 1).orElseThrow().createdAt().toString());
         HttpResponse<String> rules = get("/api/v1/clusters/shop/versions/2/rules?node=n1&family=ipv4");
         assertThat(rules.statusCode()).isEqualTo(200);
         assertThat(rules.headers().firstValue("Content-Type").orElse("")).startsWith("text/plain");
-        assertThat(rules.body()).isEqualTo(store.rules("shop", 2).ruleSet("n1", IpFamily.IPV4).orElseThrow().render());
+        assertThat(rules.body()).isEqualTo(api.store().rules("shop", 2).ruleSet("n1", IpFamily.IPV4).orElseThrow().render());
         assertThat(get("/api/v1/clusters/shop/versions/2/rules?node=n1").body()).isEqualTo(rules.body());
     }
 

@@ -2,18 +2,14 @@ package io.rulesync.api.nodes;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.api.testing.StoredClusters;
 import io.rulesync.api.testing.TestApi;
 import io.rulesync.compiler.store.NodeStatusStore;
-import io.rulesync.compiler.store.TestDatabase;
-import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.model.ack.NodeAck;
 import java.net.http.HttpResponse;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -23,16 +19,11 @@ import org.snakeyaml.engine.v2.api.LoadSettings;
 /** Which node runs which version, over real HTTP, from acks recorded in a real PostgreSQL. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class NodesApiTest {
-    private TestDatabase db;
     private TestApi api;
 
     @BeforeAll
     void setUp() throws Exception {
-        TestDatabase.unavailableReason().ifPresent(r -> Assumptions.assumeTrue(false, r));
-        db = TestDatabase.create();
-        VersionStore store = new VersionStore(db.dataSource());
-        StoredClusters.twoVersions(store, "shop");
-        api = TestApi.start(db);
+        api = TestApi.onTwoVersions("shop");
         Instant at = Instant.now();
         api.context().getBean(NodeStatusStore.class).recordAcks(List.of(
                 new NodeAck("shop", "n1", 2, 2, NodeAck.Status.APPLIED, null, 12, 40, "iptables", at),
@@ -43,9 +34,6 @@ class NodesApiTest {
     void tearDown() {
         if (api != null) {
             api.close();
-        }
-        if (db != null) {
-            db.close();
         }
     }
 
