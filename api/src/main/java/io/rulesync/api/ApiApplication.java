@@ -44,7 +44,7 @@ public class ApiApplication {
         return new NodeStatusStore(dataSource);
     }
 
-    /** Shared by the snapshot and node endpoints: 20 agents starting together cost one rebuild. */
+    /** Shared by the snapshot and rules endpoints: 20 agents starting together cost one rebuild. */
     @Bean
     RecentVersions recentVersions(ApiProperties p) {
         return new RecentVersions(p.cachedVersions());
@@ -71,8 +71,8 @@ public class ApiApplication {
     }
 
     @Bean
-    NodesController nodesController(VersionStore store, NodeStatusStore acks, RecentVersions recent) {
-        return new NodesController(store, acks, recent, Clock.systemUTC());
+    NodesController nodesController(VersionStore store, NodeStatusStore acks) {
+        return new NodesController(store, acks, Clock.systemUTC());
     }
 
     @Bean

@@ -1,7 +1,6 @@
 package io.rulesync.api.nodes;
 
 import io.rulesync.api.ProblemResponses;
-import io.rulesync.api.snapshot.RecentVersions;
 import io.rulesync.compiler.store.NodeStatus;
 import io.rulesync.compiler.store.NodeStatusStore;
 import io.rulesync.compiler.store.VersionStore;
@@ -23,13 +22,11 @@ import org.springframework.web.bind.annotation.RestController;
 public class NodesController {
     private final VersionStore versions;
     private final NodeStatusStore acks;
-    private final RecentVersions recent;
     private final Clock clock;
 
-    public NodesController(VersionStore versions, NodeStatusStore acks, RecentVersions recent, Clock clock) {
+    public NodesController(VersionStore versions, NodeStatusStore acks, Clock clock) {
         this.versions = versions;
         this.acks = acks;
-        this.recent = recent;
         this.clock = clock;
     }
 
@@ -40,9 +37,7 @@ public class NodesController {
             return ProblemResponses.about(HttpStatus.NOT_FOUND, "cluster",
                     "cluster: '" + io.rulesync.model.cluster.KubernetesNames.printable(cluster) + "' is not known (it has no versions)");
         }
-        Set<String> headNodes = recent.get(cluster, head, () -> versions.version(cluster, head)
-                        .map(info -> new RecentVersions.StoredVersion(info.createdAt(), versions.rules(cluster, head))))
-                .map(v -> v.rules().nodes().keySet()).orElse(Set.of());
+        Set<String> headNodes = versions.nodes(cluster, head).keySet();
         List<Convergence.NodeState> states = Convergence.of(head, headNodes, acks.nodeStatus(cluster),
                 v -> versions.version(cluster, v).map(VersionStore.VersionInfo::createdAt).orElse(Instant.EPOCH), clock.instant());
         Map<String, Object> body = new LinkedHashMap<>();

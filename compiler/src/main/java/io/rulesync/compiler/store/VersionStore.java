@@ -299,14 +299,19 @@ public final class VersionStore {
         Map<String, RuleFragment> bodies = fragments(hashes.values());
         Map<FragmentKey, RuleFragment> fragments = new TreeMap<>();
         hashes.forEach((k, h) -> fragments.put(k, bodies.get(h)));
-        Map<String, String> nodes = new TreeMap<>();
+        return ClusterRules.of(fragments, nodes(cluster, seq));
+    }
+
+    /** The nodes of a cluster at a version, with their zones ("" without one): cheap, no rules read. */
+    public java.util.SortedMap<String, String> nodes(String cluster, long seq) {
+        java.util.SortedMap<String, String> nodes = new TreeMap<>();
         query("SELECT DISTINCT ON (node) node, zone FROM version_node WHERE cluster = ? AND seq <= ? ORDER BY node, seq DESC",
                 rs -> {
                     if (rs.getString(2) != null) {
                         nodes.put(rs.getString(1), rs.getString(2));
                     }
                 }, cluster, seq);
-        return ClusterRules.of(fragments, nodes);
+        return nodes;
     }
 
     /** Fragment bodies by hash. */
