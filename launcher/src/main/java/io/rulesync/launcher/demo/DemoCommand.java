@@ -218,7 +218,7 @@ public final class DemoCommand implements Callable<Integer> {
         long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
         while (true) {
             long head = store.head(cluster);
-            java.util.Set<String> nodes = head < 1 ? java.util.Set.of() : store.rules(cluster, head).nodes().keySet();
+            java.util.Set<String> nodes = head < 1 ? java.util.Set.of() : store.nodes(cluster, head).keySet();
             if (!nodes.isEmpty() || System.nanoTime() > deadline) {
                 return nodes;
             }

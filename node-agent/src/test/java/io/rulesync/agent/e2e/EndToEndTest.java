@@ -196,7 +196,7 @@ class EndToEndTest {
         // The initial lists of Services, slices and Nodes may arrive as several versions.
         await("the initial state applied everywhere", () -> {
             long head = store.head(CLUSTER);
-            return head >= 1 && store.rules(CLUSTER, head).nodes().size() == 2
+            return head >= 1 && store.nodes(CLUSTER, head).size() == 2
                     && !store.rules(CLUSTER, head).unit(IpFamily.IPV4, Unit.parse("shop/web:http/TCP")).isEmpty()
                     && labs.keySet().stream().allMatch(n -> {
                         NodeStatus s = nodeStatusOrNull(n);
