@@ -53,6 +53,6 @@ public final class StoredClusters {
                 List.of(),
                 List.of(new Batch.VersionRow(cluster, step.next().version(), Fixtures.T.plusSeconds(step.next().version()),
                         "{\"test\":true}", "{}", step.diff())),
-                List.of()));
+                List.of(), List.of()));
     }
 }

@@ -62,6 +62,10 @@ public final class ClusterFold {
             }
             return f;
         }
+        if (event instanceof ClusterEvent.OperatorAction) {
+            // Pinning decides what is published, not what the cluster is: ClusterHead handles it.
+            return new Folded(view, Changes.NONE);
+        }
         SettingsChanged c = (SettingsChanged) event;
         if (c.settings().equals(view.settings())) {
             return new Folded(view, Changes.NONE);

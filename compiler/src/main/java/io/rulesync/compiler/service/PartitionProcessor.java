@@ -8,6 +8,9 @@ import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
 import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
+import io.rulesync.model.event.ClusterEvent.OperatorAction;
+import io.rulesync.model.event.ClusterEvent.ResumeRequested;
+import io.rulesync.model.event.ClusterEvent.RollbackRequested;
 import io.rulesync.model.event.ClusterEvent.SyncMarker;
 import io.rulesync.model.event.EventCodec;
 import io.rulesync.model.event.Json;
@@ -21,7 +24,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.TreeSet;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Compiles the clusters whose events live in one partition. Each batch of records becomes one
@@ -33,6 +39,7 @@ import java.util.TreeSet;
  * <p>Framework-free: the Kafka listener around it only hands over records and seeks where asked.
  */
 public final class PartitionProcessor {
+    private static final Logger log = LoggerFactory.getLogger(PartitionProcessor.class);
     private static final int CAUSE_OBJECTS = 20;
     /** Below Kafka's default 1 MiB message limit, with room for headers. */
     static final int MAX_MESSAGE_CHARS = 900_000;
@@ -112,7 +119,8 @@ public final class PartitionProcessor {
                 events.add(((EventCodec.Decoded.Valid) EventCodec.decode(payload)).event());
             }
             long version = store.head(cluster);
-            heads.put(cluster, ClusterHead.rebuilt(cluster, events, version, store.rules(cluster, version)));
+            ClusterHead.Pin pin = store.pinning(cluster).map(a -> new ClusterHead.Pin(a.id(), a.toVersion())).orElse(null);
+            heads.put(cluster, ClusterHead.rebuilt(cluster, events, version, store.rules(cluster, version), pin));
         }
     }
 
@@ -133,6 +141,9 @@ public final class PartitionProcessor {
             } else if (!((EventCodec.Decoded.Valid) d).event().cluster().equals(r.key())) {
                 reason = "record key '" + r.key() + "' is not the event's cluster '"
                         + ((EventCodec.Decoded.Valid) d).event().cluster() + "'";
+            } else if (((EventCodec.Decoded.Valid) d).event() instanceof OperatorAction a && !pending(a)) {
+                // Only the api records actions; anything else on the topic claiming to be one is refused.
+                reason = "operator action " + a.actionId() + " of cluster " + a.cluster() + " is not pending in operator_action";
             }
             if (reason != null) {
                 dead.add(new Batch.DeadLetterRow(r.offset(), r.key(), r.value(), reason));
@@ -146,20 +157,28 @@ public final class PartitionProcessor {
 
         Map<String, ClusterHead> next = new HashMap<>();
         List<Batch.VersionRow> versions = new ArrayList<>();
+        List<Batch.ActionRow> actions = new ArrayList<>();
         List<Batch.EventRow> events = new ArrayList<>();
         for (Map.Entry<String, List<Decoded>> e : byCluster.entrySet()) {
             String cluster = e.getKey();
             ClusterHead head = heads.getOrDefault(cluster, ClusterHead.empty(cluster));
-            ClusterHead.Step step = head.apply(e.getValue().stream().map(Decoded::event).toList());
+            ClusterHead.Step step = head.apply(e.getValue().stream().map(Decoded::event).toList(),
+                    v -> Optional.of(store.rules(cluster, v)));
             Long seq = null;
             if (step.newVersion()) {
                 seq = step.next().version();
-                String cause = cause(e.getValue());
+                String cause = cause(e.getValue(), step.actions());
                 String settings = Json.write(EventCodec.settingsMap(step.next().view().settings()));
                 versions.add(new Batch.VersionRow(cluster, seq, now, cause, settings, step.diff()));
                 for (String part : new RulesDelta(cluster, seq - 1, seq, now, step.diff()).toJsonParts(MAX_MESSAGE_CHARS)) {
                     outbox.add(new Batch.OutboxRow(topics.deltas(), cluster, part));
                 }
+            }
+            for (ClusterHead.ActionOutcome o : step.actions()) {
+                actions.add(new Batch.ActionRow(o.action().actionId(), o.accepted() ? seq : null, o.refusal()));
+                log.info("cluster={} version={} action={} {} by {}: {}", cluster, o.accepted() ? seq : head.version(),
+                        o.action().actionId(), describe(o.action()), o.action().actor(),
+                        o.accepted() ? "done" : "refused: " + o.refusal());
             }
             next.put(cluster, step.next());
             for (Decoded d : e.getValue()) {
@@ -168,7 +187,8 @@ public final class PartitionProcessor {
         }
 
         long newPosition = fresh.get(fresh.size() - 1).offset() + 1;
-        Batch batch = new Batch(group, topics.events(), partition, position, newPosition, events, dead, versions, outbox);
+        Batch batch = new Batch(group, topics.events(), partition, position, newPosition, events, dead, versions, actions,
+                outbox);
         faults.at(Point.BEFORE_COMMIT);
         try {
             store.commit(batch);
@@ -186,6 +206,14 @@ public final class PartitionProcessor {
     }
 
     private record Decoded(Record record, ClusterEvent event) {
+    }
+
+    private boolean pending(OperatorAction a) {
+        return store.pendingActionIds(a.cluster()).contains(a.actionId());
+    }
+
+    private static String describe(OperatorAction a) {
+        return a instanceof RollbackRequested r ? "rollback to " + r.toVersion() : "resume";
     }
 
     private Batch.EventRow eventRow(Decoded d, Long seq) {
@@ -207,6 +235,10 @@ public final class PartitionProcessor {
         } else if (e instanceof SyncMarker m) {
             type = "sync";
             kind = m.kind().apiName();
+        } else if (e instanceof RollbackRequested) {
+            type = "rollback";
+        } else if (e instanceof ResumeRequested) {
+            type = "resume";
         } else {
             type = "settings";
         }
@@ -214,10 +246,16 @@ public final class PartitionProcessor {
                 d.record().value(), seq);
     }
 
-    /** Why a version exists: the events that made it, by offset, and the objects they named. */
-    private String cause(List<Decoded> events) {
+    /**
+     * Why a version exists: the operator actions carried out in the batch (who, what, why), the
+     * events that made it, by offset, and the objects they named.
+     */
+    private String cause(List<Decoded> events, List<ClusterHead.ActionOutcome> outcomes) {
         TreeSet<String> objects = new TreeSet<>();
         for (Decoded d : events) {
+            if (d.event() instanceof OperatorAction) {
+                continue;
+            }
             if (d.event() instanceof ObjectUpserted u) {
                 objects.add(u.ref().toString());
             } else if (d.event() instanceof ObjectDeleted del) {
@@ -229,6 +267,23 @@ public final class PartitionProcessor {
             }
         }
         Map<String, Object> c = new LinkedHashMap<>();
+        List<Map<String, Object>> done = new ArrayList<>();
+        for (ClusterHead.ActionOutcome o : outcomes) {
+            if (o.accepted()) {
+                Map<String, Object> a = new LinkedHashMap<>();
+                a.put("id", o.action().actionId());
+                a.put("action", o.action() instanceof RollbackRequested ? "rollback" : "resume");
+                if (o.action() instanceof RollbackRequested r) {
+                    a.put("toVersion", r.toVersion());
+                }
+                a.put("actor", o.action().actor());
+                a.put("reason", o.action().reason());
+                done.add(a);
+            }
+        }
+        if (!done.isEmpty()) {
+            c.put("operatorActions", done);
+        }
         c.put("events", events.size());
         c.put("topic", topics.events());
         c.put("partition", partition);

@@ -7,8 +7,8 @@ import java.util.Objects;
 
 /**
  * Everything one consumed batch of one partition produced, written in one transaction: the events
- * (audit trail), records refused as dead letters, new versions, outbox messages, and the consumer
- * position after the batch.
+ * (audit trail), records refused as dead letters, new versions, the outcome of operator actions,
+ * outbox messages, and the consumer position after the batch.
  *
  * @param expectedPosition the stored position this batch was read from; -1 when none was stored yet
  */
@@ -21,6 +21,7 @@ public record Batch(
         List<EventRow> events,
         List<DeadLetterRow> deadLetters,
         List<VersionRow> versions,
+        List<ActionRow> actions,
         List<OutboxRow> outbox) {
 
     public Batch {
@@ -29,6 +30,7 @@ public record Batch(
         events = List.copyOf(events);
         deadLetters = List.copyOf(deadLetters);
         versions = List.copyOf(versions);
+        actions = List.copyOf(actions);
         outbox = List.copyOf(outbox);
         if (newPosition < expectedPosition) {
             throw new IllegalArgumentException("positions only move forward");
@@ -45,6 +47,18 @@ public record Batch(
 
     /** A new version: what changed since its parent ({@code seq - 1}). */
     public record VersionRow(String cluster, long seq, Instant createdAt, String cause, String settings, RulesDiff diff) {
+    }
+
+    /**
+     * A pending operator action, completed: done with the version it produced, or rejected with
+     * {@code refusal}.
+     */
+    public record ActionRow(long id, Long resultVersion, String refusal) {
+        public ActionRow {
+            if ((resultVersion == null) == (refusal == null)) {
+                throw new IllegalArgumentException("an action is either done with a version or rejected with a reason");
+            }
+        }
     }
 
     public record OutboxRow(String topic, String key, String payload) {

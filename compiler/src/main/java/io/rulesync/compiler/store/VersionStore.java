@@ -64,6 +64,7 @@ public final class VersionStore {
                 for (Batch.VersionRow v : b.versions()) {
                     writeVersion(c, v);
                 }
+                writeActions(c, b.actions());
                 writeEvents(c, b);
                 writeDeadLetters(c, b);
                 writeOutbox(c, b.outbox());
@@ -146,6 +147,43 @@ public final class VersionStore {
             }
             ps.executeBatch();
         }
+    }
+
+    private static void writeActions(Connection c, List<Batch.ActionRow> actions) throws SQLException, StaleWriteException {
+        Timestamp now = Timestamp.from(Instant.now());
+        for (Batch.ActionRow a : actions) {
+            int n;
+            if (a.resultVersion() != null) {
+                n = update(c, "UPDATE operator_action SET status = 'done', result_version = ?, completed_at = ? "
+                        + "WHERE id = ? AND status = 'pending'", a.resultVersion(), now, a.id());
+            } else {
+                try (PreparedStatement ps = c.prepareStatement("UPDATE operator_action SET status = 'rejected', outcome = ?, "
+                        + "completed_at = ? WHERE id = ? AND status = 'pending'")) {
+                    ps.setString(1, a.refusal());
+                    ps.setTimestamp(2, now);
+                    ps.setLong(3, a.id());
+                    n = ps.executeUpdate();
+                }
+            }
+            if (n != 1) {
+                throw new StaleWriteException("operator action " + a.id() + " is no longer pending");
+            }
+        }
+    }
+
+    /** The ids of a cluster's pending operator actions (at most one, by the schema). */
+    public List<Long> pendingActionIds(String cluster) {
+        List<Long> out = new ArrayList<>();
+        query("SELECT id FROM operator_action WHERE cluster = ? AND status = 'pending'", rs -> out.add(rs.getLong(1)), cluster);
+        return out;
+    }
+
+    /** The rollback that pins a cluster: its latest done action, when that is a rollback. */
+    public Optional<RecordedAction> pinning(String cluster) {
+        List<RecordedAction> out = new ArrayList<>();
+        query("SELECT " + RecordedAction.COLUMNS + " FROM operator_action WHERE cluster = ? AND status = 'done' "
+                + "ORDER BY result_version DESC LIMIT 1", rs -> out.add(RecordedAction.read(rs)), cluster);
+        return out.stream().filter(a -> "rollback".equals(a.action())).findFirst();
     }
 
     private static void writeEvents(Connection c, Batch b) throws SQLException {

@@ -6,18 +6,29 @@ import io.rulesync.compiler.fold.ClusterView;
 import io.rulesync.compiler.iptables.ClusterCompiler;
 import io.rulesync.compiler.iptables.CompiledCluster;
 import io.rulesync.model.event.ClusterEvent;
+import io.rulesync.model.event.ClusterEvent.OperatorAction;
+import io.rulesync.model.event.ClusterEvent.ResumeRequested;
+import io.rulesync.model.event.ClusterEvent.RollbackRequested;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.RulesDiff;
+import io.rulesync.model.rules.Unit;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
+import java.util.Optional;
 import java.util.Objects;
 
 /**
  * One cluster as the compiler holds it: the view folded from all its events so far, the rules
- * compiled from that view, the rules of its latest version, and that version's number. Immutable:
- * {@link #apply} returns the next head, which the caller adopts only once the new version is stored.
+ * compiled from that view, the rules of its latest version, that version's number, and whether an
+ * operator pinned it. Immutable: {@link #apply} returns the next head, which the caller adopts only
+ * once the new version is stored.
  *
  * <p>A new version is due exactly when some node's rules (or the set of nodes) differ from the
- * latest version's; events that change nothing that matters produce no version.
+ * latest version's, or when an operator action was carried out (a rollback or resume is always a
+ * version of its own, even when the rules happen to be equal, so the history shows it). While the
+ * cluster is pinned, watched events are still folded and compiled, but the published rules stay
+ * those of the rollback until a resume publishes the compiled state.
  */
 public final class ClusterHead {
     private final String cluster;
@@ -25,40 +36,72 @@ public final class ClusterHead {
     private final CompiledCluster compiled;
     private final ClusterRules published;
     private final long version;
+    private final Pin pin;
 
-    private ClusterHead(String cluster, ClusterView view, CompiledCluster compiled, ClusterRules published, long version) {
+    /** The cluster is held at what rollback {@code actionId} published (the rules of {@code toVersion}). */
+    public record Pin(long actionId, long toVersion) {
+    }
+
+    /** The stored versions' rules, which a rollback republishes. */
+    public interface History {
+        /** Knows no versions: every rollback is refused. */
+        History NONE = v -> Optional.empty();
+
+        Optional<ClusterRules> rules(long version);
+    }
+
+    /** What became of one operator action: carried out, or refused and why. */
+    public record ActionOutcome(OperatorAction action, String refusal) {
+        public boolean accepted() {
+            return refusal == null;
+        }
+    }
+
+    private ClusterHead(String cluster, ClusterView view, CompiledCluster compiled, ClusterRules published, long version,
+            Pin pin) {
         this.cluster = cluster;
         this.view = view;
         this.compiled = compiled;
         this.published = published;
         this.version = version;
+        this.pin = pin;
     }
 
     /** A cluster no event has been seen for: version 0, no rules. */
     public static ClusterHead empty(String cluster) {
-        return new ClusterHead(cluster, ClusterView.EMPTY, null, ClusterRules.EMPTY, 0);
+        return new ClusterHead(cluster, ClusterView.EMPTY, null, ClusterRules.EMPTY, 0, null);
     }
 
     /**
      * A head rebuilt after a restart: the view is the fold of every stored event, and the latest
-     * stored version is {@code version} with content {@code published}. If today's compiler
-     * compiles the view differently (an upgrade), {@link #pendingDiff()} says so.
+     * stored version is {@code version} with content {@code published}, pinned by {@code pin} (or
+     * null). If today's compiler compiles the view differently (an upgrade), {@link #pendingDiff()}
+     * says so.
      */
-    public static ClusterHead rebuilt(String cluster, List<ClusterEvent> events, long version, ClusterRules published) {
+    public static ClusterHead rebuilt(String cluster, List<ClusterEvent> events, long version, ClusterRules published, Pin pin) {
         ClusterView view = ClusterFold.applyAll(ClusterView.EMPTY, events).view();
         CompiledCluster compiled = version == 0 && events.isEmpty() ? null : ClusterCompiler.compile(view.state(), view.settings());
-        return new ClusterHead(cluster, view, compiled, published, version);
+        return new ClusterHead(cluster, view, compiled, published, version, pin);
     }
 
-    /** The result of applying a batch of events. */
-    public record Step(ClusterHead next, Changes changes, RulesDiff diff) {
-        /** Whether the batch produced a new version ({@code next.version()} is then one higher). */
-        public boolean newVersion() {
-            return !diff.isEmpty();
+    /**
+     * The result of applying a batch of events.
+     *
+     * @param newVersion whether the batch produced a new version ({@code next.version()} is then one higher)
+     * @param actions the batch's operator actions, in order, each carried out or refused
+     */
+    public record Step(ClusterHead next, Changes changes, RulesDiff diff, boolean newVersion, List<ActionOutcome> actions) {
+        public Step {
+            actions = List.copyOf(actions);
         }
     }
 
+    /** {@link #apply(List, History)} for batches without rollbacks. */
     public Step apply(List<ClusterEvent> events) {
+        return apply(events, History.NONE);
+    }
+
+    public Step apply(List<ClusterEvent> events, History history) {
         for (ClusterEvent e : events) {
             if (!e.cluster().equals(cluster)) {
                 throw new IllegalArgumentException("event of cluster " + e.cluster() + " applied to " + cluster);
@@ -66,24 +109,55 @@ public final class ClusterHead {
         }
         ClusterFold.Folded folded = ClusterFold.applyAll(view, events);
         CompiledCluster next;
-        RulesDiff diff;
+        Collection<Unit> touched = null;
         if (compiled == null) {
             next = ClusterCompiler.compile(folded.view().state(), folded.view().settings());
-            diff = RulesDiff.between(published, next.rules(), null);
         } else {
             CompiledCluster.Update u = compiled.update(folded.view().state(), folded.view().settings(),
                     folded.changes().services(), folded.changes().nodes());
             next = u.compiled();
             // Only when the published rules are what we last compiled may the diff look at touched units alone.
-            boolean inStep = published.equals(compiled.rules());
-            diff = RulesDiff.between(published, next.rules(), inStep ? u.touched() : null);
+            touched = published.equals(compiled.rules()) ? u.touched() : null;
         }
-        long nextVersion = diff.isEmpty() ? version : version + 1;
-        ClusterRules nextPublished = diff.isEmpty() ? published : next.rules();
-        return new Step(new ClusterHead(cluster, folded.view(), next, nextPublished, nextVersion), folded.changes(), diff);
+
+        // Operator actions, in log order. A rollback may name any version stored before this batch.
+        Pin nextPin = pin;
+        ClusterRules pinned = pin == null ? null : published;
+        boolean acted = false;
+        List<ActionOutcome> outcomes = new ArrayList<>();
+        for (ClusterEvent e : events) {
+            if (e instanceof RollbackRequested r) {
+                Optional<ClusterRules> target = r.toVersion() <= version ? history.rules(r.toVersion()) : Optional.empty();
+                if (target.isEmpty()) {
+                    outcomes.add(new ActionOutcome(r, "version " + r.toVersion() + " does not exist (the latest is "
+                            + version + ")"));
+                    continue;
+                }
+                nextPin = new Pin(r.actionId(), r.toVersion());
+                pinned = target.get();
+                acted = true;
+                outcomes.add(new ActionOutcome(r, null));
+            } else if (e instanceof ResumeRequested r) {
+                if (nextPin == null) {
+                    outcomes.add(new ActionOutcome(r, "the cluster is not pinned: there is nothing to resume"));
+                    continue;
+                }
+                nextPin = null;
+                pinned = null;
+                acted = true;
+                outcomes.add(new ActionOutcome(r, null));
+            }
+        }
+
+        ClusterRules target = nextPin == null ? next.rules() : pinned;
+        RulesDiff diff = RulesDiff.between(published, target, acted || pin != null ? null : touched);
+        boolean newVersion = acted || !diff.isEmpty();
+        ClusterHead head = new ClusterHead(cluster, folded.view(), next, newVersion ? target : published,
+                newVersion ? version + 1 : version, nextPin);
+        return new Step(head, folded.changes(), diff, newVersion, outcomes);
     }
 
-    /** What a version would have to change to catch up with today's compile (empty normally). */
+    /** What a version would have to change to catch up with today's compile (empty normally; held changes while pinned). */
     public RulesDiff pendingDiff() {
         return compiled == null ? RulesDiff.between(published, published, null)
                 : RulesDiff.between(published, compiled.rules(), null);
@@ -105,10 +179,15 @@ public final class ClusterHead {
         return version;
     }
 
+    /** The rollback holding this cluster, or null when changes are published as they come. */
+    public Pin pin() {
+        return pin;
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof ClusterHead h && h.cluster.equals(cluster) && h.version == version
-                && h.view.equals(view) && h.published.equals(published);
+                && h.view.equals(view) && h.published.equals(published) && Objects.equals(h.pin, pin);
     }
 
     @Override

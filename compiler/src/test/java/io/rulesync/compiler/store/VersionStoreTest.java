@@ -43,7 +43,7 @@ class VersionStoreTest {
                 : List.of();
         return new Batch("g", topic, 0, expected, next,
                 List.of(new Batch.EventRow(cluster, expected < 0 ? 0 : expected, "upsert", "Service", "shop/web", "1", T, "{}", null)),
-                List.of(), versions, List.of(new Batch.OutboxRow("deltas", cluster, "{\"v\":" + step.next().version() + "}")));
+                List.of(), versions, List.of(), List.of(new Batch.OutboxRow("deltas", cluster, "{\"v\":" + step.next().version() + "}")));
     }
 
     @Test

@@ -82,7 +82,7 @@ class ClusterHeadTest {
         for (int i = 0; i < batches.size(); i++) {
             if (i == 3) {
                 // "Restart": rebuild from the stored events and the stored head version.
-                ClusterHead rebuilt = ClusterHead.rebuilt(C, seen, live.version(), live.published());
+                ClusterHead rebuilt = ClusterHead.rebuilt(C, seen, live.version(), live.published(), live.pin());
                 assertThat(rebuilt.pendingDiff().isEmpty()).isTrue();
                 live = rebuilt;
             }

@@ -82,4 +82,83 @@ public sealed interface ClusterEvent {
             Objects.requireNonNull(observedAt, "observedAt");
         }
     }
+
+    /**
+     * A request an operator made through the api (who, why), recorded there as {@code operator_action}
+     * {@code actionId} and sent through the cluster's partition of the events topic, so the compiler
+     * applies it in order with the watched changes and replays it like any other event.
+     */
+    sealed interface OperatorAction extends ClusterEvent {
+        /** The api's id of the request: its row in {@code operator_action}. */
+        long actionId();
+
+        /** Who asked: the name of the api token that was used. */
+        String actor();
+
+        /** Why, in the operator's words. */
+        String reason();
+
+        /** Longest accepted reason, in characters. */
+        int MAX_REASON = 1000;
+        /** Longest accepted actor name, in characters. */
+        int MAX_ACTOR = 128;
+
+        /** Why {@code reason} is unusable, or null. */
+        static String checkReason(String reason) {
+            if (reason == null || reason.isBlank()) {
+                return "must say why (a non-empty text)";
+            }
+            if (reason.length() > MAX_REASON) {
+                return "is " + reason.length() + " characters long; at most " + MAX_REASON + " are kept";
+            }
+            return reason.chars().anyMatch(ch -> Character.isISOControl(ch) && ch != '\n' && ch != '\t')
+                    ? "contains control characters" : null;
+        }
+
+        /** Why {@code actor} is unusable, or null. */
+        static String checkActor(String actor) {
+            if (actor == null || actor.isBlank() || actor.length() > MAX_ACTOR) {
+                return "must be 1 to " + MAX_ACTOR + " characters";
+            }
+            return actor.chars().anyMatch(Character::isISOControl) ? "contains control characters" : null;
+        }
+
+        private static void validate(String cluster, long actionId, String actor, String reason, Instant observedAt) {
+            requireCluster(cluster);
+            if (actionId < 1) {
+                throw new IllegalArgumentException("actionId: " + actionId + " is not a positive number");
+            }
+            String p = checkActor(actor);
+            if (p != null) {
+                throw new IllegalArgumentException("actor: " + p);
+            }
+            p = checkReason(reason);
+            if (p != null) {
+                throw new IllegalArgumentException("reason: " + p);
+            }
+            Objects.requireNonNull(observedAt, "observedAt");
+        }
+    }
+
+    /**
+     * Publish the rules of {@code toVersion} as a new version and pin the cluster there: watched
+     * changes are still folded and compiled, but not published until a {@link ResumeRequested}.
+     */
+    record RollbackRequested(String cluster, long actionId, long toVersion, String actor, String reason, Instant observedAt)
+            implements OperatorAction {
+        public RollbackRequested {
+            OperatorAction.validate(cluster, actionId, actor, reason, observedAt);
+            if (toVersion < 1) {
+                throw new IllegalArgumentException("toVersion: " + toVersion + " is not a version (versions start at 1)");
+            }
+        }
+    }
+
+    /** Unpin the cluster: publish a version from the current state, and publish changes again from then on. */
+    record ResumeRequested(String cluster, long actionId, String actor, String reason, Instant observedAt)
+            implements OperatorAction {
+        public ResumeRequested {
+            OperatorAction.validate(cluster, actionId, actor, reason, observedAt);
+        }
+    }
 }

@@ -5,6 +5,8 @@ import io.rulesync.model.cluster.ClusterObject;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
 import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
+import io.rulesync.model.event.ClusterEvent.ResumeRequested;
+import io.rulesync.model.event.ClusterEvent.RollbackRequested;
 import io.rulesync.model.event.ClusterEvent.SettingsChanged;
 import io.rulesync.model.event.ClusterEvent.SyncMarker;
 import io.rulesync.model.manifest.ManifestDecoder;
@@ -68,6 +70,17 @@ public final class EventCodec {
         } else if (event instanceof SettingsChanged c) {
             m.put("type", "settings");
             m.put("settings", settingsMap(c.settings()));
+        } else if (event instanceof RollbackRequested r) {
+            m.put("type", "rollback");
+            m.put("actionId", r.actionId());
+            m.put("toVersion", r.toVersion());
+            m.put("actor", r.actor());
+            m.put("reason", r.reason());
+        } else if (event instanceof ResumeRequested r) {
+            m.put("type", "resume");
+            m.put("actionId", r.actionId());
+            m.put("actor", r.actor());
+            m.put("reason", r.reason());
         }
         m.put("observedAt", event.observedAt().toString());
         return Json.write(m);
@@ -158,8 +171,26 @@ public final class EventCodec {
                 return new SettingsChanged(cluster, new ClusterSettings(families, cidrs(s, "clusterCIDRs"), a, b,
                         cidrs(s, "nodePortAddresses")), observedAt);
             }
-            default -> throw new IllegalArgumentException("type: '" + type + "' is not upsert, delete, sync or settings");
+            case "rollback" -> {
+                return new RollbackRequested(cluster, number(m, "actionId"), number(m, "toVersion"), text(m, "actor"),
+                        text(m, "reason"), observedAt);
+            }
+            case "resume" -> {
+                return new ResumeRequested(cluster, number(m, "actionId"), text(m, "actor"), text(m, "reason"), observedAt);
+            }
+            default -> throw new IllegalArgumentException(
+                    "type: '" + type + "' is not upsert, delete, sync, settings, rollback or resume");
         }
+    }
+
+    private static long number(Map<?, ?> m, String field) {
+        if (m.get(field) instanceof Integer i) {
+            return i;
+        }
+        if (m.get(field) instanceof Long l) {
+            return l;
+        }
+        throw new IllegalArgumentException(field + ": expected a whole number");
     }
 
     private static String text(Map<?, ?> m, String field) {
