@@ -1,5 +1,8 @@
 package io.rulesync.api;
 
+import io.rulesync.api.access.ApiTokens;
+import io.rulesync.api.access.BearerTokenFilter;
+import io.rulesync.api.actions.ActionsController;
 import io.rulesync.api.clusters.ClustersController;
 import io.rulesync.api.events.EventsController;
 import io.rulesync.api.history.HistoryController;
@@ -8,15 +11,24 @@ import io.rulesync.api.snapshot.RecentVersions;
 import io.rulesync.api.snapshot.SnapshotController;
 import io.rulesync.api.snapshot.Snapshots;
 import io.rulesync.compiler.store.NodeStatusStore;
+import io.rulesync.compiler.store.OperatorActionStore;
 import io.rulesync.compiler.store.VersionStore;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
 import javax.sql.DataSource;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.DependsOn;
+import org.springframework.context.annotation.PropertySource;
+import org.springframework.core.Ordered;
 
 /**
  * The api service: HTTP over the versions the compiler stores in PostgreSQL. Beans are declared
@@ -26,10 +38,13 @@ import org.springframework.context.annotation.DependsOn;
  * <p>Flyway migrates at start, as the compiler does: the api then works whichever role starts
  * first, and Flyway's lock makes concurrent starts safe. Both run the same migrations from the
  * same jar, so they agree on the schema.
+ *
+ * <p>Every request but the health probes needs a bearer token ({@link BearerTokenFilter}).
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration(exclude = KafkaAutoConfiguration.class)
 @EnableConfigurationProperties(ApiProperties.class)
+@PropertySource("classpath:io/rulesync/api/api-defaults.properties")
 public class ApiApplication {
 
     @Bean
@@ -78,6 +93,37 @@ public class ApiApplication {
     @Bean
     SnapshotController snapshotController(Snapshots snapshots) {
         return new SnapshotController(snapshots);
+    }
+
+    @Bean
+    OperatorActionStore operatorActionStore(DataSource dataSource) {
+        return new OperatorActionStore(dataSource);
+    }
+
+    @Bean
+    ActionsController actionsController(VersionStore store, OperatorActionStore actions, ApiProperties p) {
+        return new ActionsController(store, actions, p.eventsTopic(), p.actionWait(), Clock.systemUTC());
+    }
+
+    /** The configured tokens: the file's lines, then the inline ones. The api does not start without any. */
+    @Bean
+    ApiTokens apiTokens(ApiProperties p) throws IOException {
+        List<String> lines = new ArrayList<>();
+        String source = "rulesync.api.tokens";
+        if (p.tokensFile() != null && !p.tokensFile().isBlank()) {
+            lines.addAll(Files.readAllLines(Path.of(p.tokensFile())));
+            source = p.tokensFile() + (p.tokens().isEmpty() ? "" : " and rulesync.api.tokens");
+        }
+        lines.addAll(p.tokens());
+        return ApiTokens.parse(lines, source);
+    }
+
+    @Bean
+    FilterRegistrationBean<BearerTokenFilter> bearerTokenFilter(ApiTokens tokens) {
+        FilterRegistrationBean<BearerTokenFilter> r = new FilterRegistrationBean<>(new BearerTokenFilter(tokens));
+        r.addUrlPatterns("/*");
+        r.setOrder(Ordered.HIGHEST_PRECEDENCE);
+        return r;
     }
 
     @Bean

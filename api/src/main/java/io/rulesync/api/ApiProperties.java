@@ -1,14 +1,27 @@
 package io.rulesync.api;
 
+import io.rulesync.model.topic.Topics;
+import java.time.Duration;
+import java.util.List;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
- * {@code rulesync.api.*}. {@code cached-versions}: how many whole versions the snapshot endpoint
- * keeps in memory (each is a cluster's rules: tens of MB at 10k Services).
+ * {@code rulesync.api.*}.
+ *
+ * @param cachedVersions how many whole versions the snapshot, rules and diff endpoints keep in
+ *     memory (each is a cluster's rules: tens of MB at 10k Services)
+ * @param tokensFile a file of api tokens, one {@code NAME ROLE sha256:HEX} per line
+ * @param tokens more token lines, given directly (the demo and tests use these)
+ * @param eventsTopic where rollback and resume requests go: the compiler's events topic
+ * @param actionWait how long a rollback or resume request waits for the compiler's outcome before
+ *     answering 202 with the audit entry to poll
  */
 @ConfigurationProperties("rulesync.api")
-public record ApiProperties(Integer cachedVersions) {
+public record ApiProperties(Integer cachedVersions, String tokensFile, List<String> tokens, String eventsTopic, Duration actionWait) {
     public ApiProperties {
         cachedVersions = cachedVersions == null ? 4 : cachedVersions;
+        tokens = tokens == null ? List.of() : List.copyOf(tokens);
+        eventsTopic = eventsTopic == null ? Topics.DEFAULT.events() : eventsTopic;
+        actionWait = actionWait == null ? Duration.ofSeconds(10) : actionWait;
     }
 }

@@ -2,6 +2,7 @@ package io.rulesync.launcher;
 
 import io.rulesync.agent.cli.AgentCommand;
 import io.rulesync.api.cli.ApiCommand;
+import io.rulesync.api.cli.TokenCommand;
 import io.rulesync.compiler.cli.CompileCommand;
 import io.rulesync.compiler.cli.CompilerCommand;
 import io.rulesync.compiler.cli.RenderCommand;
@@ -19,7 +20,7 @@ import picocli.CommandLine.Command;
         description = "Central control plane for Kubernetes service load-balancing rules.",
         mixinStandardHelpOptions = true,
         version = "rulesync 0.1.0",
-        subcommands = {CompileCommand.class, WatcherCommand.class, CompilerCommand.class, ApiCommand.class, AgentCommand.class,
+        subcommands = {CompileCommand.class, WatcherCommand.class, CompilerCommand.class, ApiCommand.class, TokenCommand.class, AgentCommand.class,
                 RenderCommand.class, DemoCommand.class})
 public final class Main implements Runnable {
     public static void main(String[] args) {

@@ -1,7 +1,9 @@
 package io.rulesync.api.cli;
 
 import io.rulesync.api.ApiApplication;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -19,8 +21,8 @@ import picocli.CommandLine.Option;
 /** {@code rulesync api}: the HTTP api over the compiler's PostgreSQL. */
 @Command(
         name = "api",
-        description = "Serve the stored versions over HTTP under /api/v1/clusters/CLUSTER: versions, versions/V, "
-                + "versions/V/rules?node=N, versions/V|latest/snapshot?node=N, nodes.",
+        description = "Serve the stored versions over HTTP under /api/v1 (clusters, versions, rules, diffs, snapshots, "
+                + "nodes, events, rollback/resume, audit); OpenAPI at /v3/api-docs, health and Prometheus under /actuator.",
         mixinStandardHelpOptions = true,
         sortOptions = false)
 public final class ApiCommand implements Callable<Integer> {
@@ -29,14 +31,38 @@ public final class ApiCommand implements Callable<Integer> {
     @Option(names = "--port", defaultValue = "8080", description = "HTTP port (0: any free one). Default: ${DEFAULT-VALUE}.")
     private int port;
 
+    @Option(names = "--tokens-file", defaultValue = "${env:RULESYNC_API_TOKENS_FILE}",
+            description = "API tokens, one 'NAME ROLE sha256:HEX' per line (make them with 'rulesync token'). "
+                    + "Default: $RULESYNC_API_TOKENS_FILE.")
+    private String tokensFile;
+
+    @Option(names = "--events-topic", defaultValue = "rulesync.cluster-events",
+            description = "The compiler's events topic, where rollback and resume requests go. Default: ${DEFAULT-VALUE}.")
+    private String eventsTopic;
+
     @Mixin
     private DatabaseOptions db;
+
+    /** Token lines given directly (the demo's generated tokens), besides or instead of --tokens-file. */
+    private final List<String> tokens = new ArrayList<>();
+
+    public ApiCommand withTokens(List<String> lines) {
+        tokens.addAll(lines);
+        return this;
+    }
 
     /** Starts the api and returns once it serves; closing the context stops it. */
     public ConfigurableApplicationContext start() {
         Map<String, Object> props = new LinkedHashMap<>();
         props.put("server.port", port);
         props.putAll(db.springProperties());
+        if (tokensFile != null && !tokensFile.isBlank()) {
+            props.put("rulesync.api.tokens-file", tokensFile);
+        }
+        if (!tokens.isEmpty()) {
+            props.put("rulesync.api.tokens", String.join(",", tokens));
+        }
+        props.put("rulesync.api.events-topic", eventsTopic);
         props.put("spring.main.banner-mode", "off");
         ConfigurableApplicationContext app = new SpringApplicationBuilder(ApiApplication.class)
                 .web(WebApplicationType.SERVLET).properties(props).run();

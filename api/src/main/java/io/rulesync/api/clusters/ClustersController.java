@@ -14,8 +14,8 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * {@code GET /api/v1/clusters}: every cluster with its newest version and how many of its
- * acknowledging nodes are converged, behind or failing (nodes that never acknowledged are listed by
+ * {@code GET /api/v1/clusters}: every cluster with its newest version, whether a rollback pins it
+ * (and who pinned it, why), and how many of its acknowledging nodes are converged, behind or failing (nodes that never acknowledged are listed by
  * {@code /clusters/{c}/nodes}).
  */
 @RestController
@@ -43,6 +43,15 @@ public class ClustersController {
             c.put("cluster", e.getKey());
             c.put("version", e.getValue());
             c.put("createdAt", versions.version(e.getKey(), e.getValue()).map(v -> v.createdAt().toString()).orElse(null));
+            c.put("pinned", versions.pinning(e.getKey()).map(a -> {
+                Map<String, Object> pin = new LinkedHashMap<>();
+                pin.put("toVersion", a.toVersion());
+                pin.put("byAction", "/api/v1/audit/" + a.id());
+                pin.put("actor", a.actor());
+                pin.put("reason", a.reason());
+                pin.put("since", a.completedAt().toString());
+                return pin;
+            }).orElse(null));
             c.put("nodes", nodes);
             return c;
         }).toList();

@@ -5,6 +5,7 @@ import io.rulesync.api.snapshot.RecentVersions;
 import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.KubernetesNames;
+import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.RuleSet;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
@@ -26,7 +27,8 @@ import org.springframework.web.bind.annotation.RestController;
 
 /**
  * A cluster's history: its versions newest first (keyset pages: {@code ?before=V&limit=N}), one
- * version's metadata, and the exact iptables-restore text a node ran at a version.
+ * version's metadata, the exact iptables-restore text a node ran at a version, and what changed
+ * between two versions.
  */
 @RestController
 public class HistoryController {
@@ -103,6 +105,87 @@ public class HistoryController {
                     + KubernetesNames.printable(cluster) + "' at version " + v);
         }
         return ResponseEntity.ok().contentType(MediaType.TEXT_PLAIN).body(rules.get().render());
+    }
+
+    /**
+     * Per node, what changed from version {@code from} (default: the one before) to this one: nodes
+     * that joined or left, and for the others the chains added, removed and changed with their rule
+     * differences. Nodes that see the same change are listed together; {@code ?node=} picks one.
+     */
+    @GetMapping("/api/v1/clusters/{cluster}/versions/{version}/diff")
+    public ResponseEntity<?> diff(@PathVariable("cluster") String cluster, @PathVariable("version") String version,
+            @RequestParam(name = "from", required = false) String from, @RequestParam(name = "node", required = false) String node) {
+        Object found = find(cluster, version);
+        if (found instanceof ResponseEntity<?> problem) {
+            return problem;
+        }
+        VersionStore.VersionInfo to = (VersionStore.VersionInfo) found;
+        long fromSeq = to.seq() - 1;
+        if (from != null) {
+            Object base = find(cluster, from);
+            if (base instanceof ResponseEntity<?> problem) {
+                return relabel(problem, "from");
+            }
+            fromSeq = ((VersionStore.VersionInfo) base).seq();
+        }
+        if (node != null && KubernetesNames.checkSubdomain(node) != null) {
+            return ProblemResponses.about(HttpStatus.BAD_REQUEST, "node", "node: " + KubernetesNames.checkSubdomain(node));
+        }
+        ClusterRules before = fromSeq == 0 ? ClusterRules.EMPTY : rulesAt(cluster, store.version(cluster, fromSeq).orElseThrow());
+        ClusterRules after = rulesAt(cluster, to);
+        if (node != null && !before.nodes().containsKey(node) && !after.nodes().containsKey(node)) {
+            return ProblemResponses.about(HttpStatus.NOT_FOUND, "node", "node: '" + node + "' is a node of cluster '"
+                    + KubernetesNames.printable(cluster) + "' at neither version " + fromSeq + " nor " + to.seq());
+        }
+        VersionDiff.Result d = VersionDiff.between(before, after, node == null ? n -> true : node::equals);
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("cluster", cluster);
+        body.put("from", fromSeq);
+        body.put("to", to.seq());
+        body.put("changes", d.groups().stream().map(HistoryController::json).toList());
+        body.put("unchangedNodes", d.unchanged());
+        return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(body);
+    }
+
+    private ClusterRules rulesAt(String cluster, VersionStore.VersionInfo v) {
+        return recent.get(cluster, v.seq(), () -> Optional.of(new RecentVersions.StoredVersion(v.createdAt(),
+                store.rules(cluster, v.seq())))).orElseThrow().rules();
+    }
+
+    private static Map<String, Object> json(VersionDiff.NodeGroup g) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("nodes", g.nodes());
+        m.put("change", g.change());
+        if (!g.families().isEmpty()) {
+            m.put("families", g.families().stream().map(f -> {
+                Map<String, Object> fm = new LinkedHashMap<>();
+                fm.put("family", f.family().id());
+                fm.put("tables", f.tables().stream().map(t -> {
+                    Map<String, Object> tm = new LinkedHashMap<>();
+                    tm.put("table", t.table().restoreName());
+                    tm.put("chainsAdded", t.added().stream().map(c -> Map.of("chain", c.chain(), "rules", c.rules())).toList());
+                    tm.put("chainsRemoved", t.removed());
+                    tm.put("chainsChanged", t.changed().stream().map(c -> {
+                        Map<String, Object> cm = new LinkedHashMap<>();
+                        cm.put("chain", c.chain());
+                        cm.put("rulesRemoved", c.removedRules());
+                        cm.put("rulesAdded", c.addedRules());
+                        cm.put("reordered", c.reordered());
+                        return cm;
+                    }).toList());
+                    return tm;
+                }).toList());
+                return fm;
+            }).toList());
+        }
+        return m;
+    }
+
+    /** A problem about the path's version, re-addressed to the parameter that named it. */
+    private static ResponseEntity<?> relabel(ResponseEntity<?> problem, String parameter) {
+        ProblemDetail p = (ProblemDetail) problem.getBody();
+        String detail = p.getDetail() == null ? "" : p.getDetail().replaceFirst("^version: ", parameter + ": ");
+        return ProblemResponses.about(HttpStatus.valueOf(problem.getStatusCode().value()), parameter, detail);
     }
 
     /** The version's row, or the problem response saying why there is none. */

@@ -3,6 +3,7 @@ package io.rulesync.api.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.api.testing.StoredClusters;
+import io.rulesync.api.testing.TestApi;
 import io.rulesync.compiler.store.TestDatabase;
 import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.model.rules.RulesSnapshot;
@@ -10,6 +11,8 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -21,16 +24,21 @@ class ApiCommandTest {
     void theCommandServesSnapshotsFromTheGivenDatabase() throws Exception {
         try (TestDatabase db = TestDatabase.create()) {
             StoredClusters.twoVersions(new VersionStore(db.dataSource()), "edge");
+            Path tokens = Files.createTempFile("tokens", ".txt");
+            Files.writeString(tokens, "# generated for the test\n" + TestApi.AGENT.line() + "\n");
             ApiCommand command = new ApiCommand();
             new CommandLine(command).parseArgs("--port", "0", "--db-url", db.url(), "--db-user", db.user(),
-                    "--db-password", db.password());
+                    "--db-password", db.password(), "--tokens-file", tokens.toString());
             try (ConfigurableApplicationContext app = command.start()) {
                 String port = app.getEnvironment().getProperty("local.server.port");
                 HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
                         URI.create("http://127.0.0.1:" + port + "/api/v1/clusters/edge/versions/latest/snapshot?node=n1"))
+                        .header("Authorization", "Bearer " + TestApi.AGENT.token())
                         .timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString());
                 assertThat(r.statusCode()).isEqualTo(200);
                 assertThat(RulesSnapshot.fromJson(r.body()).version()).isEqualTo(2);
+            } finally {
+                Files.delete(tokens);
             }
         }
     }

@@ -1,5 +1,6 @@
 package io.rulesync.api.history;
 
+import static io.rulesync.api.testing.TestApi.assertProblem;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.api.testing.TestApi;
@@ -72,7 +73,45 @@ class HistoryApiTest {
     }
 
     @Test
+    void aDiffSaysPerNodeWhichChainsAndRulesChanged() throws Exception {
+        // v1 -> v2 replaced web's endpoint 10.244.1.2 by 10.244.1.3. web is internalTrafficPolicy: Local with its
+        // endpoints on n1, so only n1's rules change; n2 has no local endpoint in either version.
+        Map<?, ?> d = json(get("/api/v1/clusters/shop/versions/2/diff"));
+        assertThat(d.get("from")).isEqualTo(1);
+        assertThat(d.get("to")).isEqualTo(2);
+        assertThat(d.get("unchangedNodes")).isEqualTo(List.of("n2"));
+        List<?> changes = (List<?>) d.get("changes");
+        assertThat(changes).hasSize(1);
+        Map<?, ?> n1 = (Map<?, ?>) changes.get(0);
+        assertThat(n1.get("nodes")).isEqualTo(List.of("n1"));
+        assertThat(n1.get("change")).isEqualTo("changed");
+        Map<?, ?> nat = ((List<?>) ((Map<?, ?>) ((List<?>) n1.get("families")).get(0)).get("tables")).stream()
+                .map(t -> (Map<?, ?>) t).filter(t -> t.get("table").equals("nat")).findFirst().orElseThrow();
+        // One endpoint chain went, one came, and the service's chain now jumps to the new one.
+        assertThat((List<?>) nat.get("chainsRemoved")).singleElement().asString().startsWith("KUBE-SEP-");
+        Map<?, ?> added = (Map<?, ?>) ((List<?>) nat.get("chainsAdded")).get(0);
+        assertThat(added.get("rules").toString()).contains("--to-destination 10.244.1.3:8080");
+        assertThat((List<?>) nat.get("chainsChanged")).anySatisfy(c -> {
+            Map<?, ?> chain = (Map<?, ?>) c;
+            assertThat(chain.get("rulesAdded").toString()).contains((String) added.get("chain"));
+            assertThat(chain.get("rulesRemoved").toString()).contains((String) ((List<?>) nat.get("chainsRemoved")).get(0));
+        });
+
+        // Backwards, the same change undone; one node only; and a node's view from nothing is "joined".
+        Map<?, ?> back = json(get("/api/v1/clusters/shop/versions/1/diff?from=2"));
+        assertThat(back.get("unchangedNodes")).isEqualTo(List.of("n2"));
+        assertThat(json(get("/api/v1/clusters/shop/versions/2/diff?node=n2")).get("changes")).isEqualTo(List.of());
+        Map<?, ?> first = json(get("/api/v1/clusters/shop/versions/1/diff"));
+        assertThat(first.get("from")).isEqualTo(0);
+        assertThat(first.get("changes")).isEqualTo(List.of(Map.of("nodes", List.of("n1", "n2"), "change", "joined")));
+    }
+
+    @Test
     void errorsAreProblemsNamingTheParameter() throws Exception {
+        assertProblem(get("/api/v1/clusters/shop/versions/2/diff?from=x"), 400, "from", "from: 'x' is not a version number");
+        assertProblem(get("/api/v1/clusters/shop/versions/2/diff?from=7"), 404, "from", "from: cluster 'shop' has no version 7");
+        assertProblem(get("/api/v1/clusters/shop/versions/2/diff?node=n7"), 404, "node", "'n7' is a node of cluster 'shop' at neither");
+        assertProblem(get("/api/v1/clusters/shop/versions/2/diff?node=N_7"), 400, "node", "node: ");
         assertProblem(get("/api/v1/clusters/nope/versions"), 404, "cluster", "cluster: 'nope' is not known");
         assertProblem(get("/api/v1/clusters/shop/versions/9"), 404, "version", "has no version 9 (its versions are 1-2)");
         assertProblem(get("/api/v1/clusters/shop/versions/x"), 400, "version", "version: 'x' is not a version number");
@@ -81,13 +120,5 @@ class HistoryApiTest {
         assertProblem(get("/api/v1/clusters/shop/versions/2/rules"), 400, "node", "node: the query parameter");
         assertProblem(get("/api/v1/clusters/shop/versions/2/rules?node=n9"), 404, "node", "'n9' is not a node");
         assertProblem(get("/api/v1/clusters/shop/versions/2/rules?node=n1&family=ipx"), 400, "family", "'ipx' is not ipv4 or ipv6");
-    }
-
-    private static void assertProblem(HttpResponse<String> r, int status, String parameter, String detail) {
-        assertThat(r.statusCode()).isEqualTo(status);
-        assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("application/problem+json");
-        Map<?, ?> p = json(r);
-        assertThat(p.get("parameter")).isEqualTo(parameter);
-        assertThat((String) p.get("detail")).contains(detail);
     }
 }

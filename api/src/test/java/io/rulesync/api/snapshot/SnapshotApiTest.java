@@ -1,66 +1,39 @@
 package io.rulesync.api.snapshot;
 
+import static io.rulesync.api.testing.TestApi.assertProblem;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.api.ApiApplication;
-import io.rulesync.api.testing.StoredClusters;
-import io.rulesync.compiler.store.TestDatabase;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.api.testing.TestApi;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.RulesSnapshot;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
-import org.snakeyaml.engine.v2.api.Load;
-import org.snakeyaml.engine.v2.api.LoadSettings;
-import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
 
 /** The snapshot endpoint over real HTTP, on versions stored in a real PostgreSQL the way the compiler stores them. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SnapshotApiTest {
     private static final String CLUSTER = "shop";
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(30)).build();
-    private TestDatabase db;
-    private VersionStore store;
-    private ConfigurableApplicationContext app;
-    private String base;
+    private TestApi api;
 
     @BeforeAll
     void setUp() throws Exception {
-        db = TestDatabase.create();
-        store = new VersionStore(db.dataSource());
-        StoredClusters.twoVersions(store, CLUSTER);
-        app = new SpringApplicationBuilder(ApiApplication.class).web(WebApplicationType.SERVLET).properties(Map.of(
-                "server.port", 0,
-                "spring.datasource.url", db.url(),
-                "spring.datasource.username", db.user(),
-                "spring.datasource.password", db.password(),
-                "spring.main.banner-mode", "off")).run();
-        base = "http://127.0.0.1:" + app.getEnvironment().getProperty("local.server.port");
+        api = TestApi.onTwoVersions(CLUSTER);
     }
 
     @AfterAll
     void tearDown() {
-        if (app != null) {
-            app.close();
-        }
-        if (db != null) {
-            db.close();
+        if (api != null) {
+            api.close();
         }
     }
 
+    /** As a node agent asks: with an agent token. */
     private HttpResponse<String> get(String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(60)).build(),
-                HttpResponse.BodyHandlers.ofString());
+        return api.get(path, TestApi.AGENT.token());
     }
 
     private static String contentType(HttpResponse<String> r) {
@@ -69,7 +42,7 @@ class SnapshotApiTest {
 
     @Test
     void eachVersionGivesTheNodesOwnRulesAsStored() throws Exception {
-        assertThat(store.head(CLUSTER)).isEqualTo(2);
+        assertThat(api.store().head(CLUSTER)).isEqualTo(2);
         for (long v = 1; v <= 2; v++) {
             for (String node : new String[] {"n1", "n2"}) {
                 HttpResponse<String> r = get("/api/v1/clusters/" + CLUSTER + "/versions/" + v + "/snapshot?node=" + node);
@@ -78,10 +51,10 @@ class SnapshotApiTest {
                 RulesSnapshot s = RulesSnapshot.fromJson(r.body());
                 assertThat(s.cluster()).isEqualTo(CLUSTER);
                 assertThat(s.version()).isEqualTo(v);
-                assertThat(s.createdAt()).isEqualTo(store.version(CLUSTER, v).orElseThrow().createdAt());
+                assertThat(s.createdAt()).isEqualTo(api.store().version(CLUSTER, v).orElseThrow().createdAt());
                 assertThat(s.rules().nodes()).containsOnlyKeys(node);
                 for (IpFamily family : IpFamily.values()) {
-                    assertThat(s.rules().ruleSet(node, family)).isEqualTo(store.rules(CLUSTER, v).ruleSet(node, family));
+                    assertThat(s.rules().ruleSet(node, family)).isEqualTo(api.store().rules(CLUSTER, v).ruleSet(node, family));
                 }
             }
         }
@@ -102,7 +75,7 @@ class SnapshotApiTest {
         HttpResponse<String> latest = get("/api/v1/clusters/shop/versions/latest/snapshot?node=n2");
         assertThat(latest.statusCode()).isEqualTo(200);
         RulesSnapshot s = RulesSnapshot.fromJson(latest.body());
-        assertThat(s.version()).isEqualTo(store.head(CLUSTER)).isEqualTo(2);
+        assertThat(s.version()).isEqualTo(api.store().head(CLUSTER)).isEqualTo(2);
         assertThat(latest.body()).isEqualTo(get("/api/v1/clusters/shop/versions/2/snapshot?node=n2").body());
     }
 
@@ -130,22 +103,11 @@ class SnapshotApiTest {
 
     @Test
     void otherErrorsAreProblemsToo() throws Exception {
-        HttpResponse<String> r = get("/api/v1/no-such-thing");
+        HttpResponse<String> r = api.get("/api/v1/no-such-thing");
         assertThat(r.statusCode()).isEqualTo(404);
         assertThat(contentType(r)).startsWith("application/problem+json");
-        HttpResponse<String> post = http.send(HttpRequest.newBuilder(URI.create(base + "/api/v1/clusters/shop/versions/1/snapshot?node=n1"))
-                .POST(HttpRequest.BodyPublishers.noBody()).timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> post = api.post("/api/v1/clusters/shop/versions/1/snapshot?node=n1", null, TestApi.OPERATOR.token());
         assertThat(post.statusCode()).isEqualTo(405);
         assertThat(contentType(post)).startsWith("application/problem+json");
-    }
-
-    private static void assertProblem(HttpResponse<String> r, int status, String parameter, String detailStart) {
-        assertThat(r.statusCode()).as(r.body()).isEqualTo(status);
-        assertThat(contentType(r)).startsWith("application/problem+json");
-        Map<?, ?> problem = (Map<?, ?>) new Load(LoadSettings.builder().build()).loadFromString(r.body());
-        assertThat(problem.get("status")).isEqualTo(status);
-        assertThat(problem.get("parameter")).isEqualTo(parameter);
-        assertThat((String) problem.get("detail")).startsWith(detailStart);
-        assertThat(r.body()).doesNotContain("Exception").doesNotContain("\tat ");
     }
 }

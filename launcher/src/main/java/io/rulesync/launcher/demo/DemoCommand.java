@@ -2,6 +2,8 @@ package io.rulesync.launcher.demo;
 
 import io.rulesync.agent.AgentConfig;
 import io.rulesync.agent.AgentLoop;
+import io.rulesync.api.access.ApiTokens;
+import io.rulesync.api.access.Role;
 import io.rulesync.api.cli.ApiCommand;
 import io.rulesync.compiler.service.CompilerApplication;
 import io.rulesync.compiler.service.PartitionProcessor;
@@ -156,13 +158,20 @@ public final class DemoCommand implements Callable<Integer> {
             say(out, "compiler running" + (resumed.isEmpty() ? ""
                     : "; history kept from earlier runs: " + String.join(", ", resumed) + " (new versions only when something changes)"));
 
-            ApiCommand apiCommand = new ApiCommand();
+            // Tokens for this run only: made fresh, printed once, configured by their hashes.
+            ApiTokens.Issued viewer = ApiTokens.issue("demo-viewer", Role.VIEWER);
+            ApiTokens.Issued operator = ApiTokens.issue("demo-operator", Role.OPERATOR);
+            ApiTokens.Issued agentToken = ApiTokens.issue("demo-agent", Role.AGENT);
+            ApiCommand apiCommand = new ApiCommand().withTokens(List.of(viewer.line(), operator.line(), agentToken.line()));
             new CommandLine(apiCommand).parseArgs("--port=" + apiPort, "--db-url=" + db.jdbcUrl(), "--db-user=" + db.user(),
-                    "--db-password=" + db.password());
+                    "--db-password=" + db.password(), "--events-topic=" + topics.events());
             ConfigurableApplicationContext api = apiCommand.start();
             running.add(api::close);
             URI apiUrl = URI.create("http://127.0.0.1:" + api.getEnvironment().getProperty("local.server.port"));
-            say(out, "api at " + apiUrl + "/api/v1/clusters/CLUSTER/versions/latest/snapshot?node=NODE");
+            say(out, "api at " + apiUrl + "/api/v1/clusters (OpenAPI: /v3/api-docs). Tokens for this run:");
+            say(out, "  viewer   " + viewer.token());
+            say(out, "  operator " + operator.token() + "  (may roll back and resume)");
+            say(out, "  e.g. curl -H 'Authorization: Bearer " + viewer.token() + "' " + apiUrl + "/api/v1/clusters");
 
             Properties producer = new Properties();
             producer.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
@@ -178,7 +187,7 @@ public final class DemoCommand implements Callable<Integer> {
             int agents = 0;
             for (var c : fleet.clusters()) {
                 for (String node : nodesOf(store, c.id())) {
-                    AgentConfig config = new AgentConfig(c.id(), node, kafka.bootstrapServers(), Map.of(), topics, apiUrl, null,
+                    AgentConfig config = new AgentConfig(c.id(), node, kafka.bootstrapServers(), Map.of(), topics, apiUrl, agentToken.token(),
                             List.of(IpFamily.IPV4, IpFamily.IPV6), rules, null, state, Duration.ofSeconds(30), 200);
                     AgentLoop loop = config.loop(msg -> say(out, String.format("%-8s %-8s %s", c.id(), node, msg))).start();
                     running.add(loop);

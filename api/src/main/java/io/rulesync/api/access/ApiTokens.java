@@ -1,0 +1,122 @@
+package io.rulesync.api.access;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HexFormat;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * The configured api tokens, each a line {@code NAME ROLE sha256:HEX}. Only the hash is configured:
+ * a leaked configuration does not leak a usable token. A plain SHA-256 (no salt, no stretching) is
+ * enough because tokens are 256 random bits, not passwords a dictionary could guess.
+ */
+public final class ApiTokens {
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._@-]{0,127}");
+    private static final Pattern LINE = Pattern.compile("(\\S+)\\s+(\\S+)\\s+sha256:([0-9a-f]{64})");
+    private static final String PREFIX = "rs_";
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    /** Who a token belongs to. */
+    public record Caller(String name, Role role) {
+    }
+
+    private record Entry(Caller caller, byte[] hash) {
+    }
+
+    /** A newly made token: give {@code token} to its user, put {@code line} in the api's configuration. */
+    public record Issued(String token, String line) {
+    }
+
+    private final List<Entry> entries;
+
+    private ApiTokens(List<Entry> entries) {
+        this.entries = List.copyOf(entries);
+    }
+
+    /**
+     * Reads token lines ({@code #} starts a comment; blank lines are skipped).
+     *
+     * @param source names where the lines came from, for error messages
+     * @throws IllegalArgumentException naming the source, the line and what is wrong with it
+     */
+    public static ApiTokens parse(List<String> lines, String source) {
+        List<Entry> entries = new ArrayList<>();
+        Set<String> names = new HashSet<>();
+        Set<String> hashes = new HashSet<>();
+        int n = 0;
+        for (String raw : lines) {
+            n++;
+            String line = raw.strip();
+            if (line.isEmpty() || line.startsWith("#")) {
+                continue;
+            }
+            var m = LINE.matcher(line);
+            String where = source + " line " + n;
+            if (!m.matches()) {
+                throw new IllegalArgumentException(where + ": expected 'NAME ROLE sha256:HEX' (64 lower-case hex digits)");
+            }
+            if (!NAME.matcher(m.group(1)).matches()) {
+                throw new IllegalArgumentException(where + ": name '" + m.group(1)
+                        + "' must be 1-128 letters, digits, '.', '_', '@' or '-'");
+            }
+            Role role;
+            try {
+                role = Role.parse(m.group(2));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(where + ": " + e.getMessage());
+            }
+            if (!names.add(m.group(1))) {
+                throw new IllegalArgumentException(where + ": name '" + m.group(1) + "' is configured twice");
+            }
+            if (!hashes.add(m.group(3))) {
+                throw new IllegalArgumentException(where + ": the same token is configured twice");
+            }
+            entries.add(new Entry(new Caller(m.group(1), role), HexFormat.of().parseHex(m.group(3))));
+        }
+        if (entries.isEmpty()) {
+            throw new IllegalArgumentException(source + ": no api tokens configured; every request needs one "
+                    + "(make one with 'rulesync token --name NAME --role viewer|operator|agent')");
+        }
+        return new ApiTokens(entries);
+    }
+
+    /** Whose token this is; empty for a token nobody configured. */
+    public Optional<Caller> authenticate(String token) {
+        byte[] hash = sha256(token);
+        Caller found = null;
+        for (Entry e : entries) {
+            // Compare with every entry, in constant time each: how long this takes says nothing about the token.
+            if (MessageDigest.isEqual(e.hash(), hash)) {
+                found = e.caller();
+            }
+        }
+        return Optional.ofNullable(found);
+    }
+
+    /** A fresh random token for {@code name} with {@code role}. */
+    public static Issued issue(String name, Role role) {
+        if (!NAME.matcher(name).matches()) {
+            throw new IllegalArgumentException("name '" + name + "' must be 1-128 letters, digits, '.', '_', '@' or '-'");
+        }
+        byte[] secret = new byte[32];
+        RANDOM.nextBytes(secret);
+        String token = PREFIX + Base64.getUrlEncoder().withoutPadding().encodeToString(secret);
+        return new Issued(token, name + " " + role.id() + " sha256:" + HexFormat.of().formatHex(sha256(token)));
+    }
+
+    private static byte[] sha256(String token) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java runtime has SHA-256", e);
+        }
+    }
+}

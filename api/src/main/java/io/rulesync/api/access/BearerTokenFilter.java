@@ -1,0 +1,79 @@
+package io.rulesync.api.access;
+
+import io.rulesync.api.access.ApiTokens.Caller;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import io.rulesync.model.event.Json;
+import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.http.HttpStatus;
+import org.springframework.web.filter.OncePerRequestFilter;
+
+/**
+ * Every request but a health probe needs {@code Authorization: Bearer TOKEN} of a configured token
+ * whose role {@link AccessRules} allows: 401 without one (or with an unknown one), 403 with the
+ * wrong role. The caller is left in the request attribute {@link #CALLER} for the audit log.
+ */
+public final class BearerTokenFilter extends OncePerRequestFilter {
+    /** Request attribute holding the authenticated {@link Caller}. */
+    public static final String CALLER = "rulesync.caller";
+    private static final Logger log = LoggerFactory.getLogger(BearerTokenFilter.class);
+
+    private final ApiTokens tokens;
+
+    public BearerTokenFilter(ApiTokens tokens) {
+        this.tokens = tokens;
+    }
+
+    @Override
+    protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+            throws ServletException, IOException {
+        String path = request.getRequestURI().substring(request.getContextPath().length());
+        String method = request.getMethod();
+        if (AccessRules.isPublic(method, path)) {
+            chain.doFilter(request, response);
+            return;
+        }
+        String header = request.getHeader("Authorization");
+        if (header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7) || header.length() == 7) {
+            refuse(response, HttpStatus.UNAUTHORIZED, "this request needs 'Authorization: Bearer TOKEN'");
+            return;
+        }
+        Caller caller = tokens.authenticate(header.substring(7).strip()).orElse(null);
+        if (caller == null) {
+            refuse(response, HttpStatus.UNAUTHORIZED, "the bearer token is not one the api knows");
+            return;
+        }
+        Set<Role> allowed = AccessRules.allowed(method, path);
+        if (!allowed.contains(caller.role())) {
+            log.info("refused {} {} to {} (role {})", method, path, caller.name(), caller.role().id());
+            refuse(response, HttpStatus.FORBIDDEN, "token '" + caller.name() + "' has role " + caller.role().id() + "; "
+                    + method + " " + path + " needs " + allowed.stream().map(Role::id).sorted().collect(Collectors.joining(" or ")));
+            return;
+        }
+        request.setAttribute(CALLER, caller);
+        chain.doFilter(request, response);
+    }
+
+    private static void refuse(HttpServletResponse response, HttpStatus status, String detail) throws IOException {
+        response.setStatus(status.value());
+        if (status == HttpStatus.UNAUTHORIZED) {
+            response.setHeader("WWW-Authenticate", "Bearer realm=\"rulesync\"");
+        }
+        response.setContentType("application/problem+json");
+        response.setCharacterEncoding("UTF-8");
+        Map<String, Object> problem = new LinkedHashMap<>();
+        problem.put("type", "about:blank");
+        problem.put("title", status.getReasonPhrase());
+        problem.put("status", status.value());
+        problem.put("detail", detail);
+        response.getWriter().write(Json.write(problem));
+    }
+}

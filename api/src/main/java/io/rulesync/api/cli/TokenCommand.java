@@ -1,0 +1,45 @@
+package io.rulesync.api.cli;
+
+import io.rulesync.api.access.ApiTokens;
+import io.rulesync.api.access.Role;
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/** {@code rulesync token}: make an api token and the line that configures it (only its hash). */
+@Command(
+        name = "token",
+        description = "Make a random api token. Prints the token (give it to its user; it is stored nowhere) and the "
+                + "line to add to the api's --tokens-file.",
+        mixinStandardHelpOptions = true,
+        sortOptions = false)
+public final class TokenCommand implements Callable<Integer> {
+    @Option(names = "--name", required = true, description = "Who uses it; the audit log records this name.")
+    private String name;
+
+    @Option(names = "--role", required = true, description = "viewer (reads), operator (reads, rolls back, resumes) or "
+            + "agent (reads snapshots only).")
+    private String role;
+
+    @Spec
+    private CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        ApiTokens.Issued issued;
+        try {
+            issued = ApiTokens.issue(name, Role.parse(role));
+        } catch (IllegalArgumentException e) {
+            spec.commandLine().getErr().println("token: " + e.getMessage());
+            return 2;
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        out.println("token:       " + issued.token());
+        out.println("tokens-file: " + issued.line());
+        out.flush();
+        return 0;
+    }
+}

@@ -1,0 +1,98 @@
+package io.rulesync.api.access;
+
+import static io.rulesync.api.testing.TestApi.assertProblem;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rulesync.api.testing.TestApi;
+import java.net.http.HttpResponse;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/** Tokens and roles over real HTTP: 401 without a known token, 403 with the wrong role, and what each role reaches. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class AccessApiTest {
+    private static final List<String> READS = List.of("/api/v1/clusters", "/api/v1/clusters/shop/versions",
+            "/api/v1/clusters/shop/versions/2", "/api/v1/clusters/shop/versions/2/rules?node=n1",
+            "/api/v1/clusters/shop/versions/2/diff", "/api/v1/clusters/shop/events", "/api/v1/clusters/shop/nodes",
+            "/api/v1/audit", "/v3/api-docs", "/actuator/prometheus");
+    private static final String SNAPSHOT = "/api/v1/clusters/shop/versions/latest/snapshot?node=n1";
+    private TestApi api;
+
+    @BeforeAll
+    void setUp() throws Exception {
+        api = TestApi.onTwoVersions("shop");
+    }
+
+    @AfterAll
+    void tearDown() {
+        if (api != null) {
+            api.close();
+        }
+    }
+
+    @Test
+    void everyEndpointNeedsAKnownToken() throws Exception {
+        for (String path : concat(READS, SNAPSHOT)) {
+            HttpResponse<String> none = api.get(path, null);
+            assertProblem(none, 401, null, "this request needs 'Authorization: Bearer TOKEN'");
+            assertThat(none.headers().firstValue("WWW-Authenticate")).contains("Bearer realm=\"rulesync\"");
+            assertProblem(api.get(path, "rs_not-a-token"), 401, null, "the bearer token is not one the api knows");
+        }
+        assertProblem(api.post("/api/v1/clusters/shop/rollback", "{\"toVersion\":1,\"reason\":\"r\"}", null), 401, null, "needs");
+        // A known token sent some other way than as a bearer token does not count.
+        assertThat(api.get("/api/v1/clusters?access_token=" + TestApi.VIEWER.token(), null).statusCode()).isEqualTo(401);
+    }
+
+    @Test
+    void aViewerReadsEverythingButMayNotRollBack() throws Exception {
+        for (String path : concat(READS, SNAPSHOT)) {
+            assertThat(api.get(path, TestApi.VIEWER.token()).statusCode()).as(path).isEqualTo(200);
+        }
+        for (String action : List.of("rollback", "resume")) {
+            assertProblem(api.post("/api/v1/clusters/shop/" + action, "{\"toVersion\":1,\"reason\":\"r\"}", TestApi.VIEWER.token()),
+                    403, null, "token 'vera' has role viewer; POST /api/v1/clusters/shop/" + action + " needs operator");
+        }
+        assertThat(api.store().head("shop")).isEqualTo(2);
+    }
+
+    @Test
+    void anAgentsTokenReadsSnapshotsAndNothingElse() throws Exception {
+        assertThat(api.get(SNAPSHOT, TestApi.AGENT.token()).statusCode()).isEqualTo(200);
+        for (String path : READS) {
+            assertProblem(api.get(path, TestApi.AGENT.token()), 403, null, "token 'node-agent' has role agent");
+        }
+        assertProblem(api.post("/api/v1/clusters/shop/rollback", "{\"toVersion\":1,\"reason\":\"r\"}", TestApi.AGENT.token()),
+                403, null, "needs operator");
+    }
+
+    @Test
+    void healthProbesAnswerWithoutATokenAndSayOnlyUpOrDown() throws Exception {
+        for (String path : List.of("/actuator/health", "/actuator/health/liveness", "/actuator/health/readiness")) {
+            HttpResponse<String> r = api.get(path, null);
+            assertThat(r.statusCode()).as(path).isEqualTo(200);
+            Map<?, ?> health = TestApi.json(r);
+            assertThat(health.get("status")).isEqualTo("UP");
+            assertThat(health.keySet()).allMatch(k -> k.equals("status") || k.equals("groups"));
+        }
+    }
+
+    @Test
+    void theOpenApiDocumentDescribesTheEndpointsAndMetricsAreServed() throws Exception {
+        Map<?, ?> doc = TestApi.json(api.get("/v3/api-docs"));
+        assertThat((String) doc.get("openapi")).startsWith("3.");
+        assertThat(((Map<?, ?>) doc.get("paths")).keySet().stream().map(Object::toString).toList()).contains("/api/v1/clusters", "/api/v1/clusters/{cluster}/versions",
+                "/api/v1/clusters/{cluster}/versions/{version}/diff", "/api/v1/clusters/{cluster}/rollback",
+                "/api/v1/clusters/{cluster}/resume", "/api/v1/audit", "/api/v1/clusters/{cluster}/nodes",
+                "/api/v1/clusters/{cluster}/events");
+        String metrics = api.get("/actuator/prometheus").body();
+        assertThat(metrics).contains("http_server_requests_seconds_count");
+    }
+
+    private static List<String> concat(List<String> a, String b) {
+        return java.util.stream.Stream.concat(a.stream(), java.util.stream.Stream.of(b)).toList();
+    }
+}
