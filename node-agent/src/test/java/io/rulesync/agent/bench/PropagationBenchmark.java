@@ -12,6 +12,8 @@ import io.rulesync.agent.feed.DeltaFeed;
 import io.rulesync.agent.feed.KafkaAckSink;
 import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.agent.state.StateFile;
+import io.rulesync.api.access.ApiTokens;
+import io.rulesync.api.access.Role;
 import io.rulesync.api.cli.ApiCommand;
 import io.rulesync.compiler.bench.EventClock;
 import io.rulesync.compiler.bench.PipelineBenchmark;
@@ -107,7 +109,7 @@ public final class PropagationBenchmark {
                             .registerBean(PartitionProcessor.VersionListener.class, () -> listener))
                     .run();
             close.add(compiler::close);
-            ApiCommand apiCommand = new ApiCommand();
+            ApiCommand apiCommand = new ApiCommand().withTokens(List.of(AGENT_TOKEN.line()));
             new CommandLine(apiCommand).parseArgs("--port=0", "--db-url=jdbc:postgresql://127.0.0.1:5432/" + db);
             ConfigurableApplicationContext api = apiCommand.start();
             close.add(api::close);
@@ -219,6 +221,8 @@ public final class PropagationBenchmark {
         }
     }
 
+    private static final ApiTokens.Issued AGENT_TOKEN = ApiTokens.issue("bench-agents", Role.AGENT);
+
     private AgentLoop agent(String bootstrap, URI api, String node, Netfilter nf, Path state) throws InterruptedException {
         java.util.function.Consumer<String> log = msg -> {
             if (!msg.startsWith("applied version") && !msg.startsWith("reading deltas")) {
@@ -226,7 +230,7 @@ public final class PropagationBenchmark {
             }
         };
         KafkaAckSink acks = new KafkaAckSink(bootstrap, Map.of(), topics.acks(), log);
-        Agent agent = new Agent(CLUSTER, node, new ApiSnapshots(api, null), new Applier(List.of(nf), log), acks,
+        Agent agent = new Agent(CLUSTER, node, new ApiSnapshots(api, AGENT_TOKEN.token()), new Applier(List.of(nf), log), acks,
                 new StateFile(state, CLUSTER, node), Clock.systemUTC(), Duration.ofSeconds(30), 200,
                 new Conntrack(null, true, m -> { }), log);
         AgentLoop loop = new AgentLoop(agent, new DeltaFeed(bootstrap, Map.of(), topics.deltas(), CLUSTER, log), node, log, acks);

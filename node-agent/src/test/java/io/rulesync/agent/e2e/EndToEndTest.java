@@ -15,6 +15,8 @@ import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
 import io.rulesync.agent.AgentConfig;
 import io.rulesync.agent.AgentLoop;
+import io.rulesync.api.access.ApiTokens;
+import io.rulesync.api.access.Role;
 import io.rulesync.api.cli.ApiCommand;
 import io.rulesync.compiler.kernel.NetnsLab;
 import io.rulesync.compiler.store.NodeStatus;
@@ -93,6 +95,8 @@ class EndToEndTest {
     private VersionStore store;
     private NodeStatusStore status;
     private String apiUrl;
+    private static final ApiTokens.Issued AGENT_TOKEN = ApiTokens.issue("agents", Role.AGENT);
+    private static final ApiTokens.Issued VIEWER_TOKEN = ApiTokens.issue("test", Role.VIEWER);
 
     @BeforeAll
     void startEverything() throws Exception {
@@ -130,7 +134,7 @@ class EndToEndTest {
         store = compiler.getBean(VersionStore.class);
         status = compiler.getBean(NodeStatusStore.class);
 
-        ApiCommand apiCommand = new ApiCommand();
+        ApiCommand apiCommand = new ApiCommand().withTokens(List.of(AGENT_TOKEN.line(), VIEWER_TOKEN.line()));
         new CommandLine(apiCommand).parseArgs("--port=0", "--db-url=" + db.url(), "--db-user=" + db.user(),
                 "--db-password=" + db.password());
         ConfigurableApplicationContext api = apiCommand.start();
@@ -184,7 +188,7 @@ class EndToEndTest {
 
     private void startAgent(String node) throws InterruptedException {
         AgentConfig config = new AgentConfig(CLUSTER, node, TestInfrastructure.kafkaBootstrapServers(), Map.of(), topics,
-                URI.create(apiUrl), null, List.of(IpFamily.IPV4), null, labs.get(node).nodeNs(), dir.resolve("state"),
+                URI.create(apiUrl), AGENT_TOKEN.token(), List.of(IpFamily.IPV4), null, labs.get(node).nodeNs(), dir.resolve("state"),
                 Duration.ofSeconds(2), 50);
         AgentLoop loop = config.loop(msg -> agentLog.add(node + ": " + msg)).start();
         loop.awaitStarted();
@@ -241,7 +245,8 @@ class EndToEndTest {
         assertThat(agents.values()).allSatisfy(a -> assertThat(a.agent().failures()).isZero());
         // The api answers the same from the recorded acks: both nodes run the newest version.
         String nodes = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
-                URI.create(apiUrl + "/api/v1/clusters/" + CLUSTER + "/nodes")).build(),
+                URI.create(apiUrl + "/api/v1/clusters/" + CLUSTER + "/nodes"))
+                        .header("Authorization", "Bearer " + VIEWER_TOKEN.token()).build(),
                 java.net.http.HttpResponse.BodyHandlers.ofString()).body();
         assertThat(nodes).contains("\"version\":" + v).containsPattern("\"node\":\"node-a\",\"state\":\"converged\"")
                 .containsPattern("\"node\":\"node-b\",\"state\":\"converged\"");

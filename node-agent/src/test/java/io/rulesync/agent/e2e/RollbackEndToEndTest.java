@@ -1,0 +1,189 @@
+package io.rulesync.agent.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rulesync.agent.AgentConfig;
+import io.rulesync.agent.AgentLoop;
+import io.rulesync.api.access.ApiTokens;
+import io.rulesync.api.access.Role;
+import io.rulesync.api.cli.ApiCommand;
+import io.rulesync.compiler.bench.PipelineBenchmark;
+import io.rulesync.compiler.store.TestDatabase;
+import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.compiler.testing.Fixtures;
+import io.rulesync.compiler.testing.TestCompiler;
+import io.rulesync.compiler.testing.TestInfrastructure;
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.event.ClusterEvent.SettingsChanged;
+import io.rulesync.model.event.ClusterSettings;
+import io.rulesync.model.event.EventCodec;
+import io.rulesync.model.topic.Topics;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.snakeyaml.engine.v2.api.Load;
+import org.snakeyaml.engine.v2.api.LoadSettings;
+import org.springframework.context.ConfigurableApplicationContext;
+import picocli.CommandLine;
+
+/**
+ * Rollback and resume through every real part that runs here: events on the KRaft broker →
+ * compiler → PostgreSQL → api (tokens, REST) → the request back through the outbox and the events
+ * topic → compiler → deltas → a dry-run agent that applies and acknowledges → api.
+ */
+class RollbackEndToEndTest {
+    private static final String CLUSTER = "shop";
+    private static final Duration DEADLINE = Duration.ofSeconds(90);
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
+    private static final ApiTokens.Issued OPERATOR = ApiTokens.issue("otto", Role.OPERATOR);
+    private static final ApiTokens.Issued AGENT = ApiTokens.issue("agents", Role.AGENT);
+
+    @TempDir
+    Path dir;
+
+    private String api;
+
+    @Test
+    void changesVersionsAcksRollbackAgentAppliesResume() throws Exception {
+        TestDatabase.unavailableReason().ifPresent(r -> Assumptions.assumeTrue(false, r));
+        String run = UUID.randomUUID().toString().substring(0, 8);
+        Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run, "acks-" + run);
+        List<AutoCloseable> close = new ArrayList<>();
+        try (TestDatabase db = TestDatabase.create();
+                KafkaProducer<String, String> producer = PipelineBenchmark.producer(TestInfrastructure.kafkaBootstrapServers())) {
+            try {
+                run(db, producer, topics, run, close);
+            } finally {
+                // Everything that uses the database stops before the database is dropped.
+                for (int i = close.size() - 1; i >= 0; i--) {
+                    close.get(i).close();
+                }
+            }
+        }
+    }
+
+    private void run(TestDatabase db, KafkaProducer<String, String> producer, Topics topics, String run, List<AutoCloseable> close)
+            throws Exception {
+        ConfigurableApplicationContext compiler = TestCompiler.start(db, topics, run);
+        close.add(compiler::close);
+        VersionStore store = compiler.getBean(VersionStore.class);
+        ApiCommand apiCommand = new ApiCommand().withTokens(List.of(OPERATOR.line(), AGENT.line()));
+        new CommandLine(apiCommand).parseArgs("--port=0", "--db-url=" + db.url(), "--db-user=" + db.user(),
+                "--db-password=" + db.password(), "--events-topic=" + topics.events());
+        ConfigurableApplicationContext apiApp = apiCommand.start();
+        close.add(apiApp::close);
+        api = "http://127.0.0.1:" + apiApp.getEnvironment().getProperty("local.server.port");
+
+        // Changes -> versions 1..3: one endpoint, two, three.
+        send(producer, topics, EventCodec.encode(new SettingsChanged(CLUSTER, ClusterSettings.DEFAULT, Fixtures.T)),
+                up(Fixtures.node("n1", "10.1.0.1")), up(Fixtures.service("web", "10.96.0.10")),
+                up(Fixtures.slice("web", "n1", "10.244.0.1")));
+        // The first events may arrive as more than one version: wait for the one with the endpoint.
+        TestCompiler.await("a version with the endpoint", DEADLINE, () -> store.head(CLUSTER) >= 1 && store.rules(CLUSTER,
+                store.head(CLUSTER)).ruleSet("n1", IpFamily.IPV4).orElseThrow().render().contains("10.244.0.1:8080"));
+        long v1 = store.head(CLUSTER);
+        send(producer, topics, up(Fixtures.slice("web", "n1", "10.244.0.1", "10.244.0.2")));
+        TestCompiler.await("version 2", DEADLINE, () -> store.head(CLUSTER) == v1 + 1);
+        send(producer, topics, up(Fixtures.slice("web", "n1", "10.244.0.1", "10.244.0.2", "10.244.0.3")));
+        TestCompiler.await("version 3", DEADLINE, () -> store.head(CLUSTER) == v1 + 2);
+        long v3 = v1 + 2;
+
+        // An agent applies the head and acknowledges it.
+        Path rules = Files.createDirectories(dir.resolve("rules"));
+        AgentLoop agent = new AgentConfig(CLUSTER, "n1", TestInfrastructure.kafkaBootstrapServers(), Map.of(), topics,
+                URI.create(api), AGENT.token(), List.of(IpFamily.IPV4), rules, null, dir.resolve("state"),
+                Duration.ofSeconds(30), 50).loop(m -> { }).start();
+        close.add(agent);
+        awaitNode(v3);
+        assertThat(Files.readString(rules.resolve("n1-ipv4.rules"))).contains("10.244.0.3:8080");
+
+        // Roll back to version 1: a new version whose rules equal version 1's, published and applied.
+        HttpResponse<String> back = post("/api/v1/clusters/shop/rollback",
+                "{\"toVersion\": " + v1 + ", \"reason\": \"third endpoint is broken\"}");
+        assertThat(back.statusCode()).as(back.body()).isEqualTo(200);
+        Map<?, ?> action = json(back.body());
+        assertThat(action.get("status")).isEqualTo("done");
+        long rolledBack = ((Number) action.get("version")).longValue();
+        assertThat(rolledBack).isEqualTo(v3 + 1);
+        assertThat(get("/api/v1/clusters/shop/versions/" + rolledBack + "/rules?node=n1"))
+                .isEqualTo(get("/api/v1/clusters/shop/versions/" + v1 + "/rules?node=n1"));
+        awaitNode(rolledBack);
+        String applied = Files.readString(rules.resolve("n1-ipv4.rules"));
+        assertThat(applied).contains("10.244.0.1:8080").doesNotContain("10.244.0.2:8080", "10.244.0.3:8080");
+        assertThat(get("/api/v1/clusters/shop/versions/" + rolledBack)).contains("\"action\":\"rollback\"",
+                "\"actor\":\"otto\"", "\"reason\":\"third endpoint is broken\"");
+
+        // Pinned: a watched change is recorded and compiled, but not published.
+        send(producer, topics, up(Fixtures.slice("web", "n1", "10.244.0.1", "10.244.0.4")));
+        TestCompiler.await("the held change recorded", DEADLINE,
+                () -> store.events(CLUSTER, 0, null, null, null, null, 100).size() == 7);
+        assertThat(store.head(CLUSTER)).isEqualTo(rolledBack);
+        Map<?, ?> clusters = json(get("/api/v1/clusters"));
+        Map<?, ?> pinned = (Map<?, ?>) ((Map<?, ?>) ((List<?>) clusters.get("clusters")).get(0)).get("pinned");
+        assertThat(((Number) pinned.get("toVersion")).longValue()).isEqualTo(v1);
+        assertThat(pinned.get("actor")).isEqualTo("otto");
+
+        // Resume publishes the current state, with the held change.
+        HttpResponse<String> resumed = post("/api/v1/clusters/shop/resume", "{\"reason\": \"fixed\"}");
+        assertThat(resumed.statusCode()).as(resumed.body()).isEqualTo(200);
+        long fresh = ((Number) json(resumed.body()).get("version")).longValue();
+        assertThat(fresh).isEqualTo(rolledBack + 1);
+        awaitNode(fresh);
+        assertThat(Files.readString(rules.resolve("n1-ipv4.rules"))).contains("10.244.0.4:8080").doesNotContain("10.244.0.3:8080");
+        assertThat(((Map<?, ?>) ((List<?>) json(get("/api/v1/clusters")).get("clusters")).get(0)).get("pinned")).isNull();
+        List<?> audit = (List<?>) json(get("/api/v1/audit?cluster=shop")).get("actions");
+        assertThat(audit.stream().map(a -> String.valueOf(((Map<?, ?>) a).get("action"))).toList()).containsExactly("resume", "rollback");
+        assertThat(audit.stream().map(a -> String.valueOf(((Map<?, ?>) a).get("actor"))).toList()).containsOnly("otto");
+    }
+
+    private static String up(String yaml) {
+        return EventCodec.encode(Fixtures.upsert(CLUSTER, yaml));
+    }
+
+    private static void send(KafkaProducer<String, String> producer, Topics topics, String... events) throws Exception {
+        for (String e : events) {
+            producer.send(new ProducerRecord<>(topics.events(), CLUSTER, e)).get();
+        }
+    }
+
+    /** Until the api says node n1 runs {@code version} and is converged. */
+    private void awaitNode(long version) throws InterruptedException {
+        TestCompiler.await("n1 acknowledging version " + version, DEADLINE, () -> {
+            try {
+                List<?> nodes = (List<?>) json(get("/api/v1/clusters/shop/nodes")).get("nodes");
+                return nodes.stream().map(n -> (Map<?, ?>) n).anyMatch(n -> n.get("node").equals("n1")
+                        && n.get("state").equals("converged") && ((Number) n.get("running")).longValue() == version);
+            } catch (Exception e) {
+                return false;
+            }
+        });
+    }
+
+    private String get(String path) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(URI.create(api + path)).header("Authorization", "Bearer " + OPERATOR.token()).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+    }
+
+    private HttpResponse<String> post(String path, String body) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(URI.create(api + path)).header("Authorization", "Bearer " + OPERATOR.token())
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static Map<?, ?> json(String body) {
+        return (Map<?, ?>) new Load(LoadSettings.builder().build()).loadFromString(body);
+    }
+}
