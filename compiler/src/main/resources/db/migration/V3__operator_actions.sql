@@ -28,3 +28,6 @@ CREATE TABLE operator_action (
 CREATE UNIQUE INDEX operator_action_one_pending ON operator_action (cluster) WHERE status = 'pending';
 CREATE INDEX operator_action_by_cluster ON operator_action (cluster, id);
 CREATE INDEX operator_action_done ON operator_action (cluster, result_version) WHERE status = 'done';
+
+-- The events that went into a version (the network programming latency starts at the earliest).
+CREATE INDEX cluster_event_by_version ON cluster_event (cluster, version_seq) WHERE version_seq IS NOT NULL;

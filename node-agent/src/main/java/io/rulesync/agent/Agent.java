@@ -63,7 +63,8 @@ public final class Agent {
     private final Conntrack conntrack;
 
     /** What the kernel holds, or null when unknown. */
-    private NodeView running;
+    /** Volatile: the metrics endpoint reads it from its own thread. */
+    private volatile NodeView running;
     /** How many rules {@link #running} has on this node, or -1 when not known. */
     private int runningRules = -1;
     private Instant retryAt;
@@ -74,6 +75,7 @@ public final class Agent {
     private final AtomicLong applies = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
     private final AtomicLong repairs = new AtomicLong();
+    private final AtomicLong applyMillis = new AtomicLong();
 
     public Agent(String cluster, String node, SnapshotSource snapshots, Applier applier, AckSink acks, StateFile state,
             Clock clock, Duration verifyEvery, int chainsPerCheck, Conntrack conntrack, Consumer<String> log) {
@@ -106,6 +108,11 @@ public final class Agent {
 
     public long repairs() {
         return repairs.get();
+    }
+
+    /** Total time spent in successful applies, validation included. */
+    public long applyMillis() {
+        return applyMillis.get();
     }
 
     /**
@@ -330,8 +337,9 @@ public final class Agent {
         retryAt = null;
         retryDelay = FIRST_RETRY;
         state.write(to.version(), applier.mode());
-        applies.incrementAndGet();
         long ms = millisSince(t0);
+        applyMillis.addAndGet(ms);
+        applies.incrementAndGet();
         acks.publish(new NodeAck(cluster, node, to.version(), to.version(), NodeAck.Status.APPLIED, null,
                 ms, rules, applier.mode(), clock.instant()));
         log.accept("applied version " + to.version() + " (" + (from == null ? "full" : o.restoreLines() + " lines") + ", " + ms + " ms, "

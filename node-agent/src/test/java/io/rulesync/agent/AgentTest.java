@@ -23,6 +23,13 @@ import io.rulesync.model.rules.RuleSet;
 import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.model.rules.RulesSnapshot;
 import io.rulesync.model.rules.Table;
+import io.rulesync.agent.metrics.MetricsServer;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpResponse.BodyHandlers;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -112,6 +119,32 @@ class AgentTest {
         assertThat(snapshotsServed).isEqualTo(1);
         assertThat(acks).extracting(NodeAck::version).containsExactly(1L, 2L, 3L, 4L, 5L, 6L);
         assertThat(lastAck().ruleCount()).isEqualTo(expected(6).ruleCount());
+    }
+
+    @Test
+    void theMetricsEndpointServesTheAgentsCountersAndHealth() throws Exception {
+        Agent a = agent();
+        boolean[] alive = {true};
+        try (MetricsServer m = MetricsServer.start(new InetSocketAddress("127.0.0.1", 0), a, History.CLUSTER, History.NODE,
+                () -> alive[0])) {
+            HttpClient http = HttpClient.newHttpClient();
+            URI base = URI.create("http://127.0.0.1:" + m.port());
+            assertThat(http.send(HttpRequest.newBuilder(base.resolve("/healthz")).build(), BodyHandlers.ofString()).statusCode())
+                    .isEqualTo(503);
+            a.start();
+            a.onDeltas(List.of(history.next(new Random(5), 2)));
+            HttpResponse<String> health = http.send(HttpRequest.newBuilder(base.resolve("/healthz")).build(), BodyHandlers.ofString());
+            assertThat(health.statusCode()).isEqualTo(200);
+            assertThat(health.body()).contains("running version 2");
+            String metrics = http.send(HttpRequest.newBuilder(base.resolve("/metrics")).build(), BodyHandlers.ofString()).body();
+            String tags = "{cluster=\"" + History.CLUSTER + "\",node=\"" + History.NODE + "\"}";
+            assertThat(metrics).contains("rulesync_agent_applies_total" + tags + " 2.0",
+                    "rulesync_agent_apply_failures_total" + tags + " 0.0", "rulesync_agent_drift_repairs_total" + tags + " 0.0",
+                    "rulesync_agent_running_version" + tags + " 2.0", "rulesync_agent_apply_duration_seconds_count" + tags + " 2");
+            alive[0] = false;
+            assertThat(http.send(HttpRequest.newBuilder(base.resolve("/healthz")).build(), BodyHandlers.ofString()).body())
+                    .contains("the agent loop stopped");
+        }
     }
 
     @Test

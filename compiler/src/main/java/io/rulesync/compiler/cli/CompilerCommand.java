@@ -1,6 +1,7 @@
 package io.rulesync.compiler.cli;
 
 import io.rulesync.compiler.service.CompilerApplication;
+import io.rulesync.model.topic.KafkaClientConfig;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -23,6 +24,15 @@ public final class CompilerCommand implements Callable<Integer> {
     @Option(names = "--kafka", required = true, paramLabel = "HOST:PORT", description = "Kafka bootstrap servers.")
     private String kafka;
 
+    @Option(names = "--kafka-config", paramLabel = "FILE", defaultValue = "${env:RULESYNC_KAFKA_CONFIG}",
+            description = "Kafka client settings (TLS, SASL) in Kafka's client.properties format. Default: $RULESYNC_KAFKA_CONFIG.")
+    private String kafkaConfig;
+
+    @Option(names = "--port", defaultValue = "8081",
+            description = "HTTP port of health probes (/actuator/health/liveness|readiness) and Prometheus metrics "
+                    + "(/actuator/prometheus); 0: any free one. Default: ${DEFAULT-VALUE}.")
+    private int port;
+
     @Mixin
     private DatabaseOptions db;
 
@@ -42,12 +52,14 @@ public final class CompilerCommand implements Callable<Integer> {
         Map<String, Object> props = new LinkedHashMap<>();
         props.putAll(db.springProperties());
         props.put("spring.kafka.bootstrap-servers", kafka);
+        KafkaClientConfig.load(kafkaConfig).forEach((k, v) -> props.put("spring.kafka.properties." + k, v));
+        props.put("server.port", port);
         props.put("rulesync.compiler.group", group);
         props.put("rulesync.compiler.partitions", partitions);
         props.put("rulesync.compiler.coalesce-window", coalesceWindow.toMillis() + "ms");
         props.put("spring.main.banner-mode", "off");
         ConfigurableApplicationContext app = new SpringApplicationBuilder(CompilerApplication.class)
-                .web(WebApplicationType.NONE).properties(props).run();
+                .web(WebApplicationType.SERVLET).properties(props).run();
         CountDownLatch closed = new CountDownLatch(1);
         app.addApplicationListener(e -> {
             if (e instanceof org.springframework.context.event.ContextClosedEvent) {

@@ -19,9 +19,11 @@ public final class AcksListener implements BatchMessageListener<String, String> 
     private static final Logger log = LoggerFactory.getLogger(AcksListener.class);
 
     private final NodeStatusStore store;
+    private final CompilerMetrics metrics;
 
-    public AcksListener(NodeStatusStore store) {
+    public AcksListener(NodeStatusStore store, CompilerMetrics metrics) {
         this.store = store;
+        this.metrics = metrics;
     }
 
     /** A record read as an ack, or why it is not one. */
@@ -46,6 +48,7 @@ public final class AcksListener implements BatchMessageListener<String, String> 
             }
         }
         store.recordAcks(acks);
+        metrics.acked(acks);
     }
 
     /** Reads one record of the acks topic; it must be keyed by its cluster, like every topic here. */

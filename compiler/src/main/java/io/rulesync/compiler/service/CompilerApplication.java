@@ -2,6 +2,8 @@ package io.rulesync.compiler.service;
 
 import io.rulesync.compiler.store.NodeStatusStore;
 import io.rulesync.compiler.store.VersionStore;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
 import java.util.Map;
 import java.util.Properties;
@@ -15,6 +17,7 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.kafka.autoconfigure.KafkaProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.PropertySource;
 import org.springframework.context.annotation.DependsOn;
 import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
 import org.springframework.kafka.listener.ConcurrentMessageListenerContainer;
@@ -31,6 +34,7 @@ import org.springframework.util.backoff.FixedBackOff;
 @SpringBootConfiguration
 @EnableAutoConfiguration
 @EnableConfigurationProperties(CompilerProperties.class)
+@PropertySource("classpath:io/rulesync/compiler/compiler-defaults.properties")
 public class CompilerApplication {
 
     /** After Flyway: everything that touches the tables goes through the store. */
@@ -44,6 +48,12 @@ public class CompilerApplication {
     @DependsOn("flywayInitializer")
     NodeStatusStore nodeStatusStore(DataSource dataSource) {
         return new NodeStatusStore(dataSource);
+    }
+
+    @Bean
+    CompilerMetrics compilerMetrics(ObjectProvider<MeterRegistry> registry, VersionStore store) {
+        // Without actuator's registry (a plain test context), metrics are kept but not exported.
+        return new CompilerMetrics(registry.getIfAvailable(SimpleMeterRegistry::new), store);
     }
 
     @Bean
@@ -81,7 +91,7 @@ public class CompilerApplication {
     @Bean
     ConcurrentMessageListenerContainer<String, String> eventsContainer(CompilerProperties p, KafkaProperties kafka,
             VersionStore store, Clock clock, OutboxRelay relay,
-            ObjectProvider<PartitionProcessor.VersionListener> versionListener) {
+            ObjectProvider<PartitionProcessor.VersionListener> versionListener, CompilerMetrics metrics) {
         Map<String, Object> consumer = kafka.buildConsumerProperties();
         consumer.put(ConsumerConfig.GROUP_ID_CONFIG, p.group());
         consumer.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
@@ -95,7 +105,7 @@ public class CompilerApplication {
         consumer.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5000);
 
         EventsListener listener = new EventsListener(store, p.topics(), p.group(), clock,
-                versionListener.getIfAvailable(() -> PartitionProcessor.VersionListener.NONE), relay::wake);
+                versionListener.getIfAvailable(() -> PartitionProcessor.VersionListener.NONE), relay::wake, metrics);
         ContainerProperties cp = new ContainerProperties(p.eventsTopic());
         cp.setGroupId(p.group());
         cp.setAckMode(ContainerProperties.AckMode.MANUAL);
@@ -117,7 +127,7 @@ public class CompilerApplication {
      */
     @Bean
     ConcurrentMessageListenerContainer<String, String> acksContainer(CompilerProperties p, KafkaProperties kafka,
-            NodeStatusStore store) {
+            NodeStatusStore store, CompilerMetrics metrics) {
         Map<String, Object> consumer = kafka.buildConsumerProperties();
         consumer.put(ConsumerConfig.GROUP_ID_CONFIG, p.acksGroup());
         consumer.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
@@ -127,7 +137,7 @@ public class CompilerApplication {
         ContainerProperties cp = new ContainerProperties(p.acksTopic());
         cp.setGroupId(p.acksGroup());
         cp.setAckMode(ContainerProperties.AckMode.BATCH);
-        cp.setMessageListener(new AcksListener(store));
+        cp.setMessageListener(new AcksListener(store, metrics));
         ConcurrentMessageListenerContainer<String, String> container =
                 new ConcurrentMessageListenerContainer<>(new DefaultKafkaConsumerFactory<>(consumer), cp);
         // Bad acks never fail a batch (they are skipped); a failed batch means storing failed: retry it.

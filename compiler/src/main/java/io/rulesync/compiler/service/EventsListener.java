@@ -3,6 +3,7 @@ package io.rulesync.compiler.service;
 import io.rulesync.model.topic.Topics;
 import io.rulesync.compiler.store.VersionStore;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -34,16 +35,22 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
     private final Clock clock;
     private final PartitionProcessor.VersionListener versions;
     private final Runnable committed;
+    private final CompilerMetrics metrics;
     private final Map<Integer, PartitionProcessor> processors = new ConcurrentHashMap<>();
 
+    /** {@code versions} is told about each stored version after {@code metrics} is. */
     public EventsListener(VersionStore store, Topics topics, String group, Clock clock,
-            PartitionProcessor.VersionListener versions, Runnable committed) {
+            PartitionProcessor.VersionListener versions, Runnable committed, CompilerMetrics metrics) {
         this.store = store;
         this.topics = topics;
         this.group = group;
         this.clock = clock;
-        this.versions = versions;
+        this.versions = (cluster, seq, diff, cause) -> {
+            metrics.stored(cluster, seq, diff, cause);
+            versions.stored(cluster, seq, diff, cause);
+        };
         this.committed = committed;
+        this.metrics = metrics;
     }
 
     @Override
@@ -70,6 +77,7 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
 
     @Override
     public void onMessage(List<ConsumerRecord<String, String>> records, Acknowledgment ack, Consumer<?, ?> consumer) {
+        metrics.consumed(records.size());
         Map<Integer, List<PartitionProcessor.Record>> byPartition = new TreeMap<>();
         for (ConsumerRecord<String, String> r : records) {
             byPartition.computeIfAbsent(r.partition(), k -> new ArrayList<>())
@@ -80,7 +88,10 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
             if (p == null) {
                 continue; // revoked while this batch was in flight
             }
-            if (p.process(e.getValue()) == PartitionProcessor.Outcome.STALE) {
+            long t0 = System.nanoTime();
+            PartitionProcessor.Outcome outcome = p.process(e.getValue());
+            metrics.compiled(Duration.ofNanos(System.nanoTime() - t0));
+            if (outcome == PartitionProcessor.Outcome.STALE) {
                 log.warn("partition {}: another instance moved on; rebuilt, resuming at {}", e.getKey(), p.position());
                 seek(consumer, new TopicPartition(topics.events(), e.getKey()), p);
             }

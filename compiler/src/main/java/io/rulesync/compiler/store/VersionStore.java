@@ -171,6 +171,17 @@ public final class VersionStore {
         }
     }
 
+    /** When the earliest event that went into a version was observed (for a rollback: when it was requested). */
+    public Optional<Instant> firstObserved(String cluster, long seq) {
+        List<Instant> out = new ArrayList<>();
+        query("SELECT min(observed_at) FROM cluster_event WHERE cluster = ? AND version_seq = ?", rs -> {
+            if (rs.getTimestamp(1) != null) {
+                out.add(rs.getTimestamp(1).toInstant());
+            }
+        }, cluster, seq);
+        return out.stream().findFirst();
+    }
+
     /** The ids of a cluster's pending operator actions (at most one, by the schema). */
     public List<Long> pendingActionIds(String cluster) {
         List<Long> out = new ArrayList<>();

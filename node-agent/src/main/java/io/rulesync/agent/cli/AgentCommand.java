@@ -2,8 +2,12 @@ package io.rulesync.agent.cli;
 
 import io.rulesync.agent.AgentConfig;
 import io.rulesync.agent.AgentLoop;
+import io.rulesync.agent.metrics.MetricsServer;
 import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.topic.KafkaClientConfig;
 import io.rulesync.model.topic.Topics;
+import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -36,6 +40,14 @@ public final class AgentCommand implements Callable<Integer> {
     @Option(names = "--kafka", defaultValue = "localhost:9092", paramLabel = "HOST:PORT[,...]",
             description = "Kafka bootstrap servers. Default: ${DEFAULT-VALUE}.")
     String kafka;
+
+    @Option(names = "--metrics-address", defaultValue = "0.0.0.0:9469", paramLabel = "HOST:PORT|off",
+            description = "Serve /metrics (Prometheus) and /healthz here; 'off' serves nothing. Default: ${DEFAULT-VALUE}.")
+    String metricsAddress;
+
+    @Option(names = "--kafka-config", paramLabel = "FILE", defaultValue = "${env:RULESYNC_KAFKA_CONFIG}",
+            description = "Kafka client settings (TLS, SASL) in Kafka's client.properties format. Default: $RULESYNC_KAFKA_CONFIG.")
+    String kafkaConfig;
 
     @Option(names = "--kafka-property", paramLabel = "KEY=VALUE",
             description = "Extra Kafka client setting (TLS, SASL), repeatable, e.g. security.protocol=SSL.")
@@ -79,7 +91,7 @@ public final class AgentCommand implements Callable<Integer> {
 
     /** The configuration these options describe; throws IllegalArgumentException naming the bad option. */
     public AgentConfig config() {
-        Map<String, Object> settings = new LinkedHashMap<>();
+        Map<String, Object> settings = new LinkedHashMap<>(KafkaClientConfig.load(kafkaConfig));
         for (String kv : kafkaProperties) {
             int eq = kv.indexOf('=');
             if (eq <= 0) {
@@ -104,6 +116,23 @@ public final class AgentCommand implements Callable<Integer> {
                 Duration.ofSeconds(verifySeconds), verifyChains);
     }
 
+    /** The metrics address, or null for 'off'. */
+    InetSocketAddress metricsAddress() {
+        if ("off".equals(metricsAddress)) {
+            return null;
+        }
+        int colon = metricsAddress.lastIndexOf(':');
+        try {
+            int port = Integer.parseInt(metricsAddress.substring(colon + 1));
+            if (colon <= 0 || port < 0 || port > 65535) {
+                throw new NumberFormatException();
+            }
+            return new InetSocketAddress(metricsAddress.substring(0, colon), port);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--metrics-address: '" + metricsAddress + "' is not HOST:PORT or off");
+        }
+    }
+
     @Override
     public Integer call() throws InterruptedException {
         AgentConfig config;
@@ -114,9 +143,28 @@ public final class AgentCommand implements Callable<Integer> {
             return 2;
         }
         String who = "[" + config.cluster() + "/" + config.node() + "] ";
+        InetSocketAddress metricsAt;
+        try {
+            metricsAt = metricsAddress();
+        } catch (IllegalArgumentException e) {
+            System.err.println(e.getMessage());
+            return 2;
+        }
         AgentLoop loop = config.loop(msg -> LOG.info("{}{}", who, msg)).start();
+        MetricsServer metrics;
+        try {
+            metrics = metricsAt == null ? null
+                    : MetricsServer.start(metricsAt, loop.agent(), config.cluster(), config.node(), () -> loop.died() == null);
+        } catch (IOException e) {
+            loop.close();
+            System.err.println("--metrics-address " + metricsAddress + ": " + e.getMessage());
+            return 2;
+        }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            if (metrics != null) {
+                metrics.close();
+            }
             loop.close();
             stopped.countDown();
         }, "agent-shutdown"));

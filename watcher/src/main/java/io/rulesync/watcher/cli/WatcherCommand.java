@@ -1,6 +1,7 @@
 package io.rulesync.watcher.cli;
 
 import io.rulesync.model.manifest.Problem;
+import io.rulesync.model.topic.KafkaClientConfig;
 import io.rulesync.watcher.Watcher;
 import io.rulesync.watcher.fleet.FleetConfig;
 import io.rulesync.watcher.fleet.FleetException;
@@ -54,6 +55,11 @@ public final class WatcherCommand implements Callable<Integer> {
             description = {"Topic of the cluster events.", "Default: ${DEFAULT-VALUE}"})
     private String topic;
 
+    @Option(names = "--kafka-config", paramLabel = "FILE", defaultValue = "${env:RULESYNC_KAFKA_CONFIG}",
+            description = {"Kafka client settings (TLS, SASL) in Kafka's client.properties format.",
+                "Default: $RULESYNC_KAFKA_CONFIG."})
+    private String kafkaConfig;
+
     @Option(names = "--producer-property", paramLabel = "KEY=VALUE",
             description = {"Extra Kafka producer setting; repeatable.", "Example: security.protocol=SSL",
                 "(acks=all and idempotence always stay on.)"})
@@ -86,6 +92,7 @@ public final class WatcherCommand implements Callable<Integer> {
             }
         }
         Properties producer = new Properties();
+        producer.putAll(KafkaClientConfig.load(kafkaConfig));
         producer.putAll(producerProperties);
         producer.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka);
 

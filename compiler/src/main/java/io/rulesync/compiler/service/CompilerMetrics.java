@@ -1,0 +1,86 @@
+package io.rulesync.compiler.service;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.model.ack.NodeAck;
+import io.rulesync.model.rules.RulesDiff;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The compiler's Prometheus metrics: events consumed, compile duration, versions produced and their
+ * size, and, from the agents' acks, apply durations, apply failures and the network programming
+ * latency (the first event of a version observed → a node acknowledging it applied), kube-proxy's
+ * {@code network_programming_duration_seconds} for the whole fleet.
+ */
+public final class CompilerMetrics implements PartitionProcessor.VersionListener {
+    private static final Duration[] LATENCY_BUCKETS = {Duration.ofMillis(100), Duration.ofMillis(250), Duration.ofMillis(500),
+        Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(30),
+        Duration.ofMinutes(1), Duration.ofMinutes(5)};
+    private static final int OBSERVED_CACHE = 1024;
+
+    private final MeterRegistry registry;
+    private final VersionStore store;
+    private final Counter consumed;
+    private final Timer compile;
+    /** When the first event of a (cluster, version) was observed: many nodes ack the same version. */
+    private final Map<String, Optional<Instant>> observed = new LinkedHashMap<>(64, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Optional<Instant>> eldest) {
+            return size() > OBSERVED_CACHE;
+        }
+    };
+
+    public CompilerMetrics(MeterRegistry registry, VersionStore store) {
+        this.registry = registry;
+        this.store = store;
+        this.consumed = Counter.builder("rulesync.events.consumed").description("Records read from the events topic")
+                .register(registry);
+        this.compile = Timer.builder("rulesync.compile.duration").description("Processing one polled batch of one partition: "
+                + "fold, compile, diff and the PostgreSQL transaction").publishPercentileHistogram().register(registry);
+    }
+
+    public void consumed(int records) {
+        consumed.increment(records);
+    }
+
+    public void compiled(Duration took) {
+        compile.record(took);
+    }
+
+    @Override
+    public void stored(String cluster, long seq, RulesDiff diff, String cause) {
+        Counter.builder("rulesync.versions.produced").tag("cluster", cluster).register(registry).increment();
+        DistributionSummary.builder("rulesync.delta.fragments").description("Rule fragments a version added, changed or removed")
+                .tag("cluster", cluster).register(registry).record(diff.fragments().size());
+    }
+
+    /** Acks as they are recorded. */
+    public void acked(List<NodeAck> acks) {
+        for (NodeAck a : acks) {
+            String status = a.status().name().toLowerCase(java.util.Locale.ROOT);
+            Timer.builder("rulesync.agent.apply.duration").description("How long agents took to validate and apply a version")
+                    .tags("cluster", a.cluster(), "status", status).publishPercentileHistogram().register(registry)
+                    .record(Duration.ofMillis(a.durationMs()));
+            if (a.status() == NodeAck.Status.FAILED) {
+                Counter.builder("rulesync.agent.apply.failures").tag("cluster", a.cluster()).register(registry).increment();
+            } else {
+                firstObserved(a.cluster(), a.version()).ifPresent(t -> Timer.builder("rulesync.network.programming.duration")
+                        .description("From the first change of a version observed to a node acknowledging it applied")
+                        .tag("cluster", a.cluster()).serviceLevelObjectives(LATENCY_BUCKETS).register(registry)
+                        .record(Duration.between(t, a.at()).isNegative() ? Duration.ZERO : Duration.between(t, a.at())));
+            }
+        }
+    }
+
+    private synchronized Optional<Instant> firstObserved(String cluster, long version) {
+        return observed.computeIfAbsent(cluster + "\n" + version, k -> store.firstObserved(cluster, version));
+    }
+}
