@@ -41,28 +41,37 @@ class ComposeFileTest {
                 continue; // kafka, postgres
             }
             List<String> command = ((List<?>) service.get("command")).stream().map(String::valueOf).toList();
-            CommandLine root = new CommandLine(new Main());
-            root.setInterpolateVariables(false); // keep "${env:NAME}" defaults as written, to see what each option reads
-            CommandLine.ParseResult parsed = root.parseArgs(command.toArray(String[]::new)); // throws on anything unknown
-            CommandLine.ParseResult sub = parsed.subcommand();
-            assertThat(sub).as("service %s runs a subcommand", e.getKey()).isNotNull();
-            Set<String> read = new TreeSet<>();
-            for (CommandLine.Model.OptionSpec o : sub.commandSpec().options()) {
-                if (o.defaultValue() != null) {
-                    Matcher m = ENV.matcher(o.defaultValue());
-                    while (m.find()) {
-                        read.add(m.group(1));
-                    }
-                }
-            }
             Map<?, ?> env = service.get("environment") instanceof Map<?, ?> m ? m : Map.of();
-            for (Object name : env.keySet()) {
-                if (String.valueOf(name).startsWith("RULESYNC_")) {
-                    assertThat(read).as("service %s sets %s", e.getKey(), name).contains(String.valueOf(name));
-                }
-            }
+            CommandLine.ParseResult sub = parse(String.valueOf(e.getKey()), command, env.keySet().stream().map(String::valueOf).toList());
             checked.add(e.getKey() + ":" + sub.commandSpec().name());
         }
         assertThat(checked).containsExactlyInAnyOrder("watcher:watcher", "compiler:compiler", "api:api", "node-agent:agent");
+    }
+
+    /**
+     * Parses {@code command} as the launcher would (failing on anything unknown) and checks that
+     * every RULESYNC_* name in {@code env} is read by the subcommand (as an option's default).
+     */
+    static CommandLine.ParseResult parse(String what, List<String> command, List<String> env) {
+        CommandLine root = new CommandLine(new Main());
+        root.setInterpolateVariables(false); // keep "${env:NAME}" defaults as written, to see what each option reads
+        CommandLine.ParseResult parsed = root.parseArgs(command.toArray(String[]::new)); // throws on anything unknown
+        CommandLine.ParseResult sub = parsed.subcommand();
+        assertThat(sub).as("%s runs a subcommand", what).isNotNull();
+        Set<String> read = new TreeSet<>();
+        for (CommandLine.Model.OptionSpec o : sub.commandSpec().options()) {
+            if (o.defaultValue() != null) {
+                Matcher m = ENV.matcher(o.defaultValue());
+                while (m.find()) {
+                    read.add(m.group(1));
+                }
+            }
+        }
+        for (String name : env) {
+            if (name.startsWith("RULESYNC_")) {
+                assertThat(read).as("%s sets %s", what, name).contains(name);
+            }
+        }
+        return sub;
     }
 }
