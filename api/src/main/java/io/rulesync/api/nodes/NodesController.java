@@ -4,22 +4,35 @@ import io.rulesync.api.ProblemResponses;
 import io.rulesync.compiler.store.NodeStatus;
 import io.rulesync.compiler.store.NodeStatusStore;
 import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.model.cluster.KubernetesNames;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
-/** {@code GET /api/v1/clusters/{cluster}/nodes}: per node, the version it runs, its state, lag and last error. */
+/**
+ * {@code GET /api/v1/clusters/{cluster}/nodes}: per node, the version it runs, its state, lag in
+ * versions and seconds (since the first version it lacks was made), its last ack and last error.
+ */
 @RestController
 public class NodesController {
+    private static final Pattern LIMIT = Pattern.compile("[1-9][0-9]{0,3}");
+    private static final int DEFAULT_LIMIT = 500;
+    private static final int MAX_LIMIT = 5000;
     private final VersionStore versions;
     private final NodeStatusStore acks;
     private final Clock clock;
@@ -30,27 +43,66 @@ public class NodesController {
         this.clock = clock;
     }
 
+    /**
+     * Nodes in name order, one page at a time ({@code ?after=NAME&limit=N}, default 500, at most
+     * 5000), optionally of one {@code state}; {@code counts} always covers the whole cluster.
+     */
     @GetMapping("/api/v1/clusters/{cluster}/nodes")
-    public ResponseEntity<?> nodes(@PathVariable("cluster") String cluster) {
+    public ResponseEntity<?> nodes(@PathVariable("cluster") String cluster, @RequestParam(name = "state", required = false) String state,
+            @RequestParam(name = "after", required = false) String after, @RequestParam(name = "limit", required = false) String limit) {
         long head = versions.head(cluster);
         if (head == 0) {
             return ProblemResponses.about(HttpStatus.NOT_FOUND, "cluster",
-                    "cluster: '" + io.rulesync.model.cluster.KubernetesNames.printable(cluster) + "' is not known (it has no versions)");
+                    "cluster: '" + KubernetesNames.printable(cluster) + "' is not known (it has no versions)");
         }
+        Convergence.State only = null;
+        if (state != null) {
+            try {
+                only = Convergence.State.valueOf(state.toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                return ProblemResponses.about(HttpStatus.BAD_REQUEST, "state", "state: '" + KubernetesNames.printable(state)
+                        + "' is not converged, behind, failed or unknown");
+            }
+        }
+        if (limit != null && (!LIMIT.matcher(limit).matches() || Integer.parseInt(limit) > MAX_LIMIT)) {
+            return ProblemResponses.about(HttpStatus.BAD_REQUEST, "limit", "limit: '" + KubernetesNames.printable(limit)
+                    + "' is not 1-" + MAX_LIMIT);
+        }
+        int n = limit == null ? DEFAULT_LIMIT : Integer.parseInt(limit);
         Set<String> headNodes = versions.nodes(cluster, head).keySet();
-        List<Convergence.NodeState> states = Convergence.of(head, headNodes, acks.nodeStatus(cluster),
-                v -> versions.version(cluster, v).map(VersionStore.VersionInfo::createdAt).orElse(Instant.EPOCH), clock.instant());
+        List<NodeStatus> statuses = acks.nodeStatus(cluster);
+        // Lag needs the creation time of the version after each behind node's: one query for all of them.
+        Set<Long> needed = new TreeSet<>();
+        statuses.stream().filter(st -> st.running() < head).forEach(st -> needed.add(st.running() + 1));
+        needed.add(1L);
+        Map<Long, Instant> created = versions.createdAt(cluster, needed);
+        List<Convergence.NodeState> states = Convergence.of(head, headNodes, statuses,
+                v -> created.getOrDefault(v, Instant.EPOCH), clock.instant());
+        Map<String, Integer> counts = new LinkedHashMap<>();
+        for (Convergence.State st : Convergence.State.values()) {
+            counts.put(st.name().toLowerCase(Locale.ROOT), 0);
+        }
+        states.forEach(st -> counts.merge(st.state().name().toLowerCase(Locale.ROOT), 1, Integer::sum));
+        Convergence.State filter = only;
+        List<Convergence.NodeState> page = states.stream()
+                .filter(st -> filter == null || st.state() == filter)
+                .filter(st -> after == null || st.node().compareTo(after) > 0)
+                .limit(n + 1L).toList();
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("cluster", cluster);
         body.put("version", head);
-        body.put("nodes", states.stream().map(NodesController::json).toList());
+        body.put("counts", counts);
+        body.put("nodes", page.stream().limit(n).map(NodesController::json).toList());
+        body.put("next", page.size() > n ? "/api/v1/clusters/" + URLEncoder.encode(cluster, StandardCharsets.UTF_8) + "/nodes?"
+                + (state == null ? "" : "state=" + filter.name().toLowerCase(Locale.ROOT) + "&") + "after="
+                + URLEncoder.encode(page.get(n - 1).node(), StandardCharsets.UTF_8) + "&limit=" + n : null);
         return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(body);
     }
 
     private static Map<String, Object> json(Convergence.NodeState s) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("node", s.node());
-        m.put("state", s.state().name().toLowerCase(java.util.Locale.ROOT));
+        m.put("state", s.state().name().toLowerCase(Locale.ROOT));
         m.put("inCluster", s.inCluster());
         m.put("running", s.running());
         m.put("behindVersions", s.behindVersions());

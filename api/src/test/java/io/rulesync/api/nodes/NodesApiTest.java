@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.api.testing.TestApi;
 import io.rulesync.compiler.store.NodeStatusStore;
+import io.rulesync.compiler.testing.Fixtures;
 import io.rulesync.model.ack.NodeAck;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -60,6 +62,28 @@ class NodesApiTest {
         assertThat(n2.get("behindVersions")).isEqualTo(1);
         assertThat(((Map<?, ?>) n2.get("lastError")).get("message")).isEqualTo("ipv4: iptables-restore exited 1");
         assertThat(((Map<?, ?>) n2.get("lastError")).get("version")).isEqualTo(2);
+    }
+
+    @Test
+    void nodesComeInPagesWithCountsOfTheWholeClusterAndAStateFilter() throws Exception {
+        Map<?, ?> all = TestApi.json(get("/api/v1/clusters/shop/nodes"));
+        assertThat(all.get("counts")).isEqualTo(Map.of("converged", 1, "behind", 0, "failed", 1, "unknown", 0));
+        // n2 lacks version 2, made at T+2s (the fixture's clock): its lag counts from then.
+        long lag = ((Number) ((Map<?, ?>) ((List<?>) all.get("nodes")).get(1)).get("lagSeconds")).longValue();
+        assertThat(lag).isGreaterThanOrEqualTo(Duration.between(Fixtures.T.plusSeconds(2), Instant.now()).toSeconds() - 1);
+
+        Map<?, ?> first = TestApi.json(get("/api/v1/clusters/shop/nodes?limit=1"));
+        assertThat(((List<?>) first.get("nodes")).stream().map(n -> ((Map<?, ?>) n).get("node")).toList()).isEqualTo(List.of("n1"));
+        assertThat(first.get("next")).isEqualTo("/api/v1/clusters/shop/nodes?after=n1&limit=1");
+        Map<?, ?> second = TestApi.json(get((String) first.get("next")));
+        assertThat(((List<?>) second.get("nodes")).stream().map(n -> ((Map<?, ?>) n).get("node")).toList()).isEqualTo(List.of("n2"));
+        assertThat(second.get("next")).isNull();
+        assertThat(second.get("counts")).isEqualTo(all.get("counts"));
+
+        Map<?, ?> failed = TestApi.json(get("/api/v1/clusters/shop/nodes?state=failed"));
+        assertThat(((List<?>) failed.get("nodes")).stream().map(n -> ((Map<?, ?>) n).get("node")).toList()).isEqualTo(List.of("n2"));
+        TestApi.assertProblem(get("/api/v1/clusters/shop/nodes?state=sad"), 400, "state", "'sad' is not converged, behind, failed or unknown");
+        TestApi.assertProblem(get("/api/v1/clusters/shop/nodes?limit=0"), 400, "limit", "limit: '0' is not 1-5000");
     }
 
     @Test

@@ -394,6 +394,27 @@ public final class VersionStore {
         return out.stream().findFirst();
     }
 
+    /** When each of these versions was created (versions that do not exist are left out). */
+    public Map<Long, Instant> createdAt(String cluster, Collection<Long> seqs) {
+        Map<Long, Instant> out = new HashMap<>();
+        if (seqs.isEmpty()) {
+            return out;
+        }
+        try (Connection c = ds.getConnection();
+                PreparedStatement ps = c.prepareStatement("SELECT seq, created_at FROM version WHERE cluster = ? AND seq = ANY (?)")) {
+            ps.setString(1, cluster);
+            ps.setArray(2, c.createArrayOf("bigint", seqs.toArray()));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.put(rs.getLong(1), rs.getTimestamp(2).toInstant());
+                }
+            }
+        } catch (SQLException e) {
+            throw new StoreException("reading versions of " + cluster + " failed", e);
+        }
+        return out;
+    }
+
     /** A cluster's versions, oldest first. */
     public List<VersionInfo> versions(String cluster) {
         return versions("WHERE cluster = ? ORDER BY seq", cluster);
