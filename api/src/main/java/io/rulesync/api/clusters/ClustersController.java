@@ -36,7 +36,7 @@ public class ClustersController {
             for (Convergence.State s : List.of(Convergence.State.CONVERGED, Convergence.State.BEHIND, Convergence.State.FAILED)) {
                 counts.put(s, 0);
             }
-            acks.nodeStatus(e.getKey()).forEach(s -> counts.merge(Convergence.stateOf(e.getValue(), s), 1, Integer::sum));
+            acks.progress(e.getKey()).forEach(s -> counts.merge(Convergence.stateOf(e.getValue(), s), 1, Integer::sum));
             Map<String, Object> nodes = new LinkedHashMap<>();
             counts.forEach((s, n) -> nodes.put(s.name().toLowerCase(Locale.ROOT), n));
             Map<String, Object> c = new LinkedHashMap<>();

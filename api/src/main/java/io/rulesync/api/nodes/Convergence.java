@@ -1,6 +1,6 @@
 package io.rulesync.api.nodes;
 
-import io.rulesync.compiler.store.NodeStatus;
+import io.rulesync.compiler.store.NodeProgress;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
@@ -26,8 +26,7 @@ public final class Convergence {
      * @param behindVersions versions between what it runs and the newest
      * @param lagSeconds     how long it has been behind: since the first version it lacks was created
      */
-    public record NodeState(String node, State state, boolean inCluster, long running, long behindVersions, long lagSeconds,
-            NodeStatus lastAck) {
+    public record NodeState(String node, State state, boolean inCluster, long running, long behindVersions, long lagSeconds) {
     }
 
     private Convergence() {
@@ -36,26 +35,26 @@ public final class Convergence {
     /**
      * @param head       the cluster's newest version
      * @param headNodes  the nodes of that version
-     * @param statuses   the stored acks, one row per node
+     * @param progress   each acked node's progress, one per node
      * @param createdAt  when a version was created
      */
-    public static List<NodeState> of(long head, Collection<String> headNodes, Collection<NodeStatus> statuses,
+    public static List<NodeState> of(long head, Collection<String> headNodes, Collection<NodeProgress> progress,
             LongFunction<Instant> createdAt, Instant now) {
-        Map<String, NodeStatus> byNode = new TreeMap<>();
-        statuses.forEach(s -> byNode.put(s.node(), s));
+        Map<String, NodeProgress> byNode = new TreeMap<>();
+        progress.forEach(s -> byNode.put(s.node(), s));
         TreeSet<String> names = new TreeSet<>(headNodes);
         names.addAll(byNode.keySet());
         return names.stream().map(n -> {
-            NodeStatus s = byNode.get(n);
+            NodeProgress s = byNode.get(n);
             long running = s == null ? 0 : s.running();
             long behind = Math.max(0, head - running);
             long lag = behind == 0 ? 0 : Math.max(0, Duration.between(createdAt.apply(running + 1), now).toSeconds());
-            return new NodeState(n, stateOf(head, s), headNodes.contains(n), running, behind, lag, s);
+            return new NodeState(n, stateOf(head, s), headNodes.contains(n), running, behind, lag);
         }).toList();
     }
 
     /** A node's state from its stored acks alone; {@code status} null: it never acknowledged. */
-    public static State stateOf(long head, NodeStatus status) {
+    public static State stateOf(long head, NodeProgress status) {
         if (status == null) {
             return State.UNKNOWN;
         }

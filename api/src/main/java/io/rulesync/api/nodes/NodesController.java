@@ -1,6 +1,7 @@
 package io.rulesync.api.nodes;
 
 import io.rulesync.api.ProblemResponses;
+import io.rulesync.compiler.store.NodeProgress;
 import io.rulesync.compiler.store.NodeStatus;
 import io.rulesync.compiler.store.NodeStatusStore;
 import io.rulesync.compiler.store.VersionStore;
@@ -9,6 +10,7 @@ import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -36,6 +38,12 @@ public class NodesController {
     private final VersionStore versions;
     private final NodeStatusStore acks;
     private final Clock clock;
+    private final Map<String, Set<String>> nodeSets = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Set<String>> eldest) {
+            return size() > 16;
+        }
+    };
 
     public NodesController(VersionStore versions, NodeStatusStore acks, Clock clock) {
         this.versions = versions;
@@ -69,8 +77,8 @@ public class NodesController {
                     + "' is not 1-" + MAX_LIMIT);
         }
         int n = limit == null ? DEFAULT_LIMIT : Integer.parseInt(limit);
-        Set<String> headNodes = versions.nodes(cluster, head).keySet();
-        List<NodeStatus> statuses = acks.nodeStatus(cluster);
+        Set<String> headNodes = headNodes(cluster, head);
+        List<NodeProgress> statuses = acks.progress(cluster);
         // Lag needs the creation time of the version after each behind node's: one query for all of them.
         Set<Long> needed = new TreeSet<>();
         statuses.stream().filter(st -> st.running() < head).forEach(st -> needed.add(st.running() + 1));
@@ -92,14 +100,33 @@ public class NodesController {
         body.put("cluster", cluster);
         body.put("version", head);
         body.put("counts", counts);
-        body.put("nodes", page.stream().limit(n).map(NodesController::json).toList());
+        List<Convergence.NodeState> shown = page.stream().limit(n).toList();
+        Map<String, NodeStatus> lastAcks = new HashMap<>();
+        acks.nodeStatus(cluster, shown.stream().map(Convergence.NodeState::node).toList()).forEach(a -> lastAcks.put(a.node(), a));
+        body.put("nodes", shown.stream().map(st -> json(st, lastAcks.get(st.node()))).toList());
         body.put("next", page.size() > n ? "/api/v1/clusters/" + URLEncoder.encode(cluster, StandardCharsets.UTF_8) + "/nodes?"
                 + (state == null ? "" : "state=" + filter.name().toLowerCase(Locale.ROOT) + "&") + "after="
                 + URLEncoder.encode(page.get(n - 1).node(), StandardCharsets.UTF_8) + "&limit=" + n : null);
         return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(body);
     }
 
-    private static Map<String, Object> json(Convergence.NodeState s) {
+    /** A version's node set never changes: kept for the few newest (cluster, version) pairs asked about. */
+    private Set<String> headNodes(String cluster, long head) {
+        String key = cluster + "\n" + head;
+        synchronized (nodeSets) {
+            Set<String> known = nodeSets.get(key);
+            if (known != null) {
+                return known;
+            }
+        }
+        Set<String> nodes = Set.copyOf(versions.nodes(cluster, head).keySet());
+        synchronized (nodeSets) {
+            nodeSets.put(key, nodes);
+        }
+        return nodes;
+    }
+
+    private static Map<String, Object> json(Convergence.NodeState s, NodeStatus a) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("node", s.node());
         m.put("state", s.state().name().toLowerCase(Locale.ROOT));
@@ -107,7 +134,6 @@ public class NodesController {
         m.put("running", s.running());
         m.put("behindVersions", s.behindVersions());
         m.put("lagSeconds", s.lagSeconds());
-        NodeStatus a = s.lastAck();
         if (a != null) {
             m.put("lastAck", Map.of("version", a.lastVersion(), "status", a.lastStatus().name(), "at", a.ackedAt().toString(),
                     "durationMs", a.durationMs(), "ruleCount", a.ruleCount(), "mode", a.mode()));

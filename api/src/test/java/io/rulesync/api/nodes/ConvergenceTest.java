@@ -2,7 +2,7 @@ package io.rulesync.api.nodes;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.compiler.store.NodeStatus;
+import io.rulesync.compiler.store.NodeProgress;
 import io.rulesync.model.ack.NodeAck;
 import java.time.Instant;
 import java.util.List;
@@ -12,9 +12,8 @@ import org.junit.jupiter.api.Test;
 class ConvergenceTest {
     private static final Instant T0 = Instant.parse("2026-11-29T12:00:00Z");
 
-    private static NodeStatus status(String node, long running, long last, NodeAck.Status s) {
-        return new NodeStatus("shop", node, running, last, s, s == NodeAck.Status.FAILED ? "ipv4: line 3 failed" : null,
-                s == NodeAck.Status.FAILED ? last : null, s == NodeAck.Status.FAILED ? T0 : null, 5, 100, "iptables", T0, T0);
+    private static NodeProgress status(String node, long running, long last, NodeAck.Status s) {
+        return new NodeProgress(node, running, s == NodeAck.Status.FAILED);
     }
 
     @Test

@@ -11,6 +11,7 @@ import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
@@ -84,17 +85,48 @@ public final class NodeStatusStore {
 
     /** The status of every node of a cluster that has acked, by node name. */
     public List<NodeStatus> nodeStatus(String cluster) {
+        return statuses("WHERE cluster = ? ORDER BY node", cluster);
+    }
+
+    /** The status of these nodes of a cluster (those that have acked), by node name. */
+    public List<NodeStatus> nodeStatus(String cluster, Collection<String> nodes) {
+        return nodes.isEmpty() ? List.of() : statuses("WHERE cluster = ? AND node = ANY (?) ORDER BY node", cluster, nodes);
+    }
+
+    /** Every acked node's progress, by node name: what a count or a state filter needs, and no more. */
+    public List<NodeProgress> progress(String cluster) {
+        List<NodeProgress> out = new ArrayList<>();
+        try (Connection c = ds.getConnection();
+                PreparedStatement ps = c.prepareStatement("SELECT node, running, last_status = 'FAILED' FROM node_status "
+                        + "WHERE cluster = ? ORDER BY node")) {
+            ps.setString(1, cluster);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(new NodeProgress(rs.getString(1), rs.getLong(2), rs.getBoolean(3)));
+                }
+            }
+        } catch (SQLException e) {
+            throw new StoreException("reading the node progress of " + cluster + " failed", e);
+        }
+        return out;
+    }
+
+    private List<NodeStatus> statuses(String where, String cluster, Collection<String> nodes) {
         List<NodeStatus> out = new ArrayList<>();
         try (Connection c = ds.getConnection();
                 PreparedStatement ps = c.prepareStatement("SELECT cluster, node, running, last_version, last_status, "
                         + "last_error, last_error_version, last_error_at, duration_ms, rule_count, mode, acked_at, updated_at "
-                        + "FROM node_status WHERE cluster = ? ORDER BY node")) {
+                        + "FROM node_status " + where)) {
             ps.setString(1, cluster);
+            if (nodes != null) {
+                ps.setArray(2, c.createArrayOf("text", nodes.toArray()));
+            }
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    long errorVersion = rs.getLong(7);
+                    long version = rs.getLong(7);
+                    Long errorVersion = rs.wasNull() ? null : version;
                     out.add(new NodeStatus(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getLong(4),
-                            NodeAck.Status.valueOf(rs.getString(5)), rs.getString(6), rs.wasNull() ? null : errorVersion,
+                            NodeAck.Status.valueOf(rs.getString(5)), rs.getString(6), errorVersion,
                             instant(rs, 8), rs.getLong(9), rs.getInt(10), rs.getString(11), instant(rs, 12), instant(rs, 13)));
                 }
             }
@@ -102,6 +134,10 @@ public final class NodeStatusStore {
             throw new StoreException("reading the node status of " + cluster + " failed", e);
         }
         return out;
+    }
+
+    private List<NodeStatus> statuses(String where, String cluster) {
+        return statuses(where, cluster, null);
     }
 
     /** What one batch says about one node: its newest ack, and its newest failure (null if none). */

@@ -74,7 +74,9 @@ class EventCodecTest {
                 new ObjectDeleted("prod-eu", new ObjectRef(ObjectKind.ENDPOINT_SLICE, "shop/web-1"), "43", T),
                 new SyncMarker("prod-eu", ObjectKind.SERVICE, Set.of("shop/web", "a/b"), T),
                 new SettingsChanged("prod-eu", new ClusterSettings(List.of(IpFamily.IPV6, IpFamily.IPV4),
-                        List.of(Cidr.parse("10.244.0.0/16")), true, 15, List.of(Cidr.parse("192.168.0.0/24"))), T));
+                        List.of(Cidr.parse("10.244.0.0/16")), true, 15, List.of(Cidr.parse("192.168.0.0/24"))), T),
+                new ClusterEvent.RollbackRequested("prod-eu", 7, 41, "alice@example.org", "v42 broke \"checkout\"\nsee INC-9", T),
+                new ClusterEvent.ResumeRequested("prod-eu", 8, "bob", "fixed", T));
         for (ClusterEvent e : others) {
             assertThat(roundTrip(e)).isEqualTo(e);
         }
@@ -95,6 +97,11 @@ class EventCodecTest {
         "{\"v\":1,\"cluster\":\"c\",\"type\":\"sync\",\"kind\":\"Service\",\"keys\":\"a/b\",\"observedAt\":\"2026-11-29T17:00:00Z\"}",
         "{\"v\":1,\"cluster\":\"c\",\"type\":\"sync\",\"kind\":\"Service\",\"keys\":[\"a/b -j ACCEPT\"],\"observedAt\":\"2026-11-29T17:00:00Z\"}",
         "{\"v\":1,\"cluster\":\"c\",\"type\":\"rename\",\"observedAt\":\"2026-11-29T17:00:00Z\"}",
+        "{\"v\":1,\"cluster\":\"c\",\"type\":\"rollback\",\"actionId\":1,\"toVersion\":0,\"actor\":\"a\",\"reason\":\"r\",\"observedAt\":\"2026-11-29T17:00:00Z\"}",
+        "{\"v\":1,\"cluster\":\"c\",\"type\":\"rollback\",\"actionId\":1,\"toVersion\":\"3\",\"actor\":\"a\",\"reason\":\"r\",\"observedAt\":\"2026-11-29T17:00:00Z\"}",
+        "{\"v\":1,\"cluster\":\"c\",\"type\":\"rollback\",\"actionId\":0,\"toVersion\":3,\"actor\":\"a\",\"reason\":\"r\",\"observedAt\":\"2026-11-29T17:00:00Z\"}",
+        "{\"v\":1,\"cluster\":\"c\",\"type\":\"resume\",\"actionId\":1,\"actor\":\"a\",\"reason\":\" \",\"observedAt\":\"2026-11-29T17:00:00Z\"}",
+        "{\"v\":1,\"cluster\":\"c\",\"type\":\"resume\",\"actionId\":1,\"actor\":\"a\\u0007\",\"reason\":\"r\",\"observedAt\":\"2026-11-29T17:00:00Z\"}",
     })
     void refusesWithAReason(String json) {
         EventCodec.Decoded d = EventCodec.decode(json);

@@ -1,0 +1,192 @@
+package io.rulesync.api.bench;
+
+import io.rulesync.api.access.ApiTokens;
+import io.rulesync.api.access.Role;
+import io.rulesync.api.cli.ApiCommand;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import org.springframework.context.ConfigurableApplicationContext;
+import picocli.CommandLine;
+
+/**
+ * The harness behind BENCHMARKS.md for the api's read side: a cluster with VERSIONS versions and
+ * NODES nodes (plus 9 small clusters) written straight into PostgreSQL in the compiler's schema,
+ * the real api serving it, and a closed-loop load generator: CLIENTS concurrent clients, each
+ * sending its next request when the last one answered, for SECONDS per query after a warm-up.
+ * Prints per query the requests served, throughput, latency percentiles and response size.
+ *
+ * <p>{@code bench/api-queries [VERSIONS NODES CLIENTS SECONDS]}; needs PostgreSQL on 127.0.0.1:5432
+ * (a database of its own is created and dropped).
+ */
+public final class ApiQueryBenchmark {
+    private static final String CLUSTER = "bench";
+    private static final ApiTokens.Issued VIEWER = ApiTokens.issue("bench", Role.VIEWER);
+
+    private ApiQueryBenchmark() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int versions = args.length > 0 ? Integer.parseInt(args[0]) : 100_000;
+        int nodes = args.length > 1 ? Integer.parseInt(args[1]) : 5_000;
+        int clients = args.length > 2 ? Integer.parseInt(args[2]) : 4;
+        int seconds = args.length > 3 ? Integer.parseInt(args[3]) : 20;
+        String db = "rulesync_bench_api_" + UUID.randomUUID().toString().substring(0, 8);
+        admin("CREATE DATABASE " + db);
+        try {
+            ApiCommand command = new ApiCommand().withTokens(List.of(VIEWER.line()));
+            new CommandLine(command).parseArgs("--port=0", "--db-url=jdbc:postgresql://127.0.0.1:5432/" + db);
+            try (ConfigurableApplicationContext api = command.start()) { // migrates the schema
+                long t0 = System.nanoTime();
+                load(db, versions, nodes);
+                System.out.printf("loaded %,d versions and %,d nodes in %.1f s%n", versions, nodes, (System.nanoTime() - t0) / 1e9);
+                String base = "http://127.0.0.1:" + api.getEnvironment().getProperty("local.server.port") + "/api/v1";
+                run(base, versions, clients, seconds);
+            }
+        } finally {
+            admin("DROP DATABASE IF EXISTS " + db + " WITH (FORCE)");
+        }
+    }
+
+    /** The queries an operator's dashboard and scripts make, with their random parts. */
+    private static Map<String, Supplier<String>> queries(int versions) {
+        ThreadLocalRandom r = ThreadLocalRandom.current();
+        Map<String, Supplier<String>> q = new LinkedHashMap<>();
+        q.put("history, newest page (50)", () -> "/clusters/" + CLUSTER + "/versions?limit=50");
+        q.put("history, random page (50)", () -> "/clusters/" + CLUSTER + "/versions?before="
+                + (2 + ThreadLocalRandom.current().nextInt(versions - 1)) + "&limit=50");
+        q.put("one version's metadata", () -> "/clusters/" + CLUSTER + "/versions/" + (1 + ThreadLocalRandom.current().nextInt(versions)));
+        q.put("events, random page (100)", () -> "/clusters/" + CLUSTER + "/events?after="
+                + ThreadLocalRandom.current().nextInt(versions) + "&limit=100");
+        q.put("nodes, first page (500)", () -> "/clusters/" + CLUSTER + "/nodes");
+        q.put("nodes, behind only", () -> "/clusters/" + CLUSTER + "/nodes?state=behind");
+        q.put("nodes, all 5000 at once", () -> "/clusters/" + CLUSTER + "/nodes?limit=5000");
+        q.put("clusters (10)", () -> "/clusters");
+        q.put("audit of the cluster", () -> "/audit?cluster=" + CLUSTER);
+        r.nextInt();
+        return q;
+    }
+
+    private static void run(String base, int versions, int clients, int seconds) throws Exception {
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+        System.out.printf("%d clients, closed loop, %d s per query after 3 s of warm-up%n", clients, seconds);
+        System.out.printf("%-28s %9s %8s %8s %8s %8s %8s %10s%n", "query", "requests", "req/s", "p50 ms", "p90 ms", "p99 ms",
+                "max ms", "bytes");
+        for (Map.Entry<String, Supplier<String>> q : queries(versions).entrySet()) {
+            drive(http, base, q.getValue(), clients, Duration.ofSeconds(3)); // warm-up: JIT, caches, connections
+            Result res = drive(http, base, q.getValue(), clients, Duration.ofSeconds(seconds));
+            long[] l = res.latencies();
+            Arrays.sort(l);
+            System.out.printf("%-28s %9d %8.0f %8.1f %8.1f %8.1f %8.1f %10d%n", q.getKey(), l.length, l.length / (double) seconds,
+                    pct(l, 50), pct(l, 90), pct(l, 99), l[l.length - 1] / 1e6, res.bytes() / Math.max(1, l.length));
+        }
+    }
+
+    private record Result(long[] latencies, long bytes) {
+    }
+
+    private static Result drive(HttpClient http, String base, Supplier<String> path, int clients, Duration d) throws Exception {
+        long end = System.nanoTime() + d.toNanos();
+        List<List<Long>> per = new ArrayList<>();
+        AtomicLong bytes = new AtomicLong();
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < clients; i++) {
+            List<Long> mine = new ArrayList<>();
+            per.add(mine);
+            Thread t = new Thread(() -> {
+                try {
+                    while (System.nanoTime() < end) {
+                        HttpRequest req = HttpRequest.newBuilder(URI.create(base + path.get()))
+                                .header("Authorization", "Bearer " + VIEWER.token()).build();
+                        long t0 = System.nanoTime();
+                        HttpResponse<String> r = http.send(req, HttpResponse.BodyHandlers.ofString());
+                        mine.add(System.nanoTime() - t0);
+                        if (r.statusCode() != 200) {
+                            throw new IllegalStateException(req.uri() + " answered " + r.statusCode() + ": " + r.body());
+                        }
+                        bytes.addAndGet(r.body().length());
+                    }
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            threads.add(t);
+            t.start();
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        return new Result(per.stream().flatMap(List::stream).mapToLong(Long::longValue).toArray(), bytes.get());
+    }
+
+    private static double pct(long[] sorted, int p) {
+        return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p / 100.0 * sorted.length) - 1)] / 1e6;
+    }
+
+    /**
+     * The history a long-lived cluster accumulates, in the compiler's schema: each version changed one
+     * Service's fragment and came from one EndpointSlice event; the nodes joined at version 1, a few
+     * more later; most nodes run the head, some lag, a few failed. Fragment bodies are not read by
+     * these queries, so one small body stands for all.
+     */
+    private static void load(String db, int versions, int nodes) throws Exception {
+        try (Connection c = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:5432/" + db, "postgres", "");
+                Statement s = c.createStatement()) {
+            s.execute("INSERT INTO fragment (hash, body, text_length) VALUES (repeat('a', 64), '\\x1f8b0800000000000003030000000000000000', 0)");
+            for (int k = 0; k < 10; k++) {
+                String cluster = k == 0 ? CLUSTER : "small-" + k;
+                int v = k == 0 ? versions : 10;
+                int n = k == 0 ? nodes : 50;
+                String q = "'" + cluster + "'";
+                s.execute("INSERT INTO version (cluster, seq, parent_seq, created_at, cause, settings, fragments_changed, nodes_changed) "
+                        + "SELECT " + q + ", g, CASE WHEN g = 1 THEN NULL ELSE g - 1 END, now() - (" + v + " - g) * interval '30 seconds', "
+                        + "'{\"events\":1,\"topic\":\"rulesync.cluster-events\",\"partition\":0,\"firstOffset\":' || g || ',\"lastOffset\":' || g "
+                        + "|| ',\"objects\":[\"EndpointSlice shop/svc-' || (g % 10000) || '-abcde\"]}', "
+                        + "'{\"families\":[\"ipv4\"],\"clusterCIDRs\":[\"10.244.0.0/16\"],\"masqueradeAll\":false,\"masqueradeBit\":14,"
+                        + "\"nodePortAddresses\":[]}', 2, CASE WHEN g = 1 THEN " + n + " ELSE 0 END FROM generate_series(1, " + v + ") g");
+                s.execute("INSERT INTO version_entry (cluster, seq, family, unit, variant, hash) SELECT " + q + ", g, 'ipv4', "
+                        + "'shop/svc-' || (g % 10000) || ':http/TCP', '*', repeat('a', 64) FROM generate_series(1, " + v + ") g");
+                s.execute("INSERT INTO version_node (cluster, seq, node, zone) SELECT " + q + ", 1, 'node-' || lpad(i::text, 5, '0'), "
+                        + "'zone-' || (i % 3) FROM generate_series(1, " + n + ") i");
+                s.execute("INSERT INTO cluster_head (cluster, seq) VALUES (" + q + ", " + v + ")");
+                s.execute("INSERT INTO cluster_event (cluster, topic, partition, kafka_offset, event_type, kind, object_key, "
+                        + "resource_version, observed_at, received_at, payload, version_seq) SELECT " + q + ", 'rulesync.cluster-events', "
+                        + k + ", g, 'upsert', 'EndpointSlice', 'shop/svc-' || (g % 10000) || '-abcde', g::text, "
+                        + "now() - (" + v + " - g) * interval '30 seconds', now(), '{}', g FROM generate_series(1, " + v + ") g");
+                // 90% converged, 8% a few versions behind, 2% failing on the head.
+                s.execute("INSERT INTO node_status (cluster, node, running, last_version, last_status, last_error, last_error_version, "
+                        + "last_error_at, duration_ms, rule_count, mode, acked_at, updated_at) SELECT " + q + ", 'node-' || lpad(i::text, 5, '0'), "
+                        + "CASE WHEN i % 50 = 0 THEN " + v + " - 1 WHEN i % 50 < 5 THEN " + v + " - 1 - i % 7 ELSE " + v + " END, "
+                        + "CASE WHEN i % 50 = 0 THEN " + v + " ELSE " + v + " - CASE WHEN i % 50 < 5 THEN 1 + i % 7 ELSE 0 END END, "
+                        + "CASE WHEN i % 50 = 0 THEN 'FAILED' ELSE 'APPLIED' END, "
+                        + "CASE WHEN i % 50 = 0 THEN 'ipv4: iptables-restore exited 1' END, CASE WHEN i % 50 = 0 THEN " + v + " END, "
+                        + "CASE WHEN i % 50 = 0 THEN now() END, 120, 400000, 'iptables', now(), now() FROM generate_series(1, " + n + ") i");
+            }
+            s.execute("INSERT INTO operator_action (cluster, action, to_version, actor, reason, requested_at, status, result_version, completed_at) "
+                    + "SELECT '" + CLUSTER + "', 'rollback', g * 100, 'ops', 'drill ' || g, now(), 'done', g * 100 + 1, now() "
+                    + "FROM generate_series(1, 100) g WHERE g * 100 + 1 <= " + versions);
+            s.execute("ANALYZE");
+        }
+    }
+
+    private static void admin(String sql) throws Exception {
+        try (Connection c = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:5432/postgres", "postgres", "");
+                Statement s = c.createStatement()) {
+            s.execute(sql);
+        }
+    }
+}
