@@ -56,6 +56,7 @@ public final class ApiQueryBenchmark {
                 System.out.printf("loaded %,d versions and %,d nodes in %.1f s%n", versions, nodes, (System.nanoTime() - t0) / 1e9);
                 String base = "http://127.0.0.1:" + api.getEnvironment().getProperty("local.server.port") + "/api/v1";
                 run(base, versions, clients, seconds);
+                apacheBench(base, clients, seconds);
             }
         } finally {
             admin("DROP DATABASE IF EXISTS " + db + " WITH (FORCE)");
@@ -94,6 +95,43 @@ public final class ApiQueryBenchmark {
             System.out.printf("%-28s %9d %8.0f %8.1f %8.1f %8.1f %8.1f %10d%n", q.getKey(), l.length, l.length / (double) seconds,
                     pct(l, 50), pct(l, 90), pct(l, 99), l[l.length - 1] / 1e6, res.bytes() / Math.max(1, l.length));
         }
+    }
+
+    /**
+     * The fixed-URL queries again from a separate process, Apache Bench ({@code ab}, package
+     * apache2-utils), when it is installed: its latencies exclude this JVM's own client work.
+     */
+    private static void apacheBench(String base, int clients, int seconds) throws Exception {
+        Map<String, String> fixed = new LinkedHashMap<>();
+        fixed.put("history, newest page (50)", "/clusters/" + CLUSTER + "/versions?limit=50");
+        fixed.put("nodes, first page (500)", "/clusters/" + CLUSTER + "/nodes");
+        fixed.put("nodes, all 5000 at once", "/clusters/" + CLUSTER + "/nodes?limit=5000");
+        fixed.put("clusters (10)", "/clusters");
+        System.out.printf("%nApache Bench (ab -k -c %d -t %d), a separate process:%n", clients, seconds);
+        System.out.printf("%-28s %9s %8s %8s %8s %8s %8s%n", "query", "requests", "req/s", "p50 ms", "p90 ms", "p99 ms", "max ms");
+        for (Map.Entry<String, String> q : fixed.entrySet()) {
+            Process p;
+            try {
+                p = new ProcessBuilder("ab", "-q", "-k", "-c", String.valueOf(clients), "-t", String.valueOf(seconds), "-n", "10000000",
+                        "-H", "Authorization: Bearer " + VIEWER.token(), base + q.getValue()).redirectErrorStream(true).start();
+            } catch (java.io.IOException e) {
+                System.out.println("(ab is not installed: apt-get install apache2-utils)");
+                return;
+            }
+            String out = new String(p.getInputStream().readAllBytes());
+            p.waitFor();
+            System.out.printf("%-28s %9s %8s %8s %8s %8s %8s%n", q.getKey(), field(out, "Complete requests:\\s+(\\d+)"),
+                    field(out, "Requests per second:\\s+([\\d.]+)"), field(out, "\\s50%\\s+(\\d+)"), field(out, "\\s90%\\s+(\\d+)"),
+                    field(out, "\\s99%\\s+(\\d+)"), field(out, "\\s100%\\s+(\\d+)"));
+            if (out.contains("Non-2xx responses")) {
+                System.out.println("  (some responses were not 200: " + field(out, "Non-2xx responses:\\s+(\\d+)") + ")");
+            }
+        }
+    }
+
+    private static String field(String text, String regex) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile(regex).matcher(text);
+        return m.find() ? m.group(1) : "?";
     }
 
     private record Result(long[] latencies, long bytes) {

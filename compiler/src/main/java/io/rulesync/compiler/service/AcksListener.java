@@ -49,6 +49,12 @@ public final class AcksListener implements BatchMessageListener<String, String> 
         }
         store.recordAcks(acks);
         metrics.acked(acks);
+        for (NodeAck a : acks) {
+            if (a.status() == NodeAck.Status.FAILED) {
+                log.atWarn().addKeyValue("cluster", a.cluster()).addKeyValue("node", a.node()).addKeyValue("version", a.version())
+                        .addKeyValue("running", a.running()).log("node did not apply the version: " + a.error());
+            }
+        }
     }
 
     /** Reads one record of the acks topic; it must be keyed by its cluster, like every topic here. */

@@ -176,9 +176,9 @@ public final class PartitionProcessor {
             }
             for (ClusterHead.ActionOutcome o : step.actions()) {
                 actions.add(new Batch.ActionRow(o.action().actionId(), o.accepted() ? seq : null, o.refusal()));
-                log.info("cluster={} version={} action={} {} by {}: {}", cluster, o.accepted() ? seq : head.version(),
-                        o.action().actionId(), describe(o.action()), o.action().actor(),
-                        o.accepted() ? "done" : "refused: " + o.refusal());
+                log.atInfo().addKeyValue("cluster", cluster).addKeyValue("version", o.accepted() ? seq : head.version())
+                        .addKeyValue("action", o.action().actionId()).addKeyValue("actor", o.action().actor())
+                        .log(describe(o.action()) + (o.accepted() ? ": done" : ": refused, " + o.refusal()));
             }
             next.put(cluster, step.next());
             for (Decoded d : e.getValue()) {
@@ -200,6 +200,9 @@ public final class PartitionProcessor {
         heads.putAll(next);
         position = newPosition;
         for (Batch.VersionRow v : versions) {
+            log.atInfo().addKeyValue("cluster", v.cluster()).addKeyValue("version", v.seq())
+                    .addKeyValue("fragments", v.diff().fragments().size()).addKeyValue("nodes", v.diff().nodes().size())
+                    .log("version stored");
             listener.stored(v.cluster(), v.seq(), v.diff(), v.cause());
         }
         return Outcome.DONE;

@@ -142,7 +142,6 @@ public final class AgentCommand implements Callable<Integer> {
             System.err.println(e.getMessage());
             return 2;
         }
-        String who = "[" + config.cluster() + "/" + config.node() + "] ";
         InetSocketAddress metricsAt;
         try {
             metricsAt = metricsAddress();
@@ -150,7 +149,8 @@ public final class AgentCommand implements Callable<Integer> {
             System.err.println(e.getMessage());
             return 2;
         }
-        AgentLoop loop = config.loop(msg -> LOG.info("{}{}", who, msg)).start();
+        AgentLoop loop = config.loop(msg -> LOG.atInfo().addKeyValue("cluster", config.cluster()).addKeyValue("node", config.node())
+                .log(msg)).start();
         MetricsServer metrics;
         try {
             metrics = metricsAt == null ? null
@@ -168,8 +168,8 @@ public final class AgentCommand implements Callable<Integer> {
             loop.close();
             stopped.countDown();
         }, "agent-shutdown"));
-        LOG.info("{}agent started ({}), api {}, kafka {}", who, config.dryRun() == null ? "kernel" : "dry run into " + config.dryRun(),
-                config.api(), config.kafka());
+        LOG.atInfo().addKeyValue("cluster", config.cluster()).addKeyValue("node", config.node()).log("agent started ({}), api {}, kafka {}",
+                config.dryRun() == null ? "kernel" : "dry run into " + config.dryRun(), config.api(), config.kafka());
         stopped.await();
         return loop.died() == null ? 0 : 1;
     }
