@@ -20,7 +20,7 @@ import java.util.Optional;
  * latency (the first event of a version observed → a node acknowledging it applied), kube-proxy's
  * {@code network_programming_duration_seconds} for the whole fleet.
  */
-public final class CompilerMetrics implements PartitionProcessor.VersionListener {
+public final class CompilerMetrics {
     private static final Duration[] LATENCY_BUCKETS = {Duration.ofMillis(100), Duration.ofMillis(250), Duration.ofMillis(500),
         Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(30),
         Duration.ofMinutes(1), Duration.ofMinutes(5)};
@@ -55,8 +55,8 @@ public final class CompilerMetrics implements PartitionProcessor.VersionListener
         compile.record(took);
     }
 
-    @Override
-    public void stored(String cluster, long seq, RulesDiff diff, String cause) {
+    /** A version was stored (not a {@link PartitionProcessor.VersionListener} bean: those are the embedder's). */
+    public void stored(String cluster, long seq, RulesDiff diff) {
         Counter.builder("rulesync.versions.produced").tag("cluster", cluster).register(registry).increment();
         DistributionSummary.builder("rulesync.delta.fragments").description("Rule fragments a version added, changed or removed")
                 .tag("cluster", cluster).register(registry).record(diff.fragments().size());

@@ -46,7 +46,7 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
         this.group = group;
         this.clock = clock;
         this.versions = (cluster, seq, diff, cause) -> {
-            metrics.stored(cluster, seq, diff, cause);
+            metrics.stored(cluster, seq, diff);
             versions.stored(cluster, seq, diff, cause);
         };
         this.committed = committed;

@@ -256,6 +256,13 @@ public final class DemoCommand implements Callable<Integer> {
         if (c.get("moreObjects") != null) {
             why += " and " + c.get("moreObjects") + " more";
         }
+        if (c.get("operatorActions") instanceof List<?> actions) {
+            for (Object o : actions) {
+                Map<?, ?> a = (Map<?, ?>) o;
+                String what = "rollback".equals(a.get("action")) ? "rollback to v" + a.get("toVersion") : String.valueOf(a.get("action"));
+                why = what + " by " + a.get("actor") + " (" + a.get("reason") + ")" + (why.isEmpty() ? "" : ", " + why);
+            }
+        }
         return String.format("%-8s v%-4d %3d fragments, %d nodes changed   <- %s", cluster, seq, diff.fragments().size(),
                 diff.nodes().size(), why);
     }
