@@ -35,7 +35,9 @@ public final class BearerTokenFilter extends OncePerRequestFilter {
     @Override
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {
-        String path = request.getRequestURI().substring(request.getContextPath().length());
+        // The container's decoded, normalised path without ;parameters: what the controllers are matched
+        // against. The raw URI would let "/versions;x/snapshot" pass as a snapshot request.
+        String path = request.getServletPath() + (request.getPathInfo() == null ? "" : request.getPathInfo());
         String method = request.getMethod();
         if (AccessRules.isPublic(method, path)) {
             chain.doFilter(request, response);

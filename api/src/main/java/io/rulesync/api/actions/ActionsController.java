@@ -10,6 +10,8 @@ import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.model.cluster.KubernetesNames;
 import io.rulesync.model.event.ClusterEvent.OperatorAction;
 import java.net.URI;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -117,7 +119,8 @@ public class ActionsController {
         var page = actions.list(cluster, before == null ? Long.MAX_VALUE : Long.parseLong(before), n);
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("actions", page.stream().map(ActionsController::json).toList());
-        out.put("next", page.size() == n ? "/api/v1/audit?" + (cluster == null ? "" : "cluster=" + cluster + "&") + "before="
+        out.put("next", page.size() == n ? "/api/v1/audit?" + (cluster == null ? "" : "cluster="
+                + URLEncoder.encode(cluster, StandardCharsets.UTF_8) + "&") + "before="
                 + page.get(page.size() - 1).id() + "&limit=" + n : null);
         return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(out);
     }

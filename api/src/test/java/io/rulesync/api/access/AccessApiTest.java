@@ -67,6 +67,11 @@ class AccessApiTest {
         }
         assertProblem(api.post("/api/v1/clusters/shop/rollback", "{\"toVersion\":1,\"reason\":\"r\"}", TestApi.AGENT.token()),
                 403, null, "needs operator");
+        // Path parameters and dot segments do not turn another read into a snapshot read.
+        for (String disguised : List.of("/api/v1/clusters/shop/versions;x=/snapshot", "/api/v1/clusters/shop/versions;/snapshot",
+                "/api/v1/clusters/shop/versions/2/snapshot/../../../versions", "/api/v1/audit;/snapshot")) {
+            assertThat(api.get(disguised, TestApi.AGENT.token()).statusCode()).as(disguised).isIn(400, 403);
+        }
     }
 
     @Test
