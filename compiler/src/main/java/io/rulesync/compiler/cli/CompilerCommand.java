@@ -47,8 +47,8 @@ public final class CompilerCommand implements Callable<Integer> {
             description = "How long a poll waits for a burst to accumulate. Default: ${DEFAULT-VALUE}.")
     private Duration coalesceWindow;
 
-    @Override
-    public Integer call() throws InterruptedException {
+    /** Starts the compiler and returns once it runs; closing the context stops it. */
+    public ConfigurableApplicationContext start() {
         Map<String, Object> props = new LinkedHashMap<>();
         props.putAll(db.springProperties());
         props.put("spring.kafka.bootstrap-servers", kafka);
@@ -58,8 +58,12 @@ public final class CompilerCommand implements Callable<Integer> {
         props.put("rulesync.compiler.partitions", partitions);
         props.put("rulesync.compiler.coalesce-window", coalesceWindow.toMillis() + "ms");
         props.put("spring.main.banner-mode", "off");
-        ConfigurableApplicationContext app = new SpringApplicationBuilder(CompilerApplication.class)
-                .web(WebApplicationType.SERVLET).properties(props).run();
+        return new SpringApplicationBuilder(CompilerApplication.class).web(WebApplicationType.SERVLET).properties(props).run();
+    }
+
+    @Override
+    public Integer call() throws InterruptedException {
+        ConfigurableApplicationContext app = start();
         CountDownLatch closed = new CountDownLatch(1);
         app.addApplicationListener(e -> {
             if (e instanceof org.springframework.context.event.ContextClosedEvent) {

@@ -5,11 +5,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rulesync.agent.AgentConfig;
 import io.rulesync.model.cluster.IpFamily;
+import java.net.InetSocketAddress;
 import java.net.URI;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 /** The agent's options become its configuration; bad ones are named. */
@@ -38,6 +41,36 @@ class AgentCommandTest {
         assertThat(dry.families()).isEqualTo(List.of(IpFamily.IPV4));
         assertThat(dry.kafkaSettings()).containsEntry("security.protocol", "SSL");
         assertThat(dry.verifyEvery()).isEqualTo(Duration.ofSeconds(5));
+    }
+
+    @Test
+    void kafkaSecurityComesFromAClientPropertiesFileAndOptionsOverrideIt(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("client.properties");
+        Files.writeString(file, """
+                # Kafka's client.properties format
+                security.protocol=SASL_SSL
+                sasl.mechanism=SCRAM-SHA-512
+                sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="a" password="${env:KAFKA_PASSWORD}";
+                """);
+        AgentConfig c = parse("--cluster", "shop", "--node", "node-a", "--kafka-config", file.toString(),
+                "--kafka-property", "sasl.mechanism=PLAIN");
+        assertThat(c.kafkaSettings()).containsEntry("security.protocol", "SASL_SSL").containsEntry("sasl.mechanism", "PLAIN");
+        // The reference stays for Kafka's EnvVarConfigProvider to resolve: the secret is never in a file or an argument.
+        assertThat((String) c.kafkaSettings().get("sasl.jaas.config")).contains("password=\"${env:KAFKA_PASSWORD}\"");
+        assertThatThrownBy(() -> parse("--cluster", "shop", "--node", "a", "--kafka-config", dir.resolve("missing").toString()))
+                .hasMessageContaining("Kafka client config " + dir.resolve("missing"));
+        assertThat(parse("--cluster", "shop", "--node", "a").kafkaSettings()).isEmpty();
+    }
+
+    @Test
+    void theMetricsAddressIsHostAndPortOrOff() {
+        AgentCommand c = new AgentCommand();
+        new CommandLine(c).parseArgs("--cluster", "shop", "--node", "a");
+        assertThat(c.metricsAddress()).isEqualTo(new InetSocketAddress("0.0.0.0", 9469));
+        new CommandLine(c).parseArgs("--cluster", "shop", "--node", "a", "--metrics-address", "off");
+        assertThat(c.metricsAddress()).isNull();
+        new CommandLine(c).parseArgs("--cluster", "shop", "--node", "a", "--metrics-address", "9469");
+        assertThatThrownBy(c::metricsAddress).hasMessage("--metrics-address: '9469' is not HOST:PORT or off");
     }
 
     @Test

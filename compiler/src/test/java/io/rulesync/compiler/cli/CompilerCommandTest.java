@@ -1,0 +1,47 @@
+package io.rulesync.compiler.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rulesync.compiler.store.TestDatabase;
+import io.rulesync.compiler.testing.TestInfrastructure;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.UUID;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.context.ConfigurableApplicationContext;
+import picocli.CommandLine;
+
+/** {@code rulesync compiler} as the launcher runs it: its management port answers probes and serves metrics. */
+class CompilerCommandTest {
+    @Test
+    void probesAndMetricsAreServedAndKafkaSettingsComeFromTheClientConfig(@TempDir Path dir) throws Exception {
+        TestDatabase.unavailableReason().ifPresent(r -> Assumptions.assumeTrue(false, r));
+        Path client = dir.resolve("client.properties");
+        Files.writeString(client, "client.id=rulesync-compiler-test\n");
+        try (TestDatabase db = TestDatabase.create()) {
+            CompilerCommand command = new CompilerCommand();
+            new CommandLine(command).parseArgs("--kafka", TestInfrastructure.kafkaBootstrapServers(), "--db-url", db.url(),
+                    "--db-user", db.user(), "--db-password", db.password(), "--port", "0", "--kafka-config", client.toString(),
+                    "--group", "compiler-command-" + UUID.randomUUID());
+            try (ConfigurableApplicationContext app = command.start()) {
+                assertThat(app.getEnvironment().getProperty("spring.kafka.properties.client.id")).isEqualTo("rulesync-compiler-test");
+                URI base = URI.create("http://127.0.0.1:" + app.getEnvironment().getProperty("local.server.port"));
+                HttpClient http = HttpClient.newHttpClient();
+                for (String probe : new String[] {"/actuator/health/liveness", "/actuator/health/readiness"}) {
+                    HttpResponse<String> r = http.send(HttpRequest.newBuilder(base.resolve(probe)).build(), HttpResponse.BodyHandlers.ofString());
+                    assertThat(r.statusCode()).as(probe).isEqualTo(200);
+                    assertThat(r.body()).contains("\"status\":\"UP\"");
+                }
+                String metrics = http.send(HttpRequest.newBuilder(base.resolve("/actuator/prometheus")).build(),
+                        HttpResponse.BodyHandlers.ofString()).body();
+                assertThat(metrics).contains("rulesync_events_consumed_total", "rulesync_compile_duration_seconds");
+            }
+        }
+    }
+}
