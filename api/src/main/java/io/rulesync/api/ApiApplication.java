@@ -13,6 +13,11 @@ import io.rulesync.api.snapshot.Snapshots;
 import io.rulesync.compiler.store.NodeStatusStore;
 import io.rulesync.compiler.store.OperatorActionStore;
 import io.rulesync.compiler.store.VersionStore;
+import io.swagger.v3.oas.models.Components;
+import io.swagger.v3.oas.models.OpenAPI;
+import io.swagger.v3.oas.models.info.Info;
+import io.swagger.v3.oas.models.security.SecurityRequirement;
+import io.swagger.v3.oas.models.security.SecurityScheme;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -124,6 +129,17 @@ public class ApiApplication {
         r.addUrlPatterns("/*");
         r.setOrder(Ordered.HIGHEST_PRECEDENCE);
         return r;
+    }
+
+    /** The OpenAPI document's header: what this is, and that every operation takes a bearer token. */
+    @Bean
+    OpenAPI openApi() {
+        return new OpenAPI()
+                .info(new Info().title("rulesync api").version("v1").description("History, convergence, diffs and rollback "
+                        + "of the service load-balancing rules of a fleet of Kubernetes clusters."))
+                .components(new Components().addSecuritySchemes("bearer", new SecurityScheme().type(SecurityScheme.Type.HTTP)
+                        .scheme("bearer").description("A token from 'rulesync token'; roles viewer, operator, agent")))
+                .addSecurityItem(new SecurityRequirement().addList("bearer"));
     }
 
     @Bean

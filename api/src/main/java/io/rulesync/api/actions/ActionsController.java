@@ -9,6 +9,7 @@ import io.rulesync.compiler.store.RecordedAction;
 import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.model.cluster.KubernetesNames;
 import io.rulesync.model.event.ClusterEvent.OperatorAction;
+import io.swagger.v3.oas.annotations.Operation;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
@@ -61,6 +62,7 @@ public class ActionsController {
     }
 
     /** Body: {@code {"toVersion": N, "reason": "..."}}. */
+    @Operation(summary = "Publish an earlier version's rules as a new version and pin the cluster (operator)")
     @PostMapping("/api/v1/clusters/{cluster}/rollback")
     public ResponseEntity<?> rollback(@PathVariable("cluster") String cluster, @RequestBody(required = false) Map<String, Object> body,
             @RequestAttribute(BearerTokenFilter.CALLER) Caller caller) throws InterruptedException {
@@ -86,6 +88,7 @@ public class ActionsController {
     }
 
     /** Body: {@code {"reason": "..."}}. */
+    @Operation(summary = "Publish the current state and unpin the cluster (operator)")
     @PostMapping("/api/v1/clusters/{cluster}/resume")
     public ResponseEntity<?> resume(@PathVariable("cluster") String cluster, @RequestBody(required = false) Map<String, Object> body,
             @RequestAttribute(BearerTokenFilter.CALLER) Caller caller) throws InterruptedException {
@@ -104,6 +107,7 @@ public class ActionsController {
     }
 
     /** Operator actions, newest first (keyset pages: {@code ?before=ID&limit=N}), of one cluster or all. */
+    @Operation(summary = "Operator actions, newest first: who, what, why, and what came of it")
     @GetMapping("/api/v1/audit")
     public ResponseEntity<?> audit(@RequestParam(name = "cluster", required = false) String cluster,
             @RequestParam(name = "before", required = false) String before, @RequestParam(name = "limit", required = false) String limit) {
@@ -125,6 +129,7 @@ public class ActionsController {
         return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(out);
     }
 
+    @Operation(summary = "One operator action")
     @GetMapping("/api/v1/audit/{id}")
     public ResponseEntity<?> action(@PathVariable("id") String id) {
         Optional<RecordedAction> a = NUMBER.matcher(id).matches() ? actions.find(Long.parseLong(id)) : Optional.empty();

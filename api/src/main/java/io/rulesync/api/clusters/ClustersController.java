@@ -3,6 +3,7 @@ package io.rulesync.api.clusters;
 import io.rulesync.api.nodes.Convergence;
 import io.rulesync.compiler.store.NodeStatusStore;
 import io.rulesync.compiler.store.VersionStore;
+import io.swagger.v3.oas.annotations.Operation;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -28,6 +29,7 @@ public class ClustersController {
         this.acks = acks;
     }
 
+    @Operation(summary = "Every cluster: newest version, pinned or not, node counts")
     @GetMapping("/api/v1/clusters")
     public ResponseEntity<?> clusters() {
         List<Map<String, Object>> out = versions.heads().entrySet().stream().map(e -> {

@@ -3,6 +3,7 @@ package io.rulesync.api.events;
 import io.rulesync.api.ProblemResponses;
 import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.model.cluster.KubernetesNames;
+import io.swagger.v3.oas.annotations.Operation;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -37,6 +38,7 @@ public class EventsController {
         this.store = store;
     }
 
+    @Operation(summary = "The changes as received, oldest first, with the version each went into")
     @GetMapping("/api/v1/clusters/{cluster}/events")
     public ResponseEntity<?> events(@PathVariable("cluster") String cluster, @RequestParam(name = "since", required = false) String since,
             @RequestParam(name = "kind", required = false) String kind, @RequestParam(name = "namespace", required = false) String namespace,

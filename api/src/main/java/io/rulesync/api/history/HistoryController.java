@@ -7,6 +7,7 @@ import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.KubernetesNames;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.RuleSet;
+import io.swagger.v3.oas.annotations.Operation;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
@@ -43,6 +44,7 @@ public class HistoryController {
         this.recent = recent;
     }
 
+    @Operation(summary = "A cluster's history, newest first, in pages")
     @GetMapping("/api/v1/clusters/{cluster}/versions")
     public ResponseEntity<?> versions(@PathVariable("cluster") String cluster, @RequestParam(name = "before", required = false) String before,
             @RequestParam(name = "limit", required = false) String limit) {
@@ -69,6 +71,7 @@ public class HistoryController {
         return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(body);
     }
 
+    @Operation(summary = "One version: when, why (the events or the operator action), settings")
     @GetMapping("/api/v1/clusters/{cluster}/versions/{version}")
     public ResponseEntity<?> version(@PathVariable("cluster") String cluster, @PathVariable("version") String version) {
         Object found = find(cluster, version);
@@ -80,6 +83,7 @@ public class HistoryController {
         return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(body);
     }
 
+    @Operation(summary = "The exact iptables-restore input of a node at a version")
     @GetMapping("/api/v1/clusters/{cluster}/versions/{version}/rules")
     public ResponseEntity<?> rules(@PathVariable("cluster") String cluster, @PathVariable("version") String version,
             @RequestParam(name = "node", required = false) String node, @RequestParam(name = "family", required = false) String family) {
@@ -112,6 +116,7 @@ public class HistoryController {
      * that joined or left, and for the others the chains added, removed and changed with their rule
      * differences. Nodes that see the same change are listed together; {@code ?node=} picks one.
      */
+    @Operation(summary = "Per node, the chains and rules that changed between two versions")
     @GetMapping("/api/v1/clusters/{cluster}/versions/{version}/diff")
     public ResponseEntity<?> diff(@PathVariable("cluster") String cluster, @PathVariable("version") String version,
             @RequestParam(name = "from", required = false) String from, @RequestParam(name = "node", required = false) String node) {

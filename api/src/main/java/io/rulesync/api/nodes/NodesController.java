@@ -6,6 +6,7 @@ import io.rulesync.compiler.store.NodeStatus;
 import io.rulesync.compiler.store.NodeStatusStore;
 import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.model.cluster.KubernetesNames;
+import io.swagger.v3.oas.annotations.Operation;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -55,6 +56,7 @@ public class NodesController {
      * Nodes in name order, one page at a time ({@code ?after=NAME&limit=N}, default 500, at most
      * 5000), optionally of one {@code state}; {@code counts} always covers the whole cluster.
      */
+    @Operation(summary = "Which node runs which version: state, lag, last ack, last error")
     @GetMapping("/api/v1/clusters/{cluster}/nodes")
     public ResponseEntity<?> nodes(@PathVariable("cluster") String cluster, @RequestParam(name = "state", required = false) String state,
             @RequestParam(name = "after", required = false) String after, @RequestParam(name = "limit", required = false) String limit) {

@@ -1,6 +1,7 @@
 package io.rulesync.api.snapshot;
 
 import io.rulesync.api.ProblemResponses;
+import io.swagger.v3.oas.annotations.Operation;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
@@ -18,6 +19,7 @@ public class SnapshotController {
         this.snapshots = snapshots;
     }
 
+    @Operation(summary = "What a node agent loads: the node's rules at a version (or 'latest')")
     @GetMapping("/api/v1/clusters/{cluster}/versions/{version}/snapshot")
     public ResponseEntity<?> snapshot(@PathVariable("cluster") String cluster, @PathVariable("version") String version,
             @RequestParam(name = "node", required = false) String node) {

@@ -89,6 +89,9 @@ class AccessApiTest {
     void theOpenApiDocumentDescribesTheEndpointsAndMetricsAreServed() throws Exception {
         Map<?, ?> doc = TestApi.json(api.get("/v3/api-docs"));
         assertThat((String) doc.get("openapi")).startsWith("3.");
+        assertThat(doc.get("security")).isEqualTo(List.of(Map.of("bearer", List.of())));
+        Map<?, ?> rollback = (Map<?, ?>) ((Map<?, ?>) ((Map<?, ?>) doc.get("paths")).get("/api/v1/clusters/{cluster}/rollback")).get("post");
+        assertThat((String) rollback.get("summary")).startsWith("Publish an earlier version's rules");
         assertThat(((Map<?, ?>) doc.get("paths")).keySet().stream().map(Object::toString).toList()).contains("/api/v1/clusters", "/api/v1/clusters/{cluster}/versions",
                 "/api/v1/clusters/{cluster}/versions/{version}/diff", "/api/v1/clusters/{cluster}/rollback",
                 "/api/v1/clusters/{cluster}/resume", "/api/v1/audit", "/api/v1/clusters/{cluster}/nodes",
