@@ -15,8 +15,8 @@ import io.rulesync.model.rules.Unit;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import java.util.Optional;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * One cluster as the compiler holds it: the view folded from all its events so far, the rules
@@ -28,7 +28,9 @@ import java.util.Objects;
  * latest version's, or when an operator action was carried out (a rollback or resume is always a
  * version of its own, even when the rules happen to be equal, so the history shows it). While the
  * cluster is pinned, watched events are still folded and compiled, but the published rules stay
- * those of the rollback until a resume publishes the compiled state.
+ * those of the rollback until a resume publishes the compiled state. Node membership is the
+ * exception: nodes joining, leaving or changing zone are facts, not rules, so they are published
+ * while pinned too (a new node gets the pinned rules through the variants that match it).
  */
 public final class ClusterHead {
     private final String cluster;
@@ -149,8 +151,12 @@ public final class ClusterHead {
             }
         }
 
-        ClusterRules target = nextPin == null ? next.rules() : pinned;
-        RulesDiff diff = RulesDiff.between(published, target, acted || pin != null ? null : touched);
+        // Pinned, the rules are the rollback's but the nodes are the cluster's: a node that joins gets the
+        // pinned rules (through the variants that match it), and one that left is no longer addressed.
+        ClusterRules target = nextPin == null ? next.rules() : pinned.withNodes(next.rules().nodes());
+        // Held by a pin with no action in the batch, no fragment can differ: only the nodes are compared.
+        Collection<Unit> compare = acted ? null : pin != null ? List.of() : touched;
+        RulesDiff diff = RulesDiff.between(published, target, compare);
         boolean newVersion = acted || !diff.isEmpty();
         ClusterHead head = new ClusterHead(cluster, folded.view(), next, newVersion ? target : published,
                 newVersion ? version + 1 : version, nextPin);

@@ -10,7 +10,9 @@ import io.rulesync.compiler.testing.Fixtures;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.ResumeRequested;
 import io.rulesync.model.event.ClusterEvent.RollbackRequested;
+import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.ClusterRules;
+import io.rulesync.model.rules.RulesDiff;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -65,16 +67,26 @@ class PinningTest {
         assertThat(back.diff().isEmpty()).isFalse();
 
         // Pinned: a watched change is folded and compiled, but nothing is published.
-        ClusterHead.Step held = step(slice("10.244.0.20"), NODE_B);
+        ClusterHead.Step held = step(slice("10.244.0.20"));
         assertThat(held.newVersion()).isFalse();
         assertThat(head.version()).isEqualTo(4);
         assertThat(head.published()).isEqualTo(stored.get(1L));
         assertThat(head.pendingDiff().isEmpty()).isFalse();
 
+        // Except membership: a node that joins is published, with the pinned rules.
+        ClusterHead.Step joined = step(NODE_B);
+        assertThat(joined.newVersion()).isTrue();
+        assertThat(joined.diff().fragments()).isEmpty();
+        assertThat(joined.diff().nodes()).extracting(RulesDiff.NodeChange::node).containsExactly("node-b");
+        assertThat(head.version()).isEqualTo(5);
+        assertThat(head.published().fragments()).isEqualTo(stored.get(1L).fragments());
+        assertThat(head.published().ruleSet("node-b", IpFamily.IPV4).orElseThrow().render()).contains("10.244.0.10:8080")
+                .doesNotContain("10.244.0.20:8080");
+
         // Resume publishes the current state: what an unpinned cluster would run.
         ClusterHead.Step resumed = step(resume());
         assertThat(resumed.newVersion()).isTrue();
-        assertThat(head.version()).isEqualTo(5);
+        assertThat(head.version()).isEqualTo(6);
         assertThat(head.pin()).isNull();
         assertThat(head.pendingDiff().isEmpty()).isTrue();
         ClusterHead neverPinned = ClusterHead.empty(C);
@@ -110,7 +122,8 @@ class PinningTest {
         // rollback, a change (held), a second rollback, another change: pinned to v2, both changes compiled.
         ClusterHead.Step s = step(rollback(1), slice("10.244.0.30"), rollback(2), NODE_B);
         assertThat(s.newVersion()).isTrue();
-        assertThat(head.published()).isEqualTo(stored.get(2L));
+        assertThat(head.published().fragments()).isEqualTo(stored.get(2L).fragments());
+        assertThat(head.published().nodes()).containsOnlyKeys("node-a", "node-b");
         assertThat(head.pin()).isEqualTo(new ClusterHead.Pin(2, 2));
         // rollback then resume in one batch: one version, with the current state.
         ClusterHead.Step both = step(rollback(1), resume());
