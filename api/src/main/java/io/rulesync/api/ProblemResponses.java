@@ -1,6 +1,7 @@
 package io.rulesync.api;
 
 import io.rulesync.compiler.store.StoreException;
+import io.rulesync.model.cluster.KubernetesNames;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.http.HttpStatus;
@@ -37,6 +38,11 @@ public class ProblemResponses extends ResponseEntityExceptionHandler {
         ProblemDetail p = ProblemDetail.forStatusAndDetail(status, detail);
         p.setProperty("parameter", parameter);
         return ResponseEntity.status(status).contentType(MediaType.APPLICATION_PROBLEM_JSON).body(p);
+    }
+
+    /** 404 for a cluster with no versions: the one answer every endpoint under /clusters/{cluster} gives. */
+    public static ResponseEntity<ProblemDetail> unknownCluster(String cluster) {
+        return about(HttpStatus.NOT_FOUND, "cluster", "cluster: '" + KubernetesNames.printable(cluster) + "' is not known (it has no versions)");
     }
 
     private static ResponseEntity<ProblemDetail> problem(HttpStatus status, String detail) {

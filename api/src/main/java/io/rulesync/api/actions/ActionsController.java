@@ -68,7 +68,7 @@ public class ActionsController {
             @RequestAttribute(BearerTokenFilter.CALLER) Caller caller) throws InterruptedException {
         long head = versions.head(cluster);
         if (head == 0) {
-            return unknownCluster(cluster);
+            return ProblemResponses.unknownCluster(cluster);
         }
         Object checked = check(body, Set.of("toVersion", "reason"));
         if (checked instanceof ResponseEntity<?> problem) {
@@ -93,7 +93,7 @@ public class ActionsController {
     public ResponseEntity<?> resume(@PathVariable("cluster") String cluster, @RequestBody(required = false) Map<String, Object> body,
             @RequestAttribute(BearerTokenFilter.CALLER) Caller caller) throws InterruptedException {
         if (versions.head(cluster) == 0) {
-            return unknownCluster(cluster);
+            return ProblemResponses.unknownCluster(cluster);
         }
         Object checked = check(body, Set.of("reason"));
         if (checked instanceof ResponseEntity<?> problem) {
@@ -196,10 +196,5 @@ public class ActionsController {
         m.put("outcome", a.outcome());
         m.put("completedAt", a.completedAt() == null ? null : a.completedAt().toString());
         return m;
-    }
-
-    private static ResponseEntity<ProblemDetail> unknownCluster(String cluster) {
-        return ProblemResponses.about(HttpStatus.NOT_FOUND, "cluster", "cluster: '" + KubernetesNames.printable(cluster)
-                + "' is not known (it has no versions)");
     }
 }

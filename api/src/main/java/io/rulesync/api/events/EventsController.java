@@ -45,8 +45,7 @@ public class EventsController {
             @RequestParam(name = "name", required = false) String name, @RequestParam(name = "after", required = false) String after,
             @RequestParam(name = "limit", required = false) String limit) {
         if (store.head(cluster) == 0) {
-            return ProblemResponses.about(HttpStatus.NOT_FOUND, "cluster",
-                    "cluster: '" + KubernetesNames.printable(cluster) + "' is not known (it has no versions)");
+            return ProblemResponses.unknownCluster(cluster);
         }
         Instant from = null;
         if (since != null) {

@@ -50,7 +50,7 @@ public class HistoryController {
             @RequestParam(name = "limit", required = false) String limit) {
         long head = store.head(cluster);
         if (head == 0) {
-            return unknownCluster(cluster);
+            return ProblemResponses.unknownCluster(cluster);
         }
         if (before != null && !NUMBER.matcher(before).matches()) {
             return ProblemResponses.about(HttpStatus.BAD_REQUEST, "before", "before: '" + KubernetesNames.printable(before) + "' is not a version number");
@@ -200,7 +200,7 @@ public class HistoryController {
         }
         long head = store.head(cluster);
         if (head == 0) {
-            return unknownCluster(cluster);
+            return ProblemResponses.unknownCluster(cluster);
         }
         Optional<VersionStore.VersionInfo> info = store.version(cluster, Long.parseLong(version));
         if (info.isEmpty()) {
@@ -223,9 +223,5 @@ public class HistoryController {
     /** The stored JSON documents (cause, settings) as JSON values, not as strings holding JSON. */
     private static Object parse(String json) {
         return json == null ? null : new Load(LoadSettings.builder().build()).loadFromString(json);
-    }
-
-    private static ResponseEntity<ProblemDetail> unknownCluster(String cluster) {
-        return ProblemResponses.about(HttpStatus.NOT_FOUND, "cluster", "cluster: '" + KubernetesNames.printable(cluster) + "' is not known (it has no versions)");
     }
 }

@@ -62,8 +62,7 @@ public class NodesController {
             @RequestParam(name = "after", required = false) String after, @RequestParam(name = "limit", required = false) String limit) {
         long head = versions.head(cluster);
         if (head == 0) {
-            return ProblemResponses.about(HttpStatus.NOT_FOUND, "cluster",
-                    "cluster: '" + KubernetesNames.printable(cluster) + "' is not known (it has no versions)");
+            return ProblemResponses.unknownCluster(cluster);
         }
         Convergence.State only = null;
         if (state != null) {
