@@ -20,11 +20,13 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeSet;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -133,6 +135,7 @@ public final class PartitionProcessor {
         List<Batch.DeadLetterRow> dead = new ArrayList<>();
         List<Batch.OutboxRow> outbox = new ArrayList<>();
         Map<String, List<Decoded>> byCluster = new LinkedHashMap<>();
+        Set<Long> actionsSeen = new HashSet<>();
         for (Record r : fresh) {
             EventCodec.Decoded d = EventCodec.decode(r.value());
             String reason = null;
@@ -141,9 +144,12 @@ public final class PartitionProcessor {
             } else if (!((EventCodec.Decoded.Valid) d).event().cluster().equals(r.key())) {
                 reason = "record key '" + r.key() + "' is not the event's cluster '"
                         + ((EventCodec.Decoded.Valid) d).event().cluster() + "'";
-            } else if (((EventCodec.Decoded.Valid) d).event() instanceof OperatorAction a && !pending(a)) {
-                // Only the api records actions; anything else on the topic claiming to be one is refused.
-                reason = "operator action " + a.actionId() + " of cluster " + a.cluster() + " is not pending in operator_action";
+            } else if (((EventCodec.Decoded.Valid) d).event() instanceof OperatorAction a
+                    && (!actionsSeen.add(a.actionId()) || !pending(a))) {
+                // Only the api records actions, and each is carried out once: a record claiming an action that
+                // was never recorded, or delivered again (the outbox relay publishes at least once), is refused.
+                reason = "operator action " + a.actionId() + " of cluster " + a.cluster()
+                        + " is not pending in operator_action (never recorded, or already carried out)";
             }
             if (reason != null) {
                 dead.add(new Batch.DeadLetterRow(r.offset(), r.key(), r.value(), reason));
@@ -158,6 +164,7 @@ public final class PartitionProcessor {
         Map<String, ClusterHead> next = new HashMap<>();
         List<Batch.VersionRow> versions = new ArrayList<>();
         List<Batch.ActionRow> actions = new ArrayList<>();
+        List<Carried> outcomes = new ArrayList<>();
         List<Batch.EventRow> events = new ArrayList<>();
         for (Map.Entry<String, List<Decoded>> e : byCluster.entrySet()) {
             String cluster = e.getKey();
@@ -176,9 +183,7 @@ public final class PartitionProcessor {
             }
             for (ClusterHead.ActionOutcome o : step.actions()) {
                 actions.add(new Batch.ActionRow(o.action().actionId(), o.accepted() ? seq : null, o.refusal()));
-                log.atInfo().addKeyValue("cluster", cluster).addKeyValue("version", o.accepted() ? seq : head.version())
-                        .addKeyValue("action", o.action().actionId()).addKeyValue("actor", o.action().actor())
-                        .log(describe(o.action()) + (o.accepted() ? ": done" : ": refused, " + o.refusal()));
+                outcomes.add(new Carried(cluster, o.accepted() ? seq : head.version(), o));
             }
             next.put(cluster, step.next());
             for (Decoded d : e.getValue()) {
@@ -205,10 +210,20 @@ public final class PartitionProcessor {
                     .log("version stored");
             listener.stored(v.cluster(), v.seq(), v.diff(), v.cause());
         }
+        for (Carried c : outcomes) {
+            OperatorAction a = c.outcome().action();
+            log.atInfo().addKeyValue("cluster", c.cluster()).addKeyValue("version", c.version()).addKeyValue("action", a.actionId())
+                    .addKeyValue("actor", a.actor())
+                    .log(describe(a) + (c.outcome().accepted() ? ": done" : ": refused, " + c.outcome().refusal()));
+        }
         return Outcome.DONE;
     }
 
     private record Decoded(Record record, ClusterEvent event) {
+    }
+
+    /** An operator action's outcome, logged once its batch committed; {@code version}: the one it made or left. */
+    private record Carried(String cluster, long version, ClusterHead.ActionOutcome outcome) {
     }
 
     private boolean pending(OperatorAction a) {

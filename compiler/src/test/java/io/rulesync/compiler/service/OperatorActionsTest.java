@@ -96,11 +96,28 @@ class OperatorActionsTest {
             assertThat(store.head("a")).isEqualTo(5);
             assertThat(actions.list("a", Long.MAX_VALUE, 10)).extracting(RecordedAction::id).containsExactly(again, resume, id);
 
+            // The relay publishes at least once: the same request delivered twice, in one batch and in a later one,
+            // is carried out once; the repeats are dead letters.
+            long twice = actions.request("a", 1L, "alice", "again", CLOCK.instant(), Topics.DEFAULT.events());
+            String request = store.pendingOutbox(1000).stream().filter(m -> m.topic().equals(Topics.DEFAULT.events()))
+                    .findFirst().orElseThrow().payload();
+            long deadBeforeRepeat = db.count("dead_letter");
+            p.process(List.of(new PartitionProcessor.Record(p.position(), "a", request),
+                    new PartitionProcessor.Record(p.position() + 1, "a", request)));
+            watched(p, request);
+            store.relayOutbox(1000, batch -> true);
+            assertThat(actions.find(twice).orElseThrow().resultVersion()).isEqualTo(6L);
+            assertThat(store.head("a")).isEqualTo(6);
+            assertThat(db.count("dead_letter")).isEqualTo(deadBeforeRepeat + 2);
+            long resumeAfterTwice = actions.request("a", null, "bob", "unpin", CLOCK.instant(), Topics.DEFAULT.events());
+            relayRequests(store, p);
+            assertThat(actions.find(resumeAfterTwice).orElseThrow().resultVersion()).isEqualTo(7L);
+
             // Something on the topic that claims to be an action the api never recorded is a dead letter.
             long deadBefore = db.count("dead_letter");
             watched(p, EventCodec.encode(new RollbackRequested("a", 999, 1, "mallory", "forged", CLOCK.instant())));
             assertThat(db.count("dead_letter")).isEqualTo(deadBefore + 1);
-            assertThat(store.head("a")).isEqualTo(5);
+            assertThat(store.head("a")).isEqualTo(7);
         }
     }
 }
