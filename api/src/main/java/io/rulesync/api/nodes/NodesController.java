@@ -1,5 +1,6 @@
 package io.rulesync.api.nodes;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import io.rulesync.api.ProblemResponses;
 import io.rulesync.compiler.store.NodeProgress;
 import io.rulesync.compiler.store.NodeStatus;
@@ -127,21 +128,24 @@ public class NodesController {
         return nodes;
     }
 
-    private static Map<String, Object> json(Convergence.NodeState s, NodeStatus a) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("node", s.node());
-        m.put("state", s.state().name().toLowerCase(Locale.ROOT));
-        m.put("inCluster", s.inCluster());
-        m.put("running", s.running());
-        m.put("behindVersions", s.behindVersions());
-        m.put("lagSeconds", s.lagSeconds());
-        if (a != null) {
-            m.put("lastAck", Map.of("version", a.lastVersion(), "status", a.lastStatus().name(), "at", a.ackedAt().toString(),
-                    "durationMs", a.durationMs(), "ruleCount", a.ruleCount(), "mode", a.mode()));
-            if (a.lastError() != null) {
-                m.put("lastError", Map.of("message", a.lastError(), "version", a.lastErrorVersion(), "at", a.lastErrorAt().toString()));
-            }
-        }
-        return m;
+    /** One node in the answer (records, not maps: 5,000 of them are encoded per full page). */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    record NodeJson(String node, String state, boolean inCluster, long running, long behindVersions, long lagSeconds,
+            LastAck lastAck, LastError lastError) {
+    }
+
+    record LastAck(long version, String status, String at, long durationMs, int ruleCount, String mode) {
+    }
+
+    record LastError(String message, Long version, String at) {
+    }
+
+    private static NodeJson json(Convergence.NodeState s, NodeStatus a) {
+        LastAck ack = a == null ? null : new LastAck(a.lastVersion(), a.lastStatus().name(), a.ackedAt().toString(), a.durationMs(),
+                a.ruleCount(), a.mode());
+        LastError error = a == null || a.lastError() == null ? null
+                : new LastError(a.lastError(), a.lastErrorVersion(), a.lastErrorAt().toString());
+        return new NodeJson(s.node(), s.state().name().toLowerCase(Locale.ROOT), s.inCluster(), s.running(), s.behindVersions(),
+                s.lagSeconds(), ack, error);
     }
 }

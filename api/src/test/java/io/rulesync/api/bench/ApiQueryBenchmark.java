@@ -30,7 +30,8 @@ import picocli.CommandLine;
  * sending its next request when the last one answered, for SECONDS per query after a warm-up.
  * Prints per query the requests served, throughput, latency percentiles and response size.
  *
- * <p>{@code bench/api-queries [VERSIONS NODES CLIENTS SECONDS]}; needs PostgreSQL on 127.0.0.1:5432
+ * <p>{@code bench/api-queries [VERSIONS NODES CLIENTS SECONDS [QUERY]]} (QUERY: run only the queries whose
+ * name contains it, without the Apache Bench pass); needs PostgreSQL on 127.0.0.1:5432
  * (a database of its own is created and dropped).
  */
 public final class ApiQueryBenchmark {
@@ -45,6 +46,7 @@ public final class ApiQueryBenchmark {
         int nodes = args.length > 1 ? Integer.parseInt(args[1]) : 5_000;
         int clients = args.length > 2 ? Integer.parseInt(args[2]) : 4;
         int seconds = args.length > 3 ? Integer.parseInt(args[3]) : 20;
+        String only = args.length > 4 ? args[4] : "";
         String db = "rulesync_bench_api_" + UUID.randomUUID().toString().substring(0, 8);
         admin("CREATE DATABASE " + db);
         try {
@@ -55,8 +57,10 @@ public final class ApiQueryBenchmark {
                 load(db, versions, nodes);
                 System.out.printf("loaded %,d versions and %,d nodes in %.1f s%n", versions, nodes, (System.nanoTime() - t0) / 1e9);
                 String base = "http://127.0.0.1:" + api.getEnvironment().getProperty("local.server.port") + "/api/v1";
-                run(base, versions, clients, seconds);
-                apacheBench(base, clients, seconds);
+                run(base, versions, clients, seconds, only);
+                if (only.isEmpty()) {
+                    apacheBench(base, clients, seconds);
+                }
             }
         } finally {
             admin("DROP DATABASE IF EXISTS " + db + " WITH (FORCE)");
@@ -82,12 +86,16 @@ public final class ApiQueryBenchmark {
         return q;
     }
 
-    private static void run(String base, int versions, int clients, int seconds) throws Exception {
+    /** Runs the queries whose name contains {@code only} (all when it is empty). */
+    private static void run(String base, int versions, int clients, int seconds, String only) throws Exception {
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
         System.out.printf("%d clients, closed loop, %d s per query after 3 s of warm-up%n", clients, seconds);
         System.out.printf("%-28s %9s %8s %8s %8s %8s %8s %10s%n", "query", "requests", "req/s", "p50 ms", "p90 ms", "p99 ms",
                 "max ms", "bytes");
         for (Map.Entry<String, Supplier<String>> q : queries(versions).entrySet()) {
+            if (!q.getKey().contains(only)) {
+                continue;
+            }
             drive(http, base, q.getValue(), clients, Duration.ofSeconds(3)); // warm-up: JIT, caches, connections
             Result res = drive(http, base, q.getValue(), clients, Duration.ofSeconds(seconds));
             long[] l = res.latencies();

@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Timestamp;
 import java.sql.Types;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -174,7 +175,8 @@ public final class NodeStatusStore {
     }
 
     private static Instant instant(ResultSet rs, int column) throws SQLException {
-        OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
+        // A Timestamp, not an OffsetDateTime: the driver builds zone rules for every OffsetDateTime it returns.
+        Timestamp t = rs.getTimestamp(column);
         return t == null ? null : t.toInstant();
     }
 }
