@@ -62,9 +62,10 @@ public final class Agent {
     private final int chainsPerCheck;
     private final Conntrack conntrack;
 
-    /** What the kernel holds, or null when unknown. */
-    /** Volatile: the metrics endpoint reads it from its own thread. */
+    /** What the kernel holds, or null when unknown. Volatile: the metrics endpoint reads it from its own thread. */
     private volatile NodeView running;
+    /** Why this agent applies nothing at all (its mode cannot run here), or null. */
+    private String standingRefusal;
     /** How many rules {@link #running} has on this node, or -1 when not known. */
     private int runningRules = -1;
     private Instant retryAt;
@@ -116,6 +117,15 @@ public final class Agent {
     }
 
     /**
+     * From now on, apply nothing and answer every version with a FAILED ack giving {@code reason}
+     * (retried with the usual back-off, so the api keeps showing it): the agent was configured to
+     * refuse rather than run in a mode other than the one asked for. Call before {@link #start}.
+     */
+    public void refuseEverything(String reason) {
+        standingRefusal = Objects.requireNonNull(reason, "reason");
+    }
+
+    /**
      * Start-up: load the latest version. If the state file names the version an earlier run
      * applied and the kernel still has the canary, that version's snapshot is what the kernel holds
      * and the move to the latest is incremental; otherwise it is a full apply.
@@ -157,7 +167,7 @@ public final class Agent {
             if (d.target() <= base.version()) {
                 continue; // redelivered
             }
-            String refused = refusal(d);
+            String refused = standingRefusal != null ? standingRefusal : refusal(d);
             if (refused != null) {
                 applyAhead(ahead, touched);
                 ahead = null;
@@ -198,8 +208,8 @@ public final class Agent {
             resync("retry after failure");
             return;
         }
-        if (running == null) {
-            return;
+        if (running == null || standingRefusal != null) {
+            return; // nothing of ours to verify, or not ours to touch
         }
         if (verifyAt == null || !now.isBefore(verifyAt)) {
             verifyAt = now.plus(verifyEvery);
@@ -284,7 +294,7 @@ public final class Agent {
             retryAt = null;
             return;
         }
-        String refused = refusal(target);
+        String refused = standingRefusal != null ? standingRefusal : refusal(target);
         if (refused != null) {
             refuse(target.version(), refused);
             return;

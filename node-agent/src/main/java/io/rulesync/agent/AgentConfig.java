@@ -5,10 +5,15 @@ import io.rulesync.agent.apply.IptablesNetfilter;
 import io.rulesync.agent.apply.MemoryNetfilter;
 import io.rulesync.agent.apply.Netfilter;
 import io.rulesync.agent.conntrack.Conntrack;
+import io.rulesync.agent.feed.AckSink;
 import io.rulesync.agent.feed.ApiSnapshots;
 import io.rulesync.agent.feed.DeltaFeed;
 import io.rulesync.agent.feed.KafkaAckSink;
 import io.rulesync.agent.feed.SnapshotSource;
+import io.rulesync.agent.mode.IpvsProbe;
+import io.rulesync.agent.mode.ModeChoice;
+import io.rulesync.agent.mode.ModeChoice.WhenIpvsUnavailable;
+import io.rulesync.agent.mode.ProxyMode;
 import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.agent.state.StateFile;
 import io.rulesync.model.cluster.IpFamily;
@@ -22,6 +27,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
@@ -32,10 +38,23 @@ import java.util.function.Consumer;
  * @param api            base URL of the api role, for snapshots
  * @param dryRun         null: program the kernel; else write rules to this directory
  * @param netns          null: the agent's own network namespace; else one named by {@code ip netns}
+ * @param mode           what to program; IPVS is checked at start (see {@link #modeChoice})
+ * @param whenIpvsUnavailable fall back to iptables mode, or refuse to apply anything
  */
 public record AgentConfig(String cluster, String node, String kafka, Map<String, Object> kafkaSettings, Topics topics,
         URI api, String apiToken, List<IpFamily> families, Path dryRun, String netns, Path stateDir,
-        Duration verifyEvery, int chainsPerCheck) {
+        Duration verifyEvery, int chainsPerCheck, ProxyMode mode, WhenIpvsUnavailable whenIpvsUnavailable) {
+
+    /** What an agent asked for IPVS says while it can program iptables only. */
+    static final String IPVS_NOT_PROGRAMMED = "this agent programs iptables only so far";
+
+    /** iptables mode. */
+    public AgentConfig(String cluster, String node, String kafka, Map<String, Object> kafkaSettings, Topics topics,
+            URI api, String apiToken, List<IpFamily> families, Path dryRun, String netns, Path stateDir,
+            Duration verifyEvery, int chainsPerCheck) {
+        this(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery,
+                chainsPerCheck, ProxyMode.IPTABLES, WhenIpvsUnavailable.FALLBACK);
+    }
 
     public AgentConfig {
         Objects.requireNonNull(cluster, "cluster");
@@ -50,6 +69,38 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
         families = List.copyOf(families);
         Objects.requireNonNull(stateDir, "stateDir");
         Objects.requireNonNull(verifyEvery, "verifyEvery");
+        Objects.requireNonNull(mode, "mode");
+        Objects.requireNonNull(whenIpvsUnavailable, "whenIpvsUnavailable");
+    }
+
+    /**
+     * The mode this agent runs in: for IPVS mode, the node is checked first (as kube-proxy does), and
+     * what cannot be used falls back or is refused as configured.
+     */
+    public ModeChoice modeChoice() {
+        if (mode == ProxyMode.IPTABLES) {
+            return ModeChoice.AS_ASKED;
+        }
+        Optional<String> problem = dryRun != null ? Optional.of("a dry run writes iptables rules only")
+                : IpvsProbe.problem(netns).or(() -> Optional.of(IPVS_NOT_PROGRAMMED));
+        return ModeChoice.decide(mode, problem, whenIpvsUnavailable);
+    }
+
+    /** The agent itself, without its Kafka feed: what {@link #loop} drives (and tests drive directly). */
+    public Agent agent(SnapshotSource snapshots, AckSink acks, Consumer<String> log) {
+        ModeChoice choice = modeChoice();
+        if (choice.note() != null) {
+            log.accept(mode.id() + " mode asked for, " + choice.note() + "; "
+                    + (choice.refusal() == null ? "programming iptables mode instead (--ipvs-unavailable=fallback)"
+                            : "applying nothing (--ipvs-unavailable=refuse)"));
+        }
+        Applier applier = new Applier(netfilters(), log, choice.note());
+        Agent agent = new Agent(cluster, node, snapshots, applier, acks, new StateFile(stateDir, cluster, node),
+                Clock.systemUTC(), verifyEvery, chainsPerCheck, new Conntrack(netns, dryRun != null, log), log);
+        if (choice.refusal() != null) {
+            agent.refuseEverything(choice.refusal());
+        }
+        return agent;
     }
 
     /** The agent's packet filters: the kernel's, or in-memory ones that write files for a dry run. */
@@ -68,10 +119,8 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
     }
 
     public AgentLoop loop(SnapshotSource snapshots, Consumer<String> log) {
-        Applier applier = new Applier(netfilters(), log);
         KafkaAckSink acks = new KafkaAckSink(kafka, kafkaSettings, topics.acks(), log);
-        Agent agent = new Agent(cluster, node, snapshots, applier, acks, new StateFile(stateDir, cluster, node),
-                Clock.systemUTC(), verifyEvery, chainsPerCheck, new Conntrack(netns, dryRun != null, log), log);
+        Agent agent = agent(snapshots, acks, log);
         DeltaFeed feed = new DeltaFeed(kafka, kafkaSettings, topics.deltas(), cluster, log);
         return new AgentLoop(agent, feed, node, log, acks);
     }

@@ -21,18 +21,27 @@ import java.util.function.Consumer;
 public final class Applier {
     private final Map<IpFamily, Netfilter> families;
     private final Consumer<String> log;
+    private final String note;
 
     public Applier(List<Netfilter> netfilters, Consumer<String> log) {
+        this(netfilters, log, null);
+    }
+
+    /** {@code note}: said after the mode in acks, e.g. why this is not the mode that was asked for; may be null. */
+    public Applier(List<Netfilter> netfilters, Consumer<String> log, String note) {
         Map<IpFamily, Netfilter> m = new EnumMap<>(IpFamily.class);
         for (Netfilter n : netfilters) {
             m.put(n.family(), n);
         }
         this.families = m;
         this.log = Objects.requireNonNull(log, "log");
+        this.note = note;
     }
 
+    /** What the agent programs, as its acks report it: "iptables", "dry-run", with the note if any. */
     public String mode() {
-        return families.values().iterator().next().mode();
+        String base = families.values().iterator().next().mode();
+        return note == null ? base : base + " (" + note + ")";
     }
 
     public List<IpFamily> families() {

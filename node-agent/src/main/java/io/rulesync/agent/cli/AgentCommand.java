@@ -3,6 +3,8 @@ package io.rulesync.agent.cli;
 import io.rulesync.agent.AgentConfig;
 import io.rulesync.agent.AgentLoop;
 import io.rulesync.agent.metrics.MetricsServer;
+import io.rulesync.agent.mode.ModeChoice.WhenIpvsUnavailable;
+import io.rulesync.agent.mode.ProxyMode;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.topic.KafkaClientConfig;
 import io.rulesync.model.topic.Topics;
@@ -40,6 +42,15 @@ public final class AgentCommand implements Callable<Integer> {
     @Option(names = "--kafka", defaultValue = "localhost:9092", paramLabel = "HOST:PORT[,...]",
             description = "Kafka bootstrap servers. Default: ${DEFAULT-VALUE}.")
     String kafka;
+
+    @Option(names = "--mode", defaultValue = "iptables", paramLabel = "iptables|ipvs",
+            description = "What to program, as kube-proxy's --proxy-mode. Default: ${DEFAULT-VALUE}.")
+    String mode;
+
+    @Option(names = "--ipvs-unavailable", defaultValue = "fallback", paramLabel = "fallback|refuse",
+            description = "When ipvs is asked for and this node cannot run it: program iptables mode instead, or apply "
+                    + "nothing and ack every version FAILED with the reason. Either way the acks say why. Default: ${DEFAULT-VALUE}.")
+    String ipvsUnavailable;
 
     @Option(names = "--metrics-address", defaultValue = "0.0.0.0:9469", paramLabel = "HOST:PORT|off",
             description = "Serve /metrics (Prometheus) and /healthz here; 'off' serves nothing. Default: ${DEFAULT-VALUE}.")
@@ -113,7 +124,7 @@ public final class AgentCommand implements Callable<Integer> {
         // A dry run needs no privileges, so it keeps its state next to its rules.
         Path state = stateDir != null ? stateDir : dryRun != null ? dryRun : Path.of("/var/lib/rulesync/agent");
         return new AgentConfig(cluster, node, kafka, settings, topics, api, token, fams, dryRun, netns, state,
-                Duration.ofSeconds(verifySeconds), verifyChains);
+                Duration.ofSeconds(verifySeconds), verifyChains, ProxyMode.parse(mode), WhenIpvsUnavailable.parse(ipvsUnavailable));
     }
 
     /** The metrics address, or null for 'off'. */

@@ -1,0 +1,85 @@
+package io.rulesync.agent.mode;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Whether this node can run IPVS mode, checked the way kube-proxy's {@code CanUseIPVSProxier} does:
+ * ipset 6.0 or newer, and the kernel accepting a virtual server (a dummy one at a documentation
+ * address, removed at once). Runs in the agent's network namespace, or a named one.
+ */
+public final class IpvsProbe {
+    /** TEST-NET-2, never routed: what kube-proxy uses for the same check. */
+    static final String DUMMY_SERVICE = "198.51.100.0:20000";
+    private static final Pattern IPSET_VERSION = Pattern.compile("ipset v(\\d+)\\.(\\d+)");
+
+    private IpvsProbe() {
+    }
+
+    /** Why IPVS cannot be used here, or empty when it can. */
+    public static Optional<String> problem(String netns) {
+        List<String> prefix = netns == null ? List.of() : List.of("ip", "netns", "exec", netns);
+        Result ipset = run(prefix, "ipset", "--version");
+        Optional<String> p = ipset.missing() ? Optional.of("ipset is not installed") : ipsetProblem(ipset.out());
+        if (p.isPresent()) {
+            return p;
+        }
+        Result add = run(prefix, "ipvsadm", "-A", "-t", DUMMY_SERVICE, "-s", "rr");
+        if (add.missing()) {
+            return Optional.of("ipvsadm is not installed");
+        }
+        if (add.code() != 0) {
+            return Optional.of(firstLine(add.err().isBlank() ? add.out() : add.err()));
+        }
+        run(prefix, "ipvsadm", "-D", "-t", DUMMY_SERVICE);
+        return Optional.empty();
+    }
+
+    /** What is wrong with the ipset reported by {@code ipset --version}, if anything. */
+    static Optional<String> ipsetProblem(String versionOutput) {
+        Matcher m = IPSET_VERSION.matcher(versionOutput);
+        if (!m.find()) {
+            return Optional.of("cannot tell the ipset version from '" + firstLine(versionOutput) + "'");
+        }
+        return Integer.parseInt(m.group(1)) < 6 ? Optional.of("ipset " + m.group(1) + "." + m.group(2) + " is older than 6.0")
+                : Optional.empty();
+    }
+
+    private static String firstLine(String s) {
+        String t = s.strip();
+        int nl = t.indexOf('\n');
+        return nl < 0 ? t : t.substring(0, nl);
+    }
+
+    private record Result(boolean missing, int code, String out, String err) {
+    }
+
+    private static Result run(List<String> prefix, String... argv) {
+        List<String> cmd = new ArrayList<>(prefix);
+        cmd.addAll(List.of(argv));
+        try {
+            Process p = new ProcessBuilder(cmd).start();
+            p.getOutputStream().close();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                return new Result(false, -1, out, argv[0] + " did not answer within 10 s");
+            }
+            // "ip netns exec" reports a missing program with exit code 255 and this message.
+            boolean missing = p.exitValue() != 0 && err.contains("No such file or directory") && err.contains(argv[0]);
+            return new Result(missing, p.exitValue(), out, err);
+        } catch (IOException e) {
+            return new Result(true, -1, "", e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new Result(false, -1, "", "interrupted");
+        }
+    }
+}

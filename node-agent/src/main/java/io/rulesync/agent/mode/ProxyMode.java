@@ -1,0 +1,22 @@
+package io.rulesync.agent.mode;
+
+import java.util.Locale;
+
+/** What the agent is asked to program: kube-proxy's iptables mode, or its IPVS mode. */
+public enum ProxyMode {
+    IPTABLES,
+    IPVS;
+
+    public String id() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
+    public static ProxyMode parse(String id) {
+        for (ProxyMode m : values()) {
+            if (m.id().equals(id)) {
+                return m;
+            }
+        }
+        throw new IllegalArgumentException("--mode: '" + id + "' is not iptables or ipvs");
+    }
+}

@@ -1,0 +1,150 @@
+package io.rulesync.agent.mode;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rulesync.agent.Agent;
+import io.rulesync.agent.AgentConfig;
+import io.rulesync.agent.feed.SnapshotSource;
+import io.rulesync.agent.mode.ModeChoice.WhenIpvsUnavailable;
+import io.rulesync.compiler.kernel.NetnsLab;
+import io.rulesync.compiler.testing.Fixtures;
+import io.rulesync.compiler.version.ClusterHead;
+import io.rulesync.model.ack.NodeAck;
+import io.rulesync.model.cluster.Cidr;
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.event.ClusterEvent.SettingsChanged;
+import io.rulesync.model.event.ClusterSettings;
+import io.rulesync.model.rules.ClusterRules;
+import io.rulesync.model.rules.RulesSnapshot;
+import io.rulesync.model.topic.Topics;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * IPVS mode on a kernel without IPVS (this machine's), for real: the agent checks the node as
+ * kube-proxy does, then either programs iptables mode instead, with traffic flowing and the acks
+ * saying why, or refuses and applies nothing, acking FAILED with the reason. Where the kernel has
+ * IPVS the probe must find it usable instead.
+ */
+class IpvsFallbackKernelTest {
+    private static final String CLUSTER = "shop";
+    private static final String CLUSTER_IP = "10.96.0.10";
+
+    @TempDir
+    Path dir;
+    private NetnsLab lab;
+    private ClusterRules rules;
+
+    /** A namespace lab of its own per test: what one test programs must not be what the next one sees. */
+    @BeforeEach
+    void lab() {
+        Optional<String> reason = NetnsLab.unavailableReason();
+        if (reason.isPresent()) {
+            System.out.println("IpvsFallbackKernelTest skipped: " + reason.get());
+            Assumptions.assumeTrue(false, reason.get());
+        }
+        lab = new NetnsLab(2);
+        for (int pod = 0; pod < 2; pod++) {
+            lab.serve(pod, "tcp", 8080, "pod" + pod);
+        }
+        ClusterSettings settings = new ClusterSettings(List.of(IpFamily.IPV4), List.of(Cidr.parse("10.244.0.0/16")), false, 14, List.of());
+        rules = ClusterHead.empty(CLUSTER).apply(List.of(new SettingsChanged(CLUSTER, settings, Fixtures.T),
+                Fixtures.upsert(CLUSTER, Fixtures.node("node-a", lab.nodeIPv4())),
+                Fixtures.upsert(CLUSTER, Fixtures.service("web", CLUSTER_IP)),
+                Fixtures.upsert(CLUSTER, Fixtures.slice("web", "node-a", lab.podIPv4(0), lab.podIPv4(1))))).next().published();
+    }
+
+    @AfterEach
+    void close() {
+        if (lab != null) {
+            lab.close();
+        }
+    }
+
+    private Agent agent(WhenIpvsUnavailable when, List<NodeAck> acks, List<String> log) throws Exception {
+        SnapshotSource snapshots = new SnapshotSource() {
+            @Override
+            public RulesSnapshot latest(String cluster, String node) {
+                return at(cluster, node, 1);
+            }
+
+            @Override
+            public RulesSnapshot at(String cluster, String node, long version) {
+                return new RulesSnapshot(CLUSTER, 1, Fixtures.T, rules.forNode(node));
+            }
+        };
+        AgentConfig config = new AgentConfig(CLUSTER, "node-a", "127.0.0.1:9", Map.of(), Topics.DEFAULT, URI.create("http://127.0.0.1:9"),
+                null, List.of(IpFamily.IPV4), null, lab.nodeNs(), Files.createTempDirectory(dir, "state"), Duration.ofSeconds(30), 50,
+                ProxyMode.IPVS, when);
+        return config.agent(snapshots, acks::add, log::add);
+    }
+
+    private Set<String> answering() {
+        Set<String> ids = new TreeSet<>();
+        for (String line : lab.probe(lab.clientNs(), "tcp", CLUSTER_IP, 80, 20, 2000)) {
+            if (line.startsWith("OK ")) {
+                ids.add(line.split(" ")[1]);
+            }
+        }
+        return ids;
+    }
+
+    @Test
+    void theProbeSaysWhyThisKernelCannotRunIpvs() {
+        Optional<String> problem = IpvsProbe.problem(lab.nodeNs());
+        System.out.println("IPVS on this kernel: " + problem.orElse("usable"));
+        if (Files.exists(Path.of("/proc/net/ip_vs"))) {
+            assertThat(problem).isEmpty();
+        } else {
+            assertThat(problem).hasValueSatisfying(p -> assertThat(p).contains("Protocol not available"));
+        }
+    }
+
+    @Test
+    void refusingAppliesNothingAndEveryAckSaysWhy() throws Exception {
+        Assumptions.assumeFalse(Files.exists(Path.of("/proc/net/ip_vs")), "this kernel has IPVS: nothing to refuse");
+        List<NodeAck> acks = new ArrayList<>();
+        List<String> log = new ArrayList<>();
+        Agent agent = agent(WhenIpvsUnavailable.REFUSE, acks, log);
+        agent.start();
+        assertThat(acks).singleElement().satisfies(a -> {
+            assertThat(a.status()).isEqualTo(NodeAck.Status.FAILED);
+            assertThat(a.running()).isZero();
+            assertThat(a.error()).startsWith("ipvs mode was asked for and cannot be used (").endsWith("(--ipvs-unavailable=refuse)");
+            assertThat(a.mode()).startsWith("iptables (ipvs unavailable: ");
+        });
+        assertThat(log).anyMatch(l -> l.startsWith("ipvs mode asked for, ipvs unavailable: ") && l.endsWith("applying nothing (--ipvs-unavailable=refuse)"));
+        assertThat(lab.exec(lab.nodeNs(), "iptables", "-t", "nat", "-S").orThrow().stdout()).doesNotContain("KUBE-SERVICES");
+        assertThat(answering()).isEmpty();
+        agent.tick(); // no drift check, no repair: nothing here is the agent's
+        assertThat(lab.exec(lab.nodeNs(), "iptables", "-t", "nat", "-S").orThrow().stdout()).doesNotContain("KUBE-");
+    }
+
+    @Test
+    void fallingBackProgramsIptablesModeAndTheAcksSayWhy() throws Exception {
+        Assumptions.assumeFalse(Files.exists(Path.of("/proc/net/ip_vs")), "this kernel has IPVS: no fallback to test");
+        List<NodeAck> acks = new ArrayList<>();
+        List<String> log = new ArrayList<>();
+        agent(WhenIpvsUnavailable.FALLBACK, acks, log).start();
+        assertThat(acks).singleElement().satisfies(a -> {
+            assertThat(a.status()).isEqualTo(NodeAck.Status.APPLIED);
+            assertThat(a.version()).isEqualTo(1);
+            assertThat(a.mode()).isEqualTo("iptables (ipvs unavailable: " + IpvsProbe.problem(lab.nodeNs()).orElseThrow() + ")");
+        });
+        assertThat(log).anyMatch(l -> l.endsWith("programming iptables mode instead (--ipvs-unavailable=fallback)"));
+        assertThat(answering()).isEqualTo(Set.of("pod0", "pod1"));
+    }
+}
