@@ -1,5 +1,10 @@
 package io.rulesync.compiler.iptables;
 
+import io.rulesync.compiler.endpoints.ServicePortInfo;
+import io.rulesync.compiler.endpoints.EndpointInfo;
+import io.rulesync.compiler.endpoints.PortEndpoints;
+import io.rulesync.compiler.endpoints.PortInput;
+import io.rulesync.compiler.endpoints.NodeContext;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.IpAddress;

@@ -1,5 +1,6 @@
 package io.rulesync.compiler.iptables;
 
+import io.rulesync.compiler.endpoints.NodeContext;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.IpFamily;

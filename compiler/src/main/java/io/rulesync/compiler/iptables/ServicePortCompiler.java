@@ -1,5 +1,10 @@
 package io.rulesync.compiler.iptables;
 
+import io.rulesync.compiler.endpoints.ServicePortInfo;
+import io.rulesync.compiler.endpoints.EndpointInfo;
+import io.rulesync.compiler.endpoints.EndpointCategories;
+import io.rulesync.compiler.endpoints.PortEndpoints;
+import io.rulesync.compiler.endpoints.NodeContext;
 import static io.rulesync.model.rules.TopChains.MARK_MASQ;
 
 import io.rulesync.model.cluster.Cidr;

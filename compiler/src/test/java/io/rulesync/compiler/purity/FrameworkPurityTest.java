@@ -10,7 +10,7 @@ import com.tngtech.archunit.lang.ArchRule;
 import org.junit.jupiter.api.Test;
 
 /**
- * The domain model and the rule compiler are pure Java: no Spring, Kafka, JDBC, Flyway or fabric8
+ * The domain model, endpoint selection, both rule compilers, event folding and versioning are pure Java: no Spring, Kafka, JDBC, Flyway or fabric8
  * client. Adapters for those live elsewhere and depend on the core, never the other way round.
  */
 class FrameworkPurityTest {
@@ -29,8 +29,10 @@ class FrameworkPurityTest {
     void modelAndRuleCompilerImportNoFramework() {
         JavaClasses classes = new ClassFileImporter()
                 .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-                .importPackages("io.rulesync.model", "io.rulesync.compiler.iptables");
-        pureCore("io.rulesync.model..", "io.rulesync.compiler.iptables..").check(classes);
+                .importPackages("io.rulesync.model", "io.rulesync.compiler.endpoints", "io.rulesync.compiler.iptables",
+                        "io.rulesync.compiler.ipvs", "io.rulesync.compiler.fold", "io.rulesync.compiler.version");
+        pureCore("io.rulesync.model..", "io.rulesync.compiler.endpoints..", "io.rulesync.compiler.iptables..",
+                "io.rulesync.compiler.ipvs..", "io.rulesync.compiler.fold..", "io.rulesync.compiler.version..").check(classes);
     }
 
     /** The rule really catches a violation (the fixture below uses JDBC). */

@@ -1,4 +1,4 @@
-package io.rulesync.compiler.iptables;
+package io.rulesync.compiler.endpoints;
 
 import io.rulesync.model.cluster.Endpoint;
 import io.rulesync.model.cluster.EndpointPort;
@@ -20,13 +20,13 @@ import java.util.Map;
  * dropped, duplicates ({@code ip:port}) collapse (see {@link PortEndpoints} for which copy wins), and
  * each list is sorted by the {@code ip:port} string.
  */
-final class EndpointCollector {
+public final class EndpointCollector {
     private static final Comparator<EndpointInfo> BY_TEXT = Comparator.comparing(EndpointInfo::text);
 
     private EndpointCollector() {
     }
 
-    static Map<ServicePortName, PortEndpoints> collect(NamespacedName service, List<EndpointSlice> slices, IpFamily family) {
+    public static Map<ServicePortName, PortEndpoints> collect(NamespacedName service, List<EndpointSlice> slices, IpFamily family) {
         Map<ServicePortName, Map<String, List<EndpointInfo>>> byPort = new LinkedHashMap<>();
         for (EndpointSlice slice : slices) {
             if (slice.ignored()) {

@@ -1,4 +1,4 @@
-package io.rulesync.compiler.iptables;
+package io.rulesync.compiler.endpoints;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -16,10 +16,10 @@ import java.util.function.Predicate;
  * @param allReachable the union: every endpoint that gets a KUBE-SEP chain on this node
  * @param hasAny       whether the port has a usable endpoint anywhere in the cluster
  */
-record EndpointCategories(
+public record EndpointCategories(
         List<EndpointInfo> cluster, List<EndpointInfo> local, List<EndpointInfo> allReachable, boolean hasAny) {
 
-    static EndpointCategories categorize(List<EndpointInfo> endpoints, ServicePortInfo svc, String node, String zone) {
+    public static EndpointCategories categorize(List<EndpointInfo> endpoints, ServicePortInfo svc, String node, String zone) {
         if (endpoints.isEmpty()) {
             return new EndpointCategories(List.of(), List.of(), List.of(), false);
         }

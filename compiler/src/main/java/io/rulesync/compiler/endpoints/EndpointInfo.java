@@ -1,4 +1,4 @@
-package io.rulesync.compiler.iptables;
+package io.rulesync.compiler.endpoints;
 
 import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.IpFamily;
@@ -9,7 +9,7 @@ import java.util.Set;
  * {@code ip:port} ({@code [ip]:port} for IPv6): it orders endpoints, names SEP chains and is the DNAT
  * destination. Whether it is local depends on the node the rules are for: {@link #isLocalTo}.
  */
-record EndpointInfo(
+public record EndpointInfo(
         IpAddress ip,
         int port,
         String text,
@@ -21,11 +21,11 @@ record EndpointInfo(
         Set<String> nodeHints) {
 
     /** kube-proxy's "local": the endpoint runs on that node. */
-    boolean isLocalTo(String node) {
+    public boolean isLocalTo(String node) {
         return !node.isEmpty() && node.equals(nodeName);
     }
 
-    static String joinHostPort(IpAddress ip, int port) {
+    public static String joinHostPort(IpAddress ip, int port) {
         return ip.family() == IpFamily.IPV6 ? "[" + ip + "]:" + port : ip + ":" + port;
     }
 }

@@ -1,4 +1,4 @@
-package io.rulesync.compiler.iptables;
+package io.rulesync.compiler.endpoints;
 
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpAddress;
@@ -18,7 +18,7 @@ import java.util.Optional;
  *
  * @param affinityTimeoutSeconds 0 when session affinity is None
  */
-record ServicePortInfo(
+public record ServicePortInfo(
         ServicePortName name,
         IpAddress clusterIP,
         int port,
@@ -32,7 +32,7 @@ record ServicePortInfo(
         int affinityTimeoutSeconds) {
 
     /** The ports of a Service for one family; empty when kube-proxy would skip the Service. */
-    static List<ServicePortInfo> of(Service svc, IpFamily family) {
+    public static List<ServicePortInfo> of(Service svc, IpFamily family) {
         if (!svc.proxied()) {
             return List.of();
         }
@@ -58,20 +58,20 @@ record ServicePortInfo(
         return out;
     }
 
-    boolean externallyAccessible() {
+    public boolean externallyAccessible() {
         return nodePort != 0 || !loadBalancerVIPs.isEmpty() || !externalIPs.isEmpty();
     }
 
     /** Cluster endpoints are needed for Cluster internal policy, and for any external traffic (short-circuit). */
-    boolean usesClusterEndpoints() {
+    public boolean usesClusterEndpoints() {
         return !internalPolicyLocal || externallyAccessible();
     }
 
-    boolean usesLocalEndpoints() {
+    public boolean usesLocalEndpoints() {
         return internalPolicyLocal || (externalPolicyLocal && externallyAccessible());
     }
 
-    boolean sessionAffinity() {
+    public boolean sessionAffinity() {
         return affinityTimeoutSeconds > 0;
     }
 }

@@ -1,4 +1,4 @@
-package io.rulesync.compiler.iptables;
+package io.rulesync.compiler.endpoints;
 
 import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.IpFamily;
@@ -11,9 +11,9 @@ import java.util.Optional;
  * (topology hints), its primary IP (load-balancer source ranges) and its IPs of the family (NodePort
  * addresses). Two nodes with equal contexts and settings get identical rules.
  */
-record NodeContext(String name, String zone, Optional<IpAddress> primaryIP, List<IpAddress> addresses) {
+public record NodeContext(String name, String zone, Optional<IpAddress> primaryIP, List<IpAddress> addresses) {
 
-    static NodeContext of(Node node, IpFamily family) {
+    public static NodeContext of(Node node, IpFamily family) {
         List<IpAddress> ips = node.addresses().stream()
                 .map(Node.NodeAddress::address)
                 .filter(ip -> ip.family() == family)

@@ -1,4 +1,4 @@
-package io.rulesync.compiler.iptables;
+package io.rulesync.compiler.endpoints;
 
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.IpFamily;
@@ -10,14 +10,14 @@ import java.util.List;
 import java.util.Map;
 
 /** What compiling one service port reads: the port as one family sees it, and its endpoints. */
-record PortInput(ServicePortInfo info, PortEndpoints endpoints) {
+public record PortInput(ServicePortInfo info, PortEndpoints endpoints) {
 
-    Unit unit() {
+    public Unit unit() {
         return Unit.of(info.name());
     }
 
     /** The inputs of every port of a Service in one family; none when kube-proxy would skip it. */
-    static List<PortInput> of(Service svc, ClusterState state, IpFamily family) {
+    public static List<PortInput> of(Service svc, ClusterState state, IpFamily family) {
         List<ServicePortInfo> infos = ServicePortInfo.of(svc, family);
         if (infos.isEmpty()) {
             return List.of();

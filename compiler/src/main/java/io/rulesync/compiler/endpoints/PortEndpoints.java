@@ -1,4 +1,4 @@
-package io.rulesync.compiler.iptables;
+package io.rulesync.compiler.endpoints;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -15,16 +15,16 @@ import java.util.TreeSet;
  * @param endpoints  the first copy of each endpoint
  * @param duplicates for endpoints listed more than once with different nodes: every copy, in slice order
  */
-record PortEndpoints(List<EndpointInfo> endpoints, Map<String, List<EndpointInfo>> duplicates) {
-    static final PortEndpoints NONE = new PortEndpoints(List.of(), Map.of());
+public record PortEndpoints(List<EndpointInfo> endpoints, Map<String, List<EndpointInfo>> duplicates) {
+    public static final PortEndpoints NONE = new PortEndpoints(List.of(), Map.of());
 
-    PortEndpoints {
+    public PortEndpoints {
         endpoints = List.copyOf(endpoints);
         duplicates = Map.copyOf(duplicates);
     }
 
     /** The endpoints as the proxier of {@code node} sees them. */
-    List<EndpointInfo> forNode(String node) {
+    public List<EndpointInfo> forNode(String node) {
         if (duplicates.isEmpty()) {
             return endpoints;
         }
@@ -41,12 +41,12 @@ record PortEndpoints(List<EndpointInfo> endpoints, Map<String, List<EndpointInfo
         return out;
     }
 
-    int size() {
+    public int size() {
         return endpoints.size();
     }
 
     /** Nodes that run one of these endpoints (any copy). */
-    Set<String> nodes() {
+    public Set<String> nodes() {
         Set<String> out = new TreeSet<>();
         for (EndpointInfo ep : endpoints) {
             if (!ep.nodeName().isEmpty()) {
