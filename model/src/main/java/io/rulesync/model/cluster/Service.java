@@ -15,6 +15,8 @@ import java.util.Set;
  * @param healthCheckNodePort      0 when none
  * @param ignored                  labelled {@code service.kubernetes.io/service-proxy-name} or
  *                                 {@code service.kubernetes.io/headless}: kube-proxy does not watch it
+ * @param ipvsScheduler            IPVS mode's scheduler for this Service (annotation {@value #IPVS_SCHEDULER_ANNOTATION});
+ *                                 null: the cluster's
  */
 public record Service(
         NamespacedName name,
@@ -28,7 +30,31 @@ public record Service(
         TrafficPolicy internalTrafficPolicy,
         int affinityTimeoutSeconds,
         int healthCheckNodePort,
-        boolean ignored) implements ClusterObject {
+        boolean ignored,
+        String ipvsScheduler) implements ClusterObject {
+
+    /**
+     * Picks an IPVS scheduler for one Service. kube-proxy has only the node-wide
+     * {@code --ipvs-scheduler}; rulesync lets a Service choose, and checks the choice like any field.
+     */
+    public static final String IPVS_SCHEDULER_ANNOTATION = "rulesync.io/ipvs-scheduler";
+    /** The schedulers of the kernel's IPVS that kube-proxy passes through. */
+    public static final List<String> IPVS_SCHEDULERS = List.of("rr", "wrr", "lc", "wlc", "lblc", "lblcr", "sh", "dh", "sed", "nq", "mh");
+
+    /** A Service that leaves the IPVS scheduler to the cluster. */
+    public Service(NamespacedName name, ServiceType type, List<IpAddress> clusterIPs, List<ServicePort> ports,
+            List<IpAddress> externalIPs, List<LoadBalancerIngress> loadBalancerIngress, List<Cidr> loadBalancerSourceRanges,
+            TrafficPolicy externalTrafficPolicy, TrafficPolicy internalTrafficPolicy, int affinityTimeoutSeconds,
+            int healthCheckNodePort, boolean ignored) {
+        this(name, type, clusterIPs, ports, externalIPs, loadBalancerIngress, loadBalancerSourceRanges, externalTrafficPolicy,
+                internalTrafficPolicy, affinityTimeoutSeconds, healthCheckNodePort, ignored, null);
+    }
+
+    /** Why {@code scheduler} is no IPVS scheduler, or null. */
+    public static String checkIpvsScheduler(String scheduler) {
+        return IPVS_SCHEDULERS.contains(scheduler) ? null
+                : "'" + KubernetesNames.printable(scheduler) + "' is not an IPVS scheduler (" + String.join(", ", IPVS_SCHEDULERS) + ")";
+    }
 
     public Service {
         Objects.requireNonNull(name, "name");
@@ -57,6 +83,10 @@ public record Service(
         }
         if (healthCheckNodePort != 0) {
             Ports.requirePort("healthCheckNodePort", healthCheckNodePort);
+        }
+        if (ipvsScheduler != null && checkIpvsScheduler(ipvsScheduler) != null) {
+            throw new IllegalArgumentException("metadata.annotations[" + IPVS_SCHEDULER_ANNOTATION + "]: "
+                    + checkIpvsScheduler(ipvsScheduler));
         }
     }
 

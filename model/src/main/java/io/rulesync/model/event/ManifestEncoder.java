@@ -45,6 +45,9 @@ public final class ManifestEncoder {
         if (s.ignored()) {
             metadata.put("labels", Map.of("service.kubernetes.io/service-proxy-name", IGNORED_BY));
         }
+        if (s.ipvsScheduler() != null) {
+            metadata.put("annotations", Map.of(Service.IPVS_SCHEDULER_ANNOTATION, s.ipvsScheduler()));
+        }
         Map<String, Object> spec = new LinkedHashMap<>();
         spec.put("type", s.type().apiName());
         if (s.type() != ServiceType.EXTERNAL_NAME) {

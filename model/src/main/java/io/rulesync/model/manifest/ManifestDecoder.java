@@ -94,6 +94,11 @@ public final class ManifestDecoder {
         problems.identify("Service " + KubernetesNames.printable(namespace + "/" + name));
         Map<String, String> labels = meta.field("labels").stringMap();
         boolean ignored = labels.containsKey(LABEL_PROXY_NAME) || labels.containsKey(LABEL_HEADLESS);
+        FieldReader annotations = meta.field("annotations");
+        String scheduler = annotations.stringMap().get(Service.IPVS_SCHEDULER_ANNOTATION);
+        if (scheduler != null && Service.checkIpvsScheduler(scheduler) != null) {
+            annotations.field(Service.IPVS_SCHEDULER_ANNOTATION).fail(Service.checkIpvsScheduler(scheduler));
+        }
 
         FieldReader spec = root.field("spec");
         ServiceType type = parse(spec.field("type"), "ClusterIP", ServiceType::fromApiName);
@@ -166,7 +171,7 @@ public final class ManifestDecoder {
             return null;
         }
         return new Service(new NamespacedName(namespace, name), type, clusterIPs, ports, externalIPs, ingress,
-                sourceRanges, etp, itp, affinityTimeout, healthCheckNodePort, ignored);
+                sourceRanges, etp, itp, affinityTimeout, healthCheckNodePort, ignored, scheduler);
     }
 
     /**

@@ -35,7 +35,7 @@ class EventCodecTest {
     void everyEventTypeSurvivesTheWire() throws Exception {
         ClusterObject svc = object("""
                 kind: Service
-                metadata: {name: web, namespace: shop, labels: {service.kubernetes.io/service-proxy-name: x}}
+                metadata: {name: web, namespace: shop, labels: {service.kubernetes.io/service-proxy-name: x}, annotations: {rulesync.io/ipvs-scheduler: lc}}
                 spec:
                   type: LoadBalancer
                   clusterIPs: [10.96.0.1, "fd00::1"]

@@ -28,6 +28,27 @@ class ManifestDecoderTest {
     }
 
     @Test
+    void aServiceMayPickItsIpvsSchedulerByAnnotationAndABadOneIsNamed() throws Exception {
+        Service s = (Service) ((Decoded.Accepted) decodeOne("""
+                kind: Service
+                metadata: {name: web, annotations: {rulesync.io/ipvs-scheduler: mh, other: x}}
+                spec: {clusterIP: 10.96.0.10, ports: [{port: 80}]}
+                """)).object();
+        assertThat(s.ipvsScheduler()).isEqualTo("mh");
+        assertThat(((Service) ((Decoded.Accepted) decodeOne("""
+                kind: Service
+                metadata: {name: web}
+                spec: {clusterIP: 10.96.0.10, ports: [{port: 80}]}
+                """)).object()).ipvsScheduler()).isNull();
+        assertThat(problems("""
+                kind: Service
+                metadata: {name: web, annotations: {rulesync.io/ipvs-scheduler: "rr -j ACCEPT"}}
+                spec: {clusterIP: 10.96.0.10, ports: [{port: 80}]}
+                """)).singleElement().satisfies(p -> assertThat(p.toString())
+                        .contains("metadata.annotations.rulesync.io/ipvs-scheduler").contains("'rr -j ACCEPT' is not an IPVS scheduler"));
+    }
+
+    @Test
     void appliesTheApiServersDefaults() throws Exception {
         Decoded d = decodeOne("""
                 kind: Service
