@@ -1,12 +1,15 @@
 package io.rulesync.compiler.cli;
 
 import io.rulesync.compiler.iptables.IptablesCompiler;
+import io.rulesync.compiler.ipvs.IpvsCompiler;
+import io.rulesync.compiler.ipvs.IpvsRules;
 import io.rulesync.compiler.iptables.ProxySettings;
 import io.rulesync.compiler.iptables.UnknownNodeException;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.Node;
+import io.rulesync.model.cluster.Service;
 import io.rulesync.model.manifest.ManifestException;
 import io.rulesync.model.manifest.Problem;
 import java.io.IOException;
@@ -34,7 +37,8 @@ import picocli.CommandLine.TypeConversionException;
 @Command(
         name = "compile",
         description = "Print the iptables-restore input (filter and nat tables) that kube-proxy (iptables mode) "
-                + "would write on NODE for the Services, EndpointSlices and Nodes in the given manifests.",
+                + "would write on NODE for the Services, EndpointSlices and Nodes in the given manifests; with --mode ipvs, "
+                + "IPVS mode's ipvsadm-restore, ipset restore and iptables-restore inputs, in three sections.",
         mixinStandardHelpOptions = true,
         sortOptions = false)
 public final class CompileCommand implements Callable<Integer> {
@@ -72,9 +76,31 @@ public final class CompileCommand implements Callable<Integer> {
             description = "Serve NodePorts only on node addresses in these CIDRs (kube-proxy --nodeport-addresses).")
     private List<Cidr> nodePortAddresses = new ArrayList<>();
 
+    @Option(names = "--mode", paramLabel = "iptables|ipvs", defaultValue = "iptables",
+            description = "kube-proxy's mode to compile for. Default: ${DEFAULT-VALUE}.")
+    private String mode;
+
+    @Option(names = "--ipvs-scheduler", paramLabel = "NAME", defaultValue = IpvsCompiler.DEFAULT_SCHEDULER,
+            description = "IPVS scheduler of Services without the " + Service.IPVS_SCHEDULER_ANNOTATION + " annotation "
+                    + "(rr, wrr, lc, wlc, lblc, lblcr, sh, dh, sed, nq, mh). Default: ${DEFAULT-VALUE}.")
+    private String ipvsScheduler;
+
+    /** The separator line before each of IPVS mode's three inputs. */
+    static String section(String tool) {
+        return "######## " + tool + " ########\n";
+    }
+
     @Override
     public Integer call() {
         PrintWriter err = spec.commandLine().getErr();
+        if (!mode.equals("iptables") && !mode.equals("ipvs")) {
+            err.println("--mode: '" + mode + "' is not iptables or ipvs");
+            return EXIT_BAD_INPUT;
+        }
+        if (Service.checkIpvsScheduler(ipvsScheduler) != null) {
+            err.println("--ipvs-scheduler: " + Service.checkIpvsScheduler(ipvsScheduler));
+            return EXIT_BAD_INPUT;
+        }
         if (masqueradeBit < 0 || masqueradeBit > 31) {
             err.println("--masquerade-bit: " + masqueradeBit + " is out of range (0-31)");
             return EXIT_BAD_INPUT;
@@ -99,7 +125,13 @@ public final class CompileCommand implements Callable<Integer> {
         }
         String rules;
         try {
-            rules = IptablesCompiler.compile(state, node, settings).render();
+            if (mode.equals("ipvs")) {
+                IpvsRules ipvs = IpvsCompiler.compile(state, node, settings, ipvsScheduler);
+                rules = section("ipvsadm-restore") + ipvs.ipvsadmRestore() + section("ipset restore") + ipvs.ipsetRestore()
+                        + section("iptables-restore --noflush") + ipvs.iptablesRestore();
+            } else {
+                rules = IptablesCompiler.compile(state, node, settings).render();
+            }
         } catch (UnknownNodeException e) {
             String known = state.nodes().stream().map(Node::name).collect(Collectors.joining(", "));
             err.println("--node: " + e.getMessage() + (known.isEmpty() ? "; the input holds no Nodes" : "; known nodes: " + known));

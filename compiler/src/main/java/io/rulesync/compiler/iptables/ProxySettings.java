@@ -78,7 +78,7 @@ public record ProxySettings(
     }
 
     /** The NodePort CIDRs of this family; empty (or a zero-length prefix) means "all local addresses". */
-    List<Cidr> nodePortCidrs() {
+    public List<Cidr> nodePortCidrs() {
         List<Cidr> mine = nodePortAddresses.stream().filter(c -> c.family() == family).toList();
         return mine.stream().anyMatch(c -> c.prefix() == 0) ? List.of() : mine;
     }

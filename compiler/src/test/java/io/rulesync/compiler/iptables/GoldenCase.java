@@ -18,11 +18,11 @@ import org.snakeyaml.engine.v2.api.LoadSettings;
  * A golden test case folder: {@code manifests.yaml} (the cluster), {@code case.yaml} (node and
  * kube-proxy settings) and {@code expected.iptables}.
  */
-record GoldenCase(Path dir, String node, ProxySettings settings, ClusterState state, String expected) {
+public record GoldenCase(Path dir, String node, ProxySettings settings, ClusterState state, String expected) {
 
-    static final Path ROOT = Path.of("src/test/resources/golden");
+    public static final Path ROOT = Path.of("src/test/resources/golden");
 
-    static List<Path> folders(String group) throws IOException {
+    public static List<Path> folders(String group) throws IOException {
         try (Stream<Path> s = Files.list(ROOT.resolve(group))) {
             return s.filter(Files::isDirectory)
                     .filter(p -> !p.getFileName().toString().startsWith("_"))
@@ -33,7 +33,7 @@ record GoldenCase(Path dir, String node, ProxySettings settings, ClusterState st
     }
 
     @SuppressWarnings("unchecked")
-    static GoldenCase load(Path dir) throws Exception {
+    public static GoldenCase load(Path dir) throws Exception {
         Map<String, Object> c = (Map<String, Object>) new Load(LoadSettings.builder().build())
                 .loadFromString(Files.readString(dir.resolve("case.yaml")));
         IpFamily family = IpFamily.fromId((String) c.getOrDefault("ipFamily", "ipv4"));
