@@ -490,10 +490,15 @@ public final class NetnsLab implements AutoCloseable {
 
     /** Runs argv inside namespace ns ({@code ip netns exec ns argv...}) and returns its result, whatever the exit code. */
     public ExecResult exec(String ns, String... argv) {
+        return execWithInput(ns, null, argv);
+    }
+
+    /** {@link #exec}, feeding {@code stdin} (e.g. an {@code ipset restore} input); null: empty input. */
+    public ExecResult execWithInput(String ns, String stdin, String... argv) {
         checkOwn(ns);
         List<String> cmd = new ArrayList<>(List.of(tool("ip"), "netns", "exec", ns));
         cmd.addAll(List.of(argv));
-        return run(cmd, null, 120);
+        return run(cmd, stdin, 120);
     }
 
     // ------------------------------------------------------------------------------------------------ rules
