@@ -7,7 +7,6 @@ import io.rulesync.api.testing.TestApi;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.RulesSnapshot;
 import java.net.http.HttpResponse;
-import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

@@ -3,7 +3,6 @@ package io.rulesync.compiler.iptables;
 import io.rulesync.compiler.endpoints.PortInput;
 import io.rulesync.compiler.endpoints.NodeContext;
 import io.rulesync.model.cluster.ClusterState;
-import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.NamespacedName;
 import io.rulesync.model.cluster.Node;
 import io.rulesync.model.cluster.Service;

@@ -148,6 +148,13 @@ class RollbackEndToEndTest {
         List<?> audit = (List<?>) json(get("/api/v1/audit?cluster=shop")).get("actions");
         assertThat(audit.stream().map(a -> String.valueOf(((Map<?, ?>) a).get("action"))).toList()).containsExactly("resume", "rollback");
         assertThat(audit.stream().map(a -> String.valueOf(((Map<?, ?>) a).get("actor"))).toList()).containsOnly("otto");
+
+        // What Prometheus would scrape from the compiler: the events, versions and acks of this run.
+        String metrics = compiler.getBean(PrometheusMeterRegistry.class).scrape();
+        assertThat(metrics).contains("rulesync_events_consumed_total", "rulesync_compile_duration_seconds_count",
+                "rulesync_versions_produced_total{cluster=\"shop\"} " + fresh + ".0", "rulesync_delta_fragments_count{cluster=\"shop\"}",
+                "rulesync_agent_apply_duration_seconds_count{cluster=\"shop\",status=\"applied\"}",
+                "rulesync_network_programming_duration_seconds_bucket{cluster=\"shop\",le=\"+Inf\"}");
     }
 
     private static String up(String yaml) {
