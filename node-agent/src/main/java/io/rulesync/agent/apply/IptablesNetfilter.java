@@ -1,17 +1,14 @@
 package io.rulesync.agent.apply;
 
+import io.rulesync.agent.exec.HostCommand;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.Table;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The kernel's packet filter through the iptables tools ({@code iptables-restore --noflush},
@@ -52,35 +49,35 @@ public final class IptablesNetfilter implements Netfilter {
 
     @Override
     public void restore(String script) throws RestoreFailedException {
-        Result r = run(script, tool("iptables-restore"), "--noflush", "-w", "5");
-        if (r.exit != 0) {
-            throw new RestoreFailedException(tool("iptables-restore") + " exited " + r.exit + ": " + r.stderr.strip());
+        HostCommand.Result r = run(script, tool("iptables-restore"), "--noflush", "-w", "5");
+        if (r.exit() != 0) {
+            throw new RestoreFailedException(tool("iptables-restore") + " exited " + r.exit() + ": " + r.stderr().strip());
         }
     }
 
     @Override
     public Optional<List<String>> chain(Table table, String chain) {
-        Result r = run(null, tool("iptables"), "-w", "5", "-t", table.restoreName(), "-S", chain);
-        if (r.exit != 0) {
+        HostCommand.Result r = run(null, tool("iptables"), "-w", "5", "-t", table.restoreName(), "-S", chain);
+        if (r.exit() != 0) {
             // iptables-nft 1.8.9 says "incompatible" for a missing chain while the table has no base chain yet.
-            if (r.stderr.contains("No chain/target/match by that name") || r.stderr.contains("does not exist")
-                    || r.stderr.contains("is incompatible")) {
+            if (r.stderr().contains("No chain/target/match by that name") || r.stderr().contains("does not exist")
+                    || r.stderr().contains("is incompatible")) {
                 return Optional.empty();
             }
-            throw new IllegalStateException(tool("iptables") + " -t " + table.restoreName() + " -S " + chain + " exited " + r.exit
-                    + ": " + r.stderr.strip());
+            throw new IllegalStateException(tool("iptables") + " -t " + table.restoreName() + " -S " + chain + " exited " + r.exit()
+                    + ": " + r.stderr().strip());
         }
-        return Optional.of(lines(r.stdout));
+        return Optional.of(lines(r.stdout()));
     }
 
     @Override
     public List<String> chainNames(Table table) {
-        Result r = run(null, tool("iptables"), "-w", "5", "-t", table.restoreName(), "-S");
-        if (r.exit != 0) {
-            throw new IllegalStateException(tool("iptables") + " -t " + table.restoreName() + " -S exited " + r.exit + ": " + r.stderr.strip());
+        HostCommand.Result r = run(null, tool("iptables"), "-w", "5", "-t", table.restoreName(), "-S");
+        if (r.exit() != 0) {
+            throw new IllegalStateException(tool("iptables") + " -t " + table.restoreName() + " -S exited " + r.exit() + ": " + r.stderr().strip());
         }
         List<String> out = new ArrayList<>();
-        for (String l : lines(r.stdout)) {
+        for (String l : lines(r.stdout())) {
             if (l.startsWith("-N ")) {
                 out.add(l.substring(3));
             }
@@ -93,47 +90,17 @@ public final class IptablesNetfilter implements Netfilter {
         return printer.printed(family, table, chain, rule);
     }
 
-    private record Result(int exit, String stdout, String stderr) {
-    }
-
-    private Result run(String stdin, String... argv) {
+    private HostCommand.Result run(String stdin, String... argv) {
         List<String> cmd = new ArrayList<>(prefix);
         cmd.addAll(List.of(argv));
         try {
-            Process p = new ProcessBuilder(cmd).start();
-            CompletableFuture<String> out = drain(p.getInputStream());
-            CompletableFuture<String> err = drain(p.getErrorStream());
-            try (OutputStream in = p.getOutputStream()) {
-                if (stdin != null) {
-                    in.write(stdin.getBytes(StandardCharsets.UTF_8));
-                }
-            }
-            if (!p.waitFor(10, TimeUnit.MINUTES)) {
-                p.destroyForcibly();
-                return new Result(-1, "", String.join(" ", cmd) + " timed out");
-            }
-            return new Result(p.exitValue(), out.join(), err.join());
+            return HostCommand.run(cmd, stdin, Duration.ofMinutes(10));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot run " + String.join(" ", cmd), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while running " + String.join(" ", cmd), e);
         }
-    }
-
-    /** On its own thread: the common pool has one thread on 2 cores, and stdout and stderr must drain together. */
-    private static CompletableFuture<String> drain(InputStream s) {
-        CompletableFuture<String> f = new CompletableFuture<>();
-        Thread t = new Thread(() -> {
-            try (s) {
-                f.complete(new String(s.readAllBytes(), StandardCharsets.UTF_8));
-            } catch (IOException e) {
-                f.complete("");
-            }
-        }, "iptables-output");
-        t.setDaemon(true);
-        t.start();
-        return f;
     }
 
     private static List<String> lines(String s) {

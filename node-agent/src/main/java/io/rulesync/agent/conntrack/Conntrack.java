@@ -1,10 +1,11 @@
 package io.rulesync.agent.conntrack;
 
+import io.rulesync.agent.exec.HostCommand;
 import io.rulesync.model.cluster.IpFamily;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /** Deletes conntrack entries with the {@code conntrack} tool (optionally inside a named network namespace). */
@@ -32,12 +33,11 @@ public final class Conntrack {
                 continue;
             }
             try {
-                Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-                String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-                if (!p.waitFor(30, TimeUnit.SECONDS)) {
-                    p.destroyForcibly();
-                    log.accept(String.join(" ", cmd) + " timed out");
-                } else if (p.exitValue() != 0 && !out.contains("0 flow entries have been deleted")) {
+                HostCommand.Result r = HostCommand.run(cmd, null, Duration.ofSeconds(30));
+                String out = r.stdout() + r.stderr();
+                if (r.exit() == -1) {
+                    log.accept(r.stderr());
+                } else if (!r.ok() && !out.contains("0 flow entries have been deleted")) {
                     log.accept(String.join(" ", cmd) + " failed: " + out.strip());
                 }
             } catch (IOException e) {

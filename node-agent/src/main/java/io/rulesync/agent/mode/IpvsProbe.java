@@ -1,11 +1,11 @@
 package io.rulesync.agent.mode;
 
+import io.rulesync.agent.exec.HostCommand;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -57,6 +57,7 @@ public final class IpvsProbe {
         return nl < 0 ? t : t.substring(0, nl);
     }
 
+    /** A command's outcome; {@code missing}: the program is not installed. */
     private record Result(boolean missing, int code, String out, String err) {
     }
 
@@ -64,17 +65,10 @@ public final class IpvsProbe {
         List<String> cmd = new ArrayList<>(prefix);
         cmd.addAll(List.of(argv));
         try {
-            Process p = new ProcessBuilder(cmd).start();
-            p.getOutputStream().close();
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-            if (!p.waitFor(10, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                return new Result(false, -1, out, argv[0] + " did not answer within 10 s");
-            }
+            HostCommand.Result r = HostCommand.run(cmd, null, Duration.ofSeconds(10));
             // "ip netns exec" reports a missing program with exit code 255 and this message.
-            boolean missing = p.exitValue() != 0 && err.contains("No such file or directory") && err.contains(argv[0]);
-            return new Result(missing, p.exitValue(), out, err);
+            boolean missing = !r.ok() && r.stderr().contains("No such file or directory") && r.stderr().contains(argv[0]);
+            return new Result(missing, r.exit(), r.stdout(), r.stderr());
         } catch (IOException e) {
             return new Result(true, -1, "", e.getMessage());
         } catch (InterruptedException e) {

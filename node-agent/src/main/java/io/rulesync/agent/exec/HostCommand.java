@@ -1,0 +1,61 @@
+package io.rulesync.agent.exec;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs one of the host tools the agent drives (iptables-restore, conntrack, ipset, ipvsadm), feeding
+ * its input and reading stdout and stderr together, so that neither pipe can fill up and stall it.
+ */
+public final class HostCommand {
+    private HostCommand() {
+    }
+
+    /** How a command ended. {@code exit} is -1 when it was killed after its timeout. */
+    public record Result(int exit, String stdout, String stderr) {
+        public boolean ok() {
+            return exit == 0;
+        }
+    }
+
+    /**
+     * @param stdin its input; null: none
+     * @throws IOException the program could not be started (not installed, not executable)
+     */
+    public static Result run(List<String> cmd, String stdin, Duration timeout) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(cmd).start();
+        CompletableFuture<String> out = drain(p.getInputStream());
+        CompletableFuture<String> err = drain(p.getErrorStream());
+        try (OutputStream in = p.getOutputStream()) {
+            if (stdin != null) {
+                in.write(stdin.getBytes(StandardCharsets.UTF_8));
+            }
+        }
+        if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            p.destroyForcibly();
+            return new Result(-1, "", String.join(" ", cmd) + " timed out after " + timeout.toSeconds() + " s");
+        }
+        return new Result(p.exitValue(), out.join(), err.join());
+    }
+
+    /** On its own thread: the common pool has one thread on 2 cores, and stdout and stderr must drain together. */
+    private static CompletableFuture<String> drain(InputStream s) {
+        CompletableFuture<String> f = new CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            try (s) {
+                f.complete(new String(s.readAllBytes(), StandardCharsets.UTF_8));
+            } catch (IOException e) {
+                f.complete("");
+            }
+        }, "host-command-output");
+        t.setDaemon(true);
+        t.start();
+        return f;
+    }
+}
