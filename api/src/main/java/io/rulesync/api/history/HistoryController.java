@@ -19,7 +19,6 @@ import org.snakeyaml.engine.v2.api.Load;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
-import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -127,9 +126,9 @@ public class HistoryController {
         VersionStore.VersionInfo to = (VersionStore.VersionInfo) found;
         long fromSeq = to.seq() - 1;
         if (from != null) {
-            Object base = find(cluster, from);
+            Object base = find(cluster, from, "from");
             if (base instanceof ResponseEntity<?> problem) {
-                return relabel(problem, "from");
+                return problem;
             }
             fromSeq = ((VersionStore.VersionInfo) base).seq();
         }
@@ -186,17 +185,16 @@ public class HistoryController {
         return m;
     }
 
-    /** A problem about the path's version, re-addressed to the parameter that named it. */
-    private static ResponseEntity<?> relabel(ResponseEntity<?> problem, String parameter) {
-        ProblemDetail p = (ProblemDetail) problem.getBody();
-        String detail = p.getDetail() == null ? "" : p.getDetail().replaceFirst("^version: ", parameter + ": ");
-        return ProblemResponses.about(HttpStatus.valueOf(problem.getStatusCode().value()), parameter, detail);
-    }
-
     /** The version's row, or the problem response saying why there is none. */
     private Object find(String cluster, String version) {
+        return find(cluster, version, "version");
+    }
+
+    /** {@link #find(String, String)} for a version named by {@code parameter} (the path's, or {@code ?from=}). */
+    private Object find(String cluster, String version, String parameter) {
         if (!NUMBER.matcher(version).matches()) {
-            return ProblemResponses.about(HttpStatus.BAD_REQUEST, "version", "version: '" + KubernetesNames.printable(version) + "' is not a version number");
+            return ProblemResponses.about(HttpStatus.BAD_REQUEST, parameter, parameter + ": '" + KubernetesNames.printable(version)
+                    + "' is not a version number");
         }
         long head = store.head(cluster);
         if (head == 0) {
@@ -204,8 +202,8 @@ public class HistoryController {
         }
         Optional<VersionStore.VersionInfo> info = store.version(cluster, Long.parseLong(version));
         if (info.isEmpty()) {
-            return ProblemResponses.about(HttpStatus.NOT_FOUND, "version", "version: cluster '" + KubernetesNames.printable(cluster) + "' has no version "
-                    + version + " (its versions are 1-" + head + ")");
+            return ProblemResponses.about(HttpStatus.NOT_FOUND, parameter, parameter + ": cluster '" + KubernetesNames.printable(cluster)
+                    + "' has no version " + version + " (its versions are 1-" + head + ")");
         }
         return info.get();
     }
