@@ -107,9 +107,10 @@ public final class VersionDiff {
             String node = group.get(0);
             List<FamilyDiff> families = new ArrayList<>();
             for (IpFamily f : IpFamily.values()) {
-                ChainChanges changes = ChainChanges.between(fromPart.ruleSet(node, f).orElse(null), toPart.ruleSet(node, f).orElse(null));
+                RuleSet before = fromPart.ruleSet(node, f).orElse(null);
+                ChainChanges changes = ChainChanges.between(before, toPart.ruleSet(node, f).orElse(null));
                 if (!changes.isEmpty()) {
-                    families.add(new FamilyDiff(f, tables(changes, fromPart.ruleSet(node, f).orElse(null))));
+                    families.add(new FamilyDiff(f, tables(changes, before)));
                 }
             }
             groups.add(new NodeGroup(List.copyOf(group), "changed", families));
