@@ -111,8 +111,19 @@ class KubeToKafkaTest {
 
         List<ClusterEvent> prod = of(got, "prod-eu");
         assertThat(prod.get(0)).isInstanceOf(ClusterEvent.SettingsChanged.class);
-        assertThat(about(prod, ObjectKind.SERVICE)).containsExactly(
-                "upsert Service shop/web", "sync Service [shop/web]", "upsert Service shop/web", "delete Service shop/web");
+        // The edit's upsert may be superseded by the delete before it is published (the watcher keeps only the
+        // newest state of an object): then it never reaches Kafka, which level-based events allow. When it is
+        // published, it comes between the list and the delete, with the edited port.
+        List<String> services = about(prod, ObjectKind.SERVICE);
+        assertThat(services).startsWith("upsert Service shop/web", "sync Service [shop/web]").endsWith("delete Service shop/web")
+                .hasSizeBetween(3, 4);
+        List<ClusterEvent.ObjectUpserted> upserts = prod.stream().filter(e -> e instanceof ClusterEvent.ObjectUpserted u
+                && u.ref().kind() == ObjectKind.SERVICE).map(e -> (ClusterEvent.ObjectUpserted) e).toList();
+        assertThat(upserts).hasSize(services.size() - 2);
+        if (upserts.size() == 2) {
+            assertThat(services.get(2)).isEqualTo("upsert Service shop/web");
+            assertThat(((io.rulesync.model.cluster.Service) upserts.get(1).object()).ports().get(0).port()).isEqualTo(81);
+        }
         assertThat(about(prod, ObjectKind.NODE)).containsExactly("upsert Node node-a", "sync Node [node-a]");
         assertThat(about(prod, ObjectKind.ENDPOINT_SLICE)).containsExactly("sync EndpointSlice []", "upsert EndpointSlice shop/web-1");
         assertThat(Events.described(of(got, "demo-a"))).containsExactly("settings [IPV4]", "upsert Service demo/web",
