@@ -2,7 +2,7 @@ package io.rulesync.compiler.cli;
 
 import io.rulesync.compiler.iptables.IptablesCompiler;
 import io.rulesync.compiler.ipvs.IpvsCompiler;
-import io.rulesync.compiler.ipvs.IpvsRules;
+import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.compiler.iptables.ProxySettings;
 import io.rulesync.compiler.iptables.UnknownNodeException;
 import io.rulesync.model.cluster.Cidr;

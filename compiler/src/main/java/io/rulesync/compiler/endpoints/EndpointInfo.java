@@ -26,6 +26,6 @@ public record EndpointInfo(
     }
 
     public static String joinHostPort(IpAddress ip, int port) {
-        return ip.family() == IpFamily.IPV6 ? "[" + ip + "]:" + port : ip + ":" + port;
+        return ip.withPort(port);
     }
 }

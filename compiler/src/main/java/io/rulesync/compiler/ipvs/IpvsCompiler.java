@@ -1,4 +1,8 @@
 package io.rulesync.compiler.ipvs;
+import io.rulesync.model.ipvs.IpvsRules;
+import io.rulesync.model.ipvs.IpvsSet;
+import io.rulesync.model.ipvs.RealServer;
+import io.rulesync.model.ipvs.VirtualServer;
 
 import io.rulesync.compiler.endpoints.EndpointCategories;
 import io.rulesync.compiler.endpoints.EndpointInfo;

@@ -4,7 +4,7 @@ import io.rulesync.compiler.iptables.IptablesCompiler;
 import io.rulesync.compiler.iptables.NodeRules;
 import io.rulesync.compiler.iptables.ProxySettings;
 import io.rulesync.compiler.ipvs.IpvsCompiler;
-import io.rulesync.compiler.ipvs.IpvsRules;
+import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.IpFamily;

@@ -1,4 +1,6 @@
 package io.rulesync.compiler.ipvs;
+import io.rulesync.model.ipvs.IpvsRules;
+import io.rulesync.model.ipvs.IpvsSet;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

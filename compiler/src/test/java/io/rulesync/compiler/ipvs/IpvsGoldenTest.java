@@ -1,4 +1,5 @@
 package io.rulesync.compiler.ipvs;
+import io.rulesync.model.ipvs.IpvsRules;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

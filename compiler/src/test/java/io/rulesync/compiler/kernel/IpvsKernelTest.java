@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.compiler.iptables.GoldenCase;
 import io.rulesync.compiler.ipvs.IpvsCompiler;
-import io.rulesync.compiler.ipvs.IpvsRules;
-import io.rulesync.compiler.ipvs.IpvsSet;
-import io.rulesync.compiler.ipvs.VirtualServer;
+import io.rulesync.model.ipvs.IpvsRules;
+import io.rulesync.model.ipvs.IpvsSet;
+import io.rulesync.model.ipvs.VirtualServer;
 import io.rulesync.model.cluster.IpFamily;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -65,6 +65,11 @@ public final class IpAddress implements Comparable<IpAddress> {
         return bytes.length;
     }
 
+    /** The address with a port, as ipvsadm, iptables' DNAT and URLs write it: {@code 10.0.0.1:80}, {@code [fd00::1]:80}. */
+    public String withPort(int port) {
+        return family() == IpFamily.IPV6 ? "[" + this + "]:" + port : this + ":" + port;
+    }
+
     @Override
     public String toString() {
         return text;

@@ -1,12 +1,11 @@
-package io.rulesync.compiler.ipvs;
+package io.rulesync.model.ipvs;
 
-import io.rulesync.compiler.endpoints.EndpointInfo;
 import io.rulesync.model.cluster.IpAddress;
 
 /** One destination of a virtual server: an endpoint, with kube-proxy's weight (always 1; 0 while draining). */
 public record RealServer(IpAddress address, int port, int weight) implements Comparable<RealServer> {
     public String text() {
-        return EndpointInfo.joinHostPort(address, port);
+        return address.withPort(port);
     }
 
     @Override

@@ -1,6 +1,5 @@
-package io.rulesync.compiler.ipvs;
+package io.rulesync.model.ipvs;
 
-import io.rulesync.compiler.endpoints.EndpointInfo;
 import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.Protocol;
 import java.util.List;
@@ -20,7 +19,7 @@ public record VirtualServer(IpAddress address, int port, Protocol protocol, Stri
 
     /** kube-proxy's identity of a virtual server: {@code 10.96.0.1:443/TCP}. */
     public String key() {
-        return EndpointInfo.joinHostPort(address, port) + "/" + protocol.name();
+        return address.withPort(port) + "/" + protocol.name();
     }
 
     /** The service as ipvsadm names it: {@code -t 10.96.0.1:443}, {@code -u ...} or {@code --sctp-service ...}. */
@@ -30,7 +29,7 @@ public record VirtualServer(IpAddress address, int port, Protocol protocol, Stri
             case UDP -> "-u";
             case SCTP -> "--sctp-service";
         };
-        return flag + " " + EndpointInfo.joinHostPort(address, port);
+        return flag + " " + address.withPort(port);
     }
 
     /** Its lines of {@code ipvsadm-restore} input: the service, then its real servers (masquerading). */

@@ -1,4 +1,4 @@
-package io.rulesync.compiler.ipvs;
+package io.rulesync.model.ipvs;
 
 import io.rulesync.model.cluster.IpFamily;
 
@@ -32,7 +32,7 @@ public enum IpvsSet {
     IPVS_IPS("KUBE-IPVS-IPS", "hash:ip", "Addresses on the ipvs interface");
 
     /** ipset's longest set name. */
-    static final int MAX_NAME = 31;
+    public static final int MAX_NAME = 31;
 
     private final String ipv4Name;
     private final String type;

@@ -1,4 +1,4 @@
-package io.rulesync.compiler.ipvs;
+package io.rulesync.model.ipvs;
 
 import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.IpFamily;
