@@ -1,6 +1,12 @@
-package io.rulesync.compiler.iptables;
+package io.rulesync.compiler.cluster;
 
 import io.rulesync.compiler.endpoints.ServicePortInfo;
+import io.rulesync.compiler.iptables.FixedRules;
+import io.rulesync.compiler.iptables.IptablesCompiler;
+import io.rulesync.compiler.iptables.NodeRules;
+import io.rulesync.compiler.iptables.ProxySettings;
+import io.rulesync.compiler.iptables.ServicePortCompiler;
+import io.rulesync.compiler.ipvs.IpvsCompiler;
 import io.rulesync.compiler.endpoints.EndpointInfo;
 import io.rulesync.compiler.endpoints.PortEndpoints;
 import io.rulesync.compiler.endpoints.PortInput;
@@ -41,6 +47,11 @@ import org.pcollections.TreePMap;
  * fragment (one per zone when zones matter); the few nodes that differ get a fragment of their own.
  * {@link io.rulesync.model.rules.ClusterRules#ruleSet} resolves a node to its fragments, and a test
  * checks that this equals compiling that node alone with {@link IptablesCompiler}.
+ *
+ * <p>Each fragment carries both modes: the iptables rules and the IPVS part of the same unit and
+ * node class ({@link IpvsCompiler#portPart}). What IPVS mode needs to know about a node beyond its
+ * class (its NodePort addresses, its own endpoints for hairpin entries, its own addresses) the part
+ * leaves to {@link io.rulesync.model.ipvs.IpvsAssembly}, so IPVS mode adds no node classes.
  */
 public final class ClusterCompiler {
     /** A node that runs nothing and has no address: the representative of a default node class. */
@@ -69,7 +80,7 @@ public final class ClusterCompiler {
             fixed(ps, nodes).forEach((v, f) -> fragments.put(new FragmentKey(family, Unit.FIXED, v), f));
             for (PortInput in : inputs.values()) {
                 familyCounts.put(in.unit(), in.endpoints().size());
-                variants(in, ps, nodes, large).forEach((v, f) -> fragments.put(new FragmentKey(family, in.unit(), v), f));
+                variants(in, ps, settings.ipvsScheduler(), nodes, large).forEach((v, f) -> fragments.put(new FragmentKey(family, in.unit(), v), f));
             }
             counts.put(family, TreePMap.fromSortedMap(familyCounts));
         }
@@ -127,7 +138,7 @@ public final class ClusterCompiler {
             ProxySettings ps = proxySettings(settings, family);
             Nodes nodes = Nodes.of(state, family);
             for (PortInput in : fresh.getOrDefault(family, List.of())) {
-                for (Map.Entry<Variant, RuleFragment> v : variants(in, ps, nodes, large).entrySet()) {
+                for (Map.Entry<Variant, RuleFragment> v : variants(in, ps, settings.ipvsScheduler(), nodes, large).entrySet()) {
                     rules = rules.with(new FragmentKey(family, in.unit(), v.getKey()), v.getValue());
                 }
             }
@@ -142,18 +153,24 @@ public final class ClusterCompiler {
                 d.localhostNodePorts(), d.randomFully(), s.nodePortAddresses(), d.conntrackTcpBeLiberal());
     }
 
+    /**
+     * The fixed unit: one fragment for all nodes, or one per node when its iptables rules depend on
+     * the node. Its IPVS part lists the addresses of exactly the nodes that resolve to it.
+     */
     private static Map<Variant, RuleFragment> fixed(ProxySettings ps, Nodes nodes) {
         Map<Variant, RuleFragment> out = new TreeMap<>();
-        out.put(Variant.ALL, FixedRules.compile(ps, nodes.synthetic("")));
-        if (FixedRules.nodeDependent(ps)) {
+        boolean perNode = FixedRules.nodeDependent(ps);
+        out.put(Variant.ALL, FixedRules.compile(ps, nodes.synthetic(""))
+                .withIpvs(IpvsCompiler.fixedPart(ps, perNode ? List.of() : nodes.all())));
+        if (perNode) {
             for (NodeContext n : nodes.all()) {
-                out.put(new Variant(n.name(), Variant.ANY), FixedRules.compile(ps, n));
+                out.put(new Variant(n.name(), Variant.ANY), FixedRules.compile(ps, n).withIpvs(IpvsCompiler.fixedPart(ps, List.of(n))));
             }
         }
         return out;
     }
 
-    private static Map<Variant, RuleFragment> variants(PortInput in, ProxySettings ps, Nodes nodes, boolean large) {
+    private static Map<Variant, RuleFragment> variants(PortInput in, ProxySettings ps, String scheduler, Nodes nodes, boolean large) {
         ServicePortInfo info = in.info();
         PortEndpoints eps = in.endpoints();
         boolean byLocality = info.usesLocalEndpoints() || !eps.duplicates().isEmpty();
@@ -164,7 +181,7 @@ public final class ClusterCompiler {
         Set<String> zones = byZone ? nodes.zones() : Set.of(Variant.ANY);
         for (String zone : zones) {
             NodeContext representative = nodes.synthetic(zone.equals(Variant.ANY) ? "" : zone);
-            out.put(new Variant(Variant.ANY, zone), ServicePortCompiler.compile(info, eps, representative, ps, large).rules());
+            out.put(new Variant(Variant.ANY, zone), compile(in, representative, ps, scheduler, large));
         }
         Set<String> special = new TreeSet<>();
         if (byLocality) {
@@ -179,9 +196,15 @@ public final class ClusterCompiler {
         }
         for (String name : special) {
             nodes.get(name).ifPresent(n ->
-                    out.put(new Variant(n.name(), Variant.ANY), ServicePortCompiler.compile(info, eps, n, ps, large).rules()));
+                    out.put(new Variant(n.name(), Variant.ANY), compile(in, n, ps, scheduler, large)));
         }
         return out;
+    }
+
+    /** Both modes' rules of one port for one node class, in one fragment. */
+    private static RuleFragment compile(PortInput in, NodeContext node, ProxySettings ps, String scheduler, boolean large) {
+        return ServicePortCompiler.compile(in.info(), in.endpoints(), node, ps, large).rules()
+                .withIpvs(IpvsCompiler.portPart(in, scheduler, node, ps));
     }
 
     /** Zone hints decide the cluster endpoints only when every ready endpoint has some. */

@@ -1,4 +1,4 @@
-package io.rulesync.compiler.iptables;
+package io.rulesync.compiler.cluster;
 
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.IpFamily;

@@ -9,8 +9,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-/** What compiling one service port reads: the port as one family sees it, and its endpoints. */
-public record PortInput(ServicePortInfo info, PortEndpoints endpoints) {
+/**
+ * What compiling one service port reads: the port as one family sees it, its endpoints, and the
+ * Service's IPVS scheduler (null: the cluster's).
+ */
+public record PortInput(ServicePortInfo info, PortEndpoints endpoints, String ipvsScheduler) {
 
     public Unit unit() {
         return Unit.of(info.name());
@@ -26,7 +29,7 @@ public record PortInput(ServicePortInfo info, PortEndpoints endpoints) {
                 EndpointCollector.collect(svc.name(), state.slicesOf(svc.name()), family);
         List<PortInput> out = new ArrayList<>(infos.size());
         for (ServicePortInfo info : infos) {
-            out.add(new PortInput(info, endpoints.getOrDefault(info.name(), PortEndpoints.NONE)));
+            out.add(new PortInput(info, endpoints.getOrDefault(info.name(), PortEndpoints.NONE), svc.ipvsScheduler()));
         }
         return out;
     }

@@ -19,15 +19,15 @@ import java.util.TreeSet;
  * addresses to KUBE-NODEPORTS. They depend on the settings, and on the node only through its
  * addresses when {@code --nodeport-addresses} is set ({@link #nodeDependent}).
  */
-final class FixedRules {
+public final class FixedRules {
     private FixedRules() {
     }
 
-    static boolean nodeDependent(ProxySettings settings) {
+    public static boolean nodeDependent(ProxySettings settings) {
         return !settings.nodePortCidrs().isEmpty();
     }
 
-    static RuleFragment compile(ProxySettings settings, NodeContext node) {
+    public static RuleFragment compile(ProxySettings settings, NodeContext node) {
         String mark = settings.masqueradeMark();
         List<Chain> filter = new ArrayList<>(2);
         List<String> forward = new ArrayList<>(3);

@@ -31,7 +31,7 @@ import org.pcollections.TreePMap;
  */
 public final class NodeRules {
     /** kube-proxy's largeClusterEndpointsThreshold. */
-    static final int LARGE_CLUSTER_ENDPOINTS = 1000;
+    public static final int LARGE_CLUSTER_ENDPOINTS = 1000;
 
     private final NodeContext node;
     private final ProxySettings settings;

@@ -27,7 +27,7 @@ import java.util.Optional;
  * then the EXT, FW, SVC, SVL and SEP chains. Every string placed in a rule comes from a validated
  * model value (Kubernetes names, canonical IPs, numbers), never from raw input.
  */
-final class ServicePortCompiler {
+public final class ServicePortCompiler {
     private static final int PRECOMPUTED_PROBABILITIES = 1001;
     private static final String[] PROBABILITIES = new String[PRECOMPUTED_PROBABILITIES];
 
@@ -52,7 +52,7 @@ final class ServicePortCompiler {
         return new BigDecimal(1.0 / n).setScale(10, RoundingMode.HALF_EVEN).toPlainString();
     }
 
-    static ServicePortRules compile(
+    public static ServicePortRules compile(
             ServicePortInfo svc, PortEndpoints endpoints, NodeContext node, ProxySettings settings,
             boolean largeClusterMode) {
         List<EndpointInfo> allEndpoints = endpoints.forNode(node.name());

@@ -1,8 +1,4 @@
 package io.rulesync.compiler.ipvs;
-import io.rulesync.model.ipvs.IpvsRules;
-import io.rulesync.model.ipvs.IpvsSet;
-import io.rulesync.model.ipvs.RealServer;
-import io.rulesync.model.ipvs.VirtualServer;
 
 import io.rulesync.compiler.endpoints.EndpointCategories;
 import io.rulesync.compiler.endpoints.EndpointInfo;
@@ -18,15 +14,15 @@ import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.Node;
 import io.rulesync.model.cluster.Protocol;
 import io.rulesync.model.cluster.Service;
+import io.rulesync.model.ipvs.IpvsAssembly;
+import io.rulesync.model.ipvs.IpvsPart;
+import io.rulesync.model.ipvs.IpvsRules;
+import io.rulesync.model.ipvs.IpvsSet;
+import io.rulesync.model.ipvs.RealServer;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
-import java.util.EnumMap;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.SortedSet;
-import java.util.TreeSet;
 
 /**
  * kube-proxy's IPVS mode for one node and one IP family (pkg/proxy/ipvs, {@code syncProxyRules}
@@ -55,100 +51,115 @@ public final class IpvsCompiler {
         Node node = state.node(nodeName).orElseThrow(() -> new UnknownNodeException(nodeName));
         IpFamily family = settings.family();
         NodeContext ctx = NodeContext.of(node, family);
-        Set<IpAddress> nodeAddresses = new HashSet<>(ctx.addresses());
-        List<IpAddress> nodePortIPs = nodePortIPs(ctx, settings);
-
-        Map<IpvsSet, SortedSet<String>> sets = new EnumMap<>(IpvsSet.class);
-        for (IpvsSet s : IpvsSet.values()) {
-            sets.put(s, new TreeSet<>());
-        }
-        List<VirtualServer> virtualServers = new ArrayList<>();
-        SortedSet<IpAddress> bound = new TreeSet<>();
-        List<String> outFilterDrops = new ArrayList<>();
-
-        List<Service> services = state.services().stream().sorted(Comparator.comparing(Service::name)).toList();
-        for (Service svc : services) {
-            String scheduler = svc.ipvsScheduler() != null ? svc.ipvsScheduler() : clusterScheduler;
+        List<IpvsPart> ports = new ArrayList<>();
+        for (Service svc : state.services().stream().sorted(Comparator.comparing(Service::name)).toList()) {
             for (PortInput in : PortInput.of(svc, state, family)) {
-                ServicePortInfo info = in.info();
-                Protocol protocol = info.name().protocol();
-                String proto = protocol.lower();
-                List<EndpointInfo> endpoints = in.endpoints().forNode(node.name());
-                for (EndpointInfo ep : endpoints) {
-                    if (ep.isLocalTo(node.name())) {
-                        // Hairpin: a pod reaching itself through the service is masqueraded, whatever its state.
-                        sets.get(IpvsSet.LOOP_BACK).add(ep.ip() + "," + proto + ":" + ep.port() + "," + ep.ip());
-                    }
-                }
-                EndpointCategories categories = EndpointCategories.categorize(endpoints, info, node.name(), ctx.zone());
-                List<RealServer> internal = realServers(categories, info.internalPolicyLocal());
-                List<RealServer> external = realServers(categories, info.externalPolicyLocal());
-                int persistence = info.affinityTimeoutSeconds();
-
-                sets.get(IpvsSet.CLUSTER_IP).add(entry(info.clusterIP(), proto, info.port()));
-                virtualServers.add(new VirtualServer(info.clusterIP(), info.port(), protocol, scheduler, persistence, internal));
-                bound.add(info.clusterIP());
-
-                for (IpAddress ip : info.externalIPs()) {
-                    sets.get(info.externalPolicyLocal() ? IpvsSet.EXTERNAL_IP_LOCAL : IpvsSet.EXTERNAL_IP)
-                            .add(entry(ip, proto, info.port()));
-                    virtualServers.add(new VirtualServer(ip, info.port(), protocol, scheduler, persistence, external));
-                    if (!nodeAddresses.contains(ip)) {
-                        bound.add(ip);
-                    }
-                }
-
-                for (IpAddress ip : info.loadBalancerVIPs()) {
-                    String e = entry(ip, proto, info.port());
-                    sets.get(IpvsSet.LOAD_BALANCER).add(e);
-                    if (info.externalPolicyLocal()) {
-                        sets.get(IpvsSet.LOAD_BALANCER_LOCAL).add(e);
-                    }
-                    if (!info.loadBalancerSourceRanges().isEmpty()) {
-                        sets.get(IpvsSet.LOAD_BALANCER_FW).add(e);
-                        boolean nodeInRanges = false;
-                        for (Cidr c : info.loadBalancerSourceRanges()) {
-                            sets.get(IpvsSet.LOAD_BALANCER_SOURCE_CIDR).add(e + "," + c);
-                            nodeInRanges |= ctx.primaryIP().map(c::contains).orElse(false);
-                        }
-                        if (nodeInRanges) {
-                            sets.get(IpvsSet.LOAD_BALANCER_SOURCE_IP).add(e + "," + ip);
-                        } else {
-                            // The node may not reach the LB IP itself: its own traffic would bypass the source ranges.
-                            outFilterDrops.add("-A KUBE-IPVS-OUT-FILTER -s " + ip + " -m ipvs --vaddr " + ip + " --vproto " + proto
-                                    + " --vport " + info.port() + " -j DROP");
-                        }
-                    }
-                    virtualServers.add(new VirtualServer(ip, info.port(), protocol, scheduler, persistence, external));
-                    if (!nodeAddresses.contains(ip)) {
-                        bound.add(ip);
-                    }
-                }
-
-                if (info.nodePort() != 0) {
-                    if (nodePortIPs.isEmpty()) {
-                        continue; // kube-proxy skips the rest of the port, health-check entry included
-                    }
-                    boolean local = info.externalPolicyLocal();
-                    for (String e : nodePortEntries(protocol, nodePortIPs, info.nodePort())) {
-                        sets.get(nodePortSet(protocol, false)).add(e);
-                        if (local) {
-                            sets.get(nodePortSet(protocol, true)).add(e);
-                        }
-                    }
-                    for (IpAddress ip : nodePortIPs) {
-                        virtualServers.add(new VirtualServer(ip, info.nodePort(), protocol, scheduler, persistence, external));
-                    }
-                }
-                if (info.healthCheckNodePort() != 0) {
-                    sets.get(IpvsSet.HEALTH_CHECK_NODE_PORT).add(String.valueOf(info.healthCheckNodePort()));
-                }
+                ports.add(portPart(in, clusterScheduler, ctx, settings));
             }
         }
-        bound.forEach(ip -> sets.get(IpvsSet.IPVS_IPS).add(ip.toString()));
-        outFilterDrops.sort(Comparator.naturalOrder());
-        return new IpvsRules(family, bound, virtualServers, sets, natRules(settings, sets),
-                filterRules(settings, sets, outFilterDrops));
+        return IpvsAssembly.assemble(nodeName, family, fixedPart(settings, List.of(ctx)), ports);
+    }
+
+    /**
+     * What one service port contributes on {@code node}, leaving open what {@link IpvsAssembly}
+     * fills in per node. The node matters only through its local endpoints, zone and primary IP,
+     * so a node class's representative gives every node of the class the same part.
+     */
+    public static IpvsPart portPart(PortInput in, String clusterScheduler, NodeContext node, ProxySettings settings) {
+        ServicePortInfo info = in.info();
+        String scheduler = in.ipvsScheduler() != null ? in.ipvsScheduler() : clusterScheduler;
+        Protocol protocol = info.name().protocol();
+        String proto = protocol.lower();
+        List<IpvsPart.ServiceTemplate> services = new ArrayList<>();
+        List<IpvsPart.SetEntry> sets = new ArrayList<>();
+        List<IpvsPart.LoopBack> loopBacks = new ArrayList<>();
+        List<IpAddress> binds = new ArrayList<>();
+        List<IpvsPart.Rule> rules = new ArrayList<>();
+
+        // Hairpin: a pod reaching itself through the service is masqueraded, whatever its state.
+        List<EndpointInfo> copies = new ArrayList<>(in.endpoints().endpoints());
+        in.endpoints().duplicates().values().forEach(copies::addAll);
+        for (EndpointInfo ep : copies) {
+            if (!ep.nodeName().isEmpty()) {
+                loopBacks.add(new IpvsPart.LoopBack(ep.nodeName(), ep.ip() + "," + proto + ":" + ep.port() + "," + ep.ip()));
+            }
+        }
+        List<EndpointInfo> endpoints = in.endpoints().forNode(node.name());
+        EndpointCategories categories = EndpointCategories.categorize(endpoints, info, node.name(), node.zone());
+        List<RealServer> internal = realServers(categories, info.internalPolicyLocal());
+        List<RealServer> external = realServers(categories, info.externalPolicyLocal());
+        int persistence = info.affinityTimeoutSeconds();
+
+        sets.add(always(IpvsSet.CLUSTER_IP, entry(info.clusterIP(), proto, info.port())));
+        services.add(new IpvsPart.ServiceTemplate(info.clusterIP(), info.port(), protocol, scheduler, persistence, internal));
+        binds.add(info.clusterIP());
+
+        for (IpAddress ip : info.externalIPs()) {
+            sets.add(always(info.externalPolicyLocal() ? IpvsSet.EXTERNAL_IP_LOCAL : IpvsSet.EXTERNAL_IP, entry(ip, proto, info.port())));
+            services.add(new IpvsPart.ServiceTemplate(ip, info.port(), protocol, scheduler, persistence, external));
+            binds.add(ip);
+        }
+
+        for (IpAddress ip : info.loadBalancerVIPs()) {
+            String e = entry(ip, proto, info.port());
+            sets.add(always(IpvsSet.LOAD_BALANCER, e));
+            if (info.externalPolicyLocal()) {
+                sets.add(always(IpvsSet.LOAD_BALANCER_LOCAL, e));
+            }
+            if (!info.loadBalancerSourceRanges().isEmpty()) {
+                sets.add(always(IpvsSet.LOAD_BALANCER_FW, e));
+                boolean nodeInRanges = false;
+                for (Cidr c : info.loadBalancerSourceRanges()) {
+                    sets.add(always(IpvsSet.LOAD_BALANCER_SOURCE_CIDR, e + "," + c));
+                    nodeInRanges |= node.primaryIP().map(c::contains).orElse(false);
+                }
+                if (nodeInRanges) {
+                    sets.add(always(IpvsSet.LOAD_BALANCER_SOURCE_IP, e + "," + ip));
+                } else {
+                    // The node may not reach the LB IP itself: its own traffic would bypass the source ranges.
+                    rules.add(new IpvsPart.Rule("filter", null, "-A KUBE-IPVS-OUT-FILTER -s " + ip + " -m ipvs --vaddr " + ip
+                            + " --vproto " + proto + " --vport " + info.port() + " -j DROP"));
+                }
+            }
+            services.add(new IpvsPart.ServiceTemplate(ip, info.port(), protocol, scheduler, persistence, external));
+            binds.add(ip);
+        }
+
+        // kube-proxy skips the rest of the port, health-check entry included, on a node without NodePort addresses.
+        boolean nodePortOnly = info.nodePort() != 0;
+        if (info.nodePort() != 0) {
+            // bitmap:port sets hold the port only; the SCTP set holds each node address with it.
+            String member = protocol == Protocol.SCTP ? IpvsPart.NODE + ",sctp:" + info.nodePort() : String.valueOf(info.nodePort());
+            sets.add(new IpvsPart.SetEntry(nodePortSet(protocol, false), member, true));
+            if (info.externalPolicyLocal()) {
+                sets.add(new IpvsPart.SetEntry(nodePortSet(protocol, true), member, true));
+            }
+            services.add(new IpvsPart.ServiceTemplate(null, info.nodePort(), protocol, scheduler, persistence, external));
+        }
+        if (info.healthCheckNodePort() != 0) {
+            sets.add(new IpvsPart.SetEntry(IpvsSet.HEALTH_CHECK_NODE_PORT, String.valueOf(info.healthCheckNodePort()), nodePortOnly));
+        }
+        return new IpvsPart(services, sets, loopBacks, binds, rules, List.of()).sorted();
+    }
+
+    /**
+     * The fixed unit's part for the nodes it serves: their addresses, and the fixed iptables rules of
+     * {@code writeIptablesRules} in its order, each with the set that must have members.
+     */
+    public static IpvsPart fixedPart(ProxySettings settings, Collection<NodeContext> nodes) {
+        List<IpvsPart.NodeAddresses> addresses = new ArrayList<>();
+        for (NodeContext n : nodes) {
+            if (!n.name().isEmpty()) {
+                addresses.add(new IpvsPart.NodeAddresses(n.name(), n.addresses(), nodePortIPs(n, settings)));
+            }
+        }
+        List<IpvsPart.Rule> rules = new ArrayList<>(natRules(settings));
+        rules.addAll(filterRules(settings));
+        return new IpvsPart(List.of(), List.of(), List.of(), List.of(), rules, addresses).sorted();
+    }
+
+    private static IpvsPart.SetEntry always(IpvsSet set, String member) {
+        return new IpvsPart.SetEntry(set, member, false);
     }
 
     /** Endpoint selection as {@code syncEndpoint}: Local policy uses the local endpoints, or the cluster's when there are none. */
@@ -177,13 +188,6 @@ public final class IpvsCompiler {
         return ip + "," + proto + ":" + port;
     }
 
-    private static List<String> nodePortEntries(Protocol protocol, List<IpAddress> nodeIPs, int nodePort) {
-        if (protocol != Protocol.SCTP) {
-            return List.of(String.valueOf(nodePort)); // bitmap:port sets hold the port only
-        }
-        return nodeIPs.stream().map(ip -> entry(ip, "sctp", nodePort)).toList();
-    }
-
     private static IpvsSet nodePortSet(Protocol protocol, boolean local) {
         return switch (protocol) {
             case TCP -> local ? IpvsSet.NODE_PORT_LOCAL_TCP : IpvsSet.NODE_PORT_TCP;
@@ -197,95 +201,86 @@ public final class IpvsCompiler {
         return "-m comment --comment " + s.quotedComment() + " -m set --match-set " + s.name(f) + " " + flags;
     }
 
-    /** The nat rules of writeIptablesRules, in its order; rules about a set only when the set has members. */
-    private static List<String> natRules(ProxySettings settings, Map<IpvsSet, SortedSet<String>> sets) {
+    private static IpvsPart.Rule nat(IpvsSet requires, String rule) {
+        return new IpvsPart.Rule("nat", requires, rule);
+    }
+
+    private static IpvsPart.Rule filter(IpvsSet requires, String rule) {
+        return new IpvsPart.Rule("filter", requires, rule);
+    }
+
+    /** The nat rules of writeIptablesRules, in its order; those about a set only when the set has members. */
+    private static List<IpvsPart.Rule> natRules(ProxySettings settings) {
         IpFamily f = settings.family();
         String mark = settings.masqueradeMark();
-        List<String> nat = new ArrayList<>();
-        nat.add("-A KUBE-SERVICES -s " + (f == IpFamily.IPV4 ? "127.0.0.0/8" : "::1/128") + " -j RETURN");
-        if (!sets.get(IpvsSet.LOOP_BACK).isEmpty()) {
-            nat.add("-A KUBE-POSTROUTING " + match(IpvsSet.LOOP_BACK, f, "dst,dst,src") + " -j MASQUERADE");
+        List<IpvsPart.Rule> nat = new ArrayList<>();
+        nat.add(nat(null, "-A KUBE-SERVICES -s " + (f == IpFamily.IPV4 ? "127.0.0.0/8" : "::1/128") + " -j RETURN"));
+        nat.add(nat(IpvsSet.LOOP_BACK, "-A KUBE-POSTROUTING " + match(IpvsSet.LOOP_BACK, f, "dst,dst,src") + " -j MASQUERADE"));
+        nat.add(nat(IpvsSet.LOAD_BALANCER, "-A KUBE-SERVICES " + match(IpvsSet.LOAD_BALANCER, f, "dst,dst") + " -j KUBE-LOAD-BALANCER"));
+        nat.add(nat(IpvsSet.LOAD_BALANCER_LOCAL, "-A KUBE-LOAD-BALANCER " + match(IpvsSet.LOAD_BALANCER_LOCAL, f, "dst,dst") + " -j RETURN"));
+        nat.add(nodePortRule(f, "tcp", IpvsSet.NODE_PORT_LOCAL_TCP, "dst", "RETURN"));
+        nat.add(nodePortRule(f, "tcp", IpvsSet.NODE_PORT_TCP, "dst", "KUBE-MARK-MASQ"));
+        nat.add(nodePortRule(f, "udp", IpvsSet.NODE_PORT_LOCAL_UDP, "dst", "RETURN"));
+        nat.add(nodePortRule(f, "udp", IpvsSet.NODE_PORT_UDP, "dst", "KUBE-MARK-MASQ"));
+        nat.add(nodePortRule(f, "sctp", IpvsSet.NODE_PORT_LOCAL_SCTP, "dst,dst", "RETURN"));
+        nat.add(nodePortRule(f, "sctp", IpvsSet.NODE_PORT_SCTP, "dst,dst", "KUBE-MARK-MASQ"));
+        String clusterIP = "-A KUBE-SERVICES " + match(IpvsSet.CLUSTER_IP, f, "");
+        if (settings.masqueradeAll()) {
+            nat.add(nat(IpvsSet.CLUSTER_IP, clusterIP + "dst,dst -j KUBE-MARK-MASQ"));
+        } else if (settings.localDetector().isPresent()) {
+            nat.add(nat(IpvsSet.CLUSTER_IP, clusterIP + "dst,dst ! -s " + settings.localDetector().get() + " -j KUBE-MARK-MASQ"));
+        } else {
+            // Without a local-traffic detector kube-proxy matches src,dst: traffic that is its own hairpin.
+            nat.add(nat(IpvsSet.CLUSTER_IP, clusterIP + "src,dst -j KUBE-MARK-MASQ"));
         }
-        if (!sets.get(IpvsSet.LOAD_BALANCER).isEmpty()) {
-            nat.add("-A KUBE-SERVICES " + match(IpvsSet.LOAD_BALANCER, f, "dst,dst") + " -j KUBE-LOAD-BALANCER");
-        }
-        if (!sets.get(IpvsSet.LOAD_BALANCER_LOCAL).isEmpty()) {
-            nat.add("-A KUBE-LOAD-BALANCER " + match(IpvsSet.LOAD_BALANCER_LOCAL, f, "dst,dst") + " -j RETURN");
-        }
-        nodePortRule(nat, sets, f, "tcp", IpvsSet.NODE_PORT_LOCAL_TCP, "dst", "RETURN");
-        nodePortRule(nat, sets, f, "tcp", IpvsSet.NODE_PORT_TCP, "dst", "KUBE-MARK-MASQ");
-        nodePortRule(nat, sets, f, "udp", IpvsSet.NODE_PORT_LOCAL_UDP, "dst", "RETURN");
-        nodePortRule(nat, sets, f, "udp", IpvsSet.NODE_PORT_UDP, "dst", "KUBE-MARK-MASQ");
-        nodePortRule(nat, sets, f, "sctp", IpvsSet.NODE_PORT_LOCAL_SCTP, "dst,dst", "RETURN");
-        nodePortRule(nat, sets, f, "sctp", IpvsSet.NODE_PORT_SCTP, "dst,dst", "KUBE-MARK-MASQ");
-        if (!sets.get(IpvsSet.CLUSTER_IP).isEmpty()) {
-            String clusterIP = "-A KUBE-SERVICES " + match(IpvsSet.CLUSTER_IP, f, "");
-            if (settings.masqueradeAll()) {
-                nat.add(clusterIP + "dst,dst -j KUBE-MARK-MASQ");
-            } else if (settings.localDetector().isPresent()) {
-                nat.add(clusterIP + "dst,dst ! -s " + settings.localDetector().get() + " -j KUBE-MARK-MASQ");
-            } else {
-                // Without a local-traffic detector kube-proxy matches src,dst: traffic that is its own hairpin.
-                nat.add(clusterIP + "src,dst -j KUBE-MARK-MASQ");
-            }
-        }
-        if (!sets.get(IpvsSet.EXTERNAL_IP).isEmpty()) {
-            String ext = "-A KUBE-SERVICES " + match(IpvsSet.EXTERNAL_IP, f, "dst,dst");
-            nat.add(ext + " -j KUBE-MARK-MASQ");
-            nat.add(ext + " -m physdev ! --physdev-is-in -m addrtype ! --src-type LOCAL -j ACCEPT");
-            nat.add(ext + " -m addrtype --dst-type LOCAL -j ACCEPT");
-        }
-        if (!sets.get(IpvsSet.EXTERNAL_IP_LOCAL).isEmpty()) {
-            String ext = "-A KUBE-SERVICES " + match(IpvsSet.EXTERNAL_IP_LOCAL, f, "dst,dst");
-            nat.add(ext + " -m physdev ! --physdev-is-in -m addrtype ! --src-type LOCAL -j ACCEPT");
-            nat.add(ext + " -m addrtype --dst-type LOCAL -j ACCEPT");
-        }
-        nat.add("-A KUBE-SERVICES -m addrtype --dst-type LOCAL -j KUBE-NODE-PORT");
-        nat.add("-A KUBE-LOAD-BALANCER -j KUBE-MARK-MASQ");
+        String ext = "-A KUBE-SERVICES " + match(IpvsSet.EXTERNAL_IP, f, "dst,dst");
+        nat.add(nat(IpvsSet.EXTERNAL_IP, ext + " -j KUBE-MARK-MASQ"));
+        nat.add(nat(IpvsSet.EXTERNAL_IP, ext + " -m physdev ! --physdev-is-in -m addrtype ! --src-type LOCAL -j ACCEPT"));
+        nat.add(nat(IpvsSet.EXTERNAL_IP, ext + " -m addrtype --dst-type LOCAL -j ACCEPT"));
+        String extLocal = "-A KUBE-SERVICES " + match(IpvsSet.EXTERNAL_IP_LOCAL, f, "dst,dst");
+        nat.add(nat(IpvsSet.EXTERNAL_IP_LOCAL, extLocal + " -m physdev ! --physdev-is-in -m addrtype ! --src-type LOCAL -j ACCEPT"));
+        nat.add(nat(IpvsSet.EXTERNAL_IP_LOCAL, extLocal + " -m addrtype --dst-type LOCAL -j ACCEPT"));
+        nat.add(nat(null, "-A KUBE-SERVICES -m addrtype --dst-type LOCAL -j KUBE-NODE-PORT"));
+        nat.add(nat(null, "-A KUBE-LOAD-BALANCER -j KUBE-MARK-MASQ"));
         for (IpvsSet s : List.of(IpvsSet.CLUSTER_IP, IpvsSet.LOAD_BALANCER)) {
-            if (!sets.get(s).isEmpty()) {
-                nat.add("-A KUBE-SERVICES -m set --match-set " + s.name(f) + " dst,dst -j ACCEPT");
-            }
+            nat.add(nat(s, "-A KUBE-SERVICES -m set --match-set " + s.name(f) + " dst,dst -j ACCEPT"));
         }
-        nat.add("-A KUBE-POSTROUTING -m mark ! --mark " + mark + "/" + mark + " -j RETURN");
-        nat.add("-A KUBE-POSTROUTING -j MARK --xor-mark " + mark);
-        nat.add("-A KUBE-POSTROUTING -m comment --comment \"kubernetes service traffic requiring SNAT\" -j MASQUERADE"
-                + (settings.randomFully() ? " --random-fully" : ""));
-        nat.add("-A KUBE-MARK-MASQ -j MARK --or-mark " + mark);
+        nat.add(nat(null, "-A KUBE-POSTROUTING -m mark ! --mark " + mark + "/" + mark + " -j RETURN"));
+        nat.add(nat(null, "-A KUBE-POSTROUTING -j MARK --xor-mark " + mark));
+        nat.add(nat(null, "-A KUBE-POSTROUTING -m comment --comment \"kubernetes service traffic requiring SNAT\" -j MASQUERADE"
+                + (settings.randomFully() ? " --random-fully" : "")));
+        nat.add(nat(null, "-A KUBE-MARK-MASQ -j MARK --or-mark " + mark));
         return nat;
     }
 
-    private static void nodePortRule(List<String> nat, Map<IpvsSet, SortedSet<String>> sets, IpFamily f, String proto, IpvsSet s,
-            String flags, String target) {
-        if (!sets.get(s).isEmpty()) {
-            nat.add("-A KUBE-NODE-PORT -p " + proto + " " + match(s, f, flags) + " -j " + target);
-        }
+    private static IpvsPart.Rule nodePortRule(IpFamily f, String proto, IpvsSet s, String flags, String target) {
+        return nat(s, "-A KUBE-NODE-PORT -p " + proto + " " + match(s, f, flags) + " -j " + target);
     }
 
-    /** The filter rules of writeIptablesRules, in its order. */
-    private static List<String> filterRules(ProxySettings settings, Map<IpvsSet, SortedSet<String>> sets, List<String> outFilterDrops) {
+    /** The filter rules of writeIptablesRules, in its order; the ports' load-balancer drops go after the source-range DROP. */
+    private static List<IpvsPart.Rule> filterRules(ProxySettings settings) {
         IpFamily f = settings.family();
         String mark = settings.masqueradeMark();
-        List<String> filter = new ArrayList<>();
-        if (!sets.get(IpvsSet.LOAD_BALANCER_FW).isEmpty()) {
-            filter.add("-A KUBE-PROXY-FIREWALL " + match(IpvsSet.LOAD_BALANCER_FW, f, "dst,dst") + " -j KUBE-SOURCE-RANGES-FIREWALL");
-        }
-        if (!sets.get(IpvsSet.LOAD_BALANCER_SOURCE_CIDR).isEmpty()) {
-            filter.add("-A KUBE-SOURCE-RANGES-FIREWALL " + match(IpvsSet.LOAD_BALANCER_SOURCE_CIDR, f, "dst,dst,src") + " -j RETURN");
-        }
-        if (!sets.get(IpvsSet.LOAD_BALANCER_SOURCE_IP).isEmpty()) {
-            filter.add("-A KUBE-SOURCE-RANGES-FIREWALL " + match(IpvsSet.LOAD_BALANCER_SOURCE_IP, f, "dst,dst,src") + " -j RETURN");
-        }
-        filter.add("-A KUBE-SOURCE-RANGES-FIREWALL -j DROP");
-        filter.addAll(outFilterDrops);
-        filter.add("-A KUBE-FORWARD -m comment --comment \"kubernetes forwarding rules\" -m mark --mark " + mark + "/" + mark + " -j ACCEPT");
-        filter.add("-A KUBE-FORWARD -m comment --comment \"kubernetes forwarding conntrack rule\" -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT");
-        filter.add("-A KUBE-NODE-PORT " + match(IpvsSet.HEALTH_CHECK_NODE_PORT, f, "dst") + " -j ACCEPT");
+        List<IpvsPart.Rule> filter = new ArrayList<>();
+        filter.add(filter(IpvsSet.LOAD_BALANCER_FW, "-A KUBE-PROXY-FIREWALL " + match(IpvsSet.LOAD_BALANCER_FW, f, "dst,dst")
+                + " -j KUBE-SOURCE-RANGES-FIREWALL"));
+        filter.add(filter(IpvsSet.LOAD_BALANCER_SOURCE_CIDR, "-A KUBE-SOURCE-RANGES-FIREWALL "
+                + match(IpvsSet.LOAD_BALANCER_SOURCE_CIDR, f, "dst,dst,src") + " -j RETURN"));
+        filter.add(filter(IpvsSet.LOAD_BALANCER_SOURCE_IP, "-A KUBE-SOURCE-RANGES-FIREWALL "
+                + match(IpvsSet.LOAD_BALANCER_SOURCE_IP, f, "dst,dst,src") + " -j RETURN"));
+        filter.add(filter(null, "-A KUBE-SOURCE-RANGES-FIREWALL -j DROP"));
+        filter.add(filter(null, IpvsPart.PORT_RULES));
+        filter.add(filter(null, "-A KUBE-FORWARD -m comment --comment \"kubernetes forwarding rules\" -m mark --mark " + mark + "/" + mark
+                + " -j ACCEPT"));
+        filter.add(filter(null, "-A KUBE-FORWARD -m comment --comment \"kubernetes forwarding conntrack rule\" -m conntrack --ctstate "
+                + "RELATED,ESTABLISHED -j ACCEPT"));
+        filter.add(filter(null, "-A KUBE-NODE-PORT " + match(IpvsSet.HEALTH_CHECK_NODE_PORT, f, "dst") + " -j ACCEPT"));
         for (IpvsSet s : List.of(IpvsSet.LOAD_BALANCER, IpvsSet.CLUSTER_IP, IpvsSet.EXTERNAL_IP, IpvsSet.EXTERNAL_IP_LOCAL)) {
-            filter.add("-A KUBE-IPVS-FILTER -m set --match-set " + s.name(f) + " dst,dst -j RETURN");
+            filter.add(filter(null, "-A KUBE-IPVS-FILTER -m set --match-set " + s.name(f) + " dst,dst -j RETURN"));
         }
-        filter.add("-A KUBE-IPVS-FILTER -m set --match-set " + IpvsSet.HEALTH_CHECK_NODE_PORT.name(f) + " dst -j RETURN");
-        filter.add("-A KUBE-IPVS-FILTER -m conntrack --ctstate NEW -m set --match-set " + IpvsSet.IPVS_IPS.name(f) + " dst -j REJECT");
+        filter.add(filter(null, "-A KUBE-IPVS-FILTER -m set --match-set " + IpvsSet.HEALTH_CHECK_NODE_PORT.name(f) + " dst -j RETURN"));
+        filter.add(filter(null, "-A KUBE-IPVS-FILTER -m conntrack --ctstate NEW -m set --match-set " + IpvsSet.IPVS_IPS.name(f)
+                + " dst -j REJECT"));
         return filter;
     }
 }

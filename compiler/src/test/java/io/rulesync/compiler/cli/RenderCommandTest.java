@@ -2,7 +2,7 @@ package io.rulesync.compiler.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.compiler.iptables.ClusterCompiler;
+import io.rulesync.compiler.cluster.ClusterCompiler;
 import io.rulesync.compiler.iptables.IptablesCompiler;
 import io.rulesync.compiler.service.PartitionProcessor;
 import io.rulesync.model.topic.Topics;

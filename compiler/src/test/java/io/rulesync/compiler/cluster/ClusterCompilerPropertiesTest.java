@@ -1,7 +1,10 @@
-package io.rulesync.compiler.iptables;
+package io.rulesync.compiler.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rulesync.compiler.iptables.ClusterGenerator;
+import io.rulesync.compiler.iptables.IptablesCompiler;
+import io.rulesync.compiler.ipvs.IpvsCompiler;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.EndpointSlice;
@@ -11,6 +14,7 @@ import io.rulesync.model.cluster.NamespacedName;
 import io.rulesync.model.cluster.Node;
 import io.rulesync.model.cluster.Service;
 import io.rulesync.model.event.ClusterSettings;
+import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.RulesDiff;
 import java.util.ArrayList;
@@ -23,7 +27,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The cluster-wide compile (one fragment per node class) against the per-node compile of issue 2,
- * over random clusters: every node's resolved rules must be byte-identical, and incremental updates
+ * over random clusters: every node's resolved rules must be byte-identical (iptables and IPVS mode), and incremental updates
  * must equal full compiles, with diffs that take one version to the next.
  */
 class ClusterCompilerPropertiesTest {
@@ -40,7 +44,8 @@ class ClusterCompilerPropertiesTest {
         };
         List<Cidr> cidrs = r.nextInt(4) == 0 ? List.of() : List.of(Cidr.parse("10.180.0.0/16"), Cidr.parse("fd00:180::/64"));
         List<Cidr> nodePorts = r.nextInt(4) == 0 ? List.of(Cidr.parse("192.168.0.0/24"), Cidr.parse("fd00:192::/64")) : List.of();
-        return new ClusterSettings(families, cidrs, r.nextInt(5) == 0, 14, nodePorts);
+        String scheduler = List.of("rr", "lc", "mh").get(r.nextInt(3));
+        return new ClusterSettings(families, cidrs, r.nextInt(5) == 0, 14, nodePorts, scheduler);
     }
 
     private static void assertEveryNodeMatches(ClusterRules rules, ClusterState state, ClusterSettings settings, long seed)
@@ -50,6 +55,14 @@ class ClusterCompilerPropertiesTest {
                 String expected = IptablesCompiler.compile(state, node.name(), ClusterCompiler.proxySettings(settings, f)).render();
                 assertThat(rules.ruleSet(node.name(), f).orElseThrow().render())
                         .as("seed %d node %s family %s", seed, node.name(), f).isEqualTo(expected);
+                // IPVS mode from the same fragments: the parts of the node's classes, completed for the node.
+                IpvsRules ipvs = IpvsCompiler.compile(state, node.name(), ClusterCompiler.proxySettings(settings, f), settings.ipvsScheduler());
+                IpvsRules assembled = rules.ipvs(node.name(), f).orElseThrow();
+                String as = "IPVS, seed " + seed + " node " + node.name() + " family " + f;
+                assertThat(assembled.ipvsadmRestore()).as(as).isEqualTo(ipvs.ipvsadmRestore());
+                assertThat(assembled.ipsetRestore()).as(as).isEqualTo(ipvs.ipsetRestore());
+                assertThat(assembled.iptablesRestore()).as(as).isEqualTo(ipvs.iptablesRestore());
+                assertThat(assembled).as(as).isEqualTo(ipvs);
             }
         }
     }

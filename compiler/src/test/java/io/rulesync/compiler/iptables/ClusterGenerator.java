@@ -28,22 +28,23 @@ import java.util.Set;
  * protocols, traffic policies, affinity, external and load-balancer IPs, source ranges, dual stack)
  * and endpoints in every condition, spread over several EndpointSlices per Service.
  */
-final class ClusterGenerator {
+/** Random but valid clusters for property tests of the compilers. */
+public final class ClusterGenerator {
     static final List<String> NODES = List.of("node-a", "node-b", "node-c");
     private final Random r;
     private int nextIp = 1;
 
-    ClusterGenerator(Random r) {
+    public ClusterGenerator(Random r) {
         this.r = r;
     }
 
-    record Cluster(List<Service> services, List<EndpointSlice> slices, List<Node> nodes) {
-        ClusterState state() {
+    public record Cluster(List<Service> services, List<EndpointSlice> slices, List<Node> nodes) {
+        public ClusterState state() {
             return ClusterState.of(services, slices, nodes);
         }
     }
 
-    Cluster cluster(int services) {
+    public Cluster cluster(int services) {
         List<Service> svcs = new ArrayList<>();
         List<EndpointSlice> slices = new ArrayList<>();
         for (int i = 0; i < services; i++) {
@@ -63,7 +64,7 @@ final class ClusterGenerator {
         return new Cluster(svcs, slices, nodes);
     }
 
-    Service service(NamespacedName name) {
+    public Service service(NamespacedName name) {
         ServiceType type = pick(ServiceType.CLUSTER_IP, ServiceType.CLUSTER_IP, ServiceType.NODE_PORT, ServiceType.LOAD_BALANCER);
         int nPorts = 1 + r.nextInt(3);
         List<ServicePort> ports = new ArrayList<>();
@@ -98,10 +99,11 @@ final class ClusterGenerator {
         TrafficPolicy itp = r.nextInt(4) == 0 ? TrafficPolicy.LOCAL : TrafficPolicy.CLUSTER;
         int affinity = r.nextInt(4) == 0 ? 1 + r.nextInt(86400) : 0;
         int healthCheck = type == ServiceType.LOAD_BALANCER && etp == TrafficPolicy.LOCAL ? 30000 + r.nextInt(2000) : 0;
-        return new Service(name, type, clusterIPs, ports, externalIPs, ingress, ranges, etp, itp, affinity, healthCheck, false);
+        String scheduler = r.nextInt(5) == 0 ? "sh" : null; // the IPVS annotation, overriding the cluster's scheduler
+        return new Service(name, type, clusterIPs, ports, externalIPs, ingress, ranges, etp, itp, affinity, healthCheck, false, scheduler);
     }
 
-    List<EndpointSlice> slicesFor(Service s) {
+    public List<EndpointSlice> slicesFor(Service s) {
         List<EndpointSlice> out = new ArrayList<>();
         for (IpFamily family : IpFamily.values()) {
             int n = r.nextInt(4) == 0 ? 0 : 1 + r.nextInt(12);

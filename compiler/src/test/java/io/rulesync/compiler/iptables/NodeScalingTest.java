@@ -1,5 +1,6 @@
 package io.rulesync.compiler.iptables;
 
+import io.rulesync.compiler.cluster.ClusterCompiler;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.model.cluster.AddressType;

@@ -94,6 +94,7 @@ public final class EventCodec {
         settings.put("masqueradeAll", st.masqueradeAll());
         settings.put("masqueradeBit", st.masqueradeBit());
         settings.put("nodePortAddresses", st.nodePortAddresses().stream().map(Cidr::toString).toList());
+        settings.put("ipvsScheduler", st.ipvsScheduler());
         return settings;
     }
 
@@ -168,8 +169,13 @@ public final class EventCodec {
                 if (!(bit instanceof Integer b) || !(all instanceof Boolean a)) {
                     throw new IllegalArgumentException("settings: masqueradeBit must be a number and masqueradeAll a boolean");
                 }
+                // Absent in events written before IPVS mode: those clusters ran the default.
+                Object scheduler = s.containsKey("ipvsScheduler") ? s.get("ipvsScheduler") : ClusterSettings.DEFAULT_IPVS_SCHEDULER;
+                if (!(scheduler instanceof String sched)) {
+                    throw new IllegalArgumentException("settings: ipvsScheduler must be a string");
+                }
                 return new SettingsChanged(cluster, new ClusterSettings(families, cidrs(s, "clusterCIDRs"), a, b,
-                        cidrs(s, "nodePortAddresses")), observedAt);
+                        cidrs(s, "nodePortAddresses"), sched), observedAt);
             }
             case "rollback" -> {
                 return new RollbackRequested(cluster, number(m, "actionId"), number(m, "toVersion"), text(m, "actor"),

@@ -1,6 +1,10 @@
 package io.rulesync.model.ipvs;
 
+import io.rulesync.model.cluster.Cidr;
+import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.cluster.KubernetesNames;
+import java.util.List;
 
 /**
  * The ipsets of kube-proxy's IPVS mode ({@code ipsetInfo} in pkg/proxy/ipvs/proxier.go), in its
@@ -64,5 +68,52 @@ public enum IpvsSet {
 
     public boolean bitmap() {
         return type.startsWith("bitmap:");
+    }
+
+    /**
+     * What is wrong with a member for this set's type, or null: members reach {@code ipset restore},
+     * so each component must parse as what the type says ({@code 10.0.0.1,tcp:80,10.0.0.0/8}).
+     */
+    public String checkMember(String member) {
+        String[] parts = member.split(",", -1);
+        String[] kinds = type.substring(type.indexOf(':') + 1).split(",");
+        if (parts.length != kinds.length) {
+            return "'" + KubernetesNames.printable(member) + "' does not have the form " + type;
+        }
+        for (int i = 0; i < parts.length; i++) {
+            String p = parts[i];
+            boolean ok = switch (kinds[i]) {
+                case "ip" -> parses(() -> IpAddress.parse(p));
+                case "net" -> parses(() -> Cidr.parse(p));
+                case "port" -> bitmap() ? port(p) : protoPort(p);
+                default -> false;
+            };
+            if (!ok) {
+                return "'" + KubernetesNames.printable(member) + "' does not have the form " + type;
+            }
+        }
+        return null;
+    }
+
+    private static boolean protoPort(String p) {
+        int colon = p.indexOf(':');
+        return colon > 0 && List.of("tcp", "udp", "sctp").contains(p.substring(0, colon)) && port(p.substring(colon + 1));
+    }
+
+    private static boolean port(String p) {
+        if (p.isEmpty() || p.length() > 5 || !p.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            return false;
+        }
+        int n = Integer.parseInt(p);
+        return n >= 0 && n <= 65535;
+    }
+
+    private static boolean parses(Runnable r) {
+        try {
+            r.run();
+            return true;
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
     }
 }

@@ -1,5 +1,7 @@
 package io.rulesync.model.rules;
 
+import io.rulesync.model.ipvs.IpvsAssembly;
+import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.cluster.IpFamily;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -74,6 +76,20 @@ public final class ClusterRules {
 
     /** One node's rule set for one family; empty when the node is not in this version. */
     public Optional<RuleSet> ruleSet(String node, IpFamily family) {
+        return chosen(node, family).map(c -> RuleSetAssembly.assemble(family, c.fixed(), c.ports()));
+    }
+
+    /** One node's IPVS configuration for one family, from the same fragments; empty when the node is not in this version. */
+    public Optional<IpvsRules> ipvs(String node, IpFamily family) {
+        return chosen(node, family).map(c -> IpvsAssembly.assemble(node, family, c.fixed().ipvs(),
+                c.ports().stream().map(RuleFragment::ipvs).toList()));
+    }
+
+    /** The fragments a node uses: the fixed unit's, then one per service port, in rule order. */
+    private record Chosen(RuleFragment fixed, List<RuleFragment> ports) {
+    }
+
+    private Optional<Chosen> chosen(String node, IpFamily family) {
         String zone = nodeZones.get(node);
         if (zone == null) {
             return Optional.empty();
@@ -87,26 +103,27 @@ public final class ClusterRules {
                 continue;
             }
             if (current != null && !e.getKey().unit().equals(current)) {
-                RuleFragment chosen = choose(variants, node, zone);
-                if (current instanceof Unit.Fixed) {
-                    fixed = chosen;
-                } else if (chosen != null) {
-                    ports.add(chosen);
-                }
+                fixed = take(current, choose(variants, node, zone), fixed, ports);
                 variants.clear();
             }
             current = e.getKey().unit();
             variants.add(e);
         }
         if (current != null) {
-            RuleFragment chosen = choose(variants, node, zone);
-            if (current instanceof Unit.Fixed) {
-                fixed = chosen;
-            } else if (chosen != null) {
-                ports.add(chosen);
-            }
+            fixed = take(current, choose(variants, node, zone), fixed, ports);
         }
-        return Optional.of(RuleSetAssembly.assemble(family, Objects.requireNonNullElse(fixed, RuleFragment.EMPTY), ports));
+        return Optional.of(new Chosen(fixed, ports));
+    }
+
+    /** Files a unit's chosen fragment (null: none for this node); returns the fixed fragment. */
+    private static RuleFragment take(Unit unit, RuleFragment chosen, RuleFragment fixed, List<RuleFragment> ports) {
+        if (unit instanceof Unit.Fixed) {
+            return Objects.requireNonNullElse(chosen, RuleFragment.EMPTY);
+        }
+        if (chosen != null) {
+            ports.add(chosen);
+        }
+        return fixed;
     }
 
     /**

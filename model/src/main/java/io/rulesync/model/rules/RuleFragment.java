@@ -1,5 +1,6 @@
 package io.rulesync.model.rules;
 
+import io.rulesync.model.ipvs.IpvsPart;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -21,18 +22,28 @@ import java.util.Objects;
  * <p>Fragments are the unit of storage and of change: a version of a cluster is a map from units to
  * fragments, stored once by content hash. {@link #text()} is their canonical, human-readable form
  * (iptables-restore syntax per table), and {@link #parse} reads it back.
+ *
+ * <p>A fragment also carries what the unit contributes in IPVS mode ({@link #ipvs()}, an
+ * {@code *ipvs} section of the text), so both modes share versions, deltas and node classes; an
+ * agent uses the part of its mode.
  */
 public final class RuleFragment {
     public static final RuleFragment EMPTY = new RuleFragment(Map.of(), List.of(), List.of());
+    private static final String IPVS_SECTION = "*ipvs";
 
     private final Map<DispatchChain, List<String>> appends;
     private final List<Chain> filterChains;
     private final List<Chain> natChains;
+    private final IpvsPart ipvs;
     // Derived and immutable, so computed once: a fragment is rendered, hashed and stored many times.
     private String text;
     private String hash;
 
     public RuleFragment(Map<DispatchChain, List<String>> appends, List<Chain> filterChains, List<Chain> natChains) {
+        this(appends, filterChains, natChains, IpvsPart.EMPTY);
+    }
+
+    public RuleFragment(Map<DispatchChain, List<String>> appends, List<Chain> filterChains, List<Chain> natChains, IpvsPart ipvs) {
         EnumMap<DispatchChain, List<String>> copy = new EnumMap<>(DispatchChain.class);
         appends.forEach((k, v) -> {
             if (!v.isEmpty()) {
@@ -42,6 +53,17 @@ public final class RuleFragment {
         this.appends = Collections.unmodifiableMap(copy);
         this.filterChains = List.copyOf(filterChains);
         this.natChains = List.copyOf(natChains);
+        this.ipvs = Objects.requireNonNull(ipvs, "ipvs");
+    }
+
+    /** The same iptables rules with this IPVS part. */
+    public RuleFragment withIpvs(IpvsPart part) {
+        return new RuleFragment(appends, filterChains, natChains, part);
+    }
+
+    /** What the unit contributes in IPVS mode; empty for fragments written before IPVS mode. */
+    public IpvsPart ipvs() {
+        return ipvs;
     }
 
     public Map<DispatchChain, List<String>> appends() {
@@ -62,12 +84,12 @@ public final class RuleFragment {
             return true;
         }
         return o instanceof RuleFragment f && appends.equals(f.appends) && filterChains.equals(f.filterChains)
-                && natChains.equals(f.natChains);
+                && natChains.equals(f.natChains) && ipvs.equals(f.ipvs);
     }
 
     @Override
     public int hashCode() {
-        return (appends.hashCode() * 31 + filterChains.hashCode()) * 31 + natChains.hashCode();
+        return ((appends.hashCode() * 31 + filterChains.hashCode()) * 31 + natChains.hashCode()) * 31 + ipvs.hashCode();
     }
 
     @Override
@@ -85,7 +107,8 @@ public final class RuleFragment {
 
     /**
      * Canonical text: per table that has content, {@code *table}, the owned chains' declarations,
-     * then the appended rules and the owned chains' rules as {@code -A} lines.
+     * then the appended rules and the owned chains' rules as {@code -A} lines; last, when the unit
+     * has an IPVS part, {@code *ipvs} and its lines.
      */
     public String text() {
         String t = text;
@@ -124,6 +147,10 @@ public final class RuleFragment {
                 }
             }
         }
+        if (!ipvs.isEmpty()) {
+            sb.append(IPVS_SECTION).append('\n');
+            ipvs.lines().forEach(l -> sb.append(l).append('\n'));
+        }
         return sb.toString();
     }
 
@@ -150,10 +177,23 @@ public final class RuleFragment {
         Map<Table, Map<String, List<String>>> owned = new EnumMap<>(Table.class);
         Table table = null;
         int lineNo = 0;
-        for (String line : text.split("\n", -1)) {
+        IpvsPart ipvs = IpvsPart.EMPTY;
+        String[] lines = text.split("\n", -1);
+        for (String line : lines) {
             lineNo++;
             if (line.isEmpty()) {
                 continue;
+            }
+            if (line.equals(IPVS_SECTION)) {
+                // The last section: everything after it is the IPVS part.
+                List<String> rest = new ArrayList<>();
+                for (int i = lineNo; i < lines.length; i++) {
+                    if (!lines[i].isEmpty()) {
+                        rest.add(lines[i]);
+                    }
+                }
+                ipvs = IpvsPart.parse(rest, lineNo + 1);
+                break;
             }
             if (line.startsWith("*")) {
                 table = tableNamed(line.substring(1), lineNo);
@@ -189,7 +229,7 @@ public final class RuleFragment {
         List<Chain> nat = new ArrayList<>();
         owned.forEach((t, chains) -> chains.forEach((name, rules) ->
                 (t == Table.FILTER ? filter : nat).add(new Chain(name, rules))));
-        return new RuleFragment(appends, filter, nat);
+        return new RuleFragment(appends, filter, nat, ipvs);
     }
 
     private static Table tableNamed(String name, int lineNo) {

@@ -74,7 +74,7 @@ class EventCodecTest {
                 new ObjectDeleted("prod-eu", new ObjectRef(ObjectKind.ENDPOINT_SLICE, "shop/web-1"), "43", T),
                 new SyncMarker("prod-eu", ObjectKind.SERVICE, Set.of("shop/web", "a/b"), T),
                 new SettingsChanged("prod-eu", new ClusterSettings(List.of(IpFamily.IPV6, IpFamily.IPV4),
-                        List.of(Cidr.parse("10.244.0.0/16")), true, 15, List.of(Cidr.parse("192.168.0.0/24"))), T),
+                        List.of(Cidr.parse("10.244.0.0/16")), true, 15, List.of(Cidr.parse("192.168.0.0/24")), "lc"), T),
                 new ClusterEvent.RollbackRequested("prod-eu", 7, 41, "alice@example.org", "v42 broke \"checkout\"\nsee INC-9", T),
                 new ClusterEvent.ResumeRequested("prod-eu", 8, "bob", "fixed", T));
         for (ClusterEvent e : others) {

@@ -6,7 +6,7 @@ import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.agent.testing.History;
 import io.rulesync.agent.verify.DriftCheck;
 import io.rulesync.compiler.cli.ClusterManifests;
-import io.rulesync.compiler.iptables.ClusterCompiler;
+import io.rulesync.compiler.cluster.ClusterCompiler;
 import io.rulesync.compiler.kernel.NetnsLab;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.event.ClusterSettings;

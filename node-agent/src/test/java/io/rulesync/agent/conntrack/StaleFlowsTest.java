@@ -3,7 +3,7 @@ package io.rulesync.agent.conntrack;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.compiler.cli.ClusterManifests;
-import io.rulesync.compiler.iptables.ClusterCompiler;
+import io.rulesync.compiler.cluster.ClusterCompiler;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.manifest.ManifestReader;

@@ -1,7 +1,7 @@
 package io.rulesync.agent.testing;
 
 import io.rulesync.compiler.bench.SyntheticCluster;
-import io.rulesync.compiler.iptables.ClusterCompiler;
+import io.rulesync.compiler.cluster.ClusterCompiler;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.NamespacedName;
 import io.rulesync.model.event.ClusterSettings;

@@ -3,6 +3,7 @@ package io.rulesync.watcher.fleet;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.KubernetesNames;
+import io.rulesync.model.cluster.Service;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.manifest.Problem;
 import java.io.IOException;
@@ -30,7 +31,7 @@ import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
  *     kubeconfig: ~/.kube/config   # optional; default: fabric8's auto-configuration
  *     context: prod-eu             # optional
  *     settings: {families: [ipv4, ipv6], clusterCIDRs: [10.244.0.0/16], masqueradeAll: false,
- *                masqueradeBit: 14, nodePortAddresses: []}
+ *                masqueradeBit: 14, nodePortAddresses: [], ipvsScheduler: rr}
  *   - id: in-cluster
  *     inCluster: true
  *   - id: demo-a
@@ -45,7 +46,8 @@ public final class FleetFile {
     private static final Set<String> TOP_FIELDS = Set.of("clusters");
     private static final Set<String> CLUSTER_FIELDS = Set.of("id", "kubeconfig", "context", "inCluster", "manifests", "settings");
     private static final Set<String> SETTINGS_FIELDS =
-            Set.of("families", "clusterCIDRs", "masqueradeAll", "masqueradeBit", "nodePortAddresses");
+            Set.of("families", "clusterCIDRs", "masqueradeAll", "masqueradeBit", "nodePortAddresses",
+                    "ipvsScheduler");
 
     private FleetFile() {
     }
@@ -225,11 +227,21 @@ public final class FleetFile {
             }
             List<Cidr> nodePortAddresses = m.containsKey("nodePortAddresses") ? cidrs(m, "nodePortAddresses")
                     : d.nodePortAddresses();
+            String ipvsScheduler = d.ipvsScheduler();
+            if (m.containsKey("ipvsScheduler")) {
+                Object sched = m.get("ipvsScheduler");
+                String bad = sched instanceof String text ? Service.checkIpvsScheduler(text) : "expected a scheduler name, found " + describe(sched);
+                if (bad != null) {
+                    problem("settings.ipvsScheduler", bad);
+                } else {
+                    ipvsScheduler = (String) sched;
+                }
+            }
             if (problems.size() > before) {
                 return null;
             }
             try {
-                return new ClusterSettings(families, clusterCidrs, masqueradeAll, masqueradeBit, nodePortAddresses);
+                return new ClusterSettings(families, clusterCidrs, masqueradeAll, masqueradeBit, nodePortAddresses, ipvsScheduler);
             } catch (IllegalArgumentException e) {
                 problem("settings", e.getMessage());
                 return null;

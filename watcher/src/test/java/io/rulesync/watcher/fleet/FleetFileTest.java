@@ -44,7 +44,7 @@ class FleetFileTest {
                     kubeconfig: kubeconfig
                     context: prod-eu
                     settings: {families: [ipv4, ipv6], clusterCIDRs: [10.244.0.0/16, "fd00:10::/64"], masqueradeAll: true,
-                               masqueradeBit: 15, nodePortAddresses: [192.168.0.0/24]}
+                               masqueradeBit: 15, nodePortAddresses: [192.168.0.0/24], ipvsScheduler: wlc}
                   - id: in-cluster
                     inCluster: true
                   - id: auto
@@ -60,7 +60,7 @@ class FleetFileTest {
                 Optional.of("prod-eu")));
         assertThat(prod.settings()).isEqualTo(new ClusterSettings(List.of(IpFamily.IPV4, IpFamily.IPV6),
                 List.of(Cidr.parse("10.244.0.0/16"), Cidr.parse("fd00:10::/64")), true, 15,
-                List.of(Cidr.parse("192.168.0.0/24"))));
+                List.of(Cidr.parse("192.168.0.0/24")), "wlc"));
         assertThat(fleet.clusters().get(1).source()).isEqualTo(new ClusterSource.InCluster());
         assertThat(fleet.clusters().get(2).source()).isEqualTo(new ClusterSource.Kubeconfig(Optional.empty(), Optional.empty()));
         assertThat(fleet.clusters().get(2).settings()).isEqualTo(ClusterSettings.DEFAULT);
@@ -108,10 +108,10 @@ class FleetFileTest {
                   - id: prod-eu
                   - id: x
                     inCluster: "yes"
-                    settings: {nodePortAddresses: 10.0.0.0/8}
+                    settings: {nodePortAddresses: 10.0.0.0/8, ipvsScheduler: "rr -j ACCEPT"}
                 """)).containsExactly(
                 "fleet.yaml: cluster prod-eu: settings.masqueradAll: unknown field (expected one of clusterCIDRs, families, "
-                        + "masqueradeAll, masqueradeBit, nodePortAddresses)",
+                        + "ipvsScheduler, masqueradeAll, masqueradeBit, nodePortAddresses)",
                 "fleet.yaml: cluster prod-eu: settings.families: unknown IP family 'ipv5' (expected ipv4 or ipv6)",
                 "fleet.yaml: cluster prod-eu: settings.clusterCIDRs[0]: '10.0.0.0/33' has an invalid prefix length (0-32)",
                 "fleet.yaml: cluster prod-eu: settings.masqueradeBit: 40 is out of range (0-31)",
@@ -123,7 +123,9 @@ class FleetFileTest {
                         + "remove kubeconfig, context and inCluster, or manifests",
                 "fleet.yaml: cluster prod-eu: id: another cluster has the same id",
                 "fleet.yaml: cluster x: inCluster: expected true or false, found the string \"yes\"",
-                "fleet.yaml: cluster x: settings.nodePortAddresses: expected a list, found the string \"10.0.0.0/8\"");
+                "fleet.yaml: cluster x: settings.nodePortAddresses: expected a list, found the string \"10.0.0.0/8\"",
+                "fleet.yaml: cluster x: settings.ipvsScheduler: 'rr -j ACCEPT' is not an IPVS scheduler (rr, wrr, lc, wlc, lblc, lblcr, sh, "
+                        + "dh, sed, nq, mh)");
     }
 
     @Test
