@@ -6,6 +6,7 @@ import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.KubernetesNames;
 import io.rulesync.model.rules.ClusterRules;
+import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.rules.RuleSet;
 import io.swagger.v3.oas.annotations.Operation;
 import java.net.URLEncoder;
@@ -82,10 +83,12 @@ public class HistoryController {
         return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(body);
     }
 
-    @Operation(summary = "The exact iptables-restore input of a node at a version")
+    @Operation(summary = "The exact iptables-restore input of a node at a version; with ?mode=ipvs, its IPVS mode's "
+            + "ipvsadm-restore, ipset restore and iptables-restore inputs")
     @GetMapping("/api/v1/clusters/{cluster}/versions/{version}/rules")
     public ResponseEntity<?> rules(@PathVariable("cluster") String cluster, @PathVariable("version") String version,
-            @RequestParam(name = "node", required = false) String node, @RequestParam(name = "family", required = false) String family) {
+            @RequestParam(name = "node", required = false) String node, @RequestParam(name = "family", required = false) String family,
+            @RequestParam(name = "mode", required = false) String mode) {
         Object found = find(cluster, version);
         if (found instanceof ResponseEntity<?> problem) {
             return problem;
@@ -100,14 +103,19 @@ public class HistoryController {
         } catch (IllegalArgumentException e) {
             return ProblemResponses.about(HttpStatus.BAD_REQUEST, "family", "family: '" + KubernetesNames.printable(family) + "' is not ipv4 or ipv6");
         }
+        boolean ipvs = "ipvs".equals(mode);
+        if (mode != null && !ipvs && !mode.equals("iptables")) {
+            return ProblemResponses.about(HttpStatus.BAD_REQUEST, "mode", "mode: '" + KubernetesNames.printable(mode) + "' is not iptables or ipvs");
+        }
         long v = ((VersionStore.VersionInfo) found).seq();
-        Optional<RuleSet> rules = recent.get(cluster, v, () -> Optional.of(new RecentVersions.StoredVersion(
-                ((VersionStore.VersionInfo) found).createdAt(), store.rules(cluster, v)))).flatMap(s -> s.rules().ruleSet(node, f));
+        Optional<String> rules = recent.get(cluster, v, () -> Optional.of(new RecentVersions.StoredVersion(
+                ((VersionStore.VersionInfo) found).createdAt(), store.rules(cluster, v))))
+                .flatMap(s -> ipvs ? s.rules().ipvs(node, f).map(IpvsRules::render) : s.rules().ruleSet(node, f).map(RuleSet::render));
         if (rules.isEmpty()) {
             return ProblemResponses.about(HttpStatus.NOT_FOUND, "node", "node: '" + node + "' is not a node of cluster '"
                     + KubernetesNames.printable(cluster) + "' at version " + v);
         }
-        return ResponseEntity.ok().contentType(MediaType.TEXT_PLAIN).body(rules.get().render());
+        return ResponseEntity.ok().contentType(MediaType.TEXT_PLAIN).body(rules.get());
     }
 
     /**

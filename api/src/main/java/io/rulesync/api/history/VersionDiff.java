@@ -5,6 +5,7 @@ import io.rulesync.model.rules.Chain;
 import io.rulesync.model.rules.ChainChanges;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.FragmentKey;
+import io.rulesync.model.ipvs.IpvsPart;
 import io.rulesync.model.rules.RuleFragment;
 import io.rulesync.model.rules.RuleSet;
 import io.rulesync.model.rules.RulesDiff;
@@ -82,8 +83,9 @@ public final class VersionDiff {
             List<Optional<RuleFragment>> signature = new ArrayList<>();
             boolean differs = false;
             for (FamilyUnit fu : changedUnits) {
-                Optional<RuleFragment> a = from.resolve(node, fu.family(), fu.unit());
-                Optional<RuleFragment> b = to.resolve(node, fu.family(), fu.unit());
+                // The diff is of iptables rules: a change of the IPVS part only is not one.
+                Optional<RuleFragment> a = from.resolve(node, fu.family(), fu.unit()).map(VersionDiff::iptablesOnly);
+                Optional<RuleFragment> b = to.resolve(node, fu.family(), fu.unit()).map(VersionDiff::iptablesOnly);
                 differs |= !a.equals(b);
                 signature.add(a);
                 signature.add(b);
@@ -116,6 +118,10 @@ public final class VersionDiff {
             groups.add(new NodeGroup(List.copyOf(group), "changed", families));
         }
         return new Result(groups, unchanged);
+    }
+
+    private static RuleFragment iptablesOnly(RuleFragment f) {
+        return f.ipvs().isEmpty() ? f : f.withIpvs(IpvsPart.EMPTY);
     }
 
     private record FamilyUnit(IpFamily family, Unit unit) implements Comparable<FamilyUnit> {

@@ -70,6 +70,14 @@ class HistoryApiTest {
         assertThat(rules.headers().firstValue("Content-Type").orElse("")).startsWith("text/plain");
         assertThat(rules.body()).isEqualTo(api.store().rules("shop", 2).ruleSet("n1", IpFamily.IPV4).orElseThrow().render());
         assertThat(get("/api/v1/clusters/shop/versions/2/rules?node=n1").body()).isEqualTo(rules.body());
+        assertThat(get("/api/v1/clusters/shop/versions/2/rules?node=n1&mode=iptables").body()).isEqualTo(rules.body());
+
+        // The same version in IPVS mode: the node's three inputs, from the same stored fragments.
+        HttpResponse<String> ipvs = get("/api/v1/clusters/shop/versions/2/rules?node=n1&mode=ipvs");
+        assertThat(ipvs.statusCode()).isEqualTo(200);
+        assertThat(ipvs.body()).isEqualTo(api.store().rules("shop", 2).ipvs("n1", IpFamily.IPV4).orElseThrow().render())
+                .startsWith("######## ipvsadm-restore ########\n-A -t ").contains("######## ipset restore ########\n")
+                .contains("add KUBE-CLUSTER-IP ");
     }
 
     @Test
@@ -120,5 +128,6 @@ class HistoryApiTest {
         assertProblem(get("/api/v1/clusters/shop/versions/2/rules"), 400, "node", "node: the query parameter");
         assertProblem(get("/api/v1/clusters/shop/versions/2/rules?node=n9"), 404, "node", "'n9' is not a node");
         assertProblem(get("/api/v1/clusters/shop/versions/2/rules?node=n1&family=ipx"), 400, "family", "'ipx' is not ipv4 or ipv6");
+        assertProblem(get("/api/v1/clusters/shop/versions/2/rules?node=n1&mode=nft"), 400, "mode", "'nft' is not iptables or ipvs");
     }
 }

@@ -85,11 +85,6 @@ public final class CompileCommand implements Callable<Integer> {
                     + "(rr, wrr, lc, wlc, lblc, lblcr, sh, dh, sed, nq, mh). Default: ${DEFAULT-VALUE}.")
     private String ipvsScheduler;
 
-    /** The separator line before each of IPVS mode's three inputs. */
-    static String section(String tool) {
-        return "######## " + tool + " ########\n";
-    }
-
     @Override
     public Integer call() {
         PrintWriter err = spec.commandLine().getErr();
@@ -127,8 +122,7 @@ public final class CompileCommand implements Callable<Integer> {
         try {
             if (mode.equals("ipvs")) {
                 IpvsRules ipvs = IpvsCompiler.compile(state, node, settings, ipvsScheduler);
-                rules = section("ipvsadm-restore") + ipvs.ipvsadmRestore() + section("ipset restore") + ipvs.ipsetRestore()
-                        + section("iptables-restore --noflush") + ipvs.iptablesRestore();
+                rules = ipvs.render();
             } else {
                 rules = IptablesCompiler.compile(state, node, settings).render();
             }

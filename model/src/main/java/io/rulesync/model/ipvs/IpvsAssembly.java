@@ -5,6 +5,7 @@ import io.rulesync.model.cluster.IpFamily;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -72,6 +73,10 @@ public final class IpvsAssembly {
             p.rules().forEach(r -> portFilterRules.add(r.text()));
         }
         bound.forEach(ip -> sets.get(IpvsSet.IPVS_IPS).add(ip.toString()));
+        // Two Services that claim one address:port (an external IP twice, say) give one virtual
+        // server, the first in unit order, where kube-proxy's would flap between them.
+        Map<String, VirtualServer> unique = new LinkedHashMap<>();
+        virtualServers.forEach(vs -> unique.putIfAbsent(vs.key(), vs));
         portFilterRules.sort(null);
 
         List<String> nat = new ArrayList<>();
@@ -84,6 +89,6 @@ public final class IpvsAssembly {
                 table.add(r.text());
             }
         }
-        return new IpvsRules(family, bound, virtualServers, sets, nat, filter);
+        return new IpvsRules(family, bound, List.copyOf(unique.values()), sets, nat, filter);
     }
 }

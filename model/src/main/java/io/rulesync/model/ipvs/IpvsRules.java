@@ -102,6 +102,19 @@ public record IpvsRules(IpFamily family, SortedSet<IpAddress> bound, List<Virtua
         return out.append("COMMIT\n").toString();
     }
 
+    /**
+     * The three inputs one after the other, each after a {@code ######## TOOL ########} line: what
+     * {@code compile --mode ipvs} prints and the api serves for a node in IPVS mode.
+     */
+    public String render() {
+        return section("ipvsadm-restore") + ipvsadmRestore() + section("ipset restore") + ipsetRestore()
+                + section("iptables-restore --noflush") + iptablesRestore();
+    }
+
+    private static String section(String tool) {
+        return "######## " + tool + " ########\n";
+    }
+
     /** The iptables rules IPVS mode needs, counted: the restore rules and the jumps. */
     public int iptablesRuleCount() {
         return natRules.size() + filterRules.size() + JUMPS.size();

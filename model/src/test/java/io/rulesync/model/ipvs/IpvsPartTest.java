@@ -76,6 +76,14 @@ class IpvsPartTest {
     }
 
     @Test
+    void anAddressAndPortClaimedTwiceGivesOneVirtualServerTheFirstServicesOne() {
+        IpvsPart other = new IpvsPart(List.of(new IpvsPart.ServiceTemplate(ip("10.96.0.10"), 80, Protocol.TCP, "lc", 0,
+                List.of(new RealServer(ip("10.244.9.9"), 80, 1)))), List.of(), List.of(), List.of(), List.of(), List.of());
+        IpvsRules a = IpvsAssembly.assemble("node-b", IpFamily.IPV4, FIXED, List.of(PORT, other));
+        assertThat(a.virtualServers()).singleElement().satisfies(vs -> assertThat(vs.scheduler()).isEqualTo("rr"));
+    }
+
+    @Test
     void textThatWouldInjectIntoIpsetOrIptablesIsRefusedNamingTheLine() {
         String head = "*ipvs\n";
         assertThatThrownBy(() -> RuleFragment.parse(head + "set always CLUSTER_IP 10.96.0.10,tcp:80 -j ACCEPT\n"))
