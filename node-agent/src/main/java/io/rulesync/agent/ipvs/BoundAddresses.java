@@ -1,0 +1,162 @@
+package io.rulesync.agent.ipvs;
+
+import io.rulesync.agent.exec.HostCommand;
+import io.rulesync.model.cluster.IpAddress;
+import io.rulesync.model.cluster.IpFamily;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.SortedMap;
+import java.util.SortedSet;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The service addresses bound to kube-proxy's dummy device {@code kube-ipvs0}, which make them local
+ * so that IPVS sees their packets. Created when missing (as kube-proxy's EnsureDummyDevice does),
+ * then addresses added and removed one family at a time, in one {@code ip -batch}, in the agent's
+ * network namespace or a named one.
+ */
+public final class BoundAddresses {
+    public static final String DEVICE = "kube-ipvs0";
+    private static final Duration TIMEOUT = Duration.ofSeconds(30);
+    private static final Pattern FAILED_LINE = Pattern.compile("Command failed -:(\\d+)");
+
+    private final InNamespace tool;
+    private final String device;
+
+    /** {@code netns}: a named network namespace, or null for the agent's own. */
+    public BoundAddresses(String netns) {
+        this(netns, DEVICE);
+    }
+
+    BoundAddresses(String netns, String device) {
+        this.tool = new InNamespace(netns);
+        this.device = device;
+    }
+
+    /** What to add and remove for one family: the rest of the device's addresses stay. */
+    public record Diff(SortedSet<IpAddress> add, SortedSet<IpAddress> remove) {
+        public Diff {
+            add = Collections.unmodifiableSortedSet(new TreeSet<>(add));
+            remove = Collections.unmodifiableSortedSet(new TreeSet<>(remove));
+        }
+
+        /** {@code current}: the device's addresses, both families; only {@code family}'s are compared. */
+        public static Diff between(IpFamily family, Collection<IpAddress> desired, Collection<IpAddress> current) {
+            SortedSet<IpAddress> want = new TreeSet<>();
+            for (IpAddress a : desired) {
+                if (a.family() != family) {
+                    throw new IllegalArgumentException(a + " is not " + family);
+                }
+                want.add(a);
+            }
+            SortedSet<IpAddress> have = new TreeSet<>();
+            current.stream().filter(a -> a.family() == family).forEach(have::add);
+            SortedSet<IpAddress> add = new TreeSet<>(want);
+            add.removeAll(have);
+            SortedSet<IpAddress> remove = new TreeSet<>(have);
+            remove.removeAll(want);
+            return new Diff(add, remove);
+        }
+
+        public boolean isEmpty() {
+            return add.isEmpty() && remove.isEmpty();
+        }
+    }
+
+    /**
+     * The addresses in {@code ip -o addr show dev DEV} output, with their prefix lengths. Link-local
+     * IPv6 addresses are the kernel's own (an interface that is up gets one) and are left out.
+     * <pre>
+     * 3: kube-ipvs0    inet 10.96.0.10/32 scope global kube-ipvs0\       valid_lft forever preferred_lft forever
+     * 3: kube-ipvs0    inet6 fd00:10:96::20/128 scope global nodad \       valid_lft forever preferred_lft forever
+     * </pre>
+     */
+    public static SortedMap<IpAddress, Integer> parse(String ipOutput) {
+        SortedMap<IpAddress, Integer> out = new TreeMap<>();
+        for (String line : ipOutput.split("\n")) {
+            String[] f = line.strip().split("\\s+");
+            for (int i = 0; i + 1 < f.length; i++) {
+                if (!f[i].equals("inet") && !f[i].equals("inet6")) {
+                    continue;
+                }
+                String cidr = f[i + 1];
+                int slash = cidr.indexOf('/');
+                IpAddress a = IpAddress.parse(slash < 0 ? cidr : cidr.substring(0, slash));
+                int len = slash < 0 ? (a.family() == IpFamily.IPV4 ? 32 : 128) : Integer.parseInt(cidr.substring(slash + 1));
+                if (!a.toString().toLowerCase(Locale.ROOT).startsWith("fe80:")) {
+                    out.put(a, len);
+                }
+                break;
+            }
+        }
+        return out;
+    }
+
+    /** The device's addresses, or empty when the device does not exist. */
+    public SortedMap<IpAddress, Integer> list() throws IpvsApplyException {
+        HostCommand.Result r = exec(List.of("ip", "-o", "addr", "show", "dev", device), null);
+        if (!r.ok()) {
+            if (r.stderr().contains("does not exist")) {
+                return new TreeMap<>();
+            }
+            throw new IpvsApplyException("ip addr show dev " + device + " failed: " + r.stderr().strip());
+        }
+        try {
+            return parse(r.stdout());
+        } catch (IllegalArgumentException e) {
+            throw new IpvsApplyException("cannot read ip addr show dev " + device + ": " + e.getMessage());
+        }
+    }
+
+    /** Binds exactly {@code desired} of {@code family} to the device; returns what changed. */
+    public Diff sync(IpFamily family, Collection<IpAddress> desired) throws IpvsApplyException {
+        ensureDevice();
+        SortedMap<IpAddress, Integer> current = list();
+        Diff diff = Diff.between(family, desired, current.keySet());
+        if (diff.isEmpty()) {
+            return diff;
+        }
+        List<String> lines = new ArrayList<>();
+        for (IpAddress a : diff.remove()) {
+            lines.add("addr del " + a + "/" + current.get(a) + " dev " + device);
+        }
+        for (IpAddress a : diff.add()) {
+            // nodad: the address is usable at once; a dummy device does no DAD anyway (it is NOARP).
+            lines.add(a.family() == IpFamily.IPV4 ? "addr add " + a + "/32 dev " + device : "addr add " + a + "/128 dev " + device + " nodad");
+        }
+        HostCommand.Result r = exec(List.of("ip", "-batch", "-"), String.join("\n", lines) + "\n");
+        if (!r.ok()) {
+            String err = r.stderr().strip();
+            Matcher m = FAILED_LINE.matcher(err);
+            String line = m.find() && Integer.parseInt(m.group(1)) <= lines.size() ? lines.get(Integer.parseInt(m.group(1)) - 1) : "ip -batch";
+            String reason = err.lines().filter(l -> !FAILED_LINE.matcher(l).find()).findFirst().orElse(err);
+            throw new IpvsApplyException("ip", List.of(new IpvsApplyException.Failure(line, reason)));
+        }
+        return diff;
+    }
+
+    /** Creates the dummy device when it is missing; a kernel without the dummy driver is reported as such. */
+    private void ensureDevice() throws IpvsApplyException {
+        if (exec(List.of("ip", "link", "show", "dev", device), null).ok()) {
+            return;
+        }
+        HostCommand.Result r = exec(List.of("ip", "link", "add", device, "type", "dummy"), null);
+        if (!r.ok()) {
+            String err = r.stderr().strip();
+            String why = err.contains("Unknown device type") ? ": this kernel has no dummy link driver (module dummy)" : "";
+            throw new IpvsApplyException("cannot create the dummy device " + device + " (ip link add " + device + " type dummy: "
+                    + err + ")" + why);
+        }
+    }
+
+    private HostCommand.Result exec(List<String> argv, String stdin) throws IpvsApplyException {
+        return tool.run(argv, stdin, TIMEOUT);
+    }
+}

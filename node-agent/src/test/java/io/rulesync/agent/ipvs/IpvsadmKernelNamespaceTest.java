@@ -1,0 +1,139 @@
+package io.rulesync.agent.ipvs;
+
+import static io.rulesync.agent.ipvs.IpvsFixtures.DRAIN;
+import static io.rulesync.agent.ipvs.IpvsFixtures.T0;
+import static io.rulesync.agent.ipvs.IpvsFixtures.ip;
+import static io.rulesync.agent.ipvs.IpvsFixtures.rs;
+import static io.rulesync.agent.ipvs.IpvsFixtures.tcp;
+import static io.rulesync.agent.ipvs.IpvsFixtures.vs;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.rulesync.agent.mode.IpvsProbe;
+import io.rulesync.compiler.kernel.NetnsLab;
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.cluster.Protocol;
+import io.rulesync.model.ipvs.VirtualServer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link IpvsadmKernel} against the kernel's IPVS table in a namespace of the test's own: plans
+ * applied with {@code ipvsadm -R} and read back with {@code ipvsadm -Ln}. Needs a kernel with IPVS;
+ * where it has none (this project's machines), the table tests are skipped with the probe's reason
+ * and the adapter is shown to fail with a clear message instead.
+ */
+class IpvsadmKernelNamespaceTest {
+    private NetnsLab lab;
+    private IpvsadmKernel kernel;
+    private Optional<String> noIpvs;
+
+    @BeforeEach
+    void lab() {
+        Optional<String> reason = NetnsLab.unavailableReason();
+        if (reason.isPresent()) {
+            System.out.println("IpvsadmKernelNamespaceTest skipped: " + reason.get());
+            Assumptions.assumeTrue(false, reason.get());
+        }
+        lab = new NetnsLab(0);
+        kernel = new IpvsadmKernel(lab.nodeNs());
+        noIpvs = IpvsProbe.problem(lab.nodeNs());
+    }
+
+    @AfterEach
+    void close() {
+        if (lab != null) {
+            lab.close();
+        }
+    }
+
+    private void needIpvs() {
+        if (noIpvs.isPresent()) {
+            System.out.println("IpvsadmKernelNamespaceTest: IPVS table not tested: " + noIpvs.get());
+            Assumptions.assumeTrue(false, "no IPVS here: " + noIpvs.get());
+        }
+    }
+
+    private IpvsPlan sync(IpFamily family, List<VirtualServer> desired, Draining draining) throws Exception {
+        IpvsPlan plan = IpvsPlan.plan(family, desired, kernel.list(), draining, T0, DRAIN);
+        kernel.run(plan.commands());
+        return plan;
+    }
+
+    /** The kernel holds exactly {@code desired} of the family: settings, and real servers masquerading at weight 1. */
+    private void assertHolds(IpFamily family, List<VirtualServer> desired) throws Exception {
+        List<KernelVirtualServer> held = kernel.list().stream().filter(k -> k.service().address().family() == family).toList();
+        assertThat(held).extracting(KernelVirtualServer::service).containsExactlyElementsOf(desired.stream().map(ServiceId::of).sorted().toList());
+        for (KernelVirtualServer k : held) {
+            VirtualServer w = desired.stream().filter(v -> ServiceId.of(v).equals(k.service())).findFirst().orElseThrow();
+            assertThat(k.sameSettings(w)).as(k.toString()).isTrue();
+            assertThat(k.realServers()).as(k.service().key()).extracting(KernelRealServer::text, KernelRealServer::forward, KernelRealServer::weight)
+                    .containsExactlyElementsOf(w.realServers().stream().map(r -> org.assertj.core.groups.Tuple.tuple(r.text(), "Masq", 1)).toList());
+        }
+    }
+
+    @Test
+    void plansApplyAndReadBackExactly() throws Exception {
+        needIpvs();
+        List<VirtualServer> v4 = List.of(
+                tcp("10.96.0.10", 53, rs("10.244.1.5", 53), rs("10.244.2.7", 53)),
+                vs("10.96.0.10", 53, Protocol.UDP, "rr", 0, rs("10.244.1.5", 53)),
+                vs("10.96.0.20", 3868, Protocol.SCTP, "mh", 600, rs("10.244.1.6", 3868)),
+                vs("192.168.50.1", 30080, Protocol.TCP, "wlc", 10800, rs("10.244.1.5", 8080)));
+        List<VirtualServer> v6 = List.of(vs("fd00:10:96::20", 3868, Protocol.TCP, "mh", 600, rs("fd00:10:244::5", 3868)));
+        Draining d4 = sync(IpFamily.IPV4, v4, Draining.none()).draining();
+        sync(IpFamily.IPV6, v6, Draining.none());
+        System.out.println("IpvsadmKernelNamespaceTest: ipvsadm -Ln:\n" + lab.exec(lab.nodeNs(), "ipvsadm", "-Ln").orThrow().stdout());
+        assertHolds(IpFamily.IPV4, v4);
+        assertHolds(IpFamily.IPV6, v6);
+        assertThat(IpvsPlan.plan(IpFamily.IPV4, v4, kernel.list(), d4, T0, DRAIN).commands()).isEmpty();
+
+        // A real server goes (no connections: deleted at once), a scheduler changes, a virtual server goes.
+        List<VirtualServer> next = List.of(
+                vs("10.96.0.10", 53, Protocol.TCP, "lc", 0, rs("10.244.1.5", 53)),
+                vs("10.96.0.20", 3868, Protocol.SCTP, "mh", 600, rs("10.244.1.6", 3868), rs("10.244.1.7", 3868)),
+                vs("192.168.50.1", 30080, Protocol.TCP, "wlc", 0, rs("10.244.1.5", 8080)));
+        IpvsPlan plan = sync(IpFamily.IPV4, next, d4);
+        assertThat(plan.commands()).extracting(IpvsCommand::line).containsExactly(
+                "-E -t 10.96.0.10:53 -s lc",
+                "-d -t 10.96.0.10:53 -r 10.244.2.7:53",
+                "-D -u 10.96.0.10:53",
+                "-a --sctp-service 10.96.0.20:3868 -r 10.244.1.7:3868 -m -w 1",
+                "-E -t 192.168.50.1:30080 -s wlc");
+        assertHolds(IpFamily.IPV4, next);
+        assertHolds(IpFamily.IPV6, v6);
+        assertThat(IpvsPlan.plan(IpFamily.IPV4, next, kernel.list(), plan.draining(), T0, DRAIN).commands()).isEmpty();
+    }
+
+    @Test
+    void refusedCommandsAreNamed() throws Exception {
+        needIpvs();
+        kernel.run(List.of(new IpvsCommand.AddService(tcp("10.96.0.10", 80))));
+        List<IpvsCommand> commands = new ArrayList<>();
+        commands.add(new IpvsCommand.AddReal(ServiceId.of(tcp("10.96.0.10", 80)), rs("10.244.1.5", 80)));
+        commands.add(new IpvsCommand.AddReal(ServiceId.of(tcp("10.96.0.99", 80)), rs("10.244.1.5", 80)));
+        assertThatThrownBy(() -> kernel.run(commands)).isInstanceOfSatisfying(IpvsApplyException.class, e -> {
+            System.out.println("IpvsadmKernelNamespaceTest: " + e.getMessage());
+            assertThat(e.failures()).singleElement().satisfies(f -> {
+                assertThat(f.command()).isEqualTo("-a -t 10.96.0.99:80 -r 10.244.1.5:80 -m -w 1");
+                assertThat(f.reason()).contains("Service not defined");
+            });
+        });
+        // The line before it was applied: ipvsadm -R goes on past refusals, and so does the plan's next run.
+        assertThat(kernel.list().get(0).realServers()).extracting(KernelRealServer::address).containsExactly(ip("10.244.1.5"));
+    }
+
+    @Test
+    void withoutIpvsTheAdapterSaysWhy() {
+        if (noIpvs.isEmpty()) {
+            Assumptions.assumeTrue(false, "this kernel has IPVS");
+        }
+        assertThatThrownBy(() -> kernel.list()).isInstanceOf(IpvsApplyException.class)
+                .hasMessageStartingWith("ipvsadm -Ln failed: ").hasMessageContaining("Protocol not available");
+    }
+}
