@@ -2,6 +2,7 @@ package io.rulesync.agent;
 
 import io.rulesync.agent.apply.Applier;
 import io.rulesync.agent.apply.NarrowedChange;
+import io.rulesync.agent.ipvs.IpvsApplier;
 import io.rulesync.agent.conntrack.Conntrack;
 import io.rulesync.agent.conntrack.StaleFlows;
 import io.rulesync.agent.apply.OwnedChains;
@@ -19,6 +20,7 @@ import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.FragmentKey;
 import io.rulesync.model.rules.RuleFragment;
 import io.rulesync.model.rules.RuleSet;
+import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.rules.RulesDiff;
 import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.model.rules.RulesSnapshot;
@@ -77,6 +79,10 @@ public final class Agent {
     private final AtomicLong failures = new AtomicLong();
     private final AtomicLong repairs = new AtomicLong();
     private final AtomicLong applyMillis = new AtomicLong();
+    /** How often draining real servers are looked at between checks (kube-proxy: every minute). */
+    private static final Duration SETTLE_EVERY = Duration.ofSeconds(5);
+    private IpvsApplier ipvs;
+    private Instant settleAt;
 
     public Agent(String cluster, String node, SnapshotSource snapshots, Applier applier, AckSink acks, StateFile state,
             Clock clock, Duration verifyEvery, int chainsPerCheck, Conntrack conntrack, Consumer<String> log) {
@@ -126,12 +132,26 @@ public final class Agent {
     }
 
     /**
+     * Program IPVS mode with {@code ipvs} instead of iptables mode: the same versions, acks and
+     * retries, but each version's IPVS configuration is applied, and checks reconcile the kernel
+     * with it. Call before {@link #start}.
+     */
+    public void programIpvs(IpvsApplier ipvs) {
+        this.ipvs = Objects.requireNonNull(ipvs, "ipvs");
+    }
+
+    /** What acks say this agent programs. */
+    private String mode() {
+        return ipvs != null ? ipvs.mode() : applier.mode();
+    }
+
+    /**
      * Start-up: load the latest version. If the state file names the version an earlier run
      * applied and the kernel still has the canary, that version's snapshot is what the kernel holds
      * and the move to the latest is incremental; otherwise it is a full apply.
      */
     public void start() {
-        OptionalLong previous = state.read();
+        OptionalLong previous = ipvs != null ? OptionalLong.empty() : state.read(); // IPVS applies reconcile with the kernel anyway
         if (previous.isPresent()) {
             try {
                 RulesSnapshot s = snapshots.at(cluster, node, previous.getAsLong());
@@ -211,6 +231,20 @@ public final class Agent {
         if (running == null || standingRefusal != null) {
             return; // nothing of ours to verify, or not ours to touch
         }
+        if (ipvs != null) {
+            if (verifyAt == null || !now.isBefore(verifyAt)) {
+                verify();
+            } else if (ipvs.draining() > 0 && (settleAt == null || !now.isBefore(settleAt))) {
+                settleAt = now.plus(SETTLE_EVERY);
+                IpvsApplier.Outcome o = ipvs.settle(now);
+                if (!o.ok()) {
+                    log.accept("could not delete drained real servers: " + o.error());
+                } else if (o.ipvsCommands() > 0) {
+                    log.accept("deleted " + o.ipvsCommands() + " drained real servers, " + ipvs.draining() + " still draining");
+                }
+            }
+            return;
+        }
         if (verifyAt == null || !now.isBefore(verifyAt)) {
             verifyAt = now.plus(verifyEvery);
             report(drift.check(applier, sharedChains(ruleSets(running))));
@@ -226,6 +260,9 @@ public final class Agent {
         verifyAt = clock.instant().plus(verifyEvery);
         if (running == null) {
             return new DriftCheck.Result(false, 0, 0, List.of("no version applied"));
+        }
+        if (ipvs != null) {
+            return reconcileIpvs();
         }
         DriftCheck.Result r = drift.check(applier, ruleSets(running));
         report(r);
@@ -304,6 +341,48 @@ public final class Agent {
     }
 
     /**
+     * IPVS mode's drift check: apply the running version again. Every step compares with the kernel,
+     * so this changes only what drifted (and deletes real servers that finished draining).
+     */
+    private DriftCheck.Result reconcileIpvs() {
+        IpvsApplier.Outcome o = ipvs.apply(ipvsRules(running), clock.instant());
+        if (!o.ok()) {
+            log.accept("drift: could not reconcile IPVS mode with version " + running.version() + ": " + o.error());
+            return new DriftCheck.Result(false, 0, 0, List.of(o.error()));
+        }
+        if (o.changes() > 0) {
+            repairs.addAndGet(o.changes());
+            log.accept("drift repaired (" + o.changes() + "): " + o.setsChanged() + " ipsets, " + o.ipvsCommands() + " IPVS changes, "
+                    + o.addressesChanged() + " addresses");
+        }
+        return new DriftCheck.Result(false, 0, o.changes(), List.of());
+    }
+
+    /** The IPVS configuration of this node in each family the kernel takes. */
+    private Map<IpFamily, IpvsRules> ipvsRules(NodeView v) {
+        Map<IpFamily, IpvsRules> out = new EnumMap<>(IpFamily.class);
+        for (IpFamily f : families(v)) {
+            v.rules().ipvs(node, f).ifPresent(r -> out.put(f, r));
+        }
+        return out;
+    }
+
+    private void applyIpvs(NodeView from, NodeView to) {
+        long t0 = System.nanoTime();
+        Map<IpFamily, IpvsRules> target = ipvsRules(to);
+        IpvsApplier.Outcome o = ipvs.apply(target, clock.instant());
+        if (!o.ok()) {
+            fail(to, from, t0, o.error());
+            return;
+        }
+        int rules = 0;
+        for (IpvsRules r : target.values()) {
+            rules += r.iptablesRuleCount() + r.virtualServers().size() + r.realServerCount();
+        }
+        succeeded(to, t0, rules, o.changes() + " changes");
+    }
+
+    /**
      * Applies {@code to}. With {@code touched} (the units a delta changed for this node) only their
      * chains and, where their share changed, the dispatch chains are compared; otherwise whole rule sets.
      */
@@ -311,6 +390,10 @@ public final class Agent {
         long t0 = System.nanoTime();
         if (!to.knowsNode()) {
             fail(to, from, t0, "node " + node + " is not a node of cluster " + cluster + " at version " + to.version());
+            return;
+        }
+        if (ipvs != null) {
+            applyIpvs(from, to);
             return;
         }
         Map<IpFamily, RuleSet> before;
@@ -342,18 +425,21 @@ public final class Agent {
         if (from != null && touched != null) {
             clearStaleFlows(from, to, touched);
         }
+        succeeded(to, t0, rules, from == null ? "full" : o.restoreLines() + " lines");
+    }
+
+    private void succeeded(NodeView to, long t0, int rules, String what) {
         running = to;
         runningRules = rules;
         retryAt = null;
         retryDelay = FIRST_RETRY;
-        state.write(to.version(), applier.mode());
+        state.write(to.version(), mode());
         long ms = millisSince(t0);
         applyMillis.addAndGet(ms);
         applies.incrementAndGet();
         acks.publish(new NodeAck(cluster, node, to.version(), to.version(), NodeAck.Status.APPLIED, null,
-                ms, rules, applier.mode(), clock.instant()));
-        log.accept("applied version " + to.version() + " (" + (from == null ? "full" : o.restoreLines() + " lines") + ", " + ms + " ms, "
-                + rules + " rules)");
+                ms, rules, mode(), clock.instant()));
+        log.accept("applied version " + to.version() + " (" + what + ", " + ms + " ms, " + rules + " rules)");
         if (verifyAt == null) {
             verifyAt = clock.instant().plus(verifyEvery);
         }
@@ -408,7 +494,7 @@ public final class Agent {
         log.accept("version " + version + " refused, node keeps " + (running == null ? "no known version" : "version " + running.version())
                 + ": " + why);
         acks.publish(new NodeAck(cluster, node, version, running == null ? 0 : running.version(), NodeAck.Status.FAILED, why,
-                0, 0, applier.mode(), clock.instant()));
+                0, 0, mode(), clock.instant()));
         backOff();
     }
 
@@ -421,7 +507,7 @@ public final class Agent {
         log.accept("version " + to.version() + " not applied, node keeps " + (from == null ? "no known version" : "version " + from.version())
                 + ": " + error);
         acks.publish(new NodeAck(cluster, node, to.version(), from == null ? 0 : from.version(), NodeAck.Status.FAILED, error,
-                millisSince(t0), 0, applier.mode(), clock.instant()));
+                millisSince(t0), 0, mode(), clock.instant()));
         backOff();
     }
 

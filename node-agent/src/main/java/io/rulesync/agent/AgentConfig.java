@@ -10,9 +10,14 @@ import io.rulesync.agent.feed.ApiSnapshots;
 import io.rulesync.agent.feed.DeltaFeed;
 import io.rulesync.agent.feed.KafkaAckSink;
 import io.rulesync.agent.feed.SnapshotSource;
+import io.rulesync.agent.ipvs.BoundAddresses;
+import io.rulesync.agent.ipvs.IpsetSync;
+import io.rulesync.agent.ipvs.IpvsApplier;
+import io.rulesync.agent.ipvs.IpvsPlan;
+import io.rulesync.agent.ipvs.IpvsadmKernel;
 import io.rulesync.agent.mode.IpvsProbe;
-import io.rulesync.agent.mode.ModeChoice;
 import io.rulesync.agent.mode.ModeChoice.WhenIpvsUnavailable;
+import io.rulesync.agent.mode.ModeChoice;
 import io.rulesync.agent.mode.ProxyMode;
 import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.agent.state.StateFile;
@@ -40,13 +45,19 @@ import java.util.function.Consumer;
  * @param netns          null: the agent's own network namespace; else one named by {@code ip netns}
  * @param mode           what to program; IPVS is checked at start (see {@link #modeChoice})
  * @param whenIpvsUnavailable fall back to iptables mode, or refuse to apply anything
+ * @param ipvsDrainTimeout how long a removed TCP real server drains at most in IPVS mode
  */
 public record AgentConfig(String cluster, String node, String kafka, Map<String, Object> kafkaSettings, Topics topics,
         URI api, String apiToken, List<IpFamily> families, Path dryRun, String netns, Path stateDir,
-        Duration verifyEvery, int chainsPerCheck, ProxyMode mode, WhenIpvsUnavailable whenIpvsUnavailable) {
+        Duration verifyEvery, int chainsPerCheck, ProxyMode mode, WhenIpvsUnavailable whenIpvsUnavailable, Duration ipvsDrainTimeout) {
 
-    /** What an agent asked for IPVS says while it can program iptables only. */
-    static final String IPVS_NOT_PROGRAMMED = "this agent programs iptables only so far";
+    /** With IPVS's default drain timeout. */
+    public AgentConfig(String cluster, String node, String kafka, Map<String, Object> kafkaSettings, Topics topics,
+            URI api, String apiToken, List<IpFamily> families, Path dryRun, String netns, Path stateDir,
+            Duration verifyEvery, int chainsPerCheck, ProxyMode mode, WhenIpvsUnavailable whenIpvsUnavailable) {
+        this(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery,
+                chainsPerCheck, mode, whenIpvsUnavailable, IpvsPlan.DEFAULT_DRAIN_TIMEOUT);
+    }
 
     /** iptables mode. */
     public AgentConfig(String cluster, String node, String kafka, Map<String, Object> kafkaSettings, Topics topics,
@@ -71,6 +82,9 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
         Objects.requireNonNull(verifyEvery, "verifyEvery");
         Objects.requireNonNull(mode, "mode");
         Objects.requireNonNull(whenIpvsUnavailable, "whenIpvsUnavailable");
+        if (ipvsDrainTimeout.isNegative()) {
+            throw new IllegalArgumentException("--ipvs-drain-timeout: " + ipvsDrainTimeout + " is negative");
+        }
     }
 
     /**
@@ -82,7 +96,7 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
             return ModeChoice.AS_ASKED;
         }
         Optional<String> problem = dryRun != null ? Optional.of("a dry run writes iptables rules only")
-                : IpvsProbe.problem(netns).or(() -> Optional.of(IPVS_NOT_PROGRAMMED));
+                : IpvsProbe.problem(netns);
         return ModeChoice.decide(mode, problem, whenIpvsUnavailable);
     }
 
@@ -94,11 +108,15 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
                     + (choice.refusal() == null ? "programming iptables mode instead (--ipvs-unavailable=fallback)"
                             : "applying nothing (--ipvs-unavailable=refuse)"));
         }
-        Applier applier = new Applier(netfilters(), log, choice.note());
+        List<Netfilter> netfilters = netfilters();
+        Applier applier = new Applier(netfilters, log, choice.note());
         Agent agent = new Agent(cluster, node, snapshots, applier, acks, new StateFile(stateDir, cluster, node),
                 Clock.systemUTC(), verifyEvery, chainsPerCheck, new Conntrack(netns, dryRun != null, log), log);
         if (choice.refusal() != null) {
             agent.refuseEverything(choice.refusal());
+        } else if (mode == ProxyMode.IPVS && choice.note() == null) {
+            agent.programIpvs(new IpvsApplier(netfilters, new IpvsadmKernel(netns), new IpsetSync(netns), new BoundAddresses(netns),
+                    ipvsDrainTimeout, log));
         }
         return agent;
     }

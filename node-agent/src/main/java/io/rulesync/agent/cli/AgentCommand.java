@@ -52,6 +52,11 @@ public final class AgentCommand implements Callable<Integer> {
                     + "nothing and ack every version FAILED with the reason. Either way the acks say why. Default: ${DEFAULT-VALUE}.")
     String ipvsUnavailable;
 
+    @Option(names = "--ipvs-drain-timeout", defaultValue = "900", paramLabel = "SECONDS",
+            description = "IPVS mode: a removed TCP real server keeps weight 0 until its connections end, at most this long. "
+                    + "UDP and SCTP ones are removed at once. Default: ${DEFAULT-VALUE}.")
+    long ipvsDrainSeconds;
+
     @Option(names = "--metrics-address", defaultValue = "0.0.0.0:9469", paramLabel = "HOST:PORT|off",
             description = "Serve /metrics (Prometheus) and /healthz here; 'off' serves nothing. Default: ${DEFAULT-VALUE}.")
     String metricsAddress;
@@ -124,7 +129,8 @@ public final class AgentCommand implements Callable<Integer> {
         // A dry run needs no privileges, so it keeps its state next to its rules.
         Path state = stateDir != null ? stateDir : dryRun != null ? dryRun : Path.of("/var/lib/rulesync/agent");
         return new AgentConfig(cluster, node, kafka, settings, topics, api, token, fams, dryRun, netns, state,
-                Duration.ofSeconds(verifySeconds), verifyChains, ProxyMode.parse(mode), WhenIpvsUnavailable.parse(ipvsUnavailable));
+                Duration.ofSeconds(verifySeconds), verifyChains, ProxyMode.parse(mode), WhenIpvsUnavailable.parse(ipvsUnavailable),
+                Duration.ofSeconds(ipvsDrainSeconds));
     }
 
     /** The metrics address, or null for 'off'. */

@@ -1,0 +1,172 @@
+package io.rulesync.agent.ipvs;
+
+import io.rulesync.agent.apply.Netfilter;
+import io.rulesync.agent.apply.RestoreFailedException;
+import io.rulesync.agent.rules.IpvsRuleCheck;
+import io.rulesync.agent.rules.RejectedRuleException;
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.ipvs.IpvsRules;
+import io.rulesync.model.rules.Table;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Consumer;
+
+/**
+ * Brings a node's kernel to an IPVS configuration, per family, in the order the parts depend on each
+ * other: the ipsets (the iptables rules match them), the iptables rules and their jumps, the virtual
+ * and real servers as a diff against what the kernel holds (never a flush, so live connections
+ * survive; removed TCP real servers drain), then the addresses on {@code kube-ipvs0}.
+ *
+ * <p>Every step compares with the kernel itself, not with the version applied before, so the same
+ * call applies a new version and repairs drift, and a step that failed is simply done again next
+ * time. There is no rollback as in iptables mode: IPVS has no atomic swap of a whole table, so a
+ * failed apply leaves some steps done, the ack says FAILED, and the next apply or check finishes it.
+ */
+public final class IpvsApplier {
+    private final Map<IpFamily, Netfilter> netfilters;
+    private final IpvsKernel kernel;
+    private final IpsetSync ipsets;
+    private final BoundAddresses addresses;
+    private final Duration drainTimeout;
+    private final Consumer<String> log;
+    private Draining draining = Draining.none();
+    private Map<IpFamily, IpvsRules> last = Map.of();
+
+    public IpvsApplier(List<Netfilter> netfilters, IpvsKernel kernel, IpsetSync ipsets, BoundAddresses addresses,
+            Duration drainTimeout, Consumer<String> log) {
+        Map<IpFamily, Netfilter> m = new EnumMap<>(IpFamily.class);
+        netfilters.forEach(n -> m.put(n.family(), n));
+        this.netfilters = m;
+        this.kernel = Objects.requireNonNull(kernel, "kernel");
+        this.ipsets = Objects.requireNonNull(ipsets, "ipsets");
+        this.addresses = Objects.requireNonNull(addresses, "addresses");
+        this.drainTimeout = Objects.requireNonNull(drainTimeout, "drainTimeout");
+        this.log = Objects.requireNonNull(log, "log");
+    }
+
+    /** What acks report. */
+    public String mode() {
+        return "ipvs";
+    }
+
+    public List<IpFamily> families() {
+        return List.copyOf(netfilters.keySet());
+    }
+
+    /** Real servers drained (weight 0) and not yet deleted. */
+    public int draining() {
+        return draining.size();
+    }
+
+    /**
+     * What an apply changed: sets replaced, IPVS commands run, addresses bound or unbound. All zero
+     * when the kernel already held the configuration (only the small iptables chains are rewritten
+     * every time). {@code error} is null when it succeeded.
+     */
+    public record Outcome(String error, int setsChanged, int ipvsCommands, int addressesChanged) {
+        public boolean ok() {
+            return error == null;
+        }
+
+        public int changes() {
+            return setsChanged + ipvsCommands + addressesChanged;
+        }
+    }
+
+    /** Checks every family's rules first, so that nothing of a configuration that is refused reaches the kernel. */
+    public Outcome apply(Map<IpFamily, IpvsRules> target, Instant now) {
+        for (IpvsRules r : target.values()) {
+            try {
+                IpvsRuleCheck.check(r);
+            } catch (RejectedRuleException e) {
+                return new Outcome("refused " + r.family().id() + " IPVS rules: " + e.getMessage(), 0, 0, 0);
+            }
+        }
+        int sets = 0;
+        int commands = 0;
+        int bound = 0;
+        for (Map.Entry<IpFamily, Netfilter> e : netfilters.entrySet()) {
+            IpvsRules rules = target.get(e.getKey());
+            if (rules == null) {
+                continue;
+            }
+            String step = "ipsets";
+            try {
+                IpsetPlan p = ipsets.sync(rules);
+                sets += p.created().size() + p.swapped().size() + p.recreated().size();
+                step = "iptables";
+                e.getValue().restore(rules.iptablesRestore());
+                ensureJumps(e.getValue());
+                step = "virtual servers";
+                IpvsPlan plan = IpvsPlan.plan(rules.family(), rules.virtualServers(), kernel.list(), draining, now, drainTimeout);
+                if (!plan.isEmpty()) {
+                    kernel.run(plan.commands());
+                    commands += plan.commands().size();
+                }
+                draining = plan.draining();
+                step = "addresses on " + BoundAddresses.DEVICE;
+                BoundAddresses.Diff d = addresses.sync(rules.family(), rules.bound());
+                bound += d.add().size() + d.remove().size();
+            } catch (IpvsApplyException | RestoreFailedException | IllegalArgumentException ex) {
+                return new Outcome(e.getKey().id() + " " + step + ": " + ex.getMessage(), sets, commands, bound);
+            }
+        }
+        last = Map.copyOf(target);
+        return new Outcome(null, sets, commands, bound);
+    }
+
+    /**
+     * Deletes the draining real servers whose connections are gone or whose deadline passed, against
+     * the configuration applied last; the rest of the kernel is left to the next apply or check.
+     */
+    public Outcome settle(Instant now) {
+        if (draining.isEmpty()) {
+            return new Outcome(null, 0, 0, 0);
+        }
+        int commands = 0;
+        try {
+            List<KernelVirtualServer> current = kernel.list();
+            for (IpvsRules rules : last.values()) {
+                IpvsPlan plan = IpvsPlan.plan(rules.family(), rules.virtualServers(), current, draining, now, drainTimeout);
+                if (!plan.isEmpty()) {
+                    kernel.run(plan.commands());
+                    commands += plan.commands().size();
+                }
+                draining = plan.draining();
+            }
+        } catch (IpvsApplyException | IllegalArgumentException e) {
+            return new Outcome("draining: " + e.getMessage(), 0, commands, 0);
+        }
+        return new Outcome(null, 0, commands, 0);
+    }
+
+    /** IPVS mode's jumps from the built-in chains, each exactly where kube-proxy puts it: inserted at the top when missing. */
+    private static void ensureJumps(Netfilter nf) throws RestoreFailedException {
+        StringBuilder sb = new StringBuilder();
+        for (Table t : Table.values()) {
+            List<String> edits = new ArrayList<>();
+            for (IpvsRules.Jump j : IpvsRules.JUMPS) {
+                if (!j.table().equals(t.restoreName())) {
+                    continue;
+                }
+                String line = "-A " + j.chain() + " " + j.rule();
+                if (!nf.chain(t, j.chain()).orElse(List.of()).contains(line) && !edits.contains("-I " + j.chain() + " 1 " + j.rule())) {
+                    edits.add("-I " + j.chain() + " 1 " + j.rule());
+                }
+            }
+            if (!edits.isEmpty()) {
+                sb.append('*').append(t.restoreName()).append('\n');
+                edits.forEach(l -> sb.append(l).append('\n'));
+                sb.append("COMMIT\n");
+            }
+        }
+        if (!sb.isEmpty()) {
+            nf.restore(sb.toString());
+        }
+    }
+}

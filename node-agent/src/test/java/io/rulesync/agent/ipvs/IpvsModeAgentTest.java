@@ -1,0 +1,253 @@
+package io.rulesync.agent.ipvs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.rulesync.agent.Agent;
+import io.rulesync.agent.apply.Applier;
+import io.rulesync.agent.apply.IptablesNetfilter;
+import io.rulesync.agent.apply.Netfilter;
+import io.rulesync.agent.conntrack.Conntrack;
+import io.rulesync.agent.exec.HostCommand;
+import io.rulesync.agent.feed.SnapshotSource;
+import io.rulesync.agent.rules.RuleGrammar;
+import io.rulesync.agent.state.StateFile;
+import io.rulesync.agent.testing.History;
+import io.rulesync.compiler.kernel.NetnsLab;
+import io.rulesync.model.ack.NodeAck;
+import io.rulesync.model.cluster.IpAddress;
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.ipvs.IpvsRules;
+import io.rulesync.model.ipvs.IpvsSet;
+import io.rulesync.model.ipvs.RealServer;
+import io.rulesync.model.ipvs.VirtualServer;
+import io.rulesync.model.rules.RulesSnapshot;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.SortedSet;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The agent in IPVS mode, on this kernel: ipsets, iptables rules and the addresses of kube-ipvs0 are
+ * programmed for real in a network namespace; the IPVS table is {@link MemoryIpvs}, because this
+ * kernel has no IPVS ({@code IpvsadmKernelNamespaceTest} runs the real one where it exists). The
+ * versions come from the real compiler.
+ */
+class IpvsModeAgentTest {
+    @TempDir
+    Path dir;
+
+    String ns;
+    History history;
+    MemoryIpvs ipvs;
+    List<NodeAck> acks;
+    List<String> logs;
+    Instant now;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        NetnsLab.unavailableReason().ifPresent(r -> assumeTrue(false, r));
+        ns = "rs-ipvsagent-" + UUID.randomUUID().toString().substring(0, 8);
+        run("ip", "netns", "add", ns);
+        // This kernel has no dummy driver; a veth named kube-ipvs0 holds addresses just the same.
+        run("ip", "netns", "exec", ns, "ip", "link", "add", BoundAddresses.DEVICE, "type", "veth", "peer", "name", "kipvs-peer");
+        history = new History(20);
+        ipvs = new MemoryIpvs();
+        acks = new ArrayList<>();
+        logs = new ArrayList<>();
+        now = Instant.parse("2026-11-29T12:00:00Z");
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        if (ns != null) {
+            HostCommand.run(List.of("ip", "netns", "delete", ns), null, Duration.ofSeconds(10));
+        }
+    }
+
+    static HostCommand.Result run(String... argv) throws Exception {
+        HostCommand.Result r = HostCommand.run(List.of(argv), null, Duration.ofSeconds(20));
+        assertThat(r.ok()).as(String.join(" ", argv) + ": " + r.stderr()).isTrue();
+        return r;
+    }
+
+    Agent agent() {
+        SnapshotSource snapshots = new SnapshotSource() {
+            @Override
+            public RulesSnapshot latest(String cluster, String node) {
+                return at(cluster, node, history.latest());
+            }
+
+            @Override
+            public RulesSnapshot at(String cluster, String node, long version) {
+                return history.snapshot(version, node);
+            }
+        };
+        IptablesNetfilter.Printer printer = (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm();
+        List<Netfilter> nf = List.of(new IptablesNetfilter(IpFamily.IPV4, ns, printer));
+        Clock clock = new Clock() {
+            @Override
+            public java.time.ZoneId getZone() {
+                return ZoneOffset.UTC;
+            }
+
+            @Override
+            public Clock withZone(java.time.ZoneId zone) {
+                return this;
+            }
+
+            @Override
+            public Instant instant() {
+                return now;
+            }
+        };
+        Agent a = new Agent(History.CLUSTER, History.NODE, snapshots, new Applier(nf, logs::add), acks::add,
+                new StateFile(dir, History.CLUSTER, History.NODE), clock, Duration.ofSeconds(30), 100,
+                new Conntrack(ns, true, logs::add), logs::add);
+        a.programIpvs(new IpvsApplier(nf, ipvs, new IpsetSync(ns), new BoundAddresses(ns), Duration.ofMinutes(15), logs::add));
+        return a;
+    }
+
+    IpvsRules expected(long v) {
+        return history.rules(v).ipvs(History.NODE, IpFamily.IPV4).orElseThrow();
+    }
+
+    /** The kernel holds version v: sets, addresses and, for IPVS, every desired server with weight 1 (drained ones may linger at 0). */
+    void assertKernelHolds(long v) throws Exception {
+        IpvsRules want = expected(v);
+        Map<String, SortedSet<String>> sets = new TreeMap<>();
+        for (String line : run("ip", "netns", "exec", ns, "ipset", "save").stdout().split("\n")) {
+            String[] f = line.split(" ");
+            if (f[0].equals("create")) {
+                sets.put(f[1], new TreeSet<>());
+            } else if (f[0].equals("add")) {
+                sets.get(f[1]).add(f[2]);
+            }
+        }
+        for (IpvsSet s : IpvsSet.values()) {
+            assertThat(sets.get(s.name(IpFamily.IPV4))).as("version %d set %s", v, s).isEqualTo(want.sets().get(s));
+        }
+        String nat = run("ip", "netns", "exec", ns, "iptables", "-t", "nat", "-S", "KUBE-SERVICES").stdout();
+        assertThat(nat).contains("-A KUBE-SERVICES -s 127.0.0.0/8 -j RETURN", "--match-set KUBE-CLUSTER-IP");
+        String input = run("ip", "netns", "exec", ns, "iptables", "-S", "INPUT").stdout();
+        assertThat(input).contains("-j KUBE-IPVS-FILTER").contains("-j KUBE-PROXY-FIREWALL").contains("-j KUBE-NODE-PORT");
+        assertThat(new BoundAddresses(ns).list().keySet()).as("version %d addresses", v).containsExactlyElementsOf(want.bound());
+
+        Map<ServiceId, List<String>> have = new TreeMap<>();
+        for (KernelVirtualServer k : ipvs.list()) {
+            have.put(k.service(), k.realServers().stream().filter(r -> r.weight() > 0).map(KernelRealServer::text).sorted().toList());
+        }
+        Map<ServiceId, List<String>> wantServers = new TreeMap<>();
+        for (VirtualServer vs : want.virtualServers()) {
+            wantServers.put(ServiceId.of(vs), vs.realServers().stream().map(RealServer::text).sorted().toList());
+        }
+        assertThat(have).as("version %d virtual servers", v).isEqualTo(wantServers);
+    }
+
+    @Test
+    void appliesEveryVersionAcksIpvsAndRepairsDrift() throws Exception {
+        Agent a = agent();
+        a.start();
+        assertThat(acks.get(acks.size() - 1)).extracting(NodeAck::version, NodeAck::status, NodeAck::mode)
+                .containsExactly(1L, NodeAck.Status.APPLIED, "ipvs");
+        assertThat(expected(1).virtualServers()).hasSizeGreaterThan(20); // NodePorts too: the node's address × each NodePort
+        assertKernelHolds(1);
+
+        Random r = new Random(7);
+        for (int i = 0; i < 6; i++) {
+            a.onDeltas(List.of(history.next(r, 3)));
+            assertThat(acks.get(acks.size() - 1)).extracting(NodeAck::version, NodeAck::status)
+                    .containsExactly(history.latest(), NodeAck.Status.APPLIED);
+            assertKernelHolds(history.latest());
+        }
+
+        // Drift: a set member, a virtual server and a bound address go missing behind the agent's back.
+        IpvsRules want = expected(history.latest());
+        String member = want.sets().get(IpvsSet.CLUSTER_IP).first();
+        run("ip", "netns", "exec", ns, "ipset", "del", IpvsSet.CLUSTER_IP.name(IpFamily.IPV4), member);
+        VirtualServer gone = want.virtualServers().get(0);
+        ipvs.run(List.of(new IpvsCommand.DeleteService(ServiceId.of(gone))));
+        IpAddress unbound = want.bound().first();
+        run("ip", "netns", "exec", ns, "ip", "addr", "del", unbound + "/32", "dev", BoundAddresses.DEVICE);
+        long repairs = a.repairs();
+        now = now.plusSeconds(31);
+        a.tick();
+        assertThat(a.repairs() - repairs).isGreaterThanOrEqualTo(3);
+        assertKernelHolds(history.latest());
+        assertThat(logs).anyMatch(l -> l.startsWith("drift repaired"));
+    }
+
+    @Test
+    void removedTcpRealServersDrainUntilTheirConnectionsEndOrTheirDeadline() throws Exception {
+        Agent a = agent();
+        a.start();
+        busyEverywhere();
+        a.onDeltas(List.of(history.moveEndpoint(2, 7)));
+        assertKernelHolds(history.latest());
+        List<String> drained = drained();
+        assertThat(drained).as("moving Service 2's endpoints drains the old ones").isNotEmpty();
+
+        // Still connected after the next looks: still there, at weight 0.
+        now = now.plusSeconds(6);
+        a.tick();
+        assertThat(drained()).isEqualTo(drained);
+
+        // Connections gone: deleted at the next look.
+        for (KernelVirtualServer k : ipvs.list()) {
+            for (KernelRealServer r : k.realServers()) {
+                if (r.weight() == 0) {
+                    ipvs.setConnections(k.service(), r.address(), r.port(), 0, 0);
+                }
+            }
+        }
+        now = now.plusSeconds(6);
+        a.tick();
+        assertThat(drained()).isEmpty();
+        assertThat(logs).anyMatch(l -> l.startsWith("deleted " + drained.size() + " drained real servers"));
+
+        // Connections that never end: deleted once the drain timeout (15 minutes here) has passed.
+        busyEverywhere();
+        a.onDeltas(List.of(history.moveEndpoint(2, 8)));
+        assertThat(drained()).isNotEmpty();
+        now = now.plus(Duration.ofMinutes(16));
+        a.tick();
+        assertThat(drained()).isEmpty();
+        assertKernelHolds(history.latest());
+    }
+
+    /** Every real server has an open connection. */
+    void busyEverywhere() throws Exception {
+        for (KernelVirtualServer k : ipvs.list()) {
+            for (KernelRealServer r : k.realServers()) {
+                ipvs.setConnections(k.service(), r.address(), r.port(), 1, 0);
+            }
+        }
+    }
+
+    /** The real servers at weight 0, as VIRTUAL -> REAL. */
+    List<String> drained() throws Exception {
+        List<String> out = new ArrayList<>();
+        for (KernelVirtualServer k : ipvs.list()) {
+            for (KernelRealServer r : k.realServers()) {
+                if (r.weight() == 0) {
+                    out.add(k.service().key() + " -> " + r.text());
+                }
+            }
+        }
+        return out;
+    }
+
+}

@@ -1,0 +1,70 @@
+package io.rulesync.agent.rules;
+
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.rulesync.compiler.cluster.ClusterCompiler;
+import io.rulesync.compiler.iptables.ClusterGenerator;
+import io.rulesync.model.cluster.Cidr;
+import io.rulesync.model.cluster.ClusterState;
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.cluster.Node;
+import io.rulesync.model.event.ClusterSettings;
+import io.rulesync.model.ipvs.IpvsRules;
+import io.rulesync.model.rules.ClusterRules;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeSet;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Test;
+
+class IpvsRuleCheckTest {
+
+    /** Whatever the compiler writes passes: random clusters, both families, every setting that shapes the rules. */
+    @ParameterizedTest
+    @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8})
+    void everyRuleTheCompilerWritesPasses(long seed) {
+        Random r = new Random(seed);
+        ClusterState state = new ClusterGenerator(r).cluster(15).state();
+        ClusterSettings settings = new ClusterSettings(List.of(IpFamily.IPV4, IpFamily.IPV6),
+                seed % 2 == 0 ? List.of() : List.of(Cidr.parse("10.180.0.0/16"), Cidr.parse("fd00:180::/64")), seed % 3 == 0,
+                (int) (seed % 32), List.of());
+        ClusterRules rules = ClusterCompiler.compile(state, settings).rules();
+        for (Node n : state.nodes()) {
+            for (IpFamily f : settings.families()) {
+                IpvsRules ipvs = rules.ipvs(n.name(), f).orElseThrow();
+                assertThatCode(() -> IpvsRuleCheck.check(ipvs)).as("seed %d node %s %s", seed, n.name(), f).doesNotThrowAnyException();
+            }
+        }
+    }
+
+    static IpvsRules with(List<String> nat, List<String> filter) {
+        return new IpvsRules(IpFamily.IPV4, new TreeSet<>(), List.of(), Map.of(), nat, filter);
+    }
+
+    @Test
+    void anythingElseIsRefusedNamingTheRule() {
+        String ok = "-A KUBE-SERVICES -s 127.0.0.0/8 -j RETURN";
+        assertThatCode(() -> IpvsRuleCheck.check(with(List.of(ok), List.of()))).doesNotThrowAnyException();
+        // Another chain, another target, a word of iptables-restore's own syntax, an address of the wrong family.
+        assertThatThrownBy(() -> IpvsRuleCheck.check(with(List.of("-A PREROUTING -j ACCEPT"), List.of())))
+                .isInstanceOf(RejectedRuleException.class).hasMessageContaining("does not append to one of KUBE-SERVICES");
+        assertThatThrownBy(() -> IpvsRuleCheck.check(with(List.of("-A KUBE-SERVICES -j DNAT --to-destination 10.0.0.1:22"), List.of())))
+                .hasMessageContaining("'DNAT' is not a word");
+        assertThatThrownBy(() -> IpvsRuleCheck.check(with(List.of("-A KUBE-SERVICES -s 127.0.0.0/8 -j RETURN COMMIT"), List.of())))
+                .hasMessageContaining("'COMMIT'");
+        assertThatThrownBy(() -> IpvsRuleCheck.check(with(List.of("-A KUBE-SERVICES -s fd00::/8 -j RETURN"), List.of())))
+                .hasMessageContaining("'fd00::/8'");
+        // The filter chains in the nat table, a comment of someone else's, a quote that never ends.
+        assertThatThrownBy(() -> IpvsRuleCheck.check(with(List.of("-A KUBE-IPVS-FILTER -j RETURN"), List.of())))
+                .hasMessageContaining("nat chain KUBE-IPVS-FILTER");
+        assertThatThrownBy(() -> IpvsRuleCheck.check(with(List.of(), List.of("-A KUBE-FORWARD -m comment --comment \"x\" -j ACCEPT"))))
+                .hasMessageContaining("'\"x\"'");
+        assertThatThrownBy(() -> IpvsRuleCheck.check(with(List.of(), List.of("-A KUBE-FORWARD -m comment --comment \"kubernetes"))))
+                .hasMessageContaining("unterminated quote");
+        assertThatThrownBy(() -> IpvsRuleCheck.check(with(List.of("-A KUBE-MARK-MASQ -j MARK --or-mark 0x4000\n-A X"), List.of())))
+                .hasMessageContaining("is not a word");
+    }
+}
