@@ -1,5 +1,15 @@
 package io.rulesync.compiler.bench;
 
+import io.rulesync.compiler.cluster.ClusterCompiler;
+import io.rulesync.model.event.ClusterSettings;
+import io.rulesync.model.ipvs.IpvsPart;
+import io.rulesync.model.rules.ClusterRules;
+import io.rulesync.model.rules.FragmentKey;
+import io.rulesync.model.rules.RuleFragment;
+import io.rulesync.model.rules.RulesSnapshot;
+import java.time.Instant;
+import java.util.Map;
+import java.util.TreeMap;
 import io.rulesync.compiler.iptables.IptablesCompiler;
 import io.rulesync.compiler.iptables.NodeRules;
 import io.rulesync.compiler.iptables.ProxySettings;
@@ -52,6 +62,30 @@ public final class IpvsSizeReport {
         double[] iptMs = time(10, () -> IptablesCompiler.compile(state, SyntheticCluster.NODE, settings).render().length());
         System.out.printf("compile + render, median of 10 after 5 warm-ups: IPVS %.0f ms (min %.0f), iptables %.0f ms (min %.0f)%n",
                 ipvsMs[ipvsMs.length / 2], ipvsMs[0], iptMs[iptMs.length / 2], iptMs[0]);
+
+        // What carrying both modes in every fragment costs the versions: fragment text, a node's
+        // snapshot, the cluster compile, and one node's IPVS assembly from its fragments.
+        ClusterSettings cs = new ClusterSettings(List.of(IpFamily.IPV4), List.of(Cidr.parse("10.64.0.0/10")), false, 14, List.of());
+        ClusterRules rules = ClusterCompiler.compile(state, cs).rules();
+        long withIpvs = 0;
+        long without = 0;
+        Map<FragmentKey, RuleFragment> stripped = new TreeMap<>();
+        for (Map.Entry<FragmentKey, RuleFragment> e : rules.fragments().entrySet()) {
+            withIpvs += e.getValue().text().length();
+            RuleFragment f = e.getValue().withIpvs(IpvsPart.EMPTY);
+            without += f.text().length();
+            stripped.put(e.getKey(), f);
+        }
+        ClusterRules iptablesOnly = ClusterRules.of(stripped, rules.nodes());
+        long snapshot = new RulesSnapshot("c", 1, Instant.EPOCH, rules.forNode(SyntheticCluster.NODE)).toJson().length();
+        long snapshotIptables = new RulesSnapshot("c", 1, Instant.EPOCH, iptablesOnly.forNode(SyntheticCluster.NODE)).toJson().length();
+        System.out.printf("fragments: %,d of them, %,d bytes of text with IPVS parts, %,d without (+%.0f%%); a node's snapshot %,d bytes, "
+                + "%,d without (+%.0f%%)%n", rules.fragments().size(), withIpvs, without, 100.0 * (withIpvs - without) / without,
+                snapshot, snapshotIptables, 100.0 * (snapshot - snapshotIptables) / snapshotIptables);
+        double[] cluster = time(5, () -> ClusterCompiler.compile(state, cs).rules().fragments().size());
+        double[] assemble = time(10, () -> rules.ipvs(SyntheticCluster.NODE, IpFamily.IPV4).orElseThrow().virtualServers().size());
+        System.out.printf("cluster compile, both modes (median of 5): %.0f ms; one node's IPVS assembly from its fragments (median of 10): "
+                + "%.0f ms%n", cluster[cluster.length / 2], assemble[assemble.length / 2]);
     }
 
     private interface Work {

@@ -77,28 +77,38 @@ public record IpvsPart(List<ServiceTemplate> services, List<SetEntry> sets, List
     /**
      * A member of one set. {@code nodePortOnly}: kube-proxy writes it only on nodes that have a
      * NodePort address; a member starting with {@value #NODE} is written once per such address.
+     * The compiler writes members from typed values; {@link #parse} checks those read as text.
      */
     public record SetEntry(IpvsSet set, String member, boolean nodePortOnly) {
         public SetEntry {
             Objects.requireNonNull(set, "set");
-            String bad = set.checkMember(member.startsWith(NODE) ? "192.0.2.1" + member.substring(NODE.length()) : member);
-            if (bad != null) {
-                throw new IllegalArgumentException(set.name() + " member: " + bad);
-            }
+            Objects.requireNonNull(member, "member");
             if (member.startsWith(NODE) && !nodePortOnly) {
                 throw new IllegalArgumentException(set.name() + " member: " + NODE + " needs a NodePort entry");
             }
         }
+
+        /** Why the member does not have the form of its set's type, or null. */
+        String problem() {
+            String bad = set.checkMember(member.startsWith(NODE) ? "192.0.2.1" + member.substring(NODE.length()) : member);
+            return bad == null ? null : set.name() + " member: " + bad;
+        }
     }
 
-    /** A hairpin entry (KUBE-LOOP-BACK) for the node that runs the endpoint. */
+    /** A hairpin entry (KUBE-LOOP-BACK) for the node that runs the endpoint; checked by {@link #parse} like set members. */
     public record LoopBack(String node, String member) {
         public LoopBack {
-            checkNodeName(node);
-            String bad = IpvsSet.LOOP_BACK.checkMember(member);
+            Objects.requireNonNull(node, "node");
+            Objects.requireNonNull(member, "member");
+        }
+
+        String problem() {
+            String bad = KubernetesNames.checkSubdomain(node);
             if (bad != null) {
-                throw new IllegalArgumentException("loop-back member: " + bad);
+                return "node: " + bad;
             }
+            bad = IpvsSet.LOOP_BACK.checkMember(member);
+            return bad == null ? null : "loop-back member: " + bad;
         }
     }
 
@@ -200,11 +210,21 @@ public record IpvsPart(List<ServiceTemplate> services, List<SetEntry> sets, List
                         if (!f[1].equals("always") && !f[1].equals("nodeport")) {
                             throw new IllegalArgumentException("'" + KubernetesNames.printable(f[1]) + "' is not always or nodeport");
                         }
-                        sets.add(new SetEntry(IpvsSet.valueOf(f[2]), f[3], f[1].equals("nodeport")));
+                        SetEntry e = new SetEntry(IpvsSet.valueOf(f[2]), f[3], f[1].equals("nodeport"));
+                        String bad = e.problem();
+                        if (bad != null) {
+                            throw new IllegalArgumentException(bad);
+                        }
+                        sets.add(e);
                     }
                     case "loopback" -> {
                         fields(f, 3);
-                        loopBacks.add(new LoopBack(f[1], f[2]));
+                        LoopBack l = new LoopBack(f[1], f[2]);
+                        String bad = l.problem();
+                        if (bad != null) {
+                            throw new IllegalArgumentException(bad);
+                        }
+                        loopBacks.add(l);
                     }
                     case "bind" -> {
                         fields(f, 2);
