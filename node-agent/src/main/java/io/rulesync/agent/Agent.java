@@ -345,7 +345,7 @@ public final class Agent {
      * so this changes only what drifted (and deletes real servers that finished draining).
      */
     private DriftCheck.Result reconcileIpvs() {
-        IpvsApplier.Outcome o = ipvs.apply(ipvsRules(running), clock.instant());
+        IpvsApplier.Outcome o = ipvs.apply(ipvsRules(running), clock.instant(), true);
         if (!o.ok()) {
             log.accept("drift: could not reconcile IPVS mode with version " + running.version() + ": " + o.error());
             return new DriftCheck.Result(false, 0, 0, List.of(o.error()));
@@ -370,7 +370,7 @@ public final class Agent {
     private void applyIpvs(NodeView from, NodeView to) {
         long t0 = System.nanoTime();
         Map<IpFamily, IpvsRules> target = ipvsRules(to);
-        IpvsApplier.Outcome o = ipvs.apply(target, clock.instant());
+        IpvsApplier.Outcome o = ipvs.apply(target, clock.instant(), false);
         if (!o.ok()) {
             fail(to, from, t0, o.error());
             return;

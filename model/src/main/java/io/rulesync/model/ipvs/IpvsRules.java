@@ -81,14 +81,18 @@ public record IpvsRules(IpFamily family, SortedSet<IpAddress> bound, List<Virtua
     public String ipsetRestore() {
         StringBuilder out = new StringBuilder();
         for (IpvsSet s : IpvsSet.values()) {
-            out.append("create ").append(s.name(family)).append(' ').append(s.type());
-            out.append(s.bitmap() ? " range 0-65535" : " family " + (family == IpFamily.IPV4 ? "inet" : "inet6") + " hashsize 1024 maxelem 65536");
-            out.append('\n');
+            out.append(createLine(s, s.name(family))).append('\n');
             for (String member : sets.get(s)) {
                 out.append("add ").append(s.name(family)).append(' ').append(member).append('\n');
             }
         }
         return out.toString();
+    }
+
+    /** The {@code create} line of a set as kube-proxy creates it, under the name {@code as}. */
+    public String createLine(IpvsSet s, String as) {
+        return "create " + as + " " + s.type() + (s.bitmap() ? " range 0-65535"
+                : " family " + (family == IpFamily.IPV4 ? "inet" : "inet6") + " hashsize 1024 maxelem 65536");
     }
 
     /** {@code iptables-restore --noflush} input, nat then filter, as kube-proxy's IPVS proxier writes them. */

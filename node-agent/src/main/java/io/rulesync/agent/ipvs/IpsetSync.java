@@ -38,6 +38,19 @@ public final class IpsetSync {
         return plan;
     }
 
+    /**
+     * Moves the sets from {@code before}, which the kernel holds (the agent applied it), to
+     * {@code after} without reading the kernel: the per-version path. Drift is the check's business
+     * ({@link #sync}).
+     */
+    public IpsetPlan update(IpvsRules before, IpvsRules after) throws IpvsApplyException {
+        IpsetPlan plan = IpsetPlan.between(before, after);
+        if (!plan.isEmpty()) {
+            restore(plan.script());
+        }
+        return plan;
+    }
+
     /** {@code ipset save}: every set of the namespace. */
     public String save() throws IpvsApplyException {
         HostCommand.Result r = exec(List.of("ipset", "save"), null);

@@ -6,14 +6,19 @@ import io.rulesync.agent.rules.IpvsRuleCheck;
 import io.rulesync.agent.rules.RejectedRuleException;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.ipvs.IpvsRules;
+import io.rulesync.model.ipvs.VirtualServer;
 import io.rulesync.model.rules.Table;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.function.Consumer;
 
 /**
@@ -22,9 +27,11 @@ import java.util.function.Consumer;
  * and real servers as a diff against what the kernel holds (never a flush, so live connections
  * survive; removed TCP real servers drain), then the addresses on {@code kube-ipvs0}.
  *
- * <p>Every step compares with the kernel itself, not with the version applied before, so the same
- * call applies a new version and repairs drift, and a step that failed is simply done again next
- * time. There is no rollback as in iptables mode: IPVS has no atomic swap of a whole table, so a
+ * <p>A check ({@code fromKernel}) compares every step with the kernel, so it repairs drift, and a
+ * step that failed is simply done again. A new version compares the ipsets with the version applied
+ * before instead (reading 58,000 members back costs ~0.7 s at 10,000 Services), and reads only the
+ * virtual servers that changed since then from the kernel (their listing carries the connection
+ * counts draining needs). There is no rollback as in iptables mode: IPVS has no atomic swap of a whole table, so a
  * failed apply leaves some steps done, the ack says FAILED, and the next apply or check finishes it.
  */
 public final class IpvsApplier {
@@ -78,8 +85,12 @@ public final class IpvsApplier {
         }
     }
 
-    /** Checks every family's rules first, so that nothing of a configuration that is refused reaches the kernel. */
-    public Outcome apply(Map<IpFamily, IpvsRules> target, Instant now) {
+    /**
+     * Checks every family's rules first, so that nothing of a configuration that is refused reaches the kernel.
+     *
+     * @param fromKernel compare the ipsets with the kernel rather than with the configuration applied last
+     */
+    public Outcome apply(Map<IpFamily, IpvsRules> target, Instant now, boolean fromKernel) {
         for (IpvsRules r : target.values()) {
             try {
                 IpvsRuleCheck.check(r);
@@ -97,27 +108,70 @@ public final class IpvsApplier {
             }
             String step = "ipsets";
             try {
-                IpsetPlan p = ipsets.sync(rules);
-                sets += p.created().size() + p.swapped().size() + p.recreated().size();
+                IpvsRules before = fromKernel ? null : last.get(e.getKey());
+                IpsetPlan p = before == null ? ipsets.sync(rules) : ipsets.update(before, rules);
+                sets += p.created().size() + p.swapped().size() + p.recreated().size() + p.patched().size();
                 step = "iptables";
                 e.getValue().restore(rules.iptablesRestore());
                 ensureJumps(e.getValue());
                 step = "virtual servers";
-                IpvsPlan plan = IpvsPlan.plan(rules.family(), rules.virtualServers(), kernel.list(), draining, now, drainTimeout);
-                if (!plan.isEmpty()) {
-                    kernel.run(plan.commands());
-                    commands += plan.commands().size();
-                }
-                draining = plan.draining();
+                commands += servers(before, rules, now);
                 step = "addresses on " + BoundAddresses.DEVICE;
                 BoundAddresses.Diff d = addresses.sync(rules.family(), rules.bound());
                 bound += d.add().size() + d.remove().size();
             } catch (IpvsApplyException | RestoreFailedException | IllegalArgumentException ex) {
+                last = Map.of(); // the kernel holds neither the old nor the new: the next apply reads it
                 return new Outcome(e.getKey().id() + " " + step + ": " + ex.getMessage(), sets, commands, bound);
             }
         }
         last = Map.copyOf(target);
         return new Outcome(null, sets, commands, bound);
+    }
+
+    /** Plans and runs the virtual servers: all of them against the kernel, or only those that changed since {@code before}. */
+    private int servers(IpvsRules before, IpvsRules rules, Instant now) throws IpvsApplyException {
+        IpvsPlan plan;
+        if (before == null) {
+            plan = IpvsPlan.plan(rules.family(), rules.virtualServers(), kernel.list(), draining, now, drainTimeout);
+            draining = plan.draining();
+        } else {
+            Map<ServiceId, VirtualServer> was = byId(before.virtualServers());
+            Map<ServiceId, VirtualServer> after = byId(rules.virtualServers());
+            Set<ServiceId> changed = new HashSet<>();
+            was.forEach((id, vs) -> {
+                if (!vs.equals(after.get(id))) {
+                    changed.add(id);
+                }
+            });
+            after.forEach((id, vs) -> {
+                if (!vs.equals(was.get(id))) {
+                    changed.add(id);
+                }
+            });
+            if (changed.isEmpty()) {
+                return 0;
+            }
+            List<VirtualServer> desired = rules.virtualServers().stream().filter(vs -> changed.contains(ServiceId.of(vs))).toList();
+            plan = IpvsPlan.plan(rules.family(), desired, kernel.list(changed), draining, now, drainTimeout);
+            // The plan saw only the changed virtual servers: the others' draining real servers keep draining.
+            Map<Draining.Server, Instant> merged = new TreeMap<>(plan.draining().deadlines());
+            draining.deadlines().forEach((server, deadline) -> {
+                if (!changed.contains(server.service())) {
+                    merged.put(server, deadline);
+                }
+            });
+            draining = Draining.of(merged);
+        }
+        if (!plan.isEmpty()) {
+            kernel.run(plan.commands());
+        }
+        return plan.commands().size();
+    }
+
+    private static Map<ServiceId, VirtualServer> byId(List<VirtualServer> servers) {
+        Map<ServiceId, VirtualServer> out = new HashMap<>();
+        servers.forEach(vs -> out.put(ServiceId.of(vs), vs));
+        return out;
     }
 
     /**

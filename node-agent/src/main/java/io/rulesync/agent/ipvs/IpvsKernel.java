@@ -1,12 +1,24 @@
 package io.rulesync.agent.ipvs;
 
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /** The kernel's IPVS table: what it holds, and changes to it. */
 public interface IpvsKernel {
 
     /** Every virtual server (of both families) with its real servers and their connection counts. */
     List<KernelVirtualServer> list() throws IpvsApplyException;
+
+    /**
+     * The kernel's virtual servers among {@code services}, absent ones left out: what a change of a
+     * few Services needs to read, where {@link #list()} reads 100,000 real servers at 10,000 Services.
+     */
+    default List<KernelVirtualServer> list(Collection<ServiceId> services) throws IpvsApplyException {
+        Set<ServiceId> wanted = new HashSet<>(services);
+        return list().stream().filter(k -> wanted.contains(k.service())).toList();
+    }
 
     /**
      * Applies the commands in order. Like {@code ipvsadm -R}, a refused command does not stop the

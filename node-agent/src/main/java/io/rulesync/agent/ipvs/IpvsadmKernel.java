@@ -5,6 +5,7 @@ import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.Protocol;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.SortedSet;
@@ -42,6 +43,36 @@ public final class IpvsadmKernel implements IpvsKernel {
         } catch (IllegalArgumentException e) {
             throw new IpvsApplyException("cannot read ipvsadm -Ln: " + e.getMessage());
         }
+    }
+
+    /** Beyond this many Services, one full listing costs less than a process per Service. */
+    static final int LIST_ONE_BY_ONE = 64;
+
+    @Override
+    public List<KernelVirtualServer> list(Collection<ServiceId> services) throws IpvsApplyException {
+        if (services.size() > LIST_ONE_BY_ONE) {
+            return IpvsKernel.super.list(services);
+        }
+        List<KernelVirtualServer> out = new ArrayList<>();
+        for (ServiceId id : new TreeSet<>(services)) {
+            List<String> argv = new ArrayList<>(List.of("ipvsadm", "-Ln", "--exact"));
+            argv.addAll(List.of(id.service().split(" ")));
+            HostCommand.Result r = exec(argv, null);
+            if (!r.ok()) {
+                // ipvsadm's answer for a virtual server the kernel does not have.
+                if (r.stderr().contains("No such service")) {
+                    continue;
+                }
+                throw new IpvsApplyException("ipvsadm -Ln " + id.service() + " failed: "
+                        + firstLine(r.stderr().isBlank() ? r.stdout() : r.stderr()));
+            }
+            try {
+                out.addAll(parseListing(r.stdout()));
+            } catch (IllegalArgumentException e) {
+                throw new IpvsApplyException("cannot read ipvsadm -Ln " + id.service() + ": " + e.getMessage());
+            }
+        }
+        return out;
     }
 
     @Override

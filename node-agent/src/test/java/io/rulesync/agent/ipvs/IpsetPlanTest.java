@@ -84,14 +84,16 @@ class IpsetPlanTest {
     }
 
     @Test
-    void changedSetsAreFilledAsideAndSwapped() {
+    void aSetThatKeepsMostOfItsMembersIsPatchedOneThatIsMostlyReplacedIsSwapped() {
         IpvsRules next = rules(IpFamily.IPV4, Map.of(
                 IpvsSet.CLUSTER_IP, List.of("10.96.0.10,tcp:53", "10.96.0.11,tcp:443"),
                 IpvsSet.LOAD_BALANCER_SOURCE_CIDR, List.of("203.0.113.5,tcp:80,10.1.2.3/32", "203.0.113.5,tcp:80,192.168.0.0/16"),
                 IpvsSet.NODE_PORT_TCP, List.of("30080"),
                 IpvsSet.IPVS_IPS, List.of("10.96.0.10", "10.96.0.11")));
         IpsetPlan plan = IpsetPlan.plan(next, V4_SAVED);
-        assertThat(plan.swapped()).containsExactly("KUBE-CLUSTER-IP", "KUBE-NODE-PORT-TCP", "KUBE-IPVS-IPS");
+        // CLUSTER-IP: 2 of 2 change; NODE-PORT-TCP: 1 of 1; IPVS-IPS: 1 of 2, which keeps half.
+        assertThat(plan.swapped()).containsExactly("KUBE-CLUSTER-IP", "KUBE-NODE-PORT-TCP");
+        assertThat(plan.patched()).containsExactly("KUBE-IPVS-IPS");
         assertThat(plan.created()).isEmpty();
         assertThat(plan.untouched()).hasSize(IpvsSet.values().length - 3).contains("KUBE-LOAD-BALANCER-SOURCE-CIDR");
         assertThat(plan.script()).isEqualTo("""
@@ -106,12 +108,7 @@ class IpsetPlanTest {
                 add RSYNC-TMP-4-1 30080
                 swap RSYNC-TMP-4-1 KUBE-NODE-PORT-TCP
                 destroy RSYNC-TMP-4-1
-                destroy RSYNC-TMP-4-2 -exist
-                create RSYNC-TMP-4-2 hash:ip family inet hashsize 1024 maxelem 65536
-                add RSYNC-TMP-4-2 10.96.0.10
-                add RSYNC-TMP-4-2 10.96.0.11
-                swap RSYNC-TMP-4-2 KUBE-IPVS-IPS
-                destroy RSYNC-TMP-4-2
+                add KUBE-IPVS-IPS 10.96.0.11 -exist
                 """);
         // Other software's sets are never named.
         assertThat(plan.script()).doesNotContain("OTHER-SET");
@@ -136,10 +133,10 @@ class IpsetPlanTest {
                 .replace("add KUBE-NODE-PORT-TCP 8080\n", "");
         IpsetPlan plan = IpsetPlan.plan(V4, saved);
         assertThat(plan.recreated()).containsExactly("KUBE-LOOP-BACK", "KUBE-IPVS-IPS");
-        assertThat(plan.swapped()).containsExactly("KUBE-NODE-PORT-TCP");
+        assertThat(plan.patched()).containsExactly("KUBE-NODE-PORT-TCP");
         List<String> lines = plan.script().lines().toList();
-        assertThat(lines.subList(lines.indexOf("destroy RSYNC-TMP-4-0"), lines.size())).containsExactly(
-                "destroy RSYNC-TMP-4-0",
+        assertThat(lines.subList(lines.indexOf("add KUBE-NODE-PORT-TCP 8080 -exist"), lines.size())).containsExactly(
+                "add KUBE-NODE-PORT-TCP 8080 -exist",
                 "destroy KUBE-LOOP-BACK",
                 "create KUBE-LOOP-BACK hash:ip,port,ip family inet hashsize 1024 maxelem 65536",
                 "destroy KUBE-IPVS-IPS",
@@ -179,8 +176,34 @@ class IpsetPlanTest {
         IpsetPlan fresh = IpsetPlan.plan(v6, "");
         assertThat(fresh.script()).startsWith("create KUBE-6-LOOP-BACK hash:ip,port,ip family inet6 hashsize 1024 maxelem 65536\n");
         IpsetPlan changed = IpsetPlan.plan(v6, saved.toString().replace("add KUBE-6-CLUSTER-IP fd00:10:96::21,udp:53\n", ""));
-        assertThat(changed.swapped()).containsExactly("KUBE-6-CLUSTER-IP");
-        assertThat(changed.script()).contains("create RSYNC-TMP-6-0 hash:ip,port family inet6 hashsize 1024 maxelem 65536\n");
+        assertThat(changed.patched()).containsExactly("KUBE-6-CLUSTER-IP");
+        assertThat(changed.script()).isEqualTo("add KUBE-6-CLUSTER-IP fd00:10:96::21,UDP:53 -exist\n");
+        IpsetPlan replaced = IpsetPlan.plan(v6, saved.toString().replace("add KUBE-6-CLUSTER-IP fd00:10:96::21,udp:53\n", "")
+                .replace("add KUBE-6-CLUSTER-IP fd00:10:96::20,tcp:80\n", ""));
+        assertThat(replaced.swapped()).containsExactly("KUBE-6-CLUSTER-IP");
+        assertThat(replaced.script()).contains("create RSYNC-TMP-6-0 hash:ip,port family inet6 hashsize 1024 maxelem 65536\n");
+    }
+
+    @Test
+    void fromOneVersionToTheNextWithoutReadingTheKernel() {
+        IpvsRules next = rules(IpFamily.IPV4, Map.of(
+                IpvsSet.CLUSTER_IP, List.of("10.96.0.10,tcp:53", "10.96.0.10,udp:53", "10.96.0.12,tcp:80"),
+                IpvsSet.LOAD_BALANCER_SOURCE_CIDR, List.of("203.0.113.5,tcp:80,10.1.2.3/32", "203.0.113.5,tcp:80,192.168.0.0/16"),
+                IpvsSet.NODE_PORT_TCP, List.of("31000"),
+                IpvsSet.IPVS_IPS, List.of("10.96.0.10")));
+        IpsetPlan plan = IpsetPlan.between(V4, next);
+        assertThat(plan.patched()).containsExactly("KUBE-CLUSTER-IP");
+        assertThat(plan.swapped()).containsExactly("KUBE-NODE-PORT-TCP");
+        assertThat(plan.untouched()).hasSize(IpvsSet.values().length - 2);
+        assertThat(plan.script()).isEqualTo("""
+                add KUBE-CLUSTER-IP 10.96.0.12,tcp:80 -exist
+                destroy RSYNC-TMP-4-0 -exist
+                create RSYNC-TMP-4-0 bitmap:port range 0-65535
+                add RSYNC-TMP-4-0 31000
+                swap RSYNC-TMP-4-0 KUBE-NODE-PORT-TCP
+                destroy RSYNC-TMP-4-0
+                """);
+        assertThat(IpsetPlan.between(next, next).isEmpty()).isTrue();
     }
 
     @Test

@@ -142,6 +142,27 @@ class IpsetSyncNamespaceTest {
     }
 
     @Test
+    void aNewVersionPatchesSmallChangesWithoutReadingTheKernel() throws Exception {
+        sync.sync(FIRST);
+        lab.exec(lab.nodeNs(), "iptables", "-A", "INPUT", "-m", "set", "--match-set", "KUBE-LOOP-BACK", "dst,dst,src", "-j", "ACCEPT").orThrow();
+        IpvsRules third = IpsetPlanTest.rules(IpFamily.IPV4, Map.of(
+                IpvsSet.LOOP_BACK, List.of("10.244.1.5,tcp:53,10.244.1.5", "10.244.1.5,udp:53,10.244.1.5", "10.244.1.6,tcp:80,10.244.1.6"),
+                IpvsSet.CLUSTER_IP, List.of("10.96.0.10,tcp:53", "10.96.0.10,udp:53", "10.96.0.20,sctp:3868"),
+                IpvsSet.LOAD_BALANCER_SOURCE_CIDR, List.of("203.0.113.5,tcp:80,192.168.0.0/16", "203.0.113.5,tcp:80,10.1.2.3/32"),
+                IpvsSet.NODE_PORT_TCP, List.of("30080", "31000"),
+                IpvsSet.HEALTH_CHECK_NODE_PORT, List.of("32000"),
+                IpvsSet.IPVS_IPS, List.of("10.96.0.10", "10.96.0.20")));
+        IpsetPlan plan = sync.update(FIRST, third);
+        assertThat(plan.patched()).containsExactly("KUBE-LOOP-BACK");
+        assertThat(plan.script()).isEqualTo("add KUBE-LOOP-BACK 10.244.1.6,tcp:80,10.244.1.6 -exist\n");
+        assertHolds(third);
+        // The kernel agrees: a check finds nothing to do; and the way back is a patch too.
+        assertThat(sync.sync(third).isEmpty()).isTrue();
+        assertThat(sync.update(third, FIRST).patched()).containsExactly("KUBE-LOOP-BACK");
+        assertHolds(FIRST);
+    }
+
+    @Test
     void repairsHeadersTypesAndLeftovers() throws Exception {
         // What an older or interrupted run might leave: a bitmap of a narrower range, a set of the
         // wrong type, a temporary set, and a set that is not IPVS mode's.

@@ -53,6 +53,8 @@ class IpvsModeAgentTest {
     String ns;
     History history;
     MemoryIpvs ipvs;
+    /** Full listings of the IPVS table: what the agent reads at start and at checks, not per version. */
+    int fullListings;
     List<NodeAck> acks;
     List<String> logs;
     Instant now;
@@ -117,7 +119,25 @@ class IpvsModeAgentTest {
         Agent a = new Agent(History.CLUSTER, History.NODE, snapshots, new Applier(nf, logs::add), acks::add,
                 new StateFile(dir, History.CLUSTER, History.NODE), clock, Duration.ofSeconds(30), 100,
                 new Conntrack(ns, true, logs::add), logs::add);
-        a.programIpvs(new IpvsApplier(nf, ipvs, new IpsetSync(ns), new BoundAddresses(ns), Duration.ofMinutes(15), logs::add));
+        IpvsKernel counting = new IpvsKernel() {
+            @Override
+            public List<KernelVirtualServer> list() throws IpvsApplyException {
+                fullListings++;
+                return ipvs.list();
+            }
+
+            @Override
+            public List<KernelVirtualServer> list(java.util.Collection<ServiceId> services) throws IpvsApplyException {
+                java.util.Set<ServiceId> wanted = new java.util.HashSet<>(services);
+                return ipvs.list().stream().filter(k -> wanted.contains(k.service())).toList();
+            }
+
+            @Override
+            public void run(List<IpvsCommand> commands) throws IpvsApplyException {
+                ipvs.run(commands);
+            }
+        };
+        a.programIpvs(new IpvsApplier(nf, counting, new IpsetSync(ns), new BoundAddresses(ns), Duration.ofMinutes(15), logs::add));
         return a;
     }
 
@@ -166,6 +186,7 @@ class IpvsModeAgentTest {
         assertThat(expected(1).virtualServers()).hasSizeGreaterThan(20); // NodePorts too: the node's address × each NodePort
         assertKernelHolds(1);
 
+        assertThat(fullListings).isEqualTo(1);
         Random r = new Random(7);
         for (int i = 0; i < 6; i++) {
             a.onDeltas(List.of(history.next(r, 3)));
@@ -173,6 +194,9 @@ class IpvsModeAgentTest {
                     .containsExactly(history.latest(), NodeAck.Status.APPLIED);
             assertKernelHolds(history.latest());
         }
+
+        // Versions read only the virtual servers they change.
+        assertThat(fullListings).isEqualTo(1);
 
         // Drift: a set member, a virtual server and a bound address go missing behind the agent's back.
         IpvsRules want = expected(history.latest());

@@ -108,6 +108,11 @@ class IpvsadmKernelNamespaceTest {
         assertHolds(IpFamily.IPV4, next);
         assertHolds(IpFamily.IPV6, v6);
         assertThat(IpvsPlan.plan(IpFamily.IPV4, next, kernel.list(), plan.draining(), T0, DRAIN).commands()).isEmpty();
+
+        // Reading a few virtual servers one by one gives what the full listing gives; an absent one is left out.
+        List<ServiceId> some = List.of(ServiceId.of(next.get(0)), ServiceId.of(next.get(1)), ServiceId.of(v4.get(1)));
+        assertThat(kernel.list(some)).isEqualTo(kernel.list().stream().filter(k -> some.contains(k.service())).toList());
+        assertThat(kernel.list(some)).hasSize(2);
     }
 
     @Test
