@@ -20,7 +20,7 @@ import java.util.SortedSet;
  *       for the members that differ. Each is atomic, and members are independent facts (this
  *       endpoint is hairpin, that port is a NodePort), so no packet meets a wrong combination; and
  *       it costs the change, not the set: one endpoint moved on a node with 37,000 hairpin entries
- *       takes one line, where rebuilding the set took 1.2 s.</li>
+ *       takes two lines, where reading the sets back and swapping that one took 1.17 s.</li>
  *   <li>A set that is mostly replaced (more than half of its members change), or whose header
  *       (maxelem, range, ...) differs, is rebuilt beside it in a temporary set and {@code swap}ped
  *       in, so packets see the old members or the new ones, never a half-filled set, and iptables
