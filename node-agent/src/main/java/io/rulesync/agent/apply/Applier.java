@@ -89,6 +89,10 @@ public final class Applier {
                     // Incremental applies leave the jumps to the drift check: reading five built-in
                     // chains costs ~15 ms, and nothing but a foreign hand removes a jump.
                     ensureJumps(nf);
+                    int left = Leftovers.leaveIpvsMode(nf);
+                    if (left > 0) {
+                        log.accept(f.id() + ": removed " + left + " chains and jumps IPVS mode had left");
+                    }
                 } else {
                     plan = RestorePlan.between(from, target);
                     if (!plan.isEmpty()) {

@@ -1,5 +1,6 @@
 package io.rulesync.agent.ipvs;
 
+import io.rulesync.agent.apply.Leftovers;
 import io.rulesync.agent.apply.Netfilter;
 import io.rulesync.agent.apply.RestoreFailedException;
 import io.rulesync.agent.rules.IpvsRuleCheck;
@@ -114,6 +115,12 @@ public final class IpvsApplier {
                 step = "iptables";
                 e.getValue().restore(rules.iptablesRestore());
                 ensureJumps(e.getValue());
+                if (before == null) {
+                    int left = Leftovers.leaveIptablesMode(e.getValue());
+                    if (left > 0) {
+                        log.accept(e.getKey().id() + ": removed " + left + " chains and jumps iptables mode had left");
+                    }
+                }
                 step = "virtual servers";
                 commands += servers(before, rules, now);
                 step = "addresses on " + BoundAddresses.DEVICE;

@@ -87,6 +87,11 @@ class IpvsModeAgentTest {
     }
 
     Agent agent() {
+        return agent(true, dir);
+    }
+
+    /** An agent of this namespace in IPVS mode, or in iptables mode. */
+    Agent agent(boolean ipvsMode, Path stateDir) {
         SnapshotSource snapshots = new SnapshotSource() {
             @Override
             public RulesSnapshot latest(String cluster, String node) {
@@ -117,7 +122,7 @@ class IpvsModeAgentTest {
             }
         };
         Agent a = new Agent(History.CLUSTER, History.NODE, snapshots, new Applier(nf, logs::add), acks::add,
-                new StateFile(dir, History.CLUSTER, History.NODE), clock, Duration.ofSeconds(30), 100,
+                new StateFile(stateDir, History.CLUSTER, History.NODE), clock, Duration.ofSeconds(30), 100,
                 new Conntrack(ns, true, logs::add), logs::add);
         IpvsKernel counting = new IpvsKernel() {
             @Override
@@ -137,7 +142,9 @@ class IpvsModeAgentTest {
                 ipvs.run(commands);
             }
         };
-        a.programIpvs(new IpvsApplier(nf, counting, new IpsetSync(ns), new BoundAddresses(ns), Duration.ofMinutes(15), logs::add));
+        if (ipvsMode) {
+            a.programIpvs(new IpvsApplier(nf, counting, new IpsetSync(ns), new BoundAddresses(ns), Duration.ofMinutes(15), logs::add));
+        }
         return a;
     }
 
@@ -250,6 +257,48 @@ class IpvsModeAgentTest {
         a.tick();
         assertThat(drained()).isEmpty();
         assertKernelHolds(history.latest());
+    }
+
+    @Test
+    void changingModeRemovesWhatTheOtherModeLeft() throws Exception {
+        Agent iptables = agent(false, dir.resolve("iptables"));
+        iptables.start();
+        assertThat(acks.get(acks.size() - 1).mode()).isEqualTo("iptables");
+        assertThat(chains("filter")).contains("KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES", "KUBE-PROXY-CANARY");
+        assertThat(chains("nat")).anyMatch(c -> c.startsWith("KUBE-SVC-"));
+
+        // To IPVS mode: iptables mode's REJECTs for Services without endpoints must not outlive it.
+        agent(true, dir.resolve("ipvs")).start();
+        assertThat(acks.get(acks.size() - 1)).extracting(NodeAck::mode, NodeAck::status).containsExactly("ipvs", NodeAck.Status.APPLIED);
+        assertThat(chains("filter")).containsExactlyInAnyOrder(IpvsRules.FILTER_CHAINS.toArray(String[]::new));
+        assertThat(chains("nat")).containsExactlyInAnyOrder(IpvsRules.NAT_CHAINS.toArray(String[]::new));
+        assertThat(jumps("filter", "INPUT")).containsExactly("KUBE-IPVS-FILTER", "KUBE-PROXY-FIREWALL", "KUBE-NODE-PORT");
+        assertThat(jumps("filter", "FORWARD")).containsExactlyInAnyOrder("KUBE-PROXY-FIREWALL", "KUBE-FORWARD");
+        assertThat(jumps("filter", "OUTPUT")).containsExactly("KUBE-IPVS-OUT-FILTER");
+        assertThat(logs).anyMatch(l -> l.contains("chains and jumps iptables mode had left"));
+        assertKernelHolds(history.latest());
+
+        // And back: IPVS mode's filter would reject new connections to the addresses of its old sets.
+        agent(false, dir.resolve("iptables-again")).start();
+        assertThat(acks.get(acks.size() - 1).mode()).isEqualTo("iptables");
+        assertThat(chains("filter")).doesNotContain("KUBE-IPVS-FILTER", "KUBE-IPVS-OUT-FILTER", "KUBE-SOURCE-RANGES-FIREWALL", "KUBE-NODE-PORT")
+                .contains("KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES");
+        assertThat(chains("nat")).doesNotContain("KUBE-NODE-PORT", "KUBE-LOAD-BALANCER").contains("KUBE-NODEPORTS");
+        assertThat(jumps("filter", "INPUT")).doesNotContain("KUBE-IPVS-FILTER", "KUBE-NODE-PORT");
+        assertThat(jumps("filter", "OUTPUT")).doesNotContain("KUBE-IPVS-OUT-FILTER");
+        assertThat(logs).anyMatch(l -> l.contains("chains and jumps IPVS mode had left"));
+    }
+
+    /** The KUBE- chains of a table in the namespace. */
+    List<String> chains(String table) throws Exception {
+        return run("ip", "netns", "exec", ns, "iptables", "-t", table, "-S").stdout().lines()
+                .filter(l -> l.startsWith("-N KUBE-")).map(l -> l.substring(3)).toList();
+    }
+
+    /** The targets of a built-in chain's KUBE- jumps, in order. */
+    List<String> jumps(String table, String builtin) throws Exception {
+        return run("ip", "netns", "exec", ns, "iptables", "-t", table, "-S", builtin).stdout().lines()
+                .filter(l -> l.contains("-j KUBE-")).map(l -> l.substring(l.lastIndexOf("-j ") + 3)).toList();
     }
 
     /** Every real server has an open connection. */
