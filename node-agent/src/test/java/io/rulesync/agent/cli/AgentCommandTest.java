@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rulesync.agent.AgentConfig;
+import io.rulesync.agent.mode.ModeChoice;
+import io.rulesync.agent.mode.ProxyMode;
 import io.rulesync.model.cluster.IpFamily;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -33,6 +35,14 @@ class AgentCommandTest {
         assertThat(c.verifyEvery()).isEqualTo(Duration.ofSeconds(30));
         assertThat(c.topics().deltas()).isEqualTo("rulesync.rule-deltas");
         assertThat(c.topics().acks()).isEqualTo("rulesync.node-acks");
+        assertThat(c.mode()).isEqualTo(ProxyMode.IPTABLES);
+        assertThat(c.ipvsDrainTimeout()).isEqualTo(Duration.ofSeconds(900));
+
+        AgentConfig ipvs = parse("--cluster", "shop", "--node", "node-a", "--mode", "ipvs", "--ipvs-unavailable", "refuse",
+                "--ipvs-drain-timeout", "120");
+        assertThat(ipvs.mode()).isEqualTo(ProxyMode.IPVS);
+        assertThat(ipvs.whenIpvsUnavailable()).isEqualTo(ModeChoice.WhenIpvsUnavailable.REFUSE);
+        assertThat(ipvs.ipvsDrainTimeout()).isEqualTo(Duration.ofSeconds(120));
 
         AgentConfig dry = parse("--cluster", "shop", "--node", "node-a", "--dry-run", "/tmp/rules", "--ip-families", "ipv4",
                 "--kafka-property", "security.protocol=SSL", "--verify-interval", "5");
@@ -80,5 +90,7 @@ class AgentCommandTest {
                 .hasMessage("--ip-families: 'ipv5' is not ipv4 or ipv6");
         assertThatThrownBy(() -> parse("--cluster", "shop", "--node", "a", "--kafka-property", "oops"))
                 .hasMessage("--kafka-property: 'oops' is not KEY=VALUE");
+        assertThatThrownBy(() -> parse("--cluster", "shop", "--node", "a", "--ipvs-drain-timeout", "-1"))
+                .hasMessageStartingWith("--ipvs-drain-timeout: ");
     }
 }
