@@ -11,6 +11,7 @@ import io.rulesync.agent.feed.SnapshotSource;
 import io.rulesync.agent.feed.SnapshotUnavailableException;
 import io.rulesync.agent.state.StateFile;
 import io.rulesync.agent.testing.History;
+import io.rulesync.agent.testing.MutableClock;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.Chain;
@@ -31,10 +32,8 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodyHandlers;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -299,28 +298,5 @@ class AgentTest {
         clock.advance(Duration.ofSeconds(1));
         a.tick();
         assertThat(a.running()).isEqualTo(1);
-    }
-
-    static final class MutableClock extends Clock {
-        private Instant now = Instant.parse("2026-11-29T12:00:00Z");
-
-        void advance(Duration d) {
-            now = now.plus(d);
-        }
-
-        @Override
-        public java.time.ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(java.time.ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
     }
 }

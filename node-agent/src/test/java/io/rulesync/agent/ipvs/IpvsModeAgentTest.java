@@ -13,6 +13,7 @@ import io.rulesync.agent.feed.SnapshotSource;
 import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.agent.state.StateFile;
 import io.rulesync.agent.testing.History;
+import io.rulesync.agent.testing.MutableClock;
 import io.rulesync.compiler.kernel.NetnsLab;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.cluster.IpAddress;
@@ -23,10 +24,7 @@ import io.rulesync.model.ipvs.RealServer;
 import io.rulesync.model.ipvs.VirtualServer;
 import io.rulesync.model.rules.RulesSnapshot;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -57,7 +55,7 @@ class IpvsModeAgentTest {
     int fullListings;
     List<NodeAck> acks;
     List<String> logs;
-    Instant now;
+    MutableClock clock;
 
     @BeforeEach
     void setUp() throws Exception {
@@ -70,7 +68,7 @@ class IpvsModeAgentTest {
         ipvs = new MemoryIpvs();
         acks = new ArrayList<>();
         logs = new ArrayList<>();
-        now = Instant.parse("2026-11-29T12:00:00Z");
+        clock = new MutableClock();
     }
 
     @AfterEach
@@ -105,22 +103,6 @@ class IpvsModeAgentTest {
         };
         IptablesNetfilter.Printer printer = (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm();
         List<Netfilter> nf = List.of(new IptablesNetfilter(IpFamily.IPV4, ns, printer));
-        Clock clock = new Clock() {
-            @Override
-            public java.time.ZoneId getZone() {
-                return ZoneOffset.UTC;
-            }
-
-            @Override
-            public Clock withZone(java.time.ZoneId zone) {
-                return this;
-            }
-
-            @Override
-            public Instant instant() {
-                return now;
-            }
-        };
         Agent a = new Agent(History.CLUSTER, History.NODE, snapshots, new Applier(nf, logs::add), acks::add,
                 new StateFile(stateDir, History.CLUSTER, History.NODE), clock, Duration.ofSeconds(30), 100,
                 new Conntrack(ns, true, logs::add), logs::add);
@@ -214,7 +196,7 @@ class IpvsModeAgentTest {
         IpAddress unbound = want.bound().first();
         run("ip", "netns", "exec", ns, "ip", "addr", "del", unbound + "/32", "dev", BoundAddresses.DEVICE);
         long repairs = a.repairs();
-        now = now.plusSeconds(31);
+        clock.advance(Duration.ofSeconds(31));
         a.tick();
         assertThat(a.repairs() - repairs).isGreaterThanOrEqualTo(3);
         assertKernelHolds(history.latest());
@@ -232,7 +214,7 @@ class IpvsModeAgentTest {
         assertThat(drained).as("moving Service 2's endpoints drains the old ones").isNotEmpty();
 
         // Still connected after the next looks: still there, at weight 0.
-        now = now.plusSeconds(6);
+        clock.advance(Duration.ofSeconds(6));
         a.tick();
         assertThat(drained()).isEqualTo(drained);
 
@@ -244,7 +226,7 @@ class IpvsModeAgentTest {
                 }
             }
         }
-        now = now.plusSeconds(6);
+        clock.advance(Duration.ofSeconds(6));
         a.tick();
         assertThat(drained()).isEmpty();
         assertThat(logs).anyMatch(l -> l.startsWith("deleted " + drained.size() + " drained real servers"));
@@ -253,7 +235,7 @@ class IpvsModeAgentTest {
         busyEverywhere();
         a.onDeltas(List.of(history.moveEndpoint(2, 8)));
         assertThat(drained()).isNotEmpty();
-        now = now.plus(Duration.ofMinutes(16));
+        clock.advance(Duration.ofMinutes(16));
         a.tick();
         assertThat(drained()).isEmpty();
         assertKernelHolds(history.latest());
