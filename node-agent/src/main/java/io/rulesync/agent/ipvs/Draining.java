@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.Collections;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Predicate;
 import java.util.SortedMap;
 import java.util.TreeMap;
 
@@ -45,6 +46,21 @@ public record Draining(SortedMap<Server, Instant> deadlines) {
 
     public static Draining of(Map<Server, Instant> deadlines) {
         return new Draining(new TreeMap<>(deadlines));
+    }
+
+    /**
+     * The state after a plan that saw only the virtual servers {@code seen} accepts (one family, or
+     * the few a version changed): the plan's entries for those, this state's for all others, which
+     * the plan could not know about and must not end.
+     */
+    public Draining after(Draining planned, Predicate<ServiceId> seen) {
+        Map<Server, Instant> out = new TreeMap<>(planned.deadlines());
+        deadlines.forEach((server, deadline) -> {
+            if (!seen.test(server.service())) {
+                out.put(server, deadline);
+            }
+        });
+        return of(out);
     }
 
     public Optional<Instant> deadline(ServiceId service, IpAddress address, int port) {

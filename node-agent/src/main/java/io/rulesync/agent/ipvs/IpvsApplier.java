@@ -19,7 +19,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.function.Consumer;
 
 /**
@@ -140,7 +139,7 @@ public final class IpvsApplier {
         IpvsPlan plan;
         if (before == null) {
             plan = IpvsPlan.plan(rules.family(), rules.virtualServers(), kernel.list(), draining, now, drainTimeout);
-            draining = plan.draining();
+            draining = draining.after(plan.draining(), id -> id.address().family() == rules.family());
         } else {
             Map<ServiceId, VirtualServer> was = byId(before.virtualServers());
             Map<ServiceId, VirtualServer> after = byId(rules.virtualServers());
@@ -160,14 +159,7 @@ public final class IpvsApplier {
             }
             List<VirtualServer> desired = rules.virtualServers().stream().filter(vs -> changed.contains(ServiceId.of(vs))).toList();
             plan = IpvsPlan.plan(rules.family(), desired, kernel.list(changed), draining, now, drainTimeout);
-            // The plan saw only the changed virtual servers: the others' draining real servers keep draining.
-            Map<Draining.Server, Instant> merged = new TreeMap<>(plan.draining().deadlines());
-            draining.deadlines().forEach((server, deadline) -> {
-                if (!changed.contains(server.service())) {
-                    merged.put(server, deadline);
-                }
-            });
-            draining = Draining.of(merged);
+            draining = draining.after(plan.draining(), changed::contains);
         }
         if (!plan.isEmpty()) {
             kernel.run(plan.commands());
@@ -198,7 +190,7 @@ public final class IpvsApplier {
                     kernel.run(plan.commands());
                     commands += plan.commands().size();
                 }
-                draining = plan.draining();
+                draining = draining.after(plan.draining(), id -> id.address().family() == rules.family());
             }
         } catch (IpvsApplyException | IllegalArgumentException e) {
             return new Outcome("draining: " + e.getMessage(), 0, commands, 0);
