@@ -367,7 +367,7 @@ public final class Agent {
         return out;
     }
 
-    private void applyIpvs(NodeView from, NodeView to) {
+    private void applyIpvs(NodeView from, NodeView to, Set<Unit> touched) {
         long t0 = System.nanoTime();
         Map<IpFamily, IpvsRules> target = ipvsRules(to);
         IpvsApplier.Outcome o = ipvs.apply(target, clock.instant(), false);
@@ -378,6 +378,9 @@ public final class Agent {
         int rules = 0;
         for (IpvsRules r : target.values()) {
             rules += r.iptablesRuleCount() + r.virtualServers().size() + r.realServerCount();
+        }
+        if (from != null && touched != null) {
+            clearStaleFlows(from, to, touched); // the same endpoints went away in either mode
         }
         succeeded(to, t0, rules, o.changes() + " changes");
     }
@@ -393,7 +396,7 @@ public final class Agent {
             return;
         }
         if (ipvs != null) {
-            applyIpvs(from, to);
+            applyIpvs(from, to, touched);
             return;
         }
         Map<IpFamily, RuleSet> before;
