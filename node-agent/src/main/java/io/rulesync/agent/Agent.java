@@ -117,6 +117,11 @@ public final class Agent {
         return repairs.get();
     }
 
+    /** IPVS mode: real servers draining (weight 0) until their connections end; 0 in iptables mode. */
+    public int draining() {
+        return ipvs == null ? 0 : ipvs.draining();
+    }
+
     /** Total time spent in successful applies, validation included. */
     public long applyMillis() {
         return applyMillis.get();

@@ -139,7 +139,8 @@ class AgentTest {
             String tags = "{cluster=\"" + History.CLUSTER + "\",node=\"" + History.NODE + "\"}";
             assertThat(metrics).contains("rulesync_agent_applies_total" + tags + " 2.0",
                     "rulesync_agent_apply_failures_total" + tags + " 0.0", "rulesync_agent_drift_repairs_total" + tags + " 0.0",
-                    "rulesync_agent_running_version" + tags + " 2.0", "rulesync_agent_apply_duration_seconds_count" + tags + " 2");
+                    "rulesync_agent_running_version" + tags + " 2.0", "rulesync_agent_apply_duration_seconds_count" + tags + " 2",
+                    "rulesync_agent_ipvs_draining_real_servers" + tags + " 0.0");
             alive[0] = false;
             assertThat(http.send(HttpRequest.newBuilder(base.resolve("/healthz")).build(), BodyHandlers.ofString()).body())
                     .contains("the agent loop stopped");

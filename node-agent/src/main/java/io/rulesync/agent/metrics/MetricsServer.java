@@ -44,6 +44,9 @@ public final class MetricsServer implements AutoCloseable {
                 .description("Time spent applying versions, validation included").tags(tags).register(registry);
         Gauge.builder("rulesync.agent.running.version", agent, Agent::running).description("The version the kernel holds (-1: none)")
                 .tags(tags).register(registry);
+        Gauge.builder("rulesync.agent.ipvs.draining.real.servers", agent, Agent::draining)
+                .description("IPVS mode: removed TCP real servers at weight 0, waiting for their connections to end").tags(tags)
+                .register(registry);
 
         HttpServer server = HttpServer.create(address, 16);
         server.createContext("/metrics", ex -> reply(ex, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape()));

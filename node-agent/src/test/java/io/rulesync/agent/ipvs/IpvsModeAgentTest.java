@@ -212,6 +212,7 @@ class IpvsModeAgentTest {
         assertKernelHolds(history.latest());
         List<String> drained = drained();
         assertThat(drained).as("moving Service 2's endpoints drains the old ones").isNotEmpty();
+        assertThat(a.draining()).isEqualTo(drained.size());
 
         // Still connected after the next looks: still there, at weight 0.
         clock.advance(Duration.ofSeconds(6));
@@ -230,6 +231,7 @@ class IpvsModeAgentTest {
         a.tick();
         assertThat(drained()).isEmpty();
         assertThat(logs).anyMatch(l -> l.startsWith("deleted " + drained.size() + " drained real servers"));
+        assertThat(a.draining()).isZero();
 
         // Connections that never end: deleted once the drain timeout (15 minutes here) has passed.
         busyEverywhere();
