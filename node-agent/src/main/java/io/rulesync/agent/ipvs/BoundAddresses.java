@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.SortedMap;
 import java.util.SortedSet;
@@ -120,12 +121,30 @@ public final class BoundAddresses {
         ensureDevice();
         SortedMap<IpAddress, Integer> current = list();
         Diff diff = Diff.between(family, desired, current.keySet());
+        batch(diff, current);
+        return diff;
+    }
+
+    /**
+     * From {@code before}, which the device holds (the agent bound it), to {@code after}, without
+     * listing the device: the per-version path. A device changed behind the agent's back makes
+     * this fail, and the next attempt syncs.
+     */
+    public Diff update(IpFamily family, Collection<IpAddress> before, Collection<IpAddress> after) throws IpvsApplyException {
+        Diff diff = Diff.between(family, after, before);
+        batch(diff, Map.of());
+        return diff;
+    }
+
+    /** One ip -batch; {@code prefixes}: the prefix length the kernel reports for an address to remove (default: host). */
+    private void batch(Diff diff, Map<IpAddress, Integer> prefixes) throws IpvsApplyException {
         if (diff.isEmpty()) {
-            return diff;
+            return;
         }
         List<String> lines = new ArrayList<>();
         for (IpAddress a : diff.remove()) {
-            lines.add("addr del " + a + "/" + current.get(a) + " dev " + device);
+            int host = a.family() == IpFamily.IPV4 ? 32 : 128;
+            lines.add("addr del " + a + "/" + prefixes.getOrDefault(a, host) + " dev " + device);
         }
         for (IpAddress a : diff.add()) {
             // nodad: the address is usable at once; a dummy device does no DAD anyway (it is NOARP).
@@ -139,7 +158,6 @@ public final class BoundAddresses {
             String reason = err.lines().filter(l -> !FAILED_LINE.matcher(l).find()).findFirst().orElse(err);
             throw new IpvsApplyException("ip", List.of(new IpvsApplyException.Failure(line, reason)));
         }
-        return diff;
     }
 
     /** Creates the dummy device when it is missing; a kernel without the dummy driver is reported as such. */

@@ -112,9 +112,12 @@ public final class IpvsApplier {
                 IpsetPlan p = before == null ? ipsets.sync(rules) : ipsets.update(before, rules);
                 sets += p.created().size() + p.swapped().size() + p.recreated().size() + p.patched().size();
                 step = "iptables";
-                e.getValue().restore(rules.iptablesRestore());
-                ensureJumps(e.getValue());
+                // The ~30 rules change only when a set empties or fills; jumps and leftovers are the check's business.
+                if (before == null || !before.natRules().equals(rules.natRules()) || !before.filterRules().equals(rules.filterRules())) {
+                    e.getValue().restore(rules.iptablesRestore());
+                }
                 if (before == null) {
+                    ensureJumps(e.getValue());
                     int left = Leftovers.leaveIptablesMode(e.getValue());
                     if (left > 0) {
                         log.accept(e.getKey().id() + ": removed " + left + " chains and jumps iptables mode had left");
@@ -123,7 +126,8 @@ public final class IpvsApplier {
                 step = "virtual servers";
                 commands += servers(before, rules, now);
                 step = "addresses on " + BoundAddresses.DEVICE;
-                BoundAddresses.Diff d = addresses.sync(rules.family(), rules.bound());
+                BoundAddresses.Diff d = before == null ? addresses.sync(rules.family(), rules.bound())
+                        : addresses.update(rules.family(), before.bound(), rules.bound());
                 bound += d.add().size() + d.remove().size();
             } catch (IpvsApplyException | RestoreFailedException | IllegalArgumentException ex) {
                 last = Map.of(); // the kernel holds neither the old nor the new: the next apply reads it

@@ -77,5 +77,15 @@ class BoundAddressesNamespaceTest {
         assertThat(bound.sync(IpFamily.IPV4, List.of(ip("10.96.0.11"), ip("10.96.0.12"))).isEmpty()).isTrue();
         assertThat(bound.sync(IpFamily.IPV6, List.of()).remove()).containsExactly(ip("fd00:10:96::20"));
         assertThat(bound.list().keySet()).containsExactly(ip("10.96.0.11"), ip("10.96.0.12"));
+
+        // A new version, without listing the device: only the difference is written.
+        d = bound.update(IpFamily.IPV4, List.of(ip("10.96.0.11"), ip("10.96.0.12")), List.of(ip("10.96.0.12"), ip("10.96.0.13")));
+        assertThat(d.add()).containsExactly(ip("10.96.0.13"));
+        assertThat(d.remove()).containsExactly(ip("10.96.0.11"));
+        assertThat(bound.list().keySet()).containsExactly(ip("10.96.0.12"), ip("10.96.0.13"));
+        // What the device does not hold any more (someone removed it) makes the update fail, naming the line.
+        lab.exec(lab.nodeNs(), "ip", "addr", "del", "10.96.0.13/32", "dev", BoundAddresses.DEVICE).orThrow();
+        assertThatThrownBy(() -> bound.update(IpFamily.IPV4, List.of(ip("10.96.0.12"), ip("10.96.0.13")), List.of(ip("10.96.0.12"))))
+                .isInstanceOf(IpvsApplyException.class).hasMessageContaining("addr del 10.96.0.13/32 dev kube-ipvs0");
     }
 }
