@@ -21,6 +21,7 @@ import io.rulesync.agent.mode.ModeChoice;
 import io.rulesync.agent.mode.ProxyMode;
 import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.agent.state.StateFile;
+import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.KubernetesNames;
 import io.rulesync.model.topic.Topics;
@@ -46,17 +47,19 @@ import java.util.function.Consumer;
  * @param mode           what to program; IPVS is checked at start (see {@link #modeChoice})
  * @param whenIpvsUnavailable fall back to iptables mode, or refuse to apply anything
  * @param ipvsDrainTimeout how long a removed TCP real server drains at most in IPVS mode
+ * @param ipvsExcludeCidrs IPVS mode: virtual servers in these ranges are someone else's and never deleted
  */
 public record AgentConfig(String cluster, String node, String kafka, Map<String, Object> kafkaSettings, Topics topics,
         URI api, String apiToken, List<IpFamily> families, Path dryRun, String netns, Path stateDir,
-        Duration verifyEvery, int chainsPerCheck, ProxyMode mode, WhenIpvsUnavailable whenIpvsUnavailable, Duration ipvsDrainTimeout) {
+        Duration verifyEvery, int chainsPerCheck, ProxyMode mode, WhenIpvsUnavailable whenIpvsUnavailable, Duration ipvsDrainTimeout,
+        List<Cidr> ipvsExcludeCidrs) {
 
-    /** With IPVS's default drain timeout. */
+    /** With IPVS's default drain timeout, and no virtual servers of anyone else. */
     public AgentConfig(String cluster, String node, String kafka, Map<String, Object> kafkaSettings, Topics topics,
             URI api, String apiToken, List<IpFamily> families, Path dryRun, String netns, Path stateDir,
             Duration verifyEvery, int chainsPerCheck, ProxyMode mode, WhenIpvsUnavailable whenIpvsUnavailable) {
         this(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery,
-                chainsPerCheck, mode, whenIpvsUnavailable, IpvsPlan.DEFAULT_DRAIN_TIMEOUT);
+                chainsPerCheck, mode, whenIpvsUnavailable, IpvsPlan.DEFAULT_DRAIN_TIMEOUT, List.of());
     }
 
     /** iptables mode. */
@@ -82,6 +85,7 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
         Objects.requireNonNull(verifyEvery, "verifyEvery");
         Objects.requireNonNull(mode, "mode");
         Objects.requireNonNull(whenIpvsUnavailable, "whenIpvsUnavailable");
+        ipvsExcludeCidrs = List.copyOf(ipvsExcludeCidrs);
         if (ipvsDrainTimeout.isNegative()) {
             throw new IllegalArgumentException("--ipvs-drain-timeout: " + ipvsDrainTimeout + " is negative");
         }
@@ -116,7 +120,7 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
             agent.refuseEverything(choice.refusal());
         } else if (mode == ProxyMode.IPVS && choice.note() == null) {
             agent.programIpvs(new IpvsApplier(netfilters, new IpvsadmKernel(netns), new IpsetSync(netns), new BoundAddresses(netns),
-                    ipvsDrainTimeout, log));
+                    ipvsDrainTimeout, ipvsExcludeCidrs, log));
         }
         return agent;
     }

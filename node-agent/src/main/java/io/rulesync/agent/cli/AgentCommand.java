@@ -5,6 +5,7 @@ import io.rulesync.agent.AgentLoop;
 import io.rulesync.agent.metrics.MetricsServer;
 import io.rulesync.agent.mode.ModeChoice.WhenIpvsUnavailable;
 import io.rulesync.agent.mode.ProxyMode;
+import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.topic.KafkaClientConfig;
 import io.rulesync.model.topic.Topics;
@@ -56,6 +57,11 @@ public final class AgentCommand implements Callable<Integer> {
             description = "IPVS mode: a removed TCP real server keeps weight 0 until its connections end, at most this long. "
                     + "UDP and SCTP ones are removed at once. Default: ${DEFAULT-VALUE}.")
     long ipvsDrainSeconds;
+
+    @Option(names = "--ipvs-exclude-cidrs", split = ",", paramLabel = "CIDR[,CIDR...]",
+            description = "IPVS mode: virtual servers in these ranges belong to someone else (keepalived, ...); the agent never "
+                    + "deletes them, as kube-proxy's flag of the same name. Default: none.")
+    List<String> ipvsExcludeCidrs = new ArrayList<>();
 
     @Option(names = "--metrics-address", defaultValue = "0.0.0.0:9469", paramLabel = "HOST:PORT|off",
             description = "Serve /metrics (Prometheus) and /healthz here; 'off' serves nothing. Default: ${DEFAULT-VALUE}.")
@@ -123,6 +129,14 @@ public final class AgentCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--ip-families: '" + f + "' is not ipv4 or ipv6");
             }
         }
+        List<Cidr> excluded = new ArrayList<>();
+        for (String c : ipvsExcludeCidrs) {
+            try {
+                excluded.add(Cidr.parse(c.trim()));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--ipvs-exclude-cidrs: " + e.getMessage());
+            }
+        }
         Topics defaults = Topics.DEFAULT;
         Topics topics = new Topics(defaults.events(), deltasTopic, defaults.deadLetters(), acksTopic);
         String token = apiToken == null || apiToken.isBlank() ? null : apiToken;
@@ -130,7 +144,7 @@ public final class AgentCommand implements Callable<Integer> {
         Path state = stateDir != null ? stateDir : dryRun != null ? dryRun : Path.of("/var/lib/rulesync/agent");
         return new AgentConfig(cluster, node, kafka, settings, topics, api, token, fams, dryRun, netns, state,
                 Duration.ofSeconds(verifySeconds), verifyChains, ProxyMode.parse(mode), WhenIpvsUnavailable.parse(ipvsUnavailable),
-                Duration.ofSeconds(ipvsDrainSeconds));
+                Duration.ofSeconds(ipvsDrainSeconds), excluded);
     }
 
     /** The metrics address, or null for 'off'. */

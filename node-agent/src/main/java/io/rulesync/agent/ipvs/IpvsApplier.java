@@ -5,6 +5,7 @@ import io.rulesync.agent.apply.Netfilter;
 import io.rulesync.agent.apply.RestoreFailedException;
 import io.rulesync.agent.rules.IpvsRuleCheck;
 import io.rulesync.agent.rules.RejectedRuleException;
+import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.ipvs.VirtualServer;
@@ -40,12 +41,14 @@ public final class IpvsApplier {
     private final IpsetSync ipsets;
     private final BoundAddresses addresses;
     private final Duration drainTimeout;
+    private final List<Cidr> excluded;
     private final Consumer<String> log;
     private Draining draining = Draining.none();
     private Map<IpFamily, IpvsRules> last = Map.of();
 
+    /** @param excluded virtual servers in these ranges are someone else's: never deleted (kube-proxy's --ipvs-exclude-cidrs) */
     public IpvsApplier(List<Netfilter> netfilters, IpvsKernel kernel, IpsetSync ipsets, BoundAddresses addresses,
-            Duration drainTimeout, Consumer<String> log) {
+            Duration drainTimeout, List<Cidr> excluded, Consumer<String> log) {
         Map<IpFamily, Netfilter> m = new EnumMap<>(IpFamily.class);
         netfilters.forEach(n -> m.put(n.family(), n));
         this.netfilters = m;
@@ -53,6 +56,7 @@ public final class IpvsApplier {
         this.ipsets = Objects.requireNonNull(ipsets, "ipsets");
         this.addresses = Objects.requireNonNull(addresses, "addresses");
         this.drainTimeout = Objects.requireNonNull(drainTimeout, "drainTimeout");
+        this.excluded = List.copyOf(excluded);
         this.log = Objects.requireNonNull(log, "log");
     }
 
@@ -142,7 +146,7 @@ public final class IpvsApplier {
     private int servers(IpvsRules before, IpvsRules rules, Instant now) throws IpvsApplyException {
         IpvsPlan plan;
         if (before == null) {
-            plan = IpvsPlan.plan(rules.family(), rules.virtualServers(), kernel.list(), draining, now, drainTimeout);
+            plan = IpvsPlan.plan(rules.family(), rules.virtualServers(), ours(kernel.list(), rules), draining, now, drainTimeout);
             draining = draining.after(plan.draining(), id -> id.address().family() == rules.family());
         } else {
             Map<ServiceId, VirtualServer> was = byId(before.virtualServers());
@@ -171,6 +175,16 @@ public final class IpvsApplier {
         return plan.commands().size();
     }
 
+    /** The listing without the virtual servers in excluded ranges that are not ours: the plan would delete them. */
+    private List<KernelVirtualServer> ours(List<KernelVirtualServer> listing, IpvsRules rules) {
+        if (excluded.isEmpty()) {
+            return listing;
+        }
+        Set<ServiceId> desired = byId(rules.virtualServers()).keySet();
+        return listing.stream().filter(k -> desired.contains(k.service()) || excluded.stream().noneMatch(c -> c.contains(k.service().address())))
+                .toList();
+    }
+
     private static Map<ServiceId, VirtualServer> byId(List<VirtualServer> servers) {
         Map<ServiceId, VirtualServer> out = new HashMap<>();
         servers.forEach(vs -> out.put(ServiceId.of(vs), vs));
@@ -189,7 +203,7 @@ public final class IpvsApplier {
         try {
             List<KernelVirtualServer> current = kernel.list();
             for (IpvsRules rules : last.values()) {
-                IpvsPlan plan = IpvsPlan.plan(rules.family(), rules.virtualServers(), current, draining, now, drainTimeout);
+                IpvsPlan plan = IpvsPlan.plan(rules.family(), rules.virtualServers(), ours(current, rules), draining, now, drainTimeout);
                 if (!plan.isEmpty()) {
                     kernel.run(plan.commands());
                     commands += plan.commands().size();

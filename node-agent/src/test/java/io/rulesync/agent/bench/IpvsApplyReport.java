@@ -110,7 +110,7 @@ public final class IpvsApplyReport {
             run("ip", "netns", "exec", ns, "ip", "link", "add", BoundAddresses.DEVICE, "type", "veth", "peer", "name", "kipvs-peer");
             IptablesNetfilter.Printer printer = (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm();
             IpvsApplier applier = new IpvsApplier(List.of(new IptablesNetfilter(IpFamily.IPV4, ns, printer)), new MemoryIpvs(),
-                    new IpsetSync(ns), new BoundAddresses(ns), drain, line -> { });
+                    new IpsetSync(ns), new BoundAddresses(ns), drain, List.of(), line -> { });
             t0 = System.nanoTime();
             IpvsApplier.Outcome full = applier.apply(Map.of(IpFamily.IPV4, rules), now, false);
             double fullMs = ms(t0);

@@ -39,10 +39,12 @@ class AgentCommandTest {
         assertThat(c.ipvsDrainTimeout()).isEqualTo(Duration.ofSeconds(900));
 
         AgentConfig ipvs = parse("--cluster", "shop", "--node", "node-a", "--mode", "ipvs", "--ipvs-unavailable", "refuse",
-                "--ipvs-drain-timeout", "120");
+                "--ipvs-drain-timeout", "120", "--ipvs-exclude-cidrs", "192.0.2.0/24,fd00:beef::/64");
         assertThat(ipvs.mode()).isEqualTo(ProxyMode.IPVS);
         assertThat(ipvs.whenIpvsUnavailable()).isEqualTo(ModeChoice.WhenIpvsUnavailable.REFUSE);
         assertThat(ipvs.ipvsDrainTimeout()).isEqualTo(Duration.ofSeconds(120));
+        assertThat(ipvs.ipvsExcludeCidrs()).extracting(Object::toString).containsExactly("192.0.2.0/24", "fd00:beef::/64");
+        assertThat(c.ipvsExcludeCidrs()).isEmpty();
 
         AgentConfig dry = parse("--cluster", "shop", "--node", "node-a", "--dry-run", "/tmp/rules", "--ip-families", "ipv4",
                 "--kafka-property", "security.protocol=SSL", "--verify-interval", "5");
@@ -92,5 +94,7 @@ class AgentCommandTest {
                 .hasMessage("--kafka-property: 'oops' is not KEY=VALUE");
         assertThatThrownBy(() -> parse("--cluster", "shop", "--node", "a", "--ipvs-drain-timeout", "-1"))
                 .hasMessageStartingWith("--ipvs-drain-timeout: ");
+        assertThatThrownBy(() -> parse("--cluster", "shop", "--node", "a", "--ipvs-exclude-cidrs", "192.0.2.0/33"))
+                .hasMessageStartingWith("--ipvs-exclude-cidrs: ").hasMessageContaining("192.0.2.0/33");
     }
 }

@@ -125,7 +125,8 @@ class IpvsModeAgentTest {
             }
         };
         if (ipvsMode) {
-            a.programIpvs(new IpvsApplier(nf, counting, new IpsetSync(ns), new BoundAddresses(ns), Duration.ofMinutes(15), logs::add));
+            a.programIpvs(new IpvsApplier(nf, counting, new IpsetSync(ns), new BoundAddresses(ns), Duration.ofMinutes(15),
+                    List.of(io.rulesync.model.cluster.Cidr.parse(KEEPALIVED.address() + "/32")), logs::add));
         }
         return a;
     }
@@ -157,7 +158,9 @@ class IpvsModeAgentTest {
 
         Map<ServiceId, List<String>> have = new TreeMap<>();
         for (KernelVirtualServer k : ipvs.list()) {
-            have.put(k.service(), k.realServers().stream().filter(r -> r.weight() > 0).map(KernelRealServer::text).sorted().toList());
+            if (!k.service().equals(KEEPALIVED)) {
+                have.put(k.service(), k.realServers().stream().filter(r -> r.weight() > 0).map(KernelRealServer::text).sorted().toList());
+            }
         }
         Map<ServiceId, List<String>> wantServers = new TreeMap<>();
         for (VirtualServer vs : want.virtualServers()) {
@@ -166,10 +169,20 @@ class IpvsModeAgentTest {
         assertThat(have).as("version %d virtual servers", v).isEqualTo(wantServers);
     }
 
+    /** Someone else's virtual server, in a range excluded with --ipvs-exclude-cidrs. */
+    static final ServiceId KEEPALIVED = new ServiceId(IpAddress.parse("192.0.2.10"), 80, io.rulesync.model.cluster.Protocol.TCP);
+    /** Someone else's, not excluded: removed, as kube-proxy removes every virtual server that is not its own. */
+    static final ServiceId STRAY = new ServiceId(IpAddress.parse("198.51.100.7"), 80, io.rulesync.model.cluster.Protocol.TCP);
+
     @Test
     void appliesEveryVersionAcksIpvsAndRepairsDrift() throws Exception {
+        for (ServiceId foreign : List.of(KEEPALIVED, STRAY)) {
+            ipvs.run(List.of(new IpvsCommand.AddService(new VirtualServer(foreign.address(), foreign.port(), foreign.protocol(), "wrr", 0,
+                    List.of(new RealServer(IpAddress.parse("192.0.2.20"), 80, 1))))));
+        }
         Agent a = agent();
         a.start();
+        assertThat(ipvs.serviceIds()).contains(KEEPALIVED).doesNotContain(STRAY);
         assertThat(acks.get(acks.size() - 1)).extracting(NodeAck::version, NodeAck::status, NodeAck::mode)
                 .containsExactly(1L, NodeAck.Status.APPLIED, "ipvs");
         assertThat(expected(1).virtualServers()).hasSizeGreaterThan(20); // NodePorts too: the node's address × each NodePort
@@ -193,14 +206,16 @@ class IpvsModeAgentTest {
         run("ip", "netns", "exec", ns, "ipset", "del", IpvsSet.CLUSTER_IP.name(IpFamily.IPV4), member);
         VirtualServer gone = want.virtualServers().get(0);
         ipvs.run(List.of(new IpvsCommand.DeleteService(ServiceId.of(gone))));
+        ipvs.run(List.of(new IpvsCommand.AddService(new VirtualServer(STRAY.address(), STRAY.port(), STRAY.protocol(), "wrr", 0, List.of()))));
         IpAddress unbound = want.bound().first();
         run("ip", "netns", "exec", ns, "ip", "addr", "del", unbound + "/32", "dev", BoundAddresses.DEVICE);
         long repairs = a.repairs();
         clock.advance(Duration.ofSeconds(31));
         a.tick();
-        assertThat(a.repairs() - repairs).isGreaterThanOrEqualTo(3);
+        assertThat(a.repairs() - repairs).isGreaterThanOrEqualTo(4);
         assertKernelHolds(history.latest());
         assertThat(logs).anyMatch(l -> l.startsWith("drift repaired"));
+        assertThat(ipvs.serviceIds()).contains(KEEPALIVED).doesNotContain(STRAY);
     }
 
     @Test
