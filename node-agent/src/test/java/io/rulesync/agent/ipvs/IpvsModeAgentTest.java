@@ -216,6 +216,13 @@ class IpvsModeAgentTest {
         assertKernelHolds(history.latest());
         assertThat(logs).anyMatch(l -> l.startsWith("drift repaired"));
         assertThat(ipvs.serviceIds()).contains(KEEPALIVED).doesNotContain(STRAY);
+
+        // A restarted agent compares with what the kernel holds: nothing to change, so live connections are never cut.
+        List<String> applied = ipvs.applied();
+        int before = applied.size();
+        agent().start();
+        assertThat(ipvs.applied()).hasSize(before);
+        assertThat(logs.get(logs.size() - 1)).startsWith("applied version " + history.latest() + " (0 changes");
     }
 
     @Test
