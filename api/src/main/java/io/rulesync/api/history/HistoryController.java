@@ -118,15 +118,57 @@ public class HistoryController {
         return ResponseEntity.ok().contentType(MediaType.TEXT_PLAIN).body(rules.get());
     }
 
+    /** One node's IPVS changes, per family that has any. */
+    private static Map<String, Object> ipvsDiff(String cluster, long from, long to, String node, ClusterRules before, ClusterRules after) {
+        List<Map<String, Object>> families = new java.util.ArrayList<>();
+        for (IpFamily f : IpFamily.values()) {
+            IpvsVersionDiff d = IpvsVersionDiff.between(f, before.ipvs(node, f).orElse(null), after.ipvs(node, f).orElse(null));
+            if (d.isEmpty()) {
+                continue;
+            }
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("family", f.id());
+            m.put("virtualServersAdded", d.virtualServersAdded());
+            m.put("virtualServersRemoved", d.virtualServersRemoved());
+            m.put("virtualServersChanged", d.virtualServersChanged());
+            m.put("sets", d.sets());
+            m.put("addressesBound", d.addressesBound());
+            m.put("addressesUnbound", d.addressesUnbound());
+            m.put("rulesAdded", d.rulesAdded());
+            m.put("rulesRemoved", d.rulesRemoved());
+            families.add(m);
+        }
+        boolean was = before.nodes().containsKey(node);
+        boolean is = after.nodes().containsKey(node);
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("cluster", cluster);
+        body.put("from", from);
+        body.put("to", to);
+        body.put("node", node);
+        body.put("mode", "ipvs");
+        body.put("change", !was ? "joined" : !is ? "left" : families.isEmpty() ? "unchanged" : "changed");
+        body.put("families", families);
+        return body;
+    }
+
     /**
      * Per node, what changed from version {@code from} (default: the one before) to this one: nodes
      * that joined or left, and for the others the chains added, removed and changed with their rule
      * differences. Nodes that see the same change are listed together; {@code ?node=} picks one.
      */
-    @Operation(summary = "Per node, the chains and rules that changed between two versions")
+    @Operation(summary = "Per node, the chains and rules that changed between two versions; with ?mode=ipvs&node=, the node's "
+            + "virtual servers, set members, addresses and IPVS rules that changed")
     @GetMapping("/api/v1/clusters/{cluster}/versions/{version}/diff")
     public ResponseEntity<?> diff(@PathVariable("cluster") String cluster, @PathVariable("version") String version,
-            @RequestParam(name = "from", required = false) String from, @RequestParam(name = "node", required = false) String node) {
+            @RequestParam(name = "from", required = false) String from, @RequestParam(name = "node", required = false) String node,
+            @RequestParam(name = "mode", required = false) String mode) {
+        if (mode != null && !mode.equals("iptables") && !mode.equals("ipvs")) {
+            return ProblemResponses.about(HttpStatus.BAD_REQUEST, "mode", "mode: '" + KubernetesNames.printable(mode) + "' is not iptables or ipvs");
+        }
+        if ("ipvs".equals(mode) && node == null) {
+            // Every node's IPVS configuration holds its own addresses, so no two nodes share a diff.
+            return ProblemResponses.about(HttpStatus.BAD_REQUEST, "node", "node: mode=ipvs needs ?node=NAME");
+        }
         Object found = find(cluster, version);
         if (found instanceof ResponseEntity<?> problem) {
             return problem;
@@ -148,6 +190,9 @@ public class HistoryController {
         if (node != null && !before.nodes().containsKey(node) && !after.nodes().containsKey(node)) {
             return ProblemResponses.about(HttpStatus.NOT_FOUND, "node", "node: '" + node + "' is a node of cluster '"
                     + KubernetesNames.printable(cluster) + "' at neither version " + fromSeq + " nor " + to.seq());
+        }
+        if ("ipvs".equals(mode)) {
+            return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(ipvsDiff(cluster, fromSeq, to.seq(), node, before, after));
         }
         VersionDiff.Result d = VersionDiff.between(before, after, node == null ? n -> true : node::equals);
         Map<String, Object> body = new LinkedHashMap<>();

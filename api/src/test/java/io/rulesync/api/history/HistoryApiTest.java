@@ -115,6 +115,34 @@ class HistoryApiTest {
     }
 
     @Test
+    void anIpvsDiffSaysWhatChangedInOneNodesIpvsConfiguration() throws Exception {
+        // The same change in IPVS mode: n1's hairpin entry and web's real server move to 10.244.1.3.
+        Map<?, ?> n1 = json(get("/api/v1/clusters/shop/versions/2/diff?mode=ipvs&node=n1"));
+        assertThat(n1.get("change")).isEqualTo("changed");
+        Map<?, ?> v4 = (Map<?, ?>) ((List<?>) n1.get("families")).get(0);
+        assertThat(v4.get("family")).isEqualTo("ipv4");
+        assertThat(v4.get("virtualServersAdded")).isEqualTo(List.of());
+        assertThat((List<?>) v4.get("virtualServersChanged")).anySatisfy(c -> {
+            Map<?, ?> vs = (Map<?, ?>) c;
+            assertThat(vs.get("realServersAdded")).isEqualTo(List.of("10.244.1.3:8080"));
+            assertThat(vs.get("realServersRemoved")).isEqualTo(List.of("10.244.1.2:8080"));
+            assertThat(vs.get("settingsBefore")).isNull();
+        });
+        assertThat((List<Object>) v4.get("sets")).contains(Map.of("set", "KUBE-LOOP-BACK", "added", List.of("10.244.1.3,tcp:8080,10.244.1.3"),
+                "removed", List.of("10.244.1.2,tcp:8080,10.244.1.2")));
+        // A node joins with all of it; the change backwards is the mirror image.
+        Map<?, ?> joined = json(get("/api/v1/clusters/shop/versions/1/diff?mode=ipvs&node=n1"));
+        assertThat(joined.get("change")).isEqualTo("joined");
+        assertThat((List<?>) ((Map<?, ?>) ((List<?>) joined.get("families")).get(0)).get("virtualServersAdded")).isNotEmpty();
+        Map<?, ?> back = (Map<?, ?>) ((List<?>) json(get("/api/v1/clusters/shop/versions/1/diff?from=2&mode=ipvs&node=n1"))
+                .get("families")).get(0);
+        assertThat((List<Object>) back.get("sets")).contains(Map.of("set", "KUBE-LOOP-BACK", "added", List.of("10.244.1.2,tcp:8080,10.244.1.2"),
+                "removed", List.of("10.244.1.3,tcp:8080,10.244.1.3")));
+        assertProblem(get("/api/v1/clusters/shop/versions/2/diff?mode=ipvs"), 400, "node", "mode=ipvs needs ?node=NAME");
+        assertProblem(get("/api/v1/clusters/shop/versions/2/diff?mode=nft&node=n1"), 400, "mode", "'nft' is not iptables or ipvs");
+    }
+
+    @Test
     void errorsAreProblemsNamingTheParameter() throws Exception {
         assertProblem(get("/api/v1/clusters/shop/versions/2/diff?from=x"), 400, "from", "from: 'x' is not a version number");
         assertProblem(get("/api/v1/clusters/shop/versions/2/diff?from=7"), 404, "from", "from: cluster 'shop' has no version 7");
