@@ -1,7 +1,6 @@
 package io.rulesync.compiler.endpoints;
 
 import io.rulesync.model.cluster.IpAddress;
-import io.rulesync.model.cluster.IpFamily;
 import java.util.Set;
 
 /**
