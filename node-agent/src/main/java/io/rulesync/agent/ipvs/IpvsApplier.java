@@ -43,7 +43,8 @@ public final class IpvsApplier {
     private final Duration drainTimeout;
     private final List<Cidr> excluded;
     private final Consumer<String> log;
-    private Draining draining = Draining.none();
+    // Read by the metrics thread; written only by the agent loop.
+    private volatile Draining draining = Draining.none();
     private Map<IpFamily, IpvsRules> last = Map.of();
 
     /** @param excluded virtual servers in these ranges are someone else's: never deleted (kube-proxy's --ipvs-exclude-cidrs) */
