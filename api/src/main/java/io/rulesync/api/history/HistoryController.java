@@ -103,14 +103,13 @@ public class HistoryController {
         } catch (IllegalArgumentException e) {
             return ProblemResponses.about(HttpStatus.BAD_REQUEST, "family", "family: '" + KubernetesNames.printable(family) + "' is not ipv4 or ipv6");
         }
-        boolean ipvs = "ipvs".equals(mode);
-        if (mode != null && !ipvs && !mode.equals("iptables")) {
-            return ProblemResponses.about(HttpStatus.BAD_REQUEST, "mode", "mode: '" + KubernetesNames.printable(mode) + "' is not iptables or ipvs");
+        Optional<ResponseEntity<?>> badMode = badMode(mode);
+        if (badMode.isPresent()) {
+            return badMode.get();
         }
         long v = ((VersionStore.VersionInfo) found).seq();
-        Optional<String> rules = recent.get(cluster, v, () -> Optional.of(new RecentVersions.StoredVersion(
-                ((VersionStore.VersionInfo) found).createdAt(), store.rules(cluster, v))))
-                .flatMap(s -> ipvs ? s.rules().ipvs(node, f).map(IpvsRules::render) : s.rules().ruleSet(node, f).map(RuleSet::render));
+        ClusterRules all = rulesAt(cluster, (VersionStore.VersionInfo) found);
+        Optional<String> rules = "ipvs".equals(mode) ? all.ipvs(node, f).map(IpvsRules::render) : all.ruleSet(node, f).map(RuleSet::render);
         if (rules.isEmpty()) {
             return ProblemResponses.about(HttpStatus.NOT_FOUND, "node", "node: '" + node + "' is not a node of cluster '"
                     + KubernetesNames.printable(cluster) + "' at version " + v);
@@ -162,8 +161,9 @@ public class HistoryController {
     public ResponseEntity<?> diff(@PathVariable("cluster") String cluster, @PathVariable("version") String version,
             @RequestParam(name = "from", required = false) String from, @RequestParam(name = "node", required = false) String node,
             @RequestParam(name = "mode", required = false) String mode) {
-        if (mode != null && !mode.equals("iptables") && !mode.equals("ipvs")) {
-            return ProblemResponses.about(HttpStatus.BAD_REQUEST, "mode", "mode: '" + KubernetesNames.printable(mode) + "' is not iptables or ipvs");
+        Optional<ResponseEntity<?>> badMode = badMode(mode);
+        if (badMode.isPresent()) {
+            return badMode.get();
         }
         if ("ipvs".equals(mode) && node == null) {
             // Every node's IPVS configuration holds its own addresses, so no two nodes share a diff.
@@ -202,6 +202,13 @@ public class HistoryController {
         body.put("changes", d.groups().stream().map(HistoryController::json).toList());
         body.put("unchangedNodes", d.unchanged());
         return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(body);
+    }
+
+    /** The problem with {@code ?mode=}, if any: absent, iptables and ipvs are the modes. */
+    private static Optional<ResponseEntity<?>> badMode(String mode) {
+        return mode == null || mode.equals("iptables") || mode.equals("ipvs") ? Optional.empty()
+                : Optional.of(ProblemResponses.about(HttpStatus.BAD_REQUEST, "mode", "mode: '" + KubernetesNames.printable(mode)
+                        + "' is not iptables or ipvs"));
     }
 
     private ClusterRules rulesAt(String cluster, VersionStore.VersionInfo v) {
