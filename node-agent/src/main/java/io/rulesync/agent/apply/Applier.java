@@ -171,15 +171,20 @@ public final class Applier {
 
     /** Puts kube-proxy's jumps from the built-in chains in place, each exactly once. */
     public static boolean ensureJumps(Netfilter nf) throws RestoreFailedException {
+        return ensureJumps(nf, KubeJumps.of(nf.family()));
+    }
+
+    /** The same for any list of jumps (IPVS mode's, say). */
+    public static boolean ensureJumps(Netfilter nf, List<KubeJumps.Jump> jumps) throws RestoreFailedException {
         StringBuilder sb = new StringBuilder();
         for (Table t : Table.values()) {
             Map<String, List<String>> lines = new LinkedHashMap<>();
-            for (KubeJumps.Jump j : KubeJumps.builtins(nf.family())) {
+            for (KubeJumps.Jump j : KubeJumps.builtins(jumps)) {
                 if (j.table() == t) {
                     lines.put(j.builtin(), nf.chain(t, j.builtin()).orElse(List.of()));
                 }
             }
-            List<String> edits = KubeJumps.edits(nf.family(), t, lines);
+            List<String> edits = KubeJumps.edits(jumps, t, lines);
             if (!edits.isEmpty()) {
                 sb.append('*').append(t.restoreName()).append('\n');
                 edits.forEach(e -> sb.append(e).append('\n'));

@@ -1,5 +1,6 @@
 package io.rulesync.agent.apply;
 
+import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.Table;
 import java.util.ArrayList;
@@ -48,10 +49,21 @@ public final class KubeJumps {
         return List.copyOf(j);
     }
 
+    /** IPVS mode's jumps ({@link IpvsRules#JUMPS}), in kube-proxy's order of insertion. */
+    public static List<Jump> ipvs() {
+        return IpvsRules.JUMPS.stream().map(j -> new Jump(j.table().equals("nat") ? Table.NAT : Table.FILTER, j.chain(), j.rule()))
+                .toList();
+    }
+
     /** The built-in chains that hold jumps, per table, without repeats. */
     public static List<Jump> builtins(IpFamily family) {
+        return builtins(of(family));
+    }
+
+    /** The built-in chains that hold {@code jumps}, per table, without repeats. */
+    public static List<Jump> builtins(List<Jump> jumps) {
         List<Jump> out = new ArrayList<>();
-        for (Jump j : of(family)) {
+        for (Jump j : jumps) {
             if (out.stream().noneMatch(o -> o.table() == j.table() && o.builtin().equals(j.builtin()))) {
                 out.add(j);
             }
@@ -64,8 +76,13 @@ public final class KubeJumps {
      * built-in chains' current lines as {@code iptables -S CHAIN} prints them. Empty when all is well.
      */
     public static List<String> edits(IpFamily family, Table table, java.util.Map<String, List<String>> builtinLines) {
+        return edits(of(family), table, builtinLines);
+    }
+
+    /** The same for any list of jumps (IPVS mode's, say). */
+    public static List<String> edits(List<Jump> jumps, Table table, java.util.Map<String, List<String>> builtinLines) {
         List<String> out = new ArrayList<>();
-        for (Jump j : of(family)) {
+        for (Jump j : jumps) {
             if (j.table() != table) {
                 continue;
             }

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.BiPredicate;
 
 /**
  * What the other mode left in the packet filter when a node changes mode, removed as kube-proxy's
@@ -29,37 +30,16 @@ public final class Leftovers {
 
     /** Removes iptables mode's leftovers before IPVS mode takes over; returns the number of chains and jumps removed. */
     public static int leaveIptablesMode(Netfilter nf) throws RestoreFailedException {
-        List<Jump> jumps = new ArrayList<>();
-        KubeJumps.of(nf.family()).forEach(j -> jumps.add(new Jump(j.table(), j.builtin(), j.spec())));
-        List<Jump> keep = ipvsJumps();
-        return remove(nf, jumps, keep, (t, c) -> OwnedChains.owns(t, c) && !(t == Table.NAT ? IpvsRules.NAT_CHAINS
-                : IpvsRules.FILTER_CHAINS).contains(c));
+        return remove(nf, KubeJumps.of(nf.family()), KubeJumps.ipvs(),
+                (t, c) -> OwnedChains.owns(t, c) && !(t == Table.NAT ? IpvsRules.NAT_CHAINS : IpvsRules.FILTER_CHAINS).contains(c));
     }
 
     /** Removes IPVS mode's leftover chains and jumps before iptables mode takes over (its ipsets, virtual servers and kube-ipvs0 stay). */
     public static int leaveIpvsMode(Netfilter nf) throws RestoreFailedException {
-        List<Jump> keep = new ArrayList<>();
-        KubeJumps.of(nf.family()).forEach(j -> keep.add(new Jump(j.table(), j.builtin(), j.spec())));
-        return remove(nf, ipvsJumps(), keep, (t, c) -> (t == Table.NAT ? IPVS_ONLY_NAT : IPVS_ONLY_FILTER).contains(c));
+        return remove(nf, KubeJumps.ipvs(), KubeJumps.of(nf.family()), (t, c) -> (t == Table.NAT ? IPVS_ONLY_NAT : IPVS_ONLY_FILTER).contains(c));
     }
 
-    /** A jump in a built-in chain, as {@code iptables -S} prints it after {@code -A CHAIN}. */
-    record Jump(Table table, String builtin, String spec) {
-    }
-
-    private interface Gone {
-        boolean test(Table table, String chain);
-    }
-
-    private static List<Jump> ipvsJumps() {
-        List<Jump> out = new ArrayList<>();
-        for (IpvsRules.Jump j : IpvsRules.JUMPS) {
-            out.add(new Jump(j.table().equals("nat") ? Table.NAT : Table.FILTER, j.chain(), j.rule()));
-        }
-        return out;
-    }
-
-    private static int remove(Netfilter nf, List<Jump> jumps, List<Jump> keep, Gone gone) throws RestoreFailedException {
+    private static int remove(Netfilter nf, List<KubeJumps.Jump> jumps, List<KubeJumps.Jump> keep, BiPredicate<Table, String> gone) throws RestoreFailedException {
         String script = script(nf, jumps, keep, gone);
         if (script.isEmpty()) {
             return 0;
@@ -69,7 +49,7 @@ public final class Leftovers {
     }
 
     /** The restore input that removes the leftovers the kernel holds; empty when there are none. */
-    static String script(Netfilter nf, List<Jump> jumps, List<Jump> keep, Gone gone) {
+    static String script(Netfilter nf, List<KubeJumps.Jump> jumps, List<KubeJumps.Jump> keep, BiPredicate<Table, String> gone) {
         StringBuilder out = new StringBuilder();
         for (Table t : Table.values()) {
             List<String> lines = new ArrayList<>();
@@ -77,7 +57,7 @@ public final class Leftovers {
             jumps.stream().filter(j -> j.table() == t).forEach(j -> builtins.add(j.builtin()));
             for (String builtin : builtins) {
                 List<String> held = nf.chain(t, builtin).orElse(List.of());
-                for (Jump j : jumps) {
+                for (KubeJumps.Jump j : jumps) {
                     if (j.table() != t || !j.builtin().equals(builtin) || keep.contains(j)) {
                         continue;
                     }

@@ -1,5 +1,7 @@
 package io.rulesync.agent.ipvs;
 
+import io.rulesync.agent.apply.Applier;
+import io.rulesync.agent.apply.KubeJumps;
 import io.rulesync.agent.apply.Leftovers;
 import io.rulesync.agent.apply.Netfilter;
 import io.rulesync.agent.apply.RestoreFailedException;
@@ -9,10 +11,8 @@ import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.ipvs.VirtualServer;
-import io.rulesync.model.rules.Table;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -122,7 +122,7 @@ public final class IpvsApplier {
                     e.getValue().restore(rules.iptablesRestore());
                 }
                 if (before == null) {
-                    ensureJumps(e.getValue());
+                    Applier.ensureJumps(e.getValue(), KubeJumps.ipvs());
                     int left = Leftovers.leaveIptablesMode(e.getValue());
                     if (left > 0) {
                         log.accept(e.getKey().id() + ": removed " + left + " chains and jumps iptables mode had left");
@@ -215,30 +215,5 @@ public final class IpvsApplier {
             return new Outcome("draining: " + e.getMessage(), 0, commands, 0);
         }
         return new Outcome(null, 0, commands, 0);
-    }
-
-    /** IPVS mode's jumps from the built-in chains, each exactly where kube-proxy puts it: inserted at the top when missing. */
-    private static void ensureJumps(Netfilter nf) throws RestoreFailedException {
-        StringBuilder sb = new StringBuilder();
-        for (Table t : Table.values()) {
-            List<String> edits = new ArrayList<>();
-            for (IpvsRules.Jump j : IpvsRules.JUMPS) {
-                if (!j.table().equals(t.restoreName())) {
-                    continue;
-                }
-                String line = "-A " + j.chain() + " " + j.rule();
-                if (!nf.chain(t, j.chain()).orElse(List.of()).contains(line) && !edits.contains("-I " + j.chain() + " 1 " + j.rule())) {
-                    edits.add("-I " + j.chain() + " 1 " + j.rule());
-                }
-            }
-            if (!edits.isEmpty()) {
-                sb.append('*').append(t.restoreName()).append('\n');
-                edits.forEach(l -> sb.append(l).append('\n'));
-                sb.append("COMMIT\n");
-            }
-        }
-        if (!sb.isEmpty()) {
-            nf.restore(sb.toString());
-        }
     }
 }
