@@ -1,9 +1,14 @@
 package io.rulesync.model.event;
 
 import io.rulesync.model.cluster.ClusterObject;
+import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.KubernetesNames;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
@@ -71,6 +76,60 @@ public sealed interface ClusterEvent {
         /** The keys in order (the set itself has none). */
         public List<String> sortedKeys() {
             return List.copyOf(new TreeSet<>(keys));
+        }
+    }
+
+    /**
+     * The watcher's fingerprint of everything it has published for this cluster so far: one per kind
+     * whose first list completed, and one of the settings (null when it has published none). A
+     * consumer that folded every event before this one holds exactly that state; one that does not
+     * has missed something, and asks for a resync. It changes nothing by itself.
+     */
+    record StateDigest(String cluster, Map<ObjectKind, Fingerprint> objects, Fingerprint settings, Instant observedAt)
+            implements ClusterEvent {
+        public StateDigest {
+            requireCluster(cluster);
+            objects = Map.copyOf(objects);
+            Objects.requireNonNull(observedAt, "observedAt");
+        }
+
+        /** The fingerprint of a collection of objects. */
+        public static Fingerprint of(Collection<? extends ClusterObject> objects) {
+            Fingerprint f = Fingerprint.EMPTY;
+            for (ClusterObject o : objects) {
+                f = f.plus(Fingerprint.of(o));
+            }
+            return f;
+        }
+
+        /**
+         * How {@code state} and {@code settings} differ from what this digest describes, one phrase per
+         * difference (empty when they agree), e.g. "Services: 12 here, 13 at the watcher".
+         */
+        public List<String> differences(ClusterState state, ClusterSettings current) {
+            List<String> out = new ArrayList<>();
+            Map<ObjectKind, Fingerprint> here = new EnumMap<>(ObjectKind.class);
+            for (ObjectKind k : objects.keySet()) {
+                here.put(k, of(switch (k) {
+                    case SERVICE -> state.services();
+                    case ENDPOINT_SLICE -> state.endpointSlices();
+                    case NODE -> state.nodes();
+                }));
+            }
+            for (ObjectKind k : ObjectKind.values()) {
+                Fingerprint theirs = objects.get(k);
+                Fingerprint ours = here.get(k);
+                if (theirs == null || theirs.equals(ours)) {
+                    continue;
+                }
+                out.add(k.apiName() + "s: " + (theirs.count() == ours.count()
+                        ? ours.count() + " here and at the watcher, with different content"
+                        : ours.count() + " here, " + theirs.count() + " at the watcher"));
+            }
+            if (settings != null && !settings.equals(Fingerprint.of(current))) {
+                out.add("settings differ");
+            }
+            return out;
         }
     }
 

@@ -8,6 +8,7 @@ import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
 import io.rulesync.model.event.ClusterEvent.ResumeRequested;
 import io.rulesync.model.event.ClusterEvent.RollbackRequested;
 import io.rulesync.model.event.ClusterEvent.SettingsChanged;
+import io.rulesync.model.event.ClusterEvent.StateDigest;
 import io.rulesync.model.event.ClusterEvent.SyncMarker;
 import io.rulesync.model.manifest.ManifestDecoder;
 import io.rulesync.model.manifest.ManifestDocument;
@@ -15,6 +16,7 @@ import io.rulesync.model.manifest.Problem;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -70,6 +72,17 @@ public final class EventCodec {
         } else if (event instanceof SettingsChanged c) {
             m.put("type", "settings");
             m.put("settings", settingsMap(c.settings()));
+        } else if (event instanceof StateDigest d) {
+            m.put("type", "digest");
+            Map<String, Object> objects = new LinkedHashMap<>();
+            for (ObjectKind k : ObjectKind.values()) {
+                Fingerprint f = d.objects().get(k);
+                if (f != null) {
+                    objects.put(k.apiName(), fingerprint(f));
+                }
+            }
+            m.put("objects", objects);
+            m.put("settings", d.settings() == null ? null : d.settings().sum());
         } else if (event instanceof RollbackRequested r) {
             m.put("type", "rollback");
             m.put("actionId", r.actionId());
@@ -84,6 +97,13 @@ public final class EventCodec {
         }
         m.put("observedAt", event.observedAt().toString());
         return Json.write(m);
+    }
+
+    private static Map<String, Object> fingerprint(Fingerprint f) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("count", f.count());
+        m.put("sum", f.sum());
+        return m;
     }
 
     /** Settings in their JSON shape (also stored with every version). */
@@ -177,6 +197,21 @@ public final class EventCodec {
                 return new SettingsChanged(cluster, new ClusterSettings(families, cidrs(s, "clusterCIDRs"), a, b,
                         cidrs(s, "nodePortAddresses"), sched), observedAt);
             }
+            case "digest" -> {
+                if (!(m.get("objects") instanceof Map<?, ?> objects)) {
+                    throw new IllegalArgumentException("objects: expected an object");
+                }
+                Map<ObjectKind, Fingerprint> fingerprints = new EnumMap<>(ObjectKind.class);
+                for (Map.Entry<?, ?> e : objects.entrySet()) {
+                    ObjectKind kind = ObjectKind.fromApiName(String.valueOf(e.getKey()));
+                    if (!(e.getValue() instanceof Map<?, ?> f)) {
+                        throw new IllegalArgumentException("objects." + kind.apiName() + ": expected {count, sum}");
+                    }
+                    fingerprints.put(kind, Fingerprint.parse(number(f, "count"), text(f, "sum")));
+                }
+                Fingerprint settings = m.get("settings") == null ? null : Fingerprint.parse(1, text(m, "settings"));
+                return new StateDigest(cluster, fingerprints, settings, observedAt);
+            }
             case "rollback" -> {
                 return new RollbackRequested(cluster, number(m, "actionId"), number(m, "toVersion"), text(m, "actor"),
                         text(m, "reason"), observedAt);
@@ -185,7 +220,7 @@ public final class EventCodec {
                 return new ResumeRequested(cluster, number(m, "actionId"), text(m, "actor"), text(m, "reason"), observedAt);
             }
             default -> throw new IllegalArgumentException(
-                    "type: '" + type + "' is not upsert, delete, sync, settings, rollback or resume");
+                    "type: '" + type + "' is not upsert, delete, sync, settings, digest, rollback or resume");
         }
     }
 
