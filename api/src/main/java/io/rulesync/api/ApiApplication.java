@@ -107,7 +107,7 @@ public class ApiApplication {
 
     @Bean
     ActionsController actionsController(VersionStore store, OperatorActionStore actions, ApiProperties p) {
-        return new ActionsController(store, actions, p.eventsTopic(), p.actionWait(), Clock.systemUTC());
+        return new ActionsController(store, actions, p.eventsTopic(), p.actionWait(), p.actionTimeout(), Clock.systemUTC());
     }
 
     /** The configured tokens: the file's lines, then the inline ones. The api does not start without any. */

@@ -15,13 +15,18 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param eventsTopic where rollback and resume requests go: the compiler's events topic
  * @param actionWait how long a rollback or resume request waits for the compiler's outcome before
  *     answering 202 with the audit entry to poll
+ * @param actionTimeout how long an action may stay pending before it expires (the compiler's
+ *     {@code rulesync.compiler.action-timeout}); a cluster's overdue action is expired when the next
+ *     one is requested, so a lost request never blocks the cluster for good
  */
 @ConfigurationProperties("rulesync.api")
-public record ApiProperties(Integer cachedVersions, String tokensFile, List<String> tokens, String eventsTopic, Duration actionWait) {
+public record ApiProperties(Integer cachedVersions, String tokensFile, List<String> tokens, String eventsTopic, Duration actionWait,
+        Duration actionTimeout) {
     public ApiProperties {
         cachedVersions = cachedVersions == null ? 4 : cachedVersions;
         tokens = tokens == null ? List.of() : List.copyOf(tokens);
         eventsTopic = eventsTopic == null ? Topics.DEFAULT.events() : eventsTopic;
         actionWait = actionWait == null ? Duration.ofSeconds(10) : actionWait;
+        actionTimeout = actionTimeout == null ? Duration.ofMinutes(5) : actionTimeout;
     }
 }

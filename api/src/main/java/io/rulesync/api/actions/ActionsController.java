@@ -40,7 +40,9 @@ import org.springframework.web.bind.annotation.RestController;
  * it on the cluster's partition of the events topic, so the compiler, the only writer of versions,
  * carries it out in order with the watched changes. The request then waits (a few seconds) for the
  * outcome: 200 with the version it produced, 409 when the compiler refused it, or 202 with the
- * audit entry to poll when the compiler is slow or down.
+ * audit entry to poll when the compiler is slow or down. A request no compiler carried out within the
+ * action timeout expires (the compiler sweeps them; a new request of the same cluster expires its
+ * overdue one first), so a lost request never blocks the cluster for good.
  */
 @RestController
 public class ActionsController {
@@ -51,13 +53,16 @@ public class ActionsController {
     private final OperatorActionStore actions;
     private final String eventsTopic;
     private final Duration wait;
+    private final Duration timeout;
     private final Clock clock;
 
-    public ActionsController(VersionStore versions, OperatorActionStore actions, String eventsTopic, Duration wait, Clock clock) {
+    public ActionsController(VersionStore versions, OperatorActionStore actions, String eventsTopic, Duration wait, Duration timeout,
+            Clock clock) {
         this.versions = versions;
         this.actions = actions;
         this.eventsTopic = eventsTopic;
         this.wait = wait;
+        this.timeout = timeout;
         this.clock = clock;
     }
 
@@ -99,6 +104,7 @@ public class ActionsController {
         if (checked instanceof ResponseEntity<?> problem) {
             return problem;
         }
+        expireOverdue(cluster);
         if (versions.pinning(cluster).isEmpty() && actions.pendingOf(cluster).isEmpty()) {
             return ProblemResponses.about(HttpStatus.CONFLICT, "cluster", "cluster '" + cluster
                     + "' is not pinned: there is nothing to resume");
@@ -139,13 +145,21 @@ public class ActionsController {
         return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(json(a.get()));
     }
 
+    /** An action the compiler did not carry out in time no longer blocks its cluster: it expires, with the reason. */
+    private void expireOverdue(String cluster) {
+        Instant now = clock.instant();
+        actions.expire(cluster, now.minus(timeout), now, OperatorActionStore.expiredOutcome(timeout));
+    }
+
     private ResponseEntity<?> request(String cluster, Long toVersion, String reason, Caller caller) throws InterruptedException {
+        expireOverdue(cluster);
         long id;
         try {
             id = actions.request(cluster, toVersion, caller.name(), reason, clock.instant(), eventsTopic);
         } catch (ActionConflictException e) {
             ResponseEntity<ProblemDetail> problem = ProblemResponses.about(HttpStatus.CONFLICT, "cluster", e.getMessage());
             problem.getBody().setProperty("pendingAction", "/api/v1/audit/" + e.pendingId());
+            actions.find(e.pendingId()).ifPresent(a -> problem.getBody().setProperty("expiresAt", a.requestedAt().plus(timeout).toString()));
             return problem;
         }
         Instant deadline = clock.instant().plus(wait);

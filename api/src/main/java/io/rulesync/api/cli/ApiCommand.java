@@ -1,6 +1,7 @@
 package io.rulesync.api.cli;
 
 import io.rulesync.api.ApiApplication;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -13,6 +14,7 @@ import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.event.ContextClosedEvent;
+import io.rulesync.compiler.cli.CompilerCommand;
 import io.rulesync.compiler.cli.DatabaseOptions;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -40,6 +42,11 @@ public final class ApiCommand implements Callable<Integer> {
             description = "The compiler's events topic, where rollback and resume requests go. Default: ${DEFAULT-VALUE}.")
     private String eventsTopic;
 
+    @Option(names = "--action-timeout", defaultValue = "5m", converter = CompilerCommand.DurationConverter.class,
+            description = "How long a rollback or resume may stay pending before it expires and no longer blocks the cluster's "
+                    + "next action; give the compiler the same. Default: ${DEFAULT-VALUE}.")
+    private Duration actionTimeout;
+
     @Mixin
     private DatabaseOptions db;
 
@@ -63,6 +70,7 @@ public final class ApiCommand implements Callable<Integer> {
             props.put("rulesync.api.tokens", String.join(",", tokens));
         }
         props.put("rulesync.api.events-topic", eventsTopic);
+        props.put("rulesync.api.action-timeout", actionTimeout.toMillis() + "ms");
         props.put("spring.main.banner-mode", "off");
         ConfigurableApplicationContext app = new SpringApplicationBuilder(ApiApplication.class)
                 .web(WebApplicationType.SERVLET).properties(props).run();

@@ -4,11 +4,14 @@ import static io.rulesync.api.testing.TestApi.assertProblem;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.api.testing.TestApi;
+import io.rulesync.compiler.store.OperatorActionStore;
 import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.model.event.ClusterEvent.RollbackRequested;
 import io.rulesync.model.event.EventCodec;
 import io.rulesync.model.topic.Topics;
 import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -71,6 +74,27 @@ class ActionsApiTest {
         assertThat(TestApi.json(api.get("/api/v1/audit?cluster=other")).get("actions")).isEqualTo(List.of());
         // Nothing changed yet: only the compiler makes versions.
         assertThat(api.store().head("shop")).isEqualTo(2);
+    }
+
+    @Test
+    void anActionNoCompilerCarriedOutInTimeExpiresAndNoLongerBlocksTheCluster() throws Exception {
+        // A request whose event was lost (say, with an events topic created again) ten minutes ago.
+        OperatorActionStore actions = api.context().getBean(OperatorActionStore.class);
+        long lost = actions.request("shop", 1L, "otto", "before the restart", Instant.now().minus(Duration.ofMinutes(10)),
+                Topics.DEFAULT.events());
+
+        HttpResponse<String> r = rollback("{\"toVersion\": 1, \"reason\": \"after the restart\"}");
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(202);
+        Map<?, ?> expired = TestApi.json(api.get("/api/v1/audit/" + lost));
+        assertThat(expired.get("status")).isEqualTo("expired");
+        assertThat((String) expired.get("outcome")).startsWith("not carried out within 5m: no compiler took the request");
+        assertThat(expired.get("completedAt")).isNotNull();
+
+        // The new one is pending and young: a third request is refused, and told when the pending one expires.
+        HttpResponse<String> third = rollback("{\"toVersion\": 2, \"reason\": \"me too\"}");
+        assertProblem(third, 409, "cluster", "is still pending");
+        Instant expiresAt = Instant.parse((String) TestApi.json(third).get("expiresAt"));
+        assertThat(expiresAt).isBetween(Instant.now().plus(Duration.ofMinutes(4)), Instant.now().plus(Duration.ofMinutes(5)));
     }
 
     @Test

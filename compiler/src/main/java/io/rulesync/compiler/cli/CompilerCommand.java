@@ -47,6 +47,11 @@ public final class CompilerCommand implements Callable<Integer> {
             description = "How long a poll waits for a burst to accumulate. Default: ${DEFAULT-VALUE}.")
     private Duration coalesceWindow;
 
+    @Option(names = "--action-timeout", defaultValue = "5m", converter = DurationConverter.class,
+            description = {"How long a rollback or resume may stay pending before it expires (its request was lost, or no "
+                + "compiler ran); give the api the same. Default: ${DEFAULT-VALUE}."})
+    private Duration actionTimeout;
+
     /** Starts the compiler and returns once it runs; closing the context stops it. */
     public ConfigurableApplicationContext start() {
         Map<String, Object> props = new LinkedHashMap<>();
@@ -57,6 +62,7 @@ public final class CompilerCommand implements Callable<Integer> {
         props.put("rulesync.compiler.group", group);
         props.put("rulesync.compiler.partitions", partitions);
         props.put("rulesync.compiler.coalesce-window", coalesceWindow.toMillis() + "ms");
+        props.put("rulesync.compiler.action-timeout", actionTimeout.toMillis() + "ms");
         props.put("spring.main.banner-mode", "off");
         return new SpringApplicationBuilder(CompilerApplication.class).web(WebApplicationType.SERVLET).properties(props).run();
     }
@@ -74,7 +80,8 @@ public final class CompilerCommand implements Callable<Integer> {
         return 0;
     }
 
-    static final class DurationConverter implements picocli.CommandLine.ITypeConverter<Duration> {
+    /** Durations as operators write them: {@code 250ms}, {@code 30s}, {@code 5m}, {@code 1h} (a bare number is milliseconds). */
+    public static final class DurationConverter implements picocli.CommandLine.ITypeConverter<Duration> {
         @Override
         public Duration convert(String value) {
             String v = value.trim().toLowerCase();
@@ -83,6 +90,12 @@ public final class CompilerCommand implements Callable<Integer> {
             }
             if (v.endsWith("s")) {
                 return Duration.ofSeconds(Long.parseLong(v.substring(0, v.length() - 1)));
+            }
+            if (v.endsWith("m")) {
+                return Duration.ofMinutes(Long.parseLong(v.substring(0, v.length() - 1)));
+            }
+            if (v.endsWith("h")) {
+                return Duration.ofHours(Long.parseLong(v.substring(0, v.length() - 1)));
             }
             return Duration.ofMillis(Long.parseLong(v));
         }

@@ -62,8 +62,9 @@ public final class ClusterFold {
             }
             return f;
         }
-        if (event instanceof ClusterEvent.OperatorAction) {
-            // Pinning decides what is published, not what the cluster is: ClusterHead handles it.
+        if (event instanceof ClusterEvent.OperatorAction || event instanceof ClusterEvent.StateDigest) {
+            // Pinning decides what is published, not what the cluster is, and a digest only checks what was
+            // folded: ClusterHead handles both.
             return new Folded(view, Changes.NONE);
         }
         SettingsChanged c = (SettingsChanged) event;

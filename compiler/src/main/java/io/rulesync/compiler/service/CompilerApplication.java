@@ -1,6 +1,7 @@
 package io.rulesync.compiler.service;
 
 import io.rulesync.compiler.store.NodeStatusStore;
+import io.rulesync.compiler.store.OperatorActionStore;
 import io.rulesync.compiler.store.VersionStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -51,6 +52,17 @@ public class CompilerApplication {
     }
 
     @Bean
+    @DependsOn("flywayInitializer")
+    OperatorActionStore operatorActionStore(DataSource dataSource) {
+        return new OperatorActionStore(dataSource);
+    }
+
+    @Bean(destroyMethod = "close")
+    ActionExpiry actionExpiry(OperatorActionStore actions, CompilerProperties p, Clock clock, CompilerMetrics metrics) {
+        return new ActionExpiry(actions, p.actionTimeout(), clock, metrics);
+    }
+
+    @Bean
     CompilerMetrics compilerMetrics(ObjectProvider<MeterRegistry> registry, VersionStore store) {
         // Without actuator's registry (a plain test context), metrics are kept but not exported.
         return new CompilerMetrics(registry.getIfAvailable(SimpleMeterRegistry::new), store);
@@ -81,6 +93,16 @@ public class CompilerApplication {
         return new NewTopic(p.acksTopic(), p.partitions(), (short) 1);
     }
 
+    @Bean
+    NewTopic resyncTopic(CompilerProperties p) {
+        return new NewTopic(p.resyncTopic(), p.partitions(), (short) 1);
+    }
+
+    @Bean(destroyMethod = "close")
+    KafkaLiveLogs liveLogs(KafkaProperties kafka) {
+        return new KafkaLiveLogs(kafka.buildAdminProperties());
+    }
+
     @Bean(destroyMethod = "close")
     OutboxRelay outboxRelay(VersionStore store, KafkaProperties kafka) {
         Properties props = new Properties();
@@ -91,7 +113,7 @@ public class CompilerApplication {
     @Bean
     ConcurrentMessageListenerContainer<String, String> eventsContainer(CompilerProperties p, KafkaProperties kafka,
             VersionStore store, Clock clock, OutboxRelay relay,
-            ObjectProvider<PartitionProcessor.VersionListener> versionListener, CompilerMetrics metrics) {
+            ObjectProvider<PartitionProcessor.VersionListener> versionListener, CompilerMetrics metrics, KafkaLiveLogs logs) {
         Map<String, Object> consumer = kafka.buildConsumerProperties();
         consumer.put(ConsumerConfig.GROUP_ID_CONFIG, p.group());
         consumer.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
@@ -105,10 +127,13 @@ public class CompilerApplication {
         consumer.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5000);
 
         EventsListener listener = new EventsListener(store, p.topics(), p.group(), clock,
-                versionListener.getIfAvailable(() -> PartitionProcessor.VersionListener.NONE), relay::wake, metrics);
+                versionListener.getIfAvailable(() -> PartitionProcessor.VersionListener.NONE), relay::wake, metrics, logs,
+                p.resyncCooldown());
         ContainerProperties cp = new ContainerProperties(p.eventsTopic());
         cp.setGroupId(p.group());
         cp.setAckMode(ContainerProperties.AckMode.MANUAL);
+        // While idle, the listener checks that the log is still the one its positions were taken from.
+        cp.setIdleEventInterval(p.logCheckInterval().toMillis());
         cp.setMessageListener(listener);
         cp.setConsumerRebalanceListener(listener);
         ConcurrentMessageListenerContainer<String, String> container =

@@ -20,7 +20,7 @@ import java.util.Optional;
  * latency (the first event of a version observed → a node acknowledging it applied), kube-proxy's
  * {@code network_programming_duration_seconds} for the whole fleet.
  */
-public final class CompilerMetrics {
+public final class CompilerMetrics implements PartitionProcessor.Observer {
     private static final Duration[] LATENCY_BUCKETS = {Duration.ofMillis(100), Duration.ofMillis(250), Duration.ofMillis(500),
         Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(30),
         Duration.ofMinutes(1), Duration.ofMinutes(5)};
@@ -60,6 +60,30 @@ public final class CompilerMetrics {
         Counter.builder("rulesync.versions.produced").tag("cluster", cluster).register(registry).increment();
         DistributionSummary.builder("rulesync.delta.fragments").description("Rule fragments a version added, changed or removed")
                 .tag("cluster", cluster).register(registry).record(diff.fragments().size());
+    }
+
+    @Override
+    public void digestChecked(String cluster, boolean agrees) {
+        Counter.builder("rulesync.state.digests").description("Watchers' state digests checked against what was folded")
+                .tags("cluster", cluster, "result", agrees ? "agrees" : "differs").register(registry).increment();
+    }
+
+    @Override
+    public void resyncRequested(String cluster) {
+        Counter.builder("rulesync.resyncs.requested").description("Watchers asked to publish a cluster's whole state again")
+                .tag("cluster", cluster).register(registry).increment();
+    }
+
+    @Override
+    public void positionReset(int partition) {
+        Counter.builder("rulesync.events.position.resets").description("Stored positions that did not belong to the live "
+                + "events log (replaced, truncated, or past by retention) and were reset").register(registry).increment();
+    }
+
+    /** Operator actions that expired before a compiler carried them out. */
+    public void actionsExpired(int n) {
+        Counter.builder("rulesync.operator.actions.expired").description("Operator actions not carried out in time")
+                .register(registry).increment(n);
     }
 
     /** Acks as they are recorded. */

@@ -6,13 +6,19 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
  * {@code rulesync.compiler.*}: topics, consumer groups (the events' and, separately, the acks'),
- * partitions of the topics it creates, and the coalescing window (how long a poll waits for a burst
- * to accumulate before compiling it).
+ * partitions of the topics it creates, the coalescing window (how long a poll waits for a burst
+ * to accumulate before compiling it), how often an idle consumer checks that its log is still the
+ * one its position was taken from, how often at most a cluster's watcher is asked for a resync
+ * after a disagreeing digest, and how long an operator action may stay pending before it expires.
  */
 @ConfigurationProperties("rulesync.compiler")
 public record CompilerProperties(
         String eventsTopic, String deltasTopic, String deadLetterTopic, String acksTopic, String group, Integer partitions,
-        Duration coalesceWindow, Integer concurrency, String acksGroup) {
+        Duration coalesceWindow, Integer concurrency, String acksGroup, String resyncTopic, Duration logCheckInterval,
+        Duration resyncCooldown, Duration actionTimeout) {
+
+    /** kube-proxy's and the api's default: long enough for a compiler restart, short enough that nobody waits for good. */
+    public static final Duration DEFAULT_ACTION_TIMEOUT = Duration.ofMinutes(5);
 
     public CompilerProperties {
         eventsTopic = eventsTopic == null ? Topics.DEFAULT.events() : eventsTopic;
@@ -24,9 +30,13 @@ public record CompilerProperties(
         coalesceWindow = coalesceWindow == null ? Duration.ofMillis(100) : coalesceWindow;
         concurrency = concurrency == null ? 1 : concurrency;
         acksGroup = acksGroup == null ? "rulesync-acks" : acksGroup;
+        resyncTopic = resyncTopic == null ? Topics.resyncsOf(eventsTopic) : resyncTopic;
+        logCheckInterval = logCheckInterval == null ? Duration.ofSeconds(30) : logCheckInterval;
+        resyncCooldown = resyncCooldown == null ? PartitionProcessor.DEFAULT_RESYNC_COOLDOWN : resyncCooldown;
+        actionTimeout = actionTimeout == null ? DEFAULT_ACTION_TIMEOUT : actionTimeout;
     }
 
     public Topics topics() {
-        return new Topics(eventsTopic, deltasTopic, deadLetterTopic, acksTopic);
+        return new Topics(eventsTopic, deltasTopic, deadLetterTopic, acksTopic, resyncTopic);
     }
 }

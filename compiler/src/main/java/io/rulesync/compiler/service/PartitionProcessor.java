@@ -1,6 +1,8 @@
 package io.rulesync.compiler.service;
 
-import io.rulesync.model.topic.Topics;
+import io.rulesync.compiler.eventlog.LiveLog;
+import io.rulesync.compiler.eventlog.LogCheck;
+import io.rulesync.compiler.eventlog.LogPosition;
 import io.rulesync.compiler.store.Batch;
 import io.rulesync.compiler.store.StaleWriteException;
 import io.rulesync.compiler.store.VersionStore;
@@ -11,12 +13,16 @@ import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
 import io.rulesync.model.event.ClusterEvent.OperatorAction;
 import io.rulesync.model.event.ClusterEvent.ResumeRequested;
 import io.rulesync.model.event.ClusterEvent.RollbackRequested;
+import io.rulesync.model.event.ClusterEvent.StateDigest;
 import io.rulesync.model.event.ClusterEvent.SyncMarker;
 import io.rulesync.model.event.EventCodec;
 import io.rulesync.model.event.Json;
+import io.rulesync.model.event.ResyncRequest;
 import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.model.rules.RulesDiff;
+import io.rulesync.model.topic.Topics;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -38,7 +44,13 @@ import org.slf4j.LoggerFactory;
  * in-memory heads are adopted only after that transaction commits, so a crash anywhere leaves the
  * database and memory consistent; a new processor rebuilds from the database.
  *
- * <p>Framework-free: the Kafka listener around it only hands over records and seeks where asked.
+ * <p>The stored position belongs to one log ({@link LogPosition}); {@link #reconcile} checks it against
+ * the live log and, when the compiler cannot know that it saw every event, resumes at what the live
+ * log holds and asks the watchers for a resync. So does a watcher's {@link StateDigest} that
+ * disagrees with what was folded.
+ *
+ * <p>Framework-free: the Kafka listener around it only hands over records, observes the log, and
+ * seeks where asked.
  */
 public final class PartitionProcessor {
     private static final Logger log = LoggerFactory.getLogger(PartitionProcessor.class);
@@ -74,6 +86,24 @@ public final class PartitionProcessor {
         void stored(String cluster, long seq, RulesDiff diff, String cause);
     }
 
+    /** Told, after the fact, about digests checked, resyncs asked for and positions reset (for metrics). */
+    public interface Observer {
+        Observer NONE = new Observer() {
+        };
+
+        default void digestChecked(String cluster, boolean agrees) {
+        }
+
+        default void resyncRequested(String cluster) {
+        }
+
+        default void positionReset(int partition) {
+        }
+    }
+
+    /** How often at most one cluster's watcher is asked for a resync after a disagreeing digest. */
+    public static final Duration DEFAULT_RESYNC_COOLDOWN = Duration.ofMinutes(1);
+
     private final VersionStore store;
     private final Topics topics;
     private final String group;
@@ -81,11 +111,20 @@ public final class PartitionProcessor {
     private final Clock clock;
     private final Faults faults;
     private final VersionListener listener;
+    private final Observer observer;
+    private final Duration resyncCooldown;
     private final Map<String, ClusterHead> heads = new HashMap<>();
-    private long position;
+    /** When each cluster's watcher was last asked for a resync (in memory: a restart may ask once more). */
+    private final Map<String, Instant> resyncAsked = new HashMap<>();
+    private LogPosition position;
 
     public PartitionProcessor(VersionStore store, Topics topics, String group, int partition, Clock clock, Faults faults,
             VersionListener listener) {
+        this(store, topics, group, partition, clock, faults, listener, Observer.NONE, DEFAULT_RESYNC_COOLDOWN);
+    }
+
+    public PartitionProcessor(VersionStore store, Topics topics, String group, int partition, Clock clock, Faults faults,
+            VersionListener listener, Observer observer, Duration resyncCooldown) {
         this.store = Objects.requireNonNull(store, "store");
         this.topics = Objects.requireNonNull(topics, "topics");
         this.group = Objects.requireNonNull(group, "group");
@@ -93,12 +132,19 @@ public final class PartitionProcessor {
         this.clock = clock;
         this.faults = faults;
         this.listener = listener;
+        this.observer = Objects.requireNonNull(observer, "observer");
+        this.resyncCooldown = Objects.requireNonNull(resyncCooldown, "resyncCooldown");
         rebuild();
     }
 
     /** The next offset to consume; -1 when nothing was ever stored (start from the beginning). */
     public long position() {
-        return position;
+        return position == null ? -1 : position.next();
+    }
+
+    /** The stored position with its log's identity; empty when none was stored. */
+    public Optional<LogPosition> logPosition() {
+        return Optional.ofNullable(position);
     }
 
     public int partition() {
@@ -112,7 +158,7 @@ public final class PartitionProcessor {
 
     /** Reloads the position and every cluster of this partition from the database. */
     public void rebuild() {
-        position = store.positions(group, topics.events()).getOrDefault(partition, -1L);
+        position = store.position(group, topics.events(), partition).orElse(null);
         heads.clear();
         for (String cluster : store.clustersOn(topics.events(), partition)) {
             List<ClusterEvent> events = new ArrayList<>();
@@ -126,8 +172,62 @@ public final class PartitionProcessor {
         }
     }
 
+    /**
+     * Checks the stored position against the live log and stores the verdict: the same log (its
+     * identity refreshed), adopted, or reset, in which case every cluster of this partition is
+     * rebuilt from the database and its watcher asked for a resync, and one line says why. The
+     * consumer must then seek to {@link #position()}.
+     */
+    public LogCheck.Verdict reconcile(LiveLog live) {
+        for (int attempt = 0; ; attempt++) {
+            Optional<LogPosition> stored = Optional.ofNullable(position);
+            LogCheck.Verdict v = LogCheck.judge(stored, live);
+            if (v instanceof LogCheck.Verdict.Same && v.position().equals(position)) {
+                return v;
+            }
+            Instant now = clock.instant();
+            List<Batch.OutboxRow> resyncs = new ArrayList<>();
+            if (v instanceof LogCheck.Verdict.Reset r) {
+                for (String cluster : new java.util.TreeSet<>(heads.keySet())) {
+                    resyncs.add(resyncRow(cluster, "events partition " + partition + ": " + r.reason(), now));
+                }
+            }
+            try {
+                store.movePosition(group, topics.events(), partition, stored, v.position(), resyncs);
+            } catch (StaleWriteException stale) {
+                if (attempt > 2) {
+                    throw new IllegalStateException("the position of partition " + partition + " keeps moving: " + stale.getMessage());
+                }
+                rebuild(); // another instance moved it: judge again from what it stored
+                continue;
+            }
+            if (v instanceof LogCheck.Verdict.Reset r) {
+                log.warn("events partition {} ({}): {}; resuming at offset {} (epoch {}), rebuilt {} clusters from the database and "
+                        + "asked their watchers for a resync", partition, topics.events(), r.reason(), v.position().next(),
+                        v.position().epoch(), heads.size());
+                rebuild();
+                resyncs.forEach(row -> {
+                    resyncAsked.put(row.key(), now);
+                    observer.resyncRequested(row.key());
+                });
+                observer.positionReset(partition);
+            } else {
+                if (v instanceof LogCheck.Verdict.Adopted a && a.note() != null) {
+                    log.warn("events partition {} ({}): {}", partition, topics.events(), a.note());
+                }
+                position = v.position();
+            }
+            return v;
+        }
+    }
+
+    private Batch.OutboxRow resyncRow(String cluster, String reason, Instant now) {
+        return new Batch.OutboxRow(topics.resyncs(), cluster, new ResyncRequest(cluster, reason, now).encode());
+    }
+
     public Outcome process(List<Record> records) {
-        List<Record> fresh = records.stream().filter(r -> r.offset() >= position).toList();
+        long from = position();
+        List<Record> fresh = records.stream().filter(r -> r.offset() >= from).toList();
         if (fresh.isEmpty()) {
             return Outcome.DONE;
         }
@@ -147,9 +247,12 @@ public final class PartitionProcessor {
             } else if (((EventCodec.Decoded.Valid) d).event() instanceof OperatorAction a
                     && (!actionsSeen.add(a.actionId()) || !pending(a))) {
                 // Only the api records actions, and each is carried out once: a record claiming an action that
-                // was never recorded, or delivered again (the outbox relay publishes at least once), is refused.
-                reason = "operator action " + a.actionId() + " of cluster " + a.cluster()
-                        + " is not pending in operator_action (never recorded, or already carried out)";
+                // was never recorded, or delivered again (the outbox relay publishes at least once), or that
+                // expired before it arrived, is refused.
+                reason = "operator action " + a.actionId() + " of cluster " + a.cluster() + " is "
+                        + store.actionStatus(a.actionId()).map(st -> st + " in operator_action, not pending"
+                                + ("expired".equals(st) ? " (it waited too long; it was not carried out)" : " (already carried out)"))
+                                .orElse("not in operator_action (the api never recorded it)");
             }
             if (reason != null) {
                 dead.add(new Batch.DeadLetterRow(r.offset(), r.key(), r.value(), reason));
@@ -162,6 +265,8 @@ public final class PartitionProcessor {
         }
 
         Map<String, ClusterHead> next = new HashMap<>();
+        List<Disagreement> resyncsAsked = new ArrayList<>();
+        List<Disagreement> digestsSeen = new ArrayList<>();
         List<Batch.VersionRow> versions = new ArrayList<>();
         List<Batch.ActionRow> actions = new ArrayList<>();
         List<Carried> outcomes = new ArrayList<>();
@@ -171,6 +276,19 @@ public final class PartitionProcessor {
             ClusterHead head = heads.getOrDefault(cluster, ClusterHead.empty(cluster));
             ClusterHead.Step step = head.apply(e.getValue().stream().map(Decoded::event).toList(),
                     v -> Optional.of(store.rules(cluster, v)));
+            for (ClusterHead.DigestCheck check : step.digests()) {
+                digestsSeen.add(new Disagreement(cluster, check));
+                if (!check.agrees() && resyncsAsked.stream().noneMatch(d -> d.cluster().equals(cluster)) && resyncDue(cluster, now)) {
+                    outbox.add(resyncRow(cluster, "the watcher's state digest disagrees with what the compiler folded: "
+                            + String.join("; ", check.differences()), now));
+                    resyncsAsked.add(new Disagreement(cluster, check));
+                }
+            }
+            if (e.getValue().stream().allMatch(d -> d.event() instanceof StateDigest)) {
+                // Digests change nothing: no version and no stored event may come of them (a cluster known only
+                // from a digest has no stored events to be rebuilt from).
+                continue;
+            }
             Long seq = null;
             if (step.newVersion()) {
                 seq = step.next().version();
@@ -187,13 +305,17 @@ public final class PartitionProcessor {
             }
             next.put(cluster, step.next());
             for (Decoded d : e.getValue()) {
-                events.add(eventRow(d, seq));
+                // A digest only checks what was folded; the rebuild does not need it, so it is not stored.
+                if (!(d.event() instanceof StateDigest)) {
+                    events.add(eventRow(d, seq));
+                }
             }
         }
 
         long newPosition = fresh.get(fresh.size() - 1).offset() + 1;
-        Batch batch = new Batch(group, topics.events(), partition, position, newPosition, events, dead, versions, actions,
-                outbox);
+        int epoch = position == null ? 0 : position.epoch();
+        Batch batch = new Batch(group, topics.events(), partition, from, newPosition, events, dead, versions, actions,
+                outbox, epoch);
         faults.at(Point.BEFORE_COMMIT);
         try {
             store.commit(batch);
@@ -203,7 +325,16 @@ public final class PartitionProcessor {
         }
         faults.at(Point.AFTER_COMMIT);
         heads.putAll(next);
-        position = newPosition;
+        position = position == null ? new LogPosition(newPosition, 0, null, 0, newPosition) : position.advancedTo(newPosition);
+        for (Disagreement d : digestsSeen) {
+            observer.digestChecked(d.cluster(), d.check().agrees());
+        }
+        for (Disagreement d : resyncsAsked) {
+            resyncAsked.put(d.cluster(), now);
+            log.warn("cluster {}: the watcher's state digest disagrees with what was folded ({}); asked it for a resync",
+                    d.cluster(), String.join("; ", d.check().differences()));
+            observer.resyncRequested(d.cluster());
+        }
         for (Batch.VersionRow v : versions) {
             log.atInfo().addKeyValue("cluster", v.cluster()).addKeyValue("version", v.seq())
                     .addKeyValue("fragments", v.diff().fragments().size()).addKeyValue("nodes", v.diff().nodes().size())
@@ -220,6 +351,15 @@ public final class PartitionProcessor {
     }
 
     private record Decoded(Record record, ClusterEvent event) {
+    }
+
+    /** A digest checked in a batch, of {@code cluster}. */
+    private record Disagreement(String cluster, ClusterHead.DigestCheck check) {
+    }
+
+    private boolean resyncDue(String cluster, Instant now) {
+        Instant last = resyncAsked.get(cluster);
+        return last == null || !now.isBefore(last.plus(resyncCooldown));
     }
 
     /** An operator action's outcome, logged once its batch committed; {@code version}: the one it made or left. */
@@ -271,7 +411,7 @@ public final class PartitionProcessor {
     private String cause(List<Decoded> events, List<ClusterHead.ActionOutcome> outcomes) {
         TreeSet<String> objects = new TreeSet<>();
         for (Decoded d : events) {
-            if (d.event() instanceof OperatorAction) {
+            if (d.event() instanceof OperatorAction || d.event() instanceof StateDigest) {
                 continue;
             }
             if (d.event() instanceof ObjectUpserted u) {
@@ -302,7 +442,7 @@ public final class PartitionProcessor {
         if (!done.isEmpty()) {
             c.put("operatorActions", done);
         }
-        c.put("events", events.size());
+        c.put("events", events.stream().filter(d -> !(d.event() instanceof StateDigest)).count());
         c.put("topic", topics.events());
         c.put("partition", partition);
         c.put("firstOffset", events.get(0).record().offset());

@@ -11,6 +11,7 @@ import java.util.Objects;
  * outbox messages, and the consumer position after the batch.
  *
  * @param expectedPosition the stored position this batch was read from; -1 when none was stored yet
+ * @param epoch            the log epoch of that position (see {@code LogPosition}): the events are stored under it
  */
 public record Batch(
         String group,
@@ -22,7 +23,14 @@ public record Batch(
         List<DeadLetterRow> deadLetters,
         List<VersionRow> versions,
         List<ActionRow> actions,
-        List<OutboxRow> outbox) {
+        List<OutboxRow> outbox,
+        int epoch) {
+
+    /** A batch of the first log (epoch 0). */
+    public Batch(String group, String topic, int partition, long expectedPosition, long newPosition, List<EventRow> events,
+            List<DeadLetterRow> deadLetters, List<VersionRow> versions, List<ActionRow> actions, List<OutboxRow> outbox) {
+        this(group, topic, partition, expectedPosition, newPosition, events, deadLetters, versions, actions, outbox, 0);
+    }
 
     public Batch {
         Objects.requireNonNull(group, "group");

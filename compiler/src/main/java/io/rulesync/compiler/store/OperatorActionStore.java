@@ -85,6 +85,41 @@ public final class OperatorActionStore {
         }
     }
 
+    /**
+     * Marks every action (of {@code cluster}, or of all clusters when it is null) still pending that
+     * was requested before {@code cutoff} as expired, with {@code outcome} saying why, and returns
+     * them. Safe against the compiler completing the same action at the same moment: only a row
+     * still pending changes, and the compiler's own update requires it to be pending.
+     */
+    public List<RecordedAction> expire(String cluster, Instant cutoff, Instant now, String outcome) {
+        String sql = "UPDATE operator_action SET status = 'expired', outcome = ?, completed_at = ? WHERE status = 'pending' "
+                + "AND requested_at < ?" + (cluster == null ? "" : " AND cluster = ?") + " RETURNING " + RecordedAction.COLUMNS;
+        List<RecordedAction> out = new ArrayList<>();
+        try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, outcome);
+            ps.setTimestamp(2, Timestamp.from(now));
+            ps.setTimestamp(3, Timestamp.from(cutoff));
+            if (cluster != null) {
+                ps.setString(4, cluster);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(RecordedAction.read(rs));
+                }
+            }
+        } catch (SQLException e) {
+            throw new StoreException("expiring operator actions failed", e);
+        }
+        return out;
+    }
+
+    /** Why an action expired after {@code timeout}, as the audit log shows it. */
+    public static String expiredOutcome(java.time.Duration timeout) {
+        return "not carried out within " + timeout.toString().substring(2).toLowerCase()
+                + ": no compiler took the request (none was running, or the request was lost when the events log was"
+                + " replaced); request it again if it is still wanted";
+    }
+
     public Optional<RecordedAction> find(long id) {
         return one("WHERE id = ?", id);
     }

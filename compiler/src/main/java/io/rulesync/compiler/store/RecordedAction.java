@@ -11,9 +11,9 @@ import java.time.Instant;
  *
  * @param action {@code rollback} or {@code resume}
  * @param toVersion the rollback's target; null for a resume
- * @param status {@code pending}, {@code done} or {@code rejected}
+ * @param status {@code pending}, {@code done}, {@code rejected} or {@code expired}
  * @param resultVersion the version a done action produced
- * @param outcome why a rejected action was refused
+ * @param outcome why a rejected action was refused, or why an expired one was not carried out
  */
 public record RecordedAction(long id, String cluster, String action, Long toVersion, String actor, String reason,
         Instant requestedAt, String status, Long resultVersion, String outcome, Instant completedAt) {

@@ -1,5 +1,6 @@
 package io.rulesync.compiler.store;
 
+import io.rulesync.compiler.eventlog.LogPosition;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.FragmentKey;
@@ -56,6 +57,60 @@ public final class VersionStore {
         return out;
     }
 
+    /** The stored position of a group in one partition, with the identity of its log; empty when none was stored. */
+    public Optional<LogPosition> position(String group, String topic, int partition) {
+        List<LogPosition> out = new ArrayList<>();
+        query("SELECT next_offset, log_epoch, topic_id, log_start, log_high_water FROM consumer_position "
+                + "WHERE consumer_group = ? AND topic = ? AND partition = ?", rs -> {
+                    long next = rs.getLong(1);
+                    long start = rs.getLong(4);
+                    start = rs.wasNull() ? 0 : start;
+                    long high = rs.getLong(5);
+                    // Positions stored before the log's identity was kept know only themselves.
+                    high = rs.wasNull() ? next : Math.max(high, next);
+                    out.add(new LogPosition(next, rs.getInt(2), rs.getString(3), Math.min(start, next), high));
+                }, group, topic, partition);
+        return out.stream().findFirst();
+    }
+
+    /**
+     * Stores {@code next} as the position of a group in one partition, with its log's identity, if the
+     * stored one is still {@code expected} (none: nothing stored yet), and queues {@code outbox} in the
+     * same transaction (the resync requests that go with a reset).
+     *
+     * @throws StaleWriteException another instance moved the position meanwhile
+     */
+    public void movePosition(String group, String topic, int partition, Optional<LogPosition> expected, LogPosition next,
+            List<Batch.OutboxRow> outbox) throws StaleWriteException {
+        try (Connection c = ds.getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                int n;
+                if (expected.isEmpty()) {
+                    n = update(c, "INSERT INTO consumer_position (consumer_group, topic, partition, next_offset, log_epoch, topic_id, "
+                            + "log_start, log_high_water) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", group, topic, partition,
+                            next.next(), next.epoch(), next.topicId(), next.start(), next.highWater());
+                } else {
+                    n = update(c, "UPDATE consumer_position SET next_offset = ?, log_epoch = ?, topic_id = ?, log_start = ?, "
+                            + "log_high_water = ? WHERE consumer_group = ? AND topic = ? AND partition = ? AND next_offset = ? "
+                            + "AND log_epoch = ?", next.next(), next.epoch(), next.topicId(), next.start(), next.highWater(), group,
+                            topic, partition, expected.get().next(), expected.get().epoch());
+                }
+                if (n != 1) {
+                    throw new StaleWriteException("position of " + topic + "/" + partition + " moved since "
+                            + expected.map(LogPosition::toString).orElse("none"));
+                }
+                writeOutbox(c, outbox);
+                c.commit();
+            } catch (StaleWriteException | SQLException | RuntimeException e) {
+                c.rollback();
+                throw e;
+            }
+        } catch (SQLException e) {
+            throw new StoreException("moving the position of " + topic + "/" + partition + " failed", e);
+        }
+    }
+
     public void commit(Batch b) throws StaleWriteException {
         try (Connection c = ds.getConnection()) {
             c.setAutoCommit(false);
@@ -84,12 +139,12 @@ public final class VersionStore {
     private static void fencePosition(Connection c, Batch b) throws SQLException, StaleWriteException {
         int n;
         if (b.expectedPosition() < 0) {
-            n = update(c, "INSERT INTO consumer_position (consumer_group, topic, partition, next_offset) VALUES (?, ?, ?, ?) "
-                    + "ON CONFLICT DO NOTHING", b.group(), b.topic(), b.partition(), b.newPosition());
+            n = update(c, "INSERT INTO consumer_position (consumer_group, topic, partition, next_offset, log_epoch) "
+                    + "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", b.group(), b.topic(), b.partition(), b.newPosition(), b.epoch());
         } else {
-            n = update(c, "UPDATE consumer_position SET next_offset = ? WHERE consumer_group = ? AND topic = ? "
-                    + "AND partition = ? AND next_offset = ?", b.newPosition(), b.group(), b.topic(), b.partition(),
-                    b.expectedPosition());
+            n = update(c, "UPDATE consumer_position SET next_offset = ?, log_high_water = GREATEST(log_high_water, ?) "
+                    + "WHERE consumer_group = ? AND topic = ? AND partition = ? AND next_offset = ? AND log_epoch = ?",
+                    b.newPosition(), b.newPosition(), b.group(), b.topic(), b.partition(), b.expectedPosition(), b.epoch());
         }
         if (n != 1) {
             throw new StaleWriteException("position of " + b.topic() + "/" + b.partition() + " moved since " + b.expectedPosition());
@@ -182,6 +237,13 @@ public final class VersionStore {
         return out.stream().findFirst();
     }
 
+    /** The status of an operator action ({@code pending}, {@code done}, ...); empty when there is no such action. */
+    public Optional<String> actionStatus(long id) {
+        List<String> out = new ArrayList<>();
+        query("SELECT status FROM operator_action WHERE id = ?", rs -> out.add(rs.getString(1)), id);
+        return out.stream().findFirst();
+    }
+
     /** The ids of a cluster's pending operator actions (at most one, by the schema). */
     public List<Long> pendingActionIds(String cluster) {
         List<Long> out = new ArrayList<>();
@@ -199,8 +261,8 @@ public final class VersionStore {
 
     private static void writeEvents(Connection c, Batch b) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO cluster_event (cluster, topic, partition, kafka_offset, "
-                + "event_type, kind, object_key, resource_version, observed_at, received_at, payload, version_seq) "
-                + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+                + "event_type, kind, object_key, resource_version, observed_at, received_at, payload, version_seq, log_epoch) "
+                + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
             Timestamp now = Timestamp.from(Instant.now());
             for (Batch.EventRow e : b.events()) {
                 ps.setString(1, e.cluster());
@@ -219,6 +281,7 @@ public final class VersionStore {
                 } else {
                     ps.setLong(12, e.versionSeq());
                 }
+                ps.setInt(13, b.epoch());
                 ps.addBatch();
             }
             ps.executeBatch();
@@ -227,7 +290,7 @@ public final class VersionStore {
 
     private static void writeDeadLetters(Connection c, Batch b) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO dead_letter (topic, partition, kafka_offset, record_key, "
-                + "payload, reason, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)")) {
+                + "payload, reason, received_at, log_epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")) {
             Timestamp now = Timestamp.from(Instant.now());
             for (Batch.DeadLetterRow d : b.deadLetters()) {
                 ps.setString(1, b.topic());
@@ -237,6 +300,7 @@ public final class VersionStore {
                 ps.setString(5, d.payload());
                 ps.setString(6, d.reason());
                 ps.setTimestamp(7, now);
+                ps.setInt(8, b.epoch());
                 ps.addBatch();
             }
             ps.executeBatch();

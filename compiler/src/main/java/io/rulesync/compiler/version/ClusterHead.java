@@ -9,6 +9,7 @@ import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.OperatorAction;
 import io.rulesync.model.event.ClusterEvent.ResumeRequested;
 import io.rulesync.model.event.ClusterEvent.RollbackRequested;
+import io.rulesync.model.event.ClusterEvent.StateDigest;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.RulesDiff;
 import io.rulesync.model.rules.Unit;
@@ -87,14 +88,31 @@ public final class ClusterHead {
     }
 
     /**
+     * A watcher's {@link StateDigest} compared with the view folded from every event before it:
+     * {@code differences} is empty when they agree, and otherwise says how they differ.
+     */
+    public record DigestCheck(StateDigest digest, List<String> differences) {
+        public DigestCheck {
+            differences = List.copyOf(differences);
+        }
+
+        public boolean agrees() {
+            return differences.isEmpty();
+        }
+    }
+
+    /**
      * The result of applying a batch of events.
      *
      * @param newVersion whether the batch produced a new version ({@code next.version()} is then one higher)
      * @param actions the batch's operator actions, in order, each carried out or refused
+     * @param digests the batch's state digests, in order, each checked against the view at its place in the log
      */
-    public record Step(ClusterHead next, Changes changes, RulesDiff diff, boolean newVersion, List<ActionOutcome> actions) {
+    public record Step(ClusterHead next, Changes changes, RulesDiff diff, boolean newVersion, List<ActionOutcome> actions,
+            List<DigestCheck> digests) {
         public Step {
             actions = List.copyOf(actions);
+            digests = List.copyOf(digests);
         }
     }
 
@@ -109,7 +127,8 @@ public final class ClusterHead {
                 throw new IllegalArgumentException("event of cluster " + e.cluster() + " applied to " + cluster);
             }
         }
-        ClusterFold.Folded folded = ClusterFold.applyAll(view, events);
+        List<DigestCheck> digests = new ArrayList<>();
+        ClusterFold.Folded folded = foldChecking(events, digests);
         CompiledCluster next;
         Collection<Unit> touched = null;
         if (compiled == null) {
@@ -160,7 +179,28 @@ public final class ClusterHead {
         boolean newVersion = acted || !diff.isEmpty();
         ClusterHead head = new ClusterHead(cluster, folded.view(), next, newVersion ? target : published,
                 newVersion ? version + 1 : version, nextPin);
-        return new Step(head, folded.changes(), diff, newVersion, outcomes);
+        return new Step(head, folded.changes(), diff, newVersion, outcomes, digests);
+    }
+
+    /**
+     * Folds {@code events} into this head's view. A digest describes the watcher's state after the
+     * events before it, so each is checked against the view folded up to its place in the batch.
+     */
+    private ClusterFold.Folded foldChecking(List<ClusterEvent> events, List<DigestCheck> digests) {
+        ClusterView v = view;
+        Changes changes = Changes.NONE;
+        int from = 0;
+        for (int i = 0; i < events.size(); i++) {
+            if (events.get(i) instanceof StateDigest d) {
+                ClusterFold.Folded f = ClusterFold.applyAll(v, events.subList(from, i));
+                v = f.view();
+                changes = changes.plus(f.changes());
+                digests.add(new DigestCheck(d, d.differences(v.state(), v.settings())));
+                from = i + 1;
+            }
+        }
+        ClusterFold.Folded rest = ClusterFold.applyAll(v, events.subList(from, events.size()));
+        return from == 0 ? rest : new ClusterFold.Folded(rest.view(), changes.plus(rest.changes()));
     }
 
     /** What a version would have to change to catch up with today's compile (empty normally; held changes while pinned). */
