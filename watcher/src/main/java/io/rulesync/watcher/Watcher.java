@@ -2,6 +2,8 @@ package io.rulesync.watcher;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.rulesync.model.event.ClusterSettings;
+import io.rulesync.model.event.ResyncRequest;
+import io.rulesync.model.topic.Topics;
 import io.rulesync.model.manifest.Problem;
 import io.rulesync.watcher.fleet.ClusterSource;
 import io.rulesync.watcher.fleet.ClusterSpec;
@@ -16,6 +18,8 @@ import io.rulesync.watcher.publish.EventSink;
 import io.rulesync.watcher.publish.KafkaEventSink;
 import io.rulesync.watcher.publish.PendingEvents;
 import io.rulesync.watcher.publish.Publisher;
+import io.rulesync.watcher.resync.KafkaResyncRequests;
+import io.rulesync.watcher.resync.ResyncSource;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,6 +48,13 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Event order per cluster: its {@code SettingsChanged} first, then upserts and deletes as the
  * source sees them, with a {@code SyncMarker} per kind after each (re)list or folder read.
+ *
+ * <p>Anti-entropy, like an informer's resync period but cheap: every {@code digestInterval} each
+ * cluster's feed publishes a {@code StateDigest} (a fingerprint of what it published), which the
+ * compiler checks against what it folded. When they differ, or when the compiler cannot know that
+ * it saw every event (its events log was replaced or lost records), it asks on the resync topic, and
+ * the watcher publishes that cluster's whole state again. So a lost event heals within a bounded
+ * time, and a resync costs a full republish only when something was actually missed.
  */
 public final class Watcher implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Watcher.class);
@@ -60,10 +71,12 @@ public final class Watcher implements AutoCloseable {
      * @param drainTimeout         how long {@link #close()} keeps publishing what is still queued
      * @param publisher            batch size and retry pauses
      * @param clients              builds the fabric8 client of a cluster (default: {@link ClusterConnection#client})
+     * @param digestInterval       how often each cluster's state digest is published; zero for never
+     * @param resyncs              where the compiler's resync requests come from
      */
     public record Options(Duration manifestPollInterval, Duration syncCheckInterval, Duration fleetReloadInterval,
             Duration drainTimeout, Publisher.Options publisher,
-            BiFunction<String, ClusterSource, KubernetesClient> clients) {
+            BiFunction<String, ClusterSource, KubernetesClient> clients, Duration digestInterval, ResyncSource resyncs) {
         public Options {
             Objects.requireNonNull(manifestPollInterval, "manifestPollInterval");
             Objects.requireNonNull(syncCheckInterval, "syncCheckInterval");
@@ -71,19 +84,36 @@ public final class Watcher implements AutoCloseable {
             Objects.requireNonNull(drainTimeout, "drainTimeout");
             Objects.requireNonNull(publisher, "publisher");
             Objects.requireNonNull(clients, "clients");
+            Objects.requireNonNull(digestInterval, "digestInterval");
+            Objects.requireNonNull(resyncs, "resyncs");
         }
+
+        /** Default digest interval: a lost event heals within about this long. */
+        public static final Duration DEFAULT_DIGEST_INTERVAL = Duration.ofMinutes(5);
 
         public static Options defaults() {
             return new Options(Duration.ofMillis(200), Duration.ofMillis(100), Duration.ofSeconds(1),
-                    Duration.ofSeconds(10), Publisher.DEFAULTS, ClusterConnection::client);
+                    Duration.ofSeconds(10), Publisher.DEFAULTS, ClusterConnection::client, DEFAULT_DIGEST_INTERVAL, ResyncSource.NONE);
         }
 
         public Options withPublisher(Publisher.Options p) {
-            return new Options(manifestPollInterval, syncCheckInterval, fleetReloadInterval, drainTimeout, p, clients);
+            return new Options(manifestPollInterval, syncCheckInterval, fleetReloadInterval, drainTimeout, p, clients,
+                    digestInterval, resyncs);
         }
 
         public Options withDrainTimeout(Duration d) {
-            return new Options(manifestPollInterval, syncCheckInterval, fleetReloadInterval, d, publisher, clients);
+            return new Options(manifestPollInterval, syncCheckInterval, fleetReloadInterval, d, publisher, clients,
+                    digestInterval, resyncs);
+        }
+
+        public Options withDigestInterval(Duration d) {
+            return new Options(manifestPollInterval, syncCheckInterval, fleetReloadInterval, drainTimeout, publisher, clients,
+                    d, resyncs);
+        }
+
+        public Options withResyncs(ResyncSource r) {
+            return new Options(manifestPollInterval, syncCheckInterval, fleetReloadInterval, drainTimeout, publisher, clients,
+                    digestInterval, r);
         }
     }
 
@@ -117,6 +147,7 @@ public final class Watcher implements AutoCloseable {
     private final List<Source> sources = new ArrayList<>();
     private final ScheduledExecutorService scheduler;
     private final Publisher publisher;
+    private ResyncSource.Listening resyncs;
     private volatile FleetConfig current;
     private Object fleetFileStamp;
     private boolean closed;
@@ -140,12 +171,19 @@ public final class Watcher implements AutoCloseable {
     }
 
     /**
-     * Starts watching {@code fleet} and publishing to Kafka topic {@code topic}. {@code producerConfig}
-     * needs at least {@code bootstrap.servers}; idempotence and {@code acks=all} are always on (see
+     * Starts watching {@code fleet} and publishing to Kafka topic {@code topic}, and hearing resync
+     * requests on {@code topic}'s resync topic. {@code producerConfig} needs at least
+     * {@code bootstrap.servers}; idempotence and {@code acks=all} are always on (see
      * {@link KafkaEventSink#producerConfig}).
      */
     public static Watcher start(FleetConfig fleet, Properties producerConfig, String topic) {
-        return start(fleet, KafkaEventSink.create(producerConfig, topic), Options.defaults());
+        return start(fleet, producerConfig, topic, Options.defaults());
+    }
+
+    /** {@link #start(FleetConfig, Properties, String)} with other options (the resync source is Kafka's). */
+    public static Watcher start(FleetConfig fleet, Properties producerConfig, String topic, Options options) {
+        return start(fleet, KafkaEventSink.create(producerConfig, topic),
+                options.withResyncs(new KafkaResyncRequests(producerConfig, Topics.resyncsOf(topic))));
     }
 
     /** Starts watching {@code fleet}, publishing to any sink. */
@@ -174,6 +212,8 @@ public final class Watcher implements AutoCloseable {
             throw e;
         }
         publisher.start();
+        // Before the sources: a request made after this is heard, one made before is answered by the first lists.
+        resyncs = options.resyncs().start(this::resync);
         try {
             for (ClusterSpec c : fleet.clusters()) {
                 sources.add(c.source() instanceof ClusterSource.ManifestFolder m
@@ -182,6 +222,10 @@ public final class Watcher implements AutoCloseable {
         } catch (RuntimeException e) {
             clients.values().forEach(KubernetesClient::close);
             throw e;
+        }
+        if (!options.digestInterval().isZero()) {
+            long ms = options.digestInterval().toMillis();
+            scheduler.scheduleWithFixedDelay(this::digestAll, ms, ms, TimeUnit.MILLISECONDS);
         }
         fleet.file().ifPresent(f -> {
             fleetFileStamp = stamp(f);
@@ -273,6 +317,32 @@ public final class Watcher implements AutoCloseable {
         }
     }
 
+    /** True once resync requests are heard (the resync topic may not exist until the compiler made it). */
+    public boolean listeningForResyncs() {
+        return resyncs != null && resyncs.ready();
+    }
+
+    private void digestAll() {
+        for (ClusterFeed f : feeds.values()) {
+            try {
+                f.digest();
+            } catch (RuntimeException e) {
+                log.warn("cluster {}: publishing its state digest failed: {}", f.cluster(), e.toString());
+            }
+        }
+    }
+
+    /** The compiler asked: this cluster's whole state again, then a digest so that it can check the result. */
+    private void resync(ResyncRequest r) {
+        ClusterFeed f = feeds.get(r.cluster());
+        if (f == null) {
+            return; // another watcher's cluster
+        }
+        log.info("cluster {}: the compiler asked for a resync ({}); publishing its whole state again", r.cluster(), r.reason());
+        f.republish();
+        f.digest();
+    }
+
     /** After a Kafka outage: every cluster's current state, again. Runs on the publisher thread. */
     private void republish() {
         for (ClusterFeed f : feeds.values()) {
@@ -341,6 +411,9 @@ public final class Watcher implements AutoCloseable {
         }
         closed = true;
         scheduler.shutdownNow();
+        if (resyncs != null) {
+            resyncs.close();
+        }
         for (Source s : sources) {
             try {
                 s.close();

@@ -8,6 +8,7 @@ import io.rulesync.watcher.fleet.FleetException;
 import io.rulesync.watcher.fleet.FleetFile;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Properties;
@@ -65,6 +66,11 @@ public final class WatcherCommand implements Callable<Integer> {
                 "(acks=all and idempotence always stay on.)"})
     private Map<String, String> producerProperties = new LinkedHashMap<>();
 
+    @Option(names = "--digest-interval", paramLabel = "SECONDS", defaultValue = "300",
+            description = {"Publish each cluster's state digest this often, so that the compiler notices a lost event and "
+                + "asks for a resync; 0 for never. Default: ${DEFAULT-VALUE}."})
+    private long digestIntervalSeconds;
+
     @Option(names = "--stats-interval", paramLabel = "SECONDS", defaultValue = "60",
             description = "Log the watcher's counters this often; 0 for never. Default: ${DEFAULT-VALUE}.")
     private long statsIntervalSeconds;
@@ -98,7 +104,8 @@ public final class WatcherCommand implements Callable<Integer> {
 
         Watcher watcher;
         try {
-            watcher = Watcher.start(config, producer, topic);
+            watcher = Watcher.start(config, producer, topic,
+                    Watcher.Options.defaults().withDigestInterval(Duration.ofSeconds(Math.max(0, digestIntervalSeconds))));
         } catch (IllegalStateException | IllegalArgumentException e) {
             err.println(fleet + ": " + e.getMessage());
             err.flush();

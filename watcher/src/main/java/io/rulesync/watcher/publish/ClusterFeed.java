@@ -5,8 +5,10 @@ import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
 import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
 import io.rulesync.model.event.ClusterEvent.SettingsChanged;
+import io.rulesync.model.event.ClusterEvent.StateDigest;
 import io.rulesync.model.event.ClusterEvent.SyncMarker;
 import io.rulesync.model.event.ClusterSettings;
+import io.rulesync.model.event.Fingerprint;
 import io.rulesync.model.event.ObjectKind;
 import io.rulesync.model.event.ObjectRef;
 import io.rulesync.model.manifest.Problem;
@@ -42,11 +44,15 @@ import org.slf4j.LoggerFactory;
  *
  * <p>All methods are atomic, and the events go to the output (the pending queue) inside the same
  * lock, so the output's order is the order in which this view changed.
+ *
+ * <p>The feed keeps a {@link Fingerprint} of what it published per kind, up to date with every
+ * event, so a {@link StateDigest} of a large cluster costs a few additions, not a hash of every
+ * object.
  */
 public final class ClusterFeed {
     private static final Logger log = LoggerFactory.getLogger(ClusterFeed.class);
 
-    private record Published(ClusterObject object, String resourceVersion) {
+    private record Published(ClusterObject object, String resourceVersion, Fingerprint fingerprint) {
     }
 
     private final String cluster;
@@ -54,6 +60,7 @@ public final class ClusterFeed {
     private final Clock clock;
     private final Map<ObjectKind, TreeMap<String, Published>> objects = new EnumMap<>(ObjectKind.class);
     private final Set<ObjectKind> synced = EnumSet.noneOf(ObjectKind.class);
+    private final Map<ObjectKind, Fingerprint> fingerprints = new EnumMap<>(ObjectKind.class);
     private ClusterSettings settings;
     private long suppressed;
     private long rejected;
@@ -64,6 +71,7 @@ public final class ClusterFeed {
         this.clock = Objects.requireNonNull(clock, "clock");
         for (ObjectKind k : ObjectKind.values()) {
             objects.put(k, new TreeMap<>());
+            fingerprints.put(k, Fingerprint.EMPTY);
         }
     }
 
@@ -79,16 +87,20 @@ public final class ClusterFeed {
             suppressed++;
             return false;
         }
-        objects.get(ref.kind()).put(ref.key(), new Published(object, resourceVersion));
+        Published p = new Published(object, resourceVersion, Fingerprint.of(object));
+        objects.get(ref.kind()).put(ref.key(), p);
+        fingerprints.merge(ref.kind(), last == null ? p.fingerprint() : p.fingerprint().minus(last.fingerprint()), Fingerprint::plus);
         out.accept(new ObjectUpserted(cluster, object, resourceVersion, clock.instant()));
         return true;
     }
 
     /** Publishes a delete if {@code key} was published (and not deleted since). */
     public synchronized boolean delete(ObjectKind kind, String key, String resourceVersion) {
-        if (objects.get(kind).remove(key) == null) {
+        Published gone = objects.get(kind).remove(key);
+        if (gone == null) {
             return false;
         }
+        fingerprints.merge(kind, gone.fingerprint(), Fingerprint::minus);
         out.accept(new ObjectDeleted(cluster, new ObjectRef(kind, key), resourceVersion, clock.instant()));
         return true;
     }
@@ -99,6 +111,23 @@ public final class ClusterFeed {
         synced.add(kind);
         out.accept(m);
         return m;
+    }
+
+    /**
+     * Publishes a {@link StateDigest} of what this feed has published: one fingerprint per kind whose
+     * first list completed, and one of the settings. Nothing before the first list completed (the
+     * digest would describe a state still being read); returns whether one was published.
+     */
+    public synchronized boolean digest() {
+        if (synced.isEmpty()) {
+            return false;
+        }
+        Map<ObjectKind, Fingerprint> kinds = new EnumMap<>(ObjectKind.class);
+        for (ObjectKind k : synced) {
+            kinds.put(k, fingerprints.get(k));
+        }
+        out.accept(new StateDigest(cluster, kinds, settings == null ? null : Fingerprint.of(settings), clock.instant()));
+        return true;
     }
 
     /** Publishes the settings if they differ from the last ones published (or none were). */

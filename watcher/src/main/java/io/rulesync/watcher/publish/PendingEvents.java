@@ -4,6 +4,7 @@ import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
 import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
 import io.rulesync.model.event.ClusterEvent.SettingsChanged;
+import io.rulesync.model.event.ClusterEvent.StateDigest;
 import io.rulesync.model.event.ClusterEvent.SyncMarker;
 import io.rulesync.model.event.ObjectKind;
 import java.util.ArrayList;
@@ -19,13 +20,18 @@ import java.util.TreeMap;
 /**
  * The events waiting to be published, conflated: for each <em>slot</em> only the latest event is
  * kept. A slot is one object (cluster, kind, key), the sync marker of one (cluster, kind), or the
- * settings of one cluster. Events are level-based (each carries a whole state), so the latest event of
+ * settings of one cluster, or its state digest. Events are level-based (each carries a whole state), so the latest event of
  * a slot says everything the older ones did; while Kafka is slow or away, the queue holds at most one
  * event per slot instead of growing with every change.
  *
  * <p>Order: events leave in the order of their (latest) offer. Each slot's latest offer keeps its
  * sequence number, so a sync marker always leaves after the upserts and deletes that preceded it when
  * it was made, which is what makes the marker agree with the stream before it.
+ *
+ * <p>A state digest describes its cluster's state when it was made, so it must leave after exactly the
+ * events offered before it. When one of those is superseded by a later offer (which leaves after the
+ * digest), the digest would describe a state the stream never shows: it is dropped, and the next one
+ * checks instead.
  *
  * <p>Delivery protocol, for one publisher: {@link #take} hands out a batch and marks its slots in
  * flight (no second event of an in-flight slot is handed out, so two states of one key are never
@@ -46,6 +52,8 @@ public final class PendingEvents {
                 subject = new MarkerOf(s.kind());
             } else if (e instanceof SettingsChanged) {
                 subject = Settings.INSTANCE;
+            } else if (e instanceof StateDigest) {
+                subject = Digest.INSTANCE;
             } else {
                 throw new IllegalArgumentException("unknown event " + e);
             }
@@ -60,6 +68,10 @@ public final class PendingEvents {
         INSTANCE
     }
 
+    private enum Digest {
+        INSTANCE
+    }
+
     /** One event handed out for publishing, with its sequence number. */
     public record Entry(long seq, Slot slot, ClusterEvent event) {
     }
@@ -71,6 +83,7 @@ public final class PendingEvents {
     private final Set<Slot> inFlight = new HashSet<>();
     private long nextSeq = 1;
     private long superseded;
+    private long staleDigests;
 
     /** Queues {@code event}, replacing any queued event of the same slot. */
     public synchronized void offer(ClusterEvent event) {
@@ -80,10 +93,26 @@ public final class PendingEvents {
         if (old != null) {
             queue.remove(old);
             superseded++;
+            dropStaleDigest(slot, old);
         }
         queue.put(seq, new Entry(seq, slot, event));
         latestSeq.put(slot, seq);
         notifyAll();
+    }
+
+    /** A digest of the slot's cluster queued after {@code supersededSeq} no longer matches the stream: drop it. */
+    private void dropStaleDigest(Slot slot, long supersededSeq) {
+        Slot digest = new Slot(slot.cluster(), Digest.INSTANCE);
+        Long d = queuedSeq.get(digest);
+        if (slot.equals(digest) || d == null || d < supersededSeq) {
+            return;
+        }
+        queue.remove(d);
+        queuedSeq.remove(digest);
+        if (!inFlight.contains(digest)) {
+            latestSeq.remove(digest);
+        }
+        staleDigests++;
     }
 
     /**
@@ -147,6 +176,11 @@ public final class PendingEvents {
     /** True when nothing is queued or in flight. */
     public synchronized boolean isIdle() {
         return queue.isEmpty() && inFlight.isEmpty();
+    }
+
+    /** How many queued state digests were dropped because an event before them was superseded. */
+    public synchronized long staleDigestCount() {
+        return staleDigests;
     }
 
     /** How many queued events were replaced by newer ones before being published. */
