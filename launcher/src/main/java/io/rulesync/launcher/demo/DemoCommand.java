@@ -126,7 +126,8 @@ public final class DemoCommand implements Callable<Integer> {
         try {
             say(out, "starting Kafka (in-process KRaft broker)");
             Topics topics = Topics.DEFAULT;
-            EmbeddedKafka kafka = EmbeddedKafka.start(6, topics.events(), topics.deltas(), topics.deadLetters(), topics.acks());
+            EmbeddedKafka kafka = EmbeddedKafka.start(6, topics.events(), topics.deltas(), topics.deadLetters(), topics.acks(),
+                    topics.resyncs());
             running.add(kafka);
             DemoDatabase db;
             try {
