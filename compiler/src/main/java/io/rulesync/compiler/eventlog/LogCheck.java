@@ -69,9 +69,11 @@ public final class LogCheck {
                     + p.highWater() + " were seen in it (truncated, e.g. by an unclean leader election)");
         }
         if (p.next() < live.start()) {
+            String lost = live.start() - p.next() == 1 ? "record " + p.next() + " was"
+                    : "records " + p.next() + "-" + (live.start() - 1) + " were";
             return new Verdict.Reset(new LogPosition(live.start(), p.epoch(), live.topicId(), live.start(), live.end()),
-                    "records " + p.next() + "-" + (live.start() - 1) + " were deleted before they were read (the log now starts at "
-                    + live.start() + ": retention passed a compiler that was stopped or behind)");
+                    lost + " deleted before being read (the log now starts at " + live.start()
+                    + ": retention passed a compiler that was stopped or behind)");
         }
         LogPosition same = new LogPosition(p.next(), p.epoch(), live.topicId(), live.start(), Math.max(p.highWater(), live.end()));
         if (p.topicId() == null) {

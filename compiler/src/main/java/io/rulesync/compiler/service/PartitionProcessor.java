@@ -202,9 +202,10 @@ public final class PartitionProcessor {
                 continue;
             }
             if (v instanceof LogCheck.Verdict.Reset r) {
-                log.warn("events partition {} ({}): {}; resuming at offset {} (epoch {}), rebuilt {} clusters from the database and "
-                        + "asked their watchers for a resync", partition, topics.events(), r.reason(), v.position().next(),
-                        v.position().epoch(), heads.size());
+                log.warn("events partition {} ({}): {}; resuming at offset {} (epoch {}), rebuilt from the database, and asked "
+                        + "for a resync of {}", partition, topics.events(), r.reason(), v.position().next(), v.position().epoch(),
+                        heads.isEmpty() ? "no cluster (none stored on it)" : heads.size() + " cluster(s): "
+                                + String.join(", ", new java.util.TreeSet<>(heads.keySet())));
                 rebuild();
                 resyncs.forEach(row -> {
                     resyncAsked.put(row.key(), now);

@@ -82,6 +82,6 @@ class LogCheckTest {
         Verdict v = judge(new LogPosition(100, 1, A, 0, 150), new LiveLog(A, 400, 420));
         assertThat(v).isInstanceOf(Verdict.Reset.class);
         assertThat(v.position()).as("offsets keep growing: no new epoch").isEqualTo(new LogPosition(400, 1, A, 400, 420));
-        assertThat(((Verdict.Reset) v).reason()).contains("records 100-399 were deleted before they were read");
+        assertThat(((Verdict.Reset) v).reason()).contains("records 100-399 were deleted before being read");
     }
 }

@@ -122,7 +122,7 @@ class LogResetTest {
             PartitionProcessor restarted = processor(store, clock);
             LogCheck.Verdict v = restarted.reconcile(new LiveLog(OLD, end + 40, end + 45));
             assertThat(v).isInstanceOf(LogCheck.Verdict.Reset.class);
-            assertThat(((LogCheck.Verdict.Reset) v).reason()).contains("were deleted before they were read");
+            assertThat(((LogCheck.Verdict.Reset) v).reason()).contains("deleted before being read");
             assertThat(restarted.position()).isEqualTo(end + 40);
             assertThat(restarted.logPosition().orElseThrow().epoch()).as("offsets keep growing: same epoch").isZero();
             assertThat(resyncRequests(store)).extracting(ResyncRequest::cluster).containsExactly("a", "b");

@@ -18,6 +18,11 @@ public final class TestCompiler {
 
     /** Starts the compiler on {@code db} with these topics; {@code run} makes its consumer groups unique. */
     public static ConfigurableApplicationContext start(TestDatabase db, Topics topics, String run) {
+        return start(db, topics, run, Map.of());
+    }
+
+    /** {@link #start(TestDatabase, Topics, String)} with more {@code rulesync.compiler.*} (or other) properties. */
+    public static ConfigurableApplicationContext start(TestDatabase db, Topics topics, String run, Map<String, Object> more) {
         Map<String, Object> props = new HashMap<>();
         props.put("spring.datasource.url", db.url());
         props.put("spring.datasource.username", db.user());
@@ -27,10 +32,12 @@ public final class TestCompiler {
         props.put("rulesync.compiler.deltas-topic", topics.deltas());
         props.put("rulesync.compiler.dead-letter-topic", topics.deadLetters());
         props.put("rulesync.compiler.acks-topic", topics.acks());
+        props.put("rulesync.compiler.resync-topic", topics.resyncs());
         props.put("rulesync.compiler.group", "compiler-" + run);
         props.put("rulesync.compiler.acks-group", "acks-" + run);
         props.put("rulesync.compiler.partitions", 2);
         props.put("spring.main.banner-mode", "off");
+        props.putAll(more);
         return new SpringApplicationBuilder(CompilerApplication.class).web(WebApplicationType.NONE).properties(props).run();
     }
 

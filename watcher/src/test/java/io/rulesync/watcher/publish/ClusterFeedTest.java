@@ -6,7 +6,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ClusterEvent;
+import io.rulesync.model.event.ClusterEvent.StateDigest;
 import io.rulesync.model.event.ClusterSettings;
+import io.rulesync.model.event.Fingerprint;
 import io.rulesync.model.event.ObjectKind;
 import io.rulesync.watcher.testing.Events;
 import java.time.Clock;
@@ -68,5 +70,27 @@ class ClusterFeedTest {
         // marker would make the compiler drop all of them.
         assertThat(Events.described(out)).containsExactly(
                 "settings [IPV4]", "upsert Service ns/a", "upsert Node n1", "sync Service [ns/a]");
+    }
+
+    @Test
+    void aDigestFingerprintsWhatWasPublishedForTheKindsListedSoFar() {
+        assertThat(feed.digest()).as("nothing listed yet: a digest would describe a state still being read").isFalse();
+        feed.settings(ClusterSettings.DEFAULT);
+        feed.upsert(service("ns", "a", 80), "1");
+        feed.upsert(service("ns", "b", 80), "2");
+        feed.upsert(node("n1", "10.0.0.1"), "3");
+        feed.sync(ObjectKind.SERVICE);
+        feed.upsert(service("ns", "a", 81), "4"); // replaced
+        feed.delete(ObjectKind.SERVICE, "ns/b", "5");
+        feed.upsert(service("ns", "c", 80), "6");
+        out.clear();
+
+        assertThat(feed.digest()).isTrue();
+        StateDigest d = (StateDigest) out.get(0);
+        assertThat(d.objects()).containsOnlyKeys(ObjectKind.SERVICE);
+        // Kept up to date event by event, it equals a fingerprint made from scratch of what the feed holds.
+        assertThat(d.objects().get(ObjectKind.SERVICE)).isEqualTo(StateDigest.of(feed.objects(ObjectKind.SERVICE)))
+                .isEqualTo(StateDigest.of(List.of(service("ns", "a", 81), service("ns", "c", 80))));
+        assertThat(d.settings()).isEqualTo(Fingerprint.of(ClusterSettings.DEFAULT));
     }
 }

@@ -7,6 +7,7 @@ import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
 import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
 import io.rulesync.model.event.ClusterEvent.SettingsChanged;
+import io.rulesync.model.event.ClusterEvent.StateDigest;
 import io.rulesync.model.event.ClusterEvent.SyncMarker;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.event.ObjectKind;
@@ -16,6 +17,7 @@ import io.rulesync.watcher.testing.Events;
 import java.time.Instant;
 import java.util.BitSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -118,5 +120,32 @@ class PendingEventsTest {
         t.start();
         assertThat(q.take(10, 30_000)).hasSize(1);
         t.join();
+    }
+
+    private static StateDigest digest(String cluster) {
+        return new StateDigest(cluster, Map.of(), null, T);
+    }
+
+    @Test
+    void aDigestIsDroppedWhenAnEventItDescribesMovesBehindIt() throws Exception {
+        PendingEvents q = new PendingEvents();
+        q.offer(up("a", "web", 1));
+        q.offer(up("b", "web", 1));
+        q.offer(digest("a"));
+        q.offer(digest("b"));
+        // web:1 of cluster a is superseded: it now leaves after a's digest, which describes a state with web:1 that
+        // the stream will never show. b's digest and a's later events are untouched.
+        q.offer(up("a", "web", 2));
+        assertThat(q.staleDigestCount()).isEqualTo(1);
+        assertThat(describe(q.take(100, 0))).containsExactly(
+                "b upsert Service ns/web :1", "b digest []", "a upsert Service ns/web :2");
+
+        // An event offered after the digest, superseded later, leaves the digest alone.
+        PendingEvents r = new PendingEvents();
+        r.offer(digest("a"));
+        r.offer(up("a", "web", 1));
+        r.offer(up("a", "web", 2));
+        assertThat(r.staleDigestCount()).isZero();
+        assertThat(describe(r.take(100, 0))).containsExactly("a digest []", "a upsert Service ns/web :2");
     }
 }

@@ -5,6 +5,7 @@ import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
 import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
 import io.rulesync.model.event.ClusterEvent.SettingsChanged;
+import io.rulesync.model.event.ClusterEvent.StateDigest;
 import io.rulesync.model.event.ClusterEvent.SyncMarker;
 import io.rulesync.model.event.ObjectKind;
 import java.util.List;
@@ -25,6 +26,10 @@ public final class Events {
         }
         if (e instanceof SyncMarker s) {
             return "sync " + s.kind().apiName() + " " + s.sortedKeys();
+        }
+        if (e instanceof StateDigest d) {
+            return "digest " + new java.util.TreeMap<>(d.objects()).entrySet().stream()
+                    .map(k -> k.getKey().apiName() + "=" + k.getValue().count()).toList();
         }
         return "settings " + ((SettingsChanged) e).settings().families();
     }

@@ -1,0 +1,186 @@
+package io.rulesync.compiler.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rulesync.compiler.eventlog.LogPosition;
+import io.rulesync.compiler.store.TestDatabase;
+import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.compiler.testing.TestCompiler;
+import io.rulesync.compiler.testing.TestInfrastructure;
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.event.ResyncRequest;
+import io.rulesync.model.topic.Topics;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * The events log replaced or cut short under the compiler, on a real broker: the topic deleted and
+ * created again while the compiler runs, and records deleted below the stored position (retention)
+ * while it is stopped. Nothing is lost without a word: the compiler resumes at what the live log
+ * holds, asks for a resync, and the watcher's answer (scripted here) makes the cluster right.
+ */
+class EventsLogKafkaTest {
+    private static final Duration DEADLINE = Duration.ofSeconds(90);
+    private final String run = UUID.randomUUID().toString().substring(0, 8);
+    private final Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run, "acks-" + run);
+
+    private ConfigurableApplicationContext start(TestDatabase db) {
+        return TestCompiler.start(db, topics, run, Map.of("rulesync.compiler.log-check-interval", "1s"));
+    }
+
+    private static Admin admin() {
+        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, TestInfrastructure.kafkaBootstrapServers()));
+    }
+
+    private void produce(String... values) throws Exception {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestInfrastructure.kafkaBootstrapServers());
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+            for (String v : values) {
+                producer.send(new ProducerRecord<>(topics.events(), "a", v)).get();
+            }
+        }
+    }
+
+    /** Cluster a, one Service, its endpoints. */
+    private static String[] state(String... endpoints) {
+        return new String[] {ScriptedEvents.settings("a"), ScriptedEvents.node("a", "n1", "10.1.0.1"),
+            ScriptedEvents.service("a", "web", "10.96.0.1"), ScriptedEvents.slice("a", "web", endpoints)};
+    }
+
+    private static String rules(VersionStore store) {
+        long head = store.head("a");
+        return head == 0 ? "" : store.rules("a", head).ruleSet("n1", IpFamily.IPV4).map(r -> r.render()).orElse("");
+    }
+
+    /** Reads the resync topic from its start until a request for cluster a is there. */
+    private ResyncRequest awaitResyncRequest() {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, TestInfrastructure.kafkaBootstrapServers());
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, "resync-reader-" + UUID.randomUUID());
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p)) {
+            c.subscribe(List.of(topics.resyncs()));
+            long end = System.nanoTime() + DEADLINE.toNanos();
+            while (System.nanoTime() < end) {
+                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(200))) {
+                    if ("a".equals(r.key())) {
+                        return ResyncRequest.decode(r.value());
+                    }
+                }
+            }
+        }
+        throw new AssertionError("no resync request for cluster a on " + topics.resyncs());
+    }
+
+    private Optional<LogPosition> positionOfA(VersionStore store, Admin admin) throws Exception {
+        int partitions = admin.describeTopics(List.of(topics.events())).allTopicNames().get().get(topics.events()).partitions().size();
+        // The default partitioner: murmur2 of the key, as the producer chose.
+        int partition = org.apache.kafka.common.utils.Utils.toPositive(org.apache.kafka.common.utils.Utils.murmur2("a".getBytes()))
+                % partitions;
+        return store.position("compiler-" + run, topics.events(), partition);
+    }
+
+    @Test
+    void aTopicCreatedAgainUnderARunningCompilerIsReadFromItsStartAndResynced() throws Exception {
+        try (TestDatabase db = TestDatabase.create(); Admin admin = admin()) {
+            VersionStore store = new VersionStore(db.dataSource());
+            try (ConfigurableApplicationContext compiler = start(db)) {
+                produce(state("10.244.0.1"));
+                TestCompiler.await("a first version", DEADLINE, () -> rules(store).contains("10.244.0.1:8080"));
+                String oldId = positionOfA(store, admin).orElseThrow().topicId();
+                long oldPosition = positionOfA(store, admin).orElseThrow().next();
+
+                admin.deleteTopics(List.of(topics.events())).all().get();
+                TestCompiler.await("the topic to be gone", DEADLINE, () -> {
+                    try {
+                        return !admin.listTopics().names().get().contains(topics.events());
+                    } catch (Exception e) {
+                        return false;
+                    }
+                });
+                try {
+                    admin.createTopics(List.of(new NewTopic(topics.events(), 2, (short) 1))).all().get();
+                } catch (ExecutionException e) {
+                    assertThat(e.getCause()).isInstanceOf(TopicExistsException.class); // the consumer's metadata request made it
+                }
+                // The new log is longer than the old position: Kafka itself would go on reading at that offset and skip
+                // the edit below. The compiler must read it from its start.
+                List<String> newLog = new ArrayList<>(List.of(state("10.244.0.1", "10.244.0.2")));
+                for (int i = 0; i < oldPosition + 2; i++) {
+                    newLog.add(ScriptedEvents.service("a", "extra-" + i, "10.96.1." + (i + 1)));
+                }
+                produce(newLog.toArray(String[]::new));
+
+                TestCompiler.await("the edit in the new log to become a version", DEADLINE,
+                        () -> rules(store).contains("10.244.0.2:8080") && rules(store).contains("shop/extra-0:http"));
+                LogPosition p = positionOfA(store, admin).orElseThrow();
+                assertThat(p.topicId()).isNotEqualTo(oldId);
+                assertThat(p.epoch()).isEqualTo(1);
+                assertThat(p.next()).isEqualTo(newLog.size());
+                assertThat(awaitResyncRequest().reason()).contains("a different log").contains(oldId);
+            }
+        }
+    }
+
+    @Test
+    void recordsDeletedBeforeTheyWereReadAreHealedByTheResyncTheCompilerAsksFor() throws Exception {
+        try (TestDatabase db = TestDatabase.create(); Admin admin = admin()) {
+            VersionStore store = new VersionStore(db.dataSource());
+            try (ConfigurableApplicationContext compiler = start(db)) {
+                produce(state("10.244.0.1"));
+                TestCompiler.await("a first version", DEADLINE, () -> rules(store).contains("10.244.0.1:8080"));
+            }
+            long versions = store.head("a");
+
+            // While the compiler is stopped, an edit is published, and retention deletes it before anyone read it.
+            produce(ScriptedEvents.slice("a", "web", "10.244.0.1", "10.244.0.3"));
+            Map<TopicPartition, RecordsToDelete> all = new HashMap<>();
+            for (int partition = 0; partition < 2; partition++) {
+                TopicPartition tp = new TopicPartition(topics.events(), partition);
+                long end = admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get().offset();
+                all.put(tp, RecordsToDelete.beforeOffset(end));
+            }
+            admin.deleteRecords(all).all().get();
+
+            try (ConfigurableApplicationContext compiler = start(db)) {
+                ResyncRequest request = awaitResyncRequest();
+                assertThat(request.reason()).contains("deleted before being read");
+                assertThat(store.head("a")).as("nothing to compile from the deleted edit").isEqualTo(versions);
+                // The watcher answers with the cluster's whole state, which includes the lost edit.
+                produce(state("10.244.0.1", "10.244.0.3"));
+                TestCompiler.await("the lost edit to become a version", DEADLINE, () -> rules(store).contains("10.244.0.3:8080"));
+                assertThat(store.head("a")).isEqualTo(versions + 1);
+                assertThat(positionOfA(store, admin).orElseThrow().epoch()).isZero();
+            }
+        }
+    }
+}
