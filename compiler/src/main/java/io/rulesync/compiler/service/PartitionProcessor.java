@@ -201,10 +201,15 @@ public final class PartitionProcessor {
                 rebuild(); // another instance moved it: judge again from what it stored
                 continue;
             }
-            if (v instanceof LogCheck.Verdict.Reset r) {
+            if (v instanceof LogCheck.Verdict.Reset r && heads.isEmpty() && stored.map(LogPosition::next).orElse(0L) == 0) {
+                // Nothing was ever read from this partition: nothing can have been missed, and there is no one to resync.
+                log.debug("events partition {} ({}): {}; nothing was read from it, resuming at offset {}", partition,
+                        topics.events(), r.reason(), v.position().next());
+                position = v.position();
+            } else if (v instanceof LogCheck.Verdict.Reset r) {
                 log.warn("events partition {} ({}): {}; resuming at offset {} (epoch {}), rebuilt from the database, and asked "
                         + "for a resync of {}", partition, topics.events(), r.reason(), v.position().next(), v.position().epoch(),
-                        heads.isEmpty() ? "no cluster (none stored on it)" : heads.size() + " cluster(s): "
+                        heads.isEmpty() ? "no cluster (none is stored from it)" : heads.size() + " cluster(s): "
                                 + String.join(", ", new java.util.TreeSet<>(heads.keySet())));
                 rebuild();
                 resyncs.forEach(row -> {

@@ -1,0 +1,136 @@
+package io.rulesync.agent.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rulesync.compiler.store.TestDatabase;
+import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.compiler.testing.TestCompiler;
+import io.rulesync.compiler.testing.TestInfrastructure;
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.event.ClusterEvent;
+import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
+import io.rulesync.model.event.ClusterSettings;
+import io.rulesync.model.event.ObjectKind;
+import io.rulesync.model.topic.Topics;
+import io.rulesync.watcher.Watcher;
+import io.rulesync.watcher.fleet.ClusterSource;
+import io.rulesync.watcher.fleet.ClusterSpec;
+import io.rulesync.watcher.fleet.FleetConfig;
+import io.rulesync.watcher.publish.EventSink;
+import io.rulesync.watcher.publish.KafkaEventSink;
+import io.rulesync.watcher.resync.KafkaResyncRequests;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * A lost event heals by itself: the real watcher (on a manifest folder) and the real compiler on a
+ * real broker, with one event dropped on its way to Kafka. The watcher's next state digest disagrees
+ * with what the compiler folded, the compiler asks for a resync on the resync topic, the watcher
+ * republishes the cluster, and the edit that was lost becomes a version.
+ */
+class LostEventEndToEndTest {
+    private static final Duration DEADLINE = Duration.ofSeconds(90);
+    private static final String WEB = """
+            kind: Service
+            metadata: {name: web, namespace: shop}
+            spec: {clusterIP: 10.96.0.80, ports: [{name: http, port: 80, targetPort: 8080}]}
+            ---
+            kind: Node
+            metadata: {name: node-a}
+            status: {addresses: [{type: InternalIP, address: 192.168.0.1}]}
+            ---
+            apiVersion: discovery.k8s.io/v1
+            kind: EndpointSlice
+            metadata: {name: web-1, namespace: shop, labels: {kubernetes.io/service-name: web}}
+            addressType: IPv4
+            ports: [{name: http, port: 8080}]
+            endpoints: [ENDPOINTS]
+            """;
+
+    @TempDir
+    Path dir;
+
+    /** Passes everything to Kafka except the one event it is armed to lose, which it reports delivered. */
+    private static final class LossySink implements EventSink {
+        private final EventSink kafka;
+        final AtomicBoolean armed = new AtomicBoolean();
+        final AtomicInteger lost = new AtomicInteger();
+
+        LossySink(EventSink kafka) {
+            this.kafka = kafka;
+        }
+
+        @Override
+        public Delivery send(List<ClusterEvent> events) {
+            List<ClusterEvent> kept = new ArrayList<>();
+            for (ClusterEvent e : events) {
+                if (e instanceof ObjectUpserted u && u.ref().kind() == ObjectKind.ENDPOINT_SLICE && armed.compareAndSet(true, false)) {
+                    lost.incrementAndGet();
+                } else {
+                    kept.add(e);
+                }
+            }
+            Delivery d = kafka.send(kept);
+            if (kept.size() == events.size() || d.allDelivered()) {
+                return kept.size() == events.size() ? d : Delivery.ok();
+            }
+            return Delivery.failedFrom(0, events.size(), d.error()); // the whole batch again; the loss stays lost
+
+        }
+
+        @Override
+        public void close() {
+            kafka.close();
+        }
+    }
+
+    private static String rules(VersionStore store) {
+        long head = store.head("shop");
+        return head == 0 ? "" : store.rules("shop", head).ruleSet("node-a", IpFamily.IPV4).map(r -> r.render()).orElse("");
+    }
+
+    @Test
+    void aLostEditIsHealedByTheDigestAndTheResyncItTriggers() throws Exception {
+        TestDatabase.unavailableReason().ifPresent(r -> Assumptions.assumeTrue(false, r));
+        String run = UUID.randomUUID().toString().substring(0, 8);
+        Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run, "acks-" + run);
+        Path web = dir.resolve("web.yaml");
+        Files.writeString(web, WEB.replace("ENDPOINTS", "{addresses: [10.244.0.11], nodeName: node-a}"));
+        Properties kafka = new Properties();
+        kafka.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestInfrastructure.kafkaBootstrapServers());
+        LossySink sink = new LossySink(KafkaEventSink.create(kafka, topics.events()));
+        FleetConfig fleet = FleetConfig.of(new ClusterSpec("shop", new ClusterSource.ManifestFolder(dir), ClusterSettings.DEFAULT));
+
+        try (TestDatabase db = TestDatabase.create();
+                ConfigurableApplicationContext compiler = TestCompiler.start(db, topics, run);
+                Watcher watcher = Watcher.start(fleet, sink, Watcher.Options.defaults()
+                        .withDigestInterval(Duration.ofSeconds(1))
+                        .withResyncs(new KafkaResyncRequests(kafka, topics.resyncs())))) {
+            VersionStore store = compiler.getBean(VersionStore.class);
+            TestCompiler.await("the first version", DEADLINE, () -> rules(store).contains("10.244.0.11:8080"));
+            TestCompiler.await("the watcher to hear resync requests", DEADLINE, watcher::listeningForResyncs);
+            long before = store.head("shop");
+
+            sink.armed.set(true);
+            Files.writeString(web, WEB.replace("ENDPOINTS", "{addresses: [10.244.0.11], nodeName: node-a}, "
+                    + "{addresses: [10.244.0.12], nodeName: node-a}"));
+            TestCompiler.await("the edit to be lost", DEADLINE, () -> sink.lost.get() == 1);
+
+            TestCompiler.await("the lost edit to become a version", DEADLINE, () -> rules(store).contains("10.244.0.12:8080"));
+            assertThat(store.head("shop")).isEqualTo(before + 1);
+            assertThat(sink.lost.get()).isEqualTo(1);
+        }
+    }
+}
