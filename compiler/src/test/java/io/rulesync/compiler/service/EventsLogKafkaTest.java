@@ -101,6 +101,23 @@ class EventsLogKafkaTest {
         throw new AssertionError("no resync request for cluster a on " + topics.resyncs());
     }
 
+    /** Deletes the events topic and creates it again (unless the compiler's consumer already did, by asking for it). */
+    private void recreate(Admin admin) throws Exception {
+        admin.deleteTopics(List.of(topics.events())).all().get();
+        TestCompiler.await("the topic to be gone", DEADLINE, () -> {
+            try {
+                return !admin.listTopics().names().get().contains(topics.events());
+            } catch (Exception e) {
+                return false;
+            }
+        });
+        try {
+            admin.createTopics(List.of(new NewTopic(topics.events(), 2, (short) 1))).all().get();
+        } catch (ExecutionException e) {
+            assertThat(e.getCause()).isInstanceOf(TopicExistsException.class);
+        }
+    }
+
     private Optional<LogPosition> positionOfA(VersionStore store, Admin admin) throws Exception {
         int partitions = admin.describeTopics(List.of(topics.events())).allTopicNames().get().get(topics.events()).partitions().size();
         // The default partitioner: murmur2 of the key, as the producer chose.
@@ -119,19 +136,7 @@ class EventsLogKafkaTest {
                 String oldId = positionOfA(store, admin).orElseThrow().topicId();
                 long oldPosition = positionOfA(store, admin).orElseThrow().next();
 
-                admin.deleteTopics(List.of(topics.events())).all().get();
-                TestCompiler.await("the topic to be gone", DEADLINE, () -> {
-                    try {
-                        return !admin.listTopics().names().get().contains(topics.events());
-                    } catch (Exception e) {
-                        return false;
-                    }
-                });
-                try {
-                    admin.createTopics(List.of(new NewTopic(topics.events(), 2, (short) 1))).all().get();
-                } catch (ExecutionException e) {
-                    assertThat(e.getCause()).isInstanceOf(TopicExistsException.class); // the consumer's metadata request made it
-                }
+                recreate(admin);
                 // The new log is longer than the old position: Kafka itself would go on reading at that offset and skip
                 // the edit below. The compiler must read it from its start.
                 List<String> newLog = new ArrayList<>(List.of(state("10.244.0.1", "10.244.0.2")));
@@ -147,6 +152,31 @@ class EventsLogKafkaTest {
                 assertThat(p.epoch()).isEqualTo(1);
                 assertThat(p.next()).isEqualTo(newLog.size());
                 assertThat(awaitResyncRequest().reason()).contains("a different log").contains(oldId);
+            }
+        }
+    }
+
+    @Test
+    void aTopicCreatedAgainIsNoticedEvenWhenNothingArrivesOnIt() throws Exception {
+        try (TestDatabase db = TestDatabase.create(); Admin admin = admin()) {
+            VersionStore store = new VersionStore(db.dataSource());
+            try (ConfigurableApplicationContext compiler = start(db)) {
+                produce(state("10.244.0.1"));
+                TestCompiler.await("a first version", DEADLINE, () -> rules(store).contains("10.244.0.1:8080"));
+                String oldId = positionOfA(store, admin).orElseThrow().topicId();
+
+                // Records published to the old topic and not read yet would be gone with it; nothing new arrives, so
+                // only the idle check can notice (every second here, every 30 s by default).
+                recreate(admin);
+                TestCompiler.await("the replaced log to be noticed", DEADLINE, () -> {
+                    try {
+                        Optional<LogPosition> p = positionOfA(store, admin);
+                        return p.isPresent() && !oldId.equals(p.get().topicId());
+                    } catch (Exception e) {
+                        return false; // the topic is being created again
+                    }
+                });
+                assertThat(awaitResyncRequest().reason()).contains("a different log");
             }
         }
     }
