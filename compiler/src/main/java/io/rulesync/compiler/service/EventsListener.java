@@ -127,12 +127,8 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
             if (unverified.containsKey(e.getKey()) || !sameLog || first != p.position()) {
                 long before = p.position();
                 LogCheck.Verdict v = verify(p);
-                if (v == null || v instanceof LogCheck.Verdict.Reset || first < p.position()) {
-                    // Reset, or records from before the position: read again from where the processor stands.
-                    seek(consumer, tp, p);
-                    continue;
-                }
-                if (p.position() != before) {
+                if (v == null || p.position() != before || first < p.position()) {
+                    // Unverified, reset, or records from before the position: read again from where the processor stands.
                     seek(consumer, tp, p);
                     continue;
                 }
