@@ -79,6 +79,11 @@ class EventsLogKafkaTest {
         return head == 0 ? "" : store.rules("a", head).ruleSet("n1", IpFamily.IPV4).map(r -> r.render()).orElse("");
     }
 
+    private void firstVersion(VersionStore store) throws Exception {
+        produce(state("10.244.0.1"));
+        TestCompiler.await("a first version", DEADLINE, () -> rules(store).contains("10.244.0.1:8080"));
+    }
+
     /** Reads the resync topic from its start until a request for cluster a is there. */
     private ResyncRequest awaitResyncRequest() {
         Properties p = new Properties();
@@ -131,8 +136,7 @@ class EventsLogKafkaTest {
         try (TestDatabase db = TestDatabase.create(); Admin admin = admin()) {
             VersionStore store = new VersionStore(db.dataSource());
             try (ConfigurableApplicationContext compiler = start(db)) {
-                produce(state("10.244.0.1"));
-                TestCompiler.await("a first version", DEADLINE, () -> rules(store).contains("10.244.0.1:8080"));
+                firstVersion(store);
                 String oldId = positionOfA(store, admin).orElseThrow().topicId();
                 long oldPosition = positionOfA(store, admin).orElseThrow().next();
 
@@ -161,12 +165,11 @@ class EventsLogKafkaTest {
         try (TestDatabase db = TestDatabase.create(); Admin admin = admin()) {
             VersionStore store = new VersionStore(db.dataSource());
             try (ConfigurableApplicationContext compiler = start(db)) {
-                produce(state("10.244.0.1"));
-                TestCompiler.await("a first version", DEADLINE, () -> rules(store).contains("10.244.0.1:8080"));
+                firstVersion(store);
                 String oldId = positionOfA(store, admin).orElseThrow().topicId();
 
-                // Records published to the old topic and not read yet would be gone with it; nothing new arrives, so
-                // only the idle check can notice (every second here, every 30 s by default).
+                // Records published to the old topic and not read yet would be gone with it, and nothing new arrives: the
+                // container's rebalance (here) or the idle check (EventsListenerTest) must notice.
                 recreate(admin);
                 TestCompiler.await("the replaced log to be noticed", DEADLINE, () -> {
                     try {
@@ -186,8 +189,7 @@ class EventsLogKafkaTest {
         try (TestDatabase db = TestDatabase.create(); Admin admin = admin()) {
             VersionStore store = new VersionStore(db.dataSource());
             try (ConfigurableApplicationContext compiler = start(db)) {
-                produce(state("10.244.0.1"));
-                TestCompiler.await("a first version", DEADLINE, () -> rules(store).contains("10.244.0.1:8080"));
+                firstVersion(store);
             }
             long versions = store.head("a");
 
