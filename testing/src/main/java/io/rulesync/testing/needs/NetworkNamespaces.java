@@ -23,23 +23,24 @@ final class NetworkNamespaces {
     static Optional<String> problem() {
         String os = System.getProperty("os.name", "");
         if (!os.toLowerCase().contains("linux")) {
-            return Optional.of(HOW + " (this is " + os + ")");
+            return Optional.of("this is " + os + "; " + HOW);
         }
         String uid = effectiveUid();
         if (!uid.equals("0")) {
-            return Optional.of(HOW + " (the effective uid is " + uid + ")");
+            return Optional.of("the effective uid is " + uid + "; " + HOW);
         }
         // Named like NetnsLab's namespaces, so that its reaper removes this one if the JVM is killed meanwhile.
         String ns = "rslab-" + ProcessHandle.current().pid() + "-needs";
         try {
             String add = run("ip", "netns", "add", ns);
             if (add != null) {
-                return Optional.of("'ip netns add' fails (" + add + "): " + HOW);
+                return Optional.of("'ip netns add' fails (" + add + "); " + HOW);
             }
             for (String iptables : List.of("iptables", "ip6tables")) {
                 String inside = run("ip", "netns", "exec", ns, iptables, "-t", "nat", "-S");
                 if (inside != null) {
-                    return Optional.of(iptables + " fails inside a namespace (" + inside + "): load the nf_tables or ip_tables modules");
+                    return Optional.of(iptables + " fails inside a namespace (" + inside + ");"
+                            + " load the nf_tables or ip_tables kernel modules");
                 }
             }
             return Optional.empty();
