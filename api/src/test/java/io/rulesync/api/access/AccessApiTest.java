@@ -4,6 +4,7 @@ import static io.rulesync.api.testing.TestApi.assertProblem;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.api.testing.TestApi;
+import io.rulesync.testing.needs.RequiresPostgres;
 import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.Map;
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.TestInstance;
 
 /** Tokens and roles over real HTTP: 401 without a known token, 403 with the wrong role, and what each role reaches. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@RequiresPostgres
 class AccessApiTest {
     private static final List<String> READS = List.of("/api/v1/clusters", "/api/v1/clusters/shop/versions",
             "/api/v1/clusters/shop/versions/2", "/api/v1/clusters/shop/versions/2/rules?node=n1",

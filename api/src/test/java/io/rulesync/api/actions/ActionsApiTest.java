@@ -9,6 +9,7 @@ import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.model.event.ClusterEvent.RollbackRequested;
 import io.rulesync.model.event.EventCodec;
 import io.rulesync.model.topic.Topics;
+import io.rulesync.testing.needs.RequiresPostgres;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.Test;
  * recorded and queued, and answered 202 once the (short, in tests) wait runs out. The compiler's
  * side is tested by OperatorActionsTest and end to end by RollbackEndToEndTest.
  */
+@RequiresPostgres
 class ActionsApiTest {
     private static final String ROLLBACK = "/api/v1/clusters/shop/rollback";
     private TestApi api;

@@ -7,6 +7,7 @@ import io.rulesync.api.testing.TestApi;
 import io.rulesync.compiler.store.TestDatabase;
 import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.model.rules.RulesSnapshot;
+import io.rulesync.testing.needs.RequiresPostgres;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -19,6 +20,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 import picocli.CommandLine;
 
 /** {@code rulesync api} as the launcher runs it: options parsed by picocli, the server up and answering. */
+@RequiresPostgres
 class ApiCommandTest {
     @Test
     void theCommandServesSnapshotsFromTheGivenDatabase() throws Exception {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rulesync.api.testing.TestApi;
 import io.rulesync.compiler.store.NodeStatusStore;
 import io.rulesync.model.ack.NodeAck;
+import io.rulesync.testing.needs.RequiresPostgres;
 import java.net.http.HttpResponse;
 import java.time.Instant;
 import java.util.List;
@@ -12,6 +13,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** The fleet at a glance, over real HTTP, from real PostgreSQL. */
+@RequiresPostgres
 class ClustersApiTest {
     @Test
     void everyClusterWithItsVersionAndNodeCounts() throws Exception {

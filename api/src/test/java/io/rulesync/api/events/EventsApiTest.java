@@ -3,6 +3,7 @@ package io.rulesync.api.events;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.api.testing.TestApi;
+import io.rulesync.testing.needs.RequiresPostgres;
 import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.Map;
@@ -13,6 +14,7 @@ import org.junit.jupiter.api.TestInstance;
 
 /** The audit trail of received events, filtered and paged, over real HTTP from real PostgreSQL. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@RequiresPostgres
 class EventsApiTest {
     private TestApi api;
 

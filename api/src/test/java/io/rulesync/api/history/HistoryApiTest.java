@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.api.testing.TestApi;
 import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.testing.needs.RequiresPostgres;
 import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.Map;
@@ -15,6 +16,7 @@ import org.junit.jupiter.api.TestInstance;
 
 /** A cluster's history over real HTTP, from versions stored in a real PostgreSQL the compiler's way. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@RequiresPostgres
 class HistoryApiTest {
     private TestApi api;
 

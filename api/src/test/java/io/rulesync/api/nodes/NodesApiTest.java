@@ -6,6 +6,7 @@ import io.rulesync.api.testing.TestApi;
 import io.rulesync.compiler.store.NodeStatusStore;
 import io.rulesync.compiler.testing.Fixtures;
 import io.rulesync.model.ack.NodeAck;
+import io.rulesync.testing.needs.RequiresPostgres;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
@@ -20,6 +21,7 @@ import org.snakeyaml.engine.v2.api.LoadSettings;
 
 /** Which node runs which version, over real HTTP, from acks recorded in a real PostgreSQL. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@RequiresPostgres
 class NodesApiTest {
     private TestApi api;
 

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rulesync.api.testing.TestApi;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.RulesSnapshot;
+import io.rulesync.testing.needs.RequiresPostgres;
 import java.net.http.HttpResponse;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.TestInstance;
 
 /** The snapshot endpoint over real HTTP, on versions stored in a real PostgreSQL the way the compiler stores them. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@RequiresPostgres
 class SnapshotApiTest {
     private static final String CLUSTER = "shop";
     private TestApi api;

@@ -12,7 +12,6 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
 import org.assertj.core.api.Assertions;
-import org.junit.jupiter.api.Assumptions;
 import org.snakeyaml.engine.v2.api.Load;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.springframework.boot.WebApplicationType;
@@ -48,10 +47,9 @@ public final class TestApi implements AutoCloseable {
 
     /**
      * A database of its own holding {@link StoredClusters#twoVersions} of each cluster, and the api
-     * on it. Skips the test (with the reason) where no PostgreSQL answers.
+     * on it. Tests that use it declare {@code @RequiresPostgres}.
      */
     public static TestApi onTwoVersions(String... clusters) throws Exception {
-        TestDatabase.unavailableReason().ifPresent(r -> Assumptions.assumeTrue(false, r));
         TestDatabase db = TestDatabase.create();
         try {
             VersionStore store = new VersionStore(db.dataSource());

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.compiler.store.TestDatabase;
 import io.rulesync.compiler.testing.TestInfrastructure;
+import io.rulesync.testing.needs.RequiresKafka;
+import io.rulesync.testing.needs.RequiresPostgres;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -11,17 +13,17 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.UUID;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.context.ConfigurableApplicationContext;
 import picocli.CommandLine;
 
 /** {@code rulesync compiler} as the launcher runs it: its management port answers probes and serves metrics. */
+@RequiresPostgres
+@RequiresKafka
 class CompilerCommandTest {
     @Test
     void probesAndMetricsAreServedAndKafkaSettingsComeFromTheClientConfig(@TempDir Path dir) throws Exception {
-        TestDatabase.unavailableReason().ifPresent(r -> Assumptions.assumeTrue(false, r));
         Path client = dir.resolve("client.properties");
         Files.writeString(client, "client.id=rulesync-compiler-test\n");
         try (TestDatabase db = TestDatabase.create()) {

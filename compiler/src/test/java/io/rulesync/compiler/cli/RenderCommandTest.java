@@ -15,6 +15,7 @@ import io.rulesync.model.event.EventCodec;
 import io.rulesync.model.manifest.ManifestDecoder;
 import io.rulesync.model.manifest.ManifestDocument;
 import io.rulesync.model.manifest.ManifestReader;
+import io.rulesync.testing.needs.RequiresPostgres;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
 /** A version stored by the compiler, rendered back from PostgreSQL, is what compiling that node gives. */
+@RequiresPostgres
 class RenderCommandTest {
     @Test
     void rendersAStoredVersionExactlyAsCompiled() throws Exception {

@@ -9,13 +9,12 @@ import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.manifest.ManifestReader;
+import io.rulesync.testing.needs.RequiresNetns;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -30,6 +29,7 @@ import org.junit.jupiter.api.TestInstance;
  * decided by the EndpointSlices (nodeName), exactly as for kube-proxy.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@RequiresNetns
 class CompiledRulesKernelTest {
     private static final int TIMEOUT_MS = 3000;
     /** Long enough to tell a DROP (no answer) from a REJECT (immediate answer). */
@@ -40,11 +40,6 @@ class CompiledRulesKernelTest {
 
     @BeforeAll
     void buildNodeAndLoadRules() throws Exception {
-        Optional<String> reason = NetnsLab.unavailableReason();
-        if (reason.isPresent()) {
-            System.out.println("CompiledRulesKernelTest skipped: " + reason.get());
-            Assumptions.assumeTrue(false, reason.get());
-        }
         lab = new NetnsLab(6);
         for (int pod = 0; pod < 6; pod++) {
             lab.serve(pod, "tcp", 8080, "pod" + pod);

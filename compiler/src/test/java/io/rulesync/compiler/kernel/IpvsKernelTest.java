@@ -8,14 +8,14 @@ import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.ipvs.IpvsSet;
 import io.rulesync.model.ipvs.VirtualServer;
 import io.rulesync.model.cluster.IpFamily;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import io.rulesync.testing.needs.KernelFeature;
+import io.rulesync.testing.needs.RequiresKernelFeature;
+import io.rulesync.testing.needs.RequiresNetns;
+import io.rulesync.testing.needs.RequiresTool;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Optional;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -25,19 +25,16 @@ import org.junit.jupiter.api.Test;
  * KUBE-IPVS-FILTER guard. The virtual servers need IPVS in the kernel: that part runs where it
  * exists and says why it is skipped where not (this machine's kernel has none).
  */
+@RequiresNetns
+@RequiresTool("ipset")
 class IpvsKernelTest {
-    private static final boolean IPVS = Files.exists(Path.of("/proc/net/ip_vs"));
+    private static final boolean IPVS = KernelFeature.IPVS.present();
     private NetnsLab lab;
     private IpvsRules rules;
     private String loadable;
 
     @BeforeEach
     void lab() throws Exception {
-        Optional<String> reason = NetnsLab.unavailableReason();
-        if (reason.isPresent()) {
-            System.out.println("IpvsKernelTest skipped: " + reason.get());
-            Assumptions.assumeTrue(false, reason.get());
-        }
         lab = new NetnsLab(0);
         GoldenCase c = GoldenCase.load(GoldenCase.ROOT.resolve("ipvs/shop"));
         rules = IpvsCompiler.compile(c.state(), c.node(), c.settings(), IpvsCompiler.DEFAULT_SCHEDULER);
@@ -123,11 +120,9 @@ class IpvsKernelTest {
     }
 
     @Test
+    @RequiresKernelFeature(KernelFeature.IPVS)
+    @RequiresTool("ipvsadm")
     void virtualServersLoadWhereTheKernelHasIpvs() {
-        if (!IPVS) {
-            System.out.println("IpvsKernelTest: virtual servers not applied: this kernel has no IPVS (/proc/net/ip_vs is missing)");
-            Assumptions.assumeTrue(false, "this kernel has no IPVS");
-        }
         lab.execWithInput(lab.nodeNs(), rules.ipvsadmRestore(), "ipvsadm-restore").orThrow();
         String saved = lab.exec(lab.nodeNs(), "ipvsadm", "-S", "-n").orThrow().stdout();
         for (VirtualServer vs : rules.virtualServers()) {

@@ -1,6 +1,7 @@
 package io.rulesync.compiler.kernel;
 
 import io.rulesync.model.cluster.IpAddress;
+import io.rulesync.testing.needs.Need;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -76,7 +77,7 @@ import java.util.stream.Stream;
  *       {@code ERROR EPERM ...}); a REJECT there is still reported as REFUSED; a TCP DROP is a TIMEOUT.</li>
  * </ul>
  *
- * <p>Usage: {@code assumeTrue(NetnsLab.unavailableReason().isEmpty())}, then
+ * <p>Usage: annotate the test with {@code @RequiresNetns} (rulesync-testing), then
  * {@code try (NetnsLab lab = new NetnsLab(2)) { ... }}. Not meant for concurrent use from several threads.
  */
 public final class NetnsLab implements AutoCloseable {
@@ -93,7 +94,6 @@ public final class NetnsLab implements AutoCloseable {
     private static final AtomicInteger SEQ = new AtomicInteger();
     private static final Set<NetnsLab> OPEN = Collections.synchronizedSet(new LinkedHashSet<>());
     private static final Pattern FAILED_LINE = Pattern.compile("(?:line:? (\\d+) failed|Error occurred at line: (\\d+))");
-    private static volatile Optional<String> unavailable;
 
     static {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -138,59 +138,17 @@ public final class NetnsLab implements AutoCloseable {
     // ------------------------------------------------------------------------------------------------ set-up
 
     /**
-     * Why a lab cannot be built on this machine (not Linux, not root, a missing tool, {@code ip netns add} or
-     * iptables failing inside a namespace), or empty when it can. The check runs once per JVM.
+     * Why a lab cannot be built on this machine ({@code needs ...: how to get it}), or empty when it can:
+     * what {@code @RequiresNetns} checks (Linux, root, the tools, a namespace with working iptables), plus
+     * the java executable that runs {@link NetProbe}. Checked once per JVM.
      */
-    public static synchronized Optional<String> unavailableReason() {
-        if (unavailable == null) {
-            unavailable = Optional.ofNullable(checkAvailability());
+    public static Optional<String> unavailableReason() {
+        Need netns = Need.networkNamespaces();
+        if (!netns.met()) {
+            return Optional.of(netns.message());
         }
-        return unavailable;
-    }
-
-    private static String checkAvailability() {
-        if (!System.getProperty("os.name", "").toLowerCase().contains("linux")) {
-            return "network namespaces need Linux, this is " + System.getProperty("os.name");
-        }
-        try {
-            Optional<String> uid = Files.readAllLines(Paths.get("/proc/self/status")).stream()
-                    .filter(l -> l.startsWith("Uid:")).findFirst();
-            String[] f = uid.orElse("Uid: -1 -1").trim().split("\\s+");
-            if (!f[2].equals("0")) {
-                return "network namespaces need root (effective uid is " + f[2] + ")";
-            }
-        } catch (IOException e) {
-            return "cannot read /proc/self/status: " + e.getMessage();
-        }
-        for (String tool : List.of("ip", "iptables", "ip6tables", "iptables-restore", "ip6tables-restore",
-                "iptables-save", "ip6tables-save", "sysctl", "sh")) {
-            if (which(tool) == null) {
-                return "missing tool '" + tool + "' (apt-get install iproute2 iptables procps)";
-            }
-        }
-        if (!Files.isExecutable(Paths.get(javaExecutable()))) {
-            return "no java executable at " + javaExecutable();
-        }
-        String probeNs = NS_PREFIX + ProcessHandle.current().pid() + "-" + SEQ.incrementAndGet() + "-check";
-        try {
-            ExecResult add = run(List.of(tool("ip"), "netns", "add", probeNs), null, 20);
-            if (!add.ok()) {
-                return "'ip netns add' fails: " + add.stderr().strip();
-            }
-            ExecResult ipt = run(List.of(tool("ip"), "netns", "exec", probeNs, tool("iptables"), "-t", "nat", "-S"), null, 20);
-            if (!ipt.ok()) {
-                return "iptables does not work inside a namespace: " + ipt.stderr().strip();
-            }
-            ExecResult ip6t = run(List.of(tool("ip"), "netns", "exec", probeNs, tool("ip6tables"), "-t", "nat", "-S"), null, 20);
-            if (!ip6t.ok()) {
-                return "ip6tables does not work inside a namespace: " + ip6t.stderr().strip();
-            }
-            return null;
-        } catch (RuntimeException e) {
-            return "namespace check failed: " + e.getMessage();
-        } finally {
-            run(List.of(tool("ip"), "netns", "del", probeNs), null, 20);
-        }
+        return Files.isExecutable(Paths.get(javaExecutable())) ? Optional.empty()
+                : Optional.of("needs a java executable at " + javaExecutable() + " to run NetProbe: run the tests on a full JDK");
     }
 
     /**
@@ -198,12 +156,16 @@ public final class NetnsLab implements AutoCloseable {
      * outside client ns wired to the node. Takes well under a second; on failure everything created so far is
      * deleted before the exception propagates.
      *
-     * @throws IllegalStateException when the lab cannot be built (check {@link #unavailableReason()} first)
+     * <p>Where namespaces are unavailable, the calling test is skipped (under {@code CI=true}: failed) with
+     * the reason, as {@code @RequiresNetns} would have done; declare that on the test instead.
+     *
+     * @throws IllegalStateException when the lab cannot be built
      */
     public NetnsLab(int pods) {
         if (pods < 0 || pods > MAX_PODS) {
             throw new IllegalArgumentException("pods must be in 0.." + MAX_PODS + ": " + pods);
         }
+        Need.networkNamespaces().require();
         unavailableReason().ifPresent(r -> {
             throw new IllegalStateException("netns lab unavailable: " + r);
         });

@@ -2,28 +2,19 @@ package io.rulesync.compiler.kernel;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rulesync.testing.needs.RequiresNetns;
 import java.util.List;
-import java.util.Optional;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
  * Proves that {@link NetnsLab} carries real packets through hand-written kube-proxy-style rules, and that it
- * leaves no namespace behind. Skipped (with the reason printed) where namespaces are unavailable.
+ * leaves no namespace behind.
  */
+@RequiresNetns
 class NetnsLabSmokeTest {
-
-    private static void assumeLab() {
-        Optional<String> reason = NetnsLab.unavailableReason();
-        if (reason.isPresent()) {
-            System.out.println("NetnsLab unavailable, skipping: " + reason.get());
-            Assumptions.assumeTrue(false, reason.get());
-        }
-    }
 
     @Test
     void serviceDnatRejectAndRoutingWorkAndNoNamespaceLeaks() {
-        assumeLab();
         List<String> labNamespaces;
         long t0 = System.nanoTime();
         try (NetnsLab lab = new NetnsLab(2)) {
@@ -77,7 +68,6 @@ class NetnsLabSmokeTest {
 
     @Test
     void ipv6ServiceHairpinPodToServiceAndKernelQuirks() {
-        assumeLab();
         try (NetnsLab lab = new NetnsLab(2)) {
             lab.serve(0, "tcp", 8080, "pod0");
             lab.serve(1, "tcp", 8080, "pod1");
@@ -131,7 +121,6 @@ class NetnsLabSmokeTest {
 
     @Test
     void jumpsFollowKubeProxyOrderAndAreIdempotent() {
-        assumeLab();
         try (NetnsLab lab = new NetnsLab(0)) {
             lab.installKubeProxyJumps(false);
             lab.installKubeProxyJumps(false);

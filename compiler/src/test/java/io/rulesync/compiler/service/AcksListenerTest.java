@@ -10,6 +10,8 @@ import io.rulesync.compiler.testing.TestInfrastructure;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.topic.Topics;
 import io.rulesync.model.ack.NodeAck.Status;
+import io.rulesync.testing.needs.RequiresKafka;
+import io.rulesync.testing.needs.RequiresPostgres;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -54,6 +56,8 @@ class AcksListenerTest {
     }
 
     @Test
+    @RequiresPostgres
+    @RequiresKafka
     void publishedAcksBecomeNodeStatusAndBadOnesAreSkipped() throws Exception {
         try (TestDatabase db = TestDatabase.create()) {
             NodeStatusStore store = new NodeStatusStore(db.dataSource());

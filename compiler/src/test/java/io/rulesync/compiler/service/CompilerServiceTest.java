@@ -12,6 +12,8 @@ import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.EventCodec;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.RulesDelta;
+import io.rulesync.testing.needs.RequiresKafka;
+import io.rulesync.testing.needs.RequiresPostgres;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,6 +36,8 @@ import org.springframework.context.ConfigurableApplicationContext;
  * and JDBC against the real PostgreSQL. Scripted events in, versions and deltas out; restarts and a
  * second instance in the same group change nothing about the history.
  */
+@RequiresPostgres
+@RequiresKafka
 class CompilerServiceTest {
     private final String run = UUID.randomUUID().toString().substring(0, 8);
     private final Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run, "acks-" + run);

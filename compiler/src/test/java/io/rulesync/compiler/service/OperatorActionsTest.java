@@ -11,6 +11,7 @@ import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.model.event.ClusterEvent.RollbackRequested;
 import io.rulesync.model.event.EventCodec;
 import io.rulesync.model.topic.Topics;
+import io.rulesync.testing.needs.RequiresPostgres;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.Test;
  * outbox message on the events topic), the compiler carrying it out in order with watched changes,
  * and the audit row completed in the same transaction as the version.
  */
+@RequiresPostgres
 class OperatorActionsTest {
     private static final Clock CLOCK = Clock.fixed(Instant.parse("2026-11-29T12:00:00Z"), ZoneOffset.UTC);
 

@@ -9,6 +9,7 @@ import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.RulesDelta;
+import io.rulesync.testing.needs.RequiresPostgres;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.Test;
  * replays that add nothing, and crashes at every point of every batch that, after a restart, leave
  * exactly the history of an uninterrupted run.
  */
+@RequiresPostgres
 class PartitionProcessorTest {
     private static final Clock CLOCK = Clock.fixed(Instant.parse("2026-11-29T12:00:00Z"), ZoneOffset.UTC);
 

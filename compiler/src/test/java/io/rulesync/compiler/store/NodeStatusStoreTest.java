@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.tuple;
 
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.ack.NodeAck.Status;
+import io.rulesync.testing.needs.RequiresPostgres;
 import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
@@ -13,6 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@RequiresPostgres
 class NodeStatusStoreTest {
     private static final Instant T = Instant.parse("2026-11-29T12:00:00Z");
     private TestDatabase db;

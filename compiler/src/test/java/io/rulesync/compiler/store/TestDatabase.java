@@ -7,16 +7,17 @@ import java.sql.Statement;
 import java.util.Optional;
 import java.util.UUID;
 import io.rulesync.compiler.testing.TestInfrastructure;
+import io.rulesync.testing.needs.Need;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
-import org.junit.jupiter.api.Assumptions;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * A database of its own for one test class, migrated with the real Flyway scripts and dropped
  * afterwards, on the server {@link TestInfrastructure} provides (the local PostgreSQL at
- * 127.0.0.1:5432, or a container where Docker runs). Nothing else on the server is touched. Skips
- * (printing why) when no PostgreSQL answers.
+ * 127.0.0.1:5432, or a container where Docker runs). Nothing else on the server is touched.
+ * Tests that use it declare {@code @RequiresPostgres}; should no PostgreSQL answer all the same,
+ * {@link #create()} skips the calling test (fails it under {@code CI=true}) with the same line.
  */
 public final class TestDatabase implements AutoCloseable {
     private final String name;
@@ -31,21 +32,16 @@ public final class TestDatabase implements AutoCloseable {
         dataSource.setPassword(server[2]);
     }
 
+    /** Why no test database can be created ({@code needs PostgreSQL ...: how to get it}), or empty. */
     public static Optional<String> unavailableReason() {
-        String[] server = TestInfrastructure.postgresServer();
-        try (Connection c = DriverManager.getConnection(server[0] + "postgres", server[1], server[2])) {
-            return Optional.empty();
-        } catch (SQLException e) {
-            return Optional.of("no PostgreSQL at " + server[0] + " (" + e.getMessage() + ")");
-        }
+        Need local = Need.localPostgres();
+        return TestInfrastructure.containers() || local.met() ? Optional.empty() : Optional.of(local.message());
     }
 
-    /** A fresh, migrated database; skips the calling test when PostgreSQL is not there. */
+    /** A fresh, migrated database; skips the calling test (under CI=true: fails it) when PostgreSQL is not there. */
     public static TestDatabase create() {
-        Optional<String> reason = unavailableReason();
-        if (reason.isPresent()) {
-            System.out.println("skipped: " + reason.get());
-            Assumptions.assumeTrue(false, reason.get());
+        if (!TestInfrastructure.containers()) {
+            Need.localPostgres().require();
         }
         String name = "rulesync_test_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
         admin("CREATE DATABASE " + name);

@@ -2,6 +2,9 @@ package io.rulesync.launcher.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rulesync.testing.needs.RequiresKafka;
+import io.rulesync.testing.needs.RequiresPostgres;
+import io.rulesync.testing.tiers.EndToEnd;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -20,7 +23,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -30,6 +32,9 @@ import picocli.CommandLine;
  * compiler and the watcher on a copy of the example fleet. Both clusters get a first version, and
  * editing a manifest produces the next one.
  */
+@EndToEnd
+@RequiresPostgres(local = true)
+@RequiresKafka
 class DemoCommandTest {
     @TempDir
     Path dir;
@@ -78,12 +83,6 @@ class DemoCommandTest {
 
     @Test
     void startsEverythingAndTurnsAnEditIntoANewVersion() throws Exception {
-        try (Connection c = DriverManager.getConnection(SERVER + "postgres", "postgres", "")) {
-            // reachable
-        } catch (SQLException e) {
-            System.out.println("DemoCommandTest skipped: no PostgreSQL at 127.0.0.1:5432");
-            Assumptions.assumeTrue(false, "no PostgreSQL at 127.0.0.1:5432");
-        }
         Path examples = Path.of("../examples");
         copy(examples, dir);
         String db = "rulesync_demo_test_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);

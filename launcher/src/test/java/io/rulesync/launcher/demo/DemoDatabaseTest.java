@@ -2,46 +2,34 @@ package io.rulesync.launcher.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.rulesync.launcher.demo.DemoDatabase.DatabaseUnavailableException;
 import io.rulesync.launcher.demo.DemoDatabase.Source;
+import io.rulesync.testing.needs.RequiresPostgres;
+import io.rulesync.testing.tiers.Tiers;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Map;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * Exercises every branch of {@link DemoDatabase#choose}. The branches that need the local PostgreSQL
- * on 127.0.0.1:5432 (trust authentication for user postgres, as {@code .ci/run} sets up) are skipped,
- * with the reason printed, when it does not answer.
+ * on 127.0.0.1:5432 (trust authentication for user postgres, as {@code .ci/run} sets up) declare it.
  */
 class DemoDatabaseTest {
     private static final InetSocketAddress LOCAL = DemoDatabase.LOCAL_SERVER;
-    private static String localServerMissing;
-
-    @BeforeAll
-    static void lookForTheLocalServer() {
-        try (Connection c = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:5432/postgres", "postgres", "")) {
-            localServerMissing = null;
-        } catch (SQLException e) {
-            localServerMissing = "no PostgreSQL with trust auth for postgres on 127.0.0.1:5432 (" + e.getMessage() + ")";
-            System.out.println("DemoDatabaseTest: skipping the local-server cases: " + localServerMissing);
-        }
-    }
 
     @Test
+    @RequiresPostgres(local = true)
     void environmentUrlWinsOverEverythingElse() throws Exception {
-        assumeTrue(localServerMissing == null, () -> localServerMissing);
         Map<String, String> env = Map.of(DemoDatabase.ENV_URL, "jdbc:postgresql://127.0.0.1:5432/postgres");
 
         // A probe target that refuses and no embedded server: only the URL can have been used.
@@ -56,8 +44,8 @@ class DemoDatabaseTest {
     }
 
     @Test
+    @RequiresPostgres(local = true)
     void environmentUserAndPasswordOverrideTheDefaults() throws Exception {
-        assumeTrue(localServerMissing == null, () -> localServerMissing);
         Map<String, String> env = Map.of(
                 DemoDatabase.ENV_URL, "jdbc:postgresql://127.0.0.1:5432/postgres",
                 DemoDatabase.ENV_USER, "postgres",
@@ -89,9 +77,8 @@ class DemoDatabaseTest {
     }
 
     @Test
+    @RequiresPostgres(local = true)
     void aLocalServerIsUsedWithItsOwnDemoDatabase() throws Exception {
-        assumeTrue(localServerMissing == null, () -> localServerMissing);
-
         try (DemoDatabase db = DemoDatabase.choose(Map.of(), LOCAL, false)) {
             assertThat(db.source()).isEqualTo(Source.LOCAL_SERVER);
             assertThat(db.jdbcUrl()).isEqualTo("jdbc:postgresql://127.0.0.1:5432/rulesync_demo");
@@ -106,6 +93,7 @@ class DemoDatabaseTest {
     }
 
     @Test
+    @Tag(Tiers.INTEGRATION)
     void anEmbeddedServerStartsWhenNothingAnswers() throws Exception {
         int port;
         try (DemoDatabase db = DemoDatabase.choose(Map.of(), closedPort(), true)) {

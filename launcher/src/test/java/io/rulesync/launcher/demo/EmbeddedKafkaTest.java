@@ -3,6 +3,7 @@ package io.rulesync.launcher.demo;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.rulesync.testing.needs.RequiresKafka;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.Inet6Address;
@@ -34,6 +35,7 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 
+@RequiresKafka
 class EmbeddedKafkaTest {
     private static final String EVENTS = "rulesync.cluster-events";
     private static final String DELTAS = "rulesync.rule-deltas";

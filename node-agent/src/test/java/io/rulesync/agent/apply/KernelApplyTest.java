@@ -11,6 +11,7 @@ import io.rulesync.compiler.kernel.NetnsLab;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.rules.ClusterRules;
+import io.rulesync.testing.needs.RequiresNetns;
 import java.nio.file.Path;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.Chain;
@@ -19,10 +20,8 @@ import io.rulesync.model.rules.Table;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Random;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -33,6 +32,7 @@ import org.junit.jupiter.api.TestInstance;
  * software's rules survive, jumps exist once, drift is found and repaired.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@RequiresNetns
 class KernelApplyTest {
     private static final String ADMIN_RULE = "-A INPUT -s 198.51.100.7/32 -j ADMIN-AUDIT";
 
@@ -42,11 +42,6 @@ class KernelApplyTest {
 
     @BeforeAll
     void lab() {
-        Optional<String> reason = NetnsLab.unavailableReason();
-        if (reason.isPresent()) {
-            System.out.println("KernelApplyTest skipped: " + reason.get());
-            Assumptions.assumeTrue(false, reason.get());
-        }
         lab = new NetnsLab(0);
         nf = new IptablesNetfilter(IpFamily.IPV4, lab.nodeNs(),
                 (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm());

@@ -8,23 +8,20 @@ import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.compiler.kernel.NetnsLab;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.RuleSet;
+import io.rulesync.testing.needs.RequiresNetns;
+import io.rulesync.testing.needs.RequiresTool;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /** Real UDP flows through a namespaced node: after an endpoint goes, its conntrack entries go, the others stay. */
+@RequiresNetns
+@RequiresTool("conntrack")
 class ConntrackKernelTest {
 
     @Test
     void flowsToARemovedEndpointAreDeleted() throws Exception {
-        Optional<String> reason = NetnsLab.unavailableReason();
-        if (reason.isPresent()) {
-            System.out.println("ConntrackKernelTest skipped: " + reason.get());
-            Assumptions.assumeTrue(false, reason.get());
-        }
         try (NetnsLab lab = new NetnsLab(2)) {
             lab.serve(0, "udp", 5353, "pod0");
             lab.serve(1, "udp", 5353, "pod1");

@@ -31,6 +31,10 @@ import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.rules.Unit;
 import io.rulesync.model.topic.Topics;
+import io.rulesync.testing.needs.RequiresKafka;
+import io.rulesync.testing.needs.RequiresNetns;
+import io.rulesync.testing.needs.RequiresPostgres;
+import io.rulesync.testing.tiers.EndToEnd;
 import io.rulesync.watcher.Watcher;
 import io.rulesync.watcher.fleet.ClusterSource;
 import io.rulesync.watcher.fleet.ClusterSpec;
@@ -53,7 +57,6 @@ import java.util.UUID;
 import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -72,6 +75,10 @@ import picocli.CommandLine;
  * cluster's pods as seen from that node.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@EndToEnd
+@RequiresNetns
+@RequiresPostgres
+@RequiresKafka
 class EndToEndTest {
     private static final String CLUSTER = "e2e";
     private static final String NS = "shop";
@@ -100,11 +107,6 @@ class EndToEndTest {
 
     @BeforeAll
     void startEverything() throws Exception {
-        Optional<String> reason = NetnsLab.unavailableReason().or(TestDatabase::unavailableReason);
-        if (reason.isPresent()) {
-            System.out.println("EndToEndTest skipped: " + reason.get());
-            Assumptions.assumeTrue(false, reason.get());
-        }
         for (String node : List.of("node-a", "node-b")) {
             NetnsLab lab = new NetnsLab(3);
             labs.put(node, lab);

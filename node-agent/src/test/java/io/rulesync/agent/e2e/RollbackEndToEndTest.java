@@ -19,6 +19,9 @@ import io.rulesync.model.event.ClusterEvent.SettingsChanged;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.event.EventCodec;
 import io.rulesync.model.topic.Topics;
+import io.rulesync.testing.needs.RequiresKafka;
+import io.rulesync.testing.needs.RequiresPostgres;
+import io.rulesync.testing.tiers.EndToEnd;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -32,7 +35,6 @@ import java.util.Map;
 import java.util.UUID;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.snakeyaml.engine.v2.api.Load;
@@ -45,6 +47,9 @@ import picocli.CommandLine;
  * compiler → PostgreSQL → api (tokens, REST) → the request back through the outbox and the events
  * topic → compiler → deltas → a dry-run agent that applies and acknowledges → api.
  */
+@EndToEnd
+@RequiresPostgres
+@RequiresKafka
 class RollbackEndToEndTest {
     private static final String CLUSTER = "shop";
     private static final Duration DEADLINE = Duration.ofSeconds(90);
@@ -59,7 +64,6 @@ class RollbackEndToEndTest {
 
     @Test
     void changesVersionsAcksRollbackAgentAppliesResume() throws Exception {
-        TestDatabase.unavailableReason().ifPresent(r -> Assumptions.assumeTrue(false, r));
         String run = UUID.randomUUID().toString().substring(0, 8);
         Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run, "acks-" + run);
         List<AutoCloseable> close = new ArrayList<>();

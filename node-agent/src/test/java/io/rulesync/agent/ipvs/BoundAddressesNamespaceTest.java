@@ -6,11 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rulesync.compiler.kernel.NetnsLab;
 import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.testing.needs.RequiresNetns;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -19,17 +18,13 @@ import org.junit.jupiter.api.Test;
  * device; this project's kernels have no dummy driver, so there the adapter must say so, and the
  * address handling is shown on a veth named kube-ipvs0, which holds addresses just the same.
  */
+@RequiresNetns
 class BoundAddressesNamespaceTest {
     private NetnsLab lab;
     private boolean dummy;
 
     @BeforeEach
     void lab() {
-        Optional<String> reason = NetnsLab.unavailableReason();
-        if (reason.isPresent()) {
-            System.out.println("BoundAddressesNamespaceTest skipped: " + reason.get());
-            Assumptions.assumeTrue(false, reason.get());
-        }
         lab = new NetnsLab(0);
         dummy = lab.exec(lab.nodeNs(), "ip", "link", "add", "rs-dummy-check", "type", "dummy").ok();
         lab.exec(lab.nodeNs(), "ip", "link", "del", "rs-dummy-check");

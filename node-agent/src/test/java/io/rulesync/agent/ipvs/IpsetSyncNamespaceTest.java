@@ -7,15 +7,15 @@ import io.rulesync.compiler.kernel.NetnsLab;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.ipvs.IpvsSet;
+import io.rulesync.testing.needs.RequiresNetns;
+import io.rulesync.testing.needs.RequiresTool;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -25,23 +25,15 @@ import org.junit.jupiter.api.Test;
  * no temporary set left, and a second sync of the same state changing nothing, which proves that
  * desired members and what ipset prints back compare alike.
  */
+@RequiresNetns
+@RequiresTool("ipset")
 class IpsetSyncNamespaceTest {
     private NetnsLab lab;
     private IpsetSync sync;
 
     @BeforeEach
     void lab() {
-        Optional<String> reason = NetnsLab.unavailableReason();
-        if (reason.isPresent()) {
-            System.out.println("IpsetSyncNamespaceTest skipped: " + reason.get());
-            Assumptions.assumeTrue(false, reason.get());
-        }
         lab = new NetnsLab(0);
-        Optional<String> ipset = Optional.of(lab.exec(lab.nodeNs(), "ipset", "--version")).filter(r -> !r.ok()).map(r -> r.stderr().strip());
-        if (ipset.isPresent()) {
-            System.out.println("IpsetSyncNamespaceTest skipped: ipset does not run: " + ipset.get());
-            Assumptions.assumeTrue(false, ipset.get());
-        }
         sync = new IpsetSync(lab.nodeNs());
     }
 

@@ -1,7 +1,6 @@
 package io.rulesync.agent.ipvs;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.rulesync.agent.Agent;
 import io.rulesync.agent.apply.Applier;
@@ -14,7 +13,6 @@ import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.agent.state.StateFile;
 import io.rulesync.agent.testing.History;
 import io.rulesync.agent.testing.MutableClock;
-import io.rulesync.compiler.kernel.NetnsLab;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.IpFamily;
@@ -23,6 +21,8 @@ import io.rulesync.model.ipvs.IpvsSet;
 import io.rulesync.model.ipvs.RealServer;
 import io.rulesync.model.ipvs.VirtualServer;
 import io.rulesync.model.rules.RulesSnapshot;
+import io.rulesync.testing.needs.RequiresNetns;
+import io.rulesync.testing.needs.RequiresTool;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -44,6 +44,8 @@ import org.junit.jupiter.api.io.TempDir;
  * kernel has no IPVS ({@code IpvsadmKernelNamespaceTest} runs the real one where it exists). The
  * versions come from the real compiler.
  */
+@RequiresNetns
+@RequiresTool("ipset")
 class IpvsModeAgentTest {
     @TempDir
     Path dir;
@@ -59,7 +61,6 @@ class IpvsModeAgentTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        NetnsLab.unavailableReason().ifPresent(r -> assumeTrue(false, r));
         ns = "rs-ipvsagent-" + UUID.randomUUID().toString().substring(0, 8);
         run("ip", "netns", "add", ns);
         // This kernel has no dummy driver; a veth named kube-ipvs0 holds addresses just the same.

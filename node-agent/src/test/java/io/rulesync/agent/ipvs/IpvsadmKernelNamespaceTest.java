@@ -9,53 +9,43 @@ import static io.rulesync.agent.ipvs.IpvsFixtures.vs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.rulesync.agent.mode.IpvsProbe;
 import io.rulesync.compiler.kernel.NetnsLab;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.Protocol;
 import io.rulesync.model.ipvs.VirtualServer;
+import io.rulesync.testing.needs.KernelFeature;
+import io.rulesync.testing.needs.RequiresKernelFeature;
+import io.rulesync.testing.needs.RequiresKernelWithout;
+import io.rulesync.testing.needs.RequiresNetns;
+import io.rulesync.testing.needs.RequiresTool;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * {@link IpvsadmKernel} against the kernel's IPVS table in a namespace of the test's own: plans
  * applied with {@code ipvsadm -R} and read back with {@code ipvsadm -Ln}. Needs a kernel with IPVS;
- * where it has none (this project's machines), the table tests are skipped with the probe's reason
- * and the adapter is shown to fail with a clear message instead.
+ * where it has none (this project's machines), the table tests are skipped, and the adapter is shown
+ * to fail with a clear message instead.
  */
+@RequiresNetns
+@RequiresTool("ipvsadm")
 class IpvsadmKernelNamespaceTest {
     private NetnsLab lab;
     private IpvsadmKernel kernel;
-    private Optional<String> noIpvs;
 
     @BeforeEach
     void lab() {
-        Optional<String> reason = NetnsLab.unavailableReason();
-        if (reason.isPresent()) {
-            System.out.println("IpvsadmKernelNamespaceTest skipped: " + reason.get());
-            Assumptions.assumeTrue(false, reason.get());
-        }
         lab = new NetnsLab(0);
         kernel = new IpvsadmKernel(lab.nodeNs());
-        noIpvs = IpvsProbe.problem(lab.nodeNs());
     }
 
     @AfterEach
     void close() {
         if (lab != null) {
             lab.close();
-        }
-    }
-
-    private void needIpvs() {
-        if (noIpvs.isPresent()) {
-            System.out.println("IpvsadmKernelNamespaceTest: IPVS table not tested: " + noIpvs.get());
-            Assumptions.assumeTrue(false, "no IPVS here: " + noIpvs.get());
         }
     }
 
@@ -78,8 +68,8 @@ class IpvsadmKernelNamespaceTest {
     }
 
     @Test
+    @RequiresKernelFeature(KernelFeature.IPVS)
     void plansApplyAndReadBackExactly() throws Exception {
-        needIpvs();
         List<VirtualServer> v4 = List.of(
                 tcp("10.96.0.10", 53, rs("10.244.1.5", 53), rs("10.244.2.7", 53)),
                 vs("10.96.0.10", 53, Protocol.UDP, "rr", 0, rs("10.244.1.5", 53)),
@@ -116,8 +106,8 @@ class IpvsadmKernelNamespaceTest {
     }
 
     @Test
+    @RequiresKernelFeature(KernelFeature.IPVS)
     void refusedCommandsAreNamed() throws Exception {
-        needIpvs();
         kernel.run(List.of(new IpvsCommand.AddService(tcp("10.96.0.10", 80))));
         List<IpvsCommand> commands = new ArrayList<>();
         commands.add(new IpvsCommand.AddReal(ServiceId.of(tcp("10.96.0.10", 80)), rs("10.244.1.5", 80)));
@@ -134,10 +124,8 @@ class IpvsadmKernelNamespaceTest {
     }
 
     @Test
+    @RequiresKernelWithout(KernelFeature.IPVS)
     void withoutIpvsTheAdapterSaysWhy() {
-        if (noIpvs.isEmpty()) {
-            Assumptions.assumeTrue(false, "this kernel has IPVS");
-        }
         assertThatThrownBy(() -> kernel.list()).isInstanceOf(IpvsApplyException.class)
                 .hasMessageStartingWith("ipvsadm -Ln failed: ").hasMessageContaining("Protocol not available");
     }

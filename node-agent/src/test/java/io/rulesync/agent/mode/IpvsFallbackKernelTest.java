@@ -17,6 +17,10 @@ import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.RulesSnapshot;
 import io.rulesync.model.topic.Topics;
+import io.rulesync.testing.needs.KernelFeature;
+import io.rulesync.testing.needs.RequiresKernelWithout;
+import io.rulesync.testing.needs.RequiresNetns;
+import io.rulesync.testing.needs.RequiresTool;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,7 +32,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -39,6 +42,8 @@ import org.junit.jupiter.api.io.TempDir;
  * saying why, or refuses and applies nothing, acking FAILED with the reason. Where the kernel has
  * IPVS the probe must find it usable instead.
  */
+@RequiresNetns
+@RequiresTool({"ipset", "ipvsadm"})
 class IpvsFallbackKernelTest {
     private static final String CLUSTER = "shop";
     private static final String CLUSTER_IP = "10.96.0.10";
@@ -51,11 +56,6 @@ class IpvsFallbackKernelTest {
     /** A namespace lab of its own per test: what one test programs must not be what the next one sees. */
     @BeforeEach
     void lab() {
-        Optional<String> reason = NetnsLab.unavailableReason();
-        if (reason.isPresent()) {
-            System.out.println("IpvsFallbackKernelTest skipped: " + reason.get());
-            Assumptions.assumeTrue(false, reason.get());
-        }
         lab = new NetnsLab(2);
         for (int pod = 0; pod < 2; pod++) {
             lab.serve(pod, "tcp", 8080, "pod" + pod);
@@ -106,7 +106,7 @@ class IpvsFallbackKernelTest {
     void theProbeSaysWhyThisKernelCannotRunIpvs() {
         Optional<String> problem = IpvsProbe.problem(lab.nodeNs());
         System.out.println("IPVS on this kernel: " + problem.orElse("usable"));
-        if (Files.exists(Path.of("/proc/net/ip_vs"))) {
+        if (KernelFeature.IPVS.present()) {
             assertThat(problem).isEmpty();
         } else {
             assertThat(problem).hasValueSatisfying(p -> assertThat(p).contains("Protocol not available"));
@@ -114,8 +114,8 @@ class IpvsFallbackKernelTest {
     }
 
     @Test
+    @RequiresKernelWithout(KernelFeature.IPVS)
     void refusingAppliesNothingAndEveryAckSaysWhy() throws Exception {
-        Assumptions.assumeFalse(Files.exists(Path.of("/proc/net/ip_vs")), "this kernel has IPVS: nothing to refuse");
         List<NodeAck> acks = new ArrayList<>();
         List<String> log = new ArrayList<>();
         Agent agent = agent(WhenIpvsUnavailable.REFUSE, acks, log);
@@ -134,8 +134,8 @@ class IpvsFallbackKernelTest {
     }
 
     @Test
+    @RequiresKernelWithout(KernelFeature.IPVS)
     void fallingBackProgramsIptablesModeAndTheAcksSayWhy() throws Exception {
-        Assumptions.assumeFalse(Files.exists(Path.of("/proc/net/ip_vs")), "this kernel has IPVS: no fallback to test");
         List<NodeAck> acks = new ArrayList<>();
         List<String> log = new ArrayList<>();
         agent(WhenIpvsUnavailable.FALLBACK, acks, log).start();

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.Chain;
 import io.rulesync.model.rules.Table;
+import io.rulesync.testing.needs.RequiresNetns;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -14,8 +15,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -24,36 +23,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * fresh network namespace (never the host's own rules) and every declared chain read back with
  * {@code iptables -S CHAIN} must equal {@link KernelListing#of} line for line.
  */
+@RequiresNetns
 class RuleKernelFormNamespaceTest {
     private static final SecureRandom RANDOM = new SecureRandom();
-    private static String skipReason;
-
-    @BeforeAll
-    static void checkEnvironment() {
-        skipReason = environmentProblem();
-        if (skipReason != null) {
-            System.out.println("RuleKernelFormNamespaceTest skipped: " + skipReason);
-        }
-    }
-
-    private static String environmentProblem() {
-        try {
-            Result id = run(List.of("id", "-u"), null);
-            if (id.code() != 0 || !id.stdout().strip().equals("0")) {
-                return "not running as root (network namespaces and iptables need it)";
-            }
-            for (List<String> probe : List.of(List.of("ip", "netns", "list"), List.of("iptables-restore", "--version"),
-                    List.of("ip6tables-restore", "--version"))) {
-                Result r = run(probe, null);
-                if (r.code() != 0) {
-                    return String.join(" ", probe) + " failed: " + r.stderr().strip();
-                }
-            }
-        } catch (IOException e) {
-            return "a required tool is missing: " + e.getMessage();
-        }
-        return null;
-    }
 
     static Stream<RestoreFile> files() {
         return Stream.concat(RestoreFile.golden().stream(), RestoreFile.edgeCases().stream());
@@ -62,10 +34,9 @@ class RuleKernelFormNamespaceTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("files")
     void kernelPrintsTheComputedForm(RestoreFile file) throws IOException {
-        Assumptions.assumeTrue(skipReason == null, () -> "skipped: " + skipReason);
         String ns = "rsrules-" + HexFormat.of().formatHex(RANDOM.generateSeed(4));
         Result add = run(List.of("ip", "netns", "add", ns), null);
-        Assumptions.assumeTrue(add.code() == 0, () -> "skipped: cannot create a network namespace: " + add.stderr());
+        assertThat(add.code()).as("ip netns add %s: %s", ns, add.stderr()).isZero();
         try {
             String tool = file.family() == IpFamily.IPV4 ? "iptables" : "ip6tables";
             Result restore = run(List.of("ip", "netns", "exec", ns, tool + "-restore"), file.path());

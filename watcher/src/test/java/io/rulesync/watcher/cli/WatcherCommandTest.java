@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.SettingsChanged;
 import io.rulesync.model.event.ObjectKind;
+import io.rulesync.testing.needs.RequiresKafka;
 import io.rulesync.watcher.testing.Events;
 import io.rulesync.watcher.testing.KafkaTestBroker;
 import java.io.PrintWriter;
@@ -68,6 +69,7 @@ class WatcherCommandTest {
     }
 
     @Test
+    @RequiresKafka
     void publishesUntilStoppedAndPicksUpChangedSettings() throws Exception {
         Path folder = Files.createDirectories(dir.resolve("demo-a"));
         Files.writeString(folder.resolve("svc.yaml"), "kind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}");

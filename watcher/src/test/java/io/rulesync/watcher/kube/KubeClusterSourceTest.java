@@ -15,6 +15,7 @@ import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.SyncMarker;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.event.ObjectKind;
+import io.rulesync.testing.tiers.Tiers;
 import io.rulesync.watcher.Watcher;
 import io.rulesync.watcher.fleet.ClusterSource;
 import io.rulesync.watcher.fleet.ClusterSpec;
@@ -28,6 +29,7 @@ import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -38,6 +40,7 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * <p>The three kinds have independent informers, so only the order within a kind is asserted.
  */
+@Tag(Tiers.INTEGRATION)
 class KubeClusterSourceTest {
     @TempDir
     Path dir;

@@ -11,6 +11,7 @@ import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.SyncMarker;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.event.ObjectKind;
+import io.rulesync.testing.needs.RequiresKafka;
 import io.rulesync.watcher.Watcher;
 import io.rulesync.watcher.fleet.ClusterSource;
 import io.rulesync.watcher.fleet.ClusterSpec;
@@ -37,6 +38,7 @@ import org.junit.jupiter.api.io.TempDir;
  * End to end: one watcher process, two clusters (a mock API server and a manifest folder), the real
  * Kafka producer, an embedded KRaft broker; the events are consumed from the topic and decoded.
  */
+@RequiresKafka
 class KubeToKafkaTest {
     @TempDir
     Path dir;

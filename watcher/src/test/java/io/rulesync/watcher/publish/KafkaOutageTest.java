@@ -7,6 +7,7 @@ import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.event.ObjectKind;
+import io.rulesync.testing.needs.RequiresKafka;
 import io.rulesync.watcher.Watcher;
 import io.rulesync.watcher.fleet.ClusterSource;
 import io.rulesync.watcher.fleet.ClusterSpec;
@@ -32,6 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * port), keeps watching and conflating while sends fail, and once its producer factory points at a
  * running broker, the current state arrives, followed by a republish of everything.
  */
+@RequiresKafka
 class KafkaOutageTest {
     @TempDir
     Path dir;
