@@ -10,6 +10,8 @@ import io.rulesync.compiler.testing.TestCompiler;
 import io.rulesync.compiler.testing.TestInfrastructure;
 import io.rulesync.model.event.ResyncRequest;
 import io.rulesync.model.topic.Topics;
+import io.rulesync.testing.needs.RequiresKafka;
+import io.rulesync.testing.needs.RequiresPostgres;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,6 +43,8 @@ import org.springframework.kafka.listener.ConsumerSeekAware.ConsumerSeekCallback
  * database. The topic is replaced while records nobody read are on it and nothing new arrives; the
  * idle check alone must notice, reset and ask for a resync.
  */
+@RequiresPostgres
+@RequiresKafka
 class EventsListenerTest {
     private final String run = UUID.randomUUID().toString().substring(0, 8);
     private final Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run, "acks-" + run);

@@ -10,6 +10,8 @@ import io.rulesync.compiler.testing.TestInfrastructure;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ResyncRequest;
 import io.rulesync.model.topic.Topics;
+import io.rulesync.testing.needs.RequiresKafka;
+import io.rulesync.testing.needs.RequiresPostgres;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -43,6 +45,8 @@ import org.springframework.context.ConfigurableApplicationContext;
  * while it is stopped. Nothing is lost without a word: the compiler resumes at what the live log
  * holds, asks for a resync, and the watcher's answer (scripted here) makes the cluster right.
  */
+@RequiresPostgres
+@RequiresKafka
 class EventsLogKafkaTest {
     private static final Duration DEADLINE = Duration.ofSeconds(90);
     private final String run = UUID.randomUUID().toString().substring(0, 8);

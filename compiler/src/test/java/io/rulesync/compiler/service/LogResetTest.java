@@ -17,6 +17,7 @@ import io.rulesync.model.event.Fingerprint;
 import io.rulesync.model.event.ObjectKind;
 import io.rulesync.model.event.ResyncRequest;
 import io.rulesync.model.topic.Topics;
+import io.rulesync.testing.needs.RequiresPostgres;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -33,6 +34,7 @@ import org.junit.jupiter.api.Test;
  * disagrees with what was folded asks too. Against the real PostgreSQL, with the live log described
  * by hand (the Kafka side is {@code EventsLogKafkaTest}'s).
  */
+@RequiresPostgres
 class LogResetTest {
     private static final String OLD = "OLDOLDOLDOLDOLDOLDOLDO";
     private static final String NEW = "NEWNEWNEWNEWNEWNEWNEWN";

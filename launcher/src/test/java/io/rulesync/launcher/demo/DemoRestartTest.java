@@ -2,35 +2,17 @@ package io.rulesync.launcher.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
+import io.rulesync.testing.needs.RequiresKafka;
+import io.rulesync.testing.needs.RequiresPostgres;
+import io.rulesync.testing.tiers.EndToEnd;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
-import java.time.Duration;
-import java.util.Map;
-import java.util.UUID;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-import java.util.stream.Stream;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * The demo stopped and started again on the same database, as a newcomer does: each run has a new
@@ -38,110 +20,30 @@ import picocli.CommandLine;
  * positions. The second run must notice that its log is another one, and then lose nothing: an edit
  * becomes a version within the usual time, and a rollback requested through the api completes.
  */
+@EndToEnd
+@RequiresPostgres(local = true)
+@RequiresKafka
 class DemoRestartTest {
-    private static final String SERVER = "jdbc:postgresql://127.0.0.1:5432/";
-    private static final Duration DEADLINE = Duration.ofSeconds(120);
-
     @TempDir
     Path dir;
 
-    private static void admin(String sql) throws SQLException {
-        try (Connection c = DriverManager.getConnection(SERVER + "postgres", "postgres", ""); Statement s = c.createStatement()) {
-            s.execute(sql);
-        }
-    }
-
-    private static void copy(Path from, Path to) throws IOException {
-        try (Stream<Path> walk = Files.walk(from)) {
-            for (Path p : (Iterable<Path>) walk::iterator) {
-                Path target = to.resolve(from.relativize(p).toString());
-                if (Files.isDirectory(p)) {
-                    Files.createDirectories(target);
-                } else {
-                    Files.copy(p, target);
-                }
-            }
-        }
-    }
-
-    /** One run of the demo, in the background, with its output. */
-    private final class Run implements AutoCloseable {
-        final StringWriter out = new StringWriter();
-        final DemoCommand demo;
-        final Future<Integer> exit;
-        final ExecutorService exec = Executors.newSingleThreadExecutor();
-        final CountDownLatch started = new CountDownLatch(1);
-
-        Run(String db) throws InterruptedException {
-            demo = new DemoCommand(Map.of("RULESYNC_DB_URL", SERVER + db));
-            CommandLine cmd = new CommandLine(demo);
-            cmd.setOut(new PrintWriter(out, true));
-            cmd.setErr(new PrintWriter(out, true));
-            demo.onStarted(started::countDown);
-            exit = exec.submit(() -> cmd.execute("--fleet", dir.resolve("fleet.yaml").toString(), "--api-port=0",
-                    "--rules-dir=" + dir.resolve("rules")));
-            assertThat(started.await(DEADLINE.toSeconds(), TimeUnit.SECONDS)).as("the demo started:\n%s", out).isTrue();
-        }
-
-        String output() {
-            return out.toString();
-        }
-
-        /** Waits for {@code text} after position {@code from} of the output. */
-        void await(int from, String text) throws InterruptedException {
-            long deadline = System.nanoTime() + DEADLINE.toNanos();
-            while (!output().substring(from).contains(text)) {
-                if (System.nanoTime() > deadline) {
-                    throw new AssertionError("no '" + text + "' in the demo's output:\n" + output().substring(from));
-                }
-                Thread.sleep(50);
-            }
-        }
-
-        String find(String regex) {
-            Matcher m = Pattern.compile(regex).matcher(output());
-            assertThat(m.find()).as("'%s' in the demo's output:\n%s", regex, output()).isTrue();
-            return m.group(1);
-        }
-
-        @Override
-        public void close() throws Exception {
-            demo.stop();
-            assertThat(exit.get(60, TimeUnit.SECONDS)).isZero();
-            exec.shutdownNow();
-        }
-    }
-
-    private static long queryLong(String db, String sql) throws SQLException {
-        try (Connection c = DriverManager.getConnection(SERVER + db, "postgres", ""); Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        }
-    }
-
     @Test
     void aRestartedDemoTurnsAnEditIntoAVersionAndCarriesOutARollback() throws Exception {
-        try (Connection c = DriverManager.getConnection(SERVER + "postgres", "postgres", "")) {
-            // reachable
-        } catch (SQLException e) {
-            System.out.println("DemoRestartTest skipped: no PostgreSQL at 127.0.0.1:5432");
-            Assumptions.assumeTrue(false, "no PostgreSQL at 127.0.0.1:5432");
-        }
-        copy(Path.of("../examples"), dir);
-        String db = "rulesync_demo_restart_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
-        admin("CREATE DATABASE " + db);
+        DemoRun.copyExamples(dir);
+        String db = DemoRun.createDatabase("rulesync_demo_restart_");
         try {
-            try (Run first = new Run(db)) {
+            try (DemoRun first = new DemoRun(dir, db)) {
+                assertThat(first.started()).isTrue();
                 first.await(0, "shop     node-a   applied version");
                 first.await(0, "edge     edge-1   applied version");
             }
-            long shopHead = queryLong(db, "SELECT seq FROM cluster_head WHERE cluster = 'shop'");
+            long shopHead = DemoRun.queryLong(db, "SELECT seq FROM cluster_head WHERE cluster = 'shop'");
 
-            try (Run second = new Run(db)) {
+            try (DemoRun second = new DemoRun(dir, db)) {
+                assertThat(second.started()).isTrue();
                 assertThat(second.output()).contains("history kept from earlier runs");
                 // The new broker's log is another one: every position was reset, in a new epoch.
-                assertThat(queryLong(db, "SELECT min(log_epoch) FROM consumer_position")).isPositive();
+                assertThat(DemoRun.queryLong(db, "SELECT min(log_epoch) FROM consumer_position")).isPositive();
                 second.await(0, "shop     node-a   applied version");
                 int before = second.output().length();
 
@@ -150,12 +52,8 @@ class DemoRestartTest {
                         "- {addresses: [10.244.1.12], nodeName: node-b}\n- {addresses: [10.244.1.77], nodeName: node-b}"));
                 second.await(before, "EndpointSlice shop/web-7xk2p");
                 second.await(before, "shop     node-a   applied version");
-                long deadline = System.nanoTime() + DEADLINE.toNanos();
-                while (!Files.readString(dir.resolve("rules/node-a-ipv4.rules")).contains("10.244.1.77:8080")) {
-                    assertThat(System.nanoTime()).as("node-a's rules show the edit").isLessThan(deadline);
-                    Thread.sleep(50);
-                }
-                long edited = queryLong(db, "SELECT seq FROM cluster_head WHERE cluster = 'shop'");
+                DemoRun.awaitRules(dir, "node-a", "10.244.1.77:8080");
+                long edited = DemoRun.queryLong(db, "SELECT seq FROM cluster_head WHERE cluster = 'shop'");
                 assertThat(edited).isGreaterThan(shopHead);
 
                 // A rollback requested after the restart is carried out (its event is not dropped below a stale position).
@@ -169,10 +67,10 @@ class DemoRestartTest {
                 assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
                 assertThat(r.body()).contains("\"status\":\"done\"").contains("\"version\":" + (edited + 1));
                 second.await(before, "rollback to v" + shopHead + " by demo-operator (undo the edit)");
-                assertThat(queryLong(db, "SELECT count(*) FROM operator_action WHERE status = 'pending'")).isZero();
+                assertThat(DemoRun.queryLong(db, "SELECT count(*) FROM operator_action WHERE status = 'pending'")).isZero();
             }
         } finally {
-            admin("DROP DATABASE IF EXISTS " + db + " WITH (FORCE)");
+            DemoRun.drop(db);
         }
     }
 }

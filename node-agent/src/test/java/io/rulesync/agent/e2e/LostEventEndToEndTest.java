@@ -7,11 +7,14 @@ import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.compiler.testing.TestCompiler;
 import io.rulesync.compiler.testing.TestInfrastructure;
 import io.rulesync.model.cluster.IpFamily;
-import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
+import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.event.ObjectKind;
 import io.rulesync.model.topic.Topics;
+import io.rulesync.testing.needs.RequiresKafka;
+import io.rulesync.testing.needs.RequiresPostgres;
+import io.rulesync.testing.tiers.EndToEnd;
 import io.rulesync.watcher.Watcher;
 import io.rulesync.watcher.fleet.ClusterSource;
 import io.rulesync.watcher.fleet.ClusterSpec;
@@ -29,7 +32,6 @@ import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -40,6 +42,9 @@ import org.springframework.context.ConfigurableApplicationContext;
  * with what the compiler folded, the compiler asks for a resync on the resync topic, the watcher
  * republishes the cluster, and the edit that was lost becomes a version.
  */
+@EndToEnd
+@RequiresPostgres
+@RequiresKafka
 class LostEventEndToEndTest {
     private static final Duration DEADLINE = Duration.ofSeconds(90);
     private static final String WEB = """
@@ -103,7 +108,6 @@ class LostEventEndToEndTest {
 
     @Test
     void aLostEditIsHealedByTheDigestAndTheResyncItTriggers() throws Exception {
-        TestDatabase.unavailableReason().ifPresent(r -> Assumptions.assumeTrue(false, r));
         String run = UUID.randomUUID().toString().substring(0, 8);
         Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run, "acks-" + run);
         Path web = dir.resolve("web.yaml");

@@ -2,12 +2,13 @@ package io.rulesync.watcher.resync;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.StateDigest;
+import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.event.ObjectKind;
 import io.rulesync.model.event.ResyncRequest;
 import io.rulesync.model.topic.Topics;
+import io.rulesync.testing.needs.RequiresKafka;
 import io.rulesync.watcher.Watcher;
 import io.rulesync.watcher.fleet.ClusterSource;
 import io.rulesync.watcher.fleet.ClusterSpec;
@@ -37,6 +38,7 @@ import org.junit.jupiter.api.io.TempDir;
  * periodically, and answers a resync request for one of its clusters with the cluster's whole state
  * and a digest. Requests for other watchers' clusters change nothing.
  */
+@RequiresKafka
 class WatcherResyncTest {
     @TempDir
     Path dir;
