@@ -188,7 +188,7 @@ public final class PartitionProcessor {
             Instant now = clock.instant();
             List<Batch.OutboxRow> resyncs = new ArrayList<>();
             if (v instanceof LogCheck.Verdict.Reset r) {
-                for (String cluster : new java.util.TreeSet<>(heads.keySet())) {
+                for (String cluster : new TreeSet<>(heads.keySet())) {
                     resyncs.add(resyncRow(cluster, "events partition " + partition + ": " + r.reason(), now));
                 }
             }
@@ -210,7 +210,7 @@ public final class PartitionProcessor {
                 log.warn("events partition {} ({}): {}; resuming at offset {} (epoch {}), rebuilt from the database, and asked "
                         + "for a resync of {}", partition, topics.events(), r.reason(), v.position().next(), v.position().epoch(),
                         heads.isEmpty() ? "no cluster (none is stored from it)" : heads.size() + " cluster(s): "
-                                + String.join(", ", new java.util.TreeSet<>(heads.keySet())));
+                                + String.join(", ", new TreeSet<>(heads.keySet())));
                 rebuild();
                 resyncs.forEach(row -> {
                     resyncAsked.put(row.key(), now);

@@ -103,7 +103,7 @@ public sealed interface ClusterEvent {
         }
 
         /**
-         * How {@code state} and {@code settings} differ from what this digest describes, one phrase per
+         * How {@code state} and the {@code current} settings differ from what this digest describes, one phrase per
          * difference (empty when they agree), e.g. "Services: 12 here, 13 at the watcher".
          */
         public List<String> differences(ClusterState state, ClusterSettings current) {
