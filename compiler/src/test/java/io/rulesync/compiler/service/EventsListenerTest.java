@@ -3,6 +3,7 @@ package io.rulesync.compiler.service;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.rulesync.compiler.bench.PipelineBenchmark;
 import io.rulesync.compiler.eventlog.LogPosition;
 import io.rulesync.compiler.store.TestDatabase;
 import io.rulesync.compiler.store.VersionStore;
@@ -28,12 +29,10 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.springframework.kafka.listener.ConsumerSeekAware.ConsumerSeekCallback;
 
@@ -55,11 +54,7 @@ class EventsListenerTest {
     }
 
     private void produce(String... values) throws Exception {
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestInfrastructure.kafkaBootstrapServers());
-        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+        try (KafkaProducer<String, String> producer = PipelineBenchmark.producer(TestInfrastructure.kafkaBootstrapServers())) {
             for (String v : values) {
                 producer.send(new ProducerRecord<>(topics.events(), 0, "a", v)).get();
             }

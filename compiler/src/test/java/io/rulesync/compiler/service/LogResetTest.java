@@ -22,7 +22,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
@@ -49,24 +48,18 @@ class LogResetTest {
                 .map(m -> ResyncRequest.decode(m.payload())).toList();
     }
 
+    /** A processor that adopted the log OLD and read the scripted history of clusters a and b from it. */
+    private static PartitionProcessor scriptedOnOldLog(VersionStore store, Clock clock) {
+        PartitionProcessor p = processor(store, clock);
+        assertThat(p.reconcile(new LiveLog(OLD, 0, 0))).isInstanceOf(LogCheck.Verdict.Adopted.class);
+        deliver(p, ScriptedEvents.batches());
+        return p;
+    }
+
     private static void deliver(PartitionProcessor p, List<List<PartitionProcessor.Record>> batches) {
         for (List<PartitionProcessor.Record> b : batches) {
             assertThat(p.process(b)).isEqualTo(PartitionProcessor.Outcome.DONE);
         }
-    }
-
-    /** The scripted batches, renumbered from {@code first}. */
-    private static List<List<PartitionProcessor.Record>> from(long first, List<List<PartitionProcessor.Record>> batches) {
-        List<List<PartitionProcessor.Record>> out = new ArrayList<>();
-        long offset = first;
-        for (List<PartitionProcessor.Record> b : batches) {
-            List<PartitionProcessor.Record> renumbered = new ArrayList<>();
-            for (PartitionProcessor.Record r : b) {
-                renumbered.add(new PartitionProcessor.Record(offset++, r.key(), r.value()));
-            }
-            out.add(renumbered);
-        }
-        return out;
     }
 
     @Test
@@ -74,9 +67,7 @@ class LogResetTest {
         try (TestDatabase db = TestDatabase.create()) {
             VersionStore store = new VersionStore(db.dataSource());
             Clock clock = Clock.fixed(Instant.parse("2026-12-01T10:00:00Z"), ZoneOffset.UTC);
-            PartitionProcessor p = processor(store, clock);
-            assertThat(p.reconcile(new LiveLog(OLD, 0, 0))).isInstanceOf(LogCheck.Verdict.Adopted.class);
-            deliver(p, ScriptedEvents.batches());
+            PartitionProcessor p = scriptedOnOldLog(store, clock);
             long end = p.position();
             assertThat(store.position("compiler", Topics.DEFAULT.events(), 0)).contains(new LogPosition(end, 0, OLD, 0, end));
             Map<String, ClusterHead> heads = p.heads();
@@ -115,9 +106,7 @@ class LogResetTest {
         try (TestDatabase db = TestDatabase.create()) {
             VersionStore store = new VersionStore(db.dataSource());
             Clock clock = Clock.fixed(Instant.parse("2026-12-01T10:00:00Z"), ZoneOffset.UTC);
-            PartitionProcessor p = processor(store, clock);
-            p.reconcile(new LiveLog(OLD, 0, 0));
-            deliver(p, ScriptedEvents.batches());
+            PartitionProcessor p = scriptedOnOldLog(store, clock);
             long end = p.position();
 
             // While the compiler was stopped, retention deleted everything up to offset end + 40.
@@ -152,9 +141,7 @@ class LogResetTest {
                     return now.get();
                 }
             };
-            PartitionProcessor p = processor(store, clock);
-            p.reconcile(new LiveLog(OLD, 0, 0));
-            deliver(p, ScriptedEvents.batches());
+            PartitionProcessor p = scriptedOnOldLog(store, clock);
             ClusterState a = p.heads().get("a").view().state();
             long events = db.count("cluster_event");
             long versions = store.head("a");
@@ -201,9 +188,7 @@ class LogResetTest {
         try (TestDatabase db = TestDatabase.create()) {
             VersionStore store = new VersionStore(db.dataSource());
             Clock clock = Clock.fixed(Instant.parse("2026-12-01T10:00:00Z"), ZoneOffset.UTC);
-            PartitionProcessor p = processor(store, clock);
-            p.reconcile(new LiveLog(OLD, 0, 0));
-            deliver(p, ScriptedEvents.batches());
+            PartitionProcessor p = scriptedOnOldLog(store, clock);
             OperatorActionStore actions = new OperatorActionStore(db.dataSource());
             Instant requested = Instant.parse("2026-12-01T10:00:00Z");
             long id = actions.request("a", 1L, "alice", "bad rollout", requested, Topics.DEFAULT.events());
