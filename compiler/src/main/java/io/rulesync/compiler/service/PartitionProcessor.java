@@ -250,15 +250,8 @@ public final class PartitionProcessor {
             } else if (!((EventCodec.Decoded.Valid) d).event().cluster().equals(r.key())) {
                 reason = "record key '" + r.key() + "' is not the event's cluster '"
                         + ((EventCodec.Decoded.Valid) d).event().cluster() + "'";
-            } else if (((EventCodec.Decoded.Valid) d).event() instanceof OperatorAction a
-                    && (!actionsSeen.add(a.actionId()) || !pending(a))) {
-                // Only the api records actions, and each is carried out once: a record claiming an action that
-                // was never recorded, or delivered again (the outbox relay publishes at least once), or that
-                // expired before it arrived, is refused.
-                reason = "operator action " + a.actionId() + " of cluster " + a.cluster() + " is "
-                        + store.actionStatus(a.actionId()).map(st -> st + " in operator_action, not pending"
-                                + ("expired".equals(st) ? " (it waited too long; it was not carried out)" : " (already carried out)"))
-                                .orElse("not in operator_action (the api never recorded it)");
+            } else if (((EventCodec.Decoded.Valid) d).event() instanceof OperatorAction a) {
+                reason = actionRefusal(a, actionsSeen);
             }
             if (reason != null) {
                 dead.add(new Batch.DeadLetterRow(r.offset(), r.key(), r.value(), reason));
@@ -372,8 +365,24 @@ public final class PartitionProcessor {
     private record Carried(String cluster, long version, ClusterHead.ActionOutcome outcome) {
     }
 
-    private boolean pending(OperatorAction a) {
-        return store.pendingActionIds(a.cluster()).contains(a.actionId());
+    /**
+     * Why an operator action on the topic is not carried out, or null when it is pending. Only the api
+     * records actions, and each is carried out once: a record claiming an action that was never
+     * recorded, delivered again (the outbox relay publishes at least once), or that expired before it
+     * arrived, is refused.
+     */
+    private String actionRefusal(OperatorAction a, Set<Long> seenInBatch) {
+        String which = "operator action " + a.actionId() + " of cluster " + a.cluster();
+        if (!seenInBatch.add(a.actionId())) {
+            return which + " was delivered twice in one batch; it is carried out once";
+        }
+        Optional<String> status = store.actionStatus(a.actionId(), a.cluster());
+        if (status.equals(Optional.of("pending"))) {
+            return null;
+        }
+        return which + " is " + status.map(st -> st + " in operator_action, not pending"
+                        + ("expired".equals(st) ? " (it waited too long; it was not carried out)" : " (already carried out)"))
+                .orElse("not in operator_action (the api never recorded it)");
     }
 
     private static String describe(OperatorAction a) {

@@ -237,18 +237,11 @@ public final class VersionStore {
         return out.stream().findFirst();
     }
 
-    /** The status of an operator action ({@code pending}, {@code done}, ...); empty when there is no such action. */
-    public Optional<String> actionStatus(long id) {
+    /** The status of one of a cluster's operator actions ({@code pending}, {@code done}, ...); empty when it has no such action. */
+    public Optional<String> actionStatus(long id, String cluster) {
         List<String> out = new ArrayList<>();
-        query("SELECT status FROM operator_action WHERE id = ?", rs -> out.add(rs.getString(1)), id);
+        query("SELECT status FROM operator_action WHERE id = ? AND cluster = ?", rs -> out.add(rs.getString(1)), id, cluster);
         return out.stream().findFirst();
-    }
-
-    /** The ids of a cluster's pending operator actions (at most one, by the schema). */
-    public List<Long> pendingActionIds(String cluster) {
-        List<Long> out = new ArrayList<>();
-        query("SELECT id FROM operator_action WHERE cluster = ? AND status = 'pending'", rs -> out.add(rs.getLong(1)), cluster);
-        return out;
     }
 
     /** The rollback that pins a cluster: its latest done action, when that is a rollback. */

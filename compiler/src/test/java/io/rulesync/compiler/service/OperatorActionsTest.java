@@ -12,9 +12,14 @@ import io.rulesync.model.event.ClusterEvent.RollbackRequested;
 import io.rulesync.model.event.EventCodec;
 import io.rulesync.model.topic.Topics;
 import io.rulesync.testing.needs.RequiresPostgres;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -111,6 +116,8 @@ class OperatorActionsTest {
             assertThat(actions.find(twice).orElseThrow().resultVersion()).isEqualTo(6L);
             assertThat(store.head("a")).isEqualTo(6);
             assertThat(db.count("dead_letter")).isEqualTo(deadBeforeRepeat + 2);
+            assertThat(deadLetterReasons(db)).anySatisfy(r -> assertThat(r).contains("was delivered twice in one batch"))
+                    .anySatisfy(r -> assertThat(r).contains("is done in operator_action, not pending (already carried out)"));
             long resumeAfterTwice = actions.request("a", null, "bob", "unpin", CLOCK.instant(), Topics.DEFAULT.events());
             relayRequests(store, p);
             assertThat(actions.find(resumeAfterTwice).orElseThrow().resultVersion()).isEqualTo(7L);
@@ -119,7 +126,20 @@ class OperatorActionsTest {
             long deadBefore = db.count("dead_letter");
             watched(p, EventCodec.encode(new RollbackRequested("a", 999, 1, "mallory", "forged", CLOCK.instant())));
             assertThat(db.count("dead_letter")).isEqualTo(deadBefore + 1);
+            assertThat(deadLetterReasons(db)).anySatisfy(r -> assertThat(r).contains("operator action 999 of cluster a is not in "
+                    + "operator_action (the api never recorded it)"));
             assertThat(store.head("a")).isEqualTo(7);
         }
+    }
+
+    private static List<String> deadLetterReasons(TestDatabase db) throws SQLException {
+        List<String> out = new ArrayList<>();
+        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SELECT reason FROM dead_letter ORDER BY id")) {
+            while (rs.next()) {
+                out.add(rs.getString(1));
+            }
+        }
+        return out;
     }
 }
