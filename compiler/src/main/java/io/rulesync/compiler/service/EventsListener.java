@@ -11,6 +11,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -51,7 +52,7 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
     private final Duration resyncCooldown;
     private final Map<Integer, PartitionProcessor> processors = new ConcurrentHashMap<>();
     /** Partitions whose position could not be checked against the live log yet. */
-    private final Map<Integer, Boolean> unverified = new ConcurrentHashMap<>();
+    private final Set<Integer> unverified = ConcurrentHashMap.newKeySet();
 
     /** {@code versions} is told about each stored version after {@code metrics} is. */
     public EventsListener(VersionStore store, Topics topics, String group, Clock clock,
@@ -124,7 +125,7 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
             TopicPartition tp = new TopicPartition(topics.events(), e.getKey());
             long first = e.getValue().get(0).offset();
             boolean sameLog = topicId.isPresent() && p.logPosition().map(lp -> topicId.get().equals(lp.topicId())).orElse(false);
-            if (unverified.containsKey(e.getKey()) || !sameLog || first != p.position()) {
+            if (unverified.contains(e.getKey()) || !sameLog || first != p.position()) {
                 long before = p.position();
                 LogCheck.Verdict v = verify(p);
                 if (v == null || p.position() != before || first < p.position()) {
@@ -175,7 +176,7 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
             unverified.remove(p.partition());
             return v;
         } catch (RuntimeException e) {
-            if (unverified.put(p.partition(), Boolean.TRUE) == null) {
+            if (unverified.add(p.partition())) {
                 log.warn("partition {}: cannot check the stored position against the live log yet ({}); will check again before "
                         + "its next batch", p.partition(), e.getMessage());
             }
