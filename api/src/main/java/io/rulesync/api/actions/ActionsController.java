@@ -89,6 +89,7 @@ public class ActionsController {
             return ProblemResponses.about(HttpStatus.NOT_FOUND, "toVersion", "toVersion: cluster '" + cluster + "' has no version "
                     + toVersion + " (its versions are 1-" + head + ")");
         }
+        expireOverdue(cluster);
         return request(cluster, toVersion, (String) body.get("reason"), caller);
     }
 
@@ -151,8 +152,8 @@ public class ActionsController {
         actions.expire(cluster, now.minus(timeout), now, OperatorActionStore.expiredOutcome(timeout));
     }
 
+    /** Records the request (the cluster's overdue action already expired by the caller) and waits for its outcome. */
     private ResponseEntity<?> request(String cluster, Long toVersion, String reason, Caller caller) throws InterruptedException {
-        expireOverdue(cluster);
         long id;
         try {
             id = actions.request(cluster, toVersion, caller.name(), reason, clock.instant(), eventsTopic);
