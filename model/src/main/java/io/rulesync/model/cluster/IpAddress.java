@@ -1,6 +1,7 @@
 package io.rulesync.model.cluster;
 
 import java.util.Arrays;
+import java.util.Optional;
 
 /**
  * A validated IPv4 or IPv6 address in canonical text form (dotted quad; RFC 5952 for IPv6, which is
@@ -51,6 +52,27 @@ public final class IpAddress implements Comparable<IpAddress> {
             }
         }
         return bytes[15] == 1;
+    }
+
+    /**
+     * {@code ::ffff:a.b.c.d}: an IPv4 address written as IPv6. Software disagrees on which family it
+     * is, so the API server's strict validation (KEP-4858) refuses it in every address field.
+     */
+    public boolean ipv4Mapped() {
+        if (bytes.length != 16) {
+            return false;
+        }
+        for (int i = 0; i < 10; i++) {
+            if (bytes[i] != 0) {
+                return false;
+            }
+        }
+        return (bytes[10] & 0xff) == 0xff && (bytes[11] & 0xff) == 0xff;
+    }
+
+    /** The range the API server refuses for endpoints and external IPs that this address lies in, if any. */
+    public Optional<SpecialRange> specialRange() {
+        return SpecialRange.of(this);
     }
 
     byte[] bytes() {

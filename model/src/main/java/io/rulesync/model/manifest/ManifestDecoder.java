@@ -17,6 +17,7 @@ import io.rulesync.model.cluster.Protocol;
 import io.rulesync.model.cluster.Service;
 import io.rulesync.model.cluster.ServicePort;
 import io.rulesync.model.cluster.ServiceType;
+import io.rulesync.model.cluster.SpecialRange;
 import io.rulesync.model.cluster.TrafficPolicy;
 import io.rulesync.model.manifest.FieldReader.Problems;
 import java.util.ArrayList;
@@ -24,6 +25,7 @@ import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
 
@@ -126,7 +128,7 @@ public final class ManifestDecoder {
 
         List<IpAddress> externalIPs = new ArrayList<>();
         for (FieldReader f : spec.field("externalIPs").list()) {
-            add(externalIPs, ip(f, null));
+            add(externalIPs, strictIp(f, null, true));
         }
         List<Cidr> sourceRanges = new ArrayList<>();
         for (FieldReader f : spec.field("loadBalancerSourceRanges").list()) {
@@ -157,7 +159,9 @@ public final class ManifestDecoder {
             if (!ipField.present()) {
                 continue; // hostname-only ingress: kube-proxy writes no rule for it
             }
-            IpAddress ip = ip(ipField, null);
+            // The API server checks only the form here, not the range (ValidateLoadBalancerStatus):
+            // ClusterRules leaves special ones out of the rules instead.
+            IpAddress ip = strictIp(ipField, null, false);
             FieldReader modeField = f.field("ipMode");
             String mode = modeField.string("VIP");
             if (!mode.equals("VIP") && !mode.equals("Proxy")) {
@@ -189,7 +193,7 @@ public final class ManifestDecoder {
         List<IpAddress> out = new ArrayList<>();
         if (many.isEmpty()) {
             if (!clusterIP.isEmpty()) {
-                add(out, ip(single, null));
+                add(out, strictIp(single, null, true));
             }
             return out;
         }
@@ -198,7 +202,7 @@ public final class ManifestDecoder {
             if (s.equals("None")) {
                 return List.of();
             }
-            add(out, ip(f, null));
+            add(out, strictIp(f, null, true));
         }
         if (!clusterIP.isEmpty() && !out.isEmpty() && !many.get(0).string("").equals(clusterIP)) {
             many.get(0).fail("must equal spec.clusterIP (" + KubernetesNames.printable(clusterIP) + ")");
@@ -258,7 +262,7 @@ public final class ManifestDecoder {
             IpFamily family = addressType == AddressType.IPV4 ? IpFamily.IPV4 : IpFamily.IPV6;
             IpAddress first = null;
             for (FieldReader af : addresses) {
-                IpAddress ip = ip(af, family);
+                IpAddress ip = strictIp(af, family, true);
                 if (first == null) {
                     first = ip;
                 }
@@ -398,6 +402,31 @@ public final class ManifestDecoder {
             f.fail("'" + KubernetesNames.printable(s) + "' is not a valid IP address");
             return null;
         }
+    }
+
+    /**
+     * An address of a field the API server validates strictly (KEP-4858's StrictIPCIDRValidation:
+     * no IPv4-mapped IPv6; leading zeros and zone ids do not parse at all) and, when
+     * {@code nonSpecial}, as {@code ValidateNonSpecialIP} does: never unspecified, loopback,
+     * link-local (the cloud metadata service) or link-local multicast, where traffic would reach the
+     * node itself. Node addresses are neither: the API server does not validate them.
+     */
+    private static IpAddress strictIp(FieldReader f, IpFamily family, boolean nonSpecial) {
+        IpAddress ip = ip(f, family);
+        if (ip == null) {
+            return null;
+        }
+        String written = KubernetesNames.printable(f.string(""));
+        if (ip.ipv4Mapped()) {
+            f.fail(written + " is an IPv4-mapped IPv6 address (the API server refuses it)");
+            return null;
+        }
+        Optional<SpecialRange> special = nonSpecial ? ip.specialRange() : Optional.empty();
+        if (special.isPresent()) {
+            f.fail(written + " is " + special.get().label() + " (the API server refuses it)");
+            return null;
+        }
+        return ip;
     }
 
     private static Cidr cidr(FieldReader f) {
