@@ -1,5 +1,6 @@
 package io.rulesync.compiler.cli;
 
+import io.rulesync.compiler.admission.Admission;
 import io.rulesync.compiler.iptables.IptablesCompiler;
 import io.rulesync.compiler.ipvs.IpvsCompiler;
 import io.rulesync.model.ipvs.IpvsRules;
@@ -32,13 +33,18 @@ import picocli.CommandLine.TypeConversionException;
 /**
  * {@code rulesync compile}: the iptables-restore input kube-proxy would write on one node for the
  * objects in some manifests. Other tools depend on this contract: exit 0 with the rules on stdout
- * (or in {@code -o FILE}); exit 2 with one line per problem on stderr and nothing on stdout.
+ * (or in {@code -o FILE}); exit 2 with one line per problem on stderr and nothing on stdout. What the
+ * API server's allocators would have refused (a ClusterIP or NodePort claimed by two Services) is
+ * not bad input but a conflict, resolved as the compiler service resolves it ({@link Admission}):
+ * one {@code warning:} line per conflict on stderr, and the rules without the Service left out.
  */
 @Command(
         name = "compile",
         description = "Print the iptables-restore input (filter and nat tables) that kube-proxy (iptables mode) "
                 + "would write on NODE for the Services, EndpointSlices and Nodes in the given manifests; with --mode ipvs, "
-                + "IPVS mode's ipvsadm-restore, ipset restore and iptables-restore inputs, in three sections.",
+                + "IPVS mode's ipvsadm-restore, ipset restore and iptables-restore inputs, in three sections. "
+                + "A Service claiming a ClusterIP or NodePort another Service (earlier in namespace/name order) holds is "
+                + "left out, with a warning on stderr, as the API server would have refused it.",
         mixinStandardHelpOptions = true,
         sortOptions = false)
 public final class CompileCommand implements Callable<Integer> {
@@ -118,6 +124,12 @@ public final class CompileCommand implements Callable<Integer> {
             }
             return EXIT_BAD_INPUT;
         }
+        Admission admission = Admission.of(state);
+        for (Problem p : admission.problems()) {
+            err.println("warning: " + p);
+        }
+        err.flush();
+        state = admission.admit(state);
         String rules;
         try {
             if (mode.equals("ipvs")) {

@@ -13,8 +13,9 @@ import java.util.Optional;
 
 /**
  * One service port seen by the proxier of one IP family (kube-proxy's BaseServicePortInfo): addresses
- * of other families are filtered out, load balancers in {@code ipMode: Proxy} are dropped, and the
- * health-check node port is kept only where kube-proxy would serve it.
+ * of other families are filtered out, load balancers in {@code ipMode: Proxy} are dropped (and so are
+ * load-balancer IPs in a special range, unlike kube-proxy), and the health-check node port is kept
+ * only where kube-proxy would serve it.
  *
  * @param affinityTimeoutSeconds 0 when session affinity is None
  */
@@ -43,7 +44,9 @@ public record ServicePortInfo(
         List<IpAddress> externalIPs = svc.externalIPs().stream().filter(ip -> ip.family() == family).toList();
         List<IpAddress> vips = new ArrayList<>();
         for (LoadBalancerIngress ing : svc.loadBalancerIngress()) {
-            if (!ing.proxyMode() && ing.ip().family() == family) {
+            // Unlike kube-proxy, no rule for a special address (loopback, link-local...): it would capture
+            // traffic meant for the node itself. The API server accepts one here; Admission reports it.
+            if (!ing.proxyMode() && ing.ip().family() == family && ing.ip().specialRange().isEmpty()) {
                 vips.add(ing.ip());
             }
         }

@@ -1,21 +1,27 @@
 package io.rulesync.compiler.version;
 
+import io.rulesync.compiler.admission.Admission;
 import io.rulesync.compiler.fold.Changes;
 import io.rulesync.compiler.fold.ClusterFold;
 import io.rulesync.compiler.fold.ClusterView;
 import io.rulesync.compiler.cluster.ClusterCompiler;
 import io.rulesync.compiler.cluster.CompiledCluster;
+import io.rulesync.model.cluster.ClusterState;
+import io.rulesync.model.cluster.NamespacedName;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.OperatorAction;
 import io.rulesync.model.event.ClusterEvent.ResumeRequested;
 import io.rulesync.model.event.ClusterEvent.RollbackRequested;
 import io.rulesync.model.event.ClusterEvent.StateDigest;
+import io.rulesync.model.manifest.Problem;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.RulesDiff;
 import io.rulesync.model.rules.Unit;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -32,10 +38,14 @@ import java.util.Optional;
  * those of the rollback until a resume publishes the compiled state. Node membership is the
  * exception: nodes joining, leaving or changing zone are facts, not rules, so they are published
  * while pinned too (a new node gets the pinned rules through the variants that match it).
+ *
+ * <p>The rules are compiled from the view's state without the Services the API server would have
+ * refused ({@link Admission}: a ClusterIP or NodePort claimed twice); {@link #problems()} says which.
  */
 public final class ClusterHead {
     private final String cluster;
     private final ClusterView view;
+    private final Admission admission;
     private final CompiledCluster compiled;
     private final ClusterRules published;
     private final long version;
@@ -60,10 +70,11 @@ public final class ClusterHead {
         }
     }
 
-    private ClusterHead(String cluster, ClusterView view, CompiledCluster compiled, ClusterRules published, long version,
-            Pin pin) {
+    private ClusterHead(String cluster, ClusterView view, Admission admission, CompiledCluster compiled, ClusterRules published,
+            long version, Pin pin) {
         this.cluster = cluster;
         this.view = view;
+        this.admission = admission;
         this.compiled = compiled;
         this.published = published;
         this.version = version;
@@ -72,7 +83,7 @@ public final class ClusterHead {
 
     /** A cluster no event has been seen for: version 0, no rules. */
     public static ClusterHead empty(String cluster) {
-        return new ClusterHead(cluster, ClusterView.EMPTY, null, ClusterRules.EMPTY, 0, null);
+        return new ClusterHead(cluster, ClusterView.EMPTY, Admission.EMPTY, null, ClusterRules.EMPTY, 0, null);
     }
 
     /**
@@ -83,8 +94,10 @@ public final class ClusterHead {
      */
     public static ClusterHead rebuilt(String cluster, List<ClusterEvent> events, long version, ClusterRules published, Pin pin) {
         ClusterView view = ClusterFold.applyAll(ClusterView.EMPTY, events).view();
-        CompiledCluster compiled = version == 0 && events.isEmpty() ? null : ClusterCompiler.compile(view.state(), view.settings());
-        return new ClusterHead(cluster, view, compiled, published, version, pin);
+        Admission admission = Admission.of(view.state());
+        CompiledCluster compiled = version == 0 && events.isEmpty() ? null
+                : ClusterCompiler.compile(admission.admit(view.state()), view.settings());
+        return new ClusterHead(cluster, view, admission, compiled, published, version, pin);
     }
 
     /**
@@ -129,13 +142,17 @@ public final class ClusterHead {
         }
         List<DigestCheck> digests = new ArrayList<>();
         ClusterFold.Folded folded = foldChecking(events, digests);
+        Admission.Update admitted = admission.update(folded.view().state(), folded.changes().services());
+        ClusterState state = admitted.next().admit(folded.view().state());
         CompiledCluster next;
         Collection<Unit> touched = null;
         if (compiled == null) {
-            next = ClusterCompiler.compile(folded.view().state(), folded.view().settings());
+            next = ClusterCompiler.compile(state, folded.view().settings());
         } else {
-            CompiledCluster.Update u = compiled.update(folded.view().state(), folded.view().settings(),
-                    folded.changes().services(), folded.changes().nodes());
+            // A Service let in or left out because another one came or went is compiled again too.
+            Set<NamespacedName> services = new TreeSet<>(folded.changes().services());
+            services.addAll(admitted.flipped());
+            CompiledCluster.Update u = compiled.update(state, folded.view().settings(), services, folded.changes().nodes());
             next = u.compiled();
             // Only when the published rules are what we last compiled may the diff look at touched units alone.
             touched = published.equals(compiled.rules()) ? u.touched() : null;
@@ -177,7 +194,7 @@ public final class ClusterHead {
         Collection<Unit> compare = acted ? null : pin != null ? List.of() : touched;
         RulesDiff diff = RulesDiff.between(published, target, compare);
         boolean newVersion = acted || !diff.isEmpty();
-        ClusterHead head = new ClusterHead(cluster, folded.view(), next, newVersion ? target : published,
+        ClusterHead head = new ClusterHead(cluster, folded.view(), admitted.next(), next, newVersion ? target : published,
                 newVersion ? version + 1 : version, nextPin);
         return new Step(head, folded.changes(), diff, newVersion, outcomes, digests);
     }
@@ -215,6 +232,16 @@ public final class ClusterHead {
 
     public ClusterView view() {
         return view;
+    }
+
+    /**
+     * What the API server would have refused that the view holds, or left out of the rules: each
+     * Service left out for a ClusterIP or NodePort another Service holds (naming both and the
+     * field), and each load-balancer IP in a special range. In Service name order; equal views give
+     * equal lists.
+     */
+    public List<Problem> problems() {
+        return admission.problems();
     }
 
     public ClusterRules published() {

@@ -157,4 +157,43 @@ class CompileCommandTest {
         assertThat(run("-f", dir.toString(), "--node", "node-a", "--ip-family", "ipv5").exit()).isEqualTo(2);
         assertThat(run("-f", dir.toString()).exit()).isEqualTo(2);
     }
+
+    /**
+     * Two Services on one ClusterIP: not bad input but a conflict, resolved as the compiler service
+     * resolves it (the first by namespace/name keeps it), said on stderr, whatever the files' order.
+     */
+    @Test
+    void aClusterIpClaimedTwiceLeavesTheLaterServiceOutWithAWarningInAnyFileOrder() throws Exception {
+        String api = WEB.replace("name: web", "name: api").replace("service-name: web", "service-name: api")
+                .replace("web-v", "api-v").replace("10.244.0.10", "10.244.0.20").replace("fd00:244::10", "fd00:244::20");
+        Path first = Files.createDirectory(dir.resolve("first"));
+        Files.writeString(first.resolve("a.yaml"), NODE + "---\n" + WEB);
+        Files.writeString(first.resolve("b.yaml"), api);
+        Path second = Files.createDirectory(dir.resolve("second"));
+        Files.writeString(second.resolve("a.yaml"), NODE + "---\n" + api);
+        Files.writeString(second.resolve("b.yaml"), WEB);
+        Run one = run("-f", first.toString(), "--node", "node-a");
+        Run two = run("-f", second.toString(), "--node", "node-a");
+        assertThat(one.exit()).isZero();
+        assertThat(one.out()).isEqualTo(two.out()).contains("shop/api:http", "10.244.0.20:8080").doesNotContain("shop/web");
+        assertThat(one.err()).isEqualTo(two.err()).isEqualTo(
+                "warning: Service shop/web: spec.clusterIPs[0]: 10.96.0.10 is also the ClusterIP of Service shop/api"
+                        + " (spec.clusterIPs[0]), which sorts first and keeps it; the API server allocates a ClusterIP to one"
+                        + " Service only, so this Service is left out of the rules\n"
+                        + "warning: Service shop/web: spec.clusterIPs[1]: fd00:96::10 is also the ClusterIP of Service shop/api"
+                        + " (spec.clusterIPs[1]), which sorts first and keeps it; the API server allocates a ClusterIP to one"
+                        + " Service only, so this Service is left out of the rules\n");
+        Run ipvs = run("-f", second.toString(), "--node", "node-a", "--mode", "ipvs");
+        assertThat(ipvs.out()).contains("10.244.0.20:8080").doesNotContain("10.244.0.10");
+    }
+
+    @Test
+    void aSpecialAddressIsBadInput() throws Exception {
+        Files.writeString(dir.resolve("all.yaml"), NODE + "---\n" + WEB.replace("10.244.0.10", "169.254.169.254"));
+        Run r = run("-f", dir.toString(), "--node", "node-a");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.out()).isEmpty();
+        assertThat(r.err()).isEqualTo(dir.resolve("all.yaml") + " (document 3): EndpointSlice shop/web-v4: endpoints[0].addresses[0]:"
+                + " 169.254.169.254 is link-local (the API server refuses it)\n");
+    }
 }

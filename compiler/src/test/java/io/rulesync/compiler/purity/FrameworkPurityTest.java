@@ -31,10 +31,10 @@ class FrameworkPurityTest {
                 .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
                 .importPackages("io.rulesync.model", "io.rulesync.compiler.endpoints", "io.rulesync.compiler.iptables",
                         "io.rulesync.compiler.ipvs", "io.rulesync.compiler.cluster", "io.rulesync.compiler.fold", "io.rulesync.compiler.version",
-                        "io.rulesync.compiler.eventlog");
+                        "io.rulesync.compiler.eventlog", "io.rulesync.compiler.admission");
         pureCore("io.rulesync.model..", "io.rulesync.compiler.endpoints..", "io.rulesync.compiler.iptables..",
                 "io.rulesync.compiler.ipvs..", "io.rulesync.compiler.cluster..", "io.rulesync.compiler.fold..",
-                "io.rulesync.compiler.version..", "io.rulesync.compiler.eventlog..").check(classes);
+                "io.rulesync.compiler.version..", "io.rulesync.compiler.eventlog..", "io.rulesync.compiler.admission..").check(classes);
     }
 
     /** The rule really catches a violation (the fixture below uses JDBC). */
