@@ -2,6 +2,7 @@ package io.rulesync.compiler.service;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.rulesync.compiler.store.VersionStore;
@@ -13,12 +14,15 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The compiler's Prometheus metrics: events consumed, compile duration, versions produced and their
  * size, and, from the agents' acks, apply durations, apply failures and the network programming
  * latency (the first event of a version observed → a node acknowledging it applied), kube-proxy's
- * {@code network_programming_duration_seconds} for the whole fleet.
+ * {@code network_programming_duration_seconds} for the whole fleet; and per cluster, the problems the
+ * compiler found in its state ({@code rulesync.cluster.problems}).
  */
 public final class CompilerMetrics implements PartitionProcessor.Observer {
     private static final Duration[] LATENCY_BUCKETS = {Duration.ofMillis(100), Duration.ofMillis(250), Duration.ofMillis(500),
@@ -30,6 +34,7 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
     private final VersionStore store;
     private final Counter consumed;
     private final Timer compile;
+    private final Map<String, AtomicInteger> problemCounts = new ConcurrentHashMap<>();
     /** When the first event of a (cluster, version) was observed: many nodes ack the same version. */
     private final Map<String, Optional<Instant>> observed = new LinkedHashMap<>(64, 0.75f, true) {
         @Override
@@ -72,6 +77,23 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
     public void resyncRequested(String cluster) {
         Counter.builder("rulesync.resyncs.requested").description("Watchers asked to publish a cluster's whole state again")
                 .tag("cluster", cluster).register(registry).increment();
+    }
+
+    @Override
+    public void problemsChanged(String cluster, List<io.rulesync.model.manifest.Problem> problems) {
+        problems(cluster).set(problems.size());
+    }
+
+    /** One gauge per cluster, registered when the cluster is first seen; the registry keeps only a weak reference. */
+    private AtomicInteger problems(String cluster) {
+        return problemCounts.computeIfAbsent(cluster, c -> {
+            AtomicInteger n = new AtomicInteger();
+            Gauge.builder("rulesync.cluster.problems", n, AtomicInteger::get)
+                    .description("What a cluster's folded state holds that the API server would have refused or that is left out of "
+                            + "the rules: Services claiming a ClusterIP or NodePort another Service holds, special load-balancer IPs")
+                    .tag("cluster", c).register(registry);
+            return n;
+        });
     }
 
     @Override

@@ -102,8 +102,12 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
     }
 
     private void forget(int partition) {
-        processors.remove(partition);
+        PartitionProcessor p = processors.remove(partition);
         unverified.remove(partition);
+        if (p != null) {
+            // Its clusters' problems are now the new owner's to count.
+            p.heads().keySet().forEach(cluster -> metrics.problemsChanged(cluster, List.of()));
+        }
     }
 
     @Override

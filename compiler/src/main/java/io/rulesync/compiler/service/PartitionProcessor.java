@@ -18,6 +18,7 @@ import io.rulesync.model.event.ClusterEvent.SyncMarker;
 import io.rulesync.model.event.EventCodec;
 import io.rulesync.model.event.Json;
 import io.rulesync.model.event.ResyncRequest;
+import io.rulesync.model.manifest.Problem;
 import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.model.rules.RulesDiff;
 import io.rulesync.model.topic.Topics;
@@ -33,6 +34,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -99,6 +101,10 @@ public final class PartitionProcessor {
 
         default void positionReset(int partition) {
         }
+
+        /** What {@link ClusterHead#problems()} says of a cluster changed (or was first seen by this processor). */
+        default void problemsChanged(String cluster, List<Problem> problems) {
+        }
     }
 
     /** How often at most one cluster's watcher is asked for a resync after a disagreeing digest. */
@@ -116,6 +122,8 @@ public final class PartitionProcessor {
     private final Map<String, ClusterHead> heads = new HashMap<>();
     /** When each cluster's watcher was last asked for a resync (in memory: a restart may ask once more). */
     private final Map<String, Instant> resyncAsked = new HashMap<>();
+    /** Each cluster's problems as last logged, so that they are logged once per change, not per batch or rebuild. */
+    private final Map<String, List<Problem>> reported = new HashMap<>();
     private LogPosition position;
 
     public PartitionProcessor(VersionStore store, Topics topics, String group, int partition, Clock clock, Faults faults,
@@ -162,14 +170,53 @@ public final class PartitionProcessor {
         heads.clear();
         for (String cluster : store.clustersOn(topics.events(), partition)) {
             List<ClusterEvent> events = new ArrayList<>();
+            int refused = 0;
+            String firstReason = null;
             for (String payload : store.eventPayloads(cluster)) {
-                // Stored events were valid when stored, and the codec is versioned.
-                events.add(((EventCodec.Decoded.Valid) EventCodec.decode(payload)).event());
+                // Stored events were valid when stored, and the codec is versioned. A decoder that became
+                // stricter (issue 13: special addresses) refuses some: they are left out, as they would be
+                // dead letters if they arrived now, and the next version drops their rules.
+                EventCodec.Decoded d = EventCodec.decode(payload);
+                if (d instanceof EventCodec.Decoded.Valid v) {
+                    events.add(v.event());
+                } else {
+                    refused++;
+                    firstReason = firstReason == null ? ((EventCodec.Decoded.Invalid) d).reason() : firstReason;
+                }
+            }
+            if (refused > 0) {
+                log.warn("cluster {}: {} stored event(s) are refused by this compiler and left out of its rebuild; the first: {}",
+                        cluster, refused, firstReason);
             }
             long version = store.head(cluster);
             ClusterHead.Pin pin = store.pinning(cluster).map(a -> new ClusterHead.Pin(a.id(), a.toVersion())).orElse(null);
-            heads.put(cluster, ClusterHead.rebuilt(cluster, events, version, store.rules(cluster, version), pin));
+            ClusterHead head = ClusterHead.rebuilt(cluster, events, version, store.rules(cluster, version), pin);
+            heads.put(cluster, head);
+            report(cluster, head.problems());
         }
+    }
+
+    /**
+     * Logs a cluster's problems when they differ from what was logged last (one line per problem
+     * that appeared, one per problem resolved), and tells the observer.
+     */
+    private void report(String cluster, List<Problem> now) {
+        List<Problem> before = reported.getOrDefault(cluster, List.of());
+        if (before.equals(now) && reported.containsKey(cluster)) {
+            return;
+        }
+        for (Problem p : now) {
+            if (!before.contains(p)) {
+                log.warn("cluster {}: {}", cluster, p);
+            }
+        }
+        for (Problem p : before) {
+            if (!now.contains(p)) {
+                log.info("cluster {}: resolved: {}", cluster, p);
+            }
+        }
+        reported.put(cluster, now);
+        observer.problemsChanged(cluster, now);
     }
 
     /**
@@ -324,6 +371,9 @@ public final class PartitionProcessor {
         }
         faults.at(Point.AFTER_COMMIT);
         heads.putAll(next);
+        for (Map.Entry<String, ClusterHead> e : new TreeMap<>(next).entrySet()) {
+            report(e.getKey(), e.getValue().problems());
+        }
         position = position == null ? new LogPosition(newPosition, 0, null, 0, newPosition) : position.advancedTo(newPosition);
         for (Disagreement d : digestsSeen) {
             observer.digestChecked(d.cluster(), d.check().agrees());
