@@ -19,6 +19,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
 
@@ -101,6 +102,10 @@ public final class IpvsApplier {
                 IpvsRuleCheck.check(r);
             } catch (RejectedRuleException e) {
                 return new Outcome("refused " + r.family().id() + " IPVS rules: " + e.getMessage(), 0, 0, 0);
+            }
+            Optional<String> refused = IpvsRuleCheck.addressRefusal(r);
+            if (refused.isPresent()) {
+                return new Outcome("refused " + r.family().id() + " IPVS configuration: " + refused.get(), 0, 0, 0);
             }
         }
         int sets = 0;

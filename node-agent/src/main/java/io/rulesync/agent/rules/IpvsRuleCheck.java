@@ -5,10 +5,13 @@ import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.ipvs.IpvsSet;
+import io.rulesync.model.ipvs.RealServer;
+import io.rulesync.model.ipvs.VirtualServer;
 import io.rulesync.model.rules.Table;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
 
@@ -29,6 +32,8 @@ public final class IpvsRuleCheck {
     private static final Pattern MARK = Pattern.compile("0x[0-9a-f]{1,8}(/0x[0-9a-f]{1,8})?");
     private static final Pattern PORT = Pattern.compile("[1-9][0-9]{0,4}");
     private static final Pattern WORD = Pattern.compile("[A-Za-z0-9.,:/!_-]+");
+    /** kube-proxy's dummy device for the Services' addresses (BoundAddresses.DEVICE). */
+    private static final String IPVS_DEVICE = "kube-ipvs0";
 
     private IpvsRuleCheck() {
     }
@@ -79,6 +84,41 @@ public final class IpvsRuleCheck {
                 throw rejected(table, tokens.get(1), rule, "'" + Printable.of(t) + "' is not a word of IPVS mode's rules here");
             }
         }
+    }
+
+    /**
+     * Why the addresses of an IPVS configuration must not reach the kernel, or empty: a real server
+     * (an endpoint) or an address bound to {@code kube-ipvs0} (a ClusterIP, external or load-balancer
+     * IP) in a special range ({@link SpecialRange}) would send traffic to the node itself or take it
+     * over from the node (bound at 169.254.169.254, the node would answer for the metadata service).
+     * Virtual servers at addresses not bound are the NodePort ones on the node's own addresses, which
+     * the API server does not validate and kube-proxy uses as the node has them; they are not checked.
+     */
+    public static Optional<String> addressRefusal(IpvsRules rules) {
+        for (IpAddress ip : rules.bound()) {
+            Optional<String> why = special(ip);
+            if (why.isPresent()) {
+                return Optional.of("address " + ip + " on " + IPVS_DEVICE + ": " + why.get()
+                        + " (a Service's address there would take traffic meant for the node itself)");
+            }
+        }
+        for (VirtualServer vs : rules.virtualServers()) {
+            for (RealServer rs : vs.realServers()) {
+                Optional<String> why = special(rs.address());
+                if (why.isPresent()) {
+                    return Optional.of("real server " + rs.text() + " of " + vs.key() + ": " + why.get()
+                            + " (the API server refuses it as an endpoint)");
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static Optional<String> special(IpAddress ip) {
+        if (ip.ipv4Mapped()) {
+            return Optional.of(ip + " is an IPv4-mapped IPv6 address");
+        }
+        return ip.specialRange().map(r -> ip + " is " + r.label());
     }
 
     private static boolean address(String t, IpFamily family) {

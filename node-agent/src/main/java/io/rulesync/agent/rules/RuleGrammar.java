@@ -5,6 +5,7 @@ import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.Ports;
 import io.rulesync.model.cluster.Protocol;
+import io.rulesync.model.cluster.SpecialRange;
 import io.rulesync.model.rules.Chain;
 import io.rulesync.model.rules.RuleSet;
 import io.rulesync.model.rules.Table;
@@ -26,6 +27,10 @@ import java.util.regex.Pattern;
  * grammar is either a bug or an attack. Parsing is by structure, not by regex over the whole line,
  * so every value is checked by type (addresses by {@link IpAddress}/{@link Cidr}, ports, marks,
  * probabilities, chain names) and a comment can never break out of its quotes.
+ *
+ * <p>Within the grammar, no rule may send traffic to, or capture it for, an address in a special
+ * range ({@link SpecialRange}): a DNAT to one, or a Service address match ({@code -d} with
+ * {@code --dport}) on one, is refused like a syntax error.
  *
  * <p>Anything else is refused with a {@link RejectedRuleException} naming the table, chain, rule
  * number and the offending option or value.
@@ -212,6 +217,14 @@ public final class RuleGrammar {
                 throw fail("-p " + protocol + " without -m " + protocol + " is not something rulesync emits");
             }
             Optional<Target> tgt = Optional.ofNullable(target).map(t -> target(t, proto));
+            boolean servicePort = matches.stream().anyMatch(m -> m instanceof Match.Port p && p.destinationPort().isPresent());
+            if (dst.isPresent() && servicePort && !dst.get().negated()) {
+                // -d with --dport is a Service's address (ClusterIP, external or load-balancer IP); one in a
+                // special range would capture traffic for the node itself. The node's own addresses for
+                // NodePorts (loopback included) and the localnet guard come without a port and stay allowed.
+                notSpecial("-d " + destination.value(), dst.get().cidr().network(),
+                        "a Service's address there would capture traffic meant for the node itself");
+            }
             return new ParsedRule(table, family, chain, src, dst, proto, matches, tgt);
         }
 
@@ -655,7 +668,24 @@ public final class RuleGrammar {
             if (ip.family() != family || !ip.toString().equals(host)) {
                 throw fail(where + ": expected a canonical " + family.id() + " address");
             }
+            notSpecial(where, ip, "the API server refuses it as an endpoint");
             return new Target.Dnat(ip, port("--to-destination port", port));
+        }
+
+        /**
+         * What the API server refuses for endpoints and external IPs (and the compiler never emits):
+         * an unspecified, loopback, link-local (the cloud metadata service) or link-local multicast
+         * address, or an IPv4-mapped IPv6 one. Traffic sent to or captured at one would reach the node
+         * itself.
+         */
+        private void notSpecial(String where, IpAddress ip, String why) {
+            if (ip.ipv4Mapped()) {
+                throw fail(where + ": " + ip + " is an IPv4-mapped IPv6 address (" + why + ")");
+            }
+            Optional<SpecialRange> special = ip.specialRange();
+            if (special.isPresent()) {
+                throw fail(where + ": " + ip + " is " + special.get().label() + " (" + why + ")");
+            }
         }
     }
 }
