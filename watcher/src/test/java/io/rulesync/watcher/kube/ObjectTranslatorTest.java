@@ -92,4 +92,40 @@ class ObjectTranslatorTest {
         assertThat(ObjectTranslator.key(MockCluster.service("shop", "web", null, 80))).isEqualTo("shop/web");
         assertThat(ObjectTranslator.key(MockCluster.node("node-a", "192.168.0.1"))).isEqualTo("node-a");
     }
+
+    /**
+     * Objects from an API server go through the same decoder: were one to hold an address the API
+     * server refuses today (an older server, or one with strict validation off), it is refused with
+     * its field, as from a file or the events topic.
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
+        "127.0.0.1        | is loopback",
+        "169.254.169.254  | is link-local",
+        "0.0.0.0          | is unspecified",
+        "224.0.0.1        | is link-local multicast",
+        "::1              | is loopback",
+        "fe80::1          | is link-local",
+        "::ffff:127.0.0.1 | is an IPv4-mapped IPv6 address",
+        "10.0.0.1         |",
+        "2001:db8::1      |",
+    })
+    void specialAddressesFromAClusterAreRefusedLikeAnyOther(String address, String verdict) {
+        io.fabric8.kubernetes.api.model.Service external = MockCluster.service("shop", "web", "10.96.0.80", 80);
+        external.getSpec().setExternalIPs(List.of(address));
+        io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice slice = MockCluster.slice("shop", "web-abc", "web", "10.244.0.11");
+        slice.setAddressType(address.contains(":") ? "IPv6" : "IPv4");
+        slice.getEndpoints().get(0).setAddresses(List.of(address));
+        Decoded s = ObjectTranslator.decode(ObjectKind.SERVICE, external);
+        Decoded e = ObjectTranslator.decode(ObjectKind.ENDPOINT_SLICE, slice);
+        if (verdict == null) {
+            assertThat(s).isInstanceOf(Decoded.Accepted.class);
+            assertThat(e).isInstanceOf(Decoded.Accepted.class);
+            return;
+        }
+        assertThat(((Decoded.Rejected) s).problems()).extracting(Problem::toString).containsExactly(
+                "Service shop/web: spec.externalIPs[0]: " + address + " " + verdict + " (the API server refuses it)");
+        assertThat(((Decoded.Rejected) e).problems()).extracting(Problem::toString).containsExactly(
+                "EndpointSlice shop/web-abc: endpoints[0].addresses[0]: " + address + " " + verdict + " (the API server refuses it)");
+    }
 }
