@@ -58,7 +58,7 @@ public final class IpAddress implements Comparable<IpAddress> {
      * {@code ::ffff:a.b.c.d}: an IPv4 address written as IPv6. Software disagrees on which family it
      * is, so the API server's strict validation (KEP-4858) refuses it in every address field.
      */
-    public boolean ipv4Mapped() {
+    public boolean isIpv4Mapped() {
         if (bytes.length != 16) {
             return false;
         }

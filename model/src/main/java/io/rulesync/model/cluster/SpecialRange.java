@@ -28,7 +28,7 @@ public enum SpecialRange {
 
     /** The range {@code ip} lies in, if any. */
     public static Optional<SpecialRange> of(IpAddress ip) {
-        int[] b = ip.ipv4Mapped() ? tail4(ip) : null;
+        int[] b = ip.isIpv4Mapped() ? tail4(ip) : null;
         if (ip.length() == 4 || b != null) {
             if (b == null) {
                 b = new int[] {ip.byteAt(0), ip.byteAt(1), ip.byteAt(2), ip.byteAt(3)};

@@ -417,7 +417,7 @@ public final class ManifestDecoder {
             return null;
         }
         String written = KubernetesNames.printable(f.string(""));
-        if (ip.ipv4Mapped()) {
+        if (ip.isIpv4Mapped()) {
             f.fail(written + " is an IPv4-mapped IPv6 address (the API server refuses it)");
             return null;
         }

@@ -156,7 +156,7 @@ class SpecialAddressesTest {
                 spec: {type: LoadBalancer, clusterIP: %s, ports: [{port: 80, nodePort: 30080}]}
                 status: {loadBalancer: {ingress: [{hostname: lb.example.com}, {ip: "%s"}]}}
                 """.formatted(c.ipv6() ? "\"fd00:96::10\"" : "10.96.0.10", c.address()));
-        if (IpAddress.parse(c.address()).ipv4Mapped()) {
+        if (IpAddress.parse(c.address()).isIpv4Mapped()) {
             assertThat(((Decoded.Rejected) d).problems()).extracting(p -> p.field() + ": " + p.message()).containsExactly(
                     "status.loadBalancer.ingress[1].ip: " + c.address() + " is an IPv4-mapped IPv6 address (the API server refuses it)");
         } else {
@@ -201,9 +201,9 @@ class SpecialAddressesTest {
     @MethodSource("addresses")
     void specialRangeFollowsGo(Case c) {
         IpAddress ip = IpAddress.parse(c.address());
-        String expected = c.verdict() == null || !c.verdict().startsWith("is ") || ip.ipv4Mapped() ? null
+        String expected = c.verdict() == null || !c.verdict().startsWith("is ") || ip.isIpv4Mapped() ? null
                 : c.verdict().substring(3);
-        if (ip.ipv4Mapped()) {
+        if (ip.isIpv4Mapped()) {
             // Go's To4 judges ::ffff:a.b.c.d as a.b.c.d.
             expected = IpAddress.parse(c.address().substring("::ffff:".length())).specialRange().map(SpecialRange::label).orElse(null);
         }

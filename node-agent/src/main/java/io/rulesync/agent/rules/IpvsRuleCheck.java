@@ -115,7 +115,7 @@ public final class IpvsRuleCheck {
     }
 
     private static Optional<String> special(IpAddress ip) {
-        if (ip.ipv4Mapped()) {
+        if (ip.isIpv4Mapped()) {
             return Optional.of(ip + " is an IPv4-mapped IPv6 address");
         }
         return ip.specialRange().map(r -> ip + " is " + r.label());

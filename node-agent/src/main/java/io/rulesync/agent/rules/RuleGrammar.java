@@ -679,7 +679,7 @@ public final class RuleGrammar {
          * itself.
          */
         private void notSpecial(String where, IpAddress ip, String why) {
-            if (ip.ipv4Mapped()) {
+            if (ip.isIpv4Mapped()) {
                 throw fail(where + ": " + ip + " is an IPv4-mapped IPv6 address (" + why + ")");
             }
             Optional<SpecialRange> special = ip.specialRange();
