@@ -20,10 +20,10 @@ import io.rulesync.model.rules.Unit;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import java.util.Set;
-import java.util.TreeSet;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * One cluster as the compiler holds it: the view folded from all its events so far, the rules

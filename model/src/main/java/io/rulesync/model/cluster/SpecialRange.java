@@ -26,26 +26,35 @@ public enum SpecialRange {
         return label;
     }
 
+    /**
+     * What is wrong with {@code ip} where the API server wants an ordinary address (an endpoint, an
+     * external IP): {@code "is link-local"}, {@code "is an IPv4-mapped IPv6 address"}; empty if nothing.
+     */
+    public static Optional<String> refusal(IpAddress ip) {
+        if (ip.isIpv4Mapped()) {
+            return Optional.of("is an IPv4-mapped IPv6 address");
+        }
+        return of(ip).map(r -> "is " + r.label);
+    }
+
     /** The range {@code ip} lies in, if any. */
     public static Optional<SpecialRange> of(IpAddress ip) {
-        int[] b = ip.isIpv4Mapped() ? tail4(ip) : null;
-        if (ip.length() == 4 || b != null) {
-            if (b == null) {
-                b = new int[] {ip.byteAt(0), ip.byteAt(1), ip.byteAt(2), ip.byteAt(3)};
-            }
-            if (b[0] == 0 && b[1] == 0 && b[2] == 0 && b[3] == 0) {
+        if (ip.length() == 4 || ip.isIpv4Mapped()) {
+            int o = ip.length() - 4; // Go's To4: the last four bytes of a mapped address
+            int a = ip.byteAt(o);
+            int b = ip.byteAt(o + 1);
+            int c = ip.byteAt(o + 2);
+            int d = ip.byteAt(o + 3);
+            if ((a | b | c | d) == 0) {
                 return Optional.of(UNSPECIFIED);
             }
-            if (b[0] == 127) {
+            if (a == 127) {
                 return Optional.of(LOOPBACK);
             }
-            if (b[0] == 169 && b[1] == 254) {
+            if (a == 169 && b == 254) {
                 return Optional.of(LINK_LOCAL);
             }
-            if (b[0] == 224 && b[1] == 0 && b[2] == 0) {
-                return Optional.of(LINK_LOCAL_MULTICAST);
-            }
-            return Optional.empty();
+            return a == 224 && b == 0 && c == 0 ? Optional.of(LINK_LOCAL_MULTICAST) : Optional.empty();
         }
         boolean zeroTo15 = true;
         for (int i = 0; i < 15; i++) {
@@ -60,13 +69,6 @@ public enum SpecialRange {
         if (ip.byteAt(0) == 0xfe && (ip.byteAt(1) & 0xc0) == 0x80) {
             return Optional.of(LINK_LOCAL);
         }
-        if (ip.byteAt(0) == 0xff && (ip.byteAt(1) & 0x0f) == 0x02) {
-            return Optional.of(LINK_LOCAL_MULTICAST);
-        }
-        return Optional.empty();
-    }
-
-    private static int[] tail4(IpAddress ip) {
-        return new int[] {ip.byteAt(12), ip.byteAt(13), ip.byteAt(14), ip.byteAt(15)};
+        return ip.byteAt(0) == 0xff && (ip.byteAt(1) & 0x0f) == 0x02 ? Optional.of(LINK_LOCAL_MULTICAST) : Optional.empty();
     }
 }

@@ -3,6 +3,7 @@ package io.rulesync.agent.rules;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.cluster.SpecialRange;
 import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.ipvs.IpvsSet;
 import io.rulesync.model.ipvs.RealServer;
@@ -115,10 +116,7 @@ public final class IpvsRuleCheck {
     }
 
     private static Optional<String> special(IpAddress ip) {
-        if (ip.isIpv4Mapped()) {
-            return Optional.of(ip + " is an IPv4-mapped IPv6 address");
-        }
-        return ip.specialRange().map(r -> ip + " is " + r.label());
+        return SpecialRange.refusal(ip).map(why -> ip + " " + why);
     }
 
     private static boolean address(String t, IpFamily family) {

@@ -679,12 +679,9 @@ public final class RuleGrammar {
          * itself.
          */
         private void notSpecial(String where, IpAddress ip, String why) {
-            if (ip.isIpv4Mapped()) {
-                throw fail(where + ": " + ip + " is an IPv4-mapped IPv6 address (" + why + ")");
-            }
-            Optional<SpecialRange> special = ip.specialRange();
-            if (special.isPresent()) {
-                throw fail(where + ": " + ip + " is " + special.get().label() + " (" + why + ")");
+            Optional<String> wrong = SpecialRange.refusal(ip);
+            if (wrong.isPresent()) {
+                throw fail(where + ": " + ip + " " + wrong.get() + " (" + why + ")");
             }
         }
     }
