@@ -4,6 +4,9 @@ import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.BearerTokenFilter;
 import io.rulesync.api.actions.ActionsController;
 import io.rulesync.api.clusters.ClustersController;
+import io.rulesync.api.errors.DeclaredParameters;
+import io.rulesync.api.errors.ProblemErrorController;
+import io.rulesync.api.errors.ProblemReportValve;
 import io.rulesync.api.events.EventsController;
 import io.rulesync.api.history.HistoryController;
 import io.rulesync.api.nodes.NodesController;
@@ -25,15 +28,22 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import javax.sql.DataSource;
+import org.apache.catalina.Lifecycle;
+import org.apache.catalina.Valve;
+import org.apache.catalina.core.StandardHost;
+import org.apache.catalina.valves.ErrorReportValve;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
+import org.springframework.boot.tomcat.TomcatContextCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.DependsOn;
 import org.springframework.context.annotation.PropertySource;
 import org.springframework.core.Ordered;
+import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
+import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 
 /**
  * The api service: HTTP over the versions the compiler stores in PostgreSQL. Beans are declared
@@ -145,5 +155,47 @@ public class ApiApplication {
     @Bean
     ProblemResponses problemResponses() {
         return new ProblemResponses();
+    }
+
+    /** In place of Spring Boot's /error page, which answers JSON of its own shape (and 500 when asked directly). */
+    @Bean
+    ProblemErrorController problemErrorController() {
+        return new ProblemErrorController();
+    }
+
+    /** Query parameters no handler declares are refused, not ignored. */
+    @Bean
+    WebMvcConfigurer declaredParameters() {
+        DeclaredParameters check = new DeclaredParameters();
+        return new WebMvcConfigurer() {
+            @Override
+            public void addInterceptors(InterceptorRegistry registry) {
+                registry.addInterceptor(check);
+            }
+        };
+    }
+
+    /**
+     * Tomcat's own refusals (a malformed URL, headers too large) as problems: the host reports errors
+     * with {@link ProblemReportValve}. The host installs its error report valve when it starts; Spring
+     * Boot adds an HTML one of its own before that, which goes.
+     */
+    @Bean
+    TomcatContextCustomizer problemReports() {
+        return context -> {
+            if (!(context.getParent() instanceof StandardHost host)) {
+                throw new IllegalStateException("expected the api's context inside a Tomcat host, not " + context.getParent());
+            }
+            host.setErrorReportValveClass(ProblemReportValve.class.getName());
+            host.addLifecycleListener(e -> {
+                if (Lifecycle.BEFORE_START_EVENT.equals(e.getType())) {
+                    for (Valve v : host.getPipeline().getValves()) {
+                        if (v instanceof ErrorReportValve && !(v instanceof ProblemReportValve)) {
+                            host.getPipeline().removeValve(v);
+                        }
+                    }
+                }
+            });
+        };
     }
 }
