@@ -2,6 +2,7 @@ package io.rulesync.api;
 
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.BearerTokenFilter;
+import io.rulesync.api.access.FailedAuthentications;
 import io.rulesync.api.actions.ActionsController;
 import io.rulesync.api.clusters.ClustersController;
 import io.rulesync.api.errors.DeclaredParameters;
@@ -16,6 +17,7 @@ import io.rulesync.api.snapshot.Snapshots;
 import io.rulesync.compiler.store.NodeStatusStore;
 import io.rulesync.compiler.store.OperatorActionStore;
 import io.rulesync.compiler.store.VersionStore;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.swagger.v3.oas.models.Components;
 import io.swagger.v3.oas.models.OpenAPI;
 import io.swagger.v3.oas.models.info.Info;
@@ -25,6 +27,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import javax.sql.DataSource;
@@ -133,9 +136,11 @@ public class ApiApplication {
         return ApiTokens.parse(lines, source);
     }
 
+    /** Failed authentications are logged at most once a minute per remote address, with the count left out. */
     @Bean
-    FilterRegistrationBean<BearerTokenFilter> bearerTokenFilter(ApiTokens tokens) {
-        FilterRegistrationBean<BearerTokenFilter> r = new FilterRegistrationBean<>(new BearerTokenFilter(tokens));
+    FilterRegistrationBean<BearerTokenFilter> bearerTokenFilter(ApiTokens tokens, MeterRegistry meters) {
+        FailedAuthentications failures = new FailedAuthentications(Duration.ofMinutes(1), 10_000, Clock.systemUTC());
+        FilterRegistrationBean<BearerTokenFilter> r = new FilterRegistrationBean<>(new BearerTokenFilter(tokens, failures, meters));
         r.addUrlPatterns("/*");
         r.setOrder(Ordered.HIGHEST_PRECEDENCE);
         return r;

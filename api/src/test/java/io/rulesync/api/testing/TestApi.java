@@ -6,6 +6,7 @@ import io.rulesync.api.access.Role;
 import io.rulesync.compiler.store.TestDatabase;
 import io.rulesync.compiler.store.VersionStore;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -115,7 +116,14 @@ public final class TestApi implements AutoCloseable {
      * malformed URL ({@code %zz}), and the api must answer those too.
      */
     public Raw raw(String method, String target, String token) throws IOException {
-        try (Socket s = new Socket("127.0.0.1", Integer.parseInt(app.getEnvironment().getProperty("local.server.port")))) {
+        return raw(method, target, token, "127.0.0.1");
+    }
+
+    /** {@link #raw(String, String, String)} from {@code localAddress} (any 127.x address reaches the api). */
+    public Raw raw(String method, String target, String token, String localAddress) throws IOException {
+        try (Socket s = new Socket()) {
+            s.bind(new InetSocketAddress(localAddress, 0));
+            s.connect(new InetSocketAddress("127.0.0.1", Integer.parseInt(app.getEnvironment().getProperty("local.server.port"))));
             s.setSoTimeout(60_000);
             String request = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
                     + (token == null ? "" : "Authorization: Bearer " + token + "\r\n") + "\r\n";
