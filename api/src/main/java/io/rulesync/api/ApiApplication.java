@@ -2,8 +2,12 @@ package io.rulesync.api;
 
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.BearerTokenFilter;
+import io.rulesync.api.access.FailedAuthentications;
 import io.rulesync.api.actions.ActionsController;
 import io.rulesync.api.clusters.ClustersController;
+import io.rulesync.api.errors.DeclaredParameters;
+import io.rulesync.api.errors.ProblemErrorController;
+import io.rulesync.api.errors.ProblemReportValve;
 import io.rulesync.api.events.EventsController;
 import io.rulesync.api.history.HistoryController;
 import io.rulesync.api.nodes.NodesController;
@@ -13,6 +17,7 @@ import io.rulesync.api.snapshot.Snapshots;
 import io.rulesync.compiler.store.NodeStatusStore;
 import io.rulesync.compiler.store.OperatorActionStore;
 import io.rulesync.compiler.store.VersionStore;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.swagger.v3.oas.models.Components;
 import io.swagger.v3.oas.models.OpenAPI;
 import io.swagger.v3.oas.models.info.Info;
@@ -22,18 +27,26 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import javax.sql.DataSource;
+import org.apache.catalina.Lifecycle;
+import org.apache.catalina.Valve;
+import org.apache.catalina.core.StandardHost;
+import org.apache.catalina.valves.ErrorReportValve;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
+import org.springframework.boot.tomcat.TomcatContextCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.DependsOn;
 import org.springframework.context.annotation.PropertySource;
 import org.springframework.core.Ordered;
+import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
+import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 
 /**
  * The api service: HTTP over the versions the compiler stores in PostgreSQL. Beans are declared
@@ -123,9 +136,11 @@ public class ApiApplication {
         return ApiTokens.parse(lines, source);
     }
 
+    /** Failed authentications are logged at most once a minute per remote address, with the count left out. */
     @Bean
-    FilterRegistrationBean<BearerTokenFilter> bearerTokenFilter(ApiTokens tokens) {
-        FilterRegistrationBean<BearerTokenFilter> r = new FilterRegistrationBean<>(new BearerTokenFilter(tokens));
+    FilterRegistrationBean<BearerTokenFilter> bearerTokenFilter(ApiTokens tokens, MeterRegistry meters) {
+        FailedAuthentications failures = new FailedAuthentications(Duration.ofMinutes(1), 10_000, Clock.systemUTC());
+        FilterRegistrationBean<BearerTokenFilter> r = new FilterRegistrationBean<>(new BearerTokenFilter(tokens, failures, meters));
         r.addUrlPatterns("/*");
         r.setOrder(Ordered.HIGHEST_PRECEDENCE);
         return r;
@@ -145,5 +160,47 @@ public class ApiApplication {
     @Bean
     ProblemResponses problemResponses() {
         return new ProblemResponses();
+    }
+
+    /** In place of Spring Boot's /error page, which answers JSON of its own shape (and 500 when asked directly). */
+    @Bean
+    ProblemErrorController problemErrorController() {
+        return new ProblemErrorController();
+    }
+
+    /** Query parameters no handler declares are refused, not ignored. */
+    @Bean
+    WebMvcConfigurer declaredParameters() {
+        DeclaredParameters check = new DeclaredParameters();
+        return new WebMvcConfigurer() {
+            @Override
+            public void addInterceptors(InterceptorRegistry registry) {
+                registry.addInterceptor(check);
+            }
+        };
+    }
+
+    /**
+     * Tomcat's own refusals (a malformed URL, headers too large) as problems: the host reports errors
+     * with {@link ProblemReportValve}. The host installs its error report valve when it starts; Spring
+     * Boot adds an HTML one of its own before that, which goes.
+     */
+    @Bean
+    TomcatContextCustomizer problemReports() {
+        return context -> {
+            if (!(context.getParent() instanceof StandardHost host)) {
+                throw new IllegalStateException("expected the api's context inside a Tomcat host, not " + context.getParent());
+            }
+            host.setErrorReportValveClass(ProblemReportValve.class.getName());
+            host.addLifecycleListener(e -> {
+                if (Lifecycle.BEFORE_START_EVENT.equals(e.getType())) {
+                    for (Valve v : host.getPipeline().getValves()) {
+                        if (v instanceof ErrorReportValve && !(v instanceof ProblemReportValve)) {
+                            host.getPipeline().removeValve(v);
+                        }
+                    }
+                }
+            });
+        };
     }
 }

@@ -19,10 +19,12 @@ import picocli.CommandLine;
 /**
  * No Docker engine runs here, so the compose file is checked the way the image would run it: every
  * rulesync service's command must parse as a real subcommand with real options, and every
- * RULESYNC_* variable it sets must be one that subcommand reads.
+ * RULESYNC_* variable it sets must be one that subcommand reads: an option's default, or (secrets,
+ * which no option takes) one its --help names.
  */
 class ComposeFileTest {
     private static final Pattern ENV = Pattern.compile("\\$\\{env:(RULESYNC_[A-Z_]+)}");
+    private static final Pattern NAMED = Pattern.compile("\\bRULESYNC_[A-Z_]+\\b");
 
     @Test
     void everyServiceRunsARealSubcommandWithSettingsItReads() throws Exception {
@@ -64,6 +66,13 @@ class ComposeFileTest {
                 Matcher m = ENV.matcher(o.defaultValue());
                 while (m.find()) {
                     read.add(m.group(1));
+                }
+            }
+            // A secret is read from the environment by the code, not as an option's default; its option's help names it.
+            if (!o.hidden()) {
+                Matcher m = NAMED.matcher(String.join(" ", o.description()));
+                while (m.find()) {
+                    read.add(m.group());
                 }
             }
         }

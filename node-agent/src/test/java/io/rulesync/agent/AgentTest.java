@@ -121,29 +121,58 @@ class AgentTest {
     }
 
     @Test
-    void theMetricsEndpointServesTheAgentsCountersAndHealth() throws Exception {
+    void theMetricsAndHealthEndpointsServeTheAgentsCountersAndHealthOnAddressesOfTheirOwn() throws Exception {
         Agent a = agent();
         boolean[] alive = {true};
-        try (MetricsServer m = MetricsServer.start(new InetSocketAddress("127.0.0.1", 0), a, History.CLUSTER, History.NODE,
-                () -> alive[0])) {
+        InetSocketAddress any = new InetSocketAddress("127.0.0.1", 0);
+        try (MetricsServer m = MetricsServer.start(any, any, a, History.CLUSTER, History.NODE, () -> alive[0])) {
             HttpClient http = HttpClient.newHttpClient();
-            URI base = URI.create("http://127.0.0.1:" + m.port());
-            assertThat(http.send(HttpRequest.newBuilder(base.resolve("/healthz")).build(), BodyHandlers.ofString()).statusCode())
+            URI metricsAt = URI.create("http://127.0.0.1:" + m.metricsPort());
+            URI healthzAt = URI.create("http://127.0.0.1:" + m.healthzPort());
+            assertThat(m.metricsPort()).isNotEqualTo(m.healthzPort());
+            assertThat(http.send(HttpRequest.newBuilder(healthzAt.resolve("/healthz")).build(), BodyHandlers.ofString()).statusCode())
                     .isEqualTo(503);
             a.start();
             a.onDeltas(List.of(history.next(new Random(5), 2)));
-            HttpResponse<String> health = http.send(HttpRequest.newBuilder(base.resolve("/healthz")).build(), BodyHandlers.ofString());
+            HttpResponse<String> health = http.send(HttpRequest.newBuilder(healthzAt.resolve("/healthz")).build(), BodyHandlers.ofString());
             assertThat(health.statusCode()).isEqualTo(200);
             assertThat(health.body()).contains("running version 2");
-            String metrics = http.send(HttpRequest.newBuilder(base.resolve("/metrics")).build(), BodyHandlers.ofString()).body();
+            String metrics = http.send(HttpRequest.newBuilder(metricsAt.resolve("/metrics")).build(), BodyHandlers.ofString()).body();
             String tags = "{cluster=\"" + History.CLUSTER + "\",node=\"" + History.NODE + "\"}";
             assertThat(metrics).contains("rulesync_agent_applies_total" + tags + " 2.0",
                     "rulesync_agent_apply_failures_total" + tags + " 0.0", "rulesync_agent_drift_repairs_total" + tags + " 0.0",
                     "rulesync_agent_running_version" + tags + " 2.0", "rulesync_agent_apply_duration_seconds_count" + tags + " 2",
                     "rulesync_agent_ipvs_draining_real_servers" + tags + " 0.0");
+            // Each address serves its own path only: the health port, open to the network, shows no metrics.
+            assertThat(http.send(HttpRequest.newBuilder(healthzAt.resolve("/metrics")).build(), BodyHandlers.ofString()).statusCode())
+                    .isEqualTo(404);
+            assertThat(http.send(HttpRequest.newBuilder(metricsAt.resolve("/healthz")).build(), BodyHandlers.ofString()).statusCode())
+                    .isEqualTo(404);
             alive[0] = false;
-            assertThat(http.send(HttpRequest.newBuilder(base.resolve("/healthz")).build(), BodyHandlers.ofString()).body())
+            assertThat(http.send(HttpRequest.newBuilder(healthzAt.resolve("/healthz")).build(), BodyHandlers.ofString()).body())
                     .contains("the agent loop stopped");
+        }
+        // One address for both serves both; either may be off.
+        try (MetricsServer both = MetricsServer.start(new InetSocketAddress("127.0.0.1", freePort()), null, a, History.CLUSTER,
+                History.NODE, () -> true)) {
+            assertThat(both.healthzPort()).isEqualTo(-1);
+        }
+        int port = freePort();
+        InetSocketAddress one = new InetSocketAddress("127.0.0.1", port);
+        try (MetricsServer both = MetricsServer.start(one, one, a, History.CLUSTER, History.NODE, () -> true)) {
+            HttpClient http = HttpClient.newHttpClient();
+            URI base = URI.create("http://127.0.0.1:" + port);
+            assertThat(both.metricsPort()).isEqualTo(port).isEqualTo(both.healthzPort());
+            assertThat(http.send(HttpRequest.newBuilder(base.resolve("/metrics")).build(), BodyHandlers.ofString()).statusCode())
+                    .isEqualTo(200);
+            assertThat(http.send(HttpRequest.newBuilder(base.resolve("/healthz")).build(), BodyHandlers.ofString()).statusCode())
+                    .isEqualTo(200);
+        }
+    }
+
+    private static int freePort() throws java.io.IOException {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            return s.getLocalPort();
         }
     }
 

@@ -5,6 +5,7 @@ import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.rulesync.model.event.Json;
 import java.io.IOException;
 import java.util.LinkedHashMap;
@@ -20,16 +21,26 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * Every request but a health probe needs {@code Authorization: Bearer TOKEN} of a configured token
  * whose role {@link AccessRules} allows: 401 without one (or with an unknown one), 403 with the
  * wrong role. The caller is left in the request attribute {@link #CALLER} for the audit log.
+ *
+ * <p>Each 401 is counted ({@value #FAILURES}, by reason) and logged as {@link FailedAuthentications}
+ * allows: method, path, remote address and reason, never the token.
  */
 public final class BearerTokenFilter extends OncePerRequestFilter {
     /** Request attribute holding the authenticated {@link Caller}. */
     public static final String CALLER = "rulesync.caller";
     private static final Logger log = LoggerFactory.getLogger(BearerTokenFilter.class);
 
-    private final ApiTokens tokens;
+    /** The counter of refused authentications, tagged {@code reason}. */
+    public static final String FAILURES = "rulesync.api.authentication.failures";
 
-    public BearerTokenFilter(ApiTokens tokens) {
+    private final ApiTokens tokens;
+    private final FailedAuthentications failures;
+    private final MeterRegistry meters;
+
+    public BearerTokenFilter(ApiTokens tokens, FailedAuthentications failures, MeterRegistry meters) {
         this.tokens = tokens;
+        this.failures = failures;
+        this.meters = meters;
     }
 
     @Override
@@ -45,11 +56,13 @@ public final class BearerTokenFilter extends OncePerRequestFilter {
         }
         String header = request.getHeader("Authorization");
         if (header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7) || header.length() == 7) {
+            failed(request, method, path, header == null ? "no Authorization header" : "the Authorization header holds no bearer token");
             refuse(response, HttpStatus.UNAUTHORIZED, "this request needs 'Authorization: Bearer TOKEN'");
             return;
         }
         Caller caller = tokens.authenticate(header.substring(7).strip()).orElse(null);
         if (caller == null) {
+            failed(request, method, path, "unknown token");
             refuse(response, HttpStatus.UNAUTHORIZED, "the bearer token is not one the api knows");
             return;
         }
@@ -62,6 +75,11 @@ public final class BearerTokenFilter extends OncePerRequestFilter {
         }
         request.setAttribute(CALLER, caller);
         chain.doFilter(request, response);
+    }
+
+    private void failed(HttpServletRequest request, String method, String path, String reason) {
+        meters.counter(FAILURES, "reason", reason).increment();
+        failures.failed(method, path, request.getRemoteAddr(), reason).ifPresent(log::warn);
     }
 
     private static void refuse(HttpServletResponse response, HttpStatus status, String detail) throws IOException {

@@ -118,6 +118,10 @@ public class ActionsController {
     @GetMapping("/api/v1/audit")
     public ResponseEntity<?> audit(@RequestParam(name = "cluster", required = false) String cluster,
             @RequestParam(name = "before", required = false) String before, @RequestParam(name = "limit", required = false) String limit) {
+        // Cluster ids are DNS-1123 labels (the fleet file's rule), like namespaces.
+        if (cluster != null && KubernetesNames.checkNamespace(cluster) != null) {
+            return ProblemResponses.about(HttpStatus.BAD_REQUEST, "cluster", "cluster: " + KubernetesNames.checkNamespace(cluster));
+        }
         if (before != null && !NUMBER.matcher(before).matches()) {
             return ProblemResponses.about(HttpStatus.BAD_REQUEST, "before", "before: '" + KubernetesNames.printable(before)
                     + "' is not an action id");

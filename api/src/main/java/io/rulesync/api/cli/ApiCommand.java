@@ -58,6 +58,12 @@ public final class ApiCommand implements Callable<Integer> {
         return this;
     }
 
+    /** The database password, given in process (the demo): no command line shows it. */
+    public ApiCommand withDatabasePassword(String password) {
+        db.usePassword(password);
+        return this;
+    }
+
     /** Starts the api and returns once it serves; closing the context stops it. */
     public ConfigurableApplicationContext start() {
         Map<String, Object> props = new LinkedHashMap<>();

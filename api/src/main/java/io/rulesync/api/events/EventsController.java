@@ -31,6 +31,9 @@ public class EventsController {
     private static final Set<String> KINDS = Set.of("Service", "EndpointSlice", "Node");
     private static final Pattern NUMBER = Pattern.compile("[0-9]{1,18}");
     private static final int MAX_LIMIT = 500;
+    /** RFC 3339's range, well inside PostgreSQL's (4713 BC to 294276 AD), which would refuse the query instead. */
+    private static final Instant EARLIEST = Instant.parse("0000-01-01T00:00:00Z");
+    private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999999999Z");
 
     private final VersionStore store;
 
@@ -54,6 +57,10 @@ public class EventsController {
             } catch (DateTimeParseException e) {
                 return ProblemResponses.about(HttpStatus.BAD_REQUEST, "since",
                         "since: '" + KubernetesNames.printable(since) + "' is not an instant like 2026-11-29T12:00:00Z");
+            }
+            if (from.isBefore(EARLIEST) || from.isAfter(LATEST)) {
+                return ProblemResponses.about(HttpStatus.BAD_REQUEST, "since", "since: '" + KubernetesNames.printable(since)
+                        + "' is outside the years 0000-9999 (RFC 3339's)");
             }
         }
         if (kind != null && !KINDS.contains(kind)) {

@@ -2,6 +2,7 @@ package io.rulesync.api.history;
 
 import io.rulesync.api.ProblemResponses;
 import io.rulesync.api.snapshot.RecentVersions;
+import io.rulesync.api.snapshot.Snapshots;
 import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.KubernetesNames;
@@ -29,7 +30,8 @@ import org.springframework.web.bind.annotation.RestController;
 /**
  * A cluster's history: its versions newest first (keyset pages: {@code ?before=V&limit=N}), one
  * version's metadata, the exact iptables-restore text a node ran at a version, and what changed
- * between two versions.
+ * between two versions. Wherever a version is named ({@code /versions/V}, {@code ?from=V}),
+ * {@code latest} names the cluster's newest.
  */
 @RestController
 public class HistoryController {
@@ -250,17 +252,21 @@ public class HistoryController {
         return find(cluster, version, "version");
     }
 
-    /** {@link #find(String, String)} for a version named by {@code parameter} (the path's, or {@code ?from=}). */
+    /**
+     * {@link #find(String, String)} for a version named by {@code parameter} (the path's, or
+     * {@code ?from=}): a number, or {@value Snapshots#LATEST} for the cluster's newest.
+     */
     private Object find(String cluster, String version, String parameter) {
-        if (!NUMBER.matcher(version).matches()) {
+        if (!version.equals(Snapshots.LATEST) && !NUMBER.matcher(version).matches()) {
             return ProblemResponses.about(HttpStatus.BAD_REQUEST, parameter, parameter + ": '" + KubernetesNames.printable(version)
-                    + "' is not a version number");
+                    + "' is not a version number (1, 2, ...) or '" + Snapshots.LATEST + "'");
         }
         long head = store.head(cluster);
         if (head == 0) {
             return ProblemResponses.unknownCluster(cluster);
         }
-        Optional<VersionStore.VersionInfo> info = store.version(cluster, Long.parseLong(version));
+        long seq = version.equals(Snapshots.LATEST) ? head : Long.parseLong(version);
+        Optional<VersionStore.VersionInfo> info = store.version(cluster, seq);
         if (info.isEmpty()) {
             return ProblemResponses.about(HttpStatus.NOT_FOUND, parameter, parameter + ": cluster '" + KubernetesNames.printable(cluster)
                     + "' has no version " + version + " (its versions are 1-" + head + ")");

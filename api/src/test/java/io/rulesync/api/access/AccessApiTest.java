@@ -3,6 +3,10 @@ package io.rulesync.api.access;
 import static io.rulesync.api.testing.TestApi.assertProblem;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.rulesync.api.testing.TestApi;
 import io.rulesync.testing.needs.RequiresPostgres;
 import java.net.http.HttpResponse;
@@ -12,6 +16,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.slf4j.LoggerFactory;
 
 /** Tokens and roles over real HTTP: 401 without a known token, 403 with the wrong role, and what each role reaches. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -74,6 +79,29 @@ class AccessApiTest {
                 "/api/v1/clusters/shop/versions/2/snapshot/../../../versions", "/api/v1/audit;/snapshot")) {
             assertThat(api.get(disguised, TestApi.AGENT.token()).statusCode()).as(disguised).isIn(400, 403);
         }
+    }
+
+    @Test
+    void failedAuthenticationsAreLoggedWithoutTheTokenAtMostOncePerAddressAndCounted() throws Exception {
+        Logger logger = (Logger) LoggerFactory.getLogger(BearerTokenFilter.class);
+        ListAppender<ILoggingEvent> lines = new ListAppender<>();
+        lines.start();
+        logger.addAppender(lines);
+        try {
+            // From addresses of their own (any 127.x reaches the api), so other tests' failures do not count here.
+            for (int i = 0; i < 5; i++) {
+                api.raw("GET", "/api/v1/audit", "rs_guess-" + i, "127.0.0.2");
+            }
+            api.raw("GET", "/api/v1/clusters", null, "127.0.0.3");
+            assertThat(lines.list).extracting(ILoggingEvent::getFormattedMessage).containsExactly(
+                    "authentication failed: GET /api/v1/audit from 127.0.0.2: unknown token",
+                    "authentication failed: GET /api/v1/clusters from 127.0.0.3: no Authorization header");
+            assertThat(lines.list).allMatch(e -> e.getLevel() == Level.WARN);
+        } finally {
+            logger.detachAppender(lines);
+        }
+        assertThat(api.get("/actuator/prometheus").body()).containsPattern(
+                "rulesync_api_authentication_failures_total\\{reason=\"unknown token\"\\} [1-9]");
     }
 
     @Test

@@ -15,6 +15,8 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.springframework.context.ConfigurableApplicationContext;
 import picocli.CommandLine;
@@ -29,8 +31,10 @@ class ApiCommandTest {
             Path tokens = Files.createTempFile("tokens", ".txt");
             Files.writeString(tokens, "# generated for the test\n" + TestApi.AGENT.line() + "\n");
             ApiCommand command = new ApiCommand();
-            new CommandLine(command).parseArgs("--port", "0", "--db-url", db.url(), "--db-user", db.user(),
-                    "--db-password", db.password(), "--tokens-file", tokens.toString());
+            List<String> args = new ArrayList<>(List.of("--port", "0", "--db-url", db.url(), "--db-user", db.user(),
+                    "--tokens-file", tokens.toString()));
+            args.addAll(db.passwordOptions());
+            new CommandLine(command).parseArgs(args.toArray(String[]::new));
             try (ConfigurableApplicationContext app = command.start()) {
                 String port = app.getEnvironment().getProperty("local.server.port");
                 HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
@@ -52,7 +56,7 @@ class ApiCommandTest {
         cl.parseArgs("--db-url", "jdbc:postgresql://127.0.0.1:5432/x");
         assertThat((Integer) cl.getCommandSpec().findOption("--port").getValue()).isEqualTo(8080);
         assertThat((String) cl.getCommandSpec().findOption("--db-user").getValue()).isEqualTo("postgres");
-        assertThat((String) cl.getCommandSpec().findOption("--db-password").getValue())
-                .isEqualTo(System.getenv("RULESYNC_DB_PASSWORD"));
+        assertThat(cl.getCommandSpec().findOption("--db-password").hidden()).isTrue();
+        assertThat(cl.getUsageMessage()).contains("--db-password-file=FILE").doesNotContain("--db-password=");
     }
 }

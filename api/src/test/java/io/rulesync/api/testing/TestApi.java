@@ -5,13 +5,20 @@ import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Role;
 import io.rulesync.compiler.store.TestDatabase;
 import io.rulesync.compiler.store.VersionStore;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import org.assertj.core.api.Assertions;
+import org.postgresql.ds.PGSimpleDataSource;
 import org.snakeyaml.engine.v2.api.Load;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.springframework.boot.WebApplicationType;
@@ -33,6 +40,7 @@ public final class TestApi implements AutoCloseable {
         return String.join(",", VIEWER.line(), OPERATOR.line(), AGENT.line());
     }
 
+    /** Null when the caller owns the database ({@link #on}). */
     private final TestDatabase db;
     private final VersionStore store;
     private final ConfigurableApplicationContext app;
@@ -56,14 +64,27 @@ public final class TestApi implements AutoCloseable {
             for (String c : clusters) {
                 StoredClusters.twoVersions(store, c);
             }
-            return new TestApi(db, store, new SpringApplicationBuilder(ApiApplication.class).web(WebApplicationType.SERVLET)
-                    .properties(Map.of("server.port", 0, "spring.datasource.url", db.url(), "spring.datasource.username", db.user(),
-                            "spring.datasource.password", db.password(), "spring.main.banner-mode", "off",
-                            "rulesync.api.tokens", tokenProperty(), "rulesync.api.action-wait", "PT1S")).run());
+            return new TestApi(db, store, run(db.url(), db.user(), db.password()));
         } catch (Exception | Error e) {
             db.close();
             throw e;
         }
+    }
+
+    /** The api on a database the caller provides, migrated and filled; closing the api leaves it alone. */
+    public static TestApi on(String url, String user, String password) {
+        PGSimpleDataSource ds = new PGSimpleDataSource();
+        ds.setUrl(url);
+        ds.setUser(user);
+        ds.setPassword(password);
+        return new TestApi(null, new VersionStore(ds), run(url, user, password));
+    }
+
+    private static ConfigurableApplicationContext run(String url, String user, String password) {
+        return new SpringApplicationBuilder(ApiApplication.class).web(WebApplicationType.SERVLET)
+                .properties(Map.of("server.port", 0, "spring.datasource.url", url, "spring.datasource.username", user,
+                        "spring.datasource.password", password, "spring.main.banner-mode", "off",
+                        "rulesync.api.tokens", tokenProperty(), "rulesync.api.action-wait", "PT1S")).run();
     }
 
     public VersionStore store() {
@@ -90,6 +111,58 @@ public final class TestApi implements AutoCloseable {
                 .POST(json == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(json)));
     }
 
+    /**
+     * {@code METHOD target HTTP/1.1} sent byte for byte over a socket: HttpClient refuses to send a
+     * malformed URL ({@code %zz}), and the api must answer those too.
+     */
+    public Raw raw(String method, String target, String token) throws IOException {
+        return raw(method, target, token, "127.0.0.1");
+    }
+
+    /** {@link #raw(String, String, String)} from {@code localAddress} (any 127.x address reaches the api). */
+    public Raw raw(String method, String target, String token, String localAddress) throws IOException {
+        try (Socket s = new Socket()) {
+            s.bind(new InetSocketAddress(localAddress, 0));
+            s.connect(new InetSocketAddress("127.0.0.1", Integer.parseInt(app.getEnvironment().getProperty("local.server.port"))));
+            s.setSoTimeout(60_000);
+            String request = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                    + (token == null ? "" : "Authorization: Bearer " + token + "\r\n") + "\r\n";
+            s.getOutputStream().write(request.getBytes(StandardCharsets.UTF_8));
+            return Raw.parse(s.getInputStream().readAllBytes());
+        }
+    }
+
+    /** An HTTP response as read off the socket; header names in lower case. */
+    public record Raw(int status, Map<String, String> headers, String body) {
+        static Raw parse(byte[] bytes) {
+            String all = new String(bytes, StandardCharsets.UTF_8);
+            int end = all.indexOf("\r\n\r\n");
+            String[] head = all.substring(0, end).split("\r\n");
+            Map<String, String> headers = new LinkedHashMap<>();
+            for (int i = 1; i < head.length; i++) {
+                int colon = head[i].indexOf(':');
+                headers.put(head[i].substring(0, colon).strip().toLowerCase(Locale.ROOT), head[i].substring(colon + 1).strip());
+            }
+            String body = all.substring(end + 4);
+            if ("chunked".equalsIgnoreCase(headers.get("transfer-encoding"))) {
+                StringBuilder joined = new StringBuilder();
+                int at = 0;
+                while (true) {
+                    int eol = body.indexOf("\r\n", at);
+                    int size = Integer.parseInt(body.substring(at, eol).strip(), 16);
+                    if (size == 0) {
+                        break;
+                    }
+                    // The bodies here are ASCII JSON, so characters count as bytes.
+                    joined.append(body, eol + 2, eol + 2 + size);
+                    at = eol + 2 + size + 2;
+                }
+                body = joined.toString();
+            }
+            return new Raw(Integer.parseInt(head[0].split(" ")[1]), headers, body);
+        }
+    }
+
     private HttpRequest.Builder request(String path, String token) {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(60));
         return token == null ? b : b.header("Authorization", "Bearer " + token);
@@ -109,17 +182,25 @@ public final class TestApi implements AutoCloseable {
      * none), whose detail contains {@code detail}.
      */
     public static void assertProblem(HttpResponse<String> r, int status, String parameter, String detail) {
-        Assertions.assertThat(r.statusCode()).as(r.body()).isEqualTo(status);
-        Assertions.assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("application/problem+json");
-        Map<?, ?> p = json(r);
+        assertProblem(new Raw(r.statusCode(), Map.of("content-type", r.headers().firstValue("Content-Type").orElse("")), r.body()),
+                status, parameter, detail);
+    }
+
+    /** {@link #assertProblem(HttpResponse, int, String, String)} of a {@link #raw} response. */
+    public static void assertProblem(Raw r, int status, String parameter, String detail) {
+        Assertions.assertThat(r.status()).as(r.body()).isEqualTo(status);
+        Assertions.assertThat(r.headers().getOrDefault("content-type", "")).as(r.body()).startsWith("application/problem+json");
+        Map<?, ?> p = (Map<?, ?>) new Load(LoadSettings.builder().build()).loadFromString(r.body());
         Assertions.assertThat(p.get("status")).isEqualTo(status);
-        Assertions.assertThat(p.get("parameter")).isEqualTo(parameter);
+        Assertions.assertThat(p.get("parameter")).as(r.body()).isEqualTo(parameter);
         Assertions.assertThat((String) p.get("detail")).contains(detail);
     }
 
     @Override
     public void close() {
         app.close();
-        db.close();
+        if (db != null) {
+            db.close();
+        }
     }
 }

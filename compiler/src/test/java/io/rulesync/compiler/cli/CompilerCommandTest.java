@@ -12,6 +12,8 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -28,9 +30,10 @@ class CompilerCommandTest {
         Files.writeString(client, "client.id=rulesync-compiler-test\n");
         try (TestDatabase db = TestDatabase.create()) {
             CompilerCommand command = new CompilerCommand();
-            new CommandLine(command).parseArgs("--kafka", TestInfrastructure.kafkaBootstrapServers(), "--db-url", db.url(),
-                    "--db-user", db.user(), "--db-password", db.password(), "--port", "0", "--kafka-config", client.toString(),
-                    "--group", "compiler-command-" + UUID.randomUUID());
+            List<String> args = new ArrayList<>(List.of("--kafka", TestInfrastructure.kafkaBootstrapServers(), "--db-url", db.url(),
+                    "--db-user", db.user(), "--port", "0", "--kafka-config", client.toString(), "--group", "compiler-command-" + UUID.randomUUID()));
+            args.addAll(db.passwordOptions());
+            new CommandLine(command).parseArgs(args.toArray(String[]::new));
             try (ConfigurableApplicationContext app = command.start()) {
                 assertThat(app.getEnvironment().getProperty("spring.kafka.properties.client.id")).isEqualTo("rulesync-compiler-test");
                 URI base = URI.create("http://127.0.0.1:" + app.getEnvironment().getProperty("local.server.port"));

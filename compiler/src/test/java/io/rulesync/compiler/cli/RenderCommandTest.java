@@ -50,18 +50,22 @@ class RenderCommandTest {
             StringWriter out = new StringWriter();
             StringWriter err = new StringWriter();
             CommandLine cmd = new CommandLine(new RenderCommand()).setOut(new PrintWriter(out)).setErr(new PrintWriter(err));
-            int exit = cmd.execute("--db-url", db.url(), "--db-user", db.user(), "--db-password", db.password(),
-                    "--cluster", "shop", "--node", "node-a");
+            int exit = cmd.execute(args(db, "--cluster", "shop", "--node", "node-a"));
             assertThat(exit).isZero();
             ClusterState state = ClusterManifests.load(List.of(Path.of("../examples/shop")));
             assertThat(out.toString()).isEqualTo(IptablesCompiler.compile(state, "node-a",
                     ClusterCompiler.proxySettings(ClusterSettings.DEFAULT, io.rulesync.model.cluster.IpFamily.IPV4)).render());
 
-            assertThat(cmd.execute("--db-url", db.url(), "--db-user", db.user(), "--db-password", db.password(),
-                    "--cluster", "shop", "--node", "node-z")).isEqualTo(2);
-            assertThat(cmd.execute("--db-url", db.url(), "--db-user", db.user(), "--db-password", db.password(),
-                    "--cluster", "shop", "--node", "node-a", "--version", "7")).isEqualTo(2);
+            assertThat(cmd.execute(args(db, "--cluster", "shop", "--node", "node-z"))).isEqualTo(2);
+            assertThat(cmd.execute(args(db, "--cluster", "shop", "--node", "node-a", "--version", "7"))).isEqualTo(2);
             assertThat(err.toString()).contains("'node-z' is not a node of shop").contains("has versions 1-1");
         }
+    }
+
+    private static String[] args(TestDatabase db, String... more) {
+        List<String> args = new ArrayList<>(List.of("--db-url", db.url(), "--db-user", db.user()));
+        args.addAll(db.passwordOptions());
+        args.addAll(List.of(more));
+        return args.toArray(String[]::new);
     }
 }

@@ -1,9 +1,15 @@
 package io.rulesync.compiler.store;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import io.rulesync.compiler.testing.TestInfrastructure;
@@ -64,6 +70,25 @@ public final class TestDatabase implements AutoCloseable {
 
     public String password() {
         return TestInfrastructure.postgresServer()[2];
+    }
+
+    /**
+     * The options that give a role this database's password as users do: a file only its owner may
+     * read ({@code --db-password-file}); none when the password is empty (the local server's trust).
+     */
+    public List<String> passwordOptions() {
+        if (password().isEmpty()) {
+            return List.of();
+        }
+        try {
+            Path file = Files.createTempFile("rulesync-db-password-", ".txt",
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+            file.toFile().deleteOnExit();
+            Files.writeString(file, password() + "\n");
+            return List.of("--db-password-file", file.toString());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     public long count(String table) {

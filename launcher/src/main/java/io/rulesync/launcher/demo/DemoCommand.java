@@ -165,7 +165,8 @@ public final class DemoCommand implements Callable<Integer> {
             ApiTokens.Issued agentToken = ApiTokens.issue("demo-agent", Role.AGENT);
             ApiCommand apiCommand = new ApiCommand().withTokens(List.of(viewer.line(), operator.line(), agentToken.line()));
             new CommandLine(apiCommand).parseArgs("--port=" + apiPort, "--db-url=" + db.jdbcUrl(), "--db-user=" + db.user(),
-                    "--db-password=" + db.password(), "--events-topic=" + topics.events());
+                    "--events-topic=" + topics.events());
+            apiCommand.withDatabasePassword(db.password());
             ConfigurableApplicationContext api = apiCommand.start();
             running.add(api::close);
             URI apiUrl = URI.create("http://127.0.0.1:" + api.getEnvironment().getProperty("local.server.port"));

@@ -12,18 +12,29 @@ import io.rulesync.model.topic.Topics;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.config.ConfigDef;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code rulesync agent --cluster ID --node NAME}: keeps this node's kernel on the latest version
@@ -33,6 +44,12 @@ import picocli.CommandLine.Option;
         description = "Applies the cluster's rule deltas to this node with iptables-restore, verifies them and acknowledges.")
 public final class AgentCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(AgentCommand.class);
+    /** The api token, when no file is named. */
+    public static final String ENV_API_TOKEN = "RULESYNC_API_TOKEN";
+    /** Kafka's settings that hold secrets (passwords, JAAS configurations), by its own definitions. */
+    private static final Set<String> KAFKA_SECRETS = Stream.of(ConsumerConfig.configDef(), ProducerConfig.configDef())
+            .flatMap(d -> d.configKeys().values().stream()).filter(k -> k.type == ConfigDef.Type.PASSWORD).map(k -> k.name)
+            .collect(Collectors.toUnmodifiableSet());
 
     @Option(names = "--cluster", required = true, description = "Cluster id, as in the watcher's fleet file.")
     String cluster;
@@ -63,9 +80,22 @@ public final class AgentCommand implements Callable<Integer> {
                     + "deletes them, as kube-proxy's flag of the same name. Default: none.")
     List<String> ipvsExcludeCidrs = new ArrayList<>();
 
-    @Option(names = "--metrics-address", defaultValue = "0.0.0.0:9469", paramLabel = "HOST:PORT|off",
-            description = "Serve /metrics (Prometheus) and /healthz here; 'off' serves nothing. Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--metrics-bind-address", defaultValue = "127.0.0.1:10249", paramLabel = "HOST:PORT|off",
+            description = "Serve /metrics (Prometheus, no token) here, as kube-proxy's flag of the same name: this host only "
+                    + "by default; 0.0.0.0:10249 (or the node's address) lets a scraper in, so mind who else can reach it. "
+                    + "'off' serves none. Default: ${DEFAULT-VALUE}.")
     String metricsAddress;
+
+    @Option(names = "--healthz-bind-address", defaultValue = "0.0.0.0:10256", paramLabel = "HOST:PORT|off",
+            description = "Serve /healthz (200 once a version is applied) here, for probes and load balancers, as kube-proxy's "
+                    + "flag of the same name. 'off' serves none. Default: ${DEFAULT-VALUE}.")
+    String healthzAddress;
+
+    @Option(names = "--metrics-address", hidden = true)
+    void renamedMetricsAddress(String ignored) {
+        throw new ParameterException(spec.commandLine(), "--metrics-address is now --metrics-bind-address (/metrics, default "
+                + "127.0.0.1:10249) and --healthz-bind-address (/healthz, default 0.0.0.0:10256), as kube-proxy has them");
+    }
 
     @Option(names = "--kafka-config", paramLabel = "FILE", defaultValue = "${env:RULESYNC_KAFKA_CONFIG}",
             description = "Kafka client settings (TLS, SASL) in Kafka's client.properties format. Default: $RULESYNC_KAFKA_CONFIG.")
@@ -79,9 +109,24 @@ public final class AgentCommand implements Callable<Integer> {
             description = "The api role, for snapshots. Default: ${DEFAULT-VALUE}.")
     URI api;
 
-    @Option(names = "--api-token", defaultValue = "${env:RULESYNC_API_TOKEN}",
-            description = "Bearer token for the api. Default: $RULESYNC_API_TOKEN.")
-    String apiToken;
+    @Option(names = "--api-token-file", paramLabel = "FILE", defaultValue = "${env:RULESYNC_API_TOKEN_FILE}",
+            description = "The api's bearer token (an agent token from 'rulesync token'): the first line of FILE, which other "
+                    + "users must not be able to read (chmod 600 or 640). Default: $RULESYNC_API_TOKEN_FILE; without a file, the "
+                    + "environment variable RULESYNC_API_TOKEN. There is no --api-token: other local users can read a command line.")
+    String apiTokenFile;
+
+    @Option(names = "--api-token", hidden = true)
+    void refuseApiToken(String ignored) {
+        throw new ParameterException(spec.commandLine(), "--api-token is not taken: other local users can read a command line. "
+                + "Give the token in the environment variable " + ENV_API_TOKEN + ", or in a file only you can read with "
+                + "--api-token-file FILE.");
+    }
+
+    @Spec
+    CommandSpec spec;
+
+    /** The environment, where the token is read when no file names it (tests give another). */
+    Map<String, String> env = System.getenv();
 
     @Option(names = "--ip-families", split = ",", defaultValue = "ipv4,ipv6",
             description = "Families this node programs. Default: ${DEFAULT-VALUE}.")
@@ -119,6 +164,11 @@ public final class AgentCommand implements Callable<Integer> {
             if (eq <= 0) {
                 throw new IllegalArgumentException("--kafka-property: '" + kv + "' is not KEY=VALUE");
             }
+            if (KAFKA_SECRETS.contains(kv.substring(0, eq).strip())) {
+                throw new IllegalArgumentException("--kafka-property: " + kv.substring(0, eq).strip() + " holds a secret, which other local "
+                        + "users could read on the command line; put it in the --kafka-config file (Kafka's config providers can "
+                        + "take it from the environment: ${env:NAME})");
+            }
             settings.put(kv.substring(0, eq), kv.substring(eq + 1));
         }
         List<IpFamily> fams = new ArrayList<>();
@@ -139,7 +189,17 @@ public final class AgentCommand implements Callable<Integer> {
         }
         Topics defaults = Topics.DEFAULT;
         Topics topics = new Topics(defaults.events(), deltasTopic, defaults.deadLetters(), acksTopic);
-        String token = apiToken == null || apiToken.isBlank() ? null : apiToken;
+        String token;
+        if (apiTokenFile != null && !apiTokenFile.isBlank()) {
+            try {
+                token = readSecret(Path.of(apiTokenFile));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--api-token-file " + apiTokenFile + ": " + e.getMessage(), e);
+            }
+        } else {
+            token = env.get(ENV_API_TOKEN);
+            token = token == null || token.isBlank() ? null : token.strip();
+        }
         // A dry run needs no privileges, so it keeps its state next to its rules.
         Path state = stateDir != null ? stateDir : dryRun != null ? dryRun : Path.of("/var/lib/rulesync/agent");
         return new AgentConfig(cluster, node, kafka, settings, topics, api, token, fams, dryRun, netns, state,
@@ -149,18 +209,52 @@ public final class AgentCommand implements Callable<Integer> {
 
     /** The metrics address, or null for 'off'. */
     InetSocketAddress metricsAddress() {
-        if ("off".equals(metricsAddress)) {
+        return address("--metrics-bind-address", metricsAddress);
+    }
+
+    /** The health address, or null for 'off'. */
+    InetSocketAddress healthzAddress() {
+        return address("--healthz-bind-address", healthzAddress);
+    }
+
+    private static InetSocketAddress address(String option, String value) {
+        if ("off".equals(value)) {
             return null;
         }
-        int colon = metricsAddress.lastIndexOf(':');
+        int colon = value.lastIndexOf(':');
         try {
-            int port = Integer.parseInt(metricsAddress.substring(colon + 1));
+            int port = Integer.parseInt(value.substring(colon + 1));
             if (colon <= 0 || port < 0 || port > 65535) {
                 throw new NumberFormatException();
             }
-            return new InetSocketAddress(metricsAddress.substring(0, colon), port);
+            return new InetSocketAddress(value.substring(0, colon), port);
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--metrics-address: '" + metricsAddress + "' is not HOST:PORT or off");
+            throw new IllegalArgumentException(option + ": '" + value + "' is not HOST:PORT or off");
+        }
+    }
+
+    /**
+     * The first line of {@code file}, a secret: refused when every user of the machine may read the
+     * file. The group may: Kubernetes gives a secret's files to the pod's {@code fsGroup}.
+     */
+    private static String readSecret(Path file) {
+        try {
+            boolean everyone;
+            try {
+                everyone = Files.getPosixFilePermissions(file).contains(PosixFilePermission.OTHERS_READ);
+            } catch (UnsupportedOperationException notPosix) {
+                everyone = false;
+            }
+            if (everyone) {
+                throw new IllegalArgumentException("every user of this machine may read it; chmod o-r it (600 or 640)");
+            }
+            List<String> lines = Files.readAllLines(file);
+            if (lines.isEmpty() || lines.get(0).isBlank()) {
+                throw new IllegalArgumentException("holds no secret on its first line");
+            }
+            return lines.get(0).strip();
+        } catch (IOException e) {
+            throw new IllegalArgumentException("cannot be read (" + e.getClass().getSimpleName() + ": " + e.getMessage() + ")", e);
         }
     }
 
@@ -174,8 +268,10 @@ public final class AgentCommand implements Callable<Integer> {
             return 2;
         }
         InetSocketAddress metricsAt;
+        InetSocketAddress healthzAt;
         try {
             metricsAt = metricsAddress();
+            healthzAt = healthzAddress();
         } catch (IllegalArgumentException e) {
             System.err.println(e.getMessage());
             return 2;
@@ -184,11 +280,12 @@ public final class AgentCommand implements Callable<Integer> {
                 .log(msg)).start();
         MetricsServer metrics;
         try {
-            metrics = metricsAt == null ? null
-                    : MetricsServer.start(metricsAt, loop.agent(), config.cluster(), config.node(), () -> loop.died() == null);
+            metrics = metricsAt == null && healthzAt == null ? null
+                    : MetricsServer.start(metricsAt, healthzAt, loop.agent(), config.cluster(), config.node(), () -> loop.died() == null);
         } catch (IOException e) {
             loop.close();
-            System.err.println("--metrics-address " + metricsAddress + ": " + e.getMessage());
+            System.err.println("--metrics-bind-address " + metricsAddress + ", --healthz-bind-address " + healthzAddress + ": "
+                    + e.getMessage());
             return 2;
         }
         CountDownLatch stopped = new CountDownLatch(1);

@@ -17,21 +17,65 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /**
- * The agent's own HTTP endpoint, on the JDK's server (the agent has no framework): Prometheus
- * metrics at {@code /metrics} (applies, apply time, failures, drift repairs, the running version)
- * and {@code /healthz}, 200 once a version is applied and while the agent's loop lives, as
- * kube-proxy's healthz port does for load balancers and probes.
+ * The agent's own HTTP endpoints, on the JDK's server (the agent has no framework), on two
+ * addresses as kube-proxy has them:
+ * <ul>
+ *   <li>{@code /metrics} (Prometheus: applies, apply time, failures, drift repairs, the running
+ *       version), by default on 127.0.0.1 only: it needs no token, so it is not for the network
+ *       unless the operator says so;</li>
+ *   <li>{@code /healthz}, 200 once a version is applied and while the agent's loop lives, for
+ *       probes and load balancers, by default on every interface.</li>
+ * </ul>
+ * The same address (and port) for both serves both on one listener.
  */
 public final class MetricsServer implements AutoCloseable {
-    private final HttpServer server;
+    private final HttpServer metrics;
+    private final HttpServer healthz;
 
-    private MetricsServer(HttpServer server) {
-        this.server = server;
+    private MetricsServer(HttpServer metrics, HttpServer healthz) {
+        this.metrics = metrics;
+        this.healthz = healthz;
     }
 
-    /** Serves {@code agent}'s metrics on {@code address}; {@code alive} says whether its loop still runs. */
-    public static MetricsServer start(InetSocketAddress address, Agent agent, String cluster, String node, BooleanSupplier alive)
-            throws IOException {
+    /**
+     * Serves {@code agent}'s metrics on {@code metricsAt} and its health on {@code healthzAt} (either
+     * null: not served); {@code alive} says whether its loop still runs.
+     */
+    public static MetricsServer start(InetSocketAddress metricsAt, InetSocketAddress healthzAt, Agent agent, String cluster, String node,
+            BooleanSupplier alive) throws IOException {
+        HttpServer metrics = metricsAt == null ? null : HttpServer.create(metricsAt, 16);
+        HttpServer healthz;
+        try {
+            // Port 0 asks for any free port: each such address gets one of its own.
+            healthz = healthzAt == null ? null
+                    : healthzAt.getPort() != 0 && healthzAt.equals(metricsAt) ? metrics : HttpServer.create(healthzAt, 16);
+        } catch (IOException e) {
+            if (metrics != null) {
+                metrics.stop(0);
+            }
+            throw new IOException(healthzAt + ": " + e.getMessage(), e);
+        }
+        if (metrics != null) {
+            PrometheusMeterRegistry registry = registry(agent, cluster, node);
+            metrics.createContext("/metrics", ex -> reply(ex, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape()));
+        }
+        if (healthz != null) {
+            healthz.createContext("/healthz", ex -> {
+                boolean ok = alive.getAsBoolean() && agent.running() > 0;
+                reply(ex, ok ? 200 : 503, "text/plain; charset=utf-8", ok ? "ok: running version " + agent.running() + "\n"
+                        : (alive.getAsBoolean() ? "not ready: no version applied yet\n" : "the agent loop stopped\n"));
+            });
+        }
+        if (metrics != null) {
+            metrics.start();
+        }
+        if (healthz != null && healthz != metrics) {
+            healthz.start();
+        }
+        return new MetricsServer(metrics, healthz);
+    }
+
+    private static PrometheusMeterRegistry registry(Agent agent, String cluster, String node) {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         Tags tags = Tags.of("cluster", cluster, "node", node);
         FunctionCounter.builder("rulesync.agent.applies", agent, Agent::applies).description("Versions applied").tags(tags)
@@ -47,20 +91,17 @@ public final class MetricsServer implements AutoCloseable {
         Gauge.builder("rulesync.agent.ipvs.draining.real.servers", agent, Agent::draining)
                 .description("IPVS mode: removed TCP real servers at weight 0, waiting for their connections to end").tags(tags)
                 .register(registry);
-
-        HttpServer server = HttpServer.create(address, 16);
-        server.createContext("/metrics", ex -> reply(ex, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape()));
-        server.createContext("/healthz", ex -> {
-            boolean ok = alive.getAsBoolean() && agent.running() > 0;
-            reply(ex, ok ? 200 : 503, "text/plain; charset=utf-8", ok ? "ok: running version " + agent.running() + "\n"
-                    : (alive.getAsBoolean() ? "not ready: no version applied yet\n" : "the agent loop stopped\n"));
-        });
-        server.start();
-        return new MetricsServer(server);
+        return registry;
     }
 
-    public int port() {
-        return server.getAddress().getPort();
+    /** The port /metrics is served on (-1: not served). */
+    public int metricsPort() {
+        return metrics == null ? -1 : metrics.getAddress().getPort();
+    }
+
+    /** The port /healthz is served on (-1: not served). */
+    public int healthzPort() {
+        return healthz == null ? -1 : healthz.getAddress().getPort();
     }
 
     private static void reply(HttpExchange ex, int status, String type, String body) throws IOException {
@@ -74,6 +115,11 @@ public final class MetricsServer implements AutoCloseable {
 
     @Override
     public void close() {
-        server.stop(0);
+        if (metrics != null) {
+            metrics.stop(0);
+        }
+        if (healthz != null && healthz != metrics) {
+            healthz.stop(0);
+        }
     }
 }

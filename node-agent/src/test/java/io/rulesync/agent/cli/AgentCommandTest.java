@@ -11,8 +11,10 @@ import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -75,14 +77,53 @@ class AgentCommandTest {
     }
 
     @Test
-    void theMetricsAddressIsHostAndPortOrOff() {
+    void metricsStayOnThisHostAndHealthIsOpenAsKubeProxyHasThem() {
         AgentCommand c = new AgentCommand();
         new CommandLine(c).parseArgs("--cluster", "shop", "--node", "a");
-        assertThat(c.metricsAddress()).isEqualTo(new InetSocketAddress("0.0.0.0", 9469));
-        new CommandLine(c).parseArgs("--cluster", "shop", "--node", "a", "--metrics-address", "off");
+        assertThat(c.metricsAddress()).isEqualTo(new InetSocketAddress("127.0.0.1", 10249));
+        assertThat(c.healthzAddress()).isEqualTo(new InetSocketAddress("0.0.0.0", 10256));
+        new CommandLine(c).parseArgs("--cluster", "shop", "--node", "a", "--metrics-bind-address", "off",
+                "--healthz-bind-address", "[::]:10256");
         assertThat(c.metricsAddress()).isNull();
-        new CommandLine(c).parseArgs("--cluster", "shop", "--node", "a", "--metrics-address", "9469");
-        assertThatThrownBy(c::metricsAddress).hasMessage("--metrics-address: '9469' is not HOST:PORT or off");
+        assertThat(c.healthzAddress()).isEqualTo(new InetSocketAddress("::", 10256));
+        new CommandLine(c).parseArgs("--cluster", "shop", "--node", "a", "--metrics-bind-address", "9469");
+        assertThatThrownBy(c::metricsAddress).hasMessage("--metrics-bind-address: '9469' is not HOST:PORT or off");
+        assertThatThrownBy(() -> new CommandLine(new AgentCommand()).parseArgs("--cluster", "shop", "--node", "a",
+                "--metrics-address", "0.0.0.0:9469")).isInstanceOf(CommandLine.ParameterException.class)
+                .hasMessageStartingWith("--metrics-address is now --metrics-bind-address");
+    }
+
+    @Test
+    void theApiTokenComesFromAFileOnlyItsOwnerReadsOrTheEnvironmentNeverTheCommandLine(@TempDir Path dir) throws Exception {
+        assertThatThrownBy(() -> parse("--cluster", "shop", "--node", "a", "--api-token", "rs_secret"))
+                .isInstanceOf(CommandLine.ParameterException.class).hasMessageNotContaining("rs_secret")
+                .hasMessage("--api-token is not taken: other local users can read a command line. Give the token in the environment "
+                        + "variable RULESYNC_API_TOKEN, or in a file only you can read with --api-token-file FILE.");
+        Path file = dir.resolve("token");
+        Files.writeString(file, "rs_from-file\n");
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+        assertThat(parse("--cluster", "shop", "--node", "a", "--api-token-file", file.toString()).apiToken()).isEqualTo("rs_from-file");
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-r--r--"));
+        assertThatThrownBy(() -> parse("--cluster", "shop", "--node", "a", "--api-token-file", file.toString()))
+                .hasMessage("--api-token-file " + file + ": every user of this machine may read it; chmod o-r it (600 or 640)");
+
+        AgentCommand fromEnv = new AgentCommand();
+        fromEnv.env = Map.of("RULESYNC_API_TOKEN", "rs_from-env");
+        new CommandLine(fromEnv).parseArgs("--cluster", "shop", "--node", "a");
+        assertThat(fromEnv.config().apiToken()).isEqualTo("rs_from-env");
+        String help = new CommandLine(new AgentCommand()).getUsageMessage().replaceAll("\\s+", " ");
+        assertThat(help).contains("--api-token-file=FILE", "RULESYNC_API_TOKEN", "There is no --api-token")
+                .doesNotContain("--api-token=");
+    }
+
+    @Test
+    void kafkaSecretsAreRefusedOnTheCommandLine() {
+        for (String key : List.of("sasl.jaas.config", "ssl.key.password", "ssl.keystore.password", "ssl.truststore.password")) {
+            assertThatThrownBy(() -> parse("--cluster", "shop", "--node", "a", "--kafka-property", key + "=secret"))
+                    .hasMessageStartingWith("--kafka-property: " + key + " holds a secret").hasMessageNotContaining("=secret");
+        }
+        assertThat(parse("--cluster", "shop", "--node", "a", "--kafka-property", "sasl.mechanism=PLAIN").kafkaSettings())
+                .containsEntry("sasl.mechanism", "PLAIN");
     }
 
     @Test

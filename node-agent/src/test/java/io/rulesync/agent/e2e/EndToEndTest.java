@@ -137,8 +137,8 @@ class EndToEndTest {
         status = compiler.getBean(NodeStatusStore.class);
 
         ApiCommand apiCommand = new ApiCommand().withTokens(List.of(AGENT_TOKEN.line(), VIEWER_TOKEN.line()));
-        new CommandLine(apiCommand).parseArgs("--port=0", "--db-url=" + db.url(), "--db-user=" + db.user(),
-                "--db-password=" + db.password());
+        new CommandLine(apiCommand).parseArgs("--port=0", "--db-url=" + db.url(), "--db-user=" + db.user());
+        apiCommand.withDatabasePassword(db.password());
         ConfigurableApplicationContext api = apiCommand.start();
         closeLast.add(api::close);
         apiUrl = "http://127.0.0.1:" + api.getEnvironment().getProperty("local.server.port");

@@ -87,7 +87,8 @@ class RollbackEndToEndTest {
         VersionStore store = compiler.getBean(VersionStore.class);
         ApiCommand apiCommand = new ApiCommand().withTokens(List.of(OPERATOR.line(), AGENT.line()));
         new CommandLine(apiCommand).parseArgs("--port=0", "--db-url=" + db.url(), "--db-user=" + db.user(),
-                "--db-password=" + db.password(), "--events-topic=" + topics.events());
+                "--events-topic=" + topics.events());
+        apiCommand.withDatabasePassword(db.password());
         ConfigurableApplicationContext apiApp = apiCommand.start();
         close.add(apiApp::close);
         api = "http://127.0.0.1:" + apiApp.getEnvironment().getProperty("local.server.port");
