@@ -2,6 +2,7 @@ package io.rulesync.compiler.service;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.rulesync.compiler.store.VersionStore;
@@ -13,12 +14,15 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The compiler's Prometheus metrics: events consumed, compile duration, versions produced and their
  * size, and, from the agents' acks, apply durations, apply failures and the network programming
  * latency (the first event of a version observed → a node acknowledging it applied), kube-proxy's
- * {@code network_programming_duration_seconds} for the whole fleet.
+ * {@code network_programming_duration_seconds} for the whole fleet. Also the objects each cluster's
+ * watcher refused (as the partitions this instance holds say) and the records refused as dead letters.
  */
 public final class CompilerMetrics implements PartitionProcessor.Observer {
     private static final Duration[] LATENCY_BUCKETS = {Duration.ofMillis(100), Duration.ofMillis(250), Duration.ofMillis(500),
@@ -30,6 +34,7 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
     private final VersionStore store;
     private final Counter consumed;
     private final Timer compile;
+    private final Map<String, AtomicInteger> refused = new ConcurrentHashMap<>();
     /** When the first event of a (cluster, version) was observed: many nodes ack the same version. */
     private final Map<String, Optional<Instant>> observed = new LinkedHashMap<>(64, 0.75f, true) {
         @Override
@@ -78,6 +83,23 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
     public void positionReset(int partition) {
         Counter.builder("rulesync.events.position.resets").description("Stored positions that did not belong to the live "
                 + "events log (replaced, truncated, or past by retention) and were reset").register(registry).increment();
+    }
+
+    @Override
+    public void refusedObjects(String cluster, int count) {
+        refused.computeIfAbsent(cluster, c -> {
+            AtomicInteger n = new AtomicInteger();
+            Gauge.builder("rulesync.refused.objects", n, AtomicInteger::get)
+                    .description("Objects (and unreadable manifest files) the cluster's watcher refused, as reported to this compiler")
+                    .tag("cluster", c).register(registry);
+            return n;
+        }).set(count);
+    }
+
+    @Override
+    public void deadLettered(int count) {
+        Counter.builder("rulesync.dead.letters").description("Records of the events topic refused as dead letters")
+                .register(registry).increment(count);
     }
 
     /** Operator actions that expired before a compiler carried them out. */
