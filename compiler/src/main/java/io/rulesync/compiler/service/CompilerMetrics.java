@@ -10,6 +10,7 @@ import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.rules.RulesDiff;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +30,7 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
         Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(30),
         Duration.ofMinutes(1), Duration.ofMinutes(5)};
     private static final int OBSERVED_CACHE = 1024;
+    private static final String REFUSED = "rulesync.refused.objects";
 
     private final MeterRegistry registry;
     private final VersionStore store;
@@ -89,11 +91,23 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
     public void refusedObjects(String cluster, int count) {
         refused.computeIfAbsent(cluster, c -> {
             AtomicInteger n = new AtomicInteger();
-            Gauge.builder("rulesync.refused.objects", n, AtomicInteger::get)
+            Gauge.builder(REFUSED, n, AtomicInteger::get)
                     .description("Objects (and unreadable manifest files) the cluster's watcher refused, as reported to this compiler")
                     .tag("cluster", c).register(registry);
             return n;
         }).set(count);
+    }
+
+    /** Clusters of a partition this instance no longer holds: another instance reports them now. */
+    public void forget(Collection<String> clusters) {
+        for (String c : clusters) {
+            if (refused.remove(c) != null) {
+                Gauge g = registry.find(REFUSED).tag("cluster", c).gauge();
+                if (g != null) {
+                    registry.remove(g);
+                }
+            }
+        }
     }
 
     @Override

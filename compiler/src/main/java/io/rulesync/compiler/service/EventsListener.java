@@ -102,7 +102,10 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
     }
 
     private void forget(int partition) {
-        processors.remove(partition);
+        PartitionProcessor p = processors.remove(partition);
+        if (p != null) {
+            metrics.forget(p.heads().keySet());
+        }
         unverified.remove(partition);
     }
 
