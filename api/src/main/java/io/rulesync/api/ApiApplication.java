@@ -11,11 +11,13 @@ import io.rulesync.api.errors.ProblemReportValve;
 import io.rulesync.api.events.EventsController;
 import io.rulesync.api.history.HistoryController;
 import io.rulesync.api.nodes.NodesController;
+import io.rulesync.api.problems.ProblemsController;
 import io.rulesync.api.snapshot.RecentVersions;
 import io.rulesync.api.snapshot.SnapshotController;
 import io.rulesync.api.snapshot.Snapshots;
 import io.rulesync.compiler.store.NodeStatusStore;
 import io.rulesync.compiler.store.OperatorActionStore;
+import io.rulesync.compiler.store.ProblemStore;
 import io.rulesync.compiler.store.VersionStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.swagger.v3.oas.models.Components;
@@ -89,8 +91,19 @@ public class ApiApplication {
     }
 
     @Bean
-    ClustersController clustersController(VersionStore store, NodeStatusStore acks) {
-        return new ClustersController(store, acks);
+    @DependsOn("flywayInitializer")
+    ProblemStore problemStore(DataSource dataSource) {
+        return new ProblemStore(dataSource);
+    }
+
+    @Bean
+    ClustersController clustersController(VersionStore store, NodeStatusStore acks, ProblemStore problems) {
+        return new ClustersController(store, acks, problems);
+    }
+
+    @Bean
+    ProblemsController problemsController(ProblemStore problems) {
+        return new ProblemsController(problems);
     }
 
     @Bean

@@ -1,10 +1,14 @@
 package io.rulesync.watcher;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.event.ResyncRequest;
 import io.rulesync.model.topic.Topics;
 import io.rulesync.model.manifest.Problem;
+import io.rulesync.model.text.Printable;
 import io.rulesync.watcher.fleet.ClusterSource;
 import io.rulesync.watcher.fleet.ClusterSpec;
 import io.rulesync.watcher.fleet.FleetConfig;
@@ -123,7 +127,7 @@ public final class Watcher implements AutoCloseable {
      * @param published      events delivered to the sink
      * @param pending        events not yet delivered (at most one per object, marker and settings, plus
      *                       the batch in flight)
-     * @param rejected       invalid objects and files (logged, not published)
+     * @param rejected       reports of refused objects and files (each logged and published once per change)
      * @param suppressed     updates that changed nothing the model holds (e.g. Node heartbeats)
      * @param failedSends    sends that failed and were retried
      * @param kafkaAvailable false during an outage
@@ -289,6 +293,30 @@ public final class Watcher implements AutoCloseable {
                 publisher.available(), publisher.recoveries());
     }
 
+    /**
+     * Registers the watcher's meters with {@code registry}: per cluster, the objects refused now
+     * ({@code rulesync_watcher_refused_objects}) and the problem reports published
+     * ({@code rulesync_watcher_problem_reports_total}: one per change of a source's problems, not per
+     * read); and the events published, those not yet delivered, and whether Kafka is available.
+     */
+    public void bindMetrics(MeterRegistry registry) {
+        for (ClusterFeed f : feeds.values()) {
+            Gauge.builder("rulesync.watcher.refused.objects", f, ClusterFeed::refusedObjects)
+                    .description("Objects (and unreadable manifest files) refused now, each named by a problem report")
+                    .tag("cluster", f.cluster()).register(registry);
+            FunctionCounter.builder("rulesync.watcher.problem.reports", f, ClusterFeed::problemReports)
+                    .description("Problem reports published: a source's problems found, changed or resolved")
+                    .tag("cluster", f.cluster()).register(registry);
+        }
+        FunctionCounter.builder("rulesync.watcher.events.published", publisher, Publisher::published)
+                .description("Events delivered to Kafka").register(registry);
+        Gauge.builder("rulesync.watcher.events.pending", pending, PendingEvents::unpublished)
+                .description("Events not yet delivered (at most one per object, marker, settings and problem source)")
+                .register(registry);
+        Gauge.builder("rulesync.watcher.kafka.available", publisher, p -> p.available() ? 1 : 0)
+                .description("1 while Kafka takes events, 0 during an outage").register(registry);
+    }
+
     /** The per-cluster view (what has been published for each key), e.g. for a health endpoint. */
     public ClusterFeed feed(String cluster) {
         ClusterFeed f = feeds.get(cluster);
@@ -338,7 +366,8 @@ public final class Watcher implements AutoCloseable {
         if (f == null) {
             return; // another watcher's cluster
         }
-        log.info("cluster {}: the compiler asked for a resync ({}); publishing its whole state again", r.cluster(), r.reason());
+        log.info("cluster {}: the compiler asked for a resync ({}); publishing its whole state again", r.cluster(),
+                Printable.escape(r.reason()));
         f.republish();
         f.digest();
     }
@@ -364,7 +393,7 @@ public final class Watcher implements AutoCloseable {
                     String.join("; ", e.problems().stream().map(Problem::toString).toList()));
             return;
         } catch (RuntimeException e) {
-            log.warn("fleet file {} changed but cannot be read: {}", file, e.toString());
+            log.warn("fleet file {} changed but cannot be read: {}", file, Printable.escape(e.toString()));
             return;
         }
         for (ClusterSpec c : next.clusters()) {

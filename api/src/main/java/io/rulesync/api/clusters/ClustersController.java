@@ -2,6 +2,7 @@ package io.rulesync.api.clusters;
 
 import io.rulesync.api.nodes.Convergence;
 import io.rulesync.compiler.store.NodeStatusStore;
+import io.rulesync.compiler.store.ProblemStore;
 import io.rulesync.compiler.store.VersionStore;
 import io.swagger.v3.oas.annotations.Operation;
 import java.util.EnumMap;
@@ -16,22 +17,25 @@ import org.springframework.web.bind.annotation.RestController;
 
 /**
  * {@code GET /api/v1/clusters}: every cluster with its newest version, whether a rollback pins it
- * (and who pinned it, why), and how many of its acknowledging nodes are converged, behind or failing (nodes that never acknowledged are listed by
- * {@code /clusters/{c}/nodes}).
+ * (and who pinned it, why), how many of its acknowledging nodes are converged, behind or failing (nodes that never acknowledged are listed by
+ * {@code /clusters/{c}/nodes}), and how many objects its watcher refuses now ({@code /clusters/{c}/problems} says which).
  */
 @RestController
 public class ClustersController {
     private final VersionStore versions;
     private final NodeStatusStore acks;
+    private final ProblemStore problems;
 
-    public ClustersController(VersionStore versions, NodeStatusStore acks) {
+    public ClustersController(VersionStore versions, NodeStatusStore acks, ProblemStore problems) {
         this.versions = versions;
         this.acks = acks;
+        this.problems = problems;
     }
 
     @Operation(summary = "Every cluster: newest version, pinned or not, node counts")
     @GetMapping("/api/v1/clusters")
     public ResponseEntity<?> clusters() {
+        Map<String, Integer> refused = problems.refusedObjects();
         List<Map<String, Object>> out = versions.heads().entrySet().stream().map(e -> {
             // Counts need only each node's state, not its lag (which would cost a query per lagging node).
             Map<Convergence.State, Integer> counts = new EnumMap<>(Convergence.State.class);
@@ -55,6 +59,7 @@ public class ClustersController {
                 return pin;
             }).orElse(null));
             c.put("nodes", nodes);
+            c.put("refusedObjects", refused.getOrDefault(e.getKey(), 0));
             return c;
         }).toList();
         return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(Map.of("clusters", out));

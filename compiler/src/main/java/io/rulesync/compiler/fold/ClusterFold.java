@@ -62,9 +62,9 @@ public final class ClusterFold {
             }
             return f;
         }
-        if (event instanceof ClusterEvent.OperatorAction || event instanceof ClusterEvent.StateDigest) {
-            // Pinning decides what is published, not what the cluster is, and a digest only checks what was
-            // folded: ClusterHead handles both.
+        if (event instanceof ClusterEvent.OperatorAction || ProblemReports.leavesRulesAlone(event)) {
+            // Pinning decides what is published, not what the cluster is, a digest only checks what was
+            // folded, and refused objects are not in the view: ClusterHead handles all three.
             return new Folded(view, Changes.NONE);
         }
         SettingsChanged c = (SettingsChanged) event;

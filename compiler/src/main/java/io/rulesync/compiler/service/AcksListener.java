@@ -3,6 +3,7 @@ package io.rulesync.compiler.service;
 import io.rulesync.compiler.store.NodeStatusStore;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.cluster.KubernetesNames;
+import io.rulesync.model.text.Printable;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -43,8 +44,8 @@ public final class AcksListener implements BatchMessageListener<String, String> 
             if (d instanceof Decoded.Valid v) {
                 acks.add(v.ack());
             } else if (d instanceof Decoded.Invalid i) {
-                log.warn("ack skipped, {}-{} offset {} (key {}): {}", r.topic(), r.partition(), r.offset(), r.key(),
-                        i.reason());
+                log.warn("ack skipped, {}-{} offset {} (key {}): {}", r.topic(), r.partition(), r.offset(),
+                        r.key() == null ? "none" : Printable.escape(r.key()), Printable.escape(i.reason()));
             }
         }
         store.recordAcks(acks);
@@ -52,7 +53,7 @@ public final class AcksListener implements BatchMessageListener<String, String> 
         for (NodeAck a : acks) {
             if (a.status() == NodeAck.Status.FAILED) {
                 log.atWarn().addKeyValue("cluster", a.cluster()).addKeyValue("node", a.node()).addKeyValue("version", a.version())
-                        .addKeyValue("running", a.running()).log("node did not apply the version: " + a.error());
+                        .addKeyValue("running", a.running()).log("node did not apply the version: " + Printable.escape(a.error()));
             }
         }
     }

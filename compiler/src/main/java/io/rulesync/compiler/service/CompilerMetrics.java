@@ -10,6 +10,7 @@ import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.rules.RulesDiff;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,20 +22,23 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The compiler's Prometheus metrics: events consumed, compile duration, versions produced and their
  * size, and, from the agents' acks, apply durations, apply failures and the network programming
  * latency (the first event of a version observed → a node acknowledging it applied), kube-proxy's
- * {@code network_programming_duration_seconds} for the whole fleet; and per cluster, the problems the
- * compiler found in its state ({@code rulesync.cluster.problems}).
+ * {@code network_programming_duration_seconds} for the whole fleet; per cluster, the problems the
+ * compiler found in its state ({@code rulesync.cluster.problems}). Also the objects each cluster's
+ * watcher refused (as the partitions this instance holds say) and the records refused as dead letters.
  */
 public final class CompilerMetrics implements PartitionProcessor.Observer {
     private static final Duration[] LATENCY_BUCKETS = {Duration.ofMillis(100), Duration.ofMillis(250), Duration.ofMillis(500),
         Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(30),
         Duration.ofMinutes(1), Duration.ofMinutes(5)};
     private static final int OBSERVED_CACHE = 1024;
+    private static final String REFUSED = "rulesync.refused.objects";
 
     private final MeterRegistry registry;
     private final VersionStore store;
     private final Counter consumed;
     private final Timer compile;
     private final Map<String, AtomicInteger> problemCounts = new ConcurrentHashMap<>();
+    private final Map<String, AtomicInteger> refused = new ConcurrentHashMap<>();
     /** When the first event of a (cluster, version) was observed: many nodes ack the same version. */
     private final Map<String, Optional<Instant>> observed = new LinkedHashMap<>(64, 0.75f, true) {
         @Override
@@ -80,7 +84,7 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
     }
 
     @Override
-    public void problemsChanged(String cluster, List<io.rulesync.model.manifest.Problem> problems) {
+    public void admissionProblemsChanged(String cluster, List<io.rulesync.model.manifest.Problem> problems) {
         problems(cluster).set(problems.size());
     }
 
@@ -100,6 +104,35 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
     public void positionReset(int partition) {
         Counter.builder("rulesync.events.position.resets").description("Stored positions that did not belong to the live "
                 + "events log (replaced, truncated, or past by retention) and were reset").register(registry).increment();
+    }
+
+    @Override
+    public void refusedObjects(String cluster, int count) {
+        refused.computeIfAbsent(cluster, c -> {
+            AtomicInteger n = new AtomicInteger();
+            Gauge.builder(REFUSED, n, AtomicInteger::get)
+                    .description("Objects (and unreadable manifest files) the cluster's watcher refused, as reported to this compiler")
+                    .tag("cluster", c).register(registry);
+            return n;
+        }).set(count);
+    }
+
+    /** Clusters of a partition this instance no longer holds: another instance reports them now. */
+    public void forget(Collection<String> clusters) {
+        for (String c : clusters) {
+            if (refused.remove(c) != null) {
+                Gauge g = registry.find(REFUSED).tag("cluster", c).gauge();
+                if (g != null) {
+                    registry.remove(g);
+                }
+            }
+        }
+    }
+
+    @Override
+    public void deadLettered(int count) {
+        Counter.builder("rulesync.dead.letters").description("Records of the events topic refused as dead letters")
+                .register(registry).increment(count);
     }
 
     /** Operator actions that expired before a compiler carried them out. */

@@ -103,10 +103,13 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
 
     private void forget(int partition) {
         PartitionProcessor p = processors.remove(partition);
+        if (p != null) {
+            metrics.forget(p.heads().keySet());
+        }
         unverified.remove(partition);
         if (p != null) {
             // Its clusters' problems are now the new owner's to count.
-            p.heads().keySet().forEach(cluster -> metrics.problemsChanged(cluster, List.of()));
+            p.heads().keySet().forEach(cluster -> metrics.admissionProblemsChanged(cluster, List.of()));
         }
     }
 

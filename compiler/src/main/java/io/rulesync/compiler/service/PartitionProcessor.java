@@ -3,6 +3,7 @@ package io.rulesync.compiler.service;
 import io.rulesync.compiler.eventlog.LiveLog;
 import io.rulesync.compiler.eventlog.LogCheck;
 import io.rulesync.compiler.eventlog.LogPosition;
+import io.rulesync.compiler.fold.ProblemReports;
 import io.rulesync.compiler.store.Batch;
 import io.rulesync.compiler.store.StaleWriteException;
 import io.rulesync.compiler.store.VersionStore;
@@ -11,6 +12,8 @@ import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
 import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
 import io.rulesync.model.event.ClusterEvent.OperatorAction;
+import io.rulesync.model.event.ClusterEvent.ProblemSync;
+import io.rulesync.model.event.ClusterEvent.ProblemsReported;
 import io.rulesync.model.event.ClusterEvent.ResumeRequested;
 import io.rulesync.model.event.ClusterEvent.RollbackRequested;
 import io.rulesync.model.event.ClusterEvent.StateDigest;
@@ -21,6 +24,7 @@ import io.rulesync.model.event.ResyncRequest;
 import io.rulesync.model.manifest.Problem;
 import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.model.rules.RulesDiff;
+import io.rulesync.model.text.Printable;
 import io.rulesync.model.topic.Topics;
 import java.time.Clock;
 import java.time.Duration;
@@ -51,6 +55,9 @@ import org.slf4j.LoggerFactory;
  * log holds and asks the watchers for a resync. So does a watcher's {@link StateDigest} that
  * disagrees with what was folded.
  *
+ * <p>Problem reports (objects a watcher refused) are stored as events and, as the current problems of
+ * each source, in {@code cluster_problem} in the batch's transaction; they never make a version.
+ *
  * <p>Framework-free: the Kafka listener around it only hands over records, observes the log, and
  * seeks where asked.
  */
@@ -59,6 +66,11 @@ public final class PartitionProcessor {
     private static final int CAUSE_OBJECTS = 20;
     /** Below Kafka's default 1 MiB message limit, with room for headers. */
     static final int MAX_MESSAGE_CHARS = 900_000;
+    /**
+     * The source under which the compiler stores its own findings ({@link ClusterHead#admissionProblems()}) beside
+     * the watcher's reports. Not a path or an object key, so no watcher report can replace or clear it.
+     */
+    public static final String ADMISSION_SOURCE = "compiler: admission";
 
     /** One consumed record. */
     public record Record(long offset, String key, String value) {
@@ -102,8 +114,16 @@ public final class PartitionProcessor {
         default void positionReset(int partition) {
         }
 
-        /** What {@link ClusterHead#problems()} says of a cluster changed (or was first seen by this processor). */
-        default void problemsChanged(String cluster, List<Problem> problems) {
+        /** What {@link ClusterHead#admissionProblems()} says of a cluster changed (or was first seen by this processor). */
+        default void admissionProblemsChanged(String cluster, List<Problem> problems) {
+        }
+
+        /** The objects a cluster's watcher refused, as now folded (after a batch changed them, and after a rebuild). */
+        default void refusedObjects(String cluster, int count) {
+        }
+
+        /** Records of the events topic refused as dead letters in a committed batch. */
+        default void deadLettered(int count) {
         }
     }
 
@@ -192,8 +212,9 @@ public final class PartitionProcessor {
             ClusterHead.Pin pin = store.pinning(cluster).map(a -> new ClusterHead.Pin(a.id(), a.toVersion())).orElse(null);
             ClusterHead head = ClusterHead.rebuilt(cluster, events, version, store.rules(cluster, version), pin);
             heads.put(cluster, head);
-            report(cluster, head.problems());
+            report(cluster, head.admissionProblems());
         }
+        heads.forEach((cluster, head) -> observer.refusedObjects(cluster, head.problems().refusedObjects()));
     }
 
     /**
@@ -216,7 +237,7 @@ public final class PartitionProcessor {
             }
         }
         reported.put(cluster, now);
-        observer.problemsChanged(cluster, now);
+        observer.admissionProblemsChanged(cluster, now);
     }
 
     /**
@@ -317,6 +338,7 @@ public final class PartitionProcessor {
         List<Batch.ActionRow> actions = new ArrayList<>();
         List<Carried> outcomes = new ArrayList<>();
         List<Batch.EventRow> events = new ArrayList<>();
+        List<Batch.ProblemRow> problems = new ArrayList<>();
         for (Map.Entry<String, List<Decoded>> e : byCluster.entrySet()) {
             String cluster = e.getKey();
             ClusterHead head = heads.getOrDefault(cluster, ClusterHead.empty(cluster));
@@ -350,10 +372,18 @@ public final class PartitionProcessor {
                 outcomes.add(new Carried(cluster, o.accepted() ? seq : head.version(), o));
             }
             next.put(cluster, step.next());
+            step.next().problems().changedSince(head.problems()).forEach((source, report) -> problems.add(report == null
+                    ? new Batch.ProblemRow(cluster, source, List.of(), now)
+                    : new Batch.ProblemRow(cluster, source, report.problems(), report.observedAt())));
+            if (!step.next().admissionProblems().equals(head.admissionProblems())) {
+                // The compiler's own findings sit beside the watcher's reports, so the api shows both in one place.
+                problems.add(new Batch.ProblemRow(cluster, ADMISSION_SOURCE, step.next().admissionProblems(), now));
+            }
             for (Decoded d : e.getValue()) {
                 // A digest only checks what was folded; the rebuild does not need it, so it is not stored.
                 if (!(d.event() instanceof StateDigest)) {
-                    events.add(eventRow(d, seq));
+                    // A problem report never leads to a version, whatever else the batch did.
+                    events.add(eventRow(d, ProblemReports.isProblemEvent(d.event()) ? null : seq));
                 }
             }
         }
@@ -361,7 +391,7 @@ public final class PartitionProcessor {
         long newPosition = fresh.get(fresh.size() - 1).offset() + 1;
         int epoch = position == null ? 0 : position.epoch();
         Batch batch = new Batch(group, topics.events(), partition, from, newPosition, events, dead, versions, actions,
-                outbox, epoch);
+                outbox, epoch, problems);
         faults.at(Point.BEFORE_COMMIT);
         try {
             store.commit(batch);
@@ -370,9 +400,24 @@ public final class PartitionProcessor {
             return Outcome.STALE;
         }
         faults.at(Point.AFTER_COMMIT);
+        Map<String, ClusterHead> before = new HashMap<>(heads);
         heads.putAll(next);
         for (Map.Entry<String, ClusterHead> e : new TreeMap<>(next).entrySet()) {
-            report(e.getKey(), e.getValue().problems());
+            report(e.getKey(), e.getValue().admissionProblems());
+        }
+        next.forEach((cluster, head) -> {
+            ClusterHead was = before.get(cluster);
+            if (was == null || !was.problems().equals(head.problems())) {
+                observer.refusedObjects(cluster, head.problems().refusedObjects());
+            }
+        });
+        if (!dead.isEmpty()) {
+            // One line per batch, not per record: a flood of garbage on the topic must not flood the log.
+            Batch.DeadLetterRow first = dead.get(0);
+            log.warn("events partition {} ({}): {} record(s) refused as dead letters; the first, offset {} (key {}): {}", partition,
+                    topics.events(), dead.size(), first.offset(), first.key() == null ? "none" : Printable.escape(first.key()),
+                    Printable.escape(first.reason()));
+            observer.deadLettered(dead.size());
         }
         position = position == null ? new LogPosition(newPosition, 0, null, 0, newPosition) : position.advancedTo(newPosition);
         for (Disagreement d : digestsSeen) {
@@ -462,6 +507,10 @@ public final class PartitionProcessor {
             type = "rollback";
         } else if (e instanceof ResumeRequested) {
             type = "resume";
+        } else if (e instanceof ProblemsReported) {
+            type = "problems";
+        } else if (e instanceof ProblemSync) {
+            type = "problem-sync";
         } else {
             type = "settings";
         }
@@ -473,10 +522,12 @@ public final class PartitionProcessor {
      * Why a version exists: the operator actions carried out in the batch (who, what, why), the
      * events that made it, by offset, and the objects they named.
      */
-    private String cause(List<Decoded> events, List<ClusterHead.ActionOutcome> outcomes) {
+    private String cause(List<Decoded> all, List<ClusterHead.ActionOutcome> outcomes) {
+        // Digests and problem reports change no rules: they are not why a version exists.
+        List<Decoded> events = all.stream().filter(d -> !ProblemReports.leavesRulesAlone(d.event())).toList();
         TreeSet<String> objects = new TreeSet<>();
         for (Decoded d : events) {
-            if (d.event() instanceof OperatorAction || d.event() instanceof StateDigest) {
+            if (d.event() instanceof OperatorAction) {
                 continue;
             }
             if (d.event() instanceof ObjectUpserted u) {
@@ -507,7 +558,7 @@ public final class PartitionProcessor {
         if (!done.isEmpty()) {
             c.put("operatorActions", done);
         }
-        c.put("events", events.stream().filter(d -> !(d.event() instanceof StateDigest)).count());
+        c.put("events", events.size());
         c.put("topic", topics.events());
         c.put("partition", partition);
         c.put("firstOffset", events.get(0).record().offset());

@@ -1,5 +1,6 @@
 package io.rulesync.compiler.store;
 
+import io.rulesync.model.manifest.Problem;
 import io.rulesync.model.rules.RulesDiff;
 import java.time.Instant;
 import java.util.List;
@@ -8,7 +9,7 @@ import java.util.Objects;
 /**
  * Everything one consumed batch of one partition produced, written in one transaction: the events
  * (audit trail), records refused as dead letters, new versions, the outcome of operator actions,
- * outbox messages, and the consumer position after the batch.
+ * outbox messages, the sources whose problem reports changed, and the consumer position after the batch.
  *
  * @param expectedPosition the stored position this batch was read from; -1 when none was stored yet
  * @param epoch            the log epoch of that position (see {@code LogPosition}): the events are stored under it
@@ -24,12 +25,21 @@ public record Batch(
         List<VersionRow> versions,
         List<ActionRow> actions,
         List<OutboxRow> outbox,
-        int epoch) {
+        int epoch,
+        List<ProblemRow> problems) {
 
     /** A batch of the first log (epoch 0). */
     public Batch(String group, String topic, int partition, long expectedPosition, long newPosition, List<EventRow> events,
             List<DeadLetterRow> deadLetters, List<VersionRow> versions, List<ActionRow> actions, List<OutboxRow> outbox) {
         this(group, topic, partition, expectedPosition, newPosition, events, deadLetters, versions, actions, outbox, 0);
+    }
+
+    /** A batch that changes no problem report. */
+    public Batch(String group, String topic, int partition, long expectedPosition, long newPosition, List<EventRow> events,
+            List<DeadLetterRow> deadLetters, List<VersionRow> versions, List<ActionRow> actions, List<OutboxRow> outbox,
+            int epoch) {
+        this(group, topic, partition, expectedPosition, newPosition, events, deadLetters, versions, actions, outbox, epoch,
+                List.of());
     }
 
     public Batch {
@@ -40,6 +50,7 @@ public record Batch(
         versions = List.copyOf(versions);
         actions = List.copyOf(actions);
         outbox = List.copyOf(outbox);
+        problems = List.copyOf(problems);
         if (newPosition < expectedPosition) {
             throw new IllegalArgumentException("positions only move forward");
         }
@@ -70,5 +81,16 @@ public record Batch(
     }
 
     public record OutboxRow(String topic, String key, String payload) {
+    }
+
+    /**
+     * A source of a cluster whose problems changed: they are now {@code problems}, reported (seen by
+     * the watcher) at {@code reportedAt}; none means the source's rows go.
+     */
+    public record ProblemRow(String cluster, String source, List<Problem> problems, Instant reportedAt) {
+        public ProblemRow {
+            problems = List.copyOf(problems);
+            Objects.requireNonNull(reportedAt, "reportedAt");
+        }
     }
 }

@@ -2,6 +2,7 @@ package io.rulesync.compiler.store;
 
 import io.rulesync.compiler.eventlog.LogPosition;
 import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.manifest.Problem;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.FragmentKey;
 import io.rulesync.model.rules.RuleFragment;
@@ -122,6 +123,7 @@ public final class VersionStore {
                 writeActions(c, b.actions());
                 writeEvents(c, b);
                 writeDeadLetters(c, b);
+                writeProblems(c, b.problems());
                 writeOutbox(c, b.outbox());
                 c.commit();
             } catch (StaleWriteException | SQLException | RuntimeException e) {
@@ -300,6 +302,36 @@ public final class VersionStore {
         }
     }
 
+    /** Replaces the rows of each changed source: state, so the table holds exactly the current problems. */
+    private static void writeProblems(Connection c, List<Batch.ProblemRow> rows) throws SQLException {
+        if (rows.isEmpty()) {
+            return;
+        }
+        try (PreparedStatement del = c.prepareStatement("DELETE FROM cluster_problem WHERE cluster = ? AND source = ?");
+                PreparedStatement ins = c.prepareStatement("INSERT INTO cluster_problem (cluster, source, seq, location, object, "
+                        + "field, message, reported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")) {
+            for (Batch.ProblemRow r : rows) {
+                del.setString(1, r.cluster());
+                del.setString(2, r.source());
+                del.addBatch();
+                for (int i = 0; i < r.problems().size(); i++) {
+                    Problem p = r.problems().get(i);
+                    ins.setString(1, r.cluster());
+                    ins.setString(2, r.source());
+                    ins.setInt(3, i);
+                    ins.setString(4, p.source());
+                    ins.setString(5, p.object());
+                    ins.setString(6, p.field());
+                    ins.setString(7, p.message());
+                    ins.setTimestamp(8, Timestamp.from(r.reportedAt()));
+                    ins.addBatch();
+                }
+            }
+            del.executeBatch();
+            ins.executeBatch();
+        }
+    }
+
     private static void writeOutbox(Connection c, List<Batch.OutboxRow> rows) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(
                 "INSERT INTO outbox (topic, record_key, payload, created_at) VALUES (?, ?, ?, ?)")) {
@@ -368,8 +400,9 @@ public final class VersionStore {
         query("SELECT id, event_type, kind, object_key, resource_version, observed_at, received_at, version_seq FROM cluster_event "
                 + where, rs -> {
                     long v = rs.getLong(8);
+                    Long version = rs.wasNull() ? null : v; // asked at once: wasNull() is about the last column read
                     out.add(new StoredEvent(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
-                            rs.getTimestamp(6).toInstant(), rs.getTimestamp(7).toInstant(), rs.wasNull() ? null : v));
+                            rs.getTimestamp(6).toInstant(), rs.getTimestamp(7).toInstant(), version));
                 }, args.toArray());
         return out;
     }

@@ -4,6 +4,7 @@ import io.rulesync.compiler.admission.Admission;
 import io.rulesync.compiler.fold.Changes;
 import io.rulesync.compiler.fold.ClusterFold;
 import io.rulesync.compiler.fold.ClusterView;
+import io.rulesync.compiler.fold.ProblemReports;
 import io.rulesync.compiler.cluster.ClusterCompiler;
 import io.rulesync.compiler.cluster.CompiledCluster;
 import io.rulesync.model.cluster.ClusterState;
@@ -40,7 +41,11 @@ import java.util.TreeSet;
  * while pinned too (a new node gets the pinned rules through the variants that match it).
  *
  * <p>The rules are compiled from the view's state without the Services the API server would have
- * refused ({@link Admission}: a ClusterIP or NodePort claimed twice); {@link #problems()} says which.
+ * refused ({@link Admission}: a ClusterIP or NodePort claimed twice); {@link #admissionProblems()} says which.
+ *
+ * <p>The head also holds the cluster's current problem reports ({@link ProblemReports}): objects the
+ * watcher refused. They are state, not rules: a batch of reports and digests alone is not even
+ * compiled, and never makes a version.
  */
 public final class ClusterHead {
     private final String cluster;
@@ -50,6 +55,7 @@ public final class ClusterHead {
     private final ClusterRules published;
     private final long version;
     private final Pin pin;
+    private final ProblemReports problems;
 
     /** The cluster is held at what rollback {@code actionId} published (the rules of {@code toVersion}). */
     public record Pin(long actionId, long toVersion) {
@@ -71,7 +77,7 @@ public final class ClusterHead {
     }
 
     private ClusterHead(String cluster, ClusterView view, Admission admission, CompiledCluster compiled, ClusterRules published,
-            long version, Pin pin) {
+            long version, Pin pin, ProblemReports problems) {
         this.cluster = cluster;
         this.view = view;
         this.admission = admission;
@@ -79,11 +85,12 @@ public final class ClusterHead {
         this.published = published;
         this.version = version;
         this.pin = pin;
+        this.problems = problems;
     }
 
     /** A cluster no event has been seen for: version 0, no rules. */
     public static ClusterHead empty(String cluster) {
-        return new ClusterHead(cluster, ClusterView.EMPTY, Admission.EMPTY, null, ClusterRules.EMPTY, 0, null);
+        return new ClusterHead(cluster, ClusterView.EMPTY, Admission.EMPTY, null, ClusterRules.EMPTY, 0, null, ProblemReports.NONE);
     }
 
     /**
@@ -95,9 +102,10 @@ public final class ClusterHead {
     public static ClusterHead rebuilt(String cluster, List<ClusterEvent> events, long version, ClusterRules published, Pin pin) {
         ClusterView view = ClusterFold.applyAll(ClusterView.EMPTY, events).view();
         Admission admission = Admission.of(view.state());
-        CompiledCluster compiled = version == 0 && events.isEmpty() ? null
+        boolean facts = events.stream().anyMatch(e -> !ProblemReports.leavesRulesAlone(e));
+        CompiledCluster compiled = version == 0 && !facts ? null
                 : ClusterCompiler.compile(admission.admit(view.state()), view.settings());
-        return new ClusterHead(cluster, view, admission, compiled, published, version, pin);
+        return new ClusterHead(cluster, view, admission, compiled, published, version, pin, ProblemReports.NONE.applyAll(events));
     }
 
     /**
@@ -141,7 +149,14 @@ public final class ClusterHead {
             }
         }
         List<DigestCheck> digests = new ArrayList<>();
-        ClusterFold.Folded folded = foldChecking(events, digests);
+        ProblemReports[] reports = {problems};
+        ClusterFold.Folded folded = foldChecking(events, digests, reports);
+        if (events.stream().allMatch(ProblemReports::leavesRulesAlone)) {
+            // Only reports and checks: nothing to compile, and no version (even if today's compiler would compile the
+            // view differently: that shows in the next version made of facts).
+            ClusterHead head = new ClusterHead(cluster, view, admission, compiled, published, version, pin, reports[0]);
+            return new Step(head, Changes.NONE, RulesDiff.between(published, published, List.of()), false, List.of(), digests);
+        }
         Admission.Update admitted = admission.update(folded.view().state(), folded.changes().services());
         ClusterState state = admitted.next().admit(folded.view().state());
         CompiledCluster next;
@@ -195,24 +210,31 @@ public final class ClusterHead {
         RulesDiff diff = RulesDiff.between(published, target, compare);
         boolean newVersion = acted || !diff.isEmpty();
         ClusterHead head = new ClusterHead(cluster, folded.view(), admitted.next(), next, newVersion ? target : published,
-                newVersion ? version + 1 : version, nextPin);
+                newVersion ? version + 1 : version, nextPin, reports[0]);
         return new Step(head, folded.changes(), diff, newVersion, outcomes, digests);
     }
 
     /**
-     * Folds {@code events} into this head's view. A digest describes the watcher's state after the
-     * events before it, so each is checked against the view folded up to its place in the batch.
+     * Folds {@code events} into this head's view, and the problem reports into {@code reports[0]}. A
+     * digest describes the watcher's state after the events before it, so each is checked against the
+     * view and reports folded up to its place in the batch.
      */
-    private ClusterFold.Folded foldChecking(List<ClusterEvent> events, List<DigestCheck> digests) {
+    private ClusterFold.Folded foldChecking(List<ClusterEvent> events, List<DigestCheck> digests, ProblemReports[] reports) {
         ClusterView v = view;
         Changes changes = Changes.NONE;
         int from = 0;
         for (int i = 0; i < events.size(); i++) {
+            reports[0] = reports[0].apply(events.get(i));
             if (events.get(i) instanceof StateDigest d) {
                 ClusterFold.Folded f = ClusterFold.applyAll(v, events.subList(from, i));
                 v = f.view();
                 changes = changes.plus(f.changes());
-                digests.add(new DigestCheck(d, d.differences(v.state(), v.settings())));
+                List<String> differences = new ArrayList<>(d.differences(v.state(), v.settings()));
+                if (d.problems() != null && !d.problems().equals(reports[0].fingerprint())) {
+                    differences.add("sources with problems: " + reports[0].bySource().size() + " here, " + d.problems().count()
+                            + " at the watcher" + (reports[0].bySource().size() == d.problems().count() ? ", with different problems" : ""));
+                }
+                digests.add(new DigestCheck(d, differences));
                 from = i + 1;
             }
         }
@@ -240,7 +262,7 @@ public final class ClusterHead {
      * field), and each load-balancer IP in a special range. In Service name order; equal views give
      * equal lists.
      */
-    public List<Problem> problems() {
+    public List<Problem> admissionProblems() {
         return admission.problems();
     }
 
@@ -257,10 +279,16 @@ public final class ClusterHead {
         return pin;
     }
 
+    /** The cluster's current problem reports: the objects its watcher refused, per source. */
+    public ProblemReports problems() {
+        return problems;
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof ClusterHead h && h.cluster.equals(cluster) && h.version == version
-                && h.view.equals(view) && h.published.equals(published) && Objects.equals(h.pin, pin);
+                && h.view.equals(view) && h.published.equals(published) && Objects.equals(h.pin, pin)
+                && h.problems.equals(problems);
     }
 
     @Override

@@ -72,7 +72,7 @@ class AdmissionTest {
         // shop/api sorts before shop/web: api keeps 10.96.0.10, web is left out as a whole.
         assertThat(rules(forward)).contains("shop/api:http cluster IP", "10.244.0.20:8080")
                 .doesNotContain("shop/web", "10.244.0.10");
-        assertThat(forward.problems()).isEqualTo(backward.problems()).extracting(Problem::toString).containsExactly(
+        assertThat(forward.admissionProblems()).isEqualTo(backward.admissionProblems()).extracting(Problem::toString).containsExactly(
                 "Service shop/web: spec.clusterIPs[0]: 10.96.0.10 is also the ClusterIP of Service shop/api (spec.clusterIPs[0]),"
                         + " which sorts first and keeps it; the API server allocates a ClusterIP to one Service only, so this"
                         + " Service is left out of the rules");
@@ -92,7 +92,7 @@ class AdmissionTest {
         ClusterHead.Step arrives = h.apply(List.of(up(Fixtures.service("api", "10.96.0.10"))));
         assertThat(arrives.newVersion()).isTrue();
         assertThat(rules(arrives.next())).doesNotContain("shop/web").contains("shop/api:http has no endpoints");
-        assertThat(arrives.next().problems()).singleElement().satisfies(p -> {
+        assertThat(arrives.next().admissionProblems()).singleElement().satisfies(p -> {
             assertThat(p.object()).isEqualTo("Service shop/web");
             assertThat(p.field()).isEqualTo("spec.clusterIPs[0]");
             assertThat(p.message()).contains("Service shop/api");
@@ -101,13 +101,13 @@ class AdmissionTest {
         // api moves to another address: web comes back, with its endpoints.
         ClusterHead.Step moves = arrives.next().apply(List.of(up(Fixtures.service("api", "10.96.0.11"))));
         assertThat(rules(moves.next())).contains("shop/web:http", "10.244.0.10:8080");
-        assertThat(moves.next().problems()).isEmpty();
+        assertThat(moves.next().admissionProblems()).isEmpty();
 
         // And the same after api comes back and is deleted.
         ClusterHead back = moves.next().apply(List.of(up(Fixtures.service("api", "10.96.0.10")))).next();
         ClusterHead.Step gone = back.apply(List.of(delete("api")));
         assertThat(rules(gone.next())).contains("shop/web:http", "10.244.0.10:8080").doesNotContain("shop/api");
-        assertThat(gone.next().problems()).isEmpty();
+        assertThat(gone.next().admissionProblems()).isEmpty();
         // Incremental all along: equal to folding everything at once.
         assertThat(rules(gone.next())).isEqualTo(rules(fold(List.of(NODE,
                 up(Fixtures.service("web", "10.96.0.10")), up(Fixtures.slice("web", "node-a", "10.244.0.10"))))));
@@ -172,7 +172,7 @@ class AdmissionTest {
         assertThat(rules(h)).contains("-d 203.0.113.5 --dport 80").doesNotContain("169.254.169.254");
         assertThat(h.published().ipvs("node-a", IpFamily.IPV4).orElseThrow().render()).contains("203.0.113.5")
                 .doesNotContain("169.254.169.254");
-        assertThat(h.problems()).extracting(Problem::toString).containsExactly(
+        assertThat(h.admissionProblems()).extracting(Problem::toString).containsExactly(
                 "Service shop/web: status.loadBalancer.ingress: 169.254.169.254 is link-local: the API server accepts it here,"
                         + " but rulesync writes no rule for it (it would capture traffic meant for the node itself)");
     }
@@ -220,6 +220,6 @@ class AdmissionTest {
         Collections.shuffle(other, r);
         other.add(0, NODE);
         assertThat(rules(fold(other))).isEqualTo(rules(fold(events)));
-        assertThat(fold(other).problems()).isEqualTo(fold(events).problems());
+        assertThat(fold(other).admissionProblems()).isEqualTo(fold(events).admissionProblems());
     }
 }

@@ -6,6 +6,7 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.rulesync.compiler.store.ProblemStore;
 import io.rulesync.compiler.store.TestDatabase;
 import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.compiler.testing.Fixtures;
@@ -141,6 +142,13 @@ class SpecialAddressEventsTest {
             assertThat(registry.get("rulesync.cluster.problems").tag("cluster", "a").gauge().value()).isEqualTo(1.0);
             assertThat(store.rules("a", store.head("a")).ruleSet("n1", IpFamily.IPV4).orElseThrow().render())
                     .doesNotContain("shop/web").contains("shop/api:http");
+            // Stored beside the watcher's reports, where the api's problems endpoint reads them.
+            ProblemStore problems = new ProblemStore(db.dataSource());
+            assertThat(problems.problems("a")).singleElement().satisfies(sp -> {
+                assertThat(sp.source()).isEqualTo(PartitionProcessor.ADMISSION_SOURCE);
+                assertThat(sp.object()).isEqualTo("Service shop/web");
+                assertThat(sp.field()).isEqualTo("spec.clusterIPs[0]");
+            });
 
             // api moves away: resolved once, and web's rules come back.
             p.process(List.of(new PartitionProcessor.Record(5, "a", ScriptedEvents.service("a", "api", "10.96.0.11"))));
@@ -148,6 +156,7 @@ class SpecialAddressEventsTest {
             assertThat(registry.get("rulesync.cluster.problems").tag("cluster", "a").gauge().value()).isZero();
             assertThat(store.rules("a", store.head("a")).ruleSet("n1", IpFamily.IPV4).orElseThrow().render())
                     .contains("--to-destination 10.244.0.2:8080");
+            assertThat(problems.problems("a")).isEmpty();
         } finally {
             logger.detachAppender(logs);
         }

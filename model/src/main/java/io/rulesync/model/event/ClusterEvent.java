@@ -3,6 +3,8 @@ package io.rulesync.model.event;
 import io.rulesync.model.cluster.ClusterObject;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.KubernetesNames;
+import io.rulesync.model.manifest.Problem;
+import io.rulesync.model.text.Printable;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -81,16 +83,32 @@ public sealed interface ClusterEvent {
 
     /**
      * The watcher's fingerprint of everything it has published for this cluster so far: one per kind
-     * whose first list completed, and one of the settings (null when it has published none). A
-     * consumer that folded every event before this one holds exactly that state; one that does not
-     * has missed something, and asks for a resync. It changes nothing by itself.
+     * whose first list completed, one of the settings (null when it has published none), and one of
+     * the current problem reports ({@link ProblemsReported}: null from watchers that predate them, or
+     * before the first {@link ProblemSync}). A consumer that folded every event before this one holds
+     * exactly that state; one that does not has missed something, and asks for a resync. It changes
+     * nothing by itself.
      */
-    record StateDigest(String cluster, Map<ObjectKind, Fingerprint> objects, Fingerprint settings, Instant observedAt)
-            implements ClusterEvent {
+    record StateDigest(String cluster, Map<ObjectKind, Fingerprint> objects, Fingerprint settings, Fingerprint problems,
+            Instant observedAt) implements ClusterEvent {
         public StateDigest {
             requireCluster(cluster);
             objects = Map.copyOf(objects);
             Objects.requireNonNull(observedAt, "observedAt");
+        }
+
+        /** A digest that says nothing about problem reports. */
+        public StateDigest(String cluster, Map<ObjectKind, Fingerprint> objects, Fingerprint settings, Instant observedAt) {
+            this(cluster, objects, settings, null, observedAt);
+        }
+
+        /** The fingerprint of a set of problem reports (one per source; cleared ones are not held). */
+        public static Fingerprint ofProblems(Collection<ProblemsReported> reports) {
+            Fingerprint f = Fingerprint.EMPTY;
+            for (ProblemsReported r : reports) {
+                f = f.plus(Fingerprint.of(r));
+            }
+            return f;
         }
 
         /** The fingerprint of a collection of objects. */
@@ -130,6 +148,105 @@ public sealed interface ClusterEvent {
                 out.add("settings differ");
             }
             return out;
+        }
+    }
+
+    /**
+     * What is wrong with one <em>source</em> of the cluster's objects, as the watcher sees it now: a
+     * manifest file (its path), or one object an informer saw ({@code Service shop/web}). Each problem
+     * names the object and the field. An empty list says the source has no problems any more. A
+     * watcher reports a source when its problems change, not at every read, so a file that stays
+     * broken is reported once.
+     *
+     * <p>Problems are state, not facts about the cluster's objects: they never change the cluster's
+     * view or make a version. Every text is printable (no control characters: see {@link Printable})
+     * and bounded, so a report is safe to log and small on the wire; {@link #of} makes one so.
+     */
+    record ProblemsReported(String cluster, String source, List<Problem> problems, Instant observedAt) implements ClusterEvent {
+        /** Most problems in one report; {@link #of} keeps the first ones and says how many more there were. */
+        public static final int MAX_PROBLEMS = 100;
+        /** Longest source, and longest part of a problem, in characters. */
+        public static final int MAX_TEXT = 1000;
+
+        public ProblemsReported {
+            requireCluster(cluster);
+            requireText("source", source);
+            if (source.isEmpty()) {
+                throw new IllegalArgumentException("source: must not be empty");
+            }
+            problems = List.copyOf(problems);
+            if (problems.size() > MAX_PROBLEMS) {
+                throw new IllegalArgumentException("problems: " + problems.size() + " are more than " + MAX_PROBLEMS);
+            }
+            for (int i = 0; i < problems.size(); i++) {
+                Problem p = problems.get(i);
+                requireText("problems[" + i + "].source", p.source());
+                requireText("problems[" + i + "].object", p.object());
+                requireText("problems[" + i + "].field", p.field());
+                requireText("problems[" + i + "].message", p.message());
+            }
+            Objects.requireNonNull(observedAt, "observedAt");
+        }
+
+        /**
+         * A report of {@code problems} as found: every text escaped and cut to {@link #MAX_TEXT}, and
+         * beyond {@link #MAX_PROBLEMS} problems, the first ones and one more saying how many were left out.
+         */
+        public static ProblemsReported of(String cluster, String source, List<Problem> problems, Instant observedAt) {
+            List<Problem> kept = new ArrayList<>(Math.min(problems.size(), MAX_PROBLEMS));
+            for (Problem p : problems.size() > MAX_PROBLEMS ? problems.subList(0, MAX_PROBLEMS - 1) : problems) {
+                kept.add(p.printable(MAX_TEXT));
+            }
+            String src = new Problem(source, "", "", "").printable(MAX_TEXT).source();
+            if (problems.size() > MAX_PROBLEMS) {
+                kept.add(new Problem(src, "", "", "and " + (problems.size() - kept.size()) + " more problems"));
+            }
+            return new ProblemsReported(cluster, src, kept, observedAt);
+        }
+
+        /** True when the source has no problems (any more). */
+        public boolean cleared() {
+            return problems.isEmpty();
+        }
+
+        /**
+         * How many objects this report refuses: distinct objects named by its problems, a problem that
+         * names none (a file that cannot be parsed) counting as one.
+         */
+        public int refusedObjects() {
+            return (int) problems.stream().map(Problem::object).distinct().count();
+        }
+
+        private static void requireText(String what, String text) {
+            Objects.requireNonNull(text, what);
+            if (text.length() > MAX_TEXT) {
+                throw new IllegalArgumentException(what + ": " + text.length() + " characters are more than " + MAX_TEXT);
+            }
+            if (!Printable.isPrintable(text)) {
+                throw new IllegalArgumentException(what + ": contains control characters");
+            }
+        }
+    }
+
+    /**
+     * Exactly these sources of the cluster have problems now ({@link ProblemsReported}); a consumer
+     * forgets the problems of every other source. Published once the watcher's first read of the
+     * cluster is complete (it clears what an earlier watcher run reported about sources that were
+     * fixed or removed while none ran) and with every republish.
+     */
+    record ProblemSync(String cluster, Set<String> sources, Instant observedAt) implements ClusterEvent {
+        public ProblemSync {
+            requireCluster(cluster);
+            sources = Set.copyOf(new TreeSet<>(sources));
+            for (String src : sources) {
+                ProblemsReported.requireText("sources", src);
+            }
+            Objects.requireNonNull(observedAt, "observedAt");
+        }
+
+        /** The sources in order (the set itself has none). */
+        public List<String> sortedSources() {
+            return List.copyOf(new TreeSet<>(sources));
         }
     }
 

@@ -5,6 +5,8 @@ import io.rulesync.model.cluster.ClusterObject;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
 import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
+import io.rulesync.model.event.ClusterEvent.ProblemSync;
+import io.rulesync.model.event.ClusterEvent.ProblemsReported;
 import io.rulesync.model.event.ClusterEvent.ResumeRequested;
 import io.rulesync.model.event.ClusterEvent.RollbackRequested;
 import io.rulesync.model.event.ClusterEvent.SettingsChanged;
@@ -83,6 +85,16 @@ public final class EventCodec {
             }
             m.put("objects", objects);
             m.put("settings", d.settings() == null ? null : d.settings().sum());
+            if (d.problems() != null) {
+                m.put("problems", fingerprint(d.problems()));
+            }
+        } else if (event instanceof ProblemsReported r) {
+            m.put("type", "problems");
+            m.put("source", r.source());
+            m.put("problems", problemMaps(r.problems()));
+        } else if (event instanceof ProblemSync s) {
+            m.put("type", "problem-sync");
+            m.put("sources", s.sortedSources());
         } else if (event instanceof RollbackRequested r) {
             m.put("type", "rollback");
             m.put("actionId", r.actionId());
@@ -104,6 +116,20 @@ public final class EventCodec {
         m.put("count", f.count());
         m.put("sum", f.sum());
         return m;
+    }
+
+    /** Problems in their JSON shape: {@code [{"source":..., "object":..., "field":..., "message":...}]}. */
+    public static List<Map<String, Object>> problemMaps(List<Problem> problems) {
+        List<Map<String, Object>> out = new ArrayList<>(problems.size());
+        for (Problem p : problems) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("source", p.source());
+            m.put("object", p.object());
+            m.put("field", p.field());
+            m.put("message", p.message());
+            out.add(m);
+        }
+        return out;
     }
 
     /** Settings in their JSON shape (also stored with every version). */
@@ -210,7 +236,33 @@ public final class EventCodec {
                     fingerprints.put(kind, Fingerprint.parse(number(f, "count"), text(f, "sum")));
                 }
                 Fingerprint settings = m.get("settings") == null ? null : Fingerprint.parse(1, text(m, "settings"));
-                return new StateDigest(cluster, fingerprints, settings, observedAt);
+                Fingerprint problems = null;
+                if (m.get("problems") != null) {
+                    if (!(m.get("problems") instanceof Map<?, ?> f)) {
+                        throw new IllegalArgumentException("problems: expected {count, sum}");
+                    }
+                    problems = Fingerprint.parse(number(f, "count"), text(f, "sum"));
+                }
+                return new StateDigest(cluster, fingerprints, settings, problems, observedAt);
+            }
+            case "problems" -> {
+                if (!(m.get("problems") instanceof List<?> list)) {
+                    throw new IllegalArgumentException("problems: expected a list");
+                }
+                if (list.size() > ProblemsReported.MAX_PROBLEMS) {
+                    throw new IllegalArgumentException("problems: " + list.size() + " are more than " + ProblemsReported.MAX_PROBLEMS);
+                }
+                List<Problem> problems = new ArrayList<>(list.size());
+                for (int n = 0; n < list.size(); n++) {
+                    if (!(list.get(n) instanceof Map<?, ?> p)) {
+                        throw new IllegalArgumentException("problems[" + n + "]: expected {source, object, field, message}");
+                    }
+                    problems.add(new Problem(text(p, "source"), text(p, "object"), text(p, "field"), text(p, "message")));
+                }
+                return new ProblemsReported(cluster, text(m, "source"), problems, observedAt);
+            }
+            case "problem-sync" -> {
+                return new ProblemSync(cluster, Set.copyOf(strings(m, "sources")), observedAt);
             }
             case "rollback" -> {
                 return new RollbackRequested(cluster, number(m, "actionId"), number(m, "toVersion"), text(m, "actor"),
@@ -220,7 +272,7 @@ public final class EventCodec {
                 return new ResumeRequested(cluster, number(m, "actionId"), text(m, "actor"), text(m, "reason"), observedAt);
             }
             default -> throw new IllegalArgumentException(
-                    "type: '" + type + "' is not upsert, delete, sync, settings, digest, rollback or resume");
+                    "type: '" + type + "' is not upsert, delete, sync, settings, digest, problems, problem-sync, rollback or resume");
         }
     }
 

@@ -37,6 +37,11 @@ public record Fingerprint(long count, long high, long low) {
         return ofText("settings\0" + Json.write(EventCodec.settingsMap(settings)));
     }
 
+    /** The fingerprint of one source's problems (not of when they were reported: both sides must agree on it). */
+    public static Fingerprint of(ClusterEvent.ProblemsReported report) {
+        return ofText("problems\0" + report.source() + '\0' + Json.write(EventCodec.problemMaps(report.problems())));
+    }
+
     private static Fingerprint ofText(String text) {
         try {
             byte[] h = MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));

@@ -1,6 +1,7 @@
 package io.rulesync.model.manifest;
 
 import io.rulesync.model.cluster.KubernetesNames;
+import io.rulesync.model.text.Printable;
 import java.util.List;
 import java.util.Map;
 
@@ -45,15 +46,33 @@ public record Problem(String source, String object, String field, String message
         return "a " + v.getClass().getSimpleName();
     }
 
-    /** {@code source: object: field: message}, leaving out the parts that are empty. */
+    /**
+     * {@code source: object: field: message}, leaving out the parts that are empty. Every part may hold
+     * input (a file name, a key, a value), so control characters are escapes ({@link Printable}): the
+     * text is safe on one log line.
+     */
     @Override
     public String toString() {
         StringBuilder sb = new StringBuilder();
         for (String part : new String[] {source, object, field}) {
             if (!part.isEmpty()) {
-                sb.append(part).append(": ");
+                sb.append(Printable.escape(part)).append(": ");
             }
         }
-        return sb.append(message).toString();
+        return sb.append(Printable.escape(message)).toString();
+    }
+
+    /** This problem with every part escaped ({@link Printable}) and cut to at most {@code max} characters. */
+    public Problem printable(int max) {
+        return new Problem(cut(source, max), cut(object, max), cut(field, max), cut(message, max));
+    }
+
+    private static String cut(String s, int max) {
+        String p = Printable.escape(s);
+        if (p.length() <= max) {
+            return p;
+        }
+        int end = Character.isHighSurrogate(p.charAt(max - 2)) ? max - 2 : max - 1;
+        return p.substring(0, end) + "…";
     }
 }

@@ -11,6 +11,7 @@ import io.rulesync.model.event.ClusterEvent.SettingsChanged;
 import io.rulesync.model.event.ClusterEvent.SyncMarker;
 import io.rulesync.model.manifest.ManifestDecoder;
 import io.rulesync.model.manifest.ManifestReader;
+import io.rulesync.model.manifest.Problem;
 import java.time.Instant;
 import java.util.List;
 import java.util.Set;
@@ -76,7 +77,16 @@ class EventCodecTest {
                 new SettingsChanged("prod-eu", new ClusterSettings(List.of(IpFamily.IPV6, IpFamily.IPV4),
                         List.of(Cidr.parse("10.244.0.0/16")), true, 15, List.of(Cidr.parse("192.168.0.0/24")), "lc"), T),
                 new ClusterEvent.RollbackRequested("prod-eu", 7, 41, "alice@example.org", "v42 broke \"checkout\"\nsee INC-9", T),
-                new ClusterEvent.ResumeRequested("prod-eu", 8, "bob", "fixed", T));
+                new ClusterEvent.ResumeRequested("prod-eu", 8, "bob", "fixed", T),
+                new ClusterEvent.ProblemsReported("prod-eu", "manifests/shop/web.yaml", List.of(
+                        new Problem("manifests/shop/web.yaml (document 2)", "Service shop/web", "spec.ports[0].port",
+                                "0 is out of range (1-65535)"),
+                        new Problem("manifests/shop/web.yaml", "", "", "not valid YAML or JSON: \"quoted\" \\x0a")), T),
+                new ClusterEvent.ProblemsReported("prod-eu", "Node n1", List.of(), T),
+                new ClusterEvent.ProblemSync("prod-eu", Set.of("manifests/a.yaml", "Node n1"), T),
+                new ClusterEvent.ProblemSync("prod-eu", Set.of(), T),
+                new ClusterEvent.StateDigest("prod-eu", java.util.Map.of(ObjectKind.NODE, Fingerprint.EMPTY), null,
+                        Fingerprint.parse(2, "0123456789abcdef0123456789abcdef"), T));
         for (ClusterEvent e : others) {
             assertThat(roundTrip(e)).isEqualTo(e);
         }
@@ -102,10 +112,34 @@ class EventCodecTest {
         "{\"v\":1,\"cluster\":\"c\",\"type\":\"rollback\",\"actionId\":0,\"toVersion\":3,\"actor\":\"a\",\"reason\":\"r\",\"observedAt\":\"2026-11-29T17:00:00Z\"}",
         "{\"v\":1,\"cluster\":\"c\",\"type\":\"resume\",\"actionId\":1,\"actor\":\"a\",\"reason\":\" \",\"observedAt\":\"2026-11-29T17:00:00Z\"}",
         "{\"v\":1,\"cluster\":\"c\",\"type\":\"resume\",\"actionId\":1,\"actor\":\"a\\u0007\",\"reason\":\"r\",\"observedAt\":\"2026-11-29T17:00:00Z\"}",
+        "{\"v\":1,\"cluster\":\"c\",\"type\":\"problems\",\"source\":\"\",\"problems\":[],\"observedAt\":\"2026-11-29T17:00:00Z\"}",
+        "{\"v\":1,\"cluster\":\"c\",\"type\":\"problems\",\"source\":\"a.yaml\\nforged line\",\"problems\":[],\"observedAt\":\"2026-11-29T17:00:00Z\"}",
+        "{\"v\":1,\"cluster\":\"c\",\"type\":\"problems\",\"source\":\"a.yaml\",\"problems\":[{\"source\":\"a.yaml\",\"object\":\"\","
+            + "\"field\":\"\",\"message\":\"bad\\u001b[31m\"}],\"observedAt\":\"2026-11-29T17:00:00Z\"}",
+        "{\"v\":1,\"cluster\":\"c\",\"type\":\"problems\",\"source\":\"a.yaml\",\"problems\":[{\"source\":\"a.yaml\"}],\"observedAt\":\"2026-11-29T17:00:00Z\"}",
+        "{\"v\":1,\"cluster\":\"c\",\"type\":\"problems\",\"source\":\"a.yaml\",\"problems\":\"broken\",\"observedAt\":\"2026-11-29T17:00:00Z\"}",
+        "{\"v\":1,\"cluster\":\"c\",\"type\":\"problem-sync\",\"sources\":[\"a\\u0000\"],\"observedAt\":\"2026-11-29T17:00:00Z\"}",
+        "{\"v\":1,\"cluster\":\"c\",\"type\":\"digest\",\"objects\":{},\"problems\":\"x\",\"observedAt\":\"2026-11-29T17:00:00Z\"}",
     })
     void refusesWithAReason(String json) {
         EventCodec.Decoded d = EventCodec.decode(json);
         assertThat(d).isInstanceOfSatisfying(EventCodec.Decoded.Invalid.class, i -> assertThat(i.reason()).isNotBlank());
+    }
+
+    @Test
+    void aReportOfTooManyProblemsIsRefused() {
+        String one = "{\"source\":\"a.yaml\",\"object\":\"\",\"field\":\"\",\"message\":\"m\"}";
+        String json = "{\"v\":1,\"cluster\":\"c\",\"type\":\"problems\",\"source\":\"a.yaml\",\"problems\":["
+                + String.join(",", java.util.Collections.nCopies(101, one)) + "],\"observedAt\":\"2026-11-29T17:00:00Z\"}";
+        assertThat(EventCodec.decode(json)).isInstanceOfSatisfying(EventCodec.Decoded.Invalid.class,
+                i -> assertThat(i.reason()).isEqualTo("problems: 101 are more than 100"));
+    }
+
+    @Test
+    void anOlderDigestWithoutProblemsStillReads() {
+        EventCodec.Decoded d = EventCodec.decode("{\"v\":1,\"cluster\":\"c\",\"type\":\"digest\",\"objects\":{},"
+                + "\"settings\":null,\"observedAt\":\"2026-11-29T17:00:00Z\"}");
+        assertThat(((ClusterEvent.StateDigest) ((EventCodec.Decoded.Valid) d).event()).problems()).isNull();
     }
 
     @Test

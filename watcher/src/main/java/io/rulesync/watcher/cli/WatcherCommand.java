@@ -1,12 +1,17 @@
 package io.rulesync.watcher.cli;
 
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.rulesync.model.manifest.Problem;
 import io.rulesync.model.topic.KafkaClientConfig;
 import io.rulesync.watcher.Watcher;
 import io.rulesync.watcher.fleet.FleetConfig;
 import io.rulesync.watcher.fleet.FleetException;
 import io.rulesync.watcher.fleet.FleetFile;
+import io.rulesync.watcher.metrics.MetricsServer;
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -71,11 +76,18 @@ public final class WatcherCommand implements Callable<Integer> {
                 + "asks for a resync; 0 for never. Default: ${DEFAULT-VALUE}."})
     private long digestIntervalSeconds;
 
+    @Option(names = "--metrics-bind-address", paramLabel = "HOST:PORT|off", defaultValue = "127.0.0.1:9470",
+            description = {"Serve Prometheus metrics at http://HOST:PORT/metrics (refused objects per cluster, problem reports, "
+                + "events published and pending), or off. Default: ${DEFAULT-VALUE}; use 0.0.0.0:9470 for a scraper "
+                + "outside the host or pod."})
+    private String metricsAddress;
+
     @Option(names = "--stats-interval", paramLabel = "SECONDS", defaultValue = "60",
             description = "Log the watcher's counters this often; 0 for never. Default: ${DEFAULT-VALUE}.")
     private long statsIntervalSeconds;
 
     private final CountDownLatch stop = new CountDownLatch(1);
+    private volatile MetricsServer metrics;
 
     @Override
     public Integer call() throws InterruptedException {
@@ -97,6 +109,14 @@ public final class WatcherCommand implements Callable<Integer> {
                 return EXIT_BAD_INPUT;
             }
         }
+        InetSocketAddress metricsAt;
+        try {
+            metricsAt = metricsAddress();
+        } catch (IllegalArgumentException e) {
+            err.println(e.getMessage());
+            err.flush();
+            return EXIT_BAD_INPUT;
+        }
         Properties producer = new Properties();
         producer.putAll(KafkaClientConfig.load(kafkaConfig));
         producer.putAll(producerProperties);
@@ -111,9 +131,23 @@ public final class WatcherCommand implements Callable<Integer> {
             err.flush();
             return EXIT_BAD_INPUT;
         }
+        if (metricsAt != null) {
+            PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+            watcher.bindMetrics(registry);
+            try {
+                metrics = MetricsServer.start(metricsAt, registry);
+            } catch (IOException e) {
+                watcher.close();
+                err.println("--metrics-bind-address " + metricsAddress + ": " + e.getMessage());
+                err.flush();
+                return EXIT_BAD_INPUT;
+            }
+            log.info("metrics at http://{}:{}/metrics", metricsAt.getHostString(), metrics.port());
+        }
         Thread hook = new Thread(() -> {
             log.info("stopping");
             watcher.close();
+            closeMetrics();
             stop.countDown();
         }, "rulesync-watcher-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
@@ -126,12 +160,41 @@ public final class WatcherCommand implements Callable<Integer> {
                     s.rejected(), s.suppressed(), s.kafkaAvailable() ? "" : "; Kafka unavailable");
         }
         watcher.close();
+        closeMetrics();
         try {
             Runtime.getRuntime().removeShutdownHook(hook);
         } catch (IllegalStateException e) {
             // already shutting down: the hook is running or has run
         }
         return 0;
+    }
+
+    private InetSocketAddress metricsAddress() {
+        if ("off".equals(metricsAddress)) {
+            return null;
+        }
+        int colon = metricsAddress.lastIndexOf(':');
+        try {
+            int port = Integer.parseInt(metricsAddress.substring(colon + 1));
+            if (colon <= 0 || port < 0 || port > 65535) {
+                throw new NumberFormatException();
+            }
+            return new InetSocketAddress(metricsAddress.substring(0, colon), port);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--metrics-bind-address: '" + metricsAddress + "' is not HOST:PORT or off");
+        }
+    }
+
+    private synchronized void closeMetrics() {
+        if (metrics != null) {
+            metrics.close();
+        }
+    }
+
+    /** The port metrics are served on while {@link #call()} runs; -1 when off or not started. */
+    public int metricsPort() {
+        MetricsServer m = metrics;
+        return m == null ? -1 : m.port();
     }
 
     /** Stops a running {@link #call()} as SIGTERM would (for tests and embedding). */

@@ -6,7 +6,7 @@ import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.rulesync.model.event.ObjectKind;
 import io.rulesync.model.manifest.ManifestDecoder.Decoded;
-import io.rulesync.model.manifest.Problem;
+import io.rulesync.model.text.Printable;
 import io.rulesync.watcher.publish.ClusterFeed;
 import java.time.Duration;
 import java.util.HashSet;
@@ -29,9 +29,11 @@ import org.slf4j.LoggerFactory;
  * The informer handlers run on fabric8's per-informer serial executor. They translate the object
  * ({@link ObjectTranslator}), hand it to the feed (which compares it with the last published state and
  * puts an event in the pending queue) and return; nothing in them waits for Kafka. An object the
- * decoder rejects is logged (one line naming cluster, object and fields), counted and not published;
- * if an earlier state of it was published, that state stays (the same rule as a broken manifest
- * file).
+ * decoder rejects is not published but reported (logged as one line naming cluster, object and fields,
+ * and published as the problems of that object: {@link ClusterFeed#report}, once per change, so a
+ * refused Node's heartbeats do not flood the log); if an earlier state of it was published, that state
+ * stays (the same rule as a broken manifest file). Its problems are cleared when it becomes valid or is
+ * deleted.
  *
  * <h2>When a list completes (sync markers)</h2>
  * fabric8 7.4 has no callback for "a list finished". What its source shows ({@code Reflector},
@@ -139,8 +141,6 @@ public final class KubeClusterSource implements AutoCloseable {
         final SharedIndexInformer<T> informer;
         /** Keys the handler has processed (accepted or rejected) and not seen deleted since. */
         final Set<String> seen = ConcurrentHashMap.newKeySet();
-        /** The problems last logged per rejected key, so that a rejected Node's heartbeats do not flood the log. */
-        final Map<String, List<Problem>> lastProblems = new ConcurrentHashMap<>();
         // The fields below are written only by the (single-threaded) check.
         boolean wasWatching;
         volatile boolean initialDone; // also read by synced()
@@ -154,7 +154,7 @@ public final class KubeClusterSource implements AutoCloseable {
         void start() {
             informer.exceptionHandler((started, t) -> {
                 log.warn("cluster {}: listing/watching {}s failed, will retry: {}", cluster, kind.apiName(),
-                        String.valueOf(t.getMessage()).replaceAll("\\s+", " "));
+                        Printable.escape(String.valueOf(t.getMessage()).replaceAll("\\s+", " ")));
                 return true;
             });
             informer.addEventHandler(this);
@@ -175,7 +175,7 @@ public final class KubeClusterSource implements AutoCloseable {
         public void onDelete(T obj, boolean deletedFinalStateUnknown) {
             String key = ObjectTranslator.key(obj);
             feed.delete(kind, key, obj.getMetadata().getResourceVersion());
-            lastProblems.remove(key);
+            feed.report(source(key), source(key) + " is deleted", List.of());
             seen.remove(key);
         }
 
@@ -185,17 +185,22 @@ public final class KubeClusterSource implements AutoCloseable {
                 Decoded d = ObjectTranslator.decode(kind, obj);
                 if (d instanceof Decoded.Accepted a) {
                     feed.upsert(a.object(), obj.getMetadata().getResourceVersion());
-                    lastProblems.remove(key);
-                } else if (d instanceof Decoded.Rejected r && !r.problems().equals(lastProblems.put(key, r.problems()))) {
+                    feed.report(source(key), source(key) + " is valid", List.of());
+                } else if (d instanceof Decoded.Rejected r) {
                     boolean kept = feed.get(kind, key).isPresent();
-                    feed.rejected(kept ? "invalid object not published (its last valid state stays)"
+                    feed.report(source(key), kept ? "invalid object not published (its last valid state stays)"
                             : "invalid object not published", r.problems());
                 }
             } catch (RuntimeException e) {
-                log.error("cluster {}: cannot translate {} {}", cluster, kind.apiName(), key, e);
+                log.error("cluster {}: cannot translate {} {}", cluster, kind.apiName(), Printable.escape(key), e);
             } finally {
                 seen.add(key);
             }
+        }
+
+        /** How this object's problems are reported: {@code Service shop/web}. */
+        private String source(String key) {
+            return kind.apiName() + " " + key;
         }
 
         void checkSync() {

@@ -9,6 +9,7 @@ import io.rulesync.model.manifest.ManifestDocument;
 import io.rulesync.model.manifest.ManifestException;
 import io.rulesync.model.manifest.ManifestReader;
 import io.rulesync.model.manifest.Problem;
+import io.rulesync.model.text.Printable;
 import io.rulesync.watcher.publish.ClusterFeed;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -42,10 +43,12 @@ import org.slf4j.LoggerFactory;
  * for one more poll, so a file caught half-written is not published (changes still arrive within
  * about two intervals). Only changed files are re-read.
  *
- * <p>Broken files: a file that cannot be parsed, or holds an invalid object, is logged (one line
- * with every problem, each naming file, object and field) and otherwise ignored: the objects last read
- * from it while it was valid stay. A file that is removed takes its objects with it. An object defined
- * in two files is kept from the first file (in path order), and the second is reported.
+ * <p>Broken files: a file that cannot be parsed, or holds an invalid object, is reported (logged as one
+ * line with every problem, each naming file, object and field, and published as the file's problems:
+ * {@link ClusterFeed#report}) and otherwise ignored: the objects last read from it while it was valid
+ * stay. A file that is removed takes its objects with it. An object defined in two files is kept from
+ * the first file (in path order), and the second file reports it. A file is reported when its problems
+ * change (found, different, resolved, or the file removed), not at every read.
  */
 public final class ManifestFolderSource implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ManifestFolderSource.class);
@@ -74,8 +77,8 @@ public final class ManifestFolderSource implements AutoCloseable {
         }
     }
 
-    /** What one file contributes: its last valid objects. */
-    private record FileState(List<ClusterObject> objects, boolean broken) {
+    /** What one file contributes: its last valid objects, and what is wrong with it now (nothing when valid). */
+    private record FileState(List<ClusterObject> objects, List<Problem> problems) {
     }
 
     private final String cluster;
@@ -127,7 +130,8 @@ public final class ManifestFolderSource implements AutoCloseable {
             }
         } catch (IOException e) {
             if (!folderMissingLogged) {
-                log.warn("cluster {}: cannot list {} ({}); keeping the objects last read", cluster, folder, e.toString());
+                log.warn("cluster {}: cannot list {} ({}); keeping the objects last read", cluster, folder,
+                        Printable.escape(e.toString()));
                 folderMissingLogged = true;
             }
             return;
@@ -178,14 +182,11 @@ public final class ManifestFolderSource implements AutoCloseable {
 
     private FileState read(Path file, FileState previous) {
         List<ClusterObject> kept = previous == null ? List.of() : previous.objects();
-        String keeping = kept.isEmpty() ? "it contributes no objects"
-                : "keeping the " + kept.size() + " objects last read from it";
         List<ManifestDocument> docs;
         try {
             docs = ManifestReader.read(List.of(file));
         } catch (ManifestException e) {
-            feed.rejected("file " + file + " is invalid, " + keeping, e.problems());
-            return new FileState(kept, true);
+            return new FileState(kept, e.problems());
         }
         List<Problem> problems = new ArrayList<>();
         List<ClusterObject> objects = new ArrayList<>();
@@ -204,16 +205,19 @@ public final class ManifestFolderSource implements AutoCloseable {
             }
         }
         if (!problems.isEmpty()) {
-            feed.rejected("file " + file + " is invalid, " + keeping, problems);
-            return new FileState(kept, true);
+            return new FileState(kept, List.copyOf(problems));
         }
-        return new FileState(List.copyOf(objects), false);
+        return new FileState(List.copyOf(objects), List.of());
     }
 
-    /** Publishes the union of all files' objects: deletes for vanished keys, upserts, then markers. */
+    /**
+     * Publishes the union of all files' objects: each file's problems (reported only when they changed),
+     * deletes for vanished keys, upserts, then markers.
+     */
     private void publish() {
         Map<ObjectRef, ClusterObject> union = new LinkedHashMap<>();
         Map<ObjectRef, Path> origin = new TreeMap<>();
+        Map<Path, List<Problem>> duplicates = new TreeMap<>();
         for (Map.Entry<Path, FileState> f : files.entrySet()) {
             for (ClusterObject o : f.getValue().objects()) {
                 ObjectRef ref = ObjectRef.of(o);
@@ -221,11 +225,12 @@ public final class ManifestFolderSource implements AutoCloseable {
                 if (first == null) {
                     union.put(ref, o);
                 } else {
-                    feed.rejected(ref + " in " + f.getKey() + " is ignored", List.of(new Problem(f.getKey().toString(),
-                            ref.toString(), "", "already defined in " + first)));
+                    duplicates.computeIfAbsent(f.getKey(), k -> new ArrayList<>()).add(new Problem(f.getKey().toString(),
+                            ref.toString(), "", "already defined in " + first));
                 }
             }
         }
+        reportProblems(duplicates);
         for (ObjectKind kind : ObjectKind.values()) {
             for (String key : feed.keys(kind)) {
                 if (!union.containsKey(new ObjectRef(kind, key))) {
@@ -238,6 +243,28 @@ public final class ManifestFolderSource implements AutoCloseable {
         }
         for (ObjectKind kind : ObjectKind.values()) {
             feed.sync(kind);
+        }
+    }
+
+    /** Every file's problems, its own and objects it repeats from an earlier file; files gone, or fine, have none. */
+    private void reportProblems(Map<Path, List<Problem>> duplicates) {
+        Set<String> sources = new HashSet<>();
+        for (Map.Entry<Path, FileState> f : files.entrySet()) {
+            FileState st = f.getValue();
+            List<Problem> dup = duplicates.getOrDefault(f.getKey(), List.of());
+            List<Problem> all = new ArrayList<>(st.problems());
+            all.addAll(dup);
+            String what = "file " + f.getKey() + (st.problems().isEmpty() ? "" : " is invalid, " + (st.objects().isEmpty()
+                    ? "it contributes no objects" : "keeping the " + st.objects().size() + " objects last read from it"))
+                    + (dup.isEmpty() ? "" : (st.problems().isEmpty() ? ": " : "; ") + dup.size()
+                    + " object(s) already defined in an earlier file are ignored");
+            feed.report(f.getKey().toString(), what, all);
+            sources.add(ClusterFeed.sourceName(f.getKey().toString()));
+        }
+        for (String gone : feed.reportedSources()) {
+            if (!sources.contains(gone)) {
+                feed.report(gone, "file " + gone + " is gone", List.of());
+            }
         }
     }
 

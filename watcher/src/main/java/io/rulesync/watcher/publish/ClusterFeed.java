@@ -4,6 +4,8 @@ import io.rulesync.model.cluster.ClusterObject;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
 import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
+import io.rulesync.model.event.ClusterEvent.ProblemSync;
+import io.rulesync.model.event.ClusterEvent.ProblemsReported;
 import io.rulesync.model.event.ClusterEvent.SettingsChanged;
 import io.rulesync.model.event.ClusterEvent.StateDigest;
 import io.rulesync.model.event.ClusterEvent.SyncMarker;
@@ -12,7 +14,9 @@ import io.rulesync.model.event.Fingerprint;
 import io.rulesync.model.event.ObjectKind;
 import io.rulesync.model.event.ObjectRef;
 import io.rulesync.model.manifest.Problem;
+import io.rulesync.model.text.Printable;
 import java.time.Clock;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.EnumSet;
@@ -48,6 +52,13 @@ import org.slf4j.LoggerFactory;
  * <p>The feed keeps a {@link Fingerprint} of what it published per kind, up to date with every
  * event, so a {@link StateDigest} of a large cluster costs a few additions, not a hash of every
  * object.
+ *
+ * <p>Refused objects: the feed keeps the current problems of each <em>source</em> (a manifest file,
+ * or an object an informer saw) and publishes a {@link ProblemsReported} only when a source's
+ * problems change (an empty one when they are resolved), so a file that stays broken is logged and
+ * reported once, not at every read. Once every kind has been listed it publishes a {@link ProblemSync}
+ * naming the sources that have problems, so that a consumer forgets what an earlier watcher run
+ * reported about sources fixed while none ran; a republish sends the reports and the sync again.
  */
 public final class ClusterFeed {
     private static final Logger log = LoggerFactory.getLogger(ClusterFeed.class);
@@ -63,6 +74,11 @@ public final class ClusterFeed {
     private final Map<ObjectKind, Fingerprint> fingerprints = new EnumMap<>(ObjectKind.class);
     private ClusterSettings settings;
     private long suppressed;
+    /** The current problems of each source that has some, by the source's (printable) name. */
+    private final TreeMap<String, ProblemsReported> problems = new TreeMap<>();
+    /** Whether the first {@link ProblemSync} went out (after the first list of every kind). */
+    private boolean problemsListed;
+    private long reports;
     private long rejected;
 
     public ClusterFeed(String cluster, Consumer<ClusterEvent> out, Clock clock) {
@@ -110,6 +126,11 @@ public final class ClusterFeed {
         SyncMarker m = new SyncMarker(cluster, kind, objects.get(kind).keySet(), clock.instant());
         synced.add(kind);
         out.accept(m);
+        if (!problemsListed && synced.size() == ObjectKind.values().length) {
+            // Every source has been read once: what it reported is all there is.
+            problemsListed = true;
+            out.accept(new ProblemSync(cluster, problems.keySet(), clock.instant()));
+        }
         return m;
     }
 
@@ -126,7 +147,8 @@ public final class ClusterFeed {
         for (ObjectKind k : synced) {
             kinds.put(k, fingerprints.get(k));
         }
-        out.accept(new StateDigest(cluster, kinds, settings == null ? null : Fingerprint.of(settings), clock.instant()));
+        out.accept(new StateDigest(cluster, kinds, settings == null ? null : Fingerprint.of(settings),
+                problemsListed ? StateDigest.ofProblems(problems.values()) : null, clock.instant()));
         return true;
     }
 
@@ -143,8 +165,10 @@ public final class ClusterFeed {
 
     /**
      * Publishes the whole current state again: the settings, every object as an upsert, then a sync
-     * marker for each kind that has been synced at least once. (A kind whose first list has not
-     * completed gets no marker: an empty marker would make consumers drop every object of that kind.)
+     * marker for each kind that has been synced at least once, then every source's current problems
+     * (as first reported) and, once every kind was listed, the {@link ProblemSync}. (A kind whose first
+     * list has not completed gets no marker: an empty marker would make consumers drop every object of
+     * that kind.)
      */
     public synchronized void republish() {
         if (settings != null) {
@@ -160,18 +184,65 @@ public final class ClusterFeed {
                 out.accept(new SyncMarker(cluster, k, objects.get(k).keySet(), clock.instant()));
             }
         }
+        problems.values().forEach(out);
+        if (problemsListed) {
+            out.accept(new ProblemSync(cluster, problems.keySet(), clock.instant()));
+        }
     }
 
     /**
-     * Logs an object (or file) that cannot be published, as one line naming the cluster, the object
-     * and the fields, and counts it.
+     * The problems of one source now: a manifest file, or an object an informer saw; none when it is
+     * fine. When they differ from the source's last report, they are logged (one line naming the
+     * cluster, {@code what}, and each problem's object and field) and published; otherwise nothing
+     * happens, so a source that stays broken is reported once. Returns whether a report was published.
+     *
+     * @param source names the source (escaped and cut as a report's source is: see {@link #sourceName})
+     * @param what   how the log line names the source and what becomes of its objects, e.g.
+     *               "file x.yaml is invalid, keeping the 2 objects last read from it"
      */
-    public void rejected(String what, List<Problem> problems) {
-        synchronized (this) {
-            rejected++;
+    public synchronized boolean report(String source, String what, List<Problem> found) {
+        ProblemsReported r = ProblemsReported.of(cluster, source, found, clock.instant());
+        ProblemsReported last = problems.get(r.source());
+        if (last == null ? r.cleared() : last.problems().equals(r.problems())) {
+            return false;
         }
-        log.warn("cluster {}: {}: {}", cluster, what,
-                problems.stream().map(Problem::toString).collect(Collectors.joining("; ")));
+        if (r.cleared()) {
+            problems.remove(r.source());
+            log.info("cluster {}: {}: no problems any more", cluster, r.source());
+        } else {
+            problems.put(r.source(), r);
+            rejected++;
+            log.warn("cluster {}: {}: {}", cluster, Printable.escape(what),
+                    r.problems().stream().map(Problem::toString).collect(Collectors.joining("; ")));
+        }
+        reports++;
+        out.accept(r);
+        return true;
+    }
+
+    /** How a report names {@code source} (escaped and cut): the name {@link #reportedSources} lists. */
+    public static String sourceName(String source) {
+        return ProblemsReported.of("x", source, List.of(), Instant.EPOCH).source();
+    }
+
+    /** The sources that have problems now (by {@link #sourceName}). */
+    public synchronized Set<String> reportedSources() {
+        return new TreeSet<>(problems.keySet());
+    }
+
+    /** The current problems of each source that has some. */
+    public synchronized List<ProblemsReported> currentProblems() {
+        return List.copyOf(problems.values());
+    }
+
+    /** Objects (and unreadable files) refused now: distinct objects named by the current problems, per source. */
+    public synchronized int refusedObjects() {
+        return problems.values().stream().mapToInt(ProblemsReported::refusedObjects).sum();
+    }
+
+    /** Problem reports published so far: problems found, changed, or resolved. */
+    public synchronized long problemReports() {
+        return reports;
     }
 
     public synchronized Set<String> keys(ObjectKind kind) {
@@ -195,7 +266,7 @@ public final class ClusterFeed {
         return suppressed;
     }
 
-    /** Objects and files refused (see {@link #rejected}). */
+    /** Reports of problems published (see {@link #report}), resolutions not counted: each broken state is counted once. */
     public synchronized long rejectedCount() {
         return rejected;
     }

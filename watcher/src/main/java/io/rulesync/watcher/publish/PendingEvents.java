@@ -3,6 +3,8 @@ package io.rulesync.watcher.publish;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
 import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
+import io.rulesync.model.event.ClusterEvent.ProblemSync;
+import io.rulesync.model.event.ClusterEvent.ProblemsReported;
 import io.rulesync.model.event.ClusterEvent.SettingsChanged;
 import io.rulesync.model.event.ClusterEvent.StateDigest;
 import io.rulesync.model.event.ClusterEvent.SyncMarker;
@@ -19,8 +21,8 @@ import java.util.TreeMap;
 
 /**
  * The events waiting to be published, conflated: for each <em>slot</em> only the latest event is
- * kept. A slot is one object (cluster, kind, key), the sync marker of one (cluster, kind), or the
- * settings of one cluster, or its state digest. Events are level-based (each carries a whole state), so the latest event of
+ * kept. A slot is one object (cluster, kind, key), the sync marker of one (cluster, kind), the
+ * settings of one cluster, its state digest, the problems of one of its sources, or its problem sync. Events are level-based (each carries a whole state), so the latest event of
  * a slot says everything the older ones did; while Kafka is slow or away, the queue holds at most one
  * event per slot instead of growing with every change.
  *
@@ -54,6 +56,10 @@ public final class PendingEvents {
                 subject = Settings.INSTANCE;
             } else if (e instanceof StateDigest) {
                 subject = Digest.INSTANCE;
+            } else if (e instanceof ProblemsReported r) {
+                subject = new ProblemsOf(r.source());
+            } else if (e instanceof ProblemSync) {
+                subject = ProblemSources.INSTANCE;
             } else {
                 throw new IllegalArgumentException("unknown event " + e);
             }
@@ -69,6 +75,13 @@ public final class PendingEvents {
     }
 
     private enum Digest {
+        INSTANCE
+    }
+
+    private record ProblemsOf(String source) {
+    }
+
+    private enum ProblemSources {
         INSTANCE
     }
 

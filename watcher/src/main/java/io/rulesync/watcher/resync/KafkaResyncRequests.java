@@ -1,6 +1,7 @@
 package io.rulesync.watcher.resync;
 
 import io.rulesync.model.event.ResyncRequest;
+import io.rulesync.model.text.Printable;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -94,7 +95,7 @@ public final class KafkaResyncRequests implements ResyncSource {
                         handler.accept(ResyncRequest.decode(r.value()));
                     } catch (IllegalArgumentException e) {
                         log.warn("{}/{} offset {}: ignoring a record that is not a resync request: {}", topic, r.partition(),
-                                r.offset(), e.getMessage());
+                                r.offset(), Printable.escape(e.getMessage()));
                     }
                 }
             }

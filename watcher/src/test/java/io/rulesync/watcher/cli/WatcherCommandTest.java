@@ -10,6 +10,10 @@ import io.rulesync.watcher.testing.Events;
 import io.rulesync.watcher.testing.KafkaTestBroker;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -69,23 +73,46 @@ class WatcherCommandTest {
     }
 
     @Test
+    void aMalformedMetricsAddressExitsWith2() throws Exception {
+        Path folder = Files.createDirectories(dir.resolve("demo-a"));
+        Path fleet = dir.resolve("fleet.yaml");
+        Files.writeString(fleet, "clusters: [{id: demo-a, manifests: " + folder + "}]");
+        Run r = run(new WatcherCommand(), "--fleet", fleet.toString(), "--kafka", "127.0.0.1:1", "--metrics-bind-address", "9470");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err().lines()).containsExactly("--metrics-bind-address: '9470' is not HOST:PORT or off");
+    }
+
+    @Test
     @RequiresKafka
     void publishesUntilStoppedAndPicksUpChangedSettings() throws Exception {
         Path folder = Files.createDirectories(dir.resolve("demo-a"));
         Files.writeString(folder.resolve("svc.yaml"), "kind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}");
+        Files.writeString(folder.resolve("bad.yaml"), "kind: Service\nmetadata: {name: bad}\nspec: {ports: [{port: 0}]}");
         Path fleet = dir.resolve("fleet.yaml");
         Files.writeString(fleet, "clusters:\n  - id: demo-a\n    manifests: demo-a\n");
         String topic = KafkaTestBroker.newTopic("cli");
         WatcherCommand cmd = new WatcherCommand();
         AtomicInteger exit = new AtomicInteger(-1);
         Thread t = new Thread(() -> exit.set(run(cmd, "--fleet", fleet.toString(), "--kafka", KafkaTestBroker.bootstrap(),
-                "--topic", topic, "--stats-interval", "1").exit()));
+                "--topic", topic, "--stats-interval", "1", "--metrics-bind-address", "127.0.0.1:0").exit()));
         t.start();
         try {
             List<ClusterEvent> got = KafkaTestBroker.events(KafkaTestBroker.readUntil(topic,
-                    r -> Events.lastMarker(KafkaTestBroker.events(r), ObjectKind.NODE).isPresent()));
-            assertThat(Events.described(got)).containsExactly("settings [IPV4]", "upsert Service default/web",
-                    "sync Service [default/web]", "sync EndpointSlice []", "sync Node []");
+                    r -> KafkaTestBroker.events(r).stream().anyMatch(e -> e instanceof ClusterEvent.ProblemSync)));
+            String bad = folder.resolve("bad.yaml").toString();
+            assertThat(Events.described(got)).containsExactly("settings [IPV4]",
+                    "problems " + bad + " [Service default/bad spec.ports[0].port]", "upsert Service default/web",
+                    "sync Service [default/web]", "sync EndpointSlice []", "sync Node []", "problem-sync [" + bad + "]");
+
+            // The refused object is a metric (the server starts right after the watcher: wait for its port).
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            while (cmd.metricsPort() < 0 && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            HttpResponse<String> metrics = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + cmd.metricsPort() + "/metrics")).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(metrics.body()).contains("rulesync_watcher_refused_objects{cluster=\"demo-a\"} 1.0",
+                    "rulesync_watcher_problem_reports_total{cluster=\"demo-a\"} 1.0", "rulesync_watcher_events_published_total");
 
             Files.writeString(fleet, "clusters:\n  - id: demo-a\n    manifests: demo-a\n"
                     + "    settings: {families: [ipv4, ipv6], masqueradeAll: true}\n");

@@ -173,6 +173,19 @@ class KubeClusterSourceTest {
         assertThat(about(sink.events(), ObjectKind.SERVICE)).containsExactly(
                 "sync Service []", "upsert Service shop/good", "upsert Service shop/fence");
         assertThat(watcher.feed("prod-eu").keys(ObjectKind.SERVICE)).containsExactly("shop/fence", "shop/good");
+
+        // Each refused object is reported once per change of its problems, and cleared when it is fixed or deleted.
+        kube.services().inNamespace("shop").withName("bad").delete();
+        kube.services().inNamespace("shop").withName("good").edit(s -> {
+            s.getSpec().getPorts().get(0).setPort(81);
+            return s;
+        });
+        sink.await("the fix", ev -> Events.problems(ev).contains("problems Service shop/good []"));
+        assertThat(Events.problems(sink.events())).containsExactly("problem-sync []",
+                "problems Service shop/bad [Service shop/bad spec.ports[0].port]",
+                "problems Service shop/good [Service shop/good spec.ports[0].port]",
+                "problems Service shop/bad []", "problems Service shop/good []");
+        assertThat(watcher.feed("prod-eu").refusedObjects()).isZero();
     }
 
     @Test

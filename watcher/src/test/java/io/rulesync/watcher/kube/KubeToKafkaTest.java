@@ -128,7 +128,8 @@ class KubeToKafkaTest {
         }
         assertThat(about(prod, ObjectKind.NODE)).containsExactly("upsert Node node-a", "sync Node [node-a]");
         assertThat(about(prod, ObjectKind.ENDPOINT_SLICE)).containsExactly("sync EndpointSlice []", "upsert EndpointSlice shop/web-1");
-        assertThat(Events.described(of(got, "demo-a"))).containsExactly("settings [IPV4]", "upsert Service demo/web",
+        // (The problem sync after the Node marker may or may not have been read yet.)
+        assertThat(Events.described(Events.withoutProblems(of(got, "demo-a")))).containsExactly("settings [IPV4]", "upsert Service demo/web",
                 "sync Service [demo/web]", "sync EndpointSlice []", "sync Node []");
         assertThat(watcher.publishedEvents()).isGreaterThanOrEqualTo(got.size());
     }

@@ -99,7 +99,8 @@ class ManifestFolderSourceTest {
                 "upsert Service shop/db",
                 "upsert Node node-a", "upsert Node node-b",
                 "upsert Service shop/web", "upsert EndpointSlice shop/web-1",
-                "sync Service [shop/db, shop/web]", "sync EndpointSlice [shop/web-1]", "sync Node [node-a, node-b]");
+                "sync Service [shop/db, shop/web]", "sync EndpointSlice [shop/web-1]", "sync Node [node-a, node-b]",
+                "problem-sync []");
     }
 
     @Test
@@ -127,44 +128,84 @@ class ManifestFolderSourceTest {
     }
 
     @Test
-    void aBrokenFileIsLoggedAndItsLastGoodObjectsStay() throws Exception {
+    void aBrokenFileIsReportedOnceAndItsLastGoodObjectsStay() throws Exception {
         start();
         sink.clear();
+        Path web = dir.resolve("web.yaml");
+        Path fresh = dir.resolve("new.yaml");
         try (LogCapture log = new LogCapture()) {
             // An invalid port in a file that was valid, and a new file that never was.
-            Files.writeString(dir.resolve("web.yaml"), WEB.replace("port: 80,", "port: 0,"));
-            Files.writeString(dir.resolve("new.yaml"), "kind: Service\nmetadata: {name: new, namespace: shop}\nspec: [unclosed");
+            Files.writeString(web, WEB.replace("port: 80,", "port: 0,"));
+            Files.writeString(fresh, "kind: Service\nmetadata: {name: new, namespace: shop}\nspec: [unclosed");
             sink.await("the read after the break", ev -> markersOf(ev) == 3);
             assertThat(log.text())
-                    .contains("cluster demo-a: file " + dir.resolve("web.yaml") + " is invalid, keeping the 2 objects last read from it: "
-                            + dir.resolve("web.yaml") + " (document 1): Service shop/web: spec.ports[0].port: 0 is out of range (1-65535)")
-                    .contains("cluster demo-a: file " + dir.resolve("new.yaml") + " is invalid, it contributes no objects: "
-                            + dir.resolve("new.yaml") + ": not valid YAML or JSON");
+                    .contains("cluster demo-a: file " + web + " is invalid, keeping the 2 objects last read from it: "
+                            + web + " (document 1): Service shop/web: spec.ports[0].port: 0 is out of range (1-65535)")
+                    .contains("cluster demo-a: file " + fresh + " is invalid, it contributes no objects: "
+                            + fresh + ": not valid YAML or JSON");
         }
         assertThat(Events.described(sink.events())).containsExactly(
+                "problems " + fresh + " [-]", "problems " + web + " [Service shop/web spec.ports[0].port]",
                 "sync Service [shop/db, shop/web]", "sync EndpointSlice [shop/web-1]", "sync Node [node-a, node-b]");
         assertThat(watcher.stats().rejected()).isEqualTo(2);
+        assertThat(watcher.feed("demo-a").refusedObjects()).isEqualTo(2);
 
-        // Fixed: the new state is published.
+        // Other files change, and the broken one is written again with the same content: read again, not reported again.
         sink.clear();
-        Files.writeString(dir.resolve("web.yaml"), WEB.replace("port: 80,", "port: 82,"));
-        Files.delete(dir.resolve("new.yaml"));
+        try (LogCapture log = new LogCapture()) {
+            Files.writeString(dir.resolve("db.json.yaml"), DB.replace("5432", "5433"));
+            Files.writeString(web, WEB.replace("port: 80,", "port: 0,") + "\n");
+            sink.await("the other edit", ev -> markersOf(ev) == 3);
+            Files.writeString(dir.resolve("db.json.yaml"), DB);
+            sink.await("the edit back", ev -> markersOf(ev) == 6);
+            assertThat(log.text()).doesNotContain("is invalid");
+        }
+        assertThat(Events.problems(sink.events())).isEmpty();
+        assertThat(watcher.stats().rejected()).isEqualTo(2);
+        assertThat(watcher.feed("demo-a").problemReports()).isEqualTo(2);
+
+        // Fixed: the new state is published, and both files' problems are resolved (one fixed, one removed).
+        sink.clear();
+        Files.writeString(web, WEB.replace("port: 80,", "port: 82,"));
+        Files.delete(fresh);
         sink.await("the fix", ev -> markersOf(ev) == 3);
-        assertThat(Events.described(sink.events())).startsWith("upsert Service shop/web");
-        Service web = (Service) Events.lastState(sink.events(), ObjectKind.SERVICE, "shop/web").orElseThrow();
-        assertThat(web.ports().get(0).port()).isEqualTo(82);
+        assertThat(Events.described(sink.events())).containsExactly(
+                "problems " + web + " []", "problems " + fresh + " []", "upsert Service shop/web",
+                "sync Service [shop/db, shop/web]", "sync EndpointSlice [shop/web-1]", "sync Node [node-a, node-b]");
+        Service svc = (Service) Events.lastState(sink.events(), ObjectKind.SERVICE, "shop/web").orElseThrow();
+        assertThat(svc.ports().get(0).port()).isEqualTo(82);
+        assertThat(watcher.feed("demo-a").refusedObjects()).isZero();
+        assertThat(watcher.feed("demo-a").problemReports()).isEqualTo(4);
     }
 
     @Test
-    void anObjectInTwoFilesIsKeptFromTheFirst() throws Exception {
-        Files.writeString(dir.resolve("zz-copy.yaml"), DB.replace("5432", "5433"));
+    void anObjectInTwoFilesIsKeptFromTheFirstAndTheSecondFileReportsIt() throws Exception {
+        Path copy = dir.resolve("zz-copy.yaml");
+        Files.writeString(copy, DB.replace("5432", "5433"));
         try (LogCapture log = new LogCapture()) {
             start();
-            assertThat(log.text()).contains("cluster demo-a: Service shop/db in " + dir.resolve("zz-copy.yaml")
-                    + " is ignored: " + dir.resolve("zz-copy.yaml") + ": Service shop/db: already defined in " + dir.resolve("db.json.yaml"));
+            assertThat(log.text()).contains("cluster demo-a: file " + copy + ": 1 object(s) already defined in an earlier file are "
+                    + "ignored: " + copy + ": Service shop/db: already defined in " + dir.resolve("db.json.yaml"));
         }
         Service db = (Service) Events.lastState(sink.events(), ObjectKind.SERVICE, "shop/db").orElseThrow();
         assertThat(db.ports().get(0).port()).isEqualTo(5432);
+        assertThat(Events.problems(sink.events())).containsExactly("problems " + copy + " [Service shop/db]",
+                "problem-sync [" + copy + "]");
+    }
+
+    @Test
+    void aNewlineInAFileNameOrAKeyIsLoggedAndReportedEscaped() throws Exception {
+        Path odd = dir.resolve("odd\n12:00:00.000 [main] INFO all good.yaml");
+        Files.writeString(odd, "kind: Service\nmetadata: {name: \"web\\nINFO forged\", namespace: shop}\nspec: {ports: [{port: 80}]}\n");
+        String escaped = dir + "/odd\\x0a12:00:00.000 [main] INFO all good.yaml";
+        try (LogCapture log = new LogCapture()) {
+            start();
+            assertThat(log.text()).contains("cluster demo-a: file " + escaped + " is invalid, it contributes no objects: " + escaped
+                    + " (document 1): Service shop/web\\x0aINFO forged: metadata.name: 'web\\x0aINFO forged' is not a DNS-1035 label");
+            assertThat(log.text().lines()).noneMatch(l -> l.startsWith("12:00:00.000") || l.startsWith("INFO forged"));
+        }
+        assertThat(Events.problems(sink.events())).containsExactly("problems " + escaped + " [Service shop/web\\x0aINFO forged metadata.name]",
+                "problem-sync [" + escaped + "]");
     }
 
     @Test

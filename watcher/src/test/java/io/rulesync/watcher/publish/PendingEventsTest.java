@@ -148,4 +148,18 @@ class PendingEventsTest {
         assertThat(r.staleDigestCount()).isZero();
         assertThat(describe(r.take(100, 0))).containsExactly("a digest []", "a upsert Service ns/web :2");
     }
+
+    @Test
+    void eachSourcesProblemsAndTheProblemSyncAreSlotsOfTheirOwn() throws Exception {
+        PendingEvents q = new PendingEvents();
+        io.rulesync.model.manifest.Problem p = new io.rulesync.model.manifest.Problem("a.yaml", "", "", "not valid YAML or JSON");
+        q.offer(ClusterEvent.ProblemsReported.of("a", "a.yaml", List.of(p), T));
+        q.offer(ClusterEvent.ProblemsReported.of("a", "b.yaml", List.of(p), T));
+        q.offer(new ClusterEvent.ProblemSync("a", Set.of("a.yaml", "b.yaml"), T));
+        q.offer(ClusterEvent.ProblemsReported.of("a", "a.yaml", List.of(), T)); // fixed before it went out
+        q.offer(ClusterEvent.ProblemsReported.of("b", "a.yaml", List.of(p), T)); // another cluster's file of that name
+        assertThat(q.supersededCount()).isEqualTo(1);
+        assertThat(describe(q.take(100, 0))).containsExactly("a problems b.yaml [-]", "a problem-sync [a.yaml, b.yaml]",
+                "a problems a.yaml []", "b problems a.yaml [-]");
+    }
 }

@@ -29,7 +29,16 @@ public final class Events {
         }
         if (e instanceof StateDigest d) {
             return "digest " + new java.util.TreeMap<>(d.objects()).entrySet().stream()
-                    .map(k -> k.getKey().apiName() + "=" + k.getValue().count()).toList();
+                    .map(k -> k.getKey().apiName() + "=" + k.getValue().count()).toList()
+                    + (d.problems() == null ? "" : " problems=" + d.problems().count());
+        }
+        if (e instanceof ClusterEvent.ProblemsReported r) {
+            // "-": a problem that names no object (a file that cannot be parsed)
+            return "problems " + r.source() + " " + r.problems().stream()
+                    .map(p -> (p.object().isEmpty() ? "-" : p.object()) + (p.field().isEmpty() ? "" : " " + p.field())).toList();
+        }
+        if (e instanceof ClusterEvent.ProblemSync s) {
+            return "problem-sync " + s.sortedSources();
         }
         return "settings " + ((SettingsChanged) e).settings().families();
     }
@@ -40,6 +49,18 @@ public final class Events {
 
     public static List<String> described(List<ClusterEvent> events) {
         return events.stream().map(Events::describe).toList();
+    }
+
+    /** Descriptions of the problem reports and problem syncs. */
+    public static List<String> problems(List<ClusterEvent> events) {
+        return events.stream().filter(e -> e instanceof ClusterEvent.ProblemsReported || e instanceof ClusterEvent.ProblemSync)
+                .map(Events::describe).toList();
+    }
+
+    /** The events without the problem reports and syncs. */
+    public static List<ClusterEvent> withoutProblems(List<ClusterEvent> events) {
+        return events.stream().filter(e -> !(e instanceof ClusterEvent.ProblemsReported || e instanceof ClusterEvent.ProblemSync))
+                .toList();
     }
 
     /** Descriptions of the events about objects of {@code kind} (upserts and deletes) and its markers. */
