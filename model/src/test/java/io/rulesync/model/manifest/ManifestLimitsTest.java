@@ -4,11 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import io.rulesync.model.manifest.ManifestDecoder.Decoded;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -117,5 +119,77 @@ class ManifestLimitsTest {
         } catch (ManifestException e) {
             return e.problems();
         }
+    }
+
+    // ---- per object, in the decoder ----
+
+    private static List<String> problems(String yaml) throws ManifestException {
+        Decoded d = ManifestDecoder.decode(ManifestReader.parse("in.yaml", yaml).get(0));
+        return d instanceof Decoded.Rejected r ? r.problems().stream().map(Problem::toString).toList() : List.of();
+    }
+
+    @Test
+    void annotationsHoldAtMost256KibibytesTogether() throws Exception {
+        // Keys count too: "a" + "b" = 2 bytes, so values of 262,142 bytes in all are just within.
+        String within = "metadata: {name: web, namespace: shop, annotations: {a: " + "x".repeat(131_071)
+                + ", b: " + "y".repeat(131_071) + "}}\n";
+        assertThat(problems("kind: Service\n" + within + SERVICE_SPEC)).isEmpty();
+        String over = within.replace("x".repeat(131_071), "x".repeat(131_072));
+        assertThat(problems("kind: Service\n" + over + SERVICE_SPEC)).containsExactly(
+                "in.yaml (document 1): Service shop/web: metadata.annotations: hold 262,145 bytes in all,"
+                        + " over the limit of 262,144 (256 KiB) per object");
+        // Bytes of UTF-8, as the API server counts them: 87,382 three-byte characters are 262,146 bytes.
+        assertThat(problems("kind: Service\nmetadata: {name: web, namespace: shop, annotations: {n: "
+                + "\u20ac".repeat(87_382) + "}}\n" + SERVICE_SPEC)).singleElement()
+                .satisfies(p -> assertThat(p).contains("hold 262,147 bytes in all"));
+    }
+
+    @Test
+    void labelsAndAnnotationKeysFollowTheApiServersRules() throws Exception {
+        String v63 = "v".repeat(63);
+        assertThat(problems("kind: Node\nmetadata: {name: n1, labels: {example.com/" + "k".repeat(63) + ": " + v63
+                + ", plain: '', A_b.c: x-Y_z}}\n")).isEmpty();
+        assertThat(problems("""
+                kind: Node
+                metadata:
+                  name: n1
+                  labels: {topology.kubernetes.io/zone: %s, "Example.com/x": y, "-bad": y, "a/b/c": y, ok: "-x"}
+                  annotations: {"has space": y, Rulesync.IO/Note: fine}
+                """.formatted("z".repeat(64)))).containsExactlyInAnyOrder(
+                "in.yaml (document 1): Node n1: metadata.labels.topology.kubernetes.io/zone: is 64 characters long, over the limit of 63 for a label value",
+                "in.yaml (document 1): Node n1: metadata.labels.Example.com/x: the key's prefix 'Example.com' is not a DNS-1123 subdomain (lower-case letters, digits, '-' and '.', at most 253)",
+                "in.yaml (document 1): Node n1: metadata.labels.-bad: the key's name '-bad' is not a qualified name (letters, digits, '-', '_' and '.', starting and ending with a letter or digit)",
+                "in.yaml (document 1): Node n1: metadata.labels.a/b/c: the key's name 'b/c' is not a qualified name (letters, digits, '-', '_' and '.', starting and ending with a letter or digit)",
+                "in.yaml (document 1): Node n1: metadata.labels.ok: '-x' is not a label value (letters, digits, '-', '_' and '.', starting and ending with a letter or digit)",
+                "in.yaml (document 1): Node n1: metadata.annotations.has space: the key's name 'has space' is not a qualified name (letters, digits, '-', '_' and '.', starting and ending with a letter or digit)");
+    }
+
+    @Test
+    void aKeyWithAControlCharacterIsQuotedInTheFieldPath() throws Exception {
+        assertThat(problems("kind: Node\nmetadata: {name: n1, labels: {\"a\\nb\": x}}\n")).singleElement()
+                .satisfies(p -> assertThat(p).startsWith("in.yaml (document 1): Node n1: metadata.labels.a\\x0ab: ").doesNotContain("\n"));
+    }
+
+    @Test
+    void anEndpointSliceHoldsAtMost1000EndpointsOf100AddressesEach() throws Exception {
+        String head = "kind: EndpointSlice\napiVersion: discovery.k8s.io/v1\n"
+                + "metadata: {name: web-1, namespace: shop, labels: {kubernetes.io/service-name: web}}\naddressType: IPv4\nendpoints:\n";
+        StringBuilder thousand = new StringBuilder(head);
+        for (int i = 0; i < 1000; i++) {
+            thousand.append("- addresses: [10.1.").append(i / 250).append('.').append(i % 250 + 1).append("]\n");
+        }
+        assertThat(problems(thousand.toString())).isEmpty();
+        assertThat(problems(thousand + "- addresses: [10.2.0.1]\n")).containsExactly(
+                "in.yaml (document 1): EndpointSlice shop/web-1: endpoints: holds 1,001 endpoints, over the limit of 1,000 per EndpointSlice");
+        String addresses = String.join(", ", java.util.Collections.nCopies(101, "10.3.0.1"));
+        assertThat(problems(head + "- addresses: [" + addresses + "]\n")).containsExactly(
+                "in.yaml (document 1): EndpointSlice shop/web-1: endpoints[0].addresses: holds 101 addresses, over the limit of 100 per endpoint");
+    }
+
+    @Test
+    void objectsOfOtherKindsAreNotChecked() throws Exception {
+        assertThat(ManifestDecoder.decode(new ManifestDocument("in.yaml", Map.of("kind", "ConfigMap",
+                "metadata", Map.of("name", "x", "annotations", Map.of("big", "x".repeat(300_000)))))))
+                .isInstanceOf(Decoded.Skipped.class);
     }
 }
