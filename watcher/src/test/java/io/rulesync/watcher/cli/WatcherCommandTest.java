@@ -36,7 +36,7 @@ class WatcherCommandTest {
     void helpDescribesTheOptions() {
         Run r = run(new WatcherCommand(), "--help");
         assertThat(r.exit()).isZero();
-        assertThat(r.out()).contains("Usage: watcher", "--fleet=FILE", "--kafka=HOST:PORT", "--topic=TOPIC",
+        assertThat(r.out()).contains("Usage: watcher", "--fleet=FILE", "--kafka=HOST:PORT", "--topic=TOPIC", "--max-file-size=MIB",
                 "Default: rulesync.cluster-events");
     }
 
@@ -66,6 +66,16 @@ class WatcherCommandTest {
         Run r = run(new WatcherCommand(), "--fleet", fleet.toString(), "--kafka", "localhost:9092,kafka-2");
         assertThat(r.exit()).isEqualTo(2);
         assertThat(r.err().lines()).containsExactly("--kafka: 'kafka-2' is not HOST:PORT");
+    }
+
+    @Test
+    void aManifestFileLimitOutOfRangeExitsWith2() throws Exception {
+        Path folder = Files.createDirectories(dir.resolve("demo-a"));
+        Path fleet = dir.resolve("fleet.yaml");
+        Files.writeString(fleet, "clusters: [{id: demo-a, manifests: " + folder + "}]");
+        Run r = run(new WatcherCommand(), "--fleet", fleet.toString(), "--kafka", "127.0.0.1:1", "--max-file-size", "2048");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err().lines()).containsExactly("--max-file-size: 2048 is out of range (1-1024 MiB)");
     }
 
     @Test
