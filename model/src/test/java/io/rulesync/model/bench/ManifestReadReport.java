@@ -21,7 +21,7 @@ import org.snakeyaml.engine.v2.api.LoadSettings;
  * the long-line Service, after the parse that is being timed).
  *
  * <p>Usage: {@code bench/manifest-read [before|after|both] [MB ...]} (default: both 1 5 10). Each
- * figure is the median of three reads in one JVM, after one warm-up read of 1 MB.
+ * figure is the median of three reads in one JVM, after warm-up reads of 1 MB.
  */
 public final class ManifestReadReport {
     private ManifestReadReport() {
@@ -38,8 +38,14 @@ public final class ManifestReadReport {
         }
         Path dir = Files.createTempDirectory("manifest-read");
         try {
-            Path warm = write(dir, "warm.yaml", singleLine(1_000_000));
-            read("after", warm);
+            // Warm-up: both readers on both kinds of file, so that the first figures are not the JIT's.
+            for (Path warm : List.of(write(dir, "warm-single.yaml", singleLine(1_000_000)),
+                    write(dir, "warm-multi.yaml", multiLine(1_000_000)))) {
+                for (int i = 0; i < 3; i++) {
+                    read("before", warm);
+                    read("after", warm);
+                }
+            }
             System.out.printf(Locale.ROOT, "%-8s %-6s %8s %12s%n", "reader", "file", "size", "median s");
             for (int mb : sizes) {
                 Path single = write(dir, "single-" + mb + ".yaml", singleLine(mb * 1_000_000));
