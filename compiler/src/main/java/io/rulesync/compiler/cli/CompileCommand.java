@@ -86,7 +86,7 @@ public final class CompileCommand implements Callable<Integer> {
                     + "(rr, wrr, lc, wlc, lblc, lblcr, sh, dh, sed, nq, mh). Default: ${DEFAULT-VALUE}.")
     private String ipvsScheduler;
 
-    @Option(names = "--max-file-size", paramLabel = "MIB", defaultValue = "8",
+    @Option(names = "--max-file-size", paramLabel = "MIB", defaultValue = "4",
             description = "Refuse manifest files larger than this, unread (an object is at most 3 MiB, as in Kubernetes). "
                     + "Default: ${DEFAULT-VALUE} MiB.")
     private int maxFileMib;

@@ -161,7 +161,7 @@ class CompileCommandTest {
     @Test
     void aFileOverTheLimitIsRefusedNamingItsSizeAndTheLimitWhichCanBeRaised() throws Exception {
         // About 1.3 MB: a List of 500 Nodes with a 2.5 KB annotation each. Within the default limit
-        // (8 MiB), over a limit of 1 MiB.
+        // (4 MiB), over a limit of 1 MiB.
         StringBuilder nodes = new StringBuilder("kind: List\nitems:\n");
         for (int i = 0; i < 500; i++) {
             nodes.append("- {kind: Node, metadata: {name: node-").append(i).append(", annotations: {note: ")

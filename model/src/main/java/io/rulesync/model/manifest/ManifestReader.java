@@ -38,13 +38,14 @@ import org.snakeyaml.engine.v2.nodes.SequenceNode;
  */
 public final class ManifestReader {
     /**
-     * The largest file read unless the caller sets another limit: 8 MiB. One object is at most 3 MiB
-     * (below), so any object fits, and so does a {@code kind: List} of several thousand Services;
-     * reading it takes a fraction of a second and about 20 times its size in memory at the peak.
-     * Larger sets belong in several files (folders are read recursively, and the watcher re-reads
-     * only the files that changed).
+     * The largest file read unless the caller sets another limit: 4 MiB. Any object fits (at most
+     * 3 MiB, below), and so does a {@code kind: List} of some 25,000 compact Services. Memory is
+     * what bounds it: parsing holds the whole document's node tree with its marks, about 60 bytes
+     * per byte of a List of small objects, so 4 MiB costs some 250 MB at the peak, and the watcher
+     * reads two files at a time per cluster. Larger sets belong in several files (folders are read
+     * recursively, and the watcher re-reads only the files that changed).
      */
-    public static final long DEFAULT_MAX_FILE_BYTES = 8L << 20;
+    public static final long DEFAULT_MAX_FILE_BYTES = 4L << 20;
 
     /**
      * The largest object, in characters of its source text: the API server's limit on a request
@@ -52,7 +53,7 @@ public final class ManifestReader {
      */
     public static final int MAX_OBJECT_CHARS = 3 << 20;
 
-    /** The highest file limit a caller may set: a file is read whole, at about 20 bytes of memory per byte. */
+    /** The highest file limit a caller may set (a file is read whole, at up to about 60 bytes of memory per byte). */
     public static final long MAX_FILE_LIMIT = 1L << 30;
 
     private ManifestReader() {

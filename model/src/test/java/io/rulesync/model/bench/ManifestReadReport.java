@@ -14,8 +14,8 @@ import org.snakeyaml.engine.v2.api.LoadSettings;
 
 /**
  * How long reading one manifest file takes against its size (issue 13): a Service whose one
- * annotation is a single line of N bytes, against a control of the same size in lines of 100
- * bytes. "before" reads the way {@code ManifestReader} did until issue 13 (snakeyaml-engine's
+ * annotation makes the file a single line of N bytes (YAML, and JSON), against a control of the same
+ * size in lines of 100 bytes. "before" reads the way {@code ManifestReader} did until issue 13 (snakeyaml-engine's
  * {@code loadAllFromReader} with its default 1,024-character buffer); "after" is {@link ManifestReader}
  * (its file limit raised to fit, so that the whole file is parsed; the object limit then refuses
  * the long-line Service, after the parse that is being timed).
@@ -46,19 +46,22 @@ public final class ManifestReadReport {
                     read("after", warm);
                 }
             }
-            System.out.printf(Locale.ROOT, "%-8s %-6s %8s %12s%n", "reader", "file", "size", "median s");
+            System.out.printf(Locale.ROOT, "%-8s %-16s %9s %10s%n", "reader", "file", "size", "median s");
             for (int mb : sizes) {
                 Path single = write(dir, "single-" + mb + ".yaml", singleLine(mb * 1_000_000));
+                Path json = write(dir, "json-" + mb + ".json", json(mb * 1_000_000));
                 Path multi = write(dir, "multi-" + mb + ".yaml", multiLine(mb * 1_000_000));
                 for (String mode : which.equals("both") ? List.of("before", "after") : List.of(which)) {
-                    for (Path f : List.of(single, multi)) {
+                    for (Path f : List.of(single, json, multi)) {
                         double[] t = new double[3];
                         for (int i = 0; i < t.length; i++) {
                             t[i] = read(mode, f);
                         }
                         java.util.Arrays.sort(t);
-                        System.out.printf(Locale.ROOT, "%-8s %-6s %6d MB %12.2f%n", mode,
-                                f.getFileName().toString().startsWith("single") ? "1 line" : "lines", mb, t[1]);
+                        String name = f.getFileName().toString();
+                        System.out.printf(Locale.ROOT, "%-8s %-16s %6d MB %10.2f%n", mode,
+                                name.startsWith("single") ? "YAML long line" : name.startsWith("json") ? "JSON one line" : "YAML 100 B lines",
+                                mb, t[1]);
                     }
                 }
             }
@@ -96,6 +99,12 @@ public final class ManifestReadReport {
     static String singleLine(int bytes) {
         String head = "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  annotations:\n    big: ";
         String tail = "\nspec: {clusterIP: 10.96.0.80, ports: [{port: 80}]}\n";
+        return head + "a".repeat(Math.max(0, bytes - head.length() - tail.length())) + tail;
+    }
+
+    static String json(int bytes) {
+        String head = "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"web\",\"annotations\":{\"big\":\"";
+        String tail = "\"}},\"spec\":{\"clusterIP\":\"10.96.0.80\",\"ports\":[{\"port\":80}]}}\n";
         return head + "a".repeat(Math.max(0, bytes - head.length() - tail.length())) + tail;
     }
 

@@ -41,7 +41,7 @@ class ManifestLimitsTest {
         Files.writeString(dir.resolve("web.yaml"), SERVICE_HEAD + SERVICE_SPEC);
         assertThatThrownBy(() -> ManifestReader.read(List.of(dir)))
                 .isInstanceOfSatisfying(ManifestException.class, e -> assertThat(e.problems()).extracting(Problem::toString)
-                        .containsExactly(huge + ": is 10,485,760 bytes (10.0 MiB), over the limit of 8,388,608 bytes (8.0 MiB)"
+                        .containsExactly(huge + ": is 10,485,760 bytes (10.0 MiB), over the limit of 4,194,304 bytes (4.0 MiB)"
                                 + " per file; split it into several files"));
         // The caller may set another limit.
         assertThatThrownBy(() -> ManifestReader.read(List.of(dir.resolve("web.yaml")), 119))
@@ -55,7 +55,7 @@ class ManifestLimitsTest {
         Path file = Files.writeString(dir.resolve("long-line.yaml"), longLine(10_000_000));
         List<Problem> problems = assertTimeoutPreemptively(Duration.ofSeconds(10), () -> problemsOf(file, ManifestReader.DEFAULT_MAX_FILE_BYTES));
         assertThat(problems).extracting(Problem::toString).containsExactly(
-                file + ": is 10,000,000 bytes (9.5 MiB), over the limit of 8,388,608 bytes (8.0 MiB) per file; split it into several files");
+                file + ": is 10,000,000 bytes (9.5 MiB), over the limit of 4,194,304 bytes (4.0 MiB) per file; split it into several files");
     }
 
     /**
@@ -68,8 +68,7 @@ class ManifestLimitsTest {
     void aLongLineIsParsedInTimeLinearInItsSize() throws Exception {
         Path single = Files.writeString(dir.resolve("single.yaml"), longLine(8_000_000));
         long t0 = System.nanoTime();
-        List<Problem> problems = assertTimeoutPreemptively(Duration.ofSeconds(20),
-                () -> problemsOf(single, ManifestReader.DEFAULT_MAX_FILE_BYTES));
+        List<Problem> problems = assertTimeoutPreemptively(Duration.ofSeconds(20), () -> problemsOf(single, 16L << 20));
         System.out.printf("8 MB in one line: read in %.2f s%n", (System.nanoTime() - t0) / 1e9);
         // Parsed whole, then refused for the object's size.
         assertThat(problems).extracting(Problem::toString).containsExactly(single
@@ -78,10 +77,11 @@ class ManifestLimitsTest {
 
     @Test
     void anObjectOverThreeMebibytesIsRefusedAndAListMayHoldMoreThanThat() throws Exception {
-        // A List of 3 Services of about 1.5 MB each (4.5 MB in all) is fine; an item of 3.5 MB is not.
+        // A List of 3 Services of about 2 MB each (6 MB in all, read with a limit of 8 MiB) is fine;
+        // an item of 3.5 MB is not.
         String items = "apiVersion: v1\nkind: List\nitems:\n"
-                + item("a", 1_500_000) + item("b", 1_500_000) + item("c", 1_500_000);
-        List<ManifestDocument> docs = ManifestReader.read(List.of(Files.writeString(dir.resolve("list.yaml"), items)));
+                + item("a", 2_000_000) + item("b", 2_000_000) + item("c", 2_000_000);
+        List<ManifestDocument> docs = ManifestReader.read(List.of(Files.writeString(dir.resolve("list.yaml"), items)), 8L << 20);
         assertThat(docs).hasSize(3);
 
         Path big = Files.writeString(dir.resolve("big.yaml"), "kind: List\nitems:\n" + item("a", 10) + item("b", 3_500_000));

@@ -76,7 +76,7 @@ public final class WatcherCommand implements Callable<Integer> {
             description = "Log the watcher's counters this often; 0 for never. Default: ${DEFAULT-VALUE}.")
     private long statsIntervalSeconds;
 
-    @Option(names = "--max-file-size", paramLabel = "MIB", defaultValue = "8",
+    @Option(names = "--max-file-size", paramLabel = "MIB", defaultValue = "4",
             description = "Refuse manifest files larger than this, unread (an object is at most 3 MiB, as in Kubernetes). "
                     + "Default: ${DEFAULT-VALUE} MiB.")
     private int maxFileMib;

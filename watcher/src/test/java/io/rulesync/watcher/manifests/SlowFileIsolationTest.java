@@ -116,7 +116,7 @@ class SlowFileIsolationTest {
             Files.writeString(b.resolve("web.yaml"), service("web", 82));
             sink.await("both edits", ev -> port(sink.events("demo-a"), "shop/web") == 81 && port(sink.events("demo-b"), "shop/web") == 82);
             System.out.printf("edits published %.2f s after the 10 MB file was written%n", (System.nanoTime() - t0) / 1e9);
-            Await.until(() -> log.text().contains("big.yaml: is 10,000,000 bytes (9.5 MiB), over the limit of 8,388,608 bytes (8.0 MiB)"
+            Await.until(() -> log.text().contains("big.yaml: is 10,000,000 bytes (9.5 MiB), over the limit of 4,194,304 bytes (4.0 MiB)"
                     + " per file; split it into several files"), () -> "the refusal of big.yaml; log so far:\n" + log.text());
         }
         assertThat(Events.lastState(sink.events(), ObjectKind.SERVICE, "shop/big")).isEmpty();
