@@ -15,7 +15,7 @@ import org.snakeyaml.engine.v2.api.LoadSettings;
 /**
  * How long reading one manifest file takes against its size (issue 13): a Service whose one
  * annotation makes the file a single line of N bytes (YAML, and JSON), against a control of the same
- * size in lines of 100 bytes. "before" reads the way {@code ManifestReader} did until issue 13 (snakeyaml-engine's
+ * size in lines of 100 bytes, and a {@code kind: List} of small Services of that size. "before" reads the way {@code ManifestReader} did until issue 13 (snakeyaml-engine's
  * {@code loadAllFromReader} with its default 1,024-character buffer); "after" is {@link ManifestReader}
  * (its file limit raised to fit, so that the whole file is parsed; the object limit then refuses
  * the long-line Service, after the parse that is being timed).
@@ -51,8 +51,9 @@ public final class ManifestReadReport {
                 Path single = write(dir, "single-" + mb + ".yaml", singleLine(mb * 1_000_000));
                 Path json = write(dir, "json-" + mb + ".json", json(mb * 1_000_000));
                 Path multi = write(dir, "multi-" + mb + ".yaml", multiLine(mb * 1_000_000));
+                Path list = write(dir, "list-" + mb + ".yaml", list(mb * 1_000_000));
                 for (String mode : which.equals("both") ? List.of("before", "after") : List.of(which)) {
-                    for (Path f : List.of(single, json, multi)) {
+                    for (Path f : List.of(single, json, multi, list)) {
                         double[] t = new double[3];
                         for (int i = 0; i < t.length; i++) {
                             t[i] = read(mode, f);
@@ -60,7 +61,8 @@ public final class ManifestReadReport {
                         java.util.Arrays.sort(t);
                         String name = f.getFileName().toString();
                         System.out.printf(Locale.ROOT, "%-8s %-16s %6d MB %10.2f%n", mode,
-                                name.startsWith("single") ? "YAML long line" : name.startsWith("json") ? "JSON one line" : "YAML 100 B lines",
+                                name.startsWith("single") ? "YAML long line" : name.startsWith("json") ? "JSON one line"
+                                : name.startsWith("list") ? "List of Services" : "YAML 100 B lines",
                                 mb, t[1]);
                     }
                 }
@@ -116,6 +118,17 @@ public final class ManifestReadReport {
             sb.append(key).append("a".repeat(Math.max(1, 99 - key.length()))).append('\n');
         }
         return sb.append(tail).toString();
+    }
+
+    /** A {@code kind: List} of small Services, one per line: the many-objects file a folder may hold. */
+    static String list(int bytes) {
+        StringBuilder sb = new StringBuilder("apiVersion: v1\nkind: List\nitems:\n");
+        for (int i = 0; sb.length() < bytes - 200; i++) {
+            sb.append("- {apiVersion: v1, kind: Service, metadata: {name: svc-").append(i).append(", namespace: shop}, ")
+                    .append("spec: {clusterIP: 10.96.").append(i / 250 % 250).append('.').append(i % 250 + 1)
+                    .append(", ports: [{name: http, port: 80, targetPort: 8080}]}}\n");
+        }
+        return sb.toString();
     }
 
     private static Path write(Path dir, String name, String text) throws Exception {
