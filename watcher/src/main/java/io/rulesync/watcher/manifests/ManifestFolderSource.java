@@ -25,7 +25,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.function.Supplier;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
@@ -37,6 +36,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import java.util.zip.CRC32;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -72,7 +72,7 @@ public final class ManifestFolderSource implements AutoCloseable {
 
     /**
      * How long the files changed together wait for each other before the ones read are published
-     * without the ones still being read. Reading a file of the default limit takes a fraction of that.
+     * without the ones still being read. Reading a file of the default limit usually takes a fraction of that.
      */
     static final Duration SLOW_READ = Duration.ofSeconds(1);
 
