@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.event.ResyncRequest;
 import io.rulesync.model.topic.Topics;
+import io.rulesync.model.manifest.ManifestReader;
 import io.rulesync.model.manifest.Problem;
 import io.rulesync.model.text.Printable;
 import io.rulesync.watcher.fleet.ClusterSource;
@@ -77,11 +78,17 @@ public final class Watcher implements AutoCloseable {
      * @param clients              builds the fabric8 client of a cluster (default: {@link ClusterConnection#client})
      * @param digestInterval       how often each cluster's state digest is published; zero for never
      * @param resyncs              where the compiler's resync requests come from
+     * @param manifestFileLimit    the largest manifest file read, in bytes (larger ones are refused unread)
      */
     public record Options(Duration manifestPollInterval, Duration syncCheckInterval, Duration fleetReloadInterval,
             Duration drainTimeout, Publisher.Options publisher,
-            BiFunction<String, ClusterSource, KubernetesClient> clients, Duration digestInterval, ResyncSource resyncs) {
+            BiFunction<String, ClusterSource, KubernetesClient> clients, Duration digestInterval, ResyncSource resyncs,
+            long manifestFileLimit) {
         public Options {
+            if (manifestFileLimit < 1 || manifestFileLimit > ManifestReader.MAX_FILE_LIMIT) {
+                throw new IllegalArgumentException("manifestFileLimit " + manifestFileLimit + " is out of range (1 to "
+                        + ManifestReader.MAX_FILE_LIMIT + " bytes)");
+            }
             Objects.requireNonNull(manifestPollInterval, "manifestPollInterval");
             Objects.requireNonNull(syncCheckInterval, "syncCheckInterval");
             Objects.requireNonNull(fleetReloadInterval, "fleetReloadInterval");
@@ -97,27 +104,33 @@ public final class Watcher implements AutoCloseable {
 
         public static Options defaults() {
             return new Options(Duration.ofMillis(200), Duration.ofMillis(100), Duration.ofSeconds(1),
-                    Duration.ofSeconds(10), Publisher.DEFAULTS, ClusterConnection::client, DEFAULT_DIGEST_INTERVAL, ResyncSource.NONE);
+                    Duration.ofSeconds(10), Publisher.DEFAULTS, ClusterConnection::client, DEFAULT_DIGEST_INTERVAL, ResyncSource.NONE,
+                    ManifestReader.DEFAULT_MAX_FILE_BYTES);
         }
 
         public Options withPublisher(Publisher.Options p) {
             return new Options(manifestPollInterval, syncCheckInterval, fleetReloadInterval, drainTimeout, p, clients,
-                    digestInterval, resyncs);
+                    digestInterval, resyncs, manifestFileLimit);
         }
 
         public Options withDrainTimeout(Duration d) {
             return new Options(manifestPollInterval, syncCheckInterval, fleetReloadInterval, d, publisher, clients,
-                    digestInterval, resyncs);
+                    digestInterval, resyncs, manifestFileLimit);
         }
 
         public Options withDigestInterval(Duration d) {
             return new Options(manifestPollInterval, syncCheckInterval, fleetReloadInterval, drainTimeout, publisher, clients,
-                    d, resyncs);
+                    d, resyncs, manifestFileLimit);
         }
 
         public Options withResyncs(ResyncSource r) {
             return new Options(manifestPollInterval, syncCheckInterval, fleetReloadInterval, drainTimeout, publisher, clients,
-                    digestInterval, r);
+                    digestInterval, r, manifestFileLimit);
+        }
+
+        public Options withManifestFileLimit(long bytes) {
+            return new Options(manifestPollInterval, syncCheckInterval, fleetReloadInterval, drainTimeout, publisher, clients,
+                    digestInterval, resyncs, bytes);
         }
     }
 
@@ -239,8 +252,9 @@ public final class Watcher implements AutoCloseable {
     }
 
     private Source folderSource(ClusterSpec c, ClusterSource.ManifestFolder m) {
-        ManifestFolderSource s = ManifestFolderSource.start(c.id(), m.folder(), feeds.get(c.id()), scheduler,
-                options.manifestPollInterval());
+        // Its own threads: a slow folder holds up no other cluster, nor the digests and fleet reloads.
+        ManifestFolderSource s = ManifestFolderSource.start(c.id(), m.folder(), feeds.get(c.id()),
+                options.manifestPollInterval(), options.manifestFileLimit());
         log.info("cluster {}: watching manifest folder {}", c.id(), m.folder());
         return new Source() {
             @Override

@@ -30,6 +30,11 @@ public final class ClusterManifests {
         return fromDocuments(ManifestReader.read(paths));
     }
 
+    /** {@link #load(List)} with another limit on the size of a file (bytes). */
+    public static ClusterState load(List<Path> paths, long maxFileBytes) throws ManifestException {
+        return fromDocuments(ManifestReader.read(paths, maxFileBytes));
+    }
+
     public static ClusterState fromDocuments(List<ManifestDocument> docs) throws ManifestException {
         List<Problem> problems = new ArrayList<>();
         Map<String, String> seen = new HashMap<>();

@@ -12,6 +12,7 @@ import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.Node;
 import io.rulesync.model.cluster.Service;
 import io.rulesync.model.manifest.ManifestException;
+import io.rulesync.model.manifest.ManifestReader;
 import io.rulesync.model.manifest.Problem;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -91,9 +92,18 @@ public final class CompileCommand implements Callable<Integer> {
                     + "(rr, wrr, lc, wlc, lblc, lblcr, sh, dh, sed, nq, mh). Default: ${DEFAULT-VALUE}.")
     private String ipvsScheduler;
 
+    @Option(names = "--max-file-size", paramLabel = "MIB", defaultValue = "4",
+            description = "Refuse manifest files larger than this, unread (an object is at most 3 MiB, as in Kubernetes). "
+                    + "Default: ${DEFAULT-VALUE} MiB.")
+    private int maxFileMib;
+
     @Override
     public Integer call() {
         PrintWriter err = spec.commandLine().getErr();
+        if (maxFileMib < 1 || maxFileMib > ManifestReader.MAX_FILE_LIMIT >> 20) {
+            err.println("--max-file-size: " + maxFileMib + " is out of range (1-" + (ManifestReader.MAX_FILE_LIMIT >> 20) + " MiB)");
+            return EXIT_BAD_INPUT;
+        }
         if (!mode.equals("iptables") && !mode.equals("ipvs")) {
             err.println("--mode: '" + mode + "' is not iptables or ipvs");
             return EXIT_BAD_INPUT;
@@ -117,7 +127,7 @@ public final class CompileCommand implements Callable<Integer> {
         }
         ClusterState state;
         try {
-            state = ClusterManifests.load(paths);
+            state = ClusterManifests.load(paths, (long) maxFileMib << 20);
         } catch (ManifestException e) {
             for (Problem p : e.problems()) {
                 err.println(p);

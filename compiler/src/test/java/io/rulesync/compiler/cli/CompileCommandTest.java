@@ -196,4 +196,28 @@ class CompileCommandTest {
         assertThat(r.err()).isEqualTo(dir.resolve("all.yaml") + " (document 3): EndpointSlice shop/web-v4: endpoints[0].addresses[0]:"
                 + " 169.254.169.254 is link-local (the API server refuses it)\n");
     }
+
+    @Test
+    void aFileOverTheLimitIsRefusedNamingItsSizeAndTheLimitWhichCanBeRaised() throws Exception {
+        // About 1.3 MB: a List of 500 Nodes with a 2.5 KB annotation each. Within the default limit
+        // (4 MiB), over a limit of 1 MiB.
+        StringBuilder nodes = new StringBuilder("kind: List\nitems:\n");
+        for (int i = 0; i < 500; i++) {
+            nodes.append("- {kind: Node, metadata: {name: node-").append(i).append(", annotations: {note: ")
+                    .append("n".repeat(2500)).append("}}, status: {addresses: [{type: InternalIP, address: 192.168.")
+                    .append(i / 250).append('.').append(i % 250 + 1).append("}]}}\n");
+        }
+        Path file = Files.writeString(dir.resolve("nodes.yaml"), nodes.toString());
+        long size = Files.size(file);
+        assertThat(run("-f", file.toString(), "--node", "node-0").exit()).isZero();
+
+        Run r = run("-f", file.toString(), "--node", "node-0", "--max-file-size", "1");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.out()).isEmpty();
+        assertThat(r.err().lines()).containsExactly(String.format(java.util.Locale.ROOT,
+                "%s: is %,d bytes (%.1f MiB), over the limit of 1,048,576 bytes (1.0 MiB) per file; split it into several files",
+                file, size, size / 1048576.0));
+        assertThat(run("-f", file.toString(), "--node", "node-0", "--max-file-size", "0").err())
+                .contains("--max-file-size: 0 is out of range (1-1024 MiB)");
+    }
 }

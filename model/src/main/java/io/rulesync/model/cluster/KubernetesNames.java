@@ -12,6 +12,10 @@ public final class KubernetesNames {
     private static final Pattern DNS1035_LABEL = Pattern.compile("[a-z]([-a-z0-9]*[a-z0-9])?");
     private static final Pattern DNS1123_SUBDOMAIN =
             Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
+    private static final Pattern QUALIFIED_NAME = Pattern.compile("([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]");
+
+    /** The most a label value, or the name part of a label or annotation key, may hold. */
+    public static final int MAX_LABEL_LENGTH = 63;
 
     private KubernetesNames() {
     }
@@ -39,6 +43,46 @@ public final class KubernetesNames {
             return null;
         }
         return check(s, DNS1123_LABEL, 63, "empty or a DNS-1123 label (lower-case letters, digits and '-')");
+    }
+
+    /**
+     * Label and annotation keys: a name of at most 63 letters, digits, '-', '_' and '.' (starting and
+     * ending with a letter or digit), optionally after a DNS-1123 subdomain prefix and '/'
+     * ({@code kubernetes.io/service-name}).
+     */
+    public static String checkQualifiedName(String key) {
+        if (key == null || key.isEmpty()) {
+            return "a key must not be empty";
+        }
+        int slash = key.indexOf('/');
+        String name = slash < 0 ? key : key.substring(slash + 1);
+        if (slash >= 0) {
+            String prefix = key.substring(0, slash);
+            if (prefix.isEmpty() || prefix.length() > 253 || !DNS1123_SUBDOMAIN.matcher(prefix).matches()) {
+                return "the key's prefix '" + printable(prefix) + "' is not a DNS-1123 subdomain"
+                        + " (lower-case letters, digits, '-' and '.', at most 253)";
+            }
+        }
+        if (name.length() > MAX_LABEL_LENGTH) {
+            return "the key's name is " + name.length() + " characters long, over the limit of " + MAX_LABEL_LENGTH;
+        }
+        if (!QUALIFIED_NAME.matcher(name).matches()) {
+            return "the key's name '" + printable(name) + "' is not a qualified name"
+                    + " (letters, digits, '-', '_' and '.', starting and ending with a letter or digit)";
+        }
+        return null;
+    }
+
+    /** Label values: empty, or at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit. */
+    public static String checkLabelValue(String value) {
+        if (value.length() > MAX_LABEL_LENGTH) {
+            return "is " + value.length() + " characters long, over the limit of " + MAX_LABEL_LENGTH + " for a label value";
+        }
+        if (!value.isEmpty() && !QUALIFIED_NAME.matcher(value).matches()) {
+            return "'" + printable(value) + "' is not a label value"
+                    + " (letters, digits, '-', '_' and '.', starting and ending with a letter or digit)";
+        }
+        return null;
     }
 
     /** Throws {@link IllegalArgumentException} when {@code problem} is not null. */

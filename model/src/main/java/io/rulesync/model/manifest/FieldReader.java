@@ -1,5 +1,6 @@
 package io.rulesync.model.manifest;
 
+import io.rulesync.model.cluster.KubernetesNames;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -137,6 +138,37 @@ final class FieldReader {
             }
         }
         return out;
+    }
+
+    /**
+     * The entries of a mapping with string keys and values, without reporting anything: for checks
+     * that run after {@link #stringMap()} has reported the values of other types.
+     */
+    Map<String, String> stringEntries() {
+        Map<String, String> out = new LinkedHashMap<>();
+        if (value instanceof Map<?, ?> map) {
+            for (Map.Entry<?, ?> e : map.entrySet()) {
+                if (e.getValue() instanceof String v) {
+                    out.put(String.valueOf(e.getKey()), v);
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Whether the value is a mapping (nothing reported: {@link #field} does that). */
+    boolean isMapping() {
+        return value instanceof Map<?, ?>;
+    }
+
+    /** The number of elements when the value is a list, else 0 (nothing reported: {@link #list()} does that). */
+    int size() {
+        return value instanceof List<?> items ? items.size() : 0;
+    }
+
+    /** A child for a problem about one key of a mapping, its path quoting control characters. */
+    FieldReader key(String key) {
+        return new FieldReader(path + "." + KubernetesNames.printable(key), null, problems);
     }
 
     void fail(String message) {

@@ -20,10 +20,12 @@ import io.rulesync.model.cluster.ServiceType;
 import io.rulesync.model.cluster.SpecialRange;
 import io.rulesync.model.cluster.TrafficPolicy;
 import io.rulesync.model.manifest.FieldReader.Problems;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -40,6 +42,12 @@ public final class ManifestDecoder {
     static final String LABEL_PROXY_NAME = "service.kubernetes.io/service-proxy-name";
     static final String LABEL_HEADLESS = "service.kubernetes.io/headless";
     static final String LABEL_ZONE = "topology.kubernetes.io/zone";
+
+    /** All annotations of an object together, keys and values, in bytes of UTF-8 (the API server's TotalAnnotationSizeLimitB). */
+    public static final int MAX_ANNOTATIONS_BYTES = 256 * 1024;
+    /** Endpoints in one EndpointSlice, and addresses in one endpoint (the API server's limits). */
+    public static final int MAX_ENDPOINTS = 1000;
+    public static final int MAX_ADDRESSES_PER_ENDPOINT = 100;
 
     /** The outcome of decoding one object. */
     public sealed interface Decoded {
@@ -78,6 +86,9 @@ public final class ManifestDecoder {
             // The model's own invariants caught something the field checks missed.
             problems.add("", e.getMessage());
             object = null;
+        }
+        if (kind.equals("Service") || kind.equals("EndpointSlice") || kind.equals("Node")) {
+            sizes(root, kind);
         }
         if (!problems.isEmpty()) {
             return new Decoded.Rejected(problems.toList());
@@ -330,6 +341,48 @@ public final class ManifestDecoder {
             return null;
         }
         return new Node(name, zone, addresses);
+    }
+
+    /**
+     * What the API server bounds in every object: label keys and values, annotation keys, and all
+     * annotations together; and the endpoints of an EndpointSlice. Such an object could never exist
+     * in a cluster, and a huge annotation would otherwise be carried through every read and event.
+     */
+    private static void sizes(FieldReader root, String kind) {
+        FieldReader meta = root.field("metadata");
+        if (!meta.isMapping()) {
+            return; // reported already
+        }
+        FieldReader labels = meta.field("labels");
+        for (Map.Entry<String, String> e : labels.stringEntries().entrySet()) {
+            check(labels.key(e.getKey()), KubernetesNames.checkQualifiedName(e.getKey()));
+            check(labels.key(e.getKey()), KubernetesNames.checkLabelValue(e.getValue()));
+        }
+        FieldReader annotations = meta.field("annotations");
+        long total = 0;
+        for (Map.Entry<String, String> e : annotations.stringEntries().entrySet()) {
+            // The API server checks annotation keys in lower case.
+            check(annotations.key(e.getKey()), KubernetesNames.checkQualifiedName(e.getKey().toLowerCase(Locale.ROOT)));
+            total += e.getKey().getBytes(StandardCharsets.UTF_8).length + e.getValue().getBytes(StandardCharsets.UTF_8).length;
+        }
+        if (total > MAX_ANNOTATIONS_BYTES) {
+            annotations.fail(String.format(Locale.ROOT, "hold %,d bytes in all, over the limit of %,d (256 KiB) per object",
+                    total, MAX_ANNOTATIONS_BYTES));
+        }
+        if (kind.equals("EndpointSlice")) {
+            FieldReader endpoints = root.field("endpoints");
+            if (endpoints.size() > MAX_ENDPOINTS) {
+                endpoints.fail(String.format(Locale.ROOT, "holds %,d endpoints, over the limit of %,d per EndpointSlice",
+                        endpoints.size(), MAX_ENDPOINTS));
+            }
+            for (FieldReader ef : endpoints.size() == 0 || endpoints.size() > MAX_ENDPOINTS ? List.<FieldReader>of() : endpoints.list()) {
+                FieldReader addresses = ef.isMapping() ? ef.field("addresses") : null;
+                if (addresses != null && addresses.size() > MAX_ADDRESSES_PER_ENDPOINT) {
+                    addresses.fail("holds " + addresses.size() + " addresses, over the limit of "
+                            + MAX_ADDRESSES_PER_ENDPOINT + " per endpoint");
+                }
+            }
+        }
     }
 
     private static void apiVersion(FieldReader root, String expected) {

@@ -2,6 +2,7 @@ package io.rulesync.watcher.cli;
 
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.rulesync.model.manifest.ManifestReader;
 import io.rulesync.model.manifest.Problem;
 import io.rulesync.model.topic.KafkaClientConfig;
 import io.rulesync.watcher.Watcher;
@@ -86,6 +87,11 @@ public final class WatcherCommand implements Callable<Integer> {
             description = "Log the watcher's counters this often; 0 for never. Default: ${DEFAULT-VALUE}.")
     private long statsIntervalSeconds;
 
+    @Option(names = "--max-file-size", paramLabel = "MIB", defaultValue = "4",
+            description = "Refuse manifest files larger than this, unread (an object is at most 3 MiB, as in Kubernetes). "
+                    + "Default: ${DEFAULT-VALUE} MiB.")
+    private int maxFileMib;
+
     private final CountDownLatch stop = new CountDownLatch(1);
     private volatile MetricsServer metrics;
 
@@ -109,6 +115,11 @@ public final class WatcherCommand implements Callable<Integer> {
                 return EXIT_BAD_INPUT;
             }
         }
+        if (maxFileMib < 1 || maxFileMib > ManifestReader.MAX_FILE_LIMIT >> 20) {
+            err.println("--max-file-size: " + maxFileMib + " is out of range (1-" + (ManifestReader.MAX_FILE_LIMIT >> 20) + " MiB)");
+            err.flush();
+            return EXIT_BAD_INPUT;
+        }
         InetSocketAddress metricsAt;
         try {
             metricsAt = metricsAddress();
@@ -125,7 +136,8 @@ public final class WatcherCommand implements Callable<Integer> {
         Watcher watcher;
         try {
             watcher = Watcher.start(config, producer, topic,
-                    Watcher.Options.defaults().withDigestInterval(Duration.ofSeconds(Math.max(0, digestIntervalSeconds))));
+                    Watcher.Options.defaults().withDigestInterval(Duration.ofSeconds(Math.max(0, digestIntervalSeconds)))
+                            .withManifestFileLimit((long) maxFileMib << 20));
         } catch (IllegalStateException | IllegalArgumentException e) {
             err.println(fleet + ": " + e.getMessage());
             err.flush();

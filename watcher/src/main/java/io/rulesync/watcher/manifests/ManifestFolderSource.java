@@ -26,9 +26,18 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import java.util.zip.CRC32;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,6 +52,14 @@ import org.slf4j.LoggerFactory;
  * for one more poll, so a file caught half-written is not published (changes still arrive within
  * about two intervals). Only changed files are re-read.
  *
+ * <p>Isolation: each source polls on a thread of its own and reads the changed files on a small
+ * pool of its own, so a slow file (a large one, or one on a hung network file system) holds up
+ * neither the other clusters nor the other files of its cluster. The files changed together are
+ * published together when their reads end within {@link #SLOW_READ}; a read that takes longer is
+ * left running, its file keeping the objects last read from it, and published when it ends. The
+ * first read of the folder waits for every file, so that the first sync markers list all of it.
+ * A file larger than the limit ({@code maxFileBytes}) is refused without being read.
+ *
  * <p>Broken files: a file that cannot be parsed, or holds an invalid object, is reported (logged as one
  * line with every problem, each naming file, object and field, and published as the file's problems:
  * {@link ClusterFeed#report}) and otherwise ignored: the objects last read from it while it was valid
@@ -55,6 +72,21 @@ public final class ManifestFolderSource implements AutoCloseable {
 
     /** Files modified this recently also get a checksum of their content (see {@link Fingerprint}). */
     private static final Duration RECENT = Duration.ofSeconds(2);
+
+    /**
+     * How long the files changed together wait for each other before the ones read are published
+     * without the ones still being read. Reading a file of the default limit usually takes a fraction of that.
+     */
+    static final Duration SLOW_READ = Duration.ofSeconds(1);
+
+    /** Files read at the same time per cluster: one slow file leaves the other reader to the rest. */
+    private static final int READERS = 2;
+
+    /** Reads one file's documents; {@link ManifestReader#read} but for tests that need a slow file. */
+    @FunctionalInterface
+    interface FileReader {
+        List<ManifestDocument> read(Path file, long maxFileBytes) throws ManifestException;
+    }
 
     /**
      * What a poll knows of a file without reading it. File systems keep modification times at a
@@ -84,43 +116,80 @@ public final class ManifestFolderSource implements AutoCloseable {
     private final String cluster;
     private final Path folder;
     private final ClusterFeed feed;
-    private ScheduledFuture<?> poll;
+    private final long maxFileBytes;
+    private final FileReader reader;
+    private final ScheduledExecutorService poller;
+    private final ThreadPoolExecutor readers;
+    // The state below is the poll thread's alone.
     private Map<Path, Fingerprint> observed;
-    private Map<Path, Fingerprint> applied = Map.of();
+    /** Per file, the fingerprint its last read was started for (whether it ended or not). */
+    private final Map<Path, Fingerprint> requested = new TreeMap<>();
+    /** The reads not yet applied; concurrent only so that {@link #reading()} can look at it. */
+    private final Map<Path, Future<FileState>> reading = new ConcurrentSkipListMap<>();
     private final Map<Path, FileState> files = new TreeMap<>();
     private boolean folderMissingLogged;
-    private long reads;
+    private volatile long reads;
 
-    private ManifestFolderSource(String cluster, Path folder, ClusterFeed feed) {
+    private ManifestFolderSource(String cluster, Path folder, ClusterFeed feed, long maxFileBytes, FileReader reader) {
         this.cluster = cluster;
         this.folder = folder;
         this.feed = feed;
+        this.maxFileBytes = maxFileBytes;
+        this.reader = reader;
+        this.poller = Executors.newSingleThreadScheduledExecutor(daemon(() -> "rulesync-folder-" + cluster));
+        AtomicInteger n = new AtomicInteger();
+        this.readers = new ThreadPoolExecutor(READERS, READERS, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+                daemon(() -> "rulesync-folder-" + cluster + "-read-" + n.incrementAndGet()));
+        this.readers.allowCoreThreadTimeOut(true);
     }
 
-    /** Reads the folder once (publishing its objects and markers), then polls it in the background. */
-    public static ManifestFolderSource start(String cluster, Path folder, ClusterFeed feed,
-            ScheduledExecutorService scheduler, Duration pollInterval) {
-        ManifestFolderSource s = new ManifestFolderSource(cluster, folder, feed);
-        s.poll();
+    /**
+     * Starts polling the folder on a thread of its own: the first poll reads every file and publishes
+     * its objects and markers ({@link #reads()} is then 1), later polls publish the changes. Files
+     * larger than {@code maxFileBytes} are refused without being read.
+     */
+    public static ManifestFolderSource start(String cluster, Path folder, ClusterFeed feed, Duration pollInterval,
+            long maxFileBytes) {
+        return start(cluster, folder, feed, pollInterval, maxFileBytes, (file, limit) -> ManifestReader.read(List.of(file), limit));
+    }
+
+    static ManifestFolderSource start(String cluster, Path folder, ClusterFeed feed, Duration pollInterval,
+            long maxFileBytes, FileReader reader) {
+        ManifestFolderSource s = new ManifestFolderSource(cluster, folder, feed, maxFileBytes, reader);
         long ms = pollInterval.toMillis();
-        s.poll = scheduler.scheduleWithFixedDelay(s::pollSafely, ms, ms, TimeUnit.MILLISECONDS);
+        s.poller.scheduleWithFixedDelay(s::pollSafely, 0, ms, TimeUnit.MILLISECONDS);
         return s;
     }
 
+    private static ThreadFactory daemon(Supplier<String> name) {
+        return r -> {
+            Thread t = new Thread(r, name.get());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
     /** Completed reads of the folder (each followed by sync markers). */
-    public synchronized long reads() {
+    public long reads() {
         return reads;
+    }
+
+    /** The files whose read has not ended yet (a slow file shows here), in path order. */
+    public List<Path> reading() {
+        return List.copyOf(reading.keySet());
     }
 
     private void pollSafely() {
         try {
             poll();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // closing
         } catch (RuntimeException e) {
             log.error("cluster {}: reading {} failed", cluster, folder, e);
         }
     }
 
-    synchronized void poll() {
+    void poll() throws InterruptedException {
         Map<Path, Fingerprint> now;
         try {
             now = scan();
@@ -139,22 +208,61 @@ public final class ManifestFolderSource implements AutoCloseable {
         boolean first = observed == null;
         boolean settled = Fingerprint.same(now, observed);
         observed = now;
-        if (!first && (!settled || Fingerprint.same(now, applied))) {
-            return;
-        }
-        for (Path gone : applied.keySet()) {
-            if (!now.containsKey(gone)) {
-                files.remove(gone);
+        boolean changed = first;
+        List<Future<FileState>> started = new ArrayList<>();
+        if (first || settled) {
+            for (Path gone : new ArrayList<>(requested.keySet())) {
+                if (!now.containsKey(gone)) {
+                    requested.remove(gone);
+                    changed |= files.remove(gone) != null; // a read still running for it is dropped when it ends
+                }
+            }
+            for (Map.Entry<Path, Fingerprint> e : now.entrySet()) {
+                Path file = e.getKey();
+                if (!e.getValue().sameAs(requested.get(file)) && !reading.containsKey(file)) {
+                    FileState previous = files.get(file);
+                    Future<FileState> f = readers.submit(() -> read(file, previous));
+                    reading.put(file, f);
+                    requested.put(file, e.getValue());
+                    started.add(f);
+                }
             }
         }
-        for (Map.Entry<Path, Fingerprint> e : now.entrySet()) {
-            if (!e.getValue().sameAs(applied.get(e.getKey()))) {
-                files.put(e.getKey(), read(e.getKey(), files.get(e.getKey())));
+        // The files changed together are published together, unless one of them is slow; the first
+        // read waits for every file, so that its markers do not leave out the objects of a slow one.
+        long deadline = System.nanoTime() + SLOW_READ.toNanos();
+        for (Future<FileState> f : started) {
+            try {
+                if (first) {
+                    f.get();
+                } else {
+                    f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                }
+            } catch (ExecutionException | TimeoutException e) {
+                // collected below, or at a later poll
             }
         }
-        applied = now;
-        publish();
-        reads++;
+        for (Map.Entry<Path, Future<FileState>> r : new ArrayList<>(reading.entrySet())) {
+            if (!r.getValue().isDone()) {
+                continue;
+            }
+            Path file = r.getKey();
+            reading.remove(file);
+            if (!requested.containsKey(file)) {
+                continue; // removed while it was read
+            }
+            try {
+                files.put(file, r.getValue().get());
+                changed = true;
+            } catch (ExecutionException e) {
+                log.error("cluster {}: reading {} failed", cluster, file, e.getCause());
+                requested.remove(file); // try again at the next settled poll
+            }
+        }
+        if (changed) {
+            publish();
+            reads++;
+        }
     }
 
     private Map<Path, Fingerprint> scan() throws IOException {
@@ -165,7 +273,8 @@ public final class ManifestFolderSource implements AutoCloseable {
         for (Path p : ManifestReader.manifestFiles(folder)) {
             try {
                 BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class);
-                boolean recent = a.lastModifiedTime().toInstant().isAfter(Instant.now().minus(RECENT));
+                // No checksum for a file over the limit: it is refused by its size, and never read whole.
+                boolean recent = a.lastModifiedTime().toInstant().isAfter(Instant.now().minus(RECENT)) && a.size() <= maxFileBytes;
                 out.put(p, new Fingerprint(a.lastModifiedTime(), a.size(), a.fileKey(), recent ? crc(p) : -1));
             } catch (IOException e) {
                 // vanished between listing and reading its attributes: the next poll sees it gone
@@ -184,7 +293,7 @@ public final class ManifestFolderSource implements AutoCloseable {
         List<ClusterObject> kept = previous == null ? List.of() : previous.objects();
         List<ManifestDocument> docs;
         try {
-            docs = ManifestReader.read(List.of(file));
+            docs = reader.read(file, maxFileBytes);
         } catch (ManifestException e) {
             return new FileState(kept, e.problems());
         }
@@ -268,10 +377,15 @@ public final class ManifestFolderSource implements AutoCloseable {
         }
     }
 
+    /** Stops polling; a read still running ends on its own (its thread is a daemon) and is not published. */
     @Override
-    public synchronized void close() {
-        if (poll != null) {
-            poll.cancel(false);
+    public void close() {
+        poller.shutdownNow();
+        readers.shutdownNow();
+        try {
+            poller.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -40,7 +40,7 @@ class WatcherCommandTest {
     void helpDescribesTheOptions() {
         Run r = run(new WatcherCommand(), "--help");
         assertThat(r.exit()).isZero();
-        assertThat(r.out()).contains("Usage: watcher", "--fleet=FILE", "--kafka=HOST:PORT", "--topic=TOPIC",
+        assertThat(r.out()).contains("Usage: watcher", "--fleet=FILE", "--kafka=HOST:PORT", "--topic=TOPIC", "--max-file-size=MIB",
                 "Default: rulesync.cluster-events");
     }
 
@@ -80,6 +80,16 @@ class WatcherCommandTest {
         Run r = run(new WatcherCommand(), "--fleet", fleet.toString(), "--kafka", "127.0.0.1:1", "--metrics-bind-address", "9470");
         assertThat(r.exit()).isEqualTo(2);
         assertThat(r.err().lines()).containsExactly("--metrics-bind-address: '9470' is not HOST:PORT or off");
+    }
+
+    @Test
+    void aManifestFileLimitOutOfRangeExitsWith2() throws Exception {
+        Path folder = Files.createDirectories(dir.resolve("demo-a"));
+        Path fleet = dir.resolve("fleet.yaml");
+        Files.writeString(fleet, "clusters: [{id: demo-a, manifests: " + folder + "}]");
+        Run r = run(new WatcherCommand(), "--fleet", fleet.toString(), "--kafka", "127.0.0.1:1", "--max-file-size", "2048");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err().lines()).containsExactly("--max-file-size: 2048 is out of range (1-1024 MiB)");
     }
 
     @Test
