@@ -7,6 +7,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.rulesync.model.event.Json;
+import io.rulesync.model.text.Printable;
 import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -68,7 +69,9 @@ public final class BearerTokenFilter extends OncePerRequestFilter {
         }
         Set<Role> allowed = AccessRules.allowed(method, path);
         if (!allowed.contains(caller.role())) {
-            log.info("refused {} {} to {} (role {})", method, path, caller.name(), caller.role().id());
+            // The path is the caller's input (decoded): escaped, so that %0A cannot forge a log line.
+            log.info("refused {} {} to {} (role {})", Printable.escape(method), Printable.escape(path), caller.name(),
+                    caller.role().id());
             refuse(response, HttpStatus.FORBIDDEN, "token '" + caller.name() + "' has role " + caller.role().id() + "; "
                     + method + " " + path + " needs " + allowed.stream().map(Role::id).sorted().collect(Collectors.joining(" or ")));
             return;

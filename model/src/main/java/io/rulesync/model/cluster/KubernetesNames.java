@@ -1,5 +1,6 @@
 package io.rulesync.model.cluster;
 
+import io.rulesync.model.text.Printable;
 import java.util.regex.Pattern;
 
 /**
@@ -103,20 +104,11 @@ public final class KubernetesNames {
         return null;
     }
 
-    /** Quotes control characters so that an error message shows exactly what was refused. */
+    /**
+     * Quotes control characters (as {@link Printable#escape} does) so that an error message shows
+     * exactly what was refused, cut to 120 characters.
+     */
     public static String printable(String s) {
-        StringBuilder sb = new StringBuilder(s.length());
-        for (int i = 0; i < s.length() && i < 120; i++) {
-            char c = s.charAt(i);
-            if (c < 0x20 || c == 0x7f) {
-                sb.append(String.format("\\x%02x", (int) c));
-            } else {
-                sb.append(c);
-            }
-        }
-        if (s.length() > 120) {
-            sb.append("...");
-        }
-        return sb.toString();
+        return s.length() > 120 ? Printable.escape(s.substring(0, 120)) + "..." : Printable.escape(s);
     }
 }
