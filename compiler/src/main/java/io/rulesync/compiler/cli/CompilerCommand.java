@@ -1,7 +1,7 @@
 package io.rulesync.compiler.cli;
 
 import io.rulesync.compiler.service.CompilerApplication;
-import io.rulesync.model.topic.KafkaClientConfig;
+import io.rulesync.model.files.KafkaClientConfig;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;

@@ -4,7 +4,7 @@ import io.rulesync.compiler.cli.ClusterManifests;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.IpFamily;
-import io.rulesync.model.manifest.ManifestReader;
+import io.rulesync.model.files.ManifestReader;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -8,7 +8,7 @@ import io.rulesync.compiler.iptables.ProxySettings;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.IpFamily;
-import io.rulesync.model.manifest.ManifestReader;
+import io.rulesync.model.files.ManifestReader;
 import io.rulesync.testing.needs.RequiresNetns;
 import java.util.List;
 import java.util.Map;

@@ -3,8 +3,8 @@ package io.rulesync.compiler.testing;
 import io.rulesync.model.cluster.ClusterObject;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
+import io.rulesync.model.files.ManifestReader;
 import io.rulesync.model.manifest.ManifestDecoder;
-import io.rulesync.model.manifest.ManifestReader;
 import java.time.Instant;
 
 /** Cluster objects and events written as the YAML a user would write, for the compiler's tests. */

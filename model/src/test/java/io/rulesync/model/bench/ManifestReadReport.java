@@ -1,7 +1,7 @@
 package io.rulesync.model.bench;
 
+import io.rulesync.model.files.ManifestReader;
 import io.rulesync.model.manifest.ManifestException;
-import io.rulesync.model.manifest.ManifestReader;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -1,5 +1,6 @@
 package io.rulesync.model.manifest;
 
+import io.rulesync.model.files.ManifestReader;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

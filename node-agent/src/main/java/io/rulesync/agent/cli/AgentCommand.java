@@ -7,7 +7,7 @@ import io.rulesync.agent.mode.ModeChoice.WhenIpvsUnavailable;
 import io.rulesync.agent.mode.ProxyMode;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpFamily;
-import io.rulesync.model.topic.KafkaClientConfig;
+import io.rulesync.model.files.KafkaClientConfig;
 import io.rulesync.model.topic.Topics;
 import java.io.IOException;
 import java.net.InetSocketAddress;

@@ -6,7 +6,7 @@ import io.rulesync.compiler.cli.ClusterManifests;
 import io.rulesync.compiler.cluster.ClusterCompiler;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ClusterSettings;
-import io.rulesync.model.manifest.ManifestReader;
+import io.rulesync.model.files.ManifestReader;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.RuleFragment;
 import io.rulesync.model.rules.RuleSet;

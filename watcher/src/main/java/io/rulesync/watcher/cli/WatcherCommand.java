@@ -2,9 +2,9 @@ package io.rulesync.watcher.cli;
 
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.rulesync.model.manifest.ManifestReader;
+import io.rulesync.model.files.KafkaClientConfig;
+import io.rulesync.model.files.ManifestReader;
 import io.rulesync.model.manifest.Problem;
-import io.rulesync.model.topic.KafkaClientConfig;
 import io.rulesync.watcher.Watcher;
 import io.rulesync.watcher.fleet.FleetConfig;
 import io.rulesync.watcher.fleet.FleetException;

@@ -1,8 +1,8 @@
 package io.rulesync.watcher.testing;
 
 import io.rulesync.model.cluster.ClusterObject;
+import io.rulesync.model.files.ManifestReader;
 import io.rulesync.model.manifest.ManifestDecoder;
-import io.rulesync.model.manifest.ManifestReader;
 
 /** Model objects from short YAML, for tests. */
 public final class ModelObjects {

@@ -1,19 +1,11 @@
 package io.rulesync.model.manifest;
 
 import io.rulesync.model.cluster.KubernetesNames;
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.stream.Stream;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.snakeyaml.engine.v2.api.lowlevel.Compose;
 import org.snakeyaml.engine.v2.constructor.StandardConstructor;
@@ -25,27 +17,21 @@ import org.snakeyaml.engine.v2.nodes.ScalarNode;
 import org.snakeyaml.engine.v2.nodes.SequenceNode;
 
 /**
- * Reads Kubernetes manifests: YAML or JSON files, or folders of them (recursively, in path order),
- * multi-document YAML, and {@code kind: List} (or {@code ServiceList} etc.) wrappers.
+ * Parses Kubernetes manifests from text: multi-document YAML or JSON, and {@code kind: List} (or
+ * {@code ServiceList} etc.) wrappers. Reading files and folders is {@code io.rulesync.model.files.ManifestReader}'s
+ * job; this class touches no file, so it belongs to the pure model.
  *
  * <p>YAML 1.2 is used, so {@code yes}/{@code no} stay strings, and duplicate keys, recursive aliases
- * and alias bombs are refused rather than guessed at.
- *
- * <p>Sizes are bounded: a file larger than the limit ({@link #DEFAULT_MAX_FILE_BYTES} unless the
- * caller says otherwise) is refused before it is read, and an object (a document, or one item of a
- * {@code kind: List}) larger than the API server's request limit is refused. Reading takes time
- * linear in the size: the whole file is handed to the parser as one window (see {@link #settings}).
+ * and alias bombs are refused rather than guessed at. An object (a document, or one item of a
+ * {@code kind: List}) larger than the API server's request limit is refused. Parsing takes time
+ * linear in the size: the whole text is handed to the parser as one window (see {@link #settings}).
  */
-public final class ManifestReader {
+public final class ManifestParser {
     /**
-     * The largest file read unless the caller sets another limit: 4 MiB. Any object fits (at most
-     * 3 MiB, below), and so does a {@code kind: List} of some 25,000 compact Services. Memory is
-     * what bounds it: parsing holds the whole document's node tree with its marks, about 60 bytes
-     * per byte of a List of small objects, so 4 MiB costs some 250 MB at the peak, and the watcher
-     * reads two files at a time per cluster. Larger sets belong in several files (folders are read
-     * recursively, and the watcher re-reads only the files that changed).
+     * The longest text {@link #parse} takes: 4 Mi characters, the file reader's default limit (see
+     * {@code ManifestReader.DEFAULT_MAX_FILE_BYTES} for why).
      */
-    public static final long DEFAULT_MAX_FILE_BYTES = 4L << 20;
+    public static final long MAX_TEXT_CHARS = 4L << 20;
 
     /**
      * The largest object, in characters of its source text: the API server's limit on a request
@@ -53,44 +39,18 @@ public final class ManifestReader {
      */
     public static final int MAX_OBJECT_CHARS = 3 << 20;
 
-    /** The highest file limit a caller may set (a file is read whole, at up to about 60 bytes of memory per byte). */
-    public static final long MAX_FILE_LIMIT = 1L << 30;
-
-    private ManifestReader() {
-    }
-
-    /** Every object in the given files and folders, in a stable order; files over the default limit are refused. */
-    public static List<ManifestDocument> read(List<Path> paths) throws ManifestException {
-        return read(paths, DEFAULT_MAX_FILE_BYTES);
-    }
-
-    /** Every object in the given files and folders, in a stable order; files over {@code maxFileBytes} are refused. */
-    public static List<ManifestDocument> read(List<Path> paths, long maxFileBytes) throws ManifestException {
-        if (maxFileBytes < 1 || maxFileBytes > MAX_FILE_LIMIT) {
-            throw new IllegalArgumentException("maxFileBytes " + maxFileBytes + " is out of range (1 to " + MAX_FILE_LIMIT + ")");
-        }
-        List<Problem> problems = new ArrayList<>();
-        List<ManifestDocument> out = new ArrayList<>();
-        for (Path p : paths) {
-            for (Path file : expand(p, problems)) {
-                readFile(file, maxFileBytes, out, problems);
-            }
-        }
-        if (!problems.isEmpty()) {
-            throw new ManifestException(problems);
-        }
-        return out;
+    private ManifestParser() {
     }
 
     /**
      * Objects in one YAML/JSON text; {@code sourceName} is used in problem locations. A text longer
-     * than {@link #DEFAULT_MAX_FILE_BYTES} characters is refused as a file of that size would be.
+     * than {@link #MAX_TEXT_CHARS} characters is refused as a file of that size would be.
      */
     public static List<ManifestDocument> parse(String sourceName, String text) throws ManifestException {
         List<Problem> problems = new ArrayList<>();
         List<ManifestDocument> out = new ArrayList<>();
-        if (text.length() > DEFAULT_MAX_FILE_BYTES) {
-            throw new ManifestException(tooLarge(sourceName, text.length(), DEFAULT_MAX_FILE_BYTES));
+        if (text.length() > MAX_TEXT_CHARS) {
+            throw new ManifestException(tooLarge(sourceName, text.length(), MAX_TEXT_CHARS));
         }
         parseInto(sourceName, text, out, problems);
         if (!problems.isEmpty()) {
@@ -99,74 +59,8 @@ public final class ManifestReader {
         return out;
     }
 
-    private static List<Path> expand(Path p, List<Problem> problems) {
-        if (!Files.exists(p)) {
-            problems.add(new Problem(p.toString(), "", "", "no such file or folder"));
-            return List.of();
-        }
-        if (!Files.isDirectory(p)) {
-            return List.of(p);
-        }
-        try {
-            return manifestFiles(p);
-        } catch (IOException e) {
-            problems.add(new Problem(p.toString(), "", "", "cannot list folder: " + e.getMessage()));
-            return List.of();
-        }
-    }
-
-    /**
-     * The manifests in a folder, recursively, in path order: regular {@code .yaml}, {@code .yml} and
-     * {@code .json} files that are not hidden. The one rule for "which files count", shared by
-     * {@code compile -f} and the watcher's manifest-folder source.
-     */
-    public static List<Path> manifestFiles(Path folder) throws IOException {
-        try (Stream<Path> walk = Files.walk(folder)) {
-            return walk.filter(Files::isRegularFile)
-                    .filter(f -> !f.getFileName().toString().startsWith("."))
-                    .filter(ManifestReader::isManifestName)
-                    .sorted()
-                    .toList();
-        }
-    }
-
-    private static boolean isManifestName(Path f) {
-        String n = f.getFileName().toString().toLowerCase();
-        return n.endsWith(".yaml") || n.endsWith(".yml") || n.endsWith(".json");
-    }
-
-    private static void readFile(Path file, long maxFileBytes, List<ManifestDocument> out, List<Problem> problems) {
-        String name = file.toString();
-        byte[] bytes;
-        try {
-            // Checked before reading, and the read itself stops past the limit (the file may grow meanwhile).
-            long size = Files.size(file);
-            if (size > maxFileBytes) {
-                problems.add(tooLarge(name, size, maxFileBytes));
-                return;
-            }
-            try (InputStream in = Files.newInputStream(file)) {
-                bytes = in.readNBytes((int) maxFileBytes + 1);
-            }
-            if (bytes.length > maxFileBytes) {
-                problems.add(tooLarge(name, Math.max(bytes.length, Files.size(file)), maxFileBytes));
-                return;
-            }
-        } catch (IOException e) {
-            problems.add(new Problem(name, "", "", "cannot read: " + e.getMessage()));
-            return;
-        }
-        String text;
-        try {
-            text = StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(bytes)).toString();
-        } catch (CharacterCodingException e) {
-            problems.add(new Problem(name, "", "", "not valid UTF-8"));
-            return;
-        }
-        parseInto(name, text, out, problems);
-    }
-
-    private static Problem tooLarge(String name, long size, long limit) {
+    /** The problem for a text or file over a size limit. */
+    public static Problem tooLarge(String name, long size, long limit) {
         return new Problem(name, "", "", "is " + size(size) + ", over the limit of " + size(limit)
                 + " per file; split it into several files");
     }
@@ -177,7 +71,8 @@ public final class ManifestReader {
                 : String.format(Locale.ROOT, "%,d bytes (%.1f MiB)", bytes, bytes / (1024.0 * 1024.0));
     }
 
-    private static void parseInto(String name, String text, List<ManifestDocument> out, List<Problem> problems) {
+    /** Adds the text's objects to {@code out} and what is wrong to {@code problems}; the caller bounds the text's length. */
+    public static void parseInto(String name, String text, List<ManifestDocument> out, List<Problem> problems) {
         LoadSettings settings = settings(name, text.length());
         StandardConstructor constructor = new StandardConstructor(settings);
         try {

@@ -1,4 +1,4 @@
-package io.rulesync.model.topic;
+package io.rulesync.model.files;
 
 import java.io.IOException;
 import java.io.Reader;
@@ -17,7 +17,8 @@ import java.util.TreeMap;
  * Secrets need not be in the file: Kafka's own config providers resolve references such as
  * {@code ${env:KAFKA_PASSWORD}} when the file says {@code config.providers=env} and
  * {@code config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider}.
- * Nothing of this is set in code: every role reads the same file.
+ * Nothing of this is set in code: every role reads the same file. It lives in {@code model.files}, not
+ * {@code model.topic}, because it reads a file (see ARCHITECTURE.md, "Purity").
  */
 public final class KafkaClientConfig {
     private KafkaClientConfig() {
