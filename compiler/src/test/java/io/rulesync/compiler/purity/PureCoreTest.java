@@ -1,52 +1,81 @@
 package io.rulesync.compiler.purity;
 
-import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
-import com.tngtech.archunit.lang.ArchRule;
+import io.rulesync.testing.purity.PureCode;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The domain model, endpoint selection, both rule compilers, event folding and versioning are pure Java: no Spring, Kafka, JDBC, Flyway or fabric8
- * client. Adapters for those live elsewhere and depend on the core, never the other way round.
+ * The domain model, endpoint selection, both rule compilers, event folding and versioning are pure Java: only
+ * the JDK's pure parts, pcollections and snakeyaml-engine (see {@link PureCode}); no framework, file, network or
+ * process. Adapters for those live elsewhere and depend on the core, never the other way round; the model's own
+ * file readers are in {@code io.rulesync.model.files}, which the rule excludes.
  */
-class FrameworkPurityTest {
-    static final String[] FRAMEWORKS = {
-        "org.springframework..", "org.apache.kafka..", "java.sql..", "javax.sql..", "org.postgresql..",
-        "org.flywaydb..", "io.fabric8..", "picocli..",
-    };
-
-    static ArchRule pureCore(String... packages) {
-        return noClasses().that().resideInAnyPackage(packages)
-                .should().dependOnClassesThat().resideInAnyPackage(FRAMEWORKS)
-                .because("the core is tested and run without frameworks; adapters wrap it");
-    }
+class PureCoreTest {
+    static final List<String> CORE = List.of("io.rulesync.model..", "io.rulesync.compiler.endpoints..",
+            "io.rulesync.compiler.iptables..", "io.rulesync.compiler.ipvs..", "io.rulesync.compiler.cluster..",
+            "io.rulesync.compiler.fold..", "io.rulesync.compiler.version..", "io.rulesync.compiler.eventlog..",
+            "io.rulesync.compiler.admission..");
+    static final List<String> ADAPTERS = List.of("io.rulesync.model.files..");
 
     @Test
-    void modelAndRuleCompilerImportNoFramework() {
+    void modelAndRuleCompilerUseOnlyPureCode() {
         JavaClasses classes = new ClassFileImporter()
                 .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
                 .importPackages("io.rulesync.model", "io.rulesync.compiler.endpoints", "io.rulesync.compiler.iptables",
                         "io.rulesync.compiler.ipvs", "io.rulesync.compiler.cluster", "io.rulesync.compiler.fold", "io.rulesync.compiler.version",
                         "io.rulesync.compiler.eventlog", "io.rulesync.compiler.admission");
-        pureCore("io.rulesync.model..", "io.rulesync.compiler.endpoints..", "io.rulesync.compiler.iptables..",
-                "io.rulesync.compiler.ipvs..", "io.rulesync.compiler.cluster..", "io.rulesync.compiler.fold..",
-                "io.rulesync.compiler.version..", "io.rulesync.compiler.eventlog..", "io.rulesync.compiler.admission..").check(classes);
+        PureCode.rule(CORE, List.of(), ADAPTERS).check(classes);
     }
 
-    /** The rule really catches a violation (the fixture below uses JDBC). */
+    /** The rule really catches violations: the fixture below uses JDBC, files, the network and a process. */
     @Test
-    void theRuleCatchesAFrameworkDependency() {
+    void theRuleCatchesAFrameworkFilesTheNetworkAndProcesses() {
         JavaClasses fixture = new ClassFileImporter().importClasses(ImpureFixture.class);
-        assertThatThrownBy(() -> pureCore("io.rulesync.compiler.purity..").check(fixture))
+        assertThatThrownBy(() -> PureCode.rule(List.of("io.rulesync.compiler.purity.."), List.of(), List.of()).check(fixture))
                 .isInstanceOf(AssertionError.class)
-                .hasMessageContaining("java.sql.Connection");
+                .hasMessageContaining("java.sql.Connection")
+                .hasMessageContaining("java.io.File")
+                .hasMessageContaining("java.io.FileInputStream")
+                .hasMessageContaining("java.nio.file.Path")
+                .hasMessageContaining("java.net.Socket")
+                .hasMessageContaining("java.lang.ProcessBuilder")
+                .hasMessageContaining("java.lang.Runtime");
+    }
+
+    /** A pure package that uses an adapter package the rule excludes is flagged too. */
+    @Test
+    void theRuleCatchesAnExcludedAdapter() {
+        JavaClasses fixture = new ClassFileImporter().importClasses(UsesAnAdapter.class);
+        assertThatThrownBy(() -> PureCode.rule(List.of("io.rulesync.compiler.purity.."), List.of("io.rulesync.model.."), ADAPTERS)
+                .check(fixture))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("io.rulesync.model.files.KafkaClientConfig");
     }
 
     static final class ImpureFixture {
         java.sql.Connection connection;
+        java.io.File file;
+        java.nio.file.Path path;
+        java.net.Socket socket;
+
+        Object read() throws java.io.IOException {
+            return new java.io.FileInputStream(file);
+        }
+
+        Object run() throws java.io.IOException {
+            Runtime.getRuntime().exec(new String[] {"true"});
+            return new ProcessBuilder("true").start();
+        }
+    }
+
+    static final class UsesAnAdapter {
+        Object settings() {
+            return io.rulesync.model.files.KafkaClientConfig.load("");
+        }
     }
 }

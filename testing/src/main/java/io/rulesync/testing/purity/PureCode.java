@@ -1,0 +1,65 @@
+package io.rulesync.testing.purity;
+
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.belongToAnyOf;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+
+import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.lang.ArchRule;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * The purity rule as an allow-list: pure code may use the JDK's pure parts, the two libraries chosen for
+ * the model (pcollections, snakeyaml-engine), and the pure packages it names; nothing else. So a new
+ * framework is refused without being listed, and so are files ({@code java.io.File}, its streams and
+ * readers, {@code java.nio.file}), the network ({@code java.net}) and processes ({@code ProcessBuilder},
+ * {@code Runtime.exec}). Each module's test applies it to its own pure packages.
+ */
+public final class PureCode {
+    /** JDK and library packages pure code may use, with their subpackages. */
+    static final String[] ALLOWED_TREES = {
+        "java.lang..", "java.util..", "java.time..", "java.math..", "java.text..", "java.nio.charset..",
+        "org.pcollections..", "org.snakeyaml.engine..",
+    };
+
+    /** JDK packages pure code may use without their subpackages: buffers (not files), digests (not key stores' files). */
+    static final String[] ALLOWED_PACKAGES = {"java.nio", "java.security"};
+
+    /** The exceptions and in-memory text streams of {@code java.io}; its files, streams over files and consoles stay out. */
+    static final List<Class<?>> ALLOWED_JAVA_IO = List.of(java.io.Serializable.class, java.io.IOException.class,
+            java.io.UncheckedIOException.class, java.io.StringReader.class, java.io.StringWriter.class);
+
+    /** Inside {@code java.lang}: what starts processes (or exits the JVM). */
+    static final List<Class<?>> BANNED_JAVA_LANG = List.of(ProcessBuilder.class, ProcessBuilder.Redirect.class,
+            Process.class, ProcessHandle.class, Runtime.class);
+
+    private PureCode() {
+    }
+
+    /**
+     * Classes in {@code purePackages} (ArchUnit package patterns, e.g. {@code io.rulesync.model..}) depend only
+     * on the JDK's pure parts, the chosen libraries and {@code mayUse} (patterns too; the pure packages
+     * themselves are always allowed), and never on any of {@code excluded}: adapters inside a pure or allowed tree,
+     * which the rule neither checks nor lets pure code use.
+     */
+    public static ArchRule rule(List<String> purePackages, List<String> mayUse, List<String> excluded) {
+        String[] own = Stream.concat(purePackages.stream(), mayUse.stream()).toArray(String[]::new);
+        DescribedPredicate<JavaClass> adapter = resideInAnyPackage(excluded.toArray(String[]::new));
+        DescribedPredicate<JavaClass> allowed = resideInAnyPackage(ALLOWED_TREES)
+                .or(resideInAnyPackage(ALLOWED_PACKAGES))
+                .or(belongToAnyOf(ALLOWED_JAVA_IO.toArray(Class<?>[]::new)))
+                .or(resideInAnyPackage(own).and(DescribedPredicate.not(adapter)))
+                .and(DescribedPredicate.not(belongToAnyOf(BANNED_JAVA_LANG.toArray(Class<?>[]::new))))
+                .as("the JDK's pure parts (java.lang without processes, java.util, java.time, java.math, java.text,"
+                        + " java.nio buffers and charsets, java.security digests, java.io's exceptions and string streams),"
+                        + " pcollections, snakeyaml-engine, or " + String.join(", ", own)
+                        + (excluded.isEmpty() ? "" : " but not " + String.join(", ", excluded)));
+        DescribedPredicate<JavaClass> pure = resideInAnyPackage(purePackages.toArray(String[]::new)).and(DescribedPredicate.not(adapter))
+                .as("reside in " + String.join(", ", purePackages) + (excluded.isEmpty() ? "" : " but not " + String.join(", ", excluded)));
+        return classes().that(pure)
+                .should().onlyDependOnClassesThat(allowed)
+                .because("pure code is tested and run without frameworks, files, the network or processes; adapters wrap it");
+    }
+}
