@@ -1,5 +1,6 @@
 package io.rulesync.agent.apply;
 
+import io.rulesync.agent.plan.RestorePlan;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.Chain;
 import io.rulesync.model.rules.RuleSet;

@@ -1,5 +1,7 @@
 package io.rulesync.agent.apply;
 
+import io.rulesync.agent.plan.RestorePlan;
+import io.rulesync.agent.plan.SequenceEdits;
 import io.rulesync.model.rules.Chain;
 import io.rulesync.model.rules.DispatchChain;
 import io.rulesync.model.rules.RuleSet;

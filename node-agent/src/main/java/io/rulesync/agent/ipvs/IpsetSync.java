@@ -1,6 +1,7 @@
 package io.rulesync.agent.ipvs;
 
 import io.rulesync.agent.exec.HostCommand;
+import io.rulesync.agent.plan.ipvs.IpsetPlan;
 import io.rulesync.model.ipvs.IpvsRules;
 import java.time.Duration;
 import java.util.List;

@@ -1,5 +1,8 @@
 package io.rulesync.agent.ipvs;
 
+import io.rulesync.agent.plan.ipvs.IpvsCommand;
+import io.rulesync.agent.plan.ipvs.KernelVirtualServer;
+import io.rulesync.agent.plan.ipvs.ServiceId;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;

@@ -1,5 +1,10 @@
 package io.rulesync.agent.ipvs;
 
+import io.rulesync.agent.plan.ipvs.Draining;
+import io.rulesync.agent.plan.ipvs.IpvsCommand;
+import io.rulesync.agent.plan.ipvs.KernelRealServer;
+import io.rulesync.agent.plan.ipvs.KernelVirtualServer;
+import io.rulesync.agent.plan.ipvs.ServiceId;
 import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.ipvs.RealServer;
 import io.rulesync.model.ipvs.VirtualServer;

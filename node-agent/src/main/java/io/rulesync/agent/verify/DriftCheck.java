@@ -4,7 +4,7 @@ import io.rulesync.agent.apply.Applier;
 import io.rulesync.agent.apply.Netfilter;
 import io.rulesync.agent.apply.OwnedChains;
 import io.rulesync.agent.apply.RestoreFailedException;
-import io.rulesync.agent.apply.RestorePlan;
+import io.rulesync.agent.plan.RestorePlan;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.Chain;
 import io.rulesync.model.rules.RuleSet;

@@ -2,6 +2,7 @@ package io.rulesync.agent.apply;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rulesync.agent.plan.RestorePlan;
 import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.agent.testing.History;
 import io.rulesync.agent.verify.DriftCheck;
@@ -9,14 +10,14 @@ import io.rulesync.compiler.cli.ClusterManifests;
 import io.rulesync.compiler.cluster.ClusterCompiler;
 import io.rulesync.compiler.kernel.NetnsLab;
 import io.rulesync.model.cluster.Cidr;
-import io.rulesync.model.event.ClusterSettings;
-import io.rulesync.model.rules.ClusterRules;
-import io.rulesync.testing.needs.RequiresNetns;
-import java.nio.file.Path;
 import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.rules.Chain;
+import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.RuleSet;
 import io.rulesync.model.rules.Table;
+import io.rulesync.testing.needs.RequiresNetns;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

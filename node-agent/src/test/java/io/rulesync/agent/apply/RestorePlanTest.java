@@ -3,6 +3,7 @@ package io.rulesync.agent.apply;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.agent.testing.History;
+import io.rulesync.agent.plan.RestorePlan;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.Chain;
 import io.rulesync.model.rules.RuleSet;

@@ -1,5 +1,8 @@
 package io.rulesync.agent.ipvs;
 
+import io.rulesync.agent.plan.ipvs.IpvsCommand;
+import io.rulesync.agent.plan.ipvs.IpvsPlan;
+import io.rulesync.agent.plan.ipvs.ServiceId;
 import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.Protocol;
 import io.rulesync.model.ipvs.RealServer;
@@ -9,34 +12,34 @@ import java.time.Instant;
 import java.util.List;
 
 /** Short spellings of virtual and real servers for the tests of this package. */
-final class IpvsFixtures {
-    static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
-    static final Duration DRAIN = Duration.ofMinutes(15);
+public final class IpvsFixtures {
+    public static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
+    public static final Duration DRAIN = Duration.ofMinutes(15);
 
     private IpvsFixtures() {
     }
 
-    static IpAddress ip(String s) {
+    public static IpAddress ip(String s) {
         return IpAddress.parse(s);
     }
 
-    static RealServer rs(String address, int port) {
+    public static RealServer rs(String address, int port) {
         return new RealServer(ip(address), port, 1);
     }
 
-    static VirtualServer vs(String address, int port, Protocol protocol, String scheduler, int persistence, RealServer... reals) {
+    public static VirtualServer vs(String address, int port, Protocol protocol, String scheduler, int persistence, RealServer... reals) {
         return new VirtualServer(ip(address), port, protocol, scheduler, persistence, List.of(reals));
     }
 
-    static VirtualServer tcp(String address, int port, RealServer... reals) {
+    public static VirtualServer tcp(String address, int port, RealServer... reals) {
         return vs(address, port, Protocol.TCP, "rr", 0, reals);
     }
 
-    static ServiceId id(String address, int port, Protocol protocol) {
+    public static ServiceId id(String address, int port, Protocol protocol) {
         return new ServiceId(ip(address), port, protocol);
     }
 
-    static List<String> lines(IpvsPlan plan) {
+    public static List<String> lines(IpvsPlan plan) {
         return plan.commands().stream().map(IpvsCommand::line).toList();
     }
 }

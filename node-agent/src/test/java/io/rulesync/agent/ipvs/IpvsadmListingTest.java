@@ -6,6 +6,12 @@ import static io.rulesync.agent.ipvs.IpvsFixtures.rs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.rulesync.agent.plan.ipvs.Draining;
+import io.rulesync.agent.plan.ipvs.IpvsCommand;
+import io.rulesync.agent.plan.ipvs.IpvsPlan;
+import io.rulesync.agent.plan.ipvs.KernelRealServer;
+import io.rulesync.agent.plan.ipvs.KernelVirtualServer;
+import io.rulesync.agent.plan.ipvs.ServiceId;
 import io.rulesync.model.cluster.Protocol;
 import io.rulesync.model.ipvs.RealServer;
 import io.rulesync.model.ipvs.VirtualServer;

@@ -8,6 +8,9 @@ import static io.rulesync.agent.ipvs.IpvsFixtures.vs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.rulesync.agent.plan.ipvs.IpvsCommand;
+import io.rulesync.agent.plan.ipvs.KernelRealServer;
+import io.rulesync.agent.plan.ipvs.ServiceId;
 import io.rulesync.model.cluster.Protocol;
 import io.rulesync.model.ipvs.RealServer;
 import java.util.List;

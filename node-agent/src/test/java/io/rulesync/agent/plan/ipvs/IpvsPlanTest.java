@@ -1,4 +1,4 @@
-package io.rulesync.agent.ipvs;
+package io.rulesync.agent.plan.ipvs;
 
 import static io.rulesync.agent.ipvs.IpvsFixtures.DRAIN;
 import static io.rulesync.agent.ipvs.IpvsFixtures.T0;
@@ -11,6 +11,7 @@ import static io.rulesync.agent.ipvs.IpvsFixtures.vs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.rulesync.agent.ipvs.MemoryIpvs;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.Protocol;
 import io.rulesync.model.ipvs.VirtualServer;

@@ -1,4 +1,4 @@
-package io.rulesync.agent.apply;
+package io.rulesync.agent.plan;
 
 import io.rulesync.model.rules.Chain;
 import io.rulesync.model.rules.DispatchChain;

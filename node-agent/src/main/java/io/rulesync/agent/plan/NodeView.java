@@ -1,4 +1,4 @@
-package io.rulesync.agent.state;
+package io.rulesync.agent.plan;
 
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.ClusterRules;

@@ -1,4 +1,4 @@
-package io.rulesync.agent.ipvs;
+package io.rulesync.agent.plan.ipvs;
 
 import io.rulesync.model.cluster.IpAddress;
 import java.time.Instant;

@@ -1,10 +1,12 @@
-package io.rulesync.agent.ipvs;
+package io.rulesync.agent.plan.ipvs;
 
 import static io.rulesync.agent.ipvs.IpvsFixtures.DRAIN;
 import static io.rulesync.agent.ipvs.IpvsFixtures.T0;
 import static io.rulesync.agent.ipvs.IpvsFixtures.ip;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rulesync.agent.ipvs.IpvsFixtures;
+import io.rulesync.agent.ipvs.MemoryIpvs;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.Protocol;
 import io.rulesync.model.ipvs.RealServer;

@@ -1,4 +1,4 @@
-package io.rulesync.agent.ipvs;
+package io.rulesync.agent.plan.ipvs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -17,10 +17,10 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /** The ipset restore script: missing sets created as declared, changed ones swapped, equal ones not named. */
-class IpsetPlanTest {
+public class IpsetPlanTest {
 
     /** IPVS rules with only sets (the planner reads nothing else). */
-    static IpvsRules rules(IpFamily family, Map<IpvsSet, List<String>> members) {
+    public static IpvsRules rules(IpFamily family, Map<IpvsSet, List<String>> members) {
         Map<IpvsSet, SortedSet<String>> sets = new EnumMap<>(IpvsSet.class);
         members.forEach((s, m) -> sets.put(s, new TreeSet<>(m)));
         SortedSet<IpAddress> bound = new TreeSet<>();

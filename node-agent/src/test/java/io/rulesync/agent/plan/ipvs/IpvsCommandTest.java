@@ -1,4 +1,4 @@
-package io.rulesync.agent.ipvs;
+package io.rulesync.agent.plan.ipvs;
 
 import static io.rulesync.agent.ipvs.IpvsFixtures.id;
 import static io.rulesync.agent.ipvs.IpvsFixtures.ip;

@@ -1,4 +1,4 @@
-package io.rulesync.agent.apply;
+package io.rulesync.agent.plan;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.rulesync.agent.ipvs;
+package io.rulesync.agent.plan.ipvs;
 
 import static io.rulesync.agent.ipvs.IpvsFixtures.DRAIN;
 import static io.rulesync.agent.ipvs.IpvsFixtures.T0;
@@ -6,6 +6,8 @@ import static io.rulesync.agent.ipvs.IpvsFixtures.rs;
 import static io.rulesync.agent.ipvs.IpvsFixtures.tcp;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rulesync.agent.ipvs.IpvsFixtures;
+import io.rulesync.agent.ipvs.MemoryIpvs;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.Protocol;
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.rulesync.agent.ipvs;
+package io.rulesync.agent.plan.ipvs;
 
 import io.rulesync.model.ipvs.VirtualServer;
 import java.util.Collections;

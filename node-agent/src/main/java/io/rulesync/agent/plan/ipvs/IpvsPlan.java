@@ -1,4 +1,4 @@
-package io.rulesync.agent.ipvs;
+package io.rulesync.agent.plan.ipvs;
 
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.Protocol;
@@ -55,7 +55,7 @@ public record IpvsPlan(List<IpvsCommand> commands, Draining draining) {
     /**
      * @param family the family planned; the kernel's virtual servers of the other family are left alone
      * @param desired this family's virtual servers with their real servers
-     * @param current what the kernel holds ({@link IpvsKernel#list()}), both families
+     * @param current what the kernel holds ({@code IpvsKernel.list()} in {@code agent.ipvs}), both families
      * @param draining the state the last plan returned
      * @param now the instant deadlines are measured from
      * @param drainTimeout how long a TCP real server drains at most
