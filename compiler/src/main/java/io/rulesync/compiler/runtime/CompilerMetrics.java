@@ -1,4 +1,4 @@
-package io.rulesync.compiler.service;
+package io.rulesync.compiler.runtime;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
