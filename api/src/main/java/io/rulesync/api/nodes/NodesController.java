@@ -1,6 +1,8 @@
 package io.rulesync.api.nodes;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import io.rulesync.api.ProblemResponses;
 import io.rulesync.compiler.store.NodeProgress;
 import io.rulesync.compiler.store.NodeStatus;
@@ -40,12 +42,7 @@ public class NodesController {
     private final VersionStore versions;
     private final NodeStatusStore acks;
     private final Clock clock;
-    private final Map<String, Set<String>> nodeSets = new LinkedHashMap<>(16, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Set<String>> eldest) {
-            return size() > 16;
-        }
-    };
+    private final Cache<String, Set<String>> nodeSets = Caffeine.newBuilder().maximumSize(16).build();
 
     public NodesController(VersionStore versions, NodeStatusStore acks, Clock clock) {
         this.versions = versions;
@@ -115,16 +112,13 @@ public class NodesController {
     /** A version's node set never changes: kept for the few newest (cluster, version) pairs asked about. */
     private Set<String> headNodes(String cluster, long head) {
         String key = cluster + "\n" + head;
-        synchronized (nodeSets) {
-            Set<String> known = nodeSets.get(key);
-            if (known != null) {
-                return known;
-            }
+        Set<String> known = nodeSets.getIfPresent(key);
+        if (known != null) {
+            return known;
         }
+        // Read outside the cache's lock, as before: two requests may both read, never wait on each other.
         Set<String> nodes = Set.copyOf(versions.nodes(cluster, head).keySet());
-        synchronized (nodeSets) {
-            nodeSets.put(key, nodes);
-        }
+        nodeSets.put(key, nodes);
         return nodes;
     }
 

@@ -31,6 +31,9 @@ public final class RecentVersions {
         if (capacity < 1) {
             throw new IllegalArgumentException("capacity: " + capacity + " is not a positive number");
         }
+        // Strict LRU, deliberately not Caffeine: with a handful of entries (4 by default) its
+        // frequency-based admission keeps an old, often-read version over the newest one, which is
+        // the version a fleet is about to ask for (keepsOnlyTheMostRecentlyUsed fails with it).
         this.entries = new LinkedHashMap<>(16, 0.75f, true) {
             @Override
             protected boolean removeEldestEntry(Map.Entry<Key, CompletableFuture<Optional<StoredVersion>>> eldest) {

@@ -1,6 +1,6 @@
 package io.rulesync.compiler.cli;
 
-import io.rulesync.compiler.service.CompilerApplication;
+import io.rulesync.compiler.runtime.CompilerApplication;
 import io.rulesync.model.files.KafkaClientConfig;
 import java.time.Duration;
 import java.util.LinkedHashMap;

@@ -1,6 +1,6 @@
 package io.rulesync.compiler.bench;
 
-import io.rulesync.compiler.service.PartitionProcessor;
+import io.rulesync.compiler.runtime.PartitionProcessor;
 import io.rulesync.model.rules.RulesDiff;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,7 +1,7 @@
 package io.rulesync.compiler.bench;
 
-import io.rulesync.compiler.service.CompilerApplication;
-import io.rulesync.compiler.service.PartitionProcessor;
+import io.rulesync.compiler.runtime.CompilerApplication;
+import io.rulesync.compiler.runtime.PartitionProcessor;
 import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.model.cluster.AddressType;
 import io.rulesync.model.cluster.Endpoint;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.compiler.cluster.ClusterCompiler;
 import io.rulesync.compiler.iptables.IptablesCompiler;
-import io.rulesync.compiler.service.PartitionProcessor;
+import io.rulesync.compiler.runtime.PartitionProcessor;
 import io.rulesync.compiler.store.TestDatabase;
 import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.model.cluster.ClusterState;

@@ -1,6 +1,6 @@
 package io.rulesync.compiler.testing;
 
-import io.rulesync.compiler.service.CompilerApplication;
+import io.rulesync.compiler.runtime.CompilerApplication;
 import io.rulesync.compiler.store.TestDatabase;
 import io.rulesync.model.topic.Topics;
 import java.time.Duration;

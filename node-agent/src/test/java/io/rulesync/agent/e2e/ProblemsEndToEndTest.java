@@ -12,7 +12,7 @@ import io.rulesync.api.ApiApplication;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Role;
 import io.rulesync.compiler.bench.PipelineBenchmark;
-import io.rulesync.compiler.service.PartitionProcessor;
+import io.rulesync.compiler.runtime.PartitionProcessor;
 import io.rulesync.compiler.store.TestDatabase;
 import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.compiler.testing.TestCompiler;

@@ -1,4 +1,4 @@
-package io.rulesync.compiler.service;
+package io.rulesync.compiler.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package io.rulesync.compiler.service;
+package io.rulesync.compiler.runtime;
 
 import io.rulesync.compiler.eventlog.LiveLogs;
 import io.rulesync.compiler.eventlog.LogCheck;

@@ -1,5 +1,7 @@
-package io.rulesync.compiler.service;
+package io.rulesync.compiler.runtime;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
@@ -11,7 +13,6 @@ import io.rulesync.model.rules.RulesDiff;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -40,12 +41,7 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
     private final Map<String, AtomicInteger> problemCounts = new ConcurrentHashMap<>();
     private final Map<String, AtomicInteger> refused = new ConcurrentHashMap<>();
     /** When the first event of a (cluster, version) was observed: many nodes ack the same version. */
-    private final Map<String, Optional<Instant>> observed = new LinkedHashMap<>(64, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Optional<Instant>> eldest) {
-            return size() > OBSERVED_CACHE;
-        }
-    };
+    private final Cache<String, Optional<Instant>> observed = Caffeine.newBuilder().maximumSize(OBSERVED_CACHE).build();
 
     public CompilerMetrics(MeterRegistry registry, VersionStore store) {
         this.registry = registry;
@@ -159,7 +155,8 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
         }
     }
 
-    private synchronized Optional<Instant> firstObserved(String cluster, long version) {
-        return observed.computeIfAbsent(cluster + "\n" + version, k -> store.firstObserved(cluster, version));
+    /** One store read per (cluster, version): concurrent acks of it wait for the first one's. */
+    private Optional<Instant> firstObserved(String cluster, long version) {
+        return observed.get(cluster + "\n" + version, k -> store.firstObserved(cluster, version));
     }
 }
