@@ -403,14 +403,13 @@ public final class PartitionProcessor {
         Map<String, ClusterHead> before = new HashMap<>(heads);
         heads.putAll(next);
         for (Map.Entry<String, ClusterHead> e : new TreeMap<>(next).entrySet()) {
-            report(e.getKey(), e.getValue().admissionProblems());
-        }
-        next.forEach((cluster, head) -> {
-            ClusterHead was = before.get(cluster);
+            ClusterHead was = before.get(e.getKey());
+            ClusterHead head = e.getValue();
+            report(e.getKey(), head.admissionProblems());
             if (was == null || !was.problems().equals(head.problems())) {
-                observer.refusedObjects(cluster, head.problems().refusedObjects());
+                observer.refusedObjects(e.getKey(), head.problems().refusedObjects());
             }
-        });
+        }
         if (!dead.isEmpty()) {
             // One line per batch, not per record: a flood of garbage on the topic must not flood the log.
             Batch.DeadLetterRow first = dead.get(0);
