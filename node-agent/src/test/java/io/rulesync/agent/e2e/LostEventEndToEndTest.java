@@ -47,22 +47,6 @@ import org.springframework.context.ConfigurableApplicationContext;
 @RequiresKafka
 class LostEventEndToEndTest {
     private static final Duration DEADLINE = Duration.ofSeconds(90);
-    private static final String WEB = """
-            kind: Service
-            metadata: {name: web, namespace: shop}
-            spec: {clusterIP: 10.96.0.80, ports: [{name: http, port: 80, targetPort: 8080}]}
-            ---
-            kind: Node
-            metadata: {name: node-a}
-            status: {addresses: [{type: InternalIP, address: 192.168.0.1}]}
-            ---
-            apiVersion: discovery.k8s.io/v1
-            kind: EndpointSlice
-            metadata: {name: web-1, namespace: shop, labels: {kubernetes.io/service-name: web}}
-            addressType: IPv4
-            ports: [{name: http, port: 8080}]
-            endpoints: [ENDPOINTS]
-            """;
 
     @TempDir
     Path dir;
@@ -111,7 +95,7 @@ class LostEventEndToEndTest {
         String run = UUID.randomUUID().toString().substring(0, 8);
         Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run, "acks-" + run);
         Path web = dir.resolve("web.yaml");
-        Files.writeString(web, WEB.replace("ENDPOINTS", "{addresses: [10.244.0.11], nodeName: node-a}"));
+        Files.writeString(web, ShopManifest.web("{addresses: [10.244.0.11], nodeName: node-a}"));
         Properties kafka = new Properties();
         kafka.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestInfrastructure.kafkaBootstrapServers());
         LossySink sink = new LossySink(KafkaEventSink.create(kafka, topics.events()));
@@ -128,7 +112,7 @@ class LostEventEndToEndTest {
             long before = store.head("shop");
 
             sink.armed.set(true);
-            Files.writeString(web, WEB.replace("ENDPOINTS", "{addresses: [10.244.0.11], nodeName: node-a}, "
+            Files.writeString(web, ShopManifest.web("{addresses: [10.244.0.11], nodeName: node-a}, "
                     + "{addresses: [10.244.0.12], nodeName: node-a}"));
             TestCompiler.await("the edit to be lost", DEADLINE, () -> sink.lost.get() == 1);
 

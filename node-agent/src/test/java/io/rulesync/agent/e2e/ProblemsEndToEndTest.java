@@ -70,22 +70,6 @@ class ProblemsEndToEndTest {
     private static final Duration DEADLINE = Duration.ofSeconds(90);
     private static final HttpClient HTTP = HttpClient.newHttpClient();
     private static final ApiTokens.Issued VIEWER = ApiTokens.issue("vera", Role.VIEWER);
-    private static final String WEB = """
-            kind: Service
-            metadata: {name: web, namespace: shop}
-            spec: {clusterIP: 10.96.0.80, ports: [{name: http, port: 80, targetPort: 8080}]}
-            ---
-            kind: Node
-            metadata: {name: node-a}
-            status: {addresses: [{type: InternalIP, address: 192.168.0.1}]}
-            ---
-            apiVersion: discovery.k8s.io/v1
-            kind: EndpointSlice
-            metadata: {name: web-1, namespace: shop, labels: {kubernetes.io/service-name: web}}
-            addressType: IPv4
-            ports: [{name: http, port: 8080}]
-            endpoints: [ENDPOINTS]
-            """;
     private static final String DB = """
             kind: Service
             metadata: {name: db, namespace: shop}
@@ -103,7 +87,7 @@ class ProblemsEndToEndTest {
         Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run, "acks-" + run);
         Path web = dir.resolve("web.yaml");
         Path db = dir.resolve("db.yaml");
-        Files.writeString(web, WEB.replace("ENDPOINTS", "{addresses: [10.244.0.11], nodeName: node-a}"));
+        Files.writeString(web, ShopManifest.web("{addresses: [10.244.0.11], nodeName: node-a}"));
         Files.writeString(db, DB.replace("PORT", "0"));
         Properties kafka = new Properties();
         kafka.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestInfrastructure.kafkaBootstrapServers());
@@ -138,7 +122,7 @@ class ProblemsEndToEndTest {
             // Later reads (another file changes; the broken one is written again, unchanged) do not report it again.
             long version = store.head("shop");
             Files.writeString(db, DB.replace("PORT", "0") + "\n");
-            Files.writeString(web, WEB.replace("ENDPOINTS", "{addresses: [10.244.0.11], nodeName: node-a}, "
+            Files.writeString(web, ShopManifest.web("{addresses: [10.244.0.11], nodeName: node-a}, "
                     + "{addresses: [10.244.0.12], nodeName: node-a}"));
             TestCompiler.await("the edit of the other file", DEADLINE, () -> rules(store).contains("10.244.0.12:8080"));
             assertThat(store.head("shop")).isEqualTo(version + 1);
