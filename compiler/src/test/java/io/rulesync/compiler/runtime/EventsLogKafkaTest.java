@@ -33,7 +33,9 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -105,12 +107,17 @@ class EventsLogKafkaTest {
         throw new AssertionError("no resync request for cluster a on " + topics.resyncs());
     }
 
-    /** Deletes the events topic and creates it again (unless the compiler's consumer already did, by asking for it). */
+    /**
+     * Deletes the events topic and creates it again (unless the compiler's consumer already did, by asking for it). The
+     * wait is for a topic that is gone or has a new id: the consumer's metadata requests can create it again between two
+     * looks, so "gone" alone may never be seen.
+     */
     private void recreate(Admin admin) throws Exception {
+        Uuid oldId = topicId(admin).orElseThrow();
         admin.deleteTopics(List.of(topics.events())).all().get();
-        TestCompiler.await("the topic to be gone", DEADLINE, () -> {
+        TestCompiler.await("the topic to be gone or created again", DEADLINE, () -> {
             try {
-                return !admin.listTopics().names().get().contains(topics.events());
+                return topicId(admin).map(id -> !id.equals(oldId)).orElse(true);
             } catch (Exception e) {
                 return false;
             }
@@ -119,6 +126,20 @@ class EventsLogKafkaTest {
             admin.createTopics(List.of(new NewTopic(topics.events(), 2, (short) 1))).all().get();
         } catch (ExecutionException e) {
             assertThat(e.getCause()).isInstanceOf(TopicExistsException.class);
+        }
+    }
+
+    private Optional<Uuid> topicId(Admin admin) throws Exception {
+        if (!admin.listTopics().names().get().contains(topics.events())) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(admin.describeTopics(List.of(topics.events())).allTopicNames().get().get(topics.events()).topicId());
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof UnknownTopicOrPartitionException) {
+                return Optional.empty();
+            }
+            throw e;
         }
     }
 
