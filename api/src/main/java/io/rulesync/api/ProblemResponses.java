@@ -6,12 +6,12 @@ import io.rulesync.compiler.store.StoreException;
 import io.rulesync.model.cluster.KubernetesNames;
 import java.util.Comparator;
 import java.util.List;
-import org.springframework.beans.TypeMismatchException;
-import org.springframework.context.MessageSourceResolvable;
-import org.springframework.core.MethodParameter;
 import org.apache.tomcat.util.http.InvalidParameterException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.TypeMismatchException;
+import org.springframework.context.MessageSourceResolvable;
+import org.springframework.core.MethodParameter;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
@@ -19,8 +19,9 @@ import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.http.converter.HttpMessageNotReadableException;
-import tools.jackson.databind.exc.UnrecognizedPropertyException;
 import org.springframework.validation.FieldError;
+import org.springframework.validation.method.ParameterErrors;
+import org.springframework.validation.method.ParameterValidationResult;
 import org.springframework.web.bind.MethodArgumentNotValidException;
 import org.springframework.web.bind.MissingServletRequestParameterException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
@@ -30,11 +31,10 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.context.request.WebRequest;
 import org.springframework.web.method.annotation.HandlerMethodValidationException;
 import org.springframework.web.method.annotation.MethodArgumentTypeMismatchException;
-import org.springframework.validation.method.ParameterErrors;
-import org.springframework.validation.method.ParameterValidationResult;
 import org.springframework.web.servlet.NoHandlerFoundException;
-import org.springframework.web.servlet.resource.NoResourceFoundException;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExceptionHandler;
+import org.springframework.web.servlet.resource.NoResourceFoundException;
+import tools.jackson.databind.exc.UnrecognizedPropertyException;
 
 /**
  * Every error is an RFC 9457 problem: Spring MVC's own (no such route, wrong method, ...) through
@@ -48,8 +48,7 @@ import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExcep
  * the action ({@link ParameterProblem}).
  *
  * <p>What fails before a controller is reached cannot get here, and is a problem too:
- * {@code errors.ProblemErrorController} (the servlet container's error dispatches: the token filter's
- * refusals) and {@code errors.ProblemReportValve} (Tomcat's own refusals, before any routing).
+ * {@code errors.ProblemErrorController} (the servlet container's error dispatches) and {@code errors.ProblemReportValve} (Tomcat's own refusals, before any routing).
  */
 @RestControllerAdvice
 public class ProblemResponses extends ResponseEntityExceptionHandler {

@@ -14,6 +14,8 @@ import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.rules.RuleSet;
 import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.Parameter;
+import io.swagger.v3.oas.annotations.media.Schema;
 import jakarta.validation.constraints.Pattern;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
@@ -120,7 +122,8 @@ public class HistoryController {
             + "ipvsadm-restore, ipset restore and iptables-restore inputs")
     @GetMapping("/api/v1/clusters/{cluster}/versions/{version}/rules")
     public ResponseEntity<String> rules(@PathVariable("cluster") String cluster, @PathVariable("version") VersionRef version,
-            @RequestParam(name = "node") DnsSubdomain node, @RequestParam(name = "family", required = false) IpFamily family,
+            @RequestParam(name = "node") DnsSubdomain node, @RequestParam(name = "family", required = false)
+            @Parameter(schema = @Schema(type = "string", allowableValues = {"ipv4", "ipv6"})) IpFamily family,
             @RequestParam(name = "mode", required = false) RulesMode mode) {
         VersionStore.VersionInfo found = find(cluster, version, "version");
         IpFamily f = family == null ? IpFamily.IPV4 : family;

@@ -10,6 +10,8 @@ import io.rulesync.compiler.store.NodeStatus;
 import io.rulesync.compiler.store.NodeStatusStore;
 import io.rulesync.compiler.store.VersionStore;
 import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.Parameter;
+import io.swagger.v3.oas.annotations.media.Schema;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -51,7 +53,8 @@ public class NodesController {
      */
     @Operation(summary = "Which node runs which version: state, lag, last ack, last error")
     @GetMapping("/api/v1/clusters/{cluster}/nodes")
-    public NodesPage nodes(@PathVariable("cluster") String cluster, @RequestParam(name = "state", required = false) Convergence.State only,
+    public NodesPage nodes(@PathVariable("cluster") String cluster, @RequestParam(name = "state", required = false)
+            @Parameter(schema = @Schema(type = "string", allowableValues = {"converged", "behind", "failed", "unknown"})) Convergence.State only,
             @RequestParam(name = "after", required = false) String after,
             @RequestParam(name = "limit", required = false) @PageSize(max = MAX_LIMIT) String limit) {
         long head = versions.head(cluster);
