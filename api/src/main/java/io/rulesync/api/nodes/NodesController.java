@@ -76,9 +76,8 @@ public class NodesController {
             counts.put(st.name().toLowerCase(Locale.ROOT), 0);
         }
         states.forEach(st -> counts.merge(st.state().name().toLowerCase(Locale.ROOT), 1, Integer::sum));
-        Convergence.State filter = only;
         List<Convergence.NodeState> page = states.stream()
-                .filter(st -> filter == null || st.state() == filter)
+                .filter(st -> only == null || st.state() == only)
                 .filter(st -> after == null || st.node().compareTo(after) > 0)
                 .limit(n + 1L).toList();
         List<Convergence.NodeState> shown = page.stream().limit(n).toList();
@@ -86,7 +85,7 @@ public class NodesController {
         acks.nodeStatus(cluster, shown.stream().map(Convergence.NodeState::node).toList()).forEach(a -> lastAcks.put(a.node(), a));
         return new NodesPage(cluster, head, counts, shown.stream().map(st -> json(st, lastAcks.get(st.node()))).toList(),
                 page.size() > n ? "/api/v1/clusters/" + URLEncoder.encode(cluster, StandardCharsets.UTF_8) + "/nodes?"
-                        + (only == null ? "" : "state=" + filter.name().toLowerCase(Locale.ROOT) + "&") + "after="
+                        + (only == null ? "" : "state=" + only.name().toLowerCase(Locale.ROOT) + "&") + "after="
                         + URLEncoder.encode(page.get(n - 1).node(), StandardCharsets.UTF_8) + "&limit=" + n : null);
     }
 
