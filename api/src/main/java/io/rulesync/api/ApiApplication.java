@@ -181,6 +181,12 @@ public class ApiApplication {
         return new ProblemErrorController();
     }
 
+    /** Versions, names, modes... reach the controllers as values, or the request is refused naming the parameter. */
+    @Bean
+    WebMvcConfigurer parameterTypes() {
+        return new ParameterTypes();
+    }
+
     /** Query parameters no handler declares are refused, not ignored. */
     @Bean
     WebMvcConfigurer declaredParameters() {

@@ -12,7 +12,9 @@
  *   <li>{@code events}: the changes the watcher saw, as received; {@code problems}: what of a
  *       cluster was refused, and why;</li>
  *   <li>{@code actions}: rollback and resume (recorded here, carried out by the compiler) and their audit;</li>
- *   <li>{@code access}: tokens and who may do what; {@code errors}: problem responses for bad input;</li>
+ *   <li>{@code access}: tokens and who may do what; {@code params}: the request parameters' value
+ *       types and constraints; {@code errors}: problem responses for what fails before or outside
+ *       a controller, and the problem controllers throw;</li>
  *   <li>{@code cli}: the {@code api} and {@code token} subcommands.</li>
  * </ul>
  */

@@ -2,6 +2,7 @@ package io.rulesync.api;
 
 import static io.rulesync.api.testing.TestApi.assertProblem;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.rulesync.api.testing.PrivatePostgres;
 import io.rulesync.api.testing.StoredClusters;
@@ -82,16 +83,8 @@ class DatabaseOutageApiTest {
 
     private static final String VIEWER = TestApi.VIEWER.token();
 
-    private static void awaitStatus(TestApi api, String path, String token, int status) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        int last;
-        do {
-            last = api.get(path, token).statusCode();
-            if (last == status) {
-                return;
-            }
-            Thread.sleep(200);
-        } while (System.nanoTime() < deadline);
-        assertThat(last).as(path + " 30 s after the database came back").isEqualTo(status);
+    private static void awaitStatus(TestApi api, String path, String token, int status) {
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
+                assertThat(api.get(path, token).statusCode()).as(path + " 30 s after the database came back").isEqualTo(status));
     }
 }

@@ -10,8 +10,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import org.springframework.http.MediaType;
-import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 
@@ -32,36 +30,36 @@ public class ClustersController {
         this.problems = problems;
     }
 
+    public record Clusters(List<ClusterJson> clusters) {
+    }
+
+    /** @param nodes acknowledging nodes per state: converged, behind, failed */
+    public record ClusterJson(String cluster, long version, String createdAt, Pin pinned, Map<String, Integer> nodes, int refusedObjects) {
+    }
+
+    /** The rollback that pins the cluster. */
+    public record Pin(Long toVersion, String byAction, String actor, String reason, String since) {
+    }
+
     @Operation(summary = "Every cluster: newest version, pinned or not, node counts")
     @GetMapping("/api/v1/clusters")
-    public ResponseEntity<?> clusters() {
+    public Clusters clusters() {
         Map<String, Integer> refused = problems.refusedObjects();
-        List<Map<String, Object>> out = versions.heads().entrySet().stream().map(e -> {
+        List<ClusterJson> out = versions.heads().entrySet().stream().map(e -> {
             // Counts need only each node's state, not its lag (which would cost a query per lagging node).
             Map<Convergence.State, Integer> counts = new EnumMap<>(Convergence.State.class);
             for (Convergence.State s : List.of(Convergence.State.CONVERGED, Convergence.State.BEHIND, Convergence.State.FAILED)) {
                 counts.put(s, 0);
             }
             acks.progress(e.getKey()).forEach(s -> counts.merge(Convergence.stateOf(e.getValue(), s), 1, Integer::sum));
-            Map<String, Object> nodes = new LinkedHashMap<>();
+            Map<String, Integer> nodes = new LinkedHashMap<>();
             counts.forEach((s, n) -> nodes.put(s.name().toLowerCase(Locale.ROOT), n));
-            Map<String, Object> c = new LinkedHashMap<>();
-            c.put("cluster", e.getKey());
-            c.put("version", e.getValue());
-            c.put("createdAt", versions.version(e.getKey(), e.getValue()).map(v -> v.createdAt().toString()).orElse(null));
-            c.put("pinned", versions.pinning(e.getKey()).map(a -> {
-                Map<String, Object> pin = new LinkedHashMap<>();
-                pin.put("toVersion", a.toVersion());
-                pin.put("byAction", "/api/v1/audit/" + a.id());
-                pin.put("actor", a.actor());
-                pin.put("reason", a.reason());
-                pin.put("since", a.completedAt().toString());
-                return pin;
-            }).orElse(null));
-            c.put("nodes", nodes);
-            c.put("refusedObjects", refused.getOrDefault(e.getKey(), 0));
-            return c;
+            return new ClusterJson(e.getKey(), e.getValue(),
+                    versions.version(e.getKey(), e.getValue()).map(v -> v.createdAt().toString()).orElse(null),
+                    versions.pinning(e.getKey()).map(a -> new Pin(a.toVersion(), "/api/v1/audit/" + a.id(), a.actor(), a.reason(),
+                            a.completedAt().toString())).orElse(null),
+                    nodes, refused.getOrDefault(e.getKey(), 0));
         }).toList();
-        return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(Map.of("clusters", out));
+        return new Clusters(out);
     }
 }

@@ -1,6 +1,5 @@
 package io.rulesync.api.errors;
 
-import io.rulesync.api.ProblemResponses;
 import io.rulesync.model.cluster.KubernetesNames;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServletRequest;
@@ -18,7 +17,6 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import org.springframework.core.MethodParameter;
 import org.springframework.http.HttpStatus;
-import org.springframework.web.ErrorResponseException;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerInterceptor;
@@ -137,7 +135,7 @@ public final class DeclaredParameters implements HandlerInterceptor {
         return names;
     }
 
-    private static ErrorResponseException refusal(String parameter, String detail) {
-        return new ErrorResponseException(HttpStatus.BAD_REQUEST, ProblemResponses.detail(HttpStatus.BAD_REQUEST, parameter, detail), null);
+    private static ParameterProblem refusal(String parameter, String detail) {
+        return new ParameterProblem(HttpStatus.BAD_REQUEST, parameter, detail);
     }
 }

@@ -15,6 +15,9 @@ import org.springframework.web.bind.annotation.RequestMapping;
  * The servlet container's error page ({@code /error}), in place of Spring Boot's: what fails outside
  * a controller (in a filter, or a {@code sendError} of the container) answers as a problem too. The
  * path itself is no route: asked for directly, it is a 404 like any unknown path.
+ *
+ * <p>Only for what never reaches Spring MVC's dispatch, and so cannot reach {@code ProblemResponses}
+ * (the one handler of everything a controller or its parameters refuse).
  */
 public final class ProblemErrorController implements ErrorController {
     @RequestMapping("${server.error.path:/error}")

@@ -20,6 +20,9 @@ import org.springframework.http.HttpStatus;
  *
  * <p>The detail names what Tomcat found wrong ("path: ..." for the URL, "headers: ..." for the size);
  * a server error's cause stays in the log.
+ *
+ * <p>Kept apart from {@code ProblemResponses}, the api's one problem handler, because these requests
+ * never reach a servlet, let alone Spring MVC's exception handling.
  */
 public final class ProblemReportValve extends ErrorReportValve {
     @Override

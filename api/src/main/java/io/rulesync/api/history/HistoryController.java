@@ -1,8 +1,12 @@
 package io.rulesync.api.history;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import io.rulesync.api.ProblemResponses;
+import io.rulesync.api.errors.ParameterProblem;
+import io.rulesync.api.params.DnsSubdomain;
+import io.rulesync.api.params.PageSize;
+import io.rulesync.api.params.VersionRef;
 import io.rulesync.api.snapshot.RecentVersions;
-import io.rulesync.api.snapshot.Snapshots;
 import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.KubernetesNames;
@@ -10,13 +14,14 @@ import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.rules.RuleSet;
 import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.Parameter;
+import io.swagger.v3.oas.annotations.media.Schema;
+import jakarta.validation.constraints.Pattern;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
-import java.util.LinkedHashMap;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.regex.Pattern;
 import org.snakeyaml.engine.v2.api.Load;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.springframework.http.HttpStatus;
@@ -35,7 +40,6 @@ import org.springframework.web.bind.annotation.RestController;
  */
 @RestController
 public class HistoryController {
-    private static final Pattern NUMBER = Pattern.compile("[1-9][0-9]{0,17}");
     private static final int MAX_LIMIT = 500;
 
     private final VersionStore store;
@@ -46,110 +50,109 @@ public class HistoryController {
         this.recent = recent;
     }
 
+    /** One page of a cluster's history, and the link to the next (null on the last). */
+    public record VersionsPage(String cluster, long head, List<VersionSummary> versions, String next) {
+    }
+
+    /** A version in the history: when and why it was made, and how much changed. */
+    public record VersionSummary(long version, String createdAt, Object cause, int fragmentsChanged, int nodesChanged) {
+    }
+
+    /** {@link VersionSummary} with the settings the version was compiled with. */
+    public record VersionDetail(long version, String createdAt, Object cause, int fragmentsChanged, int nodesChanged, Object settings) {
+    }
+
+    /** What {@code /diff} answers: the chains and rules of the nodes that changed, or one node's IPVS changes. */
+    public sealed interface Diff permits ChainsDiff, IpvsDiff {
+    }
+
+    public record ChainsDiff(String cluster, long from, long to, List<ChangedNodes> changes, List<String> unchangedNodes) implements Diff {
+    }
+
+    /** Nodes that saw the same change; a node that joined or left lists no families. */
+    public record ChangedNodes(List<String> nodes, String change, @JsonInclude(JsonInclude.Include.NON_EMPTY) List<FamilyChanges> families) {
+    }
+
+    public record FamilyChanges(String family, List<TableChanges> tables) {
+    }
+
+    public record TableChanges(String table, List<VersionDiff.ChainRules> chainsAdded, List<String> chainsRemoved,
+            List<ChainChanges> chainsChanged) {
+    }
+
+    public record ChainChanges(String chain, List<String> rulesRemoved, List<String> rulesAdded, boolean reordered) {
+    }
+
+    public record IpvsDiff(String cluster, long from, long to, String node, String mode, String change, List<IpvsFamilyChanges> families)
+            implements Diff {
+    }
+
+    public record IpvsFamilyChanges(String family, List<String> virtualServersAdded, List<String> virtualServersRemoved,
+            List<IpvsVersionDiff.ChangedServer> virtualServersChanged, List<IpvsVersionDiff.SetChange> sets, List<String> addressesBound,
+            List<String> addressesUnbound, List<String> rulesAdded, List<String> rulesRemoved) {
+    }
+
     @Operation(summary = "A cluster's history, newest first, in pages")
     @GetMapping("/api/v1/clusters/{cluster}/versions")
-    public ResponseEntity<?> versions(@PathVariable("cluster") String cluster, @RequestParam(name = "before", required = false) String before,
-            @RequestParam(name = "limit", required = false) String limit) {
+    public VersionsPage versions(@PathVariable("cluster") String cluster,
+            @RequestParam(name = "before", required = false) @Pattern(regexp = "[1-9][0-9]{0,17}", message = "'%s' is not a version number")
+            String before,
+            @RequestParam(name = "limit", required = false) @PageSize(max = MAX_LIMIT) String limit) {
         long head = store.head(cluster);
         if (head == 0) {
-            return ProblemResponses.unknownCluster(cluster);
-        }
-        if (before != null && !NUMBER.matcher(before).matches()) {
-            return ProblemResponses.about(HttpStatus.BAD_REQUEST, "before", "before: '" + KubernetesNames.printable(before) + "' is not a version number");
-        }
-        if (limit != null && (!NUMBER.matcher(limit).matches() || limit.length() > 3 || Integer.parseInt(limit) > MAX_LIMIT)) {
-            return ProblemResponses.about(HttpStatus.BAD_REQUEST, "limit", "limit: '" + KubernetesNames.printable(limit) + "' is not 1-" + MAX_LIMIT);
+            throw ProblemResponses.unknownCluster(cluster);
         }
         long from = before == null ? head + 1 : Long.parseLong(before);
         int n = limit == null ? 50 : Integer.parseInt(limit);
         List<VersionStore.VersionInfo> page = store.versionsBefore(cluster, from, n);
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("cluster", cluster);
-        body.put("head", head);
-        body.put("versions", page.stream().map(HistoryController::json).toList());
         long last = page.isEmpty() ? 1 : page.get(page.size() - 1).seq();
-        body.put("next", page.size() == n && last > 1
+        return new VersionsPage(cluster, head, page.stream().map(HistoryController::summary).toList(), page.size() == n && last > 1
                 ? "/api/v1/clusters/" + URLEncoder.encode(cluster, StandardCharsets.UTF_8) + "/versions?before=" + last + "&limit=" + n : null);
-        return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(body);
     }
 
     @Operation(summary = "One version: when, why (the events or the operator action), settings")
     @GetMapping("/api/v1/clusters/{cluster}/versions/{version}")
-    public ResponseEntity<?> version(@PathVariable("cluster") String cluster, @PathVariable("version") String version) {
-        Object found = find(cluster, version);
-        if (found instanceof ResponseEntity<?> problem) {
-            return problem;
-        }
-        Map<String, Object> body = json((VersionStore.VersionInfo) found);
-        body.put("settings", parse(((VersionStore.VersionInfo) found).settings()));
-        return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(body);
+    public VersionDetail version(@PathVariable("cluster") String cluster, @PathVariable("version") VersionRef version) {
+        VersionStore.VersionInfo v = find(cluster, version, "version");
+        return new VersionDetail(v.seq(), v.createdAt().toString(), parse(v.cause()), v.fragmentsChanged(), v.nodesChanged(),
+                parse(v.settings()));
     }
 
     @Operation(summary = "The exact iptables-restore input of a node at a version; with ?mode=ipvs, its IPVS mode's "
             + "ipvsadm-restore, ipset restore and iptables-restore inputs")
     @GetMapping("/api/v1/clusters/{cluster}/versions/{version}/rules")
-    public ResponseEntity<?> rules(@PathVariable("cluster") String cluster, @PathVariable("version") String version,
-            @RequestParam(name = "node", required = false) String node, @RequestParam(name = "family", required = false) String family,
-            @RequestParam(name = "mode", required = false) String mode) {
-        Object found = find(cluster, version);
-        if (found instanceof ResponseEntity<?> problem) {
-            return problem;
-        }
-        if (node == null || KubernetesNames.checkSubdomain(node) != null) {
-            return ProblemResponses.about(HttpStatus.BAD_REQUEST, "node", "node: " + (node == null ? "the query parameter ?node=NAME is required"
-                    : KubernetesNames.checkSubdomain(node)));
-        }
-        IpFamily f;
-        try {
-            f = IpFamily.fromId(family == null ? "ipv4" : family);
-        } catch (IllegalArgumentException e) {
-            return ProblemResponses.about(HttpStatus.BAD_REQUEST, "family", "family: '" + KubernetesNames.printable(family) + "' is not ipv4 or ipv6");
-        }
-        Optional<ResponseEntity<?>> badMode = badMode(mode);
-        if (badMode.isPresent()) {
-            return badMode.get();
-        }
-        long v = ((VersionStore.VersionInfo) found).seq();
-        ClusterRules all = rulesAt(cluster, (VersionStore.VersionInfo) found);
-        Optional<String> rules = "ipvs".equals(mode) ? all.ipvs(node, f).map(IpvsRules::render) : all.ruleSet(node, f).map(RuleSet::render);
+    public ResponseEntity<String> rules(@PathVariable("cluster") String cluster, @PathVariable("version") VersionRef version,
+            @RequestParam(name = "node") DnsSubdomain node, @RequestParam(name = "family", required = false)
+            @Parameter(schema = @Schema(type = "string", allowableValues = {"ipv4", "ipv6"})) IpFamily family,
+            @RequestParam(name = "mode", required = false) RulesMode mode) {
+        VersionStore.VersionInfo found = find(cluster, version, "version");
+        IpFamily f = family == null ? IpFamily.IPV4 : family;
+        long v = found.seq();
+        ClusterRules all = rulesAt(cluster, found);
+        Optional<String> rules = mode == RulesMode.IPVS ? all.ipvs(node.name(), f).map(IpvsRules::render)
+                : all.ruleSet(node.name(), f).map(RuleSet::render);
         if (rules.isEmpty()) {
-            return ProblemResponses.about(HttpStatus.NOT_FOUND, "node", "node: '" + node + "' is not a node of cluster '"
+            throw new ParameterProblem(HttpStatus.NOT_FOUND, "node", "node: '" + node + "' is not a node of cluster '"
                     + KubernetesNames.printable(cluster) + "' at version " + v);
         }
         return ResponseEntity.ok().contentType(MediaType.TEXT_PLAIN).body(rules.get());
     }
 
     /** One node's IPVS changes, per family that has any. */
-    private static Map<String, Object> ipvsDiff(String cluster, long from, long to, String node, ClusterRules before, ClusterRules after) {
-        List<Map<String, Object>> families = new java.util.ArrayList<>();
+    private static IpvsDiff ipvsDiff(String cluster, long from, long to, String node, ClusterRules before, ClusterRules after) {
+        List<IpvsFamilyChanges> families = new ArrayList<>();
         for (IpFamily f : IpFamily.values()) {
             IpvsVersionDiff d = IpvsVersionDiff.between(f, before.ipvs(node, f).orElse(null), after.ipvs(node, f).orElse(null));
             if (d.isEmpty()) {
                 continue;
             }
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("family", f.id());
-            m.put("virtualServersAdded", d.virtualServersAdded());
-            m.put("virtualServersRemoved", d.virtualServersRemoved());
-            m.put("virtualServersChanged", d.virtualServersChanged());
-            m.put("sets", d.sets());
-            m.put("addressesBound", d.addressesBound());
-            m.put("addressesUnbound", d.addressesUnbound());
-            m.put("rulesAdded", d.rulesAdded());
-            m.put("rulesRemoved", d.rulesRemoved());
-            families.add(m);
+            families.add(new IpvsFamilyChanges(f.id(), d.virtualServersAdded(), d.virtualServersRemoved(), d.virtualServersChanged(), d.sets(),
+                    d.addressesBound(), d.addressesUnbound(), d.rulesAdded(), d.rulesRemoved()));
         }
         boolean was = before.nodes().containsKey(node);
         boolean is = after.nodes().containsKey(node);
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("cluster", cluster);
-        body.put("from", from);
-        body.put("to", to);
-        body.put("node", node);
-        body.put("mode", "ipvs");
-        body.put("change", !was ? "joined" : !is ? "left" : families.isEmpty() ? "unchanged" : "changed");
-        body.put("families", families);
-        return body;
+        return new IpvsDiff(cluster, from, to, node, "ipvs", !was ? "joined" : !is ? "left" : families.isEmpty() ? "unchanged" : "changed",
+                families);
     }
 
     /**
@@ -160,57 +163,27 @@ public class HistoryController {
     @Operation(summary = "Per node, the chains and rules that changed between two versions; with ?mode=ipvs&node=, the node's "
             + "virtual servers, set members, addresses and IPVS rules that changed")
     @GetMapping("/api/v1/clusters/{cluster}/versions/{version}/diff")
-    public ResponseEntity<?> diff(@PathVariable("cluster") String cluster, @PathVariable("version") String version,
-            @RequestParam(name = "from", required = false) String from, @RequestParam(name = "node", required = false) String node,
-            @RequestParam(name = "mode", required = false) String mode) {
-        Optional<ResponseEntity<?>> badMode = badMode(mode);
-        if (badMode.isPresent()) {
-            return badMode.get();
-        }
-        if ("ipvs".equals(mode) && node == null) {
+    public Diff diff(@PathVariable("cluster") String cluster, @PathVariable("version") VersionRef version,
+            @RequestParam(name = "from", required = false) VersionRef from, @RequestParam(name = "node", required = false) DnsSubdomain node,
+            @RequestParam(name = "mode", required = false) RulesMode mode) {
+        if (mode == RulesMode.IPVS && node == null) {
             // Every node's IPVS configuration holds its own addresses, so no two nodes share a diff.
-            return ProblemResponses.about(HttpStatus.BAD_REQUEST, "node", "node: mode=ipvs needs ?node=NAME");
+            throw new ParameterProblem(HttpStatus.BAD_REQUEST, "node", "node: mode=ipvs needs ?node=NAME");
         }
-        Object found = find(cluster, version);
-        if (found instanceof ResponseEntity<?> problem) {
-            return problem;
-        }
-        VersionStore.VersionInfo to = (VersionStore.VersionInfo) found;
-        long fromSeq = to.seq() - 1;
-        if (from != null) {
-            Object base = find(cluster, from, "from");
-            if (base instanceof ResponseEntity<?> problem) {
-                return problem;
-            }
-            fromSeq = ((VersionStore.VersionInfo) base).seq();
-        }
-        if (node != null && KubernetesNames.checkSubdomain(node) != null) {
-            return ProblemResponses.about(HttpStatus.BAD_REQUEST, "node", "node: " + KubernetesNames.checkSubdomain(node));
-        }
+        VersionStore.VersionInfo to = find(cluster, version, "version");
+        long fromSeq = from == null ? to.seq() - 1 : find(cluster, from, "from").seq();
         ClusterRules before = fromSeq == 0 ? ClusterRules.EMPTY : rulesAt(cluster, store.version(cluster, fromSeq).orElseThrow());
         ClusterRules after = rulesAt(cluster, to);
-        if (node != null && !before.nodes().containsKey(node) && !after.nodes().containsKey(node)) {
-            return ProblemResponses.about(HttpStatus.NOT_FOUND, "node", "node: '" + node + "' is a node of cluster '"
+        String only = node == null ? null : node.name();
+        if (only != null && !before.nodes().containsKey(only) && !after.nodes().containsKey(only)) {
+            throw new ParameterProblem(HttpStatus.NOT_FOUND, "node", "node: '" + only + "' is a node of cluster '"
                     + KubernetesNames.printable(cluster) + "' at neither version " + fromSeq + " nor " + to.seq());
         }
-        if ("ipvs".equals(mode)) {
-            return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(ipvsDiff(cluster, fromSeq, to.seq(), node, before, after));
+        if (mode == RulesMode.IPVS) {
+            return ipvsDiff(cluster, fromSeq, to.seq(), only, before, after);
         }
-        VersionDiff.Result d = VersionDiff.between(before, after, node == null ? n -> true : node::equals);
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("cluster", cluster);
-        body.put("from", fromSeq);
-        body.put("to", to.seq());
-        body.put("changes", d.groups().stream().map(HistoryController::json).toList());
-        body.put("unchangedNodes", d.unchanged());
-        return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(body);
-    }
-
-    /** The problem with {@code ?mode=}, if any: absent, iptables and ipvs are the modes. */
-    private static Optional<ResponseEntity<?>> badMode(String mode) {
-        return mode == null || mode.equals("iptables") || mode.equals("ipvs") ? Optional.empty()
-                : Optional.of(ProblemResponses.about(HttpStatus.BAD_REQUEST, "mode", "mode: '" + KubernetesNames.printable(mode)
-                        + "' is not iptables or ipvs"));
+        VersionDiff.Result d = VersionDiff.between(before, after, only == null ? n -> true : only::equals);
+        return new ChainsDiff(cluster, fromSeq, to.seq(), d.groups().stream().map(HistoryController::changes).toList(), d.unchanged());
     }
 
     private ClusterRules rulesAt(String cluster, VersionStore.VersionInfo v) {
@@ -218,70 +191,29 @@ public class HistoryController {
                 store.rules(cluster, v.seq())))).orElseThrow().rules();
     }
 
-    private static Map<String, Object> json(VersionDiff.NodeGroup g) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("nodes", g.nodes());
-        m.put("change", g.change());
-        if (!g.families().isEmpty()) {
-            m.put("families", g.families().stream().map(f -> {
-                Map<String, Object> fm = new LinkedHashMap<>();
-                fm.put("family", f.family().id());
-                fm.put("tables", f.tables().stream().map(t -> {
-                    Map<String, Object> tm = new LinkedHashMap<>();
-                    tm.put("table", t.table().restoreName());
-                    tm.put("chainsAdded", t.added().stream().map(c -> Map.of("chain", c.chain(), "rules", c.rules())).toList());
-                    tm.put("chainsRemoved", t.removed());
-                    tm.put("chainsChanged", t.changed().stream().map(c -> {
-                        Map<String, Object> cm = new LinkedHashMap<>();
-                        cm.put("chain", c.chain());
-                        cm.put("rulesRemoved", c.removedRules());
-                        cm.put("rulesAdded", c.addedRules());
-                        cm.put("reordered", c.reordered());
-                        return cm;
-                    }).toList());
-                    return tm;
-                }).toList());
-                return fm;
-            }).toList());
-        }
-        return m;
-    }
-
-    /** The version's row, or the problem response saying why there is none. */
-    private Object find(String cluster, String version) {
-        return find(cluster, version, "version");
+    private static ChangedNodes changes(VersionDiff.NodeGroup g) {
+        return new ChangedNodes(g.nodes(), g.change(), g.families().stream().map(f -> new FamilyChanges(f.family().id(),
+                f.tables().stream().map(t -> new TableChanges(t.table().restoreName(), t.added(), t.removed(), t.changed().stream()
+                        .map(c -> new ChainChanges(c.chain(), c.removedRules(), c.addedRules(), c.reordered())).toList())).toList()))
+                .toList());
     }
 
     /**
-     * {@link #find(String, String)} for a version named by {@code parameter} (the path's, or
-     * {@code ?from=}): a number, or {@value Snapshots#LATEST} for the cluster's newest.
+     * The version {@code parameter} names (the path's, or {@code ?from=}), or the problem saying why
+     * there is none.
      */
-    private Object find(String cluster, String version, String parameter) {
-        if (!version.equals(Snapshots.LATEST) && !NUMBER.matcher(version).matches()) {
-            return ProblemResponses.about(HttpStatus.BAD_REQUEST, parameter, parameter + ": '" + KubernetesNames.printable(version)
-                    + "' is not a version number (1, 2, ...) or '" + Snapshots.LATEST + "'");
-        }
+    private VersionStore.VersionInfo find(String cluster, VersionRef version, String parameter) {
         long head = store.head(cluster);
         if (head == 0) {
-            return ProblemResponses.unknownCluster(cluster);
+            throw ProblemResponses.unknownCluster(cluster);
         }
-        long seq = version.equals(Snapshots.LATEST) ? head : Long.parseLong(version);
-        Optional<VersionStore.VersionInfo> info = store.version(cluster, seq);
-        if (info.isEmpty()) {
-            return ProblemResponses.about(HttpStatus.NOT_FOUND, parameter, parameter + ": cluster '" + KubernetesNames.printable(cluster)
-                    + "' has no version " + version + " (its versions are 1-" + head + ")");
-        }
-        return info.get();
+        return store.version(cluster, version.resolve(head)).orElseThrow(() -> new ParameterProblem(HttpStatus.NOT_FOUND, parameter,
+                parameter + ": cluster '" + KubernetesNames.printable(cluster) + "' has no version " + version + " (its versions are 1-"
+                        + head + ")"));
     }
 
-    private static Map<String, Object> json(VersionStore.VersionInfo v) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("version", v.seq());
-        m.put("createdAt", v.createdAt().toString());
-        m.put("cause", parse(v.cause()));
-        m.put("fragmentsChanged", v.fragmentsChanged());
-        m.put("nodesChanged", v.nodesChanged());
-        return m;
+    private static VersionSummary summary(VersionStore.VersionInfo v) {
+        return new VersionSummary(v.seq(), v.createdAt().toString(), parse(v.cause()), v.fragmentsChanged(), v.nodesChanged());
     }
 
     /** The stored JSON documents (cause, settings) as JSON values, not as strings holding JSON. */

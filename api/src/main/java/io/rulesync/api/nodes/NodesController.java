@@ -4,12 +4,14 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.rulesync.api.ProblemResponses;
+import io.rulesync.api.params.PageSize;
 import io.rulesync.compiler.store.NodeProgress;
 import io.rulesync.compiler.store.NodeStatus;
 import io.rulesync.compiler.store.NodeStatusStore;
 import io.rulesync.compiler.store.VersionStore;
-import io.rulesync.model.cluster.KubernetesNames;
 import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.Parameter;
+import io.swagger.v3.oas.annotations.media.Schema;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -21,10 +23,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.regex.Pattern;
-import org.springframework.http.HttpStatus;
-import org.springframework.http.MediaType;
-import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RequestParam;
@@ -36,7 +34,6 @@ import org.springframework.web.bind.annotation.RestController;
  */
 @RestController
 public class NodesController {
-    private static final Pattern LIMIT = Pattern.compile("[1-9][0-9]{0,3}");
     private static final int DEFAULT_LIMIT = 500;
     private static final int MAX_LIMIT = 5000;
     private final VersionStore versions;
@@ -56,24 +53,13 @@ public class NodesController {
      */
     @Operation(summary = "Which node runs which version: state, lag, last ack, last error")
     @GetMapping("/api/v1/clusters/{cluster}/nodes")
-    public ResponseEntity<?> nodes(@PathVariable("cluster") String cluster, @RequestParam(name = "state", required = false) String state,
-            @RequestParam(name = "after", required = false) String after, @RequestParam(name = "limit", required = false) String limit) {
+    public NodesPage nodes(@PathVariable("cluster") String cluster, @RequestParam(name = "state", required = false)
+            @Parameter(schema = @Schema(type = "string", allowableValues = {"converged", "behind", "failed", "unknown"})) Convergence.State only,
+            @RequestParam(name = "after", required = false) String after,
+            @RequestParam(name = "limit", required = false) @PageSize(max = MAX_LIMIT) String limit) {
         long head = versions.head(cluster);
         if (head == 0) {
-            return ProblemResponses.unknownCluster(cluster);
-        }
-        Convergence.State only = null;
-        if (state != null) {
-            try {
-                only = Convergence.State.valueOf(state.toUpperCase(Locale.ROOT));
-            } catch (IllegalArgumentException e) {
-                return ProblemResponses.about(HttpStatus.BAD_REQUEST, "state", "state: '" + KubernetesNames.printable(state)
-                        + "' is not converged, behind, failed or unknown");
-            }
-        }
-        if (limit != null && (!LIMIT.matcher(limit).matches() || Integer.parseInt(limit) > MAX_LIMIT)) {
-            return ProblemResponses.about(HttpStatus.BAD_REQUEST, "limit", "limit: '" + KubernetesNames.printable(limit)
-                    + "' is not 1-" + MAX_LIMIT);
+            throw ProblemResponses.unknownCluster(cluster);
         }
         int n = limit == null ? DEFAULT_LIMIT : Integer.parseInt(limit);
         Set<String> headNodes = headNodes(cluster, head);
@@ -90,23 +76,17 @@ public class NodesController {
             counts.put(st.name().toLowerCase(Locale.ROOT), 0);
         }
         states.forEach(st -> counts.merge(st.state().name().toLowerCase(Locale.ROOT), 1, Integer::sum));
-        Convergence.State filter = only;
         List<Convergence.NodeState> page = states.stream()
-                .filter(st -> filter == null || st.state() == filter)
+                .filter(st -> only == null || st.state() == only)
                 .filter(st -> after == null || st.node().compareTo(after) > 0)
                 .limit(n + 1L).toList();
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("cluster", cluster);
-        body.put("version", head);
-        body.put("counts", counts);
         List<Convergence.NodeState> shown = page.stream().limit(n).toList();
         Map<String, NodeStatus> lastAcks = new HashMap<>();
         acks.nodeStatus(cluster, shown.stream().map(Convergence.NodeState::node).toList()).forEach(a -> lastAcks.put(a.node(), a));
-        body.put("nodes", shown.stream().map(st -> json(st, lastAcks.get(st.node()))).toList());
-        body.put("next", page.size() > n ? "/api/v1/clusters/" + URLEncoder.encode(cluster, StandardCharsets.UTF_8) + "/nodes?"
-                + (state == null ? "" : "state=" + filter.name().toLowerCase(Locale.ROOT) + "&") + "after="
-                + URLEncoder.encode(page.get(n - 1).node(), StandardCharsets.UTF_8) + "&limit=" + n : null);
-        return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(body);
+        return new NodesPage(cluster, head, counts, shown.stream().map(st -> json(st, lastAcks.get(st.node()))).toList(),
+                page.size() > n ? "/api/v1/clusters/" + URLEncoder.encode(cluster, StandardCharsets.UTF_8) + "/nodes?"
+                        + (only == null ? "" : "state=" + only.name().toLowerCase(Locale.ROOT) + "&") + "after="
+                        + URLEncoder.encode(page.get(n - 1).node(), StandardCharsets.UTF_8) + "&limit=" + n : null);
     }
 
     /** A version's node set never changes: kept for the few newest (cluster, version) pairs asked about. */
@@ -122,16 +102,20 @@ public class NodesController {
         return nodes;
     }
 
+    /** The answer: counts cover the whole cluster, nodes one page of it. */
+    public record NodesPage(String cluster, long version, Map<String, Integer> counts, List<NodeJson> nodes, String next) {
+    }
+
     /** One node in the answer (records, not maps: 5,000 of them are encoded per full page). */
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    record NodeJson(String node, String state, boolean inCluster, long running, long behindVersions, long lagSeconds,
+    public record NodeJson(String node, String state, boolean inCluster, long running, long behindVersions, long lagSeconds,
             LastAck lastAck, LastError lastError) {
     }
 
-    record LastAck(long version, String status, String at, long durationMs, int ruleCount, String mode) {
+    public record LastAck(long version, String status, String at, long durationMs, int ruleCount, String mode) {
     }
 
-    record LastError(String message, Long version, String at) {
+    public record LastError(String message, Long version, String at) {
     }
 
     private static NodeJson json(Convergence.NodeState s, NodeStatus a) {

@@ -1,15 +1,11 @@
 package io.rulesync.api.problems;
 
-import io.rulesync.api.ProblemResponses;
+import io.rulesync.api.errors.ParameterProblem;
 import io.rulesync.compiler.store.ProblemStore;
 import io.rulesync.model.cluster.KubernetesNames;
 import io.swagger.v3.oas.annotations.Operation;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import org.springframework.http.HttpStatus;
-import org.springframework.http.MediaType;
-import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RestController;
@@ -34,43 +30,35 @@ public class ProblemsController {
         this.store = store;
     }
 
+    /** The answer: what is refused now, and the newest dead letters with their total. */
+    public record ClusterProblems(String cluster, long refusedObjects, List<ProblemJson> problems, long deadLetterCount,
+            List<DeadLetterJson> deadLetters) {
+    }
+
+    public record ProblemJson(String source, String location, String object, String field, String reason, String reportedAt) {
+    }
+
+    public record DeadLetterJson(String topic, int partition, long offset, int epoch, String reason, String receivedAt, String recordStart) {
+    }
+
     @Operation(summary = "The objects the cluster's watcher refuses now, with the field and reason, and the newest dead letters")
     @GetMapping("/api/v1/clusters/{cluster}/problems")
-    public ResponseEntity<?> problems(@PathVariable("cluster") String cluster) {
+    public ClusterProblems problems(@PathVariable("cluster") String cluster) {
         if (!store.known(cluster)) {
-            return ProblemResponses.about(HttpStatus.NOT_FOUND, "cluster", "cluster: '" + KubernetesNames.printable(cluster)
+            throw new ParameterProblem(HttpStatus.NOT_FOUND, "cluster", "cluster: '" + KubernetesNames.printable(cluster)
                     + "' is not known (nothing of it was received)");
         }
         List<ProblemStore.StoredProblem> problems = store.problems(cluster);
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("cluster", cluster);
-        body.put("refusedObjects", problems.stream().map(p -> List.of(p.source(), p.object())).distinct().count());
-        body.put("problems", problems.stream().map(ProblemsController::json).toList());
-        body.put("deadLetterCount", store.deadLetterCount(cluster));
-        body.put("deadLetters", store.deadLetters(cluster, DEAD_LETTERS, PAYLOAD_CHARS).stream().map(ProblemsController::json).toList());
-        return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(body);
+        return new ClusterProblems(cluster, problems.stream().map(p -> List.of(p.source(), p.object())).distinct().count(),
+                problems.stream().map(ProblemsController::json).toList(), store.deadLetterCount(cluster),
+                store.deadLetters(cluster, DEAD_LETTERS, PAYLOAD_CHARS).stream().map(ProblemsController::json).toList());
     }
 
-    private static Map<String, Object> json(ProblemStore.StoredProblem p) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("source", p.source());
-        m.put("location", p.location());
-        m.put("object", p.object());
-        m.put("field", p.field());
-        m.put("reason", p.message());
-        m.put("reportedAt", p.reportedAt().toString());
-        return m;
+    private static ProblemJson json(ProblemStore.StoredProblem p) {
+        return new ProblemJson(p.source(), p.location(), p.object(), p.field(), p.message(), p.reportedAt().toString());
     }
 
-    private static Map<String, Object> json(ProblemStore.DeadLetter d) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("topic", d.topic());
-        m.put("partition", d.partition());
-        m.put("offset", d.offset());
-        m.put("epoch", d.epoch());
-        m.put("reason", d.reason());
-        m.put("receivedAt", d.receivedAt().toString());
-        m.put("recordStart", d.payloadStart());
-        return m;
+    private static DeadLetterJson json(ProblemStore.DeadLetter d) {
+        return new DeadLetterJson(d.topic(), d.partition(), d.offset(), d.epoch(), d.reason(), d.receivedAt().toString(), d.payloadStart());
     }
 }

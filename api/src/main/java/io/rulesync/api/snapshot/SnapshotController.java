@@ -1,6 +1,8 @@
 package io.rulesync.api.snapshot;
 
-import io.rulesync.api.ProblemResponses;
+import io.rulesync.api.errors.ParameterProblem;
+import io.rulesync.api.params.DnsSubdomain;
+import io.rulesync.api.params.VersionRef;
 import io.swagger.v3.oas.annotations.Operation;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -19,18 +21,15 @@ public class SnapshotController {
         this.snapshots = snapshots;
     }
 
+    /** The snapshot's JSON is written by the model ({@code RulesSnapshot.toJson}), the format agents read; sent as it is. */
     @Operation(summary = "What a node agent loads: the node's rules at a version (or 'latest')")
     @GetMapping("/api/v1/clusters/{cluster}/versions/{version}/snapshot")
-    public ResponseEntity<?> snapshot(@PathVariable("cluster") String cluster, @PathVariable("version") String version,
-            @RequestParam(name = "node", required = false) String node) {
+    public ResponseEntity<String> snapshot(@PathVariable("cluster") String cluster, @PathVariable("version") VersionRef version,
+            @RequestParam(name = "node") DnsSubdomain node) {
         Snapshots.Outcome outcome = snapshots.snapshot(cluster, version, node);
-        if (outcome instanceof Snapshots.Outcome.Found f) {
-            return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(f.snapshot().toJson());
+        if (outcome instanceof Snapshots.Outcome.NotFound n) {
+            throw new ParameterProblem(HttpStatus.NOT_FOUND, n.parameter(), n.detail());
         }
-        if (outcome instanceof Snapshots.Outcome.BadRequest b) {
-            return ProblemResponses.about(HttpStatus.BAD_REQUEST, b.parameter(), b.detail());
-        }
-        Snapshots.Outcome.NotFound n = (Snapshots.Outcome.NotFound) outcome;
-        return ProblemResponses.about(HttpStatus.NOT_FOUND, n.parameter(), n.detail());
+        return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(((Snapshots.Outcome.Found) outcome).snapshot().toJson());
     }
 }

@@ -2,6 +2,7 @@ package io.rulesync.api.snapshot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.rulesync.model.rules.ClusterRules;
 import java.time.Instant;
@@ -38,10 +39,7 @@ class RecentVersionsTest {
                     return Optional.of(V);
                 })));
             }
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (loads.get() == 0 && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
+            await().atMost(60, TimeUnit.SECONDS).pollInterval(10, TimeUnit.MILLISECONDS).until(() -> loads.get() > 0);
             release.countDown();
             for (Future<Optional<RecentVersions.StoredVersion>> f : results) {
                 assertThat(f.get(60, TimeUnit.SECONDS)).containsSame(V);
