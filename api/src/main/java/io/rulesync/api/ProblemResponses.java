@@ -1,6 +1,6 @@
 package io.rulesync.api;
 
-import io.rulesync.compiler.store.StoreException;
+import io.rulesync.store.StoreException;
 import io.rulesync.model.cluster.KubernetesNames;
 import org.apache.tomcat.util.http.InvalidParameterException;
 import org.slf4j.Logger;

@@ -3,10 +3,10 @@ package io.rulesync.api.actions;
 import io.rulesync.api.ProblemResponses;
 import io.rulesync.api.access.ApiTokens.Caller;
 import io.rulesync.api.access.BearerTokenFilter;
-import io.rulesync.compiler.store.ActionConflictException;
-import io.rulesync.compiler.store.OperatorActionStore;
-import io.rulesync.compiler.store.RecordedAction;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.store.ActionConflictException;
+import io.rulesync.store.OperatorActionStore;
+import io.rulesync.store.RecordedAction;
+import io.rulesync.store.VersionHistory;
 import io.rulesync.model.cluster.KubernetesNames;
 import io.rulesync.model.event.ClusterEvent.OperatorAction;
 import io.swagger.v3.oas.annotations.Operation;
@@ -49,14 +49,14 @@ public class ActionsController {
     private static final Pattern NUMBER = Pattern.compile("[1-9][0-9]{0,17}");
     private static final int MAX_LIMIT = 500;
 
-    private final VersionStore versions;
+    private final VersionHistory versions;
     private final OperatorActionStore actions;
     private final String eventsTopic;
     private final Duration wait;
     private final Duration timeout;
     private final Clock clock;
 
-    public ActionsController(VersionStore versions, OperatorActionStore actions, String eventsTopic, Duration wait, Duration timeout,
+    public ActionsController(VersionHistory versions, OperatorActionStore actions, String eventsTopic, Duration wait, Duration timeout,
             Clock clock) {
         this.versions = versions;
         this.actions = actions;

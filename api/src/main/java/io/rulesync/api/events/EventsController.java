@@ -1,7 +1,8 @@
 package io.rulesync.api.events;
 
 import io.rulesync.api.ProblemResponses;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.store.EventLog;
+import io.rulesync.store.VersionHistory;
 import io.rulesync.model.cluster.KubernetesNames;
 import io.swagger.v3.oas.annotations.Operation;
 import java.net.URLEncoder;
@@ -35,9 +36,11 @@ public class EventsController {
     private static final Instant EARLIEST = Instant.parse("0000-01-01T00:00:00Z");
     private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999999999Z");
 
-    private final VersionStore store;
+    private final VersionHistory history;
+    private final EventLog store;
 
-    public EventsController(VersionStore store) {
+    public EventsController(VersionHistory history, EventLog store) {
+        this.history = history;
         this.store = store;
     }
 
@@ -47,7 +50,7 @@ public class EventsController {
             @RequestParam(name = "kind", required = false) String kind, @RequestParam(name = "namespace", required = false) String namespace,
             @RequestParam(name = "name", required = false) String name, @RequestParam(name = "after", required = false) String after,
             @RequestParam(name = "limit", required = false) String limit) {
-        if (store.head(cluster) == 0) {
+        if (history.head(cluster) == 0) {
             return ProblemResponses.unknownCluster(cluster);
         }
         Instant from = null;
@@ -81,7 +84,7 @@ public class EventsController {
             return ProblemResponses.about(HttpStatus.BAD_REQUEST, "limit", "limit: '" + KubernetesNames.printable(limit) + "' is not 1-" + MAX_LIMIT);
         }
         int n = limit == null ? 100 : Integer.parseInt(limit);
-        List<VersionStore.StoredEvent> page = store.events(cluster, after == null ? 0 : Long.parseLong(after), from, kind, namespace, name, n);
+        List<EventLog.StoredEvent> page = store.events(cluster, after == null ? 0 : Long.parseLong(after), from, kind, namespace, name, n);
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("cluster", cluster);
         body.put("events", page.stream().map(EventsController::json).toList());
@@ -106,7 +109,7 @@ public class EventsController {
         return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(body);
     }
 
-    private static Map<String, Object> json(VersionStore.StoredEvent e) {
+    private static Map<String, Object> json(EventLog.StoredEvent e) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("id", e.id());
         m.put("type", e.type());

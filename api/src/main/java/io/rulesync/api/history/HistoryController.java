@@ -3,7 +3,7 @@ package io.rulesync.api.history;
 import io.rulesync.api.ProblemResponses;
 import io.rulesync.api.snapshot.RecentVersions;
 import io.rulesync.api.snapshot.Snapshots;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.store.VersionHistory;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.KubernetesNames;
 import io.rulesync.model.rules.ClusterRules;
@@ -38,10 +38,10 @@ public class HistoryController {
     private static final Pattern NUMBER = Pattern.compile("[1-9][0-9]{0,17}");
     private static final int MAX_LIMIT = 500;
 
-    private final VersionStore store;
+    private final VersionHistory store;
     private final RecentVersions recent;
 
-    public HistoryController(VersionStore store, RecentVersions recent) {
+    public HistoryController(VersionHistory store, RecentVersions recent) {
         this.store = store;
         this.recent = recent;
     }
@@ -62,7 +62,7 @@ public class HistoryController {
         }
         long from = before == null ? head + 1 : Long.parseLong(before);
         int n = limit == null ? 50 : Integer.parseInt(limit);
-        List<VersionStore.VersionInfo> page = store.versionsBefore(cluster, from, n);
+        List<VersionHistory.VersionInfo> page = store.versionsBefore(cluster, from, n);
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("cluster", cluster);
         body.put("head", head);
@@ -80,8 +80,8 @@ public class HistoryController {
         if (found instanceof ResponseEntity<?> problem) {
             return problem;
         }
-        Map<String, Object> body = json((VersionStore.VersionInfo) found);
-        body.put("settings", parse(((VersionStore.VersionInfo) found).settings()));
+        Map<String, Object> body = json((VersionHistory.VersionInfo) found);
+        body.put("settings", parse(((VersionHistory.VersionInfo) found).settings()));
         return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(body);
     }
 
@@ -109,8 +109,8 @@ public class HistoryController {
         if (badMode.isPresent()) {
             return badMode.get();
         }
-        long v = ((VersionStore.VersionInfo) found).seq();
-        ClusterRules all = rulesAt(cluster, (VersionStore.VersionInfo) found);
+        long v = ((VersionHistory.VersionInfo) found).seq();
+        ClusterRules all = rulesAt(cluster, (VersionHistory.VersionInfo) found);
         Optional<String> rules = "ipvs".equals(mode) ? all.ipvs(node, f).map(IpvsRules::render) : all.ruleSet(node, f).map(RuleSet::render);
         if (rules.isEmpty()) {
             return ProblemResponses.about(HttpStatus.NOT_FOUND, "node", "node: '" + node + "' is not a node of cluster '"
@@ -175,14 +175,14 @@ public class HistoryController {
         if (found instanceof ResponseEntity<?> problem) {
             return problem;
         }
-        VersionStore.VersionInfo to = (VersionStore.VersionInfo) found;
+        VersionHistory.VersionInfo to = (VersionHistory.VersionInfo) found;
         long fromSeq = to.seq() - 1;
         if (from != null) {
             Object base = find(cluster, from, "from");
             if (base instanceof ResponseEntity<?> problem) {
                 return problem;
             }
-            fromSeq = ((VersionStore.VersionInfo) base).seq();
+            fromSeq = ((VersionHistory.VersionInfo) base).seq();
         }
         if (node != null && KubernetesNames.checkSubdomain(node) != null) {
             return ProblemResponses.about(HttpStatus.BAD_REQUEST, "node", "node: " + KubernetesNames.checkSubdomain(node));
@@ -213,7 +213,7 @@ public class HistoryController {
                         + "' is not iptables or ipvs"));
     }
 
-    private ClusterRules rulesAt(String cluster, VersionStore.VersionInfo v) {
+    private ClusterRules rulesAt(String cluster, VersionHistory.VersionInfo v) {
         return recent.get(cluster, v.seq(), () -> Optional.of(new RecentVersions.StoredVersion(v.createdAt(),
                 store.rules(cluster, v.seq())))).orElseThrow().rules();
     }
@@ -266,7 +266,7 @@ public class HistoryController {
             return ProblemResponses.unknownCluster(cluster);
         }
         long seq = version.equals(Snapshots.LATEST) ? head : Long.parseLong(version);
-        Optional<VersionStore.VersionInfo> info = store.version(cluster, seq);
+        Optional<VersionHistory.VersionInfo> info = store.version(cluster, seq);
         if (info.isEmpty()) {
             return ProblemResponses.about(HttpStatus.NOT_FOUND, parameter, parameter + ": cluster '" + KubernetesNames.printable(cluster)
                     + "' has no version " + version + " (its versions are 1-" + head + ")");
@@ -274,7 +274,7 @@ public class HistoryController {
         return info.get();
     }
 
-    private static Map<String, Object> json(VersionStore.VersionInfo v) {
+    private static Map<String, Object> json(VersionHistory.VersionInfo v) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("version", v.seq());
         m.put("createdAt", v.createdAt().toString());

@@ -1,5 +1,6 @@
 package io.rulesync.compiler.eventlog;
 
+import io.rulesync.store.LogPosition;
 import java.util.Optional;
 
 /**

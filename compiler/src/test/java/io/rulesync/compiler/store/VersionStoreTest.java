@@ -7,7 +7,13 @@ import io.rulesync.compiler.testing.Fixtures;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ClusterEvent;
+import io.rulesync.store.Batch;
+import io.rulesync.store.Outbox;
+import io.rulesync.store.StaleWriteException;
+import io.rulesync.compiler.runtime.CompilerStores;
+import io.rulesync.store.VersionHistory;
 import io.rulesync.testing.needs.RequiresPostgres;
+import io.rulesync.testsupport.TestDatabase;
 import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
@@ -20,12 +26,12 @@ import org.junit.jupiter.api.TestInstance;
 class VersionStoreTest {
     private static final Instant T = Fixtures.T;
     private TestDatabase db;
-    private VersionStore store;
+    private CompilerStores store;
 
     @BeforeAll
     void setUp() {
         db = TestDatabase.create();
-        store = new VersionStore(db.dataSource());
+        store = CompilerStores.on(db.dataSource());
     }
 
     @AfterAll
@@ -56,21 +62,21 @@ class VersionStoreTest {
                 Fixtures.upsert(c, Fixtures.node("n1", "10.1.0.1")),
                 Fixtures.upsert(c, Fixtures.service("web", "10.96.0.1")),
                 slice(c, "10.244.0.1", "10.244.0.2")));
-        store.commit(batch("t-a", -1, 3, s1, c));
+        store.batches().commit(batch("t-a", -1, 3, s1, c));
         ClusterHead.Step s2 = s1.next().apply(List.of(slice(c, "10.244.0.1", "10.244.0.3")));
-        store.commit(batch("t-a", 3, 4, s2, c));
+        store.batches().commit(batch("t-a", 3, 4, s2, c));
 
-        assertThat(store.head(c)).isEqualTo(2);
-        assertThat(store.rules(c, 1)).isEqualTo(s1.next().published());
-        assertThat(store.rules(c, 2)).isEqualTo(s2.next().published());
-        assertThat(store.rules(c, 2).ruleSet("n1", IpFamily.IPV4).orElseThrow().render())
+        assertThat(store.history().head(c)).isEqualTo(2);
+        assertThat(store.history().rules(c, 1)).isEqualTo(s1.next().published());
+        assertThat(store.history().rules(c, 2)).isEqualTo(s2.next().published());
+        assertThat(store.history().rules(c, 2).ruleSet("n1", IpFamily.IPV4).orElseThrow().render())
                 .contains("--to-destination 10.244.0.3:8080").doesNotContain("10.244.0.2:8080");
-        assertThat(store.positions("g", "t-a")).containsEntry(0, 4L);
-        assertThat(store.versions(c)).extracting(VersionStore.VersionInfo::seq).containsExactly(1L, 2L);
-        assertThat(store.pendingOutbox(10)).extracting(VersionStore.OutboxMessage::payload).contains("{\"v\":1}", "{\"v\":2}");
+        assertThat(store.batches().positions("g", "t-a")).containsEntry(0, 4L);
+        assertThat(store.history().versions(c)).extracting(VersionHistory.VersionInfo::seq).containsExactly(1L, 2L);
+        assertThat(store.outbox().pending(10)).extracting(Outbox.OutboxMessage::payload).contains("{\"v\":1}", "{\"v\":2}");
         // One endpoint changed: one entry, one new fragment; well under the 4 KB target.
         assertThat(s2.diff().fragments()).hasSize(1);
-        assertThat(store.storedBytes(c, 2)).isLessThan(4096).isLessThan(store.storedBytes(c, 1));
+        assertThat(store.history().storedBytes(c, 2)).isLessThan(4096).isLessThan(store.history().storedBytes(c, 1));
     }
 
     @Test
@@ -78,19 +84,19 @@ class VersionStoreTest {
         String c = "store-b";
         ClusterHead.Step s1 = ClusterHead.empty(c).apply(List.of(
                 Fixtures.upsert(c, Fixtures.node("n1", "10.1.0.1"))));
-        store.commit(batch("t-b", -1, 1, s1, c));
+        store.batches().commit(batch("t-b", -1, 1, s1, c));
         long events = db.count("cluster_event");
 
         // Another instance already moved this partition on: our batch from the old position is refused.
         ClusterHead.Step s2 = s1.next().apply(List.of(
                 Fixtures.upsert(c, Fixtures.node("n2", "10.1.0.2"))));
-        assertThatThrownBy(() -> store.commit(batch("t-b", 0, 1, s2, c))).isInstanceOf(StaleWriteException.class);
+        assertThatThrownBy(() -> store.batches().commit(batch("t-b", 0, 1, s2, c))).isInstanceOf(StaleWriteException.class);
         // Two writers both extending version 1 (different partitions, say): only the first wins.
-        store.commit(batch("t-b2", -1, 1, s2, c));
-        assertThatThrownBy(() -> store.commit(batch("t-b3", -1, 1, s2, c))).isInstanceOf(StaleWriteException.class);
+        store.batches().commit(batch("t-b2", -1, 1, s2, c));
+        assertThatThrownBy(() -> store.batches().commit(batch("t-b3", -1, 1, s2, c))).isInstanceOf(StaleWriteException.class);
 
-        assertThat(store.head(c)).isEqualTo(2);
+        assertThat(store.history().head(c)).isEqualTo(2);
         assertThat(db.count("cluster_event")).isEqualTo(events + 1);
-        assertThat(store.positions("g", "t-b3")).isEmpty();
+        assertThat(store.batches().positions("g", "t-b3")).isEmpty();
     }
 }

@@ -1,8 +1,6 @@
-package io.rulesync.compiler.store;
+package io.rulesync.store;
 
 import io.rulesync.model.ack.NodeAck;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
@@ -16,6 +14,11 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.support.SqlArrayValue;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * PostgreSQL storage of what every node runs, from the agents' acks (table {@code node_status}, see
@@ -37,10 +40,14 @@ public final class NodeStatusStore {
             + "acked_at = EXCLUDED.acked_at, updated_at = EXCLUDED.updated_at "
             + "WHERE s.acked_at < EXCLUDED.acked_at";
 
-    private final DataSource ds;
+    private final JdbcTemplate jdbc;
+    private final JdbcClient sql;
+    private final TransactionTemplate tx;
 
     public NodeStatusStore(DataSource ds) {
-        this.ds = ds;
+        this.jdbc = new JdbcTemplate(ds);
+        this.sql = JdbcClient.create(jdbc);
+        this.tx = new TransactionTemplate(new DataSourceTransactionManager(ds));
     }
 
     /** Stores a batch of acks in one transaction; for each node only acks newer than the stored one count. */
@@ -48,10 +55,9 @@ public final class NodeStatusStore {
         if (acks.isEmpty()) {
             return;
         }
-        try (Connection c = ds.getConnection()) {
-            c.setAutoCommit(false);
-            try (PreparedStatement ps = c.prepareStatement(UPSERT)) {
-                for (NodeOutcome o : newestPerNode(acks)) {
+        List<NodeOutcome> outcomes = newestPerNode(acks);
+        StoreException.during("recording " + acks.size() + " node acks", () -> tx.execute(status ->
+                jdbc.batchUpdate(UPSERT, outcomes, outcomes.size(), (ps, o) -> {
                     NodeAck a = o.newest();
                     NodeAck f = o.lastFailure();
                     ps.setString(1, a.cluster());
@@ -71,74 +77,42 @@ public final class NodeStatusStore {
                     ps.setInt(10, a.ruleCount());
                     ps.setString(11, a.mode());
                     ps.setObject(12, utc(a.at()));
-                    ps.addBatch();
-                }
-                ps.executeBatch();
-                c.commit();
-            } catch (SQLException | RuntimeException e) {
-                c.rollback();
-                throw e;
-            }
-        } catch (SQLException e) {
-            throw new StoreException("recording " + acks.size() + " node acks failed", e);
-        }
+                })));
     }
 
     /** The status of every node of a cluster that has acked, by node name. */
     public List<NodeStatus> nodeStatus(String cluster) {
-        return statuses("WHERE cluster = ? ORDER BY node", cluster);
+        return statuses("WHERE cluster = ? ORDER BY node", List.of(cluster), cluster);
     }
 
     /** The status of these nodes of a cluster (those that have acked), by node name. */
     public List<NodeStatus> nodeStatus(String cluster, Collection<String> nodes) {
-        return nodes.isEmpty() ? List.of() : statuses("WHERE cluster = ? AND node = ANY (?) ORDER BY node", cluster, nodes);
+        return nodes.isEmpty() ? List.of() : statuses("WHERE cluster = ? AND node = ANY (?) ORDER BY node",
+                List.of(cluster, new SqlArrayValue("text", nodes.toArray())), cluster);
     }
 
     /** Every acked node's progress, by node name: what a count or a state filter needs, and no more. */
     public List<NodeProgress> progress(String cluster) {
-        List<NodeProgress> out = new ArrayList<>();
-        try (Connection c = ds.getConnection();
-                PreparedStatement ps = c.prepareStatement("SELECT node, running, last_status = 'FAILED' FROM node_status "
-                        + "WHERE cluster = ? ORDER BY node")) {
-            ps.setString(1, cluster);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    out.add(new NodeProgress(rs.getString(1), rs.getLong(2), rs.getBoolean(3)));
-                }
-            }
-        } catch (SQLException e) {
-            throw new StoreException("reading the node progress of " + cluster + " failed", e);
-        }
-        return out;
+        return StoreException.during("reading the node progress of " + cluster, () -> sql
+                .sql("SELECT node, running, last_status = 'FAILED' FROM node_status WHERE cluster = ? ORDER BY node")
+                .param(cluster)
+                .query((rs, n) -> new NodeProgress(rs.getString(1), rs.getLong(2), rs.getBoolean(3)))
+                .list());
     }
 
-    private List<NodeStatus> statuses(String where, String cluster, Collection<String> nodes) {
-        List<NodeStatus> out = new ArrayList<>();
-        try (Connection c = ds.getConnection();
-                PreparedStatement ps = c.prepareStatement("SELECT cluster, node, running, last_version, last_status, "
-                        + "last_error, last_error_version, last_error_at, duration_ms, rule_count, mode, acked_at, updated_at "
-                        + "FROM node_status " + where)) {
-            ps.setString(1, cluster);
-            if (nodes != null) {
-                ps.setArray(2, c.createArrayOf("text", nodes.toArray()));
-            }
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
+    private List<NodeStatus> statuses(String where, List<?> args, String cluster) {
+        return StoreException.during("reading the node status of " + cluster, () -> sql
+                .sql("SELECT cluster, node, running, last_version, last_status, last_error, last_error_version, last_error_at, "
+                        + "duration_ms, rule_count, mode, acked_at, updated_at FROM node_status " + where)
+                .params(args)
+                .query((rs, n) -> {
                     long version = rs.getLong(7);
                     Long errorVersion = rs.wasNull() ? null : version;
-                    out.add(new NodeStatus(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getLong(4),
+                    return new NodeStatus(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getLong(4),
                             NodeAck.Status.valueOf(rs.getString(5)), rs.getString(6), errorVersion,
-                            instant(rs, 8), rs.getLong(9), rs.getInt(10), rs.getString(11), instant(rs, 12), instant(rs, 13)));
-                }
-            }
-        } catch (SQLException e) {
-            throw new StoreException("reading the node status of " + cluster + " failed", e);
-        }
-        return out;
-    }
-
-    private List<NodeStatus> statuses(String where, String cluster) {
-        return statuses(where, cluster, null);
+                            instant(rs, 8), rs.getLong(9), rs.getInt(10), rs.getString(11), instant(rs, 12), instant(rs, 13));
+                })
+                .list());
     }
 
     /** What one batch says about one node: its newest ack, and its newest failure (null if none). */

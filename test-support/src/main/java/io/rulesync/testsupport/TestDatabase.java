@@ -1,4 +1,4 @@
-package io.rulesync.compiler.store;
+package io.rulesync.testsupport;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -12,7 +12,6 @@ import java.sql.Statement;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
-import io.rulesync.compiler.testing.TestInfrastructure;
 import io.rulesync.testing.needs.Need;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;

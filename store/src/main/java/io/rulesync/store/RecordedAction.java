@@ -1,4 +1,4 @@
-package io.rulesync.compiler.store;
+package io.rulesync.store;
 
 import java.sql.ResultSet;
 import java.sql.SQLException;

@@ -1,4 +1,4 @@
-package io.rulesync.compiler.cli;
+package io.rulesync.store;
 
 import java.io.IOException;
 import java.nio.file.Files;

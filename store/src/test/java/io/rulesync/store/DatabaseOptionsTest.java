@@ -1,4 +1,4 @@
-package io.rulesync.compiler.cli;
+package io.rulesync.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

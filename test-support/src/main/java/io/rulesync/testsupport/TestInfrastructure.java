@@ -1,4 +1,4 @@
-package io.rulesync.compiler.testing;
+package io.rulesync.testsupport;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -1,4 +1,4 @@
-package io.rulesync.compiler.store;
+package io.rulesync.store;
 
 /**
  * Another compiler instance got there first: the consumer position or the cluster's head version

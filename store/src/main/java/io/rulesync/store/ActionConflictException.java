@@ -1,4 +1,4 @@
-package io.rulesync.compiler.store;
+package io.rulesync.store;
 
 /** Another operator action of the same cluster is still pending: the new one was not recorded. */
 public final class ActionConflictException extends Exception {

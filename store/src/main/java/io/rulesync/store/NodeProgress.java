@@ -1,4 +1,4 @@
-package io.rulesync.compiler.store;
+package io.rulesync.store;
 
 /**
  * The part of a node's status that decides its standing: the version it runs and whether it is

@@ -1,4 +1,4 @@
-package io.rulesync.compiler.store;
+package io.rulesync.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.tuple;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.ack.NodeAck.Status;
 import io.rulesync.testing.needs.RequiresPostgres;
+import io.rulesync.testsupport.TestDatabase;
 import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;

@@ -1,4 +1,4 @@
-package io.rulesync.compiler.store;
+package io.rulesync.store;
 
 import io.rulesync.model.manifest.Problem;
 import io.rulesync.model.rules.RulesDiff;

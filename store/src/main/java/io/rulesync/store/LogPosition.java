@@ -1,4 +1,4 @@
-package io.rulesync.compiler.eventlog;
+package io.rulesync.store;
 
 /**
  * Where the compiler is in one partition of the events topic, and which log that position belongs
