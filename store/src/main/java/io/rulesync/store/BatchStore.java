@@ -3,6 +3,7 @@ package io.rulesync.store;
 import io.rulesync.model.manifest.Problem;
 import io.rulesync.model.rules.RuleFragment;
 import io.rulesync.model.rules.RulesDiff;
+import io.rulesync.model.topic.LogPosition;
 import java.sql.Timestamp;
 import java.sql.Types;
 import java.time.Instant;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.rulesync.compiler.bench.PipelineBenchmark;
-import io.rulesync.store.LogPosition;
+import io.rulesync.model.topic.LogPosition;
 import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.compiler.testing.TestCompiler;
 import io.rulesync.testsupport.TestInfrastructure;

@@ -3,7 +3,7 @@ package io.rulesync.compiler.runtime;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.compiler.bench.PipelineBenchmark;
-import io.rulesync.store.LogPosition;
+import io.rulesync.model.topic.LogPosition;
 import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.compiler.testing.TestCompiler;
 import io.rulesync.testsupport.TestInfrastructure;

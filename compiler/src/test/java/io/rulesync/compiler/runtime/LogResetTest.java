@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.compiler.eventlog.LiveLog;
 import io.rulesync.compiler.eventlog.LogCheck;
-import io.rulesync.store.LogPosition;
+import io.rulesync.model.topic.LogPosition;
 import io.rulesync.store.OperatorActionStore;
 import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.compiler.version.ClusterHead;

@@ -1,4 +1,4 @@
-package io.rulesync.compiler.store;
+package io.rulesync.compiler.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -10,7 +10,6 @@ import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.store.Batch;
 import io.rulesync.store.Outbox;
 import io.rulesync.store.StaleWriteException;
-import io.rulesync.compiler.runtime.CompilerStores;
 import io.rulesync.store.VersionHistory;
 import io.rulesync.testing.needs.RequiresPostgres;
 import io.rulesync.testsupport.TestDatabase;
@@ -21,9 +20,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
+/** Compiled versions through the store and back: read back exactly, fenced against stale writers (was VersionStoreTest). */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @RequiresPostgres
-class VersionStoreTest {
+class StoredVersionsTest {
     private static final Instant T = Fixtures.T;
     private TestDatabase db;
     private CompilerStores store;

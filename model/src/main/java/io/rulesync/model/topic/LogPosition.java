@@ -1,4 +1,4 @@
-package io.rulesync.store;
+package io.rulesync.model.topic;
 
 /**
  * Where the compiler is in one partition of the events topic, and which log that position belongs
