@@ -31,6 +31,9 @@ public final class SchemaCheck {
     }
 
     private static String describe(ValidateOutput m) {
-        return "V" + m.version + " " + m.description + (m.errorDetails == null ? "" : ": " + m.errorDetails.errorMessage);
+        String why = m.errorDetails == null ? "" : m.errorDetails.errorMessage;
+        // Flyway's advice (run migrate, or ignore pending migrations) is wrong for a role that must not migrate.
+        why = why.contains("not applied to database") ? "not applied" : why.replaceFirst("\\s*To fix this error.*", "");
+        return "V" + m.version + " " + m.description + (why.isEmpty() ? "" : ": " + why);
     }
 }

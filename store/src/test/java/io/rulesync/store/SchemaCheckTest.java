@@ -27,7 +27,7 @@ class SchemaCheckTest {
             assertThatThrownBy(() -> SchemaCheck.require(flyway))
                     .isInstanceOf(IllegalStateException.class)
                     .hasMessageStartingWith("the database schema is not the one this role reads (the compiler migrates it")
-                    .hasMessageContaining("V5 cluster problems")
+                    .hasMessageEndingWith("V5 cluster problems: not applied")
                     .hasMessageNotContaining("\n");
         }
     }
@@ -39,7 +39,7 @@ class SchemaCheckTest {
                 s.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public");
             }
             Flyway flyway = Flyway.configure().dataSource(db.dataSource()).load();
-            assertThatThrownBy(() -> SchemaCheck.require(flyway)).hasMessageContaining("V1 event log and versions");
+            assertThatThrownBy(() -> SchemaCheck.require(flyway)).hasMessageContaining("V1 event log and versions: not applied; V2 node status: not applied");
         }
     }
 }
