@@ -3,7 +3,10 @@
 FROM maven:3.9-eclipse-temurin-17 AS build
 WORKDIR /src
 COPY pom.xml .
+COPY testing/pom.xml testing/
+COPY test-support/pom.xml test-support/
 COPY model/pom.xml model/
+COPY store/pom.xml store/
 COPY compiler/pom.xml compiler/
 COPY watcher/pom.xml watcher/
 COPY node-agent/pom.xml node-agent/

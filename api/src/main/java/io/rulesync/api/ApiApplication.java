@@ -15,10 +15,13 @@ import io.rulesync.api.problems.ProblemsController;
 import io.rulesync.api.snapshot.RecentVersions;
 import io.rulesync.api.snapshot.SnapshotController;
 import io.rulesync.api.snapshot.Snapshots;
-import io.rulesync.compiler.store.NodeStatusStore;
-import io.rulesync.compiler.store.OperatorActionStore;
-import io.rulesync.compiler.store.ProblemStore;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.store.EventLog;
+import io.rulesync.store.NodeStatusStore;
+import io.rulesync.store.OperatorActionStore;
+import io.rulesync.store.ProblemStore;
+import io.rulesync.store.SchemaCheck;
+import io.rulesync.store.StoreConfiguration;
+import io.rulesync.store.VersionHistory;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.swagger.v3.oas.models.Components;
 import io.swagger.v3.oas.models.OpenAPI;
@@ -32,7 +35,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import javax.sql.DataSource;
 import org.apache.catalina.Lifecycle;
 import org.apache.catalina.Valve;
 import org.apache.catalina.core.StandardHost;
@@ -40,11 +42,11 @@ import org.apache.catalina.valves.ErrorReportValve;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
+import org.springframework.boot.flyway.autoconfigure.FlywayMigrationStrategy;
 import org.springframework.boot.tomcat.TomcatContextCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
-import org.springframework.context.annotation.DependsOn;
+import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.PropertySource;
 import org.springframework.core.Ordered;
 import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
@@ -52,31 +54,24 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 
 /**
  * The api service: HTTP over the versions the compiler stores in PostgreSQL. Beans are declared
- * here, not scanned, so nothing of the compiler service (its Kafka listeners) starts with it; Kafka
- * is on the classpath only because the store lives in the compiler's jar.
+ * here, not scanned; the stores come from {@link StoreConfiguration}, as the compiler's do.
  *
- * <p>Flyway migrates at start, as the compiler does: the api then works whichever role starts
- * first, and Flyway's lock makes concurrent starts safe. Both run the same migrations from the
- * same jar, so they agree on the schema.
+ * <p>The api validates the schema and does not migrate it: the compiler, which writes, migrates
+ * ({@link #validateOnly()}, and the store module's README for why).
  *
  * <p>Every request but the health probes needs a bearer token ({@link BearerTokenFilter}).
  */
 @SpringBootConfiguration
-@EnableAutoConfiguration(exclude = KafkaAutoConfiguration.class)
+@EnableAutoConfiguration
 @EnableConfigurationProperties(ApiProperties.class)
 @PropertySource("classpath:io/rulesync/api/api-defaults.properties")
+@Import(StoreConfiguration.class)
 public class ApiApplication {
 
+    /** In place of Flyway's migrate: a schema behind this api's migrations stops it at start, naming them. */
     @Bean
-    @DependsOn("flywayInitializer")
-    VersionStore versionStore(DataSource dataSource) {
-        return new VersionStore(dataSource);
-    }
-
-    @Bean
-    @DependsOn("flywayInitializer")
-    NodeStatusStore nodeStatusStore(DataSource dataSource) {
-        return new NodeStatusStore(dataSource);
+    FlywayMigrationStrategy validateOnly() {
+        return SchemaCheck::require;
     }
 
     /** Shared by the snapshot and rules endpoints: 20 agents starting together cost one rebuild. */
@@ -86,18 +81,12 @@ public class ApiApplication {
     }
 
     @Bean
-    Snapshots snapshots(VersionStore store, RecentVersions recent) {
+    Snapshots snapshots(VersionHistory store, RecentVersions recent) {
         return new Snapshots(store, recent);
     }
 
     @Bean
-    @DependsOn("flywayInitializer")
-    ProblemStore problemStore(DataSource dataSource) {
-        return new ProblemStore(dataSource);
-    }
-
-    @Bean
-    ClustersController clustersController(VersionStore store, NodeStatusStore acks, ProblemStore problems) {
+    ClustersController clustersController(VersionHistory store, NodeStatusStore acks, ProblemStore problems) {
         return new ClustersController(store, acks, problems);
     }
 
@@ -107,17 +96,17 @@ public class ApiApplication {
     }
 
     @Bean
-    EventsController eventsController(VersionStore store) {
-        return new EventsController(store);
+    EventsController eventsController(VersionHistory store, EventLog events) {
+        return new EventsController(store, events);
     }
 
     @Bean
-    HistoryController historyController(VersionStore store, RecentVersions recent) {
+    HistoryController historyController(VersionHistory store, RecentVersions recent) {
         return new HistoryController(store, recent);
     }
 
     @Bean
-    NodesController nodesController(VersionStore store, NodeStatusStore acks) {
+    NodesController nodesController(VersionHistory store, NodeStatusStore acks) {
         return new NodesController(store, acks, Clock.systemUTC());
     }
 
@@ -127,12 +116,7 @@ public class ApiApplication {
     }
 
     @Bean
-    OperatorActionStore operatorActionStore(DataSource dataSource) {
-        return new OperatorActionStore(dataSource);
-    }
-
-    @Bean
-    ActionsController actionsController(VersionStore store, OperatorActionStore actions, ApiProperties p) {
+    ActionsController actionsController(VersionHistory store, OperatorActionStore actions, ApiProperties p) {
         return new ActionsController(store, actions, p.eventsTopic(), p.actionWait(), p.actionTimeout(), Clock.systemUTC());
     }
 

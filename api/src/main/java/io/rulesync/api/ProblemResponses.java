@@ -2,7 +2,7 @@ package io.rulesync.api;
 
 import io.rulesync.api.errors.ParameterProblem;
 import io.rulesync.api.params.BadValue;
-import io.rulesync.compiler.store.StoreException;
+import io.rulesync.store.StoreException;
 import io.rulesync.model.cluster.KubernetesNames;
 import java.util.Comparator;
 import java.util.List;

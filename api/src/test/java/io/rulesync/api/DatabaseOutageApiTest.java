@@ -7,7 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.rulesync.api.testing.PrivatePostgres;
 import io.rulesync.api.testing.StoredClusters;
 import io.rulesync.api.testing.TestApi;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.compiler.runtime.CompilerStores;
 import io.rulesync.testing.tiers.Tiers;
 import java.net.http.HttpResponse;
 import java.time.Duration;
@@ -39,7 +39,7 @@ class DatabaseOutageApiTest {
             PGSimpleDataSource ds = new PGSimpleDataSource();
             ds.setUrl(url);
             ds.setUser("postgres");
-            StoredClusters.twoVersions(new VersionStore(ds), "shop");
+            StoredClusters.twoVersions(CompilerStores.on(ds), "shop");
             try (TestApi api = TestApi.on(url, "postgres", "")) {
                 for (String path : READS) {
                     assertThat(api.get(path).statusCode()).as(path).isEqualTo(200);

@@ -7,10 +7,10 @@ import io.rulesync.api.access.BearerTokenFilter;
 import io.rulesync.api.errors.ParameterProblem;
 import io.rulesync.api.params.DnsLabel;
 import io.rulesync.api.params.PageSize;
-import io.rulesync.compiler.store.ActionConflictException;
-import io.rulesync.compiler.store.OperatorActionStore;
-import io.rulesync.compiler.store.RecordedAction;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.store.ActionConflictException;
+import io.rulesync.store.OperatorActionStore;
+import io.rulesync.store.RecordedAction;
+import io.rulesync.store.VersionHistory;
 import io.rulesync.model.cluster.KubernetesNames;
 import io.swagger.v3.oas.annotations.Operation;
 import jakarta.validation.Valid;
@@ -50,14 +50,14 @@ public class ActionsController {
     private static final java.util.regex.Pattern NUMBER = java.util.regex.Pattern.compile("[1-9][0-9]{0,17}");
     private static final int MAX_LIMIT = 500;
 
-    private final VersionStore versions;
+    private final VersionHistory versions;
     private final OperatorActionStore actions;
     private final String eventsTopic;
     private final Duration wait;
     private final Duration timeout;
     private final Clock clock;
 
-    public ActionsController(VersionStore versions, OperatorActionStore actions, String eventsTopic, Duration wait, Duration timeout,
+    public ActionsController(VersionHistory versions, OperatorActionStore actions, String eventsTopic, Duration wait, Duration timeout,
             Clock clock) {
         this.versions = versions;
         this.actions = actions;

@@ -1,6 +1,8 @@
 package io.rulesync.api.cli;
 
 import io.rulesync.api.ApiApplication;
+import io.rulesync.store.DatabaseOptions;
+import io.rulesync.store.DurationConverter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -14,8 +16,6 @@ import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.event.ContextClosedEvent;
-import io.rulesync.compiler.cli.CompilerCommand;
-import io.rulesync.compiler.cli.DatabaseOptions;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -42,7 +42,7 @@ public final class ApiCommand implements Callable<Integer> {
             description = "The compiler's events topic, where rollback and resume requests go. Default: ${DEFAULT-VALUE}.")
     private String eventsTopic;
 
-    @Option(names = "--action-timeout", defaultValue = "5m", converter = CompilerCommand.DurationConverter.class,
+    @Option(names = "--action-timeout", defaultValue = "5m", converter = DurationConverter.class,
             description = "How long a rollback or resume may stay pending before it expires and no longer blocks the cluster's "
                     + "next action; give the compiler the same. Default: ${DEFAULT-VALUE}.")
     private Duration actionTimeout;

@@ -1,9 +1,9 @@
 package io.rulesync.api.clusters;
 
 import io.rulesync.api.nodes.Convergence;
-import io.rulesync.compiler.store.NodeStatusStore;
-import io.rulesync.compiler.store.ProblemStore;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.store.NodeStatusStore;
+import io.rulesync.store.ProblemStore;
+import io.rulesync.store.VersionHistory;
 import io.swagger.v3.oas.annotations.Operation;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
@@ -20,11 +20,11 @@ import org.springframework.web.bind.annotation.RestController;
  */
 @RestController
 public class ClustersController {
-    private final VersionStore versions;
+    private final VersionHistory versions;
     private final NodeStatusStore acks;
     private final ProblemStore problems;
 
-    public ClustersController(VersionStore versions, NodeStatusStore acks, ProblemStore problems) {
+    public ClustersController(VersionHistory versions, NodeStatusStore acks, ProblemStore problems) {
         this.versions = versions;
         this.acks = acks;
         this.problems = problems;

@@ -4,7 +4,8 @@ import io.rulesync.api.ProblemResponses;
 import io.rulesync.api.params.DnsLabel;
 import io.rulesync.api.params.DnsSubdomain;
 import io.rulesync.api.params.PageSize;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.store.EventLog;
+import io.rulesync.store.VersionHistory;
 import io.swagger.v3.oas.annotations.Operation;
 import jakarta.validation.constraints.Pattern;
 import java.net.URLEncoder;
@@ -26,9 +27,11 @@ import org.springframework.web.bind.annotation.RestController;
 public class EventsController {
     private static final int MAX_LIMIT = 500;
 
-    private final VersionStore store;
+    private final VersionHistory history;
+    private final EventLog store;
 
-    public EventsController(VersionStore store) {
+    public EventsController(VersionHistory history, EventLog store) {
+        this.history = history;
         this.store = store;
     }
 
@@ -49,11 +52,11 @@ public class EventsController {
             @RequestParam(name = "name", required = false) DnsSubdomain name,
             @RequestParam(name = "after", required = false) @Pattern(regexp = "[0-9]{1,18}", message = "'%s' is not an event id") String after,
             @RequestParam(name = "limit", required = false) @PageSize(max = MAX_LIMIT) String limit) {
-        if (store.head(cluster) == 0) {
+        if (history.head(cluster) == 0) {
             throw ProblemResponses.unknownCluster(cluster);
         }
         int n = limit == null ? 100 : Integer.parseInt(limit);
-        List<VersionStore.StoredEvent> page = store.events(cluster, after == null ? 0 : Long.parseLong(after), since == null ? null : since.at(),
+        List<EventLog.StoredEvent> page = store.events(cluster, after == null ? 0 : Long.parseLong(after), since == null ? null : since.at(),
                 kind, namespace == null ? null : namespace.name(), name == null ? null : name.name(), n);
         String next = null;
         if (page.size() == n) {
@@ -75,7 +78,7 @@ public class EventsController {
         return new EventsPage(cluster, page.stream().map(EventsController::json).toList(), next);
     }
 
-    private static EventJson json(VersionStore.StoredEvent e) {
+    private static EventJson json(EventLog.StoredEvent e) {
         return new EventJson(e.id(), e.type(), e.kind(), e.key(), e.resourceVersion(), e.observedAt().toString(), e.receivedAt().toString(),
                 e.version());
     }

@@ -7,7 +7,7 @@ import io.rulesync.api.params.DnsSubdomain;
 import io.rulesync.api.params.PageSize;
 import io.rulesync.api.params.VersionRef;
 import io.rulesync.api.snapshot.RecentVersions;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.store.VersionHistory;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.KubernetesNames;
 import io.rulesync.model.rules.ClusterRules;
@@ -42,10 +42,10 @@ import org.springframework.web.bind.annotation.RestController;
 public class HistoryController {
     private static final int MAX_LIMIT = 500;
 
-    private final VersionStore store;
+    private final VersionHistory store;
     private final RecentVersions recent;
 
-    public HistoryController(VersionStore store, RecentVersions recent) {
+    public HistoryController(VersionHistory store, RecentVersions recent) {
         this.store = store;
         this.recent = recent;
     }
@@ -104,7 +104,7 @@ public class HistoryController {
         }
         long from = before == null ? head + 1 : Long.parseLong(before);
         int n = limit == null ? 50 : Integer.parseInt(limit);
-        List<VersionStore.VersionInfo> page = store.versionsBefore(cluster, from, n);
+        List<VersionHistory.VersionInfo> page = store.versionsBefore(cluster, from, n);
         long last = page.isEmpty() ? 1 : page.get(page.size() - 1).seq();
         return new VersionsPage(cluster, head, page.stream().map(HistoryController::summary).toList(), page.size() == n && last > 1
                 ? "/api/v1/clusters/" + URLEncoder.encode(cluster, StandardCharsets.UTF_8) + "/versions?before=" + last + "&limit=" + n : null);
@@ -113,7 +113,7 @@ public class HistoryController {
     @Operation(summary = "One version: when, why (the events or the operator action), settings")
     @GetMapping("/api/v1/clusters/{cluster}/versions/{version}")
     public VersionDetail version(@PathVariable("cluster") String cluster, @PathVariable("version") VersionRef version) {
-        VersionStore.VersionInfo v = find(cluster, version, "version");
+        VersionHistory.VersionInfo v = find(cluster, version, "version");
         return new VersionDetail(v.seq(), v.createdAt().toString(), parse(v.cause()), v.fragmentsChanged(), v.nodesChanged(),
                 parse(v.settings()));
     }
@@ -125,7 +125,7 @@ public class HistoryController {
             @RequestParam(name = "node") DnsSubdomain node, @RequestParam(name = "family", required = false)
             @Parameter(schema = @Schema(type = "string", allowableValues = {"ipv4", "ipv6"})) IpFamily family,
             @RequestParam(name = "mode", required = false) RulesMode mode) {
-        VersionStore.VersionInfo found = find(cluster, version, "version");
+        VersionHistory.VersionInfo found = find(cluster, version, "version");
         IpFamily f = family == null ? IpFamily.IPV4 : family;
         long v = found.seq();
         ClusterRules all = rulesAt(cluster, found);
@@ -170,7 +170,7 @@ public class HistoryController {
             // Every node's IPVS configuration holds its own addresses, so no two nodes share a diff.
             throw new ParameterProblem(HttpStatus.BAD_REQUEST, "node", "node: mode=ipvs needs ?node=NAME");
         }
-        VersionStore.VersionInfo to = find(cluster, version, "version");
+        VersionHistory.VersionInfo to = find(cluster, version, "version");
         long fromSeq = from == null ? to.seq() - 1 : find(cluster, from, "from").seq();
         ClusterRules before = fromSeq == 0 ? ClusterRules.EMPTY : rulesAt(cluster, store.version(cluster, fromSeq).orElseThrow());
         ClusterRules after = rulesAt(cluster, to);
@@ -186,7 +186,7 @@ public class HistoryController {
         return new ChainsDiff(cluster, fromSeq, to.seq(), d.groups().stream().map(HistoryController::changes).toList(), d.unchanged());
     }
 
-    private ClusterRules rulesAt(String cluster, VersionStore.VersionInfo v) {
+    private ClusterRules rulesAt(String cluster, VersionHistory.VersionInfo v) {
         return recent.get(cluster, v.seq(), () -> Optional.of(new RecentVersions.StoredVersion(v.createdAt(),
                 store.rules(cluster, v.seq())))).orElseThrow().rules();
     }
@@ -202,7 +202,7 @@ public class HistoryController {
      * The version {@code parameter} names (the path's, or {@code ?from=}), or the problem saying why
      * there is none.
      */
-    private VersionStore.VersionInfo find(String cluster, VersionRef version, String parameter) {
+    private VersionHistory.VersionInfo find(String cluster, VersionRef version, String parameter) {
         long head = store.head(cluster);
         if (head == 0) {
             throw ProblemResponses.unknownCluster(cluster);
@@ -212,7 +212,7 @@ public class HistoryController {
                         + head + ")"));
     }
 
-    private static VersionSummary summary(VersionStore.VersionInfo v) {
+    private static VersionSummary summary(VersionHistory.VersionInfo v) {
         return new VersionSummary(v.seq(), v.createdAt().toString(), parse(v.cause()), v.fragmentsChanged(), v.nodesChanged());
     }
 

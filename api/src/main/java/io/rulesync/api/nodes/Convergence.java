@@ -1,6 +1,6 @@
 package io.rulesync.api.nodes;
 
-import io.rulesync.compiler.store.NodeProgress;
+import io.rulesync.store.NodeProgress;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;

@@ -5,10 +5,10 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.rulesync.api.ProblemResponses;
 import io.rulesync.api.params.PageSize;
-import io.rulesync.compiler.store.NodeProgress;
-import io.rulesync.compiler.store.NodeStatus;
-import io.rulesync.compiler.store.NodeStatusStore;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.store.NodeProgress;
+import io.rulesync.store.NodeStatus;
+import io.rulesync.store.NodeStatusStore;
+import io.rulesync.store.VersionHistory;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
 import io.swagger.v3.oas.annotations.media.Schema;
@@ -36,12 +36,12 @@ import org.springframework.web.bind.annotation.RestController;
 public class NodesController {
     private static final int DEFAULT_LIMIT = 500;
     private static final int MAX_LIMIT = 5000;
-    private final VersionStore versions;
+    private final VersionHistory versions;
     private final NodeStatusStore acks;
     private final Clock clock;
     private final Cache<String, Set<String>> nodeSets = Caffeine.newBuilder().maximumSize(16).build();
 
-    public NodesController(VersionStore versions, NodeStatusStore acks, Clock clock) {
+    public NodesController(VersionHistory versions, NodeStatusStore acks, Clock clock) {
         this.versions = versions;
         this.acks = acks;
         this.clock = clock;

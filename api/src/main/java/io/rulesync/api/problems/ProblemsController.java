@@ -1,7 +1,7 @@
 package io.rulesync.api.problems;
 
 import io.rulesync.api.errors.ParameterProblem;
-import io.rulesync.compiler.store.ProblemStore;
+import io.rulesync.store.ProblemStore;
 import io.rulesync.model.cluster.KubernetesNames;
 import io.swagger.v3.oas.annotations.Operation;
 import java.util.List;

@@ -2,7 +2,7 @@ package io.rulesync.api.snapshot;
 
 import io.rulesync.api.params.DnsSubdomain;
 import io.rulesync.api.params.VersionRef;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.store.VersionHistory;
 import io.rulesync.model.cluster.KubernetesNames;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.RulesSnapshot;
@@ -27,10 +27,10 @@ public final class Snapshots {
         }
     }
 
-    private final VersionStore store;
+    private final VersionHistory store;
     private final RecentVersions recent;
 
-    public Snapshots(VersionStore store, RecentVersions recent) {
+    public Snapshots(VersionHistory store, RecentVersions recent) {
         this.store = store;
         this.recent = recent;
     }

@@ -63,7 +63,7 @@ class AccessApiTest {
             assertProblem(api.post("/api/v1/clusters/shop/" + action, "{\"toVersion\":1,\"reason\":\"r\"}", TestApi.VIEWER.token()),
                     403, null, "token 'vera' has role viewer; POST /api/v1/clusters/shop/" + action + " needs operator");
         }
-        assertThat(api.store().head("shop")).isEqualTo(2);
+        assertThat(api.store().history().head("shop")).isEqualTo(2);
     }
 
     @Test

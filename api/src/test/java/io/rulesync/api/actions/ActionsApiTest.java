@@ -4,11 +4,12 @@ import static io.rulesync.api.testing.TestApi.assertProblem;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.api.testing.TestApi;
-import io.rulesync.compiler.store.OperatorActionStore;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.store.OperatorActionStore;
+import io.rulesync.compiler.runtime.CompilerStores;
 import io.rulesync.model.event.ClusterEvent.RollbackRequested;
 import io.rulesync.model.event.EventCodec;
 import io.rulesync.model.topic.Topics;
+import io.rulesync.store.Outbox;
 import io.rulesync.testing.needs.RequiresPostgres;
 import java.net.http.HttpResponse;
 import java.time.Duration;
@@ -54,7 +55,7 @@ class ActionsApiTest {
         assertThat(r.headers().firstValue("Location")).contains("/api/v1/audit/" + action.get("id"));
 
         // Queued on the cluster's partition of the events topic, as the event the compiler will apply.
-        List<VersionStore.OutboxMessage> queued = api.store().pendingOutbox(10);
+        List<Outbox.OutboxMessage> queued = api.store().outbox().pending(10);
         assertThat(queued).singleElement().satisfies(m -> {
             assertThat(m.topic()).isEqualTo(Topics.DEFAULT.events());
             assertThat(m.key()).isEqualTo("shop");
@@ -75,7 +76,7 @@ class ActionsApiTest {
         assertThat(TestApi.json(api.get("/api/v1/audit/" + action.get("id"))).get("status")).isEqualTo("pending");
         assertThat(TestApi.json(api.get("/api/v1/audit?cluster=other")).get("actions")).isEqualTo(List.of());
         // Nothing changed yet: only the compiler makes versions.
-        assertThat(api.store().head("shop")).isEqualTo(2);
+        assertThat(api.store().history().head("shop")).isEqualTo(2);
     }
 
     @Test
@@ -123,6 +124,6 @@ class ActionsApiTest {
         assertProblem(api.get("/api/v1/audit?limit=0"), 400, "limit", "limit: '0' is not 1-500");
         // None of these recorded anything.
         assertThat(TestApi.json(api.get("/api/v1/audit")).get("actions")).isEqualTo(List.of());
-        assertThat(api.store().pendingOutbox(10)).isEmpty();
+        assertThat(api.store().outbox().pending(10)).isEmpty();
     }
 }

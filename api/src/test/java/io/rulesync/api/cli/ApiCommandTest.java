@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.api.testing.StoredClusters;
 import io.rulesync.api.testing.TestApi;
-import io.rulesync.compiler.store.TestDatabase;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.testsupport.TestDatabase;
+import io.rulesync.compiler.runtime.CompilerStores;
 import io.rulesync.model.rules.RulesSnapshot;
 import io.rulesync.testing.needs.RequiresPostgres;
 import java.net.URI;
@@ -27,7 +27,7 @@ class ApiCommandTest {
     @Test
     void theCommandServesSnapshotsFromTheGivenDatabase() throws Exception {
         try (TestDatabase db = TestDatabase.create()) {
-            StoredClusters.twoVersions(new VersionStore(db.dataSource()), "edge");
+            StoredClusters.twoVersions(CompilerStores.on(db.dataSource()), "edge");
             Path tokens = Files.createTempFile("tokens", ".txt");
             Files.writeString(tokens, "# generated for the test\n" + TestApi.AGENT.line() + "\n");
             ApiCommand command = new ApiCommand();

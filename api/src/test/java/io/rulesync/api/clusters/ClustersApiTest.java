@@ -3,7 +3,7 @@ package io.rulesync.api.clusters;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.api.testing.TestApi;
-import io.rulesync.compiler.store.NodeStatusStore;
+import io.rulesync.store.NodeStatusStore;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.testing.needs.RequiresPostgres;
 import java.net.http.HttpResponse;
@@ -33,7 +33,7 @@ class ClustersApiTest {
             assertThat(edge.get("nodes")).isEqualTo(Map.of("converged", 0, "behind", 1, "failed", 0));
             assertThat(shop.get("cluster")).isEqualTo("shop");
             assertThat(shop.get("nodes")).isEqualTo(Map.of("converged", 1, "behind", 0, "failed", 1));
-            assertThat(shop.get("createdAt")).isEqualTo(api.store().version("shop", 2).orElseThrow().createdAt().toString());
+            assertThat(shop.get("createdAt")).isEqualTo(api.store().history().version("shop", 2).orElseThrow().createdAt().toString());
         }
     }
 }

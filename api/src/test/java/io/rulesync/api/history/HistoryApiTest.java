@@ -66,18 +66,18 @@ class HistoryApiTest {
     void aVersionsMetadataAndANodesExactRules() throws Exception {
         Map<?, ?> v1 = json(get("/api/v1/clusters/shop/versions/1"));
         assertThat(v1.get("version")).isEqualTo(1);
-        assertThat(v1.get("createdAt")).isEqualTo(api.store().version("shop", 1).orElseThrow().createdAt().toString());
+        assertThat(v1.get("createdAt")).isEqualTo(api.store().history().version("shop", 1).orElseThrow().createdAt().toString());
         HttpResponse<String> rules = get("/api/v1/clusters/shop/versions/2/rules?node=n1&family=ipv4");
         assertThat(rules.statusCode()).isEqualTo(200);
         assertThat(rules.headers().firstValue("Content-Type").orElse("")).startsWith("text/plain");
-        assertThat(rules.body()).isEqualTo(api.store().rules("shop", 2).ruleSet("n1", IpFamily.IPV4).orElseThrow().render());
+        assertThat(rules.body()).isEqualTo(api.store().history().rules("shop", 2).ruleSet("n1", IpFamily.IPV4).orElseThrow().render());
         assertThat(get("/api/v1/clusters/shop/versions/2/rules?node=n1").body()).isEqualTo(rules.body());
         assertThat(get("/api/v1/clusters/shop/versions/2/rules?node=n1&mode=iptables").body()).isEqualTo(rules.body());
 
         // The same version in IPVS mode: the node's three inputs, from the same stored fragments.
         HttpResponse<String> ipvs = get("/api/v1/clusters/shop/versions/2/rules?node=n1&mode=ipvs");
         assertThat(ipvs.statusCode()).isEqualTo(200);
-        assertThat(ipvs.body()).isEqualTo(api.store().rules("shop", 2).ipvs("n1", IpFamily.IPV4).orElseThrow().render())
+        assertThat(ipvs.body()).isEqualTo(api.store().history().rules("shop", 2).ipvs("n1", IpFamily.IPV4).orElseThrow().render())
                 .startsWith("######## ipvsadm-restore ########\n-A -t ").contains("######## ipset restore ########\n")
                 .contains("add KUBE-CLUSTER-IP ");
     }

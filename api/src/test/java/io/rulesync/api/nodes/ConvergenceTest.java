@@ -2,7 +2,7 @@ package io.rulesync.api.nodes;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.compiler.store.NodeProgress;
+import io.rulesync.store.NodeProgress;
 import io.rulesync.model.ack.NodeAck;
 import java.time.Instant;
 import java.util.List;

@@ -3,7 +3,7 @@ package io.rulesync.api.nodes;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.api.testing.TestApi;
-import io.rulesync.compiler.store.NodeStatusStore;
+import io.rulesync.store.NodeStatusStore;
 import io.rulesync.compiler.testing.Fixtures;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.testing.needs.RequiresPostgres;

@@ -3,8 +3,8 @@ package io.rulesync.api.problems;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.api.testing.TestApi;
-import io.rulesync.compiler.store.Batch;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.store.Batch;
+import io.rulesync.compiler.runtime.CompilerStores;
 import io.rulesync.model.manifest.Problem;
 import io.rulesync.testing.needs.RequiresPostgres;
 import java.net.http.HttpResponse;
@@ -26,10 +26,10 @@ class ProblemsApiTest {
     @BeforeAll
     void setUp() throws Exception {
         api = TestApi.onTwoVersions("shop", "calm");
-        VersionStore store = api.store();
+        CompilerStores store = api.store();
         // Written the way the compiler writes a batch: the sources' problems, and a record it refused. Also a
         // cluster whose every object was refused: no version, but known.
-        store.commit(new Batch("fixture", "events-shop", 0, 7, 9, List.of(), List.of(new Batch.DeadLetterRow(8, "shop",
+        store.batches().commit(new Batch("fixture", "events-shop", 0, 7, 9, List.of(), List.of(new Batch.DeadLetterRow(8, "shop",
                 "{\"v\":1,\"cluster\":\"shop\",\"type\":\"rename\"" + "x".repeat(1000) + "}", "type: 'rename' is not upsert, ...")),
                 List.of(), List.of(), List.of(), 0, List.of(
                         new Batch.ProblemRow("shop", "manifests/shop/web.yaml", List.of(

@@ -43,7 +43,7 @@ class SnapshotApiTest {
 
     @Test
     void eachVersionGivesTheNodesOwnRulesAsStored() throws Exception {
-        assertThat(api.store().head(CLUSTER)).isEqualTo(2);
+        assertThat(api.store().history().head(CLUSTER)).isEqualTo(2);
         for (long v = 1; v <= 2; v++) {
             for (String node : new String[] {"n1", "n2"}) {
                 HttpResponse<String> r = get("/api/v1/clusters/" + CLUSTER + "/versions/" + v + "/snapshot?node=" + node);
@@ -52,10 +52,10 @@ class SnapshotApiTest {
                 RulesSnapshot s = RulesSnapshot.fromJson(r.body());
                 assertThat(s.cluster()).isEqualTo(CLUSTER);
                 assertThat(s.version()).isEqualTo(v);
-                assertThat(s.createdAt()).isEqualTo(api.store().version(CLUSTER, v).orElseThrow().createdAt());
+                assertThat(s.createdAt()).isEqualTo(api.store().history().version(CLUSTER, v).orElseThrow().createdAt());
                 assertThat(s.rules().nodes()).containsOnlyKeys(node);
                 for (IpFamily family : IpFamily.values()) {
-                    assertThat(s.rules().ruleSet(node, family)).isEqualTo(api.store().rules(CLUSTER, v).ruleSet(node, family));
+                    assertThat(s.rules().ruleSet(node, family)).isEqualTo(api.store().history().rules(CLUSTER, v).ruleSet(node, family));
                 }
             }
         }
@@ -76,7 +76,7 @@ class SnapshotApiTest {
         HttpResponse<String> latest = get("/api/v1/clusters/shop/versions/latest/snapshot?node=n2");
         assertThat(latest.statusCode()).isEqualTo(200);
         RulesSnapshot s = RulesSnapshot.fromJson(latest.body());
-        assertThat(s.version()).isEqualTo(api.store().head(CLUSTER)).isEqualTo(2);
+        assertThat(s.version()).isEqualTo(api.store().history().head(CLUSTER)).isEqualTo(2);
         assertThat(latest.body()).isEqualTo(get("/api/v1/clusters/shop/versions/2/snapshot?node=n2").body());
     }
 

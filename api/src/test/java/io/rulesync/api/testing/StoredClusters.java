@@ -1,8 +1,8 @@
 package io.rulesync.api.testing;
 
-import io.rulesync.compiler.store.Batch;
-import io.rulesync.compiler.store.StaleWriteException;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.store.Batch;
+import io.rulesync.store.StaleWriteException;
+import io.rulesync.compiler.runtime.CompilerStores;
 import io.rulesync.compiler.testing.Fixtures;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.event.ClusterEvent;
@@ -10,7 +10,7 @@ import java.util.List;
 
 /**
  * Versions written the way the compiler writes them: events folded by {@link ClusterHead}, the
- * resulting diff committed through {@link VersionStore#commit}.
+ * resulting diff committed through {@link CompilerStores#commit}.
  */
 public final class StoredClusters {
     private StoredClusters() {
@@ -20,7 +20,7 @@ public final class StoredClusters {
      * Cluster {@code cluster} with two versions: nodes n1 and n2 and a Service whose
      * internalTrafficPolicy is Local (so n1 and n2 get different rules), then one endpoint changed.
      */
-    public static void twoVersions(VersionStore store, String cluster) throws StaleWriteException {
+    public static void twoVersions(CompilerStores store, String cluster) throws StaleWriteException {
         ClusterHead.Step s1 = ClusterHead.empty(cluster).apply(List.of(
                 Fixtures.upsert(cluster, Fixtures.node("n1", "10.1.0.1")),
                 Fixtures.upsert(cluster, Fixtures.node("n2", "10.1.0.2")),
@@ -42,12 +42,12 @@ public final class StoredClusters {
                 + "spec: {clusterIP: " + clusterIP + ", internalTrafficPolicy: Local, ports: [{name: http, port: 80}]}\n";
     }
 
-    private static void commit(VersionStore store, String cluster, long expected, long next, ClusterHead.Step step)
+    private static void commit(CompilerStores store, String cluster, long expected, long next, ClusterHead.Step step)
             throws StaleWriteException {
         if (!step.newVersion()) {
             throw new IllegalStateException("the fixture's events made no new version of " + cluster);
         }
-        store.commit(new Batch("fixture", "events-" + cluster, 0, expected, next,
+        store.batches().commit(new Batch("fixture", "events-" + cluster, 0, expected, next,
                 List.of(new Batch.EventRow(cluster, Math.max(expected, 0), "upsert", "EndpointSlice", "shop/web-1", "1",
                         Fixtures.T, "{}", null)),
                 List.of(),

@@ -3,8 +3,8 @@ package io.rulesync.api.testing;
 import io.rulesync.api.ApiApplication;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Role;
-import io.rulesync.compiler.store.TestDatabase;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.testsupport.TestDatabase;
+import io.rulesync.compiler.runtime.CompilerStores;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -42,11 +42,11 @@ public final class TestApi implements AutoCloseable {
 
     /** Null when the caller owns the database ({@link #on}). */
     private final TestDatabase db;
-    private final VersionStore store;
+    private final CompilerStores store;
     private final ConfigurableApplicationContext app;
     private final String base;
 
-    private TestApi(TestDatabase db, VersionStore store, ConfigurableApplicationContext app) {
+    private TestApi(TestDatabase db, CompilerStores store, ConfigurableApplicationContext app) {
         this.db = db;
         this.store = store;
         this.app = app;
@@ -60,7 +60,7 @@ public final class TestApi implements AutoCloseable {
     public static TestApi onTwoVersions(String... clusters) throws Exception {
         TestDatabase db = TestDatabase.create();
         try {
-            VersionStore store = new VersionStore(db.dataSource());
+            CompilerStores store = CompilerStores.on(db.dataSource());
             for (String c : clusters) {
                 StoredClusters.twoVersions(store, c);
             }
@@ -77,7 +77,7 @@ public final class TestApi implements AutoCloseable {
         ds.setUrl(url);
         ds.setUser(user);
         ds.setPassword(password);
-        return new TestApi(null, new VersionStore(ds), run(url, user, password));
+        return new TestApi(null, CompilerStores.on(ds), run(url, user, password));
     }
 
     private static ConfigurableApplicationContext run(String url, String user, String password) {
@@ -87,7 +87,7 @@ public final class TestApi implements AutoCloseable {
                         "rulesync.api.tokens", tokenProperty(), "rulesync.api.action-wait", "PT1S")).run();
     }
 
-    public VersionStore store() {
+    public CompilerStores store() {
         return store;
     }
 

@@ -2,6 +2,8 @@ package io.rulesync.compiler.cli;
 
 import io.rulesync.compiler.runtime.CompilerApplication;
 import io.rulesync.model.files.KafkaClientConfig;
+import io.rulesync.store.DatabaseOptions;
+import io.rulesync.store.DurationConverter;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -78,26 +80,5 @@ public final class CompilerCommand implements Callable<Integer> {
         });
         closed.await(); // until SIGTERM/SIGINT closes the context through Spring's shutdown hook
         return 0;
-    }
-
-    /** Durations as operators write them: {@code 250ms}, {@code 30s}, {@code 5m}, {@code 1h} (a bare number is milliseconds). */
-    public static final class DurationConverter implements picocli.CommandLine.ITypeConverter<Duration> {
-        @Override
-        public Duration convert(String value) {
-            String v = value.trim().toLowerCase();
-            if (v.endsWith("ms")) {
-                return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
-            }
-            if (v.endsWith("s")) {
-                return Duration.ofSeconds(Long.parseLong(v.substring(0, v.length() - 1)));
-            }
-            if (v.endsWith("m")) {
-                return Duration.ofMinutes(Long.parseLong(v.substring(0, v.length() - 1)));
-            }
-            if (v.endsWith("h")) {
-                return Duration.ofHours(Long.parseLong(v.substring(0, v.length() - 1)));
-            }
-            return Duration.ofMillis(Long.parseLong(v));
-        }
     }
 }

@@ -1,6 +1,7 @@
 package io.rulesync.compiler.cli;
 
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.store.DatabaseOptions;
+import io.rulesync.store.VersionHistory;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.RuleSet;
@@ -50,7 +51,7 @@ public final class RenderCommand implements Callable<Integer> {
         ds.setUrl(db.url());
         ds.setUser(db.user());
         ds.setPassword(db.password());
-        VersionStore store = new VersionStore(ds);
+        VersionHistory store = new VersionHistory(ds);
         long head = store.head(cluster);
         long seq = version == null ? head : version;
         if (head == 0 || seq < 1 || seq > head) {

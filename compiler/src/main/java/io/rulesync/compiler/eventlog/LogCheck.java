@@ -1,5 +1,6 @@
 package io.rulesync.compiler.eventlog;
 
+import io.rulesync.model.topic.LogPosition;
 import java.util.Optional;
 
 /**

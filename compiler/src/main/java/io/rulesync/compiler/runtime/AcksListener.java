@@ -1,6 +1,6 @@
 package io.rulesync.compiler.runtime;
 
-import io.rulesync.compiler.store.NodeStatusStore;
+import io.rulesync.store.NodeStatusStore;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.cluster.KubernetesNames;
 import io.rulesync.model.text.Printable;

@@ -1,7 +1,7 @@
 package io.rulesync.compiler.runtime;
 
-import io.rulesync.compiler.store.OperatorActionStore;
-import io.rulesync.compiler.store.RecordedAction;
+import io.rulesync.store.OperatorActionStore;
+import io.rulesync.store.RecordedAction;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;

@@ -1,14 +1,17 @@
 package io.rulesync.compiler.runtime;
 
-import io.rulesync.compiler.store.NodeStatusStore;
-import io.rulesync.compiler.store.OperatorActionStore;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.store.BatchStore;
+import io.rulesync.store.EventLog;
+import io.rulesync.store.NodeStatusStore;
+import io.rulesync.store.OperatorActionStore;
+import io.rulesync.store.Outbox;
+import io.rulesync.store.StoreConfiguration;
+import io.rulesync.store.VersionHistory;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
 import java.util.Map;
 import java.util.Properties;
-import javax.sql.DataSource;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -18,8 +21,8 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.kafka.autoconfigure.KafkaProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.PropertySource;
-import org.springframework.context.annotation.DependsOn;
 import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
 import org.springframework.kafka.listener.ConcurrentMessageListenerContainer;
 import org.springframework.kafka.listener.ContainerProperties;
@@ -36,25 +39,13 @@ import org.springframework.util.backoff.FixedBackOff;
 @EnableAutoConfiguration
 @EnableConfigurationProperties(CompilerProperties.class)
 @PropertySource("classpath:io/rulesync/compiler/compiler-defaults.properties")
+@Import(StoreConfiguration.class)
 public class CompilerApplication {
 
-    /** After Flyway: everything that touches the tables goes through the store. */
+    /** The stores (StoreConfiguration, after Flyway) as the write path takes them. */
     @Bean
-    @DependsOn("flywayInitializer")
-    VersionStore versionStore(DataSource dataSource) {
-        return new VersionStore(dataSource);
-    }
-
-    @Bean
-    @DependsOn("flywayInitializer")
-    NodeStatusStore nodeStatusStore(DataSource dataSource) {
-        return new NodeStatusStore(dataSource);
-    }
-
-    @Bean
-    @DependsOn("flywayInitializer")
-    OperatorActionStore operatorActionStore(DataSource dataSource) {
-        return new OperatorActionStore(dataSource);
+    CompilerStores compilerStores(BatchStore batches, EventLog events, VersionHistory history, Outbox outbox) {
+        return new CompilerStores(batches, events, history, outbox);
     }
 
     @Bean(destroyMethod = "close")
@@ -63,9 +54,9 @@ public class CompilerApplication {
     }
 
     @Bean
-    CompilerMetrics compilerMetrics(ObjectProvider<MeterRegistry> registry, VersionStore store) {
+    CompilerMetrics compilerMetrics(ObjectProvider<MeterRegistry> registry, EventLog events) {
         // Without actuator's registry (a plain test context), metrics are kept but not exported.
-        return new CompilerMetrics(registry.getIfAvailable(SimpleMeterRegistry::new), store);
+        return new CompilerMetrics(registry.getIfAvailable(SimpleMeterRegistry::new), events);
     }
 
     @Bean
@@ -104,15 +95,15 @@ public class CompilerApplication {
     }
 
     @Bean(destroyMethod = "close")
-    OutboxRelay outboxRelay(VersionStore store, KafkaProperties kafka) {
+    OutboxRelay outboxRelay(Outbox outbox, KafkaProperties kafka) {
         Properties props = new Properties();
         props.putAll(kafka.buildProducerProperties());
-        return new OutboxRelay(store, props);
+        return new OutboxRelay(outbox, props);
     }
 
     @Bean
     ConcurrentMessageListenerContainer<String, String> eventsContainer(CompilerProperties p, KafkaProperties kafka,
-            VersionStore store, Clock clock, OutboxRelay relay,
+            CompilerStores store, Clock clock, OutboxRelay relay,
             ObjectProvider<PartitionProcessor.VersionListener> versionListener, CompilerMetrics metrics, KafkaLiveLogs logs) {
         Map<String, Object> consumer = kafka.buildConsumerProperties();
         consumer.put(ConsumerConfig.GROUP_ID_CONFIG, p.group());

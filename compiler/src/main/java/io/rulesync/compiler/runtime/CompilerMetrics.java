@@ -7,7 +7,7 @@ import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.store.EventLog;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.rules.RulesDiff;
 import java.time.Duration;
@@ -35,7 +35,7 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
     private static final String REFUSED = "rulesync.refused.objects";
 
     private final MeterRegistry registry;
-    private final VersionStore store;
+    private final EventLog events;
     private final Counter consumed;
     private final Timer compile;
     private final Map<String, AtomicInteger> problemCounts = new ConcurrentHashMap<>();
@@ -43,9 +43,9 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
     /** When the first event of a (cluster, version) was observed: many nodes ack the same version. */
     private final Cache<String, Optional<Instant>> observed = Caffeine.newBuilder().maximumSize(OBSERVED_CACHE).build();
 
-    public CompilerMetrics(MeterRegistry registry, VersionStore store) {
+    public CompilerMetrics(MeterRegistry registry, EventLog events) {
         this.registry = registry;
-        this.store = store;
+        this.events = events;
         this.consumed = Counter.builder("rulesync.events.consumed").description("Records read from the events topic")
                 .register(registry);
         this.compile = Timer.builder("rulesync.compile.duration").description("Processing one polled batch of one partition: "
@@ -157,6 +157,6 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
 
     /** One store read per (cluster, version): concurrent acks of it wait for the first one's. */
     private Optional<Instant> firstObserved(String cluster, long version) {
-        return observed.get(cluster + "\n" + version, k -> store.firstObserved(cluster, version));
+        return observed.get(cluster + "\n" + version, k -> events.firstObserved(cluster, version));
     }
 }

@@ -2,7 +2,6 @@ package io.rulesync.compiler.runtime;
 
 import io.rulesync.compiler.eventlog.LiveLogs;
 import io.rulesync.compiler.eventlog.LogCheck;
-import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.model.topic.Topics;
 import java.time.Clock;
 import java.time.Duration;
@@ -41,7 +40,7 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
         ConsumerAwareRebalanceListener, ConsumerSeekAware {
     private static final Logger log = LoggerFactory.getLogger(EventsListener.class);
 
-    private final VersionStore store;
+    private final CompilerStores store;
     private final Topics topics;
     private final String group;
     private final Clock clock;
@@ -55,7 +54,7 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
     private final Set<Integer> unverified = ConcurrentHashMap.newKeySet();
 
     /** {@code versions} is told about each stored version after {@code metrics} is. */
-    public EventsListener(VersionStore store, Topics topics, String group, Clock clock,
+    public EventsListener(CompilerStores store, Topics topics, String group, Clock clock,
             PartitionProcessor.VersionListener versions, Runnable committed, CompilerMetrics metrics, LiveLogs logs,
             Duration resyncCooldown) {
         this.store = store;

@@ -1,6 +1,6 @@
 package io.rulesync.compiler.runtime;
 
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.store.Outbox;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
@@ -23,14 +23,14 @@ public final class OutboxRelay implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(OutboxRelay.class);
     private static final int BATCH = 500;
 
-    private final VersionStore store;
+    private final Outbox outbox;
     private final KafkaProducer<String, String> producer;
     private final Object wakeup = new Object();
     private final Thread thread;
     private volatile boolean running = true;
 
-    public OutboxRelay(VersionStore store, Properties producerProperties) {
-        this.store = store;
+    public OutboxRelay(Outbox outbox, Properties producerProperties) {
+        this.outbox = outbox;
         Properties p = new Properties();
         p.putAll(producerProperties);
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
@@ -56,7 +56,7 @@ public final class OutboxRelay implements AutoCloseable {
         long backoff = 0;
         while (running) {
             try {
-                int sent = store.relayOutbox(BATCH, this::publish);
+                int sent = outbox.relay(BATCH, this::publish);
                 backoff = 0;
                 if (sent < BATCH) {
                     synchronized (wakeup) {
@@ -80,9 +80,9 @@ public final class OutboxRelay implements AutoCloseable {
         }
     }
 
-    private boolean publish(List<VersionStore.OutboxMessage> messages) {
+    private boolean publish(List<Outbox.OutboxMessage> messages) {
         List<Future<RecordMetadata>> acks = new ArrayList<>(messages.size());
-        for (VersionStore.OutboxMessage m : messages) {
+        for (Outbox.OutboxMessage m : messages) {
             acks.add(producer.send(new ProducerRecord<>(m.topic(), m.key(), m.payload())));
         }
         try {

@@ -2,11 +2,7 @@ package io.rulesync.compiler.runtime;
 
 import io.rulesync.compiler.eventlog.LiveLog;
 import io.rulesync.compiler.eventlog.LogCheck;
-import io.rulesync.compiler.eventlog.LogPosition;
 import io.rulesync.compiler.fold.ProblemReports;
-import io.rulesync.compiler.store.Batch;
-import io.rulesync.compiler.store.StaleWriteException;
-import io.rulesync.compiler.store.VersionStore;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
@@ -25,7 +21,10 @@ import io.rulesync.model.manifest.Problem;
 import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.model.rules.RulesDiff;
 import io.rulesync.model.text.Printable;
+import io.rulesync.model.topic.LogPosition;
 import io.rulesync.model.topic.Topics;
+import io.rulesync.store.Batch;
+import io.rulesync.store.StaleWriteException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -130,7 +129,7 @@ public final class PartitionProcessor {
     /** How often at most one cluster's watcher is asked for a resync after a disagreeing digest. */
     public static final Duration DEFAULT_RESYNC_COOLDOWN = Duration.ofMinutes(1);
 
-    private final VersionStore store;
+    private final CompilerStores store;
     private final Topics topics;
     private final String group;
     private final int partition;
@@ -146,12 +145,12 @@ public final class PartitionProcessor {
     private final Map<String, List<Problem>> reported = new HashMap<>();
     private LogPosition position;
 
-    public PartitionProcessor(VersionStore store, Topics topics, String group, int partition, Clock clock, Faults faults,
+    public PartitionProcessor(CompilerStores store, Topics topics, String group, int partition, Clock clock, Faults faults,
             VersionListener listener) {
         this(store, topics, group, partition, clock, faults, listener, Observer.NONE, DEFAULT_RESYNC_COOLDOWN);
     }
 
-    public PartitionProcessor(VersionStore store, Topics topics, String group, int partition, Clock clock, Faults faults,
+    public PartitionProcessor(CompilerStores store, Topics topics, String group, int partition, Clock clock, Faults faults,
             VersionListener listener, Observer observer, Duration resyncCooldown) {
         this.store = Objects.requireNonNull(store, "store");
         this.topics = Objects.requireNonNull(topics, "topics");
@@ -186,13 +185,13 @@ public final class PartitionProcessor {
 
     /** Reloads the position and every cluster of this partition from the database. */
     public void rebuild() {
-        position = store.position(group, topics.events(), partition).orElse(null);
+        position = store.batches().position(group, topics.events(), partition).orElse(null);
         heads.clear();
-        for (String cluster : store.clustersOn(topics.events(), partition)) {
+        for (String cluster : store.events().clustersOn(topics.events(), partition)) {
             List<ClusterEvent> events = new ArrayList<>();
             int refused = 0;
             String firstReason = null;
-            for (String payload : store.eventPayloads(cluster)) {
+            for (String payload : store.events().eventPayloads(cluster)) {
                 // Stored events were valid when stored, and the codec is versioned. A decoder that became
                 // stricter (issue 13: special addresses) refuses some: they are left out, as they would be
                 // dead letters if they arrived now, and the next version drops their rules.
@@ -208,9 +207,9 @@ public final class PartitionProcessor {
                 log.warn("cluster {}: {} stored event(s) are refused by this compiler and left out of its rebuild; the first: {}",
                         cluster, refused, firstReason);
             }
-            long version = store.head(cluster);
-            ClusterHead.Pin pin = store.pinning(cluster).map(a -> new ClusterHead.Pin(a.id(), a.toVersion())).orElse(null);
-            ClusterHead head = ClusterHead.rebuilt(cluster, events, version, store.rules(cluster, version), pin);
+            long version = store.history().head(cluster);
+            ClusterHead.Pin pin = store.history().pinning(cluster).map(a -> new ClusterHead.Pin(a.id(), a.toVersion())).orElse(null);
+            ClusterHead head = ClusterHead.rebuilt(cluster, events, version, store.history().rules(cluster, version), pin);
             heads.put(cluster, head);
             report(cluster, head.admissionProblems());
         }
@@ -261,7 +260,7 @@ public final class PartitionProcessor {
                 }
             }
             try {
-                store.movePosition(group, topics.events(), partition, stored, v.position(), resyncs);
+                store.batches().movePosition(group, topics.events(), partition, stored, v.position(), resyncs);
             } catch (StaleWriteException stale) {
                 if (attempt > 2) {
                     throw new IllegalStateException("the position of partition " + partition + " keeps moving: " + stale.getMessage());
@@ -343,7 +342,7 @@ public final class PartitionProcessor {
             String cluster = e.getKey();
             ClusterHead head = heads.getOrDefault(cluster, ClusterHead.empty(cluster));
             ClusterHead.Step step = head.apply(e.getValue().stream().map(Decoded::event).toList(),
-                    v -> Optional.of(store.rules(cluster, v)));
+                    v -> Optional.of(store.history().rules(cluster, v)));
             for (ClusterHead.DigestCheck check : step.digests()) {
                 digestsSeen.add(new Disagreement(cluster, check));
                 if (!check.agrees() && resyncsAsked.stream().noneMatch(d -> d.cluster().equals(cluster)) && resyncDue(cluster, now)) {
@@ -394,7 +393,7 @@ public final class PartitionProcessor {
                 outbox, epoch, problems);
         faults.at(Point.BEFORE_COMMIT);
         try {
-            store.commit(batch);
+            store.batches().commit(batch);
         } catch (StaleWriteException stale) {
             rebuild();
             return Outcome.STALE;
@@ -470,7 +469,7 @@ public final class PartitionProcessor {
         if (!seenInBatch.add(a.actionId())) {
             return which + " was delivered twice in one batch; it is carried out once";
         }
-        Optional<String> status = store.actionStatus(a.actionId(), a.cluster());
+        Optional<String> status = store.batches().actionStatus(a.actionId(), a.cluster());
         if (status.equals(Optional.of("pending"))) {
             return null;
         }

@@ -2,7 +2,7 @@ package io.rulesync.compiler.bench;
 
 import io.rulesync.compiler.runtime.CompilerApplication;
 import io.rulesync.compiler.runtime.PartitionProcessor;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.compiler.runtime.CompilerStores;
 import io.rulesync.model.cluster.AddressType;
 import io.rulesync.model.cluster.Endpoint;
 import io.rulesync.model.cluster.EndpointPort;
@@ -84,7 +84,7 @@ public final class PipelineBenchmark {
                     .initializers(ctx -> ((org.springframework.context.support.GenericApplicationContext) ctx)
                             .registerBean(PartitionProcessor.VersionListener.class, () -> listener))
                     .run();
-            VersionStore store = app.getBean(VersionStore.class);
+            CompilerStores store = app.getBean(CompilerStores.class);
 
             try (KafkaProducer<String, String> producer = producer(kafka.getBrokersAsString())) {
                 // 1. Initial load.
@@ -103,7 +103,7 @@ public final class PipelineBenchmark {
                 double loadSeconds = (System.nanoTime() - t0) / 1e9;
                 System.out.printf("initial load: %d events (%d Services x %d endpoints, %d nodes) stored in %.1f s: %.0f events/s;"
                         + " head version %d%n", load.size(), services, endpoints, nodes, loadSeconds, load.size() / loadSeconds,
-                        store.head(CLUSTER));
+                        store.history().head(CLUSTER));
 
                 // 2. Sustained absorption: endpoint changes as fast as the producer goes.
                 int burst = Math.min(20_000, services * 2);
@@ -116,7 +116,7 @@ public final class PipelineBenchmark {
                 clock.awaitStored(last);
                 double burstSeconds = (System.nanoTime() - t0) / 1e9;
                 System.out.printf("sustained: %d endpoint-change events absorbed in %.1f s: %.0f events/s (head version %d)%n",
-                        burst, burstSeconds, burst / burstSeconds, store.head(CLUSTER));
+                        burst, burstSeconds, burst / burstSeconds, store.history().head(CLUSTER));
 
                 // 3. Latency at a steady rate: event sent -> version committed.
                 List<Long> offsets = new ArrayList<>();
@@ -142,9 +142,9 @@ public final class PipelineBenchmark {
 
                 // 4. Storage: a version made of exactly one endpoint change, against the full snapshot.
                 clock.awaitStored(send(producer, List.of(up(slice(1, endpoints, nodes, 1_000_000)))));
-                long head = store.head(CLUSTER);
+                long head = store.history().head(CLUSTER);
                 long oneChange = head;
-                ClusterRules rules = store.rules(CLUSTER, head);
+                ClusterRules rules = store.history().rules(CLUSTER, head);
                 long textBytes = 0;
                 for (RuleFragment f : rules.fragments().values()) {
                     textBytes += f.text().length();
@@ -153,7 +153,7 @@ public final class PipelineBenchmark {
                 long rendered = rules.ruleSet(node0, io.rulesync.model.cluster.IpFamily.IPV4).orElseThrow().render().length();
                 System.out.printf("storage: a one-endpoint version (v%d) stored %d bytes; the full snapshot holds %d fragments,"
                         + " %d bytes of rule text (one node's rendered rules: %d bytes); database size %s%n",
-                        oneChange, oneChange < 0 ? -1 : store.storedBytes(CLUSTER, oneChange), rules.fragments().size(),
+                        oneChange, oneChange < 0 ? -1 : store.history().storedBytes(CLUSTER, oneChange), rules.fragments().size(),
                         textBytes, rendered, databaseSize(db));
             }
         } finally {

@@ -2,8 +2,8 @@ package io.rulesync.compiler.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.compiler.store.TestDatabase;
-import io.rulesync.compiler.testing.TestInfrastructure;
+import io.rulesync.testsupport.TestDatabase;
+import io.rulesync.testsupport.TestInfrastructure;
 import io.rulesync.testing.needs.RequiresKafka;
 import io.rulesync.testing.needs.RequiresPostgres;
 import java.net.URI;

@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rulesync.compiler.cluster.ClusterCompiler;
 import io.rulesync.compiler.iptables.IptablesCompiler;
 import io.rulesync.compiler.runtime.PartitionProcessor;
-import io.rulesync.compiler.store.TestDatabase;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.testsupport.TestDatabase;
+import io.rulesync.compiler.runtime.CompilerStores;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterSettings;
@@ -32,7 +32,7 @@ class RenderCommandTest {
     @Test
     void rendersAStoredVersionExactlyAsCompiled() throws Exception {
         try (TestDatabase db = TestDatabase.create()) {
-            VersionStore store = new VersionStore(db.dataSource());
+            CompilerStores store = CompilerStores.on(db.dataSource());
             PartitionProcessor p = new PartitionProcessor(store, Topics.DEFAULT, "g", 0, Clock.systemUTC(),
                     PartitionProcessor.Faults.NONE, PartitionProcessor.VersionListener.NONE);
             List<PartitionProcessor.Record> records = new ArrayList<>();

@@ -3,6 +3,7 @@ package io.rulesync.compiler.eventlog;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.compiler.eventlog.LogCheck.Verdict;
+import io.rulesync.model.topic.LogPosition;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 

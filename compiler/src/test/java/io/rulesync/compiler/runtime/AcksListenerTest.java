@@ -2,11 +2,11 @@ package io.rulesync.compiler.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.compiler.store.NodeStatus;
-import io.rulesync.compiler.store.NodeStatusStore;
-import io.rulesync.compiler.store.TestDatabase;
+import io.rulesync.store.NodeStatus;
+import io.rulesync.store.NodeStatusStore;
+import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.compiler.testing.TestCompiler;
-import io.rulesync.compiler.testing.TestInfrastructure;
+import io.rulesync.testsupport.TestInfrastructure;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.topic.Topics;
 import io.rulesync.model.ack.NodeAck.Status;

@@ -3,10 +3,9 @@ package io.rulesync.compiler.runtime;
 import io.rulesync.model.topic.Topics;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.compiler.store.TestDatabase;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.compiler.testing.TestCompiler;
-import io.rulesync.compiler.testing.TestInfrastructure;
+import io.rulesync.testsupport.TestInfrastructure;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.EventCodec;
@@ -99,19 +98,19 @@ class CompilerServiceTest {
         List<PartitionProcessor.Record> all = new ArrayList<>();
         ScriptedEvents.batches().forEach(all::addAll);
         try (TestDatabase db = TestDatabase.create()) {
-            VersionStore store = new VersionStore(db.dataSource());
+            CompilerStores store = CompilerStores.on(db.dataSource());
             ConfigurableApplicationContext app = start(db);
             produce(all);
             ClusterRules finalA = expectedFinal("a", all);
             ClusterRules finalB = expectedFinal("b", all);
-            await("both clusters compiled", () -> store.head("a") > 0 && store.head("b") > 0
-                    && store.rules("a", store.head("a")).equals(finalA) && store.rules("b", store.head("b")).equals(finalB));
+            await("both clusters compiled", () -> store.history().head("a") > 0 && store.history().head("b") > 0
+                    && store.history().rules("a", store.history().head("a")).equals(finalA) && store.history().rules("b", store.history().head("b")).equals(finalB));
             await("all events stored", () -> db.count("cluster_event") + db.count("dead_letter") == all.size());
             assertThat(db.count("dead_letter")).isEqualTo(2);
 
             // Deltas: per cluster, one per version, in order, and together they rebuild the last version.
-            long headA = store.head("a");
-            long headB = store.head("b");
+            long headA = store.history().head("a");
+            long headB = store.history().head("b");
             List<ConsumerRecord<String, String>> deltas = consumeAll(topics.deltas(), (int) (headA + headB));
             for (String cluster : List.of("a", "b")) {
                 ClusterRules rules = ClusterRules.EMPTY;
@@ -124,7 +123,7 @@ class CompilerServiceTest {
                         rules = d.diff().applyTo(rules);
                     }
                 }
-                assertThat(seq).isEqualTo(store.head(cluster));
+                assertThat(seq).isEqualTo(store.history().head(cluster));
                 assertThat(rules).isEqualTo(cluster.equals("a") ? finalA : finalB);
             }
             assertThat(consumeAll(topics.deadLetters(), 2)).extracting(ConsumerRecord::value)
@@ -137,11 +136,11 @@ class CompilerServiceTest {
             long events = db.count("cluster_event");
             produce(List.of(new PartitionProcessor.Record(0, "a", ScriptedEvents.slice("a", "web", "10.244.0.7")),
                     new PartitionProcessor.Record(0, "b", ScriptedEvents.slice("b", "api", "10.244.9.9", "10.244.9.10"))));
-            await("the new events compiled", () -> store.head("a") == headA + 1 && store.head("b") == headB + 1);
+            await("the new events compiled", () -> store.history().head("a") == headA + 1 && store.history().head("b") == headB + 1);
             await("no stray events", () -> db.count("cluster_event") == events + 2);
             Thread.sleep(1000);
-            assertThat(store.head("a")).isEqualTo(headA + 1);
-            assertThat(store.head("b")).isEqualTo(headB + 1);
+            assertThat(store.history().head("a")).isEqualTo(headA + 1);
+            assertThat(store.history().head("b")).isEqualTo(headB + 1);
             assertThat(db.count("cluster_event")).isEqualTo(events + 2);
             second.close();
             app.close();

@@ -4,11 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.rulesync.compiler.bench.PipelineBenchmark;
-import io.rulesync.compiler.eventlog.LogPosition;
-import io.rulesync.compiler.store.TestDatabase;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.model.topic.LogPosition;
+import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.compiler.testing.TestCompiler;
-import io.rulesync.compiler.testing.TestInfrastructure;
+import io.rulesync.testsupport.TestInfrastructure;
 import io.rulesync.model.event.ResyncRequest;
 import io.rulesync.model.topic.Topics;
 import io.rulesync.testing.needs.RequiresKafka;
@@ -107,9 +106,9 @@ class EventsListenerTest {
         try (TestDatabase db = TestDatabase.create(); Admin admin = Admin.create(admin());
                 KafkaLiveLogs logs = new KafkaLiveLogs(admin())) {
             admin.createTopics(List.of(new NewTopic(topics.events(), 1, (short) 1))).all().get();
-            VersionStore store = new VersionStore(db.dataSource());
+            CompilerStores store = CompilerStores.on(db.dataSource());
             EventsListener listener = new EventsListener(store, topics, "compiler-" + run, Clock.systemUTC(),
-                    PartitionProcessor.VersionListener.NONE, () -> { }, new CompilerMetrics(new SimpleMeterRegistry(), store), logs,
+                    PartitionProcessor.VersionListener.NONE, () -> { }, new CompilerMetrics(new SimpleMeterRegistry(), store.events()), logs,
                     Duration.ofMinutes(1));
             Properties p = new Properties();
             p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, TestInfrastructure.kafkaBootstrapServers());
@@ -127,8 +126,8 @@ class EventsListenerTest {
                     return read.size() == 4;
                 });
                 listener.onMessage(read, null, consumer);
-                assertThat(store.head("a")).isPositive();
-                String oldId = store.position("compiler-" + run, topics.events(), 0).orElseThrow().topicId();
+                assertThat(store.history().head("a")).isPositive();
+                String oldId = store.batches().position("compiler-" + run, topics.events(), 0).orElseThrow().topicId();
 
                 // An edit nobody reads, then the topic is replaced: the edit is gone, and nothing new arrives.
                 produce(ScriptedEvents.slice("a", "web", "10.244.0.1", "10.244.0.2"));
@@ -148,10 +147,10 @@ class EventsListenerTest {
                 List<String> seeks = new ArrayList<>();
                 listener.onIdleContainer(Map.of(tp, 5L), seeking(consumer, seeks));
                 assertThat(seeks).containsExactly(topics.events() + "/0@0");
-                LogPosition now = store.position("compiler-" + run, topics.events(), 0).orElseThrow();
+                LogPosition now = store.batches().position("compiler-" + run, topics.events(), 0).orElseThrow();
                 assertThat(now.topicId()).isNotEqualTo(oldId);
                 assertThat(now.epoch()).isEqualTo(1);
-                assertThat(store.pendingOutbox(100)).filteredOn(m -> m.topic().equals(topics.resyncs()))
+                assertThat(store.outbox().pending(100)).filteredOn(m -> m.topic().equals(topics.resyncs()))
                         .extracting(m -> ResyncRequest.decode(m.payload()).cluster()).containsExactly("a");
 
                 // Idle again on the same log: nothing to do.

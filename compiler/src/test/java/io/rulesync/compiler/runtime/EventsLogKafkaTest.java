@@ -3,11 +3,10 @@ package io.rulesync.compiler.runtime;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.compiler.bench.PipelineBenchmark;
-import io.rulesync.compiler.eventlog.LogPosition;
-import io.rulesync.compiler.store.TestDatabase;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.model.topic.LogPosition;
+import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.compiler.testing.TestCompiler;
-import io.rulesync.compiler.testing.TestInfrastructure;
+import io.rulesync.testsupport.TestInfrastructure;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ResyncRequest;
 import io.rulesync.model.topic.Topics;
@@ -75,12 +74,12 @@ class EventsLogKafkaTest {
             ScriptedEvents.service("a", "web", "10.96.0.1"), ScriptedEvents.slice("a", "web", endpoints)};
     }
 
-    private static String rules(VersionStore store) {
-        long head = store.head("a");
-        return head == 0 ? "" : store.rules("a", head).ruleSet("n1", IpFamily.IPV4).map(r -> r.render()).orElse("");
+    private static String rules(CompilerStores store) {
+        long head = store.history().head("a");
+        return head == 0 ? "" : store.history().rules("a", head).ruleSet("n1", IpFamily.IPV4).map(r -> r.render()).orElse("");
     }
 
-    private void firstVersion(VersionStore store) throws Exception {
+    private void firstVersion(CompilerStores store) throws Exception {
         produce(state("10.244.0.1"));
         TestCompiler.await("a first version", DEADLINE, () -> rules(store).contains("10.244.0.1:8080"));
     }
@@ -143,18 +142,18 @@ class EventsLogKafkaTest {
         }
     }
 
-    private Optional<LogPosition> positionOfA(VersionStore store, Admin admin) throws Exception {
+    private Optional<LogPosition> positionOfA(CompilerStores store, Admin admin) throws Exception {
         int partitions = admin.describeTopics(List.of(topics.events())).allTopicNames().get().get(topics.events()).partitions().size();
         // The default partitioner: murmur2 of the key, as the producer chose.
         int partition = org.apache.kafka.common.utils.Utils.toPositive(org.apache.kafka.common.utils.Utils.murmur2("a".getBytes()))
                 % partitions;
-        return store.position("compiler-" + run, topics.events(), partition);
+        return store.batches().position("compiler-" + run, topics.events(), partition);
     }
 
     @Test
     void aTopicCreatedAgainUnderARunningCompilerIsReadFromItsStartAndResynced() throws Exception {
         try (TestDatabase db = TestDatabase.create(); Admin admin = admin()) {
-            VersionStore store = new VersionStore(db.dataSource());
+            CompilerStores store = CompilerStores.on(db.dataSource());
             try (ConfigurableApplicationContext compiler = start(db)) {
                 firstVersion(store);
                 String oldId = positionOfA(store, admin).orElseThrow().topicId();
@@ -183,7 +182,7 @@ class EventsLogKafkaTest {
     @Test
     void aTopicCreatedAgainIsNoticedEvenWhenNothingArrivesOnIt() throws Exception {
         try (TestDatabase db = TestDatabase.create(); Admin admin = admin()) {
-            VersionStore store = new VersionStore(db.dataSource());
+            CompilerStores store = CompilerStores.on(db.dataSource());
             try (ConfigurableApplicationContext compiler = start(db)) {
                 firstVersion(store);
                 String oldId = positionOfA(store, admin).orElseThrow().topicId();
@@ -207,11 +206,11 @@ class EventsLogKafkaTest {
     @Test
     void recordsDeletedBeforeTheyWereReadAreHealedByTheResyncTheCompilerAsksFor() throws Exception {
         try (TestDatabase db = TestDatabase.create(); Admin admin = admin()) {
-            VersionStore store = new VersionStore(db.dataSource());
+            CompilerStores store = CompilerStores.on(db.dataSource());
             try (ConfigurableApplicationContext compiler = start(db)) {
                 firstVersion(store);
             }
-            long versions = store.head("a");
+            long versions = store.history().head("a");
 
             // While the compiler is stopped, an edit is published, and retention deletes it before anyone read it.
             produce(ScriptedEvents.slice("a", "web", "10.244.0.1", "10.244.0.3"));
@@ -226,11 +225,11 @@ class EventsLogKafkaTest {
             try (ConfigurableApplicationContext compiler = start(db)) {
                 ResyncRequest request = awaitResyncRequest();
                 assertThat(request.reason()).contains("deleted before being read");
-                assertThat(store.head("a")).as("nothing to compile from the deleted edit").isEqualTo(versions);
+                assertThat(store.history().head("a")).as("nothing to compile from the deleted edit").isEqualTo(versions);
                 // The watcher answers with the cluster's whole state, which includes the lost edit.
                 produce(state("10.244.0.1", "10.244.0.3"));
                 TestCompiler.await("the lost edit to become a version", DEADLINE, () -> rules(store).contains("10.244.0.3:8080"));
-                assertThat(store.head("a")).isEqualTo(versions + 1);
+                assertThat(store.history().head("a")).isEqualTo(versions + 1);
                 assertThat(positionOfA(store, admin).orElseThrow().epoch()).isZero();
             }
         }

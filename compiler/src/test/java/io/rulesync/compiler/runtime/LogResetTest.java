@@ -4,10 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.compiler.eventlog.LiveLog;
 import io.rulesync.compiler.eventlog.LogCheck;
-import io.rulesync.compiler.eventlog.LogPosition;
-import io.rulesync.compiler.store.OperatorActionStore;
-import io.rulesync.compiler.store.TestDatabase;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.model.topic.LogPosition;
+import io.rulesync.store.OperatorActionStore;
+import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.event.ClusterEvent.StateDigest;
@@ -38,18 +37,18 @@ class LogResetTest {
     private static final String OLD = "OLDOLDOLDOLDOLDOLDOLDO";
     private static final String NEW = "NEWNEWNEWNEWNEWNEWNEWN";
 
-    private static PartitionProcessor processor(VersionStore store, Clock clock) {
+    private static PartitionProcessor processor(CompilerStores store, Clock clock) {
         return new PartitionProcessor(store, Topics.DEFAULT, "compiler", 0, clock, PartitionProcessor.Faults.NONE,
                 PartitionProcessor.VersionListener.NONE, PartitionProcessor.Observer.NONE, Duration.ofMinutes(1));
     }
 
-    private static List<ResyncRequest> resyncRequests(VersionStore store) {
-        return store.pendingOutbox(1000).stream().filter(m -> m.topic().equals(Topics.DEFAULT.resyncs()))
+    private static List<ResyncRequest> resyncRequests(CompilerStores store) {
+        return store.outbox().pending(1000).stream().filter(m -> m.topic().equals(Topics.DEFAULT.resyncs()))
                 .map(m -> ResyncRequest.decode(m.payload())).toList();
     }
 
     /** A processor that adopted the log OLD and read the scripted history of clusters a and b from it. */
-    private static PartitionProcessor scriptedOnOldLog(VersionStore store, Clock clock) {
+    private static PartitionProcessor scriptedOnOldLog(CompilerStores store, Clock clock) {
         PartitionProcessor p = processor(store, clock);
         assertThat(p.reconcile(new LiveLog(OLD, 0, 0))).isInstanceOf(LogCheck.Verdict.Adopted.class);
         deliver(p, ScriptedEvents.batches());
@@ -65,19 +64,19 @@ class LogResetTest {
     @Test
     void aReplacedLogStartsAgainFromItsBeginningInANewEpochWithoutLosingOrRepeatingVersions() {
         try (TestDatabase db = TestDatabase.create()) {
-            VersionStore store = new VersionStore(db.dataSource());
+            CompilerStores store = CompilerStores.on(db.dataSource());
             Clock clock = Clock.fixed(Instant.parse("2026-12-01T10:00:00Z"), ZoneOffset.UTC);
             PartitionProcessor p = scriptedOnOldLog(store, clock);
             long end = p.position();
-            assertThat(store.position("compiler", Topics.DEFAULT.events(), 0)).contains(new LogPosition(end, 0, OLD, 0, end));
+            assertThat(store.batches().position("compiler", Topics.DEFAULT.events(), 0)).contains(new LogPosition(end, 0, OLD, 0, end));
             Map<String, ClusterHead> heads = p.heads();
-            long versionsA = store.head("a");
+            long versionsA = store.history().head("a");
 
             // A new broker: the same topic name, another id, its records numbered from 0 again.
             LogCheck.Verdict v = p.reconcile(new LiveLog(NEW, 0, 3));
             assertThat(v).isInstanceOf(LogCheck.Verdict.Reset.class);
             assertThat(p.position()).isZero();
-            assertThat(store.position("compiler", Topics.DEFAULT.events(), 0)).contains(new LogPosition(0, 1, NEW, 0, 3));
+            assertThat(store.batches().position("compiler", Topics.DEFAULT.events(), 0)).contains(new LogPosition(0, 1, NEW, 0, 3));
             assertThat(p.heads()).as("rebuilt from the database: the same state").isEqualTo(heads);
             assertThat(resyncRequests(store)).extracting(ResyncRequest::cluster).containsExactly("a", "b");
             assertThat(resyncRequests(store).get(0).reason()).contains("a different log").contains(NEW).contains(OLD);
@@ -89,9 +88,9 @@ class LogResetTest {
                     new PartitionProcessor.Record(0, "a", ScriptedEvents.node("a", "n1", "10.1.0.1")),
                     new PartitionProcessor.Record(1, "a", ScriptedEvents.service("a", "web", "10.96.0.1")))));
             assertThat(db.count("cluster_event")).isEqualTo(events + 2);
-            assertThat(store.head("a")).isEqualTo(versionsA);
+            assertThat(store.history().head("a")).isEqualTo(versionsA);
             deliver(p, List.of(List.of(new PartitionProcessor.Record(2, "a", ScriptedEvents.slice("a", "web", "10.244.0.7")))));
-            assertThat(store.head("a")).isEqualTo(versionsA + 1);
+            assertThat(store.history().head("a")).isEqualTo(versionsA + 1);
 
             // A restart reads the new log's position back and trusts it there.
             PartitionProcessor restarted = processor(store, clock);
@@ -104,7 +103,7 @@ class LogResetTest {
     @Test
     void recordsDeletedBeforeTheyWereReadSkipAheadAndAskForAResync() {
         try (TestDatabase db = TestDatabase.create()) {
-            VersionStore store = new VersionStore(db.dataSource());
+            CompilerStores store = CompilerStores.on(db.dataSource());
             Clock clock = Clock.fixed(Instant.parse("2026-12-01T10:00:00Z"), ZoneOffset.UTC);
             PartitionProcessor p = scriptedOnOldLog(store, clock);
             long end = p.position();
@@ -123,7 +122,7 @@ class LogResetTest {
     @Test
     void aDisagreeingDigestAsksForOneResyncPerCooldownAndAnAgreeingOneChangesNothing() {
         try (TestDatabase db = TestDatabase.create()) {
-            VersionStore store = new VersionStore(db.dataSource());
+            CompilerStores store = CompilerStores.on(db.dataSource());
             AtomicReference<Instant> now = new AtomicReference<>(Instant.parse("2026-12-01T10:00:00Z"));
             Clock clock = new Clock() {
                 @Override
@@ -144,7 +143,7 @@ class LogResetTest {
             PartitionProcessor p = scriptedOnOldLog(store, clock);
             ClusterState a = p.heads().get("a").view().state();
             long events = db.count("cluster_event");
-            long versions = store.head("a");
+            long versions = store.history().head("a");
 
             long offset = p.position();
             deliver(p, List.of(List.of(new PartitionProcessor.Record(offset, "a", digest("a", a, ClusterSettings.DEFAULT)))));
@@ -174,11 +173,11 @@ class LogResetTest {
                     new PartitionProcessor.Record(offset + 6, "a", disagreeing),
                     new PartitionProcessor.Record(offset + 7, "a", ScriptedEvents.service("a", "later", "10.96.0.78")))));
             assertThat(resyncRequests(store)).hasSize(2);
-            assertThat(store.head("a")).isEqualTo(versions + 1);
+            assertThat(store.history().head("a")).isEqualTo(versions + 1);
 
             // A digest of a cluster the compiler knows nothing of makes no version (it has no events to rebuild from).
             deliver(p, List.of(List.of(new PartitionProcessor.Record(offset + 8, "c", digest("c", watcher, ClusterSettings.DEFAULT)))));
-            assertThat(store.head("c")).isZero();
+            assertThat(store.history().head("c")).isZero();
             assertThat(resyncRequests(store)).extracting(ResyncRequest::cluster).contains("c");
         }
     }
@@ -186,13 +185,13 @@ class LogResetTest {
     @Test
     void anOperatorActionThatExpiredBeforeItArrivedIsNotCarriedOutAndSaysSo() throws Exception {
         try (TestDatabase db = TestDatabase.create()) {
-            VersionStore store = new VersionStore(db.dataSource());
+            CompilerStores store = CompilerStores.on(db.dataSource());
             Clock clock = Clock.fixed(Instant.parse("2026-12-01T10:00:00Z"), ZoneOffset.UTC);
             PartitionProcessor p = scriptedOnOldLog(store, clock);
             OperatorActionStore actions = new OperatorActionStore(db.dataSource());
             Instant requested = Instant.parse("2026-12-01T10:00:00Z");
             long id = actions.request("a", 1L, "alice", "bad rollout", requested, Topics.DEFAULT.events());
-            String event = store.pendingOutbox(1000).stream().filter(m -> m.topic().equals(Topics.DEFAULT.events()))
+            String event = store.outbox().pending(1000).stream().filter(m -> m.topic().equals(Topics.DEFAULT.events()))
                     .findFirst().orElseThrow().payload();
 
             assertThat(actions.expire("a", requested.plusSeconds(1), requested.plusSeconds(301),
@@ -200,10 +199,10 @@ class LogResetTest {
             assertThat(actions.find(id).orElseThrow().status()).isEqualTo("expired");
             assertThat(actions.find(id).orElseThrow().outcome()).startsWith("not carried out within 5m");
 
-            long versions = store.head("a");
+            long versions = store.history().head("a");
             deliver(p, List.of(List.of(new PartitionProcessor.Record(p.position(), "a", event))));
-            assertThat(store.head("a")).isEqualTo(versions);
-            assertThat(store.pendingOutbox(1000)).filteredOn(m -> m.topic().equals(Topics.DEFAULT.deadLetters()))
+            assertThat(store.history().head("a")).isEqualTo(versions);
+            assertThat(store.outbox().pending(1000)).filteredOn(m -> m.topic().equals(Topics.DEFAULT.deadLetters()))
                     .anySatisfy(m -> assertThat(m.payload()).contains("is expired in operator_action, not pending"));
             // The cluster accepts the next action.
             assertThat(actions.request("a", 1L, "alice", "again", requested.plusSeconds(400), Topics.DEFAULT.events()))

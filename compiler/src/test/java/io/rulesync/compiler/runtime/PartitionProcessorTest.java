@@ -4,8 +4,9 @@ import io.rulesync.model.topic.Topics;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.rulesync.compiler.store.TestDatabase;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.store.Outbox;
+import io.rulesync.store.VersionHistory;
+import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.RulesDelta;
@@ -27,7 +28,7 @@ import org.junit.jupiter.api.Test;
 class PartitionProcessorTest {
     private static final Clock CLOCK = Clock.fixed(Instant.parse("2026-11-29T12:00:00Z"), ZoneOffset.UTC);
 
-    private static PartitionProcessor processor(VersionStore store, PartitionProcessor.Faults faults) {
+    private static PartitionProcessor processor(CompilerStores store, PartitionProcessor.Faults faults) {
         return new PartitionProcessor(store, Topics.DEFAULT, "compiler", 0, CLOCK, faults, PartitionProcessor.VersionListener.NONE);
     }
 
@@ -39,10 +40,10 @@ class PartitionProcessorTest {
     }
 
     /** Everything observable about the stored history: per version, its metadata and full rules. */
-    private static List<String> history(VersionStore store, String cluster) {
+    private static List<String> history(CompilerStores store, String cluster) {
         List<String> out = new ArrayList<>();
-        for (VersionStore.VersionInfo v : store.versions(cluster)) {
-            ClusterRules rules = store.rules(cluster, v.seq());
+        for (VersionHistory.VersionInfo v : store.history().versions(cluster)) {
+            ClusterRules rules = store.history().rules(cluster, v.seq());
             out.add(v.seq() + " " + v.cause() + " " + v.settings() + " " + rules.fragments().size() + " "
                     + rules.ruleSet("n1", IpFamily.IPV4).map(r -> r.render()).orElse("-"));
         }
@@ -52,39 +53,39 @@ class PartitionProcessorTest {
     @Test
     void scriptedEventsBecomeVersionsDeltasAndDeadLetters() {
         try (TestDatabase db = TestDatabase.create()) {
-            VersionStore store = new VersionStore(db.dataSource());
+            CompilerStores store = CompilerStores.on(db.dataSource());
             PartitionProcessor p = processor(store, PartitionProcessor.Faults.NONE);
             deliver(p, ScriptedEvents.batches());
 
             // a: v1 (first batch), v2 (endpoint added); batch 3 repeats n1: nothing; batch 4 adds db and its
             // sync marker removes it again: no net change, nothing; v3 (the slice is deleted).
             // b: v1 (settings), v2 (node), v3 (service api, no endpoints), v4 (api's endpoint).
-            assertThat(store.versions("a")).extracting(VersionStore.VersionInfo::seq).containsExactly(1L, 2L, 3L);
-            assertThat(store.versions("b")).extracting(VersionStore.VersionInfo::seq).containsExactly(1L, 2L, 3L, 4L);
-            assertThat(store.rules("a", 2).ruleSet("n1", IpFamily.IPV4).orElseThrow().render())
+            assertThat(store.history().versions("a")).extracting(VersionHistory.VersionInfo::seq).containsExactly(1L, 2L, 3L);
+            assertThat(store.history().versions("b")).extracting(VersionHistory.VersionInfo::seq).containsExactly(1L, 2L, 3L, 4L);
+            assertThat(store.history().rules("a", 2).ruleSet("n1", IpFamily.IPV4).orElseThrow().render())
                     .contains("--to-destination 10.244.0.2:8080");
-            assertThat(store.rules("a", 3).ruleSet("n1", IpFamily.IPV4).orElseThrow().render())
+            assertThat(store.history().rules("a", 3).ruleSet("n1", IpFamily.IPV4).orElseThrow().render())
                     .contains("\"shop/web:http has no endpoints\"").doesNotContain("10.244.0.2:8080");
-            assertThat(store.versions("a").get(1).cause()).contains("\"objects\":[\"EndpointSlice shop/web-1\"]");
+            assertThat(store.history().versions("a").get(1).cause()).contains("\"objects\":[\"EndpointSlice shop/web-1\"]");
 
             // Bad records are dead letters with their reason, and the partition went on.
             assertThat(db.count("dead_letter")).isEqualTo(2);
-            List<VersionStore.OutboxMessage> outbox = store.pendingOutbox(100);
+            List<Outbox.OutboxMessage> outbox = store.outbox().pending(100);
             assertThat(outbox).filteredOn(m -> m.topic().equals(Topics.DEFAULT.deadLetters()))
-                    .extracting(VersionStore.OutboxMessage::payload)
+                    .extracting(Outbox.OutboxMessage::payload)
                     .anySatisfy(m -> assertThat(m).contains("not JSON"))
                     .anySatisfy(m -> assertThat(m).contains("record key 'b' is not the event's cluster 'a'"));
 
             // The deltas, applied in order, rebuild every stored version exactly.
             ClusterRules rules = ClusterRules.EMPTY;
             long seq = 0;
-            for (VersionStore.OutboxMessage m : outbox) {
+            for (Outbox.OutboxMessage m : outbox) {
                 if (m.topic().equals(Topics.DEFAULT.deltas()) && m.key().equals("a")) {
                     RulesDelta d = RulesDelta.fromJson(m.payload());
                     assertThat(d.base()).isEqualTo(seq);
                     seq = d.target();
                     rules = d.diff().applyTo(rules);
-                    assertThat(rules).isEqualTo(store.rules("a", seq));
+                    assertThat(rules).isEqualTo(store.history().rules("a", seq));
                 }
             }
             assertThat(seq).isEqualTo(3);
@@ -102,7 +103,7 @@ class PartitionProcessorTest {
                     new PartitionProcessor.Record(offset + 2, "a", ScriptedEvents.sync("a",
                             io.rulesync.model.event.ObjectKind.SERVICE, "shop/web")))));
             assertThat(db.count("cluster_event")).isEqualTo(events + 3);
-            assertThat(store.versions("a")).hasSize(3);
+            assertThat(store.history().versions("a")).hasSize(3);
         }
     }
 
@@ -112,7 +113,7 @@ class PartitionProcessorTest {
         List<String> expectedA;
         List<String> expectedB;
         try (TestDatabase db = TestDatabase.create()) {
-            VersionStore store = new VersionStore(db.dataSource());
+            CompilerStores store = CompilerStores.on(db.dataSource());
             deliver(processor(store, PartitionProcessor.Faults.NONE), batches);
             expectedA = history(store, "a");
             expectedB = history(store, "b");
@@ -120,7 +121,7 @@ class PartitionProcessorTest {
         for (PartitionProcessor.Point point : PartitionProcessor.Point.values()) {
             for (int crashAt = 0; crashAt < batches.size(); crashAt++) {
                 try (TestDatabase db = TestDatabase.create()) {
-                    VersionStore store = new VersionStore(db.dataSource());
+                    CompilerStores store = CompilerStores.on(db.dataSource());
                     int[] batch = {0};
                     int target = crashAt;
                     PartitionProcessor crashing = processor(store, at -> {
@@ -152,7 +153,7 @@ class PartitionProcessorTest {
                     deliver(restarted, redelivered);
                     assertThat(history(store, "a")).as("crash %s in batch %d", point, crashAt).isEqualTo(expectedA);
                     assertThat(history(store, "b")).as("crash %s in batch %d", point, crashAt).isEqualTo(expectedB);
-                    assertThat(store.positions("compiler", Topics.DEFAULT.events())).isEqualTo(Map.of(0, 15L));
+                    assertThat(store.batches().positions("compiler", Topics.DEFAULT.events())).isEqualTo(Map.of(0, 15L));
                 }
             }
         }

@@ -2,9 +2,8 @@ package io.rulesync.compiler.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.compiler.store.ProblemStore;
-import io.rulesync.compiler.store.TestDatabase;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.store.ProblemStore;
+import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.model.event.ClusterEvent.ProblemSync;
 import io.rulesync.model.event.ClusterEvent.ProblemsReported;
 import io.rulesync.model.event.EventCodec;
@@ -51,7 +50,7 @@ class ProblemReportsStoredTest {
         }
     };
 
-    private PartitionProcessor processor(VersionStore store) {
+    private PartitionProcessor processor(CompilerStores store) {
         return new PartitionProcessor(store, Topics.DEFAULT, "compiler", 0, CLOCK, PartitionProcessor.Faults.NONE,
                 PartitionProcessor.VersionListener.NONE, observer, PartitionProcessor.DEFAULT_RESYNC_COOLDOWN);
     }
@@ -76,17 +75,17 @@ class ProblemReportsStoredTest {
     @Test
     void reportsAreCurrentStateNextToTheVersionsNeverAVersion() {
         try (TestDatabase db = TestDatabase.create()) {
-            VersionStore store = new VersionStore(db.dataSource());
+            CompilerStores store = CompilerStores.on(db.dataSource());
             ProblemStore problems = new ProblemStore(db.dataSource());
             PartitionProcessor p = processor(store);
             p.process(batch("a", ScriptedEvents.settings("a"), "a", ScriptedEvents.node("a", "n1", "10.1.0.1"),
                     "a", report("shop/web.yaml", T, PORT), "a", report("shop/new.yaml", T, YAML)));
-            long head = store.head("a");
+            long head = store.history().head("a");
             assertThat(stored(problems)).containsExactly(
                     "shop/new.yaml |  |  | " + T, "shop/web.yaml | Service shop/bad | spec.ports[0].port | " + T);
             assertThat(problems.refusedObjects()).containsExactly(Map.entry("a", 2));
             assertThat(refused).containsExactly(Map.entry("a", 2));
-            assertThat(store.versions("a").get(0).cause()).as("reports are not why a version exists")
+            assertThat(store.history().versions("a").get(0).cause()).as("reports are not why a version exists")
                     .doesNotContain("problems").contains("\"events\":2");
 
             // The same problems again (a watcher restart): nothing changes, not even when they were reported.
@@ -97,8 +96,8 @@ class ProblemReportsStoredTest {
             assertThat(stored(problems)).containsExactly("shop/web.yaml | Service shop/bad | spec.ports[0].port | " + T.plusSeconds(120),
                     "shop/web.yaml | Service shop/bad | spec.clusterIP | " + T.plusSeconds(120));
             assertThat(refused).containsExactly(Map.entry("a", 1));
-            assertThat(store.head("a")).as("no version of reports").isEqualTo(head);
-            assertThat(store.events("a", 0, null, null, null, null, 100)).filteredOn(e -> e.type().equals("problems"))
+            assertThat(store.history().head("a")).as("no version of reports").isEqualTo(head);
+            assertThat(store.events().events("a", 0, null, null, null, null, 100)).filteredOn(e -> e.type().equals("problems"))
                     .hasSize(5).allSatisfy(e -> assertThat(e.version()).isNull());
 
             // A restarted processor holds the same problems, and a sync drops the sources it does not list.
@@ -108,20 +107,20 @@ class ProblemReportsStoredTest {
             assertThat(problems.problems("a")).isEmpty();
             assertThat(problems.refusedObjects()).isEmpty();
             assertThat(refused).containsExactly(Map.entry("a", 0));
-            assertThat(store.head("a")).isEqualTo(head);
+            assertThat(store.history().head("a")).isEqualTo(head);
         }
     }
 
     @Test
     void aClusterKnownOnlyFromReportsAndDeadLettersIsKnown() {
         try (TestDatabase db = TestDatabase.create()) {
-            VersionStore store = new VersionStore(db.dataSource());
+            CompilerStores store = CompilerStores.on(db.dataSource());
             ProblemStore problems = new ProblemStore(db.dataSource());
             PartitionProcessor p = processor(store);
             assertThat(problems.known("a")).isFalse();
             p.process(batch("a", report("shop/web.yaml", T, PORT), "a", "{\"v\":1,\"cluster\":\"a\",\"type\":\"rename\"}",
                     "c", "not json\nINFO forged"));
-            assertThat(store.head("a")).isZero();
+            assertThat(store.history().head("a")).isZero();
             assertThat(problems.known("a")).isTrue();
             assertThat(problems.known("c")).as("known from its dead letter alone").isTrue();
             assertThat(problems.known("b")).isFalse();

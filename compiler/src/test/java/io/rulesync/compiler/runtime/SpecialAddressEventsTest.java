@@ -6,9 +6,8 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.rulesync.compiler.store.ProblemStore;
-import io.rulesync.compiler.store.TestDatabase;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.store.ProblemStore;
+import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.compiler.testing.Fixtures;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.topic.Topics;
@@ -72,7 +71,7 @@ class SpecialAddressEventsTest {
         return ScriptedEvents.up("a", yaml).replace(placeholder, address);
     }
 
-    private static PartitionProcessor processor(VersionStore store, PartitionProcessor.Observer observer) {
+    private static PartitionProcessor processor(CompilerStores store, PartitionProcessor.Observer observer) {
         return new PartitionProcessor(store, Topics.DEFAULT, "compiler", 0, CLOCK, PartitionProcessor.Faults.NONE,
                 PartitionProcessor.VersionListener.NONE, observer, Duration.ofMinutes(1));
     }
@@ -80,7 +79,7 @@ class SpecialAddressEventsTest {
     @Test
     void aCraftedEventWithASpecialAddressIsADeadLetterNamingTheFieldAndNeverARule() {
         try (TestDatabase db = TestDatabase.create()) {
-            VersionStore store = new VersionStore(db.dataSource());
+            CompilerStores store = CompilerStores.on(db.dataSource());
             PartitionProcessor p = processor(store, PartitionProcessor.Observer.NONE);
             List<PartitionProcessor.Record> batch = new ArrayList<>();
             batch.add(new PartitionProcessor.Record(0, "a", ScriptedEvents.node("a", "n1", "10.1.0.1")));
@@ -103,7 +102,7 @@ class SpecialAddressEventsTest {
             }
             assertThat(p.process(batch)).isEqualTo(PartitionProcessor.Outcome.DONE);
 
-            List<String> reasons = store.pendingOutbox(1000).stream()
+            List<String> reasons = store.outbox().pending(1000).stream()
                     .filter(m -> m.topic().equals(Topics.DEFAULT.deadLetters()))
                     .map(m -> (String) ((Map<?, ?>) new Load(LoadSettings.builder().build()).loadFromString(m.payload())).get("reason"))
                     .toList();
@@ -111,7 +110,7 @@ class SpecialAddressEventsTest {
             assertThat(db.count("dead_letter")).isEqualTo(expected.size());
             // The controls went through: the last of them is what the cluster holds now.
             assertThat(db.count("cluster_event")).isEqualTo(1 + controls.size());
-            String rules = store.rules("a", store.head("a")).ruleSet("n1", IpFamily.IPV4).orElseThrow().render();
+            String rules = store.history().rules("a", store.history().head("a")).ruleSet("n1", IpFamily.IPV4).orElseThrow().render();
             for (String special : SPECIAL_V4) {
                 assertThat(rules).doesNotContain(" " + special + " ", special + ":");
             }
@@ -125,9 +124,9 @@ class SpecialAddressEventsTest {
         logs.start();
         logger.addAppender(logs);
         try (TestDatabase db = TestDatabase.create()) {
-            VersionStore store = new VersionStore(db.dataSource());
+            CompilerStores store = CompilerStores.on(db.dataSource());
             SimpleMeterRegistry registry = new SimpleMeterRegistry();
-            CompilerMetrics metrics = new CompilerMetrics(registry, store);
+            CompilerMetrics metrics = new CompilerMetrics(registry, store.events());
             PartitionProcessor p = processor(store, metrics);
             p.process(List.of(
                     new PartitionProcessor.Record(0, "a", ScriptedEvents.node("a", "n1", "10.1.0.1")),
@@ -140,7 +139,7 @@ class SpecialAddressEventsTest {
                     + " also the ClusterIP of Service shop/api (spec.clusterIPs[0]), which sorts first and keeps it; the API server"
                     + " allocates a ClusterIP to one Service only, so this Service is left out of the rules");
             assertThat(registry.get("rulesync.cluster.problems").tag("cluster", "a").gauge().value()).isEqualTo(1.0);
-            assertThat(store.rules("a", store.head("a")).ruleSet("n1", IpFamily.IPV4).orElseThrow().render())
+            assertThat(store.history().rules("a", store.history().head("a")).ruleSet("n1", IpFamily.IPV4).orElseThrow().render())
                     .doesNotContain("shop/web").contains("shop/api:http");
             // Stored beside the watcher's reports, where the api's problems endpoint reads them.
             ProblemStore problems = new ProblemStore(db.dataSource());
@@ -154,7 +153,7 @@ class SpecialAddressEventsTest {
             p.process(List.of(new PartitionProcessor.Record(5, "a", ScriptedEvents.service("a", "api", "10.96.0.11"))));
             assertThat(conflictLines(logs)).hasSize(2).last().asString().startsWith("INFO cluster a: resolved: Service shop/web");
             assertThat(registry.get("rulesync.cluster.problems").tag("cluster", "a").gauge().value()).isZero();
-            assertThat(store.rules("a", store.head("a")).ruleSet("n1", IpFamily.IPV4).orElseThrow().render())
+            assertThat(store.history().rules("a", store.history().head("a")).ruleSet("n1", IpFamily.IPV4).orElseThrow().render())
                     .contains("--to-destination 10.244.0.2:8080");
             assertThat(problems.problems("a")).isEmpty();
         } finally {
@@ -171,7 +170,7 @@ class SpecialAddressEventsTest {
     @Test
     void aStoredEventThisCompilerRefusesIsLeftOutOfTheRebuild() throws Exception {
         try (TestDatabase db = TestDatabase.create()) {
-            VersionStore store = new VersionStore(db.dataSource());
+            CompilerStores store = CompilerStores.on(db.dataSource());
             PartitionProcessor p = processor(store, PartitionProcessor.Observer.NONE);
             p.process(List.of(
                     new PartitionProcessor.Record(0, "a", ScriptedEvents.node("a", "n1", "10.1.0.1")),
@@ -190,7 +189,7 @@ class SpecialAddressEventsTest {
             assertThat(restarted.heads().get("a").view().state().services()).hasSize(1);
             // The next event publishes rules without the refused slice.
             restarted.process(List.of(new PartitionProcessor.Record(3, "a", ScriptedEvents.node("a", "n2", "10.1.0.2"))));
-            assertThat(store.rules("a", store.head("a")).ruleSet("n1", IpFamily.IPV4).orElseThrow().render())
+            assertThat(store.history().rules("a", store.history().head("a")).ruleSet("n1", IpFamily.IPV4).orElseThrow().render())
                     .doesNotContain("10.244.0.7").contains("shop/web:http has no endpoints");
         }
     }

@@ -1,8 +1,9 @@
 package io.rulesync.compiler.testing;
 
 import io.rulesync.compiler.runtime.CompilerApplication;
-import io.rulesync.compiler.store.TestDatabase;
+import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.model.topic.Topics;
+import io.rulesync.testsupport.TestInfrastructure;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;

@@ -7,7 +7,7 @@ import io.rulesync.api.access.Role;
 import io.rulesync.api.cli.ApiCommand;
 import io.rulesync.compiler.runtime.CompilerApplication;
 import io.rulesync.compiler.runtime.PartitionProcessor;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.store.VersionHistory;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.manifest.Problem;
 import io.rulesync.model.rules.RulesDiff;
@@ -148,7 +148,7 @@ public final class DemoCommand implements Callable<Integer> {
                                     say(out, describe(cluster, seq, diff, cause))))
                     .run();
             running.add(compiler::close);
-            VersionStore store = compiler.getBean(VersionStore.class);
+            VersionHistory store = compiler.getBean(VersionHistory.class);
             List<String> resumed = new ArrayList<>();
             fleet.clusters().forEach(c -> {
                 long head = store.head(c.id());
@@ -225,7 +225,7 @@ public final class DemoCommand implements Callable<Integer> {
      * The nodes of a cluster, once a stored version has any (the first versions may hold only the
      * cluster's settings); waits up to a minute.
      */
-    private static java.util.Set<String> nodesOf(VersionStore store, String cluster) throws InterruptedException {
+    private static java.util.Set<String> nodesOf(VersionHistory store, String cluster) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
         while (true) {
             long head = store.head(cluster);

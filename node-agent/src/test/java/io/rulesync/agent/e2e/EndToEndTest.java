@@ -19,12 +19,12 @@ import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Role;
 import io.rulesync.api.cli.ApiCommand;
 import io.rulesync.compiler.kernel.NetnsLab;
-import io.rulesync.compiler.store.NodeStatus;
-import io.rulesync.compiler.store.NodeStatusStore;
-import io.rulesync.compiler.store.TestDatabase;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.store.NodeStatus;
+import io.rulesync.store.NodeStatusStore;
+import io.rulesync.testsupport.TestDatabase;
+import io.rulesync.compiler.runtime.CompilerStores;
 import io.rulesync.compiler.testing.TestCompiler;
-import io.rulesync.compiler.testing.TestInfrastructure;
+import io.rulesync.testsupport.TestInfrastructure;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpFamily;
@@ -99,7 +99,7 @@ class EndToEndTest {
     private KubernetesMockServer kube;
     private KubernetesClient client;
     private TestDatabase db;
-    private VersionStore store;
+    private CompilerStores store;
     private NodeStatusStore status;
     private String apiUrl;
     private static final ApiTokens.Issued AGENT_TOKEN = ApiTokens.issue("agents", Role.AGENT);
@@ -133,7 +133,7 @@ class EndToEndTest {
         db = TestDatabase.create();
         ConfigurableApplicationContext compiler = TestCompiler.start(db, topics, run);
         closeLast.add(compiler::close);
-        store = compiler.getBean(VersionStore.class);
+        store = compiler.getBean(CompilerStores.class);
         status = compiler.getBean(NodeStatusStore.class);
 
         ApiCommand apiCommand = new ApiCommand().withTokens(List.of(AGENT_TOKEN.line(), VIEWER_TOKEN.line()));
@@ -160,7 +160,7 @@ class EndToEndTest {
         closeLast.add(watcher);
         assertThat(watcher.awaitSynced(Duration.ofSeconds(60))).isTrue();
 
-        await("the first version", () -> store.head(CLUSTER) >= 1);
+        await("the first version", () -> store.history().head(CLUSTER) >= 1);
         for (String node : labs.keySet()) {
             startAgent(node);
         }
@@ -201,15 +201,15 @@ class EndToEndTest {
     void changesReachEveryNodesKernelAndAreAcknowledged() throws Exception {
         // The initial lists of Services, slices and Nodes may arrive as several versions.
         await("the initial state applied everywhere", () -> {
-            long head = store.head(CLUSTER);
-            return head >= 1 && store.nodes(CLUSTER, head).size() == 2
-                    && !store.rules(CLUSTER, head).unit(IpFamily.IPV4, Unit.parse("shop/web:http/TCP")).isEmpty()
+            long head = store.history().head(CLUSTER);
+            return head >= 1 && store.history().nodes(CLUSTER, head).size() == 2
+                    && !store.history().rules(CLUSTER, head).unit(IpFamily.IPV4, Unit.parse("shop/web:http/TCP")).isEmpty()
                     && labs.keySet().stream().allMatch(n -> {
                         NodeStatus s = nodeStatusOrNull(n);
                         return s != null && s.running() == head;
                     });
         });
-        long v = converged(Set.of("node-a", "node-b"), store.head(CLUSTER));
+        long v = converged(Set.of("node-a", "node-b"), store.history().head(CLUSTER));
         assertReaches(80, Set.of("pod0"));
 
         apply(slice(0, 1, 2));
@@ -259,13 +259,13 @@ class EndToEndTest {
     /** Waits until the cluster's head is at least {@code atLeast} and every given node has acknowledged it. */
     private long converged(Set<String> nodes, long atLeast) throws InterruptedException {
         await("version " + atLeast + " applied on " + nodes, () -> {
-            long head = store.head(CLUSTER);
+            long head = store.history().head(CLUSTER);
             return head >= atLeast && nodes.stream().allMatch(n -> {
                 NodeStatus s = nodeStatusOrNull(n);
                 return s != null && s.running() == head && s.lastStatus() == NodeAck.Status.APPLIED;
             });
         });
-        long head = store.head(CLUSTER);
+        long head = store.history().head(CLUSTER);
         assertThat(head).as("one change, one version").isEqualTo(atLeast);
         for (NetnsLab lab : labs.values()) {
             assertThat(lab.exec(lab.nodeNs(), "iptables", "-S", "INPUT").orThrow().lines()).contains(ADMIN_RULE);

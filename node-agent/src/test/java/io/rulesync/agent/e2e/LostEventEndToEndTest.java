@@ -2,10 +2,10 @@ package io.rulesync.agent.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.compiler.store.TestDatabase;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.testsupport.TestDatabase;
+import io.rulesync.compiler.runtime.CompilerStores;
 import io.rulesync.compiler.testing.TestCompiler;
-import io.rulesync.compiler.testing.TestInfrastructure;
+import io.rulesync.testsupport.TestInfrastructure;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
 import io.rulesync.model.event.ClusterEvent;
@@ -85,9 +85,9 @@ class LostEventEndToEndTest {
         }
     }
 
-    private static String rules(VersionStore store) {
-        long head = store.head("shop");
-        return head == 0 ? "" : store.rules("shop", head).ruleSet("node-a", IpFamily.IPV4).map(r -> r.render()).orElse("");
+    private static String rules(CompilerStores store) {
+        long head = store.history().head("shop");
+        return head == 0 ? "" : store.history().rules("shop", head).ruleSet("node-a", IpFamily.IPV4).map(r -> r.render()).orElse("");
     }
 
     @Test
@@ -106,10 +106,10 @@ class LostEventEndToEndTest {
                 Watcher watcher = Watcher.start(fleet, sink, Watcher.Options.defaults()
                         .withDigestInterval(Duration.ofSeconds(1))
                         .withResyncs(new KafkaResyncRequests(kafka, topics.resyncs())))) {
-            VersionStore store = compiler.getBean(VersionStore.class);
+            CompilerStores store = compiler.getBean(CompilerStores.class);
             TestCompiler.await("the first version", DEADLINE, () -> rules(store).contains("10.244.0.11:8080"));
             TestCompiler.await("the watcher to hear resync requests", DEADLINE, watcher::listeningForResyncs);
-            long before = store.head("shop");
+            long before = store.history().head("shop");
 
             sink.armed.set(true);
             Files.writeString(web, ShopManifest.web("{addresses: [10.244.0.11], nodeName: node-a}, "
@@ -117,7 +117,7 @@ class LostEventEndToEndTest {
             TestCompiler.await("the edit to be lost", DEADLINE, () -> sink.lost.get() == 1);
 
             TestCompiler.await("the lost edit to become a version", DEADLINE, () -> rules(store).contains("10.244.0.12:8080"));
-            assertThat(store.head("shop")).isEqualTo(before + 1);
+            assertThat(store.history().head("shop")).isEqualTo(before + 1);
             assertThat(sink.lost.get()).isEqualTo(1);
         }
     }

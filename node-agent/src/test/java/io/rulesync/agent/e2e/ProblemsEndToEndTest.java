@@ -13,10 +13,10 @@ import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Role;
 import io.rulesync.compiler.bench.PipelineBenchmark;
 import io.rulesync.compiler.runtime.PartitionProcessor;
-import io.rulesync.compiler.store.TestDatabase;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.testsupport.TestDatabase;
+import io.rulesync.compiler.runtime.CompilerStores;
 import io.rulesync.compiler.testing.TestCompiler;
-import io.rulesync.compiler.testing.TestInfrastructure;
+import io.rulesync.testsupport.TestInfrastructure;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.topic.Topics;
@@ -104,7 +104,7 @@ class ProblemsEndToEndTest {
                 KafkaProducer<String, String> producer = PipelineBenchmark.producer(TestInfrastructure.kafkaBootstrapServers())) {
             watcher.bindMetrics(watcherMetrics);
             api = "http://127.0.0.1:" + apiApp.getEnvironment().getProperty("local.server.port");
-            VersionStore store = compiler.getBean(VersionStore.class);
+            CompilerStores store = compiler.getBean(CompilerStores.class);
 
             // The broken file is a problem of the cluster, with the object, the field and the reason; the rest is compiled.
             TestCompiler.await("the broken file among the cluster's problems", DEADLINE, () -> problemCount() == 1);
@@ -120,12 +120,12 @@ class ProblemsEndToEndTest {
             assertThat(compiler.getBean(PrometheusMeterRegistry.class).scrape()).contains("rulesync_refused_objects{cluster=\"shop\"} 1.0");
 
             // Later reads (another file changes; the broken one is written again, unchanged) do not report it again.
-            long version = store.head("shop");
+            long version = store.history().head("shop");
             Files.writeString(db, DB.replace("PORT", "0") + "\n");
             Files.writeString(web, ShopManifest.web("{addresses: [10.244.0.11], nodeName: node-a}, "
                     + "{addresses: [10.244.0.12], nodeName: node-a}"));
             TestCompiler.await("the edit of the other file", DEADLINE, () -> rules(store).contains("10.244.0.12:8080"));
-            assertThat(store.head("shop")).isEqualTo(version + 1);
+            assertThat(store.history().head("shop")).isEqualTo(version + 1);
             assertThat(watcherMetrics.scrape()).contains("rulesync_watcher_problem_reports_total{cluster=\"shop\"} 1.0");
             assertThat(eventTypes()).containsOnlyOnce("problems");
             assertThat(problems()).singleElement().satisfies(p -> assertThat(map(p)).containsEntry("reportedAt", reportedAt));
@@ -138,7 +138,7 @@ class ProblemsEndToEndTest {
             assertThat(clusterEntry().get("refusedObjects")).isEqualTo(0);
             assertThat(watcherMetrics.scrape()).contains("rulesync_watcher_refused_objects{cluster=\"shop\"} 0.0",
                     "rulesync_watcher_problem_reports_total{cluster=\"shop\"} 2.0");
-            assertThat(store.head("shop")).isEqualTo(version + 2);
+            assertThat(store.history().head("shop")).isEqualTo(version + 2);
 
             // A record the compiler cannot decode: a dead letter of the cluster, with the reason, logged on one line.
             producer.send(new ProducerRecord<>(topics.events(), "shop", "{\"v\":1,\"cluster\":\"shop\",\"type\":\"re\\nINFO forged\","
@@ -174,9 +174,9 @@ class ProblemsEndToEndTest {
         return new SpringApplicationBuilder(ApiApplication.class).web(WebApplicationType.SERVLET).properties(props).run();
     }
 
-    private static String rules(VersionStore store) {
-        long head = store.head("shop");
-        return head == 0 ? "" : store.rules("shop", head).ruleSet("node-a", IpFamily.IPV4).map(r -> r.render()).orElse("");
+    private static String rules(CompilerStores store) {
+        long head = store.history().head("shop");
+        return head == 0 ? "" : store.history().rules("shop", head).ruleSet("node-a", IpFamily.IPV4).map(r -> r.render()).orElse("");
     }
 
     private Map<?, ?> clusterEntry() throws Exception {

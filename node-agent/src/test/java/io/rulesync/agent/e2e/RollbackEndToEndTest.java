@@ -9,11 +9,11 @@ import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Role;
 import io.rulesync.api.cli.ApiCommand;
 import io.rulesync.compiler.bench.PipelineBenchmark;
-import io.rulesync.compiler.store.TestDatabase;
-import io.rulesync.compiler.store.VersionStore;
+import io.rulesync.testsupport.TestDatabase;
+import io.rulesync.compiler.runtime.CompilerStores;
 import io.rulesync.compiler.testing.Fixtures;
 import io.rulesync.compiler.testing.TestCompiler;
-import io.rulesync.compiler.testing.TestInfrastructure;
+import io.rulesync.testsupport.TestInfrastructure;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ClusterEvent.SettingsChanged;
 import io.rulesync.model.event.ClusterSettings;
@@ -84,7 +84,7 @@ class RollbackEndToEndTest {
             throws Exception {
         ConfigurableApplicationContext compiler = TestCompiler.start(db, topics, run);
         close.add(compiler::close);
-        VersionStore store = compiler.getBean(VersionStore.class);
+        CompilerStores store = compiler.getBean(CompilerStores.class);
         ApiCommand apiCommand = new ApiCommand().withTokens(List.of(OPERATOR.line(), AGENT.line()));
         new CommandLine(apiCommand).parseArgs("--port=0", "--db-url=" + db.url(), "--db-user=" + db.user(),
                 "--events-topic=" + topics.events());
@@ -98,13 +98,13 @@ class RollbackEndToEndTest {
                 up(Fixtures.node("n1", "10.1.0.1")), up(Fixtures.service("web", "10.96.0.10")),
                 up(Fixtures.slice("web", "n1", "10.244.0.1")));
         // The first events may arrive as more than one version: wait for the one with the endpoint.
-        TestCompiler.await("a version with the endpoint", DEADLINE, () -> store.head(CLUSTER) >= 1 && store.rules(CLUSTER,
-                store.head(CLUSTER)).ruleSet("n1", IpFamily.IPV4).map(r -> r.render().contains("10.244.0.1:8080")).orElse(false));
-        long v1 = store.head(CLUSTER);
+        TestCompiler.await("a version with the endpoint", DEADLINE, () -> store.history().head(CLUSTER) >= 1 && store.history().rules(CLUSTER,
+                store.history().head(CLUSTER)).ruleSet("n1", IpFamily.IPV4).map(r -> r.render().contains("10.244.0.1:8080")).orElse(false));
+        long v1 = store.history().head(CLUSTER);
         send(producer, topics, up(Fixtures.slice("web", "n1", "10.244.0.1", "10.244.0.2")));
-        TestCompiler.await("version 2", DEADLINE, () -> store.head(CLUSTER) == v1 + 1);
+        TestCompiler.await("version 2", DEADLINE, () -> store.history().head(CLUSTER) == v1 + 1);
         send(producer, topics, up(Fixtures.slice("web", "n1", "10.244.0.1", "10.244.0.2", "10.244.0.3")));
-        TestCompiler.await("version 3", DEADLINE, () -> store.head(CLUSTER) == v1 + 2);
+        TestCompiler.await("version 3", DEADLINE, () -> store.history().head(CLUSTER) == v1 + 2);
         long v3 = v1 + 2;
 
         // An agent applies the head and acknowledges it.
@@ -135,8 +135,8 @@ class RollbackEndToEndTest {
         // Pinned: a watched change is recorded and compiled, but not published.
         send(producer, topics, up(Fixtures.slice("web", "n1", "10.244.0.1", "10.244.0.4")));
         TestCompiler.await("the held change recorded", DEADLINE,
-                () -> store.events(CLUSTER, 0, null, null, null, null, 100).size() == 7);
-        assertThat(store.head(CLUSTER)).isEqualTo(rolledBack);
+                () -> store.events().events(CLUSTER, 0, null, null, null, null, 100).size() == 7);
+        assertThat(store.history().head(CLUSTER)).isEqualTo(rolledBack);
         Map<?, ?> clusters = json(get("/api/v1/clusters"));
         Map<?, ?> pinned = (Map<?, ?>) ((Map<?, ?>) ((List<?>) clusters.get("clusters")).get(0)).get("pinned");
         assertThat(((Number) pinned.get("toVersion")).longValue()).isEqualTo(v1);

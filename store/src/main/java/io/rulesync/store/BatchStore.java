@@ -1,0 +1,333 @@
+package io.rulesync.store;
+
+import io.rulesync.model.manifest.Problem;
+import io.rulesync.model.rules.RuleFragment;
+import io.rulesync.model.rules.RulesDiff;
+import io.rulesync.model.topic.LogPosition;
+import java.sql.Timestamp;
+import java.sql.Types;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import javax.sql.DataSource;
+import org.springframework.dao.DataAccessException;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.ParameterizedPreparedStatementSetter;
+import org.springframework.jdbc.core.SqlParameterValue;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.TransactionException;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * The compiler's writes: its consumer positions, and everything one batch produced (events, dead
+ * letters, versions, completed operator actions, problems, outbox messages), in one transaction.
+ * It decides nothing about rules.
+ *
+ * <p>Two fences keep several compiler instances honest: the consumer position must still be the one
+ * the batch was read from, and a cluster's head must still be the parent of the new version. If
+ * either moved, {@link #commit} writes nothing and throws {@link StaleWriteException}.
+ */
+public final class BatchStore {
+    private final JdbcTemplate jdbc;
+    private final JdbcClient sql;
+    private final TransactionTemplate tx;
+
+    public BatchStore(DataSource ds) {
+        this.jdbc = new JdbcTemplate(ds);
+        this.sql = JdbcClient.create(jdbc);
+        this.tx = new TransactionTemplate(new DataSourceTransactionManager(ds));
+    }
+
+    /** Stored consumer positions (next offset to read) of a group, by partition. */
+    public Map<Integer, Long> positions(String group, String topic) {
+        Map<Integer, Long> out = new TreeMap<>();
+        StoreException.during("reading the positions of " + group + " in " + topic, () -> sql
+                .sql("SELECT partition, next_offset FROM consumer_position WHERE consumer_group = ? AND topic = ?")
+                .params(group, topic)
+                .query((rs, n) -> out.put(rs.getInt(1), rs.getLong(2)))
+                .list());
+        return out;
+    }
+
+    /** The stored position of a group in one partition, with the identity of its log; empty when none was stored. */
+    public Optional<LogPosition> position(String group, String topic, int partition) {
+        return StoreException.during("reading the position of " + topic + "/" + partition, () -> sql
+                .sql("SELECT next_offset, log_epoch, topic_id, log_start, log_high_water FROM consumer_position "
+                        + "WHERE consumer_group = ? AND topic = ? AND partition = ?")
+                .params(group, topic, partition)
+                .query((rs, n) -> {
+                    long next = rs.getLong(1);
+                    long start = rs.getLong(4);
+                    start = rs.wasNull() ? 0 : start;
+                    long high = rs.getLong(5);
+                    // Positions stored before the log's identity was kept know only themselves.
+                    high = rs.wasNull() ? next : Math.max(high, next);
+                    return new LogPosition(next, rs.getInt(2), rs.getString(3), Math.min(start, next), high);
+                })
+                .optional());
+    }
+
+    /**
+     * Stores {@code next} as the position of a group in one partition, with its log's identity, if the
+     * stored one is still {@code expected} (none: nothing stored yet), and queues {@code outbox} in the
+     * same transaction (the resync requests that go with a reset).
+     *
+     * @throws StaleWriteException another instance moved the position meanwhile
+     */
+    public void movePosition(String group, String topic, int partition, Optional<LogPosition> expected, LogPosition next,
+            List<Batch.OutboxRow> outbox) throws StaleWriteException {
+        inTransaction("moving the position of " + topic + "/" + partition, false, () -> {
+            int n;
+            SqlParameterValue topicId = new SqlParameterValue(Types.VARCHAR, next.topicId());
+            if (expected.isEmpty()) {
+                n = sql.sql("INSERT INTO consumer_position (consumer_group, topic, partition, next_offset, log_epoch, topic_id, "
+                                + "log_start, log_high_water) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
+                        .params(group, topic, partition, next.next(), next.epoch(), topicId, next.start(), next.highWater())
+                        .update();
+            } else {
+                n = sql.sql("UPDATE consumer_position SET next_offset = ?, log_epoch = ?, topic_id = ?, log_start = ?, "
+                                + "log_high_water = ? WHERE consumer_group = ? AND topic = ? AND partition = ? AND next_offset = ? "
+                                + "AND log_epoch = ?")
+                        .params(next.next(), next.epoch(), topicId, next.start(), next.highWater(), group, topic, partition,
+                                expected.get().next(), expected.get().epoch())
+                        .update();
+            }
+            if (n != 1) {
+                throw new StaleWriteException("position of " + topic + "/" + partition + " moved since "
+                        + expected.map(LogPosition::toString).orElse("none"));
+            }
+            writeOutbox(outbox);
+        });
+    }
+
+    public void commit(Batch b) throws StaleWriteException {
+        inTransaction("commit of " + b.topic() + "/" + b.partition(), true, () -> {
+            fencePosition(b);
+            for (Batch.VersionRow v : b.versions()) {
+                writeVersion(v);
+            }
+            writeActions(b.actions());
+            writeEvents(b);
+            writeDeadLetters(b);
+            writeProblems(b.problems());
+            writeOutbox(b.outbox());
+        });
+    }
+
+    /** The status of one of a cluster's operator actions ({@code pending}, {@code done}, ...); empty when it has no such action. */
+    public Optional<String> actionStatus(long id, String cluster) {
+        return StoreException.during("reading operator action " + id, () -> sql
+                .sql("SELECT status FROM operator_action WHERE id = ? AND cluster = ?")
+                .params(id, cluster)
+                .query(String.class)
+                .optional());
+    }
+
+    private interface Work {
+        void run() throws StaleWriteException;
+    }
+
+    /** Carries a fence's refusal out of the transaction callback, which rolls back on it. */
+    private static final class Refused extends RuntimeException {
+        private final StaleWriteException stale;
+
+        Refused(StaleWriteException stale) {
+            super(stale.getMessage(), null, false, false);
+            this.stale = stale;
+        }
+    }
+
+    /**
+     * Runs {@code work} in one transaction, rolled back when it throws. With {@code raceIsStale}, a
+     * unique key refusing a row means another instance already wrote it: stale, not a failure.
+     */
+    private void inTransaction(String what, boolean raceIsStale, Work work) throws StaleWriteException {
+        try {
+            tx.executeWithoutResult(status -> {
+                try {
+                    work.run();
+                } catch (StaleWriteException e) {
+                    throw new Refused(e);
+                }
+            });
+        } catch (Refused r) {
+            throw r.stale;
+        } catch (DataAccessException e) {
+            if (raceIsStale && StoreException.uniqueViolation(e)) {
+                throw new StaleWriteException("already written by another instance: " + e.getMostSpecificCause().getMessage());
+            }
+            throw new StoreException(what + " failed", e);
+        } catch (TransactionException e) {
+            throw new StoreException(what + " failed", e);
+        }
+    }
+
+    private void fencePosition(Batch b) throws StaleWriteException {
+        int n;
+        if (b.expectedPosition() < 0) {
+            n = sql.sql("INSERT INTO consumer_position (consumer_group, topic, partition, next_offset, log_epoch) "
+                            + "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
+                    .params(b.group(), b.topic(), b.partition(), b.newPosition(), b.epoch())
+                    .update();
+        } else {
+            n = sql.sql("UPDATE consumer_position SET next_offset = ?, log_high_water = GREATEST(log_high_water, ?) "
+                            + "WHERE consumer_group = ? AND topic = ? AND partition = ? AND next_offset = ? AND log_epoch = ?")
+                    .params(b.newPosition(), b.newPosition(), b.group(), b.topic(), b.partition(), b.expectedPosition(), b.epoch())
+                    .update();
+        }
+        if (n != 1) {
+            throw new StaleWriteException("position of " + b.topic() + "/" + b.partition() + " moved since " + b.expectedPosition());
+        }
+    }
+
+    private void writeVersion(Batch.VersionRow v) throws StaleWriteException {
+        int n = v.seq() == 1
+                ? sql.sql("INSERT INTO cluster_head (cluster, seq) VALUES (?, 1) ON CONFLICT DO NOTHING").param(v.cluster()).update()
+                : sql.sql("UPDATE cluster_head SET seq = ? WHERE cluster = ? AND seq = ?").params(v.seq(), v.cluster(), v.seq() - 1)
+                        .update();
+        if (n != 1) {
+            throw new StaleWriteException("head of " + v.cluster() + " is no longer " + (v.seq() - 1));
+        }
+        sql.sql("INSERT INTO version (cluster, seq, parent_seq, created_at, cause, settings, fragments_changed, nodes_changed) "
+                        + "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+                .params(v.cluster(), v.seq(), new SqlParameterValue(Types.BIGINT, v.seq() == 1 ? null : v.seq() - 1),
+                        Timestamp.from(v.createdAt()), v.cause(), v.settings(), v.diff().fragments().size(), v.diff().nodes().size())
+                .update();
+        Map<String, RuleFragment> bodies = new LinkedHashMap<>();
+        for (RulesDiff.FragmentChange ch : v.diff().fragments()) {
+            if (ch.after() != null) {
+                bodies.putIfAbsent(ch.after().hash(), ch.after());
+            }
+        }
+        batch("INSERT INTO fragment (hash, body, text_length) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                new ArrayList<>(bodies.entrySet()), (ps, e) -> {
+                    String text = e.getValue().text();
+                    ps.setString(1, e.getKey());
+                    ps.setBytes(2, FragmentBodies.gzip(text));
+                    ps.setInt(3, text.length());
+                });
+        batch("INSERT INTO version_entry (cluster, seq, family, unit, variant, hash) VALUES (?, ?, ?, ?, ?, ?)",
+                v.diff().fragments(), (ps, ch) -> {
+                    ps.setString(1, v.cluster());
+                    ps.setLong(2, v.seq());
+                    ps.setString(3, ch.key().family().id());
+                    ps.setString(4, ch.key().unit().id());
+                    ps.setString(5, ch.key().variant().id());
+                    ps.setString(6, ch.after() == null ? null : ch.after().hash());
+                });
+        batch("INSERT INTO version_node (cluster, seq, node, zone) VALUES (?, ?, ?, ?)", v.diff().nodes(), (ps, nc) -> {
+            ps.setString(1, v.cluster());
+            ps.setLong(2, v.seq());
+            ps.setString(3, nc.node());
+            ps.setString(4, nc.zoneAfter());
+        });
+    }
+
+    private void writeActions(List<Batch.ActionRow> actions) throws StaleWriteException {
+        Timestamp now = Timestamp.from(Instant.now());
+        for (Batch.ActionRow a : actions) {
+            int n = a.resultVersion() != null
+                    ? sql.sql("UPDATE operator_action SET status = 'done', result_version = ?, completed_at = ? "
+                            + "WHERE id = ? AND status = 'pending'").params(a.resultVersion(), now, a.id()).update()
+                    : sql.sql("UPDATE operator_action SET status = 'rejected', outcome = ?, completed_at = ? "
+                            + "WHERE id = ? AND status = 'pending'").params(a.refusal(), now, a.id()).update();
+            if (n != 1) {
+                throw new StaleWriteException("operator action " + a.id() + " is no longer pending");
+            }
+        }
+    }
+
+    private void writeEvents(Batch b) {
+        Timestamp now = Timestamp.from(Instant.now());
+        batch("INSERT INTO cluster_event (cluster, topic, partition, kafka_offset, event_type, kind, object_key, resource_version, "
+                + "observed_at, received_at, payload, version_seq, log_epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                b.events(), (ps, e) -> {
+                    ps.setString(1, e.cluster());
+                    ps.setString(2, b.topic());
+                    ps.setInt(3, b.partition());
+                    ps.setLong(4, e.offset());
+                    ps.setString(5, e.type());
+                    ps.setString(6, e.kind());
+                    ps.setString(7, e.key());
+                    ps.setString(8, e.resourceVersion());
+                    ps.setTimestamp(9, Timestamp.from(e.observedAt()));
+                    ps.setTimestamp(10, now);
+                    ps.setString(11, e.payload());
+                    if (e.versionSeq() == null) {
+                        ps.setNull(12, Types.BIGINT);
+                    } else {
+                        ps.setLong(12, e.versionSeq());
+                    }
+                    ps.setInt(13, b.epoch());
+                });
+    }
+
+    private void writeDeadLetters(Batch b) {
+        Timestamp now = Timestamp.from(Instant.now());
+        batch("INSERT INTO dead_letter (topic, partition, kafka_offset, record_key, payload, reason, received_at, log_epoch) "
+                + "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", b.deadLetters(), (ps, d) -> {
+                    ps.setString(1, b.topic());
+                    ps.setInt(2, b.partition());
+                    ps.setLong(3, d.offset());
+                    ps.setString(4, d.key());
+                    ps.setString(5, d.payload());
+                    ps.setString(6, d.reason());
+                    ps.setTimestamp(7, now);
+                    ps.setInt(8, b.epoch());
+                });
+    }
+
+    /** One current problem of a changed source, at its place in the source's report. */
+    private record ProblemAt(Batch.ProblemRow row, int seq, Problem problem) {
+    }
+
+    /** Replaces the rows of each changed source: state, so the table holds exactly the current problems. */
+    private void writeProblems(List<Batch.ProblemRow> rows) {
+        if (rows.isEmpty()) {
+            return;
+        }
+        List<ProblemAt> problems = new ArrayList<>();
+        for (Batch.ProblemRow r : rows) {
+            for (int i = 0; i < r.problems().size(); i++) {
+                problems.add(new ProblemAt(r, i, r.problems().get(i)));
+            }
+        }
+        batch("DELETE FROM cluster_problem WHERE cluster = ? AND source = ?", rows, (ps, r) -> {
+            ps.setString(1, r.cluster());
+            ps.setString(2, r.source());
+        });
+        batch("INSERT INTO cluster_problem (cluster, source, seq, location, object, field, message, reported_at) "
+                + "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", problems, (ps, p) -> {
+                    ps.setString(1, p.row().cluster());
+                    ps.setString(2, p.row().source());
+                    ps.setInt(3, p.seq());
+                    ps.setString(4, p.problem().source());
+                    ps.setString(5, p.problem().object());
+                    ps.setString(6, p.problem().field());
+                    ps.setString(7, p.problem().message());
+                    ps.setTimestamp(8, Timestamp.from(p.row().reportedAt()));
+                });
+    }
+
+    private void writeOutbox(List<Batch.OutboxRow> rows) {
+        Timestamp now = Timestamp.from(Instant.now());
+        batch("INSERT INTO outbox (topic, record_key, payload, created_at) VALUES (?, ?, ?, ?)", rows, (ps, o) -> {
+            ps.setString(1, o.topic());
+            ps.setString(2, o.key());
+            ps.setString(3, o.payload());
+            ps.setTimestamp(4, now);
+        });
+    }
+
+    /** One JDBC batch of {@code rows} (JdbcClient has none); nothing is sent for none. */
+    private <T> void batch(String statement, List<T> rows, ParameterizedPreparedStatementSetter<T> set) {
+        if (!rows.isEmpty()) {
+            jdbc.batchUpdate(statement, rows, rows.size(), set);
+        }
+    }
+}

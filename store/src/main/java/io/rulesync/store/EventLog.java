@@ -1,0 +1,99 @@
+package io.rulesync.store;
+
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import javax.sql.DataSource;
+import org.springframework.jdbc.core.simple.JdbcClient;
+
+/**
+ * The stored change events ({@code cluster_event}, written by {@link BatchStore#commit}): what the
+ * compiler replays to rebuild a partition's clusters, and the audit trail the api searches.
+ */
+public final class EventLog {
+    private final JdbcClient sql;
+
+    public EventLog(DataSource ds) {
+        this.sql = JdbcClient.create(ds);
+    }
+
+    /** A change event as received and stored: the audit trail of what the watcher saw. */
+    public record StoredEvent(long id, String type, String kind, String key, String resourceVersion, Instant observedAt,
+            Instant receivedAt, Long version) {
+    }
+
+    /** Clusters that have events stored from this partition. */
+    public List<String> clustersOn(String topic, int partition) {
+        return StoreException.during("reading the clusters of " + topic + "/" + partition, () -> sql
+                .sql("SELECT DISTINCT cluster FROM cluster_event WHERE topic = ? AND partition = ? ORDER BY cluster")
+                .params(topic, partition)
+                .query(String.class)
+                .list());
+    }
+
+    /** A cluster's stored events (their JSON), in the order they were received. */
+    public List<String> eventPayloads(String cluster) {
+        return StoreException.during("reading the events of " + cluster, () -> sql
+                .sql("SELECT payload FROM cluster_event WHERE cluster = ? ORDER BY id")
+                .param(cluster)
+                .query(String.class)
+                .list());
+    }
+
+    /** When the earliest event that went into a version was observed (for a rollback: when it was requested). */
+    public Optional<Instant> firstObserved(String cluster, long seq) {
+        return StoreException.during("reading the events of " + cluster, () -> sql
+                .sql("SELECT min(observed_at) FROM cluster_event WHERE cluster = ? AND version_seq = ?")
+                .params(cluster, seq)
+                .query((rs, n) -> Optional.ofNullable(rs.getTimestamp(1)).map(Timestamp::toInstant))
+                .single());
+    }
+
+    /**
+     * A page of a cluster's stored events, oldest first, after event {@code afterId}. Filters may be
+     * null: events observed at or after {@code since}; of one {@code kind}; of objects in
+     * {@code namespace} and/or named {@code name}.
+     */
+    public List<StoredEvent> events(String cluster, long afterId, Instant since, String kind, String namespace, String name, int limit) {
+        StringBuilder where = new StringBuilder("WHERE cluster = ? AND id > ?");
+        List<Object> args = new ArrayList<>(List.of(cluster, afterId));
+        if (since != null) {
+            where.append(" AND observed_at >= ?");
+            args.add(Timestamp.from(since));
+        }
+        if (kind != null) {
+            where.append(" AND kind = ?");
+            args.add(kind);
+        }
+        if (namespace != null && name != null) {
+            where.append(" AND object_key = ?");
+            args.add(namespace + "/" + name);
+        } else if (namespace != null) {
+            where.append(" AND object_key LIKE ? ESCAPE '\\'");
+            args.add(like(namespace) + "/%");
+        } else if (name != null) {
+            where.append(" AND (object_key = ? OR object_key LIKE ? ESCAPE '\\')");
+            args.add(name);
+            args.add("%/" + like(name));
+        }
+        where.append(" ORDER BY id LIMIT ?");
+        args.add(limit);
+        return StoreException.during("searching the events of " + cluster, () -> sql
+                .sql("SELECT id, event_type, kind, object_key, resource_version, observed_at, received_at, version_seq "
+                        + "FROM cluster_event " + where)
+                .params(args)
+                .query((rs, n) -> {
+                    long v = rs.getLong(8);
+                    Long version = rs.wasNull() ? null : v; // asked at once: wasNull() is about the last column read
+                    return new StoredEvent(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
+                            rs.getTimestamp(6).toInstant(), rs.getTimestamp(7).toInstant(), version);
+                })
+                .list());
+    }
+
+    private static String like(String s) {
+        return s.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_");
+    }
+}

@@ -1,0 +1,176 @@
+package io.rulesync.store;
+
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.rules.ClusterRules;
+import io.rulesync.model.rules.FragmentKey;
+import io.rulesync.model.rules.RuleFragment;
+import io.rulesync.model.rules.Unit;
+import io.rulesync.model.rules.Variant;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import javax.sql.DataSource;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.support.SqlArrayValue;
+
+/**
+ * Reads the stored versions back (written by {@link BatchStore#commit}): heads, version metadata,
+ * the rules and nodes of a cluster at a version, and the rollback that pins a cluster. What the
+ * api serves, and what the compiler rebuilds a cluster's head from.
+ */
+public final class VersionHistory {
+    private final JdbcClient sql;
+
+    public VersionHistory(DataSource ds) {
+        this.sql = JdbcClient.create(ds);
+    }
+
+    /** One version's metadata. */
+    public record VersionInfo(String cluster, long seq, Instant createdAt, String cause, String settings,
+            int fragmentsChanged, int nodesChanged) {
+    }
+
+    /** The latest version of a cluster; 0 when it has none. */
+    public long head(String cluster) {
+        return StoreException.during("reading the head of " + cluster, () -> sql
+                .sql("SELECT seq FROM cluster_head WHERE cluster = ?")
+                .param(cluster)
+                .query(Long.class)
+                .optional()
+                .orElse(0L));
+    }
+
+    /** Every cluster and its newest version, by cluster id. */
+    public SortedMap<String, Long> heads() {
+        SortedMap<String, Long> out = new TreeMap<>();
+        StoreException.during("reading the heads", () -> sql
+                .sql("SELECT cluster, seq FROM cluster_head")
+                .query((rs, n) -> out.put(rs.getString(1), rs.getLong(2)))
+                .list());
+        return out;
+    }
+
+    /** The rollback that pins a cluster: its latest done action, when that is a rollback. */
+    public Optional<RecordedAction> pinning(String cluster) {
+        return StoreException.during("reading the actions of " + cluster, () -> sql
+                .sql("SELECT " + RecordedAction.COLUMNS + " FROM operator_action WHERE cluster = ? AND status = 'done' "
+                        + "ORDER BY result_version DESC LIMIT 1")
+                .param(cluster)
+                .query((rs, n) -> RecordedAction.read(rs))
+                .optional())
+                .filter(a -> "rollback".equals(a.action()));
+    }
+
+    /** The rules of every node of a cluster at a version, read back from the stored changes. */
+    public ClusterRules rules(String cluster, long seq) {
+        Map<FragmentKey, String> hashes = new TreeMap<>();
+        StoreException.during("reading the rules of " + cluster + " at " + seq, () -> sql
+                .sql("SELECT DISTINCT ON (family, unit, variant) family, unit, variant, hash FROM version_entry "
+                        + "WHERE cluster = ? AND seq <= ? ORDER BY family, unit, variant, seq DESC")
+                .params(cluster, seq)
+                .query((rs, n) -> {
+                    if (rs.getString(4) != null) {
+                        hashes.put(new FragmentKey(IpFamily.fromId(rs.getString(1)), Unit.parse(rs.getString(2)),
+                                Variant.parse(rs.getString(3))), rs.getString(4));
+                    }
+                    return null;
+                })
+                .list());
+        Map<String, RuleFragment> bodies = fragments(hashes.values());
+        Map<FragmentKey, RuleFragment> fragments = new TreeMap<>();
+        hashes.forEach((k, h) -> fragments.put(k, bodies.get(h)));
+        return ClusterRules.of(fragments, nodes(cluster, seq));
+    }
+
+    /** The nodes of a cluster at a version, with their zones ("" without one): cheap, no rules read. */
+    public SortedMap<String, String> nodes(String cluster, long seq) {
+        SortedMap<String, String> nodes = new TreeMap<>();
+        StoreException.during("reading the nodes of " + cluster + " at " + seq, () -> sql
+                .sql("SELECT DISTINCT ON (node) node, zone FROM version_node WHERE cluster = ? AND seq <= ? ORDER BY node, seq DESC")
+                .params(cluster, seq)
+                .query((rs, n) -> {
+                    if (rs.getString(2) != null) {
+                        nodes.put(rs.getString(1), rs.getString(2));
+                    }
+                    return null;
+                })
+                .list());
+        return nodes;
+    }
+
+    /** Fragment bodies by hash. */
+    public Map<String, RuleFragment> fragments(Collection<String> hashes) {
+        Map<String, RuleFragment> out = new HashMap<>();
+        if (hashes.isEmpty()) {
+            return out;
+        }
+        StoreException.during("reading fragments", () -> sql
+                .sql("SELECT hash, body FROM fragment WHERE hash = ANY (?)")
+                .param(new SqlArrayValue("bpchar", hashes.stream().distinct().toArray()))
+                .query((rs, n) -> out.put(rs.getString(1), RuleFragment.parse(FragmentBodies.gunzip(rs.getBytes(2)))))
+                .list());
+        return out;
+    }
+
+    public Optional<VersionInfo> version(String cluster, long seq) {
+        return versions("WHERE cluster = ? AND seq = ?", cluster, seq).stream().findFirst();
+    }
+
+    /** When each of these versions was created (versions that do not exist are left out). */
+    public Map<Long, Instant> createdAt(String cluster, Collection<Long> seqs) {
+        Map<Long, Instant> out = new HashMap<>();
+        if (seqs.isEmpty()) {
+            return out;
+        }
+        StoreException.during("reading versions of " + cluster, () -> sql
+                .sql("SELECT seq, created_at FROM version WHERE cluster = ? AND seq = ANY (?)")
+                .params(cluster, new SqlArrayValue("bigint", seqs.toArray()))
+                .query((rs, n) -> out.put(rs.getLong(1), rs.getTimestamp(2).toInstant()))
+                .list());
+        return out;
+    }
+
+    /** A cluster's versions, oldest first. */
+    public List<VersionInfo> versions(String cluster) {
+        return versions("WHERE cluster = ? ORDER BY seq", cluster);
+    }
+
+    /** Up to {@code limit} versions below {@code before}, newest first: one page of a cluster's history. */
+    public List<VersionInfo> versionsBefore(String cluster, long before, int limit) {
+        return versions("WHERE cluster = ? AND seq < ? ORDER BY seq DESC LIMIT ?", cluster, before, limit);
+    }
+
+    private List<VersionInfo> versions(String where, Object... args) {
+        return StoreException.during("reading versions of " + args[0], () -> sql
+                .sql("SELECT cluster, seq, created_at, cause, settings, fragments_changed, nodes_changed FROM version " + where)
+                .params(args)
+                .query(VersionHistory::versionInfo)
+                .list());
+    }
+
+    private static VersionInfo versionInfo(ResultSet rs, int row) throws SQLException {
+        return new VersionInfo(rs.getString(1), rs.getLong(2), rs.getTimestamp(3).toInstant(), rs.getString(4), rs.getString(5),
+                rs.getInt(6), rs.getInt(7));
+    }
+
+    /** Bytes a version added to the database (its rows and the fragment bodies first stored with it). */
+    public long storedBytes(String cluster, long seq) {
+        return StoreException.during("measuring version " + seq + " of " + cluster, () -> sql
+                .sql("SELECT COALESCE((SELECT sum(pg_column_size(v.*)) FROM version v WHERE cluster = ? AND seq = ?), 0)"
+                        + " + COALESCE((SELECT sum(pg_column_size(e.*)) FROM version_entry e WHERE cluster = ? AND seq = ?), 0)"
+                        + " + COALESCE((SELECT sum(pg_column_size(n.*)) FROM version_node n WHERE cluster = ? AND seq = ?), 0)"
+                        + " + COALESCE((SELECT sum(pg_column_size(f.*)) FROM fragment f WHERE f.hash IN ("
+                        + "     SELECT e.hash FROM version_entry e WHERE e.cluster = ? AND e.seq = ? AND NOT EXISTS ("
+                        + "       SELECT 1 FROM version_entry o WHERE o.hash = e.hash AND o.cluster = e.cluster AND o.seq < e.seq))), 0)")
+                .params(cluster, seq, cluster, seq, cluster, seq, cluster, seq)
+                .query(Long.class)
+                .single());
+    }
+}

@@ -1,0 +1,107 @@
+package io.rulesync.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.rulesync.model.rules.RulesDiff;
+import io.rulesync.model.topic.LogPosition;
+import io.rulesync.testing.needs.RequiresPostgres;
+import io.rulesync.testsupport.TestDatabase;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * The stores on their own, with versions that only move nodes (no compiler needed): what one batch
+ * writes is read back by each store, and the outbox relay keeps what it could not publish. The round
+ * trip of compiled rules is the compiler's StoredVersionsTest.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@RequiresPostgres
+class BatchStoreTest {
+    private static final Instant T = Instant.parse("2026-11-29T12:00:00Z");
+    private TestDatabase db;
+    private BatchStore batches;
+    private VersionHistory history;
+    private EventLog events;
+    private Outbox outbox;
+    private ProblemStore problems;
+
+    @BeforeAll
+    void setUp() {
+        db = TestDatabase.create();
+        batches = new BatchStore(db.dataSource());
+        history = new VersionHistory(db.dataSource());
+        events = new EventLog(db.dataSource());
+        outbox = new Outbox(db.dataSource());
+        problems = new ProblemStore(db.dataSource());
+    }
+
+    @AfterAll
+    void tearDown() {
+        if (db != null) {
+            db.close();
+        }
+    }
+
+    private static Batch batch(String topic, long expected, long next, String cluster, long seq, String node) {
+        RulesDiff diff = new RulesDiff(List.of(), List.of(new RulesDiff.NodeChange(node, null, "zone-a")));
+        return new Batch("g", topic, 0, expected, next,
+                List.of(new Batch.EventRow(cluster, Math.max(expected, 0), "upsert", "Node", node, "1", T, "{\"n\":\"" + node + "\"}",
+                        seq)),
+                List.of(new Batch.DeadLetterRow(Math.max(expected, 0), cluster, "not json", "unreadable")),
+                List.of(new Batch.VersionRow(cluster, seq, T, "{}", "{}", diff)), List.of(),
+                List.of(new Batch.OutboxRow("deltas", cluster, "{\"v\":" + seq + "}")));
+    }
+
+    @Test
+    void aBatchIsReadBackByEachStoreAndAStaleOneWritesNothing() throws Exception {
+        String c = "batch-a";
+        batches.commit(batch("t-a", -1, 1, c, 1, "n1"));
+        batches.commit(batch("t-a", 1, 2, c, 2, "n2"));
+        long stored = db.count("cluster_event");
+
+        assertThatThrownBy(() -> batches.commit(batch("t-a", 1, 2, c, 3, "n3"))).isInstanceOf(StaleWriteException.class);
+        assertThatThrownBy(() -> batches.commit(batch("t-a2", -1, 1, c, 2, "n3"))).isInstanceOf(StaleWriteException.class);
+
+        assertThat(db.count("cluster_event")).isEqualTo(stored);
+        assertThat(batches.positions("g", "t-a")).containsExactly(Map.entry(0, 2L));
+        assertThat(batches.positions("g", "t-a2")).isEmpty();
+        assertThat(history.head(c)).isEqualTo(2);
+        assertThat(history.heads()).containsEntry(c, 2L);
+        assertThat(history.nodes(c, 1)).containsOnlyKeys("n1");
+        assertThat(history.nodes(c, 2)).containsOnlyKeys("n1", "n2");
+        assertThat(history.versionsBefore(c, 3, 10)).extracting(VersionHistory.VersionInfo::seq).containsExactly(2L, 1L);
+        assertThat(history.createdAt(c, List.of(1L, 2L, 9L))).containsOnlyKeys(1L, 2L);
+        assertThat(events.clustersOn("t-a", 0)).containsExactly(c);
+        assertThat(events.eventPayloads(c)).containsExactly("{\"n\":\"n1\"}", "{\"n\":\"n2\"}");
+        assertThat(events.events(c, 0, null, "Node", null, "n2", 10)).extracting(EventLog.StoredEvent::version).containsExactly(2L);
+        assertThat(events.firstObserved(c, 2)).contains(T);
+        assertThat(events.firstObserved(c, 9)).isEmpty();
+        assertThat(problems.deadLetterCount(c)).isEqualTo(2);
+        assertThat(problems.known(c)).isTrue();
+    }
+
+    @Test
+    void aMovedPositionIsFencedAndTheOutboxKeepsWhatItCouldNotPublish() throws Exception {
+        LogPosition first = new LogPosition(5, 1, null, 0, 5);
+        batches.movePosition("g", "t-b", 0, Optional.empty(), first, List.of(new Batch.OutboxRow("resync", "batch-b", "{}")));
+        assertThat(batches.position("g", "t-b", 0)).contains(first);
+        assertThatThrownBy(() -> batches.movePosition("g", "t-b", 0, Optional.empty(), first, List.of()))
+                .isInstanceOf(StaleWriteException.class);
+
+        int pending = outbox.pending(1000).size();
+        assertThat(outbox.relay(1000, messages -> false)).isZero();
+        assertThat(outbox.pending(1000)).hasSize(pending);
+        List<Outbox.OutboxMessage> published = new ArrayList<>();
+        assertThat(outbox.relay(1000, published::addAll)).isEqualTo(pending);
+        assertThat(published).extracting(Outbox.OutboxMessage::payload).contains("{}");
+        assertThat(outbox.pending(1000)).isEmpty();
+    }
+}

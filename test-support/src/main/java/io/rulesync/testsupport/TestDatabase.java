@@ -1,0 +1,117 @@
+package io.rulesync.testsupport;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import io.rulesync.testing.needs.Need;
+import javax.sql.DataSource;
+import org.flywaydb.core.Flyway;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * A database of its own for one test class, migrated with the real Flyway scripts and dropped
+ * afterwards, on the server {@link TestInfrastructure} provides (the local PostgreSQL at
+ * 127.0.0.1:5432, or a container where Docker runs). Nothing else on the server is touched.
+ * Tests that use it declare {@code @RequiresPostgres}; should no PostgreSQL answer all the same,
+ * {@link #create()} skips the calling test (fails it under {@code CI=true}) with the same line.
+ */
+public final class TestDatabase implements AutoCloseable {
+    private final String name;
+    private final PGSimpleDataSource dataSource;
+
+    private TestDatabase(String name) {
+        this.name = name;
+        this.dataSource = new PGSimpleDataSource();
+        String[] server = TestInfrastructure.postgresServer();
+        dataSource.setUrl(server[0] + name);
+        dataSource.setUser(server[1]);
+        dataSource.setPassword(server[2]);
+    }
+
+    /** Why no test database can be created ({@code needs PostgreSQL ...: how to get it}), or empty. */
+    public static Optional<String> unavailableReason() {
+        Need local = Need.localPostgres();
+        return TestInfrastructure.containers() || local.met() ? Optional.empty() : Optional.of(local.message());
+    }
+
+    /** A fresh, migrated database; skips the calling test (under CI=true: fails it) when PostgreSQL is not there. */
+    public static TestDatabase create() {
+        if (!TestInfrastructure.containers()) {
+            Need.localPostgres().require();
+        }
+        String name = "rulesync_test_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+        admin("CREATE DATABASE " + name);
+        TestDatabase db = new TestDatabase(name);
+        Flyway.configure().dataSource(db.dataSource).load().migrate();
+        return db;
+    }
+
+    public DataSource dataSource() {
+        return dataSource;
+    }
+
+    public String url() {
+        return TestInfrastructure.postgresServer()[0] + name;
+    }
+
+    public String user() {
+        return TestInfrastructure.postgresServer()[1];
+    }
+
+    public String password() {
+        return TestInfrastructure.postgresServer()[2];
+    }
+
+    /**
+     * The options that give a role this database's password as users do: a file only its owner may
+     * read ({@code --db-password-file}); none when the password is empty (the local server's trust).
+     */
+    public List<String> passwordOptions() {
+        if (password().isEmpty()) {
+            return List.of();
+        }
+        try {
+            Path file = Files.createTempFile("rulesync-db-password-", ".txt",
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+            file.toFile().deleteOnExit();
+            Files.writeString(file, password() + "\n");
+            return List.of("--db-password-file", file.toString());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public long count(String table) {
+        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
+                var rs = s.executeQuery("SELECT count(*) FROM " + table)) {
+            rs.next();
+            return rs.getLong(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        admin("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
+    }
+
+    private static void admin(String sql) {
+        String[] server = TestInfrastructure.postgresServer();
+        try (Connection c = DriverManager.getConnection(server[0] + "postgres", server[1], server[2]);
+                Statement s = c.createStatement()) {
+            s.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql + ": " + e.getMessage(), e);
+        }
+    }
+}
