@@ -38,7 +38,7 @@ import org.springframework.context.ConfigurableApplicationContext;
  */
 @RequiresPostgres
 @RequiresKafka
-class CompilerServiceTest {
+class CompilerApplicationTest {
     private final String run = UUID.randomUUID().toString().substring(0, 8);
     private final Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run, "acks-" + run);
 
