@@ -12,6 +12,7 @@ import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.rules.Chain;
 import io.rulesync.model.rules.DispatchChain;
 import io.rulesync.model.rules.RuleFragment;
+import io.rulesync.model.rules.ServiceChain;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.util.ArrayList;
@@ -59,10 +60,10 @@ public final class ServicePortCompiler {
         String name = svc.name().toString();
         String proto = svc.name().protocol().lower();
         String hash = ChainNames.portHash(svc.name());
-        String svcChain = ChainNames.SVC_PREFIX + hash;
-        String svlChain = ChainNames.SVL_PREFIX + hash;
-        String extChain = ChainNames.EXT_PREFIX + hash;
-        String fwChain = ChainNames.FW_PREFIX + hash;
+        String svcChain = ServiceChain.SVC.named(hash);
+        String svlChain = ServiceChain.SVL.named(hash);
+        String extChain = ServiceChain.EXT.named(hash);
+        String fwChain = ServiceChain.FW.named(hash);
         Optional<Cidr> detector = settings.localDetector();
         String port = Integer.toString(svc.port());
 

@@ -1,7 +1,10 @@
 package io.rulesync.compiler.bench;
 
+import static org.awaitility.Awaitility.await;
+
 import io.rulesync.compiler.runtime.PartitionProcessor;
 import io.rulesync.model.rules.RulesDiff;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -58,11 +61,13 @@ public final class EventClock implements PartitionProcessor.VersionListener {
         return last;
     }
 
-    /** Waits until the version that covers {@code offset} (or a later one) is stored. */
-    public void awaitStored(long offset) throws InterruptedException {
-        while (lastStoredOffset.get() < offset) {
-            Thread.sleep(5);
-        }
+    /**
+     * Waits until the version that covers {@code offset} (or a later one) is stored. The wait is inside the measured
+     * time, so it polls at once and every 5 ms; a benchmark has no deadline.
+     */
+    public void awaitStored(long offset) {
+        await("the version covering offset " + offset).forever().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(5))
+                .until(() -> lastStoredOffset.get() >= offset);
     }
 
     public long sentAt(long offset) {

@@ -10,6 +10,7 @@ import io.rulesync.model.cluster.NamespacedName;
 import io.rulesync.model.cluster.Service;
 import io.rulesync.model.rules.Chain;
 import io.rulesync.model.rules.RuleSet;
+import io.rulesync.model.rules.ServiceChain;
 import io.rulesync.model.rules.Table;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -59,7 +60,7 @@ class CompilerPropertiesTest {
         for (IpFamily family : IpFamily.values()) {
             RuleSet rules = compile(c.state(), "node-a", settings(family, r));
             for (Chain chain : rules.nat()) {
-                if (!chain.name().startsWith(ChainNames.SVC_PREFIX) && !chain.name().startsWith(ChainNames.SVL_PREFIX)) {
+                if (!chain.name().startsWith(ServiceChain.SVC.prefix()) && !chain.name().startsWith(ServiceChain.SVL.prefix())) {
                     continue;
                 }
                 List<String> jumps = chain.rules().stream()

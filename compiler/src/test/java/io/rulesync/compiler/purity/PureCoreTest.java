@@ -47,6 +47,35 @@ class PureCoreTest {
                 .hasMessageContaining("java.lang.Runtime");
     }
 
+    /**
+     * Inside the allowed JDK trees the rule still refuses threads, executors, locks, logging, reflection and reading
+     * the environment or system properties; concurrent collections and atomics stay allowed, as data.
+     */
+    @Test
+    void theRuleCatchesThreadsExecutorsLoggingReflectionAndTheEnvironment() {
+        JavaClasses fixture = new ClassFileImporter().importClasses(RunsAndLooksUpFixture.class);
+        assertThatThrownBy(() -> PureCode.rule(List.of("io.rulesync.compiler.purity.."), List.of(), List.of()).check(fixture))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("java.lang.Thread")
+                .hasMessageContaining("java.util.concurrent.ExecutorService")
+                .hasMessageContaining("java.util.concurrent.Executors")
+                .hasMessageContaining("java.util.concurrent.locks.ReentrantLock")
+                .hasMessageContaining("java.util.logging.Logger")
+                .hasMessageContaining("java.lang.reflect.Method")
+                .hasMessageContaining("java.lang.Class.forName")
+                .hasMessageContaining("java.lang.System.getenv")
+                .hasMessageContaining("java.lang.System.getProperty")
+                .hasMessageNotContaining("java.util.concurrent.ConcurrentHashMap")
+                .hasMessageNotContaining("java.util.concurrent.atomic.AtomicLong");
+    }
+
+    /** Concurrent collections and atomics are data: pure code may hold them. */
+    @Test
+    void concurrentCollectionsAndAtomicsArePure() {
+        PureCode.rule(List.of("io.rulesync.compiler.purity.."), List.of(), List.of())
+                .check(new ClassFileImporter().importClasses(PureConcurrentData.class));
+    }
+
     /** A pure package that uses an adapter package the rule excludes is flagged too. */
     @Test
     void theRuleCatchesAnExcludedAdapter() {
@@ -70,6 +99,47 @@ class PureCoreTest {
         Object run() throws java.io.IOException {
             Runtime.getRuntime().exec(new String[] {"true"});
             return new ProcessBuilder("true").start();
+        }
+    }
+
+    static final class RunsAndLooksUpFixture {
+        java.util.concurrent.ConcurrentHashMap<String, Long> counts = new java.util.concurrent.ConcurrentHashMap<>();
+        java.util.concurrent.atomic.AtomicLong total = new java.util.concurrent.atomic.AtomicLong();
+
+        void start() {
+            new Thread(() -> { }).start();
+        }
+
+        void submit() {
+            java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newSingleThreadExecutor();
+            pool.shutdown();
+        }
+
+        void lock() {
+            new java.util.concurrent.locks.ReentrantLock().lock();
+        }
+
+        void log() {
+            java.util.logging.Logger.getLogger("pure").info("hello");
+        }
+
+        Object reflect() throws Exception {
+            java.lang.reflect.Method m = Class.forName("java.lang.String").getMethod("length");
+            return m.invoke("pure");
+        }
+
+        String settings() {
+            return System.getenv("HOME") + System.getProperty("user.home");
+        }
+    }
+
+    static final class PureConcurrentData {
+        java.util.concurrent.ConcurrentMap<String, Long> counts = new java.util.concurrent.ConcurrentHashMap<>();
+        java.util.concurrent.atomic.AtomicLong total = new java.util.concurrent.atomic.AtomicLong();
+
+        long add(String key) {
+            counts.merge(key, 1L, Long::sum);
+            return total.incrementAndGet();
         }
     }
 

@@ -22,6 +22,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.springframework.context.ConfigurableApplicationContext;
 
@@ -47,8 +48,8 @@ class AcksListenerTest {
         }
     }
 
-    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        TestCompiler.await(what, Duration.ofSeconds(90), condition);
+    private static void await(String what, BooleanSupplier condition) {
+        Awaitility.await(what).atMost(Duration.ofSeconds(90)).until(condition::getAsBoolean);
     }
 
     private static String[] ack(NodeAck a) {

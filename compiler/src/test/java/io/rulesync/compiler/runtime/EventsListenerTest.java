@@ -1,6 +1,7 @@
 package io.rulesync.compiler.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.rulesync.compiler.bench.PipelineBenchmark;
@@ -121,7 +122,8 @@ class EventsListenerTest {
                 produce(ScriptedEvents.settings("a"), ScriptedEvents.node("a", "n1", "10.1.0.1"),
                         ScriptedEvents.service("a", "web", "10.96.0.1"), ScriptedEvents.slice("a", "web", "10.244.0.1"));
                 List<ConsumerRecord<String, String>> read = new ArrayList<>();
-                TestCompiler.await("the four records", Duration.ofSeconds(60), () -> {
+                // In the test's thread: a KafkaConsumer is not for several threads.
+                await("the four records").atMost(Duration.ofSeconds(60)).pollInSameThread().until(() -> {
                     consumer.poll(Duration.ofMillis(100)).forEach(read::add);
                     return read.size() == 4;
                 });
@@ -132,7 +134,7 @@ class EventsListenerTest {
                 // An edit nobody reads, then the topic is replaced: the edit is gone, and nothing new arrives.
                 produce(ScriptedEvents.slice("a", "web", "10.244.0.1", "10.244.0.2"));
                 admin.deleteTopics(List.of(topics.events())).all().get();
-                TestCompiler.await("the topic to be created again", Duration.ofSeconds(60), () -> {
+                await("the topic to be created again").atMost(Duration.ofSeconds(60)).until(() -> {
                     try {
                         admin.createTopics(List.of(new NewTopic(topics.events(), 1, (short) 1))).all().get();
                         return true;
@@ -142,7 +144,7 @@ class EventsListenerTest {
                 });
 
                 // The idle check comes every 30 s; here, once the new topic is visible.
-                TestCompiler.await("the new topic to be visible", Duration.ofSeconds(60),
+                await("the new topic to be visible").atMost(Duration.ofSeconds(60)).until(
                         () -> logs.topicId(topics.events()).filter(id -> !id.equals(oldId)).isPresent());
                 List<String> seeks = new ArrayList<>();
                 listener.onIdleContainer(Map.of(tp, 5L), seeking(consumer, seeks));

@@ -1,6 +1,7 @@
 package io.rulesync.compiler.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.rulesync.compiler.bench.PipelineBenchmark;
 import io.rulesync.model.topic.LogPosition;
@@ -81,7 +82,7 @@ class EventsLogKafkaTest {
 
     private void firstVersion(CompilerStores store) throws Exception {
         produce(state("10.244.0.1"));
-        TestCompiler.await("a first version", DEADLINE, () -> rules(store).contains("10.244.0.1:8080"));
+        await("a first version").atMost(DEADLINE).until(() -> rules(store).contains("10.244.0.1:8080"));
     }
 
     /** Reads the resync topic from its start until a request for cluster a is there. */
@@ -114,7 +115,7 @@ class EventsLogKafkaTest {
     private void recreate(Admin admin) throws Exception {
         Uuid oldId = topicId(admin).orElseThrow();
         admin.deleteTopics(List.of(topics.events())).all().get();
-        TestCompiler.await("the topic to be gone or created again", DEADLINE, () -> {
+        await("the topic to be gone or created again").atMost(DEADLINE).until(() -> {
             try {
                 return topicId(admin).map(id -> !id.equals(oldId)).orElse(true);
             } catch (Exception e) {
@@ -168,7 +169,7 @@ class EventsLogKafkaTest {
                 }
                 produce(newLog.toArray(String[]::new));
 
-                TestCompiler.await("the edit in the new log to become a version", DEADLINE,
+                await("the edit in the new log to become a version").atMost(DEADLINE).until(
                         () -> rules(store).contains("10.244.0.2:8080") && rules(store).contains("shop/extra-0:http"));
                 LogPosition p = positionOfA(store, admin).orElseThrow();
                 assertThat(p.topicId()).isNotEqualTo(oldId);
@@ -190,7 +191,7 @@ class EventsLogKafkaTest {
                 // Records published to the old topic and not read yet would be gone with it, and nothing new arrives: the
                 // container's rebalance (here) or the idle check (EventsListenerTest) must notice.
                 recreate(admin);
-                TestCompiler.await("the replaced log to be noticed", DEADLINE, () -> {
+                await("the replaced log to be noticed").atMost(DEADLINE).until(() -> {
                     try {
                         Optional<LogPosition> p = positionOfA(store, admin);
                         return p.isPresent() && !oldId.equals(p.get().topicId());
@@ -228,7 +229,7 @@ class EventsLogKafkaTest {
                 assertThat(store.history().head("a")).as("nothing to compile from the deleted edit").isEqualTo(versions);
                 // The watcher answers with the cluster's whole state, which includes the lost edit.
                 produce(state("10.244.0.1", "10.244.0.3"));
-                TestCompiler.await("the lost edit to become a version", DEADLINE, () -> rules(store).contains("10.244.0.3:8080"));
+                await("the lost edit to become a version").atMost(DEADLINE).until(() -> rules(store).contains("10.244.0.3:8080"));
                 assertThat(store.history().head("a")).isEqualTo(versions + 1);
                 assertThat(positionOfA(store, admin).orElseThrow().epoch()).isZero();
             }

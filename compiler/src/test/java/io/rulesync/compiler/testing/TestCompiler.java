@@ -7,7 +7,6 @@ import io.rulesync.testsupport.TestInfrastructure;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.function.BooleanSupplier;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -40,16 +39,5 @@ public final class TestCompiler {
         props.put("spring.main.banner-mode", "off");
         props.putAll(more);
         return new SpringApplicationBuilder(CompilerApplication.class).web(WebApplicationType.NONE).properties(props).run();
-    }
-
-    /** Polls until {@code condition} holds; a generous deadline, never a timed assertion on speed. */
-    public static void await(String what, Duration deadline, BooleanSupplier condition) throws InterruptedException {
-        long end = System.nanoTime() + deadline.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > end) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(50);
-        }
     }
 }

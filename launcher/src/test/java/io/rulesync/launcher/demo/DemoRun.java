@@ -1,6 +1,7 @@
 package io.rulesync.launcher.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.containsString;
 
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -23,6 +24,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.awaitility.Awaitility;
 import picocli.CommandLine;
 
 /**
@@ -62,14 +64,10 @@ final class DemoRun implements AutoCloseable {
     }
 
     /** Waits for {@code text} in the output after position {@code from}. */
-    void await(int from, String text) throws InterruptedException {
-        long deadline = System.nanoTime() + DEADLINE.toNanos();
-        while (!output().substring(from).contains(text)) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("no '" + text + "' in the demo's output:\n" + output().substring(from));
-            }
-            Thread.sleep(50);
-        }
+    void await(int from, String text) {
+        // The matcher's mismatch shows the output so far.
+        Awaitility.await("'" + text + "' in the demo's output").atMost(DEADLINE)
+                .until(() -> output().substring(from), containsString(text));
     }
 
     /** The first group of {@code regex} in the output. */
@@ -132,13 +130,8 @@ final class DemoRun implements AutoCloseable {
 
     /** Waits until node-a's rules file holds {@code text}. */
     static void awaitRules(Path dir, String node, String text) throws Exception {
-        long deadline = System.nanoTime() + DEADLINE.toNanos();
         Path file = dir.resolve("rules/" + node + "-ipv4.rules");
-        while (!Files.exists(file) || !Files.readString(file).contains(text)) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError(node + "'s rules never showed " + text);
-            }
-            Thread.sleep(50);
-        }
+        Awaitility.await(node + "'s rules to show " + text).atMost(DEADLINE)
+                .until(() -> Files.exists(file) && Files.readString(file).contains(text));
     }
 }

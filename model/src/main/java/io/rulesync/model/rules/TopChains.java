@@ -4,7 +4,8 @@ import java.util.List;
 
 /**
  * kube-proxy's fixed chain names and the order in which it declares them: these names are what
- * operators' tools and runbooks know, so rulesync owns exactly these (plus the per-service chains).
+ * operators' tools and runbooks know, so rulesync owns exactly these (plus the per-service chains,
+ * see {@link ServiceChain}).
  */
 public final class TopChains {
     public static final String SERVICES = "KUBE-SERVICES";
@@ -16,6 +17,9 @@ public final class TopChains {
     public static final String PROXY_FIREWALL = "KUBE-PROXY-FIREWALL";
     public static final String FIREWALL = "KUBE-FIREWALL";
 
+    /** iptables refuses a chain name of XT_EXTENSION_MAXNAMELEN (29, with the NUL) or more characters. */
+    public static final int MAX_NAME_LENGTH = 28;
+
     /** filter chains in kube-proxy's declaration order (KUBE-FIREWALL only where it is written). */
     static final List<String> FILTER_ORDER =
             List.of(SERVICES, EXTERNAL_SERVICES, FORWARD, NODEPORTS, PROXY_FIREWALL, FIREWALL);
@@ -23,5 +27,10 @@ public final class TopChains {
     static final List<String> NAT_ORDER = List.of(SERVICES, NODEPORTS, POSTROUTING, MARK_MASQ);
 
     private TopChains() {
+    }
+
+    /** The fixed chains of {@code table}, in kube-proxy's declaration order. */
+    public static List<String> of(Table table) {
+        return table == Table.FILTER ? FILTER_ORDER : NAT_ORDER;
     }
 }

@@ -8,6 +8,7 @@ import io.rulesync.model.cluster.Protocol;
 import io.rulesync.model.cluster.SpecialRange;
 import io.rulesync.model.rules.Chain;
 import io.rulesync.model.rules.RuleSet;
+import io.rulesync.model.rules.ServiceChain;
 import io.rulesync.model.rules.Table;
 import io.rulesync.model.rules.TopChains;
 import java.math.BigDecimal;
@@ -36,16 +37,6 @@ import java.util.regex.Pattern;
  * number and the offending option or value.
  */
 public final class RuleGrammar {
-    /** kube-proxy's filter chains. */
-    static final Set<String> FILTER_CHAINS = Set.of(TopChains.SERVICES, TopChains.EXTERNAL_SERVICES,
-            TopChains.FORWARD, TopChains.NODEPORTS, TopChains.PROXY_FIREWALL, TopChains.FIREWALL);
-    /** kube-proxy's fixed nat chains; the per-service ones match {@link #HASHED_CHAIN}. */
-    static final Set<String> NAT_FIXED_CHAINS =
-            Set.of(TopChains.SERVICES, TopChains.NODEPORTS, TopChains.POSTROUTING, TopChains.MARK_MASQ);
-    /** ChainNames: prefix + the first 16 characters of base32 (RFC 4648 alphabet) of a SHA-256. */
-    static final Pattern HASHED_CHAIN = Pattern.compile("KUBE-(SVC|SVL|EXT|FW|SEP)-[A-Z2-7]{16}");
-    private static final Pattern SEP_CHAIN = Pattern.compile("KUBE-SEP-[A-Z2-7]{16}");
-
     /** XT_MAX_COMMENT_LEN is 256 including the terminating NUL. */
     static final int MAX_COMMENT_LENGTH = 255;
     /**
@@ -120,17 +111,18 @@ public final class RuleGrammar {
 
     /** Whether a chain is one of a Service port's own (KUBE-SVC/SVL/EXT/FW/SEP-hash), not a shared one. */
     public static boolean isPerServiceChain(String name) {
-        return HASHED_CHAIN.matcher(name).matches();
+        return ServiceChain.of(name).isPresent();
     }
 
-    /** A chain rulesync may declare (and therefore flush) in {@code table}: kube-proxy's names only. */
+    /**
+     * A chain rulesync may declare (and therefore flush) in {@code table}: kube-proxy's names only, as the
+     * model's chain vocabulary ({@link TopChains}, {@link ServiceChain}) defines them; a port's own chains are nat chains.
+     */
     public static void checkChainName(Table table, String name) {
         if (name == null) {
             throw new RejectedRuleException(table, "(none)", 0, "a chain needs a name");
         }
-        boolean owned = table == Table.FILTER
-                ? FILTER_CHAINS.contains(name)
-                : NAT_FIXED_CHAINS.contains(name) || HASHED_CHAIN.matcher(name).matches();
+        boolean owned = TopChains.of(table).contains(name) || table == Table.NAT && isPerServiceChain(name);
         if (!owned) {
             throw new RejectedRuleException(table, name, 0,
                     "chain name " + Printable.quoted(name) + " is not one rulesync owns in the " + table.restoreName() + " table");
@@ -140,8 +132,7 @@ public final class RuleGrammar {
     /** A chain the compiler jumps to: only nat chains, and never the entry chains KUBE-SERVICES/KUBE-POSTROUTING. */
     private static boolean isJumpTarget(Table table, String name) {
         return table == Table.NAT
-                && (name.equals(TopChains.MARK_MASQ) || name.equals(TopChains.NODEPORTS)
-                || HASHED_CHAIN.matcher(name).matches());
+                && (name.equals(TopChains.MARK_MASQ) || name.equals(TopChains.NODEPORTS) || isPerServiceChain(name));
     }
 
     private record Token(String text, boolean quoted) {
@@ -577,7 +568,7 @@ public final class RuleGrammar {
 
         private Match recent(Module m) {
             String name = required(m, "--name").value();
-            if (!SEP_CHAIN.matcher(name).matches()) {
+            if (!ServiceChain.SEP.names(name)) {
                 throw fail("--name " + Printable.of(name) + ": rulesync names recent lists after KUBE-SEP-… chains");
             }
             boolean set = m.has("--set");

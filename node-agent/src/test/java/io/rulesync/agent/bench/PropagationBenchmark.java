@@ -1,5 +1,7 @@
 package io.rulesync.agent.bench;
 
+import static org.awaitility.Awaitility.await;
+
 import io.rulesync.agent.Agent;
 import io.rulesync.agent.AgentLoop;
 import io.rulesync.agent.apply.Applier;
@@ -149,9 +151,9 @@ public final class PropagationBenchmark {
                 }
                 long head = clock.head();
                 t0 = System.nanoTime();
-                while (!agentNodes.stream().allMatch(n -> acked.getOrDefault(n, 0L) >= head)) {
-                    Thread.sleep(100);
-                }
+                // Inside the measured time: polls at once, then every 100 ms; a benchmark has no deadline.
+                await("every agent at version " + head).forever().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(100))
+                        .until(() -> agentNodes.stream().allMatch(n -> acked.getOrDefault(n, 0L) >= head));
                 System.out.printf("agents started and at version %d in %.1f s (%d dry-run%s)%n", head, (System.nanoTime() - t0) / 1e9,
                         dryRunAgents, kernel ? " + 1 real-kernel agent, full load through iptables-restore" : "");
 
@@ -170,9 +172,8 @@ public final class PropagationBenchmark {
                 }
                 clock.awaitStored(offsets.get(offsets.size() - 1));
                 long last = clock.versionOf(offsets.get(offsets.size() - 1));
-                while (!agentNodes.stream().allMatch(n -> acked.getOrDefault(n, 0L) >= last)) {
-                    Thread.sleep(50);
-                }
+                await("every agent at version " + last).forever().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(50))
+                        .until(() -> agentNodes.stream().allMatch(n -> acked.getOrDefault(n, 0L) >= last));
                 List<Long> allDry = new ArrayList<>();
                 List<Long> real = new ArrayList<>();
                 for (long offset : offsets) {

@@ -56,6 +56,7 @@ import java.util.TreeSet;
 import java.util.UUID;
 import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -311,8 +312,8 @@ class EndToEndTest {
         return out;
     }
 
-    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        TestCompiler.await(what, Duration.ofSeconds(120), condition);
+    private static void await(String what, BooleanSupplier condition) {
+        Awaitility.await(what).atMost(Duration.ofSeconds(120)).until(condition::getAsBoolean);
     }
 
     // ------------------------------------------------------------------------------------------------ objects

@@ -1,6 +1,7 @@
 package io.rulesync.agent.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.compiler.runtime.CompilerStores;
@@ -107,16 +108,16 @@ class LostEventEndToEndTest {
                         .withDigestInterval(Duration.ofSeconds(1))
                         .withResyncs(new KafkaResyncRequests(kafka, topics.resyncs())))) {
             CompilerStores store = compiler.getBean(CompilerStores.class);
-            TestCompiler.await("the first version", DEADLINE, () -> rules(store).contains("10.244.0.11:8080"));
-            TestCompiler.await("the watcher to hear resync requests", DEADLINE, watcher::listeningForResyncs);
+            await("the first version").atMost(DEADLINE).until(() -> rules(store).contains("10.244.0.11:8080"));
+            await("the watcher to hear resync requests").atMost(DEADLINE).until(watcher::listeningForResyncs);
             long before = store.history().head("shop");
 
             sink.armed.set(true);
             Files.writeString(web, ShopManifest.web("{addresses: [10.244.0.11], nodeName: node-a}, "
                     + "{addresses: [10.244.0.12], nodeName: node-a}"));
-            TestCompiler.await("the edit to be lost", DEADLINE, () -> sink.lost.get() == 1);
+            await("the edit to be lost").atMost(DEADLINE).until(() -> sink.lost.get() == 1);
 
-            TestCompiler.await("the lost edit to become a version", DEADLINE, () -> rules(store).contains("10.244.0.12:8080"));
+            await("the lost edit to become a version").atMost(DEADLINE).until(() -> rules(store).contains("10.244.0.12:8080"));
             assertThat(store.history().head("shop")).isEqualTo(before + 1);
             assertThat(sink.lost.get()).isEqualTo(1);
         }

@@ -1,6 +1,7 @@
 package io.rulesync.agent.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
@@ -107,8 +108,8 @@ class ProblemsEndToEndTest {
             CompilerStores store = compiler.getBean(CompilerStores.class);
 
             // The broken file is a problem of the cluster, with the object, the field and the reason; the rest is compiled.
-            TestCompiler.await("the broken file among the cluster's problems", DEADLINE, () -> problemCount() == 1);
-            TestCompiler.await("the first version", DEADLINE, () -> rules(store).contains("10.244.0.11:8080"));
+            await("the broken file among the cluster's problems").atMost(DEADLINE).until(() -> problemCount() == 1);
+            await("the first version").atMost(DEADLINE).until(() -> rules(store).contains("10.244.0.11:8080"));
             Map<?, ?> problem = (Map<?, ?>) problems().get(0);
             assertThat(map(problem)).containsEntry("source", db.toString()).containsEntry("location", db + " (document 1)")
                     .containsEntry("object", "Service shop/db").containsEntry("field", "spec.ports[0].port")
@@ -124,7 +125,7 @@ class ProblemsEndToEndTest {
             Files.writeString(db, DB.replace("PORT", "0") + "\n");
             Files.writeString(web, ShopManifest.web("{addresses: [10.244.0.11], nodeName: node-a}, "
                     + "{addresses: [10.244.0.12], nodeName: node-a}"));
-            TestCompiler.await("the edit of the other file", DEADLINE, () -> rules(store).contains("10.244.0.12:8080"));
+            await("the edit of the other file").atMost(DEADLINE).until(() -> rules(store).contains("10.244.0.12:8080"));
             assertThat(store.history().head("shop")).isEqualTo(version + 1);
             assertThat(watcherMetrics.scrape()).contains("rulesync_watcher_problem_reports_total{cluster=\"shop\"} 1.0");
             assertThat(eventTypes()).containsOnlyOnce("problems");
@@ -133,8 +134,8 @@ class ProblemsEndToEndTest {
 
             // Fixed: its problems are cleared, and its Service is compiled; no version came of the reports themselves.
             Files.writeString(db, DB.replace("PORT", "5432"));
-            TestCompiler.await("the problems cleared", DEADLINE, () -> problemCount() == 0);
-            TestCompiler.await("the fixed Service compiled", DEADLINE, () -> rules(store).contains("10.96.0.54"));
+            await("the problems cleared").atMost(DEADLINE).until(() -> problemCount() == 0);
+            await("the fixed Service compiled").atMost(DEADLINE).until(() -> rules(store).contains("10.96.0.54"));
             assertThat(clusterEntry().get("refusedObjects")).isEqualTo(0);
             assertThat(watcherMetrics.scrape()).contains("rulesync_watcher_refused_objects{cluster=\"shop\"} 0.0",
                     "rulesync_watcher_problem_reports_total{cluster=\"shop\"} 2.0");
@@ -143,17 +144,17 @@ class ProblemsEndToEndTest {
             // A record the compiler cannot decode: a dead letter of the cluster, with the reason, logged on one line.
             producer.send(new ProducerRecord<>(topics.events(), "shop", "{\"v\":1,\"cluster\":\"shop\",\"type\":\"re\\nINFO forged\","
                     + "\"observedAt\":\"2026-11-29T12:00:00Z\"}")).get();
-            TestCompiler.await("the dead letter among the cluster's problems", DEADLINE,
+            await("the dead letter among the cluster's problems").atMost(DEADLINE).until(
                     () -> deadLetterCount() == 1);
             Map<?, ?> dead = (Map<?, ?>) ((List<?>) body("/api/v1/clusters/shop/problems").get("deadLetters")).get(0);
             assertThat((String) dead.get("reason")).startsWith("type: 're\nINFO forged' is not upsert, delete,");
             assertThat(dead.get("topic")).isEqualTo(topics.events());
-            TestCompiler.await("the dead letter logged", DEADLINE, () -> log.text().contains("refused as dead letters"));
+            await("the dead letter logged").atMost(DEADLINE).until(() -> log.text().contains("refused as dead letters"));
 
             // A key with a newline, in a file whose name has one: refused, and logged escaped on one line.
             Files.writeString(dir.resolve("odd\nINFO forged.yaml"), "kind: Service\nmetadata: {name: \"web\\nINFO forged\", "
                     + "namespace: shop}\nspec: {ports: [{port: 80}]}\n");
-            TestCompiler.await("the odd file among the problems", DEADLINE, () -> problemCount() == 1);
+            await("the odd file among the problems").atMost(DEADLINE).until(() -> problemCount() == 1);
             assertThat(map(problems().get(0))).containsEntry("source", dir + "/odd\\x0aINFO forged.yaml")
                     .containsEntry("object", "Service shop/web\\x0aINFO forged");
             assertThat(log.text()).contains("cluster shop: file " + dir + "/odd\\x0aINFO forged.yaml is invalid",

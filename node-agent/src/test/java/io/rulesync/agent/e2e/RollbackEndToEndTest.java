@@ -1,6 +1,7 @@
 package io.rulesync.agent.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.rulesync.agent.AgentConfig;
@@ -98,13 +99,13 @@ class RollbackEndToEndTest {
                 up(Fixtures.node("n1", "10.1.0.1")), up(Fixtures.service("web", "10.96.0.10")),
                 up(Fixtures.slice("web", "n1", "10.244.0.1")));
         // The first events may arrive as more than one version: wait for the one with the endpoint.
-        TestCompiler.await("a version with the endpoint", DEADLINE, () -> store.history().head(CLUSTER) >= 1 && store.history().rules(CLUSTER,
+        await("a version with the endpoint").atMost(DEADLINE).until(() -> store.history().head(CLUSTER) >= 1 && store.history().rules(CLUSTER,
                 store.history().head(CLUSTER)).ruleSet("n1", IpFamily.IPV4).map(r -> r.render().contains("10.244.0.1:8080")).orElse(false));
         long v1 = store.history().head(CLUSTER);
         send(producer, topics, up(Fixtures.slice("web", "n1", "10.244.0.1", "10.244.0.2")));
-        TestCompiler.await("version 2", DEADLINE, () -> store.history().head(CLUSTER) == v1 + 1);
+        await("version 2").atMost(DEADLINE).until(() -> store.history().head(CLUSTER) == v1 + 1);
         send(producer, topics, up(Fixtures.slice("web", "n1", "10.244.0.1", "10.244.0.2", "10.244.0.3")));
-        TestCompiler.await("version 3", DEADLINE, () -> store.history().head(CLUSTER) == v1 + 2);
+        await("version 3").atMost(DEADLINE).until(() -> store.history().head(CLUSTER) == v1 + 2);
         long v3 = v1 + 2;
 
         // An agent applies the head and acknowledges it.
@@ -134,7 +135,7 @@ class RollbackEndToEndTest {
 
         // Pinned: a watched change is recorded and compiled, but not published.
         send(producer, topics, up(Fixtures.slice("web", "n1", "10.244.0.1", "10.244.0.4")));
-        TestCompiler.await("the held change recorded", DEADLINE,
+        await("the held change recorded").atMost(DEADLINE).until(
                 () -> store.events().events(CLUSTER, 0, null, null, null, null, 100).size() == 7);
         assertThat(store.history().head(CLUSTER)).isEqualTo(rolledBack);
         Map<?, ?> clusters = json(get("/api/v1/clusters"));
@@ -174,7 +175,7 @@ class RollbackEndToEndTest {
 
     /** Until the api says node n1 runs {@code version} and is converged. */
     private void awaitNode(long version) throws InterruptedException {
-        TestCompiler.await("n1 acknowledging version " + version, DEADLINE, () -> {
+        await("n1 acknowledging version " + version).atMost(DEADLINE).until(() -> {
             try {
                 List<?> nodes = (List<?>) json(get("/api/v1/clusters/shop/nodes")).get("nodes");
                 return nodes.stream().map(n -> (Map<?, ?>) n).anyMatch(n -> n.get("node").equals("n1")

@@ -4,10 +4,26 @@ import static com.tngtech.archunit.core.domain.JavaClass.Predicates.belongToAnyO
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+
 import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaCall;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.lang.ArchRule;
+import com.tngtech.archunit.lang.CompositeArchRule;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.ConcurrentNavigableMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.ConcurrentSkipListSet;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CopyOnWriteArraySet;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
@@ -15,7 +31,10 @@ import java.util.stream.Stream;
  * the model (pcollections, snakeyaml-engine), and the pure packages it names; nothing else. So a new
  * framework is refused without being listed, and so are files ({@code java.io.File}, its streams and
  * readers, {@code java.nio.file}), the network ({@code java.net}) and processes ({@code ProcessBuilder},
- * {@code Runtime.exec}). Each module's test applies it to its own pure packages.
+ * {@code Runtime.exec}). Inside the allowed trees it also refuses threads, executors and locks, logging,
+ * reflection, and reading the process's environment or system properties: pure code computes an answer
+ * from its arguments, and the shells around it run things, log, and look configuration up. Each module's
+ * test applies it to its own pure packages.
  */
 public final class PureCode {
     /** JDK and library packages pure code may use, with their subpackages. */
@@ -35,6 +54,33 @@ public final class PureCode {
     static final List<Class<?>> BANNED_JAVA_LANG = List.of(ProcessBuilder.class, ProcessBuilder.Redirect.class,
             Process.class, ProcessHandle.class, Runtime.class);
 
+    /** Inside {@code java.lang} and {@code java.util}: what starts or steers threads. */
+    static final List<Class<?>> BANNED_THREADS = List.of(Thread.class, ThreadGroup.class, java.util.Timer.class,
+            java.util.TimerTask.class);
+
+    /**
+     * Packages inside the allowed trees that pure code may not use: executors, futures and locks (running
+     * things is a shell's job), logging (a side channel to consoles and files), and reflection.
+     */
+    static final String[] BANNED_PACKAGES = {"java.util.concurrent", "java.util.concurrent.locks..", "java.util.logging..",
+        "java.lang.reflect..", "java.lang.invoke.."};
+
+    /**
+     * What stays allowed of {@code java.util.concurrent}: its thread-safe collections and {@link TimeUnit} are data,
+     * like the atomics of {@code java.util.concurrent.atomic}, which the ban does not reach.
+     */
+    static final List<Class<?>> ALLOWED_CONCURRENT = List.of(ConcurrentMap.class, ConcurrentNavigableMap.class,
+            ConcurrentHashMap.class, ConcurrentSkipListMap.class, ConcurrentSkipListSet.class, ConcurrentLinkedQueue.class,
+            ConcurrentLinkedDeque.class, CopyOnWriteArrayList.class, CopyOnWriteArraySet.class, TimeUnit.class);
+
+    /** Methods of allowed classes that read the process's environment or system properties, or load a class by name. */
+    static final Map<String, Set<String>> BANNED_CALLS = Map.of(
+            "java.lang.System", Set.of("getenv", "getProperty", "getProperties", "setProperty", "setProperties", "clearProperty"),
+            "java.lang.Integer", Set.of("getInteger"),
+            "java.lang.Long", Set.of("getLong"),
+            "java.lang.Boolean", Set.of("getBoolean"),
+            "java.lang.Class", Set.of("forName"));
+
     private PureCode() {
     }
 
@@ -52,14 +98,25 @@ public final class PureCode {
                 .or(belongToAnyOf(ALLOWED_JAVA_IO.toArray(Class<?>[]::new)))
                 .or(resideInAnyPackage(own).and(DescribedPredicate.not(adapter)))
                 .and(DescribedPredicate.not(belongToAnyOf(BANNED_JAVA_LANG.toArray(Class<?>[]::new))))
-                .as("the JDK's pure parts (java.lang without processes, java.util, java.time, java.math, java.text,"
+                .and(DescribedPredicate.not(belongToAnyOf(BANNED_THREADS.toArray(Class<?>[]::new))))
+                .and(DescribedPredicate.not(resideInAnyPackage(BANNED_PACKAGES)
+                        .and(DescribedPredicate.not(belongToAnyOf(ALLOWED_CONCURRENT.toArray(Class<?>[]::new))))))
+                .as("the JDK's pure parts (java.lang without processes, threads, reflection or method handles; java.util without"
+                        + " executors, locks or logging, but with its concurrent collections and atomics; java.time, java.math, java.text,"
                         + " java.nio buffers and charsets, java.security digests, java.io's exceptions and string streams),"
                         + " pcollections, snakeyaml-engine, or " + String.join(", ", own)
                         + (excluded.isEmpty() ? "" : " but not " + String.join(", ", excluded)));
         DescribedPredicate<JavaClass> pure = resideInAnyPackage(purePackages.toArray(String[]::new)).and(DescribedPredicate.not(adapter))
                 .as("reside in " + String.join(", ", purePackages) + (excluded.isEmpty() ? "" : " but not " + String.join(", ", excluded)));
-        return classes().that(pure)
-                .should().onlyDependOnClassesThat(allowed)
-                .because("pure code is tested and run without frameworks, files, the network or processes; adapters wrap it");
+        DescribedPredicate<JavaCall<?>> environment = DescribedPredicate.describe(
+                "reads the environment or system properties, or loads a class by name",
+                call -> BANNED_CALLS.getOrDefault(call.getTargetOwner().getName(), Set.of()).contains(call.getName()));
+        return CompositeArchRule
+                .of(classes().that(pure)
+                        .should().onlyDependOnClassesThat(allowed)
+                        .because("pure code is tested and run without frameworks, files, the network or processes; adapters wrap it"))
+                .and(noClasses().that(pure)
+                        .should().callCodeUnitWhere(environment)
+                        .because("pure code gets its settings as arguments; the shells read the environment and system properties"));
     }
 }

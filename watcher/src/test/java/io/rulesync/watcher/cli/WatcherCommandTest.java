@@ -1,6 +1,7 @@
 package io.rulesync.watcher.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.SettingsChanged;
@@ -16,6 +17,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -115,10 +117,7 @@ class WatcherCommandTest {
                     "sync Service [default/web]", "sync EndpointSlice []", "sync Node []", "problem-sync [" + bad + "]");
 
             // The refused object is a metric (the server starts right after the watcher: wait for its port).
-            long deadline = System.nanoTime() + 30_000_000_000L;
-            while (cmd.metricsPort() < 0 && System.nanoTime() < deadline) {
-                Thread.sleep(20);
-            }
+            await("the metrics server's port").atMost(Duration.ofSeconds(30)).until(() -> cmd.metricsPort() >= 0);
             HttpResponse<String> metrics = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
                     URI.create("http://127.0.0.1:" + cmd.metricsPort() + "/metrics")).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(metrics.body()).contains("rulesync_watcher_refused_objects{cluster=\"demo-a\"} 1.0",

@@ -1,6 +1,8 @@
 package io.rulesync.watcher.manifests;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+import static org.hamcrest.Matchers.containsString;
 
 import io.rulesync.model.cluster.Service;
 import io.rulesync.model.event.ClusterEvent;
@@ -14,7 +16,6 @@ import io.rulesync.watcher.fleet.ClusterSource;
 import io.rulesync.watcher.fleet.ClusterSpec;
 import io.rulesync.watcher.fleet.FleetConfig;
 import io.rulesync.watcher.publish.ClusterFeed;
-import io.rulesync.watcher.testing.Await;
 import io.rulesync.watcher.testing.Events;
 import io.rulesync.watcher.testing.LogCapture;
 import io.rulesync.watcher.testing.RecordingSink;
@@ -41,6 +42,8 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(120)
 class SlowFileIsolationTest {
+    /** Generous: CI machines are slow, and no test asserts on time. */
+    private static final Duration DEADLINE = Duration.ofSeconds(30);
     @TempDir
     Path root;
     private Path a;
@@ -87,7 +90,7 @@ class SlowFileIsolationTest {
                 new ClusterSpec("demo-a", new ClusterSource.ManifestFolder(a), ClusterSettings.DEFAULT),
                 new ClusterSpec("demo-b", new ClusterSource.ManifestFolder(b), ClusterSettings.DEFAULT)), sink, options);
         running.add(w);
-        assertThat(w.awaitSynced(Await.LONG)).isTrue();
+        assertThat(w.awaitSynced(DEADLINE)).isTrue();
         return w;
     }
 
@@ -116,8 +119,9 @@ class SlowFileIsolationTest {
             Files.writeString(b.resolve("web.yaml"), service("web", 82));
             sink.await("both edits", ev -> port(sink.events("demo-a"), "shop/web") == 81 && port(sink.events("demo-b"), "shop/web") == 82);
             System.out.printf("edits published %.2f s after the 10 MB file was written%n", (System.nanoTime() - t0) / 1e9);
-            Await.until(() -> log.text().contains("big.yaml: is 10,000,000 bytes (9.5 MiB), over the limit of 4,194,304 bytes (4.0 MiB)"
-                    + " per file; split it into several files"), () -> "the refusal of big.yaml; log so far:\n" + log.text());
+            // The matcher's mismatch shows the log so far.
+            await("the refusal of big.yaml").atMost(DEADLINE).until(log::text, containsString(
+                    "big.yaml: is 10,000,000 bytes (9.5 MiB), over the limit of 4,194,304 bytes (4.0 MiB) per file; split it into several files"));
         }
         assertThat(Events.lastState(sink.events(), ObjectKind.SERVICE, "shop/big")).isEmpty();
         assertThat(Events.lastMarker(sink.events("demo-a"), ObjectKind.SERVICE).orElseThrow().sortedKeys())
@@ -140,8 +144,8 @@ class SlowFileIsolationTest {
             Files.writeString(b.resolve("web.yaml"), service("web", 82));
             sink.await("both edits", ev -> port(sink.events("demo-a"), "shop/web") == 81 && port(sink.events("demo-b"), "shop/web") == 82);
             long edits = System.nanoTime();
-            Await.until(() -> log.text().contains("big.yaml (document 1): Service shop/big: is 10,000,000 characters long,"
-                    + " over the API server's limit of 3,145,728 (3 MiB) per object"), () -> "the refusal of big.yaml");
+            await("the refusal of big.yaml").atMost(DEADLINE).until(() -> log.text().contains("big.yaml (document 1): Service shop/big: is 10,000,000 characters long,"
+                    + " over the API server's limit of 3,145,728 (3 MiB) per object"));
             System.out.printf("edits published %.2f s, the 10 MB file refused %.2f s after it was written%n",
                     (edits - t0) / 1e9, (System.nanoTime() - t0) / 1e9);
 
@@ -198,7 +202,7 @@ class SlowFileIsolationTest {
         Files.writeString(a.resolve("slow.yaml"), service("slow", 80));
         ManifestFolderSource sourceA = source("demo-a", a);
         ManifestFolderSource sourceB = source("demo-b", b);
-        Await.until(() -> sourceA.reads() > 0 && sourceB.reads() > 0, () -> "the first reads");
+        await("the first reads").atMost(DEADLINE).until(() -> sourceA.reads() > 0 && sourceB.reads() > 0);
         assertThat(port(events("demo-a"), "shop/slow")).isEqualTo(80);
 
         slowArmed.set(true);
@@ -206,8 +210,8 @@ class SlowFileIsolationTest {
         Files.writeString(a.resolve("slow.yaml"), service("slow", 81));
         Files.writeString(a.resolve("web.yaml"), service("web", 81));
         Files.writeString(b.resolve("web.yaml"), service("web", 82));
-        Await.until(() -> port(events("demo-a"), "shop/web") == 81 && port(events("demo-b"), "shop/web") == 82,
-                () -> "both edits; events so far:\n" + Events.describe(events()));
+        await("both edits").atMost(DEADLINE).untilAsserted(() -> assertThat(port(events("demo-a"), "shop/web") == 81
+                && port(events("demo-b"), "shop/web") == 82).as(() -> "events so far:\n" + Events.describe(events())).isTrue());
         System.out.printf("edits published %.2f s after they were written, slow.yaml still being read%n", (System.nanoTime() - t0) / 1e9);
 
         // Published while slow.yaml was still being read: its Service keeps the state last read.
@@ -220,7 +224,7 @@ class SlowFileIsolationTest {
 
         // Its change is published when its read ends, after the others.
         slowReleased.countDown();
-        Await.until(() -> port(events("demo-a"), "shop/slow") == 81, () -> "the slow file's edit");
+        await("the slow file's edit").atMost(DEADLINE).until(() -> port(events("demo-a"), "shop/slow") == 81);
         List<ClusterEvent> all = events();
         assertThat(indexOf(all, "demo-a", "shop/slow", 81)).isGreaterThan(indexOf(all, "demo-a", "shop/web", 81))
                 .isGreaterThan(indexOf(all, "demo-b", "shop/web", 82));
@@ -228,7 +232,7 @@ class SlowFileIsolationTest {
 
         // And the source goes on as before.
         Files.writeString(a.resolve("slow.yaml"), service("slow", 82));
-        Await.until(() -> port(events("demo-a"), "shop/slow") == 82, () -> "the next edit");
+        await("the next edit").atMost(DEADLINE).until(() -> port(events("demo-a"), "shop/slow") == 82);
     }
 
     @Test
@@ -237,16 +241,16 @@ class SlowFileIsolationTest {
         slowArmed.set(true);
         ManifestFolderSource sourceA = source("demo-a", a);
         ManifestFolderSource sourceB = source("demo-b", b);
-        Await.until(() -> sourceB.reads() > 0 && slowEntered.getCount() == 0, () -> "demo-b's first read, demo-a's under way");
+        await("demo-b's first read, demo-a's under way").atMost(DEADLINE).until(() -> sourceB.reads() > 0 && slowEntered.getCount() == 0);
         Files.writeString(b.resolve("web.yaml"), service("web", 82));
-        Await.until(() -> port(events("demo-b"), "shop/web") == 82, () -> "demo-b's edit");
+        await("demo-b's edit").atMost(DEADLINE).until(() -> port(events("demo-b"), "shop/web") == 82);
 
         // No marker for demo-a yet: one now would leave out slow.yaml's objects.
         assertThat(sourceA.reads()).isZero();
         assertThat(events("demo-a")).isEmpty();
 
         slowReleased.countDown();
-        Await.until(() -> sourceA.reads() > 0, () -> "demo-a's first read");
+        await("demo-a's first read").atMost(DEADLINE).until(() -> sourceA.reads() > 0);
         assertThat(Events.lastMarker(events("demo-a"), ObjectKind.SERVICE).orElseThrow().sortedKeys())
                 .containsExactly("shop/db", "shop/slow", "shop/web");
     }

@@ -1,6 +1,7 @@
 package io.rulesync.watcher.publish;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.rulesync.model.cluster.Service;
 import io.rulesync.model.event.ClusterEvent;
@@ -12,7 +13,6 @@ import io.rulesync.watcher.Watcher;
 import io.rulesync.watcher.fleet.ClusterSource;
 import io.rulesync.watcher.fleet.ClusterSpec;
 import io.rulesync.watcher.fleet.FleetConfig;
-import io.rulesync.watcher.testing.Await;
 import io.rulesync.watcher.testing.Events;
 import io.rulesync.watcher.testing.KafkaTestBroker;
 import java.net.ServerSocket;
@@ -35,6 +35,8 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @RequiresKafka
 class KafkaOutageTest {
+    /** Generous: CI machines are slow, and no test asserts on time. */
+    private static final Duration DEADLINE = Duration.ofSeconds(30);
     @TempDir
     Path dir;
 
@@ -74,18 +76,18 @@ class KafkaOutageTest {
                 .withPublisher(new Publisher.Options(500, Duration.ofMillis(100), Duration.ofMillis(500)));
         try (Watcher watcher = Watcher.start(FleetConfig.of(new ClusterSpec("demo", new ClusterSource.ManifestFolder(folder),
                 ClusterSettings.DEFAULT)), sink, options)) {
-            Await.until(() -> !watcher.stats().kafkaAvailable() && watcher.stats().failedSends() > 0, () -> "a failed send");
+            await("a failed send").atMost(DEADLINE).until(() -> !watcher.stats().kafkaAvailable() && watcher.stats().failedSends() > 0);
 
             // Changes while Kafka is away: each key keeps only its latest state.
             for (int port = 81; port <= 85; port++) {
                 Files.writeString(web, "kind: Service\nmetadata: {name: web, namespace: shop}\n"
                         + "spec: {clusterIP: 10.96.0.1, ports: [{port: " + port + "}]}");
                 int expected = port;
-                Await.until(() -> watcher.feed("demo").get(ObjectKind.SERVICE, "shop/web")
-                        .map(s -> ((Service) s).ports().get(0).port() == expected).orElse(false), () -> "the edit to " + expected);
+                await("the edit to " + expected).atMost(DEADLINE).until(() -> watcher.feed("demo").get(ObjectKind.SERVICE, "shop/web")
+                        .map(s -> ((Service) s).ports().get(0).port() == expected).orElse(false));
             }
             Files.delete(folder.resolve("db.yaml"));
-            Await.until(() -> watcher.feed("demo").keys(ObjectKind.SERVICE).size() == 1, () -> "the deletion of db");
+            await("the deletion of db").atMost(DEADLINE).until(() -> watcher.feed("demo").keys(ObjectKind.SERVICE).size() == 1);
             // No backlog: six slots (settings, web, db, three markers), each with at most one event
             // queued and one in the batch that is failing.
             assertThat(watcher.stats().pending()).isLessThanOrEqualTo(12);
@@ -97,7 +99,7 @@ class KafkaOutageTest {
             assertThat(ports(got, "shop/web")).allMatch(p -> p == 85); // never a state older than the current one
             assertThat(Events.lastState(got, ObjectKind.SERVICE, "shop/db")).isEmpty();
             assertThat(Events.lastMarker(got, ObjectKind.SERVICE).orElseThrow().sortedKeys()).containsExactly("shop/web");
-            Await.until(() -> watcher.stats().kafkaAvailable() && watcher.stats().recoveries() == 1, () -> "the recovery");
+            await("the recovery").atMost(DEADLINE).until(() -> watcher.stats().kafkaAvailable() && watcher.stats().recoveries() == 1);
 
             // Still watching afterwards.
             Files.writeString(web, "kind: Service\nmetadata: {name: web, namespace: shop}\nspec: {clusterIP: 10.96.0.1, ports: [{port: 90}]}");

@@ -111,7 +111,7 @@ class PendingEventsTest {
         PendingEvents q = new PendingEvents();
         Thread t = new Thread(() -> {
             try {
-                Thread.sleep(50);
+                Thread.sleep(50); // deliberate: the offer comes after take has started waiting
             } catch (InterruptedException e) {
                 return;
             }

@@ -2,6 +2,7 @@ package io.rulesync.watcher.publish;
 
 import static io.rulesync.watcher.testing.ModelObjects.service;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.rulesync.model.cluster.Service;
 import io.rulesync.model.event.ClusterEvent;
@@ -9,7 +10,6 @@ import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.event.ObjectKind;
 import io.rulesync.watcher.publish.EventSink.Delivery;
-import io.rulesync.watcher.testing.Await;
 import io.rulesync.watcher.testing.Events;
 import io.rulesync.watcher.testing.RecordingSink;
 import java.time.Clock;
@@ -22,6 +22,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 class PublisherTest {
+    /** Generous: CI machines are slow, and no test asserts on time. */
+    private static final Duration DEADLINE = Duration.ofSeconds(30);
     private static final Publisher.Options FAST = new Publisher.Options(500, Duration.ofMillis(10), Duration.ofMillis(100));
 
     private final PendingEvents pending = new PendingEvents();
@@ -51,7 +53,7 @@ class PublisherTest {
         sink.block();
         publisher = new Publisher(pending, sink, () -> { }, FAST).start();
         feed.upsert(service("ns", "web", 1), "1");
-        Await.until(() -> sink.sends() == 1, () -> "the first send to be stuck in the slow sink");
+        await("the first send to be stuck in the slow sink").atMost(DEADLINE).until(() -> sink.sends() == 1);
         for (int port = 2; port <= 1000; port++) {
             feed.upsert(service("ns", "web", port), String.valueOf(port));
         }
@@ -69,7 +71,7 @@ class PublisherTest {
         @Override
         public Delivery send(List<ClusterEvent> events) {
             try {
-                Thread.sleep(random.nextInt(3));
+                Thread.sleep(random.nextInt(3)); // the slowness under test, not a wait
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -101,7 +103,7 @@ class PublisherTest {
             t.join();
         }
         for (String name : List.of("a", "b", "c")) {
-            Await.until(() -> portsOf(sink.inner.events(), name).contains(n), () -> "the last state of " + name);
+            await("the last state of " + name).atMost(DEADLINE).until(() -> portsOf(sink.inner.events(), name).contains(n));
             List<Integer> ports = portsOf(sink.inner.events(), name);
             for (int i = 1; i < ports.size(); i++) {
                 assertThat(ports.get(i)).as("states of %s in publish order: %s", name, ports).isGreaterThan(ports.get(i - 1));
@@ -122,7 +124,7 @@ class PublisherTest {
         feed.upsert(service("ns", "web", 80), "1");
         feed.upsert(service("ns", "db", 5432), "2");
         feed.sync(ObjectKind.SERVICE);
-        Await.until(() -> publisher.failedSends() > 0, () -> "a failed send");
+        await("a failed send").atMost(DEADLINE).until(() -> publisher.failedSends() > 0);
         assertThat(publisher.available()).isFalse();
         // Changes during the outage: conflated into the pending queue.
         feed.upsert(service("ns", "web", 8080), "3");
@@ -131,7 +133,7 @@ class PublisherTest {
         assertThat(sink.events()).isEmpty();
 
         sink.failing(false);
-        Await.until(() -> publisher.recoveries() == 1, () -> "the end of the outage");
+        await("the end of the outage").atMost(DEADLINE).until(() -> publisher.recoveries() == 1);
         sink.await("the republished state", ev -> Events.described(ev).stream().filter(d -> d.startsWith("sync")).count() >= 2);
         assertThat(publisher.available()).isTrue();
         assertThat(republishes).hasValue(1);

@@ -1,6 +1,7 @@
 package io.rulesync.watcher.resync;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.rulesync.model.event.ClusterEvent.StateDigest;
 import io.rulesync.model.event.ClusterEvent;
@@ -13,7 +14,6 @@ import io.rulesync.watcher.Watcher;
 import io.rulesync.watcher.fleet.ClusterSource;
 import io.rulesync.watcher.fleet.ClusterSpec;
 import io.rulesync.watcher.fleet.FleetConfig;
-import io.rulesync.watcher.testing.Await;
 import io.rulesync.watcher.testing.Events;
 import io.rulesync.watcher.testing.KafkaTestBroker;
 import java.nio.file.Files;
@@ -109,7 +109,7 @@ class WatcherResyncTest {
         String topic = topics();
         try (Watcher watcher = Watcher.start(fleet(), producer(), topic, Watcher.Options.defaults().withDigestInterval(Duration.ZERO))) {
             assertThat(watcher.awaitSynced(Duration.ofSeconds(30))).isTrue();
-            Await.until(watcher::listeningForResyncs, () -> "the watcher to listen for resync requests");
+            await("the watcher to listen for resync requests").atMost(Duration.ofSeconds(30)).until(watcher::listeningForResyncs);
             KafkaTestBroker.readUntil(topic, r -> count(r, "sync Node [node-a]") == 1);
 
             Properties p = producer();
@@ -130,7 +130,7 @@ class WatcherResyncTest {
             assertThat(described.subList(0, digestAt)).filteredOn("sync Node [node-a]"::equals).hasSize(2);
             assertThat(events).allMatch(e -> e.cluster().equals("demo-a"));
             // The other cluster's request was not ours: one republish for one request, everything in the topic read.
-            Thread.sleep(1000);
+            Thread.sleep(1000); // deliberate: time for a wrong republish to show up before the count
             long total = endOffsets(topic);
             List<KafkaTestBroker.Received> all = KafkaTestBroker.readUntil(topic, r -> r.size() >= total);
             assertThat(count(all, "upsert Service shop/web")).isEqualTo(2);

@@ -1,14 +1,18 @@
 package io.rulesync.watcher.testing;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.EventCodec;
 import io.rulesync.watcher.publish.EventSink;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
+import org.awaitility.Awaitility;
 
 /**
  * An in-memory sink behind the same interface as Kafka's. Every event goes through the wire codec
@@ -85,7 +89,10 @@ public final class RecordingSink implements EventSink {
     }
 
     public void await(String what, Predicate<List<ClusterEvent>> condition) {
-        Await.until(() -> condition.test(events()), () -> what + "; events so far:\n" + Events.describe(events()));
+        Awaitility.await(what).atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            List<ClusterEvent> now = events();
+            assertThat(condition.test(now)).as(() -> "events so far:\n" + Events.describe(now)).isTrue();
+        });
     }
 
     public boolean closed() {

@@ -27,6 +27,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.springframework.context.ConfigurableApplicationContext;
 
@@ -37,7 +38,7 @@ import org.springframework.context.ConfigurableApplicationContext;
  */
 @RequiresPostgres
 @RequiresKafka
-class CompilerServiceTest {
+class CompilerApplicationTest {
     private final String run = UUID.randomUUID().toString().substring(0, 8);
     private final Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run, "acks-" + run);
 
@@ -77,8 +78,8 @@ class CompilerServiceTest {
         return out;
     }
 
-    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        TestCompiler.await(what, Duration.ofSeconds(90), condition);
+    private static void await(String what, BooleanSupplier condition) {
+        Awaitility.await(what).atMost(Duration.ofSeconds(90)).until(condition::getAsBoolean);
     }
 
     /** The final rules of a cluster, computed from the events alone (no Kafka, no database). */
@@ -138,7 +139,7 @@ class CompilerServiceTest {
                     new PartitionProcessor.Record(0, "b", ScriptedEvents.slice("b", "api", "10.244.9.9", "10.244.9.10"))));
             await("the new events compiled", () -> store.history().head("a") == headA + 1 && store.history().head("b") == headB + 1);
             await("no stray events", () -> db.count("cluster_event") == events + 2);
-            Thread.sleep(1000);
+            Thread.sleep(1000); // deliberate: time for a wrong second compile to show up before the checks
             assertThat(store.history().head("a")).isEqualTo(headA + 1);
             assertThat(store.history().head("b")).isEqualTo(headB + 1);
             assertThat(db.count("cluster_event")).isEqualTo(events + 2);
