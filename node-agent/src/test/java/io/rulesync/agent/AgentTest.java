@@ -6,10 +6,13 @@ import io.rulesync.agent.apply.Applier;
 import io.rulesync.agent.apply.MemoryNetfilter;
 import io.rulesync.agent.apply.OwnedChains;
 import io.rulesync.agent.conntrack.Conntrack;
+import io.rulesync.agent.exec.CommandRunner;
 import io.rulesync.agent.feed.AckSink;
 import io.rulesync.agent.feed.SnapshotSource;
 import io.rulesync.agent.feed.SnapshotUnavailableException;
+import io.rulesync.agent.mode.IptablesMode;
 import io.rulesync.agent.state.StateFile;
+import io.rulesync.agent.testing.AgentLogs;
 import io.rulesync.agent.testing.History;
 import io.rulesync.agent.testing.MutableClock;
 import io.rulesync.model.ack.NodeAck;
@@ -37,6 +40,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -49,7 +53,7 @@ class AgentTest {
     History history;
     MemoryNetfilter kernel;
     List<NodeAck> acks;
-    List<String> logs;
+    AgentLogs logs;
     int snapshotsServed;
     boolean apiDown;
     MutableClock clock;
@@ -59,8 +63,13 @@ class AgentTest {
         history = new History(30);
         kernel = new MemoryNetfilter(IpFamily.IPV4, null, "n");
         acks = new ArrayList<>();
-        logs = new ArrayList<>();
+        logs = new AgentLogs();
         clock = new MutableClock();
+    }
+
+    @AfterEach
+    void tearDown() {
+        logs.close();
     }
 
     Agent agent() {
@@ -80,9 +89,14 @@ class AgentTest {
             }
         };
         AckSink sink = acks::add;
-        return new Agent(History.CLUSTER, History.NODE, snapshots, new Applier(List.of(kernel), logs::add), sink,
-                new StateFile(dir, History.CLUSTER, History.NODE), clock, Duration.ofSeconds(30), 1_000,
-                new Conntrack(null, true, logs::add), logs::add);
+        // A dry run's conntrack only logs; no host command may run here.
+        CommandRunner none = (argv, stdin, timeout) -> {
+            throw new AssertionError("a host command in a unit test: " + argv);
+        };
+        IptablesMode mode = new IptablesMode(History.NODE, new Applier(List.of(kernel), null, clock), new Conntrack(none, true),
+                Duration.ofSeconds(30), 1_000);
+        return new Agent(History.CLUSTER, History.NODE, snapshots, mode, sink, new StateFile(dir, History.CLUSTER, History.NODE), clock,
+                Duration.ofSeconds(30));
     }
 
     RuleSet expected(long v) {
@@ -297,7 +311,7 @@ class AgentTest {
         }
         assertThat(a.repairs()).isEqualTo(1);
         assertKernelHolds(1);
-        assertThat(logs).anyMatch(l -> l.contains("drift repaired (1)") && l.contains(last.name()));
+        assertThat(logs.lines()).anyMatch(l -> l.contains("drift repaired (1)") && l.contains(last.name()));
     }
 
     @Test
@@ -311,7 +325,7 @@ class AgentTest {
         Agent second = agent();
         second.start();
         assertKernelHolds(4);
-        assertThat(logs).anyMatch(l -> l.contains("kernel holds version 2 from an earlier run"));
+        assertThat(logs.lines()).anyMatch(l -> l.contains("kernel holds version 2 from an earlier run"));
         assertThat(kernel.chain(Table.NAT, "KUBE-SERVICES")).isPresent();
     }
 
