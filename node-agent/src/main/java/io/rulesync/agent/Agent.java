@@ -6,21 +6,16 @@ import io.rulesync.agent.feed.SnapshotUnavailableException;
 import io.rulesync.agent.mode.KernelMode;
 import io.rulesync.agent.plan.NodeView;
 import io.rulesync.agent.rules.FragmentCheck;
-import io.rulesync.agent.rules.RejectedRuleException;
 import io.rulesync.agent.state.StateFile;
 import io.rulesync.agent.verify.DriftCheck;
 import io.rulesync.model.ack.NodeAck;
-import io.rulesync.model.rules.FragmentKey;
-import io.rulesync.model.rules.RuleFragment;
 import io.rulesync.model.rules.RulesDelta;
-import io.rulesync.model.rules.RulesDiff;
 import io.rulesync.model.rules.RulesSnapshot;
 import io.rulesync.model.rules.Unit;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -148,7 +143,7 @@ public final class Agent {
             if (d.target() <= base.version()) {
                 continue; // redelivered
             }
-            String refused = kernel.refusal() != null ? kernel.refusal() : refusal(d);
+            String refused = kernel.refusal() != null ? kernel.refusal() : FragmentCheck.refusal(d.diff());
             if (refused != null) {
                 applyAhead(ahead, touched);
                 ahead = null;
@@ -237,7 +232,7 @@ public final class Agent {
             backoff.cancel();
             return;
         }
-        String refused = kernel.refusal() != null ? kernel.refusal() : refusal(target);
+        String refused = kernel.refusal() != null ? kernel.refusal() : FragmentCheck.refusal(target.rules().fragments());
         if (refused != null) {
             refuse(target.version(), refused);
             return;
@@ -278,50 +273,22 @@ public final class Agent {
         }
     }
 
-    /** Why a delta must not reach the kernel, or null: every fragment it carries must be one the compiler emits. */
-    private static String refusal(RulesDelta d) {
-        for (RulesDiff.FragmentChange c : d.diff().fragments()) {
-            String r = c.after() == null ? null : refusal(c.key(), c.after());
-            if (r != null) {
-                return r;
-            }
-        }
-        return null;
-    }
-
-    private static String refusal(NodeView v) {
-        for (Map.Entry<FragmentKey, RuleFragment> e : v.rules().fragments().entrySet()) {
-            String r = refusal(e.getKey(), e.getValue());
-            if (r != null) {
-                return r;
-            }
-        }
-        return null;
-    }
-
-    private static String refusal(FragmentKey key, RuleFragment f) {
-        try {
-            FragmentCheck.check(key.family(), f);
-            return null;
-        } catch (RejectedRuleException e) {
-            return "refused " + key.unit().id() + " (" + key.family().id() + "): " + e.getMessage();
-        }
-    }
-
     private void refuse(long version, String why) {
-        failures.incrementAndGet();
         warn(version).log("version {} refused, node keeps {}: {}", version, keeps(running), why);
-        acks.publish(new NodeAck(cluster, node, version, running == null ? 0 : running.version(), NodeAck.Status.FAILED, why,
-                0, 0, kernel.mode(), clock.instant()));
-        backoff.failed(clock.instant());
+        failed(version, why, 0);
     }
 
     private void fail(NodeView to, NodeView from, long t0, String error) {
-        failures.incrementAndGet();
         running = from;
         warn(to.version()).log("version {} not applied, node keeps {}: {}", to.version(), keeps(from), error);
-        acks.publish(new NodeAck(cluster, node, to.version(), from == null ? 0 : from.version(), NodeAck.Status.FAILED, error,
-                clock.millis() - t0, 0, kernel.mode(), clock.instant()));
+        failed(to.version(), error, clock.millis() - t0);
+    }
+
+    /** A FAILED ack naming the version the node keeps, and a retry after the back-off. */
+    private void failed(long version, String error, long ms) {
+        failures.incrementAndGet();
+        acks.publish(new NodeAck(cluster, node, version, running == null ? 0 : running.version(), NodeAck.Status.FAILED, error,
+                ms, 0, kernel.mode(), clock.instant()));
         backoff.failed(clock.instant());
     }
 
