@@ -11,6 +11,8 @@ import io.rulesync.agent.feed.AckSink;
 import io.rulesync.agent.feed.SnapshotSource;
 import io.rulesync.agent.feed.SnapshotUnavailableException;
 import io.rulesync.agent.mode.IptablesMode;
+import io.rulesync.agent.mode.KernelMode;
+import io.rulesync.agent.mode.RefusingMode;
 import io.rulesync.agent.state.StateFile;
 import io.rulesync.agent.testing.AgentLogs;
 import io.rulesync.agent.testing.History;
@@ -73,6 +75,15 @@ class AgentTest {
     }
 
     Agent agent() {
+        // A dry run's conntrack only logs; no host command may run here.
+        CommandRunner none = (argv, stdin, timeout) -> {
+            throw new AssertionError("a host command in a unit test: " + argv);
+        };
+        return agent(new IptablesMode(History.NODE, new Applier(List.of(kernel), null, clock), new Conntrack(none, true),
+                Duration.ofSeconds(30), 1_000));
+    }
+
+    Agent agent(KernelMode mode) {
         SnapshotSource snapshots = new SnapshotSource() {
             @Override
             public RulesSnapshot latest(String cluster, String node) throws SnapshotUnavailableException {
@@ -89,12 +100,6 @@ class AgentTest {
             }
         };
         AckSink sink = acks::add;
-        // A dry run's conntrack only logs; no host command may run here.
-        CommandRunner none = (argv, stdin, timeout) -> {
-            throw new AssertionError("a host command in a unit test: " + argv);
-        };
-        IptablesMode mode = new IptablesMode(History.NODE, new Applier(List.of(kernel), null, clock), new Conntrack(none, true),
-                Duration.ofSeconds(30), 1_000);
         return new Agent(History.CLUSTER, History.NODE, snapshots, mode, sink, new StateFile(dir, History.CLUSTER, History.NODE), clock,
                 Duration.ofSeconds(30));
     }
@@ -342,5 +347,25 @@ class AgentTest {
         clock.advance(Duration.ofSeconds(1));
         a.tick();
         assertThat(a.running()).isEqualTo(1);
+    }
+
+    @Test
+    void aRefusingModeAppliesNothingAndAcksEveryVersionFailedWithItsReason() {
+        Agent a = agent(new RefusingMode("ipvs cannot be used here", new IptablesMode(History.NODE,
+                new Applier(List.of(kernel), "ipvs unavailable: test", clock), new Conntrack((argv, stdin, t) -> {
+                    throw new AssertionError("a host command in a unit test: " + argv);
+                }, true), Duration.ofSeconds(30), 1_000)));
+        a.start();
+        assertThat(a.running()).isEqualTo(-1);
+        assertThat(kernel.chainNames(Table.NAT)).isEmpty();
+        assertThat(lastAck().status()).isEqualTo(NodeAck.Status.FAILED);
+        assertThat(lastAck().error()).isEqualTo("ipvs cannot be used here");
+        assertThat(lastAck().mode()).isEqualTo("dry-run (ipvs unavailable: test)");
+        a.tick();
+        assertThat(acks).hasSize(1); // backing off
+        clock.advance(Duration.ofSeconds(1));
+        a.tick();
+        assertThat(acks).hasSize(2).allSatisfy(k -> assertThat(k.status()).isEqualTo(NodeAck.Status.FAILED));
+        assertThat(kernel.chainNames(Table.NAT)).isEmpty();
     }
 }
