@@ -112,7 +112,7 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
         return ModeChoice.decide(mode, problem, whenIpvsUnavailable);
     }
 
-    /** The agent itself, on this host's kernel (in {@link #netns} if named) and the system clock. */
+    /** The agent itself, on this host's kernel (in the named network namespace, if any) and the system clock. */
     public Agent agent(SnapshotSource snapshots, AckSink acks) {
         return agent(snapshots, acks, HostCommand.PROCESSES.inNetns(netns), Clock.systemUTC());
     }
@@ -165,12 +165,13 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
     }
 
     public AgentLoop loop(SnapshotSource snapshots, AckSink observer) {
+        Clock clock = Clock.systemUTC();
         KafkaAckSink kafkaAcks = new KafkaAckSink(kafka, kafkaSettings, topics.acks());
         Agent agent = agent(snapshots, ack -> {
             kafkaAcks.publish(ack);
             observer.publish(ack);
-        });
-        DeltaFeed feed = new DeltaFeed(kafka, kafkaSettings, topics.deltas(), cluster, Clock.systemUTC());
+        }, HostCommand.PROCESSES.inNetns(netns), clock);
+        DeltaFeed feed = new DeltaFeed(kafka, kafkaSettings, topics.deltas(), cluster, clock);
         return new AgentLoop(agent, feed, node, kafkaAcks);
     }
 }

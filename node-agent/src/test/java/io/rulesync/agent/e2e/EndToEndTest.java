@@ -94,7 +94,8 @@ class EndToEndTest {
     private final Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run, "acks-" + run);
     private final Map<String, NetnsLab> labs = new LinkedHashMap<>();
     private final Map<String, AgentLoop> agents = new HashMap<>();
-    private final AgentLogs agentLog = new AgentLogs();
+    /** Opened once the api has started: Spring Boot's logging set-up resets logback and would drop it. */
+    private AgentLogs agentLog;
     private final List<AutoCloseable> closeLast = new ArrayList<>();
     private KubernetesMockServer kube;
     private KubernetesClient client;
@@ -161,6 +162,7 @@ class EndToEndTest {
         assertThat(watcher.awaitSynced(Duration.ofSeconds(60))).isTrue();
 
         await("the first version", () -> store.head(CLUSTER) >= 1);
+        agentLog = new AgentLogs();
         for (String node : labs.keySet()) {
             startAgent(node);
         }
@@ -169,7 +171,9 @@ class EndToEndTest {
     @AfterAll
     void stopEverything() {
         agents.values().forEach(AgentLoop::close);
-        agentLog.close();
+        if (agentLog != null) {
+            agentLog.close();
+        }
         for (int i = closeLast.size() - 1; i >= 0; i--) {
             try {
                 closeLast.get(i).close();
