@@ -5,6 +5,8 @@ import io.rulesync.agent.apply.IptablesNetfilter;
 import io.rulesync.agent.apply.MemoryNetfilter;
 import io.rulesync.agent.apply.Netfilter;
 import io.rulesync.agent.conntrack.Conntrack;
+import io.rulesync.agent.exec.CommandRunner;
+import io.rulesync.agent.exec.HostCommand;
 import io.rulesync.agent.feed.AckSink;
 import io.rulesync.agent.feed.ApiSnapshots;
 import io.rulesync.agent.feed.DeltaFeed;
@@ -14,10 +16,14 @@ import io.rulesync.agent.ipvs.BoundAddresses;
 import io.rulesync.agent.ipvs.IpsetSync;
 import io.rulesync.agent.ipvs.IpvsApplier;
 import io.rulesync.agent.ipvs.IpvsadmKernel;
+import io.rulesync.agent.mode.IptablesMode;
+import io.rulesync.agent.mode.IpvsMode;
 import io.rulesync.agent.mode.IpvsProbe;
+import io.rulesync.agent.mode.KernelMode;
 import io.rulesync.agent.mode.ModeChoice;
 import io.rulesync.agent.mode.ModeChoice.WhenIpvsUnavailable;
 import io.rulesync.agent.mode.ProxyMode;
+import io.rulesync.agent.mode.RefusingMode;
 import io.rulesync.agent.plan.ipvs.IpvsPlan;
 import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.agent.state.StateFile;
@@ -34,7 +40,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Everything a node agent needs to run, and how the parts are put together.
@@ -53,6 +60,7 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
         URI api, String apiToken, List<IpFamily> families, Path dryRun, String netns, Path stateDir,
         Duration verifyEvery, int chainsPerCheck, ProxyMode mode, WhenIpvsUnavailable whenIpvsUnavailable, Duration ipvsDrainTimeout,
         List<Cidr> ipvsExcludeCidrs) {
+    private static final Logger log = LoggerFactory.getLogger(AgentConfig.class);
 
     /** With IPVS's default drain timeout, and no virtual servers of anyone else. */
     public AgentConfig(String cluster, String node, String kafka, Map<String, Object> kafkaSettings, Topics topics,
@@ -95,55 +103,75 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
      * The mode this agent runs in: for IPVS mode, the node is checked first (as kube-proxy does), and
      * what cannot be used falls back or is refused as configured.
      */
-    public ModeChoice modeChoice() {
+    public ModeChoice modeChoice(CommandRunner runner) {
         if (mode == ProxyMode.IPTABLES) {
             return ModeChoice.AS_ASKED;
         }
         Optional<String> problem = dryRun != null ? Optional.of("a dry run writes iptables rules only")
-                : IpvsProbe.problem(netns);
+                : IpvsProbe.problem(runner);
         return ModeChoice.decide(mode, problem, whenIpvsUnavailable);
     }
 
-    /** The agent itself, without its Kafka feed: what {@link #loop} drives (and tests drive directly). */
-    public Agent agent(SnapshotSource snapshots, AckSink acks, Consumer<String> log) {
-        ModeChoice choice = modeChoice();
+    /** The agent itself, on this host's kernel (in the named network namespace, if any) and the system clock. */
+    public Agent agent(SnapshotSource snapshots, AckSink acks) {
+        return agent(snapshots, acks, HostCommand.PROCESSES.inNetns(netns), Clock.systemUTC());
+    }
+
+    /**
+     * The agent itself, without its Kafka feed: what {@link #loop} drives (and tests drive directly).
+     * Its kernel mode is chosen here, once: iptables, IPVS, or refusing to apply anything.
+     */
+    public Agent agent(SnapshotSource snapshots, AckSink acks, CommandRunner runner, Clock clock) {
+        ModeChoice choice = modeChoice(runner);
         if (choice.note() != null) {
-            log.accept(mode.id() + " mode asked for, " + choice.note() + "; "
-                    + (choice.refusal() == null ? "programming iptables mode instead (--ipvs-unavailable=fallback)"
-                            : "applying nothing (--ipvs-unavailable=refuse)"));
+            log.atWarn().addKeyValue("cluster", cluster).addKeyValue("node", node).log("{} mode asked for, {}; {}", mode.id(), choice.note(),
+                    choice.refusal() == null ? "programming iptables mode instead (--ipvs-unavailable=fallback)"
+                            : "applying nothing (--ipvs-unavailable=refuse)");
         }
-        List<Netfilter> netfilters = netfilters();
-        Applier applier = new Applier(netfilters, log, choice.note());
-        Agent agent = new Agent(cluster, node, snapshots, applier, acks, new StateFile(stateDir, cluster, node),
-                Clock.systemUTC(), verifyEvery, chainsPerCheck, new Conntrack(netns, dryRun != null, log), log);
+        List<Netfilter> netfilters = netfilters(runner);
+        Conntrack conntrack = new Conntrack(runner, dryRun != null);
+        KernelMode iptables = new IptablesMode(node, new Applier(netfilters, choice.note(), clock), conntrack, verifyEvery, chainsPerCheck);
+        KernelMode kernel;
         if (choice.refusal() != null) {
-            agent.refuseEverything(choice.refusal());
+            kernel = new RefusingMode(choice.refusal(), iptables);
         } else if (mode == ProxyMode.IPVS && choice.note() == null) {
-            agent.programIpvs(new IpvsApplier(netfilters, new IpvsadmKernel(netns), new IpsetSync(netns), new BoundAddresses(netns),
-                    ipvsDrainTimeout, ipvsExcludeCidrs, log));
+            kernel = new IpvsMode(node, new IpvsApplier(netfilters, new IpvsadmKernel(runner), new IpsetSync(runner), new BoundAddresses(runner),
+                    ipvsDrainTimeout, ipvsExcludeCidrs), conntrack, clock);
+        } else {
+            kernel = iptables;
         }
-        return agent;
+        return new Agent(cluster, node, snapshots, kernel, acks, new StateFile(stateDir, cluster, node), clock, verifyEvery);
     }
 
     /** The agent's packet filters: the kernel's, or in-memory ones that write files for a dry run. */
-    public List<Netfilter> netfilters() {
+    public List<Netfilter> netfilters(CommandRunner runner) {
         IptablesNetfilter.Printer printer = (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm();
         List<Netfilter> out = new ArrayList<>();
         for (IpFamily f : families) {
             out.add(dryRun != null ? new MemoryNetfilter(f, dryRun, node + "-" + f.id())
-                    : new IptablesNetfilter(f, netns, printer));
+                    : new IptablesNetfilter(f, runner, printer));
         }
         return out;
     }
 
-    public AgentLoop loop(Consumer<String> log) {
-        return loop(new ApiSnapshots(api, apiToken), log);
+    /** The agent with its Kafka feed, acking to Kafka only. */
+    public AgentLoop loop() {
+        return loop(ack -> { });
     }
 
-    public AgentLoop loop(SnapshotSource snapshots, Consumer<String> log) {
-        KafkaAckSink acks = new KafkaAckSink(kafka, kafkaSettings, topics.acks(), log);
-        Agent agent = agent(snapshots, acks, log);
-        DeltaFeed feed = new DeltaFeed(kafka, kafkaSettings, topics.deltas(), cluster, log);
-        return new AgentLoop(agent, feed, node, log, acks);
+    /** @param observer also told every ack, after Kafka: what a console shows of the versions applied */
+    public AgentLoop loop(AckSink observer) {
+        return loop(new ApiSnapshots(api, apiToken), observer);
+    }
+
+    public AgentLoop loop(SnapshotSource snapshots, AckSink observer) {
+        Clock clock = Clock.systemUTC();
+        KafkaAckSink kafkaAcks = new KafkaAckSink(kafka, kafkaSettings, topics.acks());
+        Agent agent = agent(snapshots, ack -> {
+            kafkaAcks.publish(ack);
+            observer.publish(ack);
+        }, HostCommand.PROCESSES.inNetns(netns), clock);
+        DeltaFeed feed = new DeltaFeed(kafka, kafkaSettings, topics.deltas(), cluster, clock);
+        return new AgentLoop(agent, feed, node, kafkaAcks);
     }
 }

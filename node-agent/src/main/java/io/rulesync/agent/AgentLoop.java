@@ -3,24 +3,26 @@ package io.rulesync.agent;
 import io.rulesync.agent.feed.DeltaFeed;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
-import java.util.function.Consumer;
 import org.apache.kafka.common.errors.WakeupException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 /** Runs an {@link Agent} on one thread: deltas from the feed, and time for retries and drift checks. */
 public final class AgentLoop implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(AgentLoop.class);
+
     private final Agent agent;
     private final DeltaFeed feed;
-    private final Consumer<String> log;
     private final AutoCloseable acks;
     private final Thread thread;
     private final CountDownLatch started = new CountDownLatch(1);
     private volatile boolean stopping;
     private volatile Throwable died;
 
-    public AgentLoop(Agent agent, DeltaFeed feed, String name, Consumer<String> log, AutoCloseable acks) {
+    public AgentLoop(Agent agent, DeltaFeed feed, String name, AutoCloseable acks) {
         this.agent = agent;
         this.feed = feed;
-        this.log = log;
         this.acks = acks;
         this.thread = new Thread(this::run, "agent-" + name);
     }
@@ -45,6 +47,9 @@ public final class AgentLoop implements AutoCloseable {
     }
 
     private void run() {
+        // Everything logged on this thread (the kernel adapters too) names the agent, in a JSON log.
+        MDC.put("cluster", agent.cluster());
+        MDC.put("node", agent.node());
         try {
             feed.start(Duration.ofMinutes(5));
             agent.start();
@@ -59,7 +64,7 @@ public final class AgentLoop implements AutoCloseable {
             }
         } catch (RuntimeException | Error e) {
             died = e;
-            log.accept("agent stopped: " + e);
+            log.atError().addKeyValue("cluster", agent.cluster()).addKeyValue("node", agent.node()).log("agent stopped: {}", e.toString());
         } finally {
             started.countDown();
             feed.close();
@@ -76,7 +81,7 @@ public final class AgentLoop implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
-            log.accept("closing the ack producer: " + e.getMessage());
+            log.warn("closing the ack producer: {}", e.getMessage());
         }
     }
 }

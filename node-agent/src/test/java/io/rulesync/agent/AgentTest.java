@@ -6,10 +6,15 @@ import io.rulesync.agent.apply.Applier;
 import io.rulesync.agent.apply.MemoryNetfilter;
 import io.rulesync.agent.apply.OwnedChains;
 import io.rulesync.agent.conntrack.Conntrack;
+import io.rulesync.agent.exec.CommandRunner;
 import io.rulesync.agent.feed.AckSink;
 import io.rulesync.agent.feed.SnapshotSource;
 import io.rulesync.agent.feed.SnapshotUnavailableException;
+import io.rulesync.agent.mode.IptablesMode;
+import io.rulesync.agent.mode.KernelMode;
+import io.rulesync.agent.mode.RefusingMode;
 import io.rulesync.agent.state.StateFile;
+import io.rulesync.agent.testing.AgentLogs;
 import io.rulesync.agent.testing.History;
 import io.rulesync.agent.testing.MutableClock;
 import io.rulesync.model.ack.NodeAck;
@@ -37,6 +42,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -49,7 +55,7 @@ class AgentTest {
     History history;
     MemoryNetfilter kernel;
     List<NodeAck> acks;
-    List<String> logs;
+    AgentLogs logs;
     int snapshotsServed;
     boolean apiDown;
     MutableClock clock;
@@ -59,11 +65,25 @@ class AgentTest {
         history = new History(30);
         kernel = new MemoryNetfilter(IpFamily.IPV4, null, "n");
         acks = new ArrayList<>();
-        logs = new ArrayList<>();
+        logs = new AgentLogs();
         clock = new MutableClock();
     }
 
+    @AfterEach
+    void tearDown() {
+        logs.close();
+    }
+
     Agent agent() {
+        // A dry run's conntrack only logs; no host command may run here.
+        CommandRunner none = (argv, stdin, timeout) -> {
+            throw new AssertionError("a host command in a unit test: " + argv);
+        };
+        return agent(new IptablesMode(History.NODE, new Applier(List.of(kernel), null, clock), new Conntrack(none, true),
+                Duration.ofSeconds(30), 1_000));
+    }
+
+    Agent agent(KernelMode mode) {
         SnapshotSource snapshots = new SnapshotSource() {
             @Override
             public RulesSnapshot latest(String cluster, String node) throws SnapshotUnavailableException {
@@ -80,9 +100,8 @@ class AgentTest {
             }
         };
         AckSink sink = acks::add;
-        return new Agent(History.CLUSTER, History.NODE, snapshots, new Applier(List.of(kernel), logs::add), sink,
-                new StateFile(dir, History.CLUSTER, History.NODE), clock, Duration.ofSeconds(30), 1_000,
-                new Conntrack(null, true, logs::add), logs::add);
+        return new Agent(History.CLUSTER, History.NODE, snapshots, mode, sink, new StateFile(dir, History.CLUSTER, History.NODE), clock,
+                Duration.ofSeconds(30));
     }
 
     RuleSet expected(long v) {
@@ -297,7 +316,7 @@ class AgentTest {
         }
         assertThat(a.repairs()).isEqualTo(1);
         assertKernelHolds(1);
-        assertThat(logs).anyMatch(l -> l.contains("drift repaired (1)") && l.contains(last.name()));
+        assertThat(logs.lines()).anyMatch(l -> l.contains("drift repaired (1)") && l.contains(last.name()));
     }
 
     @Test
@@ -311,7 +330,7 @@ class AgentTest {
         Agent second = agent();
         second.start();
         assertKernelHolds(4);
-        assertThat(logs).anyMatch(l -> l.contains("kernel holds version 2 from an earlier run"));
+        assertThat(logs.lines()).anyMatch(l -> l.contains("kernel holds version 2 from an earlier run"));
         assertThat(kernel.chain(Table.NAT, "KUBE-SERVICES")).isPresent();
     }
 
@@ -328,5 +347,25 @@ class AgentTest {
         clock.advance(Duration.ofSeconds(1));
         a.tick();
         assertThat(a.running()).isEqualTo(1);
+    }
+
+    @Test
+    void aRefusingModeAppliesNothingAndAcksEveryVersionFailedWithItsReason() {
+        Agent a = agent(new RefusingMode("ipvs cannot be used here", new IptablesMode(History.NODE,
+                new Applier(List.of(kernel), "ipvs unavailable: test", clock), new Conntrack((argv, stdin, t) -> {
+                    throw new AssertionError("a host command in a unit test: " + argv);
+                }, true), Duration.ofSeconds(30), 1_000)));
+        a.start();
+        assertThat(a.running()).isEqualTo(-1);
+        assertThat(kernel.chainNames(Table.NAT)).isEmpty();
+        assertThat(lastAck().status()).isEqualTo(NodeAck.Status.FAILED);
+        assertThat(lastAck().error()).isEqualTo("ipvs cannot be used here");
+        assertThat(lastAck().mode()).isEqualTo("dry-run (ipvs unavailable: test)");
+        a.tick();
+        assertThat(acks).hasSize(1); // backing off
+        clock.advance(Duration.ofSeconds(1));
+        a.tick();
+        assertThat(acks).hasSize(2).allSatisfy(k -> assertThat(k.status()).isEqualTo(NodeAck.Status.FAILED));
+        assertThat(kernel.chainNames(Table.NAT)).isEmpty();
     }
 }

@@ -8,6 +8,7 @@ import io.rulesync.api.cli.ApiCommand;
 import io.rulesync.compiler.runtime.CompilerApplication;
 import io.rulesync.compiler.runtime.PartitionProcessor;
 import io.rulesync.store.VersionHistory;
+import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.manifest.Problem;
 import io.rulesync.model.rules.RulesDiff;
@@ -191,7 +192,8 @@ public final class DemoCommand implements Callable<Integer> {
                 for (String node : nodesOf(store, c.id())) {
                     AgentConfig config = new AgentConfig(c.id(), node, kafka.bootstrapServers(), Map.of(), topics, apiUrl, agentToken.token(),
                             List.of(IpFamily.IPV4, IpFamily.IPV6), rules, null, state, Duration.ofSeconds(30), 200);
-                    AgentLoop loop = config.loop(msg -> say(out, String.format("%-8s %-8s %s", c.id(), node, msg))).start();
+                    // The acks are what the demo shows of an agent: each version applied or not, as it happens.
+                    AgentLoop loop = config.loop(ack -> say(out, String.format("%-8s %-8s %s", c.id(), node, applied(ack)))).start();
                     running.add(loop);
                     agents++;
                 }
@@ -267,6 +269,14 @@ public final class DemoCommand implements Callable<Integer> {
         }
         return String.format("%-8s v%-4d %3d fragments, %d nodes changed   <- %s", cluster, seq, diff.fragments().size(),
                 diff.nodes().size(), why);
+    }
+
+    /** What an agent's ack says, as the agent's own log says it. */
+    static String applied(NodeAck ack) {
+        String keeps = ack.running() == 0 ? "no known version" : "version " + ack.running();
+        return ack.status() == NodeAck.Status.APPLIED
+                ? "applied version " + ack.version() + " (" + ack.durationMs() + " ms, " + ack.ruleCount() + " rules, " + ack.mode() + ")"
+                : "version " + ack.version() + " not applied, node keeps " + keeps + ": " + ack.error();
     }
 
     private static void say(PrintWriter out, String line) {

@@ -5,6 +5,7 @@ import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.Chain;
 import io.rulesync.model.rules.RuleSet;
 import io.rulesync.model.rules.Table;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
@@ -12,7 +13,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Moves a node's kernel from one rule set to the next, per family, with one atomic restore each;
@@ -21,22 +23,28 @@ import java.util.function.Consumer;
  */
 public final class Applier {
     private final Map<IpFamily, Netfilter> families;
-    private final Consumer<String> log;
-    private final String note;
+    private static final Logger log = LoggerFactory.getLogger(Applier.class);
 
-    public Applier(List<Netfilter> netfilters, Consumer<String> log) {
-        this(netfilters, log, null);
+    private final String note;
+    private final Clock clock;
+
+    /** Without a note; restores timed by the system clock. */
+    public Applier(List<Netfilter> netfilters) {
+        this(netfilters, null, Clock.systemUTC());
     }
 
-    /** {@code note}: said after the mode in acks, e.g. why this is not the mode that was asked for; may be null. */
-    public Applier(List<Netfilter> netfilters, Consumer<String> log, String note) {
+    /**
+     * @param note  said after the mode in acks, e.g. why this is not the mode that was asked for; may be null
+     * @param clock times the restores
+     */
+    public Applier(List<Netfilter> netfilters, String note, Clock clock) {
         Map<IpFamily, Netfilter> m = new EnumMap<>(IpFamily.class);
         for (Netfilter n : netfilters) {
             m.put(n.family(), n);
         }
         this.families = m;
-        this.log = Objects.requireNonNull(log, "log");
         this.note = note;
+        this.clock = Objects.requireNonNull(clock, "clock");
     }
 
     /** What the agent programs, as its acks report it: "iptables", "dry-run", with the note if any. */
@@ -54,7 +62,7 @@ public final class Applier {
     }
 
     /** What an apply did. {@code error} is null when it succeeded. */
-    public record Outcome(String error, int restoreLines, long restoreNanos) {
+    public record Outcome(String error, int restoreLines, long restoreMillis) {
         public boolean ok() {
             return error == null;
         }
@@ -66,7 +74,7 @@ public final class Applier {
      * chains the kernel holds beyond {@code after} are removed.
      */
     public Outcome apply(Map<IpFamily, RuleSet> before, Map<IpFamily, RuleSet> after) {
-        long restoreNanos = 0;
+        long restoreMillis = 0;
         int lines = 0;
         List<IpFamily> done = new ArrayList<>();
         for (Map.Entry<IpFamily, Netfilter> e : families.entrySet()) {
@@ -79,7 +87,7 @@ public final class Applier {
             RuleSet from = before == null ? null : before.get(f);
             try {
                 RestorePlan plan;
-                long t0 = System.nanoTime();
+                long t0 = clock.millis();
                 if (from == null) {
                     List<RestorePlan.TableChain> stale = stale(nf);
                     for (String script : FullLoad.scripts(nf, target, stale, FULL_LOAD_LINES)) {
@@ -92,7 +100,7 @@ public final class Applier {
                     ensureJumps(nf);
                     int left = Leftovers.leaveIpvsMode(nf);
                     if (left > 0) {
-                        log.accept(f.id() + ": removed " + left + " chains and jumps IPVS mode had left");
+                        log.info("{}: removed {} chains and jumps IPVS mode had left", f.id(), left);
                     }
                 } else {
                     plan = RestorePlan.between(from, target);
@@ -101,7 +109,7 @@ public final class Applier {
                     }
                     lines += plan.lines();
                 }
-                restoreNanos += System.nanoTime() - t0;
+                restoreMillis += clock.millis() - t0;
                 done.add(f);
                 List<String> problems = verify(nf, target, plan);
                 if (!problems.isEmpty()) {
@@ -110,10 +118,10 @@ public final class Applier {
             } catch (RestoreFailedException ex) {
                 String error = f.id() + ": " + ex.getMessage();
                 rollBack(before, after, done, error);
-                return new Outcome(error, lines, restoreNanos);
+                return new Outcome(error, lines, restoreMillis);
             }
         }
-        return new Outcome(null, lines, restoreNanos);
+        return new Outcome(null, lines, restoreMillis);
     }
 
     private static final java.util.regex.Pattern FAILED_LINE = java.util.regex.Pattern.compile("line:? (\\d+)");
@@ -138,7 +146,7 @@ public final class Applier {
 
     private void rollBack(Map<IpFamily, RuleSet> before, Map<IpFamily, RuleSet> after, List<IpFamily> done, String error) {
         if (before == null) {
-            log.accept("apply failed on a full sync, nothing to roll back to: " + error);
+            log.warn("apply failed on a full sync, nothing to roll back to: {}", error);
             return;
         }
         for (IpFamily f : done) {
@@ -149,7 +157,7 @@ public final class Applier {
             try {
                 families.get(f).restore(RestorePlan.between(after.get(f), back).script());
             } catch (RestoreFailedException ex) {
-                log.accept("could not restore the previous " + f.id() + " rules after a failed apply: " + ex.getMessage());
+                log.warn("could not restore the previous {} rules after a failed apply: {}", f.id(), ex.getMessage());
             }
         }
     }

@@ -1,6 +1,6 @@
 package io.rulesync.agent.apply;
 
-import io.rulesync.agent.exec.HostCommand;
+import io.rulesync.agent.exec.CommandRunner;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.Table;
 import java.io.IOException;
@@ -8,6 +8,7 @@ import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -23,13 +24,13 @@ public final class IptablesNetfilter implements Netfilter {
     }
 
     private final IpFamily family;
-    private final List<String> prefix;
+    private final CommandRunner runner;
     private final Printer printer;
 
-    /** {@code netns} null: the agent's own namespace (the node's). */
-    public IptablesNetfilter(IpFamily family, String netns, Printer printer) {
+    /** {@code runner}: runs the tools, in the node's network namespace or a lab's ({@link CommandRunner#inNetns}). */
+    public IptablesNetfilter(IpFamily family, CommandRunner runner, Printer printer) {
         this.family = family;
-        this.prefix = netns == null ? List.of() : List.of("ip", "netns", "exec", netns);
+        this.runner = Objects.requireNonNull(runner, "runner");
         this.printer = printer;
     }
 
@@ -49,7 +50,7 @@ public final class IptablesNetfilter implements Netfilter {
 
     @Override
     public void restore(String script) throws RestoreFailedException {
-        HostCommand.Result r = run(script, tool("iptables-restore"), "--noflush", "-w", "5");
+        CommandRunner.Result r = run(script, tool("iptables-restore"), "--noflush", "-w", "5");
         if (r.exit() != 0) {
             throw new RestoreFailedException(tool("iptables-restore") + " exited " + r.exit() + ": " + r.stderr().strip());
         }
@@ -57,7 +58,7 @@ public final class IptablesNetfilter implements Netfilter {
 
     @Override
     public Optional<List<String>> chain(Table table, String chain) {
-        HostCommand.Result r = run(null, tool("iptables"), "-w", "5", "-t", table.restoreName(), "-S", chain);
+        CommandRunner.Result r = run(null, tool("iptables"), "-w", "5", "-t", table.restoreName(), "-S", chain);
         if (r.exit() != 0) {
             // iptables-nft 1.8.9 says "incompatible" for a missing chain while the table has no base chain yet.
             if (r.stderr().contains("No chain/target/match by that name") || r.stderr().contains("does not exist")
@@ -72,7 +73,7 @@ public final class IptablesNetfilter implements Netfilter {
 
     @Override
     public List<String> chainNames(Table table) {
-        HostCommand.Result r = run(null, tool("iptables"), "-w", "5", "-t", table.restoreName(), "-S");
+        CommandRunner.Result r = run(null, tool("iptables"), "-w", "5", "-t", table.restoreName(), "-S");
         if (r.exit() != 0) {
             throw new IllegalStateException(tool("iptables") + " -t " + table.restoreName() + " -S exited " + r.exit() + ": " + r.stderr().strip());
         }
@@ -90,11 +91,10 @@ public final class IptablesNetfilter implements Netfilter {
         return printer.printed(family, table, chain, rule);
     }
 
-    private HostCommand.Result run(String stdin, String... argv) {
-        List<String> cmd = new ArrayList<>(prefix);
-        cmd.addAll(List.of(argv));
+    private CommandRunner.Result run(String stdin, String... argv) {
+        List<String> cmd = List.of(argv);
         try {
-            return HostCommand.run(cmd, stdin, Duration.ofMinutes(10));
+            return runner.run(cmd, stdin, Duration.ofMinutes(10));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot run " + String.join(" ", cmd), e);
         } catch (InterruptedException e) {

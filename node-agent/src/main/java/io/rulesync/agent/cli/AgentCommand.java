@@ -276,8 +276,7 @@ public final class AgentCommand implements Callable<Integer> {
             System.err.println(e.getMessage());
             return 2;
         }
-        AgentLoop loop = config.loop(msg -> LOG.atInfo().addKeyValue("cluster", config.cluster()).addKeyValue("node", config.node())
-                .log(msg)).start();
+        AgentLoop loop = config.loop().start();
         MetricsServer metrics;
         try {
             metrics = metricsAt == null && healthzAt == null ? null

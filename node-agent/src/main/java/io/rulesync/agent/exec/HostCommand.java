@@ -10,25 +10,18 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Runs one of the host tools the agent drives (iptables-restore, conntrack, ipset, ipvsadm), feeding
- * its input and reading stdout and stderr together, so that neither pipe can fill up and stall it.
+ * Runs host tools as processes of this host, feeding their input and reading stdout and stderr
+ * together, so that neither pipe can fill up and stall them.
  */
-public final class HostCommand {
+public final class HostCommand implements CommandRunner {
+    /** Stateless: one is enough for the whole process. */
+    public static final HostCommand PROCESSES = new HostCommand();
+
     private HostCommand() {
     }
 
-    /** How a command ended. {@code exit} is -1 when it was killed after its timeout. */
-    public record Result(int exit, String stdout, String stderr) {
-        public boolean ok() {
-            return exit == 0;
-        }
-    }
-
-    /**
-     * @param stdin its input; null: none
-     * @throws IOException the program could not be started (not installed, not executable)
-     */
-    public static Result run(List<String> cmd, String stdin, Duration timeout) throws IOException, InterruptedException {
+    @Override
+    public Result run(List<String> cmd, String stdin, Duration timeout) throws IOException, InterruptedException {
         Process p = new ProcessBuilder(cmd).start();
         CompletableFuture<String> out = drain(p.getInputStream());
         CompletableFuture<String> err = drain(p.getErrorStream());

@@ -2,13 +2,14 @@ package io.rulesync.agent.feed;
 
 import io.rulesync.model.rules.RulesDelta;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
-import java.util.function.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -16,6 +17,8 @@ import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.utils.Utils;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One cluster's deltas, read from the partition its key maps to. No consumer group: every node
@@ -25,17 +28,19 @@ import org.apache.kafka.common.utils.Utils;
  * recognised by version and skipped).
  */
 public final class DeltaFeed implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(DeltaFeed.class);
+
     private final String cluster;
     private final String topic;
     private final KafkaConsumer<String, String> consumer;
-    private final Consumer<String> log;
+    private final Clock clock;
     private final Map<Integer, String> parts = new TreeMap<>();
     private long partsTarget = -1;
 
-    public DeltaFeed(String bootstrap, Map<String, Object> kafkaSettings, String topic, String cluster, Consumer<String> log) {
+    public DeltaFeed(String bootstrap, Map<String, Object> kafkaSettings, String topic, String cluster, Clock clock) {
         this.cluster = cluster;
         this.topic = topic;
-        this.log = log;
+        this.clock = clock;
         Properties p = new Properties();
         p.putAll(kafkaSettings);
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -49,7 +54,7 @@ public final class DeltaFeed implements AutoCloseable {
 
     /** Assigns the cluster's partition at its current end; waits until the topic exists. */
     public void start(Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        Instant deadline = clock.instant().plus(timeout);
         List<PartitionInfo> infos = List.of();
         while (true) {
             try {
@@ -60,10 +65,10 @@ public final class DeltaFeed implements AutoCloseable {
             if (infos != null && !infos.isEmpty()) {
                 break;
             }
-            if (System.nanoTime() > deadline) {
+            if (clock.instant().isAfter(deadline)) {
                 throw new IllegalStateException("topic " + topic + " does not exist (waited " + timeout.toSeconds() + " s)");
             }
-            log.accept("waiting for topic " + topic);
+            log.atInfo().addKeyValue("cluster", cluster).log("waiting for topic {}", topic);
             sleep(1000);
         }
         int partition = partitionOf(cluster, infos.size());
@@ -71,7 +76,7 @@ public final class DeltaFeed implements AutoCloseable {
         consumer.assign(List.of(tp));
         consumer.seekToEnd(List.of(tp));
         long position = consumer.position(tp);
-        log.accept("reading deltas of cluster " + cluster + " from " + topic + "-" + partition + " at offset " + position);
+        log.atInfo().addKeyValue("cluster", cluster).log("reading deltas of cluster {} from {}-{} at offset {}", cluster, topic, partition, position);
     }
 
     /** The partition Kafka's default partitioner picks for a key (murmur2), as the compiler's producer does. */
@@ -105,7 +110,8 @@ public final class DeltaFeed implements AutoCloseable {
                 }
             } catch (RuntimeException e) {
                 // A delta the agent cannot read is a gap: the next readable one asks for a snapshot.
-                log.accept("skipping unreadable delta at " + r.topic() + "-" + r.partition() + "@" + r.offset() + ": " + e.getMessage());
+                log.atWarn().addKeyValue("cluster", cluster)
+                        .log("skipping unreadable delta at {}-{}@{}: {}", r.topic(), r.partition(), r.offset(), e.getMessage());
             }
         }
         return out;

@@ -1,6 +1,6 @@
 package io.rulesync.agent.ipvs;
 
-import io.rulesync.agent.exec.HostCommand;
+import io.rulesync.agent.exec.CommandRunner;
 import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.IpFamily;
 import java.time.Duration;
@@ -28,16 +28,16 @@ public final class BoundAddresses {
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
     private static final Pattern FAILED_LINE = Pattern.compile("Command failed -:(\\d+)");
 
-    private final InNamespace tool;
+    private final HostTool tool;
     private final String device;
 
-    /** {@code netns}: a named network namespace, or null for the agent's own. */
-    public BoundAddresses(String netns) {
-        this(netns, DEVICE);
+    /** {@code runner}: runs the tools, in the node's network namespace or a lab's ({@link CommandRunner#inNetns}). */
+    public BoundAddresses(CommandRunner runner) {
+        this(runner, DEVICE);
     }
 
-    BoundAddresses(String netns, String device) {
-        this.tool = new InNamespace(netns);
+    BoundAddresses(CommandRunner runner, String device) {
+        this.tool = new HostTool(runner);
         this.device = device;
     }
 
@@ -102,7 +102,7 @@ public final class BoundAddresses {
 
     /** The device's addresses, or empty when the device does not exist. */
     public SortedMap<IpAddress, Integer> list() throws IpvsApplyException {
-        HostCommand.Result r = exec(List.of("ip", "-o", "addr", "show", "dev", device), null);
+        CommandRunner.Result r = exec(List.of("ip", "-o", "addr", "show", "dev", device), null);
         if (!r.ok()) {
             if (r.stderr().contains("does not exist")) {
                 return new TreeMap<>();
@@ -150,7 +150,7 @@ public final class BoundAddresses {
             // nodad: the address is usable at once; a dummy device does no DAD anyway (it is NOARP).
             lines.add(a.family() == IpFamily.IPV4 ? "addr add " + a + "/32 dev " + device : "addr add " + a + "/128 dev " + device + " nodad");
         }
-        HostCommand.Result r = exec(List.of("ip", "-batch", "-"), String.join("\n", lines) + "\n");
+        CommandRunner.Result r = exec(List.of("ip", "-batch", "-"), String.join("\n", lines) + "\n");
         if (!r.ok()) {
             String err = r.stderr().strip();
             Matcher m = FAILED_LINE.matcher(err);
@@ -165,7 +165,7 @@ public final class BoundAddresses {
         if (exec(List.of("ip", "link", "show", "dev", device), null).ok()) {
             return;
         }
-        HostCommand.Result r = exec(List.of("ip", "link", "add", device, "type", "dummy"), null);
+        CommandRunner.Result r = exec(List.of("ip", "link", "add", device, "type", "dummy"), null);
         if (!r.ok()) {
             String err = r.stderr().strip();
             String why = err.contains("Unknown device type") ? ": this kernel has no dummy link driver (module dummy)" : "";
@@ -174,7 +174,7 @@ public final class BoundAddresses {
         }
     }
 
-    private HostCommand.Result exec(List<String> argv, String stdin) throws IpvsApplyException {
+    private CommandRunner.Result exec(List<String> argv, String stdin) throws IpvsApplyException {
         return tool.run(argv, stdin, TIMEOUT);
     }
 }

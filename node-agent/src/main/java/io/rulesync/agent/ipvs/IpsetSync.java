@@ -1,6 +1,6 @@
 package io.rulesync.agent.ipvs;
 
-import io.rulesync.agent.exec.HostCommand;
+import io.rulesync.agent.exec.CommandRunner;
 import io.rulesync.agent.plan.ipvs.IpsetPlan;
 import io.rulesync.model.ipvs.IpvsRules;
 import java.time.Duration;
@@ -18,11 +18,11 @@ public final class IpsetSync {
     /** {@code ipset v7.17: Error in line 4: Element cannot be added to the set: it's already added}. */
     private static final Pattern ERROR_LINE = Pattern.compile("Error in line (\\d+): (.*)");
 
-    private final InNamespace tool;
+    private final HostTool tool;
 
-    /** {@code netns}: a named network namespace, or null for the agent's own. */
-    public IpsetSync(String netns) {
-        this.tool = new InNamespace(netns);
+    /** {@code runner}: runs the tools, in the node's network namespace or a lab's ({@link CommandRunner#inNetns}). */
+    public IpsetSync(CommandRunner runner) {
+        this.tool = new HostTool(runner);
     }
 
     /** Applies the sets of {@code desired}; returns what was done (an empty plan ran nothing). */
@@ -54,7 +54,7 @@ public final class IpsetSync {
 
     /** {@code ipset save}: every set of the namespace. */
     public String save() throws IpvsApplyException {
-        HostCommand.Result r = exec(List.of("ipset", "save"), null);
+        CommandRunner.Result r = exec(List.of("ipset", "save"), null);
         if (!r.ok()) {
             throw new IpvsApplyException("ipset save failed: " + r.stderr().strip());
         }
@@ -62,7 +62,7 @@ public final class IpsetSync {
     }
 
     private void restore(String script) throws IpvsApplyException {
-        HostCommand.Result r = exec(List.of("ipset", "restore"), script);
+        CommandRunner.Result r = exec(List.of("ipset", "restore"), script);
         if (r.ok()) {
             return;
         }
@@ -77,7 +77,7 @@ public final class IpsetSync {
         throw new IpvsApplyException("ipset restore failed: " + (err.isEmpty() ? "exit code " + r.exit() : err));
     }
 
-    private HostCommand.Result exec(List<String> argv, String stdin) throws IpvsApplyException {
+    private CommandRunner.Result exec(List<String> argv, String stdin) throws IpvsApplyException {
         return tool.run(argv, stdin, TIMEOUT);
     }
 }

@@ -26,7 +26,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Brings a node's kernel to an IPVS configuration, per family, in the order the parts depend on each
@@ -42,20 +43,21 @@ import java.util.function.Consumer;
  * failed apply leaves some steps done, the ack says FAILED, and the next apply or check finishes it.
  */
 public final class IpvsApplier {
+    private static final Logger log = LoggerFactory.getLogger(IpvsApplier.class);
+
     private final Map<IpFamily, Netfilter> netfilters;
     private final IpvsKernel kernel;
     private final IpsetSync ipsets;
     private final BoundAddresses addresses;
     private final Duration drainTimeout;
     private final List<Cidr> excluded;
-    private final Consumer<String> log;
     // Read by the metrics thread; written only by the agent loop.
     private volatile Draining draining = Draining.none();
     private Map<IpFamily, IpvsRules> last = Map.of();
 
     /** @param excluded virtual servers in these ranges are someone else's: never deleted (kube-proxy's --ipvs-exclude-cidrs) */
     public IpvsApplier(List<Netfilter> netfilters, IpvsKernel kernel, IpsetSync ipsets, BoundAddresses addresses,
-            Duration drainTimeout, List<Cidr> excluded, Consumer<String> log) {
+            Duration drainTimeout, List<Cidr> excluded) {
         Map<IpFamily, Netfilter> m = new EnumMap<>(IpFamily.class);
         netfilters.forEach(n -> m.put(n.family(), n));
         this.netfilters = m;
@@ -64,7 +66,6 @@ public final class IpvsApplier {
         this.addresses = Objects.requireNonNull(addresses, "addresses");
         this.drainTimeout = Objects.requireNonNull(drainTimeout, "drainTimeout");
         this.excluded = List.copyOf(excluded);
-        this.log = Objects.requireNonNull(log, "log");
     }
 
     /** What acks report. */
@@ -135,7 +136,7 @@ public final class IpvsApplier {
                     Applier.ensureJumps(e.getValue(), KubeJumps.ipvs());
                     int left = Leftovers.leaveIptablesMode(e.getValue());
                     if (left > 0) {
-                        log.accept(e.getKey().id() + ": removed " + left + " chains and jumps iptables mode had left");
+                        log.info("{}: removed {} chains and jumps iptables mode had left", e.getKey().id(), left);
                     }
                 }
                 step = "virtual servers";

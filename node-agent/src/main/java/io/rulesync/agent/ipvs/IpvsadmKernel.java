@@ -1,6 +1,6 @@
 package io.rulesync.agent.ipvs;
 
-import io.rulesync.agent.exec.HostCommand;
+import io.rulesync.agent.exec.CommandRunner;
 import io.rulesync.agent.plan.ipvs.IpvsCommand;
 import io.rulesync.agent.plan.ipvs.KernelRealServer;
 import io.rulesync.agent.plan.ipvs.KernelVirtualServer;
@@ -29,16 +29,16 @@ import java.util.stream.Collectors;
 public final class IpvsadmKernel implements IpvsKernel {
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
 
-    private final InNamespace tool;
+    private final HostTool tool;
 
-    /** {@code netns}: a named network namespace, or null for the agent's own. */
-    public IpvsadmKernel(String netns) {
-        this.tool = new InNamespace(netns);
+    /** {@code runner}: runs the tools, in the node's network namespace or a lab's ({@link CommandRunner#inNetns}). */
+    public IpvsadmKernel(CommandRunner runner) {
+        this.tool = new HostTool(runner);
     }
 
     @Override
     public List<KernelVirtualServer> list() throws IpvsApplyException {
-        HostCommand.Result r = exec(List.of("ipvsadm", "-Ln", "--exact"), null);
+        CommandRunner.Result r = exec(List.of("ipvsadm", "-Ln", "--exact"), null);
         if (!r.ok()) {
             throw new IpvsApplyException("ipvsadm -Ln failed: " + firstLine(r.stderr().isBlank() ? r.stdout() : r.stderr()));
         }
@@ -61,7 +61,7 @@ public final class IpvsadmKernel implements IpvsKernel {
         for (ServiceId id : new TreeSet<>(services)) {
             List<String> argv = new ArrayList<>(List.of("ipvsadm", "-Ln", "--exact"));
             argv.addAll(List.of(id.service().split(" ")));
-            HostCommand.Result r = exec(argv, null);
+            CommandRunner.Result r = exec(argv, null);
             if (!r.ok()) {
                 // ipvsadm's answer for a virtual server the kernel does not have.
                 if (r.stderr().contains("No such service")) {
@@ -85,7 +85,7 @@ public final class IpvsadmKernel implements IpvsKernel {
             return;
         }
         String input = commands.stream().map(IpvsCommand::line).collect(Collectors.joining("\n", "", "\n"));
-        HostCommand.Result r = exec(List.of("ipvsadm", "-R"), input);
+        CommandRunner.Result r = exec(List.of("ipvsadm", "-R"), input);
         if (r.ok() && r.stderr().isBlank()) {
             return;
         }
@@ -272,7 +272,7 @@ public final class IpvsadmKernel implements IpvsKernel {
         }
     }
 
-    private HostCommand.Result exec(List<String> argv, String stdin) throws IpvsApplyException {
+    private CommandRunner.Result exec(List<String> argv, String stdin) throws IpvsApplyException {
         return tool.run(argv, stdin, TIMEOUT);
     }
 

@@ -1,9 +1,8 @@
 package io.rulesync.agent.mode;
 
-import io.rulesync.agent.exec.HostCommand;
+import io.rulesync.agent.exec.CommandRunner;
 import java.io.IOException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.regex.Matcher;
@@ -12,7 +11,7 @@ import java.util.regex.Pattern;
 /**
  * Whether this node can run IPVS mode, checked the way kube-proxy's {@code CanUseIPVSProxier} does:
  * ipset 6.0 or newer, and the kernel accepting a virtual server (a dummy one at a documentation
- * address, removed at once). Runs in the agent's network namespace, or a named one.
+ * address, removed at once). Runs where its runner runs: the node's network namespace, or a lab's.
  */
 public final class IpvsProbe {
     /** TEST-NET-2, never routed: what kube-proxy uses for the same check. */
@@ -23,21 +22,20 @@ public final class IpvsProbe {
     }
 
     /** Why IPVS cannot be used here, or empty when it can. */
-    public static Optional<String> problem(String netns) {
-        List<String> prefix = netns == null ? List.of() : List.of("ip", "netns", "exec", netns);
-        Result ipset = run(prefix, "ipset", "--version");
+    public static Optional<String> problem(CommandRunner runner) {
+        Result ipset = run(runner, "ipset", "--version");
         Optional<String> p = ipset.missing() ? Optional.of("ipset is not installed") : ipsetProblem(ipset.out());
         if (p.isPresent()) {
             return p;
         }
-        Result add = run(prefix, "ipvsadm", "-A", "-t", DUMMY_SERVICE, "-s", "rr");
+        Result add = run(runner, "ipvsadm", "-A", "-t", DUMMY_SERVICE, "-s", "rr");
         if (add.missing()) {
             return Optional.of("ipvsadm is not installed");
         }
         if (add.code() != 0) {
             return Optional.of(firstLine(add.err().isBlank() ? add.out() : add.err()));
         }
-        run(prefix, "ipvsadm", "-D", "-t", DUMMY_SERVICE);
+        run(runner, "ipvsadm", "-D", "-t", DUMMY_SERVICE);
         return Optional.empty();
     }
 
@@ -61,11 +59,9 @@ public final class IpvsProbe {
     private record Result(boolean missing, int code, String out, String err) {
     }
 
-    private static Result run(List<String> prefix, String... argv) {
-        List<String> cmd = new ArrayList<>(prefix);
-        cmd.addAll(List.of(argv));
+    private static Result run(CommandRunner runner, String... argv) {
         try {
-            HostCommand.Result r = HostCommand.run(cmd, null, Duration.ofSeconds(10));
+            CommandRunner.Result r = runner.run(List.of(argv), null, Duration.ofSeconds(10));
             // "ip netns exec" reports a missing program with exit code 255 and this message.
             boolean missing = !r.ok() && r.stderr().contains("No such file or directory") && r.stderr().contains(argv[0]);
             return new Result(missing, r.exit(), r.stdout(), r.stderr());

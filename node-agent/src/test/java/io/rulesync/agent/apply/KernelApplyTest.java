@@ -2,6 +2,7 @@ package io.rulesync.agent.apply;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rulesync.agent.exec.HostCommand;
 import io.rulesync.agent.plan.RestorePlan;
 import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.agent.testing.History;
@@ -44,7 +45,7 @@ class KernelApplyTest {
     @BeforeAll
     void lab() {
         lab = new NetnsLab(0);
-        nf = new IptablesNetfilter(IpFamily.IPV4, lab.nodeNs(),
+        nf = new IptablesNetfilter(IpFamily.IPV4, HostCommand.PROCESSES.inNetns(lab.nodeNs()),
                 (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm());
     }
 
@@ -78,7 +79,7 @@ class KernelApplyTest {
         lab.exec(lab.nodeNs(), "iptables", "-t", "nat", "-N", "KUBE-SEP-AAAAAAAAAAAAAAAA").orThrow();
 
         History h = new History(25);
-        Applier applier = new Applier(List.of(nf), log::add);
+        Applier applier = new Applier(List.of(nf));
         Applier.Outcome full = applier.apply(null, Map.of(IpFamily.IPV4, rules(h, 1)));
         assertThat(full.error()).isNull();
         assertKernelHolds(rules(h, 1));
@@ -129,7 +130,7 @@ class KernelApplyTest {
     @Test
     void aRefusedRestoreChangesNothing() throws Exception {
         History h = new History(10);
-        Applier applier = new Applier(List.of(nf), log::add);
+        Applier applier = new Applier(List.of(nf));
         assertThat(applier.apply(null, Map.of(IpFamily.IPV4, rules(h, 1))).error()).isNull();
         h.next(new Random(6) {
             @Override
@@ -159,9 +160,9 @@ class KernelApplyTest {
                 List.of(Cidr.parse("10.245.0.0/16"), Cidr.parse("fd00:245::/64")), false, 14, List.of());
         ClusterRules edge = ClusterCompiler.compile(ClusterManifests.load(List.of(Path.of("../examples/edge"))), settings).rules();
         String node = edge.nodes().firstKey();
-        IptablesNetfilter v6 = new IptablesNetfilter(IpFamily.IPV6, lab.nodeNs(),
+        IptablesNetfilter v6 = new IptablesNetfilter(IpFamily.IPV6, HostCommand.PROCESSES.inNetns(lab.nodeNs()),
                 (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm());
-        Applier applier = new Applier(List.of(nf, v6), log::add);
+        Applier applier = new Applier(List.of(nf, v6));
         Map<IpFamily, RuleSet> both = Map.of(IpFamily.IPV4, edge.ruleSet(node, IpFamily.IPV4).orElseThrow(),
                 IpFamily.IPV6, edge.ruleSet(node, IpFamily.IPV6).orElseThrow());
         assertThat(applier.apply(null, both).error()).isNull();

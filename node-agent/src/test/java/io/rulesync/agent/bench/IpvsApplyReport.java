@@ -1,6 +1,7 @@
 package io.rulesync.agent.bench;
 
 import io.rulesync.agent.apply.IptablesNetfilter;
+import io.rulesync.agent.exec.CommandRunner;
 import io.rulesync.agent.exec.HostCommand;
 import io.rulesync.agent.ipvs.BoundAddresses;
 import io.rulesync.agent.ipvs.IpsetSync;
@@ -79,7 +80,7 @@ public final class IpvsApplyReport {
         String ns = "rs-bench-ipset-" + UUID.randomUUID().toString().substring(0, 6);
         run("ip", "netns", "add", ns);
         try {
-            IpsetSync sync = new IpsetSync(ns);
+            IpsetSync sync = new IpsetSync(HostCommand.PROCESSES.inNetns(ns));
             t0 = System.nanoTime();
             IpsetPlan load = sync.sync(rules);
             double loadMs = ms(t0);
@@ -109,8 +110,8 @@ public final class IpvsApplyReport {
         try {
             run("ip", "netns", "exec", ns, "ip", "link", "add", BoundAddresses.DEVICE, "type", "veth", "peer", "name", "kipvs-peer");
             IptablesNetfilter.Printer printer = (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm();
-            IpvsApplier applier = new IpvsApplier(List.of(new IptablesNetfilter(IpFamily.IPV4, ns, printer)), new MemoryIpvs(),
-                    new IpsetSync(ns), new BoundAddresses(ns), drain, List.of(), line -> { });
+            IpvsApplier applier = new IpvsApplier(List.of(new IptablesNetfilter(IpFamily.IPV4, HostCommand.PROCESSES.inNetns(ns), printer)), new MemoryIpvs(),
+                    new IpsetSync(HostCommand.PROCESSES.inNetns(ns)), new BoundAddresses(HostCommand.PROCESSES.inNetns(ns)), drain, List.of());
             t0 = System.nanoTime();
             IpvsApplier.Outcome full = applier.apply(Map.of(IpFamily.IPV4, rules), now, false);
             double fullMs = ms(t0);
@@ -151,7 +152,7 @@ public final class IpvsApplyReport {
     }
 
     private static void run(String... argv) throws Exception {
-        HostCommand.Result r = HostCommand.run(List.of(argv), null, Duration.ofSeconds(30));
+        CommandRunner.Result r = HostCommand.PROCESSES.run(List.of(argv), null, Duration.ofSeconds(30));
         if (!r.ok()) {
             throw new IllegalStateException(String.join(" ", argv) + ": " + r.stderr());
         }

@@ -3,6 +3,7 @@ package io.rulesync.agent.bench;
 import io.rulesync.agent.apply.Applier;
 import io.rulesync.agent.apply.IptablesNetfilter;
 import io.rulesync.agent.apply.NarrowedChange;
+import io.rulesync.agent.exec.HostCommand;
 import io.rulesync.agent.plan.RestorePlan;
 import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.compiler.bench.SyntheticCluster;
@@ -43,9 +44,9 @@ public final class KernelApplyBenchmark {
         } else {
             System.out.println("keeping network namespace " + ns + " (ip netns del " + ns + " removes it)");
         }
-        IptablesNetfilter nf = new IptablesNetfilter(IpFamily.IPV4, ns,
+        IptablesNetfilter nf = new IptablesNetfilter(IpFamily.IPV4, HostCommand.PROCESSES.inNetns(ns),
                 (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm());
-        Applier applier = new Applier(List.of(nf), System.out::println);
+        Applier applier = new Applier(List.of(nf));
 
         ClusterState full = SyntheticCluster.build(services, endpoints);
         RuleSet before = null;
@@ -59,7 +60,7 @@ public final class KernelApplyBenchmark {
                 throw new IllegalStateException("loading " + n + " Services failed: " + o.error());
             }
             System.out.printf("loaded %6d Services: %6d restore lines in %8.1f ms (restore %8.1f ms)%n", n, o.restoreLines(),
-                    (System.nanoTime() - t0) / 1e6, o.restoreNanos() / 1e6);
+                    (System.nanoTime() - t0) / 1e6, (double) o.restoreMillis());
             before = next;
             if (n == services) {
                 break;
@@ -90,7 +91,7 @@ public final class KernelApplyBenchmark {
                 throw new IllegalStateException("one-endpoint change failed: " + o.error());
             }
             plan.add((t2 - t1) / 1e6);
-            restore.add(o.restoreNanos() / 1e6);
+            restore.add((double) o.restoreMillis());
             total.add((t3 - t2) / 1e6);
             if (r == 0) {
                 System.out.println("one-endpoint restore input (" + p.lines() + " lines):\n" + p.script());

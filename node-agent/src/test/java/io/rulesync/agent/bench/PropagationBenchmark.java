@@ -9,9 +9,11 @@ import io.rulesync.agent.apply.IptablesNetfilter;
 import io.rulesync.agent.apply.MemoryNetfilter;
 import io.rulesync.agent.apply.Netfilter;
 import io.rulesync.agent.conntrack.Conntrack;
+import io.rulesync.agent.exec.HostCommand;
 import io.rulesync.agent.feed.ApiSnapshots;
 import io.rulesync.agent.feed.DeltaFeed;
 import io.rulesync.agent.feed.KafkaAckSink;
+import io.rulesync.agent.mode.IptablesMode;
 import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.agent.state.StateFile;
 import io.rulesync.api.access.ApiTokens;
@@ -144,7 +146,7 @@ public final class PropagationBenchmark {
                 if (kernel) {
                     run("ip", "netns", "add", ns);
                     agentNodes.add(realNode);
-                    close.add(agent(bootstrap, apiUrl, realNode, new IptablesNetfilter(IpFamily.IPV4, ns,
+                    close.add(agent(bootstrap, apiUrl, realNode, new IptablesNetfilter(IpFamily.IPV4, HostCommand.PROCESSES.inNetns(ns),
                             (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm()), state));
                 } else {
                     System.out.println("no real-kernel agent" + (realAgent ? ": needs root and iptables-restore" : ""));
@@ -225,16 +227,13 @@ public final class PropagationBenchmark {
     private static final ApiTokens.Issued AGENT_TOKEN = ApiTokens.issue("bench-agents", Role.AGENT);
 
     private AgentLoop agent(String bootstrap, URI api, String node, Netfilter nf, Path state) throws InterruptedException {
-        java.util.function.Consumer<String> log = msg -> {
-            if (!msg.startsWith("applied version") && !msg.startsWith("reading deltas")) {
-                System.out.println(node + ": " + msg);
-            }
-        };
-        KafkaAckSink acks = new KafkaAckSink(bootstrap, Map.of(), topics.acks(), log);
-        Agent agent = new Agent(CLUSTER, node, new ApiSnapshots(api, AGENT_TOKEN.token()), new Applier(List.of(nf), log), acks,
-                new StateFile(state, CLUSTER, node), Clock.systemUTC(), Duration.ofSeconds(30), 200,
-                new Conntrack(null, true, m -> { }), log);
-        AgentLoop loop = new AgentLoop(agent, new DeltaFeed(bootstrap, Map.of(), topics.deltas(), CLUSTER, log), node, log, acks);
+        KafkaAckSink acks = new KafkaAckSink(bootstrap, Map.of(), topics.acks());
+        Clock clock = Clock.systemUTC();
+        IptablesMode mode = new IptablesMode(node, new Applier(List.of(nf), null, clock), new Conntrack(HostCommand.PROCESSES, true),
+                Duration.ofSeconds(30), 200);
+        Agent agent = new Agent(CLUSTER, node, new ApiSnapshots(api, AGENT_TOKEN.token()), mode, acks,
+                new StateFile(state, CLUSTER, node), clock, Duration.ofSeconds(30));
+        AgentLoop loop = new AgentLoop(agent, new DeltaFeed(bootstrap, Map.of(), topics.deltas(), CLUSTER, clock), node, acks);
         return loop.start();
     }
 

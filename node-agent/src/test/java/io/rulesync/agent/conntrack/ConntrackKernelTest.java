@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.agent.apply.Applier;
 import io.rulesync.agent.apply.IptablesNetfilter;
+import io.rulesync.agent.exec.HostCommand;
 import io.rulesync.agent.rules.RuleGrammar;
+import io.rulesync.agent.testing.AgentLogs;
 import io.rulesync.compiler.kernel.NetnsLab;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.RuleSet;
@@ -22,24 +24,23 @@ class ConntrackKernelTest {
 
     @Test
     void flowsToARemovedEndpointAreDeleted() throws Exception {
-        try (NetnsLab lab = new NetnsLab(2)) {
+        try (NetnsLab lab = new NetnsLab(2); AgentLogs log = new AgentLogs()) {
             lab.serve(0, "udp", 5353, "pod0");
             lab.serve(1, "udp", 5353, "pod1");
-            List<String> log = new ArrayList<>();
-            IptablesNetfilter nf = new IptablesNetfilter(IpFamily.IPV4, lab.nodeNs(),
+            IptablesNetfilter nf = new IptablesNetfilter(IpFamily.IPV4, HostCommand.PROCESSES.inNetns(lab.nodeNs()),
                     (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm());
             RuleSet both = StaleFlowsTest.dnsRules(lab.podIPv4(0), lab.podIPv4(1));
-            assertThat(new Applier(List.of(nf), log::add).apply(null, Map.of(IpFamily.IPV4, both)).error()).isNull();
+            assertThat(new Applier(List.of(nf)).apply(null, Map.of(IpFamily.IPV4, both)).error()).isNull();
             List<String> answers = lab.probe(lab.clientNs(), "udp", "10.96.0.53", 53, 30, 2000);
             assertThat(answers).anyMatch(l -> l.startsWith("OK pod0")).anyMatch(l -> l.startsWith("OK pod1"));
             assertThat(flows(lab)).anyMatch(l -> l.contains("src=" + lab.podIPv4(1) + " ")).anyMatch(l -> l.contains("src=" + lab.podIPv4(0) + " "));
 
-            new Conntrack(lab.nodeNs(), false, log::add).flush(IpFamily.IPV4,
+            new Conntrack(HostCommand.PROCESSES.inNetns(lab.nodeNs()), false).flush(IpFamily.IPV4,
                     StaleFlows.between(IpFamily.IPV4, StaleFlowsTest.DNS, StaleFlowsTest.dns(lab.podIPv4(0), lab.podIPv4(1)),
                             StaleFlowsTest.dns(lab.podIPv4(0))));
             assertThat(flows(lab)).noneMatch(l -> l.contains("src=" + lab.podIPv4(1) + " "))
                     .anyMatch(l -> l.contains("src=" + lab.podIPv4(0) + " "));
-            assertThat(log).isEmpty();
+            assertThat(log.lines()).isEmpty();
         }
     }
 

@@ -15,6 +15,7 @@ import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
 import io.rulesync.agent.AgentConfig;
 import io.rulesync.agent.AgentLoop;
+import io.rulesync.agent.testing.AgentLogs;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Role;
 import io.rulesync.api.cli.ApiCommand;
@@ -44,7 +45,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -95,7 +95,8 @@ class EndToEndTest {
     private final Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run, "acks-" + run);
     private final Map<String, NetnsLab> labs = new LinkedHashMap<>();
     private final Map<String, AgentLoop> agents = new HashMap<>();
-    private final List<String> agentLog = Collections.synchronizedList(new ArrayList<>());
+    /** Opened once the api has started: Spring Boot's logging set-up resets logback and would drop it. */
+    private AgentLogs agentLog;
     private final List<AutoCloseable> closeLast = new ArrayList<>();
     private KubernetesMockServer kube;
     private KubernetesClient client;
@@ -162,6 +163,7 @@ class EndToEndTest {
         assertThat(watcher.awaitSynced(Duration.ofSeconds(60))).isTrue();
 
         await("the first version", () -> store.history().head(CLUSTER) >= 1);
+        agentLog = new AgentLogs();
         for (String node : labs.keySet()) {
             startAgent(node);
         }
@@ -170,6 +172,9 @@ class EndToEndTest {
     @AfterAll
     void stopEverything() {
         agents.values().forEach(AgentLoop::close);
+        if (agentLog != null) {
+            agentLog.close();
+        }
         for (int i = closeLast.size() - 1; i >= 0; i--) {
             try {
                 closeLast.get(i).close();
@@ -193,7 +198,7 @@ class EndToEndTest {
         AgentConfig config = new AgentConfig(CLUSTER, node, TestInfrastructure.kafkaBootstrapServers(), Map.of(), topics,
                 URI.create(apiUrl), AGENT_TOKEN.token(), List.of(IpFamily.IPV4), null, labs.get(node).nodeNs(), dir.resolve("state"),
                 Duration.ofSeconds(2), 50);
-        AgentLoop loop = config.loop(msg -> agentLog.add(node + ": " + msg)).start();
+        AgentLoop loop = config.loop().start();
         loop.awaitStarted();
         agents.put(node, loop);
     }
@@ -235,7 +240,7 @@ class EndToEndTest {
         startAgent("node-b");
         v = converged(Set.of("node-a", "node-b"), v);
         String resumed = "node-b: kernel holds version " + (v - 1) + " from an earlier run";
-        assertThat(agentLog).anyMatch(l -> l.startsWith(resumed));
+        assertThat(agentLog.linesOf("node-b")).anyMatch(l -> l.startsWith(resumed));
         assertReaches(81, Set.of("pod0", "pod1", "pod2"));
 
         client.services().inNamespace(NS).withName("web").delete();

@@ -112,7 +112,7 @@ class RollbackEndToEndTest {
         Path rules = Files.createDirectories(dir.resolve("rules"));
         AgentLoop agent = new AgentConfig(CLUSTER, "n1", TestInfrastructure.kafkaBootstrapServers(), Map.of(), topics,
                 URI.create(api), AGENT.token(), List.of(IpFamily.IPV4), rules, null, dir.resolve("state"),
-                Duration.ofSeconds(30), 50).loop(m -> { }).start();
+                Duration.ofSeconds(30), 50).loop().start();
         close.add(agent);
         awaitNode(v3);
         assertThat(Files.readString(rules.resolve("n1-ipv4.rules"))).contains("10.244.0.3:8080");

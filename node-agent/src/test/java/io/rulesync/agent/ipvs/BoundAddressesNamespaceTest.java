@@ -4,6 +4,7 @@ import static io.rulesync.agent.ipvs.IpvsFixtures.ip;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.rulesync.agent.exec.HostCommand;
 import io.rulesync.compiler.kernel.NetnsLab;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.testing.needs.RequiresNetns;
@@ -39,7 +40,7 @@ class BoundAddressesNamespaceTest {
 
     @Test
     void theDeviceIsCreatedOrTheMissingDriverReported() throws Exception {
-        BoundAddresses bound = new BoundAddresses(lab.nodeNs());
+        BoundAddresses bound = new BoundAddresses(HostCommand.PROCESSES.inNetns(lab.nodeNs()));
         assertThat(bound.list()).isEmpty();
         if (dummy) {
             assertThat(bound.sync(IpFamily.IPV4, List.of(ip("10.96.0.10"))).add()).containsExactly(ip("10.96.0.10"));
@@ -58,7 +59,7 @@ class BoundAddressesNamespaceTest {
         lab.exec(lab.nodeNs(), "ip", "link", "add", BoundAddresses.DEVICE, "type", "veth", "peer", "name", "kipvs-peer").orThrow();
         // Not rulesync's prefix length: removed by the length the kernel has.
         lab.exec(lab.nodeNs(), "ip", "addr", "add", "10.96.9.1/24", "dev", BoundAddresses.DEVICE).orThrow();
-        BoundAddresses bound = new BoundAddresses(lab.nodeNs());
+        BoundAddresses bound = new BoundAddresses(HostCommand.PROCESSES.inNetns(lab.nodeNs()));
         BoundAddresses.Diff d = bound.sync(IpFamily.IPV4, List.of(ip("10.96.0.10"), ip("10.96.0.11")));
         assertThat(d.add()).containsExactly(ip("10.96.0.10"), ip("10.96.0.11"));
         assertThat(d.remove()).containsExactly(ip("10.96.9.1"));

@@ -3,6 +3,7 @@ package io.rulesync.agent.ipvs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.rulesync.agent.exec.HostCommand;
 import io.rulesync.agent.plan.ipvs.IpsetPlan;
 import io.rulesync.agent.plan.ipvs.IpsetPlanTest;
 import io.rulesync.agent.plan.ipvs.SetMember;
@@ -37,7 +38,7 @@ class IpsetSyncNamespaceTest {
     @BeforeEach
     void lab() {
         lab = new NetnsLab(0);
-        sync = new IpsetSync(lab.nodeNs());
+        sync = new IpsetSync(HostCommand.PROCESSES.inNetns(lab.nodeNs()));
     }
 
     @AfterEach

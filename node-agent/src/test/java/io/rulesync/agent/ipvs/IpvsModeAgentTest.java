@@ -7,14 +7,19 @@ import io.rulesync.agent.apply.Applier;
 import io.rulesync.agent.apply.IptablesNetfilter;
 import io.rulesync.agent.apply.Netfilter;
 import io.rulesync.agent.conntrack.Conntrack;
+import io.rulesync.agent.exec.CommandRunner;
 import io.rulesync.agent.exec.HostCommand;
 import io.rulesync.agent.feed.SnapshotSource;
+import io.rulesync.agent.mode.IptablesMode;
+import io.rulesync.agent.mode.IpvsMode;
+import io.rulesync.agent.mode.KernelMode;
 import io.rulesync.agent.plan.ipvs.IpvsCommand;
 import io.rulesync.agent.plan.ipvs.KernelRealServer;
 import io.rulesync.agent.plan.ipvs.KernelVirtualServer;
 import io.rulesync.agent.plan.ipvs.ServiceId;
 import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.agent.state.StateFile;
+import io.rulesync.agent.testing.AgentLogs;
 import io.rulesync.agent.testing.History;
 import io.rulesync.agent.testing.MutableClock;
 import io.rulesync.model.ack.NodeAck;
@@ -60,7 +65,7 @@ class IpvsModeAgentTest {
     /** Full listings of the IPVS table: what the agent reads at start and at checks, not per version. */
     int fullListings;
     List<NodeAck> acks;
-    List<String> logs;
+    AgentLogs logs;
     MutableClock clock;
 
     @BeforeEach
@@ -72,19 +77,20 @@ class IpvsModeAgentTest {
         history = new History(20);
         ipvs = new MemoryIpvs();
         acks = new ArrayList<>();
-        logs = new ArrayList<>();
+        logs = new AgentLogs();
         clock = new MutableClock();
     }
 
     @AfterEach
     void tearDown() throws Exception {
         if (ns != null) {
-            HostCommand.run(List.of("ip", "netns", "delete", ns), null, Duration.ofSeconds(10));
+            HostCommand.PROCESSES.run(List.of("ip", "netns", "delete", ns), null, Duration.ofSeconds(10));
         }
+        logs.close();
     }
 
-    static HostCommand.Result run(String... argv) throws Exception {
-        HostCommand.Result r = HostCommand.run(List.of(argv), null, Duration.ofSeconds(20));
+    static CommandRunner.Result run(String... argv) throws Exception {
+        CommandRunner.Result r = HostCommand.PROCESSES.run(List.of(argv), null, Duration.ofSeconds(20));
         assertThat(r.ok()).as(String.join(" ", argv) + ": " + r.stderr()).isTrue();
         return r;
     }
@@ -107,10 +113,9 @@ class IpvsModeAgentTest {
             }
         };
         IptablesNetfilter.Printer printer = (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm();
-        List<Netfilter> nf = List.of(new IptablesNetfilter(IpFamily.IPV4, ns, printer));
-        Agent a = new Agent(History.CLUSTER, History.NODE, snapshots, new Applier(nf, logs::add), acks::add,
-                new StateFile(stateDir, History.CLUSTER, History.NODE), clock, Duration.ofSeconds(30), 100,
-                new Conntrack(ns, true, logs::add), logs::add);
+        CommandRunner inNs = HostCommand.PROCESSES.inNetns(ns);
+        List<Netfilter> nf = List.of(new IptablesNetfilter(IpFamily.IPV4, inNs, printer));
+        Conntrack conntrack = new Conntrack(inNs, true);
         IpvsKernel counting = new IpvsKernel() {
             @Override
             public List<KernelVirtualServer> list() throws IpvsApplyException {
@@ -128,11 +133,12 @@ class IpvsModeAgentTest {
                 ipvs.run(commands);
             }
         };
-        if (ipvsMode) {
-            a.programIpvs(new IpvsApplier(nf, counting, new IpsetSync(ns), new BoundAddresses(ns), Duration.ofMinutes(15),
-                    List.of(io.rulesync.model.cluster.Cidr.parse(KEEPALIVED.address() + "/32")), logs::add));
-        }
-        return a;
+        KernelMode mode = ipvsMode
+                ? new IpvsMode(History.NODE, new IpvsApplier(nf, counting, new IpsetSync(inNs), new BoundAddresses(inNs), Duration.ofMinutes(15),
+                        List.of(io.rulesync.model.cluster.Cidr.parse(KEEPALIVED.address() + "/32"))), conntrack, clock)
+                : new IptablesMode(History.NODE, new Applier(nf, null, clock), conntrack, Duration.ofSeconds(30), 100);
+        return new Agent(History.CLUSTER, History.NODE, snapshots, mode, acks::add,
+                new StateFile(stateDir, History.CLUSTER, History.NODE), clock, Duration.ofSeconds(30));
     }
 
     IpvsRules expected(long v) {
@@ -158,7 +164,7 @@ class IpvsModeAgentTest {
         assertThat(nat).contains("-A KUBE-SERVICES -s 127.0.0.0/8 -j RETURN", "--match-set KUBE-CLUSTER-IP");
         String input = run("ip", "netns", "exec", ns, "iptables", "-S", "INPUT").stdout();
         assertThat(input).contains("-j KUBE-IPVS-FILTER").contains("-j KUBE-PROXY-FIREWALL").contains("-j KUBE-NODE-PORT");
-        assertThat(new BoundAddresses(ns).list().keySet()).as("version %d addresses", v).containsExactlyElementsOf(want.bound());
+        assertThat(new BoundAddresses(HostCommand.PROCESSES.inNetns(ns)).list().keySet()).as("version %d addresses", v).containsExactlyElementsOf(want.bound());
 
         Map<ServiceId, List<String>> have = new TreeMap<>();
         for (KernelVirtualServer k : ipvs.list()) {
@@ -218,7 +224,7 @@ class IpvsModeAgentTest {
         a.tick();
         assertThat(a.repairs() - repairs).isGreaterThanOrEqualTo(4);
         assertKernelHolds(history.latest());
-        assertThat(logs).anyMatch(l -> l.startsWith("drift repaired"));
+        assertThat(logs.lines()).anyMatch(l -> l.startsWith("drift repaired"));
         assertThat(ipvs.serviceIds()).contains(KEEPALIVED).doesNotContain(STRAY);
 
         // A restarted agent compares with what the kernel holds: nothing to change, so live connections are never cut.
@@ -226,7 +232,7 @@ class IpvsModeAgentTest {
         int before = applied.size();
         agent().start();
         assertThat(ipvs.applied()).hasSize(before);
-        assertThat(logs.get(logs.size() - 1)).startsWith("applied version " + history.latest() + " (0 changes");
+        assertThat(logs.lines().get(logs.lines().size() - 1)).startsWith("applied version " + history.latest() + " (0 changes");
     }
 
     @Test
@@ -256,7 +262,7 @@ class IpvsModeAgentTest {
         clock.advance(Duration.ofSeconds(6));
         a.tick();
         assertThat(drained()).isEmpty();
-        assertThat(logs).anyMatch(l -> l.startsWith("deleted " + drained.size() + " drained real servers"));
+        assertThat(logs.lines()).anyMatch(l -> l.startsWith("deleted " + drained.size() + " drained real servers"));
         assertThat(a.draining()).isZero();
 
         // Connections that never end: deleted once the drain timeout (15 minutes here) has passed.
@@ -285,7 +291,7 @@ class IpvsModeAgentTest {
         assertThat(jumps("filter", "INPUT")).containsExactly("KUBE-IPVS-FILTER", "KUBE-PROXY-FIREWALL", "KUBE-NODE-PORT");
         assertThat(jumps("filter", "FORWARD")).containsExactlyInAnyOrder("KUBE-PROXY-FIREWALL", "KUBE-FORWARD");
         assertThat(jumps("filter", "OUTPUT")).containsExactly("KUBE-IPVS-OUT-FILTER");
-        assertThat(logs).anyMatch(l -> l.contains("chains and jumps iptables mode had left"));
+        assertThat(logs.lines()).anyMatch(l -> l.contains("chains and jumps iptables mode had left"));
         assertKernelHolds(history.latest());
 
         // And back: IPVS mode's filter would reject new connections to the addresses of its old sets.
@@ -296,7 +302,7 @@ class IpvsModeAgentTest {
         assertThat(chains("nat")).doesNotContain("KUBE-NODE-PORT", "KUBE-LOAD-BALANCER").contains("KUBE-NODEPORTS");
         assertThat(jumps("filter", "INPUT")).doesNotContain("KUBE-IPVS-FILTER", "KUBE-NODE-PORT");
         assertThat(jumps("filter", "OUTPUT")).doesNotContain("KUBE-IPVS-OUT-FILTER");
-        assertThat(logs).anyMatch(l -> l.contains("chains and jumps IPVS mode had left"));
+        assertThat(logs.lines()).anyMatch(l -> l.contains("chains and jumps IPVS mode had left"));
     }
 
     /** The KUBE- chains of a table in the namespace. */

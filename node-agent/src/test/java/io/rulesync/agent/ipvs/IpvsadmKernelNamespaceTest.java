@@ -9,6 +9,7 @@ import static io.rulesync.agent.ipvs.IpvsFixtures.vs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.rulesync.agent.exec.HostCommand;
 import io.rulesync.agent.plan.ipvs.Draining;
 import io.rulesync.agent.plan.ipvs.IpvsCommand;
 import io.rulesync.agent.plan.ipvs.IpvsPlan;
@@ -45,7 +46,7 @@ class IpvsadmKernelNamespaceTest {
     @BeforeEach
     void lab() {
         lab = new NetnsLab(0);
-        kernel = new IpvsadmKernel(lab.nodeNs());
+        kernel = new IpvsadmKernel(HostCommand.PROCESSES.inNetns(lab.nodeNs()));
     }
 
     @AfterEach

@@ -6,6 +6,7 @@ import static io.rulesync.agent.ipvs.IpvsFixtures.tcp;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.agent.apply.MemoryNetfilter;
+import io.rulesync.agent.exec.CommandRunner;
 import io.rulesync.agent.rules.IpvsRuleCheck;
 import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.IpFamily;
@@ -57,9 +58,12 @@ class SpecialAddressIpvsTest {
         for (IpvsRules r : List.of(endpoint, bound)) {
             MemoryIpvs kernel = new MemoryIpvs();
             MemoryNetfilter netfilter = new MemoryNetfilter(family, null, "node");
-            // The ipset and address steps name a namespace that does not exist: reaching them would fail loudly.
-            IpvsApplier applier = new IpvsApplier(List.of(netfilter), kernel, new IpsetSync("no-such-netns"),
-                    new BoundAddresses("no-such-netns"), Duration.ofMinutes(15), List.of(), line -> { });
+            // The ipset and address steps cannot run a tool here: reaching them would fail loudly.
+            CommandRunner none = (argv, stdin, timeout) -> {
+                throw new java.io.IOException("no host tools in this test: " + argv);
+            };
+            IpvsApplier applier = new IpvsApplier(List.of(netfilter), kernel, new IpsetSync(none), new BoundAddresses(none),
+                    Duration.ofMinutes(15), List.of());
             IpvsApplier.Outcome o = applier.apply(Map.of(family, r), IpvsFixtures.T0, true);
             if (verdict == null) {
                 assertThat(IpvsRuleCheck.addressRefusal(r)).isEmpty();

@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.agent.Agent;
 import io.rulesync.agent.AgentConfig;
+import io.rulesync.agent.exec.HostCommand;
 import io.rulesync.agent.feed.SnapshotSource;
 import io.rulesync.agent.mode.ModeChoice.WhenIpvsUnavailable;
+import io.rulesync.agent.testing.AgentLogs;
 import io.rulesync.compiler.kernel.NetnsLab;
 import io.rulesync.compiler.testing.Fixtures;
 import io.rulesync.compiler.version.ClusterHead;
@@ -51,6 +53,8 @@ class IpvsFallbackKernelTest {
     @TempDir
     Path dir;
     private NetnsLab lab;
+    /** What the agent logs during the test, opened with it. */
+    private final AgentLogs log = new AgentLogs();
     private ClusterRules rules;
 
     /** A namespace lab of its own per test: what one test programs must not be what the next one sees. */
@@ -69,12 +73,13 @@ class IpvsFallbackKernelTest {
 
     @AfterEach
     void close() {
+        log.close();
         if (lab != null) {
             lab.close();
         }
     }
 
-    private Agent agent(WhenIpvsUnavailable when, List<NodeAck> acks, List<String> log) throws Exception {
+    private Agent agent(WhenIpvsUnavailable when, List<NodeAck> acks) throws Exception {
         SnapshotSource snapshots = new SnapshotSource() {
             @Override
             public RulesSnapshot latest(String cluster, String node) {
@@ -89,7 +94,7 @@ class IpvsFallbackKernelTest {
         AgentConfig config = new AgentConfig(CLUSTER, "node-a", "127.0.0.1:9", Map.of(), Topics.DEFAULT, URI.create("http://127.0.0.1:9"),
                 null, List.of(IpFamily.IPV4), null, lab.nodeNs(), Files.createTempDirectory(dir, "state"), Duration.ofSeconds(30), 50,
                 ProxyMode.IPVS, when);
-        return config.agent(snapshots, acks::add, log::add);
+        return config.agent(snapshots, acks::add);
     }
 
     private Set<String> answering() {
@@ -104,7 +109,7 @@ class IpvsFallbackKernelTest {
 
     @Test
     void theProbeSaysWhyThisKernelCannotRunIpvs() {
-        Optional<String> problem = IpvsProbe.problem(lab.nodeNs());
+        Optional<String> problem = IpvsProbe.problem(HostCommand.PROCESSES.inNetns(lab.nodeNs()));
         System.out.println("IPVS on this kernel: " + problem.orElse("usable"));
         if (KernelFeature.IPVS.present()) {
             assertThat(problem).isEmpty();
@@ -117,8 +122,7 @@ class IpvsFallbackKernelTest {
     @RequiresKernelWithout(KernelFeature.IPVS)
     void refusingAppliesNothingAndEveryAckSaysWhy() throws Exception {
         List<NodeAck> acks = new ArrayList<>();
-        List<String> log = new ArrayList<>();
-        Agent agent = agent(WhenIpvsUnavailable.REFUSE, acks, log);
+        Agent agent = agent(WhenIpvsUnavailable.REFUSE, acks);
         agent.start();
         assertThat(acks).singleElement().satisfies(a -> {
             assertThat(a.status()).isEqualTo(NodeAck.Status.FAILED);
@@ -126,7 +130,7 @@ class IpvsFallbackKernelTest {
             assertThat(a.error()).startsWith("ipvs mode was asked for and cannot be used (").endsWith("(--ipvs-unavailable=refuse)");
             assertThat(a.mode()).startsWith("iptables (ipvs unavailable: ");
         });
-        assertThat(log).anyMatch(l -> l.startsWith("ipvs mode asked for, ipvs unavailable: ") && l.endsWith("applying nothing (--ipvs-unavailable=refuse)"));
+        assertThat(log.lines()).anyMatch(l -> l.startsWith("ipvs mode asked for, ipvs unavailable: ") && l.endsWith("applying nothing (--ipvs-unavailable=refuse)"));
         assertThat(lab.exec(lab.nodeNs(), "iptables", "-t", "nat", "-S").orThrow().stdout()).doesNotContain("KUBE-SERVICES");
         assertThat(answering()).isEmpty();
         agent.tick(); // no drift check, no repair: nothing here is the agent's
@@ -137,14 +141,13 @@ class IpvsFallbackKernelTest {
     @RequiresKernelWithout(KernelFeature.IPVS)
     void fallingBackProgramsIptablesModeAndTheAcksSayWhy() throws Exception {
         List<NodeAck> acks = new ArrayList<>();
-        List<String> log = new ArrayList<>();
-        agent(WhenIpvsUnavailable.FALLBACK, acks, log).start();
+        agent(WhenIpvsUnavailable.FALLBACK, acks).start();
         assertThat(acks).singleElement().satisfies(a -> {
             assertThat(a.status()).isEqualTo(NodeAck.Status.APPLIED);
             assertThat(a.version()).isEqualTo(1);
-            assertThat(a.mode()).isEqualTo("iptables (ipvs unavailable: " + IpvsProbe.problem(lab.nodeNs()).orElseThrow() + ")");
+            assertThat(a.mode()).isEqualTo("iptables (ipvs unavailable: " + IpvsProbe.problem(HostCommand.PROCESSES.inNetns(lab.nodeNs())).orElseThrow() + ")");
         });
-        assertThat(log).anyMatch(l -> l.endsWith("programming iptables mode instead (--ipvs-unavailable=fallback)"));
+        assertThat(log.lines()).anyMatch(l -> l.endsWith("programming iptables mode instead (--ipvs-unavailable=fallback)"));
         assertThat(answering()).isEqualTo(Set.of("pod0", "pod1"));
     }
 }
