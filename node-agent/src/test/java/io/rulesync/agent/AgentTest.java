@@ -6,7 +6,7 @@ import io.rulesync.agent.apply.Applier;
 import io.rulesync.agent.apply.MemoryNetfilter;
 import io.rulesync.agent.apply.OwnedChains;
 import io.rulesync.agent.conntrack.Conntrack;
-import io.rulesync.agent.exec.CommandRunner;
+import io.rulesync.exec.CommandRunner;
 import io.rulesync.agent.feed.AckSink;
 import io.rulesync.agent.feed.SnapshotSource;
 import io.rulesync.agent.feed.SnapshotUnavailableException;

@@ -1,5 +1,6 @@
 package io.rulesync.compiler.kernel;
 
+import io.rulesync.testsupport.netns.NetnsLab;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.testing.needs.RequiresNetns;

@@ -1,6 +1,6 @@
 package io.rulesync.agent.apply;
 
-import io.rulesync.agent.exec.CommandRunner;
+import io.rulesync.exec.CommandRunner;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.Table;
 import java.io.IOException;

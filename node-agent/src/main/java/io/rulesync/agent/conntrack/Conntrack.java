@@ -1,6 +1,6 @@
 package io.rulesync.agent.conntrack;
 
-import io.rulesync.agent.exec.CommandRunner;
+import io.rulesync.exec.CommandRunner;
 import io.rulesync.agent.plan.NodeView;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.RuleFragment;

@@ -1,6 +1,6 @@
 package io.rulesync.agent.ipvs;
 
-import io.rulesync.agent.exec.CommandRunner;
+import io.rulesync.exec.CommandRunner;
 import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.IpFamily;
 import java.time.Duration;

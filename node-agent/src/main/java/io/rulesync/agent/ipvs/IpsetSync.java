@@ -1,6 +1,6 @@
 package io.rulesync.agent.ipvs;
 
-import io.rulesync.agent.exec.CommandRunner;
+import io.rulesync.exec.CommandRunner;
 import io.rulesync.agent.plan.ipvs.IpsetPlan;
 import io.rulesync.model.ipvs.IpvsRules;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package io.rulesync.agent.mode;
 
-import io.rulesync.agent.exec.CommandRunner;
+import io.rulesync.exec.CommandRunner;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;

@@ -2,14 +2,14 @@ package io.rulesync.agent.apply;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.agent.exec.HostCommand;
+import io.rulesync.exec.HostCommand;
 import io.rulesync.agent.plan.RestorePlan;
 import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.agent.testing.History;
 import io.rulesync.agent.verify.DriftCheck;
 import io.rulesync.compiler.cli.ClusterManifests;
 import io.rulesync.compiler.cluster.ClusterCompiler;
-import io.rulesync.compiler.kernel.NetnsLab;
+import io.rulesync.testsupport.netns.NetnsLab;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ClusterSettings;

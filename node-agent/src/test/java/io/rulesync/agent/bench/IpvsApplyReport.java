@@ -1,8 +1,8 @@
 package io.rulesync.agent.bench;
 
 import io.rulesync.agent.apply.IptablesNetfilter;
-import io.rulesync.agent.exec.CommandRunner;
-import io.rulesync.agent.exec.HostCommand;
+import io.rulesync.exec.CommandRunner;
+import io.rulesync.exec.HostCommand;
 import io.rulesync.agent.ipvs.BoundAddresses;
 import io.rulesync.agent.ipvs.IpsetSync;
 import io.rulesync.agent.ipvs.IpvsApplier;

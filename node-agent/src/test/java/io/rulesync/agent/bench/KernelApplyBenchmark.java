@@ -3,7 +3,7 @@ package io.rulesync.agent.bench;
 import io.rulesync.agent.apply.Applier;
 import io.rulesync.agent.apply.IptablesNetfilter;
 import io.rulesync.agent.apply.NarrowedChange;
-import io.rulesync.agent.exec.HostCommand;
+import io.rulesync.exec.HostCommand;
 import io.rulesync.agent.plan.RestorePlan;
 import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.compiler.bench.SyntheticCluster;

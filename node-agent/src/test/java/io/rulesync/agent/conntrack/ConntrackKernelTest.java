@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.agent.apply.Applier;
 import io.rulesync.agent.apply.IptablesNetfilter;
-import io.rulesync.agent.exec.HostCommand;
+import io.rulesync.exec.HostCommand;
 import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.agent.testing.AgentLogs;
-import io.rulesync.compiler.kernel.NetnsLab;
+import io.rulesync.testsupport.netns.NetnsLab;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.RuleSet;
 import io.rulesync.testing.needs.RequiresNetns;

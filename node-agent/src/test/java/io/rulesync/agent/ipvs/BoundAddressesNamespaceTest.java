@@ -4,8 +4,8 @@ import static io.rulesync.agent.ipvs.IpvsFixtures.ip;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.rulesync.agent.exec.HostCommand;
-import io.rulesync.compiler.kernel.NetnsLab;
+import io.rulesync.exec.HostCommand;
+import io.rulesync.testsupport.netns.NetnsLab;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.testing.needs.RequiresNetns;
 import java.util.List;

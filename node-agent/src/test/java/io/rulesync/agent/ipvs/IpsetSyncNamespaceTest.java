@@ -3,11 +3,11 @@ package io.rulesync.agent.ipvs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.rulesync.agent.exec.HostCommand;
+import io.rulesync.exec.HostCommand;
 import io.rulesync.agent.plan.ipvs.IpsetPlan;
 import io.rulesync.agent.plan.ipvs.IpsetPlanTest;
 import io.rulesync.agent.plan.ipvs.SetMember;
-import io.rulesync.compiler.kernel.NetnsLab;
+import io.rulesync.testsupport.netns.NetnsLab;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.ipvs.IpvsSet;

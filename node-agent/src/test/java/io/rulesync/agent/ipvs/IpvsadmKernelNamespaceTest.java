@@ -9,14 +9,14 @@ import static io.rulesync.agent.ipvs.IpvsFixtures.vs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.rulesync.agent.exec.HostCommand;
+import io.rulesync.exec.HostCommand;
 import io.rulesync.agent.plan.ipvs.Draining;
 import io.rulesync.agent.plan.ipvs.IpvsCommand;
 import io.rulesync.agent.plan.ipvs.IpvsPlan;
 import io.rulesync.agent.plan.ipvs.KernelRealServer;
 import io.rulesync.agent.plan.ipvs.KernelVirtualServer;
 import io.rulesync.agent.plan.ipvs.ServiceId;
-import io.rulesync.compiler.kernel.NetnsLab;
+import io.rulesync.testsupport.netns.NetnsLab;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.Protocol;
 import io.rulesync.model.ipvs.VirtualServer;

@@ -6,7 +6,7 @@ import static io.rulesync.agent.ipvs.IpvsFixtures.tcp;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.agent.apply.MemoryNetfilter;
-import io.rulesync.agent.exec.CommandRunner;
+import io.rulesync.exec.CommandRunner;
 import io.rulesync.agent.rules.IpvsRuleCheck;
 import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.IpFamily;

@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.agent.Agent;
 import io.rulesync.agent.AgentConfig;
-import io.rulesync.agent.exec.HostCommand;
+import io.rulesync.exec.HostCommand;
 import io.rulesync.agent.feed.SnapshotSource;
 import io.rulesync.agent.mode.ModeChoice.WhenIpvsUnavailable;
 import io.rulesync.agent.testing.AgentLogs;
-import io.rulesync.compiler.kernel.NetnsLab;
+import io.rulesync.testsupport.netns.NetnsLab;
 import io.rulesync.compiler.testing.Fixtures;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.ack.NodeAck;

@@ -2,7 +2,7 @@ package io.rulesync.agent.mode;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.agent.exec.CommandRunner;
+import io.rulesync.exec.CommandRunner;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
  * The agent's planning is pure: what iptables-restore input, ipvsadm commands and ipset changes a version
  * needs ({@code agent.plan}, {@code agent.plan.ipvs}), and the grammar of the rules it writes and reads back
  * ({@code agent.rules}). It uses the model and the JDK's pure parts only (see {@link PureCode}), never the
- * kernel adapters ({@code agent.apply}, {@code agent.ipvs}, {@code agent.exec}, ...) that run host commands.
+ * kernel adapters ({@code agent.apply}, {@code agent.ipvs}, the {@code exec} module, ...) that run host commands.
  */
 class PurePlannersTest {
     static final List<String> PLANNERS = List.of("io.rulesync.agent.plan..", "io.rulesync.agent.rules..");
@@ -38,14 +38,14 @@ class PurePlannersTest {
         assertThatThrownBy(() -> PureCode.rule(List.of("io.rulesync.agent.purity.."), List.of("io.rulesync.model.."), List.of())
                 .check(fixture))
                 .isInstanceOf(AssertionError.class)
-                .hasMessageContaining("io.rulesync.agent.exec.HostCommand")
+                .hasMessageContaining("io.rulesync.exec.HostCommand")
                 .hasMessageContaining("java.lang.ProcessBuilder")
                 .hasMessageContaining("java.nio.file.Files");
     }
 
     static final class ImpureFixture {
         Object adapter() {
-            return io.rulesync.agent.exec.HostCommand.class;
+            return io.rulesync.exec.HostCommand.class;
         }
 
         Object run() throws java.io.IOException {

@@ -1,4 +1,4 @@
-package io.rulesync.agent.exec;
+package io.rulesync.exec;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,17 +1,18 @@
-package io.rulesync.compiler.kernel;
+package io.rulesync.testsupport.netns;
 
+import io.rulesync.exec.CommandRunner;
+import io.rulesync.exec.HostCommand;
 import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.testing.needs.Need;
 
 import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.InputStreamReader;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashSet;
@@ -701,50 +702,24 @@ public final class NetnsLab implements AutoCloseable {
         return p;
     }
 
-    /** Runs a command, feeding stdin (null: empty stdin), and collects everything; kills it after timeoutSeconds. */
+    /**
+     * Runs a command through the agent's own runner ({@link HostCommand}), feeding stdin (null: empty
+     * stdin), and collects everything; a command still running after timeoutSeconds is killed and
+     * reported as an exception, since a lab step that hangs is a broken test, not an outcome.
+     */
     private static ExecResult run(List<String> cmd, String stdin, long timeoutSeconds) {
-        Process p;
+        CommandRunner.Result r;
         try {
-            p = new ProcessBuilder(cmd).start();
+            r = HostCommand.PROCESSES.run(cmd, stdin, Duration.ofSeconds(timeoutSeconds));
         } catch (IOException e) {
             throw new IllegalStateException("cannot start " + cmd, e);
-        }
-        CompletableFuture<String> out = drain(p.getInputStream());
-        CompletableFuture<String> err = drain(p.getErrorStream());
-        try (OutputStream in = p.getOutputStream()) {
-            if (stdin != null) {
-                in.write(stdin.getBytes(StandardCharsets.UTF_8));
-            }
-        } catch (IOException e) {
-            // the process exited early; its exit code and stderr tell why
-        }
-        try {
-            if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                p.waitFor(5, TimeUnit.SECONDS);
-                throw new IllegalStateException("timed out after " + timeoutSeconds + " s: " + String.join(" ", cmd));
-            }
-            return new ExecResult(List.copyOf(cmd), p.exitValue(), out.get(10, TimeUnit.SECONDS), err.get(10, TimeUnit.SECONDS));
         } catch (InterruptedException e) {
-            p.destroyForcibly();
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted: " + String.join(" ", cmd), e);
-        } catch (ExecutionException | TimeoutException e) {
-            throw new IllegalStateException("cannot read output of " + String.join(" ", cmd), e);
         }
-    }
-
-    private static CompletableFuture<String> drain(InputStream s) {
-        CompletableFuture<String> f = new CompletableFuture<>();
-        Thread t = new Thread(() -> {
-            try (s) {
-                f.complete(new String(s.readAllBytes(), StandardCharsets.UTF_8));
-            } catch (IOException e) {
-                f.completeExceptionally(e);
-            }
-        }, "netns-lab-drain");
-        t.setDaemon(true);
-        t.start();
-        return f;
+        if (r.exit() == -1) {
+            throw new IllegalStateException("timed out after " + timeoutSeconds + " s: " + String.join(" ", cmd));
+        }
+        return new ExecResult(List.copyOf(cmd), r.exit(), r.stdout(), r.stderr());
     }
 }

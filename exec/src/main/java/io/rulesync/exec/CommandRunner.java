@@ -1,4 +1,4 @@
-package io.rulesync.agent.exec;
+package io.rulesync.exec;
 
 import java.io.IOException;
 import java.time.Duration;

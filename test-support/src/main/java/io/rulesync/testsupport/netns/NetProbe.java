@@ -1,4 +1,4 @@
-package io.rulesync.compiler.kernel;
+package io.rulesync.testsupport.netns;
 
 import io.rulesync.model.cluster.IpAddress;
 
@@ -21,7 +21,7 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * Tiny TCP/UDP server and client that {@link NetnsLab} runs inside network namespaces with
- * {@code ip netns exec <ns> java -cp <test-classes> io.rulesync.compiler.kernel.NetProbe ...}.
+ * {@code ip netns exec <ns> java -cp <test-classes> io.rulesync.testsupport.netns.NetProbe ...}.
  * It depends on the JDK only, so the class path is just the directory holding this class.
  *
  * <pre>
