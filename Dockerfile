@@ -4,6 +4,7 @@ FROM maven:3.9-eclipse-temurin-17 AS build
 WORKDIR /src
 COPY pom.xml .
 COPY testing/pom.xml testing/
+COPY exec/pom.xml exec/
 COPY test-support/pom.xml test-support/
 COPY model/pom.xml model/
 COPY store/pom.xml store/
@@ -11,6 +12,7 @@ COPY compiler/pom.xml compiler/
 COPY watcher/pom.xml watcher/
 COPY node-agent/pom.xml node-agent/
 COPY api/pom.xml api/
+COPY system-tests/pom.xml system-tests/
 COPY launcher/pom.xml launcher/
 # Dependencies first, so that a source change does not download the world again.
 RUN mvn -B -ntp -q dependency:go-offline -DexcludeGroupIds=io.rulesync || true

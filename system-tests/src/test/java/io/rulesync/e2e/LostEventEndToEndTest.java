@@ -1,4 +1,4 @@
-package io.rulesync.agent.e2e;
+package io.rulesync.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;

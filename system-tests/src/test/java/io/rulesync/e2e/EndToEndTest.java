@@ -1,4 +1,4 @@
-package io.rulesync.agent.e2e;
+package io.rulesync.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -19,7 +19,7 @@ import io.rulesync.agent.testing.AgentLogs;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Role;
 import io.rulesync.api.cli.ApiCommand;
-import io.rulesync.compiler.kernel.NetnsLab;
+import io.rulesync.testsupport.netns.NetnsLab;
 import io.rulesync.store.NodeStatus;
 import io.rulesync.store.NodeStatusStore;
 import io.rulesync.testsupport.TestDatabase;

@@ -1,4 +1,4 @@
-package io.rulesync.agent.e2e;
+package io.rulesync.e2e;
 
 /** The one-Service cluster the pipeline tests write into a manifest folder: Service shop/web, node-a and web's slice. */
 final class ShopManifest {

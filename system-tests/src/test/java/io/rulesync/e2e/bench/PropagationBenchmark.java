@@ -1,4 +1,4 @@
-package io.rulesync.agent.bench;
+package io.rulesync.e2e.bench;
 
 import static org.awaitility.Awaitility.await;
 
@@ -9,7 +9,7 @@ import io.rulesync.agent.apply.IptablesNetfilter;
 import io.rulesync.agent.apply.MemoryNetfilter;
 import io.rulesync.agent.apply.Netfilter;
 import io.rulesync.agent.conntrack.Conntrack;
-import io.rulesync.agent.exec.HostCommand;
+import io.rulesync.exec.HostCommand;
 import io.rulesync.agent.feed.ApiSnapshots;
 import io.rulesync.agent.feed.DeltaFeed;
 import io.rulesync.agent.feed.KafkaAckSink;
