@@ -114,8 +114,24 @@ public record RulesDelta(String cluster, long base, long target, Instant created
 
     /** Which part of its delta a message is, and of how many: {@code [part, parts]}. */
     public static int[] partOf(String json) {
-        Part read = FragmentJson.readObject(json, "delta", RulesDelta::read);
-        return new int[] {read.part(), read.parts()};
+        // Only the two numbers: the fragments are skipped, not parsed and hashed (fromJson does that).
+        return FragmentJson.readObject(json, "delta", p -> {
+            long part = 1;
+            long parts = 1;
+            for (String name = p.nextName(); name != null; name = p.nextName()) {
+                p.nextToken();
+                switch (name) {
+                    case "part" -> part = FragmentJson.whole(p, "part");
+                    case "parts" -> parts = FragmentJson.whole(p, "parts");
+                    default -> p.skipChildren();
+                }
+            }
+            try {
+                return new int[] {Math.toIntExact(part), Math.toIntExact(parts)};
+            } catch (ArithmeticException e) {
+                throw new IllegalArgumentException("delta part " + part + " of " + parts + " is out of range", e);
+            }
+        });
     }
 
     /**
