@@ -8,18 +8,25 @@ import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.Node;
 import io.rulesync.model.cluster.Service;
 import io.rulesync.model.event.ClusterSettings;
+import io.rulesync.model.event.Json;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.RulesSnapshot;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import org.snakeyaml.engine.v2.api.Load;
+import org.snakeyaml.engine.v2.api.LoadSettings;
+import tools.jackson.core.JsonParser;
+import tools.jackson.core.JsonToken;
 
 /**
  * What an agent pays to read its snapshot (results: BENCHMARKS.md): the snapshot of one node of the
  * pipeline benchmark's cluster (SERVICES Services x ENDPOINTS endpoints over NODES nodes), written
- * with {@link RulesSnapshot#toJson} and read back with {@link RulesSnapshot#fromJson}; median of
- * ROUNDS after warm-ups. Usage: {@code bench/snapshot-parse [SERVICES ENDPOINTS NODES ROUNDS]}.
+ * with {@link RulesSnapshot#toJson} and read back with {@link RulesSnapshot#fromJson}, and the JSON
+ * layer alone read by snakeyaml-engine (the reader before issue 14) and by Jackson; median of ROUNDS
+ * after warm-ups. Usage: {@code bench/snapshot-parse [SERVICES ENDPOINTS NODES ROUNDS]}.
  */
 public final class SnapshotParseBenchmark {
     private static final int WARM_UP = 3;
@@ -50,6 +57,19 @@ public final class SnapshotParseBenchmark {
         String json = snapshot.toJson();
         double[] writeMs = time(rounds, () -> snapshot.toJson().length());
         double[] readMs = time(rounds, () -> RulesSnapshot.fromJson(json).rules().fragments().size());
+        // The JSON layer alone, both ways it has been read: the YAML 1.2 parser into maps (before
+        // issue 14) and Jackson's tokens (the rest of fromJson is parsing and hashing the fragments).
+        double[] yamlMs = time(rounds, () -> ((Map<?, ?>) new Load(LoadSettings.builder().setAllowDuplicateKeys(false)
+                .setCodePointLimit(Integer.MAX_VALUE).build()).loadFromString(json)).size());
+        double[] tokensMs = time(rounds, () -> {
+            int n = 0;
+            try (JsonParser p = Json.MAPPER.createParser(json)) {
+                while (p.nextToken() != null) {
+                    n += p.currentToken() == JsonToken.VALUE_STRING ? p.getString().length() : 1;
+                }
+            }
+            return n;
+        });
         if (!RulesSnapshot.fromJson(json).equals(snapshot)) {
             throw new IllegalStateException("the snapshot read back differs from the one written");
         }
@@ -57,6 +77,8 @@ public final class SnapshotParseBenchmark {
                 services, endpoints, nodes, snapshot.rules().fragments().size(), json.length() / 1e6);
         System.out.printf("median of %d after %d warm-ups: toJson %.0f ms (min %.0f), fromJson %.0f ms (min %.0f)%n",
                 rounds, WARM_UP, writeMs[rounds / 2], writeMs[0], readMs[rounds / 2], readMs[0]);
+        System.out.printf("the JSON layer alone: snakeyaml-engine into maps %.0f ms (min %.0f), Jackson tokens %.0f ms (min %.0f)%n",
+                yamlMs[rounds / 2], yamlMs[0], tokensMs[rounds / 2], tokensMs[0]);
     }
 
     private static double[] time(int rounds, java.util.function.IntSupplier work) {
