@@ -80,7 +80,7 @@ public final class ManifestEncoder {
         }
         List<Object> ingress = new ArrayList<>();
         for (LoadBalancerIngress i : s.loadBalancerIngress()) {
-            ingress.add(Map.of("ip", i.ip().toString(), "ipMode", i.proxyMode() ? "Proxy" : "VIP"));
+            ingress.add(fields("ip", i.ip().toString(), "ipMode", i.proxyMode() ? "Proxy" : "VIP"));
         }
         Map<String, Object> out = head("v1", "Service", metadata);
         out.put("spec", spec);
@@ -114,7 +114,7 @@ public final class ManifestEncoder {
         for (Endpoint e : s.endpoints()) {
             Map<String, Object> ep = new LinkedHashMap<>();
             ep.put("addresses", List.of(e.address().toString()));
-            ep.put("conditions", Map.of("ready", e.ready(), "serving", e.serving(), "terminating", e.terminating()));
+            ep.put("conditions", fields("ready", e.ready(), "serving", e.serving(), "terminating", e.terminating()));
             if (!e.nodeName().isEmpty()) {
                 ep.put("nodeName", e.nodeName());
             }
@@ -145,11 +145,24 @@ public final class ManifestEncoder {
         }
         List<Object> addresses = new ArrayList<>();
         for (Node.NodeAddress a : n.addresses()) {
-            addresses.add(Map.of("type", a.type(), "address", a.address().toString()));
+            addresses.add(fields("type", a.type(), "address", a.address().toString()));
         }
         Map<String, Object> out = head("v1", "Node", metadata);
         out.put("status", Map.of("addresses", addresses));
         return out;
+    }
+
+    /**
+     * A map of several fields in this order. Not Map.of: its iteration order changes from one JVM
+     * run to the next, and the wire form is hashed ({@link Fingerprint}), so the watcher and the
+     * compiler would disagree about the same object.
+     */
+    private static Map<String, Object> fields(Object... keysAndValues) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (int i = 0; i < keysAndValues.length; i += 2) {
+            m.put((String) keysAndValues[i], keysAndValues[i + 1]);
+        }
+        return m;
     }
 
     private static Map<String, Object> head(String apiVersion, String kind, Map<String, Object> metadata) {

@@ -2,13 +2,14 @@ package io.rulesync.model.rules;
 
 import io.rulesync.model.event.Json;
 import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
-import org.snakeyaml.engine.v2.api.Load;
-import org.snakeyaml.engine.v2.api.LoadSettings;
+import tools.jackson.core.JsonParser;
+import tools.jackson.core.JsonToken;
 
 /**
  * A published change from version {@code base} to {@code target} of one cluster, as it travels on
@@ -44,7 +45,7 @@ public record RulesDelta(String cluster, long base, long target, Instant created
         for (RulesDiff.FragmentChange c : diff.fragments()) {
             fragments.add(FragmentJson.fragment(c.key(), c.after()));
         }
-        String nodesJson = FragmentJson.nodes(diff.nodes());
+        String nodesJson = Json.generate(g -> FragmentJson.writeNodes(g, diff.nodes()));
         List<List<String>> groups = new ArrayList<>();
         List<String> current = new ArrayList<>();
         long size = nodesJson.length();
@@ -60,10 +61,26 @@ public record RulesDelta(String cluster, long base, long target, Instant created
         groups.add(current);
         List<String> out = new ArrayList<>(groups.size());
         for (int i = 0; i < groups.size(); i++) {
-            // Assembled by hand: the fragments are already JSON text.
-            out.add("{\"v\":" + FORMAT + ",\"cluster\":" + Json.write(cluster) + ",\"base\":" + base + ",\"target\":" + target
-                    + ",\"createdAt\":" + Json.write(createdAt.toString()) + ",\"part\":" + (i + 1) + ",\"parts\":" + groups.size()
-                    + ",\"fragments\":[" + String.join(",", groups.get(i)) + "],\"nodes\":" + (i == 0 ? nodesJson : "[]") + "}");
+            int part = i + 1;
+            List<String> group = groups.get(i);
+            // The fragments go in as the JSON text they were measured as.
+            out.add(Json.generate(g -> {
+                g.writeStartObject();
+                g.writeNumberProperty("v", FORMAT);
+                g.writeStringProperty("cluster", cluster);
+                g.writeNumberProperty("base", base);
+                g.writeNumberProperty("target", target);
+                g.writeStringProperty("createdAt", createdAt.toString());
+                g.writeNumberProperty("part", part);
+                g.writeNumberProperty("parts", groups.size());
+                g.writeName("fragments");
+                g.writeStartArray();
+                group.forEach(g::writeRawValue);
+                g.writeEndArray();
+                g.writeName("nodes");
+                g.writeRawValue(part == 1 ? nodesJson : "[]");
+                g.writeEndObject();
+            }));
         }
         return out;
     }
@@ -74,10 +91,9 @@ public record RulesDelta(String cluster, long base, long target, Instant created
         Map<Integer, RulesDelta> byPart = new TreeMap<>();
         int expected = -1;
         for (String p : parts) {
-            Map<?, ?> m = parse(p);
-            int part = intOr(m.get("part"), 1);
-            expected = intOr(m.get("parts"), 1);
-            byPart.put(part, fromMap(m));
+            Part one = FragmentJson.readObject(p, "delta", RulesDelta::read);
+            expected = one.parts();
+            byPart.put(one.part(), one.delta());
         }
         if (byPart.size() != expected) {
             throw new IllegalArgumentException("delta has " + byPart.size() + " of " + expected + " parts");
@@ -98,8 +114,24 @@ public record RulesDelta(String cluster, long base, long target, Instant created
 
     /** Which part of its delta a message is, and of how many: {@code [part, parts]}. */
     public static int[] partOf(String json) {
-        Map<?, ?> m = parse(json);
-        return new int[] {intOr(m.get("part"), 1), intOr(m.get("parts"), 1)};
+        // Only the two numbers: the fragments are skipped, not parsed and hashed (fromJson does that).
+        return FragmentJson.readObject(json, "delta", p -> {
+            long part = 1;
+            long parts = 1;
+            for (String name = p.nextName(); name != null; name = p.nextName()) {
+                p.nextToken();
+                switch (name) {
+                    case "part" -> part = FragmentJson.whole(p, "part");
+                    case "parts" -> parts = FragmentJson.whole(p, "parts");
+                    default -> p.skipChildren();
+                }
+            }
+            try {
+                return new int[] {Math.toIntExact(part), Math.toIntExact(parts)};
+            } catch (ArithmeticException e) {
+                throw new IllegalArgumentException("delta part " + part + " of " + parts + " is out of range", e);
+            }
+        });
     }
 
     /**
@@ -110,25 +142,52 @@ public record RulesDelta(String cluster, long base, long target, Instant created
         return fromJsonParts(List.of(json));
     }
 
-    private static Map<?, ?> parse(String json) {
-        return (Map<?, ?>) new Load(LoadSettings.builder().setAllowDuplicateKeys(false).setCodePointLimit(Integer.MAX_VALUE).build()).loadFromString(json);
+    /** One message of a delta: which part of how many, and what it holds. */
+    private record Part(int part, int parts, RulesDelta delta) {
     }
 
-    private static RulesDelta fromMap(Map<?, ?> m) {
-        if (!Integer.valueOf(FORMAT).equals(m.get("v"))) {
-            throw new IllegalArgumentException("v: delta format " + m.get("v") + " is not supported");
+    private static Part read(JsonParser p) {
+        try {
+            String cluster = null;
+            Long base = null;
+            Long target = null;
+            String createdAt = null;
+            long part = 1;
+            long parts = 1;
+            List<RulesDiff.FragmentChange> fragments = null;
+            List<RulesDiff.NodeChange> nodes = null;
+            boolean format = false;
+            for (String name = p.nextName(); name != null; name = p.nextName()) {
+                p.nextToken();
+                switch (name) {
+                    case "v" -> format = checkFormat(p);
+                    case "cluster" -> cluster = FragmentJson.text(p, "cluster");
+                    case "base" -> base = FragmentJson.whole(p, "base");
+                    case "target" -> target = FragmentJson.whole(p, "target");
+                    case "createdAt" -> createdAt = FragmentJson.text(p, "createdAt");
+                    case "part" -> part = FragmentJson.whole(p, "part");
+                    case "parts" -> parts = FragmentJson.whole(p, "parts");
+                    case "fragments" -> fragments = FragmentJson.readFragments(p);
+                    case "nodes" -> nodes = FragmentJson.readNodes(p);
+                    default -> p.skipChildren();
+                }
+            }
+            if (!format) {
+                throw new IllegalArgumentException("v: delta format null is not supported");
+            }
+            RulesDelta delta = new RulesDelta(FragmentJson.required(cluster, "cluster"), FragmentJson.required(base, "base"),
+                    FragmentJson.required(target, "target"), Instant.parse(FragmentJson.required(createdAt, "createdAt")),
+                    new RulesDiff(FragmentJson.required(fragments, "fragments"), FragmentJson.required(nodes, "nodes")));
+            return new Part(Math.toIntExact(part), Math.toIntExact(parts), delta);
+        } catch (FragmentJson.WrongField | DateTimeParseException | ArithmeticException e) {
+            throw new IllegalArgumentException("delta is missing a field or has one of the wrong type: " + e.getMessage(), e);
         }
-        List<RulesDiff.FragmentChange> fragments = FragmentJson.readFragments((List<?>) m.get("fragments"));
-        List<RulesDiff.NodeChange> nodes = FragmentJson.readNodes((List<?>) m.get("nodes"));
-        return new RulesDelta((String) m.get("cluster"), number(m.get("base")), number(m.get("target")),
-                Instant.parse((String) m.get("createdAt")), new RulesDiff(fragments, nodes));
     }
 
-    private static int intOr(Object o, int def) {
-        return o == null ? def : ((Number) o).intValue();
-    }
-
-    private static long number(Object o) {
-        return ((Number) o).longValue();
+    private static boolean checkFormat(JsonParser p) {
+        if (p.currentToken() != JsonToken.VALUE_NUMBER_INT || p.getLongValue() != FORMAT) {
+            throw new IllegalArgumentException("v: delta format " + p.getString() + " is not supported");
+        }
+        return true;
     }
 }

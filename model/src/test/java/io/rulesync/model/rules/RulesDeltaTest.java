@@ -56,4 +56,18 @@ class RulesDeltaTest {
         String json = new RulesDelta("c", 0, 1, Instant.EPOCH, diff(1)).toJson().replace("KUBE-SEP-0", "KUBE-SEP-9");
         assertThatThrownBy(() -> RulesDelta.fromJson(json)).hasMessageContaining("does not match its hash");
     }
+
+    @Test
+    void refusesWhatIsNotADeltaNamingWhy() {
+        String good = new RulesDelta("c", 0, 1, Instant.EPOCH, diff(1)).toJson();
+        assertThat(RulesDelta.partOf(good)).containsExactly(1, 1);
+        assertThatThrownBy(() -> RulesDelta.fromJson(good.replace("\"v\":1", "\"v\":2"))).hasMessage("v: delta format 2 is not supported");
+        assertThatThrownBy(() -> RulesDelta.fromJson(good.substring(0, good.length() - 1))).hasMessageStartingWith("delta is not JSON");
+        assertThatThrownBy(() -> RulesDelta.fromJson(good.replace("\"base\":0", "\"base\":0,\"base\":0")))
+                .hasMessageStartingWith("delta is not JSON").hasMessageContaining("base");
+        assertThatThrownBy(() -> RulesDelta.fromJson(good.replace("\"target\":1", "\"target\":true")))
+                .hasMessage("delta is missing a field or has one of the wrong type: target: expected a whole number");
+        assertThatThrownBy(() -> RulesDelta.partOf(good.replace("\"parts\":1", "\"parts\":\"1\"")))
+                .hasMessage("parts: expected a whole number");
+    }
 }

@@ -41,6 +41,8 @@ public final class PureCode {
     static final String[] ALLOWED_TREES = {
         "java.lang..", "java.util..", "java.time..", "java.math..", "java.text..", "java.nio.charset..",
         "org.pcollections..", "org.snakeyaml.engine..",
+        // Jackson (issue 14): the model's one configured mapper writes every wire form and streams snapshots in.
+        "tools.jackson.core..", "tools.jackson.databind..",
     };
 
     /** JDK packages pure code may use without their subpackages: buffers (not files), digests (not key stores' files). */
