@@ -183,10 +183,10 @@ public final class RuleFragment {
 
     /**
      * Whether {@code text}, which this fragment was parsed from, is its {@link #text()} and hashes to
-     * {@code hash}; if so, keeps both, so the fragment is not rendered and hashed again. Exactly when
-     * {@code hash().equals(hash)} would be true (a text with its own hash that is not canonical still
-     * fails), but cheaper: {@code sha} and {@code scratch} are reused over a whole snapshot, and the
-     * canonical form is compared in place rather than built as a string.
+     * {@code hash}; if so, keeps the hash. Exactly when {@code hash().equals(hash)} would be true (a
+     * text with its own hash that is not canonical still fails), but cheaper: {@code sha} and
+     * {@code scratch} are reused over a whole snapshot, and the canonical form is compared in place
+     * rather than built as a string. The text is not kept: a read snapshot would hold its rules twice.
      */
     boolean isReceivedAs(String text, String hash, MessageDigest sha, StringBuilder scratch) {
         if (this.hash != null || !hash.equals(hash(sha, text))) {
