@@ -11,6 +11,7 @@ import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.event.Json;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.RulesSnapshot;
+import java.lang.management.ManagementFactory;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -57,6 +58,13 @@ public final class SnapshotParseBenchmark {
         String json = snapshot.toJson();
         double[] writeMs = time(rounds, () -> snapshot.toJson().length());
         double[] readMs = time(rounds, () -> RulesSnapshot.fromJson(json).rules().fragments().size());
+        // The same reads by what this thread did (CPU time, bytes allocated): wall time on a shared
+        // machine also counts waiting for a core, and the first touch of heap the JVM just grew.
+        com.sun.management.ThreadMXBean thread = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        long allocated = thread.getCurrentThreadAllocatedBytes();
+        double[] readCpuMs = time(rounds, () -> RulesSnapshot.fromJson(json).rules().fragments().size(),
+                () -> thread.getCurrentThreadCpuTime());
+        double readMb = (thread.getCurrentThreadAllocatedBytes() - allocated) / 1e6 / (rounds + WARM_UP);
         // The JSON layer alone, both ways it has been read: the YAML 1.2 parser into maps (before
         // issue 14) and Jackson's tokens (the rest of fromJson is parsing and hashing the fragments).
         double[] yamlMs = time(rounds, () -> ((Map<?, ?>) new Load(LoadSettings.builder().setAllowDuplicateKeys(false)
@@ -77,20 +85,27 @@ public final class SnapshotParseBenchmark {
                 services, endpoints, nodes, snapshot.rules().fragments().size(), json.length() / 1e6);
         System.out.printf("median of %d after %d warm-ups: toJson %.0f ms (min %.0f), fromJson %.0f ms (min %.0f)%n",
                 rounds, WARM_UP, writeMs[rounds / 2], writeMs[0], readMs[rounds / 2], readMs[0]);
+        System.out.printf("fromJson on its thread: CPU %.0f ms (min %.0f), %.0f MB allocated per read%n",
+                readCpuMs[rounds / 2], readCpuMs[0], readMb);
         System.out.printf("the JSON layer alone: snakeyaml-engine into maps %.0f ms (min %.0f), Jackson tokens %.0f ms (min %.0f)%n",
                 yamlMs[rounds / 2], yamlMs[0], tokensMs[rounds / 2], tokensMs[0]);
     }
 
     private static double[] time(int rounds, java.util.function.IntSupplier work) {
+        return time(rounds, work, System::nanoTime);
+    }
+
+    /** {@code clock} in nanoseconds. */
+    private static double[] time(int rounds, java.util.function.IntSupplier work, java.util.function.LongSupplier clock) {
         long sink = 0;
         for (int i = 0; i < WARM_UP; i++) {
             sink += work.getAsInt();
         }
         double[] ms = new double[rounds];
         for (int i = 0; i < rounds; i++) {
-            long t0 = System.nanoTime();
+            long t0 = clock.getAsLong();
             sink += work.getAsInt();
-            ms[i] = (System.nanoTime() - t0) / 1e6;
+            ms[i] = (clock.getAsLong() - t0) / 1e6;
         }
         if (sink == 42) {
             System.out.print("");

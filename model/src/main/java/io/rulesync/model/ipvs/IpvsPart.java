@@ -181,7 +181,7 @@ public record IpvsPart(List<ServiceTemplate> services, List<SetEntry> sets, List
         for (String line : lines) {
             lineNo++;
             try {
-                String[] f = line.split(" ", line.startsWith("rule ") ? 4 : -1);
+                String[] f = words(line, line.startsWith("rule ") ? 4 : -1);
                 if (!f[0].equals("real") && open != null) {
                     services.add(new ServiceTemplate(open.address(), open.port(), open.protocol(), open.scheduler(),
                             open.persistenceSeconds(), reals));
@@ -255,6 +255,26 @@ public record IpvsPart(List<ServiceTemplate> services, List<SetEntry> sets, List
                 loopBacks.stream().sorted(Comparator.comparing(LoopBack::node).thenComparing(LoopBack::member)).distinct().toList(),
                 binds.stream().sorted().distinct().toList(), rules,
                 nodes.stream().sorted(Comparator.comparing(NodeAddresses::node)).toList());
+    }
+
+    /**
+     * What {@code line.split(" ", limit)} gives for a limit of -1 or above 0, without its regex
+     * check, list and copy: a snapshot has tens of thousands of these lines.
+     */
+    private static String[] words(String line, int limit) {
+        int n = 1;
+        for (int i = line.indexOf(' '); i >= 0 && (limit <= 0 || n < limit); i = line.indexOf(' ', i + 1)) {
+            n++;
+        }
+        String[] out = new String[n];
+        int start = 0;
+        for (int k = 0; k < n - 1; k++) {
+            int space = line.indexOf(' ', start);
+            out[k] = line.substring(start, space);
+            start = space + 1;
+        }
+        out[n - 1] = line.substring(start);
+        return out;
     }
 
     private static void fields(String[] f, int n) {

@@ -41,11 +41,14 @@ public enum IpvsSet {
     private final String ipv4Name;
     private final String type;
     private final String comment;
+    // The type's components (ip, port, net), split once: every member read is checked against them.
+    private final String[] kinds;
 
     IpvsSet(String ipv4Name, String type, String comment) {
         this.ipv4Name = ipv4Name;
         this.type = type;
         this.comment = comment;
+        this.kinds = type.substring(type.indexOf(':') + 1).split(",");
     }
 
     /** The set's name in one family: IPv6 sets are {@code KUBE-6-...}, cut to 31 characters (kube-proxy's NewIPSet). */
@@ -76,7 +79,6 @@ public enum IpvsSet {
      */
     public String checkMember(String member) {
         String[] parts = member.split(",", -1);
-        String[] kinds = type.substring(type.indexOf(':') + 1).split(",");
         if (parts.length != kinds.length) {
             return "'" + KubernetesNames.printable(member) + "' does not have the form " + type;
         }
@@ -101,8 +103,13 @@ public enum IpvsSet {
     }
 
     private static boolean port(String p) {
-        if (p.isEmpty() || p.length() > 5 || !p.chars().allMatch(c -> c >= '0' && c <= '9')) {
+        if (p.isEmpty() || p.length() > 5) {
             return false;
+        }
+        for (int i = 0; i < p.length(); i++) {
+            if (p.charAt(i) < '0' || p.charAt(i) > '9') {
+                return false;
+            }
         }
         int n = Integer.parseInt(p);
         return n >= 0 && n <= 65535;

@@ -2,6 +2,7 @@ package io.rulesync.model.rules;
 
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.Json;
+import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
@@ -120,13 +121,16 @@ final class FragmentJson {
             throw new WrongField("fragments: expected a list");
         }
         List<RulesDiff.FragmentChange> fragments = new ArrayList<>();
+        // Reused by every fragment's check: a snapshot has 10k of them.
+        MessageDigest sha = RuleFragment.sha256();
+        StringBuilder scratch = new StringBuilder();
         while (p.nextToken() != JsonToken.END_ARRAY) {
-            fragments.add(readFragment(p, "fragments[" + fragments.size() + "]"));
+            fragments.add(readFragment(p, "fragments[" + fragments.size() + "]", sha, scratch));
         }
         return fragments;
     }
 
-    private static RulesDiff.FragmentChange readFragment(JsonParser p, String at) {
+    private static RulesDiff.FragmentChange readFragment(JsonParser p, String at, MessageDigest sha, StringBuilder scratch) {
         if (p.currentToken() != JsonToken.START_OBJECT) {
             throw new WrongField(at + ": expected an object");
         }
@@ -154,7 +158,7 @@ final class FragmentJson {
             return new RulesDiff.FragmentChange(key, RuleFragment.EMPTY, null);
         }
         RuleFragment after = RuleFragment.parse(required(rules, at + ".rules"));
-        if (!after.hash().equals(hash)) {
+        if (hash == null || !after.isReceivedAs(rules, hash, sha, scratch)) {
             throw new IllegalArgumentException("fragment " + key.unit().id() + " (" + key.variant().id()
                     + "): content does not match its hash");
         }

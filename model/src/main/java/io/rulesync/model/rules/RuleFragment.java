@@ -121,6 +121,11 @@ public final class RuleFragment {
 
     private String render() {
         StringBuilder sb = new StringBuilder();
+        render(sb);
+        return sb.toString();
+    }
+
+    private void render(StringBuilder sb) {
         for (Table t : Table.values()) {
             List<Chain> owned = chains(t);
             boolean any = !owned.isEmpty();
@@ -151,7 +156,6 @@ public final class RuleFragment {
             sb.append(IPVS_SECTION).append('\n');
             ipvs.lines().forEach(l -> sb.append(l).append('\n'));
         }
-        return sb.toString();
     }
 
     /** SHA-256 of {@link #text()}, hex: the fragment's identity in storage. */
@@ -160,14 +164,41 @@ public final class RuleFragment {
         if (h != null) {
             return h;
         }
+        h = hash(sha256(), text());
+        hash = h;
+        return h;
+    }
+
+    static MessageDigest sha256() {
         try {
-            byte[] d = MessageDigest.getInstance("SHA-256").digest(text().getBytes(StandardCharsets.UTF_8));
-            h = HexFormat.of().formatHex(d);
-            hash = h;
-            return h;
+            return MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("the JDK always has SHA-256", e);
         }
+    }
+
+    private static String hash(MessageDigest sha, String text) {
+        return HexFormat.of().formatHex(sha.digest(text.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    /**
+     * Whether {@code text}, which this fragment was parsed from, is its {@link #text()} and hashes to
+     * {@code hash}; if so, keeps the hash. Exactly when {@code hash().equals(hash)} would be true (a
+     * text with its own hash that is not canonical still fails), but cheaper: {@code sha} and
+     * {@code scratch} are reused over a whole snapshot, and the canonical form is compared in place
+     * rather than built as a string. The text is not kept: a read snapshot would hold its rules twice.
+     */
+    boolean isReceivedAs(String text, String hash, MessageDigest sha, StringBuilder scratch) {
+        if (this.hash != null || !hash.equals(hash(sha, text))) {
+            return hash().equals(hash);
+        }
+        scratch.setLength(0);
+        render(scratch);
+        if (!text.contentEquals(scratch)) {
+            return hash().equals(hash);
+        }
+        this.hash = hash;
+        return true;
     }
 
     /** Reads {@link #text()} back; throws {@link IllegalArgumentException} on anything else. */
@@ -178,51 +209,77 @@ public final class RuleFragment {
         Table table = null;
         int lineNo = 0;
         IpvsPart ipvs = IpvsPart.EMPTY;
-        String[] lines = text.split("\n", -1);
-        for (String line : lines) {
+        // A chain's rules are consecutive lines: the chain of the last rule and where its rules go
+        // spare most lines a substring and two lookups. Any other line forgets it.
+        String lastChain = null;
+        List<String> lastRules = null;
+        // Line by line as String.split("\n", -1) would cut them (a snapshot holds 10k fragments):
+        // a text ending in a line break has an empty last line.
+        int end = text.length();
+        for (int start = 0, stop; start <= end; start = stop + 1) {
+            stop = text.indexOf('\n', start);
+            if (stop < 0) {
+                stop = end;
+            }
             lineNo++;
-            if (line.isEmpty()) {
+            if (stop == start) {
                 continue;
             }
-            if (line.equals(IPVS_SECTION)) {
+            if (stop - start == IPVS_SECTION.length() && text.startsWith(IPVS_SECTION, start)) {
                 // The last section: everything after it is the IPVS part.
                 List<String> rest = new ArrayList<>();
-                for (int i = lineNo; i < lines.length; i++) {
-                    if (!lines[i].isEmpty()) {
-                        rest.add(lines[i]);
+                for (int from = stop + 1, to; from <= end; from = to + 1) {
+                    to = text.indexOf('\n', from);
+                    if (to < 0) {
+                        to = end;
+                    }
+                    if (to > from) {
+                        rest.add(text.substring(from, to));
                     }
                 }
                 ipvs = IpvsPart.parse(rest, lineNo + 1);
                 break;
             }
-            if (line.startsWith("*")) {
-                table = tableNamed(line.substring(1), lineNo);
-                owned.computeIfAbsent(table, k -> new LinkedHashMap<>());
-            } else if (table == null) {
-                throw new IllegalArgumentException("line " + lineNo + ": rule outside a table");
-            } else if (line.startsWith(":")) {
-                String name = line.substring(1);
-                if (owned.get(table).putIfAbsent(name, new ArrayList<>()) != null) {
-                    throw new IllegalArgumentException("line " + lineNo + ": chain " + name + " declared twice");
-                }
-            } else if (line.startsWith("-A ")) {
-                int space = line.indexOf(' ', 3);
-                if (space < 0) {
+            char first = text.charAt(start);
+            if (first == '-' && table != null && text.startsWith("-A ", start)) {
+                int space = text.indexOf(' ', start + 3);
+                if (space < 0 || space > stop) {
                     throw new IllegalArgumentException("line " + lineNo + ": rule without a body");
                 }
-                String chain = line.substring(3, space);
-                String rule = line.substring(space + 1);
+                String rule = text.substring(space + 1, stop);
+                int nameLength = space - start - 3;
+                if (lastChain != null && lastChain.length() == nameLength && text.startsWith(lastChain, start + 3)) {
+                    lastRules.add(rule);
+                    continue;
+                }
+                String chain = text.substring(start + 3, space);
                 List<String> ownedRules = owned.get(table).get(chain);
                 DispatchChain d = DispatchChain.of(table, chain);
                 if (ownedRules != null) {
-                    ownedRules.add(rule);
+                    lastRules = ownedRules;
                 } else if (d != null) {
-                    appends.computeIfAbsent(d, k -> new ArrayList<>()).add(rule);
+                    lastRules = appends.computeIfAbsent(d, k -> new ArrayList<>());
                 } else {
                     throw new IllegalArgumentException("line " + lineNo + ": rule for undeclared chain " + chain);
                 }
+                lastChain = chain;
+                lastRules.add(rule);
+                continue;
+            }
+            lastChain = null;
+            lastRules = null;
+            if (first == '*') {
+                table = tableNamed(text.substring(start + 1, stop), lineNo);
+                owned.computeIfAbsent(table, k -> new LinkedHashMap<>());
+            } else if (table == null) {
+                throw new IllegalArgumentException("line " + lineNo + ": rule outside a table");
+            } else if (first == ':') {
+                String name = text.substring(start + 1, stop);
+                if (owned.get(table).putIfAbsent(name, new ArrayList<>()) != null) {
+                    throw new IllegalArgumentException("line " + lineNo + ": chain " + name + " declared twice");
+                }
             } else {
-                throw new IllegalArgumentException("line " + lineNo + ": unexpected '" + line + "'");
+                throw new IllegalArgumentException("line " + lineNo + ": unexpected '" + text.substring(start, stop) + "'");
             }
         }
         List<Chain> filter = new ArrayList<>();

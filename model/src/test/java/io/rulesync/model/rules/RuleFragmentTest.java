@@ -47,6 +47,18 @@ class RuleFragmentTest {
     }
 
     @Test
+    void readsLineByLineAsItDidWithSplit() {
+        // Line numbers count blank lines; a rule's body ends at its line; the last line needs no break.
+        assertThatThrownBy(() -> RuleFragment.parse("*nat\n:A\n\n-A A\n-A A -j X\n")).hasMessage("line 4: rule without a body");
+        assertThatThrownBy(() -> RuleFragment.parse("*nat\n:A\n-A B -j X")).hasMessage("line 3: rule for undeclared chain B");
+        assertThatThrownBy(() -> RuleFragment.parse("*nat\n-")).hasMessage("line 2: unexpected '-'");
+        RuleFragment f = RuleFragment.parse("*nat\n:A\n:B\n-A A -j B\n-A B -j X\n-A A -j Y\n-A KUBE-SERVICES -j A");
+        assertThat(f.chains(Table.NAT)).containsExactly(new Chain("A", List.of("-j B", "-j Y")), new Chain("B", List.of("-j X")));
+        assertThat(f.appended(DispatchChain.NAT_SERVICES)).containsExactly("-j A");
+        assertThat(RuleFragment.parse("")).isEqualTo(RuleFragment.EMPTY);
+    }
+
+    @Test
     void assemblesInKubeProxysDeclarationOrderWithTheFixedTailLast() {
         RuleSet rs = RuleSetAssembly.assemble(IpFamily.IPV4, FIXED, List.of(PORT, PORT));
         assertThat(rs.filter()).extracting(Chain::name).containsExactly(

@@ -8,7 +8,10 @@ import io.rulesync.model.cluster.NamespacedName;
 import io.rulesync.model.cluster.Protocol;
 import io.rulesync.model.cluster.ServicePortName;
 import io.rulesync.model.event.Json;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.time.Instant;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -62,5 +65,35 @@ class RulesSnapshotTest {
         assertThatThrownBy(() -> RulesSnapshot.fromJson(good.replace("\"node\":\"n1\"", "\"node\":1")))
                 .hasMessage("snapshot is missing a field or has one of the wrong type: nodes[0].node: expected a string");
         assertThatThrownBy(() -> RulesSnapshot.fromJson(good.replace("KUBE-SEP-1", "KUBE-SEP-2"))).hasMessageContaining("does not match its hash");
+    }
+
+    @Test
+    void theHashIsCheckedAgainstTheCanonicalText() throws Exception {
+        RulesSnapshot s = snapshot("a");
+        RuleFragment f = s.rules().fragments().values().iterator().next();
+        String good = s.toJson();
+        // The fragment read keeps the hash it was sent, which is the hash of its canonical text.
+        RuleFragment read = RulesSnapshot.fromJson(good).rules().fragments().values().iterator().next();
+        assertThat(read.hash()).isEqualTo(f.hash());
+        assertThat(read.text()).isEqualTo(f.text());
+        // The same rules in a text that is not canonical (a blank line): with the canonical text's
+        // hash they read as before; with the hash of the text as sent they are refused, since that
+        // is not the hash the fragment has.
+        String loose = f.text().replace("*nat\n", "*nat\n\n");
+        String jsonLoose = "\"rules\":\"" + loose.replace("\n", "\\n").replace("\"", "\\\"") + "\"";
+        String jsonRules = "\"rules\":\"" + f.text().replace("\n", "\\n").replace("\"", "\\\"") + "\"";
+        assertThat(good).contains(jsonRules);
+        assertThat(RulesSnapshot.fromJson(good.replace(jsonRules, jsonLoose))).isEqualTo(s);
+        String ownHash = sha256(loose);
+        assertThatThrownBy(() -> RulesSnapshot.fromJson(good.replace(jsonRules, jsonLoose).replace(f.hash(), ownHash)))
+                .hasMessageContaining("does not match its hash");
+        // Rules changed on the way are refused against the hash sent with them.
+        String tampered = f.text().replace("KUBE-SEP-1", "KUBE-SEP-2");
+        String jsonTampered = "\"rules\":\"" + tampered.replace("\n", "\\n").replace("\"", "\\\"") + "\"";
+        assertThatThrownBy(() -> RulesSnapshot.fromJson(good.replace(jsonRules, jsonTampered))).hasMessageContaining("does not match its hash");
+    }
+
+    private static String sha256(String text) throws Exception {
+        return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
     }
 }
