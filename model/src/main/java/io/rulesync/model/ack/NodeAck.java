@@ -3,11 +3,12 @@ package io.rulesync.model.ack;
 import io.rulesync.model.cluster.KubernetesNames;
 import io.rulesync.model.event.Json;
 import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
-import org.snakeyaml.engine.v2.api.Load;
-import org.snakeyaml.engine.v2.api.LoadSettings;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
 
 /**
  * What a node agent reports after each apply (like an xDS ACK/NACK): the version it now runs, or
@@ -64,32 +65,72 @@ public record NodeAck(String cluster, String node, long version, long running, S
 
     /** Reads {@link #toJson}; throws {@link IllegalArgumentException} naming the bad field. */
     public static NodeAck fromJson(String json) {
-        Object parsed;
+        JsonNode m;
         try {
-            parsed = new Load(LoadSettings.builder().setAllowDuplicateKeys(false).build()).loadFromString(json);
-        } catch (RuntimeException e) {
-            throw new IllegalArgumentException("ack is not JSON: " + e.getMessage(), e);
+            m = Json.MAPPER.readTree(json);
+        } catch (JacksonException e) {
+            throw new IllegalArgumentException("ack is not JSON: " + e.getOriginalMessage(), e);
         }
-        if (!(parsed instanceof Map<?, ?> m)) {
+        if (m == null || !m.isObject()) {
             throw new IllegalArgumentException("ack is not a JSON object");
         }
-        if (!Integer.valueOf(FORMAT).equals(m.get("v"))) {
-            throw new IllegalArgumentException("v: ack format " + m.get("v") + " is not supported");
+        JsonNode v = m.get("v");
+        if (v == null || !v.isInt() || v.intValue() != FORMAT) {
+            throw new IllegalArgumentException("v: ack format " + v + " is not supported");
         }
-        Status status = switch (String.valueOf(m.get("status"))) {
+        JsonNode s = m.get("status");
+        String statusText = s != null && s.isString() ? s.stringValue() : String.valueOf(s);
+        Status status = switch (statusText) {
             case "APPLIED" -> Status.APPLIED;
             case "FAILED" -> Status.FAILED;
-            default -> throw new IllegalArgumentException("status: '" + m.get("status") + "' is not APPLIED or FAILED");
+            default -> throw new IllegalArgumentException("status: '" + statusText + "' is not APPLIED or FAILED");
         };
+        String at = text(m, "at");
         try {
-            return new NodeAck((String) m.get("cluster"), (String) m.get("node"), ((Number) m.get("version")).longValue(),
-                    ((Number) m.get("running")).longValue(), status, (String) m.get("error"),
-                    ((Number) m.get("durationMs")).longValue(), ((Number) m.get("ruleCount")).intValue(), (String) m.get("mode"),
-                    Instant.parse((String) m.get("at")));
-        } catch (IllegalArgumentException e) {
-            throw e; // the constructor's own message names the field
-        } catch (RuntimeException e) {
-            throw new IllegalArgumentException("ack is missing a field or has one of the wrong type: " + e.getMessage(), e);
+            return new NodeAck(text(m, "cluster"), text(m, "node"), whole(m, "version"), whole(m, "running"), status,
+                    text(m, "error"), whole(m, "durationMs"), count(m, "ruleCount"), text(m, "mode"),
+                    Instant.parse(required(at, "at")));
+        } catch (DateTimeParseException e) {
+            throw wrongType("at: " + e.getMessage());
         }
+    }
+
+    /** A string field, or null when absent (the constructor says which may not be). */
+    private static String text(JsonNode m, String field) {
+        JsonNode n = m.get(field);
+        if (n == null || n.isNull()) {
+            return null;
+        }
+        if (!n.isString()) {
+            throw wrongType(field);
+        }
+        return n.stringValue();
+    }
+
+    private static long whole(JsonNode m, String field) {
+        JsonNode n = m.get(field);
+        if (n == null || !n.isIntegralNumber() || !n.canConvertToLong()) {
+            throw wrongType(field);
+        }
+        return n.longValue();
+    }
+
+    private static int count(JsonNode m, String field) {
+        JsonNode n = m.get(field);
+        if (n == null || !n.isIntegralNumber() || !n.canConvertToInt()) {
+            throw wrongType(field);
+        }
+        return n.intValue();
+    }
+
+    private static String required(String value, String field) {
+        if (value == null) {
+            throw wrongType(field);
+        }
+        return value;
+    }
+
+    private static IllegalArgumentException wrongType(String what) {
+        return new IllegalArgumentException("ack is missing a field or has one of the wrong type: " + what);
     }
 }

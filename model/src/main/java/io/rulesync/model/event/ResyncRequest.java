@@ -5,9 +5,8 @@ import java.time.format.DateTimeParseException;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
-import org.snakeyaml.engine.v2.api.Load;
-import org.snakeyaml.engine.v2.api.LoadSettings;
-import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
 
 /**
  * The compiler asks the watcher of {@code cluster} to publish the cluster's whole state again,
@@ -41,16 +40,20 @@ public record ResyncRequest(String cluster, String reason, Instant requestedAt) 
             throw new IllegalArgumentException("not a resync request: " + (json == null ? "empty" : json.length() + " characters"));
         }
         try {
-            if (!(new Load(LoadSettings.builder().setAllowDuplicateKeys(false).build()).loadFromString(json)
-                    instanceof Map<?, ?> m)) {
+            JsonNode m = Json.MAPPER.readTree(json);
+            if (m == null || !m.isObject()) {
                 throw new IllegalArgumentException("not a JSON object");
             }
-            if (!(m.get("cluster") instanceof String cluster) || !(m.get("reason") instanceof String reason)
-                    || !(m.get("requestedAt") instanceof String at)) {
+            JsonNode cluster = m.get("cluster");
+            JsonNode reason = m.get("reason");
+            JsonNode at = m.get("requestedAt");
+            if (cluster == null || !cluster.isString() || reason == null || !reason.isString() || at == null || !at.isString()) {
                 throw new IllegalArgumentException("cluster, reason and requestedAt must be strings");
             }
-            return new ResyncRequest(cluster, reason, Instant.parse(at));
-        } catch (YamlEngineException | DateTimeParseException e) {
+            return new ResyncRequest(cluster.stringValue(), reason.stringValue(), Instant.parse(at.stringValue()));
+        } catch (JacksonException e) {
+            throw new IllegalArgumentException("not a resync request: " + e.getOriginalMessage().replaceAll("\\s+", " ").strip());
+        } catch (DateTimeParseException e) {
             throw new IllegalArgumentException("not a resync request: " + e.getMessage().replaceAll("\\s+", " ").strip());
         }
     }

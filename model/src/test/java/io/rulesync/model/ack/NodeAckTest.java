@@ -30,5 +30,14 @@ class NodeAckTest {
         assertThatThrownBy(() -> NodeAck.fromJson(good.replace("\"version\":1", "\"version\":\"x\"")))
                 .hasMessageStartingWith("ack is missing a field or has one of the wrong type");
         assertThatThrownBy(() -> NodeAck.fromJson("[1]")).hasMessageContaining("not a JSON object");
+        assertThatThrownBy(() -> NodeAck.fromJson(good.replace("\"node\":", "\"node\":\"b\",\"node\":")))
+                .hasMessageStartingWith("ack is not JSON: Duplicate Object property \"node\"");
+        assertThatThrownBy(() -> NodeAck.fromJson(good.substring(0, 20))).hasMessageStartingWith("ack is not JSON: ");
+        assertThatThrownBy(() -> NodeAck.fromJson(good.replace("\"ruleCount\":1", "\"ruleCount\":1.5")))
+                .hasMessage("ack is missing a field or has one of the wrong type: ruleCount");
+        assertThatThrownBy(() -> NodeAck.fromJson(good.replace("\"ruleCount\":1", "\"ruleCount\":9999999999")))
+                .hasMessage("ack is missing a field or has one of the wrong type: ruleCount");
+        assertThatThrownBy(() -> NodeAck.fromJson(good.replace("\"at\":\"", "\"at\":\"x")))
+                .hasMessageStartingWith("ack is missing a field or has one of the wrong type: at: ");
     }
 }

@@ -132,5 +132,10 @@ class StateDigestTest {
         assertThatThrownBy(() -> ResyncRequest.decode("[1]")).hasMessageContaining("not a JSON object");
         assertThatThrownBy(() -> ResyncRequest.decode("{\"cluster\":\"shop\",\"reason\":\"r\",\"requestedAt\":\"yesterday\"}"))
                 .hasMessageContaining("not a resync request");
+        assertThatThrownBy(() -> ResyncRequest.decode("{\"cluster\":\"shop\",\"cluster\":\"edge\",\"reason\":\"r\","
+                + "\"requestedAt\":\"2026-12-01T10:00:00Z\"}")).hasMessageStartingWith("not a resync request: Duplicate Object property \"cluster\"");
+        assertThatThrownBy(() -> ResyncRequest.decode("{\"cluster\":")).hasMessageStartingWith("not a resync request: ");
+        assertThatThrownBy(() -> ResyncRequest.decode("{\"cluster\":1,\"reason\":\"r\",\"requestedAt\":\"2026-12-01T10:00:00Z\"}"))
+                .hasMessage("cluster, reason and requestedAt must be strings");
     }
 }
