@@ -10,6 +10,7 @@ import io.rulesync.api.snapshot.RecentVersions;
 import io.rulesync.store.VersionHistory;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.KubernetesNames;
+import io.rulesync.model.event.Json;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.rules.RuleSet;
@@ -22,8 +23,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import org.snakeyaml.engine.v2.api.Load;
-import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
@@ -217,7 +216,8 @@ public class HistoryController {
     }
 
     /** The stored JSON documents (cause, settings) as JSON values, not as strings holding JSON. */
+    /** A stored JSON column (cause, settings), embedded as it is: the model's mapper, which wrote it. */
     private static Object parse(String json) {
-        return json == null ? null : new Load(LoadSettings.builder().build()).loadFromString(json);
+        return json == null ? null : Json.MAPPER.readTree(json);
     }
 }
