@@ -51,9 +51,7 @@ public record ResyncRequest(String cluster, String reason, Instant requestedAt) 
                 throw new IllegalArgumentException("cluster, reason and requestedAt must be strings");
             }
             return new ResyncRequest(cluster.stringValue(), reason.stringValue(), Instant.parse(at.stringValue()));
-        } catch (JacksonException e) {
-            throw new IllegalArgumentException("not a resync request: " + e.getOriginalMessage().replaceAll("\\s+", " ").strip());
-        } catch (DateTimeParseException e) {
+        } catch (JacksonException | DateTimeParseException e) {
             throw new IllegalArgumentException("not a resync request: " + e.getMessage().replaceAll("\\s+", " ").strip());
         }
     }
