@@ -12,7 +12,7 @@ import io.rulesync.api.cli.ApiCommand;
 import io.rulesync.compiler.bench.PipelineBenchmark;
 import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.compiler.runtime.CompilerStores;
-import io.rulesync.compiler.testing.Fixtures;
+import io.rulesync.testsupport.cluster.Fixtures;
 import io.rulesync.compiler.testing.TestCompiler;
 import io.rulesync.testsupport.TestInfrastructure;
 import io.rulesync.model.cluster.IpFamily;

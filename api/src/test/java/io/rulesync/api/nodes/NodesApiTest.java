@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.api.testing.TestApi;
 import io.rulesync.store.NodeStatusStore;
-import io.rulesync.compiler.testing.Fixtures;
+import io.rulesync.testsupport.cluster.Fixtures;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.testing.needs.RequiresPostgres;
 import java.net.http.HttpResponse;

@@ -3,7 +3,7 @@ package io.rulesync.api.testing;
 import io.rulesync.store.Batch;
 import io.rulesync.store.StaleWriteException;
 import io.rulesync.compiler.runtime.CompilerStores;
-import io.rulesync.compiler.testing.Fixtures;
+import io.rulesync.testsupport.cluster.Fixtures;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.event.ClusterEvent;
 import java.util.List;

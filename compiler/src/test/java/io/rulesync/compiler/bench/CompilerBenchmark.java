@@ -7,6 +7,7 @@ import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.NamespacedName;
+import io.rulesync.testsupport.cluster.SyntheticCluster;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;

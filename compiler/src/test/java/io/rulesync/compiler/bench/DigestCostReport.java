@@ -6,6 +6,7 @@ import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.event.EventCodec;
 import io.rulesync.model.event.Fingerprint;
 import io.rulesync.model.event.ObjectKind;
+import io.rulesync.testsupport.cluster.SyntheticCluster;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.Map;

@@ -19,6 +19,7 @@ import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.Table;
+import io.rulesync.testsupport.cluster.SyntheticCluster;
 import java.util.Arrays;
 import java.util.List;
 

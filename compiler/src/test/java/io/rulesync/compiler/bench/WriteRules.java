@@ -5,6 +5,7 @@ import io.rulesync.compiler.iptables.NodeRules;
 import io.rulesync.compiler.iptables.ProxySettings;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.testsupport.cluster.SyntheticCluster;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

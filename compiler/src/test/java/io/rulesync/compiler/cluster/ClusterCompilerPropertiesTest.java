@@ -2,7 +2,7 @@ package io.rulesync.compiler.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.compiler.iptables.ClusterGenerator;
+import io.rulesync.testsupport.cluster.ClusterGenerator;
 import io.rulesync.compiler.iptables.IptablesCompiler;
 import io.rulesync.compiler.ipvs.IpvsCompiler;
 import io.rulesync.model.cluster.Cidr;

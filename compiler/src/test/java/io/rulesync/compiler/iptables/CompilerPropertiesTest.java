@@ -12,6 +12,7 @@ import io.rulesync.model.rules.Chain;
 import io.rulesync.model.rules.RuleSet;
 import io.rulesync.model.rules.ServiceChain;
 import io.rulesync.model.rules.Table;
+import io.rulesync.testsupport.cluster.ClusterGenerator;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;

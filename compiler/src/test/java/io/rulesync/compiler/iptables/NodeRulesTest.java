@@ -3,7 +3,7 @@ package io.rulesync.compiler.iptables;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.rulesync.compiler.bench.SyntheticCluster;
+import io.rulesync.testsupport.cluster.SyntheticCluster;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.NamespacedName;

@@ -7,6 +7,7 @@ import io.rulesync.compiler.eventlog.LogCheck;
 import io.rulesync.model.topic.LogPosition;
 import io.rulesync.store.OperatorActionStore;
 import io.rulesync.testsupport.TestDatabase;
+import io.rulesync.testsupport.cluster.Fixtures;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.event.ClusterEvent.StateDigest;
@@ -151,8 +152,8 @@ class LogResetTest {
             assertThat(db.count("cluster_event")).as("digests are checks, not facts: not stored").isEqualTo(events);
 
             // The watcher holds a Service the compiler never got.
-            ClusterState watcher = a.withService(((io.rulesync.model.cluster.Service) io.rulesync.compiler.testing.Fixtures.object(
-                    io.rulesync.compiler.testing.Fixtures.service("lost", "10.96.0.77"))));
+            ClusterState watcher = a.withService(((io.rulesync.model.cluster.Service) Fixtures.object(
+                    Fixtures.service("lost", "10.96.0.77"))));
             String disagreeing = digest("a", watcher, ClusterSettings.DEFAULT);
             deliver(p, List.of(List.of(new PartitionProcessor.Record(offset + 1, "a", disagreeing),
                     new PartitionProcessor.Record(offset + 2, "a", disagreeing))));

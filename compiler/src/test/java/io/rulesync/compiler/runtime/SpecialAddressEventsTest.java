@@ -8,7 +8,7 @@ import ch.qos.logback.core.read.ListAppender;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.rulesync.store.ProblemStore;
 import io.rulesync.testsupport.TestDatabase;
-import io.rulesync.compiler.testing.Fixtures;
+import io.rulesync.testsupport.cluster.Fixtures;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.topic.Topics;
 import io.rulesync.testing.needs.RequiresPostgres;

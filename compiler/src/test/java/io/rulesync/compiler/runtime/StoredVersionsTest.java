@@ -3,7 +3,7 @@ package io.rulesync.compiler.runtime;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.rulesync.compiler.testing.Fixtures;
+import io.rulesync.testsupport.cluster.Fixtures;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ClusterEvent;

@@ -2,7 +2,7 @@ package io.rulesync.compiler.version;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.compiler.testing.Fixtures;
+import io.rulesync.testsupport.cluster.Fixtures;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
 import io.rulesync.model.event.ClusterEvent.SettingsChanged;

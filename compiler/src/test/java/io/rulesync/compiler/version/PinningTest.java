@@ -6,7 +6,7 @@ import static io.rulesync.compiler.version.ClusterHeadTest.WEB;
 import static io.rulesync.compiler.version.ClusterHeadTest.slice;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.compiler.testing.Fixtures;
+import io.rulesync.testsupport.cluster.Fixtures;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.ResumeRequested;
 import io.rulesync.model.event.ClusterEvent.RollbackRequested;

@@ -11,7 +11,7 @@ import io.rulesync.agent.plan.ipvs.Draining;
 import io.rulesync.agent.plan.ipvs.IpsetPlan;
 import io.rulesync.agent.plan.ipvs.IpvsPlan;
 import io.rulesync.agent.rules.RuleGrammar;
-import io.rulesync.compiler.bench.SyntheticCluster;
+import io.rulesync.testsupport.cluster.SyntheticCluster;
 import io.rulesync.compiler.cluster.ClusterCompiler;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.ClusterState;

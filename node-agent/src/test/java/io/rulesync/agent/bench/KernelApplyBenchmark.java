@@ -6,7 +6,7 @@ import io.rulesync.agent.apply.NarrowedChange;
 import io.rulesync.exec.HostCommand;
 import io.rulesync.agent.plan.RestorePlan;
 import io.rulesync.agent.rules.RuleGrammar;
-import io.rulesync.compiler.bench.SyntheticCluster;
+import io.rulesync.testsupport.cluster.SyntheticCluster;
 import io.rulesync.compiler.cluster.ClusterCompiler;
 import io.rulesync.compiler.cluster.CompiledCluster;
 import io.rulesync.model.cluster.ClusterState;

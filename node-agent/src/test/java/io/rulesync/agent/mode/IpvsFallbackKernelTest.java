@@ -9,7 +9,7 @@ import io.rulesync.agent.feed.SnapshotSource;
 import io.rulesync.agent.mode.ModeChoice.WhenIpvsUnavailable;
 import io.rulesync.agent.testing.AgentLogs;
 import io.rulesync.testsupport.netns.NetnsLab;
-import io.rulesync.compiler.testing.Fixtures;
+import io.rulesync.testsupport.cluster.Fixtures;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.cluster.Cidr;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rulesync.compiler.cluster.ClusterCompiler;
-import io.rulesync.compiler.iptables.ClusterGenerator;
+import io.rulesync.testsupport.cluster.ClusterGenerator;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.IpFamily;

@@ -1,6 +1,6 @@
 package io.rulesync.agent.testing;
 
-import io.rulesync.compiler.bench.SyntheticCluster;
+import io.rulesync.testsupport.cluster.SyntheticCluster;
 import io.rulesync.compiler.cluster.ClusterCompiler;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.NamespacedName;

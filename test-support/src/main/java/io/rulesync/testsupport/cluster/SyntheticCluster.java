@@ -1,4 +1,4 @@
-package io.rulesync.compiler.bench;
+package io.rulesync.testsupport.cluster;
 
 import io.rulesync.model.cluster.AddressType;
 import io.rulesync.model.cluster.ClusterState;

@@ -1,4 +1,4 @@
-package io.rulesync.compiler.testing;
+package io.rulesync.testsupport.cluster;
 
 import io.rulesync.model.cluster.ClusterObject;
 import io.rulesync.model.event.ClusterEvent;

@@ -1,4 +1,4 @@
-package io.rulesync.compiler.iptables;
+package io.rulesync.testsupport.cluster;
 
 import io.rulesync.model.cluster.AddressType;
 import io.rulesync.model.cluster.Cidr;
@@ -28,9 +28,9 @@ import java.util.Set;
  * protocols, traffic policies, affinity, external and load-balancer IPs, source ranges, dual stack)
  * and endpoints in every condition, spread over several EndpointSlices per Service.
  */
-/** Random but valid clusters for property tests of the compilers. */
 public final class ClusterGenerator {
-    static final List<String> NODES = List.of("node-a", "node-b", "node-c");
+    /** The nodes that run endpoints (a fourth, node-d, runs none). */
+    public static final List<String> NODES = List.of("node-a", "node-b", "node-c");
     private final Random r;
     private int nextIp = 1;
 
@@ -130,7 +130,7 @@ public final class ClusterGenerator {
     }
 
     /** The same endpoints spread over 1-3 slices with random names, in random order. */
-    List<EndpointSlice> split(Service s, IpFamily family, List<EndpointPort> ports, List<Endpoint> endpoints) {
+    public List<EndpointSlice> split(Service s, IpFamily family, List<EndpointPort> ports, List<Endpoint> endpoints) {
         int parts = 1 + r.nextInt(3);
         List<List<Endpoint>> groups = new ArrayList<>();
         for (int i = 0; i < parts; i++) {
