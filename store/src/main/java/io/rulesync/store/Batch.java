@@ -9,7 +9,8 @@ import java.util.Objects;
 /**
  * Everything one consumed batch of one partition produced, written in one transaction: the events
  * (audit trail), records refused as dead letters, new versions, the outcome of operator actions,
- * outbox messages, the sources whose problem reports changed, and the consumer position after the batch.
+ * outbox messages, the sources whose problem reports changed, checkpoints of clusters, and the consumer
+ * position after the batch.
  *
  * @param expectedPosition the stored position this batch was read from; -1 when none was stored yet
  * @param epoch            the log epoch of that position (see {@code LogPosition}): the events are stored under it
@@ -26,7 +27,16 @@ public record Batch(
         List<ActionRow> actions,
         List<OutboxRow> outbox,
         int epoch,
-        List<ProblemRow> problems) {
+        List<ProblemRow> problems,
+        List<CheckpointRow> checkpoints) {
+
+    /** A batch that writes no checkpoint. */
+    public Batch(String group, String topic, int partition, long expectedPosition, long newPosition, List<EventRow> events,
+            List<DeadLetterRow> deadLetters, List<VersionRow> versions, List<ActionRow> actions, List<OutboxRow> outbox,
+            int epoch, List<ProblemRow> problems) {
+        this(group, topic, partition, expectedPosition, newPosition, events, deadLetters, versions, actions, outbox, epoch,
+                problems, List.of());
+    }
 
     /** A batch of the first log (epoch 0). */
     public Batch(String group, String topic, int partition, long expectedPosition, long newPosition, List<EventRow> events,
@@ -51,6 +61,7 @@ public record Batch(
         actions = List.copyOf(actions);
         outbox = List.copyOf(outbox);
         problems = List.copyOf(problems);
+        checkpoints = List.copyOf(checkpoints);
         if (newPosition < expectedPosition) {
             throw new IllegalArgumentException("positions only move forward");
         }
@@ -91,6 +102,18 @@ public record Batch(
         public ProblemRow {
             problems = List.copyOf(problems);
             Objects.requireNonNull(reportedAt, "reportedAt");
+        }
+    }
+
+    /**
+     * A cluster's folded state after this batch, as checkpoint text: it stands for every event of the
+     * cluster stored up to and including this batch's. {@code versionSeq}: the cluster's head after the batch.
+     */
+    public record CheckpointRow(String cluster, long versionSeq, int objects, String text, Instant createdAt) {
+        public CheckpointRow {
+            Objects.requireNonNull(cluster, "cluster");
+            Objects.requireNonNull(text, "text");
+            Objects.requireNonNull(createdAt, "createdAt");
         }
     }
 }

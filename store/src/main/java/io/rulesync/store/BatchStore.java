@@ -115,6 +115,7 @@ public final class BatchStore {
             writeEvents(b);
             writeDeadLetters(b);
             writeProblems(b.problems());
+            writeCheckpoints(b.checkpoints());
             writeOutbox(b.outbox());
         });
     }
@@ -220,6 +221,24 @@ public final class BatchStore {
                     ps.setString(5, ch.key().variant().id());
                     ps.setString(6, ch.after() == null ? null : ch.after().hash());
                 });
+        // The head's entries follow (cluster_head_entry): what reading the head reads, whatever the history's length.
+        List<RulesDiff.FragmentChange> set = v.diff().fragments().stream().filter(ch -> ch.after() != null).toList();
+        List<RulesDiff.FragmentChange> removed = v.diff().fragments().stream().filter(ch -> ch.after() == null).toList();
+        batch("INSERT INTO cluster_head_entry (cluster, family, unit, variant, hash, seq) VALUES (?, ?, ?, ?, ?, ?) "
+                + "ON CONFLICT (cluster, family, unit, variant) DO UPDATE SET hash = EXCLUDED.hash, seq = EXCLUDED.seq", set, (ps, ch) -> {
+                    ps.setString(1, v.cluster());
+                    ps.setString(2, ch.key().family().id());
+                    ps.setString(3, ch.key().unit().id());
+                    ps.setString(4, ch.key().variant().id());
+                    ps.setString(5, ch.after().hash());
+                    ps.setLong(6, v.seq());
+                });
+        batch("DELETE FROM cluster_head_entry WHERE cluster = ? AND family = ? AND unit = ? AND variant = ?", removed, (ps, ch) -> {
+            ps.setString(1, v.cluster());
+            ps.setString(2, ch.key().family().id());
+            ps.setString(3, ch.key().unit().id());
+            ps.setString(4, ch.key().variant().id());
+        });
         batch("INSERT INTO version_node (cluster, seq, node, zone) VALUES (?, ?, ?, ?)", v.diff().nodes(), (ps, nc) -> {
             ps.setString(1, v.cluster());
             ps.setLong(2, v.seq());
@@ -311,6 +330,27 @@ public final class BatchStore {
                     ps.setString(6, p.problem().field());
                     ps.setString(7, p.problem().message());
                     ps.setTimestamp(8, Timestamp.from(p.row().reportedAt()));
+                });
+    }
+
+    /**
+     * Replaces each cluster's checkpoint. Written after the batch's events, so the newest event id of the
+     * cluster is the last one the checkpoint folds in (one compiler writes a partition's clusters at a time:
+     * the position fence above).
+     */
+    private void writeCheckpoints(List<Batch.CheckpointRow> rows) {
+        batch("INSERT INTO cluster_checkpoint (cluster, last_event_id, version_seq, objects, body, text_length, created_at) "
+                + "SELECT ?, max(id), ?, ?, ?, ?, ? FROM cluster_event WHERE cluster = ? HAVING max(id) IS NOT NULL "
+                + "ON CONFLICT (cluster) DO UPDATE SET last_event_id = EXCLUDED.last_event_id, version_seq = EXCLUDED.version_seq, "
+                + "objects = EXCLUDED.objects, body = EXCLUDED.body, text_length = EXCLUDED.text_length, "
+                + "created_at = EXCLUDED.created_at", rows, (ps, c) -> {
+                    ps.setString(1, c.cluster());
+                    ps.setLong(2, c.versionSeq());
+                    ps.setInt(3, c.objects());
+                    ps.setBytes(4, FragmentBodies.gzip(c.text()));
+                    ps.setInt(5, c.text().length());
+                    ps.setTimestamp(6, Timestamp.from(c.createdAt()));
+                    ps.setString(7, c.cluster());
                 });
     }
 

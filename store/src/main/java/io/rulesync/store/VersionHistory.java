@@ -68,25 +68,41 @@ public final class VersionHistory {
                 .filter(a -> "rollback".equals(a.action()));
     }
 
-    /** The rules of every node of a cluster at a version, read back from the stored changes. */
+    /**
+     * The rules of every node of a cluster at a version, read back from the stored changes: for the head,
+     * from the head's entries ({@code cluster_head_entry}); for an older version, as the latest entry of
+     * each key at or before it, which costs more the longer the history.
+     */
     public ClusterRules rules(String cluster, long seq) {
         Map<FragmentKey, String> hashes = new TreeMap<>();
-        StoreException.during("reading the rules of " + cluster + " at " + seq, () -> sql
-                .sql("SELECT DISTINCT ON (family, unit, variant) family, unit, variant, hash FROM version_entry "
-                        + "WHERE cluster = ? AND seq <= ? ORDER BY family, unit, variant, seq DESC")
+        // One statement, so one snapshot: a row (the head's, with or without entries) only when seq is the head.
+        boolean head = StoreException.during("reading the rules of " + cluster + " at " + seq, () -> sql
+                .sql("SELECT e.family, e.unit, e.variant, e.hash FROM cluster_head h LEFT JOIN cluster_head_entry e "
+                        + "ON e.cluster = h.cluster WHERE h.cluster = ? AND h.seq = ?")
                 .params(cluster, seq)
-                .query((rs, n) -> {
-                    if (rs.getString(4) != null) {
-                        hashes.put(new FragmentKey(IpFamily.fromId(rs.getString(1)), Unit.parse(rs.getString(2)),
-                                Variant.parse(rs.getString(3))), rs.getString(4));
-                    }
-                    return null;
-                })
-                .list());
+                .query((rs, n) -> putEntry(hashes, rs))
+                .list()).size() > 0;
+        if (!head) {
+            StoreException.during("reading the rules of " + cluster + " at " + seq, () -> sql
+                    .sql("SELECT DISTINCT ON (family, unit, variant) family, unit, variant, hash FROM version_entry "
+                            + "WHERE cluster = ? AND seq <= ? ORDER BY family, unit, variant, seq DESC")
+                    .params(cluster, seq)
+                    .query((rs, n) -> putEntry(hashes, rs))
+                    .list());
+        }
         Map<String, RuleFragment> bodies = fragments(hashes.values());
         Map<FragmentKey, RuleFragment> fragments = new TreeMap<>();
         hashes.forEach((k, h) -> fragments.put(k, bodies.get(h)));
         return ClusterRules.of(fragments, nodes(cluster, seq));
+    }
+
+    /** Adds the row's entry (family, unit, variant, hash) unless it is a removal or the head has no entries. */
+    private static Boolean putEntry(Map<FragmentKey, String> hashes, ResultSet rs) throws SQLException {
+        if (rs.getString(4) != null) {
+            hashes.put(new FragmentKey(IpFamily.fromId(rs.getString(1)), Unit.parse(rs.getString(2)),
+                    Variant.parse(rs.getString(3))), rs.getString(4));
+        }
+        return Boolean.TRUE;
     }
 
     /** The nodes of a cluster at a version, with their zones ("" without one): cheap, no rules read. */

@@ -3,15 +3,27 @@ package io.rulesync.store;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.rules.ClusterRules;
+import io.rulesync.model.rules.DispatchChain;
+import io.rulesync.model.rules.FragmentKey;
+import io.rulesync.model.rules.RuleFragment;
 import io.rulesync.model.rules.RulesDiff;
+import io.rulesync.model.rules.Unit;
+import io.rulesync.model.rules.Variant;
 import io.rulesync.model.topic.LogPosition;
 import io.rulesync.testing.needs.RequiresPostgres;
 import io.rulesync.testsupport.TestDatabase;
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeSet;
+import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -86,6 +98,59 @@ class BatchStoreTest {
         assertThat(events.firstObserved(c, 9)).isEmpty();
         assertThat(problems.deadLetterCount(c)).isEqualTo(2);
         assertThat(problems.known(c)).isTrue();
+    }
+
+    private static RuleFragment fragment(String service, int generation) {
+        return new RuleFragment(Map.of(DispatchChain.NAT_SERVICES, List.of("-m comment --comment \"" + service + " g" + generation
+                + "\" -j KUBE-SVC-" + service.toUpperCase())), List.of(), List.of());
+    }
+
+    private static FragmentKey key(String service) {
+        return new FragmentKey(IpFamily.IPV4, Unit.parse("shop/" + service + ":http/TCP"), Variant.ALL);
+    }
+
+    /** Version {@code seq} of {@code cluster}: these fragments set (null: removed), from the previous version's. */
+    private void version(String cluster, long seq, Map<String, RuleFragment> before, Map<String, RuleFragment> after) throws Exception {
+        List<RulesDiff.FragmentChange> changes = new ArrayList<>();
+        new TreeSet<>(after.keySet()).forEach(svc -> changes.add(new RulesDiff.FragmentChange(key(svc), before.get(svc),
+                after.get(svc))));
+        long position = batches.position("g", "t-h", 0).map(LogPosition::next).orElse(-1L);
+        batches.commit(new Batch("g", "t-h", 0, position, Math.max(position, 0) + 1, List.of(), List.of(),
+                List.of(new Batch.VersionRow(cluster, seq, T, "{}", "{}", new RulesDiff(changes, List.of()))), List.of(), List.of()));
+    }
+
+    /**
+     * The head's entries follow every version (set, replaced, removed), so reading the head gives what the latest
+     * entry of each key gives; and V6 fills them in for histories stored before it.
+     */
+    @Test
+    void theHeadsEntriesAreTheLatestEntryOfEachKeyAndV6FillsThemInForOlderHistories() throws Exception {
+        String c = "heads";
+        Map<String, RuleFragment> none = new HashMap<>();
+        Map<String, RuleFragment> v1 = new HashMap<>(Map.of("web", fragment("web", 1), "api", fragment("api", 1)));
+        version(c, 1, none, v1);
+        Map<String, RuleFragment> v2 = new HashMap<>(Map.of("web", fragment("web", 2), "db", fragment("db", 1)));
+        v2.put("api", null);
+        version(c, 2, v1, v2);
+        ClusterRules head = history.rules(c, 2);
+        assertThat(head.fragments()).containsOnlyKeys(key("web"), key("db"));
+        assertThat(head.fragment(key("web"))).contains(fragment("web", 2));
+        assertThat(history.rules(c, 1).fragments()).containsOnlyKeys(key("web"), key("api"));
+
+        // Version 3 changes nothing of these: version 2, read now from the whole history, is what its head entries said.
+        Map<String, RuleFragment> v3 = new HashMap<>(Map.of("cache", fragment("cache", 1)));
+        version(c, 3, none, v3);
+        assertThat(history.rules(c, 2).fragments()).isEqualTo(head.fragments());
+        ClusterRules head3 = history.rules(c, 3);
+        assertThat(head3.fragments()).containsOnlyKeys(key("web"), key("db"), key("cache"));
+
+        // As if the database predated V6: the migration fills the head's entries in from the history.
+        try (Connection conn = db.dataSource().getConnection(); Statement st = conn.createStatement()) {
+            st.execute("DROP TABLE cluster_head_entry; DROP TABLE cluster_checkpoint; DELETE FROM flyway_schema_history WHERE version = '6'");
+        }
+        Flyway.configure().dataSource(db.dataSource()).load().migrate();
+        assertThat(history.rules(c, 3)).isEqualTo(head3);
+        assertThat(db.count("cluster_head_entry")).isGreaterThanOrEqualTo(3);
     }
 
     @Test

@@ -212,6 +212,9 @@ public final class ApiQueryBenchmark {
                 s.execute("INSERT INTO version_node (cluster, seq, node, zone) SELECT " + q + ", 1, 'node-' || lpad(i::text, 5, '0'), "
                         + "'zone-' || (i % 3) FROM generate_series(1, " + n + ") i");
                 s.execute("INSERT INTO cluster_head (cluster, seq) VALUES (" + q + ", " + v + ")");
+                // The head's entries, as BatchStore keeps them beside the history: the latest entry of each key.
+                s.execute("INSERT INTO cluster_head_entry (cluster, family, unit, variant, hash, seq) SELECT DISTINCT ON (unit) "
+                        + "cluster, family, unit, variant, hash, seq FROM version_entry WHERE cluster = " + q + " ORDER BY unit, seq DESC");
                 s.execute("INSERT INTO cluster_event (cluster, topic, partition, kafka_offset, event_type, kind, object_key, "
                         + "resource_version, observed_at, received_at, payload, version_seq) SELECT " + q + ", 'rulesync.cluster-events', "
                         + k + ", g, 'upsert', 'EndpointSlice', 'shop/svc-' || (g % 10000) || '-abcde', g::text, "

@@ -54,6 +54,11 @@ public final class CompilerCommand implements Callable<Integer> {
                 + "compiler ran); give the api the same. Default: ${DEFAULT-VALUE}."})
     private Duration actionTimeout;
 
+    @Option(names = "--checkpoint-every", defaultValue = "10000",
+            description = {"Stored events of a cluster between its checkpoints: a compiler taking over a partition replays at "
+                + "most this many events per cluster after the newest checkpoint. Default: ${DEFAULT-VALUE}."})
+    private int checkpointEvery;
+
     /** Starts the compiler and returns once it runs; closing the context stops it. */
     public ConfigurableApplicationContext start() {
         Map<String, Object> props = new LinkedHashMap<>();
@@ -65,6 +70,7 @@ public final class CompilerCommand implements Callable<Integer> {
         props.put("rulesync.compiler.partitions", partitions);
         props.put("rulesync.compiler.coalesce-window", coalesceWindow.toMillis() + "ms");
         props.put("rulesync.compiler.action-timeout", actionTimeout.toMillis() + "ms");
+        props.put("rulesync.compiler.checkpoint-every", checkpointEvery);
         props.put("spring.main.banner-mode", "off");
         return new SpringApplicationBuilder(CompilerApplication.class).web(WebApplicationType.SERVLET).properties(props).run();
     }

@@ -119,7 +119,7 @@ public class CompilerApplication {
 
         EventsListener listener = new EventsListener(store, p.topics(), p.group(), clock,
                 versionListener.getIfAvailable(() -> PartitionProcessor.VersionListener.NONE), relay::wake, metrics, logs,
-                p.resyncCooldown());
+                p.resyncCooldown(), p.checkpointEvery());
         ContainerProperties cp = new ContainerProperties(p.eventsTopic());
         cp.setGroupId(p.group());
         cp.setAckMode(ContainerProperties.AckMode.MANUAL);

@@ -9,13 +9,14 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * partitions of the topics it creates, the coalescing window (how long a poll waits for a burst
  * to accumulate before compiling it), how often an idle consumer checks that its log is still the
  * one its position was taken from, how often at most a cluster's watcher is asked for a resync
- * after a disagreeing digest, and how long an operator action may stay pending before it expires.
+ * after a disagreeing digest, how long an operator action may stay pending before it expires, and how
+ * many stored events of a cluster may pass between its checkpoints.
  */
 @ConfigurationProperties("rulesync.compiler")
 public record CompilerProperties(
         String eventsTopic, String deltasTopic, String deadLetterTopic, String acksTopic, String group, Integer partitions,
         Duration coalesceWindow, Integer concurrency, String acksGroup, String resyncTopic, Duration logCheckInterval,
-        Duration resyncCooldown, Duration actionTimeout) {
+        Duration resyncCooldown, Duration actionTimeout, Integer checkpointEvery) {
 
     /** kube-proxy's and the api's default: long enough for a compiler restart, short enough that nobody waits for good. */
     public static final Duration DEFAULT_ACTION_TIMEOUT = Duration.ofMinutes(5);
@@ -34,6 +35,10 @@ public record CompilerProperties(
         logCheckInterval = logCheckInterval == null ? Duration.ofSeconds(30) : logCheckInterval;
         resyncCooldown = resyncCooldown == null ? PartitionProcessor.DEFAULT_RESYNC_COOLDOWN : resyncCooldown;
         actionTimeout = actionTimeout == null ? DEFAULT_ACTION_TIMEOUT : actionTimeout;
+        checkpointEvery = checkpointEvery == null ? PartitionProcessor.DEFAULT_CHECKPOINT_EVERY : checkpointEvery;
+        if (checkpointEvery < 1) {
+            throw new IllegalArgumentException("rulesync.compiler.checkpoint-every must be at least 1, not " + checkpointEvery);
+        }
     }
 
     public Topics topics() {

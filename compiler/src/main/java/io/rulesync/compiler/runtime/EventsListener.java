@@ -49,6 +49,7 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
     private final CompilerMetrics metrics;
     private final LiveLogs logs;
     private final Duration resyncCooldown;
+    private final int checkpointEvery;
     private final Map<Integer, PartitionProcessor> processors = new ConcurrentHashMap<>();
     /** Partitions whose position could not be checked against the live log yet. */
     private final Set<Integer> unverified = ConcurrentHashMap.newKeySet();
@@ -57,6 +58,14 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
     public EventsListener(CompilerStores store, Topics topics, String group, Clock clock,
             PartitionProcessor.VersionListener versions, Runnable committed, CompilerMetrics metrics, LiveLogs logs,
             Duration resyncCooldown) {
+        this(store, topics, group, clock, versions, committed, metrics, logs, resyncCooldown,
+                PartitionProcessor.DEFAULT_CHECKPOINT_EVERY);
+    }
+
+    public EventsListener(CompilerStores store, Topics topics, String group, Clock clock,
+            PartitionProcessor.VersionListener versions, Runnable committed, CompilerMetrics metrics, LiveLogs logs,
+            Duration resyncCooldown, int checkpointEvery) {
+        this.checkpointEvery = checkpointEvery;
         this.store = store;
         this.topics = topics;
         this.group = group;
@@ -75,7 +84,7 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
     public void onPartitionsAssigned(Consumer<?, ?> consumer, Collection<TopicPartition> partitions) {
         for (TopicPartition tp : partitions) {
             PartitionProcessor p = new PartitionProcessor(store, topics, group, tp.partition(), clock,
-                    PartitionProcessor.Faults.NONE, versions, metrics, resyncCooldown);
+                    PartitionProcessor.Faults.NONE, versions, metrics, resyncCooldown, checkpointEvery);
             processors.put(tp.partition(), p);
             verify(p);
             seek(consumer, tp, p);

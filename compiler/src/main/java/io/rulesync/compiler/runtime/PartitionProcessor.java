@@ -1,5 +1,6 @@
 package io.rulesync.compiler.runtime;
 
+import io.rulesync.compiler.checkpoint.Checkpoint;
 import io.rulesync.compiler.eventlog.LiveLog;
 import io.rulesync.compiler.eventlog.LogCheck;
 import io.rulesync.compiler.fold.ProblemReports;
@@ -24,6 +25,7 @@ import io.rulesync.model.text.Printable;
 import io.rulesync.model.topic.LogPosition;
 import io.rulesync.model.topic.Topics;
 import io.rulesync.store.Batch;
+import io.rulesync.store.EventLog;
 import io.rulesync.store.StaleWriteException;
 import java.time.Clock;
 import java.time.Duration;
@@ -53,6 +55,11 @@ import org.slf4j.LoggerFactory;
  * the live log and, when the compiler cannot know that it saw every event, resumes at what the live
  * log holds and asks the watchers for a resync. So does a watcher's {@link StateDigest} that
  * disagrees with what was folded.
+ *
+ * <p>Every {@code checkpointEvery} stored events of a cluster, the batch also writes the cluster's
+ * {@link Checkpoint}; a rebuild folds the newest checkpoint and the events after it, so it costs what
+ * the cluster holds rather than how long it has existed. A checkpoint that does not read back as what was
+ * written is ignored with one line, the whole log is replayed, and the next batch writes a new one.
  *
  * <p>Problem reports (objects a watcher refused) are stored as events and, as the current problems of
  * each source, in {@code cluster_problem} in the batch's transaction; they never make a version.
@@ -128,6 +135,12 @@ public final class PartitionProcessor {
 
     /** How often at most one cluster's watcher is asked for a resync after a disagreeing digest. */
     public static final Duration DEFAULT_RESYNC_COOLDOWN = Duration.ofMinutes(1);
+    /**
+     * Stored events of a cluster between checkpoints. A checkpoint of a 10,000-Service cluster is about 20,000
+     * lines (a few MB of text, well under one MB gzipped); written once per this many events, it adds little to a
+     * batch and bounds a rebuild's replay to this many events.
+     */
+    public static final int DEFAULT_CHECKPOINT_EVERY = 10_000;
 
     private final CompilerStores store;
     private final Topics topics;
@@ -138,7 +151,10 @@ public final class PartitionProcessor {
     private final VersionListener listener;
     private final Observer observer;
     private final Duration resyncCooldown;
+    private final int checkpointEvery;
     private final Map<String, ClusterHead> heads = new HashMap<>();
+    /** Stored events of each cluster that its newest checkpoint does not hold (as many as its log when it has none). */
+    private final Map<String, Long> sinceCheckpoint = new HashMap<>();
     /** When each cluster's watcher was last asked for a resync (in memory: a restart may ask once more). */
     private final Map<String, Instant> resyncAsked = new HashMap<>();
     /** Each cluster's problems as last logged, so that they are logged once per change, not per batch or rebuild. */
@@ -152,6 +168,15 @@ public final class PartitionProcessor {
 
     public PartitionProcessor(CompilerStores store, Topics topics, String group, int partition, Clock clock, Faults faults,
             VersionListener listener, Observer observer, Duration resyncCooldown) {
+        this(store, topics, group, partition, clock, faults, listener, observer, resyncCooldown, DEFAULT_CHECKPOINT_EVERY);
+    }
+
+    public PartitionProcessor(CompilerStores store, Topics topics, String group, int partition, Clock clock, Faults faults,
+            VersionListener listener, Observer observer, Duration resyncCooldown, int checkpointEvery) {
+        if (checkpointEvery < 1) {
+            throw new IllegalArgumentException("checkpointEvery must be at least 1, not " + checkpointEvery);
+        }
+        this.checkpointEvery = checkpointEvery;
         this.store = Objects.requireNonNull(store, "store");
         this.topics = Objects.requireNonNull(topics, "topics");
         this.group = Objects.requireNonNull(group, "group");
@@ -183,15 +208,36 @@ public final class PartitionProcessor {
         return Map.copyOf(heads);
     }
 
-    /** Reloads the position and every cluster of this partition from the database. */
+    /**
+     * Reloads the position and every cluster of this partition from the database: each cluster from its
+     * newest checkpoint (when it reads back as written) and the events stored after it.
+     */
     public void rebuild() {
         position = store.batches().position(group, topics.events(), partition).orElse(null);
         heads.clear();
+        sinceCheckpoint.clear();
         for (String cluster : store.events().clustersOn(topics.events(), partition)) {
             List<ClusterEvent> events = new ArrayList<>();
+            long after = 0;
+            Optional<EventLog.StoredCheckpoint> stored = store.events().checkpoint(cluster);
+            if (stored.isPresent()) {
+                Checkpoint.Read read = Checkpoint.read(cluster, stored.get().text());
+                if (read instanceof Checkpoint.Read.Usable u) {
+                    events.addAll(u.events());
+                    after = stored.get().lastEventId();
+                } else {
+                    log.warn("cluster {}: its checkpoint at event {} (version {}) is not used: {}; rebuilt from the whole log "
+                                    + "instead, and a new checkpoint is written with its next batch", cluster,
+                            stored.get().lastEventId(), stored.get().versionSeq(), ((Checkpoint.Read.Unusable) read).reason());
+                }
+            }
+            boolean fromCheckpoint = after > 0;
+            List<String> payloads = store.events().eventPayloadsAfter(cluster, after);
+            // No usable checkpoint: due with the next batch. Otherwise: due after what the interval leaves.
+            sinceCheckpoint.put(cluster, fromCheckpoint || stored.isEmpty() ? payloads.size() : (long) checkpointEvery);
             int refused = 0;
             String firstReason = null;
-            for (String payload : store.events().eventPayloads(cluster)) {
+            for (String payload : payloads) {
                 // Stored events were valid when stored, and the codec is versioned. A decoder that became
                 // stricter (issue 13: special addresses) refuses some: they are left out, as they would be
                 // dead letters if they arrived now, and the next version drops their rules.
@@ -387,10 +433,24 @@ public final class PartitionProcessor {
             }
         }
 
+        Map<String, Long> counted = new HashMap<>();
+        events.forEach(row -> counted.merge(row.cluster(), 1L, Long::sum));
+        List<Batch.CheckpointRow> checkpoints = new ArrayList<>();
+        for (Map.Entry<String, ClusterHead> e : new TreeMap<>(next).entrySet()) {
+            long since = sinceCheckpoint.getOrDefault(e.getKey(), 0L) + counted.getOrDefault(e.getKey(), 0L);
+            counted.put(e.getKey(), since);
+            ClusterHead head = e.getValue();
+            if (since >= checkpointEvery && head.version() > 0) {
+                checkpoints.add(new Batch.CheckpointRow(e.getKey(), head.version(), head.view().state().objectCount(),
+                        Checkpoint.write(head, now), now));
+                counted.put(e.getKey(), 0L);
+            }
+        }
+
         long newPosition = fresh.get(fresh.size() - 1).offset() + 1;
         int epoch = position == null ? 0 : position.epoch();
         Batch batch = new Batch(group, topics.events(), partition, from, newPosition, events, dead, versions, actions,
-                outbox, epoch, problems);
+                outbox, epoch, problems, checkpoints);
         faults.at(Point.BEFORE_COMMIT);
         try {
             store.batches().commit(batch);
@@ -401,6 +461,7 @@ public final class PartitionProcessor {
         faults.at(Point.AFTER_COMMIT);
         Map<String, ClusterHead> before = new HashMap<>(heads);
         heads.putAll(next);
+        sinceCheckpoint.putAll(counted);
         for (Map.Entry<String, ClusterHead> e : new TreeMap<>(next).entrySet()) {
             ClusterHead was = before.get(e.getKey());
             ClusterHead head = e.getValue();

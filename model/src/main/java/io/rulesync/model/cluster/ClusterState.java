@@ -121,6 +121,11 @@ public final class ClusterState {
         return nodes.values();
     }
 
+    /** Services, EndpointSlices and Nodes held. */
+    public int objectCount() {
+        return services.size() + endpointSlices.size() + nodes.size();
+    }
+
     public Optional<Node> node(String name) {
         return Optional.ofNullable(nodes.get(name));
     }
