@@ -87,6 +87,7 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
                     PartitionProcessor.Faults.NONE, versions, metrics, resyncCooldown, checkpointEvery);
             processors.put(tp.partition(), p);
             verify(p);
+            p.storeRecompiledVersions();
             seek(consumer, tp, p);
             log.info("partition {} assigned: {} clusters rebuilt, resuming at offset {}", tp.partition(),
                     p.heads().size(), Math.max(p.position(), 0));

@@ -263,6 +263,60 @@ public final class PartitionProcessor {
     }
 
     /**
+     * Stores a version of each cluster that today's compiler compiles differently from its newest stored
+     * version ({@link ClusterHead#recompiled}: cause {@code compilerUpgrade}), before any new event is folded,
+     * so that every later version's diff shows only what its events changed. Called once a partition is
+     * assigned and its position checked. Returns the clusters that got one; none when the batch is stale
+     * (another instance owns the partition now, and does the same).
+     */
+    public List<String> storeRecompiledVersions() {
+        Instant now = clock.instant();
+        List<Batch.VersionRow> versions = new ArrayList<>();
+        List<Batch.OutboxRow> outbox = new ArrayList<>();
+        Map<String, ClusterHead> next = new TreeMap<>();
+        for (Map.Entry<String, ClusterHead> e : new TreeMap<>(heads).entrySet()) {
+            Optional<ClusterHead.Step> step = e.getValue().recompiled();
+            if (step.isEmpty()) {
+                continue;
+            }
+            String cluster = e.getKey();
+            long seq = step.get().next().version();
+            Map<String, Object> cause = new LinkedHashMap<>();
+            cause.put("compilerUpgrade", "this compiler compiles the same events into different rules than version " + (seq - 1)
+                    + " holds; this version publishes them before any new event");
+            cause.put("events", 0);
+            cause.put("topic", topics.events());
+            cause.put("partition", partition);
+            String settings = Json.write(EventCodec.settingsMap(step.get().next().view().settings()));
+            versions.add(new Batch.VersionRow(cluster, seq, now, Json.write(cause), settings, step.get().diff()));
+            for (String part : new RulesDelta(cluster, seq - 1, seq, now, step.get().diff()).toJsonParts(MAX_MESSAGE_CHARS)) {
+                outbox.add(new Batch.OutboxRow(topics.deltas(), cluster, part));
+            }
+            next.put(cluster, step.get().next());
+        }
+        if (versions.isEmpty() || position == null) {
+            return List.of();
+        }
+        long at = position.next();
+        try {
+            store.batches().commit(new Batch(group, topics.events(), partition, at, at, List.of(), List.of(), versions, List.of(),
+                    outbox, position.epoch()));
+        } catch (StaleWriteException stale) {
+            rebuild();
+            return List.of();
+        }
+        heads.putAll(next);
+        for (Batch.VersionRow v : versions) {
+            log.atWarn().addKeyValue("cluster", v.cluster()).addKeyValue("version", v.seq())
+                    .addKeyValue("fragments", v.diff().fragments().size()).addKeyValue("nodes", v.diff().nodes().size())
+                    .log("cluster {}: this compiler compiles its events differently from version {}; stored version {} (cause: "
+                            + "compiler upgrade) before any new event", v.cluster(), v.seq() - 1, v.seq());
+            listener.stored(v.cluster(), v.seq(), v.diff(), v.cause());
+        }
+        return List.copyOf(next.keySet());
+    }
+
+    /**
      * Logs a cluster's problems when they differ from what was logged last (one line per problem
      * that appeared, one per problem resolved), and tells the observer.
      */

@@ -248,6 +248,24 @@ public final class ClusterHead {
                 : RulesDiff.between(published, compiled.rules(), null);
     }
 
+    /**
+     * The version due because today's compiler compiles this head's view differently from its newest stored
+     * version (an upgrade of the compiler, or a decoder that now refuses some stored events): the same view,
+     * published as compiled, one version up. Empty when they agree, when nothing was ever published, and while
+     * pinned (a pin holds the rules on purpose; the resume publishes what is compiled).
+     */
+    public Optional<Step> recompiled() {
+        if (pin != null || version == 0 || compiled == null) {
+            return Optional.empty();
+        }
+        RulesDiff diff = pendingDiff();
+        if (diff.isEmpty()) {
+            return Optional.empty();
+        }
+        ClusterHead next = new ClusterHead(cluster, view, admission, compiled, compiled.rules(), version + 1, null, problems);
+        return Optional.of(new Step(next, Changes.NONE, diff, true, List.of(), List.of()));
+    }
+
     public String cluster() {
         return cluster;
     }

@@ -75,6 +75,32 @@ class ClusterHeadTest {
         assertThat(s.next().apply(List.of(new SyncMarker(C, ObjectKind.NODE, Set.of("node-a"), T))).newVersion()).isFalse();
     }
 
+    /**
+     * A rebuilt head whose stored rules are not what today's compiler makes of the same events (as an older
+     * compiler's would be) is due a version of its own with exactly that difference; after it, or while pinned,
+     * or when they agree, none.
+     */
+    @Test
+    void aHeadThatTodaysCompilerCompilesDifferentlyIsDueAVersionWithExactlyThatDifference() {
+        List<ClusterEvent> events = List.of(NODE_A, WEB, slice("10.244.0.10"));
+        ClusterHead today = ClusterHead.empty(C).apply(events).next();
+        // "An older compiler" wrote the rules of another endpoint for the same events.
+        ClusterHead older = ClusterHead.empty(C).apply(List.of(NODE_A, WEB, slice("10.244.0.99"))).next();
+        ClusterHead rebuilt = ClusterHead.rebuilt(C, events, 1, older.published(), null);
+
+        ClusterHead.Step step = rebuilt.recompiled().orElseThrow();
+        assertThat(step.newVersion()).isTrue();
+        assertThat(step.next().version()).isEqualTo(2);
+        assertThat(step.next().published()).isEqualTo(today.published());
+        assertThat(step.diff()).isEqualTo(RulesDiff.between(older.published(), today.published(), null));
+        assertThat(step.diff().fragments()).extracting(c -> c.key().unit().id()).containsOnly("shop/web:http/TCP");
+        assertThat(step.next().recompiled()).isEmpty();
+
+        assertThat(ClusterHead.rebuilt(C, events, 1, today.published(), null).recompiled()).isEmpty();
+        assertThat(ClusterHead.rebuilt(C, events, 1, older.published(), new ClusterHead.Pin(7, 1)).recompiled()).isEmpty();
+        assertThat(ClusterHead.rebuilt(C, List.of(), 0, older.published(), null).recompiled()).isEmpty();
+    }
+
     @Test
     void aRebuiltHeadContinuesExactlyLikeOneThatNeverStopped() {
         List<List<ClusterEvent>> batches = List.of(
