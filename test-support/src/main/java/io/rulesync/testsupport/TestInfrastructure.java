@@ -56,6 +56,10 @@ public final class TestInfrastructure {
         if (broker == null) {
             broker = new EmbeddedKafkaKraftBroker(1, 2);
             broker.brokerProperty("auto.create.topics.enable", "true");
+            // One broker: the transaction log (the watcher's producers are transactional) must fit on it.
+            broker.brokerProperty("transaction.state.log.replication.factor", "1");
+            broker.brokerProperty("transaction.state.log.min.isr", "1");
+            broker.brokerProperty("transaction.state.log.num.partitions", "1");
             broker.afterPropertiesSet();
             Runtime.getRuntime().addShutdownHook(new Thread(broker::destroy, "embedded-kafka-shutdown"));
         }

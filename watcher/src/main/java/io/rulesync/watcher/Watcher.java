@@ -145,9 +145,11 @@ public final class Watcher implements AutoCloseable {
      * @param failedSends    sends that failed and were retried
      * @param kafkaAvailable false during an outage
      * @param recoveries     outages that ended (each followed by a republish of the current state)
+     * @param dropped        events that could never be delivered: too large for the broker, or of a cluster that
+     *                       another watcher took over (the sink's fence)
      */
     public record Stats(long published, int pending, long rejected, long suppressed, long failedSends,
-            boolean kafkaAvailable, long recoveries) {
+            boolean kafkaAvailable, long recoveries, long dropped) {
     }
 
     private interface Source extends AutoCloseable {
@@ -304,7 +306,7 @@ public final class Watcher implements AutoCloseable {
             suppressed += f.suppressedCount();
         }
         return new Stats(publisher.published(), pending.unpublished(), rejected, suppressed, publisher.failedSends(),
-                publisher.available(), publisher.recoveries());
+                publisher.available(), publisher.recoveries(), publisher.dropped());
     }
 
     /**

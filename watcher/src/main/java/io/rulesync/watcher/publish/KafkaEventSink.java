@@ -5,17 +5,25 @@ import io.rulesync.model.event.EventCodec;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.BitSet;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
@@ -25,30 +33,66 @@ import org.slf4j.LoggerFactory;
  * Publishes events to one Kafka topic: key = cluster id (so one cluster's events stay in one
  * partition, in order), value = {@link EventCodec#encode} (UTF-8 JSON).
  *
- * <p>The producer is idempotent with {@code acks=all}. After a failed batch the producer is closed
- * and the next batch gets a new one from the factory: a producer that timed out during an outage
- * starts over cleanly, and tests can point the factory at a broker that appears later.
+ * <p><b>One writer per cluster.</b> Made by {@link #create}, the sink gives every cluster a
+ * transactional producer of its own, {@code transactional.id = <prefix>.<cluster>} (prefix
+ * {@value #DEFAULT_TRANSACTIONAL_ID_PREFIX}, or the {@code transactional.id} given), and sends each
+ * cluster's part of a batch in one transaction. A second watcher of the same cluster (a rolling
+ * update, a split brain) starting its producer fences this one: the broker refuses this instance's
+ * next transaction, its events are dropped with one line that says so, and the compiler, which reads
+ * committed records only, never folds a record of the older instance written after the newer one
+ * began. Without the fence the two would interleave stale and fresh states of the same objects.
+ *
+ * <p>The producers are idempotent with {@code acks=all}. After a failed batch a cluster's producer is
+ * closed and the next batch gets a new one from the factory: a producer that timed out during an
+ * outage starts over cleanly, and tests can point the factory at a broker that appears later.
  */
 public final class KafkaEventSink implements EventSink {
     private static final Logger log = LoggerFactory.getLogger(KafkaEventSink.class);
+    public static final String DEFAULT_TRANSACTIONAL_ID_PREFIX = "rulesync-watcher";
+    /** The producer of every cluster when the sink is not transactional. */
+    private static final String SHARED = "";
 
-    private final Supplier<Producer<String, String>> factory;
+    private final Function<String, Producer<String, String>> factory;
+    private final boolean transactional;
     private final String topic;
-    private Producer<String, String> producer;
+    private final Map<String, Producer<String, String>> producers = new HashMap<>();
+    private final Set<String> fenced = new TreeSet<>();
 
+    /**
+     * A sink of one shared, non-transactional producer: no fence between watchers (tests of outages, which
+     * point the factory at a broker that is not there yet).
+     */
     public KafkaEventSink(Supplier<Producer<String, String>> factory, String topic) {
+        this(cluster -> factory.get(), false, topic);
+    }
+
+    /** A sink with {@code factory}'s producer per cluster; {@code transactional}: they have transactional ids. */
+    public KafkaEventSink(Function<String, Producer<String, String>> factory, boolean transactional, String topic) {
         this.factory = Objects.requireNonNull(factory, "factory");
+        this.transactional = transactional;
         this.topic = Objects.requireNonNull(topic, "topic");
     }
 
-    /** A sink whose producers use {@code config} on top of {@link #producerDefaults()}. */
+    /** A sink whose producers use {@code config} on top of {@link #producerDefaults()}, one transactional producer per cluster. */
     public static KafkaEventSink create(Properties config, String topic) {
         Object servers = config.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG);
         if (!(servers instanceof String s) || s.isBlank()) {
             throw new IllegalArgumentException(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG + " is required");
         }
         Properties merged = producerConfig(config);
-        return new KafkaEventSink(() -> new KafkaProducer<>(merged), topic);
+        String prefix = merged.getProperty(ProducerConfig.TRANSACTIONAL_ID_CONFIG, DEFAULT_TRANSACTIONAL_ID_PREFIX);
+        return new KafkaEventSink(cluster -> {
+            Properties p = new Properties();
+            p.putAll(merged);
+            p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId(prefix, cluster));
+            p.put(ProducerConfig.CLIENT_ID_CONFIG, merged.getProperty(ProducerConfig.CLIENT_ID_CONFIG) + "-" + cluster);
+            return new KafkaProducer<>(p);
+        }, true, topic);
+    }
+
+    /** The transactional id of a cluster's producer: every watcher of that cluster uses the same, which is the fence. */
+    public static String transactionalId(String prefix, String cluster) {
+        return prefix + "." + cluster;
     }
 
     /**
@@ -82,58 +126,172 @@ public final class KafkaEventSink implements EventSink {
         return topic;
     }
 
+    /** Clusters whose events another watcher took over: this sink drops them from then on. */
+    public synchronized Set<String> fencedClusters() {
+        return Set.copyOf(fenced);
+    }
+
     @Override
-    public Delivery send(List<ClusterEvent> events) {
-        if (events.isEmpty()) {
-            return Delivery.ok();
-        }
-        if (producer == null) {
-            try {
-                producer = factory.get();
-            } catch (RuntimeException e) {
-                return Delivery.failedFrom(0, events.size(), e);
-            }
-        }
-        List<Future<RecordMetadata>> futures = new ArrayList<>(events.size());
-        Exception error = null;
+    public synchronized Delivery send(List<ClusterEvent> events) {
         BitSet failed = new BitSet();
         BitSet dropped = new BitSet();
+        Exception error = null;
+        // Each cluster's events in their order; clusters are independent (other keys, other partitions).
+        Map<String, List<Integer>> byCluster = new LinkedHashMap<>();
         for (int i = 0; i < events.size(); i++) {
-            ClusterEvent e = events.get(i);
-            try {
-                Future<RecordMetadata> f = producer.send(new ProducerRecord<>(topic, e.cluster(), EventCodec.encode(e)));
-                futures.add(f);
-                if (f.isDone() && failure(f) != null) {
-                    // Typically the metadata wait (max.block.ms) timed out: Kafka is not there, and
-                    // every further send would wait just as long. Give up on the rest of the batch.
-                    failed.set(i + 1, events.size());
-                    break;
-                }
-            } catch (RuntimeException ex) {
-                error = ex;
-                failed.set(i, events.size());
-                break;
-            }
+            byCluster.computeIfAbsent(transactional ? events.get(i).cluster() : SHARED, k -> new ArrayList<>()).add(i);
         }
-        for (int i = 0; i < futures.size(); i++) {
-            Exception ex = failure(futures.get(i));
-            if (ex == null) {
-                continue;
-            }
-            if (ex instanceof RecordTooLargeException) {
-                log.error("dropping {} for cluster {}: {}", describe(events.get(i)), events.get(i).cluster(), ex.getMessage());
-                dropped.set(i);
-            } else {
-                failed.set(i);
-            }
+        for (Map.Entry<String, List<Integer>> e : byCluster.entrySet()) {
+            Exception ex = sendPart(e.getKey(), e.getValue(), events, failed, dropped);
             error = error == null ? ex : error;
-        }
-        if (!failed.isEmpty()) {
-            closeProducer(Duration.ZERO);
         }
         return new Delivery(failed, dropped, error);
     }
 
+    /** Sends one cluster's events (positions {@code at} of the batch); returns the first failure, or null. */
+    private Exception sendPart(String key, List<Integer> at, List<ClusterEvent> events, BitSet failed, BitSet dropped) {
+        if (fenced.contains(key)) {
+            at.forEach(dropped::set);
+            return null;
+        }
+        Producer<String, String> producer;
+        try {
+            producer = producer(key);
+        } catch (ProducerFencedException | InvalidProducerEpochException ex) {
+            fence(key, at, dropped, ex);
+            return null;
+        } catch (RuntimeException ex) {
+            at.forEach(failed::set);
+            return ex;
+        }
+        List<Integer> todo = at;
+        for (int attempt = 0; ; attempt++) {
+            Attempt a = attempt(producer, todo, events);
+            if (a.fenced() != null) {
+                fence(key, todo, dropped, a.fenced());
+                return null;
+            }
+            for (int i : a.tooLarge()) {
+                log.error("dropping {} for cluster {}: {}", describe(events.get(i)), events.get(i).cluster(),
+                        a.tooLargeError().getMessage());
+                dropped.set(i);
+            }
+            if (a.failed().isEmpty()) {
+                return a.tooLarge().isEmpty() ? null : a.tooLargeError();
+            }
+            if (transactional && !a.tooLarge().isEmpty() && attempt == 0) {
+                // The record the broker can never take aborted the whole transaction: the others go again without it.
+                todo = a.failed();
+                continue;
+            }
+            a.failed().forEach(failed::set);
+            closeProducer(key, Duration.ZERO);
+            return a.error();
+        }
+    }
+
+    /**
+     * One try at sending the events at positions {@code at}, in one transaction when the sink is transactional.
+     *
+     * @param failed        positions not delivered that may be retried (in a transaction: all but the too large, when it
+     *                      did not commit)
+     * @param tooLarge      positions the broker can never take
+     * @param tooLargeError why (the first of them)
+     * @param error         the first failure, for the log
+     * @param fenced        set when another instance took the cluster over
+     */
+    private record Attempt(List<Integer> failed, List<Integer> tooLarge, Exception tooLargeError, Exception error,
+            Exception fenced) {
+        static Attempt fencedBy(Exception e) {
+            return new Attempt(List.of(), List.of(), null, e, e);
+        }
+    }
+
+    private Attempt attempt(Producer<String, String> producer, List<Integer> at, List<ClusterEvent> events) {
+        List<Future<RecordMetadata>> futures = new ArrayList<>(at.size());
+        Exception error = null;
+        boolean committed = false;
+        try {
+            if (transactional) {
+                producer.beginTransaction();
+            }
+            for (int i : at) {
+                ClusterEvent e = events.get(i);
+                Future<RecordMetadata> f = producer.send(new ProducerRecord<>(topic, e.cluster(), EventCodec.encode(e)));
+                futures.add(f);
+                Exception now = f.isDone() ? failure(f) : null;
+                if (now != null && !(now instanceof RecordTooLargeException)) {
+                    // Typically the metadata wait (max.block.ms) timed out: Kafka is not there, and every further send
+                    // would wait just as long. Give up on the rest.
+                    error = now;
+                    break;
+                }
+            }
+            if (transactional && error == null) {
+                producer.commitTransaction(); // throws when a send failed: the transaction is then aborted below
+                committed = true;
+            }
+        } catch (ProducerFencedException | InvalidProducerEpochException ex) {
+            return Attempt.fencedBy(ex);
+        } catch (RuntimeException ex) {
+            error = ex;
+        }
+        if (transactional && !committed) {
+            try {
+                producer.abortTransaction(); // also completes the sends still pending, so the waits below end
+            } catch (ProducerFencedException | InvalidProducerEpochException ex) {
+                return Attempt.fencedBy(ex);
+            } catch (RuntimeException ex) {
+                log.debug("aborting a transaction failed", ex);
+            }
+        }
+        List<Integer> failed = new ArrayList<>();
+        List<Integer> tooLarge = new ArrayList<>();
+        Exception tooLargeError = null;
+        for (int k = 0; k < at.size(); k++) {
+            Exception ex = k < futures.size() ? failure(futures.get(k)) : null;
+            if (ex instanceof ProducerFencedException || ex instanceof InvalidProducerEpochException) {
+                return Attempt.fencedBy(ex);
+            }
+            if (ex instanceof RecordTooLargeException) {
+                tooLarge.add(at.get(k));
+                tooLargeError = tooLargeError == null ? ex : tooLargeError;
+            } else if (ex != null || k >= futures.size() || (transactional && !committed)) {
+                failed.add(at.get(k));
+                error = error == null ? ex : error;
+            }
+        }
+        return new Attempt(failed, tooLarge, tooLargeError, error, null);
+    }
+
+    private Producer<String, String> producer(String key) {
+        Producer<String, String> p = producers.get(key);
+        if (p == null) {
+            p = factory.apply(key);
+            if (transactional) {
+                try {
+                    // Fences every older producer of this transactional id, and waits for its open transaction to end.
+                    p.initTransactions();
+                } catch (RuntimeException e) {
+                    close(p, Duration.ZERO);
+                    throw e;
+                }
+            }
+            producers.put(key, p);
+        }
+        return p;
+    }
+
+    private void fence(String cluster, List<Integer> at, BitSet dropped, Exception ex) {
+        fenced.add(cluster);
+        at.forEach(dropped::set);
+        closeProducer(cluster, Duration.ZERO);
+        log.error("cluster {}: another watcher now publishes its events ({}: {}); this one drops them from here on. Two "
+                + "watchers of one cluster must not interleave: stop this one (a restart takes the cluster back)", cluster,
+                ex.getClass().getSimpleName(), ex.getMessage());
+    }
+
+    /** How a send ended (waiting for it if it has not). */
     private static Exception failure(Future<RecordMetadata> f) {
         try {
             f.get();
@@ -150,26 +308,31 @@ public final class KafkaEventSink implements EventSink {
         return e.getClass().getSimpleName();
     }
 
-    private void closeProducer(Duration timeout) {
-        if (producer != null) {
-            try {
-                producer.close(timeout);
-            } catch (RuntimeException e) {
-                log.debug("closing the Kafka producer failed", e);
-            }
-            producer = null;
+    private void closeProducer(String key, Duration timeout) {
+        Producer<String, String> p = producers.remove(key);
+        if (p != null) {
+            close(p, timeout);
+        }
+    }
+
+    private static void close(Producer<String, String> p, Duration timeout) {
+        try {
+            p.close(timeout);
+        } catch (RuntimeException e) {
+            log.debug("closing a Kafka producer failed", e);
         }
     }
 
     @Override
-    public void close() {
-        if (producer != null) {
+    public synchronized void close() {
+        for (Producer<String, String> p : producers.values()) {
             try {
-                producer.flush();
+                p.flush();
             } catch (RuntimeException e) {
-                log.debug("flushing the Kafka producer failed", e);
+                log.debug("flushing a Kafka producer failed", e);
             }
+            close(p, Duration.ofSeconds(5));
         }
-        closeProducer(Duration.ofSeconds(5));
+        producers.clear();
     }
 }

@@ -94,6 +94,8 @@ class KubeToKafkaTest {
         kube.services().inNamespace("shop").resource(service("shop", "web", "10.96.0.80", 80)).create();
         kube.nodes().resource(node("node-a", "192.168.0.1")).create();
         watcher = start();
+        // The list is published before the changes below, which could otherwise supersede it in the watcher's queue.
+        KafkaTestBroker.readUntil(topic, r -> about(of(r, "prod-eu"), ObjectKind.SERVICE).contains("upsert Service shop/web"));
         kube.discovery().v1().endpointSlices().inNamespace("shop").resource(slice("shop", "web-1", "web", "10.244.0.1")).create();
         kube.services().inNamespace("shop").withName("web").edit(s -> {
             s.getSpec().getPorts().get(0).setPort(81);

@@ -45,6 +45,10 @@ public final class KafkaTestBroker {
                 bootstrap = k.getBootstrapServers();
             } else {
                 EmbeddedKafkaKraftBroker b = new EmbeddedKafkaKraftBroker(1, 1);
+                // One broker: the transaction log (the watcher's producers are transactional) must fit on it.
+                b.brokerProperty("transaction.state.log.replication.factor", "1");
+                b.brokerProperty("transaction.state.log.min.isr", "1");
+                b.brokerProperty("transaction.state.log.num.partitions", "1");
                 b.afterPropertiesSet();
                 Runtime.getRuntime().addShutdownHook(new Thread(b::destroy));
                 bootstrap = b.getBrokersAsString();
@@ -85,6 +89,7 @@ public final class KafkaTestBroker {
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false"); // assigned partitions, no group
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"); // as the compiler reads
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         List<Received> out = new ArrayList<>();
@@ -98,6 +103,41 @@ public final class KafkaTestBroker {
                 if (System.nanoTime() - deadline > 0) {
                     throw new AssertionError("timed out reading " + topic + "; read so far:\n"
                             + Events.describe(out.stream().map(Received::event).toList()));
+                }
+                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(200))) {
+                    EventCodec.Decoded d = EventCodec.decode(r.value());
+                    if (!(d instanceof EventCodec.Decoded.Valid v)) {
+                        throw new AssertionError("unreadable event on " + topic + ": " + d + " in " + r.value());
+                    }
+                    out.add(new Received(r.key(), r.partition(), v.event()));
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Everything committed to {@code topic} so far: read until each partition's position reaches its end (the last
+     * stable offset), which counts transaction markers that a count of records would miss.
+     */
+    public static List<Received> readToEnd(String topic) {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        List<Received> out = new ArrayList<>();
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p)) {
+            List<TopicPartition> parts = c.partitionsFor(topic).stream().map(i -> new TopicPartition(topic, i.partition())).toList();
+            c.assign(parts);
+            c.seekToBeginning(parts);
+            Map<TopicPartition, Long> end = c.endOffsets(parts);
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw new AssertionError("timed out reading " + topic + " to its end " + end);
                 }
                 for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(200))) {
                     EventCodec.Decoded d = EventCodec.decode(r.value());

@@ -1,0 +1,111 @@
+package io.rulesync.watcher.publish;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.rulesync.model.cluster.Service;
+import io.rulesync.model.event.ClusterEvent;
+import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
+import io.rulesync.model.event.ClusterSettings;
+import io.rulesync.model.event.ObjectKind;
+import io.rulesync.testing.needs.RequiresKafka;
+import io.rulesync.watcher.Watcher;
+import io.rulesync.watcher.fleet.ClusterSource;
+import io.rulesync.watcher.fleet.ClusterSpec;
+import io.rulesync.watcher.fleet.FleetConfig;
+import io.rulesync.watcher.testing.Events;
+import io.rulesync.watcher.testing.KafkaTestBroker;
+import io.rulesync.watcher.testing.ModelObjects;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Properties;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * One writer per cluster, on the real broker: a second watcher of a cluster fences the first, whose
+ * later events of that cluster are dropped, never committed, so the compiler (reading committed
+ * records) never sees the two interleave. Other clusters of the fenced watcher are not affected.
+ */
+@RequiresKafka
+class WatcherFenceTest {
+    private static final Duration DEADLINE = Duration.ofSeconds(30);
+    private static final Instant T = Instant.parse("2026-12-02T00:00:00Z");
+
+    @TempDir
+    Path dir;
+
+    private static Properties config() {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, KafkaTestBroker.bootstrap());
+        return p;
+    }
+
+    private static ClusterEvent web(String cluster, int port) {
+        return new ObjectUpserted(cluster, ModelObjects.service("shop", "web", port), "1", T);
+    }
+
+    private static List<Integer> ports(List<ClusterEvent> events, String cluster) {
+        return events.stream().filter(e -> e.cluster().equals(cluster) && e instanceof ObjectUpserted u
+                        && u.object() instanceof Service)
+                .map(e -> ((Service) ((ObjectUpserted) e).object()).ports().get(0).port()).toList();
+    }
+
+    @Test
+    void aSecondSinkOfAClusterFencesTheFirstForThatClusterOnly() {
+        String topic = KafkaTestBroker.newTopic("fence");
+        try (KafkaEventSink older = KafkaEventSink.create(config(), topic);
+                KafkaEventSink newer = KafkaEventSink.create(config(), topic)) {
+            assertThat(older.send(List.of(web("demo", 80), web("other", 80))).allDelivered()).isTrue();
+            assertThat(newer.send(List.of(web("demo", 81))).allDelivered()).isTrue();
+
+            EventSink.Delivery d = older.send(List.of(web("demo", 79), web("other", 82)));
+            assertThat(d.failed().isEmpty()).isTrue();
+            assertThat(d.dropped().stream().boxed().toList()).containsExactly(0);
+            assertThat(older.fencedClusters()).containsExactly("demo");
+            // From then on the older sink drops the cluster at once, without asking the broker.
+            assertThat(older.send(List.of(web("demo", 78))).dropped().cardinality()).isEqualTo(1);
+            assertThat(newer.send(List.of(web("demo", 83))).allDelivered()).isTrue();
+
+            List<ClusterEvent> got = KafkaTestBroker.events(KafkaTestBroker.readUntil(topic,
+                    r -> ports(KafkaTestBroker.events(r), "demo").contains(83)
+                            && ports(KafkaTestBroker.events(r), "other").contains(82)));
+            assertThat(ports(got, "demo")).containsExactly(80, 81, 83);
+            assertThat(ports(got, "other")).containsExactly(80, 82);
+        }
+    }
+
+    @Test
+    void twoWatchersOfOneClusterAtOnceDoNotInterleave() throws Exception {
+        Path folder = Files.createDirectories(dir.resolve("demo"));
+        Path web = folder.resolve("web.yaml");
+        Files.writeString(web, "kind: Service\nmetadata: {name: web, namespace: shop}\nspec: {clusterIP: 10.96.0.1, ports: [{port: 80}]}");
+        String topic = KafkaTestBroker.newTopic("fence-watchers");
+        FleetConfig fleet = FleetConfig.of(new ClusterSpec("demo", new ClusterSource.ManifestFolder(folder), ClusterSettings.DEFAULT));
+        try (Watcher older = Watcher.start(fleet, config(), topic)) {
+            KafkaTestBroker.readUntil(topic, r -> ports(KafkaTestBroker.events(r), "demo").contains(80));
+            // A rolling update: the new instance starts while the old one still runs.
+            try (Watcher newer = Watcher.start(fleet, config(), topic)) {
+                KafkaTestBroker.readUntil(topic, r -> ports(KafkaTestBroker.events(r), "demo").size() >= 2);
+                Files.writeString(web, "kind: Service\nmetadata: {name: web, namespace: shop}\n"
+                        + "spec: {clusterIP: 10.96.0.1, ports: [{port: 81}]}");
+                await("both watchers saw the edit").atMost(DEADLINE).until(() -> seen(older, 81) && seen(newer, 81));
+                await("the older one's edit was dropped").atMost(DEADLINE).until(() -> older.stats().dropped() > 0);
+                // The older one's 81 was dropped, never sent: once the newer one's is there, the log is complete.
+                List<ClusterEvent> got = KafkaTestBroker.events(KafkaTestBroker.readUntil(topic,
+                        r -> ports(KafkaTestBroker.events(r), "demo").contains(81)));
+                assertThat(ports(got, "demo")).as(Events.describe(got)).containsExactly(80, 80, 81);
+                assertThat(newer.stats().dropped()).isZero();
+            }
+        }
+    }
+
+    private static boolean seen(Watcher w, int port) {
+        return w.feed("demo").get(ObjectKind.SERVICE, "shop/web")
+                .map(s -> ((Service) s).ports().get(0).port() == port).orElse(false);
+    }
+}
