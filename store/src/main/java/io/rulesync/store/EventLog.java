@@ -48,11 +48,27 @@ public final class EventLog {
         return eventPayloadsAfter(cluster, 0);
     }
 
-    /** A cluster's stored events (their JSON) after event {@code afterId}, in the order they were received. */
+    /**
+     * A cluster's stored events (their JSON) after event {@code afterId}, in the order they were received. Parts of
+     * large events are left out: the whole event is stored too, at its last part.
+     */
     public List<String> eventPayloadsAfter(String cluster, long afterId) {
         return StoreException.during("reading the events of " + cluster, () -> sql
-                .sql("SELECT payload FROM cluster_event WHERE cluster = ? AND id > ? ORDER BY id")
+                .sql("SELECT payload FROM cluster_event WHERE cluster = ? AND id > ? AND event_type <> 'part' ORDER BY id")
                 .params(cluster, afterId)
+                .query(String.class)
+                .list());
+    }
+
+    /**
+     * The parts of a large event of the cluster whose last part has not come yet: the parts stored after its
+     * newest whole event (a cluster's parts are contiguous, from its one writer).
+     */
+    public List<String> pendingParts(String cluster) {
+        return StoreException.during("reading the pending parts of " + cluster, () -> sql
+                .sql("SELECT payload FROM cluster_event WHERE cluster = :c AND event_type = 'part' AND id > coalesce("
+                        + "(SELECT max(id) FROM cluster_event WHERE cluster = :c AND event_type <> 'part'), 0) ORDER BY id")
+                .param("c", cluster)
                 .query(String.class)
                 .list());
     }

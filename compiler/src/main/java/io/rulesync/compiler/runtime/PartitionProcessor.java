@@ -16,6 +16,7 @@ import io.rulesync.model.event.ClusterEvent.RollbackRequested;
 import io.rulesync.model.event.ClusterEvent.StateDigest;
 import io.rulesync.model.event.ClusterEvent.SyncMarker;
 import io.rulesync.model.event.EventCodec;
+import io.rulesync.model.event.EventParts;
 import io.rulesync.model.event.Json;
 import io.rulesync.model.event.ResyncRequest;
 import io.rulesync.model.manifest.Problem;
@@ -153,6 +154,11 @@ public final class PartitionProcessor {
     private final Duration resyncCooldown;
     private final int checkpointEvery;
     private final Map<String, ClusterHead> heads = new HashMap<>();
+    /**
+     * The parts received so far of each cluster's event that is too large for one message ({@link EventParts}).
+     * They are stored as events of type {@code part} too, so a rebuild restores them.
+     */
+    private final Map<String, List<EventParts.Part>> assembling = new HashMap<>();
     /** Stored events of each cluster that its newest checkpoint does not hold (as many as its log when it has none). */
     private final Map<String, Long> sinceCheckpoint = new HashMap<>();
     /** When each cluster's watcher was last asked for a resync (in memory: a restart may ask once more). */
@@ -216,6 +222,7 @@ public final class PartitionProcessor {
         position = store.batches().position(group, topics.events(), partition).orElse(null);
         heads.clear();
         sinceCheckpoint.clear();
+        assembling.clear();
         for (String cluster : store.events().clustersOn(topics.events(), partition)) {
             List<ClusterEvent> events = new ArrayList<>();
             long after = 0;
@@ -252,6 +259,13 @@ public final class PartitionProcessor {
             if (refused > 0) {
                 log.warn("cluster {}: {} stored event(s) are refused by this compiler and left out of its rebuild; the first: {}",
                         cluster, refused, firstReason);
+            }
+            List<EventParts.Part> pending = new ArrayList<>();
+            for (String payload : store.events().pendingParts(cluster)) {
+                EventParts.read(payload).ifPresent(pending::add); // stored, so valid when stored
+            }
+            if (!pending.isEmpty()) {
+                assembling.put(cluster, pending);
             }
             long version = store.history().head(cluster);
             ClusterHead.Pin pin = store.history().pinning(cluster).map(a -> new ClusterHead.Pin(a.id(), a.toVersion())).orElse(null);
@@ -409,8 +423,24 @@ public final class PartitionProcessor {
         List<Batch.OutboxRow> outbox = new ArrayList<>();
         Map<String, List<Decoded>> byCluster = new LinkedHashMap<>();
         Set<Long> actionsSeen = new HashSet<>();
+        List<Batch.EventRow> partRows = new ArrayList<>();
+        Map<String, List<EventParts.Part>> assembled = new HashMap<>();
         for (Record r : fresh) {
-            EventCodec.Decoded d = EventCodec.decode(r.value());
+            String value = r.value();
+            Assembly part = assemble(r, assembled);
+            if (part.refusal() != null) {
+                dead.add(new Batch.DeadLetterRow(r.offset(), r.key(), r.value(), part.refusal()));
+                outbox.add(new Batch.OutboxRow(topics.deadLetters(), r.key() == null ? "" : r.key(), deadLetterJson(r, part.refusal())));
+                continue;
+            }
+            if (part.stored() != null) {
+                partRows.add(part.stored());
+                continue;
+            }
+            if (part.whole() != null) {
+                value = part.whole(); // the last part: the event, decoded and stored at this offset
+            }
+            EventCodec.Decoded d = EventCodec.decode(value);
             String reason = null;
             if (d instanceof EventCodec.Decoded.Invalid i) {
                 reason = i.reason();
@@ -426,7 +456,7 @@ public final class PartitionProcessor {
                         deadLetterJson(r, reason)));
             } else {
                 ClusterEvent e = ((EventCodec.Decoded.Valid) d).event();
-                byCluster.computeIfAbsent(e.cluster(), k -> new ArrayList<>()).add(new Decoded(r, e));
+                byCluster.computeIfAbsent(e.cluster(), k -> new ArrayList<>()).add(new Decoded(new Record(r.offset(), r.key(), value), e));
             }
         }
 
@@ -487,6 +517,9 @@ public final class PartitionProcessor {
             }
         }
 
+        events.addAll(partRows);
+        // In log order: a cluster's parts before the event they make up, which is what a rebuild's pending parts rely on.
+        events.sort(java.util.Comparator.comparingLong(Batch.EventRow::offset));
         Map<String, Long> counted = new HashMap<>();
         events.forEach(row -> counted.merge(row.cluster(), 1L, Long::sum));
         List<Batch.CheckpointRow> checkpoints = new ArrayList<>();
@@ -516,6 +549,8 @@ public final class PartitionProcessor {
         Map<String, ClusterHead> before = new HashMap<>(heads);
         heads.putAll(next);
         sinceCheckpoint.putAll(counted);
+        assembling.putAll(assembled);
+        assembling.values().removeIf(List::isEmpty);
         for (Map.Entry<String, ClusterHead> e : new TreeMap<>(next).entrySet()) {
             ClusterHead was = before.get(e.getKey());
             ClusterHead head = e.getValue();
@@ -558,6 +593,58 @@ public final class PartitionProcessor {
     }
 
     private record Decoded(Record record, ClusterEvent event) {
+    }
+
+    /**
+     * What a record is for the parts of large events: not a part (all null), a part to store while the rest
+     * comes ({@code stored}), the last part with the whole event's text ({@code whole}), or refused ({@code refusal}).
+     */
+    private record Assembly(Batch.EventRow stored, String whole, String refusal) {
+        static final Assembly NOT_A_PART = new Assembly(null, null, null);
+    }
+
+    /**
+     * Adds the record to its cluster's event in parts ({@code batch}: this batch's view of {@link #assembling},
+     * adopted once it commits). Parts come in order, in one transaction of the cluster's one writer; anything
+     * else is refused as a dead letter, and a first part abandons an unfinished event, with one line.
+     */
+    private Assembly assemble(Record r, Map<String, List<EventParts.Part>> batch) {
+        Optional<EventParts.Part> read;
+        try {
+            read = EventParts.read(r.value());
+        } catch (IllegalArgumentException e) {
+            return new Assembly(null, null, "a part of an event, unreadable: " + e.getMessage());
+        }
+        if (read.isEmpty()) {
+            return Assembly.NOT_A_PART;
+        }
+        EventParts.Part p = read.get();
+        if (!p.cluster().equals(r.key())) {
+            return new Assembly(null, null, "record key '" + r.key() + "' is not the part's cluster '" + p.cluster() + "'");
+        }
+        List<EventParts.Part> parts = new ArrayList<>(batch.computeIfAbsent(p.cluster(),
+                c -> assembling.getOrDefault(c, List.of())));
+        if (p.part() == 1) {
+            if (!parts.isEmpty()) {
+                log.warn("cluster {}: event {} stopped after {} of {} parts; its parts are left unused", p.cluster(),
+                        parts.get(0).event(), parts.size(), parts.get(0).parts());
+            }
+            parts = new ArrayList<>();
+        } else if (parts.isEmpty() || !parts.get(0).event().equals(p.event()) || parts.size() != p.part() - 1) {
+            return new Assembly(null, null, "part " + p.part() + " of event " + p.event() + " came without the parts before it");
+        }
+        parts.add(p);
+        if (parts.size() < p.parts()) {
+            batch.put(p.cluster(), parts);
+            return new Assembly(new Batch.EventRow(p.cluster(), r.offset(), "part", null, null, null, p.observedAt(), r.value(),
+                    null), null, null);
+        }
+        batch.put(p.cluster(), List.of());
+        try {
+            return new Assembly(null, EventParts.join(parts), null);
+        } catch (IllegalArgumentException e) {
+            return new Assembly(null, null, e.getMessage());
+        }
     }
 
     /** A digest checked in a batch, of {@code cluster}. */

@@ -2,6 +2,7 @@ package io.rulesync.watcher.publish;
 
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.EventCodec;
+import io.rulesync.model.event.EventParts;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.BitSet;
@@ -42,6 +43,10 @@ import org.slf4j.LoggerFactory;
  * committed records only, never folds a record of the older instance written after the newer one
  * began. Without the fence the two would interleave stale and fresh states of the same objects.
  *
+ * <p>An event whose JSON is above {@link #MAX_MESSAGE_CHARS} (a sync marker of tens of thousands of
+ * objects) goes as {@link EventParts}, in order, in the cluster's transaction, so the compiler gets all
+ * of them or none.
+ *
  * <p>The producers are idempotent with {@code acks=all}. After a failed batch a cluster's producer is
  * closed and the next batch gets a new one from the factory: a producer that timed out during an
  * outage starts over cleanly, and tests can point the factory at a broker that appears later.
@@ -49,6 +54,11 @@ import org.slf4j.LoggerFactory;
 public final class KafkaEventSink implements EventSink {
     private static final Logger log = LoggerFactory.getLogger(KafkaEventSink.class);
     public static final String DEFAULT_TRANSACTIONAL_ID_PREFIX = "rulesync-watcher";
+    /**
+     * Larger events are sent as {@link EventParts}: below Kafka's default 1 MiB message limit with room for the
+     * record's overhead (the compiler's deltas use the same bound).
+     */
+    public static final int MAX_MESSAGE_CHARS = 900_000;
     /** The producer of every cluster when the sink is not transactional. */
     private static final String SHARED = "";
 
@@ -208,7 +218,10 @@ public final class KafkaEventSink implements EventSink {
     }
 
     private Attempt attempt(Producer<String, String> producer, List<Integer> at, List<ClusterEvent> events) {
-        List<Future<RecordMetadata>> futures = new ArrayList<>(at.size());
+        // Per position, the futures of its message (or of its parts).
+        List<List<Future<RecordMetadata>>> futures = new ArrayList<>(at.size());
+        List<Integer> tooLarge = new ArrayList<>();
+        Exception tooLargeError = null;
         Exception error = null;
         boolean committed = false;
         try {
@@ -217,13 +230,29 @@ public final class KafkaEventSink implements EventSink {
             }
             for (int i : at) {
                 ClusterEvent e = events.get(i);
-                Future<RecordMetadata> f = producer.send(new ProducerRecord<>(topic, e.cluster(), EventCodec.encode(e)));
-                futures.add(f);
-                Exception now = f.isDone() ? failure(f) : null;
-                if (now != null && !(now instanceof RecordTooLargeException)) {
-                    // Typically the metadata wait (max.block.ms) timed out: Kafka is not there, and every further send
-                    // would wait just as long. Give up on the rest.
-                    error = now;
+                List<String> messages;
+                try {
+                    messages = EventParts.split(e.cluster(), EventCodec.encode(e), e.observedAt(), MAX_MESSAGE_CHARS);
+                } catch (IllegalArgumentException tooMany) {
+                    tooLarge.add(i);
+                    tooLargeError = tooLargeError == null ? new RecordTooLargeException(tooMany.getMessage()) : tooLargeError;
+                    futures.add(List.of());
+                    continue;
+                }
+                List<Future<RecordMetadata>> sent = new ArrayList<>(messages.size());
+                futures.add(sent);
+                for (String m : messages) {
+                    Future<RecordMetadata> f = producer.send(new ProducerRecord<>(topic, e.cluster(), m));
+                    sent.add(f);
+                    Exception now = f.isDone() ? failure(f) : null;
+                    if (now != null && !(now instanceof RecordTooLargeException)) {
+                        // Typically the metadata wait (max.block.ms) timed out: Kafka is not there, and every further
+                        // send would wait just as long. Give up on the rest.
+                        error = now;
+                        break;
+                    }
+                }
+                if (error != null) {
                     break;
                 }
             }
@@ -246,10 +275,17 @@ public final class KafkaEventSink implements EventSink {
             }
         }
         List<Integer> failed = new ArrayList<>();
-        List<Integer> tooLarge = new ArrayList<>();
-        Exception tooLargeError = null;
         for (int k = 0; k < at.size(); k++) {
-            Exception ex = k < futures.size() ? failure(futures.get(k)) : null;
+            if (tooLarge.contains(at.get(k))) {
+                continue;
+            }
+            Exception ex = null;
+            for (Future<RecordMetadata> f : k < futures.size() ? futures.get(k) : List.<Future<RecordMetadata>>of()) {
+                Exception one = failure(f);
+                if (one != null && (ex == null || ex instanceof RecordTooLargeException)) {
+                    ex = one; // the first failure, unless a later one says more than "too large"
+                }
+            }
             if (ex instanceof ProducerFencedException || ex instanceof InvalidProducerEpochException) {
                 return Attempt.fencedBy(ex);
             }

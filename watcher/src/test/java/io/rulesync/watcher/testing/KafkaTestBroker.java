@@ -2,13 +2,16 @@ package io.rulesync.watcher.testing;
 
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.EventCodec;
+import io.rulesync.model.event.EventParts;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -93,6 +96,7 @@ public final class KafkaTestBroker {
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         List<Received> out = new ArrayList<>();
+        Map<String, List<EventParts.Part>> pending = new HashMap<>();
         try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p)) {
             List<TopicPartition> parts = c.partitionsFor(topic).stream()
                     .map(i -> new TopicPartition(topic, i.partition())).toList();
@@ -105,11 +109,7 @@ public final class KafkaTestBroker {
                             + Events.describe(out.stream().map(Received::event).toList()));
                 }
                 for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(200))) {
-                    EventCodec.Decoded d = EventCodec.decode(r.value());
-                    if (!(d instanceof EventCodec.Decoded.Valid v)) {
-                        throw new AssertionError("unreadable event on " + topic + ": " + d + " in " + r.value());
-                    }
-                    out.add(new Received(r.key(), r.partition(), v.event()));
+                    receive(topic, r, pending, out);
                 }
             }
         }
@@ -129,6 +129,7 @@ public final class KafkaTestBroker {
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         List<Received> out = new ArrayList<>();
+        Map<String, List<EventParts.Part>> pending = new HashMap<>();
         try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p)) {
             List<TopicPartition> parts = c.partitionsFor(topic).stream().map(i -> new TopicPartition(topic, i.partition())).toList();
             c.assign(parts);
@@ -140,15 +141,57 @@ public final class KafkaTestBroker {
                     throw new AssertionError("timed out reading " + topic + " to its end " + end);
                 }
                 for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(200))) {
-                    EventCodec.Decoded d = EventCodec.decode(r.value());
-                    if (!(d instanceof EventCodec.Decoded.Valid v)) {
-                        throw new AssertionError("unreadable event on " + topic + ": " + d + " in " + r.value());
-                    }
-                    out.add(new Received(r.key(), r.partition(), v.event()));
+                    receive(topic, r, pending, out);
                 }
             }
         }
         return out;
+    }
+
+    /** Every value committed to {@code topic} so far, as sent (parts of large events as they are). */
+    public static List<String> valuesToEnd(String topic) {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        List<String> out = new ArrayList<>();
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p)) {
+            List<TopicPartition> parts = c.partitionsFor(topic).stream().map(i -> new TopicPartition(topic, i.partition())).toList();
+            c.assign(parts);
+            c.seekToBeginning(parts);
+            Map<TopicPartition, Long> end = c.endOffsets(parts);
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw new AssertionError("timed out reading " + topic + " to its end " + end);
+                }
+                c.poll(Duration.ofMillis(200)).forEach(r -> out.add(r.value()));
+            }
+        }
+        return out;
+    }
+
+    /** Decodes one record as the compiler would, putting the parts of a large event back together first. */
+    private static void receive(String topic, ConsumerRecord<String, String> r, Map<String, List<EventParts.Part>> parts,
+            List<Received> out) {
+        String value = r.value();
+        Optional<EventParts.Part> part = EventParts.read(value);
+        if (part.isPresent()) {
+            List<EventParts.Part> got = parts.computeIfAbsent(r.key(), k -> new ArrayList<>());
+            got.add(part.get());
+            if (got.size() < part.get().parts()) {
+                return;
+            }
+            value = EventParts.join(got);
+            parts.remove(r.key());
+        }
+        EventCodec.Decoded d = EventCodec.decode(value);
+        if (!(d instanceof EventCodec.Decoded.Valid v)) {
+            throw new AssertionError("unreadable event on " + topic + ": " + d + " in " + r.value());
+        }
+        out.add(new Received(r.key(), r.partition(), v.event()));
     }
 
     public static List<ClusterEvent> events(List<Received> received) {

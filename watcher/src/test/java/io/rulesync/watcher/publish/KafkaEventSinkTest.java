@@ -7,6 +7,7 @@ import io.rulesync.model.cluster.Service;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
 import io.rulesync.model.event.ClusterSettings;
+import io.rulesync.model.event.EventParts;
 import io.rulesync.model.event.ObjectKind;
 import io.rulesync.testing.needs.RequiresKafka;
 import io.rulesync.watcher.Watcher;
@@ -22,17 +23,20 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * One writer per cluster, on the real broker: a second watcher of a cluster fences the first, whose
- * later events of that cluster are dropped, never committed, so the compiler (reading committed
- * records) never sees the two interleave. Other clusters of the fenced watcher are not affected.
+ * The sink on the real broker. One writer per cluster: a second watcher of a cluster fences the first,
+ * whose later events of that cluster are dropped, never committed, so the compiler (reading committed
+ * records) never sees the two interleave; other clusters of the fenced watcher are not affected. And no
+ * size limit: an event above the message limit goes as parts.
  */
 @RequiresKafka
-class WatcherFenceTest {
+class KafkaEventSinkTest {
     private static final Duration DEADLINE = Duration.ofSeconds(30);
     private static final Instant T = Instant.parse("2026-12-02T00:00:00Z");
 
@@ -77,6 +81,28 @@ class WatcherFenceTest {
             assertThat(ports(got, "demo")).containsExactly(80, 81, 83);
             assertThat(ports(got, "other")).containsExactly(80, 82);
         }
+    }
+
+    /** A sync marker of a cluster of 50,000 Services (about 1.5 MB, above the broker's 1 MiB limit) goes as parts, in order. */
+    @Test
+    void anEventAboveTheMessageLimitGoesAsPartsInsteadOfBeingDropped() {
+        String topic = KafkaTestBroker.newTopic("large");
+        Set<String> keys = new TreeSet<>();
+        for (int i = 0; i < 50_000; i++) {
+            keys.add("namespace-" + (i % 50) + "/service-" + i);
+        }
+        ClusterEvent marker = new ClusterEvent.SyncMarker("demo", ObjectKind.SERVICE, keys, T);
+        try (KafkaEventSink sink = KafkaEventSink.create(config(), topic)) {
+            EventSink.Delivery d = sink.send(List.of(web("demo", 80), marker, web("demo", 81)));
+            assertThat(d.allDelivered()).isTrue();
+        }
+        List<String> values = KafkaTestBroker.valuesToEnd(topic);
+        List<EventParts.Part> parts = values.stream()
+                .flatMap(v -> EventParts.read(v).stream()).toList();
+        assertThat(parts).hasSizeGreaterThanOrEqualTo(2);
+        assertThat(values).hasSize(2 + parts.size()).allMatch(v -> v.length() <= KafkaEventSink.MAX_MESSAGE_CHARS);
+        List<ClusterEvent> got = KafkaTestBroker.events(KafkaTestBroker.readToEnd(topic));
+        assertThat(got).containsExactly(web("demo", 80), marker, web("demo", 81));
     }
 
     @Test
