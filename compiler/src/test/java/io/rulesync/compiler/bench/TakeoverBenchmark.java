@@ -66,35 +66,8 @@ public final class TakeoverBenchmark {
             CompilerStores store = CompilerStores.on(db.dataSource());
             JdbcTemplate sql = new JdbcTemplate(db.dataSource());
             Clock clock = Clock.systemUTC();
-            PartitionProcessor p = processor(store, clock, every);
             long t0 = System.nanoTime();
-            List<String> initial = new ArrayList<>();
-            ClusterSettings settings = new ClusterSettings(List.of(IpFamily.IPV4), List.of(Cidr.parse("10.64.0.0/10")), false, 14,
-                    List.of());
-            initial.add(EventCodec.encode(new ClusterEvent.SettingsChanged(CLUSTER, settings, Instant.now())));
-            for (int n = 0; n < NODES; n++) {
-                initial.add(up(PipelineBenchmark.node(n)));
-            }
-            for (int i = 0; i < services; i++) {
-                initial.add(up(PipelineBenchmark.service(i)));
-                initial.add(up(PipelineBenchmark.slice(i, ENDPOINTS, NODES, 0)));
-            }
-            long offset = 0;
-            for (int from = 0; from < initial.size(); from += BATCH) {
-                offset = deliver(p, offset, initial.subList(from, Math.min(initial.size(), from + BATCH)));
-            }
-            // Endpoint moves until N events are stored; how many the newest checkpoint leaves is printed ("since cp").
-            Random r = new Random(events);
-            int[] generation = new int[services];
-            while (offset < events) {
-                int size = (int) Math.min(BATCH, events - offset);
-                List<String> batch = new ArrayList<>(size);
-                for (int k = 0; k < size; k++) {
-                    int i = r.nextInt(services);
-                    batch.add(up(PipelineBenchmark.slice(i, ENDPOINTS, NODES, ++generation[i])));
-                }
-                offset = deliver(p, offset, batch);
-            }
+            fill(store, clock, services, every, events);
             double fill = (System.nanoTime() - t0) / 1e9;
             long stored = sql.queryForObject("SELECT count(*) FROM cluster_event", Long.class);
             long versions = sql.queryForObject("SELECT count(*) FROM version", Long.class);
@@ -102,18 +75,52 @@ public final class TakeoverBenchmark {
                     + "(SELECT last_event_id FROM cluster_checkpoint WHERE cluster = ?), 0)", Long.class, CLUSTER);
             String size = sql.queryForObject("SELECT pg_size_pretty(pg_database_size(current_database()))", String.class);
 
+            System.gc(); // the fill's garbage is not the rebuild's
             double withCheckpoint = median(rounds, true, () -> processor(store, clock, every));
             if (report) {
                 phases(store);
             }
             sql.update("DELETE FROM cluster_checkpoint");
             boolean wholeIsLong = stored > 200_000;
+            System.gc();
             double wholeLog = median(wholeIsLong ? 1 : rounds, !wholeIsLong, () -> processor(store, clock, every));
             if (!report) {
                 return;
             }
             System.out.printf("%,10d %,9d %9s %12.1f %,12d %14.2f %14.2f%n", stored, versions, size, fill, since,
                     withCheckpoint, wholeLog);
+        }
+    }
+
+    /** The cluster's history, made by the real processor: the initial load, then endpoint moves until N events are stored. */
+    private static void fill(CompilerStores store, Clock clock, int services, int every, long events) {
+        PartitionProcessor p = processor(store, clock, every);
+        List<String> initial = new ArrayList<>();
+        ClusterSettings settings = new ClusterSettings(List.of(IpFamily.IPV4), List.of(Cidr.parse("10.64.0.0/10")), false, 14,
+                List.of());
+        initial.add(EventCodec.encode(new ClusterEvent.SettingsChanged(CLUSTER, settings, Instant.now())));
+        for (int n = 0; n < NODES; n++) {
+            initial.add(up(PipelineBenchmark.node(n)));
+        }
+        for (int i = 0; i < services; i++) {
+            initial.add(up(PipelineBenchmark.service(i)));
+            initial.add(up(PipelineBenchmark.slice(i, ENDPOINTS, NODES, 0)));
+        }
+        long offset = 0;
+        for (int from = 0; from < initial.size(); from += BATCH) {
+            offset = deliver(p, offset, initial.subList(from, Math.min(initial.size(), from + BATCH)));
+        }
+        // Endpoint moves until N events are stored; how many the newest checkpoint leaves is printed ("since cp").
+        Random r = new Random(events);
+        int[] generation = new int[services];
+        while (offset < events) {
+            int size = (int) Math.min(BATCH, events - offset);
+            List<String> batch = new ArrayList<>(size);
+            for (int k = 0; k < size; k++) {
+                int i = r.nextInt(services);
+                batch.add(up(PipelineBenchmark.slice(i, ENDPOINTS, NODES, ++generation[i])));
+            }
+            offset = deliver(p, offset, batch);
         }
     }
 
