@@ -32,6 +32,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -430,7 +431,8 @@ public final class PartitionProcessor {
             Assembly part = assemble(r, assembled);
             if (part.refusal() != null) {
                 dead.add(new Batch.DeadLetterRow(r.offset(), r.key(), r.value(), part.refusal()));
-                outbox.add(new Batch.OutboxRow(topics.deadLetters(), r.key() == null ? "" : r.key(), deadLetterJson(r, part.refusal())));
+                outbox.add(new Batch.OutboxRow(topics.deadLetters(), r.key() == null ? "" : r.key(),
+                        deadLetterJson(r, part.refusal())));
                 continue;
             }
             if (part.stored() != null) {
@@ -456,7 +458,8 @@ public final class PartitionProcessor {
                         deadLetterJson(r, reason)));
             } else {
                 ClusterEvent e = ((EventCodec.Decoded.Valid) d).event();
-                byCluster.computeIfAbsent(e.cluster(), k -> new ArrayList<>()).add(new Decoded(new Record(r.offset(), r.key(), value), e));
+                byCluster.computeIfAbsent(e.cluster(), k -> new ArrayList<>())
+                        .add(new Decoded(new Record(r.offset(), r.key(), value), e));
             }
         }
 
@@ -519,13 +522,14 @@ public final class PartitionProcessor {
 
         events.addAll(partRows);
         // In log order: a cluster's parts before the event they make up, which is what a rebuild's pending parts rely on.
-        events.sort(java.util.Comparator.comparingLong(Batch.EventRow::offset));
+        events.sort(Comparator.comparingLong(Batch.EventRow::offset));
+        // Each cluster's stored events since its checkpoint, this batch's included (a batch of parts alone too).
         Map<String, Long> counted = new HashMap<>();
         events.forEach(row -> counted.merge(row.cluster(), 1L, Long::sum));
+        counted.replaceAll((cluster, n) -> n + sinceCheckpoint.getOrDefault(cluster, 0L));
         List<Batch.CheckpointRow> checkpoints = new ArrayList<>();
         for (Map.Entry<String, ClusterHead> e : new TreeMap<>(next).entrySet()) {
-            long since = sinceCheckpoint.getOrDefault(e.getKey(), 0L) + counted.getOrDefault(e.getKey(), 0L);
-            counted.put(e.getKey(), since);
+            long since = counted.getOrDefault(e.getKey(), sinceCheckpoint.getOrDefault(e.getKey(), 0L));
             ClusterHead head = e.getValue();
             if (since >= checkpointEvery && head.version() > 0) {
                 checkpoints.add(new Batch.CheckpointRow(e.getKey(), head.version(), head.view().state().objectCount(),

@@ -10,6 +10,7 @@ import io.rulesync.model.topic.Topics;
 import io.rulesync.testing.needs.RequiresPostgres;
 import io.rulesync.testsupport.TestDatabase;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
@@ -78,6 +79,24 @@ class LargeEventsTest {
             assertThat(store.events().eventPayloads("a")).last().isEqualTo(json);
             // And a rebuild folds the marker from its whole, not from the parts.
             assertThat(processor(store).heads().get("a")).isEqualTo(restarted.heads().get("a"));
+        }
+    }
+
+    /** A batch of parts alone still counts towards the cluster's next checkpoint. */
+    @Test
+    void partsCountTowardsTheNextCheckpoint() {
+        try (TestDatabase db = TestDatabase.create()) {
+            CompilerStores store = CompilerStores.on(db.dataSource());
+            List<String> parts = EventParts.split("a", EventCodec.encode(marker()), CLOCK.instant(), 400_000);
+            int n = parts.size();
+            PartitionProcessor p = new PartitionProcessor(store, Topics.DEFAULT, "compiler", 0, CLOCK, PartitionProcessor.Faults.NONE,
+                    PartitionProcessor.VersionListener.NONE, PartitionProcessor.Observer.NONE, Duration.ofMinutes(1), 4 + n);
+            p.process(records(0, List.of(ScriptedEvents.settings("a"), ScriptedEvents.node("a", "n1", "10.1.0.1"),
+                    ScriptedEvents.service("a", "web", "10.96.0.1"), ScriptedEvents.service("a", "old", "10.96.0.2"))));
+            p.process(records(4, parts.subList(0, n - 1)));
+            assertThat(store.events().checkpoint("a")).isEmpty();
+            p.process(records(4 + n - 1, parts.subList(n - 1, n)));
+            assertThat(store.events().checkpoint("a")).as("4 events and %d parts stored: the interval", n).isPresent();
         }
     }
 
