@@ -9,8 +9,8 @@ import java.util.Objects;
 /**
  * Everything one consumed batch of one partition produced, written in one transaction: the events
  * (audit trail), records refused as dead letters, new versions, the outcome of operator actions,
- * outbox messages, the sources whose problem reports changed, checkpoints of clusters, and the consumer
- * position after the batch.
+ * outbox messages, the sources whose problem reports changed, and the consumer position after the batch;
+ * and which clusters are due a checkpoint ({@link BatchStore#commit} returns the event each would stand for).
  *
  * @param expectedPosition the stored position this batch was read from; -1 when none was stored yet
  * @param epoch            the log epoch of that position (see {@code LogPosition}): the events are stored under it
@@ -28,7 +28,7 @@ public record Batch(
         List<OutboxRow> outbox,
         int epoch,
         List<ProblemRow> problems,
-        List<CheckpointRow> checkpoints) {
+        List<String> checkpointsDue) {
 
     /** A batch that writes no checkpoint. */
     public Batch(String group, String topic, int partition, long expectedPosition, long newPosition, List<EventRow> events,
@@ -61,7 +61,7 @@ public record Batch(
         actions = List.copyOf(actions);
         outbox = List.copyOf(outbox);
         problems = List.copyOf(problems);
-        checkpoints = List.copyOf(checkpoints);
+        checkpointsDue = List.copyOf(checkpointsDue);
         if (newPosition < expectedPosition) {
             throw new IllegalArgumentException("positions only move forward");
         }
@@ -106,10 +106,10 @@ public record Batch(
     }
 
     /**
-     * A cluster's folded state after this batch, as checkpoint text: it stands for every event of the
-     * cluster stored up to and including this batch's. {@code versionSeq}: the cluster's head after the batch.
+     * A cluster's checkpoint: its folded state as text ({@code Checkpoint} in the compiler), standing for every
+     * event of the cluster up to {@code lastEventId}; {@code versionSeq} was its head then.
      */
-    public record CheckpointRow(String cluster, long versionSeq, int objects, String text, Instant createdAt) {
+    public record CheckpointRow(String cluster, long lastEventId, long versionSeq, int objects, String text, Instant createdAt) {
         public CheckpointRow {
             Objects.requireNonNull(cluster, "cluster");
             Objects.requireNonNull(text, "text");

@@ -105,7 +105,12 @@ public final class BatchStore {
         });
     }
 
-    public void commit(Batch b) throws StaleWriteException {
+    /**
+     * Writes the batch in one transaction. Returns, for each cluster of {@link Batch#checkpointsDue()}, its newest
+     * event id in that transaction: what a checkpoint of its state after the batch stands for.
+     */
+    public Map<String, Long> commit(Batch b) throws StaleWriteException {
+        Map<String, Long> lastEventIds = new TreeMap<>();
         inTransaction("commit of " + b.topic() + "/" + b.partition(), true, () -> {
             fencePosition(b);
             for (Batch.VersionRow v : b.versions()) {
@@ -115,9 +120,30 @@ public final class BatchStore {
             writeEvents(b);
             writeDeadLetters(b);
             writeProblems(b.problems());
-            writeCheckpoints(b.checkpoints());
             writeOutbox(b.outbox());
+            // After the batch's events: one compiler writes a partition's clusters at a time (the position fence).
+            for (String cluster : b.checkpointsDue()) {
+                sql.sql("SELECT max(id) FROM cluster_event WHERE cluster = ?").param(cluster).query(Long.class).optional()
+                        .ifPresent(id -> lastEventIds.put(cluster, id));
+            }
         });
+        return lastEventIds;
+    }
+
+    /**
+     * Replaces a cluster's checkpoint with {@code c}, unless the stored one stands for a later event already
+     * (checkpoints are written after their batch, off the batch's thread, and may arrive late).
+     */
+    public void writeCheckpoint(Batch.CheckpointRow c) {
+        StoreException.during("writing the checkpoint of " + c.cluster(), () -> sql
+                .sql("INSERT INTO cluster_checkpoint (cluster, last_event_id, version_seq, objects, body, text_length, created_at) "
+                        + "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (cluster) DO UPDATE SET last_event_id = EXCLUDED.last_event_id, "
+                        + "version_seq = EXCLUDED.version_seq, objects = EXCLUDED.objects, body = EXCLUDED.body, "
+                        + "text_length = EXCLUDED.text_length, created_at = EXCLUDED.created_at "
+                        + "WHERE cluster_checkpoint.last_event_id < EXCLUDED.last_event_id")
+                .params(c.cluster(), c.lastEventId(), c.versionSeq(), c.objects(), FragmentBodies.gzip(c.text()), c.text().length(),
+                        Timestamp.from(c.createdAt()))
+                .update());
     }
 
     /** The status of one of a cluster's operator actions ({@code pending}, {@code done}, ...); empty when it has no such action. */
@@ -330,27 +356,6 @@ public final class BatchStore {
                     ps.setString(6, p.problem().field());
                     ps.setString(7, p.problem().message());
                     ps.setTimestamp(8, Timestamp.from(p.row().reportedAt()));
-                });
-    }
-
-    /**
-     * Replaces each cluster's checkpoint. Written after the batch's events, so the newest event id of the
-     * cluster is the last one the checkpoint folds in (one compiler writes a partition's clusters at a time:
-     * the position fence above).
-     */
-    private void writeCheckpoints(List<Batch.CheckpointRow> rows) {
-        batch("INSERT INTO cluster_checkpoint (cluster, last_event_id, version_seq, objects, body, text_length, created_at) "
-                + "SELECT ?, max(id), ?, ?, ?, ?, ? FROM cluster_event WHERE cluster = ? HAVING max(id) IS NOT NULL "
-                + "ON CONFLICT (cluster) DO UPDATE SET last_event_id = EXCLUDED.last_event_id, version_seq = EXCLUDED.version_seq, "
-                + "objects = EXCLUDED.objects, body = EXCLUDED.body, text_length = EXCLUDED.text_length, "
-                + "created_at = EXCLUDED.created_at", rows, (ps, c) -> {
-                    ps.setString(1, c.cluster());
-                    ps.setLong(2, c.versionSeq());
-                    ps.setInt(3, c.objects());
-                    ps.setBytes(4, FragmentBodies.gzip(c.text()));
-                    ps.setInt(5, c.text().length());
-                    ps.setTimestamp(6, Timestamp.from(c.createdAt()));
-                    ps.setString(7, c.cluster());
                 });
     }
 

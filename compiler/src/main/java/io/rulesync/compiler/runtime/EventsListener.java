@@ -13,6 +13,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
@@ -50,6 +52,12 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
     private final LiveLogs logs;
     private final Duration resyncCooldown;
     private final int checkpointEvery;
+    /** Writes checkpoints after their batch, so that no batch waits for one; one thread, so a cluster's come in order. */
+    private final Executor checkpointWriter = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "rulesync-checkpoints");
+        t.setDaemon(true);
+        return t;
+    });
     private final Map<Integer, PartitionProcessor> processors = new ConcurrentHashMap<>();
     /** Partitions whose position could not be checked against the live log yet. */
     private final Set<Integer> unverified = ConcurrentHashMap.newKeySet();
@@ -84,7 +92,7 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
     public void onPartitionsAssigned(Consumer<?, ?> consumer, Collection<TopicPartition> partitions) {
         for (TopicPartition tp : partitions) {
             PartitionProcessor p = new PartitionProcessor(store, topics, group, tp.partition(), clock,
-                    PartitionProcessor.Faults.NONE, versions, metrics, resyncCooldown, checkpointEvery);
+                    PartitionProcessor.Faults.NONE, versions, metrics, resyncCooldown, checkpointEvery, checkpointWriter);
             processors.put(tp.partition(), p);
             verify(p);
             p.storeRecompiledVersions();

@@ -76,6 +76,28 @@ class CheckpointRebuildTest {
         }
     }
 
+    /** The batch does not wait for its checkpoint: it is written afterwards, and a late one never replaces a newer one. */
+    @Test
+    void checkpointsAreWrittenAfterTheirBatchAndALateOneReplacesNothingNewer() {
+        try (TestDatabase db = TestDatabase.create()) {
+            CompilerStores store = CompilerStores.on(db.dataSource());
+            java.util.List<Runnable> writes = new java.util.ArrayList<>();
+            PartitionProcessor p = new PartitionProcessor(store, Topics.DEFAULT, "compiler", 0, CLOCK, PartitionProcessor.Faults.NONE,
+                    PartitionProcessor.VersionListener.NONE, PartitionProcessor.Observer.NONE, Duration.ofMinutes(1), EVERY, writes::add);
+            deliver(p, ScriptedEvents.batches());
+            assertThat(store.events().checkpoint("a")).as("committed, not yet written").isEmpty();
+            assertThat(writes).hasSize(3); // a after batches 1 and 4, b after batch 5
+
+            // The newest first, then the older one of a, late: it changes nothing.
+            writes.get(1).run();
+            long newest = store.events().checkpoint("a").orElseThrow().lastEventId();
+            writes.get(0).run();
+            assertThat(store.events().checkpoint("a").orElseThrow().lastEventId()).isEqualTo(newest);
+            writes.get(2).run();
+            assertThat(processor(store).heads()).isEqualTo(p.heads());
+        }
+    }
+
     @Test
     void aCheckpointThatDoesNotReadBackIsIgnoredWithOneLineAndWrittenAnew() {
         try (TestDatabase db = TestDatabase.create()) {
