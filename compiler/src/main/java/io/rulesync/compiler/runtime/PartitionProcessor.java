@@ -1,6 +1,7 @@
 package io.rulesync.compiler.runtime;
 
 import io.rulesync.compiler.checkpoint.Checkpoint;
+import io.rulesync.compiler.eventlog.EventAssembly;
 import io.rulesync.compiler.eventlog.LiveLog;
 import io.rulesync.compiler.eventlog.LogCheck;
 import io.rulesync.compiler.fold.ProblemReports;
@@ -161,7 +162,7 @@ public final class PartitionProcessor {
      * The parts received so far of each cluster's event that is too large for one message ({@link EventParts}).
      * They are stored as events of type {@code part} too, so a rebuild restores them.
      */
-    private final Map<String, List<EventParts.Part>> assembling = new HashMap<>();
+    private EventAssembly assembly = EventAssembly.EMPTY;
     /** Stored events of each cluster that its newest checkpoint does not hold (as many as its log when it has none). */
     private final Map<String, Long> sinceCheckpoint = new HashMap<>();
     /** When each cluster's watcher was last asked for a resync (in memory: a restart may ask once more). */
@@ -236,7 +237,7 @@ public final class PartitionProcessor {
         position = store.batches().position(group, topics.events(), partition).orElse(null);
         heads.clear();
         sinceCheckpoint.clear();
-        assembling.clear();
+        assembly = EventAssembly.EMPTY;
         for (String cluster : store.events().clustersOn(topics.events(), partition)) {
             List<ClusterEvent> events = new ArrayList<>();
             long after = 0;
@@ -278,9 +279,7 @@ public final class PartitionProcessor {
             for (String payload : store.events().pendingParts(cluster)) {
                 EventParts.read(payload).ifPresent(pending::add); // stored, so valid when stored
             }
-            if (!pending.isEmpty()) {
-                assembling.put(cluster, pending);
-            }
+            assembly = assembly.restored(cluster, pending);
             long version = store.history().head(cluster);
             ClusterHead.Pin pin = store.history().pinning(cluster).map(a -> new ClusterHead.Pin(a.id(), a.toVersion())).orElse(null);
             ClusterHead head = ClusterHead.rebuilt(cluster, events, version, store.history().rules(cluster, version), pin);
@@ -455,22 +454,29 @@ public final class PartitionProcessor {
         Map<String, List<Decoded>> byCluster = new LinkedHashMap<>();
         Set<Long> actionsSeen = new HashSet<>();
         List<Batch.EventRow> partRows = new ArrayList<>();
-        Map<String, List<EventParts.Part>> assembled = new HashMap<>();
+        EventAssembly assembled = assembly;
         for (Record r : fresh) {
             String value = r.value();
-            Assembly part = assemble(r, assembled);
-            if (part.refusal() != null) {
-                dead.add(new Batch.DeadLetterRow(r.offset(), r.key(), r.value(), part.refusal()));
+            EventAssembly.Offer offer = assembled.offer(r.key(), r.value());
+            assembled = offer.next();
+            if (offer.outcome() instanceof EventAssembly.Outcome.Refused refused) {
+                dead.add(new Batch.DeadLetterRow(r.offset(), r.key(), r.value(), refused.reason()));
                 outbox.add(new Batch.OutboxRow(topics.deadLetters(), r.key() == null ? "" : r.key(),
-                        deadLetterJson(r, part.refusal())));
+                        deadLetterJson(r, refused.reason())));
                 continue;
             }
-            if (part.stored() != null) {
-                partRows.add(part.stored());
+            if (offer.outcome() instanceof EventAssembly.Outcome.Stored stored) {
+                EventParts.Part p = stored.part();
+                if (!stored.abandoned().isEmpty()) {
+                    log.warn("cluster {}: event {} stopped after {} of {} parts; its parts are left unused", p.cluster(),
+                            stored.abandoned().get(0).event(), stored.abandoned().size(), stored.abandoned().get(0).parts());
+                }
+                partRows.add(new Batch.EventRow(p.cluster(), r.offset(), "part", null, null, null, p.observedAt(), r.value(),
+                        null));
                 continue;
             }
-            if (part.whole() != null) {
-                value = part.whole(); // the last part: the event, decoded and stored at this offset
+            if (offer.outcome() instanceof EventAssembly.Outcome.Whole whole) {
+                value = whole.json(); // the last part: the event, decoded and stored at this offset
             }
             EventCodec.Decoded d = EventCodec.decode(value);
             String reason = null;
@@ -582,8 +588,7 @@ public final class PartitionProcessor {
         Map<String, ClusterHead> before = new HashMap<>(heads);
         heads.putAll(next);
         sinceCheckpoint.putAll(counted);
-        assembling.putAll(assembled);
-        assembling.values().removeIf(List::isEmpty);
+        assembly = assembled;
         checkpointAt.forEach((cluster, lastEventId) -> writeCheckpoint(next.get(cluster), lastEventId, now));
         for (Map.Entry<String, ClusterHead> e : new TreeMap<>(next).entrySet()) {
             ClusterHead was = before.get(e.getKey());
@@ -627,58 +632,6 @@ public final class PartitionProcessor {
     }
 
     private record Decoded(Record record, ClusterEvent event) {
-    }
-
-    /**
-     * What a record is for the parts of large events: not a part (all null), a part to store while the rest
-     * comes ({@code stored}), the last part with the whole event's text ({@code whole}), or refused ({@code refusal}).
-     */
-    private record Assembly(Batch.EventRow stored, String whole, String refusal) {
-        static final Assembly NOT_A_PART = new Assembly(null, null, null);
-    }
-
-    /**
-     * Adds the record to its cluster's event in parts ({@code batch}: this batch's view of {@link #assembling},
-     * adopted once it commits). Parts come in order, in one transaction of the cluster's one writer; anything
-     * else is refused as a dead letter, and a first part abandons an unfinished event, with one line.
-     */
-    private Assembly assemble(Record r, Map<String, List<EventParts.Part>> batch) {
-        Optional<EventParts.Part> read;
-        try {
-            read = EventParts.read(r.value());
-        } catch (IllegalArgumentException e) {
-            return new Assembly(null, null, "a part of an event, unreadable: " + e.getMessage());
-        }
-        if (read.isEmpty()) {
-            return Assembly.NOT_A_PART;
-        }
-        EventParts.Part p = read.get();
-        if (!p.cluster().equals(r.key())) {
-            return new Assembly(null, null, "record key '" + r.key() + "' is not the part's cluster '" + p.cluster() + "'");
-        }
-        List<EventParts.Part> parts = new ArrayList<>(batch.computeIfAbsent(p.cluster(),
-                c -> assembling.getOrDefault(c, List.of())));
-        if (p.part() == 1) {
-            if (!parts.isEmpty()) {
-                log.warn("cluster {}: event {} stopped after {} of {} parts; its parts are left unused", p.cluster(),
-                        parts.get(0).event(), parts.size(), parts.get(0).parts());
-            }
-            parts = new ArrayList<>();
-        } else if (parts.isEmpty() || !parts.get(0).event().equals(p.event()) || parts.size() != p.part() - 1) {
-            return new Assembly(null, null, "part " + p.part() + " of event " + p.event() + " came without the parts before it");
-        }
-        parts.add(p);
-        if (parts.size() < p.parts()) {
-            batch.put(p.cluster(), parts);
-            return new Assembly(new Batch.EventRow(p.cluster(), r.offset(), "part", null, null, null, p.observedAt(), r.value(),
-                    null), null, null);
-        }
-        batch.put(p.cluster(), List.of());
-        try {
-            return new Assembly(null, EventParts.join(parts), null);
-        } catch (IllegalArgumentException e) {
-            return new Assembly(null, null, e.getMessage());
-        }
     }
 
     /** A digest checked in a batch, of {@code cluster}. */

@@ -9,7 +9,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.kafka.clients.admin.Admin;
@@ -88,31 +90,10 @@ public final class KafkaTestBroker {
 
     /** Reads {@code topic} from the start until {@code done} holds for everything read (or fails after 30 s). */
     public static List<Received> readUntil(String topic, Predicate<List<Received>> done) {
-        Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
-        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false"); // assigned partitions, no group
-        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"); // as the compiler reads
-        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         List<Received> out = new ArrayList<>();
         Map<String, List<EventParts.Part>> pending = new HashMap<>();
-        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p)) {
-            List<TopicPartition> parts = c.partitionsFor(topic).stream()
-                    .map(i -> new TopicPartition(topic, i.partition())).toList();
-            c.assign(parts);
-            c.seekToBeginning(parts);
-            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (!done.test(out)) {
-                if (System.nanoTime() - deadline > 0) {
-                    throw new AssertionError("timed out reading " + topic + "; read so far:\n"
-                            + Events.describe(out.stream().map(Received::event).toList()));
-                }
-                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(200))) {
-                    receive(topic, r, pending, out);
-                }
-            }
-        }
+        read(topic, r -> receive(topic, r, pending, out), c -> done.test(out),
+                () -> "; read so far:\n" + Events.describe(out.stream().map(Received::event).toList()));
         return out;
     }
 
@@ -121,56 +102,55 @@ public final class KafkaTestBroker {
      * stable offset), which counts transaction markers that a count of records would miss.
      */
     public static List<Received> readToEnd(String topic) {
-        Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
-        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         List<Received> out = new ArrayList<>();
         Map<String, List<EventParts.Part>> pending = new HashMap<>();
-        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p)) {
-            List<TopicPartition> parts = c.partitionsFor(topic).stream().map(i -> new TopicPartition(topic, i.partition())).toList();
-            c.assign(parts);
-            c.seekToBeginning(parts);
-            Map<TopicPartition, Long> end = c.endOffsets(parts);
-            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
-                if (System.nanoTime() - deadline > 0) {
-                    throw new AssertionError("timed out reading " + topic + " to its end " + end);
-                }
-                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(200))) {
-                    receive(topic, r, pending, out);
-                }
-            }
-        }
+        read(topic, r -> receive(topic, r, pending, out), atEnd(topic), () -> " to its end");
         return out;
     }
 
     /** Every value committed to {@code topic} so far, as sent (parts of large events as they are). */
     public static List<String> valuesToEnd(String topic) {
+        List<String> out = new ArrayList<>();
+        read(topic, r -> out.add(r.value()), atEnd(topic), () -> " to its end");
+        return out;
+    }
+
+    /** Done once every partition's position has reached the end it had when reading began. */
+    private static Predicate<KafkaConsumer<String, String>> atEnd(String topic) {
+        Map<TopicPartition, Long> end = new HashMap<>();
+        return c -> {
+            if (end.isEmpty()) {
+                end.putAll(c.endOffsets(c.assignment()));
+            }
+            return end.entrySet().stream().allMatch(e -> c.position(e.getKey()) >= e.getValue());
+        };
+    }
+
+    /**
+     * Reads {@code topic}'s committed records from the start as the compiler does (read_committed, every partition,
+     * no group), handing each to {@code each}, until {@code done}; fails after 30 s saying {@code what} it read.
+     */
+    private static void read(String topic, Consumer<ConsumerRecord<String, String>> each,
+            Predicate<KafkaConsumer<String, String>> done, Supplier<String> what) {
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
-        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false"); // assigned partitions, no group
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"); // as the compiler reads
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        List<String> out = new ArrayList<>();
         try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p)) {
             List<TopicPartition> parts = c.partitionsFor(topic).stream().map(i -> new TopicPartition(topic, i.partition())).toList();
             c.assign(parts);
             c.seekToBeginning(parts);
-            Map<TopicPartition, Long> end = c.endOffsets(parts);
             long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
+            while (!done.test(c)) {
                 if (System.nanoTime() - deadline > 0) {
-                    throw new AssertionError("timed out reading " + topic + " to its end " + end);
+                    throw new AssertionError("timed out reading " + topic + what.get());
                 }
-                c.poll(Duration.ofMillis(200)).forEach(r -> out.add(r.value()));
+                c.poll(Duration.ofMillis(200)).forEach(each);
             }
         }
-        return out;
     }
 
     /** Decodes one record as the compiler would, putting the parts of a large event back together first. */
