@@ -81,15 +81,17 @@ public final class CompilerKillHarness {
         }
         String kafka = TestInfrastructure.kafkaBootstrapServers();
         String topic = Topics.DEFAULT.events(); // the harness's broker is its own
+        boolean ok;
         try (TestDatabase db = TestDatabase.create()) {
             System.out.printf("compiler killed %d times; %d Services x 3 endpoints over %d nodes, %d changes/s; topic %s%n",
                     kills, services, NODES, rate, topic);
             Stream stream = new Stream(kafka, topic, services, rate);
             Thread sender = new Thread(stream::run, "faults-sender");
             sender.setDaemon(true);
+            java.util.concurrent.atomic.AtomicReference<Throwable> senderFailed = new java.util.concurrent.atomic.AtomicReference<>();
             sender.setUncaughtExceptionHandler((t, e) -> {
-                e.printStackTrace();
-                System.exit(2);
+                senderFailed.set(e);
+                stream.stop();
             });
             sender.start();
 
@@ -132,6 +134,9 @@ public final class CompilerKillHarness {
             last.stop();
 
             List<String> failures = new ArrayList<>();
+            if (senderFailed.get() != null) {
+                failures.add("the stream of changes stopped: " + senderFailed.get());
+            }
             List<String> payloads = sql.queryForList("SELECT payload FROM cluster_event WHERE cluster = ? ORDER BY id", String.class,
                     CLUSTER);
             if (!multiset(payloads).equals(multiset(sent))) {
@@ -159,11 +164,10 @@ public final class CompilerKillHarness {
             System.out.printf("rules of the newest version (%,d fragments) equal the compile of the final objects: %s%n",
                     newest.fragments().size(), newest.equals(expected));
             System.out.println(failures.isEmpty() ? "RESULT: nothing lost" : "RESULT: FAILED: " + String.join("; ", failures));
-            if (!failures.isEmpty()) {
-                System.exit(1);
-            }
+            ok = failures.isEmpty();
         }
-        System.exit(0);
+        // After the database is dropped (closing it above), not inside: an exit there would leave it behind.
+        System.exit(ok ? 0 : 1);
     }
 
     /** The sum of the compiler's stored positions: it grows with every committed batch. */
