@@ -1,8 +1,9 @@
 -- Checkpoints (issue 15): a rebuild reads a cluster's newest checkpoint and the events stored after it,
 -- not its whole history, so taking over a partition costs what the clusters hold, not how old they are.
 --
--- One row per cluster, replaced as the compiler writes a newer one in a batch's transaction (so it always
--- stands for exactly the events up to last_event_id). The body is the cluster's folded state written as
+-- One row per cluster, replaced only by a checkpoint of a later event. The compiler writes it after the batch
+-- whose transaction named last_event_id, so it stands for exactly the events up to there, and no batch waits
+-- for it (a 10,000-Service checkpoint takes about half a second). The body is the cluster's folded state written as
 -- events, one per line, starting with a state digest the reader checks: a checkpoint that does not fold
 -- back to that digest is ignored, said in one line, and replaced. The events stay in cluster_event: a
 -- checkpoint adds a shortcut, it removes nothing.
