@@ -215,8 +215,10 @@ public class HistoryController {
         return new VersionSummary(v.seq(), v.createdAt().toString(), parse(v.cause()), v.fragmentsChanged(), v.nodesChanged());
     }
 
-    /** The stored JSON documents (cause, settings) as JSON values, not as strings holding JSON. */
-    /** A stored JSON column (cause, settings), embedded as it is: the model's mapper, which wrote it. */
+    /**
+     * A stored JSON column (cause, settings) as a JSON value, not a string holding JSON: read by the model's
+     * mapper, which wrote it.
+     */
     private static Object parse(String json) {
         return json == null ? null : Json.MAPPER.readTree(json);
     }

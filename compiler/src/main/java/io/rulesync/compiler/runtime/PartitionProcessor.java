@@ -60,9 +60,10 @@ import org.slf4j.LoggerFactory;
  * log holds and asks the watchers for a resync. So does a watcher's {@link StateDigest} that
  * disagrees with what was folded.
  *
- * <p>Every {@code checkpointEvery} stored events of a cluster, the batch also writes the cluster's
- * {@link Checkpoint}; a rebuild folds the newest checkpoint and the events after it, so it costs what
- * the cluster holds rather than how long it has existed. A checkpoint that does not read back as what was
+ * <p>Every {@code checkpointEvery} stored events of a cluster, the batch's transaction names the event
+ * the cluster's {@link Checkpoint} will stand for, and the checkpoint is written after the commit, on the
+ * checkpoint writer. A rebuild folds the newest checkpoint and the events after it, so it costs what the
+ * cluster holds rather than how long it has existed. A checkpoint that does not read back as what was
  * written is ignored with one line, the whole log is replayed, and the next batch writes a new one.
  *
  * <p>Problem reports (objects a watcher refused) are stored as events and, as the current problems of
@@ -140,9 +141,9 @@ public final class PartitionProcessor {
     /** How often at most one cluster's watcher is asked for a resync after a disagreeing digest. */
     public static final Duration DEFAULT_RESYNC_COOLDOWN = Duration.ofMinutes(1);
     /**
-     * Stored events of a cluster between checkpoints. A checkpoint of a 10,000-Service cluster is about 20,000
-     * lines (a few MB of text, well under one MB gzipped); written once per this many events, it adds little to a
-     * batch and bounds a rebuild's replay to this many events.
+     * Stored events of a cluster between checkpoints: what a rebuild replays at most after the newest one. A
+     * checkpoint of a 10,000-Service cluster is about 20,000 lines (21 MB of text, about half a second to write),
+     * so once per this many events.
      */
     public static final int DEFAULT_CHECKPOINT_EVERY = 10_000;
 
@@ -331,11 +332,7 @@ public final class PartitionProcessor {
             cause.put("events", 0);
             cause.put("topic", topics.events());
             cause.put("partition", partition);
-            String settings = Json.write(EventCodec.settingsMap(step.get().next().view().settings()));
-            versions.add(new Batch.VersionRow(cluster, seq, now, Json.write(cause), settings, step.get().diff()));
-            for (String part : new RulesDelta(cluster, seq - 1, seq, now, step.get().diff()).toJsonParts(MAX_MESSAGE_CHARS)) {
-                outbox.add(new Batch.OutboxRow(topics.deltas(), cluster, part));
-            }
+            addVersion(cluster, step.get(), Json.write(cause), now, versions, outbox);
             next.put(cluster, step.get().next());
         }
         if (versions.isEmpty() || position == null) {
@@ -460,9 +457,7 @@ public final class PartitionProcessor {
             EventAssembly.Offer offer = assembled.offer(r.key(), r.value());
             assembled = offer.next();
             if (offer.outcome() instanceof EventAssembly.Outcome.Refused refused) {
-                dead.add(new Batch.DeadLetterRow(r.offset(), r.key(), r.value(), refused.reason()));
-                outbox.add(new Batch.OutboxRow(topics.deadLetters(), r.key() == null ? "" : r.key(),
-                        deadLetterJson(r, refused.reason())));
+                deadLetter(r, refused.reason(), dead, outbox);
                 continue;
             }
             if (offer.outcome() instanceof EventAssembly.Outcome.Stored stored) {
@@ -489,9 +484,7 @@ public final class PartitionProcessor {
                 reason = actionRefusal(a, actionsSeen);
             }
             if (reason != null) {
-                dead.add(new Batch.DeadLetterRow(r.offset(), r.key(), r.value(), reason));
-                outbox.add(new Batch.OutboxRow(topics.deadLetters(), r.key() == null ? "" : r.key(),
-                        deadLetterJson(r, reason)));
+                deadLetter(r, reason, dead, outbox);
             } else {
                 ClusterEvent e = ((EventCodec.Decoded.Valid) d).event();
                 byCluster.computeIfAbsent(e.cluster(), k -> new ArrayList<>())
@@ -528,12 +521,7 @@ public final class PartitionProcessor {
             Long seq = null;
             if (step.newVersion()) {
                 seq = step.next().version();
-                String cause = cause(e.getValue(), step.actions());
-                String settings = Json.write(EventCodec.settingsMap(step.next().view().settings()));
-                versions.add(new Batch.VersionRow(cluster, seq, now, cause, settings, step.diff()));
-                for (String part : new RulesDelta(cluster, seq - 1, seq, now, step.diff()).toJsonParts(MAX_MESSAGE_CHARS)) {
-                    outbox.add(new Batch.OutboxRow(topics.deltas(), cluster, part));
-                }
+                addVersion(cluster, step, cause(e.getValue(), step.actions()), now, versions, outbox);
             }
             for (ClusterHead.ActionOutcome o : step.actions()) {
                 actions.add(new Batch.ActionRow(o.action().actionId(), o.accepted() ? seq : null, o.refusal()));
@@ -632,6 +620,23 @@ public final class PartitionProcessor {
     }
 
     private record Decoded(Record record, ClusterEvent event) {
+    }
+
+    /** A new version of {@code step}'s cluster, with its delta (in parts where large) for the outbox. */
+    private void addVersion(String cluster, ClusterHead.Step step, String cause, Instant now, List<Batch.VersionRow> versions,
+            List<Batch.OutboxRow> outbox) {
+        long seq = step.next().version();
+        String settings = Json.write(EventCodec.settingsMap(step.next().view().settings()));
+        versions.add(new Batch.VersionRow(cluster, seq, now, cause, settings, step.diff()));
+        for (String part : new RulesDelta(cluster, seq - 1, seq, now, step.diff()).toJsonParts(MAX_MESSAGE_CHARS)) {
+            outbox.add(new Batch.OutboxRow(topics.deltas(), cluster, part));
+        }
+    }
+
+    /** A record refused, with the reason: kept in {@code dead_letter} and published to the dead-letter topic. */
+    private void deadLetter(Record r, String reason, List<Batch.DeadLetterRow> dead, List<Batch.OutboxRow> outbox) {
+        dead.add(new Batch.DeadLetterRow(r.offset(), r.key(), r.value(), reason));
+        outbox.add(new Batch.OutboxRow(topics.deadLetters(), r.key() == null ? "" : r.key(), deadLetterJson(r, reason)));
     }
 
     /** A digest checked in a batch, of {@code cluster}. */
