@@ -1,20 +1,11 @@
 package io.rulesync.e2e.faults;
 
 import io.rulesync.compiler.cluster.ClusterCompiler;
-import io.rulesync.model.cluster.AddressType;
 import io.rulesync.model.cluster.ClusterObject;
 import io.rulesync.model.cluster.ClusterState;
-import io.rulesync.model.cluster.Endpoint;
-import io.rulesync.model.cluster.EndpointPort;
 import io.rulesync.model.cluster.EndpointSlice;
-import io.rulesync.model.cluster.IpAddress;
-import io.rulesync.model.cluster.NamespacedName;
 import io.rulesync.model.cluster.Node;
-import io.rulesync.model.cluster.Protocol;
 import io.rulesync.model.cluster.Service;
-import io.rulesync.model.cluster.ServicePort;
-import io.rulesync.model.cluster.ServiceType;
-import io.rulesync.model.cluster.TrafficPolicy;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.event.EventCodec;
@@ -24,6 +15,7 @@ import io.rulesync.model.topic.Topics;
 import io.rulesync.store.VersionHistory;
 import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.testsupport.TestInfrastructure;
+import io.rulesync.testsupport.cluster.SyntheticCluster;
 import io.rulesync.watcher.publish.EventSink;
 import io.rulesync.watcher.publish.KafkaEventSink;
 import java.io.IOException;
@@ -61,11 +53,14 @@ import org.springframework.jdbc.core.JdbcTemplate;
  *   <li>the newest version's rules are what the compiler's core gives for the final objects (what
  *       {@code ./rulesync compile} gives for them).</li>
  * </ul>
+ * The cluster is test-support's {@link SyntheticCluster} (3 endpoints a Service, 3 nodes).
  * Usage: {@code faults/compiler-kill [KILLS SERVICES RATE]} (default 200 200 50: 200 Services, 50 changes/s).
  */
 public final class CompilerKillHarness {
     private static final String CLUSTER = "faults";
-    private static final int NODES = 5;
+    /** The nodes of the synthetic cluster ({@link SyntheticCluster}), whose endpoints run on node-0 to node-2. */
+    private static final int NODES = 3;
+    private static final int ENDPOINTS = 3;
     private static final Path KAFKA_CONFIG = kafkaConfig();
 
     private CompilerKillHarness() {
@@ -83,8 +78,8 @@ public final class CompilerKillHarness {
         String topic = Topics.DEFAULT.events(); // the harness's broker is its own
         boolean ok;
         try (TestDatabase db = TestDatabase.create()) {
-            System.out.printf("compiler killed %d times; %d Services x 3 endpoints over %d nodes, %d changes/s; topic %s%n",
-                    kills, services, NODES, rate, topic);
+            System.out.printf("compiler killed %d times; %d Services x %d endpoints over %d nodes, %d changes/s; topic %s%n",
+                    kills, services, ENDPOINTS, NODES, rate, topic);
             Stream stream = new Stream(kafka, topic, services, rate);
             Thread sender = new Thread(stream::run, "faults-sender");
             sender.setDaemon(true);
@@ -279,12 +274,11 @@ public final class CompilerKillHarness {
             List<ClusterEvent> initial = new ArrayList<>();
             initial.add(new ClusterEvent.SettingsChanged(CLUSTER, ClusterSettings.DEFAULT, Instant.now()));
             for (int n = 0; n < NODES; n++) {
-                initial.add(upsert(new Node("node-" + n, "zone-" + (n % 2), List.of(new Node.NodeAddress("InternalIP",
-                        IpAddress.parse("192.168.0." + (n + 1)))))));
+                initial.add(upsert(SyntheticCluster.node(n)));
             }
             for (int i = 0; i < services; i++) {
-                initial.add(upsert(service(i)));
-                initial.add(upsert(slice(i, 0)));
+                initial.add(upsert(SyntheticCluster.service(i)));
+                initial.add(upsert(SyntheticCluster.slice(i, ENDPOINTS, 0)));
             }
             for (int from = 0; from < initial.size(); from += 100) {
                 send(initial.subList(from, Math.min(initial.size(), from + 100)));
@@ -292,7 +286,7 @@ public final class CompilerKillHarness {
             long next = System.nanoTime();
             while (running.get()) {
                 int i = random.nextInt(services);
-                send(List.of(upsert(slice(i, ++generation[i]))));
+                send(List.of(upsert(SyntheticCluster.slice(i, ENDPOINTS, ++generation[i]))));
                 next += 1_000_000_000L / rate;
                 long wait = next - System.nanoTime();
                 if (wait > 0) {
@@ -330,24 +324,6 @@ public final class CompilerKillHarness {
                 retried += d.failed().cardinality();
                 events = Arrays.stream(d.failed().stream().toArray()).mapToObj(events::get).toList();
             }
-        }
-
-        private static Service service(int i) {
-            return new Service(new NamespacedName("ns" + (i % 10), "svc" + i), ServiceType.CLUSTER_IP,
-                    List.of(IpAddress.parse("10.96." + (i / 250) + "." + (1 + i % 250))),
-                    List.of(new ServicePort("http", Protocol.TCP, 80, 0)), List.of(), List.of(), List.of(), TrafficPolicy.CLUSTER,
-                    TrafficPolicy.CLUSTER, 0, 0, false);
-        }
-
-        private static EndpointSlice slice(int i, int generation) {
-            List<Endpoint> eps = new ArrayList<>();
-            for (int e = 0; e < 3; e++) {
-                long n = (long) i * 3 + e + (e == 0 ? (long) generation * 1_000_003 : 0);
-                eps.add(Endpoint.ready(IpAddress.parse("10." + (64 + (n >> 16) % 128) + "." + ((n >> 8) & 255) + "." + (n & 255)),
-                        "node-" + ((i + e) % NODES)));
-            }
-            return new EndpointSlice(new NamespacedName("ns" + (i % 10), "svc" + i + "-abcde"), "svc" + i, AddressType.IPV4,
-                    List.of(new EndpointPort("http", Protocol.TCP, 8080)), eps, false);
         }
 
         void stop() {

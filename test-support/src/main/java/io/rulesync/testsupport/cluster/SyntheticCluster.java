@@ -57,7 +57,8 @@ public final class SyntheticCluster {
     public static EndpointSlice slice(int i, int endpoints, int generation) {
         List<Endpoint> eps = new ArrayList<>(endpoints);
         for (int e = 0; e < endpoints; e++) {
-            int n = i * endpoints + e + (e == 0 ? generation * 1_000_000 : 0);
+            // long: a long-running stream (the fault harnesses) moves one Service's endpoint thousands of times.
+            long n = (long) i * endpoints + e + (e == 0 ? generation * 1_000_000L : 0);
             IpAddress ip = IpAddress.parse("10." + (64 + (n >> 16) % 128) + "." + ((n >> 8) & 255) + "." + (n & 255));
             eps.add(Endpoint.ready(ip, "node-" + (e % 3)));
         }
@@ -65,7 +66,8 @@ public final class SyntheticCluster {
                 AddressType.IPV4, List.of(new EndpointPort("http", Protocol.TCP, 8080)), eps, false);
     }
 
-    private static Node node(int n) {
+    /** Node n of the synthetic cluster; {@link #build} makes node-0 to node-2. */
+    public static Node node(int n) {
         return new Node("node-" + n, "", List.of(new Node.NodeAddress("InternalIP", IpAddress.parse("192.168.0." + (n + 2)))));
     }
 }
