@@ -113,6 +113,12 @@ public final class BatchStore {
         Map<String, Long> lastEventIds = new TreeMap<>();
         inTransaction("commit of " + b.topic() + "/" + b.partition(), true, () -> {
             fencePosition(b);
+            if (!b.versions().isEmpty()) {
+                // Shared with other writers, exclusive for retention's removal of unreferenced fragment bodies: a body
+                // this batch finds stored (and so does not insert) stays stored until the batch commits.
+                sql.sql("SELECT 1 FROM pg_advisory_xact_lock_shared(?, ?)").params(HistoryPruning.RULESYNC, HistoryPruning.FRAGMENTS)
+                        .query(Integer.class).single();
+            }
             for (Batch.VersionRow v : b.versions()) {
                 writeVersion(v);
             }
@@ -144,6 +150,14 @@ public final class BatchStore {
                 .params(c.cluster(), c.lastEventId(), c.versionSeq(), c.objects(), FragmentBodies.gzip(c.text()), c.text().length(),
                         Timestamp.from(c.createdAt()))
                 .update());
+    }
+
+    /** Queues messages to publish (through the outbox relay), on their own: the resync requests a rebuild asks for. */
+    public void enqueue(List<Batch.OutboxRow> rows) {
+        StoreException.during("queueing " + rows.size() + " message(s)", () -> {
+            writeOutbox(rows);
+            return null;
+        });
     }
 
     /** The status of one of a cluster's operator actions ({@code pending}, {@code done}, ...); empty when it has no such action. */

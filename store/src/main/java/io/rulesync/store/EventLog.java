@@ -73,6 +73,16 @@ public final class EventLog {
                 .list());
     }
 
+    /**
+     * The id below which retention removed a cluster's events ({@link HistoryPruning}); 0 when none were, and its log
+     * still starts at its first event.
+     */
+    public long removedBefore(String cluster) {
+        return StoreException.during("reading the retention of " + cluster, () -> sql
+                .sql("SELECT events_before FROM cluster_retention WHERE cluster = ?").param(cluster).query(Long.class).optional()
+                .orElse(0L));
+    }
+
     /** A cluster's checkpoint as stored: it stands for the cluster's events up to {@code lastEventId}. */
     public record StoredCheckpoint(String cluster, long lastEventId, long versionSeq, int objects, String text,
             Instant createdAt) {

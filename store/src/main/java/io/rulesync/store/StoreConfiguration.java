@@ -54,4 +54,10 @@ public class StoreConfiguration {
     ProblemStore problemStore(DataSource dataSource) {
         return new ProblemStore(dataSource);
     }
+
+    @Bean
+    @DependsOn("flywayInitializer")
+    HistoryPruning historyPruning(DataSource dataSource) {
+        return new HistoryPruning(dataSource);
+    }
 }

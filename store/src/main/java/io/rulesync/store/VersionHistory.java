@@ -47,6 +47,15 @@ public final class VersionHistory {
                 .orElse(0L));
     }
 
+    /** A cluster's oldest stored version: 1 unless retention removed older ones ({@link HistoryPruning}); 0 when it has none. */
+    public long oldest(String cluster) {
+        return StoreException.during("reading the oldest version of " + cluster, () -> sql
+                .sql("SELECT coalesce(min(seq), 0) FROM version WHERE cluster = ?")
+                .param(cluster)
+                .query(Long.class)
+                .single());
+    }
+
     /** Every cluster and its newest version, by cluster id. */
     public SortedMap<String, Long> heads() {
         SortedMap<String, Long> out = new TreeMap<>();

@@ -59,6 +59,20 @@ public final class CompilerCommand implements Callable<Integer> {
                 + "most this many events per cluster after the newest checkpoint. Default: ${DEFAULT-VALUE}."})
     private int checkpointEvery;
 
+    @Option(names = "--retain-for", defaultValue = "30d", converter = DurationConverter.class,
+            description = {"Retention: keep each cluster's versions younger than this (0: no age limit). Versions a node runs, "
+                + "a pin or a pending rollback needs are kept whatever the limits. Default: ${DEFAULT-VALUE}."})
+    private Duration retainFor;
+
+    @Option(names = "--retain-versions", defaultValue = "0",
+            description = {"Retention: keep each cluster's newest N versions (0: no count limit). With both limits, a version "
+                + "either keeps is kept; with neither (--retain-for 0), everything is. Default: ${DEFAULT-VALUE}."})
+    private int retainVersions;
+
+    @Option(names = "--retention-interval", defaultValue = "5m", converter = DurationConverter.class,
+            description = "How often retention removes what the limits no longer keep. Default: ${DEFAULT-VALUE}.")
+    private Duration retentionInterval;
+
     /** Starts the compiler and returns once it runs; closing the context stops it. */
     public ConfigurableApplicationContext start() {
         Map<String, Object> props = new LinkedHashMap<>();
@@ -71,6 +85,9 @@ public final class CompilerCommand implements Callable<Integer> {
         props.put("rulesync.compiler.coalesce-window", coalesceWindow.toMillis() + "ms");
         props.put("rulesync.compiler.action-timeout", actionTimeout.toMillis() + "ms");
         props.put("rulesync.compiler.checkpoint-every", checkpointEvery);
+        props.put("rulesync.compiler.retain-for", retainFor.toMillis() + "ms");
+        props.put("rulesync.compiler.retain-versions", retainVersions);
+        props.put("rulesync.compiler.retention-interval", retentionInterval.toMillis() + "ms");
         props.put("spring.main.banner-mode", "off");
         return new SpringApplicationBuilder(CompilerApplication.class).web(WebApplicationType.SERVLET).properties(props).run();
     }

@@ -2,6 +2,7 @@ package io.rulesync.compiler.runtime;
 
 import io.rulesync.store.BatchStore;
 import io.rulesync.store.EventLog;
+import io.rulesync.store.HistoryPruning;
 import io.rulesync.store.NodeStatusStore;
 import io.rulesync.store.OperatorActionStore;
 import io.rulesync.store.Outbox;
@@ -51,6 +52,13 @@ public class CompilerApplication {
     @Bean(destroyMethod = "close")
     ActionExpiry actionExpiry(OperatorActionStore actions, CompilerProperties p, Clock clock, CompilerMetrics metrics) {
         return new ActionExpiry(actions, p.actionTimeout(), clock, metrics);
+    }
+
+    @Bean(destroyMethod = "close")
+    RetentionSweep retentionSweep(HistoryPruning pruning, VersionHistory history, EventLog events, CompilerProperties p, Clock clock,
+            CompilerMetrics metrics) {
+        return new RetentionSweep(pruning, history, events, p.retention(), clock, metrics, RetentionSweep.DEFAULT_MAX_VERSIONS,
+                RetentionSweep.DEFAULT_MAX_EVENTS, p.retentionInterval());
     }
 
     @Bean

@@ -67,6 +67,14 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
                 .tag("cluster", cluster).register(registry).record(diff.fragments().size());
     }
 
+    /** What a retention pass removed ({@link RetentionSweep}), by what: versions, events, fragments, dead letters. */
+    public void retentionRemoved(String what, long n) {
+        if (n > 0) {
+            Counter.builder("rulesync.retention.removed").description("Rows retention removed from the history")
+                    .tag("what", what).register(registry).increment(n);
+        }
+    }
+
     @Override
     public void digestChecked(String cluster, boolean agrees) {
         Counter.builder("rulesync.state.digests").description("Watchers' state digests checked against what was folded")

@@ -1,7 +1,10 @@
 package io.rulesync.compiler.runtime;
 
 import io.rulesync.model.topic.Topics;
+import io.rulesync.compiler.retention.RetentionPolicy;
 import java.time.Duration;
+import java.util.Optional;
+import java.util.OptionalInt;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -10,16 +13,22 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * to accumulate before compiling it), how often an idle consumer checks that its log is still the
  * one its position was taken from, how often at most a cluster's watcher is asked for a resync
  * after a disagreeing digest, how long an operator action may stay pending before it expires, and how
- * many stored events of a cluster may pass between its checkpoints.
+ * many stored events of a cluster may pass between its checkpoints; retention: how many versions and/or how long a
+ * cluster's history is kept ({@code retain-versions}, {@code retain-for}; neither: everything) and how often it is
+ * enforced.
  */
 @ConfigurationProperties("rulesync.compiler")
 public record CompilerProperties(
         String eventsTopic, String deltasTopic, String deadLetterTopic, String acksTopic, String group, Integer partitions,
         Duration coalesceWindow, Integer concurrency, String acksGroup, String resyncTopic, Duration logCheckInterval,
-        Duration resyncCooldown, Duration actionTimeout, Integer checkpointEvery) {
+        Duration resyncCooldown, Duration actionTimeout, Integer checkpointEvery, Integer retainVersions, Duration retainFor,
+        Duration retentionInterval) {
 
     /** kube-proxy's and the api's default: long enough for a compiler restart, short enough that nobody waits for good. */
     public static final Duration DEFAULT_ACTION_TIMEOUT = Duration.ofMinutes(5);
+
+    /** How long a cluster's history is kept unless told otherwise. */
+    public static final Duration DEFAULT_RETAIN_FOR = Duration.ofDays(30);
 
     public CompilerProperties {
         eventsTopic = eventsTopic == null ? Topics.DEFAULT.events() : eventsTopic;
@@ -36,9 +45,20 @@ public record CompilerProperties(
         resyncCooldown = resyncCooldown == null ? PartitionProcessor.DEFAULT_RESYNC_COOLDOWN : resyncCooldown;
         actionTimeout = actionTimeout == null ? DEFAULT_ACTION_TIMEOUT : actionTimeout;
         checkpointEvery = checkpointEvery == null ? PartitionProcessor.DEFAULT_CHECKPOINT_EVERY : checkpointEvery;
+        retentionInterval = retentionInterval == null ? Duration.ofMinutes(5) : retentionInterval;
+        if (retainFor == null && retainVersions == null) {
+            retainFor = DEFAULT_RETAIN_FOR;
+        }
+        retention(); // refuses bad limits at start
         if (checkpointEvery < 1) {
             throw new IllegalArgumentException("rulesync.compiler.checkpoint-every must be at least 1, not " + checkpointEvery);
         }
+    }
+
+    /** {@code retain-for} 0 (or a negative) means no age limit; {@code retain-versions} 0, no count limit. */
+    public RetentionPolicy retention() {
+        return new RetentionPolicy(retainVersions == null || retainVersions == 0 ? OptionalInt.empty() : OptionalInt.of(retainVersions),
+                retainFor == null || retainFor.isZero() || retainFor.isNegative() ? Optional.empty() : Optional.of(retainFor));
     }
 
     public Topics topics() {

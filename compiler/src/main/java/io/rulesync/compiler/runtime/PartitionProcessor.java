@@ -166,6 +166,12 @@ public final class PartitionProcessor {
     private EventAssembly assembly = EventAssembly.EMPTY;
     /** Stored events of each cluster that its newest checkpoint does not hold (as many as its log when it has none). */
     private final Map<String, Long> sinceCheckpoint = new HashMap<>();
+    /**
+     * Clusters whose folded state is known to be incomplete, and why: retention removed the start of the log and the
+     * checkpoint standing for it does not read back. They publish no version until a watcher's digest agrees (the
+     * resync asked for at the rebuild).
+     */
+    private final Map<String, String> held = new HashMap<>();
     /** When each cluster's watcher was last asked for a resync (in memory: a restart may ask once more). */
     private final Map<String, Instant> resyncAsked = new HashMap<>();
     /** Each cluster's problems as last logged, so that they are logged once per change, not per batch or rebuild. */
@@ -238,21 +244,31 @@ public final class PartitionProcessor {
         position = store.batches().position(group, topics.events(), partition).orElse(null);
         heads.clear();
         sinceCheckpoint.clear();
+        held.clear();
         assembly = EventAssembly.EMPTY;
         for (String cluster : store.events().clustersOn(topics.events(), partition)) {
             List<ClusterEvent> events = new ArrayList<>();
             long after = 0;
             Optional<EventLog.StoredCheckpoint> stored = store.events().checkpoint(cluster);
+            String unusable = stored.isEmpty() ? "it has no checkpoint" : null;
             if (stored.isPresent()) {
                 Checkpoint.Read read = Checkpoint.read(cluster, stored.get().text());
                 if (read instanceof Checkpoint.Read.Usable u) {
                     events.addAll(u.events());
                     after = stored.get().lastEventId();
                 } else {
-                    log.warn("cluster {}: its checkpoint at event {} (version {}) is not used: {}; rebuilt from the whole log "
-                                    + "instead, and a new checkpoint is written with its next batch", cluster,
-                            stored.get().lastEventId(), stored.get().versionSeq(), ((Checkpoint.Read.Unusable) read).reason());
+                    unusable = "its checkpoint at event " + stored.get().lastEventId() + " (version " + stored.get().versionSeq()
+                            + ") does not read back: " + ((Checkpoint.Read.Unusable) read).reason();
                 }
+            }
+            long removedBefore = unusable == null ? 0 : store.events().removedBefore(cluster);
+            if (removedBefore > 0) {
+                held.put(cluster, "retention removed its events before event " + removedBefore + " and " + unusable);
+                log.warn("cluster {}: retention removed its events before event {} and {}; rebuilt from the events kept, it "
+                        + "publishes no version until its watcher's resync completes (asked for now)", cluster, removedBefore, unusable);
+            } else if (stored.isPresent() && unusable != null) {
+                log.warn("cluster {}: {}; rebuilt from the whole log instead, and a new checkpoint is written with its next batch",
+                        cluster, unusable);
             }
             boolean fromCheckpoint = after > 0;
             List<String> payloads = store.events().eventPayloadsAfter(cluster, after);
@@ -288,6 +304,22 @@ public final class PartitionProcessor {
             report(cluster, head.admissionProblems());
         }
         heads.forEach((cluster, head) -> observer.refusedObjects(cluster, head.problems().refusedObjects()));
+        if (!held.isEmpty()) {
+            Instant now = clock.instant();
+            List<Batch.OutboxRow> resyncs = new ArrayList<>();
+            held.forEach((cluster, why) -> resyncs.add(resyncRow(cluster, "the compiler's state of the cluster is incomplete: " + why,
+                    now)));
+            store.batches().enqueue(resyncs);
+            resyncs.forEach(row -> {
+                resyncAsked.put(row.key(), now);
+                observer.resyncRequested(row.key());
+            });
+        }
+    }
+
+    /** The clusters that publish no version until their watcher's resync completes, and why. */
+    public Map<String, String> held() {
+        return Map.copyOf(held);
     }
 
     /**
@@ -320,7 +352,8 @@ public final class PartitionProcessor {
         List<Batch.OutboxRow> outbox = new ArrayList<>();
         Map<String, ClusterHead> next = new TreeMap<>();
         for (Map.Entry<String, ClusterHead> e : new TreeMap<>(heads).entrySet()) {
-            Optional<ClusterHead.Step> step = e.getValue().recompiled();
+            // A held cluster's state is incomplete: what it compiles to is no upgrade.
+            Optional<ClusterHead.Step> step = held.containsKey(e.getKey()) ? Optional.empty() : e.getValue().recompiled();
             if (step.isEmpty()) {
                 continue;
             }
@@ -504,7 +537,31 @@ public final class PartitionProcessor {
             String cluster = e.getKey();
             ClusterHead head = heads.getOrDefault(cluster, ClusterHead.empty(cluster));
             ClusterHead.Step step = head.apply(e.getValue().stream().map(Decoded::event).toList(),
-                    v -> Optional.of(store.history().rules(cluster, v)));
+                    v -> store.history().version(cluster, v).map(stored -> store.history().rules(cluster, v)));
+            String heldBecause = held.get(cluster);
+            String releaseCause = null;
+            if (heldBecause != null) {
+                if (step.digests().stream().anyMatch(ClusterHead.DigestCheck::agrees)) {
+                    // The watcher's digest says the folded state is whole again: publish from it, now (the resync's
+                    // digest may come in a batch of its own).
+                    held.remove(cluster);
+                    log.info("cluster {}: its watcher's state digest agrees with the folded state again; versions resume", cluster);
+                    Optional<ClusterHead.Step> caughtUp = step.newVersion() ? Optional.empty() : step.next().recompiled();
+                    if (caughtUp.isPresent()) {
+                        step = caughtUp.get();
+                        Map<String, Object> cause = new LinkedHashMap<>();
+                        cause.put("resync", "the watcher's resync made the cluster's state whole again (" + heldBecause
+                                + "); this version publishes what it compiles to");
+                        cause.put("events", 0);
+                        cause.put("topic", topics.events());
+                        cause.put("partition", partition);
+                        releaseCause = Json.write(cause);
+                    }
+                } else {
+                    step = head.withheld(step, "cluster " + cluster + " publishes no version until its watcher's resync completes: "
+                            + heldBecause);
+                }
+            }
             for (ClusterHead.DigestCheck check : step.digests()) {
                 digestsSeen.add(new Disagreement(cluster, check));
                 if (!check.agrees() && resyncsAsked.stream().noneMatch(d -> d.cluster().equals(cluster)) && resyncDue(cluster, now)) {
@@ -513,7 +570,7 @@ public final class PartitionProcessor {
                     resyncsAsked.add(new Disagreement(cluster, check));
                 }
             }
-            if (e.getValue().stream().allMatch(d -> d.event() instanceof StateDigest)) {
+            if (e.getValue().stream().allMatch(d -> d.event() instanceof StateDigest) && !step.newVersion()) {
                 // Digests change nothing: no version and no stored event may come of them (a cluster known only
                 // from a digest has no stored events to be rebuilt from).
                 continue;
@@ -521,7 +578,8 @@ public final class PartitionProcessor {
             Long seq = null;
             if (step.newVersion()) {
                 seq = step.next().version();
-                addVersion(cluster, step, cause(e.getValue(), step.actions()), now, versions, outbox);
+                addVersion(cluster, step, releaseCause != null ? releaseCause : cause(e.getValue(), step.actions()), now, versions,
+                        outbox);
             }
             for (ClusterHead.ActionOutcome o : step.actions()) {
                 actions.add(new Batch.ActionRow(o.action().actionId(), o.accepted() ? seq : null, o.refusal()));

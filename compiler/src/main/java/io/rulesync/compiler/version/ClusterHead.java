@@ -182,8 +182,9 @@ public final class ClusterHead {
             if (e instanceof RollbackRequested r) {
                 Optional<ClusterRules> target = r.toVersion() <= version ? history.rules(r.toVersion()) : Optional.empty();
                 if (target.isEmpty()) {
-                    outcomes.add(new ActionOutcome(r, "version " + r.toVersion() + " does not exist (the latest is "
-                            + version + ")"));
+                    outcomes.add(new ActionOutcome(r, r.toVersion() <= version
+                            ? "version " + r.toVersion() + " is no longer stored (retention removed it)"
+                            : "version " + r.toVersion() + " does not exist (the latest is " + version + ")"));
                     continue;
                 }
                 nextPin = new Pin(r.actionId(), r.toVersion());
@@ -240,6 +241,19 @@ public final class ClusterHead {
         }
         ClusterFold.Folded rest = ClusterFold.applyAll(v, events.subList(from, events.size()));
         return from == 0 ? rest : new ClusterFold.Folded(rest.view(), changes.plus(rest.changes()));
+    }
+
+    /**
+     * {@code step} (this head's {@link #apply}) with its events folded but nothing published: the head keeps its
+     * version, rules and pin, and every operator action of the batch is refused with {@code reason}. For a cluster whose
+     * folded state is known to be incomplete (its early events were removed and its checkpoint does not read back):
+     * publishing from it would take from the nodes whatever the missing events held.
+     */
+    public Step withheld(Step step, String reason) {
+        ClusterHead n = step.next();
+        ClusterHead kept = new ClusterHead(cluster, n.view, n.admission, n.compiled, published, version, pin, n.problems);
+        List<ActionOutcome> refused = step.actions().stream().map(a -> new ActionOutcome(a.action(), reason)).toList();
+        return new Step(kept, step.changes(), RulesDiff.between(published, published, List.of()), false, refused, step.digests());
     }
 
     /** What a version would have to change to catch up with today's compile (empty normally; held changes while pinned). */

@@ -19,7 +19,7 @@ class PureCoreTest {
     static final List<String> CORE = List.of("io.rulesync.model..", "io.rulesync.compiler.endpoints..",
             "io.rulesync.compiler.iptables..", "io.rulesync.compiler.ipvs..", "io.rulesync.compiler.cluster..",
             "io.rulesync.compiler.fold..", "io.rulesync.compiler.version..", "io.rulesync.compiler.eventlog..",
-            "io.rulesync.compiler.admission..", "io.rulesync.compiler.checkpoint..");
+            "io.rulesync.compiler.admission..", "io.rulesync.compiler.checkpoint..", "io.rulesync.compiler.retention..");
     static final List<String> ADAPTERS = List.of("io.rulesync.model.files..");
 
     @Test
@@ -28,7 +28,8 @@ class PureCoreTest {
                 .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
                 .importPackages("io.rulesync.model", "io.rulesync.compiler.endpoints", "io.rulesync.compiler.iptables",
                         "io.rulesync.compiler.ipvs", "io.rulesync.compiler.cluster", "io.rulesync.compiler.fold", "io.rulesync.compiler.version",
-                        "io.rulesync.compiler.eventlog", "io.rulesync.compiler.admission", "io.rulesync.compiler.checkpoint");
+                        "io.rulesync.compiler.eventlog", "io.rulesync.compiler.admission", "io.rulesync.compiler.checkpoint",
+                        "io.rulesync.compiler.retention");
         PureCode.rule(CORE, List.of(), ADAPTERS).check(classes);
     }
 
