@@ -192,6 +192,21 @@ public class ProblemResponses extends ResponseEntityExceptionHandler {
                 + "' is not known (it has no versions)");
     }
 
+    /**
+     * Why a cluster has no version {@code seq}: 410 when retention removed it (saying which versions remain), 404 when it
+     * never existed. {@code parameter} names the request parameter that named it.
+     */
+    public static ParameterProblem noSuchVersion(String cluster, long seq, long oldest, long head, String parameter) {
+        String c = KubernetesNames.printable(cluster);
+        if (seq >= 1 && seq < oldest) {
+            return new ParameterProblem(HttpStatus.GONE, parameter, parameter + ": cluster '" + c + "' no longer has version " + seq
+                    + ": retention removed versions 1-" + (oldest - 1) + "; versions " + oldest + "-" + head + " remain")
+                    .with("oldest", oldest).with("latest", head);
+        }
+        return new ParameterProblem(HttpStatus.NOT_FOUND, parameter, parameter + ": cluster '" + c + "' has no version " + seq
+                + " (its versions are " + oldest + "-" + head + ")");
+    }
+
     private static ResponseEntity<ProblemDetail> problem(HttpStatus status, String detail) {
         return ResponseEntity.status(status).contentType(MediaType.APPLICATION_PROBLEM_JSON)
                 .body(ProblemDetail.forStatusAndDetail(status, detail));

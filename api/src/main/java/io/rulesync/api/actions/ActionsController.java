@@ -98,9 +98,9 @@ public class ActionsController {
             throw ProblemResponses.unknownCluster(cluster);
         }
         long toVersion = ((Number) body.toVersion()).longValue();
-        if (toVersion > head) {
-            throw new ParameterProblem(HttpStatus.NOT_FOUND, "toVersion", "toVersion: cluster '" + cluster + "' has no version "
-                    + toVersion + " (its versions are 1-" + head + ")");
+        long oldest = versions.oldest(cluster);
+        if (toVersion > head || toVersion < oldest) {
+            throw ProblemResponses.noSuchVersion(cluster, toVersion, oldest, head, "toVersion");
         }
         expireOverdue(cluster);
         return request(cluster, toVersion, (String) body.reason(), caller);

@@ -171,7 +171,9 @@ public class HistoryController {
         }
         VersionHistory.VersionInfo to = find(cluster, version, "version");
         long fromSeq = from == null ? to.seq() - 1 : find(cluster, from, "from").seq();
-        ClusterRules before = fromSeq == 0 ? ClusterRules.EMPTY : rulesAt(cluster, store.version(cluster, fromSeq).orElseThrow());
+        // The version before the oldest kept one is gone: its diff needs a ?from= that is kept (410 says which are).
+        ClusterRules before = fromSeq == 0 ? ClusterRules.EMPTY : rulesAt(cluster, store.version(cluster, fromSeq).orElseThrow(
+                () -> ProblemResponses.noSuchVersion(cluster, fromSeq, store.oldest(cluster), store.head(cluster), "from")));
         ClusterRules after = rulesAt(cluster, to);
         String only = node == null ? null : node.name();
         if (only != null && !before.nodes().containsKey(only) && !after.nodes().containsKey(only)) {
@@ -206,9 +208,9 @@ public class HistoryController {
         if (head == 0) {
             throw ProblemResponses.unknownCluster(cluster);
         }
-        return store.version(cluster, version.resolve(head)).orElseThrow(() -> new ParameterProblem(HttpStatus.NOT_FOUND, parameter,
-                parameter + ": cluster '" + KubernetesNames.printable(cluster) + "' has no version " + version + " (its versions are 1-"
-                        + head + ")"));
+        long seq = version.resolve(head);
+        return store.version(cluster, seq).orElseThrow(() -> ProblemResponses.noSuchVersion(cluster, seq, store.oldest(cluster), head,
+                parameter));
     }
 
     private static VersionSummary summary(VersionHistory.VersionInfo v) {

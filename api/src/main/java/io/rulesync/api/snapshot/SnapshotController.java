@@ -1,5 +1,6 @@
 package io.rulesync.api.snapshot;
 
+import io.rulesync.api.ProblemResponses;
 import io.rulesync.api.errors.ParameterProblem;
 import io.rulesync.api.params.DnsSubdomain;
 import io.rulesync.api.params.VersionRef;
@@ -29,6 +30,9 @@ public class SnapshotController {
         Snapshots.Outcome outcome = snapshots.snapshot(cluster, version, node);
         if (outcome instanceof Snapshots.Outcome.NotFound n) {
             throw new ParameterProblem(HttpStatus.NOT_FOUND, n.parameter(), n.detail());
+        }
+        if (outcome instanceof Snapshots.Outcome.NoVersion n) {
+            throw ProblemResponses.noSuchVersion(cluster, n.seq(), n.oldest(), n.head(), "version");
         }
         return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(((Snapshots.Outcome.Found) outcome).snapshot().toJson());
     }

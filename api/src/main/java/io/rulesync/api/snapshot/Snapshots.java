@@ -22,8 +22,12 @@ public final class Snapshots {
         record Found(RulesSnapshot snapshot) implements Outcome {
         }
 
-        /** The cluster, version or node does not exist (404): {@code parameter} says which. */
+        /** The cluster or node does not exist (404): {@code parameter} says which. */
         record NotFound(String parameter, String detail) implements Outcome {
+        }
+
+        /** The cluster has no version {@code seq}: never had (404), or retention removed it (410). */
+        record NoVersion(long seq, long oldest, long head) implements Outcome {
         }
     }
 
@@ -51,8 +55,7 @@ public final class Snapshots {
                 () -> store.version(cluster, s).map(info -> new RecentVersions.StoredVersion(info.createdAt(), store.rules(cluster, s))));
         if (stored.isEmpty()) {
             long head = store.head(cluster);
-            return head == 0 ? unknownCluster(cluster) : new Outcome.NotFound("version", "version: cluster '"
-                    + printable(cluster) + "' has no version " + seq + " (its versions are 1-" + head + ")");
+            return head == 0 ? unknownCluster(cluster) : new Outcome.NoVersion(seq, store.oldest(cluster), head);
         }
         ClusterRules rules = stored.get().rules().forNode(node.name());
         if (rules.nodes().isEmpty()) {

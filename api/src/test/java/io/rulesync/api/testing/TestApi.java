@@ -91,6 +91,11 @@ public final class TestApi implements AutoCloseable {
         return store;
     }
 
+    /** The database the api serves (null when the caller provided it). */
+    public TestDatabase database() {
+        return db;
+    }
+
     public ConfigurableApplicationContext context() {
         return app;
     }
