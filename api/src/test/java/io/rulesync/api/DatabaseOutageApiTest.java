@@ -4,7 +4,7 @@ import static io.rulesync.api.testing.TestApi.assertProblem;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.rulesync.api.testing.PrivatePostgres;
+import io.rulesync.testsupport.PrivatePostgres;
 import io.rulesync.api.testing.StoredClusters;
 import io.rulesync.api.testing.TestApi;
 import io.rulesync.compiler.runtime.CompilerStores;

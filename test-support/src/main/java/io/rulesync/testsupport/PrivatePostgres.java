@@ -1,4 +1,4 @@
-package io.rulesync.api.testing;
+package io.rulesync.testsupport;
 
 import io.rulesync.testing.needs.Need;
 import java.io.IOException;
