@@ -2,16 +2,18 @@ package io.rulesync.exec;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
+import java.io.File;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Runs host tools as processes of this host, feeding their input and reading stdout and stderr
- * together, so that neither pipe can fill up and stall them.
+ * Runs host tools as processes of this host, their input from a file written in full beforehand, reading stdout and
+ * stderr together, so that neither pipe can fill up and stall them.
  */
 public final class HostCommand implements CommandRunner {
     /** Stateless: one is enough for the whole process. */
@@ -22,14 +24,28 @@ public final class HostCommand implements CommandRunner {
 
     @Override
     public Result run(List<String> cmd, String stdin, Duration timeout) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(cmd).start();
-        CompletableFuture<String> out = drain(p.getInputStream());
-        CompletableFuture<String> err = drain(p.getErrorStream());
-        try (OutputStream in = p.getOutputStream()) {
-            if (stdin != null) {
-                in.write(stdin.getBytes(StandardCharsets.UTF_8));
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        Path input = null;
+        if (stdin != null) {
+            // The input is whole before the tool starts: piped, a caller killed mid-write would hand iptables-restore a
+            // truncated script, and it commits each table at its COMMIT line, so one table could change without the
+            // other. Unlinked once the tool has it open.
+            input = Files.createTempFile("rulesync-input-", ".txt");
+            Files.writeString(input, stdin, StandardCharsets.UTF_8);
+            pb.redirectInput(input.toFile());
+        } else {
+            pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+        }
+        Process p;
+        try {
+            p = pb.start();
+        } finally {
+            if (input != null) {
+                Files.deleteIfExists(input);
             }
         }
+        CompletableFuture<String> out = drain(p.getInputStream());
+        CompletableFuture<String> err = drain(p.getErrorStream());
         if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
             p.destroyForcibly();
             return new Result(-1, "", String.join(" ", cmd) + " timed out after " + timeout.toSeconds() + " s");

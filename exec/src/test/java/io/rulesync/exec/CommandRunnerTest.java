@@ -35,4 +35,26 @@ class CommandRunnerTest {
         assertThat(r.stdout()).isEqualTo("in");
         assertThat(r.stderr()).isEqualTo("err\n");
     }
+
+    /**
+     * The tool reads its input from a file written in full before it started, not from a pipe the caller feeds: a caller
+     * killed after the start cannot truncate it. The file is unlinked once the tool has it open.
+     */
+    @Test
+    void theInputIsWholeBeforeTheToolStartsAndLeavesNoFileBehind() throws Exception {
+        String big = "-A KUBE-SVC-X -j KUBE-SEP-Y\n".repeat(200_000); // 5.6 MB: far beyond a pipe's buffer
+        long before = leftovers();
+        CommandRunner.Result r = HostCommand.PROCESSES.run(List.of("sh", "-c", "ls -l /proc/self/fd/0 >&2; wc -c"), big,
+                Duration.ofSeconds(30));
+        assertThat(r.stdout().strip()).isEqualTo(Integer.toString(big.length()));
+        // stdin is a file (unlinked by then), not a pipe the caller writes into.
+        assertThat(r.stderr()).contains("rulesync-input-").doesNotContain("pipe:");
+        assertThat(leftovers()).isEqualTo(before);
+    }
+
+    private static long leftovers() throws java.io.IOException {
+        try (var files = java.nio.file.Files.list(java.nio.file.Path.of(System.getProperty("java.io.tmpdir")))) {
+            return files.filter(f -> f.getFileName().toString().startsWith("rulesync-input-")).count();
+        }
+    }
 }

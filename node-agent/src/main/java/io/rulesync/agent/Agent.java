@@ -251,11 +251,13 @@ public final class Agent {
             fail(to, from, t0, "node " + node + " is not a node of cluster " + cluster + " at version " + to.version());
             return;
         }
+        // The state file claims what the kernel holds, so it is withdrawn while the kernel changes: killed mid-apply, the
+        // kernel may hold the old version, the new one, or part of a full load (written in several restores), and a
+        // restart that trusted the old claim would move on from rules the kernel does not hold. Without a claim the
+        // restart loads in full (slower, and exact). Written again once the apply succeeded.
+        state.clear();
         KernelMode.Applied o = kernel.apply(from, to, touched);
         if (!o.ok()) {
-            if (from == null) {
-                state.clear(); // the kernel holds neither version: a restart must not trust it
-            }
             fail(to, from, t0, o.error());
             return;
         }

@@ -1,9 +1,12 @@
 package io.rulesync.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rulesync.agent.apply.Applier;
 import io.rulesync.agent.apply.MemoryNetfilter;
+import io.rulesync.agent.apply.Netfilter;
+import io.rulesync.agent.apply.RestoreFailedException;
 import io.rulesync.agent.apply.OwnedChains;
 import io.rulesync.agent.conntrack.Conntrack;
 import io.rulesync.exec.CommandRunner;
@@ -41,6 +44,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -332,6 +336,75 @@ class AgentTest {
         assertKernelHolds(4);
         assertThat(logs.lines()).anyMatch(l -> l.contains("kernel holds version 2 from an earlier run"));
         assertThat(kernel.chain(Table.NAT, "KUBE-SERVICES")).isPresent();
+    }
+
+    /** What a SIGKILL does to the agent in the middle of an apply: nothing after it runs. */
+    static final class Killed extends Error {
+        Killed() {
+            super("killed", null, false, false);
+        }
+    }
+
+    @Test
+    void aRunKilledDuringAFullLoadLeavesNoClaimAndTheNextRunLoadsInFull() {
+        Agent first = agent();
+        first.start();
+        first.onDeltas(List.of(history.next(new Random(3), 2)));
+        assertKernelHolds(2);
+
+        // A reboot: the kernel's rules are gone, the state file (version 2) stays. The next run starts a full load (several
+        // restores) and is killed in the middle of it, once the canaries are in.
+        MemoryNetfilter rebooted = new MemoryNetfilter(IpFamily.IPV4, null, "n");
+        kernel = rebooted;
+        Netfilter dying = new Netfilter() {
+            @Override
+            public IpFamily family() {
+                return rebooted.family();
+            }
+
+            @Override
+            public String mode() {
+                return rebooted.mode();
+            }
+
+            @Override
+            public void restore(String script) throws RestoreFailedException {
+                rebooted.restore(script);
+                System.out.println("RESTORE " + script.lines().count() + " lines; canaries " + rebooted.chain(Table.FILTER, "KUBE-PROXY-CANARY").isPresent() + " " + rebooted.chain(Table.NAT, "KUBE-PROXY-CANARY").isPresent());
+                if (rebooted.chain(Table.NAT, "KUBE-PROXY-CANARY").isPresent() && rebooted.chain(Table.FILTER, "KUBE-PROXY-CANARY").isPresent()) {
+                    throw new Killed();
+                }
+            }
+
+            @Override
+            public Optional<List<String>> chain(Table table, String chain) {
+                return rebooted.chain(table, chain);
+            }
+
+            @Override
+            public List<String> chainNames(Table table) {
+                return rebooted.chainNames(table);
+            }
+
+            @Override
+            public String printed(Table table, String chain, String rule) {
+                return rebooted.printed(table, chain, rule);
+            }
+        };
+        CommandRunner none = (argv, stdin, timeout) -> {
+            throw new AssertionError("a host command in a unit test: " + argv);
+        };
+        Agent killed = agent(new IptablesMode(History.NODE, new Applier(List.of(dying), null, clock), new Conntrack(none, true),
+                Duration.ofSeconds(30), 1_000));
+        assertThatThrownBy(killed::start).isInstanceOf(Killed.class);
+
+        // The kernel holds part of a full load, canaries included. The state file's claim of version 2, written before the
+        // reboot, is false: the next run must load in full rather than move on from it.
+        Agent next = agent();
+        next.start();
+        assertThat(logs.lines()).noneMatch(l -> l.contains("kernel holds version 2 from an earlier run"));
+        assertKernelHolds(2);
+        assertThat(lastAck().running()).isEqualTo(2);
     }
 
     @Test

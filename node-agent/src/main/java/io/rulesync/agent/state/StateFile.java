@@ -15,7 +15,8 @@ import java.util.Properties;
  * The version this node's kernel holds, kept across agent restarts: with it, a restarted agent
  * knows which chains it owns (that version's snapshot) and moves to the latest version with an
  * incremental apply instead of a full restore (minutes at 10k Services on iptables-nft).
- * Written atomically after every successful apply.
+ * Written atomically after every successful apply, and removed before every apply: a run killed while it
+ * changes the kernel leaves no claim, and the next run loads in full.
  */
 public final class StateFile {
     private final Path path;
@@ -67,7 +68,7 @@ public final class StateFile {
         }
     }
 
-    /** Forget the applied version: the kernel no longer holds what it says (a failed full apply). */
+    /** Forget the applied version: the kernel is about to change, or no longer holds what the file says. */
     public void clear() {
         try {
             Files.deleteIfExists(path);
