@@ -6,19 +6,12 @@ import io.rulesync.compiler.runtime.CompilerMetrics;
 import io.rulesync.compiler.runtime.CompilerStores;
 import io.rulesync.compiler.runtime.PartitionProcessor;
 import io.rulesync.compiler.runtime.RetentionSweep;
-import io.rulesync.model.cluster.Cidr;
-import io.rulesync.model.cluster.IpFamily;
-import io.rulesync.model.event.ClusterEvent;
-import io.rulesync.model.event.ClusterSettings;
-import io.rulesync.model.event.EventCodec;
 import io.rulesync.model.topic.Topics;
 import io.rulesync.store.HistoryPruning;
+import io.rulesync.testsupport.MutableClock;
 import io.rulesync.testsupport.TestDatabase;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -52,26 +45,6 @@ public final class StorageBenchmark {
     private StorageBenchmark() {
     }
 
-    /** The simulated clock. */
-    private static final class Simulated extends Clock {
-        Instant now = START;
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
-    }
-
     public static void main(String[] args) {
         int services = args.length > 0 ? Integer.parseInt(args[0]) : 1_000;
         int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 600;
@@ -93,14 +66,14 @@ public final class StorageBenchmark {
         try (TestDatabase db = TestDatabase.create()) {
             CompilerStores store = CompilerStores.on(db.dataSource());
             JdbcTemplate sql = new JdbcTemplate(db.dataSource());
-            Simulated clock = new Simulated();
+            MutableClock clock = new MutableClock(START);
             PartitionProcessor p = new PartitionProcessor(store, Topics.DEFAULT, "bench", 0, clock, PartitionProcessor.Faults.NONE,
                     PartitionProcessor.VersionListener.NONE, PartitionProcessor.Observer.NONE, Duration.ofMinutes(1), every);
             RetentionSweep sweep = new RetentionSweep(new HistoryPruning(db.dataSource()), store.history(), store.events(),
                     retain > 0 ? new RetentionPolicy(OptionalInt.of(retain), Optional.empty()) : RetentionPolicy.KEEP_ALL, clock,
                     new CompilerMetrics(new SimpleMeterRegistry(), store.events()), RetentionSweep.DEFAULT_MAX_VERSIONS,
                     RetentionSweep.DEFAULT_MAX_EVENTS, null);
-            long offset = load(p, services);
+            long offset = BenchFeed.deliver(p, CLUSTER, 0, BenchFeed.initialLoad(CLUSTER, services, ENDPOINTS, NODES, START));
             vacuum(sql);
             long loaded = size(sql);
             long versions0 = sql.queryForObject("SELECT count(*) FROM version", Long.class);
@@ -116,15 +89,15 @@ public final class StorageBenchmark {
             int passes = 0;
             long windows = seconds * 1000L / WINDOW.toMillis();
             for (long w = 1; w <= windows; w++) {
-                clock.now = START.plus(WINDOW.multipliedBy(w));
+                clock.set(START.plus(WINDOW.multipliedBy(w)));
                 due += rate * WINDOW.toMillis() / 1000.0;
                 List<String> batch = new ArrayList<>();
                 for (; due >= 1; due--) {
                     int i = r.nextInt(services);
-                    batch.add(up(PipelineBenchmark.slice(i, ENDPOINTS, NODES, ++generation[i])));
+                    batch.add(BenchFeed.upsert(CLUSTER, PipelineBenchmark.slice(i, ENDPOINTS, NODES, ++generation[i]), START));
                 }
                 if (!batch.isEmpty()) {
-                    offset = deliver(p, offset, batch);
+                    offset = BenchFeed.deliver(p, CLUSTER, offset, batch);
                     events += batch.size();
                 }
                 if (w % 100 == 0) {
@@ -170,21 +143,6 @@ public final class StorageBenchmark {
         }
     }
 
-    private static long load(PartitionProcessor p, int services) {
-        List<String> initial = new ArrayList<>();
-        ClusterSettings settings = new ClusterSettings(List.of(IpFamily.IPV4), List.of(Cidr.parse("10.64.0.0/10")), false, 14,
-                List.of());
-        initial.add(EventCodec.encode(new ClusterEvent.SettingsChanged(CLUSTER, settings, START)));
-        for (int n = 0; n < NODES; n++) {
-            initial.add(up(PipelineBenchmark.node(n)));
-        }
-        for (int i = 0; i < services; i++) {
-            initial.add(up(PipelineBenchmark.service(i)));
-            initial.add(up(PipelineBenchmark.slice(i, ENDPOINTS, NODES, 0)));
-        }
-        return deliver(p, 0, initial);
-    }
-
     /** The rulesync tables' size on disk: heap, TOAST and indexes. */
     private static long size(JdbcTemplate sql) {
         return sql.queryForObject("SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n ON n.oid = "
@@ -202,20 +160,5 @@ public final class StorageBenchmark {
 
     private static void vacuum(JdbcTemplate sql) {
         sql.execute("VACUUM");
-    }
-
-    private static long deliver(PartitionProcessor p, long offset, List<String> values) {
-        List<PartitionProcessor.Record> records = new ArrayList<>(values.size());
-        for (String v : values) {
-            records.add(new PartitionProcessor.Record(offset++, CLUSTER, v));
-        }
-        if (p.process(records) != PartitionProcessor.Outcome.DONE) {
-            throw new IllegalStateException("a batch was refused as stale: nothing else writes this database");
-        }
-        return offset;
-    }
-
-    private static String up(io.rulesync.model.cluster.ClusterObject o) {
-        return EventCodec.encode(new ClusterEvent.ObjectUpserted(CLUSTER, o, "1", START));
     }
 }

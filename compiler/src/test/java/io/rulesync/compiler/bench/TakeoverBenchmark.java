@@ -4,10 +4,7 @@ import io.rulesync.compiler.checkpoint.Checkpoint;
 import io.rulesync.compiler.runtime.CompilerStores;
 import io.rulesync.compiler.runtime.PartitionProcessor;
 import io.rulesync.compiler.version.ClusterHead;
-import io.rulesync.model.cluster.Cidr;
-import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ClusterEvent;
-import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.event.EventCodec;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.topic.Topics;
@@ -95,17 +92,7 @@ public final class TakeoverBenchmark {
     /** The cluster's history, made by the real processor: the initial load, then endpoint moves until N events are stored. */
     private static void fill(CompilerStores store, Clock clock, int services, int every, long events) {
         PartitionProcessor p = processor(store, clock, every);
-        List<String> initial = new ArrayList<>();
-        ClusterSettings settings = new ClusterSettings(List.of(IpFamily.IPV4), List.of(Cidr.parse("10.64.0.0/10")), false, 14,
-                List.of());
-        initial.add(EventCodec.encode(new ClusterEvent.SettingsChanged(CLUSTER, settings, Instant.now())));
-        for (int n = 0; n < NODES; n++) {
-            initial.add(up(PipelineBenchmark.node(n)));
-        }
-        for (int i = 0; i < services; i++) {
-            initial.add(up(PipelineBenchmark.service(i)));
-            initial.add(up(PipelineBenchmark.slice(i, ENDPOINTS, NODES, 0)));
-        }
+        List<String> initial = BenchFeed.initialLoad(CLUSTER, services, ENDPOINTS, NODES, Instant.now());
         long offset = 0;
         for (int from = 0; from < initial.size(); from += BATCH) {
             offset = deliver(p, offset, initial.subList(from, Math.min(initial.size(), from + BATCH)));
@@ -118,7 +105,7 @@ public final class TakeoverBenchmark {
             List<String> batch = new ArrayList<>(size);
             for (int k = 0; k < size; k++) {
                 int i = r.nextInt(services);
-                batch.add(up(PipelineBenchmark.slice(i, ENDPOINTS, NODES, ++generation[i])));
+                batch.add(BenchFeed.upsert(CLUSTER, PipelineBenchmark.slice(i, ENDPOINTS, NODES, ++generation[i]), Instant.now()));
             }
             offset = deliver(p, offset, batch);
         }
@@ -162,18 +149,7 @@ public final class TakeoverBenchmark {
     }
 
     private static long deliver(PartitionProcessor p, long offset, List<String> values) {
-        List<PartitionProcessor.Record> records = new ArrayList<>(values.size());
-        for (String v : values) {
-            records.add(new PartitionProcessor.Record(offset++, CLUSTER, v));
-        }
-        if (p.process(records) != PartitionProcessor.Outcome.DONE) {
-            throw new IllegalStateException("a batch was refused as stale: nothing else writes this database");
-        }
-        return offset;
-    }
-
-    private static String up(io.rulesync.model.cluster.ClusterObject o) {
-        return EventCodec.encode(new ClusterEvent.ObjectUpserted(CLUSTER, o, "1", Instant.now()));
+        return BenchFeed.deliver(p, CLUSTER, offset, values);
     }
 
     /** Median seconds of {@code rounds} rebuilds, each a new processor (its constructor rebuilds). */

@@ -22,13 +22,11 @@ import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.topic.Topics;
 import io.rulesync.store.HistoryPruning;
 import io.rulesync.testing.needs.RequiresPostgres;
+import io.rulesync.testsupport.MutableClock;
 import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.testsupport.cluster.SyntheticCluster;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -53,27 +51,8 @@ class RetentionTest {
     private static final int EVERY = 25;
     private static final Instant START = Instant.parse("2026-10-01T00:00:00Z");
 
-    /** A clock the test moves: one minute per batch, so versions have distinct creation times. */
-    private static final class Ticking extends Clock {
-        Instant now = START;
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
-    }
-
-    private final Ticking clock = new Ticking();
+    /** Moved one minute per batch, so versions have distinct creation times. */
+    private final MutableClock clock = new MutableClock(START);
 
     private PartitionProcessor processor(CompilerStores store) {
         return new PartitionProcessor(store, Topics.DEFAULT, "compiler", 0, clock, PartitionProcessor.Faults.NONE,
@@ -98,7 +77,7 @@ class RetentionTest {
                 records.add(new PartitionProcessor.Record(p.position() + records.size(), C, e));
             }
             assertThat(p.process(records)).isEqualTo(PartitionProcessor.Outcome.DONE);
-            clock.now = clock.now.plus(Duration.ofMinutes(1));
+            clock.advance(Duration.ofMinutes(1));
         }
     }
 

@@ -21,7 +21,7 @@ import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.agent.state.StateFile;
 import io.rulesync.agent.testing.AgentLogs;
 import io.rulesync.agent.testing.History;
-import io.rulesync.agent.testing.MutableClock;
+import io.rulesync.testsupport.MutableClock;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.IpFamily;
