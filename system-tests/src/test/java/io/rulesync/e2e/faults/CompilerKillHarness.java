@@ -1,5 +1,6 @@
 package io.rulesync.e2e.faults;
 
+import io.rulesync.api.cli.ApiCommand;
 import io.rulesync.model.topic.Topics;
 import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.testsupport.TestInfrastructure;
@@ -10,7 +11,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.jdbc.core.JdbcTemplate;
+import picocli.CommandLine;
 
 /**
  * Fault: the compiler killed with SIGKILL at random moments while a steady stream of changes arrives
@@ -18,7 +23,8 @@ import java.util.Random;
  * against an in-process KRaft broker and a PostgreSQL database of the harness's own; the changes come
  * through the watcher's real sink (one transactional writer for the cluster). KILLS times: wait until
  * the compiler is healthy, let it work for a random 0.5-3 s, kill it, start it again. Then the stream
- * stops, one last compiler catches up, and the harness checks that nothing was lost ({@link PipelineChecks}).
+ * stops, one last compiler catches up, and the harness checks that nothing was lost ({@link PipelineChecks}) and that
+ * the three dry-run agents (processes of their own, fed by the api in the harness) all run the newest version.
  * The cluster is test-support's {@link SyntheticCluster} (3 endpoints a Service, 3 nodes).
  * Usage: {@code faults/compiler-kill [KILLS SERVICES RATE]} (default 200 200 50: 200 Services, 50 changes/s).
  */
@@ -36,12 +42,21 @@ public final class CompilerKillHarness {
         String kafka = TestInfrastructure.kafkaBootstrapServers();
         String topic = Topics.DEFAULT.events(); // the harness's broker is its own
         boolean ok;
+        DryRunAgents agents = null;
+        ConfigurableApplicationContext api = null;
         try (TestDatabase db = TestDatabase.create()) {
             System.out.printf("compiler killed %d times; %d Services x %d endpoints over %d nodes, %d changes/s; topic %s%n",
                     kills, services, ChangeStream.ENDPOINTS, ChangeStream.NODES, rate, topic);
             ChangeStream stream = new ChangeStream(CLUSTER, kafka, topic, services, rate);
             stream.start();
             PipelineChecks checks = new PipelineChecks(CLUSTER, db.dataSource());
+            // The api (in the harness: it is not what is killed here) serves the agents' snapshots.
+            ApiCommand apiCommand = new ApiCommand().withTokens(List.of(DryRunAgents.TOKEN.line()));
+            new CommandLine(apiCommand).parseArgs("--port=0", "--db-url=" + db.url(), "--db-user=" + db.user());
+            apiCommand.withDatabasePassword(db.password());
+            api = apiCommand.start();
+            agents = DryRunAgents.start(jar, CLUSTER, ChangeStream.NODES, kafka, "http://127.0.0.1:"
+                    + api.getEnvironment().getProperty("local.server.port"), Path.of("target", "faults-compiler-kill"));
 
             Random random = new Random(kills);
             List<Long> startups = new ArrayList<>();
@@ -69,9 +84,18 @@ public final class CompilerKillHarness {
             RulesyncProcess last = compiler(jar, kafka, db.url(), db.user(), db.passwordOptions());
             last.awaitHealthy(Duration.ofSeconds(120));
             checks.awaitStored(stream.delivered().size(), Duration.ofMinutes(3));
+            long head = checks.head();
+            // The agents' acks are stored by the compiler: it runs until they converged.
+            JdbcTemplate sql = new JdbcTemplate(db.dataSource());
+            boolean converged = agents.awaitAll(sql, head, Duration.ofMinutes(2));
+            Map<String, Long> running = agents.running(sql);
             last.stop();
 
-            List<String> failures = checks.failures(stream);
+            List<String> failures = new ArrayList<>(checks.failures(stream));
+            failures.addAll(agents.exited());
+            if (!converged) {
+                failures.add("agents: not every node runs version " + head + ": " + running);
+            }
             long[] s = startups.stream().mapToLong(Long::longValue).sorted().toArray();
             long[] t = takeovers.stream().mapToLong(Long::longValue).sorted().toArray();
             System.out.printf("kills: %d; compiler start to healthy: median %.1f s, max %.1f s; to its first committed batch: "
@@ -79,10 +103,17 @@ public final class CompilerKillHarness {
                     t[t.length / 2] / 1000.0, t[t.length - 1] / 1000.0);
             System.out.printf("events: %,d delivered, %,d stored (%d refused sends retried by the sink); versions: %,d, 1..%d%n",
                     stream.delivered().size(), checks.stored(), stream.retried(), checks.head(), checks.head());
-            System.out.printf("rules of the newest version equal the compile of the final objects: %s%n",
-                    checks.newestRulesMatch(stream));
+            System.out.printf("rules of the newest version equal the compile of the final objects: %s; the agents run %s%n",
+                    checks.newestRulesMatch(stream), running);
             System.out.println(failures.isEmpty() ? "RESULT: nothing lost" : "RESULT: FAILED: " + String.join("; ", failures));
             ok = failures.isEmpty();
+        } finally {
+            if (agents != null) {
+                agents.close();
+            }
+            if (api != null) {
+                api.close();
+            }
         }
         // After the database is dropped (closing it above), not inside: an exit there would leave it behind.
         System.exit(ok ? 0 : 1);

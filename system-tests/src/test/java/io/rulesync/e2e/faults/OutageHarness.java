@@ -15,7 +15,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.function.BooleanSupplier;
 import org.postgresql.ds.PGSimpleDataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -48,6 +47,7 @@ public final class OutageHarness {
         Path jar = CompilerKillHarness.jar();
         List<String> failures = new ArrayList<>();
         List<RulesyncProcess> processes = new ArrayList<>();
+        DryRunAgents agents = null;
         try (PrivatePostgres pg = PrivatePostgres.create(); BrokerProcess broker = BrokerProcess.start()) {
             String url = pg.url("postgres");
             PGSimpleDataSource ds = new PGSimpleDataSource();
@@ -62,15 +62,10 @@ public final class OutageHarness {
             processes.add(compiler);
             compiler.awaitHealthy(Duration.ofSeconds(120));
             int apiPort = RulesyncProcess.freePort();
-            ApiTokens.Issued agentToken = ApiTokens.issue("agents", Role.AGENT);
             ApiTokens.Issued viewer = ApiTokens.issue("vera", Role.VIEWER);
             Path dir = Files.createDirectories(Path.of("target", "faults-outages"));
             Path tokens = dir.resolve("tokens");
-            Files.writeString(tokens, agentToken.line() + "\n" + viewer.line() + "\n");
-            Path agentTokenFile = dir.resolve("agent-token");
-            Files.writeString(agentTokenFile, agentToken.token() + "\n");
-            // The agent refuses a token file others may read.
-            Files.setPosixFilePermissions(agentTokenFile, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            Files.writeString(tokens, DryRunAgents.TOKEN.line() + "\n" + viewer.line() + "\n");
             String api = "http://127.0.0.1:" + apiPort;
             RulesyncProcess apiProcess = RulesyncProcess.start("api", jar, List.of("-Xmx512m"), List.of("api", "--port",
                     Integer.toString(apiPort), "--db-url", url, "--db-user", "postgres", "--tokens-file", tokens.toString()),
@@ -81,13 +76,7 @@ public final class OutageHarness {
             ChangeStream stream = new ChangeStream(CLUSTER, broker.bootstrap(), Topics.DEFAULT.events(), services, rate);
             stream.start();
             await("the first version", Duration.ofSeconds(120), () -> checks.head() > 0);
-            for (int n = 0; n < ChangeStream.NODES; n++) {
-                String node = "node-" + n;
-                processes.add(RulesyncProcess.start("agent-" + node, jar, List.of("-Xmx256m", "-XX:TieredStopAtLevel=1"), List.of("agent",
-                        "--cluster", CLUSTER, "--node", node, "--kafka", broker.bootstrap(), "--api", api, "--api-token-file",
-                        agentTokenFile.toString(), "--dry-run", Files.createDirectories(dir.resolve(node)).toString(),
-                        "--ip-families", "ipv4", "--metrics-bind-address", "off", "--healthz-bind-address", "off"), null));
-            }
+            agents = DryRunAgents.start(jar, CLUSTER, ChangeStream.NODES, broker.bootstrap(), api, dir);
 
             List<Long> brokerBack = new ArrayList<>();
             List<Long> dbBack = new ArrayList<>();
@@ -130,6 +119,9 @@ public final class OutageHarness {
                         failures.add("round " + r + ": " + p.name() + " exited (see target/faults-" + p.name() + ".log)");
                     }
                 }
+                for (String exited : agents.exited()) {
+                    failures.add("round " + r + ": " + exited);
+                }
                 System.out.printf("  round %d: broker %s, back in %.1f s; database down 30 s, api ready again %.1f s and the compiler "
                         + "committing %.1f s after; %,d events sent%n", r, crash ? "killed" : "stopped", brokerBack.get(r - 1) / 1000.0,
                         apiBack.get(r - 1) / 1000.0, dbBack.get(r - 1) / 1000.0, stream.delivered().size());
@@ -138,12 +130,8 @@ public final class OutageHarness {
             checks.awaitStored(stream.delivered().size(), Duration.ofMinutes(3));
             long head = checks.head();
             JdbcTemplate sql = new JdbcTemplate(ds);
-            boolean converged = awaitQuietly(Duration.ofMinutes(2), () -> sql.queryForObject("SELECT count(*) FROM node_status "
-                    + "WHERE cluster = ? AND running = ? AND last_status = 'APPLIED'", Long.class, CLUSTER, head) == ChangeStream.NODES);
-            Map<String, Long> running = new TreeMap<>();
-            sql.query("SELECT node, running FROM node_status WHERE cluster = ?", rs -> {
-                running.put(rs.getString(1), rs.getLong(2));
-            }, CLUSTER);
+            boolean converged = agents.awaitAll(sql, head, Duration.ofMinutes(2));
+            Map<String, Long> running = agents.running(sql);
             if (!converged) {
                 failures.add("agents: not every node runs version " + head + ": " + running);
             }
@@ -155,6 +143,9 @@ public final class OutageHarness {
                     stream.delivered().size(), checks.stored(), stream.retried(), head, running);
             System.out.printf("rules of the newest version equal the compile of the final objects: %s%n", checks.newestRulesMatch(stream));
         } finally {
+            if (agents != null) {
+                agents.close();
+            }
             for (RulesyncProcess p : processes) {
                 p.stop();
             }
