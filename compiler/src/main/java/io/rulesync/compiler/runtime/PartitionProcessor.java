@@ -258,7 +258,7 @@ public final class PartitionProcessor {
                     after = stored.get().lastEventId();
                 } else {
                     unusable = "its checkpoint at event " + stored.get().lastEventId() + " (version " + stored.get().versionSeq()
-                            + ") does not read back: " + ((Checkpoint.Read.Unusable) read).reason();
+                            + ") is not used: " + ((Checkpoint.Read.Unusable) read).reason();
                 }
             }
             long removedBefore = unusable == null ? 0 : store.events().removedBefore(cluster);
