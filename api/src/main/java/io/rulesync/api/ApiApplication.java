@@ -39,6 +39,7 @@ import org.apache.catalina.Lifecycle;
 import org.apache.catalina.Valve;
 import org.apache.catalina.core.StandardHost;
 import org.apache.catalina.valves.ErrorReportValve;
+import org.slf4j.LoggerFactory;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -130,7 +131,13 @@ public class ApiApplication {
             source = p.tokensFile() + (p.tokens().isEmpty() ? "" : " and rulesync.api.tokens");
         }
         lines.addAll(p.tokens());
-        return ApiTokens.parse(lines, source);
+        ApiTokens tokens = ApiTokens.parse(lines, source);
+        for (String name : tokens.unboundAgents()) {
+            LoggerFactory.getLogger(ApiApplication.class).warn("api token '{}' (agent) is bound to no cluster: a node holding it can "
+                    + "read every cluster's rules; make agent tokens with 'rulesync token --role agent --cluster ID [--node NAME]'",
+                    name);
+        }
+        return tokens;
     }
 
     /** Failed authentications are logged at most once a minute per remote address, with the count left out. */

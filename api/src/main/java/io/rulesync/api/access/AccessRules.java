@@ -1,6 +1,7 @@
 package io.rulesync.api.access;
 
 import java.util.EnumSet;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -28,5 +29,27 @@ public final class AccessRules {
             return READERS;
         }
         return EnumSet.of(Role.OPERATOR);
+    }
+
+    /**
+     * Why a bound agent token may not make this request ({@link ApiTokens.Scope}); empty when it may, or is bound to
+     * nothing. {@code node} is the request's {@code ?node=} (null without one).
+     */
+    public static Optional<String> outOfScope(ApiTokens.Caller caller, String path, String node) {
+        ApiTokens.Scope scope = caller.scope();
+        if (!scope.bound()) {
+            return Optional.empty();
+        }
+        String prefix = "/api/v1/clusters/";
+        String cluster = path.startsWith(prefix) ? path.substring(prefix.length()).split("/", 2)[0] : null;
+        if (!scope.cluster().equals(cluster)) {
+            return Optional.of("token '" + caller.name() + "' is bound to cluster '" + scope.cluster() + "'; it may not read "
+                    + (cluster == null ? path : "cluster '" + cluster + "'"));
+        }
+        if (scope.node() != null && !scope.node().equals(node)) {
+            return Optional.of("token '" + caller.name() + "' is bound to node '" + scope.node() + "' of cluster '" + scope.cluster()
+                    + "'; it may not read " + (node == null ? "every node's rules" : "the rules of node '" + node + "'"));
+        }
+        return Optional.empty();
     }
 }

@@ -1,5 +1,6 @@
 package io.rulesync.api.access;
 
+import io.rulesync.model.cluster.KubernetesNames;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -14,18 +15,53 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * The configured api tokens, each a line {@code NAME ROLE sha256:HEX}. Only the hash is configured:
+ * The configured api tokens, each a line {@code NAME ROLE sha256:HEX}, an agent's optionally followed by the scope it
+ * is bound to: {@code cluster=ID} and {@code node=NAME} ({@link Scope}). Only the hash is configured:
  * a leaked configuration does not leak a usable token. A plain SHA-256 (no salt, no stretching) is
  * enough because tokens are 256 random bits, not passwords a dictionary could guess.
  */
 public final class ApiTokens {
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._@-]{0,127}");
-    private static final Pattern LINE = Pattern.compile("(\\S+)\\s+(\\S+)\\s+sha256:([0-9a-f]{64})");
+    private static final Pattern LINE = Pattern.compile("(\\S+)\\s+(\\S+)\\s+sha256:([0-9a-f]{64})((?:\\s+\\S+)*)");
     private static final String PREFIX = "rs_";
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    /** Who a token belongs to. */
-    public record Caller(String name, Role role) {
+    /**
+     * What an agent token may read: the snapshots of one cluster ({@code cluster}), and of one node of it ({@code node}),
+     * or, unbound ({@link #ANY}), of every cluster. A node holding a bound token cannot read another cluster's rules.
+     */
+    public record Scope(String cluster, String node) {
+        public static final Scope ANY = new Scope(null, null);
+
+        public Scope {
+            if (node != null && cluster == null) {
+                throw new IllegalArgumentException("node=" + node + " needs cluster= too");
+            }
+            String p = cluster == null ? null : KubernetesNames.checkNamespace(cluster);
+            if (p != null) {
+                throw new IllegalArgumentException("cluster=" + KubernetesNames.printable(cluster) + ": " + p);
+            }
+            p = node == null ? null : KubernetesNames.checkSubdomain(node);
+            if (p != null) {
+                throw new IllegalArgumentException("node=" + KubernetesNames.printable(node) + ": " + p);
+            }
+        }
+
+        public boolean bound() {
+            return cluster != null;
+        }
+
+        /** The scope as the tokens file writes it after the hash: "" unbound, else {@code cluster=ID[ node=NAME]}. */
+        public String line() {
+            return cluster == null ? "" : " cluster=" + cluster + (node == null ? "" : " node=" + node);
+        }
+    }
+
+    /** Who a token belongs to, and (an agent's) what it is bound to. */
+    public record Caller(String name, Role role, Scope scope) {
+        public Caller(String name, Role role) {
+            this(name, role, Scope.ANY);
+        }
     }
 
     private record Entry(Caller caller, byte[] hash) {
@@ -61,7 +97,8 @@ public final class ApiTokens {
             var m = LINE.matcher(line);
             String where = source + " line " + n;
             if (!m.matches()) {
-                throw new IllegalArgumentException(where + ": expected 'NAME ROLE sha256:HEX' (64 lower-case hex digits)");
+                throw new IllegalArgumentException(where + ": expected 'NAME ROLE sha256:HEX' (64 lower-case hex digits), an agent's "
+                        + "optionally followed by 'cluster=ID' and 'node=NAME'");
             }
             if (!NAME.matcher(m.group(1)).matches()) {
                 throw new IllegalArgumentException(where + ": name '" + m.group(1)
@@ -79,13 +116,49 @@ public final class ApiTokens {
             if (!hashes.add(m.group(3))) {
                 throw new IllegalArgumentException(where + ": the same token is configured twice");
             }
-            entries.add(new Entry(new Caller(m.group(1), role), HexFormat.of().parseHex(m.group(3))));
+            Scope scope;
+            try {
+                scope = scope(m.group(4).strip(), role);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(where + ": " + e.getMessage());
+            }
+            entries.add(new Entry(new Caller(m.group(1), role, scope), HexFormat.of().parseHex(m.group(3))));
         }
         if (entries.isEmpty()) {
             throw new IllegalArgumentException(source + ": no api tokens configured; every request needs one "
                     + "(make one with 'rulesync token --name NAME --role viewer|operator|agent')");
         }
         return new ApiTokens(entries);
+    }
+
+    /** The scope fields after a line's hash: {@code cluster=ID}, then optionally {@code node=NAME}; agents only. */
+    private static Scope scope(String fields, Role role) {
+        if (fields.isEmpty()) {
+            return Scope.ANY;
+        }
+        if (role != Role.AGENT) {
+            throw new IllegalArgumentException("only agent tokens are bound to a cluster or node; a " + role.id()
+                    + " token's line ends with its hash");
+        }
+        String cluster = null;
+        String node = null;
+        for (String field : fields.split("\\s+")) {
+            if (field.startsWith("cluster=") && cluster == null) {
+                cluster = field.substring("cluster=".length());
+            } else if (field.startsWith("node=") && node == null) {
+                node = field.substring("node=".length());
+            } else {
+                throw new IllegalArgumentException("'" + KubernetesNames.printable(field) + "' is not cluster=ID or node=NAME "
+                        + "(each at most once)");
+            }
+        }
+        return new Scope(cluster, node);
+    }
+
+    /** The names of agent tokens bound to no cluster: a node holding one can read every cluster's rules. */
+    public List<String> unboundAgents() {
+        return entries.stream().map(Entry::caller).filter(c -> c.role() == Role.AGENT && !c.scope().bound()).map(Caller::name)
+                .toList();
     }
 
     /** Whose token this is; empty for a token nobody configured. */
@@ -101,15 +174,23 @@ public final class ApiTokens {
         return Optional.ofNullable(found);
     }
 
-    /** A fresh random token for {@code name} with {@code role}. */
+    /** A fresh random token for {@code name} with {@code role}, bound to nothing. */
     public static Issued issue(String name, Role role) {
+        return issue(name, role, Scope.ANY);
+    }
+
+    /** A fresh random token for {@code name} with {@code role} and (an agent's) {@code scope}. */
+    public static Issued issue(String name, Role role, Scope scope) {
+        if (scope.bound() && role != Role.AGENT) {
+            throw new IllegalArgumentException("only agent tokens are bound to a cluster or node, not " + role.id() + " tokens");
+        }
         if (!NAME.matcher(name).matches()) {
             throw new IllegalArgumentException("name '" + name + "' must be 1-128 letters, digits, '.', '_', '@' or '-'");
         }
         byte[] secret = new byte[32];
         RANDOM.nextBytes(secret);
         String token = PREFIX + Base64.getUrlEncoder().withoutPadding().encodeToString(secret);
-        return new Issued(token, name + " " + role.id() + " sha256:" + HexFormat.of().formatHex(sha256(token)));
+        return new Issued(token, name + " " + role.id() + " sha256:" + HexFormat.of().formatHex(sha256(token)) + scope.line());
     }
 
     private static byte[] sha256(String token) {

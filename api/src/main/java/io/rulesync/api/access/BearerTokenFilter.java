@@ -11,6 +11,7 @@ import io.rulesync.model.text.Printable;
 import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -21,7 +22,7 @@ import org.springframework.web.filter.OncePerRequestFilter;
 /**
  * Every request but a health probe needs {@code Authorization: Bearer TOKEN} of a configured token
  * whose role {@link AccessRules} allows: 401 without one (or with an unknown one), 403 with the
- * wrong role. The caller is left in the request attribute {@link #CALLER} for the audit log.
+ * wrong role, or (an agent token bound to a cluster or node) for another cluster's or node's rules. The caller is left in the request attribute {@link #CALLER} for the audit log.
  *
  * <p>Each 401 is counted ({@value #FAILURES}, by reason) and logged as {@link FailedAuthentications}
  * allows: method, path, remote address and reason, never the token.
@@ -74,6 +75,16 @@ public final class BearerTokenFilter extends OncePerRequestFilter {
                     caller.role().id());
             refuse(response, HttpStatus.FORBIDDEN, "token '" + caller.name() + "' has role " + caller.role().id() + "; "
                     + method + " " + path + " needs " + allowed.stream().map(Role::id).sorted().collect(Collectors.joining(" or ")));
+            return;
+        }
+        // ?node= is read only for a token bound to a node: reading parameters here parses the query, which would take the
+        // refusal of a malformed one (DeclaredParameters, with the parameter named) away from everyone else.
+        String node = caller.scope().node() == null ? null : request.getParameter("node");
+        Optional<String> outOfScope = AccessRules.outOfScope(caller, path, node);
+        if (outOfScope.isPresent()) {
+            log.info("refused {} {} to {}: {}", Printable.escape(method), Printable.escape(path), caller.name(),
+                    Printable.escape(outOfScope.get()));
+            refuse(response, HttpStatus.FORBIDDEN, outOfScope.get());
             return;
         }
         request.setAttribute(CALLER, caller);

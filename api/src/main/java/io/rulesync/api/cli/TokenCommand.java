@@ -24,6 +24,14 @@ public final class TokenCommand implements Callable<Integer> {
             + "agent (reads snapshots only).")
     private String role;
 
+    @Option(names = "--cluster", paramLabel = "ID", description = "Agent tokens: bind it to this cluster; it reads no other "
+            + "cluster's rules (403).")
+    private String cluster;
+
+    @Option(names = "--node", paramLabel = "NAME", description = "Agent tokens: bind it to this node of --cluster as well; it "
+            + "reads no other node's rules.")
+    private String node;
+
     @Spec
     private CommandSpec spec;
 
@@ -31,7 +39,7 @@ public final class TokenCommand implements Callable<Integer> {
     public Integer call() {
         ApiTokens.Issued issued;
         try {
-            issued = ApiTokens.issue(name, Role.parse(role));
+            issued = ApiTokens.issue(name, Role.parse(role), new ApiTokens.Scope(cluster, node));
         } catch (IllegalArgumentException e) {
             spec.commandLine().getErr().println("token: " + e.getMessage());
             return 2;

@@ -41,6 +41,23 @@ class SnapshotApiTest {
         return r.headers().firstValue("Content-Type").orElse("");
     }
 
+    /** An agent token bound to node n1 of shop reads that node's snapshots and nothing else: 403 names why. */
+    @Test
+    void aBoundAgentTokenReadsOnlyItsOwnNodesRules() throws Exception {
+        String n1 = TestApi.SHOP_N1.token();
+        assertThat(api.get("/api/v1/clusters/shop/versions/latest/snapshot?node=n1", n1).statusCode()).isEqualTo(200);
+        TestApi.assertProblem(api.get("/api/v1/clusters/shop/versions/latest/snapshot?node=n2", n1), 403, null,
+                "token 'shop-n1' is bound to node 'n1' of cluster 'shop'; it may not read the rules of node 'n2'");
+        // Another cluster, whether it exists or not: the answer says nothing about it.
+        TestApi.assertProblem(api.get("/api/v1/clusters/bank/versions/latest/snapshot?node=n1", n1), 403, null,
+                "token 'shop-n1' is bound to cluster 'shop'; it may not read cluster 'bank'");
+        // The path the controllers see is the one checked: dot segments and encoded slashes do not reach past it.
+        assertThat(api.raw("GET", "/api/v1/clusters/shop/../bank/versions/latest/snapshot?node=n1", n1).status()).isIn(400, 403, 404);
+        assertThat(api.raw("GET", "/api/v1/clusters/shop%2F..%2Fbank/versions/latest/snapshot?node=n1", n1).status()).isIn(400, 403);
+        // A viewer's reads are the viewer's: an agent token, bound or not, reads snapshots only.
+        assertThat(api.get("/api/v1/clusters/shop/versions", n1).statusCode()).isEqualTo(403);
+    }
+
     @Test
     void eachVersionGivesTheNodesOwnRulesAsStored() throws Exception {
         assertThat(api.store().history().head(CLUSTER)).isEqualTo(2);

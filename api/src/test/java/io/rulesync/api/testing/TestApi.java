@@ -34,10 +34,12 @@ public final class TestApi implements AutoCloseable {
     public static final ApiTokens.Issued VIEWER = ApiTokens.issue("vera", Role.VIEWER);
     public static final ApiTokens.Issued OPERATOR = ApiTokens.issue("otto", Role.OPERATOR);
     public static final ApiTokens.Issued AGENT = ApiTokens.issue("node-agent", Role.AGENT);
+    /** An agent token bound to node n1 of cluster shop. */
+    public static final ApiTokens.Issued SHOP_N1 = ApiTokens.issue("shop-n1", Role.AGENT, new ApiTokens.Scope("shop", "n1"));
 
-    /** Spring properties that configure the three tokens. */
+    /** Spring properties that configure the tokens. */
     public static String tokenProperty() {
-        return String.join(",", VIEWER.line(), OPERATOR.line(), AGENT.line());
+        return String.join(",", VIEWER.line(), OPERATOR.line(), AGENT.line(), SHOP_N1.line());
     }
 
     /** Null when the caller owns the database ({@link #on}). */

@@ -29,6 +29,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -163,8 +164,14 @@ public final class DemoCommand implements Callable<Integer> {
             // Tokens for this run only: made fresh, printed once, configured by their hashes.
             ApiTokens.Issued viewer = ApiTokens.issue("demo-viewer", Role.VIEWER);
             ApiTokens.Issued operator = ApiTokens.issue("demo-operator", Role.OPERATOR);
-            ApiTokens.Issued agentToken = ApiTokens.issue("demo-agent", Role.AGENT);
-            ApiCommand apiCommand = new ApiCommand().withTokens(List.of(viewer.line(), operator.line(), agentToken.line()));
+            // One agent token per cluster, bound to it: a node reads only its own cluster's rules.
+            Map<String, ApiTokens.Issued> agentTokens = new TreeMap<>();
+            for (var c : fleet.clusters()) {
+                agentTokens.put(c.id(), ApiTokens.issue("demo-agent-" + c.id(), Role.AGENT, new ApiTokens.Scope(c.id(), null)));
+            }
+            List<String> tokenLines = new ArrayList<>(List.of(viewer.line(), operator.line()));
+            agentTokens.values().forEach(t -> tokenLines.add(t.line()));
+            ApiCommand apiCommand = new ApiCommand().withTokens(tokenLines);
             new CommandLine(apiCommand).parseArgs("--port=" + apiPort, "--db-url=" + db.jdbcUrl(), "--db-user=" + db.user(),
                     "--events-topic=" + topics.events());
             apiCommand.withDatabasePassword(db.password());
@@ -190,7 +197,8 @@ public final class DemoCommand implements Callable<Integer> {
             int agents = 0;
             for (var c : fleet.clusters()) {
                 for (String node : nodesOf(store, c.id())) {
-                    AgentConfig config = new AgentConfig(c.id(), node, kafka.bootstrapServers(), Map.of(), topics, apiUrl, agentToken.token(),
+                    AgentConfig config = new AgentConfig(c.id(), node, kafka.bootstrapServers(), Map.of(), topics, apiUrl,
+                            agentTokens.get(c.id()).token(),
                             List.of(IpFamily.IPV4, IpFamily.IPV6), rules, null, state, Duration.ofSeconds(30), 200);
                     // The acks are what the demo shows of an agent: each version applied or not, as it happens.
                     AgentLoop loop = config.loop(ack -> say(out, String.format("%-8s %-8s %s", c.id(), node, applied(ack)))).start();
