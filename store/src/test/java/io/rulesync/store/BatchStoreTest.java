@@ -156,6 +156,44 @@ class BatchStoreTest {
         assertThat(db.count("cluster_head_entry")).isGreaterThanOrEqualTo(3);
     }
 
+    /**
+     * Retention removes a fragment body nothing refers to any more, while a writer may have just found that body stored
+     * (and so not inserted it) and be about to refer to it. Writers hold the fragment lock shared from then to their
+     * commit; the pass takes it exclusively before it removes bodies, so it waits, and then sees the new reference.
+     */
+    @Test
+    void retentionWaitsForAWriterThatFoundABodyStoredBeforeItRemovesBodies() throws Exception {
+        String c = "race";
+        RuleFragment old = fragment("race", 1);
+        version(c, 1, new HashMap<>(), new HashMap<>(Map.of("race", old)));
+        version(c, 2, new HashMap<>(Map.of("race", old)), new HashMap<>(Map.of("race", fragment("race", 2))));
+        HistoryPruning pruning = new HistoryPruning(db.dataSource());
+        java.util.concurrent.ExecutorService pass = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try (Connection writer = db.dataSource().getConnection()) {
+            writer.setAutoCommit(false);
+            try (Statement st = writer.createStatement()) {
+                // What BatchStore.commit does before it stores a version: the lock, then the bodies (this one is stored).
+                st.execute("SELECT pg_advisory_xact_lock_shared(" + HistoryPruning.RULESYNC + ", " + HistoryPruning.FRAGMENTS + ")");
+                assertThat(st.executeUpdate("INSERT INTO fragment (hash, body, text_length) VALUES ('" + old.hash() + "', '\\x00', 1) "
+                        + "ON CONFLICT DO NOTHING")).isZero();
+            }
+            // Version 1 goes, and with it the last reference to the old body: the pass must wait for the writer.
+            java.util.concurrent.Future<HistoryPruning.Pruned> pruned = pass.submit(() -> pruning.prune(c, 2, 0, 100, 100, T));
+            Thread.sleep(1000);
+            assertThat(pruned).as("the pass waits for the writer's commit").isNotDone();
+            try (Statement st = writer.createStatement()) {
+                st.execute("INSERT INTO cluster_head_entry (cluster, family, unit, variant, hash, seq) VALUES ('race-2', 'ipv4', "
+                        + "'shop/race:http/TCP', '*', '" + old.hash() + "', 1)");
+            }
+            writer.commit();
+            assertThat(pruned.get(30, java.util.concurrent.TimeUnit.SECONDS).versions()).isEqualTo(1);
+        } finally {
+            pass.shutdownNow();
+        }
+        assertThat(history.fragments(List.of(old.hash()))).containsOnlyKeys(old.hash());
+        assertThat(history.oldest(c)).isEqualTo(2);
+    }
+
     @Test
     void aMovedPositionIsFencedAndTheOutboxKeepsWhatItCouldNotPublish() throws Exception {
         LogPosition first = new LogPosition(5, 1, null, 0, 5);
