@@ -13,6 +13,7 @@ import io.rulesync.exec.CommandRunner;
 import io.rulesync.agent.feed.AckSink;
 import io.rulesync.agent.feed.SnapshotSource;
 import io.rulesync.agent.feed.SnapshotUnavailableException;
+import io.rulesync.agent.mode.HollowMode;
 import io.rulesync.agent.mode.IptablesMode;
 import io.rulesync.agent.mode.KernelMode;
 import io.rulesync.agent.mode.RefusingMode;
@@ -213,6 +214,33 @@ class AgentTest {
         assertThat(a.running()).isEqualTo(4);
         a.onDeltas(List.of(history.next(r, 0)));
         assertThat(lastAck().version()).isEqualTo(5);
+    }
+
+    /** A hollow agent (fleet benchmarks): the agent's own work and acks, no kernel; what is refused is still refused. */
+    @Test
+    void aHollowAgentFollowsAndAcksEveryVersionAndStillRefusesWhatTheGrammarRefuses() {
+        Agent a = agent(new HollowMode());
+        a.start();
+        Random r = new Random(5);
+        a.onDeltas(List.of(history.next(r, 2)));
+        a.onDeltas(List.of(history.next(r, 2), history.next(r, 2)));
+        assertThat(acks).extracting(NodeAck::version, NodeAck::status, NodeAck::mode).containsExactly(
+                org.assertj.core.groups.Tuple.tuple(1L, NodeAck.Status.APPLIED, "hollow"),
+                org.assertj.core.groups.Tuple.tuple(2L, NodeAck.Status.APPLIED, "hollow"),
+                org.assertj.core.groups.Tuple.tuple(4L, NodeAck.Status.APPLIED, "hollow"));
+        assertThat(kernel.dump()).as("no kernel was touched").isEqualTo(new MemoryNetfilter(IpFamily.IPV4, null, "n").dump());
+        // A gap is closed with a snapshot, as a full agent does.
+        history.next(r, 2);
+        a.onDeltas(List.of(history.next(r, 2)));
+        assertThat(lastAck().version()).isEqualTo(6);
+        assertThat(snapshotsServed).isEqualTo(2);
+
+        RuleFragment evil = RuleFragment.parse("*nat\n-A KUBE-SERVICES -s 203.0.113.9/32 -j ACCEPT\n");
+        FragmentKey key = new FragmentKey(IpFamily.IPV4, Unit.parse("ns1/evil:80/TCP"), Variant.ALL);
+        a.onDeltas(List.of(new RulesDelta(History.CLUSTER, 6, 7, Instant.now(),
+                new RulesDiff(List.of(new RulesDiff.FragmentChange(key, null, evil)), List.of()))));
+        assertThat(lastAck().status()).isEqualTo(NodeAck.Status.FAILED);
+        assertThat(lastAck().running()).isEqualTo(6);
     }
 
     @Test

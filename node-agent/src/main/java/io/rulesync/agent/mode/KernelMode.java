@@ -8,7 +8,7 @@ import java.util.Set;
 
 /**
  * What a mode does to the node's kernel: iptables mode ({@link IptablesMode}), IPVS mode
- * ({@link IpvsMode}), or nothing at all ({@link RefusingMode}). Chosen once, when the agent is put
+ * ({@link IpvsMode}), or nothing at all ({@link RefusingMode}; {@link HollowMode} for fleet benchmarks). Chosen once, when the agent is put
  * together ({@link ModeChoice}); the agent keeps the versions, acks and retries, the mode the kernel.
  */
 public interface KernelMode {
