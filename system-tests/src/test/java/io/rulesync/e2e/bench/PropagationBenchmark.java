@@ -13,7 +13,9 @@ import io.rulesync.exec.HostCommand;
 import io.rulesync.agent.feed.ApiSnapshots;
 import io.rulesync.agent.feed.DeltaFeed;
 import io.rulesync.agent.feed.KafkaAckSink;
+import io.rulesync.agent.mode.HollowMode;
 import io.rulesync.agent.mode.IptablesMode;
+import io.rulesync.agent.mode.KernelMode;
 import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.agent.state.StateFile;
 import io.rulesync.api.access.ApiTokens;
@@ -61,7 +63,11 @@ import picocli.CommandLine;
  * Real KRaft broker, PostgreSQL, compiler and api; SERVICES x ENDPOINTS, DRY_RUN_AGENTS + 1 nodes, the
  * cluster of {@link PipelineBenchmark} (every 10th Service a NodePort with externalTrafficPolicy Local).
  *
- * <p>{@code bench/propagation [SERVICES ENDPOINTS DRY_RUN_AGENTS RATE SECONDS REAL_AGENT(0|1)]}; needs
+ * <p>HOLLOW_AGENTS more agents run with {@link HollowMode} (issue 16): the agent's real feed, snapshots, validation,
+ * sequencing and acks, no kernel, so that many of them measure the control plane and the fan-out rather than this
+ * machine's cores applying rules. The "all agents" figure covers the dry-run and the hollow ones.
+ *
+ * <p>{@code bench/propagation [SERVICES ENDPOINTS DRY_RUN_AGENTS RATE SECONDS REAL_AGENT(0|1) HOLLOW_AGENTS]}; needs
  * PostgreSQL on 127.0.0.1:5432, and root with iptables for the real-kernel agent (skipped otherwise).
  */
 public final class PropagationBenchmark {
@@ -82,13 +88,16 @@ public final class PropagationBenchmark {
         int rate = arg(args, 3, 10);
         int seconds = arg(args, 4, 30);
         boolean realAgent = arg(args, 5, 1) == 1;
-        new PropagationBenchmark().run(services, endpoints, dryRun, rate, seconds, realAgent);
+        int hollow = arg(args, 6, 0);
+        new PropagationBenchmark().run(services, endpoints, dryRun, hollow, rate, seconds, realAgent);
         System.exit(0);
     }
 
-    private void run(int services, int endpoints, int dryRunAgents, int rate, int seconds, boolean realAgent) throws Exception {
-        int nodes = dryRunAgents + 1;
-        String realNode = "node-" + dryRunAgents;
+    private void run(int services, int endpoints, int dryRunAgents, int hollowAgents, int rate, int seconds, boolean realAgent)
+            throws Exception {
+        int simulated = dryRunAgents + hollowAgents;
+        int nodes = simulated + 1;
+        String realNode = "node-" + simulated;
         boolean kernel = realAgent && ProcessHandle.current().info().user().orElse("").equals("root")
                 && Files.exists(Path.of("/usr/sbin/iptables-restore"));
         String db = "rulesync_bench_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
@@ -143,6 +152,11 @@ public final class PropagationBenchmark {
                     agentNodes.add(node);
                     close.add(agent(bootstrap, apiUrl, node, new MemoryNetfilter(IpFamily.IPV4, null, node), state));
                 }
+                for (int n = dryRunAgents; n < simulated; n++) {
+                    String node = "node-" + n;
+                    agentNodes.add(node);
+                    close.add(agent(bootstrap, apiUrl, node, new HollowMode(), state));
+                }
                 if (kernel) {
                     run("ip", "netns", "add", ns);
                     agentNodes.add(realNode);
@@ -156,8 +170,8 @@ public final class PropagationBenchmark {
                 // Inside the measured time: polls at once, then every 100 ms; a benchmark has no deadline.
                 await("every agent at version " + head).forever().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(100))
                         .until(() -> agentNodes.stream().allMatch(n -> acked.getOrDefault(n, 0L) >= head));
-                System.out.printf("agents started and at version %d in %.1f s (%d dry-run%s)%n", head, (System.nanoTime() - t0) / 1e9,
-                        dryRunAgents, kernel ? " + 1 real-kernel agent, full load through iptables-restore" : "");
+                System.out.printf("agents started and at version %d in %.1f s (%d dry-run, %d hollow%s)%n", head,
+                        (System.nanoTime() - t0) / 1e9, dryRunAgents, hollowAgents, kernel ? " + 1 real-kernel agent, full load through iptables-restore" : "");
 
                 // Steady endpoint changes; each event's latency is measured to every agent's ack of its version.
                 List<Long> offsets = new ArrayList<>();
@@ -182,7 +196,7 @@ public final class PropagationBenchmark {
                     long v = clock.versionOf(offset);
                     long sent = clock.sentAt(offset);
                     long worst = 0;
-                    for (String n : agentNodes.subList(0, dryRunAgents)) {
+                    for (String n : agentNodes.subList(0, simulated)) {
                         worst = Math.max(worst, reached(n, v) - sent);
                     }
                     allDry.add(worst);
@@ -190,9 +204,9 @@ public final class PropagationBenchmark {
                         real.add(reached(realNode, v) - sent);
                     }
                 }
-                if (dryRunAgents > 0) {
-                    System.out.printf("change → acked by all %d dry-run agents, %d changes at %d/s: %s%n", dryRunAgents, offsets.size(),
-                            rate, summary(allDry));
+                if (simulated > 0) {
+                    System.out.printf("change → acked by all %d agents (%d dry-run, %d hollow), %d changes at %d/s: %s%n", simulated,
+                            dryRunAgents, hollowAgents, offsets.size(), rate, summary(allDry));
                 }
                 if (kernel) {
                     System.out.printf("change → acked by the real-kernel agent (%d Services in its netns): %s%n", services, summary(real));
@@ -227,10 +241,13 @@ public final class PropagationBenchmark {
     private static final ApiTokens.Issued AGENT_TOKEN = ApiTokens.issue("bench-agents", Role.AGENT);
 
     private AgentLoop agent(String bootstrap, URI api, String node, Netfilter nf, Path state) throws InterruptedException {
+        return agent(bootstrap, api, node, new IptablesMode(node, new Applier(List.of(nf), null, Clock.systemUTC()),
+                new Conntrack(HostCommand.PROCESSES, true), Duration.ofSeconds(30), 200), state);
+    }
+
+    private AgentLoop agent(String bootstrap, URI api, String node, KernelMode mode, Path state) throws InterruptedException {
         KafkaAckSink acks = new KafkaAckSink(bootstrap, Map.of(), topics.acks());
         Clock clock = Clock.systemUTC();
-        IptablesMode mode = new IptablesMode(node, new Applier(List.of(nf), null, clock), new Conntrack(HostCommand.PROCESSES, true),
-                Duration.ofSeconds(30), 200);
         Agent agent = new Agent(CLUSTER, node, new ApiSnapshots(api, AGENT_TOKEN.token()), mode, acks,
                 new StateFile(state, CLUSTER, node), clock, Duration.ofSeconds(30));
         AgentLoop loop = new AgentLoop(agent, new DeltaFeed(bootstrap, Map.of(), topics.deltas(), CLUSTER, clock), node, acks);
