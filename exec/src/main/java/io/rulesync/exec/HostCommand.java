@@ -29,7 +29,8 @@ public final class HostCommand implements CommandRunner {
         if (stdin != null) {
             // The input is whole before the tool starts: piped, a caller killed mid-write would hand iptables-restore a
             // truncated script, and it commits each table at its COMMIT line, so one table could change without the
-            // other. Unlinked once the tool has it open.
+            // other. Unlinked once the tool has it open. It is written to java.io.tmpdir, which must be writable (the
+            // agent's DaemonSet leaves its root filesystem writable; one made read-only needs an emptyDir at /tmp).
             input = Files.createTempFile("rulesync-input-", ".txt");
             Files.writeString(input, stdin, StandardCharsets.UTF_8);
             pb.redirectInput(input.toFile());
