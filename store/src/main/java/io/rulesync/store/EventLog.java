@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import javax.sql.DataSource;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
@@ -86,6 +87,17 @@ public final class EventLog {
     /** A cluster's checkpoint as stored: it stands for the cluster's events up to {@code lastEventId}. */
     public record StoredCheckpoint(String cluster, long lastEventId, long versionSeq, int objects, String text,
             Instant createdAt) {
+    }
+
+    /** The last event a cluster's newest checkpoint stands for, without reading the checkpoint; empty when none was written. */
+    public OptionalLong checkpointEvent(String cluster) {
+        return StoreException.during("reading the checkpoint of " + cluster, () -> sql
+                .sql("SELECT last_event_id FROM cluster_checkpoint WHERE cluster = ?")
+                .param(cluster)
+                .query(Long.class)
+                .optional()
+                .map(OptionalLong::of)
+                .orElse(OptionalLong.empty()));
     }
 
     /** A cluster's newest checkpoint; empty when none was written. */

@@ -27,10 +27,17 @@ public final class HistoryPruning {
 
     private final JdbcClient sql;
     private final TransactionTemplate tx;
+    /** The reads the other stores already make (inside {@link #prune}'s transaction too: one data source). */
+    private final VersionHistory history;
+    private final EventLog eventLog;
+    private final OperatorActionStore actions;
 
     public HistoryPruning(DataSource ds) {
         this.sql = JdbcClient.create(ds);
         this.tx = new TransactionTemplate(new DataSourceTransactionManager(ds));
+        this.history = new VersionHistory(ds);
+        this.eventLog = new EventLog(ds);
+        this.actions = new OperatorActionStore(ds);
     }
 
     /** A node of the cluster (at its head) and the version it runs. */
@@ -38,12 +45,12 @@ public final class HistoryPruning {
     }
 
     /**
-     * What bounds a cluster's history: its head and oldest stored version, the first version created at or after
+     * What bounds a cluster's history: its head, the first version created at or after
      * {@code youngerThan} (empty: none is, or no age limit was asked for), and what must be kept whatever the
      * policy: the oldest version a node of the cluster runs, the version a pinning rollback republished, and the
      * target of a pending rollback.
      */
-    public record Holds(long head, long oldest, OptionalLong firstYoung, Optional<NodeRunning> oldestRunning,
+    public record Holds(long head, OptionalLong firstYoung, Optional<NodeRunning> oldestRunning,
             OptionalLong pinnedTo, OptionalLong pendingRollbackTo) {
     }
 
@@ -56,8 +63,7 @@ public final class HistoryPruning {
 
     public Holds holds(String cluster, Instant youngerThan) {
         return StoreException.during("reading what holds the history of " + cluster, () -> {
-            long head = sql.sql("SELECT seq FROM cluster_head WHERE cluster = ?").param(cluster).query(Long.class).optional().orElse(0L);
-            long oldest = sql.sql("SELECT coalesce(min(seq), 0) FROM version WHERE cluster = ?").param(cluster).query(Long.class).single();
+            long head = history.head(cluster);
             OptionalLong young = OptionalLong.empty();
             if (youngerThan != null) {
                 // By creation time (the index): a clock that stepped back can make this a little later than the exact first.
@@ -70,17 +76,15 @@ public final class HistoryPruning {
                             + "AND (SELECT n.zone FROM version_node n WHERE n.cluster = :c AND n.node = s.node ORDER BY n.seq DESC LIMIT 1) "
                             + "IS NOT NULL ORDER BY s.running, s.node LIMIT 1")
                     .param("c", cluster).query((rs, n) -> new NodeRunning(rs.getString(1), rs.getLong(2))).optional();
-            OptionalLong pinned = sql.sql("SELECT action, to_version FROM operator_action WHERE cluster = ? AND status = 'done' "
-                            + "ORDER BY result_version DESC LIMIT 1").param(cluster)
-                    .query((rs, n) -> "rollback".equals(rs.getString(1)) ? OptionalLong.of(rs.getLong(2)) : OptionalLong.empty())
-                    .optional().orElse(OptionalLong.empty());
-            OptionalLong pending = sql.sql("SELECT to_version FROM operator_action WHERE cluster = ? AND status = 'pending' "
-                            + "AND to_version IS NOT NULL").param(cluster).query(Long.class).optional()
-                    .map(OptionalLong::of).orElse(OptionalLong.empty());
-            return new Holds(head, oldest, young, running, pinned, pending);
+            return new Holds(head, young, running, rollbackTarget(history.pinning(cluster)),
+                    rollbackTarget(actions.pendingOf(cluster)));
         });
     }
 
+    /** The version a rollback names; empty for none, or for a resume. */
+    private static OptionalLong rollbackTarget(Optional<RecordedAction> action) {
+        return action.map(RecordedAction::toVersion).map(OptionalLong::of).orElse(OptionalLong.empty());
+    }
 
     /**
      * Removes, in one transaction, a cluster's versions below {@code floor} (at most {@code maxVersions} of them: a
@@ -94,7 +98,7 @@ public final class HistoryPruning {
         return StoreException.during("pruning the history of " + cluster, () -> tx.execute(status -> {
             boolean mine = sql.sql("SELECT pg_try_advisory_xact_lock(?, hashtext(?))").params(RULESYNC_RETENTION, cluster)
                     .query(Boolean.class).single();
-            long oldest = sql.sql("SELECT coalesce(min(seq), 0) FROM version WHERE cluster = ?").param(cluster).query(Long.class).single();
+            long oldest = history.oldest(cluster);
             if (!mine || oldest == 0) {
                 return new Pruned(oldest, 0, 0, 0, 0);
             }
@@ -121,8 +125,7 @@ public final class HistoryPruning {
             }
             long kept = Math.max(to, oldest);
             long events = 0;
-            long eventsBefore = sql.sql("SELECT events_before FROM cluster_retention WHERE cluster = ?").param(cluster)
-                    .query(Long.class).optional().orElse(0L);
+            long eventsBefore = eventLog.removedBefore(cluster);
             if (checkpointEvent > 0) {
                 // Kept: the checkpoint's own event (so the cluster is still found on its partition), every event of a kept
                 // version, and the parts of a large event whose last part has not come (a rebuild restores them).

@@ -359,13 +359,9 @@ public final class PartitionProcessor {
             }
             String cluster = e.getKey();
             long seq = step.get().next().version();
-            Map<String, Object> cause = new LinkedHashMap<>();
-            cause.put("compilerUpgrade", "this compiler compiles the same events into different rules than version " + (seq - 1)
-                    + " holds; this version publishes them before any new event");
-            cause.put("events", 0);
-            cause.put("topic", topics.events());
-            cause.put("partition", partition);
-            addVersion(cluster, step.get(), Json.write(cause), now, versions, outbox);
+            String cause = causeWithoutEvents("compilerUpgrade", "this compiler compiles the same events into different rules than "
+                    + "version " + (seq - 1) + " holds; this version publishes them before any new event");
+            addVersion(cluster, step.get(), cause, now, versions, outbox);
             next.put(cluster, step.get().next());
         }
         if (versions.isEmpty() || position == null) {
@@ -468,6 +464,16 @@ public final class PartitionProcessor {
         }
     }
 
+    /** The cause of a version no event made (a compiler upgrade, a resync that completed a held cluster): why, in one key. */
+    private String causeWithoutEvents(String key, String why) {
+        Map<String, Object> cause = new LinkedHashMap<>();
+        cause.put(key, why);
+        cause.put("events", 0);
+        cause.put("topic", topics.events());
+        cause.put("partition", partition);
+        return Json.write(cause);
+    }
+
     private Batch.OutboxRow resyncRow(String cluster, String reason, Instant now) {
         return new Batch.OutboxRow(topics.resyncs(), cluster, new ResyncRequest(cluster, reason, now).encode());
     }
@@ -549,13 +555,8 @@ public final class PartitionProcessor {
                     Optional<ClusterHead.Step> caughtUp = step.newVersion() ? Optional.empty() : step.next().recompiled();
                     if (caughtUp.isPresent()) {
                         step = caughtUp.get();
-                        Map<String, Object> cause = new LinkedHashMap<>();
-                        cause.put("resync", "the watcher's resync made the cluster's state whole again (" + heldBecause
-                                + "); this version publishes what it compiles to");
-                        cause.put("events", 0);
-                        cause.put("topic", topics.events());
-                        cause.put("partition", partition);
-                        releaseCause = Json.write(cause);
+                        releaseCause = causeWithoutEvents("resync", "the watcher's resync made the cluster's state whole again ("
+                                + heldBecause + "); this version publishes what it compiles to");
                     }
                 } else {
                     step = head.withheld(step, "cluster " + cluster + " publishes no version until its watcher's resync completes: "

@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -44,8 +45,8 @@ public final class RetentionSweep implements AutoCloseable {
     private final int maxVersions;
     private final int maxEvents;
     private final ScheduledExecutorService scheduler;
-    /** Per cluster, the last event of the newest checkpoint read back as written: it is not read again until it changes. */
-    private final Map<String, Long> verified = new HashMap<>();
+    /** Per cluster, the last event of the newest checkpoint judged (negative: refused): it is not read again until it changes. */
+    private final Map<String, Long> judgedCheckpoints = new HashMap<>();
     /** Per cluster, what held its floor below the policy when last said (said once per change). */
     private final Map<String, String> heldBy = new HashMap<>();
 
@@ -104,26 +105,30 @@ public final class RetentionSweep implements AutoCloseable {
 
     /**
      * The last event of the cluster's checkpoint when this compiler reads it back as written: events up to there may
-     * go. 0 (none may go) without one, or when it does not read back, which is said once per checkpoint.
+     * go. 0 (none may go) without one, or when it does not read back, which is said once per checkpoint. A checkpoint
+     * already judged is not read again (a 10,000-Service one is 21 MB of text): only which event it stands for is.
      */
     private long usableCheckpoint(String cluster) {
+        OptionalLong current = events.checkpointEvent(cluster);
+        if (current.isEmpty()) {
+            return 0;
+        }
+        Long judged = judgedCheckpoints.get(cluster); // negative: that checkpoint was read and refused
+        if (judged != null && Math.abs(judged) == current.getAsLong()) {
+            return Math.max(judged, 0);
+        }
         Optional<EventLog.StoredCheckpoint> stored = events.checkpoint(cluster);
         if (stored.isEmpty()) {
             return 0;
         }
-        long last = stored.get().lastEventId();
-        if (verified.getOrDefault(cluster, -1L) == last) {
-            return last;
-        }
+        long last = stored.get().lastEventId(); // a later one may have been written since
         if (Checkpoint.read(cluster, stored.get().text()) instanceof Checkpoint.Read.Unusable u) {
-            Long before = verified.put(cluster, -last); // negative: this checkpoint was read and refused
-            if (before == null || before != -last) {
-                log.warn("cluster {}: its checkpoint at event {} does not read back ({}); retention keeps its events until a "
-                        + "usable checkpoint is written", cluster, last, u.reason());
-            }
+            judgedCheckpoints.put(cluster, -last);
+            log.warn("cluster {}: its checkpoint at event {} does not read back ({}); retention keeps its events until a "
+                    + "usable checkpoint is written", cluster, last, u.reason());
             return 0;
         }
-        verified.put(cluster, last);
+        judgedCheckpoints.put(cluster, last);
         return last;
     }
 
