@@ -1,5 +1,7 @@
 package io.rulesync.e2e.faults;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import io.rulesync.agent.rules.KernelListing;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Role;
@@ -19,9 +21,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -94,7 +94,7 @@ public final class AgentKillHarness {
             stream.start();
             VersionHistory history = new VersionHistory(db.dataSource());
             JdbcTemplate sql = new JdbcTemplate(db.dataSource());
-            awaitTrue("the initial state stored", Duration.ofMinutes(2),
+            Eventually.require("the initial state stored", Duration.ofMinutes(2),
                     () -> history.head(CLUSTER) > 0 && history.nodes(CLUSTER, history.head(CLUSTER)).size() == ChangeStream.NODES
                             && history.rules(CLUSTER, history.head(CLUSTER)).fragments().size() > services);
             System.out.printf("agent killed %d times mid-apply (half during a full load, half during an incremental apply); %d Services x "
@@ -136,7 +136,7 @@ public final class AgentKillHarness {
                 long t = System.nanoTime();
                 agent = RulesyncProcess.start("agent", jar, List.of("-Xmx512m"), agentArgs, null);
                 long target = history.head(CLUSTER);
-                if (!awaitTrue(CONVERGE, () -> running(sql) >= target)) {
+                if (!Eventually.within(CONVERGE, () -> running(sql) >= target)) {
                     failures.add("kill " + (k + 1) + ": restarted, the agent did not acknowledge version " + target + " within " + CONVERGE
                             + " (it runs " + running(sql) + ")");
                 } else {
@@ -153,12 +153,10 @@ public final class AgentKillHarness {
             }
             stream.stop();
             // The end: the stream stopped, the agent acknowledges the head, and its kernel holds exactly the head's rules.
-            long head;
-            awaitTrue(Duration.ofMinutes(1), () -> history.head(CLUSTER) > 0 && stream.delivered().size() == sql.queryForObject(
-                    "SELECT count(*) FROM cluster_event WHERE cluster = ?", Long.class, CLUSTER));
-            head = history.head(CLUSTER);
+            new PipelineChecks(CLUSTER, db.dataSource()).awaitStored(stream.delivered().size(), Duration.ofMinutes(1));
+            long head = history.head(CLUSTER);
             long finalHead = head;
-            if (!awaitTrue(CONVERGE, () -> running(sql) == finalHead)) {
+            if (!Eventually.within(CONVERGE, () -> running(sql) == finalHead)) {
                 failures.add("end: the agent runs version " + running(sql) + ", not the newest " + head);
             } else if (!matches(kernel(lab), expected(history, head))) {
                 Map<Table, Map<String, List<String>>> k = kernel(lab);
@@ -250,16 +248,12 @@ public final class AgentKillHarness {
         return kernel.equals(expected);
     }
 
-    private static final Map<Long, Map<Table, Map<String, List<String>>>> EXPECTED = new LinkedHashMap<>(16, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Long, Map<Table, Map<String, List<String>>>> eldest) {
-            return size() > 64;
-        }
-    };
+    /** Each version's expected listing, for the few versions one check compares with. */
+    private static final Cache<Long, Map<Table, Map<String, List<String>>>> EXPECTED = Caffeine.newBuilder().maximumSize(64).build();
 
     /** What {@code iptables -t TABLE -S} prints for the node's own chains (KUBE-*) at version {@code v}. */
     private static Map<Table, Map<String, List<String>>> expected(VersionHistory history, long v) {
-        return EXPECTED.computeIfAbsent(v, x -> {
+        return EXPECTED.get(v, x -> {
             RuleSet rules = history.rules(CLUSTER, v).ruleSet(NODE, IpFamily.IPV4).orElseThrow();
             Map<Table, Map<String, List<String>>> out = new HashMap<>();
             for (Table t : Table.values()) {
@@ -308,22 +302,5 @@ public final class AgentKillHarness {
             Thread.sleep(1);
         }
         return false;
-    }
-
-    private static boolean awaitTrue(Duration timeout, java.util.function.BooleanSupplier done) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (System.nanoTime() < deadline) {
-            if (done.getAsBoolean()) {
-                return true;
-            }
-            Thread.sleep(200);
-        }
-        return false;
-    }
-
-    private static void awaitTrue(String what, Duration timeout, java.util.function.BooleanSupplier done) throws InterruptedException {
-        if (!awaitTrue(timeout, done)) {
-            throw new IllegalStateException("no sign of " + what + " within " + timeout);
-        }
     }
 }

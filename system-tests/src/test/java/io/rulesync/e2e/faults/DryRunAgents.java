@@ -63,16 +63,11 @@ final class DryRunAgents implements AutoCloseable {
     }
 
     /** Waits until every agent acknowledged {@code version} applied; false when one had not within {@code timeout}. */
-    boolean awaitAll(JdbcTemplate sql, long version, Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (System.nanoTime() < deadline) {
+    boolean awaitAll(JdbcTemplate sql, long version, Duration timeout) {
+        return Eventually.within(timeout, () -> {
             Map<String, Long> running = running(sql);
-            if (running.size() == processes.size() && running.values().stream().allMatch(v -> v == version)) {
-                return true;
-            }
-            Thread.sleep(250);
-        }
-        return false;
+            return running.size() == processes.size() && running.values().stream().allMatch(v -> v == version);
+        });
     }
 
     @Override

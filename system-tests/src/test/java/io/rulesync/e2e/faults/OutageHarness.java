@@ -15,7 +15,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.function.BooleanSupplier;
 import org.postgresql.ds.PGSimpleDataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -75,7 +74,7 @@ public final class OutageHarness {
 
             ChangeStream stream = new ChangeStream(CLUSTER, broker.bootstrap(), Topics.DEFAULT.events(), services, rate);
             stream.start();
-            await("the first version", Duration.ofSeconds(120), () -> checks.head() > 0);
+            Eventually.require("the first version", Duration.ofSeconds(120), () -> checks.head() > 0);
             agents = DryRunAgents.start(jar, CLUSTER, ChangeStream.NODES, broker.bootstrap(), api, dir);
 
             List<Long> brokerBack = new ArrayList<>();
@@ -95,7 +94,7 @@ public final class OutageHarness {
                 broker.start(Duration.ofSeconds(60));
                 long t0 = System.nanoTime();
                 long before = checks.committed(); // nothing was fetched while the broker was down
-                await("the compiler committing again after the broker's " + (crash ? "crash" : "restart"), Duration.ofMinutes(3),
+                Eventually.require("the compiler committing again after the broker's " + (crash ? "crash" : "restart"), Duration.ofMinutes(3),
                         () -> checks.committed() > before);
                 brokerBack.add(ms(t0));
 
@@ -109,9 +108,9 @@ public final class OutageHarness {
                 pg.start();
                 long t1 = System.nanoTime();
                 long beforeDb = checks.committed(); // nothing was stored while the database was down
-                await("the api ready again", Duration.ofMinutes(1), () -> status(api + "/actuator/health/readiness", null) == 200);
+                Eventually.require("the api ready again", Duration.ofMinutes(1), () -> status(api + "/actuator/health/readiness", null) == 200);
                 apiBack.add(ms(t1));
-                await("the compiler committing again after the database came back", Duration.ofMinutes(3),
+                Eventually.require("the compiler committing again after the database came back", Duration.ofMinutes(3),
                         () -> checks.committed() > beforeDb);
                 dbBack.add(ms(t1));
                 for (RulesyncProcess p : processes) {
@@ -199,26 +198,5 @@ public final class OutageHarness {
 
     private static long ms(long since) {
         return (System.nanoTime() - since) / 1_000_000;
-    }
-
-    private static void await(String what, Duration timeout, BooleanSupplier done) throws InterruptedException {
-        if (!awaitQuietly(timeout, done)) {
-            throw new IllegalStateException("no sign of " + what + " within " + timeout);
-        }
-    }
-
-    private static boolean awaitQuietly(Duration timeout, BooleanSupplier done) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (System.nanoTime() < deadline) {
-            try {
-                if (done.getAsBoolean()) {
-                    return true;
-                }
-            } catch (RuntimeException e) {
-                // the database may still be coming back
-            }
-            Thread.sleep(250);
-        }
-        return false;
     }
 }

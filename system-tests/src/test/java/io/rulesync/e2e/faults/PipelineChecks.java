@@ -47,10 +47,7 @@ final class PipelineChecks {
 
     /** Waits (up to {@code timeout}) until {@code n} events are stored, then a little more: a duplicate would come after. */
     void awaitStored(long n, Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (stored() < n && System.nanoTime() < deadline) {
-            Thread.sleep(500);
-        }
+        Eventually.within(timeout, () -> stored() >= n);
         Thread.sleep(2000);
     }
 
