@@ -26,6 +26,7 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -59,6 +60,8 @@ public final class KafkaEventSink implements EventSink {
      * record's overhead (the compiler's deltas use the same bound).
      */
     public static final int MAX_MESSAGE_CHARS = 900_000;
+    /** How long a commit that timed out is retried before its outcome is given up as unknown. */
+    static final Duration COMMIT_RETRY = Duration.ofSeconds(60);
     /** The producer of every cluster when the sink is not transactional. */
     private static final String SHARED = "";
 
@@ -217,6 +220,31 @@ public final class KafkaEventSink implements EventSink {
         }
     }
 
+    /**
+     * Commits the producer's transaction. A commit that timed out may have reached the broker (a broker restarting
+     * answers late), and Kafka allows only one next step then: the same commit again. Aborting and sending the events in
+     * a new transaction stored them twice when the first had committed after all (faults/outages found it). So a timed
+     * out commit is retried for up to {@link #COMMIT_RETRY}; only a commit still unanswered after that is given up,
+     * and its events are sent again, possibly twice (a repeated upsert changes nothing, but the log holds it twice).
+     */
+    private static void commit(Producer<String, String> producer) {
+        long deadline = System.nanoTime() + COMMIT_RETRY.toNanos();
+        while (true) {
+            try {
+                producer.commitTransaction();
+                return;
+            } catch (TimeoutException e) {
+                if (System.nanoTime() > deadline) {
+                    log.warn("a transaction's commit went unanswered for {} s; its events are sent again and may be stored twice",
+                            COMMIT_RETRY.toSeconds());
+                    throw e;
+                }
+                log.info("a transaction's commit timed out ({}); committing it again, as it may have reached the broker",
+                        e.getMessage());
+            }
+        }
+    }
+
     private Attempt attempt(Producer<String, String> producer, List<Integer> at, List<ClusterEvent> events) {
         // Per position, the futures of its message (or of its parts).
         List<List<Future<RecordMetadata>>> futures = new ArrayList<>(at.size());
@@ -257,7 +285,7 @@ public final class KafkaEventSink implements EventSink {
                 }
             }
             if (transactional && error == null) {
-                producer.commitTransaction(); // throws when a send failed: the transaction is then aborted below
+                commit(producer); // throws when a send failed: the transaction is then aborted below
                 committed = true;
             }
         } catch (ProducerFencedException | InvalidProducerEpochException ex) {

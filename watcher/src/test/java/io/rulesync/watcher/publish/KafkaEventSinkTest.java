@@ -17,6 +17,8 @@ import io.rulesync.watcher.fleet.FleetConfig;
 import io.rulesync.watcher.testing.Events;
 import io.rulesync.watcher.testing.KafkaTestBroker;
 import io.rulesync.watcher.testing.ModelObjects;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,7 +27,10 @@ import java.util.List;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -81,6 +86,49 @@ class KafkaEventSinkTest {
             assertThat(ports(got, "demo")).containsExactly(80, 81, 83);
             assertThat(ports(got, "other")).containsExactly(80, 82);
         }
+    }
+
+    /**
+     * A commit whose acknowledgement is lost (a broker restarting answers late): the transaction did commit, but the
+     * producer says it timed out. Sending the events again in a new transaction stored them twice (faults/outages found
+     * it); the sink commits the same transaction again instead, as Kafka prescribes. The producer is the real one on the
+     * real broker; only the first commit's answer is replaced by the timeout the client would throw.
+     */
+    @Test
+    void aCommitThatTimedOutIsCommittedAgainNotSentAgain() {
+        String topic = KafkaTestBroker.newTopic("lost-ack");
+        Properties p = KafkaEventSink.producerConfig(config());
+        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "lost-ack-" + topic);
+        int[] commits = {0};
+        try (KafkaEventSink sink = new KafkaEventSink(cluster -> lostFirstCommitAnswer(new KafkaProducer<>(p), commits), true, topic)) {
+            EventSink.Delivery d = sink.send(List.of(web("demo", 80), web("demo", 81)));
+            assertThat(d.allDelivered()).isTrue();
+            assertThat(commits[0]).isEqualTo(2);
+        }
+        assertThat(KafkaTestBroker.events(KafkaTestBroker.readToEnd(topic))).containsExactly(web("demo", 80), web("demo", 81));
+    }
+
+    /**
+     * {@code real}, whose first commit reaches the broker and then throws the client's timeout; a commit after that is
+     * answered as the broker answers a retried commit of a committed transaction: done.
+     */
+    @SuppressWarnings("unchecked")
+    private static Producer<String, String> lostFirstCommitAnswer(Producer<String, String> real, int[] commits) {
+        return (Producer<String, String>) Proxy.newProxyInstance(Producer.class.getClassLoader(), new Class<?>[] {Producer.class},
+                (proxy, method, args) -> {
+                    if (method.getName().equals("commitTransaction")) {
+                        if (++commits[0] == 1) {
+                            real.commitTransaction();
+                            throw new TimeoutException("Timeout expired after 10000ms while awaiting EndTxn(COMMIT)");
+                        }
+                        return null;
+                    }
+                    try {
+                        return method.invoke(real, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
     }
 
     /** A sync marker of a cluster of 50,000 Services (about 1.5 MB, above the broker's 1 MiB limit) goes as parts, in order. */
