@@ -122,6 +122,10 @@ public final class BatchStore {
             for (Batch.VersionRow v : b.versions()) {
                 writeVersion(v);
             }
+            // Sent at commit, once per cluster: the api wakes the agents waiting for its next version (HeadChanges).
+            for (String cluster : b.versions().stream().map(Batch.VersionRow::cluster).distinct().toList()) {
+                sql.sql("SELECT pg_notify(?, ?)").params(HeadChanges.CHANNEL, cluster).query((rs, n) -> 1).list();
+            }
             writeActions(b.actions());
             writeEvents(b);
             writeDeadLetters(b);

@@ -4,21 +4,29 @@ import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.FragmentKey;
 import io.rulesync.model.rules.RuleFragment;
+import io.rulesync.model.rules.RulesDelta;
+import io.rulesync.model.rules.RulesDiff;
 import io.rulesync.model.rules.Unit;
 import io.rulesync.model.rules.Variant;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import javax.sql.DataSource;
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.support.SqlArrayValue;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * Reads the stored versions back (written by {@link BatchStore#commit}): heads, version metadata,
@@ -27,9 +35,14 @@ import org.springframework.jdbc.support.SqlArrayValue;
  */
 public final class VersionHistory {
     private final JdbcClient sql;
+    /** Reads that take several statements and must see one state of the history (retention may prune meanwhile). */
+    private final TransactionTemplate snapshotRead;
 
     public VersionHistory(DataSource ds) {
         this.sql = JdbcClient.create(ds);
+        this.snapshotRead = new TransactionTemplate(new DataSourceTransactionManager(ds));
+        snapshotRead.setIsolationLevel(TransactionDefinition.ISOLATION_REPEATABLE_READ);
+        snapshotRead.setReadOnly(true);
     }
 
     /** One version's metadata. */
@@ -103,6 +116,70 @@ public final class VersionHistory {
         Map<FragmentKey, RuleFragment> fragments = new TreeMap<>();
         hashes.forEach((k, h) -> fragments.put(k, bodies.get(h)));
         return ClusterRules.of(fragments, nodes(cluster, seq));
+    }
+
+    /**
+     * The deltas of the versions after {@code after} up to {@code upTo}, each from its parent, read back from what each
+     * version changed: what the compiler published for them (fragments with their text, removals, node changes). A
+     * version retention made the oldest has no delta (its stored entries are all of its rules, no longer a change), so
+     * the list starts after the oldest stored version, and holds only versions that follow each other from
+     * {@code after + 1}: empty when that one is not stored.
+     */
+    public List<RulesDelta> deltas(String cluster, long after, long upTo) {
+        return StoreException.during("reading the deltas of " + cluster + " after " + after, () -> snapshotRead.execute(st -> {
+            long oldest = sql.sql("SELECT coalesce(min(seq), 0) FROM version WHERE cluster = ?").param(cluster).query(Long.class).single();
+            long from = Math.max(after, oldest == 1 ? 0 : oldest);
+            if (from != after || upTo <= after) {
+                return List.<RulesDelta>of();
+            }
+            Map<Long, Instant> created = new TreeMap<>();
+            sql.sql("SELECT seq, created_at FROM version WHERE cluster = ? AND seq > ? AND seq <= ? ORDER BY seq")
+                    .params(cluster, after, upTo)
+                    .query((rs, n) -> created.put(rs.getLong(1), rs.getTimestamp(2).toInstant()))
+                    .list();
+            Map<Long, List<Entry>> entries = new HashMap<>();
+            Set<String> hashes = new HashSet<>();
+            sql.sql("SELECT seq, family, unit, variant, hash FROM version_entry WHERE cluster = ? AND seq > ? AND seq <= ? "
+                            + "ORDER BY seq, family, unit, variant")
+                    .params(cluster, after, upTo)
+                    .query((rs, n) -> {
+                        FragmentKey key = new FragmentKey(IpFamily.fromId(rs.getString(2)), Unit.parse(rs.getString(3)),
+                                Variant.parse(rs.getString(4)));
+                        String hash = rs.getString(5);
+                        if (hash != null) {
+                            hashes.add(hash);
+                        }
+                        return entries.computeIfAbsent(rs.getLong(1), k -> new ArrayList<>()).add(new Entry(key, hash));
+                    })
+                    .list();
+            Map<Long, List<RulesDiff.NodeChange>> nodes = new HashMap<>();
+            sql.sql("SELECT seq, node, zone FROM version_node WHERE cluster = ? AND seq > ? AND seq <= ? ORDER BY seq, node")
+                    .params(cluster, after, upTo)
+                    .query((rs, n) -> nodes.computeIfAbsent(rs.getLong(1), k -> new ArrayList<>())
+                            .add(new RulesDiff.NodeChange(rs.getString(2), null, rs.getString(3))))
+                    .list();
+            Map<String, RuleFragment> bodies = fragments(hashes);
+            List<RulesDelta> out = new ArrayList<>();
+            long expected = after + 1;
+            for (Map.Entry<Long, Instant> v : created.entrySet()) {
+                if (v.getKey() != expected++) {
+                    break;
+                }
+                List<RulesDiff.FragmentChange> changes = new ArrayList<>();
+                for (Entry e : entries.getOrDefault(v.getKey(), List.of())) {
+                    // As a delta read off the wire holds them: afters only, removals with an empty "before".
+                    changes.add(e.hash() == null ? new RulesDiff.FragmentChange(e.key(), RuleFragment.EMPTY, null)
+                            : new RulesDiff.FragmentChange(e.key(), null, bodies.get(e.hash())));
+                }
+                out.add(new RulesDelta(cluster, v.getKey() - 1, v.getKey(), v.getValue(),
+                        new RulesDiff(changes, nodes.getOrDefault(v.getKey(), List.of()))));
+            }
+            return out;
+        }));
+    }
+
+    /** A stored change of one fragment: its new hash, or null when removed. */
+    private record Entry(FragmentKey key, String hash) {
     }
 
     /** Adds the row's entry (family, unit, variant, hash) unless it is a removal or the head has no entries. */

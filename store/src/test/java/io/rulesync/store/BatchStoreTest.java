@@ -8,6 +8,7 @@ import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.DispatchChain;
 import io.rulesync.model.rules.FragmentKey;
 import io.rulesync.model.rules.RuleFragment;
+import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.model.rules.RulesDiff;
 import io.rulesync.model.rules.Unit;
 import io.rulesync.model.rules.Variant;
@@ -16,6 +17,7 @@ import io.rulesync.testing.needs.RequiresPostgres;
 import io.rulesync.testsupport.TestDatabase;
 import java.sql.Connection;
 import java.sql.Statement;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -117,6 +119,35 @@ class BatchStoreTest {
         long position = batches.position("g", "t-h", 0).map(LogPosition::next).orElse(-1L);
         batches.commit(new Batch("g", "t-h", 0, position, Math.max(position, 0) + 1, List.of(), List.of(),
                 List.of(new Batch.VersionRow(cluster, seq, T, "{}", "{}", new RulesDiff(changes, List.of()))), List.of(), List.of()));
+    }
+
+    /**
+     * A committed version is announced to listeners (the api's long polls wake on it), and what each version changed
+     * reads back as the delta the compiler published: sets with their text, removals, in version order.
+     */
+    @Test
+    void aNewVersionIsAnnouncedAtCommitAndReadsBackAsItsDelta() throws Exception {
+        String c = "announced";
+        try (HeadChanges changes = new HeadChanges(db.dataSource())) {
+            assertThat(changes.await(Duration.ofMillis(100))).as("nothing committed yet").isFalse();
+            version(c, 1, Map.of(), Map.of("a", fragment("a", 1), "b", fragment("b", 1)));
+            assertThat(changes.await(Duration.ofSeconds(30))).isTrue();
+            Map<String, RuleFragment> removedB = new java.util.HashMap<>();
+            removedB.put("a", fragment("a", 2));
+            removedB.put("b", null);
+            version(c, 2, Map.of("a", fragment("a", 1), "b", fragment("b", 1)), removedB);
+            assertThat(changes.await(Duration.ofSeconds(30))).isTrue();
+        }
+        List<RulesDelta> deltas = history.deltas(c, 0, 2);
+        assertThat(deltas).extracting(RulesDelta::base, RulesDelta::target)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(0L, 1L), org.assertj.core.groups.Tuple.tuple(1L, 2L));
+        RulesDiff second = deltas.get(1).diff();
+        assertThat(second.fragments()).extracting(RulesDiff.FragmentChange::key).containsExactly(key("a"), key("b"));
+        assertThat(second.fragments().get(0).after()).isEqualTo(fragment("a", 2));
+        assertThat(second.fragments().get(1).after()).as("removed").isNull();
+        assertThat(second.applyTo(history.rules(c, 1))).isEqualTo(history.rules(c, 2));
+        assertThat(history.deltas(c, 2, 2)).isEmpty();
+        assertThat(history.deltas(c, 5, 9)).as("after the head").isEmpty();
     }
 
     /**
