@@ -1,10 +1,15 @@
 package io.rulesync.api;
 
 import io.rulesync.api.access.ApiTokens;
+import io.rulesync.api.acks.AckWriter;
+import io.rulesync.api.acks.AcksController;
 import io.rulesync.api.access.BearerTokenFilter;
 import io.rulesync.api.access.FailedAuthentications;
 import io.rulesync.api.actions.ActionsController;
 import io.rulesync.api.clusters.ClustersController;
+import io.rulesync.api.deltas.DeltaWaits;
+import io.rulesync.api.deltas.DeltasController;
+import io.rulesync.api.deltas.HeadWatch;
 import io.rulesync.api.errors.DeclaredParameters;
 import io.rulesync.api.errors.ProblemErrorController;
 import io.rulesync.api.errors.ProblemReportValve;
@@ -16,6 +21,7 @@ import io.rulesync.api.snapshot.RecentVersions;
 import io.rulesync.api.snapshot.SnapshotController;
 import io.rulesync.api.snapshot.Snapshots;
 import io.rulesync.store.EventLog;
+import io.rulesync.store.HeadChanges;
 import io.rulesync.store.NodeStatusStore;
 import io.rulesync.store.OperatorActionStore;
 import io.rulesync.store.ProblemStore;
@@ -35,6 +41,9 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import javax.sql.DataSource;
 import org.apache.catalina.Lifecycle;
 import org.apache.catalina.Valve;
 import org.apache.catalina.core.StandardHost;
@@ -45,6 +54,7 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.flyway.autoconfigure.FlywayMigrationStrategy;
 import org.springframework.boot.tomcat.TomcatContextCustomizer;
+import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Import;
@@ -114,6 +124,72 @@ public class ApiApplication {
     @Bean
     SnapshotController snapshotController(Snapshots snapshots) {
         return new SnapshotController(snapshots);
+    }
+
+    /** The clusters' heads, read again whenever PostgreSQL announces a new version, and every second regardless. */
+    @Bean
+    HeadWatch headWatch(VersionHistory store, DataSource ds) {
+        return new HeadWatch(store, new HeadChanges(ds), Duration.ofSeconds(1));
+    }
+
+    /** Where a new version's waiting agents get their answer made, off the watch's thread. */
+    @Bean(destroyMethod = "shutdownNow")
+    ExecutorService deltaWakers() {
+        return Executors.newFixedThreadPool(2, r -> {
+            Thread t = new Thread(r, "delta-wakers");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    @Bean
+    DeltaWaits deltaWaits(VersionHistory store, HeadWatch watch, ExecutorService deltaWakers, MeterRegistry meters) {
+        DeltaWaits waits = new DeltaWaits(store, watch, deltaWakers, 64L << 20);
+        meters.gauge("rulesync.deltas.waiting", waits, DeltaWaits::parked);
+        watch.start(waits);
+        return waits;
+    }
+
+    /**
+     * Before the web server's graceful shutdown (which waits for open requests), parked polls are answered: otherwise
+     * each would hold the shutdown for up to its wait. A phase above the server's, so it stops first.
+     */
+    @Bean
+    SmartLifecycle releaseParkedPolls(DeltaWaits waits) {
+        return new SmartLifecycle() {
+            private volatile boolean running;
+
+            @Override
+            public void start() {
+                running = true;
+            }
+
+            @Override
+            public void stop() {
+                waits.stop();
+                running = false;
+            }
+
+            @Override
+            public boolean isRunning() {
+                return running;
+            }
+        };
+    }
+
+    @Bean
+    DeltasController deltasController(DeltaWaits waits) {
+        return new DeltasController(waits);
+    }
+
+    @Bean
+    AckWriter ackWriter(NodeStatusStore acks, MeterRegistry meters) {
+        return new AckWriter(acks, 2_000, meters);
+    }
+
+    @Bean
+    AcksController acksController(AckWriter writer) {
+        return new AcksController(writer);
     }
 
     @Bean

@@ -3,6 +3,8 @@ package io.rulesync.api.access;
 import java.util.EnumSet;
 import java.util.Optional;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Which roles may make which request. Deny by default: a route not named here is operator-only,
@@ -10,6 +12,8 @@ import java.util.Set;
  */
 public final class AccessRules {
     private static final Set<Role> READERS = EnumSet.of(Role.VIEWER, Role.OPERATOR);
+    /** {@code /api/v1/clusters/{cluster}/nodes/{node}/acks}: group 1 is the node. */
+    private static final Pattern ACK = Pattern.compile("/api/v1/clusters/[^/]+/nodes/([^/]+)/acks");
 
     private AccessRules() {
     }
@@ -22,8 +26,12 @@ public final class AccessRules {
     /** The roles allowed to make this request. */
     public static Set<Role> allowed(String method, String path) {
         boolean read = "GET".equals(method) || "HEAD".equals(method);
-        if (read && path.startsWith("/api/v1/clusters/") && path.endsWith("/snapshot")) {
+        if (read && path.startsWith("/api/v1/clusters/") && (path.endsWith("/snapshot") || path.endsWith("/deltas"))) {
             return EnumSet.of(Role.AGENT, Role.VIEWER, Role.OPERATOR);
+        }
+        // Only a node reports what it runs; an operator's word on it would be a forged ack.
+        if ("POST".equals(method) && ACK.matcher(path).matches()) {
+            return EnumSet.of(Role.AGENT);
         }
         if (read && (path.startsWith("/api/v1/") || path.startsWith("/v3/api-docs") || path.equals("/actuator/prometheus"))) {
             return READERS;
@@ -33,13 +41,15 @@ public final class AccessRules {
 
     /**
      * Why a bound agent token may not make this request ({@link ApiTokens.Scope}); empty when it may, or is bound to
-     * nothing. {@code node} is the request's {@code ?node=} (null without one).
+     * nothing. {@code queryNode} is the request's {@code ?node=} (null without one); an ack names its node in the path.
      */
-    public static Optional<String> outOfScope(ApiTokens.Caller caller, String path, String node) {
+    public static Optional<String> outOfScope(ApiTokens.Caller caller, String path, String queryNode) {
         ApiTokens.Scope scope = caller.scope();
         if (!scope.bound()) {
             return Optional.empty();
         }
+        Matcher ack = ACK.matcher(path);
+        String node = ack.matches() ? ack.group(1) : queryNode;
         String prefix = "/api/v1/clusters/";
         String cluster = path.startsWith(prefix) ? path.substring(prefix.length()).split("/", 2)[0] : null;
         if (!scope.cluster().equals(cluster)) {
@@ -48,7 +58,8 @@ public final class AccessRules {
         }
         if (scope.node() != null && !scope.node().equals(node)) {
             return Optional.of("token '" + caller.name() + "' is bound to node '" + scope.node() + "' of cluster '" + scope.cluster()
-                    + "'; it may not read " + (node == null ? "every node's rules" : "the rules of node '" + node + "'"));
+                    + "'; it may not " + (ack.matches() ? "acknowledge for node '" + node + "'"
+                    : node == null ? "read every node's rules" : "read the rules of node '" + node + "'"));
         }
         return Optional.empty();
     }

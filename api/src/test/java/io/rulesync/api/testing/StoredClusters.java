@@ -20,7 +20,7 @@ public final class StoredClusters {
      * Cluster {@code cluster} with two versions: nodes n1 and n2 and a Service whose
      * internalTrafficPolicy is Local (so n1 and n2 get different rules), then one endpoint changed.
      */
-    public static void twoVersions(CompilerStores store, String cluster) throws StaleWriteException {
+    public static ClusterHead.Step twoVersions(CompilerStores store, String cluster) throws StaleWriteException {
         ClusterHead.Step s1 = ClusterHead.empty(cluster).apply(List.of(
                 Fixtures.upsert(cluster, Fixtures.node("n1", "10.1.0.1")),
                 Fixtures.upsert(cluster, Fixtures.node("n2", "10.1.0.2")),
@@ -31,6 +31,18 @@ public final class StoredClusters {
         commit(store, cluster, -1, 6, s1);
         ClusterHead.Step s2 = s1.next().apply(List.of(slice(cluster, "web", "n1", "10.244.1.1", "10.244.1.3")));
         commit(store, cluster, 6, 7, s2);
+        return s2;
+    }
+
+    /**
+     * One more version after {@code previous} (the step that made the head): {@code web}'s endpoints on n1 become
+     * {@code ips}. Stored as one batch from event offset {@code expected} to {@code expected + 1}.
+     */
+    public static ClusterHead.Step next(CompilerStores store, String cluster, ClusterHead.Step previous, long expected, String... ips)
+            throws StaleWriteException {
+        ClusterHead.Step s = previous.next().apply(List.of(slice(cluster, "web", "n1", ips)));
+        commit(store, cluster, expected, expected + 1, s);
+        return s;
     }
 
     private static ClusterEvent slice(String cluster, String service, String node, String... ips) {

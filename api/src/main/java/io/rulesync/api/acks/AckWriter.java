@@ -1,0 +1,83 @@
+package io.rulesync.api.acks;
+
+import io.rulesync.model.ack.NodeAck;
+import io.rulesync.store.NodeStatusStore;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes acks received over HTTP to {@code node_status} in batches: one thread takes whatever has arrived (up to
+ * {@code maxBatch}) and writes it in one transaction, so a thousand nodes acking one version cost a few round trips,
+ * not a thousand. Each ack's future completes when its batch is committed; the request is answered then, so an ack
+ * the agent was told is stored is stored.
+ */
+public final class AckWriter implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(AckWriter.class);
+
+    private record Pending(NodeAck ack, CompletableFuture<Void> stored) {
+    }
+
+    private final NodeStatusStore store;
+    private final int maxBatch;
+    private final BlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
+    private final Thread thread;
+    private final DistributionSummary batches;
+    private volatile boolean stopping;
+
+    public AckWriter(NodeStatusStore store, int maxBatch, MeterRegistry meters) {
+        this.store = store;
+        this.maxBatch = maxBatch;
+        this.batches = DistributionSummary.builder("rulesync.acks.batch").description("acks written per transaction")
+                .baseUnit("acks").register(meters);
+        this.thread = new Thread(this::run, "ack-writer");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    /** Completes once the ack is stored; exceptionally when the store failed. */
+    public CompletableFuture<Void> write(NodeAck ack) {
+        Pending p = new Pending(ack, new CompletableFuture<>());
+        queue.add(p);
+        return p.stored();
+    }
+
+    private void run() {
+        List<Pending> batch = new ArrayList<>();
+        while (!stopping) {
+            try {
+                batch.add(queue.take());
+            } catch (InterruptedException e) {
+                break;
+            }
+            queue.drainTo(batch, maxBatch - 1);
+            try {
+                store.recordAcks(batch.stream().map(Pending::ack).toList());
+                batches.record(batch.size());
+                batch.forEach(p -> p.stored().complete(null));
+            } catch (RuntimeException e) {
+                log.warn("storing {} acks: {}", batch.size(), e.getMessage());
+                batch.forEach(p -> p.stored().completeExceptionally(e));
+            }
+            batch.clear();
+        }
+        queue.forEach(p -> p.stored().completeExceptionally(new IllegalStateException("the api is stopping")));
+    }
+
+    @Override
+    public void close() {
+        stopping = true;
+        thread.interrupt();
+        try {
+            thread.join(5_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

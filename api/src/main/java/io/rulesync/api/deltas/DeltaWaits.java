@@ -1,0 +1,195 @@
+package io.rulesync.api.deltas;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.rulesync.model.rules.RulesDelta;
+import io.rulesync.store.VersionHistory;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+/**
+ * Agents' long polls for their cluster's next versions: {@link #request} answers at once when the cluster is past the
+ * version the agent runs, and otherwise parks the request until {@link HeadWatch} sees the head move or the wait ends.
+ *
+ * <p>A version's delta is read back from PostgreSQL once ({@link VersionHistory#deltas}) and kept as the JSON the
+ * compiler publishes, so a thousand agents woken by one version cost one read and no per-agent work beyond writing the
+ * bytes. Waiting agents of a cluster usually run the same version; they are woken in groups by that version, and each
+ * group's answer is made once.
+ */
+public final class DeltaWaits implements HeadWatch.Listener {
+    /** At most this many deltas in one answer; the agent asks again at once for the rest. */
+    static final int MAX_DELTAS = 100;
+    /** An agent further behind than this loads a snapshot instead: one snapshot costs less than this many deltas. */
+    static final long MAX_BEHIND = 1_000;
+
+    /** What a poll gets. */
+    public sealed interface Answer {
+        /** Deltas in order from the version after the asked one (none when the wait ended first). */
+        record Deltas(long head, List<String> json) implements Answer {
+        }
+
+        /** The next delta is not stored any more (retention), or the agent is too far behind: it should load a snapshot. */
+        record Snapshot(long head, String why) implements Answer {
+        }
+
+        /** The cluster has no version. */
+        record UnknownCluster() implements Answer {
+        }
+
+        /** This replica is stopping: ask another (or again shortly). */
+        record Stopping() implements Answer {
+        }
+    }
+
+    private record Key(String cluster, long seq) {
+    }
+
+    /** A parked request: the version the agent runs, and where its answer goes (once). */
+    private record Waiter(long after, Consumer<Answer> answer, Consumer<RuntimeException> failed) {
+    }
+
+    private final VersionHistory versions;
+    private final HeadWatch heads;
+    private final Executor wakers;
+    private final Cache<Key, String> json;
+    private final Map<String, Set<Waiter>> waiting = new ConcurrentHashMap<>();
+    private final AtomicInteger parked = new AtomicInteger();
+    private volatile boolean stopping;
+
+    /**
+     * @param wakers   where woken groups get their answers made (reading PostgreSQL): not the watch's thread
+     * @param maxBytes how much delta JSON to keep in memory
+     */
+    public DeltaWaits(VersionHistory versions, HeadWatch heads, Executor wakers, long maxBytes) {
+        this.versions = versions;
+        this.heads = heads;
+        this.wakers = wakers;
+        this.json = Caffeine.newBuilder().maximumWeight(maxBytes).weigher((Key k, String v) -> 64 + 2 * v.length()).build();
+    }
+
+    /** Requests parked now: the agents connected to this replica and up to date. */
+    public int parked() {
+        return parked.get();
+    }
+
+    /**
+     * Answers a poll from an agent that runs version {@code after} (null: the cluster's head, i.e. from now on):
+     * {@code answer} gets the deltas now, or once the head moves; nothing when the caller's wait ends first (it then
+     * answers "no news" itself and calls the returned {@link Runnable} to forget the request).
+     */
+    public Runnable request(String cluster, Long after, Consumer<Answer> answer, Consumer<RuntimeException> failed) {
+        if (stopping) {
+            answer.accept(new Answer.Stopping());
+            return () -> { };
+        }
+        long head = head(cluster);
+        if (head == 0) {
+            answer.accept(new Answer.UnknownCluster());
+            return () -> { };
+        }
+        long from = after == null ? head : after;
+        if (head > from) {
+            answer.accept(answer(cluster, from, head));
+            return () -> { };
+        }
+        Waiter w = new Waiter(from, answer, failed);
+        waiting.computeIfAbsent(cluster, c -> ConcurrentHashMap.newKeySet()).add(w);
+        parked.incrementAndGet();
+        Runnable forget = () -> {
+            if (waiting.getOrDefault(cluster, Set.of()).remove(w)) {
+                parked.decrementAndGet();
+            }
+        };
+        // The head may have moved between reading it and parking: then nobody would wake this one.
+        long now = head(cluster);
+        if (now > from) {
+            advanced(cluster, now);
+        }
+        return forget;
+    }
+
+    /**
+     * Answers every parked request at once ({@link Answer.Stopping}) and parks no more: a stopping server waits for its
+     * open requests, and a parked poll would hold its shutdown for the whole wait.
+     */
+    public void stop() {
+        stopping = true;
+        for (Set<Waiter> set : waiting.values()) {
+            for (Waiter w : set) {
+                if (set.remove(w)) {
+                    parked.decrementAndGet();
+                    w.answer().accept(new Answer.Stopping());
+                }
+            }
+        }
+    }
+
+    @Override
+    public void advanced(String cluster, long head) {
+        Set<Waiter> set = waiting.get(cluster);
+        if (set == null || set.isEmpty()) {
+            return;
+        }
+        Map<Long, List<Waiter>> byVersion = new TreeMap<>();
+        for (Waiter w : set) {
+            if (w.after() < head && set.remove(w)) {
+                parked.decrementAndGet();
+                byVersion.computeIfAbsent(w.after(), a -> new ArrayList<>()).add(w);
+            }
+        }
+        byVersion.forEach((after, group) -> wakers.execute(() -> {
+            Answer a;
+            try {
+                a = answer(cluster, after, head);
+            } catch (RuntimeException e) {
+                group.forEach(w -> w.failed().accept(e));
+                return;
+            }
+            group.forEach(w -> w.answer().accept(a));
+        }));
+    }
+
+    private long head(String cluster) {
+        OptionalLong known = heads.ready() ? heads.head(cluster) : OptionalLong.empty();
+        // A cluster the watch has not seen (new since its last read, or the watch is not reading): the store knows.
+        return known.isPresent() ? known.getAsLong() : versions.head(cluster);
+    }
+
+    /** The deltas after {@code after} up to {@code head} (at most {@link #MAX_DELTAS}), from memory or PostgreSQL. */
+    Answer answer(String cluster, long after, long head) {
+        if (head - after > MAX_BEHIND) {
+            return new Answer.Snapshot(head, "version " + after + " is " + (head - after) + " versions behind " + head
+                    + " (more than " + MAX_BEHIND + "); load a snapshot");
+        }
+        long upTo = Math.min(head, after + MAX_DELTAS);
+        List<String> out = new ArrayList<>();
+        for (long seq = after + 1; seq <= upTo; seq++) {
+            String j = json.getIfPresent(new Key(cluster, seq));
+            if (j == null) {
+                break;
+            }
+            out.add(j);
+        }
+        if (after + out.size() < upTo) {
+            for (RulesDelta d : versions.deltas(cluster, after + out.size(), upTo)) {
+                String j = d.toJson();
+                json.put(new Key(cluster, d.target()), j);
+                out.add(j);
+            }
+        }
+        if (out.isEmpty()) {
+            return new Answer.Snapshot(head, "the delta to version " + (after + 1) + " is no longer stored (retention removed "
+                    + "it); versions from " + versions.oldest(cluster) + " remain; load a snapshot");
+        }
+        return new Answer.Deltas(head, out);
+    }
+}

@@ -1,0 +1,213 @@
+package io.rulesync.api.deltas;
+
+import static io.rulesync.api.testing.TestApi.assertProblem;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.rulesync.api.testing.StoredClusters;
+import io.rulesync.api.testing.TestApi;
+import io.rulesync.compiler.version.ClusterHead;
+import io.rulesync.model.ack.NodeAck;
+import io.rulesync.model.rules.ClusterRules;
+import io.rulesync.model.rules.RulesDelta;
+import io.rulesync.store.HistoryPruning;
+import io.rulesync.store.NodeStatus;
+import io.rulesync.store.NodeStatusStore;
+import io.rulesync.testing.needs.RequiresPostgres;
+import java.net.http.HttpResponse;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * What agents read and write through the api instead of Kafka: deltas by long poll, acks by POST; and that a token
+ * bound to a cluster (or node) reaches nothing else.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@RequiresPostgres
+class DeltasApiTest {
+    private static final String AGENT = TestApi.AGENT.token();
+    private TestApi api;
+    private ClusterHead.Step head;
+
+    @BeforeAll
+    void setUp() throws Exception {
+        api = TestApi.onTwoVersions("shop", "bank");
+        head = StoredClusters.twoVersions(api.store(), "retained");
+    }
+
+    @AfterAll
+    void tearDown() {
+        if (api != null) {
+            api.close();
+        }
+    }
+
+    @Test
+    void aDeltaReadBackIsWhatTheCompilerStored() throws Exception {
+        HttpResponse<String> r = api.get("/api/v1/clusters/shop/deltas?after=1&node=n1", AGENT);
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("application/x-ndjson");
+        assertThat(r.headers().firstValue(DeltasController.HEAD)).contains("2");
+        List<RulesDelta> deltas = lines(r);
+        assertThat(deltas).hasSize(1);
+        assertThat(deltas.get(0).base()).isEqualTo(1);
+        assertThat(deltas.get(0).target()).isEqualTo(2);
+        // Applied to version 1, the delta gives version 2 exactly: the agent's own use of it.
+        ClusterRules v1 = api.store().history().rules("shop", 1);
+        ClusterRules v2 = api.store().history().rules("shop", 2);
+        assertThat(deltas.get(0).diff().applyTo(v1)).isEqualTo(v2);
+        assertThat(deltas.get(0).diff().fragments()).isNotEmpty();
+    }
+
+    @Test
+    void aPollWaitsForTheNextVersionAndGetsItWhenStored() throws Exception {
+        CompletableFuture<HttpResponse<String>> poll = CompletableFuture.supplyAsync(() -> get("/api/v1/clusters/retained/deltas?after=2"
+                + "&wait=30"));
+        // Parked: nothing new yet. (Waited on, not timed: the check is that it has not answered.)
+        Thread.sleep(500);
+        assertThat(poll).isNotDone();
+        StoredClusters.next(api.store(), "retained", head, 7, "10.244.1.7");
+        HttpResponse<String> r = poll.get(20, TimeUnit.SECONDS);
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        assertThat(lines(r)).extracting(RulesDelta::target).containsExactly(3L);
+        assertThat(r.headers().firstValue(DeltasController.HEAD)).contains("3");
+    }
+
+    @Test
+    void aPollWithNothingNewEndsEmptyAfterItsWait() throws Exception {
+        HttpResponse<String> r = api.get("/api/v1/clusters/bank/deltas?after=2&wait=1", AGENT);
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(r.body()).isEmpty();
+        HttpResponse<String> now = api.get("/api/v1/clusters/bank/deltas?after=2&wait=0", AGENT);
+        assertThat(now.statusCode()).isEqualTo(200);
+        assertThat(now.body()).isEmpty();
+    }
+
+    @Test
+    void badPollsAreProblems() throws Exception {
+        assertProblem(api.get("/api/v1/clusters/nowhere/deltas?after=1", AGENT), 404, "cluster", "cluster: 'nowhere' is not known");
+        assertProblem(api.get("/api/v1/clusters/shop/deltas", AGENT), 400, "after", "after:");
+        assertProblem(api.get("/api/v1/clusters/shop/deltas?after=0", AGENT), 400, "after", "is not a version number");
+        assertProblem(api.get("/api/v1/clusters/shop/deltas?after=1&wait=61", AGENT), 400, "wait", "wait: '61' is not 0-60 (seconds)");
+    }
+
+    @Test
+    void aDeltaRetentionRemovedSendsTheAgentToASnapshot() throws Exception {
+        try (TestApi pruned = TestApi.onTwoVersions()) {
+            StoredClusters.next(pruned.store(), "shop", StoredClusters.twoVersions(pruned.store(), "shop"), 7, "10.244.1.9");
+            new HistoryPruning(pruned.database().dataSource()).prune("shop", 2, 0, 100, 100, Instant.now());
+            // Version 2 is the oldest now: its stored entries are all of its rules, not a change, so no delta leads to it.
+            assertProblem(pruned.get("/api/v1/clusters/shop/deltas?after=1", AGENT), 410, "after",
+                    "the delta to version 2 is no longer stored (retention removed it); versions from 2 remain; load a snapshot");
+            assertThat(lines(pruned.get("/api/v1/clusters/shop/deltas?after=2", AGENT))).extracting(RulesDelta::target)
+                    .containsExactly(3L);
+        }
+    }
+
+    /** A stopping api waits for its open requests: a parked poll is answered at once, or it would hold the stop for its wait. */
+    @Test
+    void aStoppingApiAnswersItsParkedPollsAtOnce() throws Exception {
+        TestApi stopping = TestApi.onTwoVersions("shop");
+        CompletableFuture<HttpResponse<String>> poll;
+        try {
+            poll = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return stopping.get("/api/v1/clusters/shop/deltas?after=2&wait=60", AGENT);
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            await().atMost(java.time.Duration.ofSeconds(30)).until(() -> stopping.context().getBean(DeltaWaits.class).parked() == 1);
+        } finally {
+            stopping.close();
+        }
+        assertProblem(poll.get(5, TimeUnit.SECONDS), 503, null, "this api replica is stopping; ask again");
+    }
+
+    @Test
+    void aTokenBoundToAClusterReadsNoOtherClustersDeltas() throws Exception {
+        // TestApi's bound token: node n1 of shop.
+        String n1 = TestApi.SHOP_N1.token();
+        assertThat(api.get("/api/v1/clusters/shop/deltas?after=1&node=n1", n1).statusCode()).isEqualTo(200);
+        assertProblem(api.get("/api/v1/clusters/bank/deltas?after=1&node=n1", n1), 403, null,
+                "token 'shop-n1' is bound to cluster 'shop'; it may not read cluster 'bank'");
+        assertProblem(api.get("/api/v1/clusters/shop/deltas?after=1&node=n2", n1), 403, null,
+                "token 'shop-n1' is bound to node 'n1' of cluster 'shop'");
+    }
+
+    @Test
+    void anAckIsStoredAndOnlyItsOwnNodeMaySendIt() throws Exception {
+        NodeAck ack = new NodeAck("shop", "n1", 2, 2, NodeAck.Status.APPLIED, null, 12, 40, "iptables", Instant.now());
+        String path = "/api/v1/clusters/shop/nodes/n1/acks";
+        HttpResponse<String> r = api.post(path, ack.toJson(), TestApi.SHOP_N1.token());
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(204);
+        NodeStatus stored = new NodeStatusStore(api.database().dataSource()).nodeStatus("shop").stream().filter(s -> s.node().equals("n1")).findFirst()
+                .orElseThrow();
+        assertThat(stored.running()).isEqualTo(2);
+        assertThat(stored.ruleCount()).isEqualTo(40);
+
+        NodeAck forN2 = new NodeAck("shop", "n2", 2, 2, NodeAck.Status.APPLIED, null, 12, 40, "iptables", Instant.now());
+        assertProblem(api.post("/api/v1/clusters/shop/nodes/n2/acks", forN2.toJson(), TestApi.SHOP_N1.token()), 403, null,
+                "token 'shop-n1' is bound to node 'n1' of cluster 'shop'; it may not acknowledge for node 'n2'");
+        assertProblem(api.post("/api/v1/clusters/bank/nodes/n1/acks", ack.toJson(), TestApi.SHOP_N1.token()), 403, null,
+                "bound to cluster 'shop'");
+        // Only nodes acknowledge: an operator's word on what a node runs would be a forged ack.
+        assertProblem(api.post(path, ack.toJson(), TestApi.OPERATOR.token()), 403, null, "needs agent");
+        assertProblem(api.post(path, ack.toJson(), TestApi.VIEWER.token()), 403, null, "needs agent");
+        assertProblem(api.post("/api/v1/clusters/shop/nodes/n2/acks", ack.toJson(), AGENT), 400, "body",
+                "body: the ack is for node 'n1' of cluster 'shop', not the node and cluster of the path");
+        assertProblem(api.post(path, "{\"v\": 1}", AGENT), 400, "body", "body: ");
+    }
+
+    @Test
+    void acksArrivingTogetherAreWrittenInBatches() throws Exception {
+        MeterRegistry meters = api.context().getBean(MeterRegistry.class);
+        DistributionSummary batches = meters.get("rulesync.acks.batch").summary();
+        long batchesBefore = batches.count();
+        double acksBefore = batches.totalAmount();
+        int nodes = 300;
+        List<CompletableFuture<HttpResponse<String>>> sent = new ArrayList<>();
+        for (int i = 0; i < nodes; i++) {
+            NodeAck a = new NodeAck("bank", "node-" + i, 2, 2, NodeAck.Status.APPLIED, null, 1, 10, "hollow", Instant.now());
+            sent.add(CompletableFuture.supplyAsync(() -> post("/api/v1/clusters/bank/nodes/" + a.node() + "/acks", a.toJson())));
+        }
+        for (CompletableFuture<HttpResponse<String>> f : sent) {
+            assertThat(f.get(60, TimeUnit.SECONDS).statusCode()).isEqualTo(204);
+        }
+        assertThat(new NodeStatusStore(api.database().dataSource()).nodeStatus("bank")).hasSize(nodes);
+        assertThat(batches.totalAmount() - acksBefore).isEqualTo(nodes);
+        // Written as they came, but not one transaction each.
+        assertThat(batches.count() - batchesBefore).isLessThan(nodes);
+    }
+
+    private HttpResponse<String> get(String path) {
+        try {
+            return api.get(path, AGENT);
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private HttpResponse<String> post(String path, String json) {
+        try {
+            return api.post(path, json, AGENT);
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static List<RulesDelta> lines(HttpResponse<String> r) {
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        return Arrays.stream(r.body().split("\n")).filter(l -> !l.isBlank()).map(RulesDelta::fromJson).toList();
+    }
+}
