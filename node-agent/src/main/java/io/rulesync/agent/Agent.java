@@ -166,6 +166,16 @@ public final class Agent {
         applyAhead(ahead, touched);
     }
 
+    /**
+     * The source says deltas were missed that it cannot give (retention removed them, or the node is too far behind):
+     * load the latest version, unless backing off after a failure (then {@link #tick} retries).
+     */
+    public void onGap(String why) {
+        if (!backoff.waiting(clock.instant())) {
+            resync(why);
+        }
+    }
+
     private void applyAhead(NodeView ahead, Set<Unit> touched) {
         if (ahead != null && running != null) {
             apply(running, ahead, new TreeSet<>(touched));

@@ -8,10 +8,15 @@ import io.rulesync.agent.conntrack.Conntrack;
 import io.rulesync.exec.CommandRunner;
 import io.rulesync.exec.HostCommand;
 import io.rulesync.agent.feed.AckSink;
+import io.rulesync.agent.feed.ApiAcks;
+import io.rulesync.agent.feed.ApiConnection;
+import io.rulesync.agent.feed.ApiDeltas;
 import io.rulesync.agent.feed.ApiSnapshots;
 import io.rulesync.agent.feed.DeltaFeed;
+import io.rulesync.agent.feed.DeltaSource;
 import io.rulesync.agent.feed.KafkaAckSink;
 import io.rulesync.agent.feed.SnapshotSource;
+import io.rulesync.agent.feed.Transport;
 import io.rulesync.agent.ipvs.BoundAddresses;
 import io.rulesync.agent.ipvs.IpsetSync;
 import io.rulesync.agent.ipvs.IpvsApplier;
@@ -46,31 +51,32 @@ import org.slf4j.LoggerFactory;
 /**
  * Everything a node agent needs to run, and how the parts are put together.
  *
- * @param kafka          bootstrap servers
+ * @param kafka          bootstrap servers (used with {@link Transport#KAFKA} only)
  * @param kafkaSettings  extra client settings (TLS, SASL), never from code
- * @param api            base URL of the api role, for snapshots
+ * @param api            base URL of the api role: snapshots, and with {@link Transport#API} deltas and acks
  * @param dryRun         null: program the kernel; else write rules to this directory
  * @param netns          null: the agent's own network namespace; else one named by {@code ip netns}
  * @param mode           what to program; IPVS is checked at start (see {@link #modeChoice})
  * @param whenIpvsUnavailable fall back to iptables mode, or refuse to apply anything
  * @param ipvsDrainTimeout how long a removed TCP real server drains at most in IPVS mode
  * @param ipvsExcludeCidrs IPVS mode: virtual servers in these ranges are someone else's and never deleted
+ * @param transport      deltas and acks through the api (the default) or Kafka
  */
 public record AgentConfig(String cluster, String node, String kafka, Map<String, Object> kafkaSettings, Topics topics,
         URI api, String apiToken, List<IpFamily> families, Path dryRun, String netns, Path stateDir,
         Duration verifyEvery, int chainsPerCheck, ProxyMode mode, WhenIpvsUnavailable whenIpvsUnavailable, Duration ipvsDrainTimeout,
-        List<Cidr> ipvsExcludeCidrs) {
+        List<Cidr> ipvsExcludeCidrs, Transport transport) {
     private static final Logger log = LoggerFactory.getLogger(AgentConfig.class);
 
-    /** With IPVS's default drain timeout, and no virtual servers of anyone else. */
+    /** With IPVS's default drain timeout, no virtual servers of anyone else, deltas and acks through the api. */
     public AgentConfig(String cluster, String node, String kafka, Map<String, Object> kafkaSettings, Topics topics,
             URI api, String apiToken, List<IpFamily> families, Path dryRun, String netns, Path stateDir,
             Duration verifyEvery, int chainsPerCheck, ProxyMode mode, WhenIpvsUnavailable whenIpvsUnavailable) {
         this(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery,
-                chainsPerCheck, mode, whenIpvsUnavailable, IpvsPlan.DEFAULT_DRAIN_TIMEOUT, List.of());
+                chainsPerCheck, mode, whenIpvsUnavailable, IpvsPlan.DEFAULT_DRAIN_TIMEOUT, List.of(), Transport.API);
     }
 
-    /** iptables mode. */
+    /** iptables mode, deltas and acks through the api. */
     public AgentConfig(String cluster, String node, String kafka, Map<String, Object> kafkaSettings, Topics topics,
             URI api, String apiToken, List<IpFamily> families, Path dryRun, String netns, Path stateDir,
             Duration verifyEvery, int chainsPerCheck) {
@@ -94,6 +100,7 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
         Objects.requireNonNull(mode, "mode");
         Objects.requireNonNull(whenIpvsUnavailable, "whenIpvsUnavailable");
         ipvsExcludeCidrs = List.copyOf(ipvsExcludeCidrs);
+        Objects.requireNonNull(transport, "transport");
         if (ipvsDrainTimeout.isNegative()) {
             throw new IllegalArgumentException("--ipvs-drain-timeout: " + ipvsDrainTimeout + " is negative");
         }
@@ -154,24 +161,33 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
         return out;
     }
 
-    /** The agent with its Kafka feed, acking to Kafka only. */
+    /** The same configuration, reaching the control plane through {@code t}. */
+    public AgentConfig withTransport(Transport t) {
+        return new AgentConfig(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery,
+                chainsPerCheck, mode, whenIpvsUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, t);
+    }
+
+    /** The agent with its deltas and acks. */
     public AgentLoop loop() {
         return loop(ack -> { });
     }
 
-    /** @param observer also told every ack, after Kafka: what a console shows of the versions applied */
+    /** @param observer also told every ack, after it is queued for the control plane: what a console shows of the versions applied */
     public AgentLoop loop(AckSink observer) {
-        return loop(new ApiSnapshots(api, apiToken), observer);
+        ApiConnection connection = new ApiConnection(api, apiToken);
+        return loop(connection, new ApiSnapshots(connection), observer);
     }
 
-    public AgentLoop loop(SnapshotSource snapshots, AckSink observer) {
+    public AgentLoop loop(ApiConnection connection, SnapshotSource snapshots, AckSink observer) {
         Clock clock = Clock.systemUTC();
-        KafkaAckSink kafkaAcks = new KafkaAckSink(kafka, kafkaSettings, topics.acks());
+        AckSink sink = transport == Transport.API ? new ApiAcks(connection) : new KafkaAckSink(kafka, kafkaSettings, topics.acks());
         Agent agent = agent(snapshots, ack -> {
-            kafkaAcks.publish(ack);
+            sink.publish(ack);
             observer.publish(ack);
         }, HostCommand.PROCESSES.inNetns(netns), clock);
-        DeltaFeed feed = new DeltaFeed(kafka, kafkaSettings, topics.deltas(), cluster, clock);
-        return new AgentLoop(agent, feed, node, kafkaAcks);
+        DeltaSource feed = transport == Transport.API
+                ? new ApiDeltas(connection, cluster, node, agent::running, ApiDeltas.DEFAULT_HOLD, clock)
+                : new DeltaFeed(kafka, kafkaSettings, topics.deltas(), cluster, clock);
+        return new AgentLoop(agent, feed, node, sink);
     }
 }

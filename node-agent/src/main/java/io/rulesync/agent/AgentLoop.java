@@ -1,6 +1,6 @@
 package io.rulesync.agent;
 
-import io.rulesync.agent.feed.DeltaFeed;
+import io.rulesync.agent.feed.DeltaSource;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import org.apache.kafka.common.errors.WakeupException;
@@ -8,19 +8,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
 
-/** Runs an {@link Agent} on one thread: deltas from the feed, and time for retries and drift checks. */
+/** Runs an {@link Agent} on one thread: deltas from its source (the api or Kafka), and time for retries and drift checks. */
 public final class AgentLoop implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(AgentLoop.class);
 
     private final Agent agent;
-    private final DeltaFeed feed;
+    private final DeltaSource feed;
     private final AutoCloseable acks;
     private final Thread thread;
     private final CountDownLatch started = new CountDownLatch(1);
     private volatile boolean stopping;
     private volatile Throwable died;
 
-    public AgentLoop(Agent agent, DeltaFeed feed, String name, AutoCloseable acks) {
+    public AgentLoop(Agent agent, DeltaSource feed, String name, AutoCloseable acks) {
         this.agent = agent;
         this.feed = feed;
         this.acks = acks;
@@ -55,7 +55,11 @@ public final class AgentLoop implements AutoCloseable {
             agent.start();
             started.countDown();
             while (!stopping) {
-                agent.onDeltas(feed.poll(Duration.ofMillis(200)));
+                DeltaSource.Polled polled = feed.poll(Duration.ofMillis(200));
+                agent.onDeltas(polled.deltas());
+                if (polled.gap() != null) {
+                    agent.onGap(polled.gap());
+                }
                 agent.tick();
             }
         } catch (WakeupException e) {
@@ -81,7 +85,7 @@ public final class AgentLoop implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
-            log.warn("closing the ack producer: {}", e.getMessage());
+            log.warn("closing the ack sink: {}", e.getMessage());
         }
     }
 }

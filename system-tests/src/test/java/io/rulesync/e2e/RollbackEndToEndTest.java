@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.rulesync.agent.AgentConfig;
 import io.rulesync.agent.AgentLoop;
+import io.rulesync.agent.feed.Transport;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Role;
 import io.rulesync.api.cli.ApiCommand;
@@ -108,11 +109,11 @@ class RollbackEndToEndTest {
         await("version 3").atMost(DEADLINE).until(() -> store.history().head(CLUSTER) == v1 + 2);
         long v3 = v1 + 2;
 
-        // An agent applies the head and acknowledges it.
+        // An agent applies the head and acknowledges it; through Kafka here (EndToEndTest's agents use the api).
         Path rules = Files.createDirectories(dir.resolve("rules"));
         AgentLoop agent = new AgentConfig(CLUSTER, "n1", TestInfrastructure.kafkaBootstrapServers(), Map.of(), topics,
                 URI.create(api), AGENT.token(), List.of(IpFamily.IPV4), rules, null, dir.resolve("state"),
-                Duration.ofSeconds(30), 50).loop().start();
+                Duration.ofSeconds(30), 50).withTransport(Transport.KAFKA).loop().start();
         close.add(agent);
         awaitNode(v3);
         assertThat(Files.readString(rules.resolve("n1-ipv4.rules"))).contains("10.244.0.3:8080");

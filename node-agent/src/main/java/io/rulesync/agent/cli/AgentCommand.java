@@ -2,6 +2,7 @@ package io.rulesync.agent.cli;
 
 import io.rulesync.agent.AgentConfig;
 import io.rulesync.agent.AgentLoop;
+import io.rulesync.agent.feed.Transport;
 import io.rulesync.agent.metrics.MetricsServer;
 import io.rulesync.agent.mode.ModeChoice.WhenIpvsUnavailable;
 import io.rulesync.agent.mode.ProxyMode;
@@ -57,8 +58,15 @@ public final class AgentCommand implements Callable<Integer> {
     @Option(names = "--node", required = true, description = "This node's name (the Kubernetes Node object's).")
     String node;
 
+    @Option(names = "--transport", defaultValue = "api", paramLabel = "api|kafka",
+            description = "How deltas arrive and acks leave. api: long polls and POSTs to --api with the agent token, which "
+                    + "reads only its own cluster; the node needs no Kafka credentials. kafka: the deltas and acks topics, whose "
+                    + "partitions clusters share; only for agents inside the control plane's trust boundary. "
+                    + "Default: ${DEFAULT-VALUE}.")
+    String transport;
+
     @Option(names = "--kafka", defaultValue = "localhost:9092", paramLabel = "HOST:PORT[,...]",
-            description = "Kafka bootstrap servers. Default: ${DEFAULT-VALUE}.")
+            description = "Kafka bootstrap servers (--transport kafka). Default: ${DEFAULT-VALUE}.")
     String kafka;
 
     @Option(names = "--mode", defaultValue = "iptables", paramLabel = "iptables|ipvs",
@@ -106,7 +114,7 @@ public final class AgentCommand implements Callable<Integer> {
     List<String> kafkaProperties = new ArrayList<>();
 
     @Option(names = "--api", defaultValue = "http://localhost:8080", paramLabel = "URL",
-            description = "The api role, for snapshots. Default: ${DEFAULT-VALUE}.")
+            description = "The api role: snapshots, and with --transport api deltas and acks. Default: ${DEFAULT-VALUE}.")
     URI api;
 
     @Option(names = "--api-token-file", paramLabel = "FILE", defaultValue = "${env:RULESYNC_API_TOKEN_FILE}",
@@ -200,11 +208,17 @@ public final class AgentCommand implements Callable<Integer> {
             token = env.get(ENV_API_TOKEN);
             token = token == null || token.isBlank() ? null : token.strip();
         }
+        Transport via;
+        try {
+            via = Transport.parse(transport);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--transport: " + e.getMessage(), e);
+        }
         // A dry run needs no privileges, so it keeps its state next to its rules.
         Path state = stateDir != null ? stateDir : dryRun != null ? dryRun : Path.of("/var/lib/rulesync/agent");
         return new AgentConfig(cluster, node, kafka, settings, topics, api, token, fams, dryRun, netns, state,
                 Duration.ofSeconds(verifySeconds), verifyChains, ProxyMode.parse(mode), WhenIpvsUnavailable.parse(ipvsUnavailable),
-                Duration.ofSeconds(ipvsDrainSeconds), excluded);
+                Duration.ofSeconds(ipvsDrainSeconds), excluded, via);
     }
 
     /** The metrics address, or null for 'off'. */
@@ -295,8 +309,9 @@ public final class AgentCommand implements Callable<Integer> {
             loop.close();
             stopped.countDown();
         }, "agent-shutdown"));
-        LOG.atInfo().addKeyValue("cluster", config.cluster()).addKeyValue("node", config.node()).log("agent started ({}), api {}, kafka {}",
-                config.dryRun() == null ? "kernel" : "dry run into " + config.dryRun(), config.api(), config.kafka());
+        LOG.atInfo().addKeyValue("cluster", config.cluster()).addKeyValue("node", config.node()).log("agent started ({}), api {}, {}",
+                config.dryRun() == null ? "kernel" : "dry run into " + config.dryRun(), config.api(),
+                config.transport() == Transport.API ? "deltas and acks through the api" : "deltas and acks through kafka " + config.kafka());
         stopped.await();
         return loop.died() == null ? 0 : 1;
     }

@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
  * its snapshot, so no delta published in between is missed (those the snapshot already has are
  * recognised by version and skipped).
  */
-public final class DeltaFeed implements AutoCloseable {
+public final class DeltaFeed implements DeltaSource {
     private static final Logger log = LoggerFactory.getLogger(DeltaFeed.class);
 
     private final String cluster;
@@ -53,6 +53,7 @@ public final class DeltaFeed implements AutoCloseable {
     }
 
     /** Assigns the cluster's partition at its current end; waits until the topic exists. */
+    @Override
     public void start(Duration timeout) {
         Instant deadline = clock.instant().plus(timeout);
         List<PartitionInfo> infos = List.of();
@@ -84,8 +85,9 @@ public final class DeltaFeed implements AutoCloseable {
         return Utils.toPositive(Utils.murmur2(key.getBytes(StandardCharsets.UTF_8))) % partitions;
     }
 
-    /** Whole deltas of this cluster received within {@code wait}, in order; parts are put together. */
-    public List<RulesDelta> poll(Duration wait) {
+    /** Whole deltas of this cluster received within {@code wait}, in order; parts are put together. A gap shows as a base the agent does not run. */
+    @Override
+    public Polled poll(Duration wait) {
         List<RulesDelta> out = new ArrayList<>();
         for (ConsumerRecord<String, String> r : consumer.poll(wait)) {
             if (!cluster.equals(r.key()) || r.value() == null) {
@@ -114,7 +116,7 @@ public final class DeltaFeed implements AutoCloseable {
                         .log("skipping unreadable delta at {}-{}@{}: {}", r.topic(), r.partition(), r.offset(), e.getMessage());
             }
         }
-        return out;
+        return new Polled(out, null);
     }
 
     private static long targetOf(String json) {
@@ -126,6 +128,7 @@ public final class DeltaFeed implements AutoCloseable {
         return Long.parseLong(json.substring(i + 9, end));
     }
 
+    @Override
     public void wakeup() {
         consumer.wakeup();
     }

@@ -10,9 +10,15 @@ import io.rulesync.agent.apply.MemoryNetfilter;
 import io.rulesync.agent.apply.Netfilter;
 import io.rulesync.agent.conntrack.Conntrack;
 import io.rulesync.exec.HostCommand;
+import io.rulesync.agent.feed.AckSink;
+import io.rulesync.agent.feed.ApiAcks;
+import io.rulesync.agent.feed.ApiConnection;
+import io.rulesync.agent.feed.ApiDeltas;
 import io.rulesync.agent.feed.ApiSnapshots;
 import io.rulesync.agent.feed.DeltaFeed;
+import io.rulesync.agent.feed.DeltaSource;
 import io.rulesync.agent.feed.KafkaAckSink;
+import io.rulesync.agent.feed.Transport;
 import io.rulesync.agent.mode.HollowMode;
 import io.rulesync.agent.mode.IptablesMode;
 import io.rulesync.agent.mode.KernelMode;
@@ -67,7 +73,10 @@ import picocli.CommandLine;
  * sequencing and acks, no kernel, so that many of them measure the control plane and the fan-out rather than this
  * machine's cores applying rules. The "all agents" figure covers the dry-run and the hollow ones.
  *
- * <p>{@code bench/propagation [SERVICES ENDPOINTS DRY_RUN_AGENTS RATE SECONDS REAL_AGENT(0|1) HOLLOW_AGENTS]}; needs
+ * <p>TRANSPORT says how agents get deltas and send acks: {@code api} (long polls and POSTs to the api, acks timed when
+ * the api has stored them) or {@code kafka} (the deltas and acks topics, acks timed when read off the acks topic).
+ *
+ * <p>{@code bench/propagation [SERVICES ENDPOINTS DRY_RUN_AGENTS RATE SECONDS REAL_AGENT(0|1) HOLLOW_AGENTS TRANSPORT]}; needs
  * PostgreSQL on 127.0.0.1:5432, and root with iptables for the real-kernel agent (skipped otherwise).
  */
 public final class PropagationBenchmark {
@@ -80,6 +89,9 @@ public final class PropagationBenchmark {
     /** node → durations (ms) of its APPLIED acks while recording. */
     private final Map<String, List<Long>> applyMillis = new ConcurrentHashMap<>();
     private volatile boolean recording;
+    private Transport transport = Transport.API;
+    /** One HTTP client (one selector thread, one pool) for every simulated agent: a thousand would measure this process's threads. */
+    private final java.net.http.HttpClient http = ApiConnection.newClient();
 
     public static void main(String[] args) throws Exception {
         int services = arg(args, 0, 10_000);
@@ -89,7 +101,9 @@ public final class PropagationBenchmark {
         int seconds = arg(args, 4, 30);
         boolean realAgent = arg(args, 5, 1) == 1;
         int hollow = arg(args, 6, 0);
-        new PropagationBenchmark().run(services, endpoints, dryRun, hollow, rate, seconds, realAgent);
+        PropagationBenchmark bench = new PropagationBenchmark();
+        bench.transport = args.length > 7 ? Transport.parse(args[7]) : Transport.API;
+        bench.run(services, endpoints, dryRun, hollow, rate, seconds, realAgent);
         System.exit(0);
     }
 
@@ -128,9 +142,12 @@ public final class PropagationBenchmark {
             close.add(api::close);
             URI apiUrl = URI.create("http://127.0.0.1:" + api.getEnvironment().getProperty("local.server.port"));
 
-            Thread acks = new Thread(() -> readAcks(bootstrap), "acks-reader");
-            acks.setDaemon(true);
-            acks.start();
+            if (transport == Transport.KAFKA) {
+                Thread acks = new Thread(() -> readAcks(bootstrap), "acks-reader");
+                acks.setDaemon(true);
+                acks.start();
+            }
+            System.out.printf("agents' transport: %s%n", transport.id());
 
             try (KafkaProducer<String, String> producer = PipelineBenchmark.producer(bootstrap)) {
                 List<String> load = new ArrayList<>();
@@ -246,12 +263,15 @@ public final class PropagationBenchmark {
     }
 
     private AgentLoop agent(String bootstrap, URI api, String node, KernelMode mode, Path state) throws InterruptedException {
-        KafkaAckSink acks = new KafkaAckSink(bootstrap, Map.of(), topics.acks());
         Clock clock = Clock.systemUTC();
-        Agent agent = new Agent(CLUSTER, node, new ApiSnapshots(api, AGENT_TOKEN.token()), mode, acks,
-                new StateFile(state, CLUSTER, node), clock, Duration.ofSeconds(30));
-        AgentLoop loop = new AgentLoop(agent, new DeltaFeed(bootstrap, Map.of(), topics.deltas(), CLUSTER, clock), node, acks);
-        return loop.start();
+        ApiConnection connection = new ApiConnection(api, AGENT_TOKEN.token(), http);
+        AckSink acks = transport == Transport.API ? new ApiAcks(connection, a -> record(a, System.nanoTime()))
+                : new KafkaAckSink(bootstrap, Map.of(), topics.acks());
+        Agent agent = new Agent(CLUSTER, node, new ApiSnapshots(connection), mode, acks, new StateFile(state, CLUSTER, node), clock,
+                Duration.ofSeconds(30));
+        DeltaSource feed = transport == Transport.API ? new ApiDeltas(connection, CLUSTER, node, agent::running, ApiDeltas.DEFAULT_HOLD, clock)
+                : new DeltaFeed(bootstrap, Map.of(), topics.deltas(), CLUSTER, clock);
+        return new AgentLoop(agent, feed, node, acks).start();
     }
 
     /** When node first acked version v or later. */
@@ -275,17 +295,20 @@ public final class PropagationBenchmark {
             c.subscribe(List.of(topics.acks()));
             while (true) {
                 for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(50))) {
-                    long now = System.nanoTime();
-                    NodeAck a = NodeAck.fromJson(r.value());
-                    if (a.status() == NodeAck.Status.APPLIED) {
-                        acked.merge(a.node(), a.version(), Math::max);
-                        ackedAt.computeIfAbsent(a.node(), k -> new ConcurrentHashMap<>()).putIfAbsent(a.version(), now);
-                        if (recording) {
-                            applyMillis.computeIfAbsent(a.node(), k -> java.util.Collections.synchronizedList(new ArrayList<>()))
-                                    .add(a.durationMs() * 1_000_000);
-                        }
-                    }
+                    record(NodeAck.fromJson(r.value()), System.nanoTime());
                 }
+            }
+        }
+    }
+
+    /** An ack arrived (read off the acks topic, or stored by the api) at {@code now} (nanoTime). */
+    private void record(NodeAck a, long now) {
+        if (a.status() == NodeAck.Status.APPLIED) {
+            acked.merge(a.node(), a.version(), Math::max);
+            ackedAt.computeIfAbsent(a.node(), k -> new ConcurrentHashMap<>()).putIfAbsent(a.version(), now);
+            if (recording) {
+                applyMillis.computeIfAbsent(a.node(), k -> java.util.Collections.synchronizedList(new ArrayList<>()))
+                        .add(a.durationMs() * 1_000_000);
             }
         }
     }

@@ -1,0 +1,26 @@
+package io.rulesync.agent.feed;
+
+import java.util.Locale;
+
+/**
+ * How an agent reaches the control plane for deltas and acks (snapshots always come from the api).
+ * {@link #API}: long polls and POSTs to the api, with a token bound to the node's cluster; the node needs no Kafka
+ * credentials and reads nothing of another cluster. {@link #KAFKA}: the deltas topic, whose partitions clusters share,
+ * and the acks topic; for agents inside the control plane's own trust boundary only.
+ */
+public enum Transport {
+    API, KAFKA;
+
+    public String id() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
+    public static Transport parse(String s) {
+        for (Transport t : values()) {
+            if (t.id().equals(s)) {
+                return t;
+            }
+        }
+        throw new IllegalArgumentException("'" + s + "' is not api or kafka");
+    }
+}

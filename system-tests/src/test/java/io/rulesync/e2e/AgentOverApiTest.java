@@ -1,0 +1,175 @@
+package io.rulesync.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.rulesync.agent.AgentConfig;
+import io.rulesync.agent.AgentLoop;
+import io.rulesync.agent.feed.ApiConnection;
+import io.rulesync.agent.feed.ApiDeltas;
+import io.rulesync.agent.feed.DeltaSource;
+import io.rulesync.api.access.ApiTokens;
+import io.rulesync.api.access.Role;
+import io.rulesync.api.cli.ApiCommand;
+import io.rulesync.compiler.runtime.CompilerStores;
+import io.rulesync.compiler.version.ClusterHead;
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.event.ClusterEvent;
+import io.rulesync.model.topic.Topics;
+import io.rulesync.store.Batch;
+import io.rulesync.store.HistoryPruning;
+import io.rulesync.store.NodeStatus;
+import io.rulesync.store.NodeStatusStore;
+import io.rulesync.testing.needs.RequiresPostgres;
+import io.rulesync.testsupport.TestDatabase;
+import io.rulesync.testsupport.cluster.Fixtures;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.context.ConfigurableApplicationContext;
+import picocli.CommandLine;
+
+/**
+ * A node agent that reaches the control plane only through the api (issue 16): deltas by long poll, acks by POST,
+ * with a token bound to its cluster, and no Kafka anywhere. Versions are stored the way the compiler stores them.
+ */
+@RequiresPostgres
+class AgentOverApiTest {
+    private static final String CLUSTER = "shop";
+    private static final ApiTokens.Issued SHOP_AGENTS = ApiTokens.issue("shop-agents", Role.AGENT, new ApiTokens.Scope(CLUSTER, null));
+    private static final Duration DEADLINE = Duration.ofSeconds(60);
+
+    @TempDir
+    Path dir;
+    private TestDatabase db;
+    private CompilerStores store;
+    private ConfigurableApplicationContext api;
+    private int port;
+    private ClusterHead.Step head;
+    private long offset;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        db = TestDatabase.create();
+        store = CompilerStores.on(db.dataSource());
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        head = ClusterHead.empty(CLUSTER).apply(List.of(
+                Fixtures.upsert(CLUSTER, Fixtures.node("n1", "10.1.0.1")),
+                Fixtures.upsert(CLUSTER, Fixtures.service("web", "10.96.0.10")),
+                Fixtures.upsert(CLUSTER, Fixtures.slice("web", "n1", "10.244.1.1"))));
+        commit(head);
+        api = startApi();
+    }
+
+    @AfterEach
+    void tearDown() {
+        if (api != null) {
+            api.close();
+        }
+        if (db != null) {
+            db.close();
+        }
+    }
+
+    @Test
+    void versionsArriveByLongPollAndAcksAreStoredAcrossAnApiRestart() throws Exception {
+        Path rules = Files.createDirectories(dir.resolve("rules"));
+        try (AgentLoop agent = agentConfig(rules).loop().start()) {
+            agent.awaitStarted();
+            awaitRunning(1);
+            assertThat(Files.readString(rules.resolve("n1-ipv4.rules"))).contains("10.244.1.1:80");
+
+            endpoints("10.244.1.1", "10.244.1.2");
+            awaitRunning(2);
+            assertThat(Files.readString(rules.resolve("n1-ipv4.rules"))).contains("10.244.1.2:80");
+
+            // The api goes away; a version is stored meanwhile; the api comes back on the same address.
+            api.close();
+            api = null;
+            endpoints("10.244.1.3");
+            api = startApi();
+            awaitRunning(3);
+            assertThat(Files.readString(rules.resolve("n1-ipv4.rules"))).contains("10.244.1.3:80").doesNotContain("10.244.1.2:80");
+            assertThat(agent.agent().failures()).isZero();
+        }
+    }
+
+    @Test
+    void aDeltaRetentionRemovedIsAGapTheAgentFillsWithASnapshot() throws Exception {
+        endpoints("10.244.1.2");
+        endpoints("10.244.1.3");
+        new HistoryPruning(db.dataSource()).prune(CLUSTER, 3, 0, 100, 100, Instant.now());
+        ApiDeltas deltas = new ApiDeltas(new ApiConnection(URI.create("http://127.0.0.1:" + port), SHOP_AGENTS.token()), CLUSTER, "n1",
+                () -> 1, Duration.ofSeconds(5), Clock.systemUTC());
+        DeltaSource.Polled polled = pollUntilAnswered(deltas);
+        assertThat(polled.deltas()).isEmpty();
+        assertThat(polled.gap()).contains("HTTP 410").contains("the delta to version 2 is no longer stored");
+
+        // The agent on version 1 of its state file: the snapshot of version 1 is gone too, so it loads the latest.
+        Path rules = Files.createDirectories(dir.resolve("rules"));
+        try (AgentLoop agent = agentConfig(rules).loop().start()) {
+            agent.awaitStarted();
+            awaitRunning(3);
+            assertThat(Files.readString(rules.resolve("n1-ipv4.rules"))).contains("10.244.1.3:80");
+        }
+    }
+
+    private static DeltaSource.Polled pollUntilAnswered(ApiDeltas deltas) {
+        for (int i = 0; i < 100; i++) {
+            DeltaSource.Polled p = deltas.poll(Duration.ofMillis(200));
+            if (!p.deltas().isEmpty() || p.gap() != null) {
+                return p;
+            }
+        }
+        throw new AssertionError("no answer from the api in 20 s");
+    }
+
+    private AgentConfig agentConfig(Path rules) {
+        // No Kafka: the bootstrap address is one nothing listens on, and the agent never uses it.
+        return new AgentConfig(CLUSTER, "n1", "127.0.0.1:9", Map.of(), Topics.DEFAULT, URI.create("http://127.0.0.1:" + port),
+                SHOP_AGENTS.token(), List.of(IpFamily.IPV4), rules, null, dir.resolve("state"), Duration.ofSeconds(30), 50);
+    }
+
+    private void awaitRunning(long version) {
+        NodeStatusStore status = new NodeStatusStore(db.dataSource());
+        await("node n1 acked version " + version).atMost(DEADLINE).until(() -> {
+            Optional<NodeStatus> s = status.nodeStatus(CLUSTER).stream().filter(n -> n.node().equals("n1")).findFirst();
+            return s.isPresent() && s.get().running() == version;
+        });
+    }
+
+    private void endpoints(String... ips) throws Exception {
+        ClusterEvent e = Fixtures.upsert(CLUSTER, Fixtures.slice("web", "n1", ips));
+        head = head.next().apply(List.of(e));
+        commit(head);
+    }
+
+    private void commit(ClusterHead.Step step) throws Exception {
+        long seq = step.next().version();
+        store.batches().commit(new Batch("fixture", "events", 0, offset == 0 ? -1 : offset, offset + 1,
+                List.of(new Batch.EventRow(CLUSTER, offset, "upsert", "EndpointSlice", "shop/web-1", "1", Fixtures.T, "{}", seq)),
+                List.of(), List.of(new Batch.VersionRow(CLUSTER, seq, Instant.now(), "{\"test\":true}", "{}", step.diff())),
+                List.of(), List.of()));
+        offset++;
+    }
+
+    private ConfigurableApplicationContext startApi() {
+        ApiCommand command = new ApiCommand().withTokens(List.of(SHOP_AGENTS.line()));
+        new CommandLine(command).parseArgs("--port=" + port, "--db-url=" + db.url(), "--db-user=" + db.user());
+        command.withDatabasePassword(db.password());
+        return command.start();
+    }
+}
