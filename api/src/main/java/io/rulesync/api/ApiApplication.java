@@ -19,6 +19,7 @@ import io.rulesync.api.nodes.NodesController;
 import io.rulesync.api.problems.ProblemsController;
 import io.rulesync.api.snapshot.RecentVersions;
 import io.rulesync.api.snapshot.SnapshotController;
+import io.rulesync.api.snapshot.SnapshotBodies;
 import io.rulesync.api.snapshot.Snapshots;
 import io.rulesync.store.EventLog;
 import io.rulesync.store.HeadChanges;
@@ -93,7 +94,8 @@ public class ApiApplication {
 
     @Bean
     Snapshots snapshots(VersionHistory store, RecentVersions recent) {
-        return new Snapshots(store, recent);
+        // Compressed once per version and node class: a fleet starting at once costs one compression (256 MB of gzip).
+        return new Snapshots(store, recent, new SnapshotBodies(256L << 20));
     }
 
     @Bean

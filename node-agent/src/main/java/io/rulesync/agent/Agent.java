@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeSet;
@@ -230,8 +231,15 @@ public final class Agent {
 
     private void resync(String why) {
         RulesSnapshot latest;
+        NodeView from = running;
         try {
-            latest = snapshots.latest(cluster, node);
+            Optional<RulesSnapshot> newer = from == null ? Optional.of(snapshots.latest(cluster, node))
+                    : snapshots.newerThan(cluster, node, from.version());
+            if (newer.isEmpty()) {
+                backoff.cancel(); // the node runs the latest version already
+                return;
+            }
+            latest = newer.get();
         } catch (SnapshotUnavailableException e) {
             warn(running()).log("cannot load the latest version ({}): {}", why, e.getMessage());
             backoff.failed(clock.instant());

@@ -5,15 +5,21 @@ import io.rulesync.api.errors.ParameterProblem;
 import io.rulesync.api.params.DnsSubdomain;
 import io.rulesync.api.params.VersionRef;
 import io.swagger.v3.oas.annotations.Operation;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.zip.GZIPInputStream;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
-/** HTTP for {@link Snapshots}: the snapshot as JSON, or an RFC 9457 problem. */
+/** HTTP for {@link Snapshots}: the snapshot as (gzip-compressed) JSON, 304 for the version the caller runs, or an RFC 9457 problem. */
 @RestController
 public class SnapshotController {
     private final Snapshots snapshots;
@@ -22,18 +28,51 @@ public class SnapshotController {
         this.snapshots = snapshots;
     }
 
-    /** The snapshot's JSON is written by the model ({@code RulesSnapshot.toJson}), the format agents read; sent as it is. */
+    /**
+     * The snapshot's JSON as the model writes it ({@code RulesSnapshot}), the format agents read, sent gzip-compressed to
+     * clients that accept it (agents do) and inflated here for those that do not. {@code ETag} is the version; an agent
+     * that already runs it gets 304.
+     */
     @Operation(summary = "What a node agent loads: the node's rules at a version (or 'latest')")
     @GetMapping("/api/v1/clusters/{cluster}/versions/{version}/snapshot")
-    public ResponseEntity<String> snapshot(@PathVariable("cluster") String cluster, @PathVariable("version") VersionRef version,
-            @RequestParam(name = "node") DnsSubdomain node) {
-        Snapshots.Outcome outcome = snapshots.snapshot(cluster, version, node);
+    public ResponseEntity<byte[]> snapshot(@PathVariable("cluster") String cluster, @PathVariable("version") VersionRef version,
+            @RequestParam(name = "node") DnsSubdomain node,
+            @RequestHeader(name = HttpHeaders.IF_NONE_MATCH, required = false) String ifNoneMatch,
+            @RequestHeader(name = HttpHeaders.ACCEPT_ENCODING, required = false) String acceptEncoding) {
+        Snapshots.Outcome outcome = snapshots.snapshot(cluster, version, node, ifNoneMatch);
         if (outcome instanceof Snapshots.Outcome.NotFound n) {
             throw new ParameterProblem(HttpStatus.NOT_FOUND, n.parameter(), n.detail());
         }
         if (outcome instanceof Snapshots.Outcome.NoVersion n) {
             throw ProblemResponses.noSuchVersion(cluster, n.seq(), n.oldest(), n.head(), "version");
         }
-        return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(((Snapshots.Outcome.Found) outcome).snapshot().toJson());
+        if (outcome instanceof Snapshots.Outcome.NotModified m) {
+            return ResponseEntity.status(HttpStatus.NOT_MODIFIED).eTag(Snapshots.etag(m.seq())).build();
+        }
+        Snapshots.Outcome.Found found = (Snapshots.Outcome.Found) outcome;
+        ResponseEntity.BodyBuilder ok = ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).eTag(Snapshots.etag(found.seq()))
+                .varyBy(HttpHeaders.ACCEPT_ENCODING);
+        if (acceptsGzip(acceptEncoding)) {
+            return ok.header(HttpHeaders.CONTENT_ENCODING, "gzip").body(found.gzip());
+        }
+        try (GZIPInputStream in = new GZIPInputStream(new ByteArrayInputStream(found.gzip()))) {
+            return ok.body(in.readAllBytes());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // our own bytes, in memory
+        }
+    }
+
+    /** Whether {@code Accept-Encoding} takes gzip (and does not refuse it with {@code q=0}). */
+    static boolean acceptsGzip(String acceptEncoding) {
+        if (acceptEncoding == null) {
+            return false;
+        }
+        for (String part : acceptEncoding.split(",")) {
+            String[] p = part.strip().split(";");
+            if (p[0].strip().equalsIgnoreCase("gzip")) {
+                return p.length < 2 || !p[1].replace(" ", "").matches("q=0(\\.0*)?");
+            }
+        }
+        return false;
     }
 }

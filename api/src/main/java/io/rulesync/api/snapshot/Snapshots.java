@@ -4,8 +4,6 @@ import io.rulesync.api.params.DnsSubdomain;
 import io.rulesync.api.params.VersionRef;
 import io.rulesync.store.VersionHistory;
 import io.rulesync.model.cluster.KubernetesNames;
-import io.rulesync.model.rules.ClusterRules;
-import io.rulesync.model.rules.RulesSnapshot;
 import java.util.Optional;
 
 /**
@@ -19,7 +17,12 @@ public final class Snapshots {
      * ({@link VersionRef}, {@link DnsSubdomain}): what is left is whether they exist.
      */
     public sealed interface Outcome {
-        record Found(RulesSnapshot snapshot) implements Outcome {
+        /** The node's snapshot of version {@code seq}, as gzip ({@link SnapshotBodies}). */
+        record Found(long seq, byte[] gzip) implements Outcome {
+        }
+
+        /** The caller already holds version {@code seq}, the one it asked for (304). */
+        record NotModified(long seq) implements Outcome {
         }
 
         /** The cluster or node does not exist (404): {@code parameter} says which. */
@@ -33,14 +36,25 @@ public final class Snapshots {
 
     private final VersionHistory store;
     private final RecentVersions recent;
+    private final SnapshotBodies bodies;
 
-    public Snapshots(VersionHistory store, RecentVersions recent) {
+    public Snapshots(VersionHistory store, RecentVersions recent, SnapshotBodies bodies) {
         this.store = store;
         this.recent = recent;
+        this.bodies = bodies;
     }
 
-    /** @param version a version number, or {@value VersionRef#LATEST} */
-    public Outcome snapshot(String cluster, VersionRef version, DnsSubdomain node) {
+    /** The entity tag of a snapshot of version {@code seq}: versions never change, and the URL names the cluster and node. */
+    public static String etag(long seq) {
+        return "\"v" + seq + "\"";
+    }
+
+    /**
+     * @param version     a version number, or {@value VersionRef#LATEST}
+     * @param ifNoneMatch the request's {@code If-None-Match} (null: none): an agent that runs the version asked for gets
+     *                    {@link Outcome.NotModified}, and nothing is read or sent
+     */
+    public Outcome snapshot(String cluster, VersionRef version, DnsSubdomain node, String ifNoneMatch) {
         long seq;
         if (version.latest()) {
             seq = store.head(cluster);
@@ -50,6 +64,9 @@ public final class Snapshots {
         } else {
             seq = version.number();
         }
+        if (ifNoneMatch != null && java.util.Arrays.stream(ifNoneMatch.split(",")).map(String::strip).anyMatch(etag(seq)::equals)) {
+            return new Outcome.NotModified(seq);
+        }
         long s = seq;
         Optional<RecentVersions.StoredVersion> stored = recent.get(cluster, seq,
                 () -> store.version(cluster, s).map(info -> new RecentVersions.StoredVersion(info.createdAt(), store.rules(cluster, s))));
@@ -57,12 +74,12 @@ public final class Snapshots {
             long head = store.head(cluster);
             return head == 0 ? unknownCluster(cluster) : new Outcome.NoVersion(seq, store.oldest(cluster), head);
         }
-        ClusterRules rules = stored.get().rules().forNode(node.name());
-        if (rules.nodes().isEmpty()) {
+        byte[] gzip = bodies.gzip(cluster, seq, stored.get().createdAt(), stored.get().rules(), node.name());
+        if (gzip == null) {
             return new Outcome.NotFound("node", "node: '" + node + "' is not a node of cluster '" + printable(cluster)
                     + "' at version " + seq);
         }
-        return new Outcome.Found(new RulesSnapshot(cluster, seq, stored.get().createdAt(), rules));
+        return new Outcome.Found(seq, gzip);
     }
 
     private static Outcome unknownCluster(String cluster) {

@@ -7,7 +7,13 @@ import io.rulesync.api.testing.TestApi;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.RulesSnapshot;
 import io.rulesync.testing.needs.RequiresPostgres;
+import java.io.ByteArrayInputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.zip.GZIPInputStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -95,6 +101,45 @@ class SnapshotApiTest {
         RulesSnapshot s = RulesSnapshot.fromJson(latest.body());
         assertThat(s.version()).isEqualTo(api.store().history().head(CLUSTER)).isEqualTo(2);
         assertThat(latest.body()).isEqualTo(get("/api/v1/clusters/shop/versions/2/snapshot?node=n2").body());
+    }
+
+    /**
+     * What an agent gets: gzip when it asks for it (the same JSON, inflated), the version as the entity tag, and 304
+     * when it already runs the version it would get.
+     */
+    @Test
+    void agentsGetGzipAndNothingForTheVersionTheyRun() throws Exception {
+        HttpResponse<byte[]> gzip = bytes("/api/v1/clusters/shop/versions/latest/snapshot?node=n1", "Accept-Encoding", "gzip");
+        assertThat(gzip.statusCode()).isEqualTo(200);
+        assertThat(gzip.headers().firstValue("Content-Encoding")).contains("gzip");
+        assertThat(gzip.headers().firstValue("ETag")).contains("\"v2\"");
+        String plain = get("/api/v1/clusters/shop/versions/latest/snapshot?node=n1").body();
+        String inflated;
+        try (GZIPInputStream in = new GZIPInputStream(new ByteArrayInputStream(gzip.body()))) {
+            inflated = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        assertThat(inflated).isEqualTo(plain);
+        assertThat(RulesSnapshot.fromJson(new ByteArrayInputStream(plain.getBytes(StandardCharsets.UTF_8))))
+                .isEqualTo(RulesSnapshot.fromJson(plain));
+        // The same rules as the model's own form of the node's snapshot (fragments grouped by variant, not sorted).
+        RulesSnapshot model = new RulesSnapshot(CLUSTER, 2, api.store().history().version(CLUSTER, 2).orElseThrow().createdAt(),
+                api.store().history().rules(CLUSTER, 2).forNode("n1"));
+        assertThat(RulesSnapshot.fromJson(plain)).isEqualTo(RulesSnapshot.fromJson(model.toJson()));
+        assertThat(gzip.body().length).isLessThan(plain.length() / 2);
+
+        HttpResponse<byte[]> same = bytes("/api/v1/clusters/shop/versions/latest/snapshot?node=n1", "If-None-Match", "\"v2\"");
+        assertThat(same.statusCode()).isEqualTo(304);
+        assertThat(same.body()).isEmpty();
+        assertThat(bytes("/api/v1/clusters/shop/versions/latest/snapshot?node=n1", "If-None-Match", "\"v1\"").statusCode())
+                .isEqualTo(200);
+        assertThat(bytes("/api/v1/clusters/shop/versions/latest/snapshot?node=n1", "Accept-Encoding", "gzip;q=0").headers()
+                .firstValue("Content-Encoding")).isEmpty();
+    }
+
+    private HttpResponse<byte[]> bytes(String path, String header, String value) throws Exception {
+        HttpRequest req = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + api.context().getEnvironment().getProperty(
+                "local.server.port") + path)).header("Authorization", "Bearer " + TestApi.AGENT.token()).header(header, value).GET().build();
+        return HttpClient.newHttpClient().send(req, HttpResponse.BodyHandlers.ofByteArray());
     }
 
     @Test

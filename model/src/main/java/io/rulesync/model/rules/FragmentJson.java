@@ -67,7 +67,16 @@ final class FragmentJson {
      * errors come out as {@link IllegalArgumentException}s saying {@code "<what> is not JSON"}.
      */
     static <T> T readObject(String json, String what, Function<JsonParser, T> body) {
-        try (JsonParser p = Json.MAPPER.createParser(json)) {
+        return readObject(() -> Json.MAPPER.createParser(json), what, body);
+    }
+
+    /** {@link #readObject(String, String, Function)} from UTF-8 bytes as they arrive; a failure to read them is "not JSON" too. */
+    static <T> T readObject(java.io.InputStream json, String what, Function<JsonParser, T> body) {
+        return readObject(() -> Json.MAPPER.createParser(json), what, body);
+    }
+
+    private static <T> T readObject(java.util.function.Supplier<JsonParser> open, String what, Function<JsonParser, T> body) {
+        try (JsonParser p = open.get()) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 throw new IllegalArgumentException(what + " is not a JSON object");
             }

@@ -27,9 +27,24 @@ public record RulesSnapshot(String cluster, long version, Instant createdAt, Clu
     }
 
     public String toJson() {
-        List<RulesDiff.NodeChange> nodes = new ArrayList<>();
-        rules.nodes().forEach((n, z) -> nodes.add(new RulesDiff.NodeChange(n, null, z)));
-        return Json.generate(g -> {
+        StringBuilder out = new StringBuilder(jsonHead(cluster, version, createdAt));
+        boolean first = true;
+        for (var e : rules.fragments().entrySet()) {
+            out.append(first ? "" : ",").append(fragmentJson(e.getKey(), e.getValue()));
+            first = false;
+        }
+        return out.append(jsonTail(rules.nodes())).toString();
+    }
+
+    /*
+     * toJson in three parts, so a server can assemble a node's snapshot from parts it prepared once per version (the
+     * api compresses each node class's fragments once): jsonHead, the fragments' JSON joined by commas, jsonTail. The
+     * reader takes fragments in any order.
+     */
+
+    /** Everything before the first fragment: {@code {"v":1,"cluster":...,"fragments":[}. */
+    public static String jsonHead(String cluster, long version, Instant createdAt) {
+        String whole = Json.generate(g -> {
             g.writeStartObject();
             g.writeNumberProperty("v", FORMAT);
             g.writeStringProperty("cluster", cluster);
@@ -37,12 +52,22 @@ public record RulesSnapshot(String cluster, long version, Instant createdAt, Clu
             g.writeStringProperty("createdAt", createdAt.toString());
             g.writeName("fragments");
             g.writeStartArray();
-            rules.fragments().forEach((k, f) -> FragmentJson.writeFragment(g, k, f));
             g.writeEndArray();
-            g.writeName("nodes");
-            FragmentJson.writeNodes(g, nodes);
             g.writeEndObject();
         });
+        return whole.substring(0, whole.length() - 2); // without "]}"
+    }
+
+    /** One fragment of the list. */
+    public static String fragmentJson(FragmentKey key, RuleFragment fragment) {
+        return FragmentJson.fragment(key, fragment);
+    }
+
+    /** Everything after the last fragment: the nodes (name and zone) and the closing brace. */
+    public static String jsonTail(java.util.Map<String, String> nodeZones) {
+        List<RulesDiff.NodeChange> nodes = new ArrayList<>();
+        nodeZones.forEach((n, z) -> nodes.add(new RulesDiff.NodeChange(n, null, z)));
+        return "],\"nodes\":" + Json.generate(g -> FragmentJson.writeNodes(g, nodes)) + "}";
     }
 
     /**
@@ -50,6 +75,11 @@ public record RulesSnapshot(String cluster, long version, Instant createdAt, Clu
      * {@link IllegalArgumentException} naming what is wrong.
      */
     public static RulesSnapshot fromJson(String json) {
+        return FragmentJson.readObject(json, "snapshot", RulesSnapshot::read);
+    }
+
+    /** {@link #fromJson(String)} from UTF-8 bytes as they arrive: the text is never held whole. */
+    public static RulesSnapshot fromJson(java.io.InputStream json) {
         return FragmentJson.readObject(json, "snapshot", RulesSnapshot::read);
     }
 
