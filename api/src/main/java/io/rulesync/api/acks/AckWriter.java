@@ -21,7 +21,7 @@ import org.slf4j.LoggerFactory;
 public final class AckWriter implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(AckWriter.class);
 
-    private record Pending(NodeAck ack, CompletableFuture<Void> stored) {
+    private record Pending(List<NodeAck> acks, CompletableFuture<Void> stored) {
     }
 
     private final NodeStatusStore store;
@@ -41,9 +41,9 @@ public final class AckWriter implements AutoCloseable {
         thread.start();
     }
 
-    /** Completes once the ack is stored; exceptionally when the store failed. */
-    public CompletableFuture<Void> write(NodeAck ack) {
-        Pending p = new Pending(ack, new CompletableFuture<>());
+    /** Completes once the acks are stored; exceptionally when the store failed. */
+    public CompletableFuture<Void> write(List<NodeAck> acks) {
+        Pending p = new Pending(List.copyOf(acks), new CompletableFuture<>());
         queue.add(p);
         return p.stored();
     }
@@ -58,11 +58,12 @@ public final class AckWriter implements AutoCloseable {
             }
             queue.drainTo(batch, maxBatch - 1);
             try {
-                store.recordAcks(batch.stream().map(Pending::ack).toList());
-                batches.record(batch.size());
+                List<NodeAck> acks = batch.stream().flatMap(p -> p.acks().stream()).toList();
+                store.recordAcks(acks);
+                batches.record(acks.size());
                 batch.forEach(p -> p.stored().complete(null));
             } catch (RuntimeException e) {
-                log.warn("storing {} acks: {}", batch.size(), e.getMessage());
+                log.warn("storing the acks of {} requests: {}", batch.size(), e.getMessage());
                 batch.forEach(p -> p.stored().completeExceptionally(e));
             }
             batch.clear();

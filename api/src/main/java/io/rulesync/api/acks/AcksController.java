@@ -4,8 +4,11 @@ import io.rulesync.api.errors.ParameterProblem;
 import io.rulesync.api.params.DnsSubdomain;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.cluster.KubernetesNames;
+import io.rulesync.model.event.Json;
 import io.rulesync.store.StoreException;
 import io.swagger.v3.oas.annotations.Operation;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.springframework.http.HttpStatus;
@@ -14,40 +17,67 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
 
 /**
- * {@code POST /api/v1/clusters/{cluster}/nodes/{node}/acks}: a node agent reports the version it runs (the ack it
- * would otherwise send on the acks topic). Only agent tokens may, and a token bound to a node only for that node
- * (see {@code AccessRules}). 204 once stored; the body is the ack's wire format ({@link NodeAck#toJson}).
+ * {@code POST /api/v1/clusters/{cluster}/nodes/{node}/acks}: a node agent reports the versions it applied or refused
+ * (the acks it would otherwise send on the acks topic). Only agent tokens may, and a token bound to a node only for
+ * that node (see {@code AccessRules}). The body is a JSON list of acks in their wire format ({@link NodeAck#toJson}),
+ * oldest first: an agent sends what piled up while its previous request was out. 204 once stored.
  */
 @RestController
 public class AcksController {
+    /** An agent's queue keeps 100; a request never needs more. */
+    static final int MAX_ACKS = 1_000;
     private final AckWriter writer;
 
     public AcksController(AckWriter writer) {
         this.writer = writer;
     }
 
-    @Operation(summary = "What a node agent sends after every apply: the version it runs, or why it failed")
+    @Operation(summary = "What a node agent sends after applies: the versions it runs, or why they failed")
     @PostMapping(path = "/api/v1/clusters/{cluster}/nodes/{node}/acks", consumes = "application/json")
     public CompletableFuture<ResponseEntity<Void>> ack(@PathVariable("cluster") String cluster, @PathVariable("node") DnsSubdomain node,
             @RequestBody String body) {
-        NodeAck ack;
-        try {
-            ack = NodeAck.fromJson(body);
-        } catch (IllegalArgumentException e) {
-            throw new ParameterProblem(HttpStatus.BAD_REQUEST, "body", "body: " + KubernetesNames.printable(e.getMessage()));
+        List<NodeAck> acks = read(body);
+        for (int i = 0; i < acks.size(); i++) {
+            NodeAck ack = acks.get(i);
+            if (!ack.cluster().equals(cluster) || !ack.node().equals(node.name())) {
+                throw new ParameterProblem(HttpStatus.BAD_REQUEST, "body", "body[" + i + "]: the ack is for node '"
+                        + KubernetesNames.printable(ack.node()) + "' of cluster '" + KubernetesNames.printable(ack.cluster())
+                        + "', not the node and cluster of the path");
+            }
         }
-        if (!ack.cluster().equals(cluster) || !ack.node().equals(node.name())) {
-            throw new ParameterProblem(HttpStatus.BAD_REQUEST, "body", "body: the ack is for node '" + KubernetesNames.printable(ack.node())
-                    + "' of cluster '" + KubernetesNames.printable(ack.cluster()) + "', not the node and cluster of the path");
-        }
-        return writer.write(ack).handle((ok, failure) -> {
+        return writer.write(acks).handle((ok, failure) -> {
             if (failure == null) {
                 return ResponseEntity.noContent().build();
             }
             Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
-            throw cause instanceof StoreException s ? s : new StoreException("storing an ack", cause);
+            throw cause instanceof StoreException s ? s : new StoreException("storing acks", cause);
         });
+    }
+
+    /** A JSON list of acks in their wire format, at least one and at most {@value #MAX_ACKS}; a problem names the one at fault. */
+    private static List<NodeAck> read(String body) {
+        JsonNode list;
+        try {
+            list = Json.MAPPER.readTree(body);
+        } catch (JacksonException e) {
+            throw new ParameterProblem(HttpStatus.BAD_REQUEST, "body", "body: is not JSON (" + KubernetesNames.printable(
+                    e.getOriginalMessage()) + ")");
+        }
+        if (list == null || !list.isArray() || list.isEmpty() || list.size() > MAX_ACKS) {
+            throw new ParameterProblem(HttpStatus.BAD_REQUEST, "body", "body: expected a list of 1-" + MAX_ACKS + " acks");
+        }
+        List<NodeAck> acks = new ArrayList<>();
+        for (int i = 0; i < list.size(); i++) {
+            try {
+                acks.add(NodeAck.fromJson(list.get(i).toString()));
+            } catch (IllegalArgumentException e) {
+                throw new ParameterProblem(HttpStatus.BAD_REQUEST, "body", "body[" + i + "]: " + KubernetesNames.printable(e.getMessage()));
+            }
+        }
+        return acks;
     }
 }

@@ -26,6 +26,7 @@ import java.util.function.Consumer;
  * group's answer is made once.
  */
 public final class DeltaWaits implements HeadWatch.Listener {
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(DeltaWaits.class);
     /** At most this many deltas in one answer; the agent asks again at once for the rest. */
     static final int MAX_DELTAS = 100;
     /** An agent further behind than this loads a snapshot instead: one snapshot costs less than this many deltas. */
@@ -151,11 +152,20 @@ public final class DeltaWaits implements HeadWatch.Listener {
             try {
                 a = answer(cluster, after, head);
             } catch (RuntimeException e) {
-                group.forEach(w -> w.failed().accept(e));
+                group.forEach(w -> deliver(() -> w.failed().accept(e)));
                 return;
             }
-            group.forEach(w -> w.answer().accept(a));
+            group.forEach(w -> deliver(() -> w.answer().accept(a)));
         }));
+    }
+
+    /** One waiter's answer; its failure (a request its client gave up on meanwhile) must not keep the others waiting. */
+    private static void deliver(Runnable answer) {
+        try {
+            answer.run();
+        } catch (RuntimeException e) {
+            log.debug("answering a parked poll: {}", e.toString());
+        }
     }
 
     private long head(String cluster) {

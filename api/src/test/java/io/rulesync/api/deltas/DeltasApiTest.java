@@ -149,24 +149,37 @@ class DeltasApiTest {
     void anAckIsStoredAndOnlyItsOwnNodeMaySendIt() throws Exception {
         NodeAck ack = new NodeAck("shop", "n1", 2, 2, NodeAck.Status.APPLIED, null, 12, 40, "iptables", Instant.now());
         String path = "/api/v1/clusters/shop/nodes/n1/acks";
-        HttpResponse<String> r = api.post(path, ack.toJson(), TestApi.SHOP_N1.token());
+        HttpResponse<String> r = api.post(path, "[" + ack.toJson() + "]", TestApi.SHOP_N1.token());
         assertThat(r.statusCode()).as(r.body()).isEqualTo(204);
         NodeStatus stored = new NodeStatusStore(api.database().dataSource()).nodeStatus("shop").stream().filter(s -> s.node().equals("n1")).findFirst()
                 .orElseThrow();
         assertThat(stored.running()).isEqualTo(2);
         assertThat(stored.ruleCount()).isEqualTo(40);
+        // Acks that piled up go together, oldest first: the newest is what the node runs, and a failure among them is kept.
+        Instant t = Instant.now();
+        NodeAck failed = new NodeAck("shop", "n1", 3, 2, NodeAck.Status.FAILED, "iptables-restore: line 4 failed", 5, 0, "iptables",
+                t.plusMillis(1));
+        NodeAck retried = new NodeAck("shop", "n1", 3, 3, NodeAck.Status.APPLIED, null, 5, 41, "iptables", t.plusMillis(2));
+        assertThat(api.post(path, "[" + failed.toJson() + "," + retried.toJson() + "]", TestApi.SHOP_N1.token()).statusCode()).isEqualTo(204);
+        NodeStatus after = new NodeStatusStore(api.database().dataSource()).nodeStatus("shop").stream()
+                .filter(s -> s.node().equals("n1")).findFirst().orElseThrow();
+        assertThat(after.running()).isEqualTo(3);
+        assertThat(after.lastError()).isEqualTo("iptables-restore: line 4 failed");
+        assertThat(after.lastErrorVersion()).isEqualTo(3);
 
         NodeAck forN2 = new NodeAck("shop", "n2", 2, 2, NodeAck.Status.APPLIED, null, 12, 40, "iptables", Instant.now());
-        assertProblem(api.post("/api/v1/clusters/shop/nodes/n2/acks", forN2.toJson(), TestApi.SHOP_N1.token()), 403, null,
+        assertProblem(api.post("/api/v1/clusters/shop/nodes/n2/acks", "[" + forN2.toJson() + "]", TestApi.SHOP_N1.token()), 403, null,
                 "token 'shop-n1' is bound to node 'n1' of cluster 'shop'; it may not acknowledge for node 'n2'");
-        assertProblem(api.post("/api/v1/clusters/bank/nodes/n1/acks", ack.toJson(), TestApi.SHOP_N1.token()), 403, null,
+        assertProblem(api.post("/api/v1/clusters/bank/nodes/n1/acks", "[" + ack.toJson() + "]", TestApi.SHOP_N1.token()), 403, null,
                 "bound to cluster 'shop'");
         // Only nodes acknowledge: an operator's word on what a node runs would be a forged ack.
-        assertProblem(api.post(path, ack.toJson(), TestApi.OPERATOR.token()), 403, null, "needs agent");
-        assertProblem(api.post(path, ack.toJson(), TestApi.VIEWER.token()), 403, null, "needs agent");
-        assertProblem(api.post("/api/v1/clusters/shop/nodes/n2/acks", ack.toJson(), AGENT), 400, "body",
-                "body: the ack is for node 'n1' of cluster 'shop', not the node and cluster of the path");
-        assertProblem(api.post(path, "{\"v\": 1}", AGENT), 400, "body", "body: ");
+        assertProblem(api.post(path, "[" + ack.toJson() + "]", TestApi.OPERATOR.token()), 403, null, "needs agent");
+        assertProblem(api.post(path, "[" + ack.toJson() + "]", TestApi.VIEWER.token()), 403, null, "needs agent");
+        assertProblem(api.post("/api/v1/clusters/shop/nodes/n2/acks", "[" + forN2.toJson() + "," + ack.toJson() + "]", AGENT), 400,
+                "body", "body[1]: the ack is for node 'n1' of cluster 'shop', not the node and cluster of the path");
+        assertProblem(api.post(path, "[{\"v\": 1}]", AGENT), 400, "body", "body[0]: ");
+        assertProblem(api.post(path, ack.toJson(), AGENT), 400, "body", "body: expected a list of 1-1000 acks");
+        assertProblem(api.post(path, "[", AGENT), 400, "body", "body: is not JSON");
     }
 
     @Test
@@ -179,7 +192,7 @@ class DeltasApiTest {
         List<CompletableFuture<HttpResponse<String>>> sent = new ArrayList<>();
         for (int i = 0; i < nodes; i++) {
             NodeAck a = new NodeAck("bank", "node-" + i, 2, 2, NodeAck.Status.APPLIED, null, 1, 10, "hollow", Instant.now());
-            sent.add(CompletableFuture.supplyAsync(() -> post("/api/v1/clusters/bank/nodes/" + a.node() + "/acks", a.toJson())));
+            sent.add(CompletableFuture.supplyAsync(() -> post("/api/v1/clusters/bank/nodes/" + a.node() + "/acks", "[" + a.toJson() + "]")));
         }
         for (CompletableFuture<HttpResponse<String>> f : sent) {
             assertThat(f.get(60, TimeUnit.SECONDS).statusCode()).isEqualTo(204);

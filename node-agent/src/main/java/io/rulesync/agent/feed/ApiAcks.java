@@ -5,7 +5,9 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -13,8 +15,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Acks to the api, {@code POST /api/v1/clusters/{c}/nodes/{n}/acks}, in order and one at a time, without blocking the
- * agent: {@link #publish} queues and returns. An ack the api could not take (down, or its database is) is sent again
+ * Acks to the api, {@code POST /api/v1/clusters/{c}/nodes/{n}/acks}, in order and one request at a time (with every ack
+ * queued meanwhile), without blocking the agent: {@link #publish} queues and returns. An ack the api could not take (down, or its database is) is sent again
  * after 1, 2, 4 ... 30 s; one it refuses (4xx) is dropped and said. The queue keeps the newest {@value #KEPT}: the api
  * stores only a node's newest ack, so older ones matter only for a failure they carry.
  */
@@ -29,6 +31,7 @@ public final class ApiAcks implements AckSink {
     private boolean sending;
     private boolean closed;
     private long backoffMs;
+    private int failures;
 
     public ApiAcks(ApiConnection api) {
         this(api, ack -> { });
@@ -59,39 +62,56 @@ public final class ApiAcks implements AckSink {
         }
     }
 
-    /** Sends the oldest queued ack after {@code delayMs}; called holding the queue's lock. */
+    /**
+     * Sends every queued ack, oldest first, in one request after {@code delayMs}; called holding the queue's lock. Acks
+     * that pile up while one request is out go together in the next: under load a node sends fewer, larger requests,
+     * and the api still sees every failure (it stores the newest ack and the newest failure of each node).
+     */
     private void sendNext(long delayMs) {
-        NodeAck ack = queue.peekFirst();
-        if (ack == null || closed) {
+        if (queue.isEmpty() || closed) {
             sending = false;
             return;
         }
-        HttpRequest req = api.request(ack.cluster(), "nodes/" + ApiConnection.encode(ack.node()) + "/acks", Duration.ofSeconds(30))
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(ack.toJson())).build();
-        CompletableFuture.runAsync(() -> { }, CompletableFuture.delayedExecutor(delayMs, TimeUnit.MILLISECONDS))
-                .thenCompose(x -> api.http().sendAsync(req, HttpResponse.BodyHandlers.ofString()))
-                .whenComplete((resp, failure) -> sent(ack, req, resp, failure));
+        List<NodeAck> batch = new ArrayList<>(queue);
+        NodeAck first = batch.get(0);
+        StringBuilder body = new StringBuilder("[");
+        batch.forEach(a -> body.append(body.length() == 1 ? "" : ",").append(a.toJson()));
+        HttpRequest req = api.request(first.cluster(), "nodes/" + ApiConnection.encode(first.node()) + "/acks", Duration.ofSeconds(30))
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body.append(']').toString()))
+                .build();
+        // Sent from the delay's own timer thread (sendAsync does not block): the default would start a thread per retry here.
+        CompletableFuture<Void> due = delayMs == 0 ? CompletableFuture.completedFuture(null)
+                : CompletableFuture.runAsync(() -> { }, CompletableFuture.delayedExecutor(delayMs, TimeUnit.MILLISECONDS, Runnable::run));
+        due.thenCompose(x -> api.http().sendAsync(req, HttpResponse.BodyHandlers.ofString()))
+                .whenComplete((resp, failure) -> sent(batch, req, resp, failure));
     }
 
-    private void sent(NodeAck ack, HttpRequest req, HttpResponse<String> resp, Throwable failure) {
+    private void sent(List<NodeAck> batch, HttpRequest req, HttpResponse<String> resp, Throwable failure) {
         synchronized (queue) {
             int status = resp == null ? 0 : resp.statusCode();
+            NodeAck last = batch.get(batch.size() - 1);
             if (status / 100 == 2 || status / 100 == 4) {
                 if (status / 100 == 2) {
-                    stored.accept(ack);
+                    batch.forEach(stored);
                 } else {
-                    log.atWarn().addKeyValue("cluster", ack.cluster()).addKeyValue("node", ack.node()).log("ack of version {} refused: "
-                            + "POST {}: HTTP {} {}", ack.version(), req.uri(), status, ApiConnection.abbreviate(resp.body()));
+                    log.atWarn().addKeyValue("cluster", last.cluster()).addKeyValue("node", last.node()).log("acks up to version {} "
+                            + "refused: POST {}: HTTP {} {}", last.version(), req.uri(), status, ApiConnection.abbreviate(resp.body()));
                 }
-                queue.remove(ack);
+                batch.forEach(queue::remove);
                 queue.notifyAll();
                 backoffMs = 0;
+                failures = 0;
+                sendNext(0);
+                return;
+            }
+            // Sent again at once the first time (a pooled connection the server had just closed), then backing off.
+            if (failures++ == 0) {
                 sendNext(0);
                 return;
             }
             backoffMs = backoffMs == 0 ? 1_000 : Math.min(MAX_BACKOFF_MS, backoffMs * 2);
-            log.atWarn().addKeyValue("cluster", ack.cluster()).addKeyValue("node", ack.node()).log("ack of version {} not taken: POST {}: "
-                    + "{}; sending it again in {} s", ack.version(), req.uri(), failure != null ? failure.toString()
+            log.atWarn().addKeyValue("cluster", last.cluster()).addKeyValue("node", last.node()).log("acks up to version {} not taken: "
+                    + "POST {}: {}; sending them again in {} s", last.version(), req.uri(), failure != null ? failure.toString()
                     : "HTTP " + status + " " + ApiConnection.abbreviate(resp.body()), backoffMs / 1000);
             sendNext(backoffMs);
         }

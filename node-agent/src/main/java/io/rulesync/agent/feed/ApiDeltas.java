@@ -43,6 +43,7 @@ public final class ApiDeltas implements DeltaSource {
     private long delivered = -1;
     private Instant retryAt = Instant.MIN;
     private Duration backoff = Duration.ZERO;
+    private int failures;
 
     /**
      * @param running the version the agent runs (-1: none yet, nothing is asked then)
@@ -83,6 +84,7 @@ public final class ApiDeltas implements DeltaSource {
         inFlight = null;
         if (resp.statusCode() == 200) {
             backoff = Duration.ZERO;
+            failures = 0;
             return new Polled(read(resp.body()), null);
         }
         String problem = "GET " + inFlightRequest.uri() + ": HTTP " + resp.statusCode() + " " + ApiConnection.abbreviate(resp.body());
@@ -129,8 +131,14 @@ public final class ApiDeltas implements DeltaSource {
         return out;
     }
 
-    /** The api could not be asked: said once per failure, and asked again after 1, 2, 4 ... 30 s. */
+    /**
+     * The api could not be asked: asked again at once the first time (a pooled connection the server had just closed
+     * fails like this, and is no news), then after 1, 2, 4 ... 30 s, said each time.
+     */
     private Polled failed(String problem) {
+        if (failures++ == 0) {
+            return Polled.NOTHING;
+        }
         backoff = backoff.isZero() ? Duration.ofSeconds(1) : backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF
                 : backoff.multipliedBy(2);
         retryAt = clock.instant().plus(backoff);
