@@ -209,6 +209,8 @@ public final class PropagationBenchmark {
                         .until(() -> agentNodes.stream().allMatch(n -> acked.getOrDefault(n, 0L) >= last));
                 List<Long> allDry = new ArrayList<>();
                 List<Long> real = new ArrayList<>();
+                List<Long> stored = new ArrayList<>();
+                List<Long> fanOut = new ArrayList<>();
                 for (long offset : offsets) {
                     long v = clock.versionOf(offset);
                     long sent = clock.sentAt(offset);
@@ -217,11 +219,16 @@ public final class PropagationBenchmark {
                         worst = Math.max(worst, reached(n, v) - sent);
                     }
                     allDry.add(worst);
+                    stored.add(clock.storedAfter(offset));
+                    fanOut.add(worst - clock.storedAfter(offset));
                     if (kernel) {
                         real.add(reached(realNode, v) - sent);
                     }
                 }
+                System.out.printf("change → version stored (compiler): %s%n", summary(stored));
                 if (simulated > 0) {
+                    System.out.printf("version stored → acked by all %d agents (the fan-out, %s): %s%n", simulated, transport.id(),
+                            summary(fanOut));
                     System.out.printf("change → acked by all %d agents (%d dry-run, %d hollow), %d changes at %d/s: %s%n", simulated,
                             dryRunAgents, hollowAgents, offsets.size(), rate, summary(allDry));
                 }
