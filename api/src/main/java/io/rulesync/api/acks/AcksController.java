@@ -9,8 +9,9 @@ import io.rulesync.store.StoreException;
 import io.swagger.v3.oas.annotations.Operation;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -38,7 +39,7 @@ public class AcksController {
 
     @Operation(summary = "What a node agent sends after applies: the versions it runs, or why they failed")
     @PostMapping(path = "/api/v1/clusters/{cluster}/nodes/{node}/acks", consumes = "application/json")
-    public CompletableFuture<ResponseEntity<Void>> ack(@PathVariable("cluster") String cluster, @PathVariable("node") DnsSubdomain node,
+    public ResponseEntity<Void> ack(@PathVariable("cluster") String cluster, @PathVariable("node") DnsSubdomain node,
             @RequestBody String body) {
         List<NodeAck> acks = read(body);
         for (int i = 0; i < acks.size(); i++) {
@@ -49,13 +50,19 @@ public class AcksController {
                         + "', not the node and cluster of the path");
             }
         }
-        return writer.write(acks).handle((ok, failure) -> {
-            if (failure == null) {
-                return ResponseEntity.noContent().build();
-            }
-            Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
-            throw cause instanceof StoreException s ? s : new StoreException("storing acks", cause);
-        });
+        // Waited for here, on the request's thread (a few ms, the batch's commit): completing thousands of asynchronous
+        // requests from the writer's one thread made it the bottleneck of a fleet's acks.
+        try {
+            writer.write(acks).get(30, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof StoreException s ? s : new StoreException("storing acks", e.getCause());
+        } catch (TimeoutException e) {
+            throw new StoreException("storing acks took more than 30 s", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StoreException("interrupted while storing acks", e);
+        }
+        return ResponseEntity.noContent().build();
     }
 
     /** A JSON list of acks in their wire format, at least one and at most {@value #MAX_ACKS}; a problem names the one at fault. */

@@ -4,7 +4,7 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.store.VersionHistory;
-import java.time.Duration;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -34,8 +34,11 @@ public final class DeltaWaits implements HeadWatch.Listener {
 
     /** What a poll gets. */
     public sealed interface Answer {
-        /** Deltas in order from the version after the asked one (none when the wait ended first). */
-        record Deltas(long head, List<String> json) implements Answer {
+        /**
+         * Deltas in order from the version after the asked one, as the response body: one JSON per line, UTF-8. Made
+         * once per group of waiters, so a thousand agents woken by one version share one body.
+         */
+        record Deltas(long head, int count, byte[] ndjson) implements Answer {
         }
 
         /** The next delta is not stored any more (retention), or the agent is too far behind: it should load a snapshot. */
@@ -200,6 +203,8 @@ public final class DeltaWaits implements HeadWatch.Listener {
             return new Answer.Snapshot(head, "the delta to version " + (after + 1) + " is no longer stored (retention removed "
                     + "it); versions from " + versions.oldest(cluster) + " remain; load a snapshot");
         }
-        return new Answer.Deltas(head, out);
+        StringBuilder body = new StringBuilder();
+        out.forEach(j -> body.append(j).append('\n'));
+        return new Answer.Deltas(head, out.size(), body.toString().getBytes(StandardCharsets.UTF_8));
     }
 }

@@ -39,7 +39,7 @@ public class DeltasController {
 
     @Operation(summary = "What a node agent reads: its cluster's deltas after the version it runs, waiting for the next")
     @GetMapping("/api/v1/clusters/{cluster}/deltas")
-    public DeferredResult<ResponseEntity<String>> deltas(@PathVariable("cluster") String cluster,
+    public DeferredResult<ResponseEntity<byte[]>> deltas(@PathVariable("cluster") String cluster,
             @RequestParam(name = "after") VersionRef after,
             @RequestParam(name = "node", required = false) DnsSubdomain node,
             @RequestParam(name = "wait", required = false) @Pattern(regexp = "[0-9]|[1-5][0-9]|60",
@@ -47,24 +47,22 @@ public class DeltasController {
         long seconds = wait == null ? DEFAULT_WAIT_SECONDS : Long.parseLong(wait);
         Long from = after.latest() ? null : after.number();
         // The timeout answer is "no news": the head cannot be named without a read, so the header is left out.
-        DeferredResult<ResponseEntity<String>> result = new DeferredResult<>(Math.max(1, seconds) * 1000,
-                () -> ResponseEntity.ok().contentType(NDJSON).body(""));
+        DeferredResult<ResponseEntity<byte[]>> result = new DeferredResult<>(Math.max(1, seconds) * 1000,
+                () -> ResponseEntity.ok().contentType(NDJSON).body(new byte[0]));
         Runnable forget = waits.request(cluster, from, a -> answer(result, cluster, a), result::setErrorResult);
         result.onCompletion(forget);
         result.onTimeout(forget);
         result.onError(e -> forget.run());
         if (seconds == 0 && !result.hasResult()) {
             forget.run();
-            result.setResult(ResponseEntity.ok().contentType(NDJSON).body(""));
+            result.setResult(ResponseEntity.ok().contentType(NDJSON).body(new byte[0]));
         }
         return result;
     }
 
-    private static void answer(DeferredResult<ResponseEntity<String>> result, String cluster, DeltaWaits.Answer a) {
+    private static void answer(DeferredResult<ResponseEntity<byte[]>> result, String cluster, DeltaWaits.Answer a) {
         if (a instanceof DeltaWaits.Answer.Deltas d) {
-            StringBuilder body = new StringBuilder();
-            d.json().forEach(j -> body.append(j).append('\n'));
-            result.setResult(ResponseEntity.ok().contentType(NDJSON).header(HEAD, Long.toString(d.head())).body(body.toString()));
+            result.setResult(ResponseEntity.ok().contentType(NDJSON).header(HEAD, Long.toString(d.head())).body(d.ndjson()));
         } else if (a instanceof DeltaWaits.Answer.Snapshot s) {
             result.setErrorResult(new ParameterProblem(HttpStatus.GONE, "after", "after: " + s.why()).with("latest", s.head()));
         } else if (a instanceof DeltaWaits.Answer.Stopping) {

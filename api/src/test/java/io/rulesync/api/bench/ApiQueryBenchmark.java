@@ -31,13 +31,19 @@ import picocli.CommandLine;
  * sending its next request when the last one answered, for SECONDS per query after a warm-up.
  * Prints per query the requests served, throughput, latency percentiles and response size.
  *
- * <p>{@code bench/api-queries [VERSIONS NODES CLIENTS SECONDS [QUERY]]} (QUERY: run only the queries whose
- * name contains it, without the Apache Bench pass); needs PostgreSQL on 127.0.0.1:5432
+ * <p>With ACKS_PER_SECOND, node agents' acks stream in meanwhile at that rate, through the real
+ * {@code POST .../nodes/{n}/acks} (one ack per request, the nodes in turn, each acking the next version): the
+ * queries are measured under that write load, and the harness prints the acks taken per second and the
+ * transactions they took ({@code node_status} commits).
+ *
+ * <p>{@code bench/api-queries [VERSIONS NODES CLIENTS SECONDS [QUERY [ACKS_PER_SECOND]]]} (QUERY: run only the queries
+ * whose name contains it, without the Apache Bench pass; "" for all); needs PostgreSQL on 127.0.0.1:5432
  * (a database of its own is created and dropped).
  */
 public final class ApiQueryBenchmark {
     private static final String CLUSTER = "bench";
     private static final ApiTokens.Issued VIEWER = ApiTokens.issue("bench", Role.VIEWER);
+    private static final ApiTokens.Issued AGENT = ApiTokens.issue("bench-agents", Role.AGENT);
 
     private ApiQueryBenchmark() {
     }
@@ -48,21 +54,36 @@ public final class ApiQueryBenchmark {
         int clients = args.length > 2 ? Integer.parseInt(args[2]) : 4;
         int seconds = args.length > 3 ? Integer.parseInt(args[3]) : 20;
         String only = args.length > 4 ? args[4] : "";
+        int ackRate = args.length > 5 ? Integer.parseInt(args[5]) : 0;
         String db = "rulesync_bench_api_" + UUID.randomUUID().toString().substring(0, 8);
         admin("CREATE DATABASE " + db);
         try {
             // The compiler migrates and the api only validates (store/README.md), so migrate as the compiler would.
             Flyway.configure().dataSource("jdbc:postgresql://127.0.0.1:5432/" + db, "postgres", "").load().migrate();
-            ApiCommand command = new ApiCommand().withTokens(List.of(VIEWER.line()));
+            ApiCommand command = new ApiCommand().withTokens(List.of(VIEWER.line(), AGENT.line()));
             new CommandLine(command).parseArgs("--port=0", "--db-url=jdbc:postgresql://127.0.0.1:5432/" + db);
             try (ConfigurableApplicationContext api = command.start()) {
                 long t0 = System.nanoTime();
                 load(db, versions, nodes);
                 System.out.printf("loaded %,d versions and %,d nodes in %.1f s%n", versions, nodes, (System.nanoTime() - t0) / 1e9);
                 String base = "http://127.0.0.1:" + api.getEnvironment().getProperty("local.server.port") + "/api/v1";
+                AckStream acks = ackRate > 0 ? new AckStream(base, nodes, versions, ackRate).start() : null;
+                io.micrometer.core.instrument.DistributionSummary batches = api.getBean(io.micrometer.core.instrument.MeterRegistry.class)
+                        .get("rulesync.acks.batch").summary();
+                long t1 = System.nanoTime();
+                long batches0 = batches.count();
+                double acks0 = batches.totalAmount();
                 run(base, versions, clients, seconds, only);
                 if (only.isEmpty()) {
                     apacheBench(base, clients, seconds);
+                }
+                if (acks != null) {
+                    acks.stop();
+                    double s = (System.nanoTime() - t1) / 1e9;
+                    System.out.printf("%nacks streaming in meanwhile: %,d sent (%.0f/s asked), %,d answered 204, %d failed; stored %.0f acks/s "
+                            + "in %.1f transactions/s (%.0f acks each); POST latency %s%n", acks.sent.get(), (double) ackRate,
+                            acks.ok.get(), acks.failed.get(), (batches.totalAmount() - acks0) / s, (batches.count() - batches0) / s,
+                            (batches.totalAmount() - acks0) / Math.max(1, batches.count() - batches0), acks.latency());
                 }
             }
         } finally {
@@ -143,6 +164,66 @@ public final class ApiQueryBenchmark {
     private static String field(String text, String regex) {
         java.util.regex.Matcher m = java.util.regex.Pattern.compile(regex).matcher(text);
         return m.find() ? m.group(1) : "?";
+    }
+
+    /** Node agents' acks at a steady rate through the real endpoint, one ack per request, open loop. */
+    private static final class AckStream {
+        private final String base;
+        private final int nodes;
+        private final int rate;
+        private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+        private final AtomicLong sent = new AtomicLong();
+        private final AtomicLong ok = new AtomicLong();
+        private final AtomicLong failed = new AtomicLong();
+        private final List<Long> latencies = java.util.Collections.synchronizedList(new ArrayList<>());
+        private final long version;
+        private final java.util.concurrent.ScheduledExecutorService timer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+
+        AckStream(String base, int nodes, int versions, int rate) {
+            this.base = base;
+            this.nodes = nodes;
+            this.rate = rate;
+            this.version = versions;
+        }
+
+        AckStream start() {
+            // Every 10 ms, a hundredth of a second's acks.
+            timer.scheduleAtFixedRate(() -> {
+                for (int i = 0; i < Math.max(1, rate / 100); i++) {
+                    long n = sent.getAndIncrement();
+                    String node = String.format("node-%05d", n % nodes);
+                    io.rulesync.model.ack.NodeAck a = new io.rulesync.model.ack.NodeAck(CLUSTER, node, version, version,
+                            io.rulesync.model.ack.NodeAck.Status.APPLIED, null, 3, 100, "hollow", java.time.Instant.now());
+                    HttpRequest req = HttpRequest.newBuilder(URI.create(base + "/clusters/" + CLUSTER + "/nodes/" + node + "/acks"))
+                            .header("Authorization", "Bearer " + AGENT.token()).header("Content-Type", "application/json")
+                            .POST(HttpRequest.BodyPublishers.ofString("[" + a.toJson() + "]")).build();
+                    long t0 = System.nanoTime();
+                    http.sendAsync(req, HttpResponse.BodyHandlers.discarding()).whenComplete((r, e) -> {
+                        if (e == null && r.statusCode() == 204) {
+                            ok.incrementAndGet();
+                            latencies.add(System.nanoTime() - t0);
+                        } else {
+                            failed.incrementAndGet();
+                        }
+                    });
+                }
+            }, 0, 10, java.util.concurrent.TimeUnit.MILLISECONDS);
+            return this;
+        }
+
+        void stop() throws InterruptedException {
+            timer.shutdownNow();
+            timer.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+            Thread.sleep(2_000); // the last ones answered
+        }
+
+        String latency() {
+            long[] l;
+            synchronized (latencies) {
+                l = latencies.stream().mapToLong(Long::longValue).sorted().toArray();
+            }
+            return l.length == 0 ? "-" : String.format("p50 %.1f ms, p99 %.1f ms", pct(l, 50), pct(l, 99));
+        }
     }
 
     private record Result(long[] latencies, long bytes) {

@@ -3,7 +3,7 @@ package io.rulesync.agent.feed;
 import io.rulesync.model.rules.RulesDelta;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
+import java.io.UncheckedIOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -14,6 +14,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.LongSupplier;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,7 +40,7 @@ public final class ApiDeltas implements DeltaSource {
     private final LongSupplier running;
     private final Duration hold;
     private final Clock clock;
-    private CompletableFuture<HttpResponse<String>> inFlight;
+    private CompletableFuture<HttpResponse<Stream<String>>> inFlight;
     private HttpRequest inFlightRequest;
     private long delivered = -1;
     private Instant retryAt = Instant.MIN;
@@ -69,7 +71,7 @@ public final class ApiDeltas implements DeltaSource {
             pause(wait);
             return Polled.NOTHING;
         }
-        HttpResponse<String> resp;
+        HttpResponse<Stream<String>> resp;
         try {
             resp = inFlight.get(wait.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
@@ -82,18 +84,23 @@ public final class ApiDeltas implements DeltaSource {
             return Polled.NOTHING;
         }
         inFlight = null;
-        if (resp.statusCode() == 200) {
-            backoff = Duration.ZERO;
-            failures = 0;
-            return new Polled(read(resp.body()), null);
+        try (Stream<String> lines = resp.body()) {
+            if (resp.statusCode() == 200) {
+                backoff = Duration.ZERO;
+                failures = 0;
+                return new Polled(read(lines), null);
+            }
+            String problem = "GET " + inFlightRequest.uri() + ": HTTP " + resp.statusCode() + " "
+                    + ApiConnection.abbreviate(lines.collect(Collectors.joining("\n")));
+            if (resp.statusCode() == 410) {
+                // The agent loads a snapshot; asked again too soon, the same answer would come back while it cannot.
+                retryAt = clock.instant().plusSeconds(1);
+                return new Polled(List.of(), problem);
+            }
+            return failed(problem);
+        } catch (UncheckedIOException e) {
+            return failed("GET " + inFlightRequest.uri() + ": reading the answer: " + e.getMessage());
         }
-        String problem = "GET " + inFlightRequest.uri() + ": HTTP " + resp.statusCode() + " " + ApiConnection.abbreviate(resp.body());
-        if (resp.statusCode() == 410) {
-            // The agent loads a snapshot; asked again too soon, the same answer would come back while it cannot.
-            retryAt = clock.instant().plusSeconds(1);
-            return new Polled(List.of(), problem);
-        }
-        return failed(problem);
     }
 
     /** Sends the next request; false when there is nothing to ask yet (no version, or backing off). */
@@ -105,13 +112,14 @@ public final class ApiDeltas implements DeltaSource {
         inFlightRequest = api.request(cluster, "deltas?after=" + after + "&node=" + ApiConnection.encode(node) + "&wait="
                         + hold.toSeconds(), hold.plusSeconds(15))
                 .header("Accept", "application/x-ndjson").GET().build();
-        inFlight = api.http().sendAsync(inFlightRequest, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        inFlight = api.http().sendAsync(inFlightRequest, HttpResponse.BodyHandlers.ofLines());
         return true;
     }
 
-    private List<RulesDelta> read(String body) {
+    /** One delta per line, read as the lines arrive (a node far behind gets up to 100 at once). */
+    private List<RulesDelta> read(Stream<String> lines) {
         List<RulesDelta> out = new ArrayList<>();
-        for (String line : body.split("\n")) {
+        for (String line : (Iterable<String>) lines::iterator) {
             if (line.isBlank()) {
                 continue;
             }
