@@ -90,8 +90,13 @@ public final class PropagationBenchmark {
     private final Map<String, List<Long>> applyMillis = new ConcurrentHashMap<>();
     private volatile boolean recording;
     private Transport transport = Transport.API;
-    /** One HTTP client (one selector thread, one pool) for every simulated agent: a thousand would measure this process's threads. */
-    private final java.net.http.HttpClient http = ApiConnection.newClient();
+    /**
+     * HTTP clients for the simulated agents, one per {@value #AGENTS_PER_CLIENT}: the JDK's client does all of its I/O on
+     * one selector thread, so one for all would measure that thread, and one each would measure a thousand threads.
+     */
+    private final List<java.net.http.HttpClient> clients = new ArrayList<>();
+    private static final int AGENTS_PER_CLIENT = 10;
+    private int agentsMade;
 
     public static void main(String[] args) throws Exception {
         int services = arg(args, 0, 10_000);
@@ -271,7 +276,10 @@ public final class PropagationBenchmark {
 
     private AgentLoop agent(String bootstrap, URI api, String node, KernelMode mode, Path state) throws InterruptedException {
         Clock clock = Clock.systemUTC();
-        ApiConnection connection = new ApiConnection(api, AGENT_TOKEN.token(), http);
+        if (clients.size() * AGENTS_PER_CLIENT <= agentsMade++) {
+            clients.add(ApiConnection.newClient());
+        }
+        ApiConnection connection = new ApiConnection(api, AGENT_TOKEN.token(), clients.get(clients.size() - 1));
         AckSink acks = transport == Transport.API ? new ApiAcks(connection, a -> record(a, System.nanoTime()))
                 : new KafkaAckSink(bootstrap, Map.of(), topics.acks());
         Agent agent = new Agent(CLUSTER, node, new ApiSnapshots(connection), mode, acks, new StateFile(state, CLUSTER, node), clock,
