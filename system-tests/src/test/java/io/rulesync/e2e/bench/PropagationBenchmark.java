@@ -71,7 +71,9 @@ import picocli.CommandLine;
  *
  * <p>HOLLOW_AGENTS more agents run with {@link HollowMode} (issue 16): the agent's real feed, snapshots, validation,
  * sequencing and acks, no kernel, so that many of them measure the control plane and the fan-out rather than this
- * machine's cores applying rules. The "all agents" figure covers the dry-run and the hollow ones.
+ * machine's cores applying rules. They run in a child process under {@code nice -n 19} ({@link HollowFleet}): in
+ * this process their work (every delta parsed and checked by every agent) starved the control plane's
+ * single-threaded parts. The "all agents" figure covers the dry-run and the hollow ones.
  *
  * <p>TRANSPORT says how agents get deltas and send acks: {@code api} (long polls and POSTs to the api, acks timed when
  * the api has stored them) or {@code kafka} (the deltas and acks topics, acks timed when read off the acks topic).
@@ -175,9 +177,10 @@ public final class PropagationBenchmark {
                     close.add(agent(bootstrap, apiUrl, node, new MemoryNetfilter(IpFamily.IPV4, null, node), state));
                 }
                 for (int n = dryRunAgents; n < simulated; n++) {
-                    String node = "node-" + n;
-                    agentNodes.add(node);
-                    close.add(agent(bootstrap, apiUrl, node, new HollowMode(), state));
+                    agentNodes.add("node-" + n);
+                }
+                if (hollowAgents > 0) {
+                    close.add(hollowFleet(apiUrl, dryRunAgents, hollowAgents, bootstrap));
                 }
                 if (kernel) {
                     run("ip", "netns", "add", ns);
@@ -289,6 +292,42 @@ public final class PropagationBenchmark {
         return new AgentLoop(agent, feed, node, acks).start();
     }
 
+    /**
+     * The hollow agents in a child process under {@code nice -n 19} ({@link HollowFleet}): their acks come back on its
+     * stdout (api transport) or on the acks topic (Kafka). Closing the returned handle ends it.
+     */
+    private AutoCloseable hollowFleet(URI api, int first, int count, String bootstrap) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("nice", "-n", "19", Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx6g", "-cp", System.getProperty("java.class.path"), HollowFleet.class.getName(), api.toString(), AGENT_TOKEN.token(),
+                CLUSTER, Integer.toString(first), Integer.toString(count), transport.id(), bootstrap));
+        Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        java.io.BufferedReader lines = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(),
+                java.nio.charset.StandardCharsets.UTF_8));
+        Thread reader = new Thread(() -> {
+            try {
+                for (String line = lines.readLine(); line != null; line = lines.readLine()) {
+                    String[] f = line.split(" ");
+                    if (f[0].equals("ack")) {
+                        applied(f[1], Long.parseLong(f[2]), Long.parseLong(f[3]), Long.parseLong(f[4]));
+                    } else {
+                        System.out.println("hollow fleet: " + line);
+                    }
+                }
+            } catch (java.io.IOException e) {
+                System.out.println("hollow fleet: " + e);
+            }
+        }, "hollow-fleet-acks");
+        reader.setDaemon(true);
+        reader.start();
+        System.out.printf("%d hollow agents in a child process (nice 19, pid %d)%n", count, p.pid());
+        return () -> {
+            p.getOutputStream().close();
+            if (!p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+            }
+        };
+    }
+
     /** When node first acked version v or later. */
     private long reached(String node, long v) {
         long best = Long.MAX_VALUE;
@@ -319,12 +358,15 @@ public final class PropagationBenchmark {
     /** An ack arrived (read off the acks topic, or stored by the api) at {@code now} (nanoTime). */
     private void record(NodeAck a, long now) {
         if (a.status() == NodeAck.Status.APPLIED) {
-            acked.merge(a.node(), a.version(), Math::max);
-            ackedAt.computeIfAbsent(a.node(), k -> new ConcurrentHashMap<>()).putIfAbsent(a.version(), now);
-            if (recording) {
-                applyMillis.computeIfAbsent(a.node(), k -> java.util.Collections.synchronizedList(new ArrayList<>()))
-                        .add(a.durationMs() * 1_000_000);
-            }
+            applied(a.node(), a.version(), now, a.durationMs());
+        }
+    }
+
+    private void applied(String node, long version, long now, long durationMs) {
+        acked.merge(node, version, Math::max);
+        ackedAt.computeIfAbsent(node, k -> new ConcurrentHashMap<>()).putIfAbsent(version, now);
+        if (recording) {
+            applyMillis.computeIfAbsent(node, k -> java.util.Collections.synchronizedList(new ArrayList<>())).add(durationMs * 1_000_000);
         }
     }
 

@@ -1,0 +1,89 @@
+package io.rulesync.e2e.bench;
+
+import io.rulesync.agent.Agent;
+import io.rulesync.agent.AgentLoop;
+import io.rulesync.agent.feed.AckSink;
+import io.rulesync.agent.feed.ApiAcks;
+import io.rulesync.agent.feed.ApiConnection;
+import io.rulesync.agent.feed.ApiDeltas;
+import io.rulesync.agent.feed.ApiSnapshots;
+import io.rulesync.agent.feed.DeltaFeed;
+import io.rulesync.agent.feed.DeltaSource;
+import io.rulesync.agent.feed.KafkaAckSink;
+import io.rulesync.agent.feed.Transport;
+import io.rulesync.agent.mode.HollowMode;
+import io.rulesync.agent.state.StateFile;
+import io.rulesync.model.ack.NodeAck;
+import io.rulesync.model.topic.Topics;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Hollow agents in a process of their own, as kubemark runs hollow nodes apart from the control plane: started by
+ * {@link PropagationBenchmark} under {@code nice -n 19}, so that their own work (parsing and checking every delta, a
+ * few ms each) uses the cores the control plane leaves, instead of starving its single-threaded parts. With the api
+ * transport each ack the api took is printed as {@code ack NODE VERSION NANOTIME} (System.nanoTime is the machine's
+ * monotonic clock, the same in both processes); with Kafka the parent reads the acks topic. Runs until its stdin closes.
+ *
+ * <p>Arguments: API_URL TOKEN CLUSTER FIRST COUNT TRANSPORT KAFKA_BOOTSTRAP.
+ */
+public final class HollowFleet {
+    private HollowFleet() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        URI api = URI.create(args[0]);
+        String token = args[1];
+        String cluster = args[2];
+        int first = Integer.parseInt(args[3]);
+        int count = Integer.parseInt(args[4]);
+        Transport transport = Transport.parse(args[5]);
+        String bootstrap = args[6];
+        Topics topics = Topics.DEFAULT;
+        PrintStream out = System.out;
+        Path state = Files.createTempDirectory("rulesync-hollow-fleet");
+        Clock clock = Clock.systemUTC();
+        List<AgentLoop> loops = new ArrayList<>();
+        List<HttpClient> clients = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            String node = "node-" + (first + i);
+            // One HTTP client per 10 agents: the JDK's client does all of its I/O on one selector thread.
+            if (i % 10 == 0) {
+                clients.add(ApiConnection.newClient());
+            }
+            ApiConnection connection = new ApiConnection(api, token, clients.get(clients.size() - 1));
+            AckSink acks = transport == Transport.API ? new ApiAcks(connection, a -> printAck(out, a, System.nanoTime()))
+                    : new KafkaAckSink(bootstrap, Map.of(), topics.acks());
+            Agent agent = new Agent(cluster, node, new ApiSnapshots(connection), new HollowMode(), acks,
+                    new StateFile(state, cluster, node), clock, Duration.ofSeconds(30));
+            DeltaSource feed = transport == Transport.API
+                    ? new ApiDeltas(connection, cluster, node, agent::running, ApiDeltas.DEFAULT_HOLD, clock)
+                    : new DeltaFeed(bootstrap, Map.of(), topics.deltas(), cluster, clock);
+            loops.add(new AgentLoop(agent, feed, node, acks).start());
+        }
+        out.println("started " + count);
+        out.flush();
+        while (System.in.read() != -1) {
+            // the parent keeps stdin open while it wants the fleet
+        }
+        loops.forEach(AgentLoop::close);
+        System.exit(0);
+    }
+
+    private static void printAck(PrintStream out, NodeAck a, long nanos) {
+        if (a.status() == NodeAck.Status.APPLIED) {
+            synchronized (out) {
+                out.println("ack " + a.node() + " " + a.version() + " " + nanos + " " + a.durationMs());
+                out.flush();
+            }
+        }
+    }
+}
