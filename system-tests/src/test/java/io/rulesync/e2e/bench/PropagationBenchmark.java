@@ -309,7 +309,7 @@ public final class PropagationBenchmark {
                     String[] f = line.split(" ");
                     if (f[0].equals("ack")) {
                         applied(f[1], Long.parseLong(f[2]), Long.parseLong(f[3]), Long.parseLong(f[4]));
-                    } else {
+                    } else if (!line.contains(" INFO ")) {
                         System.out.println("hollow fleet: " + line);
                     }
                 }
