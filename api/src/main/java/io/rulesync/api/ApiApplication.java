@@ -140,6 +140,7 @@ public class ApiApplication {
         return Executors.newFixedThreadPool(2, r -> {
             Thread t = new Thread(r, "delta-wakers");
             t.setDaemon(true);
+            t.setUncaughtExceptionHandler((th, e) -> LoggerFactory.getLogger(DeltaWaits.class).error("waking parked polls", e));
             return t;
         });
     }

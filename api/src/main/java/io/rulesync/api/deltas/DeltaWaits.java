@@ -155,6 +155,7 @@ public final class DeltaWaits implements HeadWatch.Listener {
             try {
                 a = answer(cluster, after, head);
             } catch (RuntimeException e) {
+                log.warn("answering {} polls of cluster {} after version {}: {}", group.size(), cluster, after, e.toString());
                 group.forEach(w -> deliver(() -> w.failed().accept(e)));
                 return;
             }
@@ -167,7 +168,7 @@ public final class DeltaWaits implements HeadWatch.Listener {
         try {
             answer.run();
         } catch (RuntimeException e) {
-            log.debug("answering a parked poll: {}", e.toString());
+            log.warn("answering a parked poll: {}", e.toString(), e);
         }
     }
 

@@ -83,6 +83,32 @@ class DeltasApiTest {
         assertThat(r.headers().firstValue(DeltasController.HEAD)).contains("3");
     }
 
+    /** A fleet waits on one version: every parked poll is answered by the version, none by its wait running out. */
+    @Test
+    void aNewVersionWakesEveryParkedPoll() throws Exception {
+        try (TestApi fleet = TestApi.onTwoVersions()) {
+            ClusterHead.Step v2 = StoredClusters.twoVersions(fleet.store(), "fleet");
+            int agents = 200;
+            java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+            String base = "http://127.0.0.1:" + fleet.context().getEnvironment().getProperty("local.server.port");
+            List<CompletableFuture<HttpResponse<String>>> polls = new ArrayList<>();
+            for (int i = 0; i < agents; i++) {
+                polls.add(http.sendAsync(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base
+                                + "/api/v1/clusters/fleet/deltas?after=2&wait=60")).header("Authorization", "Bearer " + AGENT).build(),
+                        HttpResponse.BodyHandlers.ofString()));
+            }
+            DeltaWaits waits = fleet.context().getBean(DeltaWaits.class);
+            await().atMost(java.time.Duration.ofSeconds(30)).until(() -> waits.parked() == agents);
+            StoredClusters.next(fleet.store(), "fleet", v2, 7, "10.244.1.8");
+            for (CompletableFuture<HttpResponse<String>> poll : polls) {
+                // Well before the polls' 60 s: answered by the version, not by the wait.
+                HttpResponse<String> r = poll.get(20, TimeUnit.SECONDS);
+                assertThat(lines(r)).extracting(RulesDelta::target).containsExactly(3L);
+            }
+            assertThat(waits.parked()).isZero();
+        }
+    }
+
     @Test
     void aPollWithNothingNewEndsEmptyAfterItsWait() throws Exception {
         HttpResponse<String> r = api.get("/api/v1/clusters/bank/deltas?after=2&wait=1", AGENT);
