@@ -234,6 +234,24 @@ public final class PropagationBenchmark {
                     }
                 }
                 System.out.printf("change → version stored (compiler): %s%n", summary(stored));
+                // Each agent's own latency, every (agent, change) pair: whether a few agents or all of them are slow.
+                List<Long> each = new ArrayList<>();
+                Map<String, Integer> slow = new java.util.TreeMap<>();
+                for (long offset : offsets) {
+                    long v = clock.versionOf(offset);
+                    for (String n : agentNodes.subList(0, simulated)) {
+                        long l = reached(n, v) - clock.sentAt(offset);
+                        each.add(l);
+                        if (l > 5_000_000_000L) {
+                            slow.merge(n, 1, Integer::sum);
+                        }
+                    }
+                }
+                if (simulated > 0) {
+                    System.out.printf("change → acked, each agent on its own: %s; agents ever over 5 s: %d (most often: %s)%n", summary(each),
+                            slow.size(), slow.entrySet().stream().sorted(Map.Entry.<String, Integer>comparingByValue().reversed()).limit(5)
+                                    .map(e -> e.getKey() + " ×" + e.getValue()).toList());
+                }
                 if (simulated > 0) {
                     System.out.printf("version stored → acked by all %d agents (the fan-out, %s): %s%n", simulated, transport.id(),
                             summary(fanOut));
