@@ -99,6 +99,8 @@ public final class PropagationBenchmark {
     private final List<java.net.http.HttpClient> clients = new ArrayList<>();
     private static final int AGENTS_PER_CLIENT = 10;
     private int agentsMade;
+    /** The hollow agents' process, if any: its CPU time is reported apart. */
+    private Process fleet;
 
     public static void main(String[] args) throws Exception {
         int services = arg(args, 0, 10_000);
@@ -201,6 +203,9 @@ public final class PropagationBenchmark {
                 // Steady endpoint changes; each event's latency is measured to every agent's ack of its version.
                 List<Long> offsets = new ArrayList<>();
                 recording = true;
+                long cpu0 = processCpuNanos();
+                long fleetCpu0 = fleetCpuNanos();
+                long postgresCpu0 = postgresCpuNanos();
                 long intervalNanos = 1_000_000_000L / rate;
                 long start = System.nanoTime();
                 for (int k = 0; k < rate * seconds; k++) {
@@ -215,6 +220,15 @@ public final class PropagationBenchmark {
                 long last = clock.versionOf(offsets.get(offsets.size() - 1));
                 await("every agent at version " + last).forever().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(50))
                         .until(() -> agentNodes.stream().allMatch(n -> acked.getOrDefault(n, 0L) >= last));
+                // CPU of the steady phase, per agent and version delivered: what the transport costs.
+                double agentVersions = (double) simulated * (last - clock.versionOf(offsets.get(0)) + 1);
+                double control = (processCpuNanos() - cpu0) / 1e6;
+                double fleetMs = (fleetCpuNanos() - fleetCpu0) / 1e6;
+                double pg = (postgresCpuNanos() - postgresCpu0) / 1e6;
+                System.out.printf("CPU in the steady phase: control plane process (broker, compiler, api%s) %.1f s, PostgreSQL %.1f s, "
+                        + "hollow agents' process %.1f s; per agent and version: %.2f ms + %.2f ms + %.2f ms (%,.0f agent-versions)%n",
+                        simulated > hollowAgents ? ", dry-run agents" : "", control / 1e3, pg / 1e3, fleetMs / 1e3, control / agentVersions,
+                        pg / agentVersions, fleetMs / agentVersions, agentVersions);
                 List<Long> allDry = new ArrayList<>();
                 List<Long> real = new ArrayList<>();
                 List<Long> stored = new ArrayList<>();
@@ -319,6 +333,7 @@ public final class PropagationBenchmark {
                 "-Xmx6g", "-cp", System.getProperty("java.class.path"), HollowFleet.class.getName(), api.toString(), AGENT_TOKEN.token(),
                 CLUSTER, Integer.toString(first), Integer.toString(count), transport.id(), bootstrap));
         Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        fleet = p;
         java.io.BufferedReader lines = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(),
                 java.nio.charset.StandardCharsets.UTF_8));
         Thread reader = new Thread(() -> {
@@ -344,6 +359,21 @@ public final class PropagationBenchmark {
                 p.destroyForcibly();
             }
         };
+    }
+
+    private static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
+    }
+
+    private long fleetCpuNanos() {
+        return fleet == null ? 0 : fleet.info().totalCpuDuration().map(Duration::toNanos).orElse(0L);
+    }
+
+    /** CPU of every postgres process on this machine (the benchmark's database is the only busy one). */
+    private static long postgresCpuNanos() {
+        return ProcessHandle.allProcesses().filter(ph -> ph.info().command().map(c -> c.contains("postgres")).orElse(false))
+                .mapToLong(ph -> ph.info().totalCpuDuration().map(Duration::toNanos).orElse(0L)).sum();
     }
 
     /** When node first acked version v or later. */
