@@ -13,7 +13,6 @@ import io.rulesync.agent.feed.KafkaAckSink;
 import io.rulesync.agent.feed.Transport;
 import io.rulesync.agent.mode.HollowMode;
 import io.rulesync.agent.state.StateFile;
-import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.topic.Topics;
 import java.io.PrintStream;
 import java.net.URI;
@@ -29,9 +28,8 @@ import java.util.Map;
 /**
  * Hollow agents in a process of their own, as kubemark runs hollow nodes apart from the control plane: started by
  * {@link PropagationBenchmark} under {@code nice -n 19}, so that their own work (parsing and checking every delta, a
- * few ms each) uses the cores the control plane leaves, instead of starving its single-threaded parts. With the api
- * transport each ack the api took is printed as {@code ack NODE VERSION NANOTIME} (System.nanoTime is the machine's
- * monotonic clock, the same in both processes); with Kafka the parent reads the acks topic. Runs until its stdin closes.
+ * few ms each) uses the cores the control plane leaves, instead of starving its single-threaded parts. The parent
+ * times acks where PostgreSQL records them. Runs until its stdin closes.
  *
  * <p>Arguments: API_URL TOKEN CLUSTER FIRST COUNT TRANSPORT KAFKA_BOOTSTRAP.
  */
@@ -60,8 +58,7 @@ public final class HollowFleet {
                 clients.add(ApiConnection.newClient());
             }
             ApiConnection connection = new ApiConnection(api, token, clients.get(clients.size() - 1));
-            AckSink acks = transport == Transport.API ? new ApiAcks(connection, a -> printAck(out, a, System.nanoTime()))
-                    : new KafkaAckSink(bootstrap, Map.of(), topics.acks());
+            AckSink acks = transport == Transport.API ? new ApiAcks(connection) : new KafkaAckSink(bootstrap, Map.of(), topics.acks());
             Agent agent = new Agent(cluster, node, new ApiSnapshots(connection), new HollowMode(), acks,
                     new StateFile(state, cluster, node), clock, Duration.ofSeconds(30));
             DeltaSource feed = transport == Transport.API
@@ -76,14 +73,5 @@ public final class HollowFleet {
         }
         loops.forEach(AgentLoop::close);
         System.exit(0);
-    }
-
-    private static void printAck(PrintStream out, NodeAck a, long nanos) {
-        if (a.status() == NodeAck.Status.APPLIED) {
-            synchronized (out) {
-                out.println("ack " + a.node() + " " + a.version() + " " + nanos + " " + a.durationMs());
-                out.flush();
-            }
-        }
     }
 }

@@ -75,8 +75,9 @@ import picocli.CommandLine;
  * this process their work (every delta parsed and checked by every agent) starved the control plane's
  * single-threaded parts. The "all agents" figure covers the dry-run and the hollow ones.
  *
- * <p>TRANSPORT says how agents get deltas and send acks: {@code api} (long polls and POSTs to the api, acks timed when
- * the api has stored them) or {@code kafka} (the deltas and acks topics, acks timed when read off the acks topic).
+ * <p>TRANSPORT says how agents get deltas and send acks: {@code api} (long polls and POSTs to the api) or {@code kafka}
+ * (the deltas and acks topics). Either way an ack counts when PostgreSQL records it in {@code node_status} (read every
+ * 20 ms), what {@code GET /nodes} shows.
  *
  * <p>{@code bench/propagation [SERVICES ENDPOINTS DRY_RUN_AGENTS RATE SECONDS REAL_AGENT(0|1) HOLLOW_AGENTS TRANSPORT]}; needs
  * PostgreSQL on 127.0.0.1:5432, and root with iptables for the real-kernel agent (skipped otherwise).
@@ -156,6 +157,11 @@ public final class PropagationBenchmark {
                 acks.setDaemon(true);
                 acks.start();
             }
+            // When a node acked a version is when PostgreSQL records it (node_status), what GET /nodes shows: the same point
+            // for both transports, read every 20 ms.
+            Thread status = new Thread(() -> watchNodeStatus("jdbc:postgresql://127.0.0.1:5432/" + db), "node-status-reader");
+            status.setDaemon(true);
+            status.start();
             System.out.printf("agents' transport: %s%n", transport.id());
 
             try (KafkaProducer<String, String> producer = PipelineBenchmark.producer(bootstrap)) {
@@ -340,9 +346,7 @@ public final class PropagationBenchmark {
             try {
                 for (String line = lines.readLine(); line != null; line = lines.readLine()) {
                     String[] f = line.split(" ");
-                    if (f[0].equals("ack")) {
-                        applied(f[1], Long.parseLong(f[2]), Long.parseLong(f[3]), Long.parseLong(f[4]));
-                    } else if (!line.contains(" INFO ")) {
+                    if (!f[0].equals("ack") && !line.contains(" INFO ")) {
                         System.out.println("hollow fleet: " + line);
                     }
                 }
@@ -403,18 +407,37 @@ public final class PropagationBenchmark {
         }
     }
 
-    /** An ack arrived (read off the acks topic, or stored by the api) at {@code now} (nanoTime). */
+    /** An ack read off the acks topic or taken by the api: how long its apply took (when it was stored is read from node_status). */
     private void record(NodeAck a, long now) {
-        if (a.status() == NodeAck.Status.APPLIED) {
-            applied(a.node(), a.version(), now, a.durationMs());
+        if (a.status() == NodeAck.Status.APPLIED && recording) {
+            applyMillis.computeIfAbsent(a.node(), k -> java.util.Collections.synchronizedList(new ArrayList<>()))
+                    .add(a.durationMs() * 1_000_000);
         }
     }
 
-    private void applied(String node, long version, long now, long durationMs) {
+    /** Node {@code node} was first recorded running {@code version} at {@code now} (nanoTime). */
+    private void applied(String node, long version, long now) {
         acked.merge(node, version, Math::max);
         ackedAt.computeIfAbsent(node, k -> new ConcurrentHashMap<>()).putIfAbsent(version, now);
-        if (recording) {
-            applyMillis.computeIfAbsent(node, k -> java.util.Collections.synchronizedList(new ArrayList<>())).add(durationMs * 1_000_000);
+    }
+
+    private void watchNodeStatus(String url) {
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection(url, "postgres", "");
+                java.sql.PreparedStatement q = c.prepareStatement("SELECT node, running FROM node_status WHERE cluster = ?")) {
+            q.setString(1, CLUSTER);
+            while (true) {
+                long now = System.nanoTime();
+                try (java.sql.ResultSet rs = q.executeQuery()) {
+                    while (rs.next()) {
+                        if (rs.getLong(2) > acked.getOrDefault(rs.getString(1), 0L)) {
+                            applied(rs.getString(1), rs.getLong(2), now);
+                        }
+                    }
+                }
+                Thread.sleep(20);
+            }
+        } catch (Exception e) {
+            System.out.println("reading node_status: " + e);
         }
     }
 
