@@ -58,9 +58,20 @@ public final class ApiCommand implements Callable<Integer> {
         return this;
     }
 
+    private boolean shutdownHook = true;
+
     /** The database password, given in process (the demo): no command line shows it. */
     public ApiCommand withDatabasePassword(String password) {
         db.usePassword(password);
+        return this;
+    }
+
+    /**
+     * The caller stops the api (closing the context), not the JVM's shutdown: the demo stops its agents first, which
+     * would otherwise poll an api that Ctrl-C already closed.
+     */
+    public ApiCommand withoutShutdownHook() {
+        shutdownHook = false;
         return this;
     }
 
@@ -79,7 +90,7 @@ public final class ApiCommand implements Callable<Integer> {
         props.put("rulesync.api.action-timeout", actionTimeout.toMillis() + "ms");
         props.put("spring.main.banner-mode", "off");
         ConfigurableApplicationContext app = new SpringApplicationBuilder(ApiApplication.class)
-                .web(WebApplicationType.SERVLET).properties(props).run();
+                .web(WebApplicationType.SERVLET).properties(props).registerShutdownHook(shutdownHook).run();
         log.info("api serving on port {}", app.getEnvironment().getProperty("local.server.port"));
         return app;
     }

@@ -145,6 +145,7 @@ public final class DemoCommand implements Callable<Integer> {
             ConfigurableApplicationContext compiler = new SpringApplicationBuilder(CompilerApplication.class)
                     .web(WebApplicationType.NONE)
                     .properties(compilerProperties(kafka, db))
+                    .registerShutdownHook(false)
                     .initializers(ctx -> ((GenericApplicationContext) ctx).registerBean(
                             PartitionProcessor.VersionListener.class, () -> (cluster, seq, diff, cause) ->
                                     say(out, describe(cluster, seq, diff, cause))))
@@ -171,7 +172,8 @@ public final class DemoCommand implements Callable<Integer> {
             }
             List<String> tokenLines = new ArrayList<>(List.of(viewer.line(), operator.line()));
             agentTokens.values().forEach(t -> tokenLines.add(t.line()));
-            ApiCommand apiCommand = new ApiCommand().withTokens(tokenLines);
+            // Stopped in order below (agents, then the api), not by Spring's own hook at Ctrl-C.
+            ApiCommand apiCommand = new ApiCommand().withTokens(tokenLines).withoutShutdownHook();
             new CommandLine(apiCommand).parseArgs("--port=" + apiPort, "--db-url=" + db.jdbcUrl(), "--db-user=" + db.user(),
                     "--events-topic=" + topics.events());
             apiCommand.withDatabasePassword(db.password());
