@@ -38,7 +38,7 @@ public final class DeltaWaits implements HeadWatch.Listener {
          * Deltas in order from the version after the asked one, as the response body: one JSON per line, UTF-8. Made
          * once per group of waiters, so a thousand agents woken by one version share one body.
          */
-        record Deltas(long head, int count, byte[] ndjson) implements Answer {
+        record Deltas(long head, byte[] ndjson) implements Answer {
         }
 
         /** The next delta is not stored any more (retention), or the agent is too far behind: it should load a snapshot. */
@@ -206,6 +206,6 @@ public final class DeltaWaits implements HeadWatch.Listener {
         }
         StringBuilder body = new StringBuilder();
         out.forEach(j -> body.append(j).append('\n'));
-        return new Answer.Deltas(head, out.size(), body.toString().getBytes(StandardCharsets.UTF_8));
+        return new Answer.Deltas(head, body.toString().getBytes(StandardCharsets.UTF_8));
     }
 }

@@ -15,8 +15,10 @@ import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
+import java.util.function.Supplier;
 import java.util.zip.GZIPOutputStream;
 
 /**
@@ -35,47 +37,52 @@ public final class SnapshotBodies {
     }
 
     /** One version, compressed: the fragments' JSON per variant, and every node's zone. */
-    private record Compressed(Instant createdAt, Map<Variant, byte[]> groups, SortedMap<String, String> zones, long bytes) {
+    public record Version(String cluster, long version, Instant createdAt, Map<Variant, byte[]> groups, SortedMap<String, String> zones,
+            long bytes) {
+        /** Node {@code node}'s snapshot as gzip; null when it is not a node of the cluster at this version. */
+        public byte[] gzip(String node) {
+            String zone = zones.get(node);
+            if (zone == null) {
+                return null;
+            }
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            out.writeBytes(SnapshotBodies.gzip(RulesSnapshot.jsonHead(cluster, version, createdAt)));
+            boolean first = true;
+            for (Variant v : List.of(Variant.ALL, new Variant(Variant.ANY, zone), new Variant(node, Variant.ANY), new Variant(node, zone))) {
+                byte[] group = groups.get(v);
+                if (group != null) {
+                    if (!first) {
+                        out.writeBytes(COMMA);
+                    }
+                    out.writeBytes(group);
+                    first = false;
+                }
+            }
+            out.writeBytes(SnapshotBodies.gzip(RulesSnapshot.jsonTail(Map.of(node, zone))));
+            return out.toByteArray();
+        }
     }
 
     private static final byte[] COMMA = gzip(",");
 
-    private final Cache<Key, Compressed> versions;
+    private final Cache<Key, Version> versions;
 
     /** @param maxBytes compressed bytes to keep (a version of 10,000 Services is a few MB) */
     public SnapshotBodies(long maxBytes) {
-        this.versions = Caffeine.newBuilder().maximumWeight(maxBytes).weigher((Key k, Compressed c) -> (int) Math.min(Integer.MAX_VALUE,
+        this.versions = Caffeine.newBuilder().maximumWeight(maxBytes).weigher((Key k, Version c) -> (int) Math.min(Integer.MAX_VALUE,
                 c.bytes())).build();
     }
 
     /**
-     * Node {@code node}'s snapshot of {@code version} as gzip, from {@code rules} (the whole cluster at that version),
-     * compressed once per version; null when the node is not a node of the cluster then.
+     * Version {@code version} of the cluster, compressed once from what {@code load} gives (the whole cluster's rules),
+     * called only when it is not held already; empty when {@code load} says the version does not exist.
      */
-    public byte[] gzip(String cluster, long version, Instant createdAt, ClusterRules rules, String node) {
-        Compressed c = versions.get(new Key(cluster, version), k -> compress(createdAt, rules));
-        String zone = c.zones().get(node);
-        if (zone == null) {
-            return null;
-        }
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        out.writeBytes(gzip(RulesSnapshot.jsonHead(cluster, version, c.createdAt())));
-        boolean first = true;
-        for (Variant v : List.of(Variant.ALL, new Variant(Variant.ANY, zone), new Variant(node, Variant.ANY), new Variant(node, zone))) {
-            byte[] group = c.groups().get(v);
-            if (group != null) {
-                if (!first) {
-                    out.writeBytes(COMMA);
-                }
-                out.writeBytes(group);
-                first = false;
-            }
-        }
-        out.writeBytes(gzip(RulesSnapshot.jsonTail(Map.of(node, zone))));
-        return out.toByteArray();
+    public Optional<Version> version(String cluster, long version, Supplier<Optional<RecentVersions.StoredVersion>> load) {
+        return Optional.ofNullable(versions.get(new Key(cluster, version),
+                k -> load.get().map(v -> compress(cluster, version, v.createdAt(), v.rules())).orElse(null)));
     }
 
-    private static Compressed compress(Instant createdAt, ClusterRules rules) {
+    private static Version compress(String cluster, long version, Instant createdAt, ClusterRules rules) {
         Map<Variant, StringBuilder> json = new TreeMap<>();
         for (Map.Entry<FragmentKey, RuleFragment> e : rules.fragments().entrySet()) {
             StringBuilder group = json.computeIfAbsent(e.getKey().variant(), v -> new StringBuilder());
@@ -88,7 +95,7 @@ public final class SnapshotBodies {
             groups.put(e.getKey(), z);
             bytes += z.length + 64;
         }
-        return new Compressed(createdAt, groups, new TreeMap<>(rules.nodes()), bytes);
+        return new Version(cluster, version, createdAt, groups, new TreeMap<>(rules.nodes()), bytes);
     }
 
     private static byte[] gzip(String text) {

@@ -68,13 +68,14 @@ public final class Snapshots {
             return new Outcome.NotModified(seq);
         }
         long s = seq;
-        Optional<RecentVersions.StoredVersion> stored = recent.get(cluster, seq,
-                () -> store.version(cluster, s).map(info -> new RecentVersions.StoredVersion(info.createdAt(), store.rules(cluster, s))));
-        if (stored.isEmpty()) {
+        // The rules are read (or taken from the recent versions) only when the version's bodies are not compressed yet.
+        Optional<SnapshotBodies.Version> bodiesOf = bodies.version(cluster, seq, () -> recent.get(cluster, s,
+                () -> store.version(cluster, s).map(info -> new RecentVersions.StoredVersion(info.createdAt(), store.rules(cluster, s)))));
+        if (bodiesOf.isEmpty()) {
             long head = store.head(cluster);
             return head == 0 ? unknownCluster(cluster) : new Outcome.NoVersion(seq, store.oldest(cluster), head);
         }
-        byte[] gzip = bodies.gzip(cluster, seq, stored.get().createdAt(), stored.get().rules(), node.name());
+        byte[] gzip = bodiesOf.get().gzip(node.name());
         if (gzip == null) {
             return new Outcome.NotFound("node", "node: '" + node + "' is not a node of cluster '" + printable(cluster)
                     + "' at version " + seq);

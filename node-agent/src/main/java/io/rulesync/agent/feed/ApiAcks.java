@@ -23,15 +23,13 @@ import org.slf4j.LoggerFactory;
 public final class ApiAcks implements AckSink {
     static final int KEPT = 100;
     private static final Logger log = LoggerFactory.getLogger(ApiAcks.class);
-    private static final long MAX_BACKOFF_MS = 30_000;
 
     private final ApiConnection api;
     private final Consumer<NodeAck> stored;
     private final Deque<NodeAck> queue = new ArrayDeque<>();
     private boolean sending;
     private boolean closed;
-    private long backoffMs;
-    private int failures;
+    private final RetryDelay retry = new RetryDelay();
 
     public ApiAcks(ApiConnection api) {
         this(api, ack -> { });
@@ -99,21 +97,17 @@ public final class ApiAcks implements AckSink {
                 }
                 batch.forEach(queue::remove);
                 queue.notifyAll();
-                backoffMs = 0;
-                failures = 0;
+                retry.succeeded();
                 sendNext(0);
                 return;
             }
-            // Sent again at once the first time (a pooled connection the server had just closed), then backing off.
-            if (failures++ == 0) {
-                sendNext(0);
-                return;
+            long waitMs = retry.failed().toMillis();
+            if (waitMs > 0) {
+                log.atWarn().addKeyValue("cluster", last.cluster()).addKeyValue("node", last.node()).log("acks up to version {} not "
+                        + "taken: POST {}: {}; sending them again in {} s", last.version(), req.uri(), failure != null ? failure.toString()
+                        : "HTTP " + status + " " + ApiConnection.abbreviate(resp.body()), waitMs / 1000);
             }
-            backoffMs = backoffMs == 0 ? 1_000 : Math.min(MAX_BACKOFF_MS, backoffMs * 2);
-            log.atWarn().addKeyValue("cluster", last.cluster()).addKeyValue("node", last.node()).log("acks up to version {} not taken: "
-                    + "POST {}: {}; sending them again in {} s", last.version(), req.uri(), failure != null ? failure.toString()
-                    : "HTTP " + status + " " + ApiConnection.abbreviate(resp.body()), backoffMs / 1000);
-            sendNext(backoffMs);
+            sendNext(waitMs);
         }
     }
 

@@ -30,7 +30,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class ApiDeltas implements DeltaSource {
     private static final Logger log = LoggerFactory.getLogger(ApiDeltas.class);
-    private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
     /** How long the api holds a poll with nothing new: below common idle timeouts of proxies (30-60 s). */
     public static final Duration DEFAULT_HOLD = Duration.ofSeconds(25);
 
@@ -44,8 +43,7 @@ public final class ApiDeltas implements DeltaSource {
     private HttpRequest inFlightRequest;
     private long delivered = -1;
     private Instant retryAt = Instant.MIN;
-    private Duration backoff = Duration.ZERO;
-    private int failures;
+    private final RetryDelay retry = new RetryDelay();
 
     /**
      * @param running the version the agent runs (-1: none yet, nothing is asked then)
@@ -86,8 +84,7 @@ public final class ApiDeltas implements DeltaSource {
         inFlight = null;
         try (Stream<String> lines = resp.body()) {
             if (resp.statusCode() == 200) {
-                backoff = Duration.ZERO;
-                failures = 0;
+                retry.succeeded();
                 return new Polled(read(lines), null);
             }
             String problem = "GET " + inFlightRequest.uri() + ": HTTP " + resp.statusCode() + " "
@@ -139,18 +136,14 @@ public final class ApiDeltas implements DeltaSource {
         return out;
     }
 
-    /**
-     * The api could not be asked: asked again at once the first time (a pooled connection the server had just closed
-     * fails like this, and is no news), then after 1, 2, 4 ... 30 s, said each time.
-     */
+    /** The api could not be asked: asked again as {@link RetryDelay} says, said when there is a wait. */
     private Polled failed(String problem) {
-        if (failures++ == 0) {
+        Duration wait = retry.failed();
+        if (wait.isZero()) {
             return Polled.NOTHING;
         }
-        backoff = backoff.isZero() ? Duration.ofSeconds(1) : backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF
-                : backoff.multipliedBy(2);
-        retryAt = clock.instant().plus(backoff);
-        log.atWarn().addKeyValue("cluster", cluster).log("reading deltas: {}; asking again in {} s", problem, backoff.toSeconds());
+        retryAt = clock.instant().plus(wait);
+        log.atWarn().addKeyValue("cluster", cluster).log("reading deltas: {}; asking again in {} s", problem, wait.toSeconds());
         return Polled.NOTHING;
     }
 
