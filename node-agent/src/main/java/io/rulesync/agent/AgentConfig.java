@@ -125,10 +125,15 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
     }
 
     /**
-     * The agent itself, without its Kafka feed: what {@link #loop} drives (and tests drive directly).
+     * The agent itself, without its feed: what {@link #loop} drives (and tests drive directly).
      * Its kernel mode is chosen here, once: iptables, IPVS, or refusing to apply anything.
      */
     public Agent agent(SnapshotSource snapshots, AckSink acks, CommandRunner runner, Clock clock) {
+        return new Agent(cluster, node, snapshots, kernel(runner, clock), acks, new StateFile(stateDir, cluster, node), clock, verifyEvery);
+    }
+
+    /** The kernel mode this configuration asks for, checked against the node: iptables, IPVS, or refusing to apply anything. */
+    private KernelMode kernel(CommandRunner runner, Clock clock) {
         ModeChoice choice = modeChoice(runner);
         if (choice.note() != null) {
             log.atWarn().addKeyValue("cluster", cluster).addKeyValue("node", node).log("{} mode asked for, {}; {}", mode.id(), choice.note(),
@@ -147,7 +152,7 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
         } else {
             kernel = iptables;
         }
-        return new Agent(cluster, node, snapshots, kernel, acks, new StateFile(stateDir, cluster, node), clock, verifyEvery);
+        return kernel;
     }
 
     /** The agent's packet filters: the kernel's, or in-memory ones that write files for a dry run. */
@@ -179,12 +184,20 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
     }
 
     public AgentLoop loop(ApiConnection connection, SnapshotSource snapshots, AckSink observer) {
+        return loop(connection, snapshots, kernel(HostCommand.PROCESSES.inNetns(netns), Clock.systemUTC()), observer);
+    }
+
+    /**
+     * The agent on {@code kernel} (the benchmarks' hollow agents give theirs), with its feed and acks by this
+     * configuration's transport: long polls and POSTs to the api over {@code connection}, or the Kafka topics.
+     */
+    public AgentLoop loop(ApiConnection connection, SnapshotSource snapshots, KernelMode kernel, AckSink observer) {
         Clock clock = Clock.systemUTC();
         AckSink sink = transport == Transport.API ? new ApiAcks(connection) : new KafkaAckSink(kafka, kafkaSettings, topics.acks());
-        Agent agent = agent(snapshots, ack -> {
+        Agent agent = new Agent(cluster, node, snapshots, kernel, ack -> {
             sink.publish(ack);
             observer.publish(ack);
-        }, HostCommand.PROCESSES.inNetns(netns), clock);
+        }, new StateFile(stateDir, cluster, node), clock, verifyEvery);
         DeltaSource feed = transport == Transport.API
                 ? new ApiDeltas(connection, cluster, node, agent::running, ApiDeltas.DEFAULT_HOLD, clock)
                 : new DeltaFeed(kafka, kafkaSettings, topics.deltas(), cluster, clock);

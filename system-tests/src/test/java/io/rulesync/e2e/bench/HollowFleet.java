@@ -1,29 +1,16 @@
 package io.rulesync.e2e.bench;
 
-import io.rulesync.agent.Agent;
 import io.rulesync.agent.AgentLoop;
-import io.rulesync.agent.feed.AckSink;
-import io.rulesync.agent.feed.ApiAcks;
 import io.rulesync.agent.feed.ApiConnection;
-import io.rulesync.agent.feed.ApiDeltas;
 import io.rulesync.agent.feed.ApiSnapshots;
-import io.rulesync.agent.feed.DeltaFeed;
-import io.rulesync.agent.feed.DeltaSource;
-import io.rulesync.agent.feed.KafkaAckSink;
 import io.rulesync.agent.feed.Transport;
 import io.rulesync.agent.mode.HollowMode;
-import io.rulesync.agent.state.StateFile;
-import io.rulesync.model.topic.Topics;
-import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Hollow agents in a process of their own, as kubemark runs hollow nodes apart from the control plane: started by
@@ -45,10 +32,7 @@ public final class HollowFleet {
         int count = Integer.parseInt(args[4]);
         Transport transport = Transport.parse(args[5]);
         String bootstrap = args[6];
-        Topics topics = Topics.DEFAULT;
-        PrintStream out = System.out;
         Path state = Files.createTempDirectory("rulesync-hollow-fleet");
-        Clock clock = Clock.systemUTC();
         List<AgentLoop> loops = new ArrayList<>();
         List<HttpClient> clients = new ArrayList<>();
         for (int i = 0; i < count; i++) {
@@ -58,16 +42,11 @@ public final class HollowFleet {
                 clients.add(ApiConnection.newClient());
             }
             ApiConnection connection = new ApiConnection(api, token, clients.get(clients.size() - 1));
-            AckSink acks = transport == Transport.API ? new ApiAcks(connection) : new KafkaAckSink(bootstrap, Map.of(), topics.acks());
-            Agent agent = new Agent(cluster, node, new ApiSnapshots(connection), new HollowMode(), acks,
-                    new StateFile(state, cluster, node), clock, Duration.ofSeconds(30));
-            DeltaSource feed = transport == Transport.API
-                    ? new ApiDeltas(connection, cluster, node, agent::running, ApiDeltas.DEFAULT_HOLD, clock)
-                    : new DeltaFeed(bootstrap, Map.of(), topics.deltas(), cluster, clock);
-            loops.add(new AgentLoop(agent, feed, node, acks).start());
+            loops.add(PropagationBenchmark.config(bootstrap, api, cluster, token, node, state, transport)
+                    .loop(connection, new ApiSnapshots(connection), new HollowMode(), ack -> { }).start());
         }
-        out.println("started " + count);
-        out.flush();
+        System.out.println("started " + count);
+        System.out.flush();
         while (System.in.read() != -1) {
             // the parent keeps stdin open while it wants the fleet
         }

@@ -2,7 +2,7 @@ package io.rulesync.e2e.bench;
 
 import static org.awaitility.Awaitility.await;
 
-import io.rulesync.agent.Agent;
+import io.rulesync.agent.AgentConfig;
 import io.rulesync.agent.AgentLoop;
 import io.rulesync.agent.apply.Applier;
 import io.rulesync.agent.apply.IptablesNetfilter;
@@ -10,20 +10,13 @@ import io.rulesync.agent.apply.MemoryNetfilter;
 import io.rulesync.agent.apply.Netfilter;
 import io.rulesync.agent.conntrack.Conntrack;
 import io.rulesync.exec.HostCommand;
-import io.rulesync.agent.feed.AckSink;
-import io.rulesync.agent.feed.ApiAcks;
 import io.rulesync.agent.feed.ApiConnection;
-import io.rulesync.agent.feed.ApiDeltas;
 import io.rulesync.agent.feed.ApiSnapshots;
-import io.rulesync.agent.feed.DeltaFeed;
-import io.rulesync.agent.feed.DeltaSource;
-import io.rulesync.agent.feed.KafkaAckSink;
 import io.rulesync.agent.feed.Transport;
 import io.rulesync.agent.mode.HollowMode;
 import io.rulesync.agent.mode.IptablesMode;
 import io.rulesync.agent.mode.KernelMode;
 import io.rulesync.agent.rules.RuleGrammar;
-import io.rulesync.agent.state.StateFile;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Role;
 import io.rulesync.api.cli.ApiCommand;
@@ -47,14 +40,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -152,11 +140,6 @@ public final class PropagationBenchmark {
             close.add(api::close);
             URI apiUrl = URI.create("http://127.0.0.1:" + api.getEnvironment().getProperty("local.server.port"));
 
-            if (transport == Transport.KAFKA) {
-                Thread acks = new Thread(() -> readAcks(bootstrap), "acks-reader");
-                acks.setDaemon(true);
-                acks.start();
-            }
             // When a node acked a version is when PostgreSQL records it (node_status), what GET /nodes shows: the same point
             // for both transports, read every 20 ms.
             Thread status = new Thread(() -> watchNodeStatus("jdbc:postgresql://127.0.0.1:5432/" + db), "node-status-reader");
@@ -316,18 +299,19 @@ public final class PropagationBenchmark {
     }
 
     private AgentLoop agent(String bootstrap, URI api, String node, KernelMode mode, Path state) throws InterruptedException {
-        Clock clock = Clock.systemUTC();
         if (clients.size() * AGENTS_PER_CLIENT <= agentsMade++) {
             clients.add(ApiConnection.newClient());
         }
         ApiConnection connection = new ApiConnection(api, AGENT_TOKEN.token(), clients.get(clients.size() - 1));
-        AckSink acks = transport == Transport.API ? new ApiAcks(connection, a -> record(a, System.nanoTime()))
-                : new KafkaAckSink(bootstrap, Map.of(), topics.acks());
-        Agent agent = new Agent(CLUSTER, node, new ApiSnapshots(connection), mode, acks, new StateFile(state, CLUSTER, node), clock,
-                Duration.ofSeconds(30));
-        DeltaSource feed = transport == Transport.API ? new ApiDeltas(connection, CLUSTER, node, agent::running, ApiDeltas.DEFAULT_HOLD, clock)
-                : new DeltaFeed(bootstrap, Map.of(), topics.deltas(), CLUSTER, clock);
-        return new AgentLoop(agent, feed, node, acks).start();
+        // Acks are timed from node_status; the observer only collects how long each apply took.
+        return config(bootstrap, api, CLUSTER, AGENT_TOKEN.token(), node, state, transport).loop(connection, new ApiSnapshots(connection), mode,
+                a -> record(a, System.nanoTime())).start();
+    }
+
+    /** One simulated node's configuration (its kernel is given by the caller), reaching the control plane by {@code via}. */
+    static AgentConfig config(String bootstrap, URI api, String cluster, String token, String node, Path state, Transport via) {
+        return new AgentConfig(cluster, node, bootstrap, Map.of(), Topics.DEFAULT, api, token, List.of(IpFamily.IPV4), null, null, state,
+                Duration.ofSeconds(30), 200).withTransport(via);
     }
 
     /**
@@ -391,23 +375,7 @@ public final class PropagationBenchmark {
         return best;
     }
 
-    private void readAcks(String bootstrap) {
-        Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        p.put(ConsumerConfig.GROUP_ID_CONFIG, "bench-acks");
-        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        p.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 10);
-        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p, new StringDeserializer(), new StringDeserializer())) {
-            c.subscribe(List.of(topics.acks()));
-            while (true) {
-                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(50))) {
-                    record(NodeAck.fromJson(r.value()), System.nanoTime());
-                }
-            }
-        }
-    }
-
-    /** An ack read off the acks topic or taken by the api: how long its apply took (when it was stored is read from node_status). */
+    /** An ack as its agent sent it: how long its apply took (when it was stored is read from node_status). */
     private void record(NodeAck a, long now) {
         if (a.status() == NodeAck.Status.APPLIED && recording) {
             applyMillis.computeIfAbsent(a.node(), k -> java.util.Collections.synchronizedList(new ArrayList<>()))
