@@ -35,10 +35,10 @@ public final class DeltaWaits implements HeadWatch.Listener {
     /** What a poll gets. */
     public sealed interface Answer {
         /**
-         * Deltas in order from the version after the asked one, as the response body: one JSON per line, UTF-8. Made
-         * once per group of waiters, so a thousand agents woken by one version share one body.
+         * Deltas in order from the version after the asked one up to {@code upTo}, as the response body: one JSON per
+         * line, UTF-8. Made once per group of waiters, so a thousand agents woken by one version share one body.
          */
-        record Deltas(long head, byte[] ndjson) implements Answer {
+        record Deltas(long head, long upTo, byte[] ndjson) implements Answer {
         }
 
         /** The next delta is not stored any more (retention), or the agent is too far behind: it should load a snapshot. */
@@ -91,20 +91,12 @@ public final class DeltaWaits implements HeadWatch.Listener {
      * answers "no news" itself and calls the returned {@link Runnable} to forget the request).
      */
     public Runnable request(String cluster, Long after, Consumer<Answer> answer, Consumer<RuntimeException> failed) {
-        if (stopping) {
-            answer.accept(new Answer.Stopping());
+        Answer ready = now(cluster, after);
+        if (ready != null) {
+            answer.accept(ready);
             return () -> { };
         }
-        long head = head(cluster);
-        if (head == 0) {
-            answer.accept(new Answer.UnknownCluster());
-            return () -> { };
-        }
-        long from = after == null ? head : after;
-        if (head > from) {
-            answer.accept(answer(cluster, from, head));
-            return () -> { };
-        }
+        long from = after == null ? head(cluster) : after;
         Waiter w = new Waiter(from, answer, failed);
         waiting.computeIfAbsent(cluster, c -> ConcurrentHashMap.newKeySet()).add(w);
         parked.incrementAndGet();
@@ -119,6 +111,22 @@ public final class DeltaWaits implements HeadWatch.Listener {
             advanced(cluster, now);
         }
         return forget;
+    }
+
+    /**
+     * The answer to a poll from an agent that runs {@code after} (null: the head) if there is one now, else null (the
+     * agent is at the head and would wait).
+     */
+    public Answer now(String cluster, Long after) {
+        if (stopping) {
+            return new Answer.Stopping();
+        }
+        long head = head(cluster);
+        if (head == 0) {
+            return new Answer.UnknownCluster();
+        }
+        long from = after == null ? head : after;
+        return head > from ? answer(cluster, from, head) : null;
     }
 
     /**
@@ -172,7 +180,8 @@ public final class DeltaWaits implements HeadWatch.Listener {
         }
     }
 
-    private long head(String cluster) {
+    /** The cluster's newest version as this replica knows it; 0 for a cluster without versions. */
+    long head(String cluster) {
         OptionalLong known = heads.ready() ? heads.head(cluster) : OptionalLong.empty();
         // A cluster the watch has not seen (new since its last read, or the watch is not reading): the store knows.
         return known.isPresent() ? known.getAsLong() : versions.head(cluster);
@@ -206,6 +215,6 @@ public final class DeltaWaits implements HeadWatch.Listener {
         }
         StringBuilder body = new StringBuilder();
         out.forEach(j -> body.append(j).append('\n'));
-        return new Answer.Deltas(head, body.toString().getBytes(StandardCharsets.UTF_8));
+        return new Answer.Deltas(head, after + out.size(), body.toString().getBytes(StandardCharsets.UTF_8));
     }
 }

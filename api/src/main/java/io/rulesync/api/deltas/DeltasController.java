@@ -14,6 +14,7 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.context.request.async.DeferredResult;
+import org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter;
 
 /**
  * {@code GET /api/v1/clusters/{cluster}/deltas?after=V&node=N&wait=S}: the long poll a node agent reads its cluster's
@@ -23,6 +24,12 @@ import org.springframework.web.context.request.async.DeferredResult;
  * deltas topic), in version order from {@code after + 1}, and the cluster's head in the {@value #HEAD} header. No lines:
  * nothing new within {@code wait} seconds (default 25), ask again. 410: the agent must load a snapshot (the next delta
  * was removed by retention, or it is too far behind).
+ *
+ * <p>With {@code watch=true} the answer is a stream, as a Kubernetes watch: each new version is written as a line when
+ * it is stored, and the answer ends after {@code wait} seconds (then ask again after the last version read). Agents
+ * watch: a version then costs each connected agent one write instead of a request. Errors are known before the stream
+ * starts and answered as for a poll; a stream that cannot go on (retention, a stopping replica) just ends, and the next
+ * request says why.
  */
 @RestController
 public class DeltasController {
@@ -30,6 +37,8 @@ public class DeltasController {
     public static final String HEAD = "Rulesync-Head";
     public static final MediaType NDJSON = MediaType.parseMediaType("application/x-ndjson");
     static final int DEFAULT_WAIT_SECONDS = 25;
+    private static final String WAIT = "[0-9]|[1-5][0-9]|60";
+    private static final String WAIT_MESSAGE = "'%s' is not 0-60 (seconds)";
 
     private final DeltaWaits waits;
 
@@ -38,12 +47,13 @@ public class DeltasController {
     }
 
     @Operation(summary = "What a node agent reads: its cluster's deltas after the version it runs, waiting for the next")
-    @GetMapping("/api/v1/clusters/{cluster}/deltas")
+    @GetMapping(path = "/api/v1/clusters/{cluster}/deltas", params = "watch!=true")
     public DeferredResult<ResponseEntity<byte[]>> deltas(@PathVariable("cluster") String cluster,
             @RequestParam(name = "after") VersionRef after,
             @RequestParam(name = "node", required = false) DnsSubdomain node,
-            @RequestParam(name = "wait", required = false) @Pattern(regexp = "[0-9]|[1-5][0-9]|60",
-                    message = "'%s' is not 0-60 (seconds)") String wait) {
+            @RequestParam(name = "wait", required = false) @Pattern(regexp = WAIT, message = WAIT_MESSAGE) String wait,
+            @RequestParam(name = "watch", required = false) @Pattern(regexp = "true|false",
+                    message = "'%s' is not true or false") String watch) {
         long seconds = wait == null ? DEFAULT_WAIT_SECONDS : Long.parseLong(wait);
         Long from = after.latest() ? null : after.number();
         // The timeout answer is "no news": the head cannot be named without a read, so the header is left out.
@@ -60,15 +70,42 @@ public class DeltasController {
         return result;
     }
 
+    @Operation(summary = "What a node agent watches: its cluster's deltas after the version it runs, each new one as it is stored")
+    @GetMapping(path = "/api/v1/clusters/{cluster}/deltas", params = "watch=true")
+    public ResponseEntity<ResponseBodyEmitter> watch(@PathVariable("cluster") String cluster,
+            @RequestParam(name = "after") VersionRef after,
+            @RequestParam(name = "node", required = false) DnsSubdomain node,
+            @RequestParam(name = "wait", required = false) @Pattern(regexp = WAIT, message = WAIT_MESSAGE) String wait,
+            @RequestParam(name = "watch") String watch) {
+        long seconds = wait == null ? DEFAULT_WAIT_SECONDS : Long.parseLong(wait);
+        Long from = after.latest() ? null : after.number();
+        DeltaWaits.Answer now = waits.now(cluster, from);
+        if (now != null && !(now instanceof DeltaWaits.Answer.Deltas)) {
+            throw problem(cluster, now); // known before anything is written: a status of its own
+        }
+        ResponseBodyEmitter emitter = new ResponseBodyEmitter(Math.max(1, seconds) * 1000);
+        DeltaWaits.Answer.Deltas first = (DeltaWaits.Answer.Deltas) now;
+        // The head as the stream starts; later ones are the versions of its lines.
+        long head = first != null ? first.head() : waits.head(cluster);
+        new DeltaStream(waits, cluster, emitter).start(first, from != null ? from : head);
+        return ResponseEntity.ok().contentType(NDJSON).header(HEAD, Long.toString(head)).body(emitter);
+    }
+
     private static void answer(DeferredResult<ResponseEntity<byte[]>> result, String cluster, DeltaWaits.Answer a) {
         if (a instanceof DeltaWaits.Answer.Deltas d) {
             result.setResult(ResponseEntity.ok().contentType(NDJSON).header(HEAD, Long.toString(d.head())).body(d.ndjson()));
-        } else if (a instanceof DeltaWaits.Answer.Snapshot s) {
-            result.setErrorResult(new ParameterProblem(HttpStatus.GONE, "after", "after: " + s.why()).with("latest", s.head()));
-        } else if (a instanceof DeltaWaits.Answer.Stopping) {
-            result.setErrorResult(new ParameterProblem(HttpStatus.SERVICE_UNAVAILABLE, null, "this api replica is stopping; ask again"));
         } else {
-            result.setErrorResult(ProblemResponses.unknownCluster(cluster));
+            result.setErrorResult(problem(cluster, a));
         }
+    }
+
+    /** What an answer without deltas says to the agent. */
+    private static ParameterProblem problem(String cluster, DeltaWaits.Answer a) {
+        if (a instanceof DeltaWaits.Answer.Snapshot s) {
+            return new ParameterProblem(HttpStatus.GONE, "after", "after: " + s.why()).with("latest", s.head());
+        } else if (a instanceof DeltaWaits.Answer.Stopping) {
+            return new ParameterProblem(HttpStatus.SERVICE_UNAVAILABLE, null, "this api replica is stopping; ask again");
+        }
+        return ProblemResponses.unknownCluster(cluster);
     }
 }

@@ -109,6 +109,54 @@ class DeltasApiTest {
         }
     }
 
+    /**
+     * A watch is one open answer: what is ready at once, then each version as it is stored, as lines of the same
+     * response, until its wait is up; a connected agent costs a version one write, not a request.
+     */
+    @Test
+    void aWatchStreamsEachNewVersionAsALineOfOneAnswer() throws Exception {
+        ClusterHead.Step v2 = StoredClusters.twoVersions(api.store(), "watched");
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        HttpResponse<java.util.stream.Stream<String>> r = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(
+                api.baseUrl() + "/api/v1/clusters/watched/deltas?after=1&node=n1&watch=true&wait=4"))
+                .header("Authorization", "Bearer " + AGENT).build(), HttpResponse.BodyHandlers.ofLines());
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("application/x-ndjson");
+        assertThat(r.headers().firstValue(DeltasController.HEAD)).contains("2");
+        java.util.concurrent.BlockingQueue<String> lines = new java.util.concurrent.LinkedBlockingQueue<>();
+        CompletableFuture<Void> ended = CompletableFuture.runAsync(() -> r.body().forEach(lines::add));
+        assertThat(RulesDelta.fromJson(lines.poll(10, TimeUnit.SECONDS)).target()).isEqualTo(2);
+        ClusterHead.Step v3 = StoredClusters.next(api.store(), "watched", v2, 7, "10.244.1.7");
+        assertThat(RulesDelta.fromJson(lines.poll(10, TimeUnit.SECONDS)).target()).isEqualTo(3);
+        StoredClusters.next(api.store(), "watched", v3, 8, "10.244.1.8");
+        RulesDelta d4 = RulesDelta.fromJson(lines.poll(10, TimeUnit.SECONDS));
+        assertThat(d4.base()).isEqualTo(3);
+        assertThat(d4.target()).isEqualTo(4);
+        assertThat(ended).isNotDone();
+        // The wait is up: the answer ends by itself, with nothing more, and nothing of it stays parked.
+        ended.get(20, TimeUnit.SECONDS);
+        assertThat(lines).isEmpty();
+        await().atMost(java.time.Duration.ofSeconds(10)).until(() -> api.context().getBean(DeltaWaits.class).parked() == 0);
+    }
+
+    /** What is wrong is known before a watch starts, and answered as for a poll; a watch of the head starts empty. */
+    @Test
+    void aWatchSaysWhatIsWrongBeforeItStreams() throws Exception {
+        assertProblem(api.get("/api/v1/clusters/nowhere/deltas?after=1&watch=true", AGENT), 404, "cluster",
+                "cluster: 'nowhere' is not known");
+        assertProblem(api.get("/api/v1/clusters/shop/deltas?after=1&watch=true&wait=61", AGENT), 400, "wait", "is not 0-60");
+        assertProblem(api.get("/api/v1/clusters/shop/deltas?after=1&watch=yes", AGENT), 400, "watch",
+                "watch: 'yes' is not true or false");
+        assertProblem(api.get("/api/v1/clusters/bank/deltas?after=1&node=n1&watch=true", TestApi.SHOP_N1.token()), 403, null,
+                "bound to cluster 'shop'");
+        HttpResponse<String> atHead = api.get("/api/v1/clusters/bank/deltas?after=latest&watch=true&wait=1", AGENT);
+        assertThat(atHead.statusCode()).isEqualTo(200);
+        assertThat(atHead.headers().firstValue(DeltasController.HEAD)).contains("2");
+        assertThat(atHead.body()).isEmpty();
+        assertThat(lines(api.get("/api/v1/clusters/bank/deltas?after=1&watch=false&wait=0", AGENT))).extracting(RulesDelta::target)
+                .containsExactly(2L);
+    }
+
     @Test
     void aPollWithNothingNewEndsEmptyAfterItsWait() throws Exception {
         HttpResponse<String> r = api.get("/api/v1/clusters/bank/deltas?after=2&wait=1", AGENT);
@@ -145,6 +193,7 @@ class DeltasApiTest {
     void aStoppingApiAnswersItsParkedPollsAtOnce() throws Exception {
         TestApi stopping = TestApi.onTwoVersions("shop");
         CompletableFuture<HttpResponse<String>> poll;
+        CompletableFuture<HttpResponse<String>> watch;
         try {
             poll = CompletableFuture.supplyAsync(() -> {
                 try {
@@ -153,11 +202,22 @@ class DeltasApiTest {
                     throw new IllegalStateException(e);
                 }
             });
-            await().atMost(java.time.Duration.ofSeconds(30)).until(() -> stopping.context().getBean(DeltaWaits.class).parked() == 1);
+            watch = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return stopping.get("/api/v1/clusters/shop/deltas?after=2&watch=true&wait=60", AGENT);
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            await().atMost(java.time.Duration.ofSeconds(30)).until(() -> stopping.context().getBean(DeltaWaits.class).parked() == 2);
         } finally {
             stopping.close();
         }
         assertProblem(poll.get(5, TimeUnit.SECONDS), 503, null, "this api replica is stopping; ask again");
+        // A watch has said 200 already: it just ends, and the agent's next request hears why (or finds another replica).
+        HttpResponse<String> ended = watch.get(5, TimeUnit.SECONDS);
+        assertThat(ended.statusCode()).isEqualTo(200);
+        assertThat(ended.body()).isEmpty();
     }
 
     @Test

@@ -98,6 +98,11 @@ public final class TestApi implements AutoCloseable {
         return db;
     }
 
+    /** The api's address, for requests the helpers here do not make (streamed answers). */
+    public String baseUrl() {
+        return base;
+    }
+
     public ConfigurableApplicationContext context() {
         return app;
     }

@@ -3,35 +3,45 @@ package io.rulesync.agent.feed;
 import io.rulesync.model.rules.RulesDelta;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.io.UncheckedIOException;
+import java.net.http.HttpResponse.BodySubscribers;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Flow;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.LongSupplier;
-import java.util.stream.Collectors;
-import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One cluster's deltas from the api's long poll, {@code GET /api/v1/clusters/{c}/deltas?after=V}: the node needs no
- * Kafka credentials, and its token reads only its own cluster. One request is in flight at a time, asking for what
- * follows the version the agent runs (or the last delta handed over, if later): so nothing is missed between a
- * snapshot and the first delta, and a version the agent refused is not asked for again.
+ * One cluster's deltas from the api's watch, {@code GET /api/v1/clusters/{c}/deltas?after=V&watch=true}: the node needs
+ * no Kafka credentials, and its token reads only its own cluster. The api writes each new version as a line of the
+ * open answer, and ends it after {@code hold}; then the next request asks for what follows the version the agent runs
+ * (or the last delta handed over, if later): so nothing is missed between a snapshot and the first delta, and a version
+ * the agent refused is not asked for again.
  *
- * <p>The request is sent asynchronously and {@link #poll} waits for it at most its {@code wait}, so the agent's loop
- * keeps its beat (retries, drift checks) while the api holds the request until there is news.
+ * <p>Lines arrive on the HTTP client's threads and are queued; {@link #poll} takes what has come, waiting at most its
+ * {@code wait}, so the agent's loop keeps its beat (retries, drift checks) and applies a burst together.
  */
 public final class ApiDeltas implements DeltaSource {
     private static final Logger log = LoggerFactory.getLogger(ApiDeltas.class);
-    /** How long the api holds a poll with nothing new: below common idle timeouts of proxies (30-60 s). */
+    /** How long one watch answer stays open: below common idle timeouts of proxies (30-60 s). */
     public static final Duration DEFAULT_HOLD = Duration.ofSeconds(25);
+
+    /** What the current answer has brought: a line, or its end (with the status and, for an error, the body). */
+    private sealed interface Arrival {
+    }
+
+    private record Line(String text) implements Arrival {
+    }
+
+    private record End(int status, String body, Throwable failure) implements Arrival {
+    }
 
     private final ApiConnection api;
     private final String cluster;
@@ -39,7 +49,8 @@ public final class ApiDeltas implements DeltaSource {
     private final LongSupplier running;
     private final Duration hold;
     private final Clock clock;
-    private CompletableFuture<HttpResponse<Stream<String>>> inFlight;
+    private final LinkedBlockingQueue<Arrival> arrivals = new LinkedBlockingQueue<>();
+    private CompletableFuture<?> inFlight;
     private HttpRequest inFlightRequest;
     private long delivered = -1;
     private Instant retryAt = Instant.MIN;
@@ -47,7 +58,7 @@ public final class ApiDeltas implements DeltaSource {
 
     /**
      * @param running the version the agent runs (-1: none yet, nothing is asked then)
-     * @param hold    how long the api may hold a request when there is nothing new
+     * @param hold    how long the api keeps one answer open
      */
     public ApiDeltas(ApiConnection api, String cluster, String node, LongSupplier running, Duration hold, Clock clock) {
         this.api = api;
@@ -60,7 +71,7 @@ public final class ApiDeltas implements DeltaSource {
 
     @Override
     public void start(Duration timeout) {
-        log.atInfo().addKeyValue("cluster", cluster).log("reading deltas of cluster {} from the api", cluster);
+        log.atInfo().addKeyValue("cluster", cluster).log("watching deltas of cluster {} through the api", cluster);
     }
 
     @Override
@@ -69,35 +80,29 @@ public final class ApiDeltas implements DeltaSource {
             pause(wait);
             return Polled.NOTHING;
         }
-        HttpResponse<Stream<String>> resp;
+        Arrival first;
         try {
-            resp = inFlight.get(wait.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (TimeoutException e) {
-            return Polled.NOTHING;
-        } catch (ExecutionException e) {
-            inFlight = null;
-            return failed("GET " + inFlightRequest.uri() + ": " + (e.getCause() == null ? e : e.getCause()));
+            first = arrivals.poll(wait.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return Polled.NOTHING;
         }
-        inFlight = null;
-        try (Stream<String> lines = resp.body()) {
-            if (resp.statusCode() == 200) {
-                retry.succeeded();
-                return new Polled(read(lines), null);
-            }
-            String problem = "GET " + inFlightRequest.uri() + ": HTTP " + resp.statusCode() + " "
-                    + ApiConnection.abbreviate(lines.collect(Collectors.joining("\n")));
-            if (resp.statusCode() == 410) {
-                // The agent loads a snapshot; asked again too soon, the same answer would come back while it cannot.
-                retryAt = clock.instant().plusSeconds(1);
-                return new Polled(List.of(), problem);
-            }
-            return failed(problem);
-        } catch (UncheckedIOException e) {
-            return failed("GET " + inFlightRequest.uri() + ": reading the answer: " + e.getMessage());
+        if (first == null) {
+            return Polled.NOTHING;
         }
+        List<Arrival> batch = new ArrayList<>(List.of(first));
+        arrivals.drainTo(batch);
+        List<RulesDelta> deltas = new ArrayList<>();
+        String gap = null;
+        for (Arrival a : batch) {
+            if (a instanceof Line l) {
+                read(l.text(), deltas);
+            } else if (a instanceof End e) {
+                inFlight = null;
+                gap = ended(e);
+            }
+        }
+        return deltas.isEmpty() && gap == null ? Polled.NOTHING : new Polled(deltas, gap);
     }
 
     /** Sends the next request; false when there is nothing to ask yet (no version, or backing off). */
@@ -106,45 +111,87 @@ public final class ApiDeltas implements DeltaSource {
         if (after < 1 || clock.instant().isBefore(retryAt)) {
             return false;
         }
-        inFlightRequest = api.request(cluster, "deltas?after=" + after + "&node=" + ApiConnection.encode(node) + "&wait="
+        HttpRequest req = api.request(cluster, "deltas?after=" + after + "&node=" + ApiConnection.encode(node) + "&watch=true&wait="
                         + hold.toSeconds(), hold.plusSeconds(15))
                 .header("Accept", "application/x-ndjson").GET().build();
-        inFlight = api.http().sendAsync(inFlightRequest, HttpResponse.BodyHandlers.ofLines());
+        inFlightRequest = req;
+        // A 200 streams its lines into the queue as they come; any other status is read whole, for its message.
+        inFlight = api.http().sendAsync(req, info -> info.statusCode() == 200
+                        ? BodySubscribers.fromLineSubscriber(new Lines(), s -> (String) null, StandardCharsets.UTF_8, null)
+                        : BodySubscribers.ofString(StandardCharsets.UTF_8))
+                .whenComplete((resp, failure) -> arrivals.add(resp == null ? new End(0, null, failure)
+                        : new End(resp.statusCode(), resp.body(), failure)));
         return true;
     }
 
-    /** One delta per line, read as the lines arrive (a node far behind gets up to 100 at once). */
-    private List<RulesDelta> read(Stream<String> lines) {
-        List<RulesDelta> out = new ArrayList<>();
-        for (String line : (Iterable<String>) lines::iterator) {
-            if (line.isBlank()) {
-                continue;
-            }
-            try {
-                RulesDelta d = RulesDelta.fromJson(line);
-                if (!d.cluster().equals(cluster)) {
-                    throw new IllegalArgumentException("a delta of cluster " + d.cluster());
-                }
-                out.add(d);
-                delivered = Math.max(delivered, d.target());
-            } catch (RuntimeException e) {
-                // A delta the agent cannot read is a gap: the next readable one asks for a snapshot.
-                log.atWarn().addKeyValue("cluster", cluster).log("skipping an unreadable delta from {}: {}", inFlightRequest.uri(),
-                        e.getMessage());
+    /** Puts each line of a streamed answer in the queue, on the HTTP client's thread. */
+    private final class Lines implements Flow.Subscriber<String> {
+        @Override
+        public void onSubscribe(Flow.Subscription s) {
+            s.request(Long.MAX_VALUE); // deltas are small; an agent busy applying takes them all at its next poll
+        }
+
+        @Override
+        public void onNext(String line) {
+            if (!line.isBlank()) {
+                arrivals.add(new Line(line));
             }
         }
-        return out;
+
+        @Override
+        public void onError(Throwable t) {
+            // the response's future fails too, and says it
+        }
+
+        @Override
+        public void onComplete() {
+        }
+    }
+
+    /** The answer ended: null when it just ran its time, else a gap to close with a snapshot (410) or nothing (a failure). */
+    private String ended(End e) {
+        String where = "GET " + inFlightRequest.uri();
+        if (e.failure() != null) {
+            failed(where + ": " + (e.failure().getCause() == null ? e.failure() : e.failure().getCause()));
+            return null;
+        }
+        if (e.status() == 200) {
+            retry.succeeded();
+            return null;
+        }
+        String problem = where + ": HTTP " + e.status() + " " + ApiConnection.abbreviate(e.body());
+        if (e.status() == 410) {
+            // The agent loads a snapshot; asked again too soon, the same answer would come back while it cannot.
+            retryAt = clock.instant().plusSeconds(1);
+            return problem;
+        }
+        failed(problem);
+        return null;
+    }
+
+    private void read(String line, List<RulesDelta> out) {
+        try {
+            RulesDelta d = RulesDelta.fromJson(line);
+            if (!d.cluster().equals(cluster)) {
+                throw new IllegalArgumentException("a delta of cluster " + d.cluster());
+            }
+            out.add(d);
+            delivered = Math.max(delivered, d.target());
+        } catch (RuntimeException e) {
+            // A delta the agent cannot read is a gap: the next readable one asks for a snapshot.
+            log.atWarn().addKeyValue("cluster", cluster).log("skipping an unreadable delta from {}: {}", inFlightRequest.uri(),
+                    e.getMessage());
+        }
     }
 
     /** The api could not be asked: asked again as {@link RetryDelay} says, said when there is a wait. */
-    private Polled failed(String problem) {
+    private void failed(String problem) {
         Duration wait = retry.failed();
         if (wait.isZero()) {
-            return Polled.NOTHING;
+            return;
         }
         retryAt = clock.instant().plus(wait);
         log.atWarn().addKeyValue("cluster", cluster).log("reading deltas: {}; asking again in {} s", problem, wait.toSeconds());
-        return Polled.NOTHING;
     }
 
     private static void pause(Duration wait) {
