@@ -16,7 +16,7 @@ import java.util.List;
  * Hollow agents in a process of their own, as kubemark runs hollow nodes apart from the control plane: started by
  * {@link PropagationBenchmark} under {@code nice -n 19}, so that their own work (parsing and checking every delta, a
  * few ms each) uses the cores the control plane leaves, instead of starving its single-threaded parts. The parent
- * times acks where PostgreSQL records them. Runs until its stdin closes.
+ * times acks where PostgreSQL records them. Runs until its stdin closes, or ends with status 3 when an agent dies.
  *
  * <p>Arguments: API_URL TOKEN CLUSTER FIRST COUNT TRANSPORT KAFKA_BOOTSTRAP.
  */
@@ -47,6 +47,24 @@ public final class HollowFleet {
         }
         System.out.println("started " + count);
         System.out.flush();
+        Thread watchdog = new Thread(() -> {
+            while (true) {
+                for (AgentLoop l : loops) {
+                    if (l.died() != null) {
+                        System.out.println("agent " + l.agent().node() + " died: " + l.died());
+                        System.out.flush();
+                        Runtime.getRuntime().halt(3);
+                    }
+                }
+                try {
+                    Thread.sleep(1000);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }, "fleet-watchdog");
+        watchdog.setDaemon(true);
+        watchdog.start();
         while (System.in.read() != -1) {
             // the parent keeps stdin open while it wants the fleet
         }

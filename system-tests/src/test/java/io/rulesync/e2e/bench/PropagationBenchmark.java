@@ -315,15 +315,25 @@ public final class PropagationBenchmark {
     }
 
     /**
-     * The hollow agents in a child process under {@code nice -n 19} ({@link HollowFleet}): their acks come back on its
-     * stdout (api transport) or on the acks topic (Kafka). Closing the returned handle ends it.
+     * The hollow agents in a child process under {@code nice -n 19} ({@link HollowFleet}); their acks are timed where
+     * PostgreSQL records them, and its output is shown but for INFO lines. Closing the returned handle ends it.
      */
     private AutoCloseable hollowFleet(URI api, int first, int count, String bootstrap) throws Exception {
+        // Hundreds of agents inflating their gzip snapshots at once hold JDK 17's GC locker (the Inflater pins its arrays)
+        // so often that G1 gives up after two retries and throws OutOfMemoryError with the heap mostly free: one agent
+        // per JVM never meets this, a fleet in one JVM does. Later JDKs have no GC locker in G1 (JDK-8308507).
         List<String> cmd = new ArrayList<>(List.of("nice", "-n", "19", Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx6g", "-cp", System.getProperty("java.class.path"), HollowFleet.class.getName(), api.toString(), AGENT_TOKEN.token(),
+                "-Xmx6g", "-XX:+UnlockDiagnosticVMOptions", "-XX:GCLockerRetryAllocationCount=1000", "-cp", System.getProperty("java.class.path"), HollowFleet.class.getName(), api.toString(), AGENT_TOKEN.token(),
                 CLUSTER, Integer.toString(first), Integer.toString(count), transport.id(), bootstrap));
         Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         fleet = p;
+        // A fleet that ends on its own lost agents (it says which): the waits for all agents would never end.
+        p.onExit().thenAccept(ended -> {
+            if (ended.exitValue() != 0) {
+                System.out.println("the hollow fleet ended with status " + ended.exitValue() + "; stopping");
+                System.exit(1);
+            }
+        });
         java.io.BufferedReader lines = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(),
                 java.nio.charset.StandardCharsets.UTF_8));
         Thread reader = new Thread(() -> {
