@@ -124,8 +124,8 @@ public class ApiApplication {
     }
 
     @Bean
-    SnapshotController snapshotController(Snapshots snapshots) {
-        return new SnapshotController(snapshots);
+    SnapshotController snapshotController(Snapshots snapshots, MeterRegistry meters) {
+        return new SnapshotController(snapshots, meters);
     }
 
     /** The clusters' heads, read again whenever PostgreSQL announces a new version, and every second regardless. */

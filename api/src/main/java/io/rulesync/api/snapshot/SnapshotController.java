@@ -4,6 +4,8 @@ import io.rulesync.api.ProblemResponses;
 import io.rulesync.api.errors.ParameterProblem;
 import io.rulesync.api.params.DnsSubdomain;
 import io.rulesync.api.params.VersionRef;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.swagger.v3.oas.annotations.Operation;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -23,9 +25,21 @@ import org.springframework.web.bind.annotation.RestController;
 @RestController
 public class SnapshotController {
     private final Snapshots snapshots;
+    /** Bytes of snapshot bodies sent, by encoding (a 304 counts as a body of none): what a start-up storm costs the network. */
+    private final DistributionSummary gzipBytes;
+    private final DistributionSummary plainBytes;
+    private final DistributionSummary notModified;
 
-    public SnapshotController(Snapshots snapshots) {
+    public SnapshotController(Snapshots snapshots, MeterRegistry meters) {
         this.snapshots = snapshots;
+        this.gzipBytes = sent(meters, "gzip");
+        this.plainBytes = sent(meters, "identity");
+        this.notModified = sent(meters, "none");
+    }
+
+    private static DistributionSummary sent(MeterRegistry meters, String encoding) {
+        return DistributionSummary.builder("rulesync.snapshot.bytes").baseUnit("bytes").tag("encoding", encoding)
+                .description("snapshot bodies sent to agents (encoding none: 304, the agent runs the version)").register(meters);
     }
 
     /**
@@ -47,16 +61,20 @@ public class SnapshotController {
             throw ProblemResponses.noSuchVersion(cluster, n.seq(), n.oldest(), n.head(), "version");
         }
         if (outcome instanceof Snapshots.Outcome.NotModified m) {
+            notModified.record(0);
             return ResponseEntity.status(HttpStatus.NOT_MODIFIED).eTag(Snapshots.etag(m.seq())).build();
         }
         Snapshots.Outcome.Found found = (Snapshots.Outcome.Found) outcome;
         ResponseEntity.BodyBuilder ok = ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).eTag(Snapshots.etag(found.seq()))
                 .varyBy(HttpHeaders.ACCEPT_ENCODING);
         if (acceptsGzip(acceptEncoding)) {
+            gzipBytes.record(found.gzip().length);
             return ok.header(HttpHeaders.CONTENT_ENCODING, "gzip").body(found.gzip());
         }
         try (GZIPInputStream in = new GZIPInputStream(new ByteArrayInputStream(found.gzip()))) {
-            return ok.body(in.readAllBytes());
+            byte[] plain = in.readAllBytes();
+            plainBytes.record(plain.length);
+            return ok.body(plain);
         } catch (IOException e) {
             throw new UncheckedIOException(e); // our own bytes, in memory
         }

@@ -109,6 +109,9 @@ class SnapshotApiTest {
      */
     @Test
     void agentsGetGzipAndNothingForTheVersionTheyRun() throws Exception {
+        io.micrometer.core.instrument.MeterRegistry meters = api.context().getBean(io.micrometer.core.instrument.MeterRegistry.class);
+        double gzipBefore = meters.get("rulesync.snapshot.bytes").tag("encoding", "gzip").summary().totalAmount();
+        long notModifiedBefore = meters.get("rulesync.snapshot.bytes").tag("encoding", "none").summary().count();
         HttpResponse<byte[]> gzip = bytes("/api/v1/clusters/shop/versions/latest/snapshot?node=n1", "Accept-Encoding", "gzip");
         assertThat(gzip.statusCode()).isEqualTo(200);
         assertThat(gzip.headers().firstValue("Content-Encoding")).contains("gzip");
@@ -130,6 +133,10 @@ class SnapshotApiTest {
         HttpResponse<byte[]> same = bytes("/api/v1/clusters/shop/versions/latest/snapshot?node=n1", "If-None-Match", "\"v2\"");
         assertThat(same.statusCode()).isEqualTo(304);
         assertThat(same.body()).isEmpty();
+        // What a start-up storm costs the network is counted: the bytes sent gzip, and the 304s.
+        assertThat(meters.get("rulesync.snapshot.bytes").tag("encoding", "gzip").summary().totalAmount() - gzipBefore)
+                .isEqualTo(gzip.body().length);
+        assertThat(meters.get("rulesync.snapshot.bytes").tag("encoding", "none").summary().count() - notModifiedBefore).isEqualTo(1);
         assertThat(bytes("/api/v1/clusters/shop/versions/latest/snapshot?node=n1", "If-None-Match", "\"v1\"").statusCode())
                 .isEqualTo(200);
         assertThat(bytes("/api/v1/clusters/shop/versions/latest/snapshot?node=n1", "Accept-Encoding", "gzip;q=0").headers()

@@ -5,6 +5,7 @@ import io.rulesync.agent.feed.ApiConnection;
 import io.rulesync.agent.feed.ApiSnapshots;
 import io.rulesync.agent.feed.Transport;
 import io.rulesync.agent.mode.HollowMode;
+import io.rulesync.agent.rules.FragmentCheck;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.nio.file.Files;
@@ -33,6 +34,15 @@ public final class HollowFleet {
         Transport transport = Transport.parse(args[5]);
         String bootstrap = args[6];
         Path state = Files.createTempDirectory("rulesync-hollow-fleet");
+        // Each real agent warms its own JIT on its own node; here a thousand share one, and cold they would queue for its
+        // compiler (snapshots hashed and parsed interpreted, minutes of it): so warm it once, then start every agent at once.
+        long w0 = System.nanoTime();
+        ApiConnection warm = new ApiConnection(api, token, ApiConnection.newClient());
+        for (int i = 0; i < 20; i++) {
+            FragmentCheck.refusal(new ApiSnapshots(warm).latest(cluster, "node-" + first).rules().fragments());
+        }
+        System.out.printf("warmed in %.1f s%n", (System.nanoTime() - w0) / 1e9);
+        System.out.flush();
         List<AgentLoop> loops = new ArrayList<>();
         List<HttpClient> clients = new ArrayList<>();
         for (int i = 0; i < count; i++) {

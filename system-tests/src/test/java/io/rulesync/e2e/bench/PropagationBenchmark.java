@@ -30,6 +30,7 @@ import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.event.EventCodec;
 import io.rulesync.model.topic.Topics;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -90,6 +91,8 @@ public final class PropagationBenchmark {
     private int agentsMade;
     /** The hollow agents' process, if any: its CPU time is reported apart. */
     private Process fleet;
+    /** When the hollow fleet's JVM was warm and started its agents, all at once (nanoTime). */
+    private final java.util.concurrent.CompletableFuture<Long> fleetWarm = new java.util.concurrent.CompletableFuture<>();
 
     public static void main(String[] args) throws Exception {
         int services = arg(args, 0, 10_000);
@@ -183,11 +186,26 @@ public final class PropagationBenchmark {
                 }
                 long head = clock.head();
                 t0 = System.nanoTime();
+                // A cold start: the hollow agents all start at once in a warm JVM (as each node's own JVM would be its
+                // own), and what it costs the control plane is measured until every agent has acked the head.
+                if (hollowAgents > 0) {
+                    t0 = fleetWarm.get();
+                }
+                MeterRegistry meters = api.getBean(MeterRegistry.class);
+                long coldCpu0 = processCpuNanos();
+                long coldPostgres0 = postgresCpuNanos();
+                double bytes0 = snapshotBytes(meters);
+                long sent0 = meters.get("rulesync.snapshot.bytes").tag("encoding", "gzip").summary().count();
                 // Inside the measured time: polls at once, then every 100 ms; a benchmark has no deadline.
                 await("every agent at version " + head).forever().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(100))
                         .until(() -> agentNodes.stream().allMatch(n -> acked.getOrDefault(n, 0L) >= head));
                 System.out.printf("agents started and at version %d in %.1f s (%d dry-run, %d hollow%s)%n", head,
                         (System.nanoTime() - t0) / 1e9, dryRunAgents, hollowAgents, kernel ? " + 1 real-kernel agent, full load through iptables-restore" : "");
+                long sent = meters.get("rulesync.snapshot.bytes").tag("encoding", "gzip").summary().count() - sent0;
+                double mb = (snapshotBytes(meters) - bytes0) / 1e6;
+                System.out.printf("cold start: %d snapshots, %.1f MB sent gzip (%.0f kB each); CPU: control plane process %.1f s, "
+                        + "PostgreSQL %.1f s%n", sent, mb, mb * 1e3 / Math.max(1, sent), (processCpuNanos() - coldCpu0) / 1e9,
+                        (postgresCpuNanos() - coldPostgres0) / 1e9);
 
                 // Steady endpoint changes; each event's latency is measured to every agent's ack of its version.
                 List<Long> offsets = new ArrayList<>();
@@ -339,8 +357,10 @@ public final class PropagationBenchmark {
         Thread reader = new Thread(() -> {
             try {
                 for (String line = lines.readLine(); line != null; line = lines.readLine()) {
-                    String[] f = line.split(" ");
-                    if (!f[0].equals("ack") && !line.contains(" INFO ")) {
+                    if (line.startsWith("warmed ")) {
+                        fleetWarm.complete(System.nanoTime());
+                    }
+                    if (!line.contains(" INFO ")) {
                         System.out.println("hollow fleet: " + line);
                     }
                 }
@@ -357,6 +377,10 @@ public final class PropagationBenchmark {
                 p.destroyForcibly();
             }
         };
+    }
+
+    private static double snapshotBytes(MeterRegistry meters) {
+        return meters.get("rulesync.snapshot.bytes").tag("encoding", "gzip").summary().totalAmount();
     }
 
     private static long processCpuNanos() {
