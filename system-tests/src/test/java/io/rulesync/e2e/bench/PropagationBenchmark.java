@@ -201,10 +201,10 @@ public final class PropagationBenchmark {
                         .until(() -> agentNodes.stream().allMatch(n -> acked.getOrDefault(n, 0L) >= head));
                 System.out.printf("agents started and at version %d in %.1f s (%d dry-run, %d hollow%s)%n", head,
                         (System.nanoTime() - t0) / 1e9, dryRunAgents, hollowAgents, kernel ? " + 1 real-kernel agent, full load through iptables-restore" : "");
-                long sent = meters.get("rulesync.snapshot.bytes").tag("encoding", "gzip").summary().count() - sent0;
+                long snapshotsSent = meters.get("rulesync.snapshot.bytes").tag("encoding", "gzip").summary().count() - sent0;
                 double mb = (snapshotBytes(meters) - bytes0) / 1e6;
                 System.out.printf("cold start: %d snapshots, %.1f MB sent gzip (%.0f kB each); CPU: control plane process %.1f s, "
-                        + "PostgreSQL %.1f s%n", sent, mb, mb * 1e3 / Math.max(1, sent), (processCpuNanos() - coldCpu0) / 1e9,
+                        + "PostgreSQL %.1f s%n", snapshotsSent, mb, mb * 1e3 / Math.max(1, snapshotsSent), (processCpuNanos() - coldCpu0) / 1e9,
                         (postgresCpuNanos() - coldPostgres0) / 1e9);
 
                 // Steady endpoint changes; each event's latency is measured to every agent's ack of its version.
