@@ -206,6 +206,9 @@ public final class PropagationBenchmark {
                 System.out.printf("cold start: %d snapshots, %.1f MB sent gzip (%.0f kB each); CPU: control plane process %.1f s, "
                         + "PostgreSQL %.1f s%n", snapshotsSent, mb, mb * 1e3 / Math.max(1, snapshotsSent), (processCpuNanos() - coldCpu0) / 1e9,
                         (postgresCpuNanos() - coldPostgres0) / 1e9);
+                if (fleet != null) {
+                    System.out.println("memory: " + fleetHeap(hollowAgents));
+                }
 
                 // Steady endpoint changes; each event's latency is measured to every agent's ack of its version.
                 List<Long> offsets = new ArrayList<>();
@@ -377,6 +380,30 @@ public final class PropagationBenchmark {
                 p.destroyForcibly();
             }
         };
+    }
+
+    /**
+     * The hollow fleet's heap after a full collection, per agent: what each agent's state (the rules of its version, its
+     * feed) holds. The JVM's own share is counted in, so it overstates a little per agent.
+     */
+    private String fleetHeap(int agents) {
+        try {
+            String jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();
+            new ProcessBuilder(jcmd, Long.toString(fleet.pid()), "GC.run").redirectErrorStream(true).start().waitFor();
+            Process info = new ProcessBuilder(jcmd, Long.toString(fleet.pid()), "GC.heap_info").redirectErrorStream(true).start();
+            String out = new String(info.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("used (\\d+)K").matcher(out);
+            if (!m.find()) {
+                return "heap not read: " + out.strip();
+            }
+            long usedKb = Long.parseLong(m.group(1));
+            return String.format("the hollow fleet's heap after a full GC %.0f MB, %.1f MB per agent", usedKb / 1024.0, usedKb / 1024.0 / agents);
+        } catch (java.io.IOException e) {
+            return "heap not read: " + e;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "heap not read: interrupted";
+        }
     }
 
     private static double snapshotBytes(MeterRegistry meters) {
