@@ -281,6 +281,9 @@ public final class PropagationBenchmark {
                             summary(fanOut));
                     System.out.printf("change → acked by all %d agents (%d dry-run, %d hollow), %d changes at %d/s: %s%n", simulated,
                             dryRunAgents, hollowAgents, offsets.size(), rate, summary(allDry));
+                    // In the order sent: whether the slow ones are scattered or one stall that every agent waited out.
+                    System.out.println("  each change in turn (s): " + allDry.stream().map(l -> String.format("%.1f", l / 1e9))
+                            .collect(java.util.stream.Collectors.joining(" ")));
                 }
                 if (kernel) {
                     System.out.printf("change → acked by the real-kernel agent (%d Services in its netns): %s%n", services, summary(real));
