@@ -210,6 +210,11 @@ public final class PropagationBenchmark {
                     System.out.println("memory: " + fleetHeap(hollowAgents));
                 }
 
+                if (fleet != null) {
+                    // The fleet's JVM finishes what the start left (compiling, the full collection of the heap reading)
+                    // before the steady phase: its first changes otherwise measured that, 5 s and more.
+                    Thread.sleep(15_000);
+                }
                 // Steady endpoint changes; each event's latency is measured to every agent's ack of its version.
                 List<Long> offsets = new ArrayList<>();
                 recording = true;
