@@ -210,31 +210,19 @@ public final class PropagationBenchmark {
                     System.out.println("memory: " + fleetHeap(hollowAgents));
                 }
 
-                if (fleet != null) {
-                    // The fleet's JVM finishes what the start left (compiling, the full collection of the heap reading)
-                    // before the steady phase: its first changes otherwise measured that, 5 s and more.
-                    Thread.sleep(15_000);
-                }
+                // Warm-up: 20 s of the same changes, not recorded. The path a version takes after the start (deltas parsed,
+                // checked and acked by every agent, written to every watch) has not run yet, and cold it ran interpreted in
+                // hundreds of agent threads queued for the JIT: the first recorded changes measured a 15 s stall.
+                List<Long> warmUp = changes(producer, services, endpoints, nodes, rate, rate * 20, 50_000);
+                awaitAll(agentNodes, clock.versionOf(warmUp.get(warmUp.size() - 1)));
                 // Steady endpoint changes; each event's latency is measured to every agent's ack of its version.
-                List<Long> offsets = new ArrayList<>();
                 recording = true;
                 long cpu0 = processCpuNanos();
                 long fleetCpu0 = fleetCpuNanos();
                 long postgresCpu0 = postgresCpuNanos();
-                long intervalNanos = 1_000_000_000L / rate;
-                long start = System.nanoTime();
-                for (int k = 0; k < rate * seconds; k++) {
-                    long wait = start + k * intervalNanos - System.nanoTime();
-                    if (wait > 0) {
-                        java.util.concurrent.locks.LockSupport.parkNanos(wait);
-                    }
-                    int svc = (k * 7919) % services;
-                    offsets.add(send(producer, List.of(up(PipelineBenchmark.slice(svc, endpoints, nodes, 100 + k)))));
-                }
-                clock.awaitStored(offsets.get(offsets.size() - 1));
+                List<Long> offsets = changes(producer, services, endpoints, nodes, rate, rate * seconds, 100);
                 long last = clock.versionOf(offsets.get(offsets.size() - 1));
-                await("every agent at version " + last).forever().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(50))
-                        .until(() -> agentNodes.stream().allMatch(n -> acked.getOrDefault(n, 0L) >= last));
+                awaitAll(agentNodes, last);
                 // CPU of the steady phase, per agent and version delivered: what the transport costs.
                 double agentVersions = (double) simulated * (last - clock.versionOf(offsets.get(0)) + 1);
                 double control = (processCpuNanos() - cpu0) / 1e6;
@@ -352,7 +340,7 @@ public final class PropagationBenchmark {
         // so often that G1 gives up after two retries and throws OutOfMemoryError with the heap mostly free: one agent
         // per JVM never meets this, a fleet in one JVM does. Later JDKs have no GC locker in G1 (JDK-8308507).
         List<String> cmd = new ArrayList<>(List.of("nice", "-n", "19", Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx6g", "-XX:+UnlockDiagnosticVMOptions", "-XX:GCLockerRetryAllocationCount=1000", "-cp", System.getProperty("java.class.path"), HollowFleet.class.getName(), api.toString(), AGENT_TOKEN.token(),
+                "-Xmx12g", "-XX:+UnlockDiagnosticVMOptions", "-XX:GCLockerRetryAllocationCount=1000", "-cp", System.getProperty("java.class.path"), HollowFleet.class.getName(), api.toString(), AGENT_TOKEN.token(),
                 CLUSTER, Integer.toString(first), Integer.toString(count), transport.id(), bootstrap));
         Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         fleet = p;
@@ -412,6 +400,29 @@ public final class PropagationBenchmark {
             Thread.currentThread().interrupt();
             return "heap not read: interrupted";
         }
+    }
+
+    /** Sends {@code count} endpoint changes at {@code rate} a second, paced by the clock; returns their offsets once stored. */
+    private List<Long> changes(KafkaProducer<String, String> producer, int services, int endpoints, int nodes, int rate, int count,
+            int generation) throws Exception {
+        List<Long> offsets = new ArrayList<>();
+        long intervalNanos = 1_000_000_000L / rate;
+        long start = System.nanoTime();
+        for (int k = 0; k < count; k++) {
+            long wait = start + k * intervalNanos - System.nanoTime();
+            if (wait > 0) {
+                java.util.concurrent.locks.LockSupport.parkNanos(wait);
+            }
+            int svc = (k * 7919) % services;
+            offsets.add(send(producer, List.of(up(PipelineBenchmark.slice(svc, endpoints, nodes, generation + k)))));
+        }
+        clock.awaitStored(offsets.get(offsets.size() - 1));
+        return offsets;
+    }
+
+    private void awaitAll(List<String> agentNodes, long version) {
+        await("every agent at version " + version).forever().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(50))
+                .until(() -> agentNodes.stream().allMatch(n -> acked.getOrDefault(n, 0L) >= version));
     }
 
     private static double snapshotBytes(MeterRegistry meters) {
