@@ -61,11 +61,12 @@ import org.slf4j.LoggerFactory;
  * @param ipvsDrainTimeout how long a removed TCP real server drains at most in IPVS mode
  * @param ipvsExcludeCidrs IPVS mode: virtual servers in these ranges are someone else's and never deleted
  * @param transport      deltas and acks through the api (the default) or Kafka
+ * @param ackInterval    with the api, the least time between two ack requests (zero: one as soon as the last is answered)
  */
 public record AgentConfig(String cluster, String node, String kafka, Map<String, Object> kafkaSettings, Topics topics,
         URI api, String apiToken, List<IpFamily> families, Path dryRun, String netns, Path stateDir,
         Duration verifyEvery, int chainsPerCheck, ProxyMode mode, WhenIpvsUnavailable whenIpvsUnavailable, Duration ipvsDrainTimeout,
-        List<Cidr> ipvsExcludeCidrs, Transport transport) {
+        List<Cidr> ipvsExcludeCidrs, Transport transport, Duration ackInterval) {
     private static final Logger log = LoggerFactory.getLogger(AgentConfig.class);
 
     /** With IPVS's default drain timeout, no virtual servers of anyone else, deltas and acks through the api. */
@@ -73,7 +74,7 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
             URI api, String apiToken, List<IpFamily> families, Path dryRun, String netns, Path stateDir,
             Duration verifyEvery, int chainsPerCheck, ProxyMode mode, WhenIpvsUnavailable whenIpvsUnavailable) {
         this(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery,
-                chainsPerCheck, mode, whenIpvsUnavailable, IpvsPlan.DEFAULT_DRAIN_TIMEOUT, List.of(), Transport.API);
+                chainsPerCheck, mode, whenIpvsUnavailable, IpvsPlan.DEFAULT_DRAIN_TIMEOUT, List.of(), Transport.API, Duration.ZERO);
     }
 
     /** iptables mode, deltas and acks through the api. */
@@ -101,6 +102,9 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
         Objects.requireNonNull(whenIpvsUnavailable, "whenIpvsUnavailable");
         ipvsExcludeCidrs = List.copyOf(ipvsExcludeCidrs);
         Objects.requireNonNull(transport, "transport");
+        if (ackInterval.isNegative()) {
+            throw new IllegalArgumentException("--ack-interval: " + ackInterval + " is negative");
+        }
         if (ipvsDrainTimeout.isNegative()) {
             throw new IllegalArgumentException("--ipvs-drain-timeout: " + ipvsDrainTimeout + " is negative");
         }
@@ -169,7 +173,13 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
     /** The same configuration, reaching the control plane through {@code t}. */
     public AgentConfig withTransport(Transport t) {
         return new AgentConfig(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery,
-                chainsPerCheck, mode, whenIpvsUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, t);
+                chainsPerCheck, mode, whenIpvsUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, t, ackInterval);
+    }
+
+    /** The same configuration, sending acks to the api at most once per {@code interval}. */
+    public AgentConfig withAckInterval(Duration interval) {
+        return new AgentConfig(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery,
+                chainsPerCheck, mode, whenIpvsUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, transport, interval);
     }
 
     /** The agent with its deltas and acks. */
@@ -189,11 +199,12 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
 
     /**
      * The agent on {@code kernel} (the benchmarks' hollow agents give theirs), with its feed and acks by this
-     * configuration's transport: long polls and POSTs to the api over {@code connection}, or the Kafka topics.
+     * configuration's transport: a watch and POSTs to the api over {@code connection}, or the Kafka topics.
      */
     public AgentLoop loop(ApiConnection connection, SnapshotSource snapshots, KernelMode kernel, AckSink observer) {
         Clock clock = Clock.systemUTC();
-        AckSink sink = transport == Transport.API ? new ApiAcks(connection) : new KafkaAckSink(kafka, kafkaSettings, topics.acks());
+        AckSink sink = transport == Transport.API ? new ApiAcks(connection, ackInterval, ack -> { })
+                : new KafkaAckSink(kafka, kafkaSettings, topics.acks());
         Agent agent = new Agent(cluster, node, snapshots, kernel, ack -> {
             sink.publish(ack);
             observer.publish(ack);

@@ -41,7 +41,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 import picocli.CommandLine;
 
 /**
- * A node agent that reaches the control plane only through the api (issue 16): deltas by long poll, acks by POST,
+ * A node agent that reaches the control plane only through the api (issue 16): deltas by watch, acks by POST,
  * with a token bound to its cluster, and no Kafka anywhere. Versions are stored the way the compiler stores them.
  */
 @RequiresPostgres
@@ -85,7 +85,7 @@ class AgentOverApiTest {
     }
 
     @Test
-    void versionsArriveByLongPollAndAcksAreStoredAcrossAnApiRestart() throws Exception {
+    void versionsArriveByWatchAndAcksAreStoredAcrossAnApiRestart() throws Exception {
         Path rules = Files.createDirectories(dir.resolve("rules"));
         try (AgentLoop agent = agentConfig(rules).loop().start()) {
             agent.awaitStarted();
@@ -105,6 +105,35 @@ class AgentOverApiTest {
             assertThat(Files.readString(rules.resolve("n1-ipv4.rules"))).contains("10.244.1.3:80").doesNotContain("10.244.1.2:80");
             assertThat(agent.agent().failures()).isZero();
         }
+    }
+
+    /**
+     * With an ack interval, versions applied one by one within it are acknowledged together: fewer requests than versions,
+     * and the node's status still ends at the newest.
+     */
+    @Test
+    void withAnAckIntervalABurstOfVersionsTakesFewerAckRequests() throws Exception {
+        Path rules = Files.createDirectories(dir.resolve("rules"));
+        try (AgentLoop agent = agentConfig(rules).withAckInterval(Duration.ofSeconds(4)).loop().start()) {
+            agent.awaitStarted();
+            awaitRunning(1);
+            double posts = ackRequests();
+            long applies = agent.agent().applies();
+            for (int i = 2; i <= 6; i++) {
+                endpoints("10.244.1." + i);
+                long version = i;
+                // Each version applied on its own before the next is stored: five applies, five acks to send.
+                await("version " + i + " applied").atMost(DEADLINE).until(() -> agent.agent().running() == version);
+            }
+            awaitRunning(6);
+            assertThat(agent.agent().applies() - applies).isEqualTo(5);
+            assertThat(ackRequests() - posts).isBetween(1.0, 3.0);
+        }
+    }
+
+    private double ackRequests() {
+        return api.getBean(io.micrometer.core.instrument.MeterRegistry.class).find("http.server.requests").tag("method", "POST")
+                .tag("uri", "/api/v1/clusters/{cluster}/nodes/{node}/acks").timers().stream().mapToDouble(t -> t.count()).sum();
     }
 
     @Test

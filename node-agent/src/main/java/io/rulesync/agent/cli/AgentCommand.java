@@ -65,6 +65,13 @@ public final class AgentCommand implements Callable<Integer> {
                     + "Default: ${DEFAULT-VALUE}.")
     String transport;
 
+    @Option(names = "--ack-interval", defaultValue = "0", paramLabel = "MILLISECONDS",
+            description = "With the api transport: the least time between two ack requests; what the agent applies meanwhile goes in "
+                    + "the next one, and a failure goes at once. 0 (the default) acks each version as soon as the last ack was taken; "
+                    + "a large fleet sets a few seconds so that acks cost the api and PostgreSQL a rate per node, not per node and "
+                    + "version.")
+    long ackIntervalMillis;
+
     @Option(names = "--kafka", defaultValue = "localhost:9092", paramLabel = "HOST:PORT[,...]",
             description = "Kafka bootstrap servers (--transport kafka). Default: ${DEFAULT-VALUE}.")
     String kafka;
@@ -218,7 +225,7 @@ public final class AgentCommand implements Callable<Integer> {
         Path state = stateDir != null ? stateDir : dryRun != null ? dryRun : Path.of("/var/lib/rulesync/agent");
         return new AgentConfig(cluster, node, kafka, settings, topics, api, token, fams, dryRun, netns, state,
                 Duration.ofSeconds(verifySeconds), verifyChains, ProxyMode.parse(mode), WhenIpvsUnavailable.parse(ipvsUnavailable),
-                Duration.ofSeconds(ipvsDrainSeconds), excluded, via);
+                Duration.ofSeconds(ipvsDrainSeconds), excluded, via, Duration.ofMillis(ackIntervalMillis));
     }
 
     /** The metrics address, or null for 'off'. */

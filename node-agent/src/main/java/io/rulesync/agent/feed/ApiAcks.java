@@ -16,9 +16,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Acks to the api, {@code POST /api/v1/clusters/{c}/nodes/{n}/acks}, in order and one request at a time (with every ack
- * queued meanwhile), without blocking the agent: {@link #publish} queues and returns. An ack the api could not take (down, or its database is) is sent again
- * after 1, 2, 4 ... 30 s; one it refuses (4xx) is dropped and said. The queue keeps the newest {@value #KEPT}: the api
- * stores only a node's newest ack, so older ones matter only for a failure they carry.
+ * queued meanwhile), without blocking the agent: {@link #publish} queues and returns. An ack the api could not take (down,
+ * or its database is) is sent again after 1, 2, 4 ... 30 s; one it refuses (4xx) is dropped and said. The queue keeps the
+ * newest {@value #KEPT}: the api stores only a node's newest ack, so older ones matter only for a failure they carry.
+ *
+ * <p>With an interval, requests are at least that far apart and carry what piled up meanwhile: a large fleet reports
+ * convergence at a rate it chooses rather than one row per node and version (ARCHITECTURE.md, "Capacity"). A failure
+ * does not wait for the interval.
  */
 public final class ApiAcks implements AckSink {
     static final int KEPT = 100;
@@ -26,19 +30,29 @@ public final class ApiAcks implements AckSink {
 
     private final ApiConnection api;
     private final Consumer<NodeAck> stored;
+    private final Duration interval;
     private final Deque<NodeAck> queue = new ArrayDeque<>();
+    /** A request is out, or one is due: publish only queues. */
     private boolean sending;
     private boolean closed;
+    /** The next request, while it waits for the interval (not for a retry): a failure sends it at once. */
+    private CompletableFuture<Void> dueAfterInterval;
+    private long lastSentNanos;
     private final RetryDelay retry = new RetryDelay();
 
     public ApiAcks(ApiConnection api) {
-        this(api, ack -> { });
+        this(api, Duration.ZERO, ack -> { });
     }
 
-    /** @param stored told of each ack the api took (2xx), on the HTTP client's thread: benchmarks time acks by it */
-    public ApiAcks(ApiConnection api, Consumer<NodeAck> stored) {
+    /**
+     * @param interval the least time between two requests (zero: send as soon as the previous one is answered)
+     * @param stored   told of each ack the api took (2xx), on the HTTP client's thread
+     */
+    public ApiAcks(ApiConnection api, Duration interval, Consumer<NodeAck> stored) {
         this.api = api;
+        this.interval = interval;
         this.stored = stored;
+        this.lastSentNanos = System.nanoTime() - interval.toNanos();
     }
 
     @Override
@@ -55,21 +69,50 @@ public final class ApiAcks implements AckSink {
             }
             if (!sending) {
                 sending = true;
-                sendNext(0);
+                sendAfter(ack.status() == NodeAck.Status.FAILED ? 0 : untilInterval(), true);
+            } else if (ack.status() == NodeAck.Status.FAILED && dueAfterInterval != null) {
+                dueAfterInterval.complete(null);
             }
         }
     }
 
+    /** Milliseconds until the interval since the last request has passed. */
+    private long untilInterval() {
+        return Math.max(0, TimeUnit.NANOSECONDS.toMillis(interval.toNanos() - (System.nanoTime() - lastSentNanos)));
+    }
+
     /**
-     * Sends every queued ack, oldest first, in one request after {@code delayMs}; called holding the queue's lock. Acks
-     * that pile up while one request is out go together in the next: under load a node sends fewer, larger requests,
-     * and the api still sees every failure (it stores the newest ack and the newest failure of each node).
+     * Sends every queued ack, oldest first, in one request after {@code delayMs} (what is queued by then goes with it);
+     * called holding the queue's lock. Under load a node sends fewer, larger requests, and the api still sees every
+     * failure (it stores the newest ack and the newest failure of each node).
      */
-    private void sendNext(long delayMs) {
+    private void sendAfter(long delayMs, boolean forInterval) {
         if (queue.isEmpty() || closed) {
             sending = false;
             return;
         }
+        if (delayMs == 0) {
+            send();
+            return;
+        }
+        // Waited out on the delay's own timer thread: the default would start a thread per wait here.
+        CompletableFuture<Void> due = CompletableFuture.runAsync(() -> { },
+                CompletableFuture.delayedExecutor(delayMs, TimeUnit.MILLISECONDS, Runnable::run));
+        dueAfterInterval = forInterval ? due : null;
+        due.thenRun(() -> {
+            synchronized (queue) {
+                dueAfterInterval = null;
+                if (queue.isEmpty() || closed) {
+                    sending = false;
+                } else {
+                    send();
+                }
+            }
+        });
+    }
+
+    /** One request with every queued ack; called holding the queue's lock. */
+    private void send() {
         List<NodeAck> batch = new ArrayList<>(queue);
         NodeAck first = batch.get(0);
         StringBuilder body = new StringBuilder("[");
@@ -77,11 +120,8 @@ public final class ApiAcks implements AckSink {
         HttpRequest req = api.request(first.cluster(), "nodes/" + ApiConnection.encode(first.node()) + "/acks", Duration.ofSeconds(30))
                 .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body.append(']').toString()))
                 .build();
-        // Sent from the delay's own timer thread (sendAsync does not block): the default would start a thread per retry here.
-        CompletableFuture<Void> due = delayMs == 0 ? CompletableFuture.completedFuture(null)
-                : CompletableFuture.runAsync(() -> { }, CompletableFuture.delayedExecutor(delayMs, TimeUnit.MILLISECONDS, Runnable::run));
-        due.thenCompose(x -> api.http().sendAsync(req, HttpResponse.BodyHandlers.ofString()))
-                .whenComplete((resp, failure) -> sent(batch, req, resp, failure));
+        lastSentNanos = System.nanoTime();
+        api.http().sendAsync(req, HttpResponse.BodyHandlers.ofString()).whenComplete((resp, failure) -> sent(batch, req, resp, failure));
     }
 
     private void sent(List<NodeAck> batch, HttpRequest req, HttpResponse<String> resp, Throwable failure) {
@@ -98,7 +138,8 @@ public final class ApiAcks implements AckSink {
                 batch.forEach(queue::remove);
                 queue.notifyAll();
                 retry.succeeded();
-                sendNext(0);
+                boolean failed = queue.stream().anyMatch(a -> a.status() == NodeAck.Status.FAILED);
+                sendAfter(failed ? 0 : untilInterval(), true);
                 return;
             }
             long waitMs = retry.failed().toMillis();
@@ -107,7 +148,7 @@ public final class ApiAcks implements AckSink {
                         + "taken: POST {}: {}; sending them again in {} s", last.version(), req.uri(), failure != null ? failure.toString()
                         : "HTTP " + status + " " + ApiConnection.abbreviate(resp.body()), waitMs / 1000);
             }
-            sendNext(waitMs);
+            sendAfter(waitMs, false);
         }
     }
 
@@ -122,6 +163,9 @@ public final class ApiAcks implements AckSink {
     @Override
     public void close() {
         synchronized (queue) {
+            if (dueAfterInterval != null) {
+                dueAfterInterval.complete(null); // the last word goes now, not after the interval
+            }
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
             try {
                 while (!queue.isEmpty() && System.nanoTime() < deadline) {

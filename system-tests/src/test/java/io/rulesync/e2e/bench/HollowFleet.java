@@ -78,7 +78,7 @@ public final class HollowFleet {
         while (System.in.read() != -1) {
             // the parent keeps stdin open while it wants the fleet
         }
-        loops.forEach(AgentLoop::close);
-        System.exit(0);
+        // Nothing of a hollow agent outlives the run: closing a thousand one by one took minutes.
+        Runtime.getRuntime().halt(0);
     }
 }

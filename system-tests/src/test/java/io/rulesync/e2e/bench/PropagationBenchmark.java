@@ -91,6 +91,7 @@ public final class PropagationBenchmark {
     private int agentsMade;
     /** The hollow agents' process, if any: its CPU time is reported apart. */
     private Process fleet;
+    private volatile boolean fleetClosing;
     /** When the hollow fleet's JVM was warm and started its agents, all at once (nanoTime). */
     private final java.util.concurrent.CompletableFuture<Long> fleetWarm = new java.util.concurrent.CompletableFuture<>();
 
@@ -346,7 +347,7 @@ public final class PropagationBenchmark {
         fleet = p;
         // A fleet that ends on its own lost agents (it says which): the waits for all agents would never end.
         p.onExit().thenAccept(ended -> {
-            if (ended.exitValue() != 0) {
+            if (ended.exitValue() != 0 && !fleetClosing) {
                 System.out.println("the hollow fleet ended with status " + ended.exitValue() + "; stopping");
                 System.exit(1);
             }
@@ -371,6 +372,7 @@ public final class PropagationBenchmark {
         reader.start();
         System.out.printf("%d hollow agents in a child process (nice 19, pid %d)%n", count, p.pid());
         return () -> {
+            fleetClosing = true;
             p.getOutputStream().close();
             if (!p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
                 p.destroyForcibly();
