@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
- * Agents' long polls for their cluster's next versions: {@link #request} answers at once when the cluster is past the
+ * Agents' polls and watches of their cluster's next versions: {@link #request} answers at once when the cluster is past the
  * version the agent runs, and otherwise parks the request until {@link HeadWatch} sees the head move or the wait ends.
  *
  * <p>A version's delta is read back from PostgreSQL once ({@link VersionHistory#deltas}) and kept as the JSON the

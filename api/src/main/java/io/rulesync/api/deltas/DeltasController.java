@@ -17,8 +17,9 @@ import org.springframework.web.context.request.async.DeferredResult;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter;
 
 /**
- * {@code GET /api/v1/clusters/{cluster}/deltas?after=V&node=N&wait=S}: the long poll a node agent reads its cluster's
- * versions with, so that nodes need no Kafka credentials and read only the cluster their token is bound to.
+ * {@code GET /api/v1/clusters/{cluster}/deltas?after=V&node=N&wait=S}: what node agents read their cluster's versions
+ * from, so that nodes need no Kafka credentials and read only the cluster their token is bound to; a long poll, or with
+ * {@code watch=true} a stream (below).
  *
  * <p>The answer is {@code application/x-ndjson}: one delta per line (the compiler's delta format, the same as on the
  * deltas topic), in version order from {@code after + 1}, and the cluster's head in the {@value #HEAD} header. No lines:

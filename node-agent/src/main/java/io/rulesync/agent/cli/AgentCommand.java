@@ -59,7 +59,7 @@ public final class AgentCommand implements Callable<Integer> {
     String node;
 
     @Option(names = "--transport", defaultValue = "api", paramLabel = "api|kafka",
-            description = "How deltas arrive and acks leave. api: long polls and POSTs to --api with the agent token, which "
+            description = "How deltas arrive and acks leave. api: a watch and POSTs to --api with the agent token, which "
                     + "reads only its own cluster; the node needs no Kafka credentials. kafka: the deltas and acks topics, whose "
                     + "partitions clusters share; only for agents inside the control plane's trust boundary. "
                     + "Default: ${DEFAULT-VALUE}.")

@@ -4,7 +4,7 @@ import io.rulesync.model.rules.RulesDelta;
 import java.time.Duration;
 import java.util.List;
 
-/** Where an agent's deltas come from: the api's long poll ({@link ApiDeltas}), or the deltas topic ({@link DeltaFeed}). */
+/** Where an agent's deltas come from: the api's watch ({@link ApiDeltas}), or the deltas topic ({@link DeltaFeed}). */
 public interface DeltaSource extends AutoCloseable {
     /** What one poll brought: whole deltas in order, and, when the source knows the agent missed some, why. */
     record Polled(List<RulesDelta> deltas, String gap) {

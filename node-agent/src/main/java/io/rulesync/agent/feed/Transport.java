@@ -4,7 +4,7 @@ import java.util.Locale;
 
 /**
  * How an agent reaches the control plane for deltas and acks (snapshots always come from the api).
- * {@link #API}: long polls and POSTs to the api, with a token bound to the node's cluster; the node needs no Kafka
+ * {@link #API}: a watch and POSTs to the api, with a token bound to the node's cluster; the node needs no Kafka
  * credentials and reads nothing of another cluster. {@link #KAFKA}: the deltas topic, whose partitions clusters share,
  * and the acks topic; for agents inside the control plane's own trust boundary only.
  */
