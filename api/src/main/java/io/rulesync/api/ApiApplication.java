@@ -191,8 +191,18 @@ public class ApiApplication {
     }
 
     @Bean
-    AcksController acksController(AckWriter writer) {
-        return new AcksController(writer);
+    AcksController acksController(AckWriter writer, ExecutorService ackAnswers) {
+        return new AcksController(writer, ackAnswers);
+    }
+
+    /** Where stored acks' requests are answered (their asynchronous dispatch), off the writer's thread. */
+    @Bean(destroyMethod = "shutdownNow")
+    ExecutorService ackAnswers() {
+        return Executors.newFixedThreadPool(2, r -> {
+            Thread t = new Thread(r, "ack-answers");
+            t.setDaemon(true);
+            return t;
+        });
     }
 
     @Bean

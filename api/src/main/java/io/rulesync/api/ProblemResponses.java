@@ -1,5 +1,6 @@
 package io.rulesync.api;
 
+import io.rulesync.api.errors.DeclaredParameters;
 import io.rulesync.api.errors.ParameterProblem;
 import io.rulesync.api.params.BadValue;
 import io.rulesync.store.StoreException;
@@ -60,9 +61,20 @@ public class ProblemResponses extends ResponseEntityExceptionHandler {
         return problem(HttpStatus.SERVICE_UNAVAILABLE, "reading the version store failed; retry later (the api's log has the cause)");
     }
 
-    /** Tomcat could not decode the query (a value that is not UTF-8); normally {@code DeclaredParameters} refuses it first. */
+    /**
+     * Tomcat could not decode the query (a value that is not UTF-8). {@code DeclaredParameters} names the parameter when it
+     * runs first; a mapping that reads a parameter to choose its handler ({@code params = "watch=true"}) makes Tomcat decode
+     * the query before it, so the parameter is named here the same way.
+     */
     @ExceptionHandler(InvalidParameterException.class)
-    public ResponseEntity<ProblemDetail> undecodableQuery(InvalidParameterException e) {
+    public ResponseEntity<ProblemDetail> undecodableQuery(InvalidParameterException e, jakarta.servlet.http.HttpServletRequest request) {
+        try {
+            if (request.getQueryString() != null) {
+                DeclaredParameters.decodedNames(request.getQueryString());
+            }
+        } catch (ParameterProblem p) {
+            return ResponseEntity.status(p.getStatusCode()).contentType(MediaType.APPLICATION_PROBLEM_JSON).body(p.getBody());
+        }
         return about(HttpStatus.BAD_REQUEST, "query", "query: is not valid percent-encoded UTF-8");
     }
 

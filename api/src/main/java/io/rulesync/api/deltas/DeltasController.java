@@ -77,7 +77,7 @@ public class DeltasController {
             @RequestParam(name = "after") VersionRef after,
             @RequestParam(name = "node", required = false) DnsSubdomain node,
             @RequestParam(name = "wait", required = false) @Pattern(regexp = WAIT, message = WAIT_MESSAGE) String wait,
-            @RequestParam(name = "watch") String watch) {
+            @RequestParam(name = "watch") String watch) { // declared, as every parameter is, or it would be refused as unknown
         long seconds = wait == null ? DEFAULT_WAIT_SECONDS : Long.parseLong(wait);
         Long from = after.latest() ? null : after.number();
         DeltaWaits.Answer now = waits.now(cluster, from);

@@ -63,7 +63,7 @@ public final class DeclaredParameters implements HandlerInterceptor {
     }
 
     /** The query's parameter names, decoded; refuses bad percent-encoding and control characters, naming the parameter. */
-    static Set<String> decodedNames(String query) {
+    public static Set<String> decodedNames(String query) {
         Set<String> names = new TreeSet<>();
         for (String pair : query.split("&")) {
             if (pair.isEmpty()) {

@@ -94,6 +94,10 @@ class BadInputApiTest {
                 get("/api/v1/clusters/a%zzb/versions", 400, null, "path: a '%' in the path is not followed by two hex digits"),
                 get("/api/v1/clusters/a%2/versions", 400, null, "path: a '%' in the path is not followed by two hex digits"),
                 get(V + "?limit=%zz", 400, "limit", "limit: the value is not valid percent-encoded UTF-8"),
+                // The deltas' mappings read ?watch to choose a handler, so Tomcat decodes the query first: still named.
+                get("/api/v1/clusters/shop/deltas?after=1&watch=%zz", 400, "watch", "watch: the value is not valid percent-encoded UTF-8"),
+                get("/api/v1/clusters/shop/versions?limit=%zz&watch=true", 400, "limit",
+                        "limit: the value is not valid percent-encoded UTF-8"),
                 get(V + "?limit=%C3", 400, "limit", "limit: the value is not valid percent-encoded UTF-8"),
                 get(V + "?%zz=1", 400, "%zz", "%zz: the name is not valid percent-encoded UTF-8"),
                 get(V + "?limit=1%00", 400, "limit", "limit: the value holds the control character \\x00"),
