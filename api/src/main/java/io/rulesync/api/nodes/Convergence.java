@@ -3,11 +3,12 @@ package io.rulesync.api.nodes;
 import io.rulesync.store.NodeProgress;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
-import java.util.TreeSet;
+import java.util.Set;
 import java.util.function.LongFunction;
 
 /**
@@ -38,19 +39,25 @@ public final class Convergence {
      * @param progress   each acked node's progress, one per node
      * @param createdAt  when a version was created
      */
-    public static List<NodeState> of(long head, Collection<String> headNodes, Collection<NodeProgress> progress,
+    public static List<NodeState> of(long head, Set<String> headNodes, Collection<NodeProgress> progress,
             LongFunction<Instant> createdAt, Instant now) {
-        Map<String, NodeProgress> byNode = new TreeMap<>();
+        // Hashed, and sorted once: every GET /nodes of a 5,000-node cluster runs this, and tree maps of the names were a
+        // quarter of the api's time while acks streamed in.
+        Map<String, NodeProgress> byNode = new HashMap<>(Math.max(16, progress.size() * 2));
         progress.forEach(s -> byNode.put(s.node(), s));
-        TreeSet<String> names = new TreeSet<>(headNodes);
-        names.addAll(byNode.keySet());
-        return names.stream().map(n -> {
+        List<String> names = new ArrayList<>(headNodes.size() + byNode.size());
+        names.addAll(headNodes);
+        byNode.keySet().stream().filter(n -> !headNodes.contains(n)).forEach(names::add);
+        names.sort(null);
+        List<NodeState> out = new ArrayList<>(names.size());
+        for (String n : names) {
             NodeProgress s = byNode.get(n);
             long running = s == null ? 0 : s.running();
             long behind = Math.max(0, head - running);
             long lag = behind == 0 ? 0 : Math.max(0, Duration.between(createdAt.apply(running + 1), now).toSeconds());
-            return new NodeState(n, stateOf(head, s), headNodes.contains(n), running, behind, lag);
-        }).toList();
+            out.add(new NodeState(n, stateOf(head, s), headNodes.contains(n), running, behind, lag));
+        }
+        return out;
     }
 
     /** A node's state from its stored acks alone; {@code status} null: it never acknowledged. */
