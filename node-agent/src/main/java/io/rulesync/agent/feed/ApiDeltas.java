@@ -50,7 +50,7 @@ public final class ApiDeltas implements DeltaSource {
     private final Duration hold;
     private final Clock clock;
     private final LinkedBlockingQueue<Arrival> arrivals = new LinkedBlockingQueue<>();
-    private CompletableFuture<?> inFlight;
+    private CompletableFuture<HttpResponse<String>> inFlight;
     private HttpRequest inFlightRequest;
     private long delivered = -1;
     private Instant retryAt = Instant.MIN;
@@ -116,11 +116,12 @@ public final class ApiDeltas implements DeltaSource {
                 .header("Accept", "application/x-ndjson").GET().build();
         inFlightRequest = req;
         // A 200 streams its lines into the queue as they come; any other status is read whole, for its message.
-        inFlight = api.http().sendAsync(req, info -> info.statusCode() == 200
-                        ? BodySubscribers.fromLineSubscriber(new Lines(), s -> (String) null, StandardCharsets.UTF_8, null)
-                        : BodySubscribers.ofString(StandardCharsets.UTF_8))
-                .whenComplete((resp, failure) -> arrivals.add(resp == null ? new End(0, null, failure)
-                        : new End(resp.statusCode(), resp.body(), failure)));
+        CompletableFuture<HttpResponse<String>> exchange = api.http().sendAsync(req, info -> info.statusCode() == 200
+                ? BodySubscribers.fromLineSubscriber(new Lines(), s -> (String) null, StandardCharsets.UTF_8, null)
+                : BodySubscribers.ofString(StandardCharsets.UTF_8));
+        exchange.whenComplete((resp, failure) -> arrivals.add(resp == null ? new End(0, null, failure)
+                : new End(resp.statusCode(), resp.body(), failure)));
+        inFlight = exchange; // the exchange itself, so that close() cancels the open answer, not a stage after it
         return true;
     }
 
