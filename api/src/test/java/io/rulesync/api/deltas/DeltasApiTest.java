@@ -139,6 +139,53 @@ class DeltasApiTest {
         await().atMost(java.time.Duration.ofSeconds(10)).until(() -> api.context().getBean(DeltaWaits.class).parked() == 0);
     }
 
+    /** A fleet watching: one version reaches every open watch as a line, within the same answers, none of them ending. */
+    @Test
+    void aNewVersionIsWrittenToEveryOpenWatch() throws Exception {
+        try (TestApi fleet = TestApi.onTwoVersions()) {
+            ClusterHead.Step v2 = StoredClusters.twoVersions(fleet.store(), "fleet");
+            int agents = 200;
+            java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+            List<java.util.concurrent.BlockingQueue<String>> lines = new ArrayList<>();
+            List<CompletableFuture<HttpResponse<Void>>> answers = new ArrayList<>();
+            for (int i = 0; i < agents; i++) {
+                java.util.concurrent.BlockingQueue<String> mine = new java.util.concurrent.LinkedBlockingQueue<>();
+                lines.add(mine);
+                answers.add(http.sendAsync(java.net.http.HttpRequest.newBuilder(java.net.URI.create(fleet.baseUrl()
+                                + "/api/v1/clusters/fleet/deltas?after=2&watch=true&wait=60")).header("Authorization", "Bearer " + AGENT).build(),
+                        HttpResponse.BodyHandlers.fromLineSubscriber(new java.util.concurrent.Flow.Subscriber<String>() {
+                            @Override
+                            public void onSubscribe(java.util.concurrent.Flow.Subscription s) {
+                                s.request(Long.MAX_VALUE);
+                            }
+
+                            @Override
+                            public void onNext(String line) {
+                                mine.add(line);
+                            }
+
+                            @Override
+                            public void onError(Throwable t) {
+                            }
+
+                            @Override
+                            public void onComplete() {
+                            }
+                        })));
+            }
+            DeltaWaits waits = fleet.context().getBean(DeltaWaits.class);
+            await().atMost(java.time.Duration.ofSeconds(30)).until(() -> waits.parked() == agents);
+            StoredClusters.next(fleet.store(), "fleet", v2, 7, "10.244.1.8");
+            for (java.util.concurrent.BlockingQueue<String> mine : lines) {
+                // Well before the watches' 60 s: written by the version, each answer still open.
+                assertThat(RulesDelta.fromJson(mine.poll(20, TimeUnit.SECONDS)).target()).isEqualTo(3);
+            }
+            assertThat(answers).noneMatch(CompletableFuture::isDone);
+            // Parked again after the version written, waiting for the next.
+            await().atMost(java.time.Duration.ofSeconds(10)).until(() -> waits.parked() == agents);
+        }
+    }
+
     /** What is wrong is known before a watch starts, and answered as for a poll; a watch of the head starts empty. */
     @Test
     void aWatchSaysWhatIsWrongBeforeItStreams() throws Exception {
