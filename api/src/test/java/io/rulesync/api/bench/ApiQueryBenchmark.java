@@ -32,7 +32,7 @@ import picocli.CommandLine;
  * Prints per query the requests served, throughput, latency percentiles and response size.
  *
  * <p>With ACKS_PER_SECOND, node agents' acks stream in meanwhile at that rate, through the real
- * {@code POST .../nodes/{n}/acks} (one ack per request, the nodes in turn, each acking the next version): the
+ * {@code POST .../nodes/{n}/acks} (one ack per request, the nodes in turn, each acking the newest version): the
  * queries are measured under that write load, and the harness prints the acks taken per second and the
  * transactions they took ({@code node_status} commits).
  *

@@ -7,7 +7,6 @@ import io.rulesync.agent.feed.Transport;
 import io.rulesync.agent.mode.HollowMode;
 import io.rulesync.agent.rules.FragmentCheck;
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -44,14 +43,10 @@ public final class HollowFleet {
         System.out.printf("warmed in %.1f s%n", (System.nanoTime() - w0) / 1e9);
         System.out.flush();
         List<AgentLoop> loops = new ArrayList<>();
-        List<HttpClient> clients = new ArrayList<>();
+        AgentClients clients = new AgentClients();
         for (int i = 0; i < count; i++) {
             String node = "node-" + (first + i);
-            // One HTTP client per 10 agents: the JDK's client does all of its I/O on one selector thread.
-            if (i % 10 == 0) {
-                clients.add(ApiConnection.newClient());
-            }
-            ApiConnection connection = new ApiConnection(api, token, clients.get(clients.size() - 1));
+            ApiConnection connection = clients.next(api, token);
             loops.add(PropagationBenchmark.config(bootstrap, api, cluster, token, node, state, transport)
                     .loop(connection, new ApiSnapshots(connection), new HollowMode(), ack -> { }).start());
         }

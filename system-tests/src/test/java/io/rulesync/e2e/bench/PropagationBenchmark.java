@@ -64,7 +64,7 @@ import picocli.CommandLine;
  * this process their work (every delta parsed and checked by every agent) starved the control plane's
  * single-threaded parts. The "all agents" figure covers the dry-run and the hollow ones.
  *
- * <p>TRANSPORT says how agents get deltas and send acks: {@code api} (long polls and POSTs to the api) or {@code kafka}
+ * <p>TRANSPORT says how agents get deltas and send acks: {@code api} (a watch and POSTs to the api) or {@code kafka}
  * (the deltas and acks topics). Either way an ack counts when PostgreSQL records it in {@code node_status} (read every
  * 20 ms), what {@code GET /nodes} shows.
  *
@@ -82,13 +82,7 @@ public final class PropagationBenchmark {
     private final Map<String, List<Long>> applyMillis = new ConcurrentHashMap<>();
     private volatile boolean recording;
     private Transport transport = Transport.API;
-    /**
-     * HTTP clients for the simulated agents, one per {@value #AGENTS_PER_CLIENT}: the JDK's client does all of its I/O on
-     * one selector thread, so one for all would measure that thread, and one each would measure a thousand threads.
-     */
-    private final List<java.net.http.HttpClient> clients = new ArrayList<>();
-    private static final int AGENTS_PER_CLIENT = 10;
-    private int agentsMade;
+    private final AgentClients clients = new AgentClients();
     /** The hollow agents' process, if any: its CPU time is reported apart. */
     private Process fleet;
     private volatile boolean fleetClosing;
@@ -237,12 +231,20 @@ public final class PropagationBenchmark {
                 List<Long> real = new ArrayList<>();
                 List<Long> stored = new ArrayList<>();
                 List<Long> fanOut = new ArrayList<>();
+                // Each agent's own latency too, every (agent, change) pair: whether a few agents or all of them are slow.
+                List<Long> each = new ArrayList<>();
+                Map<String, Integer> slow = new java.util.TreeMap<>();
                 for (long offset : offsets) {
                     long v = clock.versionOf(offset);
                     long sent = clock.sentAt(offset);
                     long worst = 0;
                     for (String n : agentNodes.subList(0, simulated)) {
-                        worst = Math.max(worst, reached(n, v) - sent);
+                        long l = reached(n, v) - sent;
+                        each.add(l);
+                        if (l > 5_000_000_000L) {
+                            slow.merge(n, 1, Integer::sum);
+                        }
+                        worst = Math.max(worst, l);
                     }
                     allDry.add(worst);
                     stored.add(clock.storedAfter(offset));
@@ -252,19 +254,6 @@ public final class PropagationBenchmark {
                     }
                 }
                 System.out.printf("change → version stored (compiler): %s%n", summary(stored));
-                // Each agent's own latency, every (agent, change) pair: whether a few agents or all of them are slow.
-                List<Long> each = new ArrayList<>();
-                Map<String, Integer> slow = new java.util.TreeMap<>();
-                for (long offset : offsets) {
-                    long v = clock.versionOf(offset);
-                    for (String n : agentNodes.subList(0, simulated)) {
-                        long l = reached(n, v) - clock.sentAt(offset);
-                        each.add(l);
-                        if (l > 5_000_000_000L) {
-                            slow.merge(n, 1, Integer::sum);
-                        }
-                    }
-                }
                 if (simulated > 0) {
                     System.out.printf("change → acked, each agent on its own: %s; agents ever over 5 s: %d (most often: %s)%n", summary(each),
                             slow.size(), slow.entrySet().stream().sorted(Map.Entry.<String, Integer>comparingByValue().reversed()).limit(5)
@@ -317,13 +306,10 @@ public final class PropagationBenchmark {
     }
 
     private AgentLoop agent(String bootstrap, URI api, String node, KernelMode mode, Path state) throws InterruptedException {
-        if (clients.size() * AGENTS_PER_CLIENT <= agentsMade++) {
-            clients.add(ApiConnection.newClient());
-        }
-        ApiConnection connection = new ApiConnection(api, AGENT_TOKEN.token(), clients.get(clients.size() - 1));
+        ApiConnection connection = clients.next(api, AGENT_TOKEN.token());
         // Acks are timed from node_status; the observer only collects how long each apply took.
         return config(bootstrap, api, CLUSTER, AGENT_TOKEN.token(), node, state, transport).loop(connection, new ApiSnapshots(connection), mode,
-                a -> record(a, System.nanoTime())).start();
+                this::record).start();
     }
 
     /** One simulated node's configuration (its kernel is given by the caller), reaching the control plane by {@code via}. */
@@ -367,7 +353,7 @@ public final class PropagationBenchmark {
             } catch (java.io.IOException e) {
                 System.out.println("hollow fleet: " + e);
             }
-        }, "hollow-fleet-acks");
+        }, "hollow-fleet-output");
         reader.setDaemon(true);
         reader.start();
         System.out.printf("%d hollow agents in a child process (nice 19, pid %d)%n", count, p.pid());
@@ -458,7 +444,7 @@ public final class PropagationBenchmark {
     }
 
     /** An ack as its agent sent it: how long its apply took (when it was stored is read from node_status). */
-    private void record(NodeAck a, long now) {
+    private void record(NodeAck a) {
         if (a.status() == NodeAck.Status.APPLIED && recording) {
             applyMillis.computeIfAbsent(a.node(), k -> java.util.Collections.synchronizedList(new ArrayList<>()))
                     .add(a.durationMs() * 1_000_000);
