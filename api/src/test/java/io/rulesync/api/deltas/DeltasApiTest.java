@@ -89,16 +89,9 @@ class DeltasApiTest {
         try (TestApi fleet = TestApi.onTwoVersions()) {
             ClusterHead.Step v2 = StoredClusters.twoVersions(fleet.store(), "fleet");
             int agents = 200;
-            java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
-            String base = "http://127.0.0.1:" + fleet.context().getEnvironment().getProperty("local.server.port");
-            List<CompletableFuture<HttpResponse<String>>> polls = new ArrayList<>();
-            for (int i = 0; i < agents; i++) {
-                polls.add(http.sendAsync(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base
-                                + "/api/v1/clusters/fleet/deltas?after=2&wait=60")).header("Authorization", "Bearer " + AGENT).build(),
-                        HttpResponse.BodyHandlers.ofString()));
-            }
+            List<CompletableFuture<HttpResponse<String>>> polls = parked(fleet, agents, "after=2&wait=60",
+                    i -> HttpResponse.BodyHandlers.ofString());
             DeltaWaits waits = fleet.context().getBean(DeltaWaits.class);
-            await().atMost(java.time.Duration.ofSeconds(30)).until(() -> waits.parked() == agents);
             StoredClusters.next(fleet.store(), "fleet", v2, 7, "10.244.1.8");
             for (CompletableFuture<HttpResponse<String>> poll : polls) {
                 // Well before the polls' 60 s: answered by the version, not by the wait.
@@ -145,36 +138,14 @@ class DeltasApiTest {
         try (TestApi fleet = TestApi.onTwoVersions()) {
             ClusterHead.Step v2 = StoredClusters.twoVersions(fleet.store(), "fleet");
             int agents = 200;
-            java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
             List<java.util.concurrent.BlockingQueue<String>> lines = new ArrayList<>();
-            List<CompletableFuture<HttpResponse<Void>>> answers = new ArrayList<>();
             for (int i = 0; i < agents; i++) {
-                java.util.concurrent.BlockingQueue<String> mine = new java.util.concurrent.LinkedBlockingQueue<>();
-                lines.add(mine);
-                answers.add(http.sendAsync(java.net.http.HttpRequest.newBuilder(java.net.URI.create(fleet.baseUrl()
-                                + "/api/v1/clusters/fleet/deltas?after=2&watch=true&wait=60")).header("Authorization", "Bearer " + AGENT).build(),
-                        HttpResponse.BodyHandlers.fromLineSubscriber(new java.util.concurrent.Flow.Subscriber<String>() {
-                            @Override
-                            public void onSubscribe(java.util.concurrent.Flow.Subscription s) {
-                                s.request(Long.MAX_VALUE);
-                            }
-
-                            @Override
-                            public void onNext(String line) {
-                                mine.add(line);
-                            }
-
-                            @Override
-                            public void onError(Throwable t) {
-                            }
-
-                            @Override
-                            public void onComplete() {
-                            }
-                        })));
+                lines.add(new java.util.concurrent.LinkedBlockingQueue<>());
             }
+            // Each line as it comes, into that watch's queue; the answer's future completes only when the answer ends.
+            List<CompletableFuture<HttpResponse<Void>>> answers = parked(fleet, agents, "after=2&watch=true&wait=60",
+                    i -> HttpResponse.BodyHandlers.fromLineSubscriber(new Lines(lines.get(i))));
             DeltaWaits waits = fleet.context().getBean(DeltaWaits.class);
-            await().atMost(java.time.Duration.ofSeconds(30)).until(() -> waits.parked() == agents);
             StoredClusters.next(fleet.store(), "fleet", v2, 7, "10.244.1.8");
             for (java.util.concurrent.BlockingQueue<String> mine : lines) {
                 // Well before the watches' 60 s: written by the version, each answer still open.
@@ -334,6 +305,45 @@ class DeltasApiTest {
         assertThat(batches.totalAmount() - acksBefore).isEqualTo(nodes);
         // Written as they came, but not one transaction each.
         assertThat(batches.count() - batchesBefore).isLessThan(nodes);
+    }
+
+    /**
+     * {@code agents} requests for the deltas of cluster "fleet" with {@code query}, sent at once; returns when every one
+     * is parked in {@link DeltaWaits}.
+     */
+    private static <T> List<CompletableFuture<HttpResponse<T>>> parked(TestApi fleet, int agents, String query,
+            java.util.function.IntFunction<HttpResponse.BodyHandler<T>> handler) {
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        List<CompletableFuture<HttpResponse<T>>> answers = new ArrayList<>();
+        for (int i = 0; i < agents; i++) {
+            answers.add(http.sendAsync(java.net.http.HttpRequest.newBuilder(java.net.URI.create(fleet.baseUrl()
+                    + "/api/v1/clusters/fleet/deltas?" + query)).header("Authorization", "Bearer " + AGENT).build(), handler.apply(i)));
+        }
+        DeltaWaits waits = fleet.context().getBean(DeltaWaits.class);
+        await().atMost(java.time.Duration.ofSeconds(30)).until(() -> waits.parked() == agents);
+        return answers;
+    }
+
+    /** A streamed answer's lines, into a queue as they arrive. */
+    private record Lines(java.util.concurrent.BlockingQueue<String> into) implements java.util.concurrent.Flow.Subscriber<String> {
+        @Override
+        public void onSubscribe(java.util.concurrent.Flow.Subscription s) {
+            s.request(Long.MAX_VALUE);
+        }
+
+        @Override
+        public void onNext(String line) {
+            into.add(line);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            // the test waits for lines, and fails on the ones that do not come
+        }
+
+        @Override
+        public void onComplete() {
+        }
     }
 
     private HttpResponse<String> get(String path) {
