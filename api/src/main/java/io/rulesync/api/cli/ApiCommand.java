@@ -52,13 +52,12 @@ public final class ApiCommand implements Callable<Integer> {
 
     /** Token lines given directly (the demo's generated tokens), besides or instead of --tokens-file. */
     private final List<String> tokens = new ArrayList<>();
+    private boolean shutdownHook = true;
 
     public ApiCommand withTokens(List<String> lines) {
         tokens.addAll(lines);
         return this;
     }
-
-    private boolean shutdownHook = true;
 
     /** The database password, given in process (the demo): no command line shows it. */
     public ApiCommand withDatabasePassword(String password) {
