@@ -18,7 +18,8 @@ import java.util.List;
  * few ms each) uses the cores the control plane leaves, instead of starving its single-threaded parts. The parent
  * times acks where PostgreSQL records them. Runs until its stdin closes, or ends with status 3 when an agent dies.
  *
- * <p>Arguments: API_URL TOKEN CLUSTER FIRST COUNT TRANSPORT KAFKA_BOOTSTRAP.
+ * <p>Arguments: API_URL TOKEN TRANSPORT KAFKA_BOOTSTRAP CLUSTER:FIRST:COUNT..., each the nodes node-FIRST on of a
+ * cluster.
  */
 public final class HollowFleet {
     private HollowFleet() {
@@ -27,30 +28,34 @@ public final class HollowFleet {
     public static void main(String[] args) throws Exception {
         URI api = URI.create(args[0]);
         String token = args[1];
-        String cluster = args[2];
-        int first = Integer.parseInt(args[3]);
-        int count = Integer.parseInt(args[4]);
-        Transport transport = Transport.parse(args[5]);
-        String bootstrap = args[6];
+        Transport transport = Transport.parse(args[2]);
+        String bootstrap = args[3];
+        List<String[]> clusters = new ArrayList<>();
+        for (int i = 4; i < args.length; i++) {
+            clusters.add(args[i].split(":"));
+        }
         Path state = Files.createTempDirectory("rulesync-hollow-fleet");
         // Each real agent warms its own JIT on its own node; here a thousand share one, and cold they would queue for its
         // compiler (snapshots hashed and parsed interpreted, minutes of it): so warm it once, then start every agent at once.
         long w0 = System.nanoTime();
         ApiConnection warm = new ApiConnection(api, token, ApiConnection.newClient());
         for (int i = 0; i < 20; i++) {
-            FragmentCheck.refusal(new ApiSnapshots(warm).latest(cluster, "node-" + first).rules().fragments());
+            String[] c = clusters.get(i % clusters.size());
+            FragmentCheck.refusal(new ApiSnapshots(warm).latest(c[0], "node-" + c[1]).rules().fragments());
         }
         System.out.printf("warmed in %.1f s%n", (System.nanoTime() - w0) / 1e9);
         System.out.flush();
         List<AgentLoop> loops = new ArrayList<>();
         AgentClients clients = new AgentClients();
-        for (int i = 0; i < count; i++) {
-            String node = "node-" + (first + i);
-            ApiConnection connection = clients.next(api, token);
-            loops.add(PropagationBenchmark.config(bootstrap, api, cluster, token, node, state, transport)
-                    .loop(connection, new ApiSnapshots(connection), new HollowMode(), ack -> { }).start());
+        for (String[] c : clusters) {
+            int first = Integer.parseInt(c[1]);
+            for (int i = 0; i < Integer.parseInt(c[2]); i++) {
+                ApiConnection connection = clients.next(api, token);
+                loops.add(PropagationBenchmark.config(bootstrap, api, c[0], token, "node-" + (first + i), state, transport)
+                        .loop(connection, new ApiSnapshots(connection), new HollowMode(), ack -> { }).start());
+            }
         }
-        System.out.println("started " + count);
+        System.out.println("started " + loops.size());
         System.out.flush();
         Thread watchdog = new Thread(() -> {
             while (true) {

@@ -40,6 +40,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.LongSummaryStatistics;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -53,41 +54,77 @@ import picocli.CommandLine;
 /**
  * Network programming latency, end to end: a change event enters the events topic (where the
  * watcher puts it) → compiler → PostgreSQL → outbox → deltas topic → agents apply → acks topic.
- * Measured per event: from sending it to the arrival of the acks of every dry-run agent, and of the
+ * Measured per event: from sending it to the arrival of the acks of every agent of its cluster, and of the
  * real-kernel agent (iptables-restore into a network namespace), for the version that covers it.
- * Real KRaft broker, PostgreSQL, compiler and api; SERVICES x ENDPOINTS, DRY_RUN_AGENTS + 1 nodes, the
- * cluster of {@link PipelineBenchmark} (every 10th Service a NodePort with externalTrafficPolicy Local).
+ * Real KRaft broker, PostgreSQL, compiler and api; each cluster SERVICES x ENDPOINTS, the cluster of
+ * {@link PipelineBenchmark} (every 10th Service a NodePort with externalTrafficPolicy Local).
  *
- * <p>HOLLOW_AGENTS more agents run with {@link HollowMode} (issue 16): the agent's real feed, snapshots, validation,
+ * <p>Most agents are hollow (issue 16, {@link HollowMode}): the agent's real feed, snapshots, validation,
  * sequencing and acks, no kernel, so that many of them measure the control plane and the fan-out rather than this
  * machine's cores applying rules. They run in a child process under {@code nice -n 19} ({@link HollowFleet}): in
  * this process their work (every delta parsed and checked by every agent) starved the control plane's
- * single-threaded parts. The "all agents" figure covers the dry-run and the hollow ones.
+ * single-threaded parts. The first cluster may also have dry-run agents (the in-memory kernel) and one real-kernel
+ * agent, whose own apply times are reported beside the fan-out.
  *
  * <p>TRANSPORT says how agents get deltas and send acks: {@code api} (a watch and POSTs to the api) or {@code kafka}
  * (the deltas and acks topics). Either way an ack counts when PostgreSQL records it in {@code node_status} (read every
  * 20 ms), what {@code GET /nodes} shows.
  *
- * <p>{@code bench/propagation [SERVICES ENDPOINTS DRY_RUN_AGENTS RATE SECONDS REAL_AGENT(0|1) HOLLOW_AGENTS TRANSPORT]}; needs
- * PostgreSQL on 127.0.0.1:5432, and root with iptables for the real-kernel agent (skipped otherwise).
+ * <p>Two shapes of arguments, both needing PostgreSQL on 127.0.0.1:5432, and root with iptables for the real-kernel
+ * agent (left out otherwise):
+ * <ul>
+ *   <li>{@code bench/propagation [SERVICES ENDPOINTS DRY_RUN_AGENTS RATE SECONDS REAL_AGENT(0|1) HOLLOW_AGENTS TRANSPORT]}:
+ *       one cluster;</li>
+ *   <li>{@code bench/fleet CLUSTERS SERVICES ENDPOINTS AGENTS_PER_CLUSTER RATE SECONDS [TRANSPORT]} ({@link FleetBenchmark}):
+ *       many clusters, RATE changes a second across all of them, each to the next cluster in turn; the first
+ *       cluster's agents include one dry-run and one real-kernel agent.</li>
+ * </ul>
  */
 public final class PropagationBenchmark {
-    private static final String CLUSTER = "bench";
     private final Topics topics = Topics.DEFAULT;
-    private final EventClock clock = new EventClock();
-    /** node → highest version acked (APPLIED) and when (nanoTime) each version was first reached. */
+    /**
+     * "cluster/node" → highest version acked (APPLIED), and when (nanoTime) each version was first reached; a cluster's
+     * versions are its own, so every figure is kept per cluster and node.
+     */
     private final Map<String, Long> acked = new ConcurrentHashMap<>();
     private final Map<String, Map<Long, Long>> ackedAt = new ConcurrentHashMap<>();
-    /** node → durations (ms) of its APPLIED acks while recording. */
+    /** "cluster/node" → durations (ms) of its APPLIED acks while recording. */
     private final Map<String, List<Long>> applyMillis = new ConcurrentHashMap<>();
     private volatile boolean recording;
-    private Transport transport = Transport.API;
+    private final Transport transport;
     private final AgentClients clients = new AgentClients();
     /** The hollow agents' process, if any: its CPU time is reported apart. */
     private Process fleet;
     private volatile boolean fleetClosing;
     /** When the hollow fleet's JVM was warm and started its agents, all at once (nanoTime). */
     private final java.util.concurrent.CompletableFuture<Long> fleetWarm = new java.util.concurrent.CompletableFuture<>();
+
+    /**
+     * One cluster of a run and its agents, numbered node-0 on: first the dry-run ones, then the hollow ones, then the
+     * real-kernel one if any. Its clock times its events, whose offsets are those of the one partition it is keyed to.
+     */
+    record Cluster(String name, int dryRun, int hollow, boolean real, EventClock clock) {
+        Cluster(String name, int dryRun, int hollow, boolean real) {
+            this(name, dryRun, hollow, real, new EventClock());
+        }
+
+        int nodes() {
+            return dryRun + hollow + (real ? 1 : 0);
+        }
+
+        /** The simulated agents' keys (dry-run and hollow), as acks are kept. */
+        List<String> simulated() {
+            return java.util.stream.IntStream.range(0, dryRun + hollow).mapToObj(n -> key(name, "node-" + n)).toList();
+        }
+
+        String realNode() {
+            return "node-" + (dryRun + hollow);
+        }
+    }
+
+    PropagationBenchmark(Transport transport) {
+        this.transport = transport;
+    }
 
     public static void main(String[] args) throws Exception {
         int services = arg(args, 0, 10_000);
@@ -97,19 +134,23 @@ public final class PropagationBenchmark {
         int seconds = arg(args, 4, 30);
         boolean realAgent = arg(args, 5, 1) == 1;
         int hollow = arg(args, 6, 0);
-        PropagationBenchmark bench = new PropagationBenchmark();
-        bench.transport = args.length > 7 ? Transport.parse(args[7]) : Transport.API;
-        bench.run(services, endpoints, dryRun, hollow, rate, seconds, realAgent);
+        PropagationBenchmark bench = new PropagationBenchmark(args.length > 7 ? Transport.parse(args[7]) : Transport.API);
+        if (realAgent && !kernelAvailable()) {
+            System.out.println("no real-kernel agent: needs root and iptables-restore");
+        }
+        bench.run(List.of(new Cluster("bench", dryRun, hollow, realAgent && kernelAvailable())), services, endpoints, rate, seconds);
         System.exit(0);
     }
 
-    private void run(int services, int endpoints, int dryRunAgents, int hollowAgents, int rate, int seconds, boolean realAgent)
-            throws Exception {
+    void run(List<Cluster> shape, int services, int endpoints, int rate, int seconds) throws Exception {
+        Map<String, Cluster> byName = new HashMap<>();
+        shape.forEach(c -> byName.put(c.name(), c));
+        Cluster first = shape.get(0);
+        int hollowAgents = shape.stream().mapToInt(Cluster::hollow).sum();
+        int dryRunAgents = first.dryRun();
         int simulated = dryRunAgents + hollowAgents;
-        int nodes = simulated + 1;
-        String realNode = "node-" + simulated;
-        boolean kernel = realAgent && ProcessHandle.current().info().user().orElse("").equals("root")
-                && Files.exists(Path.of("/usr/sbin/iptables-restore"));
+        boolean kernel = first.real();
+        String realKey = key(first.name(), first.realNode());
         String db = "rulesync_bench_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
         PipelineBenchmark.admin("CREATE DATABASE " + db);
         String ns = "rs-prop-bench-" + ProcessHandle.current().pid();
@@ -125,7 +166,9 @@ public final class PropagationBenchmark {
             props.put("spring.kafka.bootstrap-servers", bootstrap);
             props.put("spring.main.banner-mode", "off");
             props.put("logging.level.root", "WARN");
-            PartitionProcessor.VersionListener listener = clock;
+            // Each cluster's versions are timed by its own clock: its events' offsets are those of its one partition.
+            PartitionProcessor.VersionListener listener = (cluster, seq, diff, cause) -> byName.get(cluster).clock().stored(cluster, seq,
+                    diff, cause);
             ConfigurableApplicationContext compiler = new SpringApplicationBuilder(CompilerApplication.class)
                     .web(WebApplicationType.NONE).properties(props)
                     .initializers(ctx -> ((org.springframework.context.support.GenericApplicationContext) ctx)
@@ -140,49 +183,54 @@ public final class PropagationBenchmark {
 
             // When a node acked a version is when PostgreSQL records it (node_status), what GET /nodes shows: the same point
             // for both transports, read every 20 ms.
-            Thread status = new Thread(() -> watchNodeStatus("jdbc:postgresql://127.0.0.1:5432/" + db), "node-status-reader");
+            String url = "jdbc:postgresql://127.0.0.1:5432/" + db;
+            Thread status = new Thread(() -> watchNodeStatus(url), "node-status-reader");
             status.setDaemon(true);
             status.start();
-            System.out.printf("agents' transport: %s%n", transport.id());
+            System.out.printf("agents' transport: %s; %d cluster%s of %d Services × %d endpoints%n", transport.id(), shape.size(),
+                    shape.size() == 1 ? "" : "s", services, endpoints);
 
             try (KafkaProducer<String, String> producer = PipelineBenchmark.producer(bootstrap)) {
-                List<String> load = new ArrayList<>();
-                load.add(EventCodec.encode(new ClusterEvent.SettingsChanged(CLUSTER, ClusterSettings.DEFAULT, Instant.now())));
-                for (int n = 0; n < nodes; n++) {
-                    load.add(up(PipelineBenchmark.node(n)));
-                }
-                for (int i = 0; i < services; i++) {
-                    load.add(up(PipelineBenchmark.service(i)));
-                    load.add(up(PipelineBenchmark.slice(i, endpoints, nodes, 0)));
-                }
                 long t0 = System.nanoTime();
-                clock.awaitStored(send(producer, load));
-                System.out.printf("initial load: %d events stored in %.1f s%n", load.size(), (System.nanoTime() - t0) / 1e9);
+                int events = 0;
+                Map<Cluster, Long> loaded = new java.util.LinkedHashMap<>();
+                for (Cluster c : shape) {
+                    List<String> load = new ArrayList<>();
+                    load.add(EventCodec.encode(new ClusterEvent.SettingsChanged(c.name(), ClusterSettings.DEFAULT, Instant.now())));
+                    for (int n = 0; n < c.nodes(); n++) {
+                        load.add(up(c.name(), PipelineBenchmark.node(n)));
+                    }
+                    for (int i = 0; i < services; i++) {
+                        load.add(up(c.name(), PipelineBenchmark.service(i)));
+                        load.add(up(c.name(), PipelineBenchmark.slice(i, endpoints, c.nodes(), 0)));
+                    }
+                    loaded.put(c, send(producer, c, load));
+                    events += load.size();
+                }
+                loaded.forEach((c, offset) -> c.clock().awaitStored(offset));
+                System.out.printf("initial load: %,d events stored in %.1f s%n", events, (System.nanoTime() - t0) / 1e9);
 
-                List<String> agentNodes = new ArrayList<>();
+                List<String> agentKeys = new ArrayList<>();
                 for (int n = 0; n < dryRunAgents; n++) {
                     String node = "node-" + n;
-                    agentNodes.add(node);
-                    close.add(agent(bootstrap, apiUrl, node, new MemoryNetfilter(IpFamily.IPV4, null, node), state));
+                    close.add(agent(bootstrap, apiUrl, first.name(), node, new MemoryNetfilter(IpFamily.IPV4, null, node), state));
                 }
-                for (int n = dryRunAgents; n < simulated; n++) {
-                    agentNodes.add("node-" + n);
-                }
+                shape.forEach(c -> agentKeys.addAll(c.simulated()));
                 if (hollowAgents > 0) {
-                    close.add(hollowFleet(apiUrl, dryRunAgents, hollowAgents, bootstrap));
+                    close.add(hollowFleet(apiUrl, shape, bootstrap));
                 }
                 if (kernel) {
                     run("ip", "netns", "add", ns);
-                    agentNodes.add(realNode);
-                    close.add(agent(bootstrap, apiUrl, realNode, new IptablesNetfilter(IpFamily.IPV4, HostCommand.PROCESSES.inNetns(ns),
+                    agentKeys.add(realKey);
+                    close.add(agent(bootstrap, apiUrl, first.name(), first.realNode(), new IptablesNetfilter(IpFamily.IPV4,
+                            HostCommand.PROCESSES.inNetns(ns),
                             (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm()), state));
-                } else {
-                    System.out.println("no real-kernel agent" + (realAgent ? ": needs root and iptables-restore" : ""));
                 }
-                long head = clock.head();
+                Map<String, Long> heads = new HashMap<>();
+                shape.forEach(c -> heads.put(c.name(), c.clock().head()));
                 t0 = System.nanoTime();
                 // A cold start: the hollow agents all start at once in a warm JVM (as each node's own JVM would be its
-                // own), and what it costs the control plane is measured until every agent has acked the head.
+                // own), and what it costs the control plane is measured until every agent has acked its cluster's head.
                 if (hollowAgents > 0) {
                     t0 = fleetWarm.get();
                 }
@@ -191,16 +239,19 @@ public final class PropagationBenchmark {
                 long coldPostgres0 = postgresCpuNanos();
                 double bytes0 = snapshotBytes(meters);
                 long sent0 = meters.get("rulesync.snapshot.bytes").tag("encoding", "gzip").summary().count();
+                Broker coldBroker0 = Broker.read();
                 // Inside the measured time: polls at once, then every 100 ms; a benchmark has no deadline.
-                await("every agent at version " + head).forever().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(100))
-                        .until(() -> agentNodes.stream().allMatch(n -> acked.getOrDefault(n, 0L) >= head));
-                System.out.printf("agents started and at version %d in %.1f s (%d dry-run, %d hollow%s)%n", head,
-                        (System.nanoTime() - t0) / 1e9, dryRunAgents, hollowAgents, kernel ? " + 1 real-kernel agent, full load through iptables-restore" : "");
+                await("every agent at its cluster's head").forever().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(100))
+                        .until(() -> agentKeys.stream().allMatch(k -> acked.getOrDefault(k, 0L) >= heads.get(clusterOf(k))));
+                double coldSeconds = (System.nanoTime() - t0) / 1e9;
+                System.out.printf("agents started and at their cluster's head in %.1f s (%d dry-run, %d hollow%s)%n", coldSeconds,
+                        dryRunAgents, hollowAgents, kernel ? " + 1 real-kernel agent, full load through iptables-restore" : "");
                 long snapshotsSent = meters.get("rulesync.snapshot.bytes").tag("encoding", "gzip").summary().count() - sent0;
                 double mb = (snapshotBytes(meters) - bytes0) / 1e6;
                 System.out.printf("cold start: %d snapshots, %.1f MB sent gzip (%.0f kB each); CPU: control plane process %.1f s, "
-                        + "PostgreSQL %.1f s%n", snapshotsSent, mb, mb * 1e3 / Math.max(1, snapshotsSent), (processCpuNanos() - coldCpu0) / 1e9,
-                        (postgresCpuNanos() - coldPostgres0) / 1e9);
+                        + "PostgreSQL %.1f s; broker: %s%n", snapshotsSent, mb, mb * 1e3 / Math.max(1, snapshotsSent),
+                        (processCpuNanos() - coldCpu0) / 1e9, (postgresCpuNanos() - coldPostgres0) / 1e9,
+                        Broker.read().since(coldBroker0, coldSeconds));
                 if (fleet != null) {
                     System.out.println("memory: " + fleetHeap(hollowAgents));
                 }
@@ -208,49 +259,59 @@ public final class PropagationBenchmark {
                 // Warm-up: 20 s of the same changes, not recorded. The path a version takes after the start (deltas parsed,
                 // checked and acked by every agent, written to every watch) has not run yet, and cold it ran interpreted in
                 // hundreds of agent threads queued for the JIT: the first recorded changes measured a 15 s stall.
-                List<Long> warmUp = changes(producer, services, endpoints, nodes, rate, rate * 20, 50_000);
-                awaitAll(agentNodes, clock.versionOf(warmUp.get(warmUp.size() - 1)));
-                // Steady endpoint changes; each event's latency is measured to every agent's ack of its version.
+                awaitAll(changes(producer, shape, services, endpoints, rate, rate * 20, 50_000));
+                // Steady endpoint changes; each event's latency is measured to every agent of its cluster acking its version.
                 recording = true;
                 long cpu0 = processCpuNanos();
                 long fleetCpu0 = fleetCpuNanos();
                 long postgresCpu0 = postgresCpuNanos();
-                List<Long> offsets = changes(producer, services, endpoints, nodes, rate, rate * seconds, 100);
-                long last = clock.versionOf(offsets.get(offsets.size() - 1));
-                awaitAll(agentNodes, last);
+                Broker broker0 = Broker.read();
+                Postgres pg0 = postgres(url);
+                long steady0 = System.nanoTime();
+                List<Change> recorded = changes(producer, shape, services, endpoints, rate, rate * seconds, 100);
+                awaitAll(recorded);
+                double steadySeconds = (System.nanoTime() - steady0) / 1e9;
                 // CPU of the steady phase, per agent and version delivered: what the transport costs.
-                double agentVersions = (double) simulated * (last - clock.versionOf(offsets.get(0)) + 1);
+                double agentVersions = 0;
+                for (Cluster c : shape) {
+                    LongSummaryStatistics v = recorded.stream().filter(ch -> ch.cluster() == c).mapToLong(Change::version).summaryStatistics();
+                    if (v.getCount() > 0) {
+                        agentVersions += (double) (c.dryRun() + c.hollow()) * (v.getMax() - v.getMin() + 1);
+                    }
+                }
                 double control = (processCpuNanos() - cpu0) / 1e6;
                 double fleetMs = (fleetCpuNanos() - fleetCpu0) / 1e6;
                 double pg = (postgresCpuNanos() - postgresCpu0) / 1e6;
                 System.out.printf("CPU in the steady phase: control plane process (broker, compiler, api%s) %.1f s, PostgreSQL %.1f s, "
                         + "hollow agents' process %.1f s; per agent and version: %.2f ms + %.2f ms + %.2f ms (%,.0f agent-versions)%n",
-                        simulated > hollowAgents ? ", dry-run agents" : "", control / 1e3, pg / 1e3, fleetMs / 1e3, control / agentVersions,
+                        dryRunAgents > 0 ? ", dry-run agents" : "", control / 1e3, pg / 1e3, fleetMs / 1e3, control / agentVersions,
                         pg / agentVersions, fleetMs / agentVersions, agentVersions);
-                List<Long> allDry = new ArrayList<>();
+                System.out.printf("in the steady phase (%.1f s): %s; broker: %s%n", steadySeconds, postgres(url).since(pg0, steadySeconds),
+                        Broker.read().since(broker0, steadySeconds));
+                List<Long> allAgents = new ArrayList<>();
                 List<Long> real = new ArrayList<>();
                 List<Long> stored = new ArrayList<>();
                 List<Long> fanOut = new ArrayList<>();
                 // Each agent's own latency too, every (agent, change) pair: whether a few agents or all of them are slow.
                 List<Long> each = new ArrayList<>();
                 Map<String, Integer> slow = new java.util.TreeMap<>();
-                for (long offset : offsets) {
-                    long v = clock.versionOf(offset);
-                    long sent = clock.sentAt(offset);
+                for (Change ch : recorded) {
                     long worst = 0;
-                    for (String n : agentNodes.subList(0, simulated)) {
-                        long l = reached(n, v) - sent;
+                    for (String k : ch.cluster().simulated()) {
+                        long l = reached(k, ch.version()) - ch.sent();
                         each.add(l);
                         if (l > 5_000_000_000L) {
-                            slow.merge(n, 1, Integer::sum);
+                            slow.merge(k, 1, Integer::sum);
                         }
                         worst = Math.max(worst, l);
                     }
-                    allDry.add(worst);
-                    stored.add(clock.storedAfter(offset));
-                    fanOut.add(worst - clock.storedAfter(offset));
-                    if (kernel) {
-                        real.add(reached(realNode, v) - sent);
+                    stored.add(ch.storedAfter());
+                    if (worst > 0) {
+                        allAgents.add(worst);
+                        fanOut.add(worst - ch.storedAfter());
+                    }
+                    if (kernel && ch.cluster() == first) {
+                        real.add(reached(realKey, ch.version()) - ch.sent());
                     }
                 }
                 System.out.printf("change → version stored (compiler): %s%n", summary(stored));
@@ -258,24 +319,23 @@ public final class PropagationBenchmark {
                     System.out.printf("change → acked, each agent on its own: %s; agents ever over 5 s: %d (most often: %s)%n", summary(each),
                             slow.size(), slow.entrySet().stream().sorted(Map.Entry.<String, Integer>comparingByValue().reversed()).limit(5)
                                     .map(e -> e.getKey() + " ×" + e.getValue()).toList());
-                }
-                if (simulated > 0) {
-                    System.out.printf("version stored → acked by all %d agents (the fan-out, %s): %s%n", simulated, transport.id(),
-                            summary(fanOut));
-                    System.out.printf("change → acked by all %d agents (%d dry-run, %d hollow), %d changes at %d/s: %s%n", simulated,
-                            dryRunAgents, hollowAgents, offsets.size(), rate, summary(allDry));
+                    String all = shape.size() == 1 ? "all " + simulated + " agents" : "all agents of its cluster";
+                    System.out.printf("version stored → acked by %s (the fan-out, %s): %s%n", all, transport.id(), summary(fanOut));
+                    System.out.printf("change → acked by %s (%d dry-run, %d hollow in %d cluster%s), %d changes at %d/s: %s%n", all,
+                            dryRunAgents, hollowAgents, shape.size(), shape.size() == 1 ? "" : "s", recorded.size(), rate,
+                            summary(allAgents));
                     // In the order sent: whether the slow ones are scattered or one stall that every agent waited out.
-                    System.out.println("  each change in turn (s): " + allDry.stream().map(l -> String.format("%.1f", l / 1e9))
+                    System.out.println("  each change in turn (s): " + allAgents.stream().map(l -> String.format("%.1f", l / 1e9))
                             .collect(java.util.stream.Collectors.joining(" ")));
                 }
                 if (kernel) {
                     System.out.printf("change → acked by the real-kernel agent (%d Services in its netns): %s%n", services, summary(real));
-                    List<Long> d = applyMillis.getOrDefault(realNode, List.of());
+                    List<Long> d = applyMillis.getOrDefault(realKey, List.of());
                     System.out.printf("real-kernel agent: %d applies for %d changes; apply duration (from its acks): %s%n", d.size(),
-                            offsets.size(), summary(d));
+                            real.size(), summary(d));
                 }
                 if (dryRunAgents > 0) {
-                    List<Long> d = applyMillis.getOrDefault("node-0", List.of());
+                    List<Long> d = applyMillis.getOrDefault(key(first.name(), "node-0"), List.of());
                     System.out.printf("dry-run agent node-0: %d applies; apply duration: %s%n", d.size(), summary(d));
                 }
             }
@@ -298,17 +358,83 @@ public final class PropagationBenchmark {
         }
     }
 
+    /** One recorded change: its cluster, the version that covers it, when it was sent (nanoTime), and how long until stored. */
+    private record Change(Cluster cluster, long version, long sent, long storedAfter) {
+    }
+
+    /**
+     * The embedded broker's own counters, read from its JMX beans (the broker runs in this process): open connections, and
+     * fetch requests served, whoever sent them (the compiler, the api's relay, agents reading the deltas topic).
+     */
+    record Broker(double connections, double fetches) {
+        static Broker read() {
+            javax.management.MBeanServer beans = java.lang.management.ManagementFactory.getPlatformMBeanServer();
+            return new Broker(sum(beans, "kafka.server:type=socket-server-metrics,listener=*,networkProcessor=*", "connection-count"),
+                    sum(beans, "kafka.network:type=RequestMetrics,name=RequestsPerSec,request=Fetch*,*", "Count"));
+        }
+
+        private static double sum(javax.management.MBeanServer beans, String pattern, String attribute) {
+            try {
+                double total = 0;
+                for (javax.management.ObjectName n : beans.queryNames(new javax.management.ObjectName(pattern), null)) {
+                    total += ((Number) beans.getAttribute(n, attribute)).doubleValue();
+                }
+                return total;
+            } catch (javax.management.JMException e) {
+                throw new IllegalStateException("reading the broker's " + attribute + ": " + e.getMessage(), e);
+            }
+        }
+
+        /** Connections now, and fetch requests a second since {@code before}. */
+        String since(Broker before, double seconds) {
+            return String.format("%.0f connections, %.0f fetch requests a second", connections, (fetches - before.fetches) / seconds);
+        }
+    }
+
+    /**
+     * PostgreSQL's own counters for the benchmark's database: rows of node_status written (inserted or updated: the acks
+     * it took), and transactions committed by everyone but this benchmark's node_status reader.
+     */
+    private record Postgres(long nodeStatusRows, long commits) {
+        String since(Postgres before, double seconds) {
+            return String.format("node_status %.0f rows written a second; %.0f commits a second in the database (all writers)",
+                    (nodeStatusRows - before.nodeStatusRows) / seconds, (commits - before.commits) / seconds);
+        }
+    }
+
+    private Postgres postgres(String url) throws java.sql.SQLException {
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection(url, "postgres", "");
+                java.sql.ResultSet rs = c.createStatement().executeQuery("SELECT (SELECT xact_commit FROM pg_stat_database WHERE "
+                        + "datname = current_database()), (SELECT coalesce(sum(n_tup_ins + n_tup_upd), 0) FROM pg_stat_user_tables "
+                        + "WHERE relname = 'node_status')")) {
+            rs.next();
+            return new Postgres(rs.getLong(2), rs.getLong(1) - readerQueries.get());
+        }
+    }
+
+    static boolean kernelAvailable() {
+        return ProcessHandle.current().info().user().orElse("").equals("root") && Files.exists(Path.of("/usr/sbin/iptables-restore"));
+    }
+
+    static String key(String cluster, String node) {
+        return cluster + "/" + node;
+    }
+
+    private static String clusterOf(String key) {
+        return key.substring(0, key.indexOf('/'));
+    }
+
     private static final ApiTokens.Issued AGENT_TOKEN = ApiTokens.issue("bench-agents", Role.AGENT);
 
-    private AgentLoop agent(String bootstrap, URI api, String node, Netfilter nf, Path state) throws InterruptedException {
-        return agent(bootstrap, api, node, new IptablesMode(node, new Applier(List.of(nf), null, Clock.systemUTC()),
+    private AgentLoop agent(String bootstrap, URI api, String cluster, String node, Netfilter nf, Path state) throws InterruptedException {
+        return agent(bootstrap, api, cluster, node, new IptablesMode(node, new Applier(List.of(nf), null, Clock.systemUTC()),
                 new Conntrack(HostCommand.PROCESSES, true), Duration.ofSeconds(30), 200), state);
     }
 
-    private AgentLoop agent(String bootstrap, URI api, String node, KernelMode mode, Path state) throws InterruptedException {
+    private AgentLoop agent(String bootstrap, URI api, String cluster, String node, KernelMode mode, Path state) throws InterruptedException {
         ApiConnection connection = clients.next(api, AGENT_TOKEN.token());
         // Acks are timed from node_status; the observer only collects how long each apply took.
-        return config(bootstrap, api, CLUSTER, AGENT_TOKEN.token(), node, state, transport).loop(connection, new ApiSnapshots(connection), mode,
+        return config(bootstrap, api, cluster, AGENT_TOKEN.token(), node, state, transport).loop(connection, new ApiSnapshots(connection), mode,
                 this::record).start();
     }
 
@@ -322,13 +448,20 @@ public final class PropagationBenchmark {
      * The hollow agents in a child process under {@code nice -n 19} ({@link HollowFleet}); their acks are timed where
      * PostgreSQL records them, and its output is shown but for INFO lines. Closing the returned handle ends it.
      */
-    private AutoCloseable hollowFleet(URI api, int first, int count, String bootstrap) throws Exception {
+    private AutoCloseable hollowFleet(URI api, List<Cluster> shape, String bootstrap) throws Exception {
         // Hundreds of agents inflating their gzip snapshots at once hold JDK 17's GC locker (the Inflater pins its arrays)
         // so often that G1 gives up after two retries and throws OutOfMemoryError with the heap mostly free: one agent
         // per JVM never meets this, a fleet in one JVM does. Later JDKs have no GC locker in G1 (JDK-8308507).
         List<String> cmd = new ArrayList<>(List.of("nice", "-n", "19", Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx12g", "-XX:+UnlockDiagnosticVMOptions", "-XX:GCLockerRetryAllocationCount=1000", "-cp", System.getProperty("java.class.path"), HollowFleet.class.getName(), api.toString(), AGENT_TOKEN.token(),
-                CLUSTER, Integer.toString(first), Integer.toString(count), transport.id(), bootstrap));
+                transport.id(), bootstrap));
+        int count = 0;
+        for (Cluster c : shape) {
+            if (c.hollow() > 0) {
+                cmd.add(c.name() + ":" + c.dryRun() + ":" + c.hollow());
+                count += c.hollow();
+            }
+        }
         Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         fleet = p;
         // A fleet that ends on its own lost agents (it says which): the waits for all agents would never end.
@@ -390,10 +523,13 @@ public final class PropagationBenchmark {
         }
     }
 
-    /** Sends {@code count} endpoint changes at {@code rate} a second, paced by the clock; returns their offsets once stored. */
-    private List<Long> changes(KafkaProducer<String, String> producer, int services, int endpoints, int nodes, int rate, int count,
-            int generation) throws Exception {
-        List<Long> offsets = new ArrayList<>();
+    /**
+     * Sends {@code count} endpoint changes at {@code rate} a second, paced, each to the next cluster in turn; returns
+     * them once their versions are stored.
+     */
+    private List<Change> changes(KafkaProducer<String, String> producer, List<Cluster> shape, int services, int endpoints, int rate,
+            int count, int generation) throws Exception {
+        List<Map.Entry<Cluster, Long>> sent = new ArrayList<>();
         long intervalNanos = 1_000_000_000L / rate;
         long start = System.nanoTime();
         for (int k = 0; k < count; k++) {
@@ -401,16 +537,33 @@ public final class PropagationBenchmark {
             if (wait > 0) {
                 java.util.concurrent.locks.LockSupport.parkNanos(wait);
             }
-            int svc = (k * 7919) % services;
-            offsets.add(send(producer, List.of(up(PipelineBenchmark.slice(svc, endpoints, nodes, generation + k)))));
+            Cluster c = shape.get(k % shape.size());
+            int svc = (k / shape.size() * 7919) % services;
+            long offset = send(producer, c, List.of(up(c.name(), PipelineBenchmark.slice(svc, endpoints, c.nodes(), generation + k))));
+            sent.add(Map.entry(c, offset));
         }
-        clock.awaitStored(offsets.get(offsets.size() - 1));
-        return offsets;
+        List<Change> changes = new ArrayList<>();
+        for (Map.Entry<Cluster, Long> e : sent) {
+            EventClock clock = e.getKey().clock();
+            clock.awaitStored(e.getValue());
+            changes.add(new Change(e.getKey(), clock.versionOf(e.getValue()), clock.sentAt(e.getValue()), clock.storedAfter(e.getValue())));
+        }
+        return changes;
     }
 
-    private void awaitAll(List<String> agentNodes, long version) {
-        await("every agent at version " + version).forever().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(50))
-                .until(() -> agentNodes.stream().allMatch(n -> acked.getOrDefault(n, 0L) >= version));
+    /** Waits until every agent of each change's cluster (the real-kernel one too) runs its version or a later one. */
+    private void awaitAll(List<Change> changes) {
+        Map<Cluster, Long> last = new HashMap<>();
+        changes.forEach(ch -> last.merge(ch.cluster(), ch.version(), Math::max));
+        await("every agent at the version of its cluster's last change").forever().pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(50)).until(() -> last.entrySet().stream().allMatch(e -> {
+                    Cluster c = e.getKey();
+                    List<String> keys = new ArrayList<>(c.simulated());
+                    if (c.real()) {
+                        keys.add(key(c.name(), c.realNode()));
+                    }
+                    return keys.stream().allMatch(k -> acked.getOrDefault(k, 0L) >= e.getValue());
+                }));
     }
 
     private static double snapshotBytes(MeterRegistry meters) {
@@ -432,10 +585,10 @@ public final class PropagationBenchmark {
                 .mapToLong(ph -> ph.info().totalCpuDuration().map(Duration::toNanos).orElse(0L)).sum();
     }
 
-    /** When node first acked version v or later. */
-    private long reached(String node, long v) {
+    /** When the agent ("cluster/node") first acked version v or later. */
+    private long reached(String key, long v) {
         long best = Long.MAX_VALUE;
-        for (Map.Entry<Long, Long> e : ackedAt.getOrDefault(node, Map.of()).entrySet()) {
+        for (Map.Entry<Long, Long> e : ackedAt.getOrDefault(key, Map.of()).entrySet()) {
             if (e.getKey() >= v) {
                 best = Math.min(best, e.getValue());
             }
@@ -446,27 +599,31 @@ public final class PropagationBenchmark {
     /** An ack as its agent sent it: how long its apply took (when it was stored is read from node_status). */
     private void record(NodeAck a) {
         if (a.status() == NodeAck.Status.APPLIED && recording) {
-            applyMillis.computeIfAbsent(a.node(), k -> java.util.Collections.synchronizedList(new ArrayList<>()))
+            applyMillis.computeIfAbsent(key(a.cluster(), a.node()), k -> java.util.Collections.synchronizedList(new ArrayList<>()))
                     .add(a.durationMs() * 1_000_000);
         }
     }
 
-    /** Node {@code node} was first recorded running {@code version} at {@code now} (nanoTime). */
-    private void applied(String node, long version, long now) {
-        acked.merge(node, version, Math::max);
-        ackedAt.computeIfAbsent(node, k -> new ConcurrentHashMap<>()).putIfAbsent(version, now);
+    /** The agent ("cluster/node") was first recorded running {@code version} at {@code now} (nanoTime). */
+    private void applied(String key, long version, long now) {
+        acked.merge(key, version, Math::max);
+        ackedAt.computeIfAbsent(key, k -> new ConcurrentHashMap<>()).putIfAbsent(version, now);
     }
+
+    /** The node_status reader's queries, each a transaction of its own: left out of the database's commits. */
+    private final java.util.concurrent.atomic.AtomicLong readerQueries = new java.util.concurrent.atomic.AtomicLong();
 
     private void watchNodeStatus(String url) {
         try (java.sql.Connection c = java.sql.DriverManager.getConnection(url, "postgres", "");
-                java.sql.PreparedStatement q = c.prepareStatement("SELECT node, running FROM node_status WHERE cluster = ?")) {
-            q.setString(1, CLUSTER);
+                java.sql.PreparedStatement q = c.prepareStatement("SELECT cluster, node, running FROM node_status")) {
             while (true) {
                 long now = System.nanoTime();
                 try (java.sql.ResultSet rs = q.executeQuery()) {
+                    readerQueries.incrementAndGet();
                     while (rs.next()) {
-                        if (rs.getLong(2) > acked.getOrDefault(rs.getString(1), 0L)) {
-                            applied(rs.getString(1), rs.getLong(2), now);
+                        String k = key(rs.getString(1), rs.getString(2));
+                        if (rs.getLong(3) > acked.getOrDefault(k, 0L)) {
+                            applied(k, rs.getLong(3), now);
                         }
                     }
                 }
@@ -477,12 +634,12 @@ public final class PropagationBenchmark {
         }
     }
 
-    private long send(KafkaProducer<String, String> producer, List<String> values) throws Exception {
-        return clock.send(producer, topics.events(), CLUSTER, values);
+    private long send(KafkaProducer<String, String> producer, Cluster c, List<String> values) throws Exception {
+        return c.clock().send(producer, topics.events(), c.name(), values);
     }
 
-    private static String up(io.rulesync.model.cluster.ClusterObject o) {
-        return EventCodec.encode(new ClusterEvent.ObjectUpserted(CLUSTER, o, "1", Instant.now()));
+    private static String up(String cluster, io.rulesync.model.cluster.ClusterObject o) {
+        return EventCodec.encode(new ClusterEvent.ObjectUpserted(cluster, o, "1", Instant.now()));
     }
 
     private static String summary(List<Long> nanos) {
