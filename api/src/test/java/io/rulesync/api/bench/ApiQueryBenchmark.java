@@ -36,9 +36,13 @@ import picocli.CommandLine;
  * queries are measured under that write load, and the harness prints the acks taken per second and the
  * transactions they took ({@code node_status} commits).
  *
- * <p>{@code bench/api-queries [VERSIONS NODES CLIENTS SECONDS [QUERY [ACKS_PER_SECOND]]]} (QUERY: run only the queries
- * whose name contains it, without the Apache Bench pass; "" for all); needs PostgreSQL on 127.0.0.1:5432
- * (a database of its own is created and dropped).
+ * <p>With QUERIES_PER_SECOND, each query is sent open loop instead, at that rate whatever the answers take (a
+ * dashboard's or a team's steady reads, rather than clients that keep both cores busy by design); each latency is
+ * timed from when its request was due, so a stalled api counts the requests it kept waiting.
+ *
+ * <p>{@code bench/api-queries [VERSIONS NODES CLIENTS SECONDS [QUERY [ACKS_PER_SECOND [QUERIES_PER_SECOND]]]]} (QUERY:
+ * run only the queries whose name contains it, without the Apache Bench pass; "" for all); needs PostgreSQL on
+ * 127.0.0.1:5432 (a database of its own is created and dropped).
  */
 public final class ApiQueryBenchmark {
     private static final String CLUSTER = "bench";
@@ -55,6 +59,7 @@ public final class ApiQueryBenchmark {
         int seconds = args.length > 3 ? Integer.parseInt(args[3]) : 20;
         String only = args.length > 4 ? args[4] : "";
         int ackRate = args.length > 5 ? Integer.parseInt(args[5]) : 0;
+        int queryRate = args.length > 6 ? Integer.parseInt(args[6]) : 0;
         String db = "rulesync_bench_api_" + UUID.randomUUID().toString().substring(0, 8);
         admin("CREATE DATABASE " + db);
         try {
@@ -73,7 +78,7 @@ public final class ApiQueryBenchmark {
                 long t1 = System.nanoTime();
                 long batches0 = batches.count();
                 double acks0 = batches.totalAmount();
-                run(base, versions, clients, seconds, only);
+                run(base, versions, clients, queryRate, seconds, only);
                 if (only.isEmpty()) {
                     apacheBench(base, clients, seconds);
                 }
@@ -111,17 +116,27 @@ public final class ApiQueryBenchmark {
     }
 
     /** Runs the queries whose name contains {@code only} (all when it is empty). */
-    private static void run(String base, int versions, int clients, int seconds, String only) throws Exception {
+    private static void run(String base, int versions, int clients, int queryRate, int seconds, String only) throws Exception {
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
-        System.out.printf("%d clients, closed loop, %d s per query after 3 s of warm-up%n", clients, seconds);
+        if (queryRate > 0) {
+            System.out.printf("open loop, %d requests a second, %d s per query after 3 s of warm-up%n", queryRate, seconds);
+        } else {
+            System.out.printf("%d clients, closed loop, %d s per query after 3 s of warm-up%n", clients, seconds);
+        }
         System.out.printf("%-28s %9s %8s %8s %8s %8s %8s %10s%n", "query", "requests", "req/s", "p50 ms", "p90 ms", "p99 ms",
                 "max ms", "bytes");
         for (Map.Entry<String, Supplier<String>> q : queries(versions).entrySet()) {
             if (!q.getKey().contains(only)) {
                 continue;
             }
-            drive(http, base, q.getValue(), clients, Duration.ofSeconds(3)); // warm-up: JIT, caches, connections
-            Result res = drive(http, base, q.getValue(), clients, Duration.ofSeconds(seconds));
+            Result res;
+            if (queryRate > 0) {
+                driveOpen(http, base, q.getValue(), queryRate, Duration.ofSeconds(3)); // warm-up: JIT, caches, connections
+                res = driveOpen(http, base, q.getValue(), queryRate, Duration.ofSeconds(seconds));
+            } else {
+                drive(http, base, q.getValue(), clients, Duration.ofSeconds(3));
+                res = drive(http, base, q.getValue(), clients, Duration.ofSeconds(seconds));
+            }
             long[] l = res.latencies();
             Arrays.sort(l);
             System.out.printf("%-28s %9d %8.0f %8.1f %8.1f %8.1f %8.1f %10d%n", q.getKey(), l.length, l.length / (double) seconds,
@@ -261,6 +276,38 @@ public final class ApiQueryBenchmark {
             t.join();
         }
         return new Result(per.stream().flatMap(List::stream).mapToLong(Long::longValue).toArray(), bytes.get());
+    }
+
+    /**
+     * Requests at {@code rate} a second for {@code d}, each sent when due whether or not the last was answered; a
+     * latency runs from when its request was due (so the time it waited to be sent counts), to its answer.
+     */
+    private static Result driveOpen(HttpClient http, String base, Supplier<String> path, int rate, Duration d) throws Exception {
+        long start = System.nanoTime();
+        long count = d.toSeconds() * rate;
+        List<java.util.concurrent.CompletableFuture<Long>> answers = new ArrayList<>();
+        AtomicLong bytes = new AtomicLong();
+        for (long k = 0; k < count; k++) {
+            long due = start + k * 1_000_000_000L / rate;
+            long wait = due - System.nanoTime();
+            if (wait > 0) {
+                java.util.concurrent.locks.LockSupport.parkNanos(wait);
+            }
+            HttpRequest req = HttpRequest.newBuilder(URI.create(base + path.get())).header("Authorization", "Bearer " + VIEWER.token()).build();
+            answers.add(http.sendAsync(req, HttpResponse.BodyHandlers.ofString()).thenApply(r -> {
+                long l = System.nanoTime() - due;
+                if (r.statusCode() != 200) {
+                    throw new IllegalStateException(req.uri() + " answered " + r.statusCode() + ": " + r.body());
+                }
+                bytes.addAndGet(r.body().length());
+                return l;
+            }));
+        }
+        long[] latencies = new long[answers.size()];
+        for (int i = 0; i < latencies.length; i++) {
+            latencies[i] = answers.get(i).get();
+        }
+        return new Result(latencies, bytes.get());
     }
 
     private static double pct(long[] sorted, int p) {

@@ -254,6 +254,7 @@ public final class PropagationBenchmark {
                         Broker.read().since(coldBroker0, coldSeconds));
                 if (fleet != null) {
                     System.out.println("memory: " + fleetHeap(hollowAgents));
+                    System.out.println("the hollow fleet's collections so far: " + fleetGc().since(Gc.NONE));
                 }
 
                 // Warm-up: 20 s of the same changes, not recorded. The path a version takes after the start (deltas parsed,
@@ -264,6 +265,7 @@ public final class PropagationBenchmark {
                 recording = true;
                 long cpu0 = processCpuNanos();
                 long fleetCpu0 = fleetCpuNanos();
+                Gc fleetGc0 = fleetGc();
                 long postgresCpu0 = postgresCpuNanos();
                 Broker broker0 = Broker.read();
                 Postgres pg0 = postgres(url);
@@ -288,6 +290,9 @@ public final class PropagationBenchmark {
                         pg / agentVersions, fleetMs / agentVersions, agentVersions);
                 System.out.printf("in the steady phase (%.1f s): %s; broker: %s%n", steadySeconds, postgres(url).since(pg0, steadySeconds),
                         Broker.read().since(broker0, steadySeconds));
+                if (fleet != null) {
+                    System.out.println("the hollow fleet's collections in the steady phase: " + fleetGc().since(fleetGc0));
+                }
                 List<Long> allAgents = new ArrayList<>();
                 List<Long> real = new ArrayList<>();
                 List<Long> stored = new ArrayList<>();
@@ -453,7 +458,18 @@ public final class PropagationBenchmark {
         // so often that G1 gives up after two retries and throws OutOfMemoryError with the heap mostly free: one agent
         // per JVM never meets this, a fleet in one JVM does. Later JDKs have no GC locker in G1 (JDK-8308507).
         List<String> cmd = new ArrayList<>(List.of("nice", "-n", "19", Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx12g", "-XX:+UnlockDiagnosticVMOptions", "-XX:GCLockerRetryAllocationCount=1000", "-cp", System.getProperty("java.class.path"), HollowFleet.class.getName(), api.toString(), AGENT_TOKEN.token(),
+                "-Xmx12g", "-XX:+UnlockDiagnosticVMOptions", "-XX:GCLockerRetryAllocationCount=1000",
+                // The JDK's HTTP client completes every sendAsync on CompletableFuture's default pool, which on two cores
+                // (common pool parallelism 1) is a new thread per task: a thread started per ack and per watch answer, a
+                // trifle for one agent, 100 a second for a fleet of 1,000 in one JVM (a JFR of the 1,000-agent run).
+                "-Djava.util.concurrent.ForkJoinPool.common.parallelism=2"));
+        // FLEET_JAVA_OPTS: more options for the fleet's JVM (say, -XX:+UseStringDeduplication), split on spaces.
+        String extra = System.getenv().getOrDefault("FLEET_JAVA_OPTS", "").strip();
+        if (!extra.isEmpty()) {
+            cmd.addAll(List.of(extra.split("\\s+")));
+            System.out.println("the hollow fleet's JVM also gets: " + extra);
+        }
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), HollowFleet.class.getName(), api.toString(), AGENT_TOKEN.token(),
                 transport.id(), bootstrap));
         int count = 0;
         for (Cluster c : shape) {
@@ -520,6 +536,34 @@ public final class PropagationBenchmark {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return "heap not read: interrupted";
+        }
+    }
+
+    /** The fleet JVM's garbage collections so far: young and full ones and the seconds they took (stop-the-world). */
+    private record Gc(long young, long full, double seconds) {
+        static final Gc NONE = new Gc(0, 0, 0);
+
+        String since(Gc before) {
+            return String.format("%d young, %d full, %.1f s paused", young - before.young, full - before.full, seconds - before.seconds);
+        }
+    }
+
+    /** Read with {@code jstat -gc} (YGC, FGC, GCT): a fleet that spends its time collecting measures its heap, not the control plane. */
+    private Gc fleetGc() {
+        if (fleet == null) {
+            return Gc.NONE;
+        }
+        try {
+            Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jstat").toString(), "-gc",
+                    Long.toString(fleet.pid())).redirectErrorStream(true).start();
+            List<String> lines = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).strip().lines().toList();
+            List<String> names = List.of(lines.get(0).strip().split("\\s+"));
+            String[] values = lines.get(lines.size() - 1).strip().split("\\s+");
+            return new Gc(Long.parseLong(values[names.indexOf("YGC")]), Long.parseLong(values[names.indexOf("FGC")]),
+                    Double.parseDouble(values[names.indexOf("GCT")]));
+        } catch (java.io.IOException | RuntimeException e) {
+            System.out.println("the hollow fleet's collections not read: " + e);
+            return Gc.NONE;
         }
     }
 
