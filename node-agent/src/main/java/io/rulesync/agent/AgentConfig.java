@@ -203,7 +203,7 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
      */
     public AgentLoop loop(ApiConnection connection, SnapshotSource snapshots, KernelMode kernel, AckSink observer) {
         Clock clock = Clock.systemUTC();
-        AckSink sink = transport == Transport.API ? new ApiAcks(connection, ackInterval, ack -> { })
+        AckSink sink = transport == Transport.API ? new ApiAcks(connection, ackInterval)
                 : new KafkaAckSink(kafka, kafkaSettings, topics.acks());
         Agent agent = new Agent(cluster, node, snapshots, kernel, ack -> {
             sink.publish(ack);

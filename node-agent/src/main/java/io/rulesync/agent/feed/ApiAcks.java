@@ -10,7 +10,6 @@ import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,7 +28,6 @@ public final class ApiAcks implements AckSink {
     private static final Logger log = LoggerFactory.getLogger(ApiAcks.class);
 
     private final ApiConnection api;
-    private final Consumer<NodeAck> stored;
     private final Duration interval;
     private final Deque<NodeAck> queue = new ArrayDeque<>();
     /** A request is out, or one is due: publish only queues. */
@@ -40,18 +38,10 @@ public final class ApiAcks implements AckSink {
     private long lastSentNanos;
     private final RetryDelay retry = new RetryDelay();
 
-    public ApiAcks(ApiConnection api) {
-        this(api, Duration.ZERO, ack -> { });
-    }
-
-    /**
-     * @param interval the least time between two requests (zero: send as soon as the previous one is answered)
-     * @param stored   told of each ack the api took (2xx), on the HTTP client's thread
-     */
-    public ApiAcks(ApiConnection api, Duration interval, Consumer<NodeAck> stored) {
+    /** @param interval the least time between two requests (zero: send as soon as the previous one is answered) */
+    public ApiAcks(ApiConnection api, Duration interval) {
         this.api = api;
         this.interval = interval;
-        this.stored = stored;
         this.lastSentNanos = System.nanoTime() - interval.toNanos();
     }
 
@@ -129,9 +119,7 @@ public final class ApiAcks implements AckSink {
             int status = resp == null ? 0 : resp.statusCode();
             NodeAck last = batch.get(batch.size() - 1);
             if (status / 100 == 2 || status / 100 == 4) {
-                if (status / 100 == 2) {
-                    batch.forEach(stored);
-                } else {
+                if (status / 100 == 4) {
                     log.atWarn().addKeyValue("cluster", last.cluster()).addKeyValue("node", last.node()).log("acks up to version {} "
                             + "refused: POST {}: HTTP {} {}", last.version(), req.uri(), status, ApiConnection.abbreviate(resp.body()));
                 }
