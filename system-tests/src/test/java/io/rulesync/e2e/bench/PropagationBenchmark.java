@@ -120,6 +120,15 @@ public final class PropagationBenchmark {
         String realNode() {
             return "node-" + (dryRun + hollow);
         }
+
+        /** Every agent's key, the real-kernel one's too. */
+        List<String> agents() {
+            List<String> all = new ArrayList<>(simulated());
+            if (real) {
+                all.add(key(name, realNode()));
+            }
+            return all;
+        }
     }
 
     PropagationBenchmark(Transport transport) {
@@ -215,13 +224,12 @@ public final class PropagationBenchmark {
                     String node = "node-" + n;
                     close.add(agent(bootstrap, apiUrl, first.name(), node, new MemoryNetfilter(IpFamily.IPV4, null, node), state));
                 }
-                shape.forEach(c -> agentKeys.addAll(c.simulated()));
+                shape.forEach(c -> agentKeys.addAll(c.agents()));
                 if (hollowAgents > 0) {
                     close.add(hollowFleet(apiUrl, shape, bootstrap));
                 }
                 if (kernel) {
                     run("ip", "netns", "add", ns);
-                    agentKeys.add(realKey);
                     close.add(agent(bootstrap, apiUrl, first.name(), first.realNode(), new IptablesNetfilter(IpFamily.IPV4,
                             HostCommand.PROCESSES.inNetns(ns),
                             (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm()), state));
@@ -597,17 +605,13 @@ public final class PropagationBenchmark {
 
     /** Waits until every agent of each change's cluster (the real-kernel one too) runs its version or a later one. */
     private void awaitAll(List<Change> changes) {
-        Map<Cluster, Long> last = new HashMap<>();
-        changes.forEach(ch -> last.merge(ch.cluster(), ch.version(), Math::max));
+        Map<Cluster, Long> newest = new HashMap<>();
+        changes.forEach(ch -> newest.merge(ch.cluster(), ch.version(), Math::max));
+        Map<String, Long> last = new HashMap<>();
+        newest.forEach((c, v) -> c.agents().forEach(k -> last.put(k, v)));
         await("every agent at the version of its cluster's last change").forever().pollDelay(Duration.ZERO)
-                .pollInterval(Duration.ofMillis(50)).until(() -> last.entrySet().stream().allMatch(e -> {
-                    Cluster c = e.getKey();
-                    List<String> keys = new ArrayList<>(c.simulated());
-                    if (c.real()) {
-                        keys.add(key(c.name(), c.realNode()));
-                    }
-                    return keys.stream().allMatch(k -> acked.getOrDefault(k, 0L) >= e.getValue());
-                }));
+                .pollInterval(Duration.ofMillis(50)).until(() -> last.entrySet().stream()
+                        .allMatch(e -> acked.getOrDefault(e.getKey(), 0L) >= e.getValue()));
     }
 
     private static double snapshotBytes(MeterRegistry meters) {
