@@ -1,6 +1,7 @@
 package io.rulesync.api;
 
 import io.rulesync.api.access.ApiTokens;
+import io.rulesync.api.acks.AckConnection;
 import io.rulesync.api.acks.AckWriter;
 import io.rulesync.api.acks.AcksController;
 import io.rulesync.api.access.BearerTokenFilter;
@@ -38,6 +39,7 @@ import io.swagger.v3.oas.models.security.SecurityScheme;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -185,9 +187,14 @@ public class ApiApplication {
         return new DeltasController(waits);
     }
 
+    @Bean(destroyMethod = "close")
+    AckConnection ackConnection(DataSource shared) throws SQLException {
+        return new AckConnection(shared);
+    }
+
     @Bean
-    AckWriter ackWriter(NodeStatusStore acks, MeterRegistry meters) {
-        return new AckWriter(acks, 2_000, meters);
+    AckWriter ackWriter(AckConnection connection, MeterRegistry meters) {
+        return new AckWriter(connection.store(), 2_000, meters);
     }
 
     @Bean

@@ -8,9 +8,13 @@ import io.rulesync.testsupport.PrivatePostgres;
 import io.rulesync.api.testing.StoredClusters;
 import io.rulesync.api.testing.TestApi;
 import io.rulesync.compiler.runtime.CompilerStores;
+import io.rulesync.model.ack.NodeAck;
+import io.rulesync.store.NodeStatus;
+import io.rulesync.store.NodeStatusStore;
 import io.rulesync.testing.tiers.Tiers;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Tag;
@@ -21,7 +25,7 @@ import org.postgresql.ds.PGSimpleDataSource;
  * The api while its PostgreSQL is down, on a server of the test's own that it stops and starts:
  * requests fail fast with a 503 problem, readiness says DOWN (so a load balancer stops sending
  * traffic) while liveness stays UP (a restart would not help), the health endpoint answers, and
- * once the server is back the api serves again by itself.
+ * once the server is back the api serves again by itself, acks included (they have a connection of their own).
  */
 @Tag(Tiers.INTEGRATION)
 class DatabaseOutageApiTest {
@@ -64,6 +68,11 @@ class DatabaseOutageApiTest {
                     assertThat(TestApi.json(r).get("status")).isEqualTo("DOWN");
                     assertThat(took).as(probe).isLessThan(FAST);
                 }
+                // Acks go through a connection of their own (AckConnection): it fails as fast, and heals as the pool does.
+                long ackStart = System.nanoTime();
+                HttpResponse<String> refused = api.post(ACKS, ack(2), TestApi.AGENT.token());
+                assertThat(refused.statusCode()).as(refused.body()).isEqualTo(503);
+                assertThat(Duration.ofNanos(System.nanoTime() - ackStart)).as("an ack while the database is down").isLessThan(FAST);
                 HttpResponse<String> liveness = api.get("/actuator/health/liveness", null);
                 assertThat(liveness.statusCode()).isEqualTo(200);
                 assertThat(TestApi.json(liveness).get("status")).isEqualTo("UP");
@@ -75,6 +84,10 @@ class DatabaseOutageApiTest {
                     awaitStatus(api, path, VIEWER, 200);
                 }
                 awaitStatus(api, "/actuator/health/readiness", null, 200);
+                await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
+                        assertThat(api.post(ACKS, ack(2), TestApi.AGENT.token()).statusCode()).as("an ack after the outage").isEqualTo(204));
+                assertThat(new NodeStatusStore(ds).nodeStatus("shop", List.of("n1"))).singleElement()
+                        .extracting(NodeStatus::running).isEqualTo(2L);
                 System.out.printf("database back: every request served again after %d ms%n",
                         Duration.ofNanos(System.nanoTime() - back).toMillis());
             }
@@ -82,6 +95,11 @@ class DatabaseOutageApiTest {
     }
 
     private static final String VIEWER = TestApi.VIEWER.token();
+    private static final String ACKS = "/api/v1/clusters/shop/nodes/n1/acks";
+
+    private static String ack(long version) {
+        return "[" + new NodeAck("shop", "n1", version, version, NodeAck.Status.APPLIED, null, 3, 40, "iptables", Instant.now()).toJson() + "]";
+    }
 
     private static void awaitStatus(TestApi api, String path, String token, int status) {
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->

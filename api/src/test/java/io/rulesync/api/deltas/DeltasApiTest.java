@@ -17,12 +17,15 @@ import io.rulesync.store.NodeStatus;
 import io.rulesync.store.NodeStatusStore;
 import io.rulesync.testing.needs.RequiresPostgres;
 import java.net.http.HttpResponse;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -305,6 +308,32 @@ class DeltasApiTest {
         assertThat(batches.totalAmount() - acksBefore).isEqualTo(nodes);
         // Written as they came, but not one transaction each.
         assertThat(batches.count() - batchesBefore).isLessThan(nodes);
+    }
+
+    @Test
+    void acksAreStoredWhileQueriesHoldEveryPooledConnection() throws Exception {
+        // Take every connection of the pool the queries share, as a burst of large reads does.
+        DataSource shared = api.context().getBean(DataSource.class);
+        List<Connection> held = new ArrayList<>();
+        try {
+            while (true) {
+                try {
+                    held.add(shared.getConnection());
+                } catch (SQLException exhausted) {
+                    break;
+                }
+            }
+            assertThat(api.get("/api/v1/clusters/shop/nodes").statusCode()).as("a query while the pool is taken").isEqualTo(503);
+            NodeAck a = new NodeAck("shop", "starved", 2, 2, NodeAck.Status.APPLIED, null, 1, 10, "hollow", Instant.now());
+            HttpResponse<String> r = api.post("/api/v1/clusters/shop/nodes/starved/acks", "[" + a.toJson() + "]", AGENT);
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(204);
+        } finally {
+            for (Connection c : held) {
+                c.close();
+            }
+        }
+        assertThat(new NodeStatusStore(api.database().dataSource()).nodeStatus("shop", List.of("starved")))
+                .singleElement().extracting(NodeStatus::running).isEqualTo(2L);
     }
 
     /**
