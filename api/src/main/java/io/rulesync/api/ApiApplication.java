@@ -18,6 +18,8 @@ import io.rulesync.api.events.EventsController;
 import io.rulesync.api.history.HistoryController;
 import io.rulesync.api.nodes.NodesController;
 import io.rulesync.api.problems.ProblemsController;
+import io.rulesync.api.rollout.RolloutController;
+import io.rulesync.api.rollout.Rollouts;
 import io.rulesync.api.snapshot.RecentVersions;
 import io.rulesync.api.snapshot.SnapshotController;
 import io.rulesync.api.snapshot.SnapshotBodies;
@@ -27,6 +29,7 @@ import io.rulesync.store.HeadChanges;
 import io.rulesync.store.NodeStatusStore;
 import io.rulesync.store.OperatorActionStore;
 import io.rulesync.store.ProblemStore;
+import io.rulesync.store.RolloutStore;
 import io.rulesync.store.SchemaCheck;
 import io.rulesync.store.StoreConfiguration;
 import io.rulesync.store.VersionHistory;
@@ -46,6 +49,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.apache.catalina.Lifecycle;
 import org.apache.catalina.Valve;
@@ -95,9 +100,9 @@ public class ApiApplication {
     }
 
     @Bean
-    Snapshots snapshots(VersionHistory store, RecentVersions recent) {
+    Snapshots snapshots(VersionHistory store, RecentVersions recent, Rollouts rollouts) {
         // Compressed once per version and node class: a fleet starting at once costs one compression (256 MB of gzip).
-        return new Snapshots(store, recent, new SnapshotBodies(256L << 20));
+        return new Snapshots(store, recent, new SnapshotBodies(256L << 20), rollouts);
     }
 
     @Bean
@@ -147,12 +152,49 @@ public class ApiApplication {
         });
     }
 
+    /** Staged rollouts: what each node is released, and the steps they take (the rollout package). */
     @Bean
-    DeltaWaits deltaWaits(VersionHistory store, HeadWatch watch, ExecutorService deltaWakers, MeterRegistry meters) {
-        DeltaWaits waits = new DeltaWaits(store, watch, deltaWakers, 64L << 20);
+    Rollouts rollouts(RolloutStore rollouts, VersionHistory store, NodeStatusStore acks, OperatorActionStore actions, ApiProperties p,
+            MeterRegistry meters) {
+        return new Rollouts(rollouts, store, acks, actions, p.eventsTopic(), Clock.systemUTC(), meters);
+    }
+
+    /** Where rollouts step: every second (bakes end, acks arrive), and at once when a cluster's head moves. */
+    @Bean(destroyMethod = "shutdownNow")
+    ScheduledExecutorService rolloutTicks(Rollouts rollouts) {
+        ScheduledExecutorService ticks = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "rollouts");
+            t.setDaemon(true);
+            return t;
+        });
+        ticks.scheduleWithFixedDelay(() -> {
+            try {
+                rollouts.tick();
+            } catch (RuntimeException e) {
+                LoggerFactory.getLogger(Rollouts.class).warn("rollout step: {}", e.toString()); // the database is down: next second
+            }
+        }, 1, 1, TimeUnit.SECONDS);
+        return ticks;
+    }
+
+    @Bean
+    DeltaWaits deltaWaits(VersionHistory store, HeadWatch watch, ExecutorService deltaWakers, MeterRegistry meters, Rollouts rollouts,
+            ScheduledExecutorService rolloutTicks) {
+        DeltaWaits waits = new DeltaWaits(store, watch, deltaWakers, 64L << 20, rollouts);
         meters.gauge("rulesync.deltas.waiting", waits, DeltaWaits::parked);
-        watch.start(waits);
+        rollouts.onRelease(waits::advanced);
+        watch.start((cluster, head) -> {
+            waits.advanced(cluster, head);
+            if (rollouts.gated(cluster)) {
+                rolloutTicks.execute(rollouts::tick); // a new version starts its rollout now, not at the next second
+            }
+        });
         return waits;
+    }
+
+    @Bean
+    RolloutController rolloutController(Rollouts rollouts, RolloutStore store, VersionHistory versions, NodeStatusStore acks) {
+        return new RolloutController(rollouts, store, versions, acks, Clock.systemUTC());
     }
 
     /**

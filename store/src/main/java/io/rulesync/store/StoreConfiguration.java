@@ -57,6 +57,12 @@ public class StoreConfiguration {
 
     @Bean
     @DependsOn("flywayInitializer")
+    RolloutStore rolloutStore(DataSource dataSource) {
+        return new RolloutStore(dataSource);
+    }
+
+    @Bean
+    @DependsOn("flywayInitializer")
     HistoryPruning historyPruning(DataSource dataSource) {
         return new HistoryPruning(dataSource);
     }

@@ -15,13 +15,15 @@ import org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter
 final class DeltaStream {
     private final DeltaWaits waits;
     private final String cluster;
+    private final String node;
     private final ResponseBodyEmitter emitter;
     private final AtomicReference<Runnable> forget = new AtomicReference<>(() -> { });
     private volatile boolean closed;
 
-    DeltaStream(DeltaWaits waits, String cluster, ResponseBodyEmitter emitter) {
+    DeltaStream(DeltaWaits waits, String cluster, String node, ResponseBodyEmitter emitter) {
         this.waits = waits;
         this.cluster = cluster;
+        this.node = node;
         this.emitter = emitter;
         emitter.onTimeout(this::end);
         emitter.onCompletion(this::close);
@@ -38,7 +40,7 @@ final class DeltaStream {
     }
 
     private void park(long after) {
-        forget.set(waits.request(cluster, after, this::answered, e -> end()));
+        forget.set(waits.request(cluster, node, after, this::answered, e -> end()));
         if (closed) {
             forget.get().run(); // closed while parking: nobody would forget this one
         }

@@ -2,15 +2,16 @@ package io.rulesync.api.deltas;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import io.rulesync.api.rollout.Release;
 import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.store.VersionHistory;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -24,6 +25,9 @@ import java.util.function.Consumer;
  * compiler publishes, so a thousand agents woken by one version cost one read and no per-agent work beyond writing the
  * bytes. Waiting agents of a cluster usually run the same version; they are woken in groups by that version, and each
  * group's answer is made once.
+ *
+ * <p>Under a staged rollout a node is served versions only up to what is released to it ({@link Release}): a node of a
+ * wave not yet open waits as if the version it runs were the newest, and is woken when its wave opens.
  */
 public final class DeltaWaits implements HeadWatch.Listener {
     private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(DeltaWaits.class);
@@ -57,12 +61,16 @@ public final class DeltaWaits implements HeadWatch.Listener {
     private record Key(String cluster, long seq) {
     }
 
-    /** A parked request: the version the agent runs, and where its answer goes (once). */
-    private record Waiter(long after, Consumer<Answer> answer, Consumer<RuntimeException> failed) {
+    /** A parked request: the node (null: not named), the version it runs, and where its answer goes (once). */
+    private record Waiter(String node, long after, Consumer<Answer> answer, Consumer<RuntimeException> failed) {
+    }
+
+    private record Group(long after, long upTo) {
     }
 
     private final VersionHistory versions;
     private final HeadWatch heads;
+    private final Release release;
     private final Executor wakers;
     private final Cache<Key, String> json;
     private final Map<String, Set<Waiter>> waiting = new ConcurrentHashMap<>();
@@ -73,9 +81,10 @@ public final class DeltaWaits implements HeadWatch.Listener {
      * @param wakers   where woken groups get their answers made (reading PostgreSQL): not the watch's thread
      * @param maxBytes how much delta JSON to keep in memory
      */
-    public DeltaWaits(VersionHistory versions, HeadWatch heads, Executor wakers, long maxBytes) {
+    public DeltaWaits(VersionHistory versions, HeadWatch heads, Executor wakers, long maxBytes, Release release) {
         this.versions = versions;
         this.heads = heads;
+        this.release = release;
         this.wakers = wakers;
         this.json = Caffeine.newBuilder().maximumWeight(maxBytes).weigher((Key k, String v) -> 64 + 2 * v.length()).build();
     }
@@ -90,14 +99,14 @@ public final class DeltaWaits implements HeadWatch.Listener {
      * {@code answer} gets the deltas now, or once the head moves; nothing when the caller's wait ends first (it then
      * answers "no news" itself and calls the returned {@link Runnable} to forget the request).
      */
-    public Runnable request(String cluster, Long after, Consumer<Answer> answer, Consumer<RuntimeException> failed) {
-        Answer ready = now(cluster, after);
+    public Runnable request(String cluster, String node, Long after, Consumer<Answer> answer, Consumer<RuntimeException> failed) {
+        Answer ready = now(cluster, node, after);
         if (ready != null) {
             answer.accept(ready);
             return () -> { };
         }
-        long from = after == null ? head(cluster) : after;
-        Waiter w = new Waiter(from, answer, failed);
+        long from = after == null ? released(cluster, node) : after;
+        Waiter w = new Waiter(node, from, answer, failed);
         waiting.computeIfAbsent(cluster, c -> ConcurrentHashMap.newKeySet()).add(w);
         parked.incrementAndGet();
         Runnable forget = () -> {
@@ -105,10 +114,9 @@ public final class DeltaWaits implements HeadWatch.Listener {
                 parked.decrementAndGet();
             }
         };
-        // The head may have moved between reading it and parking: then nobody would wake this one.
-        long now = head(cluster);
-        if (now > from) {
-            advanced(cluster, now);
+        // The head may have moved (or the node's wave opened) between reading it and parking: then nobody would wake this one.
+        if (released(cluster, node) > from) {
+            advanced(cluster, head(cluster));
         }
         return forget;
     }
@@ -117,7 +125,7 @@ public final class DeltaWaits implements HeadWatch.Listener {
      * The answer to a poll from an agent that runs {@code after} (null: the head) if there is one now, else null (the
      * agent is at the head and would wait).
      */
-    public Answer now(String cluster, Long after) {
+    public Answer now(String cluster, String node, Long after) {
         if (stopping) {
             return new Answer.Stopping();
         }
@@ -125,8 +133,15 @@ public final class DeltaWaits implements HeadWatch.Listener {
         if (head == 0) {
             return new Answer.UnknownCluster();
         }
-        long from = after == null ? head : after;
-        return head > from ? answer(cluster, from, head) : null;
+        long upTo = release.released(cluster, node, head);
+        long from = after == null ? upTo : after;
+        return upTo > from ? answer(cluster, from, upTo, head) : null;
+    }
+
+    /** The newest version served to {@code node} now. */
+    public long released(String cluster, String node) {
+        long head = head(cluster);
+        return head == 0 ? 0 : release.released(cluster, node, head);
     }
 
     /**
@@ -151,19 +166,20 @@ public final class DeltaWaits implements HeadWatch.Listener {
         if (set == null || set.isEmpty()) {
             return;
         }
-        Map<Long, List<Waiter>> byVersion = new TreeMap<>();
+        Map<Group, List<Waiter>> byVersion = new HashMap<>();
         for (Waiter w : set) {
-            if (w.after() < head && set.remove(w)) {
+            long upTo = release.released(cluster, w.node(), head);
+            if (w.after() < upTo && set.remove(w)) {
                 parked.decrementAndGet();
-                byVersion.computeIfAbsent(w.after(), a -> new ArrayList<>()).add(w);
+                byVersion.computeIfAbsent(new Group(w.after(), upTo), a -> new ArrayList<>()).add(w);
             }
         }
-        byVersion.forEach((after, group) -> wakers.execute(() -> {
+        byVersion.forEach((g, group) -> wakers.execute(() -> {
             Answer a;
             try {
-                a = answer(cluster, after, head);
+                a = answer(cluster, g.after(), g.upTo(), head);
             } catch (RuntimeException e) {
-                log.warn("answering {} polls of cluster {} after version {}: {}", group.size(), cluster, after, e.toString());
+                log.warn("answering {} polls of cluster {} after version {}: {}", group.size(), cluster, g.after(), e.toString());
                 group.forEach(w -> deliver(() -> w.failed().accept(e)));
                 return;
             }
@@ -187,13 +203,21 @@ public final class DeltaWaits implements HeadWatch.Listener {
         return known.isPresent() ? known.getAsLong() : versions.head(cluster);
     }
 
-    /** The deltas after {@code after} up to {@code head} (at most {@link #MAX_DELTAS}), from memory or PostgreSQL. */
-    Answer answer(String cluster, long after, long head) {
-        if (head - after > MAX_BEHIND) {
-            return new Answer.Snapshot(head, "version " + after + " is " + (head - after) + " versions behind " + head
+    /**
+     * The deltas after {@code after} up to {@code released} (at most {@link #MAX_DELTAS}), from memory or PostgreSQL;
+     * {@code head} is the cluster's newest version.
+     */
+    Answer answer(String cluster, long after, long released, long head) {
+        if (released - after > MAX_BEHIND) {
+            return new Answer.Snapshot(head, "version " + after + " is " + (released - after) + " versions behind " + released
                     + " (more than " + MAX_BEHIND + "); load a snapshot");
         }
-        long upTo = Math.min(head, after + MAX_DELTAS);
+        Long halted = release.withheldBetween(cluster, after, released);
+        if (halted != null) {
+            return new Answer.Snapshot(head, "version " + halted + " was halted by the cluster's rollout and is not applied on the way"
+                    + " to version " + released + "; load a snapshot");
+        }
+        long upTo = Math.min(released, after + MAX_DELTAS);
         List<String> out = new ArrayList<>();
         for (long seq = after + 1; seq <= upTo; seq++) {
             String j = json.getIfPresent(new Key(cluster, seq));

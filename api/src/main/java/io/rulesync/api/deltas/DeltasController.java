@@ -31,6 +31,9 @@ import org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter
  * watch: a version then costs each connected agent one write instead of a request. Errors are known before the stream
  * starts and answered as for a poll; a stream that cannot go on (retention, a stopping replica) just ends, and the next
  * request says why.
+ *
+ * <p>Under a staged rollout ({@code rollout} package) a node is served only the versions released to its wave, so
+ * agents should name their {@code node}; a reader that does not is served what every wave has.
  */
 @RestController
 public class DeltasController {
@@ -60,7 +63,8 @@ public class DeltasController {
         // The timeout answer is "no news": the head cannot be named without a read, so the header is left out.
         DeferredResult<ResponseEntity<byte[]>> result = new DeferredResult<>(Math.max(1, seconds) * 1000,
                 () -> ResponseEntity.ok().contentType(NDJSON).body(new byte[0]));
-        Runnable forget = waits.request(cluster, from, a -> answer(result, cluster, a), result::setErrorResult);
+        Runnable forget = waits.request(cluster, node == null ? null : node.name(), from, a -> answer(result, cluster, a),
+                result::setErrorResult);
         result.onCompletion(forget);
         result.onTimeout(forget);
         result.onError(e -> forget.run());
@@ -80,7 +84,8 @@ public class DeltasController {
             @RequestParam(name = "watch") String watch) { // declared, as every parameter is, or it would be refused as unknown
         long seconds = wait == null ? DEFAULT_WAIT_SECONDS : Long.parseLong(wait);
         Long from = after.latest() ? null : after.number();
-        DeltaWaits.Answer now = waits.now(cluster, from);
+        String name = node == null ? null : node.name();
+        DeltaWaits.Answer now = waits.now(cluster, name, from);
         if (now != null && !(now instanceof DeltaWaits.Answer.Deltas)) {
             throw problem(cluster, now); // known before anything is written: a status of its own
         }
@@ -88,7 +93,7 @@ public class DeltasController {
         DeltaWaits.Answer.Deltas first = (DeltaWaits.Answer.Deltas) now;
         // The head as the stream starts; later ones are the versions of its lines.
         long head = first != null ? first.head() : waits.head(cluster);
-        new DeltaStream(waits, cluster, emitter).start(first, from != null ? from : head);
+        new DeltaStream(waits, cluster, name, emitter).start(first, from != null ? from : waits.released(cluster, name));
         return ResponseEntity.ok().contentType(NDJSON).header(HEAD, Long.toString(head)).body(emitter);
     }
 

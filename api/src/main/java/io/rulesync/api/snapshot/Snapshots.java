@@ -3,6 +3,7 @@ package io.rulesync.api.snapshot;
 import io.rulesync.api.params.DnsSubdomain;
 import io.rulesync.api.params.VersionRef;
 import io.rulesync.store.VersionHistory;
+import io.rulesync.api.rollout.Release;
 import io.rulesync.model.cluster.KubernetesNames;
 import java.util.Optional;
 
@@ -37,9 +38,11 @@ public final class Snapshots {
     private final VersionHistory store;
     private final RecentVersions recent;
     private final SnapshotBodies bodies;
+    private final Release release;
 
-    public Snapshots(VersionHistory store, RecentVersions recent, SnapshotBodies bodies) {
+    public Snapshots(VersionHistory store, RecentVersions recent, SnapshotBodies bodies, Release release) {
         this.store = store;
+        this.release = release;
         this.recent = recent;
         this.bodies = bodies;
     }
@@ -57,10 +60,12 @@ public final class Snapshots {
     public Outcome snapshot(String cluster, VersionRef version, DnsSubdomain node, String ifNoneMatch) {
         long seq;
         if (version.latest()) {
-            seq = store.head(cluster);
-            if (seq == 0) {
+            long head = store.head(cluster);
+            if (head == 0) {
                 return unknownCluster(cluster);
             }
+            // Under a staged rollout, the newest version released to the node's wave.
+            seq = release.released(cluster, node.name(), head);
         } else {
             seq = version.number();
         }

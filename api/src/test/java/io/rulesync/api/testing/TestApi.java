@@ -123,6 +123,11 @@ public final class TestApi implements AutoCloseable {
                 .POST(json == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(json)));
     }
 
+    /** PUT of a JSON body with {@code token}. */
+    public HttpResponse<String> put(String path, String json, String token) throws Exception {
+        return send(request(path, token).header("Content-Type", "application/json").PUT(HttpRequest.BodyPublishers.ofString(json)));
+    }
+
     /**
      * {@code METHOD target HTTP/1.1} sent byte for byte over a socket: HttpClient refuses to send a
      * malformed URL ({@code %zz}), and the api must answer those too.

@@ -1,0 +1,293 @@
+package io.rulesync.api.rollout;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.rulesync.api.rollout.RolloutStep.NodeReport;
+import io.rulesync.api.rollout.RolloutStep.Step;
+import io.rulesync.model.ack.NodeAck;
+import io.rulesync.store.ActionConflictException;
+import io.rulesync.store.NodeStatus;
+import io.rulesync.store.NodeStatusStore;
+import io.rulesync.store.OperatorActionStore;
+import io.rulesync.store.RolloutStore;
+import io.rulesync.store.VersionHistory;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.NavigableSet;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Drives the staged rollouts of every cluster with a policy, and says which version each node may run.
+ *
+ * <p>{@link #tick} (every second, and when a cluster's head moves) reads each such cluster's rollout, the nodes' acks and
+ * the time, asks {@link RolloutStep} what comes next, and stores the step only if the rollout is still what it read (so
+ * api replicas deciding at once store one step), logging it. {@link #released} is what the deltas and snapshots served
+ * to agents are capped at; after a step, {@code onRelease} wakes the agents waiting for their next version.
+ */
+public final class Rollouts implements Release {
+    private static final Logger log = LoggerFactory.getLogger(Rollouts.class);
+    /** The actor of the steps the rollout takes by itself, in the log and the audit. */
+    public static final String SELF = "rollout";
+
+    /** One cluster's rollout as this replica last read it. */
+    record View(RolloutPolicy policy, Rollout rollout, Set<String> stableNodes, NavigableSet<Long> halted) {
+    }
+
+    private final RolloutStore store;
+    private final VersionHistory versions;
+    private final NodeStatusStore acks;
+    private final OperatorActionStore actions;
+    private final String eventsTopic;
+    private final Clock clock;
+    private final Map<String, View> views = new ConcurrentHashMap<>();
+    private final Cache<String, Map<String, String>> nodeZones = Caffeine.newBuilder().maximumSize(64).build();
+    private final Counter halted;
+    private final Counter rolledBack;
+    private final Timer toLastWave;
+    private volatile BiConsumer<String, Long> onRelease = (c, h) -> { };
+
+    public Rollouts(RolloutStore store, VersionHistory versions, NodeStatusStore acks, OperatorActionStore actions, String eventsTopic,
+            Clock clock, MeterRegistry meters) {
+        this.store = store;
+        this.versions = versions;
+        this.acks = acks;
+        this.actions = actions;
+        this.eventsTopic = eventsTopic;
+        this.clock = clock;
+        this.halted = Counter.builder("rulesync.rollout.halted").description("versions halted by their rollout").register(meters);
+        this.rolledBack = Counter.builder("rulesync.rollout.rollbacks").description("automatic rollbacks requested by a rollout")
+                .register(meters);
+        this.toLastWave = Timer.builder("rulesync.rollout.duration")
+                .description("from a version's rollout start to its last wave's completion").register(meters);
+    }
+
+    /** Called with (cluster, head) after a step that may release versions to waiting agents. */
+    public void onRelease(BiConsumer<String, Long> listener) {
+        this.onRelease = listener;
+    }
+
+    /**
+     * The newest version {@code node} may run, with {@code head} the cluster's newest: {@code head} without a policy; under
+     * one, the version rolling out if the node's wave is open, else the last version that completed every wave. A node the
+     * latter does not know (it joined since) gets the version rolling out: it would otherwise run nothing.
+     */
+    @Override
+    public long released(String cluster, String node, long head) {
+        View v = views.get(cluster);
+        if (v == null || v.rollout() == null) {
+            return head;
+        }
+        Rollout r = v.rollout();
+        long rel;
+        if (r.state() == Rollout.State.COMPLETE) {
+            rel = r.version(); // a newer head waits for the next tick to start it at the first wave
+        } else if (node == null) {
+            rel = r.stable(); // a reader that names no node gets what every wave has
+        } else {
+            rel = r.releasedTo(Waves.waveOf(v.policy(), cluster, node, zones(cluster, r.version()).getOrDefault(node, "")));
+            if (rel < r.version() && !v.stableNodes().contains(node)) {
+                rel = r.version();
+            }
+        }
+        return Math.min(rel, head);
+    }
+
+    /** Whether the cluster has a policy (as this replica last read). */
+    public boolean gated(String cluster) {
+        return views.containsKey(cluster);
+    }
+
+    @Override
+    public Long withheldBetween(String cluster, long after, long upTo) {
+        View v = views.get(cluster);
+        Long h = v == null ? null : v.halted().higher(after);
+        return h != null && h < upTo ? h : null;
+    }
+
+    /** Reads every cluster's policy and rollout and takes each one's next step; what {@link #released} answers follows. */
+    public synchronized void tick() {
+        Map<String, RolloutStore.StoredPolicy> policies = store.policies();
+        for (String gone : views.keySet()) {
+            if (!policies.containsKey(gone)) {
+                views.remove(gone);
+                onRelease.accept(gone, versions.head(gone)); // every node may have the head again
+            }
+        }
+        for (RolloutStore.StoredPolicy p : policies.values()) {
+            try {
+                step(p.cluster(), RolloutPolicy.fromJson(p.json()));
+            } catch (RuntimeException e) {
+                // One cluster's trouble (its database rows, a policy stored by a newer api) must not stop the others'.
+                log.warn("rollout of cluster {}: {}", p.cluster(), e.toString());
+            }
+        }
+    }
+
+    private void step(String cluster, RolloutPolicy policy) {
+        long head = versions.head(cluster);
+        if (head == 0) {
+            return;
+        }
+        Instant now = clock.instant();
+        Rollout r = store.rollout(cluster).map(Rollouts::of).orElse(null);
+        if (r == null) {
+            Rollout settled = Rollout.settled(cluster, head, now);
+            if (store.save(row(settled), -1, List.of(entry(settled, "settled", null, SELF,
+                    "a rollout policy is in force; version " + head + " counts as rolled out", now)))) {
+                r = settled;
+            } else {
+                r = store.rollout(cluster).map(Rollouts::of).orElseThrow();
+            }
+        }
+        Waves waves = Waves.assign(policy, cluster, zones(cluster, r.version()));
+        Map<String, NodeReport> reports = r.state() == Rollout.State.ROLLING || r.state() == Rollout.State.PAUSED ? reports(cluster)
+                : Map.of();
+        Step s = RolloutStep.next(r, policy, waves, reports, head, now);
+        Rollout next = s instanceof Step.Start st ? st.rollout() : s instanceof Step.Advance a ? a.rollout()
+                : s instanceof Step.Fail f ? f.rollout() : null;
+        if (next != null && store.save(row(next), r.revision(), entries(s, r, next, policy, now))) {
+            afterStep(s, r, next, policy, now);
+            r = next;
+        } else if (next != null) {
+            r = store.rollout(cluster).map(Rollouts::of).orElse(r); // another replica stepped first
+        }
+        View before = views.get(cluster);
+        views.put(cluster, new View(policy, r, stableNodes(cluster, r), new TreeSet<>(store.haltedVersions(cluster))));
+        if (before == null || !r.equals(before.rollout())) {
+            onRelease.accept(cluster, head);
+        }
+    }
+
+    private void afterStep(Step s, Rollout before, Rollout next, RolloutPolicy policy, Instant now) {
+        if (s instanceof Step.Advance && next.state() == Rollout.State.COMPLETE) {
+            toLastWave.record(Duration.between(next.startedAt(), now));
+        }
+        if (s instanceof Step.Fail f) {
+            halted.increment();
+            log.warn("rollout of cluster {} halted version {} at wave '{}': {}", next.cluster(), next.version(),
+                    policy.waves().get(next.wave()).name(), f.why());
+            if (policy.onFailure() == RolloutPolicy.OnFailure.ROLLBACK) {
+                try {
+                    actions.request(next.cluster(), next.stable(), SELF, "version " + next.version() + " halted: " + f.why(), now, eventsTopic);
+                    rolledBack.increment();
+                    logOnly(next, "rollback-requested", policy, "to version " + next.stable() + ", the last that completed every wave",
+                            now);
+                } catch (ActionConflictException e) {
+                    logOnly(next, "rollback-refused", policy, "another action of the cluster is pending: " + e.getMessage(), now);
+                }
+            }
+        }
+    }
+
+    private void logOnly(Rollout r, String event, RolloutPolicy policy, String detail, Instant now) {
+        store.save(row(r), r.revision(), List.of(entry(r, event, policy.waves().get(Math.min(r.wave(), policy.waves().size() - 1)).name(),
+                SELF, detail, now)));
+    }
+
+    private static List<RolloutStore.Entry> entries(Step s, Rollout before, Rollout next, RolloutPolicy p, Instant now) {
+        List<RolloutStore.Entry> out = new ArrayList<>();
+        if (s instanceof Step.Start st) {
+            out.add(entry(next, "started", null, SELF, st.why() + "; the rest keep version " + next.stable(), now));
+            out.add(entry(next, "wave-opened", p.waves().get(0).name(), SELF, "the first wave", now));
+        } else if (s instanceof Step.Advance a) {
+            out.add(entry(next, "baked", p.waves().get(before.wave()).name(), SELF, a.why(), now));
+            out.add(next.state() == Rollout.State.COMPLETE ? entry(next, "completed", null, SELF, "every wave has version "
+                    + next.version(), now) : entry(next, "wave-opened", p.waves().get(next.wave()).name(), SELF, a.why(), now));
+        } else if (s instanceof Step.Fail f) {
+            out.add(entry(next, "halted", p.waves().get(next.wave()).name(), SELF, f.why(), now));
+        }
+        return out;
+    }
+
+    /**
+     * An operator's step: {@code promote} (open the next wave now, or resume a paused rollout), {@code pause} or
+     * {@code abort} (halt it where it is). Returns the stored rollout, or the reason it cannot be done.
+     */
+    public Rollout operator(String cluster, String action, String actor, String reason) throws RefusedException {
+        RolloutStore.StoredPolicy sp = store.policy(cluster).orElseThrow(() -> new RefusedException("cluster '" + cluster
+                + "' has no rollout policy"));
+        RolloutPolicy policy = RolloutPolicy.fromJson(sp.json());
+        Rollout r = store.rollout(cluster).map(Rollouts::of).orElseThrow(() -> new RefusedException("cluster '" + cluster
+                + "' has no rollout yet"));
+        if (r.state() == Rollout.State.COMPLETE || r.state() == Rollout.State.HALTED) {
+            throw new RefusedException("version " + r.version() + " is " + r.state().name().toLowerCase(Locale.ROOT)
+                    + "; only a rolling or paused rollout can be " + action + "d");
+        }
+        Instant now = clock.instant();
+        String wave = policy.waves().get(r.wave()).name();
+        if (action.equals("pause") && r.state() == Rollout.State.PAUSED) {
+            throw new RefusedException("version " + r.version() + " is paused already");
+        }
+        Rollout next = switch (action) {
+            case "promote" -> RolloutStep.advance(r, policy, now, "promoted by " + actor + ": " + reason).rollout();
+            case "pause" -> r.with(Rollout.State.PAUSED, r.wave(), r.waveOpenedAt(), "paused by " + actor + ": " + reason);
+            case "abort" -> r.with(Rollout.State.HALTED, r.wave(), r.waveOpenedAt(), "aborted by " + actor + ": " + reason);
+            default -> throw new IllegalArgumentException(action);
+        };
+        List<RolloutStore.Entry> log = new ArrayList<>();
+        log.add(entry(next, action.equals("abort") ? "aborted" : action.equals("pause") ? "paused" : "promoted", wave, actor, reason,
+                now));
+        if (action.equals("promote")) {
+            log.add(next.state() == Rollout.State.COMPLETE ? entry(next, "completed", null, actor, "every wave has version "
+                    + next.version(), now) : entry(next, "wave-opened", policy.waves().get(next.wave()).name(), actor, "promoted", now));
+        }
+        if (!store.save(row(next), r.revision(), log)) {
+            throw new RefusedException("the rollout moved meanwhile; read it again and retry");
+        }
+        tick();
+        return next;
+    }
+
+    /** An operator's step that cannot be taken, and why. */
+    public static final class RefusedException extends Exception {
+        public RefusedException(String message) {
+            super(message);
+        }
+    }
+
+    private Map<String, NodeReport> reports(String cluster) {
+        Map<String, NodeReport> out = new HashMap<>();
+        for (NodeStatus s : acks.nodeStatus(cluster)) {
+            Long failed = s.lastStatus() == NodeAck.Status.FAILED || s.lastErrorVersion() != null ? s.lastErrorVersion() : null;
+            out.put(s.node(), new NodeReport(s.running(), failed, s.lastError()));
+        }
+        return out;
+    }
+
+    private Set<String> stableNodes(String cluster, Rollout r) {
+        return r.state() == Rollout.State.COMPLETE ? Set.of() : zones(cluster, r.stable()).keySet();
+    }
+
+    /** A version's nodes and zones; versions never change, so a few are kept. */
+    Map<String, String> zones(String cluster, long version) {
+        return nodeZones.get(cluster + "\n" + version, k -> Map.copyOf(versions.nodes(cluster, version)));
+    }
+
+    static Rollout of(RolloutStore.Row w) {
+        return new Rollout(w.cluster(), w.version(), w.stable(), w.wave(), w.waveOpenedAt(), w.startedAt(),
+                Rollout.State.valueOf(w.state().toUpperCase(Locale.ROOT)), w.cause(), w.revision());
+    }
+
+    static RolloutStore.Row row(Rollout r) {
+        return new RolloutStore.Row(r.cluster(), r.version(), r.stable(), r.wave(), r.waveOpenedAt(), r.startedAt(),
+                r.state().name().toLowerCase(Locale.ROOT), r.cause(), r.revision());
+    }
+
+    private static RolloutStore.Entry entry(Rollout r, String event, String wave, String actor, String detail, Instant now) {
+        return new RolloutStore.Entry(0, r.cluster(), r.version(), now, event, wave, actor, detail);
+    }
+}

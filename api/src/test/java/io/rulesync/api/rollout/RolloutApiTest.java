@@ -1,0 +1,183 @@
+package io.rulesync.api.rollout;
+
+import static io.rulesync.api.testing.TestApi.assertProblem;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.rulesync.api.testing.StoredClusters;
+import io.rulesync.api.testing.TestApi;
+import io.rulesync.compiler.runtime.CompilerStores;
+import io.rulesync.compiler.version.ClusterHead;
+import io.rulesync.model.ack.NodeAck;
+import io.rulesync.testing.needs.RequiresPostgres;
+import io.rulesync.testsupport.TestDatabase;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Staged rollout over real HTTP and PostgreSQL: a policy of a canary (n1) then the rest (n2); versions stored as the
+ * compiler stores them; the nodes' side played by this test through the agents' own endpoints (deltas, snapshots, acks).
+ * The whole path with real agents is RolloutEndToEndTest's.
+ */
+@RequiresPostgres
+class RolloutApiTest {
+    private static final String AGENT = TestApi.AGENT.token();
+    private static final String OPERATOR = TestApi.OPERATOR.token();
+    private static final String POLICY = """
+            {"policy": {"waves": [{"name": "canary", "nodes": ["n1"], "bake": "2s"}, {"name": "rest", "percent": 100}],
+                        "failWhen": {"ackTimeout": "1m"}}, "reason": "canary first"}""";
+    private TestDatabase db;
+    private TestApi api;
+    private ClusterHead.Step shopHead;
+    private long offset = 7;
+
+    @BeforeEach
+    void start() throws Exception {
+        db = TestDatabase.create();
+        shopHead = StoredClusters.twoVersions(CompilerStores.on(db.dataSource()), "shop");
+        api = TestApi.on(db.url(), db.user(), db.password());
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        api.close();
+        db.close();
+    }
+
+    @Test
+    void aVersionReachesTheCanaryFirstAndTheRestOnceTheCanaryAckedAndBaked() throws Exception {
+        assertProblem(api.put("/api/v1/clusters/shop/rollout/policy", POLICY, TestApi.VIEWER.token()), 403, null, "needs operator");
+        HttpResponse<String> set = api.put("/api/v1/clusters/shop/rollout/policy", POLICY, OPERATOR);
+        assertThat(set.statusCode()).as(set.body()).isEqualTo(200);
+        assertThat(rollout()).containsEntry("state", "complete").containsEntry("version", 2);
+
+        newVersion("10.244.1.9"); // version 3
+        await().atMost(Duration.ofSeconds(10)).until(() -> "rolling".equals(rollout().get("state")));
+        assertThat(rollout()).containsEntry("version", 3).containsEntry("stable", 2).containsEntry("wave", "canary");
+        assertThat(deltas("n1", 2)).as("the canary is served version 3").contains("\"target\":3");
+        assertThat(deltas("n2", 2)).as("the rest are not").isEmpty();
+        assertThat(snapshotVersion("n1")).isEqualTo("\"v3\"");
+        assertThat(snapshotVersion("n2")).isEqualTo("\"v2\"");
+
+        // n2 waits for its next version; it comes when the canary has acked and baked.
+        CompletableFuture<HttpResponse<String>> parked = HttpClient.newHttpClient().sendAsync(HttpRequest.newBuilder(
+                URI.create(api.baseUrl() + "/api/v1/clusters/shop/deltas?after=2&node=n2&wait=30")).header("Authorization", "Bearer " + AGENT)
+                .build(), HttpResponse.BodyHandlers.ofString());
+        ack("n1", 3, null);
+        HttpResponse<String> released = parked.get(20, TimeUnit.SECONDS);
+        assertThat(released.body()).contains("\"target\":3");
+        await().atMost(Duration.ofSeconds(10)).until(() -> "rest".equals(rollout().get("wave")));
+        ack("n2", 3, null);
+        await().atMost(Duration.ofSeconds(10)).until(() -> "complete".equals(rollout().get("state")));
+        assertThat(events()).containsSubsequence("settled", "started", "wave-opened", "baked", "wave-opened", "baked", "completed");
+    }
+
+    @Test
+    void aVersionTheCanaryFailsHaltsThereAndAFixSkipsIt() throws Exception {
+        api.put("/api/v1/clusters/shop/rollout/policy", POLICY, OPERATOR);
+        newVersion("10.244.1.9"); // 3
+        await().atMost(Duration.ofSeconds(10)).until(() -> "rolling".equals(rollout().get("state")));
+        ack("n1", 3, "iptables-restore: line 3 failed");
+        await().atMost(Duration.ofSeconds(10)).until(() -> "halted".equals(rollout().get("state")));
+        assertThat((String) rollout().get("cause")).isEqualTo("1 node failed version 3: n1 (iptables-restore: line 3 failed)");
+        assertThat(deltas("n1", 2)).as("the canary wave keeps it").contains("\"target\":3");
+        assertThat(deltas("n2", 2)).as("no node of the next wave is served it").isEmpty();
+        assertThat(snapshotVersion("n2")).isEqualTo("\"v2\"");
+        assertThat(events()).contains("halted");
+
+        newVersion("10.244.1.10"); // 4: the fix
+        await().atMost(Duration.ofSeconds(10)).until(() -> Integer.valueOf(4).equals(rollout().get("version")));
+        assertThat(rollout()).containsEntry("state", "rolling").containsEntry("stable", 2);
+        // The canary runs 2 (its apply of 3 failed): to reach 4 it must not apply 3 on the way, so it loads a snapshot.
+        HttpResponse<String> past = api.get("/api/v1/clusters/shop/deltas?after=2&node=n1&wait=0", AGENT);
+        assertProblem(past, 410, "after", "version 3 was halted by the cluster's rollout");
+        assertThat(snapshotVersion("n1")).isEqualTo("\"v4\"");
+        assertThat(snapshotVersion("n2")).isEqualTo("\"v2\"");
+    }
+
+    @Test
+    void operatorsPausePromoteAndAbortAndEachStepIsLogged() throws Exception {
+        api.put("/api/v1/clusters/shop/rollout/policy", POLICY.replace("2s", "1h"), OPERATOR);
+        assertProblem(api.post("/api/v1/clusters/shop/rollout/promote", "{\"reason\": \"go\"}", OPERATOR), 409, "cluster",
+                "version 2 is complete; only a rolling or paused rollout can be promoted");
+        newVersion("10.244.1.9"); // 3
+        await().atMost(Duration.ofSeconds(10)).until(() -> "rolling".equals(rollout().get("state")));
+        assertThat(((Number) rollout().get("bakeLeftSeconds")).longValue()).isGreaterThan(3500);
+        assertThat(api.post("/api/v1/clusters/shop/rollout/pause", "{\"reason\": \"watching the canary\"}", OPERATOR).statusCode())
+                .isEqualTo(200);
+        assertThat(rollout()).containsEntry("state", "paused").containsEntry("cause", "paused by otto: watching the canary");
+        HttpResponse<String> promoted = api.post("/api/v1/clusters/shop/rollout/promote", "{\"reason\": \"canary looks good\"}", OPERATOR);
+        assertThat(promoted.statusCode()).as(promoted.body()).isEqualTo(200);
+        assertThat(json(promoted)).containsEntry("state", "rolling").containsEntry("wave", "rest");
+        assertThat(deltas("n2", 2)).contains("\"target\":3");
+        assertProblem(api.post("/api/v1/clusters/shop/rollout/abort", "{}", OPERATOR), 400, "reason", "reason: ");
+        assertThat(api.post("/api/v1/clusters/shop/rollout/abort", "{\"reason\": \"enough\"}", OPERATOR).statusCode()).isEqualTo(200);
+        assertThat(rollout()).containsEntry("state", "halted").containsEntry("cause", "aborted by otto: enough");
+        assertThat(events()).containsSubsequence("paused", "promoted", "wave-opened", "aborted");
+
+        HttpResponse<String> bad = api.put("/api/v1/clusters/shop/rollout/policy", "{\"policy\": {\"waves\": [{\"percent\": 0}]}, "
+                + "\"reason\": \"r\"}", OPERATOR);
+        assertProblem(bad, 400, "policy", "policy.waves[0].percent: '0' is not a whole number 1-100");
+        // Removed: every node gets the head again.
+        assertThat(api.put("/api/v1/clusters/shop/rollout/policy", "{\"policy\": null, \"reason\": \"done with waves\"}", OPERATOR)
+                .statusCode()).isEqualTo(200);
+        assertThat(rollout()).containsEntry("state", "none");
+        newVersion("10.244.1.10"); // 4
+        HttpResponse<String> all = api.get("/api/v1/clusters/shop/deltas?after=3&node=n2&wait=20", AGENT); // woken when the api sees 4
+        assertThat(all.body()).contains("\"target\":4");
+    }
+
+    /** The next version of shop, as the compiler would store it: n1's endpoints of {@code web} become {@code ip}. */
+    private void newVersion(String ip) throws Exception {
+        shopHead = StoredClusters.next(api.store(), "shop", shopHead, offset++, ip);
+    }
+
+    private Map<String, Object> rollout() throws Exception {
+        HttpResponse<String> r = api.get("/api/v1/clusters/shop/rollout");
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        return json(r);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> json(HttpResponse<String> r) {
+        return (Map<String, Object>) TestApi.json(r);
+    }
+
+    private List<Object> events() throws Exception {
+        List<Object> oldestFirst = new ArrayList<>(((List<?>) rollout().get("log")).stream().map(e -> ((Map<?, ?>) e).get("event")).toList());
+        Collections.reverse(oldestFirst);
+        return oldestFirst;
+    }
+
+    private String deltas(String node, long after) throws Exception {
+        HttpResponse<String> r = api.get("/api/v1/clusters/shop/deltas?after=" + after + "&node=" + node + "&wait=0", AGENT);
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        return r.body();
+    }
+
+    private String snapshotVersion(String node) throws Exception {
+        HttpResponse<String> r = api.get("/api/v1/clusters/shop/versions/latest/snapshot?node=" + node, AGENT);
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        return r.headers().firstValue("ETag").orElseThrow();
+    }
+
+    private void ack(String node, long version, String error) throws Exception {
+        NodeAck a = error == null ? new NodeAck("shop", node, version, version, NodeAck.Status.APPLIED, null, 5, 40, "iptables", Instant.now())
+                : new NodeAck("shop", node, version, version - 1, NodeAck.Status.FAILED, error, 5, 0, "iptables", Instant.now());
+        HttpResponse<String> r = api.post("/api/v1/clusters/shop/nodes/" + node + "/acks", "[" + a.toJson() + "]", AGENT);
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(204);
+    }
+}
