@@ -193,6 +193,15 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
         return loop(connection, new ApiSnapshots(connection), observer);
     }
 
+    /**
+     * The agent with its host tools run by {@code runner} (in this configuration's namespace, if any): a lab node whose
+     * {@code iptables-restore} is a test's wrapper on its PATH.
+     */
+    public AgentLoop loop(CommandRunner runner) {
+        ApiConnection connection = new ApiConnection(api, apiToken);
+        return loop(connection, new ApiSnapshots(connection), kernel(runner.inNetns(netns), Clock.systemUTC()), ack -> { });
+    }
+
     public AgentLoop loop(ApiConnection connection, SnapshotSource snapshots, AckSink observer) {
         return loop(connection, snapshots, kernel(HostCommand.PROCESSES.inNetns(netns), Clock.systemUTC()), observer);
     }

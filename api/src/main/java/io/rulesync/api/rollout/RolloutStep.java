@@ -6,6 +6,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.LongPredicate;
 
 /**
  * What a rollout does next, from its state, its policy, the nodes' reports and the time. Pure: the controller reads
@@ -38,7 +39,12 @@ public final class RolloutStep {
         }
     }
 
-    public static Step next(Rollout r, RolloutPolicy p, Waves waves, Map<String, NodeReport> reports, long head, Instant now) {
+    /**
+     * @param halted versions an earlier rollout halted: a node's failure of one of those (an agent retries a version it
+     *               could not apply) is that rollout's, not this one's
+     */
+    public static Step next(Rollout r, RolloutPolicy p, Waves waves, Map<String, NodeReport> reports, LongPredicate halted, long head,
+            Instant now) {
         switch (r.state()) {
             case COMPLETE -> {
                 return head > r.version() ? start(r, r.version(), head, now, "version " + head + " is new") : new Step.None();
@@ -56,7 +62,7 @@ public final class RolloutStep {
         for (String n : waves.upTo(r.wave()).stream().sorted().toList()) {
             NodeReport rep = reports.get(n);
             if (rep != null && rep.failedVersion() != null && rep.failedVersion() > r.stable() && rep.failedVersion() <= r.version()
-                    && rep.running() < r.version()) {
+                    && !halted.test(rep.failedVersion()) && rep.running() < r.version()) {
                 failed.add(n);
             }
         }

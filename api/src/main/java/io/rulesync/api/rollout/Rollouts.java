@@ -156,7 +156,8 @@ public final class Rollouts implements Release {
         Waves waves = Waves.assign(policy, cluster, zones(cluster, r.version()));
         Map<String, NodeReport> reports = r.state() == Rollout.State.ROLLING || r.state() == Rollout.State.PAUSED ? reports(cluster)
                 : Map.of();
-        Step s = RolloutStep.next(r, policy, waves, reports, head, now);
+        Set<Long> halted = Set.copyOf(store.haltedVersions(cluster));
+        Step s = RolloutStep.next(r, policy, waves, reports, halted::contains, head, now);
         Rollout next = s instanceof Step.Start st ? st.rollout() : s instanceof Step.Advance a ? a.rollout()
                 : s instanceof Step.Fail f ? f.rollout() : null;
         if (next != null && store.save(row(next), r.revision(), entries(s, r, next, policy, now))) {

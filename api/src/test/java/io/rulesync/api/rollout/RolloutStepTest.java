@@ -17,6 +17,7 @@ class RolloutStepTest {
             {"waves": [{"name": "canary", "nodes": ["c1", "c2"], "bake": "60s"}, {"name": "rest", "percent": 100, "bake": "30s"}],
              "failWhen": {"unacked": 0.25, "ackTimeout": "2m"}}""");
     private static final Waves WAVES = Waves.assign(POLICY, "shop", nodes());
+    private static final java.util.function.LongPredicate NONE = v -> false;
 
     private static Map<String, String> nodes() {
         Map<String, String> m = new TreeMap<>();
@@ -37,8 +38,8 @@ class RolloutStepTest {
     @Test
     void aGoodVersionOpensEachWaveOnceTheLastHasAckedAndBaked() {
         Rollout settled = Rollout.settled("shop", 4, T0);
-        assertThat(RolloutStep.next(settled, POLICY, WAVES, Map.of(), 4, T0)).isInstanceOf(Step.None.class);
-        Step.Start start = (Step.Start) RolloutStep.next(settled, POLICY, WAVES, Map.of(), 5, T0);
+        assertThat(RolloutStep.next(settled, POLICY, WAVES, Map.of(), NONE, 4, T0)).isInstanceOf(Step.None.class);
+        Step.Start start = (Step.Start) RolloutStep.next(settled, POLICY, WAVES, Map.of(), NONE, 5, T0);
         Rollout r = start.rollout();
         assertThat(r.version()).isEqualTo(5);
         assertThat(r.stable()).isEqualTo(4);
@@ -47,9 +48,9 @@ class RolloutStepTest {
 
         // Acked but not baked; then baked but one canary not acked (a quarter of two nodes is none).
         Map<String, NodeReport> acked = running(5, "c1", "c2");
-        assertThat(RolloutStep.next(r, POLICY, WAVES, acked, 5, T0.plusSeconds(59))).isInstanceOf(Step.None.class);
-        assertThat(RolloutStep.next(r, POLICY, WAVES, running(5, "c1"), 5, T0.plusSeconds(61))).isInstanceOf(Step.None.class);
-        Step.Advance open = (Step.Advance) RolloutStep.next(r, POLICY, WAVES, acked, 5, T0.plusSeconds(61));
+        assertThat(RolloutStep.next(r, POLICY, WAVES, acked, NONE, 5, T0.plusSeconds(59))).isInstanceOf(Step.None.class);
+        assertThat(RolloutStep.next(r, POLICY, WAVES, running(5, "c1"), NONE, 5, T0.plusSeconds(61))).isInstanceOf(Step.None.class);
+        Step.Advance open = (Step.Advance) RolloutStep.next(r, POLICY, WAVES, acked, NONE, 5, T0.plusSeconds(61));
         r = open.rollout();
         assertThat(open.why()).isEqualTo("wave 'canary' baked 60 s with 2 of 2 nodes acknowledged; wave 'rest' opens");
         assertThat(r.wave()).isEqualTo(1);
@@ -58,7 +59,7 @@ class RolloutStepTest {
 
         // Three of four of the rest is within the allowed quarter.
         Map<String, NodeReport> most = running(5, "c1", "c2", "r1", "r2", "r3");
-        Step.Advance done = (Step.Advance) RolloutStep.next(r, POLICY, WAVES, most, 5, T0.plusSeconds(92));
+        Step.Advance done = (Step.Advance) RolloutStep.next(r, POLICY, WAVES, most, NONE, 5, T0.plusSeconds(92));
         assertThat(done.rollout().state()).isEqualTo(Rollout.State.COMPLETE);
         assertThat(done.rollout().releasedTo(1)).isEqualTo(5);
         assertThat(done.why()).endsWith("every wave has version 5");
@@ -66,43 +67,47 @@ class RolloutStepTest {
 
     @Test
     void aFailedAckInAnOpenedWaveHaltsTheVersionThere() {
-        Rollout r = ((Step.Start) RolloutStep.next(Rollout.settled("shop", 4, T0), POLICY, WAVES, Map.of(), 5, T0)).rollout();
+        Rollout r = ((Step.Start) RolloutStep.next(Rollout.settled("shop", 4, T0), POLICY, WAVES, Map.of(), NONE, 5, T0)).rollout();
         Map<String, NodeReport> reports = running(5, "c1");
         reports.put("c2", new NodeReport(4, 5L, "iptables-restore: line 7 failed"));
-        Step.Fail fail = (Step.Fail) RolloutStep.next(r, POLICY, WAVES, reports, 5, T0.plusSeconds(3));
+        Step.Fail fail = (Step.Fail) RolloutStep.next(r, POLICY, WAVES, reports, NONE, 5, T0.plusSeconds(3));
         assertThat(fail.why()).isEqualTo("1 node failed version 5: c2 (iptables-restore: line 7 failed)");
         assertThat(fail.nodes()).containsExactly("c2");
         Rollout halted = fail.rollout();
         assertThat(halted.state()).isEqualTo(Rollout.State.HALTED);
         assertThat(halted.releasedTo(1)).as("the rest keep the previous version").isEqualTo(4);
-        assertThat(RolloutStep.next(halted, POLICY, WAVES, reports, 5, T0.plusSeconds(600))).isInstanceOf(Step.None.class);
+        assertThat(RolloutStep.next(halted, POLICY, WAVES, reports, NONE, 5, T0.plusSeconds(600))).isInstanceOf(Step.None.class);
 
         // A newer version (a fix) supersedes it and starts from the canaries, the rest still on 4.
-        Step.Start fix = (Step.Start) RolloutStep.next(halted, POLICY, WAVES, reports, 6, T0.plusSeconds(700));
+        Step.Start fix = (Step.Start) RolloutStep.next(halted, POLICY, WAVES, reports, NONE, 6, T0.plusSeconds(700));
         assertThat(fix.rollout().version()).isEqualTo(6);
         assertThat(fix.rollout().stable()).isEqualTo(4);
         assertThat(fix.why()).isEqualTo("version 6 supersedes halted version 5");
+        // c2 still reports its failure of 5 (agents retry a version they could not apply): that was 5's rollout, not 6's.
+        assertThat(RolloutStep.next(fix.rollout(), POLICY, WAVES, reports, v -> v == 5, 6, T0.plusSeconds(701)))
+                .isInstanceOf(Step.None.class);
+        assertThat(RolloutStep.next(fix.rollout(), POLICY, WAVES, reports, NONE, 6, T0.plusSeconds(701))).isInstanceOf(Step.Fail.class);
 
         // A failure of a version before the stable one is history, not this rollout's.
         Map<String, NodeReport> old = running(5, "c1");
         old.put("c2", new NodeReport(5, 3L, "long ago"));
-        assertThat(RolloutStep.next(r, POLICY, WAVES, old, 5, T0.plusSeconds(3))).isInstanceOf(Step.None.class);
+        assertThat(RolloutStep.next(r, POLICY, WAVES, old, NONE, 5, T0.plusSeconds(3))).isInstanceOf(Step.None.class);
     }
 
     @Test
     void aWaveThatDoesNotAcknowledgeInTimeFailsAndANewerHeadWaits() {
-        Rollout r = ((Step.Start) RolloutStep.next(Rollout.settled("shop", 4, T0), POLICY, WAVES, Map.of(), 5, T0)).rollout();
-        assertThat(RolloutStep.next(r, POLICY, WAVES, running(5, "c1"), 9, T0.plusSeconds(119)))
+        Rollout r = ((Step.Start) RolloutStep.next(Rollout.settled("shop", 4, T0), POLICY, WAVES, Map.of(), NONE, 5, T0)).rollout();
+        assertThat(RolloutStep.next(r, POLICY, WAVES, running(5, "c1"), NONE, 9, T0.plusSeconds(119)))
                 .as("a newer head waits for the version rolling out").isInstanceOf(Step.None.class);
-        Step.Fail fail = (Step.Fail) RolloutStep.next(r, POLICY, WAVES, running(5, "c1"), 9, T0.plusSeconds(120));
+        Step.Fail fail = (Step.Fail) RolloutStep.next(r, POLICY, WAVES, running(5, "c1"), NONE, 9, T0.plusSeconds(120));
         assertThat(fail.why()).isEqualTo("1 of 2 nodes of wave 'canary' did not acknowledge version 5 within 120 s: c2");
     }
 
     @Test
     void aPausedRolloutOpensNothingUntilPromoted() {
-        Rollout r = ((Step.Start) RolloutStep.next(Rollout.settled("shop", 4, T0), POLICY, WAVES, Map.of(), 5, T0)).rollout();
+        Rollout r = ((Step.Start) RolloutStep.next(Rollout.settled("shop", 4, T0), POLICY, WAVES, Map.of(), NONE, 5, T0)).rollout();
         Rollout paused = r.with(Rollout.State.PAUSED, 0, r.waveOpenedAt(), "paused by otto: watching");
-        assertThat(RolloutStep.next(paused, POLICY, WAVES, running(5, "c1", "c2"), 5, T0.plusSeconds(600))).isInstanceOf(Step.None.class);
+        assertThat(RolloutStep.next(paused, POLICY, WAVES, running(5, "c1", "c2"), NONE, 5, T0.plusSeconds(600))).isInstanceOf(Step.None.class);
         Step.Advance promoted = RolloutStep.advance(paused, POLICY, T0.plusSeconds(601), "promoted by otto");
         assertThat(promoted.rollout().state()).isEqualTo(Rollout.State.ROLLING);
         assertThat(promoted.rollout().wave()).isEqualTo(1);
