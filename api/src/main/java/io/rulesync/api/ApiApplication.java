@@ -18,6 +18,7 @@ import io.rulesync.api.events.EventsController;
 import io.rulesync.api.history.HistoryController;
 import io.rulesync.api.nodes.NodesController;
 import io.rulesync.api.problems.ProblemsController;
+import io.rulesync.api.rollout.FleetPolicies;
 import io.rulesync.api.rollout.RolloutController;
 import io.rulesync.api.rollout.Rollouts;
 import io.rulesync.api.snapshot.RecentVersions;
@@ -106,8 +107,8 @@ public class ApiApplication {
     }
 
     @Bean
-    ClustersController clustersController(VersionHistory store, NodeStatusStore acks, ProblemStore problems) {
-        return new ClustersController(store, acks, problems);
+    ClustersController clustersController(VersionHistory store, NodeStatusStore acks, ProblemStore problems, RolloutStore rollouts) {
+        return new ClustersController(store, acks, problems, rollouts);
     }
 
     @Bean
@@ -121,8 +122,8 @@ public class ApiApplication {
     }
 
     @Bean
-    HistoryController historyController(VersionHistory store, RecentVersions recent) {
-        return new HistoryController(store, recent);
+    HistoryController historyController(VersionHistory store, RecentVersions recent, RolloutStore rollouts) {
+        return new HistoryController(store, recent, rollouts);
     }
 
     @Bean
@@ -156,7 +157,12 @@ public class ApiApplication {
     @Bean
     Rollouts rollouts(RolloutStore rollouts, VersionHistory store, NodeStatusStore acks, OperatorActionStore actions, ApiProperties p,
             MeterRegistry meters) {
-        return new Rollouts(rollouts, store, acks, actions, p.eventsTopic(), Clock.systemUTC(), meters);
+        Rollouts r = new Rollouts(rollouts, store, acks, actions, p.eventsTopic(), Clock.systemUTC(), meters);
+        if (p.fleet() != null) {
+            // A policy the file gets wrong stops the api here, naming the cluster and field.
+            r.declare(FleetPolicies.read(Path.of(p.fleet())), Path.of(p.fleet()).getFileName().toString());
+        }
+        return r;
     }
 
     /** Where rollouts step: every second (bakes end, acks arrive), and at once when a cluster's head moves. */
@@ -255,8 +261,8 @@ public class ApiApplication {
     }
 
     @Bean
-    ActionsController actionsController(VersionHistory store, OperatorActionStore actions, ApiProperties p) {
-        return new ActionsController(store, actions, p.eventsTopic(), p.actionWait(), p.actionTimeout(), Clock.systemUTC());
+    ActionsController actionsController(VersionHistory store, OperatorActionStore actions, RolloutStore rollouts, ApiProperties p) {
+        return new ActionsController(store, actions, rollouts, p.eventsTopic(), p.actionWait(), p.actionTimeout(), Clock.systemUTC());
     }
 
     /** The configured tokens: the file's lines, then the inline ones. The api does not start without any. */

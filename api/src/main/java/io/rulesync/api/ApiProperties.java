@@ -18,10 +18,11 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param actionTimeout how long an action may stay pending before it expires (the compiler's
  *     {@code rulesync.compiler.action-timeout}); a cluster's overdue action is expired when the next
  *     one is requested, so a lost request never blocks the cluster for good
+ * @param fleet a fleet file whose clusters' {@code rollout:} policies are applied at start (null: none)
  */
 @ConfigurationProperties("rulesync.api")
 public record ApiProperties(Integer cachedVersions, String tokensFile, List<String> tokens, String eventsTopic, Duration actionWait,
-        Duration actionTimeout) {
+        Duration actionTimeout, String fleet) {
     public ApiProperties {
         cachedVersions = cachedVersions == null ? 4 : cachedVersions;
         tokens = tokens == null ? List.of() : List.copyOf(tokens);

@@ -7,8 +7,10 @@ import io.rulesync.api.access.BearerTokenFilter;
 import io.rulesync.api.errors.ParameterProblem;
 import io.rulesync.api.params.DnsLabel;
 import io.rulesync.api.params.PageSize;
+import io.rulesync.api.rollout.RolloutController;
 import io.rulesync.store.ActionConflictException;
 import io.rulesync.store.OperatorActionStore;
+import io.rulesync.store.RolloutStore;
 import io.rulesync.store.RecordedAction;
 import io.rulesync.store.VersionHistory;
 import io.rulesync.model.cluster.KubernetesNames;
@@ -52,14 +54,16 @@ public class ActionsController {
 
     private final VersionHistory versions;
     private final OperatorActionStore actions;
+    private final RolloutStore rollouts;
     private final String eventsTopic;
     private final Duration wait;
     private final Duration timeout;
     private final Clock clock;
 
-    public ActionsController(VersionHistory versions, OperatorActionStore actions, String eventsTopic, Duration wait, Duration timeout,
-            Clock clock) {
+    public ActionsController(VersionHistory versions, OperatorActionStore actions, RolloutStore rollouts, String eventsTopic, Duration wait,
+            Duration timeout, Clock clock) {
         this.versions = versions;
+        this.rollouts = rollouts;
         this.actions = actions;
         this.eventsTopic = eventsTopic;
         this.wait = wait;
@@ -79,8 +83,13 @@ public class ActionsController {
     public record ResumeRequest(@Reason Object reason) {
     }
 
-    /** One page of the audit log, and the link to the next (null on the last). */
-    public record AuditPage(List<ActionJson> actions, String next) {
+    /**
+     * One page of the audit log, and the link to the next (null on the last); the first page also holds the newest steps
+     * of staged rollouts (waves opened, bakes, halts with their causes, automatic rollbacks, operators' promotes, pauses
+     * and aborts; all of them at {@code /clusters/{c}/rollout}).
+     */
+    public record AuditPage(List<ActionJson> actions, String next,
+            @JsonInclude(JsonInclude.Include.NON_NULL) List<RolloutController.LogJson> rolloutSteps) {
     }
 
     /** An operator action: who asked for what and why, and what came of it (toVersion only for a rollback). */
@@ -134,7 +143,7 @@ public class ActionsController {
         var page = actions.list(c, before == null ? Long.MAX_VALUE : Long.parseLong(before), n);
         return new AuditPage(page.stream().map(ActionsController::json).toList(), page.size() == n ? "/api/v1/audit?" + (c == null ? ""
                 : "cluster=" + URLEncoder.encode(c, StandardCharsets.UTF_8) + "&") + "before=" + page.get(page.size() - 1).id() + "&limit=" + n
-                : null);
+                : null, before == null ? rollouts.log(c, 50).stream().map(RolloutController.LogJson::of).toList() : null);
     }
 
     /** An id that is not a number names no action either: 404, not 400. */

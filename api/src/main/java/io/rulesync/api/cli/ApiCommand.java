@@ -47,6 +47,10 @@ public final class ApiCommand implements Callable<Integer> {
                     + "next action; give the compiler the same. Default: ${DEFAULT-VALUE}.")
     private Duration actionTimeout;
 
+    @Option(names = "--fleet", description = "A fleet file: the rollout policies its clusters declare ('rollout:') are applied "
+            + "when the api starts.")
+    private String fleet;
+
     @Mixin
     private DatabaseOptions db;
 
@@ -87,6 +91,9 @@ public final class ApiCommand implements Callable<Integer> {
         }
         props.put("rulesync.api.events-topic", eventsTopic);
         props.put("rulesync.api.action-timeout", actionTimeout.toMillis() + "ms");
+        if (fleet != null) {
+            props.put("rulesync.api.fleet", fleet);
+        }
         props.put("spring.main.banner-mode", "off");
         ConfigurableApplicationContext app = new SpringApplicationBuilder(ApiApplication.class)
                 .web(WebApplicationType.SERVLET).properties(props).registerShutdownHook(shutdownHook).run();

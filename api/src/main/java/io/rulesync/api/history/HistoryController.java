@@ -6,7 +6,9 @@ import io.rulesync.api.errors.ParameterProblem;
 import io.rulesync.api.params.DnsSubdomain;
 import io.rulesync.api.params.PageSize;
 import io.rulesync.api.params.VersionRef;
+import io.rulesync.api.rollout.RolloutController;
 import io.rulesync.api.snapshot.RecentVersions;
+import io.rulesync.store.RolloutStore;
 import io.rulesync.store.VersionHistory;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.KubernetesNames;
@@ -43,10 +45,12 @@ public class HistoryController {
 
     private final VersionHistory store;
     private final RecentVersions recent;
+    private final RolloutStore rollouts;
 
-    public HistoryController(VersionHistory store, RecentVersions recent) {
+    public HistoryController(VersionHistory store, RecentVersions recent, RolloutStore rollouts) {
         this.store = store;
         this.recent = recent;
+        this.rollouts = rollouts;
     }
 
     /** One page of a cluster's history, and the link to the next (null on the last). */
@@ -57,8 +61,12 @@ public class HistoryController {
     public record VersionSummary(long version, String createdAt, Object cause, int fragmentsChanged, int nodesChanged) {
     }
 
-    /** {@link VersionSummary} with the settings the version was compiled with. */
-    public record VersionDetail(long version, String createdAt, Object cause, int fragmentsChanged, int nodesChanged, Object settings) {
+    /**
+     * {@link VersionSummary} with the settings the version was compiled with, and, under a staged rollout, the steps its
+     * rollout took (waves opened, bakes, a halt and its cause), oldest first.
+     */
+    public record VersionDetail(long version, String createdAt, Object cause, int fragmentsChanged, int nodesChanged, Object settings,
+            @JsonInclude(JsonInclude.Include.NON_EMPTY) List<RolloutController.LogJson> rollout) {
     }
 
     /** What {@code /diff} answers: the chains and rules of the nodes that changed, or one node's IPVS changes. */
@@ -114,7 +122,7 @@ public class HistoryController {
     public VersionDetail version(@PathVariable("cluster") String cluster, @PathVariable("version") VersionRef version) {
         VersionHistory.VersionInfo v = find(cluster, version, "version");
         return new VersionDetail(v.seq(), v.createdAt().toString(), parse(v.cause()), v.fragmentsChanged(), v.nodesChanged(),
-                parse(v.settings()));
+                parse(v.settings()), rollouts.log(cluster, v.seq()).stream().map(RolloutController.LogJson::of).toList());
     }
 
     @Operation(summary = "The exact iptables-restore input of a node at a version; with ?mode=ipvs, its IPVS mode's "

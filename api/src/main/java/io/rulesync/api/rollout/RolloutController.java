@@ -63,8 +63,12 @@ public class RolloutController {
     public record WaveJson(String name, boolean open, long bakeSeconds, int nodes, int converged, int behind, int failed) {
     }
 
-    public record LogJson(long id, long version, String at, String event, @JsonInclude(JsonInclude.Include.NON_NULL) String wave,
-            String actor, String detail) {
+    /** One step of a rollout, as the log, the audit and the version history show it. */
+    public record LogJson(long id, String cluster, long version, String at, String event,
+            @JsonInclude(JsonInclude.Include.NON_NULL) String wave, String actor, String detail) {
+        public static LogJson of(RolloutStore.Entry e) {
+            return new LogJson(e.id(), e.cluster(), e.version(), e.at().toString(), e.event(), e.wave(), e.actor(), e.detail());
+        }
     }
 
     /** Where a rollout stands; every field but {@code cluster} and {@code state} is absent without a policy. */
@@ -81,8 +85,7 @@ public class RolloutController {
             throw ProblemResponses.unknownCluster(cluster);
         }
         Optional<RolloutStore.StoredPolicy> sp = store.policy(cluster);
-        List<LogJson> log = store.log(cluster, 50).stream().map(e -> new LogJson(e.id(), e.version(), e.at().toString(), e.event(),
-                e.wave(), e.actor(), e.detail())).toList();
+        List<LogJson> log = store.log(cluster, 50).stream().map(LogJson::of).toList();
         if (sp.isEmpty()) {
             return new RolloutJson(cluster, "none", null, null, null, null, null, null, null, null, null, log);
         }

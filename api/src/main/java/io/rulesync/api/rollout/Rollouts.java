@@ -59,6 +59,10 @@ public final class Rollouts implements Release {
     private final Counter rolledBack;
     private final Timer toLastWave;
     private volatile BiConsumer<String, Long> onRelease = (c, h) -> { };
+    private final List<java.util.function.Consumer<RolloutStore.Entry>> stepListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** Policies a fleet file declares, applied by the first tick that reaches the database; null once applied. */
+    private volatile Map<String, String> declared;
+    private volatile String declaredBy;
 
     public Rollouts(RolloutStore store, VersionHistory versions, NodeStatusStore acks, OperatorActionStore actions, String eventsTopic,
             Clock clock, MeterRegistry meters) {
@@ -118,8 +122,37 @@ public final class Rollouts implements Release {
         return h != null && h < upTo ? h : null;
     }
 
+    /** Told every step stored, as logged (the demo prints them). */
+    public void onStep(java.util.function.Consumer<RolloutStore.Entry> listener) {
+        stepListeners.add(listener);
+    }
+
+    /**
+     * The policies a fleet file declares (JSON by cluster), set by {@code source} (the file's name): stored by the next tick
+     * where they differ from what is stored, and a policy that file set before but no longer declares is removed. Policies
+     * operators set through the api for clusters the file does not name are left alone.
+     */
+    public void declare(Map<String, String> policies, String source) {
+        this.declaredBy = source;
+        this.declared = Map.copyOf(policies);
+    }
+
     /** Reads every cluster's policy and rollout and takes each one's next step; what {@link #released} answers follows. */
     public synchronized void tick() {
+        Map<String, String> fromFile = declared;
+        if (fromFile != null) {
+            Instant now = clock.instant();
+            Map<String, RolloutStore.StoredPolicy> stored = store.policies();
+            fromFile.forEach((cluster, json) -> {
+                RolloutStore.StoredPolicy p = stored.get(cluster);
+                if (p == null || !p.json().equals(json)) {
+                    store.setPolicy(cluster, json, declaredBy, "declared in " + declaredBy, versions.head(cluster), now);
+                }
+            });
+            stored.values().stream().filter(p -> p.setBy().equals(declaredBy) && !fromFile.containsKey(p.cluster())).forEach(p ->
+                    store.setPolicy(p.cluster(), null, declaredBy, "no longer declared in " + declaredBy, versions.head(p.cluster()), now));
+            declared = null;
+        }
         Map<String, RolloutStore.StoredPolicy> policies = store.policies();
         for (String gone : views.keySet()) {
             if (!policies.containsKey(gone)) {
@@ -146,8 +179,10 @@ public final class Rollouts implements Release {
         Rollout r = store.rollout(cluster).map(Rollouts::of).orElse(null);
         if (r == null) {
             Rollout settled = Rollout.settled(cluster, head, now);
-            if (store.save(row(settled), -1, List.of(entry(settled, "settled", null, SELF,
-                    "a rollout policy is in force; version " + head + " counts as rolled out", now)))) {
+            RolloutStore.Entry e = entry(settled, "settled", null, SELF, "a rollout policy is in force; version " + head
+                    + " counts as rolled out", now);
+            if (store.save(row(settled), -1, List.of(e))) {
+                told(e);
                 r = settled;
             } else {
                 r = store.rollout(cluster).map(Rollouts::of).orElseThrow();
@@ -160,7 +195,9 @@ public final class Rollouts implements Release {
         Step s = RolloutStep.next(r, policy, waves, reports, halted::contains, head, now);
         Rollout next = s instanceof Step.Start st ? st.rollout() : s instanceof Step.Advance a ? a.rollout()
                 : s instanceof Step.Fail f ? f.rollout() : null;
-        if (next != null && store.save(row(next), r.revision(), entries(s, r, next, policy, now))) {
+        List<RolloutStore.Entry> logged = next == null ? List.of() : entries(s, r, next, policy, now);
+        if (next != null && store.save(row(next), r.revision(), logged)) {
+            logged.forEach(this::told);
             afterStep(s, r, next, policy, now);
             r = next;
         } else if (next != null) {
@@ -195,8 +232,20 @@ public final class Rollouts implements Release {
     }
 
     private void logOnly(Rollout r, String event, RolloutPolicy policy, String detail, Instant now) {
-        store.save(row(r), r.revision(), List.of(entry(r, event, policy.waves().get(Math.min(r.wave(), policy.waves().size() - 1)).name(),
-                SELF, detail, now)));
+        RolloutStore.Entry e = entry(r, event, policy.waves().get(Math.min(r.wave(), policy.waves().size() - 1)).name(), SELF, detail, now);
+        if (store.save(row(r), r.revision(), List.of(e))) {
+            told(e);
+        }
+    }
+
+    private void told(RolloutStore.Entry e) {
+        for (var l : stepListeners) {
+            try {
+                l.accept(e);
+            } catch (RuntimeException ex) {
+                log.warn("a rollout step listener failed: {}", ex.toString());
+            }
+        }
     }
 
     private static List<RolloutStore.Entry> entries(Step s, Rollout before, Rollout next, RolloutPolicy p, Instant now) {
@@ -207,7 +256,8 @@ public final class Rollouts implements Release {
         } else if (s instanceof Step.Advance a) {
             out.add(entry(next, "baked", p.waves().get(before.wave()).name(), SELF, a.why(), now));
             out.add(next.state() == Rollout.State.COMPLETE ? entry(next, "completed", null, SELF, "every wave has version "
-                    + next.version(), now) : entry(next, "wave-opened", p.waves().get(next.wave()).name(), SELF, a.why(), now));
+                    + next.version(), now) : entry(next, "wave-opened", p.waves().get(next.wave()).name(), SELF, "after wave '"
+                    + p.waves().get(before.wave()).name() + "'", now));
         } else if (s instanceof Step.Fail f) {
             out.add(entry(next, "halted", p.waves().get(next.wave()).name(), SELF, f.why(), now));
         }
@@ -239,16 +289,17 @@ public final class Rollouts implements Release {
             case "abort" -> r.with(Rollout.State.HALTED, r.wave(), r.waveOpenedAt(), "aborted by " + actor + ": " + reason);
             default -> throw new IllegalArgumentException(action);
         };
-        List<RolloutStore.Entry> log = new ArrayList<>();
-        log.add(entry(next, action.equals("abort") ? "aborted" : action.equals("pause") ? "paused" : "promoted", wave, actor, reason,
+        List<RolloutStore.Entry> steps = new ArrayList<>();
+        steps.add(entry(next, action.equals("abort") ? "aborted" : action.equals("pause") ? "paused" : "promoted", wave, actor, reason,
                 now));
         if (action.equals("promote")) {
-            log.add(next.state() == Rollout.State.COMPLETE ? entry(next, "completed", null, actor, "every wave has version "
+            steps.add(next.state() == Rollout.State.COMPLETE ? entry(next, "completed", null, actor, "every wave has version "
                     + next.version(), now) : entry(next, "wave-opened", policy.waves().get(next.wave()).name(), actor, "promoted", now));
         }
-        if (!store.save(row(next), r.revision(), log)) {
+        if (!store.save(row(next), r.revision(), steps)) {
             throw new RefusedException("the rollout moved meanwhile; read it again and retry");
         }
+        steps.forEach(this::told);
         tick();
         return next;
     }

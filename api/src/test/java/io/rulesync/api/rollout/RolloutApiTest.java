@@ -2,6 +2,7 @@ package io.rulesync.api.rollout;
 
 import static io.rulesync.api.testing.TestApi.assertProblem;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.rulesync.api.testing.StoredClusters;
@@ -15,6 +16,8 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -97,6 +100,16 @@ class RolloutApiTest {
         assertThat(deltas("n2", 2)).as("no node of the next wave is served it").isEmpty();
         assertThat(snapshotVersion("n2")).isEqualTo("\"v2\"");
         assertThat(events()).contains("halted");
+        // Everywhere an operator looks: the clusters overview, the version's history, the audit, the metrics.
+        Map<String, Object> shop = map(((List<?>) json(api.get("/api/v1/clusters")).get("clusters")).get(0));
+        assertThat(map(shop.get("rollout"))).containsEntry("state", "halted").containsEntry("version", 3)
+                .containsEntry("details", "/api/v1/clusters/shop/rollout");
+        List<?> steps = (List<?>) json(api.get("/api/v1/clusters/shop/versions/3")).get("rollout");
+        assertThat(field(steps, "event")).containsExactly("started", "wave-opened", "halted");
+        List<?> audited = (List<?>) json(api.get("/api/v1/audit?cluster=shop")).get("rolloutSteps");
+        assertThat(map(audited.get(0))).containsEntry("event", "halted").containsEntry("actor", "rollout")
+                .containsEntry("detail", "1 node failed version 3: n1 (iptables-restore: line 3 failed)");
+        assertThat(api.get("/actuator/prometheus").body()).contains("rulesync_rollout_halted_total 1.0");
 
         newVersion("10.244.1.10"); // 4: the fix
         await().atMost(Duration.ofSeconds(10)).until(() -> Integer.valueOf(4).equals(rollout().get("version")));
@@ -140,6 +153,35 @@ class RolloutApiTest {
         assertThat(all.body()).contains("\"target\":4");
     }
 
+    @Test
+    void aFleetFilesPolicyIsAppliedAtStartAndAgainUnchangedAfterARestart() throws Exception {
+        Path fleet = Files.createTempFile("fleet", ".yaml");
+        try {
+            Files.writeString(fleet, """
+                    clusters:
+                      - id: shop
+                        manifests: shop
+                        rollout:
+                          waves: [{name: canary, nodes: [n1], bake: 5s}, {name: rest, percent: 100}]
+                    """);
+            for (int start = 0; start < 2; start++) {
+                try (TestApi withFile = TestApi.on(db.url(), db.user(), db.password(), Map.of("rulesync.api.fleet", fleet.toString()))) {
+                    await().atMost(Duration.ofSeconds(10)).until(() -> "complete".equals(json(withFile.get("/api/v1/clusters/shop/rollout"))
+                            .get("state")));
+                    Map<String, Object> r = json(withFile.get("/api/v1/clusters/shop/rollout"));
+                    assertThat(r).containsEntry("policySetBy", fleet.getFileName().toString());
+                    // The second start finds the same policy stored: nothing is set again, nothing logged.
+                    assertThat(field((List<?>) r.get("log"), "event")).containsExactly("settled", "policy-set");
+                }
+            }
+            Files.writeString(fleet, "clusters:\n  - id: shop\n    rollout: {waves: [{name: canary, percent: 0}]}\n");
+            assertThatThrownBy(() -> TestApi.on(db.url(), db.user(), db.password(), Map.of("rulesync.api.fleet", fleet.toString())))
+                    .rootCause().hasMessage(fleet.getFileName() + ": cluster shop: rollout.waves[0].percent: '0' is not a whole number 1-100");
+        } finally {
+            Files.delete(fleet);
+        }
+    }
+
     /** The next version of shop, as the compiler would store it: n1's endpoints of {@code web} become {@code ip}. */
     private void newVersion(String ip) throws Exception {
         shopHead = StoredClusters.next(api.store(), "shop", shopHead, offset++, ip);
@@ -151,9 +193,18 @@ class RolloutApiTest {
         return json(r);
     }
 
-    @SuppressWarnings("unchecked")
     private static Map<String, Object> json(HttpResponse<String> r) {
-        return (Map<String, Object>) TestApi.json(r);
+        return map(TestApi.json(r));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> map(Object o) {
+        return (Map<String, Object>) o;
+    }
+
+    /** Each element's {@code key}. */
+    private static List<Object> field(List<?> maps, String key) {
+        return maps.stream().map(m -> map(m).get(key)).toList();
     }
 
     private List<Object> events() throws Exception {

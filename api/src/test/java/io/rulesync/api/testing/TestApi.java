@@ -75,18 +75,28 @@ public final class TestApi implements AutoCloseable {
 
     /** The api on a database the caller provides, migrated and filled; closing the api leaves it alone. */
     public static TestApi on(String url, String user, String password) {
+        return on(url, user, password, Map.of());
+    }
+
+    /** {@link #on(String, String, String)} with more Spring properties (e.g. {@code rulesync.api.fleet}). */
+    public static TestApi on(String url, String user, String password, Map<String, Object> more) {
         PGSimpleDataSource ds = new PGSimpleDataSource();
         ds.setUrl(url);
         ds.setUser(user);
         ds.setPassword(password);
-        return new TestApi(null, CompilerStores.on(ds), run(url, user, password));
+        return new TestApi(null, CompilerStores.on(ds), run(url, user, password, more));
     }
 
     private static ConfigurableApplicationContext run(String url, String user, String password) {
-        return new SpringApplicationBuilder(ApiApplication.class).web(WebApplicationType.SERVLET)
-                .properties(Map.of("server.port", 0, "spring.datasource.url", url, "spring.datasource.username", user,
-                        "spring.datasource.password", password, "spring.main.banner-mode", "off",
-                        "rulesync.api.tokens", tokenProperty(), "rulesync.api.action-wait", "PT1S")).run();
+        return run(url, user, password, Map.of());
+    }
+
+    private static ConfigurableApplicationContext run(String url, String user, String password, Map<String, Object> more) {
+        Map<String, Object> p = new java.util.HashMap<>(Map.of("server.port", 0, "spring.datasource.url", url,
+                "spring.datasource.username", user, "spring.datasource.password", password, "spring.main.banner-mode", "off",
+                "rulesync.api.tokens", tokenProperty(), "rulesync.api.action-wait", "PT1S"));
+        p.putAll(more);
+        return new SpringApplicationBuilder(ApiApplication.class).web(WebApplicationType.SERVLET).properties(p).run();
     }
 
     public CompilerStores store() {

@@ -5,6 +5,7 @@ import io.rulesync.agent.AgentLoop;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Role;
 import io.rulesync.api.cli.ApiCommand;
+import io.rulesync.api.rollout.Rollouts;
 import io.rulesync.compiler.runtime.CompilerApplication;
 import io.rulesync.compiler.runtime.PartitionProcessor;
 import io.rulesync.store.VersionHistory;
@@ -175,10 +176,13 @@ public final class DemoCommand implements Callable<Integer> {
             // Stopped in order below (agents, then the api), not by Spring's own hook at Ctrl-C.
             ApiCommand apiCommand = new ApiCommand().withTokens(tokenLines).withoutShutdownHook();
             new CommandLine(apiCommand).parseArgs("--port=" + apiPort, "--db-url=" + db.jdbcUrl(), "--db-user=" + db.user(),
-                    "--events-topic=" + topics.events());
+                    "--events-topic=" + topics.events(), "--fleet=" + fleetFile);
             apiCommand.withDatabasePassword(db.password());
             ConfigurableApplicationContext api = apiCommand.start();
             running.add(api::close);
+            // A cluster with a rollout policy in the fleet file: each step of its rollouts, as it is taken.
+            api.getBean(Rollouts.class).onStep(e -> say(out, String.format("%-8s v%-4d rollout: %s%s: %s", e.cluster(), e.version(),
+                    e.event(), e.wave() == null ? "" : " '" + e.wave() + "'", e.detail())));
             URI apiUrl = URI.create("http://127.0.0.1:" + api.getEnvironment().getProperty("local.server.port"));
             say(out, "api at " + apiUrl + "/api/v1/clusters (OpenAPI: /v3/api-docs). Tokens for this run:");
             say(out, "  viewer   " + viewer.token());

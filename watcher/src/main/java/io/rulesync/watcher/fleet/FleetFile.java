@@ -44,7 +44,8 @@ import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
  */
 public final class FleetFile {
     private static final Set<String> TOP_FIELDS = Set.of("clusters");
-    private static final Set<String> CLUSTER_FIELDS = Set.of("id", "kubeconfig", "context", "inCluster", "manifests", "settings");
+    /** {@code rollout} is the api's (its staged rollout policy, read with {@code api --fleet}); the watcher leaves it alone. */
+    private static final Set<String> CLUSTER_FIELDS = Set.of("id", "kubeconfig", "context", "inCluster", "manifests", "settings", "rollout");
     private static final Set<String> SETTINGS_FIELDS =
             Set.of("families", "clusterCIDRs", "masqueradeAll", "masqueradeBit", "nodePortAddresses",
                     "ipvsScheduler");
