@@ -175,6 +175,14 @@ class RolloutEndToEndTest {
         }
         awaitRunning(nodes, v1);
         assertThat(reached("r-real")).isEqualTo(Set.of("pod0"));
+        // Without a policy, for comparison: a version reaches every node at once.
+        Instant sent = Instant.now();
+        send(producer, endpoints(0, 2));
+        awaitRunning(nodes, awaitHead(v1 + 1));
+        Duration withoutPolicy = Duration.between(sent, Instant.now());
+        send(producer, endpoints(0));
+        v1 = awaitHead(v1 + 2);
+        awaitRunning(nodes, v1);
 
         HttpResponse<String> set = put("/api/v1/clusters/fleet/rollout/policy", POLICY.formatted("halt"));
         assertThat(set.statusCode()).as(set.body()).isEqualTo(200);
@@ -208,19 +216,27 @@ class RolloutEndToEndTest {
         await("the rollout of version " + v3 + " complete", () -> "complete".equals(rollout().get("state")));
         assertThat(reached("r-real")).isEqualTo(Set.of("pod0", "pod2"));
         assertThat(reached("c-real")).isEqualTo(Set.of("pod0", "pod2"));
-        System.out.printf("staged rollout: version %d sent -> all %d nodes acked in %d ms (canary bake 3 s)%n", v3, nodes.size(),
-                allAcked.toMillis());
+        // A good version after a completed one: deltas all the way.
+        sent = Instant.now();
+        send(producer, endpoints(2));
+        long v4 = awaitHead(v3 + 1);
+        awaitRunning(nodes, v4);
+        Duration plain = Duration.between(sent, Instant.now());
+        await("the rollout of version " + v4 + " complete", () -> "complete".equals(rollout().get("state")));
+        assertThat(reached("r-real")).isEqualTo(Set.of("pod2"));
+        System.out.printf("change -> all %d nodes acked: no policy %d ms; canary (bake 3 s) then the rest: %d ms, and %d ms for a fix "
+                + "superseding a halted version%n", nodes.size(), withoutPolicy.toMillis(), plain.toMillis(), allAcked.toMillis());
 
         // With rollback: the failing version is halted and the cluster goes back, through the operator's path, pinned.
         put("/api/v1/clusters/fleet/rollout/policy", POLICY.formatted("rollback"));
-        send(producer, endpoints(0, 1, 2));
-        long v4 = awaitHead(v3 + 1);
-        long v5 = awaitHead(v4 + 1); // the rollback
-        awaitRunning(nodes, v5);
+        send(producer, endpoints(1, 2));
+        long v5 = awaitHead(v4 + 1);
+        long v6 = awaitHead(v5 + 1); // the rollback
+        awaitRunning(nodes, v6);
         await("the rollback's rollout complete", () -> "complete".equals(rollout().get("state")));
         assertThat(Files.readString(dir.resolve("rules").resolve("c-dry-ipv4.rules"))).as("the canary that applied it is back")
                 .doesNotContain("10.244.0.11:8080").contains("10.244.0.12:8080");
-        assertThat(reached("r-real")).isEqualTo(Set.of("pod0", "pod2"));
+        assertThat(reached("r-real")).isEqualTo(Set.of("pod2"));
         for (String n : nodes) {
             if (!CANARIES.contains(n)) {
                 assertThat(status.nodeStatus(CLUSTER, List.of(n)).get(0).lastErrorVersion()).as(n).isNull();
@@ -230,8 +246,10 @@ class RolloutEndToEndTest {
         List<?> audit = (List<?>) json(get("/api/v1/audit?cluster=fleet")).get("actions");
         Map<?, ?> rollback = (Map<?, ?>) audit.get(0);
         assertThat(rollback.get("actor")).isEqualTo("rollout");
-        assertThat(((Number) rollback.get("toVersion")).longValue()).isEqualTo(v3);
-        assertThat((String) rollback.get("reason")).contains("version " + v4 + " halted").contains("c-real");
+        assertThat(((Number) rollback.get("toVersion")).longValue()).isEqualTo(v4);
+        assertThat((String) rollback.get("reason")).contains("version " + v5 + " halted").contains("c-real");
+        assertThat(get("/actuator/prometheus")).contains("rulesync_rollout_halted_total 2.0", "rulesync_rollout_rollbacks_total 1.0",
+                "rulesync_rollout_duration_seconds_count");
     }
 
     private Set<String> reached(String node) {

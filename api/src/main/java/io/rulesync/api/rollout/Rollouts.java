@@ -44,7 +44,7 @@ public final class Rollouts implements Release {
     public static final String SELF = "rollout";
 
     /** One cluster's rollout as this replica last read it. */
-    record View(RolloutPolicy policy, Rollout rollout, Set<String> stableNodes, NavigableSet<Long> halted) {
+    record View(RolloutPolicy policy, Rollout rollout, NavigableSet<Long> halted) {
     }
 
     private final RolloutStore store;
@@ -96,18 +96,19 @@ public final class Rollouts implements Release {
             return head;
         }
         Rollout r = v.rollout();
-        long rel;
-        if (r.state() == Rollout.State.COMPLETE) {
-            rel = r.version(); // a newer head waits for the next tick to start it at the first wave
-        } else if (node == null) {
-            rel = r.stable(); // a reader that names no node gets what every wave has
-        } else {
-            rel = r.releasedTo(Waves.waveOf(v.policy(), cluster, node, zones(cluster, r.version()).getOrDefault(node, "")));
-            if (rel < r.version() && !v.stableNodes().contains(node)) {
-                rel = r.version();
-            }
+        if (node == null) {
+            // A reader that names no node gets what every wave has.
+            return Math.min(head, r.state() == Rollout.State.COMPLETE ? r.version() : r.stable());
         }
-        return Math.min(rel, head);
+        // COMPLETE: a newer head waits for the next tick to start it at the first wave.
+        long rel = Math.min(head, r.state() == Rollout.State.COMPLETE ? r.version()
+                : r.releasedTo(Waves.waveOf(v.policy(), cluster, node, zones(cluster, r.version()).getOrDefault(node, ""))));
+        if (!zones(cluster, rel).containsKey(node)) {
+            // The version released to its wave does not know the node (it joined since): the oldest that does, since a node
+            // must not run nothing.
+            rel = rel < r.version() && zones(cluster, r.version()).containsKey(node) ? r.version() : head;
+        }
+        return rel;
     }
 
     /** Whether the cluster has a policy (as this replica last read). */
@@ -204,7 +205,7 @@ public final class Rollouts implements Release {
             r = store.rollout(cluster).map(Rollouts::of).orElse(r); // another replica stepped first
         }
         View before = views.get(cluster);
-        views.put(cluster, new View(policy, r, stableNodes(cluster, r), new TreeSet<>(store.haltedVersions(cluster))));
+        views.put(cluster, new View(policy, r, new TreeSet<>(store.haltedVersions(cluster))));
         if (before == null || !r.equals(before.rollout())) {
             onRelease.accept(cluster, head);
         }
@@ -318,10 +319,6 @@ public final class Rollouts implements Release {
             out.put(s.node(), new NodeReport(s.running(), failed, s.lastError()));
         }
         return out;
-    }
-
-    private Set<String> stableNodes(String cluster, Rollout r) {
-        return r.state() == Rollout.State.COMPLETE ? Set.of() : zones(cluster, r.stable()).keySet();
     }
 
     /** A version's nodes and zones; versions never change, so a few are kept. */

@@ -12,6 +12,7 @@ import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.testing.needs.RequiresPostgres;
 import io.rulesync.testsupport.TestDatabase;
+import io.rulesync.testsupport.cluster.Fixtures;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -114,6 +115,15 @@ class RolloutApiTest {
         newVersion("10.244.1.10"); // 4: the fix
         await().atMost(Duration.ofSeconds(10)).until(() -> Integer.valueOf(4).equals(rollout().get("version")));
         assertThat(rollout()).containsEntry("state", "rolling").containsEntry("stable", 2);
+        // A node that joins now, in the second wave, with version 5 (which waits for 4): neither the version the rest keep
+        // (2) nor the one rolling out knows it, so it gets the newest rather than nothing.
+        shopHead = StoredClusters.next(api.store(), "shop", shopHead, offset++, List.of(Fixtures.upsert("shop", Fixtures.node("n3",
+                "10.1.0.3")))); // 5
+        await().atMost(Duration.ofSeconds(10)).until(() -> Integer.valueOf(4).equals(rollout().get("version")));
+        assertThat(Waves.waveOf(RolloutPolicy.fromJson(POLICY.substring(POLICY.indexOf(':') + 1, POLICY.indexOf(", \"reason\""))),
+                "shop", "n3", "")).isEqualTo(1);
+        assertThat(snapshotVersion("n3")).isEqualTo("\"v5\"");
+        assertThat(snapshotVersion("n2")).isEqualTo("\"v2\"");
         // The canary runs 2 (its apply of 3 failed): to reach 4 it must not apply 3 on the way, so it loads a snapshot.
         HttpResponse<String> past = api.get("/api/v1/clusters/shop/deltas?after=2&node=n1&wait=0", AGENT);
         assertProblem(past, 410, "after", "version 3 was halted by the cluster's rollout");

@@ -40,7 +40,13 @@ public final class StoredClusters {
      */
     public static ClusterHead.Step next(CompilerStores store, String cluster, ClusterHead.Step previous, long expected, String... ips)
             throws StaleWriteException {
-        ClusterHead.Step s = previous.next().apply(List.of(slice(cluster, "web", "n1", ips)));
+        return next(store, cluster, previous, expected, List.of(slice(cluster, "web", "n1", ips)));
+    }
+
+    /** One more version after {@code previous}, made of {@code events}; stored as {@link #next(CompilerStores, String, ClusterHead.Step, long, String...)}. */
+    public static ClusterHead.Step next(CompilerStores store, String cluster, ClusterHead.Step previous, long expected,
+            List<ClusterEvent> events) throws StaleWriteException {
+        ClusterHead.Step s = previous.next().apply(events);
         commit(store, cluster, expected, expected + 1, s);
         return s;
     }
