@@ -4,19 +4,6 @@ package io.rulesync.api.rollout;
  * Which versions a node may be served: what the deltas and snapshots that agents read are capped at (staged rollout).
  */
 public interface Release {
-    /** Every node gets every version: a fleet without rollout policies. */
-    Release ALL = new Release() {
-        @Override
-        public long released(String cluster, String node, long head) {
-            return head;
-        }
-
-        @Override
-        public Long withheldBetween(String cluster, long after, long upTo) {
-            return null;
-        }
-    };
-
     /** The newest version {@code node} (null: a reader that names no node) may run, {@code head} being the cluster's newest. */
     long released(String cluster, String node, long head);
 

@@ -192,20 +192,23 @@ public final class Rollouts implements Release {
         Waves waves = Waves.assign(policy, cluster, zones(cluster, r.version()));
         Map<String, NodeReport> reports = r.state() == Rollout.State.ROLLING || r.state() == Rollout.State.PAUSED ? reports(cluster)
                 : Map.of();
-        Set<Long> halted = Set.copyOf(store.haltedVersions(cluster));
+        NavigableSet<Long> halted = new TreeSet<>(store.haltedVersions(cluster));
         Step s = RolloutStep.next(r, policy, waves, reports, halted::contains, head, now);
         Rollout next = s instanceof Step.Start st ? st.rollout() : s instanceof Step.Advance a ? a.rollout()
                 : s instanceof Step.Fail f ? f.rollout() : null;
         List<RolloutStore.Entry> logged = next == null ? List.of() : entries(s, r, next, policy, now);
         if (next != null && store.save(row(next), r.revision(), logged)) {
             logged.forEach(this::told);
+            if (s instanceof Step.Fail) {
+                halted.add(next.version());
+            }
             afterStep(s, r, next, policy, now);
             r = next;
         } else if (next != null) {
             r = store.rollout(cluster).map(Rollouts::of).orElse(r); // another replica stepped first
         }
         View before = views.get(cluster);
-        views.put(cluster, new View(policy, r, new TreeSet<>(store.haltedVersions(cluster))));
+        views.put(cluster, new View(policy, r, halted));
         if (before == null || !r.equals(before.rollout())) {
             onRelease.accept(cluster, head);
         }
