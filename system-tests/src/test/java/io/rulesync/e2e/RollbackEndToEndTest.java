@@ -25,8 +25,6 @@ import io.rulesync.testing.needs.RequiresKafka;
 import io.rulesync.testing.needs.RequiresPostgres;
 import io.rulesync.testing.tiers.EndToEnd;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -39,8 +37,6 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.snakeyaml.engine.v2.api.Load;
-import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.springframework.context.ConfigurableApplicationContext;
 import picocli.CommandLine;
 
@@ -55,7 +51,6 @@ import picocli.CommandLine;
 class RollbackEndToEndTest {
     private static final String CLUSTER = "shop";
     private static final Duration DEADLINE = Duration.ofSeconds(90);
-    private static final HttpClient HTTP = HttpClient.newHttpClient();
     private static final ApiTokens.Issued OPERATOR = ApiTokens.issue("otto", Role.OPERATOR);
     private static final ApiTokens.Issued AGENT = ApiTokens.issue("agents", Role.AGENT);
 
@@ -63,6 +58,8 @@ class RollbackEndToEndTest {
     Path dir;
 
     private String api;
+    /** The operator's requests, once the api runs. */
+    private ApiCalls operator;
 
     @Test
     void changesVersionsAcksRollbackAgentAppliesResume() throws Exception {
@@ -94,6 +91,7 @@ class RollbackEndToEndTest {
         ConfigurableApplicationContext apiApp = apiCommand.start();
         close.add(apiApp::close);
         api = "http://127.0.0.1:" + apiApp.getEnvironment().getProperty("local.server.port");
+        operator = new ApiCalls(api, OPERATOR.token());
 
         // Changes -> versions 1..3: one endpoint, two, three.
         send(producer, topics, EventCodec.encode(new SettingsChanged(CLUSTER, ClusterSettings.DEFAULT, Fixtures.T)),
@@ -119,19 +117,19 @@ class RollbackEndToEndTest {
         assertThat(Files.readString(rules.resolve("n1-ipv4.rules"))).contains("10.244.0.3:8080");
 
         // Roll back to version 1: a new version whose rules equal version 1's, published and applied.
-        HttpResponse<String> back = post("/api/v1/clusters/shop/rollback",
+        HttpResponse<String> back = operator.post("/api/v1/clusters/shop/rollback",
                 "{\"toVersion\": " + v1 + ", \"reason\": \"third endpoint is broken\"}");
         assertThat(back.statusCode()).as(back.body()).isEqualTo(200);
-        Map<?, ?> action = json(back.body());
+        Map<?, ?> action = ApiCalls.json(back.body());
         assertThat(action.get("status")).isEqualTo("done");
         long rolledBack = ((Number) action.get("version")).longValue();
         assertThat(rolledBack).isEqualTo(v3 + 1);
-        assertThat(get("/api/v1/clusters/shop/versions/" + rolledBack + "/rules?node=n1"))
-                .isEqualTo(get("/api/v1/clusters/shop/versions/" + v1 + "/rules?node=n1"));
+        assertThat(operator.get("/api/v1/clusters/shop/versions/" + rolledBack + "/rules?node=n1"))
+                .isEqualTo(operator.get("/api/v1/clusters/shop/versions/" + v1 + "/rules?node=n1"));
         awaitNode(rolledBack);
         String applied = Files.readString(rules.resolve("n1-ipv4.rules"));
         assertThat(applied).contains("10.244.0.1:8080").doesNotContain("10.244.0.2:8080", "10.244.0.3:8080");
-        assertThat(get("/api/v1/clusters/shop/versions/" + rolledBack)).contains("\"action\":\"rollback\"",
+        assertThat(operator.get("/api/v1/clusters/shop/versions/" + rolledBack)).contains("\"action\":\"rollback\"",
                 "\"actor\":\"otto\"", "\"reason\":\"third endpoint is broken\"");
 
         // Pinned: a watched change is recorded and compiled, but not published.
@@ -142,20 +140,20 @@ class RollbackEndToEndTest {
                 store.events().events(CLUSTER, 0, null, null, null, null, 100).stream().map(e -> e.type() + " " + e.key()).toList())
                 .hasSize(8).endsWith("rollback null", "upsert shop/web-1"));
         assertThat(store.history().head(CLUSTER)).isEqualTo(rolledBack);
-        Map<?, ?> clusters = json(get("/api/v1/clusters"));
+        Map<?, ?> clusters = ApiCalls.json(operator.get("/api/v1/clusters"));
         Map<?, ?> pinned = (Map<?, ?>) ((Map<?, ?>) ((List<?>) clusters.get("clusters")).get(0)).get("pinned");
         assertThat(((Number) pinned.get("toVersion")).longValue()).isEqualTo(v1);
         assertThat(pinned.get("actor")).isEqualTo("otto");
 
         // Resume publishes the current state, with the held change.
-        HttpResponse<String> resumed = post("/api/v1/clusters/shop/resume", "{\"reason\": \"fixed\"}");
+        HttpResponse<String> resumed = operator.post("/api/v1/clusters/shop/resume", "{\"reason\": \"fixed\"}");
         assertThat(resumed.statusCode()).as(resumed.body()).isEqualTo(200);
-        long fresh = ((Number) json(resumed.body()).get("version")).longValue();
+        long fresh = ((Number) ApiCalls.json(resumed.body()).get("version")).longValue();
         assertThat(fresh).isEqualTo(rolledBack + 1);
         awaitNode(fresh);
         assertThat(Files.readString(rules.resolve("n1-ipv4.rules"))).contains("10.244.0.4:8080").doesNotContain("10.244.0.3:8080");
-        assertThat(((Map<?, ?>) ((List<?>) json(get("/api/v1/clusters")).get("clusters")).get(0)).get("pinned")).isNull();
-        List<?> audit = (List<?>) json(get("/api/v1/audit?cluster=shop")).get("actions");
+        assertThat(((Map<?, ?>) ((List<?>) ApiCalls.json(operator.get("/api/v1/clusters")).get("clusters")).get(0)).get("pinned")).isNull();
+        List<?> audit = (List<?>) ApiCalls.json(operator.get("/api/v1/audit?cluster=shop")).get("actions");
         assertThat(audit.stream().map(a -> String.valueOf(((Map<?, ?>) a).get("action"))).toList()).containsExactly("resume", "rollback");
         assertThat(audit.stream().map(a -> String.valueOf(((Map<?, ?>) a).get("actor"))).toList()).containsOnly("otto");
 
@@ -181,7 +179,7 @@ class RollbackEndToEndTest {
     private void awaitNode(long version) throws InterruptedException {
         await("n1 acknowledging version " + version).atMost(DEADLINE).until(() -> {
             try {
-                List<?> nodes = (List<?>) json(get("/api/v1/clusters/shop/nodes")).get("nodes");
+                List<?> nodes = (List<?>) ApiCalls.json(operator.get("/api/v1/clusters/shop/nodes")).get("nodes");
                 return nodes.stream().map(n -> (Map<?, ?>) n).anyMatch(n -> n.get("node").equals("n1")
                         && n.get("state").equals("converged") && ((Number) n.get("running")).longValue() == version);
             } catch (Exception e) {
@@ -190,18 +188,6 @@ class RollbackEndToEndTest {
         });
     }
 
-    private String get(String path) throws Exception {
-        return HTTP.send(HttpRequest.newBuilder(URI.create(api + path)).header("Authorization", "Bearer " + OPERATOR.token()).build(),
-                HttpResponse.BodyHandlers.ofString()).body();
-    }
 
-    private HttpResponse<String> post(String path, String body) throws Exception {
-        return HTTP.send(HttpRequest.newBuilder(URI.create(api + path)).header("Authorization", "Bearer " + OPERATOR.token())
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
-                HttpResponse.BodyHandlers.ofString());
-    }
 
-    private static Map<?, ?> json(String body) {
-        return (Map<?, ?>) new Load(LoadSettings.builder().build()).loadFromString(body);
-    }
 }

@@ -30,8 +30,6 @@ import io.rulesync.testsupport.TestInfrastructure;
 import io.rulesync.testsupport.cluster.Fixtures;
 import io.rulesync.testsupport.netns.NetnsLab;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -51,8 +49,6 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.snakeyaml.engine.v2.api.Load;
-import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.springframework.context.ConfigurableApplicationContext;
 import picocli.CommandLine;
 
@@ -73,7 +69,6 @@ class RolloutEndToEndTest {
     private static final String CLUSTER = "fleet";
     private static final String CLUSTER_IP = "10.96.0.10";
     private static final Duration DEADLINE = Duration.ofSeconds(120);
-    private static final HttpClient HTTP = HttpClient.newHttpClient();
     private static final ApiTokens.Issued OPERATOR = ApiTokens.issue("otto", Role.OPERATOR);
     private static final ApiTokens.Issued AGENT = ApiTokens.issue("agents", Role.AGENT);
     private static final List<String> CANARIES = List.of("c-real", "c-dry");
@@ -90,6 +85,8 @@ class RolloutEndToEndTest {
     private NodeStatusStore status;
     private CompilerStores store;
     private String api;
+    /** The operator's requests, once the api runs. */
+    private ApiCalls operator;
 
     @Test
     void aVersionACanaryFailsNeverReachesTheRestAndAGoodOneCompletesEveryWave() throws Exception {
@@ -131,6 +128,7 @@ class RolloutEndToEndTest {
         ConfigurableApplicationContext apiApp = apiCommand.start();
         close.add(apiApp::close);
         api = "http://127.0.0.1:" + apiApp.getEnvironment().getProperty("local.server.port");
+        operator = new ApiCalls(api, OPERATOR.token());
 
         ClusterSettings settings = new ClusterSettings(List.of(IpFamily.IPV4), List.of(Cidr.parse("10.244.0.0/16")), false, 14, List.of());
         send(producer, EventCodec.encode(new SettingsChanged(CLUSTER, settings, Fixtures.T)));
@@ -184,7 +182,7 @@ class RolloutEndToEndTest {
         v1 = awaitHead(v1 + 2);
         awaitRunning(nodes, v1);
 
-        HttpResponse<String> set = put("/api/v1/clusters/fleet/rollout/policy", POLICY.formatted("halt"));
+        HttpResponse<String> set = operator.put("/api/v1/clusters/fleet/rollout/policy", POLICY.formatted("halt"));
         assertThat(set.statusCode()).as(set.body()).isEqualTo(200);
 
         // A version c-real cannot apply: it halts at the canary wave.
@@ -228,7 +226,7 @@ class RolloutEndToEndTest {
                 + "superseding a halted version%n", nodes.size(), withoutPolicy.toMillis(), plain.toMillis(), allAcked.toMillis());
 
         // With rollback: the failing version is halted and the cluster goes back, through the operator's path, pinned.
-        put("/api/v1/clusters/fleet/rollout/policy", POLICY.formatted("rollback"));
+        operator.put("/api/v1/clusters/fleet/rollout/policy", POLICY.formatted("rollback"));
         send(producer, endpoints(1, 2));
         long v5 = awaitHead(v4 + 1);
         long v6 = awaitHead(v5 + 1); // the rollback
@@ -243,12 +241,12 @@ class RolloutEndToEndTest {
             }
         }
         assertThat(logEvents()).containsSubsequence("halted", "rollback-requested", "started", "completed");
-        List<?> audit = (List<?>) json(get("/api/v1/audit?cluster=fleet")).get("actions");
+        List<?> audit = (List<?>) ApiCalls.json(operator.get("/api/v1/audit?cluster=fleet")).get("actions");
         Map<?, ?> rollback = (Map<?, ?>) audit.get(0);
         assertThat(rollback.get("actor")).isEqualTo("rollout");
         assertThat(((Number) rollback.get("toVersion")).longValue()).isEqualTo(v4);
         assertThat((String) rollback.get("reason")).contains("version " + v5 + " halted").contains("c-real");
-        assertThat(get("/actuator/prometheus")).contains("rulesync_rollout_halted_total 2.0", "rulesync_rollout_rollbacks_total 1.0",
+        assertThat(operator.get("/actuator/prometheus")).contains("rulesync_rollout_halted_total 2.0", "rulesync_rollout_rollbacks_total 1.0",
                 "rulesync_rollout_duration_seconds_count");
     }
 
@@ -307,7 +305,7 @@ class RolloutEndToEndTest {
 
     private Map<?, ?> rollout() {
         try {
-            return json(get("/api/v1/clusters/fleet/rollout"));
+            return ApiCalls.json(operator.get("/api/v1/clusters/fleet/rollout"));
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }
@@ -323,18 +321,6 @@ class RolloutEndToEndTest {
         Awaitility.await(what).atMost(DEADLINE).until(condition::getAsBoolean);
     }
 
-    private String get(String path) throws Exception {
-        return HTTP.send(HttpRequest.newBuilder(URI.create(api + path)).header("Authorization", "Bearer " + OPERATOR.token()).build(),
-                HttpResponse.BodyHandlers.ofString()).body();
-    }
 
-    private HttpResponse<String> put(String path, String body) throws Exception {
-        return HTTP.send(HttpRequest.newBuilder(URI.create(api + path)).header("Authorization", "Bearer " + OPERATOR.token())
-                .header("Content-Type", "application/json").PUT(HttpRequest.BodyPublishers.ofString(body)).build(),
-                HttpResponse.BodyHandlers.ofString());
-    }
 
-    private static Map<?, ?> json(String body) {
-        return (Map<?, ?>) new Load(LoadSettings.builder().build()).loadFromString(body);
-    }
 }

@@ -13,6 +13,7 @@ import io.rulesync.store.VersionHistory;
 import io.swagger.v3.oas.annotations.Operation;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotNull;
+import jakarta.validation.constraints.Pattern;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -142,36 +143,19 @@ public class RolloutController {
         return rollout(cluster);
     }
 
-    @Operation(summary = "Open the rollout's next wave now, skipping the rest of the bake, or resume a paused one (operator)")
-    @PostMapping("/api/v1/clusters/{cluster}/rollout/promote")
-    public RolloutJson promote(@PathVariable("cluster") String cluster,
+    @Operation(summary = "An operator's step: promote (open the next wave now, skipping the rest of the bake, or resume a paused "
+            + "rollout), pause (no further wave opens until promoted) or abort (halt it where it is: the nodes that have the version "
+            + "keep it, the rest keep theirs)")
+    @PostMapping("/api/v1/clusters/{cluster}/rollout/{step}")
+    public RolloutJson step(@PathVariable("cluster") String cluster,
+            @PathVariable("step") @Pattern(regexp = "promote|pause|abort", message = "'%s' is not promote, pause or abort") String step,
             @RequestBody(required = false) @Valid @NotNull(message = "expected a JSON object with reason") StepRequest body,
             @RequestAttribute(BearerTokenFilter.CALLER) Caller caller) {
-        return step(cluster, "promote", body, caller);
-    }
-
-    @Operation(summary = "Pause the rollout: no further wave opens until it is promoted (operator)")
-    @PostMapping("/api/v1/clusters/{cluster}/rollout/pause")
-    public RolloutJson pause(@PathVariable("cluster") String cluster,
-            @RequestBody(required = false) @Valid @NotNull(message = "expected a JSON object with reason") StepRequest body,
-            @RequestAttribute(BearerTokenFilter.CALLER) Caller caller) {
-        return step(cluster, "pause", body, caller);
-    }
-
-    @Operation(summary = "Halt the rollout where it is: the nodes that have the version keep it, the rest keep theirs (operator)")
-    @PostMapping("/api/v1/clusters/{cluster}/rollout/abort")
-    public RolloutJson abort(@PathVariable("cluster") String cluster,
-            @RequestBody(required = false) @Valid @NotNull(message = "expected a JSON object with reason") StepRequest body,
-            @RequestAttribute(BearerTokenFilter.CALLER) Caller caller) {
-        return step(cluster, "abort", body, caller);
-    }
-
-    private RolloutJson step(String cluster, String action, StepRequest body, Caller caller) {
         if (versions.head(cluster) == 0) {
             throw ProblemResponses.unknownCluster(cluster);
         }
         try {
-            rollouts.operator(cluster, action, caller.name(), (String) body.reason());
+            rollouts.operator(cluster, step, caller.name(), (String) body.reason());
         } catch (Rollouts.RefusedException e) {
             throw new ParameterProblem(HttpStatus.CONFLICT, "cluster", e.getMessage());
         }

@@ -147,6 +147,10 @@ class RolloutApiTest {
         assertThat(json(promoted)).containsEntry("state", "rolling").containsEntry("wave", "rest");
         assertThat(deltas("n2", 2)).contains("\"target\":3");
         assertProblem(api.post("/api/v1/clusters/shop/rollout/abort", "{}", OPERATOR), 400, "reason", "reason: ");
+        assertProblem(api.post("/api/v1/clusters/shop/rollout/resume", "{\"reason\": \"r\"}", OPERATOR), 400, "step",
+                "'resume' is not promote, pause or abort");
+        assertProblem(api.post("/api/v1/clusters/shop/rollout/abort", "{\"reason\": \"r\"}", TestApi.VIEWER.token()), 403, null,
+                "needs operator");
         assertThat(api.post("/api/v1/clusters/shop/rollout/abort", "{\"reason\": \"enough\"}", OPERATOR).statusCode()).isEqualTo(200);
         assertThat(rollout()).containsEntry("state", "halted").containsEntry("cause", "aborted by otto: enough");
         assertThat(events()).containsSubsequence("paused", "promoted", "wave-opened", "aborted");
