@@ -4,7 +4,6 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.rulesync.api.rollout.RolloutStep.NodeReport;
 import io.rulesync.api.rollout.RolloutStep.Step;
-import io.rulesync.model.ack.NodeAck;
 import io.rulesync.store.ActionConflictException;
 import io.rulesync.store.NodeStatus;
 import io.rulesync.store.NodeStatusStore;
@@ -55,7 +54,7 @@ public final class Rollouts implements Release {
     private final Clock clock;
     private final Map<String, View> views = new ConcurrentHashMap<>();
     private final Cache<String, Map<String, String>> nodeZones = Caffeine.newBuilder().maximumSize(64).build();
-    private final Counter halted;
+    private final Counter versionsHalted;
     private final Counter rolledBack;
     private final Timer toLastWave;
     private volatile BiConsumer<String, Long> onRelease = (c, h) -> { };
@@ -72,7 +71,7 @@ public final class Rollouts implements Release {
         this.actions = actions;
         this.eventsTopic = eventsTopic;
         this.clock = clock;
-        this.halted = Counter.builder("rulesync.rollout.halted").description("versions halted by their rollout").register(meters);
+        this.versionsHalted = Counter.builder("rulesync.rollout.halted").description("versions halted by their rollout").register(meters);
         this.rolledBack = Counter.builder("rulesync.rollout.rollbacks").description("automatic rollbacks requested by a rollout")
                 .register(meters);
         this.toLastWave = Timer.builder("rulesync.rollout.duration")
@@ -219,7 +218,7 @@ public final class Rollouts implements Release {
             toLastWave.record(Duration.between(next.startedAt(), now));
         }
         if (s instanceof Step.Fail f) {
-            halted.increment();
+            versionsHalted.increment();
             log.warn("rollout of cluster {} halted version {} at wave '{}': {}", next.cluster(), next.version(),
                     policy.waves().get(next.wave()).name(), f.why());
             if (policy.onFailure() == RolloutPolicy.OnFailure.ROLLBACK) {
@@ -318,8 +317,8 @@ public final class Rollouts implements Release {
     private Map<String, NodeReport> reports(String cluster) {
         Map<String, NodeReport> out = new HashMap<>();
         for (NodeStatus s : acks.nodeStatus(cluster)) {
-            Long failed = s.lastStatus() == NodeAck.Status.FAILED || s.lastErrorVersion() != null ? s.lastErrorVersion() : null;
-            out.put(s.node(), new NodeReport(s.running(), failed, s.lastError()));
+            // The newest version it failed, even if a later one applied since: RolloutStep judges which failures count.
+            out.put(s.node(), new NodeReport(s.running(), s.lastErrorVersion(), s.lastError()));
         }
         return out;
     }
