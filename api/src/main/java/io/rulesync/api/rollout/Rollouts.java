@@ -9,6 +9,7 @@ import io.rulesync.store.NodeStatus;
 import io.rulesync.store.NodeStatusStore;
 import io.rulesync.store.OperatorActionStore;
 import io.rulesync.store.RolloutStore;
+import io.rulesync.store.StoreException;
 import io.rulesync.store.VersionHistory;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -59,6 +60,10 @@ public final class Rollouts implements Release {
     private final Timer toLastWave;
     private volatile BiConsumer<String, Long> onRelease = (c, h) -> { };
     private final List<java.util.function.Consumer<RolloutStore.Entry>> stepListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** Whether a tick has read every cluster's rollout since this api started: until then nothing may be released. */
+    private volatile boolean loaded;
+    /** Clusters with a policy whose rollout no tick could read since this api started (a node of one is answered 503). */
+    private volatile Map<String, RuntimeException> unread = Map.of();
     /** Policies a fleet file declares, applied by the first tick that reaches the database; null once applied. */
     private volatile Map<String, String> declared;
     private volatile String declaredBy;
@@ -90,6 +95,15 @@ public final class Rollouts implements Release {
      */
     @Override
     public long released(String cluster, String node, long head) {
+        if (!loaded) {
+            // The first request after a start (agents reconnect at once) must not get a version its wave is not released:
+            // read the rollouts now rather than at the first tick. A database that is down fails the request, as any read.
+            tick();
+        }
+        RuntimeException notRead = unread.get(cluster);
+        if (notRead != null) {
+            throw new StoreException("reading the rollout of " + cluster, notRead);
+        }
         View v = views.get(cluster);
         if (v == null || v.rollout() == null) {
             return head;
@@ -160,14 +174,21 @@ public final class Rollouts implements Release {
                 onRelease.accept(gone, versions.head(gone)); // every node may have the head again
             }
         }
+        Map<String, RuntimeException> failed = new HashMap<>();
         for (RolloutStore.StoredPolicy p : policies.values()) {
             try {
                 step(p.cluster(), RolloutPolicy.fromJson(p.json()));
             } catch (RuntimeException e) {
-                // One cluster's trouble (its database rows, a policy stored by a newer api) must not stop the others'.
+                // One cluster's trouble (its database rows, a policy stored by a newer api) must not stop the others'. A cluster
+                // read before keeps its last view; one never read holds its nodes (503) rather than release them everything.
                 log.warn("rollout of cluster {}: {}", p.cluster(), e.toString());
+                if (!views.containsKey(p.cluster())) {
+                    failed.put(p.cluster(), e);
+                }
             }
         }
+        unread = Map.copyOf(failed);
+        loaded = true;
     }
 
     private void step(String cluster, RolloutPolicy policy) {

@@ -76,6 +76,13 @@ class RolloutApiTest {
         assertThat(snapshotVersion("n1")).isEqualTo("\"v3\"");
         assertThat(snapshotVersion("n2")).isEqualTo("\"v2\"");
 
+        // A restarted api holds n2 back from its very first request, before its own first tick.
+        api.close();
+        api = TestApi.on(db.url(), db.user(), db.password());
+        assertThat(snapshotVersion("n2")).isEqualTo("\"v2\"");
+        assertThat(deltas("n2", 2)).isEmpty();
+        assertThat(deltas("n1", 2)).contains("\"target\":3");
+
         // n2 waits for its next version; it comes when the canary has acked and baked.
         CompletableFuture<HttpResponse<String>> parked = HttpClient.newHttpClient().sendAsync(HttpRequest.newBuilder(
                 URI.create(api.baseUrl() + "/api/v1/clusters/shop/deltas?after=2&node=n2&wait=30")).header("Authorization", "Bearer " + AGENT)
