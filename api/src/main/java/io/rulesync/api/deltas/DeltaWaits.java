@@ -168,7 +168,17 @@ public final class DeltaWaits implements HeadWatch.Listener {
         }
         Map<Group, List<Waiter>> byVersion = new HashMap<>();
         for (Waiter w : set) {
-            long upTo = release.released(cluster, w.node(), head);
+            long upTo;
+            try {
+                upTo = release.released(cluster, w.node(), head);
+            } catch (RuntimeException e) {
+                // The cluster's rollout cannot be read now: this poll fails (its agent asks again), the others go on.
+                if (set.remove(w)) {
+                    parked.decrementAndGet();
+                    deliver(() -> w.failed().accept(e));
+                }
+                continue;
+            }
             if (w.after() < upTo && set.remove(w)) {
                 parked.decrementAndGet();
                 byVersion.computeIfAbsent(new Group(w.after(), upTo), a -> new ArrayList<>()).add(w);
