@@ -27,6 +27,14 @@ public record Rollout(String cluster, long version, long stable, int wave, Insta
         return new Rollout(cluster, version, version, 0, now, now, State.COMPLETE, null, 0);
     }
 
+    /**
+     * This rollout under a policy of {@code waves} waves: a policy changed meanwhile to fewer waves than were opened has its
+     * last wave open. Same revision: nothing is stored by reading it so.
+     */
+    public Rollout within(int waves) {
+        return wave < waves ? this : new Rollout(cluster, version, stable, waves - 1, waveOpenedAt, startedAt, state, cause, revision);
+    }
+
     /** The newest version a node of wave {@code nodeWave} may run. */
     public long releasedTo(int nodeWave) {
         return state == State.COMPLETE || nodeWave <= wave ? version : stable;

@@ -95,7 +95,7 @@ public class RolloutController {
         if (stored.isEmpty()) {
             return new RolloutJson(cluster, "starting", null, null, null, null, null, null, policy.toMap(), sp.get().setBy(), null, log);
         }
-        Rollout r = stored.get();
+        Rollout r = stored.get().within(policy.waves().size());
         Waves waves = Waves.assign(policy, cluster, rollouts.zones(cluster, r.version()));
         Map<String, NodeProgress> progress = new HashMap<>();
         acks.progress(cluster).forEach(p -> progress.put(p.node(), p));

@@ -209,6 +209,7 @@ public final class Rollouts implements Release {
                 r = store.rollout(cluster).map(Rollouts::of).orElseThrow();
             }
         }
+        r = r.within(policy.waves().size());
         Waves waves = Waves.assign(policy, cluster, zones(cluster, r.version()));
         Map<String, NodeReport> reports = r.state() == Rollout.State.ROLLING || r.state() == Rollout.State.PAUSED ? reports(cluster)
                 : Map.of();
@@ -297,7 +298,7 @@ public final class Rollouts implements Release {
                 + "' has no rollout policy"));
         RolloutPolicy policy = RolloutPolicy.fromJson(sp.json());
         Rollout r = store.rollout(cluster).map(Rollouts::of).orElseThrow(() -> new RefusedException("cluster '" + cluster
-                + "' has no rollout yet"));
+                + "' has no rollout yet")).within(policy.waves().size());
         if (r.state() == Rollout.State.COMPLETE || r.state() == Rollout.State.HALTED) {
             throw new RefusedException("version " + r.version() + " is " + r.state().name().toLowerCase(Locale.ROOT)
                     + "; only a rolling or paused rollout can be " + action + "d");

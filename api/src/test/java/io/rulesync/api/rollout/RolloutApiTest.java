@@ -162,6 +162,17 @@ class RolloutApiTest {
         assertThat(rollout()).containsEntry("state", "halted").containsEntry("cause", "aborted by otto: enough");
         assertThat(events()).containsSubsequence("paused", "promoted", "wave-opened", "aborted");
 
+        // A policy changed mid-rollout to fewer waves than were opened: its last wave is open, and the rollout goes on.
+        newVersion("10.244.1.11"); // 4
+        await().atMost(Duration.ofSeconds(10)).until(() -> Integer.valueOf(4).equals(rollout().get("version")));
+        api.post("/api/v1/clusters/shop/rollout/promote", "{\"reason\": \"to the rest\"}", OPERATOR);
+        assertThat(api.put("/api/v1/clusters/shop/rollout/policy", "{\"policy\": {\"waves\": [{\"percent\": 100}]}, \"reason\": \"one "
+                + "wave\"}", OPERATOR).statusCode()).isEqualTo(200);
+        assertThat(rollout()).containsEntry("wave", "wave-1");
+        ack("n1", 4, null);
+        ack("n2", 4, null);
+        await().atMost(Duration.ofSeconds(10)).until(() -> "complete".equals(rollout().get("state")));
+
         HttpResponse<String> bad = api.put("/api/v1/clusters/shop/rollout/policy", "{\"policy\": {\"waves\": [{\"percent\": 0}]}, "
                 + "\"reason\": \"r\"}", OPERATOR);
         assertProblem(bad, 400, "policy", "policy.waves[0].percent: '0' is not a whole number 1-100");
@@ -169,9 +180,9 @@ class RolloutApiTest {
         assertThat(api.put("/api/v1/clusters/shop/rollout/policy", "{\"policy\": null, \"reason\": \"done with waves\"}", OPERATOR)
                 .statusCode()).isEqualTo(200);
         assertThat(rollout()).containsEntry("state", "none");
-        newVersion("10.244.1.10"); // 4
-        HttpResponse<String> all = api.get("/api/v1/clusters/shop/deltas?after=3&node=n2&wait=20", AGENT); // woken when the api sees 4
-        assertThat(all.body()).contains("\"target\":4");
+        newVersion("10.244.1.10"); // 5
+        HttpResponse<String> all = api.get("/api/v1/clusters/shop/deltas?after=4&node=n2&wait=20", AGENT); // woken when the api sees 5
+        assertThat(all.body()).contains("\"target\":5");
     }
 
     @Test
