@@ -112,20 +112,18 @@ public final class RolloutStore {
 
     /** A cluster's rollout log (null: every cluster's), newest first. */
     public List<Entry> log(String cluster, int limit) {
-        return entries(cluster == null ? "" : "WHERE cluster = ?", cluster == null ? List.of(limit) : List.of(cluster, limit), limit);
+        return entries((cluster == null ? "" : "WHERE cluster = ? ") + "ORDER BY id DESC LIMIT ?",
+                cluster == null ? List.of(limit) : List.of(cluster, limit));
     }
 
     /** The rollout steps of one version of a cluster, oldest first. */
     public List<Entry> log(String cluster, long version) {
-        List<Entry> newestFirst = entries("WHERE cluster = ? AND version = ?", List.of(cluster, version, 1_000), 1_000);
-        List<Entry> oldestFirst = new java.util.ArrayList<>(newestFirst);
-        java.util.Collections.reverse(oldestFirst);
-        return oldestFirst;
+        return entries("WHERE cluster = ? AND version = ? ORDER BY id LIMIT 1000", List.of(cluster, version));
     }
 
-    private List<Entry> entries(String where, List<?> params, int limit) {
+    private List<Entry> entries(String whereAndOrder, List<?> params) {
         return StoreException.during("reading the rollout log", () -> sql
-                .sql("SELECT id, cluster, version, at, event, wave, actor, detail FROM rollout_log " + where + " ORDER BY id DESC LIMIT ?")
+                .sql("SELECT id, cluster, version, at, event, wave, actor, detail FROM rollout_log " + whereAndOrder)
                 .params(params)
                 .query((rs, n) -> new Entry(rs.getLong(1), rs.getString(2), rs.getLong(3), instant(rs, 4), rs.getString(5),
                         rs.getString(6), rs.getString(7), rs.getString(8)))

@@ -6,6 +6,7 @@ import io.rulesync.api.access.ApiTokens.Caller;
 import io.rulesync.api.access.BearerTokenFilter;
 import io.rulesync.api.actions.Reason;
 import io.rulesync.api.errors.ParameterProblem;
+import io.rulesync.api.nodes.Convergence;
 import io.rulesync.store.NodeProgress;
 import io.rulesync.store.NodeStatusStore;
 import io.rulesync.store.RolloutStore;
@@ -17,6 +18,7 @@ import jakarta.validation.constraints.Pattern;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -101,17 +103,12 @@ public class RolloutController {
         acks.progress(cluster).forEach(p -> progress.put(p.node(), p));
         List<WaveJson> ws = new ArrayList<>();
         for (int i = 0; i < waves.count(); i++) {
-            int converged = 0;
-            int failed = 0;
-            for (String n : waves.nodes(i)) {
-                NodeProgress p = progress.get(n);
-                if (p != null && p.running() >= r.version()) {
-                    converged++;
-                } else if (p != null && p.failing()) {
-                    failed++;
-                }
-            }
+            // As GET /nodes counts them, against the version rolling out; a node that never acked is behind.
+            Map<Convergence.State, Integer> counts = new EnumMap<>(Convergence.State.class);
+            waves.nodes(i).forEach(n -> counts.merge(Convergence.stateOf(r.version(), progress.get(n)), 1, Integer::sum));
             int all = waves.nodes(i).size();
+            int converged = counts.getOrDefault(Convergence.State.CONVERGED, 0);
+            int failed = counts.getOrDefault(Convergence.State.FAILED, 0);
             ws.add(new WaveJson(policy.waves().get(i).name(), r.state() == Rollout.State.COMPLETE || i <= r.wave(),
                     policy.waves().get(i).bake().toSeconds(), all, converged, all - converged - failed, failed));
         }
