@@ -1,12 +1,17 @@
 package io.rulesync.e2e;
 
+import io.rulesync.api.cli.ApiCommand;
+import io.rulesync.testsupport.TestDatabase;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.util.List;
 import java.util.Map;
 import org.snakeyaml.engine.v2.api.Load;
 import org.snakeyaml.engine.v2.api.LoadSettings;
+import org.springframework.context.ConfigurableApplicationContext;
+import picocli.CommandLine;
 
 /** Requests to a running api with one token, as an operator's script makes them; JSON answers read as plain maps. */
 record ApiCalls(String base, String token) {
@@ -29,6 +34,22 @@ record ApiCalls(String base, String token) {
 
     private HttpRequest.Builder request(String path) {
         return HttpRequest.newBuilder(URI.create(base + path)).header("Authorization", "Bearer " + token);
+    }
+
+    /**
+     * The api role on {@code db}, started as {@code rulesync api} would be, with these tokens and the compiler's events topic
+     * (where rollbacks go); the caller closes it.
+     */
+    static ConfigurableApplicationContext startApi(TestDatabase db, String eventsTopic, List<String> tokenLines) {
+        ApiCommand command = new ApiCommand().withTokens(tokenLines);
+        new CommandLine(command).parseArgs("--port=0", "--db-url=" + db.url(), "--db-user=" + db.user(), "--events-topic=" + eventsTopic);
+        command.withDatabasePassword(db.password());
+        return command.start();
+    }
+
+    /** The base address of an api {@link #startApi} started. */
+    static String baseUrl(ConfigurableApplicationContext api) {
+        return "http://127.0.0.1:" + api.getEnvironment().getProperty("local.server.port");
     }
 
     static Map<?, ?> json(String body) {

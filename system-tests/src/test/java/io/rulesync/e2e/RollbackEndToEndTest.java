@@ -9,7 +9,6 @@ import io.rulesync.agent.AgentLoop;
 import io.rulesync.agent.feed.Transport;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Role;
-import io.rulesync.api.cli.ApiCommand;
 import io.rulesync.compiler.bench.PipelineBenchmark;
 import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.compiler.runtime.CompilerStores;
@@ -38,7 +37,6 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.context.ConfigurableApplicationContext;
-import picocli.CommandLine;
 
 /**
  * Rollback and resume through every real part that runs here: events on the KRaft broker →
@@ -84,13 +82,9 @@ class RollbackEndToEndTest {
         ConfigurableApplicationContext compiler = TestCompiler.start(db, topics, run);
         close.add(compiler::close);
         CompilerStores store = compiler.getBean(CompilerStores.class);
-        ApiCommand apiCommand = new ApiCommand().withTokens(List.of(OPERATOR.line(), AGENT.line()));
-        new CommandLine(apiCommand).parseArgs("--port=0", "--db-url=" + db.url(), "--db-user=" + db.user(),
-                "--events-topic=" + topics.events());
-        apiCommand.withDatabasePassword(db.password());
-        ConfigurableApplicationContext apiApp = apiCommand.start();
+        ConfigurableApplicationContext apiApp = ApiCalls.startApi(db, topics.events(), List.of(OPERATOR.line(), AGENT.line()));
         close.add(apiApp::close);
-        api = "http://127.0.0.1:" + apiApp.getEnvironment().getProperty("local.server.port");
+        api = ApiCalls.baseUrl(apiApp);
         operator = new ApiCalls(api, OPERATOR.token());
 
         // Changes -> versions 1..3: one endpoint, two, three.

@@ -6,7 +6,6 @@ import io.rulesync.agent.AgentConfig;
 import io.rulesync.agent.AgentLoop;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Role;
-import io.rulesync.api.cli.ApiCommand;
 import io.rulesync.compiler.bench.PipelineBenchmark;
 import io.rulesync.compiler.runtime.CompilerStores;
 import io.rulesync.compiler.testing.TestCompiler;
@@ -50,7 +49,6 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.context.ConfigurableApplicationContext;
-import picocli.CommandLine;
 
 /**
  * Staged rollout through every real part that runs here (issue 17): events on the KRaft broker → compiler → PostgreSQL →
@@ -121,13 +119,9 @@ class RolloutEndToEndTest {
         close.add(compiler::close);
         store = compiler.getBean(CompilerStores.class);
         status = new NodeStatusStore(db.dataSource());
-        ApiCommand apiCommand = new ApiCommand().withTokens(List.of(OPERATOR.line(), AGENT.line()));
-        new CommandLine(apiCommand).parseArgs("--port=0", "--db-url=" + db.url(), "--db-user=" + db.user(),
-                "--events-topic=" + topics.events());
-        apiCommand.withDatabasePassword(db.password());
-        ConfigurableApplicationContext apiApp = apiCommand.start();
+        ConfigurableApplicationContext apiApp = ApiCalls.startApi(db, topics.events(), List.of(OPERATOR.line(), AGENT.line()));
         close.add(apiApp::close);
-        api = "http://127.0.0.1:" + apiApp.getEnvironment().getProperty("local.server.port");
+        api = ApiCalls.baseUrl(apiApp);
         operator = new ApiCalls(api, OPERATOR.token());
 
         ClusterSettings settings = new ClusterSettings(List.of(IpFamily.IPV4), List.of(Cidr.parse("10.244.0.0/16")), false, 14, List.of());
