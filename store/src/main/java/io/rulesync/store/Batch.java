@@ -28,7 +28,16 @@ public record Batch(
         List<OutboxRow> outbox,
         int epoch,
         List<ProblemRow> problems,
-        List<String> checkpointsDue) {
+        List<String> checkpointsDue,
+        List<NodeLabelRow> nodeLabels) {
+
+    /** A batch that changes no node's labels. */
+    public Batch(String group, String topic, int partition, long expectedPosition, long newPosition, List<EventRow> events,
+            List<DeadLetterRow> deadLetters, List<VersionRow> versions, List<ActionRow> actions, List<OutboxRow> outbox,
+            int epoch, List<ProblemRow> problems, List<String> checkpointsDue) {
+        this(group, topic, partition, expectedPosition, newPosition, events, deadLetters, versions, actions, outbox, epoch,
+                problems, checkpointsDue, List.of());
+    }
 
     /** A batch that writes no checkpoint. */
     public Batch(String group, String topic, int partition, long expectedPosition, long newPosition, List<EventRow> events,
@@ -62,6 +71,7 @@ public record Batch(
         outbox = List.copyOf(outbox);
         problems = List.copyOf(problems);
         checkpointsDue = List.copyOf(checkpointsDue);
+        nodeLabels = List.copyOf(nodeLabels);
         if (newPosition < expectedPosition) {
             throw new IllegalArgumentException("positions only move forward");
         }
@@ -114,6 +124,14 @@ public record Batch(
             Objects.requireNonNull(cluster, "cluster");
             Objects.requireNonNull(text, "text");
             Objects.requireNonNull(createdAt, "createdAt");
+        }
+    }
+
+    /** A node's labels as they are now; {@code labels} null: the node is gone. */
+    public record NodeLabelRow(String cluster, String node, java.util.SortedMap<String, String> labels) {
+        public NodeLabelRow {
+            Objects.requireNonNull(cluster, "cluster");
+            Objects.requireNonNull(node, "node");
         }
     }
 }

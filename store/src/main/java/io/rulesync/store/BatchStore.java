@@ -130,6 +130,7 @@ public final class BatchStore {
             writeEvents(b);
             writeDeadLetters(b);
             writeProblems(b.problems());
+            NodeLabelStore.write(jdbc, b.nodeLabels());
             writeOutbox(b.outbox());
             // After the batch's events: one compiler writes a partition's clusters at a time (the position fence).
             for (String cluster : b.checkpointsDue()) {

@@ -63,6 +63,12 @@ public class StoreConfiguration {
 
     @Bean
     @DependsOn("flywayInitializer")
+    NodeLabelStore nodeLabelStore(DataSource dataSource) {
+        return new NodeLabelStore(dataSource);
+    }
+
+    @Bean
+    @DependsOn("flywayInitializer")
     HistoryPruning historyPruning(DataSource dataSource) {
         return new HistoryPruning(dataSource);
     }

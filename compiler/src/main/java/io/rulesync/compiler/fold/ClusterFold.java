@@ -95,10 +95,12 @@ public final class ClusterFold {
             return changed(view, s.withEndpointSlice(slice), touched, false);
         }
         Node node = (Node) o;
-        if (s.node(node.name()).filter(node::equals).isPresent()) {
+        Node old = s.node(node.name()).orElse(null);
+        if (node.equals(old)) {
             return new Folded(view, Changes.NONE);
         }
-        return changed(view, s.withNode(node), Set.of(), true);
+        // Labels other than the zone only steer staged rollout: the view keeps them, nothing is compiled again.
+        return changed(view, s.withNode(node), Set.of(), !node.sameForRules(old));
     }
 
     private static Folded delete(ClusterView view, ObjectRef ref) {

@@ -3,6 +3,7 @@ package io.rulesync.compiler.runtime;
 import io.rulesync.store.BatchStore;
 import io.rulesync.store.EventLog;
 import io.rulesync.store.HistoryPruning;
+import io.rulesync.store.NodeLabelStore;
 import io.rulesync.store.NodeStatusStore;
 import io.rulesync.store.OperatorActionStore;
 import io.rulesync.store.Outbox;
@@ -45,8 +46,9 @@ public class CompilerApplication {
 
     /** The stores (StoreConfiguration, after Flyway) as the write path takes them. */
     @Bean
-    CompilerStores compilerStores(BatchStore batches, EventLog events, VersionHistory history, Outbox outbox) {
-        return new CompilerStores(batches, events, history, outbox);
+    CompilerStores compilerStores(BatchStore batches, EventLog events, VersionHistory history, Outbox outbox,
+            NodeLabelStore labels) {
+        return new CompilerStores(batches, events, history, outbox, labels);
     }
 
     @Bean(destroyMethod = "close")

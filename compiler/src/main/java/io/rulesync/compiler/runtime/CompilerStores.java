@@ -2,17 +2,20 @@ package io.rulesync.compiler.runtime;
 
 import io.rulesync.store.BatchStore;
 import io.rulesync.store.EventLog;
+import io.rulesync.store.NodeLabelStore;
 import io.rulesync.store.Outbox;
 import io.rulesync.store.VersionHistory;
 import javax.sql.DataSource;
 
 /**
  * The stores the compiler's write path works with: it commits batches and positions, replays the
- * event log and reads heads and rules back when it takes a partition, and relays the outbox.
+ * event log and reads heads and rules back when it takes a partition (and puts right the stored node labels), and
+ * relays the outbox.
  */
-public record CompilerStores(BatchStore batches, EventLog events, VersionHistory history, Outbox outbox) {
+public record CompilerStores(BatchStore batches, EventLog events, VersionHistory history, Outbox outbox, NodeLabelStore labels) {
 
     public static CompilerStores on(DataSource ds) {
-        return new CompilerStores(new BatchStore(ds), new EventLog(ds), new VersionHistory(ds), new Outbox(ds));
+        return new CompilerStores(new BatchStore(ds), new EventLog(ds), new VersionHistory(ds), new Outbox(ds),
+                new NodeLabelStore(ds));
     }
 }

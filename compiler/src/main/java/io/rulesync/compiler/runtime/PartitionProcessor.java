@@ -6,6 +6,7 @@ import io.rulesync.compiler.eventlog.LiveLog;
 import io.rulesync.compiler.eventlog.LogCheck;
 import io.rulesync.compiler.fold.ProblemReports;
 import io.rulesync.compiler.version.ClusterHead;
+import io.rulesync.model.cluster.Node;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
 import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
@@ -19,6 +20,7 @@ import io.rulesync.model.event.ClusterEvent.SyncMarker;
 import io.rulesync.model.event.EventCodec;
 import io.rulesync.model.event.EventParts;
 import io.rulesync.model.event.Json;
+import io.rulesync.model.event.ObjectKind;
 import io.rulesync.model.event.ResyncRequest;
 import io.rulesync.model.manifest.Problem;
 import io.rulesync.model.rules.RulesDelta;
@@ -28,6 +30,7 @@ import io.rulesync.model.topic.LogPosition;
 import io.rulesync.model.topic.Topics;
 import io.rulesync.store.Batch;
 import io.rulesync.store.EventLog;
+import io.rulesync.store.NodeLabelStore;
 import io.rulesync.store.StaleWriteException;
 import java.time.Clock;
 import java.time.Duration;
@@ -42,6 +45,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.Executor;
@@ -302,6 +306,11 @@ public final class PartitionProcessor {
             ClusterHead head = ClusterHead.rebuilt(cluster, events, version, store.history().rules(cluster, version), pin);
             heads.put(cluster, head);
             report(cluster, head.admissionProblems());
+            int relabelled = store.labels().reconcile(cluster, labels(head));
+            if (relabelled > 0) {
+                log.info("cluster {}: the stored labels of {} node(s) were not those of its folded state (stored before "
+                        + "labels were, or by a batch that did not commit); rewritten", cluster, relabelled);
+            }
         }
         heads.forEach((cluster, head) -> observer.refusedObjects(cluster, head.problems().refusedObjects()));
         if (!held.isEmpty()) {
@@ -315,6 +324,20 @@ public final class PartitionProcessor {
                 observer.resyncRequested(row.key());
             });
         }
+    }
+
+    /** Each node of the head's folded state and its labels. */
+    private static SortedMap<String, SortedMap<String, String>> labels(ClusterHead head) {
+        SortedMap<String, SortedMap<String, String>> out = new TreeMap<>();
+        head.view().state().nodes().forEach(n -> out.put(n.name(), n.labels()));
+        return out;
+    }
+
+    /** Whether folding {@code e} may change a Node (and so its labels). */
+    private static boolean touchesNodes(ClusterEvent e) {
+        return e instanceof ObjectUpserted u && u.object() instanceof Node
+                || e instanceof ObjectDeleted d && d.ref().kind() == ObjectKind.NODE
+                || e instanceof SyncMarker m && m.kind() == ObjectKind.NODE;
     }
 
     /** The clusters that publish no version until their watcher's resync completes, and why. */
@@ -539,6 +562,7 @@ public final class PartitionProcessor {
         List<Carried> outcomes = new ArrayList<>();
         List<Batch.EventRow> events = new ArrayList<>();
         List<Batch.ProblemRow> problems = new ArrayList<>();
+        List<Batch.NodeLabelRow> nodeLabels = new ArrayList<>();
         for (Map.Entry<String, List<Decoded>> e : byCluster.entrySet()) {
             String cluster = e.getKey();
             ClusterHead head = heads.getOrDefault(cluster, ClusterHead.empty(cluster));
@@ -587,6 +611,9 @@ public final class PartitionProcessor {
                 outcomes.add(new Carried(cluster, o.accepted() ? seq : head.version(), o));
             }
             next.put(cluster, step.next());
+            if (e.getValue().stream().anyMatch(d -> touchesNodes(d.event()))) {
+                nodeLabels.addAll(NodeLabelStore.changes(cluster, labels(head), labels(step.next())));
+            }
             step.next().problems().changedSince(head.problems()).forEach((source, report) -> problems.add(report == null
                     ? new Batch.ProblemRow(cluster, source, List.of(), now)
                     : new Batch.ProblemRow(cluster, source, report.problems(), report.observedAt())));
@@ -622,7 +649,7 @@ public final class PartitionProcessor {
         long newPosition = fresh.get(fresh.size() - 1).offset() + 1;
         int epoch = position == null ? 0 : position.epoch();
         Batch batch = new Batch(group, topics.events(), partition, from, newPosition, events, dead, versions, actions,
-                outbox, epoch, problems, checkpointsDue);
+                outbox, epoch, problems, checkpointsDue, nodeLabels);
         faults.at(Point.BEFORE_COMMIT);
         Map<String, Long> checkpointAt;
         try {

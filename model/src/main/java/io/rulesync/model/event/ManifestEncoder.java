@@ -140,8 +140,8 @@ public final class ManifestEncoder {
     private static Map<String, Object> node(Node n) {
         Map<String, Object> metadata = new LinkedHashMap<>();
         metadata.put("name", n.name());
-        if (!n.zone().isEmpty()) {
-            metadata.put("labels", Map.of("topology.kubernetes.io/zone", n.zone()));
+        if (!n.labels().isEmpty()) {
+            metadata.put("labels", new LinkedHashMap<>(n.labels())); // sorted: the wire form is hashed
         }
         List<Object> addresses = new ArrayList<>();
         for (Node.NodeAddress a : n.addresses()) {

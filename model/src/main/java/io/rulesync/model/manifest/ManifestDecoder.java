@@ -41,7 +41,6 @@ public final class ManifestDecoder {
     static final String LABEL_SERVICE_NAME = "kubernetes.io/service-name";
     static final String LABEL_PROXY_NAME = "service.kubernetes.io/service-proxy-name";
     static final String LABEL_HEADLESS = "service.kubernetes.io/headless";
-    static final String LABEL_ZONE = "topology.kubernetes.io/zone";
 
     /** All annotations of an object together, keys and values, in bytes of UTF-8 (the API server's TotalAnnotationSizeLimitB). */
     public static final int MAX_ANNOTATIONS_BYTES = 256 * 1024;
@@ -321,7 +320,7 @@ public final class ManifestDecoder {
         FieldReader meta = root.field("metadata");
         String name = name(meta, KubernetesNames::checkSubdomain);
         problems.identify("Node " + KubernetesNames.printable(name));
-        String zone = meta.field("labels").stringMap().getOrDefault(LABEL_ZONE, "");
+        Map<String, String> labels = meta.field("labels").stringMap();
         List<Node.NodeAddress> addresses = new ArrayList<>();
         for (FieldReader af : root.field("status").field("addresses").list()) {
             String type = af.field("type").requiredString();
@@ -340,7 +339,7 @@ public final class ManifestDecoder {
         if (!problems.isEmpty()) {
             return null;
         }
-        return new Node(name, zone, addresses);
+        return Node.labelled(name, labels, addresses);
     }
 
     /**

@@ -127,6 +127,19 @@ class EventCodecTest {
     }
 
     @Test
+    void aNodeTravelsWithAllItsLabels() throws Exception {
+        ClusterObject node = object("""
+                kind: Node
+                metadata: {name: n1, labels: {rollout.example.com/wave: canary, topology.kubernetes.io/zone: z1}}
+                status: {addresses: [{type: InternalIP, address: 10.0.0.1}]}
+                """);
+        ClusterEvent e = new ObjectUpserted("prod-eu", node, "7", T);
+        assertThat(roundTrip(e)).isEqualTo(e);
+        // Sorted by key whatever the order read: the wire form is fingerprinted, so the same node must encode the same.
+        assertThat(EventCodec.encode(e)).contains("\"labels\":{\"rollout.example.com/wave\":\"canary\",\"topology.kubernetes.io/zone\":\"z1\"}");
+    }
+
+    @Test
     void aReportOfTooManyProblemsIsRefused() {
         String one = "{\"source\":\"a.yaml\",\"object\":\"\",\"field\":\"\",\"message\":\"m\"}";
         String json = "{\"v\":1,\"cluster\":\"c\",\"type\":\"problems\",\"source\":\"a.yaml\",\"problems\":["

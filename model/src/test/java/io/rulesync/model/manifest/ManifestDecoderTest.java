@@ -12,6 +12,7 @@ import io.rulesync.model.cluster.ServiceType;
 import io.rulesync.model.cluster.TrafficPolicy;
 import io.rulesync.model.manifest.ManifestDecoder.Decoded;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class ManifestDecoderTest {
@@ -202,6 +203,27 @@ class ManifestDecoderTest {
         assertThat(node.zone()).isEqualTo("z1");
         assertThat(node.primaryIP(IpFamily.IPV4)).hasValueSatisfying(ip -> assertThat(ip).hasToString("192.168.0.2"));
         assertThat(node.primaryIP(IpFamily.IPV6)).hasValueSatisfying(ip -> assertThat(ip).hasToString("fd00::2"));
+    }
+
+    @Test
+    void keepsEveryNodeLabelSortedAndTellsWhetherTheyMatterToRules() throws Exception {
+        Node node = (Node) ((Decoded.Accepted) decodeOne("""
+                kind: Node
+                metadata: {name: node-a, labels: {pool: gpu, topology.kubernetes.io/zone: z1, kubernetes.io/arch: arm64}}
+                status: {addresses: [{type: InternalIP, address: 192.168.0.2}]}
+                """)).object();
+        assertThat(node.labels()).containsExactly(Map.entry("kubernetes.io/arch", "arm64"), Map.entry("pool", "gpu"),
+                Map.entry("topology.kubernetes.io/zone", "z1"));
+        assertThat(node.zone()).isEqualTo("z1");
+        // Only staged rollout reads the other labels: a node that differs in them alone compiles to the same rules.
+        Node relabelled = Node.labelled("node-a", Map.of("pool", "cpu", "topology.kubernetes.io/zone", "z1"), node.addresses());
+        assertThat(relabelled).isNotEqualTo(node);
+        assertThat(relabelled.sameForRules(node)).isTrue();
+        assertThat(Node.labelled("node-a", Map.of("topology.kubernetes.io/zone", "z2"), node.addresses()).sameForRules(node)).isFalse();
+        assertThat(problems("""
+                kind: Node
+                metadata: {name: node-a, labels: {pool: "no spaces"}}
+                """)).singleElement().satisfies(p -> assertThat(p.field()).isEqualTo("metadata.labels.pool"));
     }
 
     @Test

@@ -60,6 +60,11 @@ class ObjectTranslatorTest {
         assertThat(n.key()).isEqualTo("node-a");
         assertThat(n.zone()).isEqualTo("z1");
         assertThat(n.addresses()).hasSize(1); // the Hostname entry is not an IP
+        // Every label travels: a rollout wave may select nodes by any of them.
+        io.fabric8.kubernetes.api.model.Node labelled = MockCluster.node("node-b", "192.168.0.2");
+        labelled.getMetadata().getLabels().put("rollout.example.com/wave", "canary");
+        assertThat(((Node) accepted(ObjectKind.NODE, labelled)).labels()).containsExactly(
+                Map.entry("rollout.example.com/wave", "canary"), Map.entry("topology.kubernetes.io/zone", "z1"));
     }
 
     @Test
