@@ -27,6 +27,7 @@ import io.rulesync.api.snapshot.SnapshotBodies;
 import io.rulesync.api.snapshot.Snapshots;
 import io.rulesync.store.EventLog;
 import io.rulesync.store.HeadChanges;
+import io.rulesync.store.NodeLabelStore;
 import io.rulesync.store.NodeStatusStore;
 import io.rulesync.store.OperatorActionStore;
 import io.rulesync.store.ProblemStore;
@@ -155,9 +156,9 @@ public class ApiApplication {
 
     /** Staged rollouts: what each node is released, and the steps they take (the rollout package). */
     @Bean
-    Rollouts rollouts(RolloutStore rollouts, VersionHistory store, NodeStatusStore acks, OperatorActionStore actions, ApiProperties p,
-            MeterRegistry meters) {
-        Rollouts r = new Rollouts(rollouts, store, acks, actions, p.eventsTopic(), Clock.systemUTC(), meters);
+    Rollouts rollouts(RolloutStore rollouts, VersionHistory store, NodeLabelStore labels, NodeStatusStore acks,
+            OperatorActionStore actions, ApiProperties p, MeterRegistry meters) {
+        Rollouts r = new Rollouts(rollouts, store, labels, acks, actions, p.eventsTopic(), Clock.systemUTC(), meters);
         if (p.fleet() != null) {
             // A policy the file gets wrong stops the api here, naming the cluster and field.
             r.declare(FleetPolicies.read(Path.of(p.fleet())), Path.of(p.fleet()).getFileName().toString());

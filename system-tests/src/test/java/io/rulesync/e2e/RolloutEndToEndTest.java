@@ -53,7 +53,8 @@ import org.springframework.context.ConfigurableApplicationContext;
 /**
  * Staged rollout through every real part that runs here (issue 17): events on the KRaft broker → compiler → PostgreSQL →
  * api (its rollout driver, deltas and snapshots capped by wave) → twelve agents: ten dry runs, and two programming the
- * kernels of network namespaces of their own. The policy is a canary wave (c-real and c-dry) and the rest.
+ * kernels of network namespaces of their own. The policy is a canary wave and the rest; the canary wave selects its nodes
+ * (c-real and c-dry) by a label they carry, so the labels travel from the Node events through the compiler to the api.
  *
  * <p>c-real's {@code iptables-restore} is a wrapper on its PATH that refuses any input sending traffic to pod 1
  * (10.244.0.11), so a version adding that endpoint really fails in the agent's own apply. r-real, in the second wave, is
@@ -71,7 +72,8 @@ class RolloutEndToEndTest {
     private static final ApiTokens.Issued AGENT = ApiTokens.issue("agents", Role.AGENT);
     private static final List<String> CANARIES = List.of("c-real", "c-dry");
     private static final String POLICY = """
-            {"policy": {"waves": [{"name": "canary", "nodes": ["c-real", "c-dry"], "bake": "3s"}, {"name": "rest", "percent": 100}],
+            {"policy": {"waves": [{"name": "canary", "selector": {"matchLabels": {"rollout.example.com/wave": "canary"}}, "bake": "3s"},
+                                  {"name": "rest", "percent": 100}],
                         "failWhen": {"ackTimeout": "90s"}, "onFailure": "%s"}, "reason": "canaries first"}""";
 
     @TempDir
@@ -129,7 +131,9 @@ class RolloutEndToEndTest {
         int ip = 1;
         for (String n : nodes) {
             NetnsLab lab = labs.get(n);
-            send(producer, up(Fixtures.node(n, lab != null ? lab.nodeIPv4() : "192.168.60." + ip++)));
+            String node = Fixtures.node(n, lab != null ? lab.nodeIPv4() : "192.168.60." + ip++);
+            send(producer, up(CANARIES.contains(n) ? node.replace("metadata: {name: " + n + "}",
+                    "metadata: {name: " + n + ", labels: {rollout.example.com/wave: canary, kubernetes.io/os: linux}}") : node));
         }
         send(producer, up(Fixtures.service("web", CLUSTER_IP)), endpoints(0));
         await("the first version with every node and the endpoint", () -> {
@@ -187,6 +191,8 @@ class RolloutEndToEndTest {
         assertThat((String) halted.get("cause")).startsWith("1 node failed version " + v2 + ": c-real (")
                 .contains("refused by c-real's iptables-restore");
         assertThat(halted.get("wave")).isEqualTo("canary");
+        // The label selector took exactly the two labelled nodes; the percentage wave took the other ten.
+        assertThat(((List<?>) halted.get("waves")).stream().map(w -> (Object) ((Map<?, ?>) w).get("nodes")).toList()).containsExactly(2, 10);
         awaitRunning(List.of("c-dry"), v2);
         Thread.sleep(3_000); // longer than the canary's bake: the rest must still not move
         for (String n : nodes) {

@@ -98,7 +98,7 @@ public class RolloutController {
             return new RolloutJson(cluster, "starting", null, null, null, null, null, null, policy.toMap(), sp.get().setBy(), null, log);
         }
         Rollout r = stored.get().within(policy.waves().size());
-        Waves waves = Waves.assign(policy, cluster, rollouts.zones(cluster, r.version()));
+        Waves waves = Waves.assign(policy, cluster, rollouts.zones(cluster, r.version()), rollouts.labels(cluster, policy));
         Map<String, NodeProgress> progress = new HashMap<>();
         acks.progress(cluster).forEach(p -> progress.put(p.node(), p));
         List<WaveJson> ws = new ArrayList<>();

@@ -15,8 +15,8 @@ import tools.jackson.core.JacksonException;
 /**
  * How a cluster's new versions go out: in waves, each baking before the next opens, halted when nodes fail them.
  *
- * <p>A wave is explicit node names, the nodes of a zone ({@code topology.kubernetes.io/zone}, the one node label the
- * watcher carries), or a percentage of the nodes no earlier wave took. Nodes no wave takes join the last wave.
+ * <p>A wave is explicit node names, the nodes of a zone ({@code topology.kubernetes.io/zone}), the nodes a label
+ * selector picks, or a percentage of the nodes no earlier wave took. Nodes no wave takes join the last wave.
  *
  * @param waves      in order; at least one
  * @param unacked    the share of an opened wave (0-1) that may not have acked the version when {@code ackTimeout} is up
@@ -28,11 +28,16 @@ public record RolloutPolicy(List<Wave> waves, double unacked, Duration ackTimeou
 
     public enum OnFailure { HALT, ROLLBACK }
 
-    /** One wave: exactly one of {@code nodes}, {@code zone} and {@code percent}, and how long it bakes once opened. */
-    public record Wave(String name, List<String> nodes, String zone, Integer percent, Duration bake) {
+    /** One wave: exactly one of {@code nodes}, {@code zone}, {@code selector} and {@code percent}, and how long it bakes once opened. */
+    public record Wave(String name, List<String> nodes, String zone, NodeSelector selector, Integer percent, Duration bake) {
         public Wave {
             nodes = nodes == null ? null : List.copyOf(nodes);
         }
+    }
+
+    /** Whether any wave selects nodes by label (so their labels must be read). */
+    public boolean selectsByLabel() {
+        return waves.stream().anyMatch(w -> w.selector() != null);
     }
 
     public RolloutPolicy {
@@ -41,7 +46,8 @@ public record RolloutPolicy(List<Wave> waves, double unacked, Duration ackTimeou
 
     /**
      * Reads a policy as an operator writes it (JSON, or the same map from YAML):
-     * <pre>{"waves": [{"name": "canary", "nodes": ["n1", "n2"], "bake": "60s"}, {"name": "rest", "percent": 100}],
+     * <pre>{"waves": [{"name": "canary", "nodes": ["n1", "n2"], "bake": "60s"},
+ *            {"name": "pool-a", "selector": {"matchLabels": {"pool": "a"}}, "bake": "5m"}, {"name": "rest", "percent": 100}],
      *  "failWhen": {"unacked": 0.1, "ackTimeout": "2m"}, "onFailure": "halt"}</pre>
      *
      * @throws IllegalArgumentException naming the field at fault
@@ -58,14 +64,15 @@ public record RolloutPolicy(List<Wave> waves, double unacked, Duration ackTimeou
             if (!(list.get(i) instanceof Map<?, ?> w)) {
                 throw new IllegalArgumentException(at + ": expected an object");
             }
-            only(w, at + ".", Set.of("name", "nodes", "zone", "percent", "bake"));
+            only(w, at + ".", Set.of("name", "nodes", "zone", "selector", "percent", "bake"));
             String name = w.get("name") == null ? "wave-" + (i + 1) : text(w.get("name"), at + ".name");
             if (!names.add(name)) {
                 throw new IllegalArgumentException(at + ".name: '" + KubernetesNames.printable(name) + "' names an earlier wave too");
             }
-            int chosen = (w.containsKey("nodes") ? 1 : 0) + (w.containsKey("zone") ? 1 : 0) + (w.containsKey("percent") ? 1 : 0);
+            int chosen = (w.containsKey("nodes") ? 1 : 0) + (w.containsKey("zone") ? 1 : 0) + (w.containsKey("selector") ? 1 : 0)
+                    + (w.containsKey("percent") ? 1 : 0);
             if (chosen != 1) {
-                throw new IllegalArgumentException(at + ": give exactly one of nodes, zone and percent");
+                throw new IllegalArgumentException(at + ": give exactly one of nodes, zone, selector and percent");
             }
             List<String> nodes = null;
             if (w.get("nodes") instanceof List<?> ns && !ns.isEmpty()) {
@@ -82,6 +89,7 @@ public record RolloutPolicy(List<Wave> waves, double unacked, Duration ackTimeou
                 throw new IllegalArgumentException(at + ".nodes: a list of at least one node name is required");
             }
             String zone = w.containsKey("zone") ? text(w.get("zone"), at + ".zone") : null;
+            NodeSelector selector = w.containsKey("selector") ? NodeSelector.from(w.get("selector"), at + ".selector") : null;
             Integer percent = null;
             if (w.containsKey("percent")) {
                 if (!(w.get("percent") instanceof Number p) || p.doubleValue() != p.intValue() || p.intValue() < 1 || p.intValue() > 100) {
@@ -89,7 +97,7 @@ public record RolloutPolicy(List<Wave> waves, double unacked, Duration ackTimeou
                 }
                 percent = p.intValue();
             }
-            waves.add(new Wave(name, nodes, zone, percent, duration(w.get("bake"), at + ".bake", Duration.ZERO)));
+            waves.add(new Wave(name, nodes, zone, selector, percent, duration(w.get("bake"), at + ".bake", Duration.ZERO)));
         }
         double unacked = 0;
         Duration ackTimeout = Duration.ofMinutes(2);
@@ -146,6 +154,8 @@ public record RolloutPolicy(List<Wave> waves, double unacked, Duration ackTimeou
                 o.put("nodes", w.nodes());
             } else if (w.zone() != null) {
                 o.put("zone", w.zone());
+            } else if (w.selector() != null) {
+                o.put("selector", w.selector().toMap());
             } else {
                 o.put("percent", w.percent());
             }

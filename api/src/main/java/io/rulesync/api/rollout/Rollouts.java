@@ -5,6 +5,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import io.rulesync.api.rollout.RolloutStep.NodeReport;
 import io.rulesync.api.rollout.RolloutStep.Step;
 import io.rulesync.store.ActionConflictException;
+import io.rulesync.store.NodeLabelStore;
 import io.rulesync.store.NodeStatus;
 import io.rulesync.store.NodeStatusStore;
 import io.rulesync.store.OperatorActionStore;
@@ -43,12 +44,16 @@ public final class Rollouts implements Release {
     /** The actor of the steps the rollout takes by itself, in the log and the audit. */
     public static final String SELF = "rollout";
 
-    /** One cluster's rollout as this replica last read it. */
-    record View(RolloutPolicy policy, Rollout rollout, NavigableSet<Long> halted) {
+    /**
+     * One cluster's rollout as this replica last read it, with its nodes' labels when a wave selects by label (read each
+     * tick, so a node's wave follows its labels within a second).
+     */
+    record View(RolloutPolicy policy, Rollout rollout, NavigableSet<Long> halted, Map<String, Map<String, String>> labels) {
     }
 
     private final RolloutStore store;
     private final VersionHistory versions;
+    private final NodeLabelStore nodeLabels;
     private final NodeStatusStore acks;
     private final OperatorActionStore actions;
     private final String eventsTopic;
@@ -68,10 +73,11 @@ public final class Rollouts implements Release {
     private volatile Map<String, String> declared;
     private volatile String declaredBy;
 
-    public Rollouts(RolloutStore store, VersionHistory versions, NodeStatusStore acks, OperatorActionStore actions, String eventsTopic,
-            Clock clock, MeterRegistry meters) {
+    public Rollouts(RolloutStore store, VersionHistory versions, NodeLabelStore nodeLabels, NodeStatusStore acks,
+            OperatorActionStore actions, String eventsTopic, Clock clock, MeterRegistry meters) {
         this.store = store;
         this.versions = versions;
+        this.nodeLabels = nodeLabels;
         this.acks = acks;
         this.actions = actions;
         this.eventsTopic = eventsTopic;
@@ -115,7 +121,8 @@ public final class Rollouts implements Release {
         }
         // COMPLETE: a newer head waits for the next tick to start it at the first wave.
         long rel = Math.min(head, r.state() == Rollout.State.COMPLETE ? r.version()
-                : r.releasedTo(Waves.waveOf(v.policy(), cluster, node, zones(cluster, r.version()).getOrDefault(node, ""))));
+                : r.releasedTo(Waves.waveOf(v.policy(), cluster, node, zones(cluster, r.version()).getOrDefault(node, ""),
+                        v.labels().getOrDefault(node, Map.of()))));
         if (!zones(cluster, rel).containsKey(node)) {
             // The version released to its wave does not know the node (it joined since): the oldest that does, since a node
             // must not run nothing.
@@ -210,7 +217,8 @@ public final class Rollouts implements Release {
             }
         }
         r = r.within(policy.waves().size());
-        Waves waves = Waves.assign(policy, cluster, zones(cluster, r.version()));
+        Map<String, Map<String, String>> labels = labels(cluster, policy);
+        Waves waves = Waves.assign(policy, cluster, zones(cluster, r.version()), labels);
         Map<String, NodeReport> reports = r.state() == Rollout.State.ROLLING || r.state() == Rollout.State.PAUSED ? reports(cluster)
                 : Map.of();
         NavigableSet<Long> halted = new TreeSet<>(store.haltedVersions(cluster));
@@ -229,7 +237,7 @@ public final class Rollouts implements Release {
             r = store.rollout(cluster).map(Rollouts::of).orElse(r); // another replica stepped first
         }
         View before = views.get(cluster);
-        views.put(cluster, new View(policy, r, halted));
+        views.put(cluster, new View(policy, r, halted, labels));
         if (before == null || !r.equals(before.rollout())) {
             onRelease.accept(cluster, head);
         }
@@ -343,6 +351,11 @@ public final class Rollouts implements Release {
             out.put(s.node(), new NodeReport(s.running(), s.lastErrorVersion(), s.lastError()));
         }
         return out;
+    }
+
+    /** The labels of the cluster's nodes, by name: read only for a policy that selects by label. */
+    Map<String, Map<String, String>> labels(String cluster, RolloutPolicy policy) {
+        return policy.selectsByLabel() ? nodeLabels.labels(cluster) : Map.of();
     }
 
     /** A version's nodes and zones; versions never change, so a few are kept. */

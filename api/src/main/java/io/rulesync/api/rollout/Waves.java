@@ -10,9 +10,10 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Which wave each node of a cluster is in, from a policy and the cluster's nodes (name to zone). Pure and stable: a
- * node's wave depends on its own name and zone and the policy, never on which other nodes exist, so nodes that join or
- * leave move nobody else. Named nodes and zones are placed first, whatever their wave's place in the list; percentage
+ * Which wave each node of a cluster is in, from a policy, the cluster's nodes (name to zone) and their labels. Pure and
+ * stable: a node's wave depends on its own name, zone and labels and the policy, never on which other nodes exist, so
+ * nodes that join or leave move nobody else (a node whose labels change may move). Named nodes, zones and label selectors
+ * are placed first, the first wave that takes a node keeping it, whatever their wave's place in the list; percentage
  * waves cut the space of a hash of the node's name, the next {@code percent} of what
  * earlier percentage waves left, so on a small cluster a wave's share is near its percentage rather than exact.
  */
@@ -23,22 +24,25 @@ public final class Waves {
         this.members = members;
     }
 
-    public static Waves assign(RolloutPolicy policy, String cluster, Map<String, String> nodeZones) {
+    /** With {@code labels} by node name; a node missing from it has none (its labels are not known yet). */
+    public static Waves assign(RolloutPolicy policy, String cluster, Map<String, String> nodeZones,
+            Map<String, Map<String, String>> labels) {
         List<RolloutPolicy.Wave> ws = policy.waves();
         List<List<String>> out = new ArrayList<>();
         ws.forEach(w -> out.add(new ArrayList<>()));
         for (String node : nodeZones.keySet().stream().sorted().toList()) {
-            out.get(waveOf(policy, cluster, node, nodeZones.get(node))).add(node);
+            out.get(waveOf(policy, cluster, node, nodeZones.get(node), labels.getOrDefault(node, Map.of()))).add(node);
         }
         return new Waves(out.stream().map(List::copyOf).toList());
     }
 
     /** The wave of one node, whether or not it is a node of the cluster yet (one that joins gets this one). */
-    public static int waveOf(RolloutPolicy policy, String cluster, String node, String zone) {
+    public static int waveOf(RolloutPolicy policy, String cluster, String node, String zone, Map<String, String> labels) {
         List<RolloutPolicy.Wave> ws = policy.waves();
         for (int i = 0; i < ws.size(); i++) {
             RolloutPolicy.Wave w = ws.get(i);
-            if (w.nodes() != null && w.nodes().contains(node) || w.zone() != null && w.zone().equals(zone)) {
+            if (w.nodes() != null && w.nodes().contains(node) || w.zone() != null && w.zone().equals(zone)
+                    || w.selector() != null && w.selector().matches(labels)) {
                 return i;
             }
         }

@@ -128,7 +128,7 @@ class RolloutApiTest {
                 "10.1.0.3")))); // 5
         await().atMost(Duration.ofSeconds(10)).until(() -> Integer.valueOf(4).equals(rollout().get("version")));
         assertThat(Waves.waveOf(RolloutPolicy.fromJson(POLICY.substring(POLICY.indexOf(':') + 1, POLICY.indexOf(", \"reason\""))),
-                "shop", "n3", "")).isEqualTo(1);
+                "shop", "n3", "", Map.of())).isEqualTo(1);
         assertThat(snapshotVersion("n3")).isEqualTo("\"v5\"");
         assertThat(snapshotVersion("n2")).isEqualTo("\"v2\"");
         // The canary runs 2 (its apply of 3 failed): to reach 4 it must not apply 3 on the way, so it loads a snapshot.

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class RolloutPolicyTest {
@@ -30,10 +31,47 @@ class RolloutPolicyTest {
     }
 
     @Test
+    void aSelectorMatchesLabelsAsKubernetesDoesAndIsWrittenBack() {
+        RolloutPolicy p = RolloutPolicy.fromJson("""
+                {"waves": [{"name": "gpu", "selector": {"matchLabels": {"pool": "gpu"},
+                            "matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["prod"]},
+                                                 {"key": "spot", "operator": "DoesNotExist"}]}},
+                           {"percent": 100}]}""");
+        NodeSelector s = p.waves().get(0).selector();
+        assertThat(p.selectsByLabel()).isTrue();
+        assertThat(s.matches(Map.of("pool", "gpu"))).isTrue();
+        assertThat(s.matches(Map.of("pool", "gpu", "tier", "dev"))).isTrue();
+        assertThat(s.matches(Map.of("pool", "gpu", "tier", "prod"))).as("NotIn").isFalse();
+        assertThat(s.matches(Map.of("pool", "gpu", "spot", "true"))).as("DoesNotExist").isFalse();
+        assertThat(s.matches(Map.of("pool", "cpu"))).as("matchLabels").isFalse();
+        assertThat(s.matches(Map.of())).isFalse();
+        NodeSelector in = RolloutPolicy.fromJson("""
+                {"waves": [{"selector": {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "b"]},
+                                                              {"key": "ssd", "operator": "Exists"}]}}]}""").waves().get(0).selector();
+        assertThat(in.matches(Map.of("zone", "b", "ssd", ""))).isTrue();
+        assertThat(in.matches(Map.of("zone", "c", "ssd", ""))).isFalse();
+        assertThat(in.matches(Map.of("zone", "a"))).isFalse();
+        assertThat(RolloutPolicy.fromJson(p.toJson())).isEqualTo(p);
+        assertThat(RolloutPolicy.fromJson("{\"waves\": [{\"nodes\": [\"a\"]}]}").selectsByLabel()).isFalse();
+    }
+
+    @Test
     void eachMistakeIsNamedByItsField() {
         for (List<String> c : List.of(
                 List.of("{}", "waves: a list of at least one wave is required"),
-                List.of("{\"waves\": [{\"nodes\": [\"a\"], \"percent\": 5}]}", "waves[0]: give exactly one of nodes, zone and percent"),
+                List.of("{\"waves\": [{\"nodes\": [\"a\"], \"percent\": 5}]}", "waves[0]: give exactly one of nodes, zone, selector and percent"),
+                List.of("{\"waves\": [{\"selector\": {}}]}", "waves[0].selector: selects every node; give at least one of"),
+                List.of("{\"waves\": [{\"selector\": {\"matchLabel\": {}}}]}", "waves[0].selector.matchLabel: unknown field"),
+                List.of("{\"waves\": [{\"selector\": {\"matchLabels\": {\"pool\": \"a b\"}}}]}",
+                        "waves[0].selector.matchLabels.pool: "),
+                List.of("{\"waves\": [{\"selector\": {\"matchExpressions\": [{\"key\": \"pool\", \"operator\": \"Equals\"}]}}]}",
+                        "waves[0].selector.matchExpressions[0].operator: 'Equals' is not In, NotIn, Exists or DoesNotExist"),
+                List.of("{\"waves\": [{\"selector\": {\"matchExpressions\": [{\"key\": \"pool\", \"operator\": \"In\"}]}}]}",
+                        "waves[0].selector.matchExpressions[0].values: In needs at least one value"),
+                List.of("{\"waves\": [{\"selector\": {\"matchExpressions\": [{\"key\": \"-x\", \"operator\": \"Exists\"}]}}]}",
+                        "waves[0].selector.matchExpressions[0].key: "),
+                List.of("{\"waves\": [{\"selector\": {\"matchExpressions\": [{\"key\": \"gpu\", \"operator\": \"Exists\", "
+                        + "\"values\": [\"1\"]}]}}]}", "waves[0].selector.matchExpressions[0].values: Exists takes no values"),
                 List.of("{\"waves\": [{\"percent\": 0}]}", "waves[0].percent: '0' is not a whole number 1-100"),
                 List.of("{\"waves\": [{\"percent\": 12.5}]}", "waves[0].percent: '12.5' is not a whole number 1-100"),
                 List.of("{\"waves\": [{\"nodes\": []}]}", "waves[0].nodes: a list of at least one node name is required"),

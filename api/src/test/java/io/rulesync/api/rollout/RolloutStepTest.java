@@ -16,7 +16,7 @@ class RolloutStepTest {
     private static final RolloutPolicy POLICY = RolloutPolicy.fromJson("""
             {"waves": [{"name": "canary", "nodes": ["c1", "c2"], "bake": "60s"}, {"name": "rest", "percent": 100, "bake": "30s"}],
              "failWhen": {"unacked": 0.25, "ackTimeout": "2m"}}""");
-    private static final Waves WAVES = Waves.assign(POLICY, "shop", nodes());
+    private static final Waves WAVES = Waves.assign(POLICY, "shop", nodes(), Map.of());
     private static final java.util.function.LongPredicate NONE = v -> false;
 
     private static Map<String, String> nodes() {
