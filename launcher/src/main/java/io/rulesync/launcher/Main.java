@@ -3,6 +3,7 @@ package io.rulesync.launcher;
 import io.rulesync.agent.cli.AgentCommand;
 import io.rulesync.api.cli.ApiCommand;
 import io.rulesync.api.cli.TokenCommand;
+import io.rulesync.cli.OperatorCli;
 import io.rulesync.compiler.cli.CompileCommand;
 import io.rulesync.compiler.cli.CompilerCommand;
 import io.rulesync.compiler.cli.RenderCommand;
@@ -13,7 +14,8 @@ import picocli.CommandLine.Command;
 
 /**
  * The one command line behind {@code ./rulesync}: every role of the system is a subcommand, so one
- * artifact (and one container image) runs them all.
+ * artifact (and one container image) runs them all; so are the operators' commands that talk to the api
+ * ({@code clusters}, {@code history}, {@code rollback}, ...: {@link OperatorCli}).
  */
 @Command(
         name = "rulesync",
@@ -24,11 +26,16 @@ import picocli.CommandLine.Command;
                 RenderCommand.class, DemoCommand.class})
 public final class Main implements Runnable {
     public static void main(String[] args) {
-        System.exit(new CommandLine(new Main()).execute(args));
+        System.exit(commandLine().execute(args));
+    }
+
+    /** The roles and the operators' commands. */
+    static CommandLine commandLine() {
+        return OperatorCli.addTo(new CommandLine(new Main()));
     }
 
     @Override
     public void run() {
-        new CommandLine(this).usage(System.err);
+        commandLine().usage(System.err);
     }
 }

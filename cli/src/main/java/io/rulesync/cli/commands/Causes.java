@@ -1,0 +1,35 @@
+package io.rulesync.cli.commands;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import tools.jackson.databind.JsonNode;
+
+/** A version's cause (the events or the operator action that made it) as one line of a table. */
+final class Causes {
+    private static final Set<String> BOOKKEEPING = Set.of("events", "topic", "partition", "firstOffset", "lastOffset", "objects",
+            "moreObjects", "operatorActions");
+
+    private Causes() {
+    }
+
+    static String summary(JsonNode cause) {
+        List<String> parts = new ArrayList<>();
+        for (JsonNode a : cause.path("operatorActions")) {
+            String what = a.path("action").asString("");
+            parts.add(("rollback".equals(what) ? "rollback to v" + a.path("toVersion").asLong() : what) + " by "
+                    + a.path("actor").asString("") + ": " + a.path("reason").asString(""));
+        }
+        List<String> objects = new ArrayList<>();
+        cause.path("objects").forEach(o -> objects.add(o.asString("")));
+        if (!objects.isEmpty()) {
+            parts.add(String.join(", ", objects) + (cause.has("moreObjects") ? " (+" + cause.path("moreObjects").asInt() + " more)" : ""));
+        }
+        for (String key : cause.propertyNames()) {
+            if (!BOOKKEEPING.contains(key)) {
+                parts.add(key + ": " + (cause.get(key).isString() ? cause.get(key).asString() : cause.get(key).toString()));
+            }
+        }
+        return parts.isEmpty() ? "-" : String.join("; ", parts);
+    }
+}

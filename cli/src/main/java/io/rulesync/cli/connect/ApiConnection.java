@@ -1,0 +1,118 @@
+package io.rulesync.cli.connect;
+
+import io.rulesync.model.event.Json;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * The api as the command line talks to it: one request per call, the bearer token on each, and every way it can go
+ * wrong turned into a {@link CliFailure} whose message is one readable line (the api's problem detail, or why it could not
+ * be reached) and whose exit code says which kind of failure it was.
+ */
+public final class ApiConnection {
+    private static final Duration CONNECT = Duration.ofSeconds(5);
+    /** A rollback waits up to 10 s for the compiler before the api answers 202. */
+    private static final Duration ANSWER = Duration.ofSeconds(30);
+
+    private final Credentials credentials;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(CONNECT).build();
+
+    public ApiConnection(Credentials credentials) {
+        this.credentials = credentials;
+    }
+
+    /** An answer the api gave with a 2xx status. */
+    public record Answer(int status, String body) {
+        public JsonNode json() {
+            try {
+                return Json.MAPPER.readTree(body);
+            } catch (JacksonException e) {
+                throw new CliFailure(ExitCode.REFUSED, "the api answered something that is not JSON: "
+                        + body.lines().findFirst().orElse("").strip());
+            }
+        }
+    }
+
+    public Answer get(String path) {
+        return send("GET", path, null);
+    }
+
+    public Answer post(String path, Object body) {
+        return send("POST", path, Json.MAPPER.writeValueAsString(body));
+    }
+
+    public Answer put(String path, Object body) {
+        return send("PUT", path, Json.MAPPER.writeValueAsString(body));
+    }
+
+    /** A path segment or query value, encoded. */
+    public static String encode(String s) {
+        return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
+    }
+
+    private Answer send(String method, String path, String json) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(credentials.api() + path)).timeout(ANSWER)
+                .header("Accept", "application/json, text/plain");
+        if (credentials.token() != null) {
+            b.header("Authorization", "Bearer " + credentials.token());
+        }
+        b.method(method, json == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(json));
+        if (json != null) {
+            b.header("Content-Type", "application/json");
+        }
+        HttpResponse<String> r;
+        try {
+            r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        } catch (HttpConnectTimeoutException | ConnectException e) {
+            throw unreachable("nothing answers there (" + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()) + ")");
+        } catch (HttpTimeoutException e) {
+            throw unreachable("no answer within " + ANSWER.toSeconds() + " s");
+        } catch (IOException e) {
+            throw unreachable(e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw unreachable("interrupted");
+        }
+        if (r.statusCode() / 100 == 2) {
+            return new Answer(r.statusCode(), r.body());
+        }
+        throw refusal(r.statusCode(), r.body());
+    }
+
+    private CliFailure unreachable(String why) {
+        return new CliFailure(ExitCode.UNREACHABLE, "cannot reach the api at " + credentials.api() + ": " + why
+                + " (set --api or RULESYNC_API)");
+    }
+
+    /** The api's problem detail as one line: {@code 409 Conflict: cluster 'shop' has a pending rollback ...}. */
+    private CliFailure refusal(int status, String body) {
+        String title = null;
+        String detail = null;
+        try {
+            JsonNode p = Json.MAPPER.readTree(body);
+            title = p.path("title").asString(null);
+            detail = p.path("detail").asString(null);
+        } catch (JacksonException | IllegalArgumentException e) {
+            detail = body.lines().findFirst().orElse("").strip();
+        }
+        String line = status + (title == null ? "" : " " + title) + (detail == null || detail.isEmpty() ? "" : ": " + detail);
+        line = line.replaceAll("\\s*[\\r\\n]+\\s*", " ");
+        if (status == 401) {
+            line += credentials.token() == null ? " (no token: " + credentials.whereTokensComeFrom() + ")" : " (the token is not accepted)";
+        }
+        int code = status == 400 ? ExitCode.USAGE : status == 503 || status == 502 || status == 504 ? ExitCode.UNREACHABLE
+                : ExitCode.REFUSED;
+        return new CliFailure(code, line);
+    }
+}
