@@ -6,6 +6,7 @@ import io.rulesync.api.acks.AckWriter;
 import io.rulesync.api.acks.AcksController;
 import io.rulesync.api.access.BearerTokenFilter;
 import io.rulesync.api.access.FailedAuthentications;
+import io.rulesync.api.access.WhoAmIController;
 import io.rulesync.api.actions.ActionsController;
 import io.rulesync.api.clusters.ClustersController;
 import io.rulesync.api.deltas.DeltaWaits;
@@ -110,6 +111,11 @@ public class ApiApplication {
     @Bean
     ClustersController clustersController(VersionHistory store, NodeStatusStore acks, ProblemStore problems, RolloutStore rollouts) {
         return new ClustersController(store, acks, problems, rollouts);
+    }
+
+    @Bean
+    WhoAmIController whoAmIController() {
+        return new WhoAmIController();
     }
 
     @Bean

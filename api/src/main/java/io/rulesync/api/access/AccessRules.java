@@ -18,9 +18,15 @@ public final class AccessRules {
     private AccessRules() {
     }
 
-    /** Health probes answer without a token: kubelets and load balancers carry none, and they say only UP/DOWN. */
+    /**
+     * Health probes answer without a token: kubelets and load balancers carry none, and they say only UP/DOWN. So do the
+     * dashboard's page and its scripts and styles: they hold no data, and every request they make for data carries the
+     * token the operator typed into the page.
+     */
     public static boolean isPublic(String method, String path) {
-        return "GET".equals(method) && (path.equals("/actuator/health") || path.startsWith("/actuator/health/"));
+        boolean read = "GET".equals(method) || "HEAD".equals(method);
+        return read && (path.equals("/actuator/health") || path.startsWith("/actuator/health/") || path.equals("/")
+                || path.equals("/index.html") || path.startsWith("/ui/") && !path.contains(".."));
     }
 
     /** The roles allowed to make this request. */

@@ -55,6 +55,26 @@ class AccessApiTest {
     }
 
     @Test
+    void theDashboardsPageIsOpenItsDataIsNotAndWhoamiNamesTheToken() throws Exception {
+        for (String path : List.of("/", "/index.html", "/ui/app.js", "/ui/style.css")) {
+            HttpResponse<String> page = api.get(path, null);
+            assertThat(page.statusCode()).as(path).isEqualTo(200);
+            // Nothing in what anyone may fetch comes from the database or the tokens.
+            assertThat(page.body()).as(path).doesNotContain(TestApi.VIEWER.token(), TestApi.OPERATOR.token(), "10.244.1.3");
+        }
+        assertThat(api.get("/", null).body()).contains("<script type=\"module\" src=\"/ui/app.js\">");
+        assertProblem(api.get("/api/v1/whoami", null), 401, null, "needs");
+        Map<?, ?> viewer = TestApi.json(api.get("/api/v1/whoami", TestApi.VIEWER.token()));
+        assertThat(viewer.get("name")).isEqualTo("vera");
+        assertThat(viewer.get("role")).isEqualTo("viewer");
+        assertThat(TestApi.json(api.get("/api/v1/whoami", TestApi.OPERATOR.token())).get("role")).isEqualTo("operator");
+        assertProblem(api.get("/api/v1/whoami", TestApi.AGENT.token()), 403, null, "needs operator or viewer");
+        // Only the page and its assets are open: anything else under / still needs a token.
+        assertThat(api.get("/ui-not/app.js", null).statusCode()).isEqualTo(401);
+        assertThat(api.post("/", "{}", null).statusCode()).isEqualTo(401);
+    }
+
+    @Test
     void aViewerReadsEverythingButMayNotRollBack() throws Exception {
         for (String path : concat(READS, SNAPSHOT)) {
             assertThat(api.get(path, TestApi.VIEWER.token()).statusCode()).as(path).isEqualTo(200);

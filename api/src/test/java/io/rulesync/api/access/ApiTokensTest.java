@@ -50,6 +50,11 @@ class ApiTokensTest {
         assertThat(AccessRules.isPublic("GET", "/actuator/health/readiness")).isTrue();
         assertThat(AccessRules.isPublic("GET", "/actuator/healthz")).isFalse();
         assertThat(AccessRules.isPublic("POST", "/actuator/health")).isFalse();
+        assertThat(AccessRules.isPublic("GET", "/")).isTrue();
+        assertThat(AccessRules.isPublic("GET", "/ui/app.js")).isTrue();
+        assertThat(AccessRules.isPublic("GET", "/ui/../api/v1/clusters")).isFalse();
+        assertThat(AccessRules.isPublic("POST", "/")).isFalse();
+        assertThat(AccessRules.isPublic("GET", "/api/v1/clusters")).isFalse();
     }
 
     @Test

@@ -188,6 +188,8 @@ public final class DemoCommand implements Callable<Integer> {
             say(out, "  viewer   " + viewer.token());
             say(out, "  operator " + operator.token() + "  (may roll back and resume)");
             say(out, "  e.g. curl -H 'Authorization: Bearer " + viewer.token() + "' " + apiUrl + "/api/v1/clusters");
+            say(out, "dashboard at " + apiUrl + "/ (log in with a token above); or the command line: RULESYNC_API=" + apiUrl
+                    + " RULESYNC_TOKEN=" + viewer.token() + " ./rulesync clusters");
 
             Properties producer = new Properties();
             producer.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());

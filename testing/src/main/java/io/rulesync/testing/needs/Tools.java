@@ -10,14 +10,15 @@ import java.util.Optional;
 /** Where a host tool is, and which Debian package brings it. */
 final class Tools {
     /** Tools whose package has another name; any other tool's package is its own name. */
-    private static final Map<String, String> PACKAGES = Map.of(
-            "ip", "iproute2",
-            "iptables", "iptables", "ip6tables", "iptables",
-            "iptables-restore", "iptables", "ip6tables-restore", "iptables",
-            "iptables-save", "iptables", "ip6tables-save", "iptables",
-            "ipvsadm-restore", "ipvsadm",
-            "sysctl", "procps",
-            "sh", "dash");
+    private static final Map<String, String> PACKAGES = Map.ofEntries(
+            Map.entry("ip", "iproute2"),
+            Map.entry("iptables", "iptables"), Map.entry("ip6tables", "iptables"),
+            Map.entry("iptables-restore", "iptables"), Map.entry("ip6tables-restore", "iptables"),
+            Map.entry("iptables-save", "iptables"), Map.entry("ip6tables-save", "iptables"),
+            Map.entry("ipvsadm-restore", "ipvsadm"),
+            Map.entry("sysctl", "procps"),
+            Map.entry("sh", "dash"),
+            Map.entry("chromedriver", "chromium-driver"));
     /** A non-root PATH often lacks these, yet the tools in them run fine under {@code ip netns exec}. */
     private static final List<String> SBIN = List.of("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin");
 

@@ -1,0 +1,399 @@
+// The rulesync dashboard: plain ES modules served by the api, no build step and nothing from the internet.
+// Every number on a page comes from the api's /api/v1 answers, asked with the token typed into the login form;
+// the token lives in this tab's sessionStorage only. Pages ask again every REFRESH_MS, so they follow versions and acks.
+
+const REFRESH_MS = 2000;
+const TOKEN = 'rulesync.token';
+const main = document.getElementById('main');
+let refreshTimer = null;
+let view = null; // the current page: {render: async () => {...}}
+
+// ---------- the api ----------
+
+class ApiProblem extends Error {
+  constructor(status, title, detail) {
+    super(`${status}${title ? ' ' + title : ''}${detail ? ': ' + detail : ''}`);
+    this.status = status;
+  }
+}
+
+async function api(path, options = {}) {
+  const headers = { Accept: 'application/json', Authorization: 'Bearer ' + sessionStorage.getItem(TOKEN) };
+  if (options.body) headers['Content-Type'] = 'application/json';
+  let r;
+  try {
+    r = await fetch(path, { method: options.method, body: options.body, headers });
+  } catch (e) {
+    throw new ApiProblem(0, 'the api cannot be reached', String(e.message || e));
+  }
+  const text = await r.text();
+  if (!r.ok) {
+    let p = {};
+    try { p = JSON.parse(text); } catch (e) { p = { detail: text.split('\n')[0] }; }
+    if (r.status === 401 && !options.login) {
+      logout('Your token is no longer accepted; log in again.');
+    }
+    throw new ApiProblem(r.status, p.title, p.detail);
+  }
+  const type = r.headers.get('Content-Type') || '';
+  return { status: r.status, body: type.includes('json') ? JSON.parse(text) : text };
+}
+
+const get = async (path) => (await api(path)).body;
+const enc = encodeURIComponent;
+
+// ---------- helpers ----------
+
+function h(s) {
+  return String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+}
+
+// A time as the operator's clock shows it, to the second (not "5s ago": a page whose text does not change is not redrawn).
+function when(iso) {
+  if (!iso) return '-';
+  const d = new Date(iso);
+  const p = (n) => String(n).padStart(2, '0');
+  return `<span title="${h(iso)}">${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}</span>`;
+}
+
+// Replaces the page's content only when it differs: a refresh that finds nothing new leaves the page (and what the
+// operator is pointing at) alone. Returns whether it replaced it, so listeners are attached to new content only.
+let shown = '';
+function show(html) {
+  if (html === shown && main.innerHTML !== '') return false;
+  main.innerHTML = html;
+  shown = html;
+  return true;
+}
+
+function operator() {
+  return sessionStorage.getItem('rulesync.role') === 'operator';
+}
+
+// A version's cause (the events or the operator action that made it) in one line.
+function cause(c) {
+  if (!c || typeof c !== 'object') return '-';
+  const parts = [];
+  for (const a of c.operatorActions || []) {
+    parts.push(`${a.action === 'rollback' ? 'rollback to v' + a.toVersion : a.action} by ${a.actor}: ${a.reason}`);
+  }
+  if (c.objects && c.objects.length) parts.push(c.objects.join(', ') + (c.moreObjects ? ` (+${c.moreObjects} more)` : ''));
+  const skip = new Set(['events', 'topic', 'partition', 'firstOffset', 'lastOffset', 'objects', 'moreObjects', 'operatorActions']);
+  for (const [k, v] of Object.entries(c)) if (!skip.has(k)) parts.push(`${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
+  return parts.join('; ') || '-';
+}
+
+function stateBadge(c) {
+  if (c.pinned) return `<span class="badge pinned">pinned to v${h(c.pinned.toVersion)}</span>`;
+  const r = c.rollout;
+  if (r && r.state !== 'complete') return `<span class="badge ${h(r.state)}">rollout ${h(r.state)} v${h(r.version)}</span>`;
+  return '<span class="badge">live</span>';
+}
+
+function bar(n) {
+  const c = n.converged || 0, b = n.behind || 0, f = n.failed || 0, all = c + b + f;
+  if (all === 0) return '<div class="bar" title="no node has acknowledged yet"></div>';
+  const pc = (x) => (100 * x / all).toFixed(2) + '%';
+  return `<div class="bar" title="${c} converged, ${b} behind, ${f} failed"><span class="converged" style="width:${pc(c)}"></span>`
+    + `<span class="behind" style="width:${pc(b)}"></span><span class="failed" style="width:${pc(f)}"></span></div>`;
+}
+
+function counts(n) {
+  return `<span class="counts">${n.converged || 0} converged, ${n.behind || 0} behind, ${n.failed || 0} failed</span>`;
+}
+
+// ---------- login ----------
+
+function showLogin(message) {
+  stopRefresh();
+  document.getElementById('nav').hidden = true;
+  document.getElementById('logout').hidden = true;
+  document.getElementById('who').textContent = '';
+  shown = '';
+  main.innerHTML = `<form class="login" id="login">
+      <h1>Log in</h1>
+      <p class="muted">Paste an api token (viewer or operator). It stays in this browser tab only.</p>
+      <label for="token">Token</label>
+      <input id="token" name="token" type="password" autocomplete="off" required placeholder="rs_...">
+      <p id="login-error" class="error" role="alert">${h(message || '')}</p>
+      <button type="submit" id="login-submit">Log in</button>
+    </form>`;
+  document.getElementById('login').addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const token = document.getElementById('token').value.trim();
+    const error = document.getElementById('login-error');
+    sessionStorage.setItem(TOKEN, token);
+    try {
+      const me = (await api('/api/v1/whoami', { login: true })).body;
+      sessionStorage.setItem('rulesync.role', me.role);
+      sessionStorage.setItem('rulesync.name', me.name);
+      route();
+    } catch (err) {
+      sessionStorage.removeItem(TOKEN);
+      error.textContent = err.status === 401 ? 'This token is not accepted (401): check that you pasted all of it, and that it is one of this api\'s tokens.'
+        : err.status === 403 ? 'This token may not use the dashboard (403): it is an agent\'s. Use a viewer or operator token.'
+        : 'Cannot log in: ' + err.message;
+    }
+  });
+}
+
+function logout(message) {
+  sessionStorage.clear();
+  location.hash = '#/';
+  showLogin(message);
+}
+
+document.getElementById('logout').addEventListener('click', () => logout(''));
+
+// ---------- pages ----------
+
+const fleetPage = {
+  async render() {
+    const { clusters } = await get('/api/v1/clusters');
+    show(`<h1>Fleet</h1>
+      <table id="clusters"><thead><tr><th>Cluster</th><th>Version</th><th>State</th><th>Nodes</th><th></th><th>Refused objects</th></tr></thead><tbody>
+      ${clusters.map((c) => `<tr data-cluster="${h(c.cluster)}">
+        <td><a href="#/clusters/${enc(c.cluster)}">${h(c.cluster)}</a></td>
+        <td><a href="#/clusters/${enc(c.cluster)}/versions/${c.version}">v${c.version}</a> ${when(c.createdAt)}</td>
+        <td>${stateBadge(c)}</td><td>${bar(c.nodes)}</td><td>${counts(c.nodes)}</td><td>${c.refusedObjects}</td></tr>`).join('')}
+      </tbody></table>
+      ${clusters.length ? '' : '<p class="muted">No cluster has a version yet.</p>'}`);
+  },
+};
+
+function clusterPage(cluster) {
+  return {
+    async render() {
+      const [all, history, nodes, rollout] = await Promise.all([get('/api/v1/clusters'), get(`/api/v1/clusters/${enc(cluster)}/versions?limit=50`),
+        allNodes(cluster), get(`/api/v1/clusters/${enc(cluster)}/rollout`)]);
+      const c = all.clusters.find((x) => x.cluster === cluster) || { nodes: {}, version: history.head };
+      const ops = operator();
+      const lagging = nodes.nodes.filter((n) => n.state !== 'converged').slice(0, 50);
+      const replaced = show(`<h1>${h(cluster)} <span class="muted">v${history.head}</span> ${stateBadge(c)}</h1>
+        ${c.pinned ? `<div class="notice">Pinned to version ${h(c.pinned.toVersion)} by ${h(c.pinned.actor)}: ${h(c.pinned.reason)}.
+          Changes are compiled but not published until the cluster is resumed.
+          ${ops ? `<button type="button" class="small operator-action" id="resume">Resume…</button>` : ''}</div>` : ''}
+        ${rollout.state !== 'none' && rollout.version ? rolloutBox(rollout) : ''}
+        <h2>Nodes <span class="muted">(${nodes.nodes.length})</span></h2>
+        <p class="legend"><span><i class="converged"></i>converged ${nodes.counts.converged || 0}</span><span><i class="behind"></i>behind ${nodes.counts.behind || 0}</span>
+          <span><i class="failed"></i>failed ${nodes.counts.failed || 0}</span><span><i class="unknown"></i>unknown ${nodes.counts.unknown || 0}</span></p>
+        <div class="grid" id="node-grid">${nodes.nodes.map((n) => `<a class="${h(n.state)}" data-node="${h(n.node)}"
+          title="${h(n.node)}: ${h(n.state)}, runs v${n.running}${n.behindVersions ? `, ${n.behindVersions} behind (${n.lagSeconds}s)` : ''}${n.lastError ? ' — ' + h(n.lastError.message) : ''}"
+          href="#/clusters/${enc(cluster)}/versions/${history.head}?node=${enc(n.node)}"></a>`).join('')}</div>
+        ${lagging.length ? `<h2>Behind or failing</h2><table id="lagging"><thead><tr><th>Node</th><th>State</th><th>Runs</th><th>Lag</th><th>Last error</th></tr></thead><tbody>
+          ${lagging.map((n) => `<tr><td>${h(n.node)}</td><td>${h(n.state)}</td><td>v${n.running}</td><td>${n.behindVersions} versions, ${n.lagSeconds}s</td>
+          <td class="wrap">${h(n.lastError ? n.lastError.message : '')}</td></tr>`).join('')}</tbody></table>` : ''}
+        <h2>Versions</h2>
+        <table id="versions"><thead><tr><th>Version</th><th>Created</th><th>Changed</th><th>Cause</th>${ops ? '<th></th>' : ''}</tr></thead><tbody>
+        ${history.versions.map((v) => `<tr data-version="${v.version}"><td><a href="#/clusters/${enc(cluster)}/versions/${v.version}">v${v.version}</a></td>
+          <td>${when(v.createdAt)}</td><td>${v.fragmentsChanged} rules, ${v.nodesChanged} nodes</td><td class="wrap">${h(cause(v.cause))}</td>
+          ${ops ? `<td>${v.version !== history.head ? `<button type="button" class="small operator-action rollback" data-to="${v.version}">Roll back to v${v.version}…</button>` : ''}</td>` : ''}</tr>`).join('')}
+        </tbody></table>`);
+      if (!replaced) return;
+      main.querySelectorAll('button.rollback').forEach((b) => b.addEventListener('click', () => confirmAction({
+        title: `Roll back ${cluster} to version ${b.dataset.to}?`,
+        text: `A new version with version ${b.dataset.to}'s rules is published to every node, and ${cluster} is pinned there until it is resumed.`,
+        ok: `Roll back ${cluster} to v${b.dataset.to}`,
+        send: (reason) => api(`/api/v1/clusters/${enc(cluster)}/rollback`, { method: 'POST', body: JSON.stringify({ toVersion: Number(b.dataset.to), reason }) }),
+      })));
+      const resume = document.getElementById('resume');
+      if (resume) resume.addEventListener('click', () => confirmAction({
+        title: `Resume ${cluster}?`,
+        text: `A new version is published from ${cluster}'s current state, and the pin to version ${c.pinned.toVersion} is lifted.`,
+        ok: `Resume ${cluster}`,
+        send: (reason) => api(`/api/v1/clusters/${enc(cluster)}/resume`, { method: 'POST', body: JSON.stringify({ reason }) }),
+      }));
+    },
+  };
+}
+
+function rolloutBox(r) {
+  return `<h2>Rollout of v${r.version} <span class="badge ${h(r.state)}">${h(r.state)}</span></h2>
+    ${r.cause ? `<p class="error">${h(r.cause)}</p>` : ''}
+    <table id="waves"><thead><tr><th>Wave</th><th>Open</th><th>Nodes</th><th>Converged</th><th>Behind</th><th>Failed</th></tr></thead><tbody>
+    ${(r.waves || []).map((w) => `<tr><td>${h(w.name)}</td><td>${w.open ? 'yes' : 'no'}</td><td>${w.nodes}</td><td>${w.converged}</td><td>${w.behind}</td><td>${w.failed}</td></tr>`).join('')}
+    </tbody></table>${r.bakeLeftSeconds ? `<p class="muted">${r.bakeLeftSeconds}s left to bake.</p>` : ''}`;
+}
+
+async function allNodes(cluster) {
+  const first = await get(`/api/v1/clusters/${enc(cluster)}/nodes?limit=1000`);
+  const nodes = [...first.nodes];
+  for (let page = first; page.next && nodes.length < 10000;) {
+    page = await get(page.next);
+    nodes.push(...page.nodes);
+  }
+  return { ...first, nodes };
+}
+
+function versionPage(cluster, version, node) {
+  let rulesNode = node;
+  let search = '';
+  return {
+    refresh: false, // a version never changes
+    async render() {
+      const base = `/api/v1/clusters/${enc(cluster)}`;
+      const [v, diff, nodes] = await Promise.all([get(`${base}/versions/${enc(version)}`),
+        version > 1 ? get(`${base}/versions/${enc(version)}/diff`) : Promise.resolve(null), allNodes(cluster)]);
+      const names = nodes.nodes.map((n) => n.node);
+      rulesNode = rulesNode || names[0];
+      show(`<h1><a href="#/clusters/${enc(cluster)}">${h(cluster)}</a> v${v.version}</h1>
+        <p>${when(v.createdAt)} — ${v.fragmentsChanged} rules and ${v.nodesChanged} nodes changed.</p>
+        <p class="wrap"><strong>Cause:</strong> ${h(cause(v.cause))}</p>
+        <h2>Changes from v${v.version - 1}</h2>
+        ${diff ? `<pre id="diff">${diffHtml(diff)}</pre>` : '<p class="muted">The first version.</p>'}
+        <h2>A node's rules</h2>
+        <div class="row"><label for="rules-node">Node</label><select id="rules-node">${names.map((n) => `<option ${n === rulesNode ? 'selected' : ''}>${h(n)}</option>`).join('')}</select>
+          <label for="rules-search">Search</label><input id="rules-search" type="search" placeholder="KUBE-SVC, 10.96.0.10, ..." value="${h(search)}">
+          <span id="rules-count" class="muted"></span></div>
+        <pre id="rules"></pre>`);
+      let asked = 0;
+      const showRules = async () => {
+        const mine = ++asked;
+        const text = rulesNode ? (await api(`${base}/versions/${enc(version)}/rules?node=${enc(rulesNode)}`)).body : '';
+        if (mine !== asked) return; // typed on meanwhile: a later answer shows
+        const lines = text.split('\n');
+        const shown = search ? lines.filter((l) => l.toLowerCase().includes(search.toLowerCase())) : lines;
+        document.getElementById('rules-count').textContent = search ? `${shown.length} of ${lines.length} lines` : `${lines.length} lines`;
+        document.getElementById('rules').innerHTML = shown.map((l) => search ? mark(l, search) : h(l)).join('\n');
+      };
+      document.getElementById('rules-node').addEventListener('change', (e) => { rulesNode = e.target.value; showRules(); });
+      document.getElementById('rules-search').addEventListener('input', (e) => { search = e.target.value; showRules(); });
+      await showRules();
+    },
+  };
+}
+
+function mark(line, q) {
+  const i = line.toLowerCase().indexOf(q.toLowerCase());
+  return h(line.slice(0, i)) + '<mark>' + h(line.slice(i, i + q.length)) + '</mark>' + h(line.slice(i + q.length));
+}
+
+// The api's diff as a unified diff, one hunk per group of nodes that saw the same change.
+function diffHtml(d) {
+  const out = [];
+  const add = (s) => out.push(`<span class="add">${h(s)}</span>`);
+  const del = (s) => out.push(`<span class="del">${h(s)}</span>`);
+  for (const g of d.changes || []) {
+    out.push(`<span class="hunk">@@ ${h(g.nodes.join(', '))}: ${h(g.change)} @@</span>`);
+    for (const f of g.families || []) {
+      for (const t of f.tables || []) {
+        out.push(h(` *${t.table} (${f.family})`));
+        for (const c of t.chainsAdded || []) { add(`+:${c.chain}`); c.rules.forEach((r) => add(`+-A ${c.chain} ${r}`)); }
+        for (const c of t.chainsRemoved || []) del(`-:${c}`);
+        for (const c of t.chainsChanged || []) {
+          c.rulesRemoved.forEach((r) => del(`--A ${c.chain} ${r}`));
+          c.rulesAdded.forEach((r) => add(`+-A ${c.chain} ${r}`));
+        }
+      }
+    }
+  }
+  if (!(d.changes || []).length) out.push('(no node\'s rules differ)');
+  if ((d.unchangedNodes || []).length) out.push(h(` unchanged: ${d.unchangedNodes.join(', ')}`));
+  return out.join('\n');
+}
+
+const auditPage = {
+  async render() {
+    const a = await get('/api/v1/audit?limit=50');
+    show(`<h1>Audit</h1>
+      <table id="actions"><thead><tr><th>#</th><th>Requested</th><th>Cluster</th><th>Action</th><th>By</th><th>Reason</th><th>Status</th><th>Result</th></tr></thead><tbody>
+      ${a.actions.map((x) => `<tr data-action="${x.id}"><td>${x.id}</td><td>${when(x.requestedAt)}</td><td><a href="#/clusters/${enc(x.cluster)}">${h(x.cluster)}</a></td>
+        <td>${h(x.action)}${x.toVersion ? ' to v' + x.toVersion : ''}</td><td>${h(x.actor)}</td><td class="wrap">${h(x.reason)}</td><td>${h(x.status)}</td>
+        <td class="wrap">${x.version ? `<a href="#/clusters/${enc(x.cluster)}/versions/${x.version}">v${x.version}</a>` : h(x.outcome || '')}</td></tr>`).join('')}
+      </tbody></table>${a.actions.length ? '' : '<p class="muted">No operator action yet.</p>'}
+      <h2>Rollout steps</h2>
+      <table id="rollout-steps"><thead><tr><th>At</th><th>Cluster</th><th>Version</th><th>Step</th><th>Wave</th><th>By</th><th>Detail</th></tr></thead><tbody>
+      ${(a.rolloutSteps || []).map((s) => `<tr><td>${when(s.at)}</td><td>${h(s.cluster)}</td><td>v${s.version}</td><td>${h(s.event)}</td><td>${h(s.wave || '')}</td>
+        <td>${h(s.actor)}</td><td class="wrap">${h(s.detail)}</td></tr>`).join('')}</tbody></table>`);
+  },
+};
+
+// ---------- the operator's confirmation ----------
+
+function confirmAction({ title, text, ok, send }) {
+  const dialog = document.getElementById('confirm');
+  document.getElementById('confirm-title').textContent = title;
+  document.getElementById('confirm-text').textContent = text;
+  document.getElementById('confirm-ok').textContent = ok;
+  document.getElementById('confirm-error').textContent = '';
+  const reason = document.getElementById('confirm-reason');
+  reason.value = '';
+  const form = document.getElementById('confirm-form');
+  form.onsubmit = async (e) => {
+    e.preventDefault();
+    if (!reason.value.trim()) {
+      document.getElementById('confirm-error').textContent = 'A reason is required.';
+      return;
+    }
+    try {
+      const r = await send(reason.value.trim());
+      dialog.close();
+      const done = r.body;
+      flash(r.status === 202 ? `Requested (audit entry ${done.id}); the compiler has not carried it out yet.`
+        : `Done: version ${done.version}.`);
+      render();
+    } catch (err) {
+      document.getElementById('confirm-error').textContent = err.message;
+    }
+  };
+  document.getElementById('confirm-cancel').onclick = () => dialog.close();
+  dialog.showModal();
+}
+
+function flash(message) {
+  const n = document.createElement('div');
+  n.className = 'notice';
+  n.id = 'flash';
+  n.textContent = message;
+  document.getElementById('flash')?.remove();
+  document.body.insertBefore(n, main);
+  setTimeout(() => n.remove(), 8000);
+}
+
+// ---------- routing and refresh ----------
+
+function route() {
+  if (!sessionStorage.getItem(TOKEN)) {
+    showLogin('');
+    return;
+  }
+  document.getElementById('nav').hidden = false;
+  document.getElementById('logout').hidden = false;
+  document.getElementById('who').textContent = `${sessionStorage.getItem('rulesync.name')} (${sessionStorage.getItem('rulesync.role')})`;
+  const [path, query] = location.hash.replace(/^#/, '').split('?');
+  const parts = (path || '/').split('/').filter(Boolean).map(decodeURIComponent);
+  const params = new URLSearchParams(query || '');
+  view = parts[0] === 'clusters' && parts.length === 2 ? clusterPage(parts[1])
+    : parts[0] === 'clusters' && parts[2] === 'versions' ? versionPage(parts[1], Number(parts[3]), params.get('node'))
+    : parts[0] === 'audit' ? auditPage : fleetPage;
+  shown = '';
+  render();
+}
+
+async function render() {
+  stopRefresh();
+  const current = view;
+  try {
+    await current.render();
+  } catch (err) {
+    if (current === view && sessionStorage.getItem(TOKEN)) show(`<p class="error" role="alert">${h(err.message)}</p>`);
+  }
+  if (current === view && current.refresh !== false && sessionStorage.getItem(TOKEN)) {
+    refreshTimer = setTimeout(refresh, REFRESH_MS);
+  }
+}
+
+// Not while the operator is typing or confirming: a new page would take their input away.
+function refresh() {
+  const busy = document.getElementById('confirm').open || ['INPUT', 'TEXTAREA', 'SELECT'].includes(document.activeElement?.tagName);
+  if (busy) refreshTimer = setTimeout(refresh, REFRESH_MS);
+  else render();
+}
+
+function stopRefresh() {
+  clearTimeout(refreshTimer);
+  refreshTimer = null;
+}
+
+window.addEventListener('hashchange', route);
+route();

@@ -1,0 +1,149 @@
+package io.rulesync.launcher.demo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rulesync.testing.needs.RequiresKafka;
+import io.rulesync.testing.needs.RequiresPostgres;
+import io.rulesync.testing.needs.RequiresTool;
+import io.rulesync.testing.tiers.EndToEnd;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.openqa.selenium.By;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.WebDriverWait;
+
+/**
+ * The dashboard in a real browser (Debian's headless Chromium, driven through its chromedriver) against the real demo:
+ * Kafka, the compiler, PostgreSQL, the api and the dry-run agents. A wrong token is told why; a viewer sees the fleet, a
+ * cluster, a version's diff and a node's rules, and no rollback control; an operator rolls a cluster back with a reason and
+ * a confirmation that names the version, and watches the new version appear and the nodes converge without reloading.
+ * Each page's screenshot is saved under {@code target/screenshots}.
+ */
+@EndToEnd
+@RequiresPostgres(local = true)
+@RequiresKafka
+@RequiresTool({"chromium", "chromedriver"})
+class DashboardBrowserTest {
+    private static final Duration WAIT = Duration.ofSeconds(60);
+    private static final Path SHOTS = Path.of("target", "screenshots");
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void viewersLookOperatorsRollBackAndAWrongTokenIsToldWhy() throws Exception {
+        DemoRun.copyExamples(dir);
+        String db = DemoRun.createDatabase("rulesync_demo_dashboard_");
+        try (DemoRun demo = new DemoRun(dir, db)) {
+            assertThat(demo.started()).isTrue();
+            demo.await(0, "shop     node-b   applied version 2");
+            String page = demo.find("dashboard at (http://\\S+/) ");
+            String viewer = demo.find("viewer +(rs_\\S+)");
+            String operator = demo.find("operator (rs_\\S+)");
+            WebDriver browser = chromium();
+            try {
+                WebDriverWait wait = new WebDriverWait(browser, WAIT);
+                wait.ignoring(StaleElementReferenceException.class); // pages redraw what changed every 2 s
+                browser.get(page);
+
+                login(browser, wait, "rs_not-a-token-of-this-api");
+                wait.until(ExpectedConditions.textToBePresentInElementLocated(By.id("login-error"), "not accepted"));
+                assertThat(browser.findElement(By.id("login-error")).getText()).contains("This token is not accepted (401)");
+                shot(browser, "login-wrong-token");
+
+                // A viewer: the fleet, a cluster, a version's diff and a node's rules; no control that changes anything.
+                login(browser, wait, viewer);
+                WebElement shop = wait.until(ExpectedConditions.presenceOfElementLocated(By.cssSelector("#clusters tr[data-cluster='shop']")));
+                assertThat(browser.findElement(By.cssSelector("#clusters tr[data-cluster='edge']")).getText()).contains("edge");
+                assertThat(browser.findElement(By.id("who")).getText()).isEqualTo("demo-viewer (viewer)");
+                wait.until(d -> d.findElement(By.cssSelector("#clusters tr[data-cluster='shop']")).getText().contains("2 converged"));
+                shot(browser, "fleet");
+                shop.findElement(By.linkText("shop")).click();
+                wait.until(ExpectedConditions.presenceOfElementLocated(By.cssSelector("#versions tr[data-version='2']")));
+                assertThat(browser.findElements(By.cssSelector("#node-grid a"))).hasSize(2);
+                assertThat(browser.findElements(By.cssSelector(".operator-action"))).as("a viewer sees no rollback or resume").isEmpty();
+                assertThat(browser.getPageSource()).doesNotContain("Roll back");
+                browser.findElement(By.cssSelector("#versions tr[data-version='2'] a")).click();
+                WebElement diff = wait.until(ExpectedConditions.presenceOfElementLocated(By.id("diff")));
+                assertThat(diff.getText()).startsWith("@@ node-a, node-b: joined @@");
+                wait.until(ExpectedConditions.textToBePresentInElementLocated(By.id("rules"), "COMMIT"));
+                browser.findElement(By.id("rules-search")).sendKeys("10.96.0.");
+                wait.until(d -> d.findElement(By.id("rules-count")).getText().matches("\\d+ of \\d+ lines")
+                        && d.findElements(By.cssSelector("#rules mark")).stream().allMatch(m -> m.getText().equals("10.96.0.")));
+                assertThat(browser.findElements(By.cssSelector("#rules mark"))).isNotEmpty();
+                shot(browser, "version");
+                browser.findElement(By.id("logout")).click();
+
+                // An operator rolls shop back to version 1; the page follows the new version and the nodes by itself.
+                login(browser, wait, operator);
+                browser.get(page + "#/clusters/shop");
+                WebElement rollback = wait.until(ExpectedConditions.elementToBeClickable(By.cssSelector("button.rollback[data-to='1']")));
+                rollback.click();
+                wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("confirm")));
+                assertThat(browser.findElement(By.id("confirm-title")).getText()).isEqualTo("Roll back shop to version 1?");
+                assertThat(browser.findElement(By.id("confirm-ok")).getText()).isEqualTo("Roll back shop to v1");
+                browser.findElement(By.id("confirm-ok")).click(); // no reason yet
+                assertThat(browser.findElement(By.id("confirm")).isDisplayed()).as("a reason is required").isTrue();
+                browser.findElement(By.id("confirm-reason")).sendKeys("checking the dashboard's rollback");
+                shot(browser, "rollback-confirm");
+                browser.findElement(By.id("confirm-ok")).click();
+                wait.until(ExpectedConditions.invisibilityOfElementLocated(By.id("confirm")));
+                wait.until(ExpectedConditions.presenceOfElementLocated(By.cssSelector("#versions tr[data-version='3']")));
+                wait.until(ExpectedConditions.textToBePresentInElementLocated(By.tagName("h1"), "pinned to v1"));
+                // The rollback's version goes out through shop's canary wave (10 s bake), then to node-b.
+                wait.until(d -> d.findElements(By.cssSelector("#node-grid a.converged")).size() == 2
+                        && d.findElement(By.tagName("h1")).getText().contains("v3"));
+                assertThat(browser.findElement(By.cssSelector("#versions tr[data-version='3']")).getText())
+                        .contains("rollback to v1 by demo-operator: checking the dashboard's rollback");
+                assertThat(browser.findElement(By.id("resume")).isDisplayed()).isTrue();
+                shot(browser, "cluster");
+
+                browser.findElement(By.linkText("Audit")).click();
+                WebElement action = wait.until(ExpectedConditions.presenceOfElementLocated(By.cssSelector("#actions tr[data-action]")));
+                assertThat(action.getText()).contains("shop").contains("rollback to v1").contains("demo-operator")
+                        .contains("checking the dashboard's rollback").contains("done").contains("v3");
+                shot(browser, "audit");
+            } finally {
+                browser.quit();
+            }
+        } finally {
+            DemoRun.drop(db);
+        }
+    }
+
+    private static void login(WebDriver browser, WebDriverWait wait, String token) {
+        WebElement field = wait.until(ExpectedConditions.elementToBeClickable(By.id("token")));
+        field.clear();
+        field.sendKeys(token);
+        browser.findElement(By.id("login-submit")).click();
+    }
+
+    /** Debian's Chromium through Debian's chromedriver: Selenium Manager never downloads anything here. */
+    private static WebDriver chromium() {
+        ChromeOptions options = new ChromeOptions();
+        options.setBinary("/usr/bin/chromium");
+        // --no-sandbox: the tests run as root, where Chromium's sandbox refuses to start.
+        options.addArguments(List.of("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900"));
+        ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(Path.of("/usr/bin/chromedriver").toFile())
+                .usingAnyFreePort().build();
+        return new ChromeDriver(service, options);
+    }
+
+    private static void shot(WebDriver browser, String name) throws Exception {
+        Files.createDirectories(SHOTS);
+        Path png = ((ChromeDriver) browser).getScreenshotAs(OutputType.FILE).toPath();
+        Files.copy(png, SHOTS.resolve("dashboard-" + name + ".png"), StandardCopyOption.REPLACE_EXISTING);
+    }
+}
