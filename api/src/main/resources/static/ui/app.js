@@ -66,6 +66,16 @@ function show(html) {
   return true;
 }
 
+// A lag in the largest two units: 45s, 3m 20s, 5h 12m, 3d 7h.
+function duration(s) {
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ${Math.floor(s % 3600 / 60)}m`;
+  return `${Math.floor(s / 86400)}d ${Math.floor(s % 86400 / 3600)}h`;
+}
+
+const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+
 function operator() {
   return sessionStorage.getItem('rulesync.role') === 'operator';
 }
@@ -178,10 +188,10 @@ function clusterPage(cluster) {
         <p class="legend"><span><i class="converged"></i>converged ${nodes.counts.converged || 0}</span><span><i class="behind"></i>behind ${nodes.counts.behind || 0}</span>
           <span><i class="failed"></i>failed ${nodes.counts.failed || 0}</span><span><i class="unknown"></i>unknown ${nodes.counts.unknown || 0}</span></p>
         <div class="grid" id="node-grid">${nodes.nodes.map((n) => `<a class="${h(n.state)}" data-node="${h(n.node)}"
-          title="${h(n.node)}: ${h(n.state)}, runs v${n.running}${n.behindVersions ? `, ${n.behindVersions} behind (${n.lagSeconds}s)` : ''}${n.lastError ? ' — ' + h(n.lastError.message) : ''}"
+          title="${h(n.node)}: ${h(n.state)}, runs v${n.running}${n.behindVersions ? `, ${n.behindVersions} behind (${duration(n.lagSeconds)})` : ''}${n.lastError ? ' — ' + h(n.lastError.message) : ''}"
           href="#/clusters/${enc(cluster)}/versions/${history.head}?node=${enc(n.node)}"></a>`).join('')}</div>
         ${lagging.length ? `<h2>Behind or failing</h2><table id="lagging"><thead><tr><th>Node</th><th>State</th><th>Runs</th><th>Lag</th><th>Last error</th></tr></thead><tbody>
-          ${lagging.map((n) => `<tr><td>${h(n.node)}</td><td>${h(n.state)}</td><td>v${n.running}</td><td>${n.behindVersions} versions, ${n.lagSeconds}s</td>
+          ${lagging.map((n) => `<tr><td>${h(n.node)}</td><td>${h(n.state)}</td><td>v${n.running}</td><td>${plural(n.behindVersions, 'version', 'versions')}, ${duration(n.lagSeconds)}</td>
           <td class="wrap">${h(n.lastError ? n.lastError.message : '')}</td></tr>`).join('')}</tbody></table>` : ''}
         <h2>Versions</h2>
         <table id="versions"><thead><tr><th>Version</th><th>Created</th><th>Changed</th><th>Cause</th>${ops ? '<th></th>' : ''}</tr></thead><tbody>
@@ -275,6 +285,8 @@ function diffHtml(d) {
   const del = (s) => out.push(`<span class="del">${h(s)}</span>`);
   for (const g of d.changes || []) {
     out.push(`<span class="hunk">@@ ${h(g.nodes.join(', '))}: ${h(g.change)} @@</span>`);
+    if (g.change === 'joined') out.push(' (new nodes: every rule of theirs is new; see a node\'s rules below)');
+    if (g.change === 'left') out.push(' (these nodes left the cluster: nothing is published to them)');
     for (const f of g.families || []) {
       for (const t of f.tables || []) {
         out.push(h(` *${t.table} (${f.family})`));

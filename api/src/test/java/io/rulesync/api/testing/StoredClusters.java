@@ -51,6 +51,14 @@ public final class StoredClusters {
         return s;
     }
 
+    /** {@link #next(CompilerStores, String, ClusterHead.Step, long, List)} as a batch from event offset {@code expected} to {@code next}. */
+    public static ClusterHead.Step next(CompilerStores store, String cluster, ClusterHead.Step previous, long expected, long next,
+            List<ClusterEvent> events) throws StaleWriteException {
+        ClusterHead.Step s = previous.next().apply(events);
+        commit(store, cluster, expected, next, s);
+        return s;
+    }
+
     private static ClusterEvent slice(String cluster, String service, String node, String... ips) {
         return Fixtures.upsert(cluster, Fixtures.slice(service, node, ips));
     }

@@ -77,7 +77,7 @@ class DashboardBrowserTest {
                 assertThat(browser.getPageSource()).doesNotContain("Roll back");
                 browser.findElement(By.cssSelector("#versions tr[data-version='2'] a")).click();
                 WebElement diff = wait.until(ExpectedConditions.presenceOfElementLocated(By.id("diff")));
-                assertThat(diff.getText()).startsWith("@@ node-a, node-b: joined @@");
+                assertThat(diff.getText()).startsWith("@@ node-a, node-b: joined @@\n (new nodes: every rule of theirs is new");
                 wait.until(ExpectedConditions.textToBePresentInElementLocated(By.id("rules"), "COMMIT"));
                 browser.findElement(By.id("rules-search")).sendKeys("10.96.0.");
                 wait.until(d -> d.findElement(By.id("rules-count")).getText().matches("\\d+ of \\d+ lines")
@@ -123,7 +123,7 @@ class DashboardBrowserTest {
         }
     }
 
-    private static void login(WebDriver browser, WebDriverWait wait, String token) {
+    static void login(WebDriver browser, WebDriverWait wait, String token) {
         WebElement field = wait.until(ExpectedConditions.elementToBeClickable(By.id("token")));
         field.clear();
         field.sendKeys(token);
@@ -131,7 +131,7 @@ class DashboardBrowserTest {
     }
 
     /** Debian's Chromium through Debian's chromedriver: Selenium Manager never downloads anything here. */
-    private static WebDriver chromium() {
+    static WebDriver chromium() {
         ChromeOptions options = new ChromeOptions();
         options.setBinary("/usr/bin/chromium");
         // --no-sandbox: the tests run as root, where Chromium's sandbox refuses to start.
@@ -141,7 +141,7 @@ class DashboardBrowserTest {
         return new ChromeDriver(service, options);
     }
 
-    private static void shot(WebDriver browser, String name) throws Exception {
+    static void shot(WebDriver browser, String name) throws Exception {
         Files.createDirectories(SHOTS);
         Path png = ((ChromeDriver) browser).getScreenshotAs(OutputType.FILE).toPath();
         Files.copy(png, SHOTS.resolve("dashboard-" + name + ".png"), StandardCopyOption.REPLACE_EXISTING);
