@@ -99,6 +99,17 @@ class OperatorCliTest {
         Run nodes = as(TestApi.VIEWER.token(), "nodes", "shop");
         assertThat(nodes.out()).containsPattern("(?m)^n1 +\\w+ +0 ").containsPattern("(?m)^n2 ").contains("version 2: ");
 
+        Run behind = as(TestApi.VIEWER.token(), "nodes", "shop", "--state", "behind", "-o", "json");
+        // Every page in one answer: the api's first page, with all the nodes and no link to a next page.
+        Map<?, ?> page = (Map<?, ?>) tree(api.get("/api/v1/clusters/shop/nodes?state=behind").body());
+        Map<Object, Object> all = new HashMap<>(page);
+        all.remove("next");
+        assertThat(tree(behind.out())).isEqualTo(all);
+
+        Run events = as(TestApi.VIEWER.token(), "events", "shop", "--since", "3650d", "--limit", "1");
+        assertThat(events.exit()).as(events.err()).isZero();
+        assertThat(events.out().lines().toList()).hasSize(2).first().asString().matches("ID +RECEIVED +TYPE +KIND +VERSION +OBJECT");
+
         Run rules = as(TestApi.VIEWER.token(), "rules", "shop", "--node", "n1", "--version", "1");
         assertThat(rules.out()).startsWith("*").contains("-A KUBE-SERVICES").contains("COMMIT");
         assertThat(rules.out()).isEqualTo(api.get("/api/v1/clusters/shop/versions/1/rules?node=n1").body());

@@ -3,6 +3,11 @@ package io.rulesync.cli.commands;
 import io.rulesync.cli.connect.ApiConnection;
 import io.rulesync.cli.output.Output;
 import io.rulesync.cli.output.Table;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -22,9 +27,25 @@ final class EventsCommand extends OperatorCommand {
     @Option(names = "--limit", paramLabel = "N", defaultValue = "100", description = "How many events (default 100).")
     int limit;
 
+    /** A duration back from now (the api takes instants) as an instant; anything else goes to the api as it is. */
+    static String instant(String since) {
+        Matcher m = Pattern.compile("([0-9]{1,9})([smhd])").matcher(since);
+        if (!m.matches()) {
+            return since;
+        }
+        long n = Long.parseLong(m.group(1));
+        Duration back = switch (m.group(2)) {
+            case "s" -> Duration.ofSeconds(n);
+            case "m" -> Duration.ofMinutes(n);
+            case "h" -> Duration.ofHours(n);
+            default -> Duration.ofDays(n);
+        };
+        return Instant.now().minus(back).truncatedTo(ChronoUnit.SECONDS).toString();
+    }
+
     @Override
     int run(ApiConnection api, Output out) {
-        JsonNode answer = api.get(cluster(cluster) + "/events?limit=" + limit + (since == null ? "" : "&since=" + ApiConnection.encode(since))
+        JsonNode answer = api.get(cluster(cluster) + "/events?limit=" + limit + (since == null ? "" : "&since=" + ApiConnection.encode(instant(since)))
                 + (kind == null ? "" : "&kind=" + ApiConnection.encode(kind))).json();
         if (out.structured()) {
             out.structured(answer);
