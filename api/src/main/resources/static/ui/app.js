@@ -206,6 +206,14 @@ function clusterPage(cluster) {
         ok: `Roll back ${cluster} to v${b.dataset.to}`,
         send: (reason) => api(`/api/v1/clusters/${enc(cluster)}/rollback`, { method: 'POST', body: JSON.stringify({ toVersion: Number(b.dataset.to), reason }) }),
       })));
+      const what = { promote: 'opens the next wave now (or resumes a paused rollout)', pause: 'opens no further wave until it is promoted',
+        abort: 'halts it where it is: the nodes that have it keep it, no further wave gets it' };
+      main.querySelectorAll('button.rollout-step').forEach((b) => b.addEventListener('click', () => confirmAction({
+        title: `${b.dataset.step[0].toUpperCase() + b.dataset.step.slice(1)} the rollout of ${cluster} version ${rollout.version}?`,
+        text: `This ${what[b.dataset.step]}.`,
+        ok: `${b.dataset.step[0].toUpperCase() + b.dataset.step.slice(1)} v${rollout.version}`,
+        send: (reason) => api(`/api/v1/clusters/${enc(cluster)}/rollout/${b.dataset.step}`, { method: 'POST', body: JSON.stringify({ reason }) }),
+      })));
       const resume = document.getElementById('resume');
       if (resume) resume.addEventListener('click', () => confirmAction({
         title: `Resume ${cluster}?`,
@@ -218,11 +226,14 @@ function clusterPage(cluster) {
 }
 
 function rolloutBox(r) {
-  return `<h2>Rollout of v${r.version} <span class="badge ${h(r.state)}">${h(r.state)}</span></h2>
+  const steering = operator() && (r.state === 'rolling' || r.state === 'paused');
+  const verbs = !steering ? '' : ['promote', 'pause', 'abort'].filter((v) => v !== 'pause' || r.state === 'rolling')
+    .map((v) => `<button type="button" class="small operator-action rollout-step" data-step="${v}">${v[0].toUpperCase() + v.slice(1)}…</button>`).join(' ');
+  return `<h2>Rollout of v${r.version} <span class="badge ${h(r.state)}">${h(r.state)}</span> ${verbs}</h2>
     ${r.cause ? `<p class="error">${h(r.cause)}</p>` : ''}
     <table id="waves"><thead><tr><th>Wave</th><th>Open</th><th>Nodes</th><th>Converged</th><th>Behind</th><th>Failed</th></tr></thead><tbody>
     ${(r.waves || []).map((w) => `<tr><td>${h(w.name)}</td><td>${w.open ? 'yes' : 'no'}</td><td>${w.nodes}</td><td>${w.converged}</td><td>${w.behind}</td><td>${w.failed}</td></tr>`).join('')}
-    </tbody></table>${r.bakeLeftSeconds ? `<p class="muted">${r.bakeLeftSeconds}s left to bake.</p>` : ''}`;
+    </tbody></table>${r.bakeLeftSeconds ? `<p class="muted">${duration(r.bakeLeftSeconds)} left to bake.</p>` : ''}`;
 }
 
 async function allNodes(cluster) {
@@ -342,7 +353,7 @@ function confirmAction({ title, text, ok, send }) {
       dialog.close();
       const done = r.body;
       flash(r.status === 202 ? `Requested (audit entry ${done.id}); the compiler has not carried it out yet.`
-        : `Done: version ${done.version}.`);
+        : done.state ? `Done: version ${done.version} is ${done.state}.` : `Done: version ${done.version}.`);
       render();
     } catch (err) {
       document.getElementById('confirm-error').textContent = err.message;

@@ -101,6 +101,14 @@ public final class OperatorActionStore {
     }
 
     /** The action of a cluster that is still pending, if any. */
+    /** The newest version after {@code after}, up to {@code upTo}, that a rollback of {@code cluster} made; 0 when none did. */
+    public long newestRollbackVersion(String cluster, long after, long upTo) {
+        return StoreException.during("reading the rollbacks of " + cluster, () -> sql
+                .sql("SELECT coalesce(max(result_version), 0) FROM operator_action WHERE cluster = ? AND status = 'done' "
+                        + "AND action = 'rollback' AND result_version > ? AND result_version <= ?")
+                .params(cluster, after, upTo).query(Long.class).single());
+    }
+
     public Optional<RecordedAction> pendingOf(String cluster) {
         return one("WHERE cluster = ? AND status = 'pending'", cluster);
     }

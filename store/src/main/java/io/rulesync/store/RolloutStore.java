@@ -133,7 +133,7 @@ public final class RolloutStore {
     /** The versions of a cluster that a rollout halted (or an operator aborted): never served on the way to a later one. */
     public List<Long> haltedVersions(String cluster) {
         return StoreException.during("reading the halted versions of " + cluster, () -> sql
-                .sql("SELECT DISTINCT version FROM rollout_log WHERE cluster = ? AND event IN ('halted', 'aborted')")
+                .sql("SELECT DISTINCT version FROM rollout_log WHERE cluster = ? AND event IN ('halted', 'aborted', 'superseded')")
                 .param(cluster).query(Long.class).list());
     }
 

@@ -40,11 +40,12 @@ public final class RolloutStep {
     }
 
     /**
-     * @param halted versions an earlier rollout halted: a node's failure of one of those (an agent retries a version it
-     *               could not apply) is that rollout's, not this one's
+     * @param halted   versions an earlier rollout halted: a node's failure of one of those (an agent retries a version it
+     *                 could not apply) is that rollout's, not this one's
+     * @param rollback the newest version after the one rolling out that an operator's rollback made (0: none)
      */
     public static Step next(Rollout r, RolloutPolicy p, Waves waves, Map<String, NodeReport> reports, LongPredicate halted, long head,
-            Instant now) {
+            long rollback, Instant now) {
         switch (r.state()) {
             case COMPLETE -> {
                 return head > r.version() ? start(r, r.version(), head, now, "version " + head + " is new") : new Step.None();
@@ -55,7 +56,13 @@ public final class RolloutStep {
                         + r.version()) : new Step.None();
             }
             default -> {
-                // ROLLING or PAUSED: a newer head waits for this one to finish (see ARCHITECTURE.md "Staged rollout").
+                // ROLLING or PAUSED: a newer head waits for this one to finish (see ARCHITECTURE.md "Staged rollout"), except a
+                // rollback: an operator taking the cluster back must not wait for the version they are taking it back from to
+                // reach every wave first. It supersedes the rolling version, as a fix supersedes a halted one.
+                if (rollback > r.version() && rollback <= head) {
+                    return start(r, r.stable(), head, now, "version " + rollback + " is a rollback: it supersedes version " + r.version()
+                            + ", which was still rolling out" + (head > rollback ? " (with version " + head + ", the newest)" : ""));
+                }
             }
         }
         List<String> failed = new ArrayList<>();

@@ -222,7 +222,10 @@ public final class Rollouts implements Release {
         Map<String, NodeReport> reports = r.state() == Rollout.State.ROLLING || r.state() == Rollout.State.PAUSED ? reports(cluster)
                 : Map.of();
         NavigableSet<Long> halted = new TreeSet<>(store.haltedVersions(cluster));
-        Step s = RolloutStep.next(r, policy, waves, reports, halted::contains, head, now);
+        // Only a rollout in progress with newer versions waiting can be superseded by a rollback: asked only then.
+        boolean inProgress = r.state() == Rollout.State.ROLLING || r.state() == Rollout.State.PAUSED;
+        long rollback = inProgress && head > r.version() ? actions.newestRollbackVersion(cluster, r.version(), head) : 0;
+        Step s = RolloutStep.next(r, policy, waves, reports, halted::contains, head, rollback, now);
         Rollout next = s instanceof Step.Start st ? st.rollout() : s instanceof Step.Advance a ? a.rollout()
                 : s instanceof Step.Fail f ? f.rollout() : null;
         List<RolloutStore.Entry> logged = next == null ? List.of() : entries(s, r, next, policy, now);
@@ -230,6 +233,8 @@ public final class Rollouts implements Release {
             logged.forEach(this::told);
             if (s instanceof Step.Fail) {
                 halted.add(next.version());
+            } else if (s instanceof Step.Start && inProgress) {
+                halted.add(r.version()); // superseded: logged so, and no node applies it on its way to the rollback
             }
             afterStep(s, r, next, policy, now);
             r = next;
@@ -284,6 +289,11 @@ public final class Rollouts implements Release {
     private static List<RolloutStore.Entry> entries(Step s, Rollout before, Rollout next, RolloutPolicy p, Instant now) {
         List<RolloutStore.Entry> out = new ArrayList<>();
         if (s instanceof Step.Start st) {
+            if (before.state() == Rollout.State.ROLLING || before.state() == Rollout.State.PAUSED) {
+                out.add(entry(before, "superseded", p.waves().get(Math.min(before.wave(), p.waves().size() - 1)).name(), SELF,
+                        "by version " + next.version() + ": " + st.why() + "; a node that does not have version " + before.version()
+                                + " never applies it", now));
+            }
             out.add(entry(next, "started", null, SELF, st.why() + "; the rest keep version " + next.stable(), now));
             out.add(entry(next, "wave-opened", p.waves().get(0).name(), SELF, "the first wave", now));
         } else if (s instanceof Step.Advance a) {

@@ -30,6 +30,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
  * Staged rollout over real HTTP and PostgreSQL: a policy of a canary (n1) then the rest (n2); versions stored as the
@@ -94,6 +95,38 @@ class RolloutApiTest {
         ack("n2", 3, null);
         await().atMost(Duration.ofSeconds(10)).until(() -> "complete".equals(rollout().get("state")));
         assertThat(events()).containsSubsequence("settled", "started", "wave-opened", "baked", "wave-opened", "baked", "completed");
+    }
+
+    @Test
+    void anOperatorsRollbackSupersedesAVersionStillRollingOutAndNoNodeAppliesThatOnTheWay() throws Exception {
+        api.put("/api/v1/clusters/shop/rollout/policy", POLICY.replace("\"2s\"", "\"10m\""), OPERATOR);
+        newVersion("10.244.1.9"); // 3: on the canary, baking for ten minutes
+        await().atMost(Duration.ofSeconds(10)).until(() -> "rolling".equals(rollout().get("state")));
+        ack("n1", 3, null);
+        newVersion("10.244.1.10"); // 4: an ordinary change waits for 3
+        Thread.sleep(1500); // more than a tick
+        assertThat(rollout()).containsEntry("version", 3).containsEntry("state", "rolling");
+
+        // The operator rolls back to 2. No compiler runs here: the action is stored done with version 5, as the compiler would.
+        HttpResponse<String> asked = api.post("/api/v1/clusters/shop/rollback", "{\"toVersion\": 2, \"reason\": \"3 is bad\"}", OPERATOR);
+        long action = ((Number) json(asked).get("id")).longValue();
+        newVersion("10.244.1.2"); // 5
+        JdbcClient.create(db.dataSource()).sql("UPDATE operator_action SET status = 'done', result_version = 5, completed_at = now() "
+                + "WHERE id = ?").param(action).update();
+        await().atMost(Duration.ofSeconds(10)).until(() -> Integer.valueOf(5).equals(rollout().get("version")));
+        assertThat(rollout()).containsEntry("state", "rolling").containsEntry("stable", 2).containsEntry("wave", "canary");
+        assertThat(events()).containsSubsequence("started", "wave-opened", "superseded", "started", "wave-opened");
+        assertThat((String) ((Map<?, ?>) ((List<?>) rollout().get("log")).get(2)).get("detail"))
+                .startsWith("by version 5: version 5 is a rollback: it supersedes version 3, which was still rolling out");
+        // The canary goes from 3 to 5 by deltas; the rest never had 3 and must not apply it on the way: a snapshot.
+        assertThat(deltas("n1", 3)).contains("\"target\":5");
+        assertThat(api.get("/api/v1/clusters/shop/deltas?after=2&node=n1&wait=0", AGENT).statusCode()).isEqualTo(410);
+        assertThat(snapshotVersion("n2")).isEqualTo("\"v2\"");
+        ack("n1", 5, null);
+        HttpResponse<String> promoted = api.post("/api/v1/clusters/shop/rollout/promote", "{\"reason\": \"rollback is fine\"}", OPERATOR);
+        assertThat(promoted.statusCode()).as(promoted.body()).isEqualTo(200);
+        assertThat(api.get("/api/v1/clusters/shop/deltas?after=2&node=n2&wait=0", AGENT).statusCode()).as("2 to 5 crosses 3").isEqualTo(410);
+        assertThat(snapshotVersion("n2")).isEqualTo("\"v5\"");
     }
 
     @Test

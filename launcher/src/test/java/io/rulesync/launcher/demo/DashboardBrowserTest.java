@@ -45,6 +45,10 @@ class DashboardBrowserTest {
     @Test
     void viewersLookOperatorsRollBackAndAWrongTokenIsToldWhy() throws Exception {
         DemoRun.copyExamples(dir);
+        // A canary bake longer than the test: shop's next version reaches node-b only when the operator promotes it.
+        Path fleet = dir.resolve("fleet.yaml");
+        Files.writeString(fleet, Files.readString(fleet).replace("{name: canary, nodes: [node-a], bake: 10s}",
+                "{name: canary, nodes: [node-a], bake: 10m}"));
         String db = DemoRun.createDatabase("rulesync_demo_dashboard_");
         try (DemoRun demo = new DemoRun(dir, db)) {
             assertThat(demo.started()).isTrue();
@@ -86,9 +90,14 @@ class DashboardBrowserTest {
                 shot(browser, "version");
                 browser.findElement(By.id("logout")).click();
 
-                // An operator rolls shop back to version 1; the page follows the new version and the nodes by itself.
+                // An operator: shop's version 2 bakes on its canary (10 minutes here), and the operator promotes it.
                 login(browser, wait, operator);
                 browser.get(page + "#/clusters/shop");
+                step(browser, wait, "promote", "Promote the rollout of shop version 2?", "Promote v2", "the canary is fine");
+                wait.until(ExpectedConditions.textToBePresentInElementLocated(By.cssSelector("h2 .badge"), "complete"));
+                assertThat(browser.findElements(By.cssSelector("button.rollout-step"))).isEmpty();
+
+                // Then rolls shop back to version 1; the page follows the new version and the nodes by itself.
                 WebElement rollback = wait.until(ExpectedConditions.elementToBeClickable(By.cssSelector("button.rollback[data-to='1']")));
                 rollback.click();
                 wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("confirm")));
@@ -102,7 +111,15 @@ class DashboardBrowserTest {
                 wait.until(ExpectedConditions.invisibilityOfElementLocated(By.id("confirm")));
                 wait.until(ExpectedConditions.presenceOfElementLocated(By.cssSelector("#versions tr[data-version='3']")));
                 wait.until(ExpectedConditions.textToBePresentInElementLocated(By.tagName("h1"), "pinned to v1"));
-                // The rollback's version goes out through shop's canary wave (10 s bake), then to node-b.
+                // The rollback's version goes out through shop's canary wave: node-a has it, node-b waits for the bake.
+                wait.until(d -> d.findElements(By.cssSelector("#node-grid a.converged")).size() == 1
+                        && d.findElement(By.cssSelector("#node-grid a[data-node='node-b']")).getAttribute("class").equals("behind"));
+                shot(browser, "rollout");
+                // The operator pauses the rollout, then promotes it: the rest wave opens without waiting for the bake.
+                step(browser, wait, "pause", "Pause the rollout of shop version 3?", "Pause v3", "hold it while we look");
+                wait.until(ExpectedConditions.textToBePresentInElementLocated(By.cssSelector("h2 .badge.paused"), "paused"));
+                assertThat(browser.findElements(By.cssSelector("button.rollout-step[data-step='pause']"))).isEmpty();
+                step(browser, wait, "promote", "Promote the rollout of shop version 3?", "Promote v3", "looks fine");
                 wait.until(d -> d.findElements(By.cssSelector("#node-grid a.converged")).size() == 2
                         && d.findElement(By.tagName("h1")).getText().contains("v3"));
                 assertThat(browser.findElement(By.cssSelector("#versions tr[data-version='3']")).getText())
@@ -114,6 +131,8 @@ class DashboardBrowserTest {
                 WebElement action = wait.until(ExpectedConditions.presenceOfElementLocated(By.cssSelector("#actions tr[data-action]")));
                 assertThat(action.getText()).contains("shop").contains("rollback to v1").contains("demo-operator")
                         .contains("checking the dashboard's rollback").contains("done").contains("v3");
+                assertThat(browser.findElement(By.id("rollout-steps")).getText()).contains("paused").contains("hold it while we look")
+                        .contains("promoted").contains("looks fine");
                 shot(browser, "audit");
             } finally {
                 browser.quit();
@@ -121,6 +140,17 @@ class DashboardBrowserTest {
         } finally {
             DemoRun.drop(db);
         }
+    }
+
+    /** An operator's rollout step through its button and the confirmation that names the version. */
+    private static void step(WebDriver browser, WebDriverWait wait, String verb, String title, String ok, String reason) {
+        wait.until(ExpectedConditions.elementToBeClickable(By.cssSelector("button.rollout-step[data-step='" + verb + "']"))).click();
+        wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("confirm")));
+        assertThat(browser.findElement(By.id("confirm-title")).getText()).isEqualTo(title);
+        assertThat(browser.findElement(By.id("confirm-ok")).getText()).isEqualTo(ok);
+        browser.findElement(By.id("confirm-reason")).sendKeys(reason);
+        browser.findElement(By.id("confirm-ok")).click();
+        wait.until(ExpectedConditions.invisibilityOfElementLocated(By.id("confirm")));
     }
 
     static void login(WebDriver browser, WebDriverWait wait, String token) {
