@@ -147,10 +147,17 @@ function showLogin(message) {
   });
 }
 
+// Shown by the login form the next route draws (a hash change redraws the page).
+let loginMessage = '';
+
 function logout(message) {
   sessionStorage.clear();
-  location.hash = '#/';
-  showLogin(message);
+  loginMessage = message;
+  if (location.hash && location.hash !== '#/') {
+    location.hash = '#/'; // route() draws the login form with the message
+  } else {
+    route();
+  }
 }
 
 document.getElementById('logout').addEventListener('click', () => logout(''));
@@ -377,7 +384,8 @@ function flash(message) {
 
 function route() {
   if (!sessionStorage.getItem(TOKEN)) {
-    showLogin('');
+    showLogin(loginMessage);
+    loginMessage = '';
     return;
   }
   document.getElementById('nav').hidden = false;

@@ -18,7 +18,7 @@ final class ResumeCommand extends OperatorCommand {
     @Override
     int run(ApiConnection api, Output out) {
         ApiConnection.Answer a = api.post(cluster(cluster) + "/resume", Map.of("reason", reason));
-        RollbackCommand.print(a, out, cluster + ": resumed", "changes are published again");
+        RollbackCommand.print(a, out, cluster, "resumed", "changes are published again");
         return 0;
     }
 }

@@ -26,22 +26,21 @@ final class RollbackCommand extends OperatorCommand {
         body.put("toVersion", to);
         body.put("reason", reason);
         ApiConnection.Answer a = api.post(cluster(cluster) + "/rollback", body);
-        print(a, out, cluster + ": rolled back to version " + to, "the cluster is pinned; 'rulesync resume " + cluster
+        print(a, out, cluster, "rolled back to version " + to, "the cluster is pinned; 'rulesync resume " + cluster
                 + " --reason ...' publishes its current state again");
         return 0;
     }
 
     /** An action's answer: done (200, with its version) or still pending at the compiler (202, with its audit entry). */
-    static void print(ApiConnection.Answer a, Output out, String done, String after) {
+    static void print(ApiConnection.Answer a, Output out, String cluster, String done, String after) {
         JsonNode action = a.json();
         if (out.structured()) {
             out.structured(action);
         } else if (a.status() == 202) {
-            out.text(done.replaceFirst(": .*", "") + ": " + action.path("action").asString("") + " requested (audit entry "
-                    + action.path("id").asLong() + "); the compiler has not carried it out yet: follow it with 'rulesync audit "
-                    + action.path("cluster").asString("") + "'");
+            out.text(cluster + ": " + action.path("action").asString("") + " requested (audit entry " + action.path("id").asLong()
+                    + "); the compiler has not carried it out yet: follow it with 'rulesync audit " + cluster + "'");
         } else {
-            out.text(done + " as version " + action.path("version").asLong() + "; " + after);
+            out.text(cluster + ": " + done + " as version " + action.path("version").asLong() + "; " + after);
         }
     }
 }
