@@ -22,11 +22,8 @@ public final class OperatorCli {
     /** Adds every operator command to {@code root}. */
     public static CommandLine addTo(CommandLine root) {
         for (Object c : Commands.all()) {
-            root.addSubcommand(c);
-        }
-        for (Object c : Commands.all()) {
-            String name = c.getClass().getAnnotation(Command.class).name();
-            root.getSubcommands().get(name).setCaseInsensitiveEnumValuesAllowed(true); // -o JSON and -o json alike
+            // Set before adding: it reaches the command's own subcommands (rollout's), built with it.
+            root.addSubcommand(new CommandLine(c).setCaseInsensitiveEnumValuesAllowed(true)); // -o JSON and -o json alike
         }
         return root;
     }

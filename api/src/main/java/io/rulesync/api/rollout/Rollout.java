@@ -35,6 +35,11 @@ public record Rollout(String cluster, long version, long stable, int wave, Insta
         return wave < waves ? this : new Rollout(cluster, version, stable, waves - 1, waveOpenedAt, startedAt, state, cause, revision);
     }
 
+    /** Rolling or paused: waves still to open, acks that count, and a rollback may supersede it. */
+    public boolean inProgress() {
+        return state == State.ROLLING || state == State.PAUSED;
+    }
+
     /** The newest version a node of wave {@code nodeWave} may run. */
     public long releasedTo(int nodeWave) {
         return state == State.COMPLETE || nodeWave <= wave ? version : stable;

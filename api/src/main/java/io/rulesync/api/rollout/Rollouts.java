@@ -219,12 +219,10 @@ public final class Rollouts implements Release {
         r = r.within(policy.waves().size());
         Map<String, Map<String, String>> labels = labels(cluster, policy);
         Waves waves = Waves.assign(policy, cluster, zones(cluster, r.version()), labels);
-        Map<String, NodeReport> reports = r.state() == Rollout.State.ROLLING || r.state() == Rollout.State.PAUSED ? reports(cluster)
-                : Map.of();
+        Map<String, NodeReport> reports = r.inProgress() ? reports(cluster) : Map.of();
         NavigableSet<Long> halted = new TreeSet<>(store.haltedVersions(cluster));
         // Only a rollout in progress with newer versions waiting can be superseded by a rollback: asked only then.
-        boolean inProgress = r.state() == Rollout.State.ROLLING || r.state() == Rollout.State.PAUSED;
-        long rollback = inProgress && head > r.version() ? actions.newestRollbackVersion(cluster, r.version(), head) : 0;
+        long rollback = r.inProgress() && head > r.version() ? actions.newestRollbackVersion(cluster, r.version(), head) : 0;
         Step s = RolloutStep.next(r, policy, waves, reports, halted::contains, head, rollback, now);
         Rollout next = s instanceof Step.Start st ? st.rollout() : s instanceof Step.Advance a ? a.rollout()
                 : s instanceof Step.Fail f ? f.rollout() : null;
@@ -233,7 +231,7 @@ public final class Rollouts implements Release {
             logged.forEach(this::told);
             if (s instanceof Step.Fail) {
                 halted.add(next.version());
-            } else if (s instanceof Step.Start && inProgress) {
+            } else if (s instanceof Step.Start && r.inProgress()) {
                 halted.add(r.version()); // superseded: logged so, and no node applies it on its way to the rollback
             }
             afterStep(s, r, next, policy, now);
@@ -289,7 +287,7 @@ public final class Rollouts implements Release {
     private static List<RolloutStore.Entry> entries(Step s, Rollout before, Rollout next, RolloutPolicy p, Instant now) {
         List<RolloutStore.Entry> out = new ArrayList<>();
         if (s instanceof Step.Start st) {
-            if (before.state() == Rollout.State.ROLLING || before.state() == Rollout.State.PAUSED) {
+            if (before.inProgress()) {
                 out.add(entry(before, "superseded", p.waves().get(Math.min(before.wave(), p.waves().size() - 1)).name(), SELF,
                         "by version " + next.version() + ": " + st.why() + "; a node that does not have version " + before.version()
                                 + " never applies it", now));
@@ -317,7 +315,7 @@ public final class Rollouts implements Release {
         RolloutPolicy policy = RolloutPolicy.fromJson(sp.json());
         Rollout r = store.rollout(cluster).map(Rollouts::of).orElseThrow(() -> new RefusedException("cluster '" + cluster
                 + "' has no rollout yet")).within(policy.waves().size());
-        if (r.state() == Rollout.State.COMPLETE || r.state() == Rollout.State.HALTED) {
+        if (!r.inProgress()) {
             throw new RefusedException("version " + r.version() + " is " + r.state().name().toLowerCase(Locale.ROOT)
                     + "; only a rolling or paused rollout can be " + action + "d");
         }

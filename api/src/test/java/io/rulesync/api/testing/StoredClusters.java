@@ -46,9 +46,7 @@ public final class StoredClusters {
     /** One more version after {@code previous}, made of {@code events}; stored as {@link #next(CompilerStores, String, ClusterHead.Step, long, String...)}. */
     public static ClusterHead.Step next(CompilerStores store, String cluster, ClusterHead.Step previous, long expected,
             List<ClusterEvent> events) throws StaleWriteException {
-        ClusterHead.Step s = previous.next().apply(events);
-        commit(store, cluster, expected, expected + 1, s);
-        return s;
+        return next(store, cluster, previous, expected, expected + 1, events);
     }
 
     /** {@link #next(CompilerStores, String, ClusterHead.Step, long, List)} as a batch from event offset {@code expected} to {@code next}. */

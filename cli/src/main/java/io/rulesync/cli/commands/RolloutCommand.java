@@ -81,11 +81,10 @@ final class RolloutCommand {
         @Option(names = "--reason", required = true, paramLabel = "TEXT", description = "Why; kept in the rollout's log.")
         String reason;
 
-        abstract String verb();
-
         @Override
         int run(ApiConnection api, Output out) {
-            JsonNode r = api.post(cluster(cluster) + "/rollout/" + verb(), Map.of("reason", reason)).json();
+            // The verb is the command's name: promote, pause or abort, as the api's path has it.
+            JsonNode r = api.post(cluster(cluster) + "/rollout/" + spec.name(), Map.of("reason", reason)).json();
             if (out.structured()) {
                 out.structured(r);
             } else {
@@ -98,26 +97,14 @@ final class RolloutCommand {
 
     @Command(name = "promote", description = "Open the next wave now (skip the rest of the bake), or resume a paused rollout (operators).")
     static final class Promote extends Step {
-        @Override
-        String verb() {
-            return "promote";
-        }
     }
 
     @Command(name = "pause", description = "Stop opening waves; the nodes keep what they have (operators).")
     static final class Pause extends Step {
-        @Override
-        String verb() {
-            return "pause";
-        }
     }
 
     @Command(name = "abort", description = "Halt the version where it is: no further wave gets it (operators).")
     static final class Abort extends Step {
-        @Override
-        String verb() {
-            return "abort";
-        }
     }
 
     @Command(name = "policy", description = "Set the cluster's rollout policy from a YAML or JSON file, or remove it (operators).")

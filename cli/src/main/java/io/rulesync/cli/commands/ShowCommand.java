@@ -3,10 +3,6 @@ package io.rulesync.cli.commands;
 import io.rulesync.cli.connect.ApiConnection;
 import io.rulesync.cli.output.Output;
 import io.rulesync.cli.output.Table;
-import io.rulesync.model.event.Json;
-import org.snakeyaml.engine.v2.api.Dump;
-import org.snakeyaml.engine.v2.api.DumpSettings;
-import org.snakeyaml.engine.v2.common.FlowStyle;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 import tools.jackson.databind.JsonNode;
@@ -52,8 +48,6 @@ final class ShowCommand extends OperatorCommand {
         if (n.isMissingNode() || n.isNull()) {
             return "";
         }
-        String yaml = new Dump(DumpSettings.builder().setDefaultFlowStyle(FlowStyle.BLOCK).build())
-                .dumpToString(Json.MAPPER.convertValue(n, Object.class));
-        return yaml.lines().map(l -> "  " + l + "\n").reduce("", String::concat);
+        return Output.yaml(n).lines().map(l -> "  " + l + "\n").reduce("", String::concat);
     }
 }

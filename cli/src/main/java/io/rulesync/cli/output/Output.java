@@ -37,12 +37,17 @@ public final class Output {
     /** Prints {@code answer} as JSON or YAML, as asked. */
     public void structured(JsonNode answer) {
         if (format == Format.YAML) {
-            Object tree = Json.MAPPER.convertValue(answer, Object.class);
-            out.print(new Dump(DumpSettings.builder().setDefaultFlowStyle(FlowStyle.BLOCK).build()).dumpToString(tree));
+            out.print(yaml(answer));
         } else {
             out.println(Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(answer));
         }
         out.flush();
+    }
+
+    /** {@code tree} as block YAML, as {@code -o yaml} prints it. */
+    public static String yaml(JsonNode tree) {
+        return new Dump(DumpSettings.builder().setDefaultFlowStyle(FlowStyle.BLOCK).build())
+                .dumpToString(Json.MAPPER.convertValue(tree, Object.class));
     }
 
     public void table(Table t) {
