@@ -25,6 +25,9 @@ public final class HostCommand implements CommandRunner {
     @Override
     public Result run(List<String> cmd, String stdin, Duration timeout) throws IOException, InterruptedException {
         ProcessBuilder pb = new ProcessBuilder(cmd);
+        // The agent reads the tools' messages ("No such service", "does not exist") and shows them to operators: in the C
+        // locale they are the same on every node, whatever its LANG would have translated glibc's errors into.
+        pb.environment().put("LC_ALL", "C");
         Path input = null;
         if (stdin != null) {
             // The input is whole before the tool starts: piped, a caller killed mid-write would hand iptables-restore a

@@ -36,6 +36,13 @@ class CommandRunnerTest {
         assertThat(r.stderr()).isEqualTo("err\n");
     }
 
+    /** Tools speak the C locale whatever this process's LANG is, so their messages read (and match) the same on every node. */
+    @Test
+    void toolsRunInTheCLocale() throws Exception {
+        CommandRunner.Result r = HostCommand.PROCESSES.run(List.of("sh", "-c", "echo \"$LC_ALL\""), null, Duration.ofSeconds(10));
+        assertThat(r.stdout().strip()).isEqualTo("C");
+    }
+
     /**
      * The tool reads its input from a file written in full before it started, not from a pipe the caller feeds: a caller
      * killed after the start cannot truncate it. The file is unlinked once the tool has it open.

@@ -1,6 +1,7 @@
 package io.rulesync.agent.apply;
 
 import io.rulesync.exec.CommandRunner;
+import io.rulesync.exec.ToolMessage;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.Table;
 import java.io.IOException;
@@ -52,7 +53,7 @@ public final class IptablesNetfilter implements Netfilter {
     public void restore(String script) throws RestoreFailedException {
         CommandRunner.Result r = run(script, tool("iptables-restore"), "--noflush", "-w", "5");
         if (r.exit() != 0) {
-            throw new RestoreFailedException(tool("iptables-restore") + " exited " + r.exit() + ": " + r.stderr().strip());
+            throw new RestoreFailedException(tool("iptables-restore") + " exited " + r.exit() + ": " + ToolMessage.of(r));
         }
     }
 
@@ -66,7 +67,7 @@ public final class IptablesNetfilter implements Netfilter {
                 return Optional.empty();
             }
             throw new IllegalStateException(tool("iptables") + " -t " + table.restoreName() + " -S " + chain + " exited " + r.exit()
-                    + ": " + r.stderr().strip());
+                    + ": " + ToolMessage.of(r));
         }
         return Optional.of(lines(r.stdout()));
     }
@@ -75,7 +76,7 @@ public final class IptablesNetfilter implements Netfilter {
     public List<String> chainNames(Table table) {
         CommandRunner.Result r = run(null, tool("iptables"), "-w", "5", "-t", table.restoreName(), "-S");
         if (r.exit() != 0) {
-            throw new IllegalStateException(tool("iptables") + " -t " + table.restoreName() + " -S exited " + r.exit() + ": " + r.stderr().strip());
+            throw new IllegalStateException(tool("iptables") + " -t " + table.restoreName() + " -S exited " + r.exit() + ": " + ToolMessage.of(r));
         }
         List<String> out = new ArrayList<>();
         for (String l : lines(r.stdout())) {

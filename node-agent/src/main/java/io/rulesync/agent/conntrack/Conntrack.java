@@ -1,6 +1,7 @@
 package io.rulesync.agent.conntrack;
 
 import io.rulesync.exec.CommandRunner;
+import io.rulesync.exec.ToolMessage;
 import io.rulesync.agent.plan.NodeView;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.RuleFragment;
@@ -61,7 +62,7 @@ public final class Conntrack {
                 if (r.exit() == -1) {
                     log.warn(r.stderr());
                 } else if (!r.ok() && !out.contains("0 flow entries have been deleted")) {
-                    log.warn("{} failed: {}", String.join(" ", cmd), out.strip());
+                    log.warn("{} failed: {}", String.join(" ", cmd), ToolMessage.of(r));
                 }
             } catch (IOException e) {
                 log.warn("cannot run conntrack: {}", e.getMessage());

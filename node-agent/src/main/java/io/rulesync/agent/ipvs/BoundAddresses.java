@@ -1,6 +1,7 @@
 package io.rulesync.agent.ipvs;
 
 import io.rulesync.exec.CommandRunner;
+import io.rulesync.exec.ToolMessage;
 import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.IpFamily;
 import java.time.Duration;
@@ -107,7 +108,7 @@ public final class BoundAddresses {
             if (r.stderr().contains("does not exist")) {
                 return new TreeMap<>();
             }
-            throw new IpvsApplyException("ip addr show dev " + device + " failed: " + r.stderr().strip());
+            throw new IpvsApplyException("ip addr show dev " + device + " failed: " + ToolMessage.of(r));
         }
         try {
             return parse(r.stdout());
@@ -152,10 +153,10 @@ public final class BoundAddresses {
         }
         CommandRunner.Result r = exec(List.of("ip", "-batch", "-"), String.join("\n", lines) + "\n");
         if (!r.ok()) {
-            String err = r.stderr().strip();
-            Matcher m = FAILED_LINE.matcher(err);
+            Matcher m = FAILED_LINE.matcher(r.stderr());
             String line = m.find() && Integer.parseInt(m.group(1)) <= lines.size() ? lines.get(Integer.parseInt(m.group(1)) - 1) : "ip -batch";
-            String reason = err.lines().filter(l -> !FAILED_LINE.matcher(l).find()).findFirst().orElse(err);
+            List<String> said = ToolMessage.lines(r.stderr());
+            String reason = said.stream().filter(l -> !FAILED_LINE.matcher(l).find()).findFirst().map(ToolMessage::bounded).orElse(ToolMessage.of(r));
             throw new IpvsApplyException("ip", List.of(new IpvsApplyException.Failure(line, reason)));
         }
     }
@@ -167,10 +168,9 @@ public final class BoundAddresses {
         }
         CommandRunner.Result r = exec(List.of("ip", "link", "add", device, "type", "dummy"), null);
         if (!r.ok()) {
-            String err = r.stderr().strip();
-            String why = err.contains("Unknown device type") ? ": this kernel has no dummy link driver (module dummy)" : "";
+            String why = r.stderr().contains("Unknown device type") ? ": this kernel has no dummy link driver (module dummy)" : "";
             throw new IpvsApplyException("cannot create the dummy device " + device + " (ip link add " + device + " type dummy: "
-                    + err + ")" + why);
+                    + ToolMessage.of(r) + ")" + why);
         }
     }
 

@@ -1,6 +1,7 @@
 package io.rulesync.agent.ipvs;
 
 import io.rulesync.exec.CommandRunner;
+import io.rulesync.exec.ToolMessage;
 import io.rulesync.agent.plan.ipvs.IpsetPlan;
 import io.rulesync.model.ipvs.IpvsRules;
 import java.time.Duration;
@@ -56,7 +57,7 @@ public final class IpsetSync {
     public String save() throws IpvsApplyException {
         CommandRunner.Result r = exec(List.of("ipset", "save"), null);
         if (!r.ok()) {
-            throw new IpvsApplyException("ipset save failed: " + r.stderr().strip());
+            throw new IpvsApplyException("ipset save failed: " + ToolMessage.of(r));
         }
         return r.stdout();
     }
@@ -66,15 +67,14 @@ public final class IpsetSync {
         if (r.ok()) {
             return;
         }
-        String err = r.stderr().strip();
-        Matcher m = ERROR_LINE.matcher(err);
+        Matcher m = ERROR_LINE.matcher(r.stderr());
         if (m.find()) {
             int n = Integer.parseInt(m.group(1));
             String[] lines = script.split("\n");
             String line = n >= 1 && n <= lines.length ? lines[n - 1] : "line " + n;
-            throw new IpvsApplyException("ipset restore", List.of(new IpvsApplyException.Failure(line, m.group(2).strip())));
+            throw new IpvsApplyException("ipset restore", List.of(new IpvsApplyException.Failure(line, ToolMessage.bounded(m.group(2).strip()))));
         }
-        throw new IpvsApplyException("ipset restore failed: " + (err.isEmpty() ? "exit code " + r.exit() : err));
+        throw new IpvsApplyException("ipset restore failed: " + ToolMessage.of(r));
     }
 
     private CommandRunner.Result exec(List<String> argv, String stdin) throws IpvsApplyException {

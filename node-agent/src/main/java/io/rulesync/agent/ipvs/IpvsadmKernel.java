@@ -1,6 +1,7 @@
 package io.rulesync.agent.ipvs;
 
 import io.rulesync.exec.CommandRunner;
+import io.rulesync.exec.ToolMessage;
 import io.rulesync.agent.plan.ipvs.IpvsCommand;
 import io.rulesync.agent.plan.ipvs.KernelRealServer;
 import io.rulesync.agent.plan.ipvs.KernelVirtualServer;
@@ -40,7 +41,7 @@ public final class IpvsadmKernel implements IpvsKernel {
     public List<KernelVirtualServer> list() throws IpvsApplyException {
         CommandRunner.Result r = exec(List.of("ipvsadm", "-Ln", "--exact"), null);
         if (!r.ok()) {
-            throw new IpvsApplyException("ipvsadm -Ln failed: " + firstLine(r.stderr().isBlank() ? r.stdout() : r.stderr()));
+            throw new IpvsApplyException("ipvsadm -Ln failed: " + ToolMessage.of(r));
         }
         try {
             return parseListing(r.stdout());
@@ -67,8 +68,7 @@ public final class IpvsadmKernel implements IpvsKernel {
                 if (r.stderr().contains("No such service")) {
                     continue;
                 }
-                throw new IpvsApplyException("ipvsadm -Ln " + id.service() + " failed: "
-                        + firstLine(r.stderr().isBlank() ? r.stdout() : r.stderr()));
+                throw new IpvsApplyException("ipvsadm -Ln " + id.service() + " failed: " + ToolMessage.of(r));
             }
             try {
                 out.addAll(parseListing(r.stdout()));
@@ -89,8 +89,8 @@ public final class IpvsadmKernel implements IpvsKernel {
         if (r.ok() && r.stderr().isBlank()) {
             return;
         }
-        List<String> messages = r.stderr().lines().map(String::strip).filter(l -> !l.isEmpty()).toList();
-        String all = messages.isEmpty() ? "exit code " + r.exit() : String.join("; ", messages);
+        List<String> messages = ToolMessage.lines(r.stderr());
+        String all = ToolMessage.of(r);
         List<IpvsCommand> missing;
         try {
             missing = notInEffect(commands, list());
@@ -274,11 +274,5 @@ public final class IpvsadmKernel implements IpvsKernel {
 
     private CommandRunner.Result exec(List<String> argv, String stdin) throws IpvsApplyException {
         return tool.run(argv, stdin, TIMEOUT);
-    }
-
-    private static String firstLine(String s) {
-        String t = s.strip();
-        int nl = t.indexOf('\n');
-        return nl < 0 ? t : t.substring(0, nl);
     }
 }

@@ -1,6 +1,7 @@
 package io.rulesync.agent.mode;
 
 import io.rulesync.exec.CommandRunner;
+import io.rulesync.exec.ToolMessage;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
@@ -24,7 +25,7 @@ public final class IpvsProbe {
     /** Why IPVS cannot be used here, or empty when it can. */
     public static Optional<String> problem(CommandRunner runner) {
         Result ipset = run(runner, "ipset", "--version");
-        Optional<String> p = ipset.missing() ? Optional.of("ipset is not installed") : ipsetProblem(ipset.out());
+        Optional<String> p = ipset.missing() ? Optional.of("ipset is not installed") : ipsetProblem(ipset.result().stdout());
         if (p.isPresent()) {
             return p;
         }
@@ -32,8 +33,8 @@ public final class IpvsProbe {
         if (add.missing()) {
             return Optional.of("ipvsadm is not installed");
         }
-        if (add.code() != 0) {
-            return Optional.of(firstLine(add.err().isBlank() ? add.out() : add.err()));
+        if (!add.result().ok()) {
+            return Optional.of(ToolMessage.of(add.result()));
         }
         run(runner, "ipvsadm", "-D", "-t", DUMMY_SERVICE);
         return Optional.empty();
@@ -43,20 +44,14 @@ public final class IpvsProbe {
     static Optional<String> ipsetProblem(String versionOutput) {
         Matcher m = IPSET_VERSION.matcher(versionOutput);
         if (!m.find()) {
-            return Optional.of("cannot tell the ipset version from '" + firstLine(versionOutput) + "'");
+            return Optional.of("cannot tell the ipset version from '" + ToolMessage.bounded(versionOutput.strip()) + "'");
         }
         return Integer.parseInt(m.group(1)) < 6 ? Optional.of("ipset " + m.group(1) + "." + m.group(2) + " is older than 6.0")
                 : Optional.empty();
     }
 
-    private static String firstLine(String s) {
-        String t = s.strip();
-        int nl = t.indexOf('\n');
-        return nl < 0 ? t : t.substring(0, nl);
-    }
-
     /** A command's outcome; {@code missing}: the program is not installed. */
-    private record Result(boolean missing, int code, String out, String err) {
+    private record Result(boolean missing, CommandRunner.Result result) {
     }
 
     private static Result run(CommandRunner runner, String... argv) {
@@ -64,12 +59,12 @@ public final class IpvsProbe {
             CommandRunner.Result r = runner.run(List.of(argv), null, Duration.ofSeconds(10));
             // "ip netns exec" reports a missing program with exit code 255 and this message.
             boolean missing = !r.ok() && r.stderr().contains("No such file or directory") && r.stderr().contains(argv[0]);
-            return new Result(missing, r.exit(), r.stdout(), r.stderr());
+            return new Result(missing, r);
         } catch (IOException e) {
-            return new Result(true, -1, "", e.getMessage());
+            return new Result(true, new CommandRunner.Result(-1, "", e.getMessage()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return new Result(false, -1, "", "interrupted");
+            return new Result(false, new CommandRunner.Result(-1, "", "interrupted"));
         }
     }
 }

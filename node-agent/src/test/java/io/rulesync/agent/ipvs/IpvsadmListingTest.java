@@ -147,4 +147,26 @@ class IpvsadmListingTest {
         all.addAll(notDone);
         assertThat(IpvsadmKernel.notInEffect(all, l)).containsExactlyElementsOf(notDone);
     }
+
+    /**
+     * On a node with kmod but no module directory, ipvsadm's modprobe complains before ipvsadm says why; operators are told
+     * ipvsadm's reason, in a listing and in a restore alike.
+     */
+    @Test
+    void aFailureIsToldByIpvsadmsReasonNotModprobesNoise() {
+        String err = """
+                modprobe: FATAL: Module ip_vs not found in directory /lib/modules/6.18.44-fc-v1252
+                Can't initialize ipvs: Protocol not available
+                Are you sure that IP Virtual Server is built in the kernel or as module?
+                """;
+        IpvsadmKernel kernel = new IpvsadmKernel((argv, stdin, timeout) -> new io.rulesync.exec.CommandRunner.Result(2, "", err));
+        assertThatThrownBy(kernel::list).isInstanceOf(IpvsApplyException.class)
+                .hasMessage("ipvsadm -Ln failed: Can't initialize ipvs: Protocol not available");
+        assertThatThrownBy(() -> kernel.list(List.of(id("10.96.0.10", 53, Protocol.TCP)))).isInstanceOf(IpvsApplyException.class)
+                .hasMessage("ipvsadm -Ln -t 10.96.0.10:53 failed: Can't initialize ipvs: Protocol not available");
+        assertThatThrownBy(() -> kernel.run(List.of(new IpvsCommand.DeleteService(id("10.96.0.10", 53, Protocol.TCP)))))
+                .isInstanceOf(IpvsApplyException.class)
+                .hasMessage("ipvsadm -R failed (Can't initialize ipvs: Protocol not available) and the table cannot be listed: "
+                        + "ipvsadm -Ln failed: Can't initialize ipvs: Protocol not available");
+    }
 }

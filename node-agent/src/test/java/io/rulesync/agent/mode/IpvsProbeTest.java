@@ -40,7 +40,20 @@ class IpvsProbeTest {
         assertThat(IpvsProbe.problem(scripted(Map.of("ipset", new CommandRunner.Result(0, "ipset v7.17\n", "")))))
                 .contains("ipvsadm is not installed");
         assertThat(IpvsProbe.problem(scripted(Map.of("ipset", new CommandRunner.Result(0, "ipset v7.17\n", ""),
-                "ipvsadm", new CommandRunner.Result(2, "", "Can't initialize ipvs: Protocol not available\nAre you sure...\n")))))
+                "ipvsadm", new CommandRunner.Result(2, "", "Can't initialize ipvs: Protocol not available\n"
+                        + "Are you sure that IP Virtual Server is built in the kernel or as module?\n")))))
                 .contains("Can't initialize ipvs: Protocol not available");
+    }
+
+    /** Where kmod is installed but the kernel has no module directory, ipvsadm's modprobe speaks first; the reason is ipvsadm's. */
+    @Test
+    void aKernelWithoutIpvsIsToldByIpvsadmsReasonNotModprobesLine() {
+        String err = """
+                modprobe: FATAL: Module ip_vs not found in directory /lib/modules/6.18.44-fc-v1252
+                Can't initialize ipvs: Protocol not available
+                Are you sure that IP Virtual Server is built in the kernel or as module?
+                """;
+        assertThat(IpvsProbe.problem(scripted(Map.of("ipset", new CommandRunner.Result(0, "ipset v7.17\n", ""),
+                "ipvsadm", new CommandRunner.Result(2, "", err))))).contains("Can't initialize ipvs: Protocol not available");
     }
 }
