@@ -177,7 +177,7 @@ class AgentTest {
                     .contains("the agent loop stopped");
         }
         // One address for both serves both; either may be off.
-        try (MetricsServer both = MetricsServer.start(new InetSocketAddress("127.0.0.1", freePort()), null, a, History.CLUSTER,
+        try (MetricsServer both = MetricsServer.start(new InetSocketAddress("127.0.0.1", 0), null, a, History.CLUSTER,
                 History.NODE, () -> true)) {
             assertThat(both.healthzPort()).isEqualTo(-1);
         }

@@ -32,7 +32,7 @@ public final class ProblemStore {
     public List<StoredProblem> problems(String cluster) {
         return StoreException.during("reading the problems of " + cluster, () -> sql
                 .sql("SELECT source, location, object, field, message, reported_at FROM cluster_problem WHERE cluster = ? "
-                        + "ORDER BY source, seq")
+                        + "ORDER BY source COLLATE \"C\", seq")
                 .param(cluster)
                 .query((rs, n) -> new StoredProblem(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4),
                         rs.getString(5), rs.getTimestamp(6).toInstant()))

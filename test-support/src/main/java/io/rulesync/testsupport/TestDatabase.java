@@ -45,11 +45,19 @@ public final class TestDatabase implements AutoCloseable {
 
     /** A fresh, migrated database; skips the calling test (under CI=true: fails it) when PostgreSQL is not there. */
     public static TestDatabase create() {
+        return create("");
+    }
+
+    /**
+     * As {@link #create()}, with {@code CREATE DATABASE} options: e.g. a collation other than the server's default, for a
+     * test that must hold whatever locale the host's PostgreSQL was initialised with.
+     */
+    public static TestDatabase create(String options) {
         if (!TestInfrastructure.containers()) {
             Need.localPostgres().require();
         }
         String name = "rulesync_test_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
-        admin("CREATE DATABASE " + name);
+        admin("CREATE DATABASE " + name + (options.isEmpty() ? "" : " " + options));
         TestDatabase db = new TestDatabase(name);
         Flyway.configure().dataSource(db.dataSource).load().migrate();
         return db;

@@ -235,6 +235,9 @@ public final class DemoDatabase implements AutoCloseable {
                     .setDataDirectory(dataDirectory)
                     .setCleanDataDirectory(true)
                     .setPGStartupWait(EMBEDDED_STARTUP_WAIT)
+                    // initdb takes its locale from LANG otherwise, and refuses one the machine has not generated (a LANG
+                    // forwarded by ssh); names sort bytewise in C, as the rest of rulesync sorts them.
+                    .setLocaleConfig("locale", "C")
                     .start();
         } catch (IOException | RuntimeException | LinkageError e) {
             TempDirectories.deleteAfter(e, dataDirectory);

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rulesync.testing.needs.RequiresKafka;
 import java.io.IOException;
-import java.net.ConnectException;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -188,10 +187,9 @@ class EmbeddedKafkaTest {
         try (Socket socket = new Socket()) {
             socket.connect(new InetSocketAddress(address, port), 2000);
             throw new AssertionError("port " + port + " accepted a connection on " + address.getHostAddress());
-        } catch (ConnectException expected) {
-            // refused: nothing listens there
-        } catch (IOException e) {
-            throw new AssertionError("unexpected failure connecting to " + address.getHostAddress() + ":" + port, e);
+        } catch (IOException notListening) {
+            // Refused, or unanswered where a host firewall drops traffic to its own addresses: either way nothing is served
+            // there. Only an accepted connection is the failure.
         }
     }
 }

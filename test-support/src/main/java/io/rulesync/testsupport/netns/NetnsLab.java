@@ -207,7 +207,9 @@ public final class NetnsLab implements AutoCloseable {
                 "net.ipv6.conf.all.forwarding=1", "net.ipv6.conf.default.forwarding=1",
                 "net.ipv4.conf.all.route_localnet=1", "net.ipv4.conf.default.route_localnet=1",
                 "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
-                "net.ipv4.conf.all.send_redirects=0", "net.ipv4.conf.default.send_redirects=0");
+                "net.ipv4.conf.all.send_redirects=0", "net.ipv4.conf.default.send_redirects=0",
+                // Set, not assumed: a fresh namespace takes br_netfilter's default, which a host may have changed.
+                "net.bridge.bridge-nf-call-iptables=1", "net.bridge.bridge-nf-call-ip6tables=1");
         StringBuilder sysctl = new StringBuilder("set -e\n");
         for (String ns : namespaces) {
             sysctl.append(shellQuote(tool("ip"))).append(" netns exec ").append(ns).append(' ')

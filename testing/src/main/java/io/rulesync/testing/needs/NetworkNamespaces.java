@@ -22,7 +22,7 @@ final class NetworkNamespaces {
     /** Why namespaces cannot be used here, or empty; assumes {@link #TOOLS} are installed. */
     static Optional<String> problem() {
         String os = System.getProperty("os.name", "");
-        if (!os.toLowerCase().contains("linux")) {
+        if (!os.toLowerCase(java.util.Locale.ROOT).contains("linux")) {
             return Optional.of("this is " + os + "; " + HOW);
         }
         String uid = effectiveUid();
@@ -35,6 +35,15 @@ final class NetworkNamespaces {
             String add = run("ip", "netns", "add", ns);
             if (add != null) {
                 return Optional.of("'ip netns add' fails (" + add + "); " + HOW);
+            }
+            // The lab's pod-to-pod paths are bridged and need br_netfilter; its every node has IPv6 addresses. Both are kernel
+            // settings a machine of this kind may lack, so they are checked here rather than found as a timeout later.
+            if (!Files.exists(Path.of("/proc/net/if_inet6"))) {
+                return Optional.of("IPv6 is disabled in this kernel (booted with ipv6.disable=1?); the lab's nodes are dual-stack");
+            }
+            String bridged = run("ip", "netns", "exec", ns, "sysctl", "-n", "net.bridge.bridge-nf-call-iptables");
+            if (bridged != null) {
+                return Optional.of("bridged traffic does not pass iptables (" + bridged + "); modprobe br_netfilter");
             }
             for (String iptables : List.of("iptables", "ip6tables")) {
                 String inside = run("ip", "netns", "exec", ns, iptables, "-t", "nat", "-S");
@@ -58,7 +67,10 @@ final class NetworkNamespaces {
         }
     }
 
-    /** Runs a command; null when it succeeds, else its first line of output (or why it did not start). */
+    /**
+     * Runs a command; null when it succeeds, else its first line of output that is not modprobe's (iptables-legacy asks
+     * it to load a module first, and what follows says why the tool failed), or why it did not start.
+     */
     private static String run(String... command) {
         List<String> argv = new ArrayList<>(List.of(command));
         argv.set(0, Tools.find(command[0]).map(Path::toString).orElse(command[0]));
@@ -67,7 +79,8 @@ final class NetworkNamespaces {
                     .start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
             int exit = p.waitFor();
-            return exit == 0 ? null : out.lines().findFirst().orElse("exit code " + exit);
+            return exit == 0 ? null : out.lines().filter(l -> !l.startsWith("modprobe: ")).findFirst()
+                    .or(() -> out.lines().findFirst()).orElse("exit code " + exit);
         } catch (IOException e) {
             return e.getMessage();
         } catch (InterruptedException e) {
