@@ -44,7 +44,7 @@ public final class IpvsProbe {
     static Optional<String> ipsetProblem(String versionOutput) {
         Matcher m = IPSET_VERSION.matcher(versionOutput);
         if (!m.find()) {
-            return Optional.of("cannot tell the ipset version from '" + ToolMessage.bounded(versionOutput.strip()) + "'");
+            return Optional.of("cannot tell the ipset version from '" + ToolMessage.bounded(String.join("; ", ToolMessage.lines(versionOutput))) + "'");
         }
         return Integer.parseInt(m.group(1)) < 6 ? Optional.of("ipset " + m.group(1) + "." + m.group(2) + " is older than 6.0")
                 : Optional.empty();

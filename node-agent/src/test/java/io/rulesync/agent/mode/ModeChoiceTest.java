@@ -39,6 +39,7 @@ class ModeChoiceTest {
         assertThat(IpvsProbe.ipsetProblem("ipset v7.17, protocol version: 7")).isEmpty();
         assertThat(IpvsProbe.ipsetProblem("ipset v6.0, protocol version: 6")).isEmpty();
         assertThat(IpvsProbe.ipsetProblem("ipset v5.4.1, protocol version: 5")).contains("ipset 5.4 is older than 6.0");
-        assertThat(IpvsProbe.ipsetProblem("something else\nsecond line")).contains("cannot tell the ipset version from 'something else'");
+        assertThat(IpvsProbe.ipsetProblem("modprobe: FATAL: Module ip_set not found\nsomething else\nsecond line"))
+                .contains("cannot tell the ipset version from 'something else; second line'");
     }
 }
