@@ -26,6 +26,7 @@ import io.rulesync.api.snapshot.RecentVersions;
 import io.rulesync.api.snapshot.SnapshotController;
 import io.rulesync.api.snapshot.SnapshotBodies;
 import io.rulesync.api.snapshot.Snapshots;
+import io.rulesync.api.stream.NodeStreamConfiguration;
 import io.rulesync.store.EventLog;
 import io.rulesync.store.HeadChanges;
 import io.rulesync.store.NodeLabelStore;
@@ -87,7 +88,7 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 @EnableAutoConfiguration
 @EnableConfigurationProperties(ApiProperties.class)
 @PropertySource("classpath:io/rulesync/api/api-defaults.properties")
-@Import(StoreConfiguration.class)
+@Import({StoreConfiguration.class, NodeStreamConfiguration.class})
 public class ApiApplication {
 
     /** In place of Flyway's migrate: a schema behind this api's migrations stops it at start, naming them. */

@@ -19,15 +19,21 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  *     {@code rulesync.compiler.action-timeout}); a cluster's overdue action is expired when the next
  *     one is requested, so a lost request never blocks the cluster for good
  * @param fleet a fleet file whose clusters' {@code rollout:} policies are applied at start (null: none)
+ * @param streamPort the port of node streams (0: any free one; default 8081)
+ * @param maxStreams the most node streams this replica holds; more are refused, and their nodes try again or elsewhere
+ * @param maxFallBehind how long versions may wait for a node stream that does not read them before it is ended
  */
 @ConfigurationProperties("rulesync.api")
 public record ApiProperties(Integer cachedVersions, String tokensFile, List<String> tokens, String eventsTopic, Duration actionWait,
-        Duration actionTimeout, String fleet) {
+        Duration actionTimeout, String fleet, Integer streamPort, Integer maxStreams, Duration maxFallBehind) {
     public ApiProperties {
         cachedVersions = cachedVersions == null ? 4 : cachedVersions;
         tokens = tokens == null ? List.of() : List.copyOf(tokens);
         eventsTopic = eventsTopic == null ? Topics.DEFAULT.events() : eventsTopic;
         actionWait = actionWait == null ? Duration.ofSeconds(10) : actionWait;
         actionTimeout = actionTimeout == null ? Duration.ofMinutes(5) : actionTimeout;
+        streamPort = streamPort == null ? 8081 : streamPort;
+        maxStreams = maxStreams == null ? 20_000 : maxStreams;
+        maxFallBehind = maxFallBehind == null ? Duration.ofSeconds(30) : maxFallBehind;
     }
 }

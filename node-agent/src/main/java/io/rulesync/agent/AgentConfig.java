@@ -9,13 +9,15 @@ import io.rulesync.exec.CommandRunner;
 import io.rulesync.exec.HostCommand;
 import io.rulesync.agent.feed.AckSink;
 import io.rulesync.agent.feed.ApiAcks;
-import io.rulesync.agent.feed.ApiConnection;
+import io.rulesync.client.ApiClient;
 import io.rulesync.agent.feed.ApiDeltas;
 import io.rulesync.agent.feed.ApiSnapshots;
 import io.rulesync.agent.feed.DeltaFeed;
 import io.rulesync.agent.feed.DeltaSource;
 import io.rulesync.agent.feed.KafkaAckSink;
 import io.rulesync.agent.feed.SnapshotSource;
+import io.rulesync.agent.feed.StreamFeed;
+import io.rulesync.client.stream.NodeStream;
 import io.rulesync.agent.feed.Transport;
 import io.rulesync.agent.ipvs.BoundAddresses;
 import io.rulesync.agent.ipvs.IpsetSync;
@@ -40,6 +42,7 @@ import java.net.URI;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -60,13 +63,17 @@ import org.slf4j.LoggerFactory;
  * @param whenIpvsUnavailable fall back to iptables mode, or refuse to apply anything
  * @param ipvsDrainTimeout how long a removed TCP real server drains at most in IPVS mode
  * @param ipvsExcludeCidrs IPVS mode: virtual servers in these ranges are someone else's and never deleted
- * @param transport      deltas and acks through the api (the default) or Kafka
+ * @param transport      deltas and acks on a stream to the api, through its REST endpoints, or through Kafka
  * @param ackInterval    with the api, the least time between two ack requests (zero: one as soon as the last is answered)
+ * @param stream         with {@link Transport#STREAM}: the api replicas' stream addresses, {@code host:port[,host:port]} or a
+ *                       gRPC target; null: the api's host, port {@value #DEFAULT_STREAM_PORT}
  */
 public record AgentConfig(String cluster, String node, String kafka, Map<String, Object> kafkaSettings, Topics topics,
         URI api, String apiToken, List<IpFamily> families, Path dryRun, String netns, Path stateDir,
         Duration verifyEvery, int chainsPerCheck, ProxyMode mode, WhenIpvsUnavailable whenIpvsUnavailable, Duration ipvsDrainTimeout,
-        List<Cidr> ipvsExcludeCidrs, Transport transport, Duration ackInterval) {
+        List<Cidr> ipvsExcludeCidrs, Transport transport, Duration ackInterval, String stream) {
+    /** The api's stream port unless told otherwise. */
+    public static final int DEFAULT_STREAM_PORT = 8081;
     private static final Logger log = LoggerFactory.getLogger(AgentConfig.class);
 
     /** With IPVS's default drain timeout, no virtual servers of anyone else, deltas and acks through the api. */
@@ -74,7 +81,7 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
             URI api, String apiToken, List<IpFamily> families, Path dryRun, String netns, Path stateDir,
             Duration verifyEvery, int chainsPerCheck, ProxyMode mode, WhenIpvsUnavailable whenIpvsUnavailable) {
         this(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery,
-                chainsPerCheck, mode, whenIpvsUnavailable, IpvsPlan.DEFAULT_DRAIN_TIMEOUT, List.of(), Transport.API, Duration.ZERO);
+                chainsPerCheck, mode, whenIpvsUnavailable, IpvsPlan.DEFAULT_DRAIN_TIMEOUT, List.of(), Transport.API, Duration.ZERO, null);
     }
 
     /** iptables mode, deltas and acks through the api. */
@@ -173,13 +180,24 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
     /** The same configuration, reaching the control plane through {@code t}. */
     public AgentConfig withTransport(Transport t) {
         return new AgentConfig(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery,
-                chainsPerCheck, mode, whenIpvsUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, t, ackInterval);
+                chainsPerCheck, mode, whenIpvsUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, t, ackInterval, stream);
     }
 
     /** The same configuration, sending acks to the api at most once per {@code interval}. */
     public AgentConfig withAckInterval(Duration interval) {
         return new AgentConfig(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery,
-                chainsPerCheck, mode, whenIpvsUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, transport, interval);
+                chainsPerCheck, mode, whenIpvsUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, transport, interval, stream);
+    }
+
+    /** The same configuration, on a stream to the api replicas at {@code target} ({@code host:port[,host:port]}). */
+    public AgentConfig withStream(String target) {
+        return new AgentConfig(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery,
+                chainsPerCheck, mode, whenIpvsUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, Transport.STREAM, ackInterval, target);
+    }
+
+    /** Where the api's node streams are: as configured, else the api's host on the default port. */
+    public String streamTarget() {
+        return stream != null ? stream : (api.getHost().contains(":") ? "[" + api.getHost() + "]" : api.getHost()) + ":" + DEFAULT_STREAM_PORT;
     }
 
     /** The agent with its deltas and acks. */
@@ -189,7 +207,7 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
 
     /** @param observer also told every ack, after it is queued for the control plane: what a console shows of the versions applied */
     public AgentLoop loop(AckSink observer) {
-        ApiConnection connection = new ApiConnection(api, apiToken);
+        ApiClient connection = new ApiClient(api, apiToken);
         return loop(connection, new ApiSnapshots(connection), observer);
     }
 
@@ -198,11 +216,11 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
      * {@code iptables-restore} is a test's wrapper on its PATH.
      */
     public AgentLoop loop(CommandRunner runner) {
-        ApiConnection connection = new ApiConnection(api, apiToken);
+        ApiClient connection = new ApiClient(api, apiToken);
         return loop(connection, new ApiSnapshots(connection), kernel(runner.inNetns(netns), Clock.systemUTC()), ack -> { });
     }
 
-    public AgentLoop loop(ApiConnection connection, SnapshotSource snapshots, AckSink observer) {
+    public AgentLoop loop(ApiClient connection, SnapshotSource snapshots, AckSink observer) {
         return loop(connection, snapshots, kernel(HostCommand.PROCESSES.inNetns(netns), Clock.systemUTC()), observer);
     }
 
@@ -210,8 +228,21 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
      * The agent on {@code kernel} (the benchmarks' hollow agents give theirs), with its feed and acks by this
      * configuration's transport: a watch and POSTs to the api over {@code connection}, or the Kafka topics.
      */
-    public AgentLoop loop(ApiConnection connection, SnapshotSource snapshots, KernelMode kernel, AckSink observer) {
+    public AgentLoop loop(ApiClient connection, SnapshotSource snapshots, KernelMode kernel, AckSink observer) {
         Clock clock = Clock.systemUTC();
+        if (transport == Transport.STREAM) {
+            // The stream asks the agent what it runs, and the agent sends its acks on the stream: made in that order.
+            AtomicReference<Agent> self = new AtomicReference<>();
+            String target = streamTarget();
+            StreamFeed stream = new StreamFeed(() -> NodeStream.channel(target, null, false), true, cluster, node, connection.token(),
+                    () -> self.get() == null ? -1 : self.get().running(), ackInterval, clock);
+            Agent agent = new Agent(cluster, node, snapshots, kernel, ack -> {
+                stream.publish(ack);
+                observer.publish(ack);
+            }, new StateFile(stateDir, cluster, node), clock, verifyEvery);
+            self.set(agent);
+            return new AgentLoop(agent, stream, node, stream);
+        }
         AckSink sink = transport == Transport.API ? new ApiAcks(connection, ackInterval)
                 : new KafkaAckSink(kafka, kafkaSettings, topics.acks());
         Agent agent = new Agent(cluster, node, snapshots, kernel, ack -> {

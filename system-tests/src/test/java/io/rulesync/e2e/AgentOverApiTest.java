@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.rulesync.agent.AgentConfig;
 import io.rulesync.agent.AgentLoop;
-import io.rulesync.agent.feed.ApiConnection;
+import io.rulesync.client.ApiClient;
 import io.rulesync.agent.feed.ApiDeltas;
 import io.rulesync.agent.feed.DeltaSource;
 import io.rulesync.api.access.ApiTokens;
@@ -141,7 +141,7 @@ class AgentOverApiTest {
         endpoints("10.244.1.2");
         endpoints("10.244.1.3");
         new HistoryPruning(db.dataSource()).prune(CLUSTER, 3, 0, 100, 100, Instant.now());
-        ApiDeltas deltas = new ApiDeltas(new ApiConnection(URI.create("http://127.0.0.1:" + port), SHOP_AGENTS.token()), CLUSTER, "n1",
+        ApiDeltas deltas = new ApiDeltas(new ApiClient(URI.create("http://127.0.0.1:" + port), SHOP_AGENTS.token()), CLUSTER, "n1",
                 () -> 1, Duration.ofSeconds(5), Clock.systemUTC());
         DeltaSource.Polled polled = pollUntilAnswered(deltas);
         assertThat(polled.deltas()).isEmpty();

@@ -4,6 +4,7 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.rulesync.api.rollout.Release;
 import io.rulesync.model.rules.RulesDelta;
+import io.rulesync.model.stream.ServerFrame;
 import io.rulesync.store.VersionHistory;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -40,9 +41,13 @@ public final class DeltaWaits implements HeadWatch.Listener {
     public sealed interface Answer {
         /**
          * Deltas in order from the version after the asked one up to {@code upTo}, as the response body: one JSON per
-         * line, UTF-8. Made once per group of waiters, so a thousand agents woken by one version share one body.
+         * line, UTF-8; and as a node stream's frame ({@link ServerFrame#deltas}). Made once per group of waiters, so a
+         * thousand agents woken by one version share one body and one frame.
          */
-        record Deltas(long head, long upTo, byte[] ndjson) implements Answer {
+        record Deltas(long head, long upTo, byte[] ndjson, byte[] frame) implements Answer {
+            Deltas(long head, long upTo, byte[] ndjson) {
+                this(head, upTo, ndjson, ServerFrame.deltas(head, upTo, ndjson));
+            }
         }
 
         /** The next delta is not stored any more (retention), or the agent is too far behind: it should load a snapshot. */

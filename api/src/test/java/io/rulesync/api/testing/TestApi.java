@@ -1,6 +1,7 @@
 package io.rulesync.api.testing;
 
 import io.rulesync.api.ApiApplication;
+import io.rulesync.api.stream.NodeStreamServer;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Role;
 import io.rulesync.testsupport.TestDatabase;
@@ -37,9 +38,12 @@ public final class TestApi implements AutoCloseable {
     /** An agent token bound to node n1 of cluster shop. */
     public static final ApiTokens.Issued SHOP_N1 = ApiTokens.issue("shop-n1", Role.AGENT, new ApiTokens.Scope("shop", "n1"));
 
+    /** An agent token bound to cluster bank (any of its nodes). */
+    public static final ApiTokens.Issued BANK = ApiTokens.issue("bank-agents", Role.AGENT, new ApiTokens.Scope("bank", null));
+
     /** Spring properties that configure the tokens. */
     public static String tokenProperty() {
-        return String.join(",", VIEWER.line(), OPERATOR.line(), AGENT.line(), SHOP_N1.line());
+        return String.join(",", VIEWER.line(), OPERATOR.line(), AGENT.line(), SHOP_N1.line(), BANK.line());
     }
 
     /** Null when the caller owns the database ({@link #on}). */
@@ -94,7 +98,8 @@ public final class TestApi implements AutoCloseable {
     private static ConfigurableApplicationContext run(String url, String user, String password, Map<String, Object> more) {
         Map<String, Object> p = new java.util.HashMap<>(Map.of("server.port", 0, "spring.datasource.url", url,
                 "spring.datasource.username", user, "spring.datasource.password", password, "spring.main.banner-mode", "off",
-                "rulesync.api.tokens", tokenProperty(), "rulesync.api.action-wait", "PT1S"));
+                "rulesync.api.tokens", tokenProperty(), "rulesync.api.action-wait", "PT1S",
+                "rulesync.api.stream-port", 0));
         p.putAll(more);
         return new SpringApplicationBuilder(ApiApplication.class).web(WebApplicationType.SERVLET).properties(p).run();
     }
@@ -111,6 +116,11 @@ public final class TestApi implements AutoCloseable {
     /** The api's address, for requests the helpers here do not make (streamed answers). */
     public String baseUrl() {
         return base;
+    }
+
+    /** Where the api serves node streams: {@code 127.0.0.1:PORT}. */
+    public String streamTarget() {
+        return "127.0.0.1:" + app.getBean(NodeStreamServer.class).port();
     }
 
     public ConfigurableApplicationContext context() {

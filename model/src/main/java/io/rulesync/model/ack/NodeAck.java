@@ -71,6 +71,11 @@ public record NodeAck(String cluster, String node, long version, long running, S
         } catch (JacksonException e) {
             throw new IllegalArgumentException("ack is not JSON: " + e.getOriginalMessage(), e);
         }
+        return fromJson(m);
+    }
+
+    /** Reads {@link #toJson} already parsed (an element of a list of acks). */
+    public static NodeAck fromJson(JsonNode m) {
         if (m == null || !m.isObject()) {
             throw new IllegalArgumentException("ack is not a JSON object");
         }

@@ -58,15 +58,21 @@ public final class AgentCommand implements Callable<Integer> {
     @Option(names = "--node", required = true, description = "This node's name (the Kubernetes Node object's).")
     String node;
 
-    @Option(names = "--transport", defaultValue = "api", paramLabel = "api|kafka",
-            description = "How deltas arrive and acks leave. api: a watch and POSTs to --api with the agent token, which "
-                    + "reads only its own cluster; the node needs no Kafka credentials. kafka: the deltas and acks topics, whose "
-                    + "partitions clusters share; only for agents inside the control plane's trust boundary. "
-                    + "Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--transport", defaultValue = "stream", paramLabel = "stream|api|kafka",
+            description = "How deltas arrive and acks leave. stream: one stream to the api (--stream) carries versions down and "
+                    + "acks up. api: a watch and POSTs to --api. Both with the agent token, which reads only its own cluster; the "
+                    + "node needs no Kafka credentials. kafka: the deltas and acks topics, whose partitions clusters share; only "
+                    + "for agents inside the control plane's trust boundary. Default: ${DEFAULT-VALUE}.")
     String transport;
 
+    @Option(names = "--stream", paramLabel = "HOST:PORT[,HOST:PORT...]",
+            description = "The api replicas' node streams (--transport stream): a list, of which the node holds one picked at random "
+                    + "and moves to another when it goes, or a gRPC target such as dns:///rulesync-api-streams:8081. Default: the "
+                    + "--api host, port " + AgentConfig.DEFAULT_STREAM_PORT + ".")
+    String stream;
+
     @Option(names = "--ack-interval", defaultValue = "0", paramLabel = "MILLISECONDS",
-            description = "With the api transport: the least time between two ack requests; what the agent applies meanwhile goes in "
+            description = "With the stream or api transport: the least time between two sends of acks; what the agent applies meanwhile goes in "
                     + "the next one, and a failure goes at once. 0 (the default) acks each version as soon as the last ack was taken; "
                     + "a large fleet sets a few seconds so that acks cost the api and PostgreSQL a rate per node, not per node and "
                     + "version.")
@@ -225,7 +231,7 @@ public final class AgentCommand implements Callable<Integer> {
         Path state = stateDir != null ? stateDir : dryRun != null ? dryRun : Path.of("/var/lib/rulesync/agent");
         return new AgentConfig(cluster, node, kafka, settings, topics, api, token, fams, dryRun, netns, state,
                 Duration.ofSeconds(verifySeconds), verifyChains, ProxyMode.parse(mode), WhenIpvsUnavailable.parse(ipvsUnavailable),
-                Duration.ofSeconds(ipvsDrainSeconds), excluded, via, Duration.ofMillis(ackIntervalMillis));
+                Duration.ofSeconds(ipvsDrainSeconds), excluded, via, Duration.ofMillis(ackIntervalMillis), stream);
     }
 
     /** The metrics address, or null for 'off'. */
@@ -318,7 +324,11 @@ public final class AgentCommand implements Callable<Integer> {
         }, "agent-shutdown"));
         LOG.atInfo().addKeyValue("cluster", config.cluster()).addKeyValue("node", config.node()).log("agent started ({}), api {}, {}",
                 config.dryRun() == null ? "kernel" : "dry run into " + config.dryRun(), config.api(),
-                config.transport() == Transport.API ? "deltas and acks through the api" : "deltas and acks through kafka " + config.kafka());
+                switch (config.transport()) {
+                    case STREAM -> "deltas and acks on a stream to " + config.streamTarget();
+                    case API -> "deltas and acks through the api";
+                    case KAFKA -> "deltas and acks through kafka " + config.kafka();
+                });
         stopped.await();
         return loop.died() == null ? 0 : 1;
     }

@@ -1,5 +1,7 @@
 package io.rulesync.agent.feed;
 
+import io.rulesync.client.ApiClient;
+import io.rulesync.client.Retries;
 import io.rulesync.model.ack.NodeAck;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -27,7 +29,7 @@ public final class ApiAcks implements AckSink {
     static final int KEPT = 100;
     private static final Logger log = LoggerFactory.getLogger(ApiAcks.class);
 
-    private final ApiConnection api;
+    private final ApiClient api;
     private final Duration interval;
     private final Deque<NodeAck> queue = new ArrayDeque<>();
     /** A request is out, or one is due: publish only queues. */
@@ -36,10 +38,10 @@ public final class ApiAcks implements AckSink {
     /** The next request, while it waits for the interval (not for a retry): a failure sends it at once. */
     private CompletableFuture<Void> dueAfterInterval;
     private long lastSentNanos;
-    private final RetryDelay retry = new RetryDelay();
+    private final Retries retry = Retries.forRequests();
 
     /** @param interval the least time between two requests (zero: send as soon as the previous one is answered) */
-    public ApiAcks(ApiConnection api, Duration interval) {
+    public ApiAcks(ApiClient api, Duration interval) {
         this.api = api;
         this.interval = interval;
         this.lastSentNanos = System.nanoTime() - interval.toNanos();
@@ -107,7 +109,7 @@ public final class ApiAcks implements AckSink {
         NodeAck first = batch.get(0);
         StringBuilder body = new StringBuilder("[");
         batch.forEach(a -> body.append(body.length() == 1 ? "" : ",").append(a.toJson()));
-        HttpRequest req = api.request(first.cluster(), "nodes/" + ApiConnection.encode(first.node()) + "/acks", Duration.ofSeconds(30))
+        HttpRequest req = api.clusterRequest(first.cluster(), "nodes/" + ApiClient.encode(first.node()) + "/acks", Duration.ofSeconds(30))
                 .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body.append(']').toString()))
                 .build();
         lastSentNanos = System.nanoTime();
@@ -121,7 +123,7 @@ public final class ApiAcks implements AckSink {
             if (status / 100 == 2 || status / 100 == 4) {
                 if (status / 100 == 4) {
                     log.atWarn().addKeyValue("cluster", last.cluster()).addKeyValue("node", last.node()).log("acks up to version {} "
-                            + "refused: POST {}: HTTP {} {}", last.version(), req.uri(), status, ApiConnection.abbreviate(resp.body()));
+                            + "refused: POST {}: HTTP {} {}", last.version(), req.uri(), status, ApiClient.abbreviate(resp.body()));
                 }
                 batch.forEach(queue::remove);
                 queue.notifyAll();
@@ -134,7 +136,7 @@ public final class ApiAcks implements AckSink {
             if (waitMs > 0) {
                 log.atWarn().addKeyValue("cluster", last.cluster()).addKeyValue("node", last.node()).log("acks up to version {} not "
                         + "taken: POST {}: {}; sending them again in {} s", last.version(), req.uri(), failure != null ? failure.toString()
-                        : "HTTP " + status + " " + ApiConnection.abbreviate(resp.body()), waitMs / 1000);
+                        : "HTTP " + status + " " + ApiClient.abbreviate(resp.body()), waitMs / 1000);
             }
             sendAfter(waitMs, false);
         }

@@ -1,5 +1,7 @@
 package io.rulesync.agent.feed;
 
+import io.rulesync.client.ApiClient;
+import io.rulesync.client.Retries;
 import io.rulesync.model.rules.RulesDelta;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -43,7 +45,7 @@ public final class ApiDeltas implements DeltaSource {
     private record End(int status, String body, Throwable failure) implements Arrival {
     }
 
-    private final ApiConnection api;
+    private final ApiClient api;
     private final String cluster;
     private final String node;
     private final LongSupplier running;
@@ -54,13 +56,13 @@ public final class ApiDeltas implements DeltaSource {
     private HttpRequest inFlightRequest;
     private long delivered = -1;
     private Instant retryAt = Instant.MIN;
-    private final RetryDelay retry = new RetryDelay();
+    private final Retries retry = Retries.forRequests();
 
     /**
      * @param running the version the agent runs (-1: none yet, nothing is asked then)
      * @param hold    how long the api keeps one answer open
      */
-    public ApiDeltas(ApiConnection api, String cluster, String node, LongSupplier running, Duration hold, Clock clock) {
+    public ApiDeltas(ApiClient api, String cluster, String node, LongSupplier running, Duration hold, Clock clock) {
         this.api = api;
         this.cluster = cluster;
         this.node = node;
@@ -111,7 +113,7 @@ public final class ApiDeltas implements DeltaSource {
         if (after < 1 || clock.instant().isBefore(retryAt)) {
             return false;
         }
-        HttpRequest req = api.request(cluster, "deltas?after=" + after + "&node=" + ApiConnection.encode(node) + "&watch=true&wait="
+        HttpRequest req = api.clusterRequest(cluster, "deltas?after=" + after + "&node=" + ApiClient.encode(node) + "&watch=true&wait="
                         + hold.toSeconds(), hold.plusSeconds(15))
                 .header("Accept", "application/x-ndjson").GET().build();
         inFlightRequest = req;
@@ -160,7 +162,7 @@ public final class ApiDeltas implements DeltaSource {
             retry.succeeded();
             return null;
         }
-        String problem = where + ": HTTP " + e.status() + " " + ApiConnection.abbreviate(e.body());
+        String problem = where + ": HTTP " + e.status() + " " + ApiClient.abbreviate(e.body());
         if (e.status() == 410) {
             // The agent loads a snapshot; asked again too soon, the same answer would come back while it cannot.
             retryAt = clock.instant().plusSeconds(1);
@@ -185,7 +187,7 @@ public final class ApiDeltas implements DeltaSource {
         }
     }
 
-    /** The api could not be asked: asked again as {@link RetryDelay} says, said when there is a wait. */
+    /** The api could not be asked: asked again as {@link Retries#forRequests} says, said when there is a wait. */
     private void failed(String problem) {
         Duration wait = retry.failed();
         if (wait.isZero()) {

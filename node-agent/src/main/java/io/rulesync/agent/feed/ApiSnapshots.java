@@ -1,5 +1,6 @@
 package io.rulesync.agent.feed;
 
+import io.rulesync.client.ApiClient;
 import io.rulesync.model.rules.RulesSnapshot;
 import java.io.IOException;
 import java.io.InputStream;
@@ -16,9 +17,9 @@ import java.util.zip.GZIPInputStream;
  * held whole; {@link #newerThan} sends the version the node runs as {@code If-None-Match}, and a 304 costs nothing.
  */
 public final class ApiSnapshots implements SnapshotSource {
-    private final ApiConnection api;
+    private final ApiClient api;
 
-    public ApiSnapshots(ApiConnection api) {
+    public ApiSnapshots(ApiClient api) {
         this.api = api;
     }
 
@@ -40,7 +41,7 @@ public final class ApiSnapshots implements SnapshotSource {
     /** Empty on 304 (the node runs what it would get). */
     private Optional<RulesSnapshot> fetch(String cluster, String node, String version, String ifNoneMatch)
             throws SnapshotUnavailableException {
-        HttpRequest.Builder b = api.request(cluster, "versions/" + version + "/snapshot?node=" + ApiConnection.encode(node),
+        HttpRequest.Builder b = api.clusterRequest(cluster, "versions/" + version + "/snapshot?node=" + ApiClient.encode(node),
                 Duration.ofSeconds(60)).header("Accept", "application/json").header("Accept-Encoding", "gzip");
         if (ifNoneMatch != null) {
             b.header("If-None-Match", ifNoneMatch);
@@ -56,7 +57,7 @@ public final class ApiSnapshots implements SnapshotSource {
                 if (resp.statusCode() != 200) {
                     String text = new String(body.readNBytes(300), StandardCharsets.UTF_8);
                     throw new SnapshotUnavailableException("GET " + req.uri() + ": HTTP " + resp.statusCode() + " "
-                            + ApiConnection.abbreviate(text));
+                            + ApiClient.abbreviate(text));
                 }
                 RulesSnapshot s = RulesSnapshot.fromJson(body);
                 if (!s.cluster().equals(cluster)) {

@@ -4,12 +4,13 @@ import java.util.Locale;
 
 /**
  * How an agent reaches the control plane for deltas and acks (snapshots always come from the api).
- * {@link #API}: a watch and POSTs to the api, with a token bound to the node's cluster; the node needs no Kafka
- * credentials and reads nothing of another cluster. {@link #KAFKA}: the deltas topic, whose partitions clusters share,
- * and the acks topic; for agents inside the control plane's own trust boundary only.
+ * {@link #STREAM}: one long-lived stream to the api that carries versions down and acks up ({@link StreamFeed}).
+ * {@link #API}: a watch and POSTs to the api's REST endpoints. Both with a token bound to the node's cluster: the node
+ * needs no Kafka credentials and reads nothing of another cluster. {@link #KAFKA}: the deltas topic, whose partitions
+ * clusters share, and the acks topic; for agents inside the control plane's own trust boundary only.
  */
 public enum Transport {
-    API, KAFKA;
+    STREAM, API, KAFKA;
 
     public String id() {
         return name().toLowerCase(Locale.ROOT);
@@ -21,6 +22,6 @@ public enum Transport {
                 return t;
             }
         }
-        throw new IllegalArgumentException("'" + s + "' is not api or kafka");
+        throw new IllegalArgumentException("'" + s + "' is not stream, api or kafka");
     }
 }

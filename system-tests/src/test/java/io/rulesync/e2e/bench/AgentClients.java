@@ -1,6 +1,6 @@
 package io.rulesync.e2e.bench;
 
-import io.rulesync.agent.feed.ApiConnection;
+import io.rulesync.client.ApiClient;
 import java.net.URI;
 import java.net.http.HttpClient;
 
@@ -15,10 +15,10 @@ final class AgentClients {
     private int made;
 
     /** The next agent's connection to {@code api}, on a client it shares with up to nine others. */
-    ApiConnection next(URI api, String token) {
+    ApiClient next(URI api, String token) {
         if (made++ % AGENTS_PER_CLIENT == 0) {
-            current = ApiConnection.newClient();
+            current = ApiClient.newHttpClient();
         }
-        return new ApiConnection(api, token, current);
+        return new ApiClient(api, token, current);
     }
 }

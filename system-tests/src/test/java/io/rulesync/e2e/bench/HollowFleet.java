@@ -1,7 +1,7 @@
 package io.rulesync.e2e.bench;
 
 import io.rulesync.agent.AgentLoop;
-import io.rulesync.agent.feed.ApiConnection;
+import io.rulesync.client.ApiClient;
 import io.rulesync.agent.feed.ApiSnapshots;
 import io.rulesync.agent.feed.Transport;
 import io.rulesync.agent.mode.HollowMode;
@@ -38,7 +38,7 @@ public final class HollowFleet {
         // Each real agent warms its own JIT on its own node; here a thousand share one, and cold they would queue for its
         // compiler (snapshots hashed and parsed interpreted, minutes of it): so warm it once, then start every agent at once.
         long w0 = System.nanoTime();
-        ApiConnection warm = new ApiConnection(api, token, ApiConnection.newClient());
+        ApiClient warm = new ApiClient(api, token, ApiClient.newHttpClient());
         // One cluster's snapshot only: another cluster's first snapshot is a build in the api that the cold start measures.
         String[] c0 = clusters.get(0);
         for (int i = 0; i < 20; i++) {
@@ -51,7 +51,7 @@ public final class HollowFleet {
         for (String[] c : clusters) {
             int first = Integer.parseInt(c[1]);
             for (int i = 0; i < Integer.parseInt(c[2]); i++) {
-                ApiConnection connection = clients.next(api, token);
+                ApiClient connection = clients.next(api, token);
                 loops.add(PropagationBenchmark.config(bootstrap, api, c[0], token, "node-" + (first + i), state, transport)
                         .loop(connection, new ApiSnapshots(connection), new HollowMode(), ack -> { }).start());
             }

@@ -10,7 +10,7 @@ import io.rulesync.agent.apply.MemoryNetfilter;
 import io.rulesync.agent.apply.Netfilter;
 import io.rulesync.agent.conntrack.Conntrack;
 import io.rulesync.exec.HostCommand;
-import io.rulesync.agent.feed.ApiConnection;
+import io.rulesync.client.ApiClient;
 import io.rulesync.agent.feed.ApiSnapshots;
 import io.rulesync.agent.feed.Transport;
 import io.rulesync.agent.mode.HollowMode;
@@ -445,7 +445,7 @@ public final class PropagationBenchmark {
     }
 
     private AgentLoop agent(String bootstrap, URI api, String cluster, String node, KernelMode mode, Path state) throws InterruptedException {
-        ApiConnection connection = clients.next(api, AGENT_TOKEN.token());
+        ApiClient connection = clients.next(api, AGENT_TOKEN.token());
         // Acks are timed from node_status; the observer only collects how long each apply took.
         return config(bootstrap, api, cluster, AGENT_TOKEN.token(), node, state, transport).loop(connection, new ApiSnapshots(connection), mode,
                 this::record).start();

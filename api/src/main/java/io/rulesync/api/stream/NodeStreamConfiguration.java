@@ -1,0 +1,51 @@
+package io.rulesync.api.stream;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.rulesync.api.ApiProperties;
+import io.rulesync.api.access.ApiTokens;
+import io.rulesync.api.access.FailedAuthentications;
+import io.rulesync.api.acks.AckWriter;
+import io.rulesync.api.deltas.DeltaWaits;
+import java.net.InetSocketAddress;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/** Node streams: the gRPC server beside the REST api, and what it serves. */
+@Configuration(proxyBeanMethods = false)
+public class NodeStreamConfiguration {
+
+    @Bean
+    NodeStreams nodeStreams(DeltaWaits waits, AckWriter acks, @Qualifier("deltaWakers") ExecutorService deltaWakers, ApiProperties p,
+            MeterRegistry meters) {
+        return new NodeStreams(waits, acks, deltaWakers, p.maxStreams(), p.maxFallBehind(), meters);
+    }
+
+    /** Streams that fell behind are ended once a second. */
+    @Bean(destroyMethod = "shutdownNow")
+    ScheduledExecutorService streamSweeps(NodeStreams streams) {
+        ScheduledExecutorService sweeps = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "stream-sweeps");
+            t.setDaemon(true);
+            return t;
+        });
+        sweeps.scheduleWithFixedDelay(streams::sweep, 1, 1, TimeUnit.SECONDS);
+        return sweeps;
+    }
+
+    @Bean
+    NodeStreamServer nodeStreamServer(NodeStreams streams, ApiTokens tokens, ApiProperties p, MeterRegistry meters,
+            @Value("${server.address:#{null}}") String address) {
+        FailedAuthentications failures = new FailedAuthentications(Duration.ofMinutes(1), 10_000, Clock.systemUTC());
+        StreamAccess access = new StreamAccess(() -> tokens, failures, meters);
+        InetSocketAddress at = address == null ? new InetSocketAddress(p.streamPort()) : new InetSocketAddress(address, p.streamPort());
+        return new NodeStreamServer(at, streams, access);
+    }
+}

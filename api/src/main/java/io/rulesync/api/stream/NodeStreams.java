@@ -1,0 +1,156 @@
+package io.rulesync.api.stream;
+
+import io.grpc.ServerServiceDefinition;
+import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.ServerCalls;
+import io.grpc.stub.StreamObserver;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.rulesync.api.acks.AckWriter;
+import io.rulesync.api.deltas.DeltaWaits;
+import io.rulesync.client.stream.NodeSync;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The node streams this replica holds ({@link NodeSync#STREAM}): how many it takes, which have fallen behind, and
+ * ending them all when the replica stops. Each stream is a {@link NodeStreamCall}.
+ *
+ * <p>A replica holding {@code maxStreams} refuses the next with {@code RESOURCE_EXHAUSTED}: its node backs off with
+ * jitter and tries again, on another replica where there is one. A stream whose versions have waited longer than
+ * {@code maxFallBehind} for it to read them is ended with the same status (counted in
+ * {@code rulesync_streams_fell_behind_total}): as Typha drops a Felix that falls behind, so that a slow node never holds
+ * the others or the replica's memory.
+ */
+public final class NodeStreams implements ServerCalls.BidiStreamingMethod<byte[], byte[]> {
+    private static final Logger log = LoggerFactory.getLogger(NodeStreams.class);
+
+    private final DeltaWaits waits;
+    private final AckWriter acks;
+    private final Executor work;
+    private final int maxStreams;
+    private final Duration maxFallBehind;
+    private final Set<NodeStreamCall> open = ConcurrentHashMap.newKeySet();
+    private final Counter refused;
+    private final Counter fellBehind;
+    private final Counter frames;
+    private final Counter snapshots;
+    private final Counter ackCount;
+    private volatile boolean stopping;
+
+    /**
+     * @param work          where answers are made when a stream resumes or becomes ready again (they may read PostgreSQL)
+     * @param maxStreams    the most streams this replica holds
+     * @param maxFallBehind how long versions may wait for a stream that does not read before it is ended
+     */
+    public NodeStreams(DeltaWaits waits, AckWriter acks, Executor work, int maxStreams, Duration maxFallBehind, MeterRegistry meters) {
+        this.waits = waits;
+        this.acks = acks;
+        this.work = work;
+        this.maxStreams = maxStreams;
+        this.maxFallBehind = maxFallBehind;
+        meters.gauge("rulesync.streams.open", open, Set::size);
+        this.refused = Counter.builder("rulesync.streams.refused").description("node streams refused because this replica held its most")
+                .register(meters);
+        this.fellBehind = Counter.builder("rulesync.streams.fell.behind")
+                .description("node streams ended because their node did not read its versions in time").register(meters);
+        this.frames = Counter.builder("rulesync.streams.frames").description("frames of deltas written to node streams").register(meters);
+        this.snapshots = Counter.builder("rulesync.streams.snapshots")
+                .description("nodes told on their stream to load a snapshot").register(meters);
+        this.ackCount = Counter.builder("rulesync.streams.acks").description("acks received on node streams").register(meters);
+    }
+
+    /** The service to serve, behind {@link StreamAccess}. */
+    public ServerServiceDefinition definition() {
+        return ServerServiceDefinition.builder(NodeSync.SERVICE).addMethod(NodeSync.STREAM, ServerCalls.asyncBidiStreamingCall(this)).build();
+    }
+
+    @Override
+    public StreamObserver<byte[]> invoke(StreamObserver<byte[]> responses) {
+        ServerCallStreamObserver<byte[]> out = (ServerCallStreamObserver<byte[]>) responses;
+        StreamAccess.Identity id = StreamAccess.IDENTITY.get();
+        if (stopping) {
+            out.onError(Status.UNAVAILABLE.withDescription("this api replica is stopping; reconnect").asRuntimeException());
+            return Ignore.INSTANCE;
+        }
+        if (open.size() >= maxStreams) {
+            refused.increment();
+            out.onError(Status.RESOURCE_EXHAUSTED.withDescription("this api replica holds " + open.size() + " node streams, its most;"
+                    + " try again later or another replica").asRuntimeException());
+            return Ignore.INSTANCE;
+        }
+        NodeStreamCall call = new NodeStreamCall(this, id, out, waits, acks, work);
+        open.add(call);
+        out.setOnCancelHandler(call::gone);
+        out.setOnReadyHandler(call::ready);
+        return call;
+    }
+
+    /** Streams held now. */
+    public int open() {
+        return open.size();
+    }
+
+    /** Ends every stream whose versions have waited longer than the fall-behind limit. Called every second. */
+    public void sweep() {
+        long now = System.nanoTime();
+        for (NodeStreamCall c : List.copyOf(open)) {
+            long behind = c.behindNanos(now);
+            if (behind > maxFallBehind.toNanos()) {
+                fellBehind.increment();
+                log.atWarn().addKeyValue("cluster", c.identity().cluster()).addKeyValue("node", c.identity().node())
+                        .log("node {} of cluster {} has not read its versions for {} s; ending its stream (it resumes from what it runs)",
+                                c.identity().node(), c.identity().cluster(), behind / 1_000_000_000L);
+                c.fail(Status.RESOURCE_EXHAUSTED, "this node did not read its versions for " + maxFallBehind.toSeconds() + " s; resume from"
+                        + " the version it runs");
+            }
+        }
+    }
+
+    /** Ends every stream (its node reconnects, to another replica where there is one) and takes no more. */
+    public void stop() {
+        stopping = true;
+        for (NodeStreamCall c : List.copyOf(open)) {
+            c.fail(Status.UNAVAILABLE, "this api replica is stopping; reconnect");
+        }
+    }
+
+    void ended(NodeStreamCall call) {
+        open.remove(call);
+    }
+
+    void framesSent(int n) {
+        frames.increment(n);
+    }
+
+    void snapshotsAsked() {
+        snapshots.increment();
+    }
+
+    void acksReceived(int n) {
+        ackCount.increment(n);
+    }
+
+    /** What a refused stream's messages go to. */
+    private enum Ignore implements StreamObserver<byte[]> {
+        INSTANCE;
+
+        @Override
+        public void onNext(byte[] value) {
+        }
+
+        @Override
+        public void onError(Throwable t) {
+        }
+
+        @Override
+        public void onCompleted() {
+        }
+    }
+}

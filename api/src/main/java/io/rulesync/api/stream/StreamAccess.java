@@ -1,0 +1,106 @@
+package io.rulesync.api.stream;
+
+import io.grpc.Context;
+import io.grpc.Contexts;
+import io.grpc.Grpc;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.Status;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.rulesync.api.access.ApiTokens;
+import io.rulesync.api.access.BearerTokenFilter;
+import io.rulesync.api.access.FailedAuthentications;
+import io.rulesync.api.access.Role;
+import io.rulesync.client.stream.NodeSync;
+import io.rulesync.model.cluster.KubernetesNames;
+import java.util.Optional;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Who may open a node stream: an agent token, for the cluster and node the call's headers name, which a bound token must
+ * be bound to. Decided before the stream's first message, as the REST endpoints decide before the body: a refusal costs
+ * the api one lookup of the token. Failures are counted and logged as the REST endpoints' are.
+ */
+final class StreamAccess implements ServerInterceptor {
+    private static final Logger log = LoggerFactory.getLogger(StreamAccess.class);
+    static final Context.Key<Identity> IDENTITY = Context.key("rulesync-node");
+
+    /** The node a stream speaks for, and the token that says so. */
+    record Identity(String cluster, String node, ApiTokens.Caller caller) {
+    }
+
+    private final Supplier<ApiTokens> tokens;
+    private final FailedAuthentications failures;
+    private final MeterRegistry meters;
+
+    StreamAccess(Supplier<ApiTokens> tokens, FailedAuthentications failures, MeterRegistry meters) {
+        this.tokens = tokens;
+        this.failures = failures;
+        this.meters = meters;
+    }
+
+    @Override
+    public <Q, A> ServerCall.Listener<Q> interceptCall(ServerCall<Q, A> call, Metadata headers, ServerCallHandler<Q, A> next) {
+        String header = headers.get(NodeSync.AUTHORIZATION);
+        if (header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7) || header.length() == 7) {
+            return refuse(call, Status.UNAUTHENTICATED, header == null ? "no authorization header" : "the authorization header holds no bearer token",
+                    "this stream needs 'authorization: Bearer TOKEN'");
+        }
+        ApiTokens.Caller caller = tokens.get().authenticate(header.substring(7).strip()).orElse(null);
+        if (caller == null) {
+            return refuse(call, Status.UNAUTHENTICATED, "unknown token", "the bearer token is not one the api knows");
+        }
+        if (caller.role() != Role.AGENT) {
+            return deny(call, caller, "token '" + caller.name() + "' has role " + caller.role().id() + "; the node stream is for agent tokens");
+        }
+        String cluster = headers.get(NodeSync.CLUSTER);
+        String node = headers.get(NodeSync.NODE);
+        Optional<String> bad = names(cluster, node);
+        if (bad.isPresent()) {
+            call.close(Status.INVALID_ARGUMENT.withDescription(bad.get()), new Metadata());
+            return new ServerCall.Listener<>() { };
+        }
+        ApiTokens.Scope scope = caller.scope();
+        if (scope.cluster() != null && !scope.cluster().equals(cluster)) {
+            return deny(call, caller, "token '" + caller.name() + "' is bound to cluster '" + scope.cluster() + "'; it may not speak for"
+                    + " cluster '" + cluster + "'");
+        }
+        if (scope.node() != null && !scope.node().equals(node)) {
+            return deny(call, caller, "token '" + caller.name() + "' is bound to node '" + scope.node() + "' of cluster '" + scope.cluster()
+                    + "'; it may not speak for node '" + node + "'");
+        }
+        Context ctx = Context.current().withValue(IDENTITY, new Identity(cluster, node, caller));
+        return Contexts.interceptCall(ctx, call, headers, next);
+    }
+
+    /** Why the headers' cluster and node are not names the api takes; empty when they are. */
+    static Optional<String> names(String cluster, String node) {
+        if (cluster == null || node == null) {
+            return Optional.of("the stream needs the headers " + NodeSync.CLUSTER.name() + " and " + NodeSync.NODE.name());
+        }
+        String p = KubernetesNames.checkNamespace(cluster);
+        if (p != null) {
+            return Optional.of(NodeSync.CLUSTER.name() + ": " + p);
+        }
+        p = KubernetesNames.checkSubdomain(node);
+        return p == null ? Optional.empty() : Optional.of(NodeSync.NODE.name() + ": " + p);
+    }
+
+    private <Q, A> ServerCall.Listener<Q> refuse(ServerCall<Q, A> call, Status status, String reason, String detail) {
+        meters.counter(BearerTokenFilter.FAILURES, "reason", reason).increment();
+        String remote = String.valueOf(call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
+        failures.failed("STREAM", NodeSync.SERVICE, remote, reason).ifPresent(log::warn);
+        call.close(status.withDescription(detail), new Metadata());
+        return new ServerCall.Listener<>() { };
+    }
+
+    private static <Q, A> ServerCall.Listener<Q> deny(ServerCall<Q, A> call, ApiTokens.Caller caller, String why) {
+        log.info("refused a node stream to {}: {}", caller.name(), KubernetesNames.printable(why));
+        call.close(Status.PERMISSION_DENIED.withDescription(why), new Metadata());
+        return new ServerCall.Listener<>() { };
+    }
+}

@@ -1,0 +1,74 @@
+package io.rulesync.client;
+
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * The api's REST endpoints as its clients reach them, the node agent and the command line alike: its address, the
+ * bearer token, one HTTP client (a connection pool), and paths built one way, with names encoded as a path segment or
+ * query value is. Clients in one process (a dry-run fleet, a benchmark) may share the HTTP client.
+ */
+public final class ApiClient {
+    private final URI base;
+    private final String token;
+    private final HttpClient http;
+
+    /** {@code token} may be null: then no {@code Authorization} header is sent. */
+    public ApiClient(URI base, String token, HttpClient http) {
+        this.base = Objects.requireNonNull(base, "base");
+        this.token = token;
+        this.http = Objects.requireNonNull(http, "http");
+    }
+
+    public ApiClient(URI base, String token) {
+        this(base, token, newHttpClient());
+    }
+
+    /** A connection pool with a 5 s connect timeout. */
+    public static HttpClient newHttpClient() {
+        return HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    }
+
+    public URI base() {
+        return base;
+    }
+
+    public String token() {
+        return token;
+    }
+
+    public HttpClient http() {
+        return http;
+    }
+
+    /** A request for {@code path} (from {@code /api/...}, already encoded), with the token. */
+    public HttpRequest.Builder request(String path, Duration timeout) {
+        String p = path.startsWith("/") ? path.substring(1) : path;
+        URI uri = base.resolve(base.getPath().endsWith("/") ? p : "/" + p);
+        HttpRequest.Builder req = HttpRequest.newBuilder(uri).timeout(timeout);
+        if (token != null) {
+            req.header("Authorization", "Bearer " + token);
+        }
+        return req;
+    }
+
+    /** A request for {@code path} under {@code /api/v1/clusters/{cluster}/}. */
+    public HttpRequest.Builder clusterRequest(String cluster, String path, Duration timeout) {
+        return request("api/v1/clusters/" + encode(cluster) + "/" + path, timeout);
+    }
+
+    /** A path segment or query value, encoded (a space as {@code %20}, which both places read). */
+    public static String encode(String s) {
+        return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
+    }
+
+    /** A response body for a message: at most 300 characters. */
+    public static String abbreviate(String s) {
+        return s == null ? "" : s.length() > 300 ? s.substring(0, 300) + "..." : s;
+    }
+}
