@@ -46,10 +46,10 @@ public final class ApiClient {
         return http;
     }
 
-    /** A request for {@code path} (from {@code /api/...}, already encoded), with the token. */
+    /** A request for {@code path} (from {@code /api/...}, already encoded), with the token; under the base's own path, if any. */
     public HttpRequest.Builder request(String path, Duration timeout) {
-        String p = path.startsWith("/") ? path.substring(1) : path;
-        URI uri = base.resolve(base.getPath().endsWith("/") ? p : "/" + p);
+        String b = base.toString();
+        URI uri = URI.create((b.endsWith("/") ? b.substring(0, b.length() - 1) : b) + (path.startsWith("/") ? path : "/" + path));
         HttpRequest.Builder req = HttpRequest.newBuilder(uri).timeout(timeout);
         if (token != null) {
             req.header("Authorization", "Bearer " + token);

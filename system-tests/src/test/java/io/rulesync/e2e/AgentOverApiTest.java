@@ -8,6 +8,7 @@ import io.rulesync.agent.AgentLoop;
 import io.rulesync.client.ApiClient;
 import io.rulesync.agent.feed.ApiDeltas;
 import io.rulesync.agent.feed.DeltaSource;
+import io.rulesync.agent.feed.Transport;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Role;
 import io.rulesync.api.cli.ApiCommand;
@@ -37,12 +38,15 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.springframework.context.ConfigurableApplicationContext;
 import picocli.CommandLine;
 
 /**
- * A node agent that reaches the control plane only through the api (issue 16): deltas by watch, acks by POST,
- * with a token bound to its cluster, and no Kafka anywhere. Versions are stored the way the compiler stores them.
+ * A node agent that reaches the control plane only through the api: on a node stream (versions down, acks up), or by
+ * watch and POSTs; with a token bound to its cluster, and no Kafka anywhere. Versions are stored the way the compiler
+ * stores them.
  */
 @RequiresPostgres
 class AgentOverApiTest {
@@ -56,6 +60,7 @@ class AgentOverApiTest {
     private CompilerStores store;
     private ConfigurableApplicationContext api;
     private int port;
+    private int streamPort;
     private ClusterHead.Step head;
     private long offset;
 
@@ -63,8 +68,10 @@ class AgentOverApiTest {
     void setUp() throws Exception {
         db = TestDatabase.create();
         store = CompilerStores.on(db.dataSource());
-        try (ServerSocket s = new ServerSocket(0)) {
+        // Found free, then given to the api: a restart must come back on the same addresses, as a real one does.
+        try (ServerSocket s = new ServerSocket(0); ServerSocket t = new ServerSocket(0)) {
             port = s.getLocalPort();
+            streamPort = t.getLocalPort();
         }
         head = ClusterHead.empty(CLUSTER).apply(List.of(
                 Fixtures.upsert(CLUSTER, Fixtures.node("n1", "10.1.0.1")),
@@ -84,10 +91,11 @@ class AgentOverApiTest {
         }
     }
 
-    @Test
-    void versionsArriveByWatchAndAcksAreStoredAcrossAnApiRestart() throws Exception {
+    @ParameterizedTest
+    @EnumSource(value = Transport.class, names = {"STREAM", "API"})
+    void versionsArriveAndAcksAreStoredAcrossAnApiRestart(Transport transport) throws Exception {
         Path rules = Files.createDirectories(dir.resolve("rules"));
-        try (AgentLoop agent = agentConfig(rules).loop().start()) {
+        try (AgentLoop agent = agentConfig(rules, transport).loop().start()) {
             agent.awaitStarted();
             awaitRunning(1);
             assertThat(Files.readString(rules.resolve("n1-ipv4.rules"))).contains("10.244.1.1:80");
@@ -114,7 +122,7 @@ class AgentOverApiTest {
     @Test
     void withAnAckIntervalABurstOfVersionsTakesFewerAckRequests() throws Exception {
         Path rules = Files.createDirectories(dir.resolve("rules"));
-        try (AgentLoop agent = agentConfig(rules).withAckInterval(Duration.ofSeconds(4)).loop().start()) {
+        try (AgentLoop agent = agentConfig(rules, Transport.API).withAckInterval(Duration.ofSeconds(4)).loop().start()) {
             agent.awaitStarted();
             awaitRunning(1);
             double posts = ackRequests();
@@ -136,8 +144,9 @@ class AgentOverApiTest {
                 .tag("uri", "/api/v1/clusters/{cluster}/nodes/{node}/acks").timers().stream().mapToDouble(t -> t.count()).sum();
     }
 
-    @Test
-    void aDeltaRetentionRemovedIsAGapTheAgentFillsWithASnapshot() throws Exception {
+    @ParameterizedTest
+    @EnumSource(value = Transport.class, names = {"STREAM", "API"})
+    void aDeltaRetentionRemovedIsAGapTheAgentFillsWithASnapshot(Transport transport) throws Exception {
         endpoints("10.244.1.2");
         endpoints("10.244.1.3");
         new HistoryPruning(db.dataSource()).prune(CLUSTER, 3, 0, 100, 100, Instant.now());
@@ -149,7 +158,7 @@ class AgentOverApiTest {
 
         // The agent on version 1 of its state file: the snapshot of version 1 is gone too, so it loads the latest.
         Path rules = Files.createDirectories(dir.resolve("rules"));
-        try (AgentLoop agent = agentConfig(rules).loop().start()) {
+        try (AgentLoop agent = agentConfig(rules, transport).loop().start()) {
             agent.awaitStarted();
             awaitRunning(3);
             assertThat(Files.readString(rules.resolve("n1-ipv4.rules"))).contains("10.244.1.3:80");
@@ -166,10 +175,11 @@ class AgentOverApiTest {
         throw new AssertionError("no answer from the api in 20 s");
     }
 
-    private AgentConfig agentConfig(Path rules) {
+    private AgentConfig agentConfig(Path rules, Transport transport) {
         // No Kafka: the bootstrap address is one nothing listens on, and the agent never uses it.
-        return new AgentConfig(CLUSTER, "n1", "127.0.0.1:9", Map.of(), Topics.DEFAULT, URI.create("http://127.0.0.1:" + port),
+        AgentConfig c = new AgentConfig(CLUSTER, "n1", "127.0.0.1:9", Map.of(), Topics.DEFAULT, URI.create("http://127.0.0.1:" + port),
                 SHOP_AGENTS.token(), List.of(IpFamily.IPV4), rules, null, dir.resolve("state"), Duration.ofSeconds(30), 50);
+        return transport == Transport.STREAM ? c.withStream("127.0.0.1:" + streamPort) : c.withTransport(transport);
     }
 
     private void awaitRunning(long version) {
@@ -197,7 +207,7 @@ class AgentOverApiTest {
 
     private ConfigurableApplicationContext startApi() {
         ApiCommand command = new ApiCommand().withTokens(List.of(SHOP_AGENTS.line()));
-        new CommandLine(command).parseArgs("--port=" + port, "--db-url=" + db.url(), "--db-user=" + db.user());
+        new CommandLine(command).parseArgs("--port=" + port, "--stream-port=" + streamPort, "--db-url=" + db.url(), "--db-user=" + db.user());
         command.withDatabasePassword(db.password());
         return command.start();
     }

@@ -1,6 +1,7 @@
 package io.rulesync.api.cli;
 
 import io.rulesync.api.ApiApplication;
+import io.rulesync.api.stream.NodeStreamServer;
 import io.rulesync.store.DatabaseOptions;
 import io.rulesync.store.DurationConverter;
 import java.time.Duration;
@@ -32,6 +33,15 @@ public final class ApiCommand implements Callable<Integer> {
 
     @Option(names = "--port", defaultValue = "8080", description = "HTTP port (0: any free one). Default: ${DEFAULT-VALUE}.")
     private int port;
+
+    @Option(names = "--stream-port", defaultValue = "8081",
+            description = "Port of node streams, the agents' gRPC (0: any free one). Default: ${DEFAULT-VALUE}.")
+    private int streamPort;
+
+    @Option(names = "--max-streams", defaultValue = "20000",
+            description = "The most node streams this replica holds; beyond, nodes are refused and try again (on another "
+                    + "replica where there is one). Default: ${DEFAULT-VALUE}.")
+    private int maxStreams;
 
     @Option(names = "--tokens-file", defaultValue = "${env:RULESYNC_API_TOKENS_FILE}",
             description = "API tokens, one 'NAME ROLE sha256:HEX' per line (make them with 'rulesync token'). "
@@ -82,6 +92,8 @@ public final class ApiCommand implements Callable<Integer> {
     public ConfigurableApplicationContext start() {
         Map<String, Object> props = new LinkedHashMap<>();
         props.put("server.port", port);
+        props.put("rulesync.api.stream-port", streamPort);
+        props.put("rulesync.api.max-streams", maxStreams);
         props.putAll(db.springProperties());
         if (tokensFile != null && !tokensFile.isBlank()) {
             props.put("rulesync.api.tokens-file", tokensFile);
@@ -97,7 +109,8 @@ public final class ApiCommand implements Callable<Integer> {
         props.put("spring.main.banner-mode", "off");
         ConfigurableApplicationContext app = new SpringApplicationBuilder(ApiApplication.class)
                 .web(WebApplicationType.SERVLET).properties(props).registerShutdownHook(shutdownHook).run();
-        log.info("api serving on port {}", app.getEnvironment().getProperty("local.server.port"));
+        log.info("api serving on port {}, node streams on port {}", app.getEnvironment().getProperty("local.server.port"),
+                app.getBean(NodeStreamServer.class).port());
         return app;
     }
 

@@ -1,24 +1,24 @@
 package io.rulesync.cli.connect;
 
+import io.rulesync.client.ApiClient;
 import io.rulesync.model.event.Json;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
-import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 
 /**
- * The api as the command line talks to it: one request per call, the bearer token on each, and every way it can go
- * wrong turned into a {@link CliFailure} whose message is one readable line (the api's problem detail, or why it could not
- * be reached) and whose exit code says which kind of failure it was.
+ * The api as the command line talks to it, through the client the node agent uses too ({@link ApiClient}: the address,
+ * the bearer token, paths and their encoding): one request per call, and every way it can go wrong turned into a
+ * {@link CliFailure} whose message is one readable line (the api's problem detail, or why it could not be reached) and
+ * whose exit code says which kind of failure it was. No retries: an operator is told at once.
  */
 public final class ApiConnection {
     private static final Duration CONNECT = Duration.ofSeconds(5);
@@ -26,10 +26,11 @@ public final class ApiConnection {
     private static final Duration ANSWER = Duration.ofSeconds(30);
 
     private final Credentials credentials;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(CONNECT).build();
+    private final ApiClient client;
 
     public ApiConnection(Credentials credentials) {
         this.credentials = credentials;
+        this.client = new ApiClient(URI.create(credentials.api()), credentials.token(), HttpClient.newBuilder().connectTimeout(CONNECT).build());
     }
 
     /** An answer the api gave with a 2xx status. */
@@ -58,22 +59,18 @@ public final class ApiConnection {
 
     /** A path segment or query value, encoded. */
     public static String encode(String s) {
-        return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
+        return ApiClient.encode(s);
     }
 
     private Answer send(String method, String path, String json) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(credentials.api() + path)).timeout(ANSWER)
-                .header("Accept", "application/json, text/plain");
-        if (credentials.token() != null) {
-            b.header("Authorization", "Bearer " + credentials.token());
-        }
+        HttpRequest.Builder b = client.request(path, ANSWER).header("Accept", "application/json, text/plain");
         b.method(method, json == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(json));
         if (json != null) {
             b.header("Content-Type", "application/json");
         }
         HttpResponse<String> r;
         try {
-            r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+            r = client.http().send(b.build(), HttpResponse.BodyHandlers.ofString());
         } catch (HttpConnectTimeoutException | ConnectException e) {
             throw unreachable("nothing answers there (" + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()) + ")");
         } catch (HttpTimeoutException e) {

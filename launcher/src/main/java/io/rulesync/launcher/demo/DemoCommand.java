@@ -5,6 +5,7 @@ import io.rulesync.agent.AgentLoop;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Role;
 import io.rulesync.api.cli.ApiCommand;
+import io.rulesync.api.stream.NodeStreamServer;
 import io.rulesync.api.rollout.Rollouts;
 import io.rulesync.compiler.runtime.CompilerApplication;
 import io.rulesync.compiler.runtime.PartitionProcessor;
@@ -175,7 +176,8 @@ public final class DemoCommand implements Callable<Integer> {
             agentTokens.values().forEach(t -> tokenLines.add(t.line()));
             // Stopped in order below (agents, then the api), not by Spring's own hook at Ctrl-C.
             ApiCommand apiCommand = new ApiCommand().withTokens(tokenLines).withoutShutdownHook();
-            new CommandLine(apiCommand).parseArgs("--port=" + apiPort, "--db-url=" + db.jdbcUrl(), "--db-user=" + db.user(),
+            // Node streams on any free port: only this process's agents use them.
+            new CommandLine(apiCommand).parseArgs("--port=" + apiPort, "--stream-port=0", "--db-url=" + db.jdbcUrl(), "--db-user=" + db.user(),
                     "--events-topic=" + topics.events(), "--fleet=" + fleetFile);
             apiCommand.withDatabasePassword(db.password());
             ConfigurableApplicationContext api = apiCommand.start();
@@ -184,6 +186,7 @@ public final class DemoCommand implements Callable<Integer> {
             api.getBean(Rollouts.class).onStep(e -> say(out, String.format("%-8s v%-4d rollout: %s%s: %s", e.cluster(), e.version(),
                     e.event(), e.wave() == null ? "" : " '" + e.wave() + "'", e.detail())));
             URI apiUrl = URI.create("http://127.0.0.1:" + api.getEnvironment().getProperty("local.server.port"));
+            String streams = "127.0.0.1:" + api.getBean(NodeStreamServer.class).port();
             say(out, "api at " + apiUrl + "/api/v1/clusters (OpenAPI: /v3/api-docs). Tokens for this run:");
             say(out, "  viewer   " + viewer.token());
             say(out, "  operator " + operator.token() + "  (may roll back and resume)");
@@ -207,14 +210,14 @@ public final class DemoCommand implements Callable<Integer> {
                 for (String node : nodesOf(store, c.id())) {
                     AgentConfig config = new AgentConfig(c.id(), node, kafka.bootstrapServers(), Map.of(), topics, apiUrl,
                             agentTokens.get(c.id()).token(),
-                            List.of(IpFamily.IPV4, IpFamily.IPV6), rules, null, state, Duration.ofSeconds(30), 200);
+                            List.of(IpFamily.IPV4, IpFamily.IPV6), rules, null, state, Duration.ofSeconds(30), 200).withStream(streams);
                     // The acks are what the demo shows of an agent: each version applied or not, as it happens.
                     AgentLoop loop = config.loop(ack -> say(out, String.format("%-8s %-8s %s", c.id(), node, applied(ack)))).start();
                     running.add(loop);
                     agents++;
                 }
             }
-            say(out, agents + " dry-run agents (one per node) write their rules to " + rules);
+            say(out, agents + " dry-run agents (one per node, each on a stream to " + streams + ") write their rules to " + rules);
             say(out, "watching " + fleet.clusters().size() + " clusters of " + fleetFile
                     + "; edit a manifest there to see a new version. Ctrl-C stops.");
             started.run();

@@ -1,0 +1,64 @@
+package io.rulesync.model.stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.rulesync.model.ack.NodeAck;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The node stream's frames: read back as written, and refused when their bytes are not what their header says. */
+class FramesTest {
+    private static final byte[] BODY = "{\"cluster\":\"shop\",\"base\":1,\"target\":2}\n".getBytes(StandardCharsets.UTF_8);
+
+    @Test
+    void deltasCarryTheirLengthAndDigestAndReadBack() {
+        byte[] frame = ServerFrame.deltas(5, 2, BODY);
+        String header = new String(frame, StandardCharsets.UTF_8).lines().findFirst().orElseThrow();
+        assertThat(header).isEqualTo("{\"v\":1,\"type\":\"deltas\",\"head\":5,\"upTo\":2,\"bytes\":" + BODY.length + ",\"sha256\":\""
+                + sha256(BODY) + "\"}");
+        ServerFrame.Deltas d = (ServerFrame.Deltas) ServerFrame.read(frame);
+        assertThat(d.head()).isEqualTo(5);
+        assertThat(d.upTo()).isEqualTo(2);
+        assertThat(d.ndjson()).isEqualTo(BODY);
+        assertThat(ServerFrame.read(ServerFrame.snapshot(9, "version 1 is gone; load a snapshot")))
+                .isEqualTo(new ServerFrame.Snapshot(9, "version 1 is gone; load a snapshot"));
+    }
+
+    private static String sha256(byte[] b) {
+        try {
+            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(b));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Test
+    void aBodyThatIsNotTheOneMadeIsRefused() {
+        byte[] frame = ServerFrame.deltas(5, 2, BODY);
+        byte[] changed = frame.clone();
+        changed[changed.length - 3] = '9';
+        assertThatThrownBy(() -> ServerFrame.read(changed)).hasMessageStartingWith("deltas to 2: SHA-256 ");
+        byte[] cut = Arrays.copyOf(frame, frame.length - 1);
+        assertThatThrownBy(() -> ServerFrame.read(cut)).hasMessage("deltas to 2: " + (BODY.length - 1) + " bytes, the header says " + BODY.length);
+        assertThatThrownBy(() -> ServerFrame.read("{\"v\":2,\"type\":\"deltas\"}".getBytes())).hasMessage("frame format 2 is not supported");
+        assertThatThrownBy(() -> ServerFrame.read("{\"v\":1,\"type\":\"other\",\"head\":1}".getBytes()))
+                .hasMessage("frame type 'other' is not deltas or snapshot");
+    }
+
+    @Test
+    void nodeFramesReadBackAndNameWhatIsWrong() {
+        NodeAck ack = new NodeAck("shop", "n1", 2, 2, NodeAck.Status.APPLIED, null, 3, 12, "iptables", Instant.parse("2026-12-01T10:00:00Z"));
+        assertThat(NodeFrame.read(new NodeFrame.Resume(7).bytes())).isEqualTo(new NodeFrame.Resume(7));
+        assertThat(NodeFrame.read(new NodeFrame.Acks(List.of(ack, ack)).bytes())).isEqualTo(new NodeFrame.Acks(List.of(ack, ack)));
+        assertThatThrownBy(() -> NodeFrame.read("{\"v\":1,\"type\":\"acks\",\"acks\":[{\"v\":1}]}".getBytes()))
+                .hasMessageStartingWith("acks[0]: ");
+        assertThatThrownBy(() -> NodeFrame.read("{\"v\":1,\"type\":\"resume\",\"after\":-1}".getBytes())).hasMessage("after: -1 is negative");
+        assertThatThrownBy(() -> NodeFrame.read("[]".getBytes())).hasMessage("v: frame format null is not supported");
+        assertThatThrownBy(() -> new NodeFrame.Acks(Collections.nCopies(101, ack))).hasMessage("acks: expected 1-100, got 101");
+    }
+}
