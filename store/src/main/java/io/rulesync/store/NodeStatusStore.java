@@ -4,10 +4,8 @@ import io.rulesync.model.ack.NodeAck;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
-import java.sql.Types;
 import java.time.Instant;
 import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.Collection;
@@ -16,9 +14,7 @@ import java.util.Map;
 import javax.sql.DataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.support.SqlArrayValue;
-import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * PostgreSQL storage of what every node runs, from the agents' acks (table {@code node_status}, see
@@ -26,9 +22,15 @@ import org.springframework.transaction.support.TransactionTemplate;
  * redelivered or reordered acks never move a node backwards.
  */
 public final class NodeStatusStore {
+    /**
+     * Every node of a batch in one statement, its columns as arrays: a thousand nodes acking one version are one
+     * statement for PostgreSQL to plan and run, not a thousand (each row as a statement of a JDBC batch cost it about
+     * 70 µs; see BENCHMARKS.md, "Fan-out").
+     */
     private static final String UPSERT = "INSERT INTO node_status AS s (cluster, node, running, last_version, "
             + "last_status, last_error, last_error_version, last_error_at, duration_ms, rule_count, mode, acked_at, updated_at) "
-            + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now()) "
+            + "SELECT u.*, now() FROM unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::bigint[], "
+            + "?::timestamptz[], ?::bigint[], ?::integer[], ?::text[], ?::timestamptz[]) AS u "
             + "ON CONFLICT (cluster, node) DO UPDATE SET running = EXCLUDED.running, last_version = EXCLUDED.last_version, "
             + "last_status = EXCLUDED.last_status, "
             // A failure in this batch replaces the stored one only if it is newer than what is stored.
@@ -42,12 +44,10 @@ public final class NodeStatusStore {
 
     private final JdbcTemplate jdbc;
     private final JdbcClient sql;
-    private final TransactionTemplate tx;
 
     public NodeStatusStore(DataSource ds) {
         this.jdbc = new JdbcTemplate(ds);
         this.sql = JdbcClient.create(jdbc);
-        this.tx = new TransactionTemplate(new DataSourceTransactionManager(ds));
     }
 
     /** Stores a batch of acks in one transaction; for each node only acks newer than the stored one count. */
@@ -56,28 +56,50 @@ public final class NodeStatusStore {
             return;
         }
         List<NodeOutcome> outcomes = newestPerNode(acks);
-        StoreException.during("recording " + acks.size() + " node acks", () -> tx.execute(status ->
-                jdbc.batchUpdate(UPSERT, outcomes, outcomes.size(), (ps, o) -> {
-                    NodeAck a = o.newest();
-                    NodeAck f = o.lastFailure();
-                    ps.setString(1, a.cluster());
-                    ps.setString(2, a.node());
-                    ps.setLong(3, a.running());
-                    ps.setLong(4, a.version());
-                    ps.setString(5, a.status().name());
-                    ps.setString(6, f == null ? null : f.error());
-                    if (f == null) {
-                        ps.setNull(7, Types.BIGINT);
-                        ps.setNull(8, Types.TIMESTAMP_WITH_TIMEZONE);
-                    } else {
-                        ps.setLong(7, f.version());
-                        ps.setObject(8, utc(f.at()));
-                    }
-                    ps.setLong(9, a.durationMs());
-                    ps.setInt(10, a.ruleCount());
-                    ps.setString(11, a.mode());
-                    ps.setObject(12, utc(a.at()));
-                })));
+        int n = outcomes.size();
+        String[] cluster = new String[n];
+        String[] node = new String[n];
+        Long[] running = new Long[n];
+        Long[] version = new Long[n];
+        String[] status = new String[n];
+        String[] error = new String[n];
+        Long[] errorVersion = new Long[n];
+        String[] errorAt = new String[n];
+        Long[] duration = new Long[n];
+        Integer[] rules = new Integer[n];
+        String[] mode = new String[n];
+        String[] at = new String[n];
+        for (int i = 0; i < n; i++) {
+            NodeAck a = outcomes.get(i).newest();
+            NodeAck f = outcomes.get(i).lastFailure();
+            cluster[i] = a.cluster();
+            node[i] = a.node();
+            running[i] = a.running();
+            version[i] = a.version();
+            status[i] = a.status().name();
+            error[i] = f == null ? null : f.error();
+            errorVersion[i] = f == null ? null : f.version();
+            errorAt[i] = f == null ? null : f.at().toString(); // ISO-8601 in UTC: PostgreSQL reads it as it is
+            duration[i] = a.durationMs();
+            rules[i] = a.ruleCount();
+            mode[i] = a.mode();
+            at[i] = a.at().toString();
+        }
+        StoreException.during("recording " + acks.size() + " node acks", () -> jdbc.update(UPSERT, ps -> {
+            java.sql.Connection c = ps.getConnection();
+            ps.setArray(1, c.createArrayOf("text", cluster));
+            ps.setArray(2, c.createArrayOf("text", node));
+            ps.setArray(3, c.createArrayOf("bigint", running));
+            ps.setArray(4, c.createArrayOf("bigint", version));
+            ps.setArray(5, c.createArrayOf("text", status));
+            ps.setArray(6, c.createArrayOf("text", error));
+            ps.setArray(7, c.createArrayOf("bigint", errorVersion));
+            ps.setArray(8, c.createArrayOf("text", errorAt));
+            ps.setArray(9, c.createArrayOf("bigint", duration));
+            ps.setArray(10, c.createArrayOf("integer", rules));
+            ps.setArray(11, c.createArrayOf("text", mode));
+            ps.setArray(12, c.createArrayOf("text", at));
+        }));
     }
 
     /** The status of every node of a cluster that has acked, by node name. */
@@ -144,9 +166,6 @@ public final class NodeStatusStore {
         return b.at().isBefore(a.at()) ? a : b;
     }
 
-    private static OffsetDateTime utc(Instant t) {
-        return OffsetDateTime.ofInstant(t, ZoneOffset.UTC);
-    }
 
     private static Instant instant(ResultSet rs, int column) throws SQLException {
         // A Timestamp, not an OffsetDateTime: the driver builds zone rules for every OffsetDateTime it returns.

@@ -4,18 +4,21 @@ import io.rulesync.model.ack.NodeAck;
 import io.rulesync.store.NodeStatusStore;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Writes acks received over HTTP to {@code node_status} in batches: one thread takes whatever has arrived (up to
- * {@code maxBatch}) and writes it in one transaction, so a thousand nodes acking one version cost a few round trips,
- * not a thousand. Each ack's future completes when its batch is committed; the request is answered then, so an ack
+ * Writes acks received (on node streams, or over HTTP) to {@code node_status} in batches: one thread takes whatever
+ * arrives within {@code linger} of the first (up to {@code maxBatch}) and writes it in one transaction, so a thousand
+ * nodes acking one version cost a few round trips, not a thousand. Each ack's future completes when its batch is committed; the request is answered then, so an ack
  * the agent was told is stored is stored.
  */
 public final class AckWriter implements AutoCloseable {
@@ -25,17 +28,29 @@ public final class AckWriter implements AutoCloseable {
     }
 
     private final NodeStatusStore store;
+    /** What a batch waits for more: an ack is stored at most this much later. */
+    public static final Duration DEFAULT_LINGER = Duration.ofMillis(20);
+
     private final int maxBatch;
+    private final Duration linger;
     private final BlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
     private final Thread thread;
     private final DistributionSummary batches;
+    private final Timer writes;
     private volatile boolean stopping;
 
     public AckWriter(NodeStatusStore store, int maxBatch, MeterRegistry meters) {
+        this(store, maxBatch, DEFAULT_LINGER, meters);
+    }
+
+    /** @param linger how long a batch waits for more acks after its first (up to {@code maxBatch}) */
+    public AckWriter(NodeStatusStore store, int maxBatch, Duration linger, MeterRegistry meters) {
         this.store = store;
         this.maxBatch = maxBatch;
+        this.linger = linger;
         this.batches = DistributionSummary.builder("rulesync.acks.batch").description("acks written per transaction")
                 .baseUnit("acks").register(meters);
+        this.writes = Timer.builder("rulesync.acks.write").description("how long writing one batch of acks took").register(meters);
         this.thread = new Thread(this::run, "ack-writer");
         thread.setDaemon(true);
         thread.start();
@@ -56,10 +71,26 @@ public final class AckWriter implements AutoCloseable {
             } catch (InterruptedException e) {
                 break;
             }
+            // A moment for the rest of a burst (a thousand nodes ack one version within a few hundred ms): one transaction
+            // for what arrives in it, rather than one for each few acks; PostgreSQL's cost is mostly per transaction.
+            long until = System.nanoTime() + linger.toNanos();
             queue.drainTo(batch, maxBatch - 1);
+            while (batch.size() < maxBatch && System.nanoTime() < until) {
+                Pending more;
+                try {
+                    more = queue.poll(until - System.nanoTime(), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    break;
+                }
+                if (more == null) {
+                    break;
+                }
+                batch.add(more);
+                queue.drainTo(batch, maxBatch - batch.size());
+            }
             try {
                 List<NodeAck> acks = batch.stream().flatMap(p -> p.acks().stream()).toList();
-                store.recordAcks(acks);
+                writes.record(() -> store.recordAcks(acks));
                 batches.record(acks.size());
                 batch.forEach(p -> p.stored().complete(null));
             } catch (RuntimeException e) {
