@@ -45,8 +45,8 @@ public final class DeltaWaits implements HeadWatch.Listener {
          * thousand agents woken by one version share one body and one frame.
          */
         record Deltas(long head, long upTo, byte[] ndjson, byte[] frame) implements Answer {
-            Deltas(long head, long upTo, byte[] ndjson) {
-                this(head, upTo, ndjson, ServerFrame.deltas(head, upTo, ndjson));
+            Deltas(long head, long after, long upTo, byte[] ndjson) {
+                this(head, upTo, ndjson, ServerFrame.deltas(head, after, upTo, ndjson));
             }
         }
 
@@ -254,6 +254,6 @@ public final class DeltaWaits implements HeadWatch.Listener {
         }
         StringBuilder body = new StringBuilder();
         out.forEach(j -> body.append(j).append('\n'));
-        return new Answer.Deltas(head, after + out.size(), body.toString().getBytes(StandardCharsets.UTF_8));
+        return new Answer.Deltas(head, after, after + out.size(), body.toString().getBytes(StandardCharsets.UTF_8));
     }
 }

@@ -31,6 +31,8 @@ final class NodeStreamCall implements StreamObserver<byte[]> {
     private final AckWriter acks;
     private final Executor work;
 
+    /** The newest {@link NodeFrame.Resume} the node sent. */
+    private volatile long resumeAt;
     // Guarded by this.
     private Runnable forget = () -> { };
     private long parks;
@@ -63,7 +65,9 @@ final class NodeStreamCall implements StreamObserver<byte[]> {
             return;
         }
         if (frame instanceof NodeFrame.Resume r) {
-            work.execute(() -> resume(r.after()));
+            // Tasks on a pool may run out of order: each resumes from the newest position the node gave.
+            resumeAt = r.after();
+            work.execute(this::resume);
         } else {
             acked(((NodeFrame.Acks) frame).acks());
         }
@@ -89,13 +93,13 @@ final class NodeStreamCall implements StreamObserver<byte[]> {
     }
 
     /** Where the node is now: what it runs on a new stream, or after loading a snapshot. */
-    private synchronized void resume(long after) {
+    private synchronized void resume() {
         if (closed) {
             return;
         }
         forget.run();
         pending = null;
-        park(after);
+        park(resumeAt);
     }
 
     private synchronized void park(long after) {

@@ -22,8 +22,11 @@ import tools.jackson.databind.JsonNode;
 public sealed interface ServerFrame {
     int FORMAT = 1;
 
-    /** The versions after the node's up to {@code upTo}; {@code head} is the cluster's newest. */
-    record Deltas(long head, long upTo, byte[] ndjson) implements ServerFrame {
+    /**
+     * The versions after {@code after} up to {@code upTo}, each a delta from the one before; {@code head} is the cluster's
+     * newest. A node that does not run {@code after} cannot apply them.
+     */
+    record Deltas(long head, long after, long upTo, byte[] ndjson) implements ServerFrame {
         /** The deltas' lines, as text. */
         public String text() {
             return new String(ndjson, StandardCharsets.UTF_8);
@@ -34,12 +37,13 @@ public sealed interface ServerFrame {
     record Snapshot(long head, String why) implements ServerFrame {
     }
 
-    /** A frame of deltas, whose header names its body's length and SHA-256. */
-    static byte[] deltas(long head, long upTo, byte[] ndjson) {
+    /** A frame of deltas, whose header names its versions, its body's length and SHA-256. */
+    static byte[] deltas(long head, long after, long upTo, byte[] ndjson) {
         Map<String, Object> h = new LinkedHashMap<>();
         h.put("v", FORMAT);
         h.put("type", "deltas");
         h.put("head", head);
+        h.put("after", after);
         h.put("upTo", upTo);
         h.put("bytes", ndjson.length);
         h.put("sha256", HexFormat.of().formatHex(sha256(ndjson, 0, ndjson.length)));
@@ -81,7 +85,11 @@ public sealed interface ServerFrame {
         long head = whole(h, "head");
         switch (type) {
             case "deltas" -> {
+                long after = whole(h, "after");
                 long upTo = whole(h, "upTo");
+                if (upTo <= after) {
+                    throw new IllegalArgumentException("deltas after " + after + " up to " + upTo + ": no versions");
+                }
                 int start = Math.min(nl + 1, frame.length);
                 int length = frame.length - start;
                 if (whole(h, "bytes") != length) {
@@ -91,7 +99,7 @@ public sealed interface ServerFrame {
                 if (!sum.equals(h.path("sha256").asString(""))) {
                     throw new IllegalArgumentException("deltas to " + upTo + ": SHA-256 " + sum + ", the header says " + h.get("sha256"));
                 }
-                return new Deltas(head, upTo, Arrays.copyOfRange(frame, start, frame.length));
+                return new Deltas(head, after, upTo, Arrays.copyOfRange(frame, start, frame.length));
             }
             case "snapshot" -> {
                 return new Snapshot(head, h.path("why").asString(""));

@@ -17,12 +17,13 @@ class FramesTest {
 
     @Test
     void deltasCarryTheirLengthAndDigestAndReadBack() {
-        byte[] frame = ServerFrame.deltas(5, 2, BODY);
+        byte[] frame = ServerFrame.deltas(5, 1, 2, BODY);
         String header = new String(frame, StandardCharsets.UTF_8).lines().findFirst().orElseThrow();
-        assertThat(header).isEqualTo("{\"v\":1,\"type\":\"deltas\",\"head\":5,\"upTo\":2,\"bytes\":" + BODY.length + ",\"sha256\":\""
+        assertThat(header).isEqualTo("{\"v\":1,\"type\":\"deltas\",\"head\":5,\"after\":1,\"upTo\":2,\"bytes\":" + BODY.length + ",\"sha256\":\""
                 + sha256(BODY) + "\"}");
         ServerFrame.Deltas d = (ServerFrame.Deltas) ServerFrame.read(frame);
         assertThat(d.head()).isEqualTo(5);
+        assertThat(d.after()).isEqualTo(1);
         assertThat(d.upTo()).isEqualTo(2);
         assertThat(d.ndjson()).isEqualTo(BODY);
         assertThat(ServerFrame.read(ServerFrame.snapshot(9, "version 1 is gone; load a snapshot")))
@@ -39,7 +40,7 @@ class FramesTest {
 
     @Test
     void aBodyThatIsNotTheOneMadeIsRefused() {
-        byte[] frame = ServerFrame.deltas(5, 2, BODY);
+        byte[] frame = ServerFrame.deltas(5, 1, 2, BODY);
         byte[] changed = frame.clone();
         changed[changed.length - 3] = '9';
         assertThatThrownBy(() -> ServerFrame.read(changed)).hasMessageStartingWith("deltas to 2: SHA-256 ");

@@ -136,6 +136,10 @@ public final class StreamFeed implements DeltaSource, AckSink {
         }
         if (channel == null) {
             channel = channels.get();
+        } else {
+            // The wait before this attempt was this node's own, drawn at random: gRPC's reconnect backoff on top of it
+            // would only make a lost replica's nodes wait longer for the others.
+            channel.resetConnectBackoff();
         }
         NodeStream[] self = new NodeStream[1];
         self[0] = NodeStream.open(channel, cluster, node, token, WINDOW, new NodeStream.Listener() {
