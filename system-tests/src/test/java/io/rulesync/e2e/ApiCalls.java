@@ -1,6 +1,7 @@
 package io.rulesync.e2e;
 
 import io.rulesync.api.cli.ApiCommand;
+import io.rulesync.api.stream.NodeStreamServer;
 import io.rulesync.testsupport.TestDatabase;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -42,7 +43,8 @@ record ApiCalls(String base, String token) {
      */
     static ConfigurableApplicationContext startApi(TestDatabase db, String eventsTopic, List<String> tokenLines) {
         ApiCommand command = new ApiCommand().withTokens(tokenLines);
-        new CommandLine(command).parseArgs("--port=0", "--db-url=" + db.url(), "--db-user=" + db.user(), "--events-topic=" + eventsTopic);
+        new CommandLine(command).parseArgs("--port=0", "--stream-port=0", "--db-url=" + db.url(), "--db-user=" + db.user(),
+                "--events-topic=" + eventsTopic);
         command.withDatabasePassword(db.password());
         return command.start();
     }
@@ -50,6 +52,11 @@ record ApiCalls(String base, String token) {
     /** The base address of an api {@link #startApi} started. */
     static String baseUrl(ConfigurableApplicationContext api) {
         return "http://127.0.0.1:" + api.getEnvironment().getProperty("local.server.port");
+    }
+
+    /** Where an api {@link #startApi} started serves node streams. */
+    static String streamTarget(ConfigurableApplicationContext api) {
+        return "127.0.0.1:" + api.getBean(NodeStreamServer.class).port();
     }
 
     static Map<?, ?> json(String body) {

@@ -85,6 +85,7 @@ class RolloutEndToEndTest {
     private NodeStatusStore status;
     private CompilerStores store;
     private String api;
+    private String streams;
     /** The operator's requests, once the api runs. */
     private ApiCalls operator;
 
@@ -124,6 +125,7 @@ class RolloutEndToEndTest {
         ConfigurableApplicationContext apiApp = ApiCalls.startApi(db, topics.events(), List.of(OPERATOR.line(), AGENT.line()));
         close.add(apiApp::close);
         api = ApiCalls.baseUrl(apiApp);
+        streams = ApiCalls.streamTarget(apiApp);
         operator = new ApiCalls(api, OPERATOR.token());
 
         ClusterSettings settings = new ClusterSettings(List.of(IpFamily.IPV4), List.of(Cidr.parse("10.244.0.0/16")), false, 14, List.of());
@@ -164,7 +166,9 @@ class RolloutEndToEndTest {
         for (String n : nodes) {
             AgentConfig config = new AgentConfig(CLUSTER, n, TestInfrastructure.kafkaBootstrapServers(), Map.of(), topics, URI.create(api),
                     AGENT.token(), List.of(IpFamily.IPV4), labs.containsKey(n) ? null : Files.createDirectories(dir.resolve("rules")),
-                    labs.containsKey(n) ? labs.get(n).nodeNs() : null, dir.resolve("state"), Duration.ofSeconds(30), 50);
+                    labs.containsKey(n) ? labs.get(n).nodeNs() : null, dir.resolve("state"), Duration.ofSeconds(30), 50)
+                    // On node streams, as agents run by default: the waves are held back there as on the REST watch.
+                    .withStream(streams);
             AgentLoop loop = n.equals("c-real") ? config.loop(withWrapper).start() : config.loop().start();
             close.add(loop);
             loop.awaitStarted();

@@ -5,10 +5,12 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * {@code bench/fleet CLUSTERS SERVICES ENDPOINTS AGENTS_PER_CLUSTER RATE SECONDS [api|kafka]}: the propagation benchmark
- * over many clusters (issue 16's "100 clusters × 10 agents"). Every cluster has AGENTS_PER_CLUSTER agents, hollow but
- * for the first cluster's dry-run agent and real-kernel agent (a hollow one instead where this machine lacks root or
- * iptables). RATE changes a second go across the fleet, each to the next cluster in turn.
+ * {@code bench/fleet CLUSTERS SERVICES ENDPOINTS AGENTS_PER_CLUSTER RATE SECONDS [stream|api|kafka] [thin|full] [slow=CLUSTER/NODE] [replicas=2]}:
+ * the propagation benchmark over many clusters. Every cluster has AGENTS_PER_CLUSTER agents, hollow but for the first
+ * cluster's dry-run agent and real-kernel agent (a hollow one instead where this machine lacks root or iptables). RATE
+ * changes a second go across the fleet, each to the next cluster in turn. On the stream transport the hollow agents are
+ * thin ({@link ThinFleet}) unless {@code full} is given; {@code slow=} names one whose acks are late and reads throttled;
+ * {@code replicas=2} runs a second api replica in a process of its own and kills it halfway through the steady phase.
  */
 public final class FleetBenchmark {
     private FleetBenchmark() {
@@ -37,14 +39,33 @@ public final class FleetBenchmark {
         for (int c = 1; c < clusters; c++) {
             shape.add(new PropagationBenchmark.Cluster("fleet-" + c, 0, perCluster, false));
         }
-        Transport transport = args.length > 6 ? Transport.parse(args[6]) : Transport.API;
-        new PropagationBenchmark(transport).run(shape, n[1], n[2], n[4], n[5]);
+        Transport transport = Transport.STREAM;
+        Boolean thin = null;
+        String slow = null;
+        boolean twoReplicas = false;
+        for (int i = 6; i < args.length; i++) {
+            switch (args[i]) {
+                case "thin" -> thin = true;
+                case "full" -> thin = false;
+                case "replicas=2" -> twoReplicas = true;
+                default -> {
+                    if (args[i].startsWith("slow=")) {
+                        slow = args[i].substring(5);
+                    } else {
+                        transport = Transport.parse(args[i]);
+                    }
+                }
+            }
+        }
+        new PropagationBenchmark(transport, thin == null ? transport == Transport.STREAM : thin, slow, twoReplicas).run(shape, n[1], n[2],
+                n[4], n[5]);
         System.exit(0);
     }
 
     private static void usage(String problem) {
         System.err.println("bench/fleet: " + problem);
-        System.err.println("usage: bench/fleet CLUSTERS SERVICES ENDPOINTS AGENTS_PER_CLUSTER RATE SECONDS [api|kafka]");
+        System.err.println("usage: bench/fleet CLUSTERS SERVICES ENDPOINTS AGENTS_PER_CLUSTER RATE SECONDS [stream|api|kafka] [thin|full] "
+                + "[slow=CLUSTER/NODE] [replicas=2]");
         System.exit(2);
     }
 }

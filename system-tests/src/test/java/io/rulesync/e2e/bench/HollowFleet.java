@@ -18,7 +18,7 @@ import java.util.List;
  * few ms each) uses the cores the control plane leaves, instead of starving its single-threaded parts. The parent
  * times acks where PostgreSQL records them. Runs until its stdin closes, or ends with status 3 when an agent dies.
  *
- * <p>Arguments: API_URL TOKEN TRANSPORT KAFKA_BOOTSTRAP CLUSTER:FIRST:COUNT..., each the nodes node-FIRST on of a
+ * <p>Arguments: API_URL TOKEN TRANSPORT KAFKA_BOOTSTRAP STREAMS CLUSTER:FIRST:COUNT..., each the nodes node-FIRST on of a
  * cluster.
  */
 public final class HollowFleet {
@@ -30,8 +30,9 @@ public final class HollowFleet {
         String token = args[1];
         Transport transport = Transport.parse(args[2]);
         String bootstrap = args[3];
+        String streams = args[4];
         List<String[]> clusters = new ArrayList<>();
-        for (int i = 4; i < args.length; i++) {
+        for (int i = 5; i < args.length; i++) {
             clusters.add(args[i].split(":"));
         }
         Path state = Files.createTempDirectory("rulesync-hollow-fleet");
@@ -52,7 +53,7 @@ public final class HollowFleet {
             int first = Integer.parseInt(c[1]);
             for (int i = 0; i < Integer.parseInt(c[2]); i++) {
                 ApiClient connection = clients.next(api, token);
-                loops.add(PropagationBenchmark.config(bootstrap, api, c[0], token, "node-" + (first + i), state, transport)
+                loops.add(PropagationBenchmark.config(bootstrap, api, c[0], token, "node-" + (first + i), state, transport, streams)
                         .loop(connection, new ApiSnapshots(connection), new HollowMode(), ack -> { }).start());
             }
         }

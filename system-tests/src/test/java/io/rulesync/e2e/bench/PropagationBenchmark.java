@@ -20,6 +20,8 @@ import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Role;
 import io.rulesync.api.cli.ApiCommand;
+import io.rulesync.api.stream.NodeStreamServer;
+import io.rulesync.api.stream.NodeStreams;
 import io.rulesync.compiler.bench.EventClock;
 import io.rulesync.compiler.bench.PipelineBenchmark;
 import io.rulesync.compiler.runtime.CompilerApplication;
@@ -92,6 +94,15 @@ public final class PropagationBenchmark {
     private final Map<String, List<Long>> applyMillis = new ConcurrentHashMap<>();
     private volatile boolean recording;
     private final Transport transport;
+    /** With the stream transport: thin hollow agents ({@link ThinFleet}), or full ones ({@link HollowFleet}). */
+    private final boolean thin;
+    /** One agent ("cluster/node") whose acks are late and whose reads are throttled, or null. */
+    private final String slowNode;
+    /** Where the api serves node streams (set once it runs): both replicas' with a second one. */
+    private String streams;
+    /** A second api replica in a process of its own, killed halfway through the steady phase; or null. */
+    private Process replica;
+    private final boolean twoReplicas;
     private final AgentClients clients = new AgentClients();
     /** The hollow agents' process, if any: its CPU time is reported apart. */
     private Process fleet;
@@ -132,7 +143,25 @@ public final class PropagationBenchmark {
     }
 
     PropagationBenchmark(Transport transport) {
+        this(transport, transport == Transport.STREAM, null);
+    }
+
+    PropagationBenchmark(Transport transport, boolean thin, String slowNode) {
+        this(transport, thin, slowNode, false);
+    }
+
+    /** @param twoReplicas a second api replica serves streams too, and is killed halfway through the steady phase */
+    PropagationBenchmark(Transport transport, boolean thin, String slowNode, boolean twoReplicas) {
+        if (thin && transport != Transport.STREAM) {
+            throw new IllegalArgumentException("thin agents speak the stream transport only");
+        }
+        if (twoReplicas && transport != Transport.STREAM) {
+            throw new IllegalArgumentException("a second replica is measured with the stream transport only");
+        }
         this.transport = transport;
+        this.thin = thin;
+        this.slowNode = slowNode;
+        this.twoReplicas = twoReplicas;
     }
 
     public static void main(String[] args) throws Exception {
@@ -143,7 +172,7 @@ public final class PropagationBenchmark {
         int seconds = arg(args, 4, 30);
         boolean realAgent = arg(args, 5, 1) == 1;
         int hollow = arg(args, 6, 0);
-        PropagationBenchmark bench = new PropagationBenchmark(args.length > 7 ? Transport.parse(args[7]) : Transport.API);
+        PropagationBenchmark bench = new PropagationBenchmark(args.length > 7 ? Transport.parse(args[7]) : Transport.STREAM);
         if (realAgent && !kernelAvailable()) {
             System.out.println("no real-kernel agent: needs root and iptables-restore");
         }
@@ -185,10 +214,18 @@ public final class PropagationBenchmark {
                     .run();
             close.add(compiler::close);
             ApiCommand apiCommand = new ApiCommand().withTokens(List.of(AGENT_TOKEN.line()));
-            new CommandLine(apiCommand).parseArgs("--port=0", "--db-url=jdbc:postgresql://127.0.0.1:5432/" + db);
+            new CommandLine(apiCommand).parseArgs("--port=0", "--stream-port=0", "--db-url=jdbc:postgresql://127.0.0.1:5432/" + db);
             ConfigurableApplicationContext api = apiCommand.start();
             close.add(api::close);
             URI apiUrl = URI.create("http://127.0.0.1:" + api.getEnvironment().getProperty("local.server.port"));
+            streams = "127.0.0.1:" + api.getBean(NodeStreamServer.class).port();
+            if (twoReplicas) {
+                int port = startReplica(db);
+                close.add(() -> replica.destroyForcibly());
+                streams += ",127.0.0.1:" + port;
+                System.out.println("a second api replica (pid " + replica.pid() + ") serves streams on port " + port
+                        + "; each agent picks one of the two at random");
+            }
 
             // When a node acked a version is when PostgreSQL records it (node_status), what GET /nodes shows: the same point
             // for both transports, read every 20 ms.
@@ -196,7 +233,8 @@ public final class PropagationBenchmark {
             Thread status = new Thread(() -> watchNodeStatus(url), "node-status-reader");
             status.setDaemon(true);
             status.start();
-            System.out.printf("agents' transport: %s; %d cluster%s of %d Services × %d endpoints%n", transport.id(), shape.size(),
+            System.out.printf("agents' transport: %s%s; %d cluster%s of %d Services × %d endpoints%n", transport.id(),
+                    thin ? " (thin hollow agents)" : hollowAgents > 0 ? " (full hollow agents)" : "", shape.size(),
                     shape.size() == 1 ? "" : "s", services, endpoints);
 
             try (KafkaProducer<String, String> producer = PipelineBenchmark.producer(bootstrap)) {
@@ -225,6 +263,7 @@ public final class PropagationBenchmark {
                     close.add(agent(bootstrap, apiUrl, first.name(), node, new MemoryNetfilter(IpFamily.IPV4, null, node), state));
                 }
                 shape.forEach(c -> agentKeys.addAll(c.agents()));
+                long heapBefore = heapAfterGc();
                 if (hollowAgents > 0) {
                     close.add(hollowFleet(apiUrl, shape, bootstrap));
                 }
@@ -243,7 +282,7 @@ public final class PropagationBenchmark {
                     t0 = fleetWarm.get();
                 }
                 MeterRegistry meters = api.getBean(MeterRegistry.class);
-                long coldCpu0 = processCpuNanos();
+                long coldCpu0 = controlCpuNanos();
                 long coldPostgres0 = postgresCpuNanos();
                 double bytes0 = snapshotBytes(meters);
                 long sent0 = meters.get("rulesync.snapshot.bytes").tag("encoding", "gzip").summary().count();
@@ -258,8 +297,15 @@ public final class PropagationBenchmark {
                 double mb = (snapshotBytes(meters) - bytes0) / 1e6;
                 System.out.printf("cold start: %d snapshots, %.1f MB sent gzip (%.0f kB each); CPU: control plane process %.1f s, "
                         + "PostgreSQL %.1f s; broker: %s%n", snapshotsSent, mb, mb * 1e3 / Math.max(1, snapshotsSent),
-                        (processCpuNanos() - coldCpu0) / 1e9, (postgresCpuNanos() - coldPostgres0) / 1e9,
+                        (controlCpuNanos() - coldCpu0) / 1e9, (postgresCpuNanos() - coldPostgres0) / 1e9,
                         Broker.read().since(coldBroker0, coldSeconds));
+                if (transport == Transport.STREAM) {
+                    // What the streams hold in the api (and what the cold start left in its caches: an upper bound).
+                    long open = api.getBean(NodeStreams.class).open();
+                    long heap = heapAfterGc() - heapBefore;
+                    System.out.printf("the api's heap with %d streams open: %+.0f MB after a full GC (%.0f kB a stream, with what the cold"
+                            + " start left in its caches)%n", open, heap / 1e6, heap / 1e3 / Math.max(1, open));
+                }
                 if (fleet != null) {
                     System.out.println("memory: " + fleetHeap(hollowAgents));
                     System.out.println("the hollow fleet's collections so far: " + fleetGc().since(Gc.NONE));
@@ -269,17 +315,78 @@ public final class PropagationBenchmark {
                 // checked and acked by every agent, written to every watch) has not run yet, and cold it ran interpreted in
                 // hundreds of agent threads queued for the JIT: the first recorded changes measured a 15 s stall.
                 awaitAll(changes(producer, shape, services, endpoints, rate, rate * 20, 50_000));
+                // Then on until the JIT compilers are quiet, here and in the fleet (under 100 ms of their CPU in 10 s, for at
+                // most 3 minutes): a control plane runs for days, and its compilation is paid once, not per node. On two
+                // cores a compiler thread busy for a second also starves the simulated nodes, which the latency shows.
+                long warmed0 = System.nanoTime();
+                int generation = 60_000;
+                while (System.nanoTime() - warmed0 < 180_000_000_000L) {
+                    long jit0 = jitNanos();
+                    awaitAll(changes(producer, shape, services, endpoints, rate, rate * 10, generation));
+                    generation += rate * 10;
+                    if (jitNanos() - jit0 < 100_000_000L) {
+                        break;
+                    }
+                }
+                System.out.printf("warmed up: 20 s of changes, then %.0f s until the JIT compilers were quiet%n",
+                        (System.nanoTime() - warmed0) / 1e9);
                 // Steady endpoint changes; each event's latency is measured to every agent of its cluster acking its version.
                 recording = true;
-                long cpu0 = processCpuNanos();
+                long cpu0 = controlCpuNanos();
+                Map<String, Long> threads0 = cpuByThreadGroup();
+                long[] gc0 = gcTotals();
                 long fleetCpu0 = fleetCpuNanos();
+                Map<String, Long> fleetThreads0 = fleet == null ? Map.of() : cpuByThreadGroup(Long.toString(fleet.pid()));
                 Gc fleetGc0 = fleetGc();
                 long postgresCpu0 = postgresCpuNanos();
                 Broker broker0 = Broker.read();
                 Postgres pg0 = postgres(url);
                 long steady0 = System.nanoTime();
+                // A timeline of the api's counters every 50 ms, to show what stopped when a change was slow.
+                List<long[]> timeline = java.util.Collections.synchronizedList(new ArrayList<>());
+                java.util.concurrent.ScheduledExecutorService sampler = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+                        r -> new Thread(r, "timeline-sampler"));
+                if (transport == Transport.STREAM) {
+                    sampler.scheduleAtFixedRate(() -> timeline.add(new long[] {System.nanoTime(),
+                            (long) meters.get("rulesync.streams.frames").counter().count(),
+                            (long) meters.get("rulesync.streams.acks").counter().count(),
+                            (long) meters.get("rulesync.acks.batch").summary().totalAmount()}), 0, 50, java.util.concurrent.TimeUnit.MILLISECONDS);
+                }
+                NodeStreams mine = api.getBean(NodeStreams.class);
+                int before = mine.open();
+                long[] moved = new long[2];
+                Thread killer = null;
+                if (replica != null) {
+                    long replicaCpu = replica.info().totalCpuDuration().map(Duration::toNanos).orElse(0L);
+                    replicaCpu0 = replicaCpu;
+                    killer = new Thread(() -> {
+                        try {
+                            Thread.sleep(seconds * 500L);
+                            replicaCpuAtKill = replica.info().totalCpuDuration().map(Duration::toNanos).orElse(0L);
+                            postgresCpuNanos(); // its backends' CPU, read before they go
+                            long k = System.nanoTime();
+                            killedAt = k;
+                            replica.destroyForcibly(); // SIGKILL: a crash, not a graceful stop
+                            // Its nodes reconnect with jitter and pick again among the replicas: here the one left.
+                            while (mine.open() < simulated && System.nanoTime() - k < 60_000_000_000L) {
+                                Thread.sleep(10);
+                            }
+                            moved[0] = System.nanoTime() - k;
+                            moved[1] = mine.open();
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }, "replica-killer");
+                    killer.start();
+                }
                 List<Change> recorded = changes(producer, shape, services, endpoints, rate, rate * seconds, 100);
                 awaitAll(recorded);
+                sampler.shutdownNow();
+                if (killer != null) {
+                    killer.join();
+                    System.out.printf("a replica killed halfway: this one went from %d streams to %d in %.1f s%n", before, moved[1],
+                            moved[0] / 1e9);
+                }
                 double steadySeconds = (System.nanoTime() - steady0) / 1e9;
                 // CPU of the steady phase, per agent and version delivered: what the transport costs.
                 double agentVersions = 0;
@@ -289,13 +396,36 @@ public final class PropagationBenchmark {
                         agentVersions += (double) (c.dryRun() + c.hollow()) * (v.getMax() - v.getMin() + 1);
                     }
                 }
-                double control = (processCpuNanos() - cpu0) / 1e6;
+                double control = (controlCpuNanos() - cpu0) / 1e6;
+                if (replica != null) {
+                    // The second replica's CPU until it was killed (its process's own count; a crash leaves nothing after).
+                    control += (replicaCpuAtKill - replicaCpu0) / 1e6;
+                }
+                Map<String, Long> threads1 = cpuByThreadGroup();
                 double fleetMs = (fleetCpuNanos() - fleetCpu0) / 1e6;
                 double pg = (postgresCpuNanos() - postgresCpu0) / 1e6;
                 System.out.printf("CPU in the steady phase: control plane process (broker, compiler, api%s) %.1f s, PostgreSQL %.1f s, "
                         + "hollow agents' process %.1f s; per agent and version: %.2f ms + %.2f ms + %.2f ms (%,.0f agent-versions)%n",
-                        dryRunAgents > 0 ? ", dry-run agents" : "", control / 1e3, pg / 1e3, fleetMs / 1e3, control / agentVersions,
+                        "", control / 1e3, pg / 1e3, fleetMs / 1e3, control / agentVersions,
                         pg / agentVersions, fleetMs / agentVersions, agentVersions);
+                System.out.printf("control plane JVM's collections in the steady phase: %s; ack batches written: %d, longest %.0f ms%n",
+                        gcSince(gc0), meters.get("rulesync.acks.write").timer().count(),
+                        meters.get("rulesync.acks.write").timer().max(java.util.concurrent.TimeUnit.MILLISECONDS));
+                // Where the control plane process's CPU went, by thread: what to work on next.
+                double versions = agentVersions;
+                System.out.println("this process by thread, per agent and version: " + threads1.entrySet().stream()
+                        .map(e -> Map.entry(e.getKey(), e.getValue() - threads0.getOrDefault(e.getKey(), 0L)))
+                        .filter(e -> e.getValue() > 0).sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(14)
+                        .map(e -> String.format("%s %.1f µs", e.getKey(), e.getValue() / 1e3 / versions))
+                        .collect(java.util.stream.Collectors.joining(", ")));
+                if (fleet != null) {
+                    Map<String, Long> fleetThreads1 = cpuByThreadGroup(Long.toString(fleet.pid()));
+                    System.out.println("the hollow fleet by thread, per agent and version: " + fleetThreads1.entrySet().stream()
+                            .map(e -> Map.entry(e.getKey(), e.getValue() - fleetThreads0.getOrDefault(e.getKey(), 0L)))
+                            .filter(e -> e.getValue() > 0).sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(8)
+                            .map(e -> String.format("%s %.1f µs", e.getKey(), e.getValue() / 1e3 / versions))
+                            .collect(java.util.stream.Collectors.joining(", ")));
+                }
                 System.out.printf("in the steady phase (%.1f s): %s; broker: %s%n", steadySeconds, postgres(url).since(pg0, steadySeconds),
                         Broker.read().since(broker0, steadySeconds));
                 if (fleet != null) {
@@ -308,10 +438,20 @@ public final class PropagationBenchmark {
                 // Each agent's own latency too, every (agent, change) pair: whether a few agents or all of them are slow.
                 List<Long> each = new ArrayList<>();
                 Map<String, Integer> slow = new java.util.TreeMap<>();
+                List<Long> slowNodes = new ArrayList<>();
+                // With a replica killed: the changes sent from a second before it until its nodes had all moved are the
+                // failover's, reported on their own line; the rest are the steady state's.
+                List<Long> failover = new ArrayList<>();
+                long moveEnd = killedAt == 0 ? 0 : killedAt + moved[0];
                 for (Change ch : recorded) {
+                    boolean duringFailover = killedAt != 0 && ch.sent() >= killedAt - 1_000_000_000L && ch.sent() <= moveEnd;
                     long worst = 0;
                     for (String k : ch.cluster().simulated()) {
                         long l = reached(k, ch.version()) - ch.sent();
+                        if (k.equals(slowNode)) {
+                            slowNodes.add(l); // its own line: the question is whether it moves the others'
+                            continue;
+                        }
                         each.add(l);
                         if (l > 5_000_000_000L) {
                             slow.merge(k, 1, Integer::sum);
@@ -319,7 +459,9 @@ public final class PropagationBenchmark {
                         worst = Math.max(worst, l);
                     }
                     stored.add(ch.storedAfter());
-                    if (worst > 0) {
+                    if (worst > 0 && duringFailover) {
+                        failover.add(worst);
+                    } else if (worst > 0) {
                         allAgents.add(worst);
                         fanOut.add(worst - ch.storedAfter());
                     }
@@ -328,11 +470,34 @@ public final class PropagationBenchmark {
                     }
                 }
                 System.out.printf("change → version stored (compiler): %s%n", summary(stored));
+                if (!timeline.isEmpty() && !allAgents.isEmpty()) {
+                    // The slowest change: frames written, acks received and acks stored every 50 ms from when it was sent.
+                    int worst = 0;
+                    for (int i = 0; i < allAgents.size(); i++) {
+                        if (allAgents.get(i) > allAgents.get(worst)) {
+                            worst = i;
+                        }
+                    }
+                    long sentAt = recorded.get(worst).sent();
+                    StringBuilder line = new StringBuilder("slowest change (" + worst + "), every 50 ms from its send: frames/acks in/acks stored:");
+                    long[] prev = null;
+                    for (long[] t : new ArrayList<>(timeline)) {
+                        if (t[0] < sentAt - 100_000_000L || t[0] > sentAt + allAgents.get(worst) + 200_000_000L) {
+                            continue;
+                        }
+                        if (prev != null) {
+                            line.append(' ').append(t[1] - prev[1]).append('/').append(t[2] - prev[2]).append('/').append(t[3] - prev[3]);
+                        }
+                        prev = t;
+                    }
+                    System.out.println(line);
+                }
                 if (simulated > 0) {
                     System.out.printf("change → acked, each agent on its own: %s; agents ever over 5 s: %d (most often: %s)%n", summary(each),
                             slow.size(), slow.entrySet().stream().sorted(Map.Entry.<String, Integer>comparingByValue().reversed()).limit(5)
                                     .map(e -> e.getKey() + " ×" + e.getValue()).toList());
-                    String all = shape.size() == 1 ? "all " + simulated + " agents" : "all agents of its cluster";
+                    String all = (shape.size() == 1 ? "all " + simulated + " agents" : "all agents of its cluster")
+                            + (slowNode == null ? "" : " but the slow one");
                     System.out.printf("version stored → acked by %s (the fan-out, %s): %s%n", all, transport.id(), summary(fanOut));
                     System.out.printf("change → acked by %s (%d dry-run, %d hollow in %d cluster%s), %d changes at %d/s: %s%n", all,
                             dryRunAgents, hollowAgents, shape.size(), shape.size() == 1 ? "" : "s", recorded.size(), rate,
@@ -340,6 +505,10 @@ public final class PropagationBenchmark {
                     // In the order sent: whether the slow ones are scattered or one stall that every agent waited out.
                     System.out.println("  each change in turn (s): " + allAgents.stream().map(l -> String.format("%.1f", l / 1e9))
                             .collect(java.util.stream.Collectors.joining(" ")));
+                }
+                if (!slowNodes.isEmpty()) {
+                    System.out.printf("change → acked by the slow agent %s (acks 5 s late, reads a frame a second): %s%n", slowNode,
+                            summary(slowNodes));
                 }
                 if (kernel) {
                     System.out.printf("change → acked by the real-kernel agent (%d Services in its netns): %s%n", services, summary(real));
@@ -351,8 +520,26 @@ public final class PropagationBenchmark {
                     List<Long> d = applyMillis.getOrDefault(key(first.name(), "node-0"), List.of());
                     System.out.printf("dry-run agent node-0: %d applies; apply duration: %s%n", d.size(), summary(d));
                 }
+                // The figures a run is for, last.
+                if (!failover.isEmpty()) {
+                    long[] f = failover.stream().mapToLong(Long::longValue).sorted().toArray();
+                    System.out.printf("RESULT change → acked by all its agents while a killed replica's nodes moved (%d changes): max %.0f ms%n",
+                            f.length, f[f.length - 1] / 1e6);
+                }
+                if (simulated > 0) {
+                    long[] sorted = allAgents.stream().mapToLong(Long::longValue).sorted().toArray();
+                    System.out.printf("RESULT change → acked by %s: p99 %.0f ms, max %.0f ms (%d changes at %d/s%s)%n",
+                            shape.size() == 1 ? "all its agents" : "all agents of its cluster", pct(sorted, 99), sorted[sorted.length - 1] / 1e6,
+                            sorted.length, rate, failover.isEmpty() ? "" : ", outside the failover");
+                    double jit = threads1.entrySet().stream().filter(e -> e.getKey().contains("CompilerThre"))
+                            .mapToLong(e -> e.getValue() - threads0.getOrDefault(e.getKey(), 0L)).sum() / 1e3 / agentVersions;
+                    System.out.printf("RESULT CPU per agent and version: control plane (broker, compiler, api, PostgreSQL) %.0f µs, of "
+                            + "which %.0f µs the JIT still compiling; %s hollow agents %.0f µs%n", (control + pg) * 1e3 / agentVersions, jit,
+                            thin ? "thin" : "full", fleetMs * 1e3 / agentVersions);
+                }
             }
         } finally {
+            statusReaderStopping = true;
             for (int i = close.size() - 1; i >= 0; i--) {
                 try {
                     close.get(i).close();
@@ -408,20 +595,22 @@ public final class PropagationBenchmark {
      * PostgreSQL's own counters for the benchmark's database: rows of node_status written (inserted or updated: the acks
      * it took), and transactions committed by everyone but this benchmark's node_status reader.
      */
-    private record Postgres(long nodeStatusRows, long commits) {
+    private record Postgres(long nodeStatusRows, long hotUpdates, long updates, long commits) {
         String since(Postgres before, double seconds) {
-            return String.format("node_status %.0f rows written a second; %.0f commits a second in the database (all writers)",
-                    (nodeStatusRows - before.nodeStatusRows) / seconds, (commits - before.commits) / seconds);
+            long upd = updates - before.updates;
+            return String.format("node_status %.0f rows written a second (%.0f %% of updates HOT); %.0f commits a second in the database"
+                    + " (all writers)", (nodeStatusRows - before.nodeStatusRows) / seconds,
+                    upd == 0 ? 0.0 : 100.0 * (hotUpdates - before.hotUpdates) / upd, (commits - before.commits) / seconds);
         }
     }
 
     private Postgres postgres(String url) throws java.sql.SQLException {
         try (java.sql.Connection c = java.sql.DriverManager.getConnection(url, "postgres", "");
                 java.sql.ResultSet rs = c.createStatement().executeQuery("SELECT (SELECT xact_commit FROM pg_stat_database WHERE "
-                        + "datname = current_database()), (SELECT coalesce(sum(n_tup_ins + n_tup_upd), 0) FROM pg_stat_user_tables "
-                        + "WHERE relname = 'node_status')")) {
+                        + "datname = current_database()), coalesce(sum(n_tup_ins + n_tup_upd), 0), coalesce(sum(n_tup_hot_upd), 0), "
+                        + "coalesce(sum(n_tup_upd), 0) FROM pg_stat_user_tables WHERE relname = 'node_status'")) {
             rs.next();
-            return new Postgres(rs.getLong(2), rs.getLong(1) - readerQueries.get());
+            return new Postgres(rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(1) - readerQueries.get());
         }
     }
 
@@ -447,14 +636,19 @@ public final class PropagationBenchmark {
     private AgentLoop agent(String bootstrap, URI api, String cluster, String node, KernelMode mode, Path state) throws InterruptedException {
         ApiClient connection = clients.next(api, AGENT_TOKEN.token());
         // Acks are timed from node_status; the observer only collects how long each apply took.
-        return config(bootstrap, api, cluster, AGENT_TOKEN.token(), node, state, transport).loop(connection, new ApiSnapshots(connection), mode,
-                this::record).start();
+        return config(bootstrap, api, cluster, AGENT_TOKEN.token(), node, state, transport, streams).loop(connection,
+                new ApiSnapshots(connection), mode, this::record).start();
     }
 
-    /** One simulated node's configuration (its kernel is given by the caller), reaching the control plane by {@code via}. */
-    static AgentConfig config(String bootstrap, URI api, String cluster, String token, String node, Path state, Transport via) {
-        return new AgentConfig(cluster, node, bootstrap, Map.of(), Topics.DEFAULT, api, token, List.of(IpFamily.IPV4), null, null, state,
-                Duration.ofSeconds(30), 200).withTransport(via);
+    /**
+     * One simulated node's configuration (its kernel is given by the caller), reaching the control plane by {@code via}
+     * ({@code streams}: the api's stream address, for the stream transport).
+     */
+    static AgentConfig config(String bootstrap, URI api, String cluster, String token, String node, Path state, Transport via,
+            String streams) {
+        AgentConfig c = new AgentConfig(cluster, node, bootstrap, Map.of(), Topics.DEFAULT, api, token, List.of(IpFamily.IPV4), null, null,
+                state, Duration.ofSeconds(30), 200);
+        return via == Transport.STREAM ? c.withStream(streams) : c.withTransport(via);
     }
 
     /**
@@ -465,7 +659,11 @@ public final class PropagationBenchmark {
         // Hundreds of agents inflating their gzip snapshots at once hold JDK 17's GC locker (the Inflater pins its arrays)
         // so often that G1 gives up after two retries and throws OutOfMemoryError with the heap mostly free: one agent
         // per JVM never meets this, a fleet in one JVM does. Later JDKs have no GC locker in G1 (JDK-8308507).
-        List<String> cmd = new ArrayList<>(List.of("nice", "-n", "19", Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        // Full hollow agents do a node's work (parsing and checking every delta) and are niced, or they starve the control
+        // plane's single-threaded parts. Thin ones do what a node costs the control plane and no more, and run at the
+        // control plane's priority: niced, every burst of the control plane (a compilation by the JIT, a fan-out) stopped
+        // them for as long, which measured the scheduler rather than the control plane.
+        List<String> cmd = new ArrayList<>(List.of("nice", "-n", thin ? "0" : "19", Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx12g", "-XX:+UnlockDiagnosticVMOptions", "-XX:GCLockerRetryAllocationCount=1000",
                 // The JDK's HTTP client completes every sendAsync on CompletableFuture's default pool, which on two cores
                 // (common pool parallelism 1) is a new thread per task: a thread started per ack and per watch answer, a
@@ -477,8 +675,13 @@ public final class PropagationBenchmark {
             cmd.addAll(List.of(extra.split("\\s+")));
             System.out.println("the hollow fleet's JVM also gets: " + extra);
         }
-        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), HollowFleet.class.getName(), api.toString(), AGENT_TOKEN.token(),
-                transport.id(), bootstrap));
+        if (thin) {
+            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), ThinFleet.class.getName(), api.toString(), streams,
+                    AGENT_TOKEN.token(), slowNode == null ? "none" : slowNode));
+        } else {
+            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), HollowFleet.class.getName(), api.toString(), AGENT_TOKEN.token(),
+                    transport.id(), bootstrap, streams));
+        }
         int count = 0;
         for (Cluster c : shape) {
             if (c.hollow() > 0) {
@@ -513,7 +716,8 @@ public final class PropagationBenchmark {
         }, "hollow-fleet-output");
         reader.setDaemon(true);
         reader.start();
-        System.out.printf("%d hollow agents in a child process (nice 19, pid %d)%n", count, p.pid());
+        System.out.printf("%d %s hollow agents in a child process (nice %d, pid %d)%n", count, thin ? "thin" : "full", thin ? 0 : 19,
+                p.pid());
         return () -> {
             fleetClosing = true;
             p.getOutputStream().close();
@@ -627,11 +831,22 @@ public final class PropagationBenchmark {
         return fleet == null ? 0 : fleet.info().totalCpuDuration().map(Duration::toNanos).orElse(0L);
     }
 
-    /** CPU of every postgres process on this machine (the benchmark's database is the only busy one). */
-    private static long postgresCpuNanos() {
-        return ProcessHandle.allProcesses().filter(ph -> ph.info().command().map(c -> c.contains("postgres")).orElse(false))
-                .mapToLong(ph -> ph.info().totalCpuDuration().map(Duration::toNanos).orElse(0L)).sum();
+    /** The server process serving the node_status reader: its CPU is the benchmark's, not the control plane's. */
+    private volatile long readerBackend = -1;
+
+    /**
+     * CPU of every postgres process on this machine (the benchmark's database is the only busy one), but for the backend
+     * of the benchmark's own node_status reader.
+     */
+    private long postgresCpuNanos() {
+        // Per process, the most seen: a backend that ended (a killed replica's connections) keeps what it used.
+        ProcessHandle.allProcesses().filter(ph -> ph.pid() != readerBackend)
+                .filter(ph -> ph.info().command().map(c -> c.contains("postgres")).orElse(false))
+                .forEach(ph -> postgresSeen.merge(ph.pid(), ph.info().totalCpuDuration().map(Duration::toNanos).orElse(0L), Math::max));
+        return postgresSeen.values().stream().mapToLong(Long::longValue).sum();
     }
+
+    private final Map<Long, Long> postgresSeen = new ConcurrentHashMap<>();
 
     /** When the agent ("cluster/node") first acked version v or later. */
     private long reached(String key, long v) {
@@ -661,25 +876,170 @@ public final class PropagationBenchmark {
     /** The node_status reader's queries, each a transaction of its own: left out of the database's commits. */
     private final java.util.concurrent.atomic.AtomicLong readerQueries = new java.util.concurrent.atomic.AtomicLong();
 
+    /** The node_status reader's thread: its CPU is the benchmark's, not the control plane's, and is left out. */
+    private volatile Thread statusReader;
+    private volatile boolean statusReaderStopping;
+
     private void watchNodeStatus(String url) {
+        statusReader = Thread.currentThread();
+        // Only the rows written since the last read (with a second's overlap for transactions that committed late): a
+        // thousand rows read every 20 ms cost PostgreSQL more than the acks it measures.
         try (java.sql.Connection c = java.sql.DriverManager.getConnection(url, "postgres", "");
-                java.sql.PreparedStatement q = c.prepareStatement("SELECT cluster, node, running FROM node_status")) {
-            while (true) {
+                java.sql.PreparedStatement q = c.prepareStatement("SELECT cluster, node, running, updated_at FROM node_status "
+                        + "WHERE updated_at > ?")) {
+            try (java.sql.ResultSet rs = c.createStatement().executeQuery("SELECT pg_backend_pid()")) {
+                rs.next();
+                readerBackend = rs.getLong(1);
+            }
+            java.sql.Timestamp since = new java.sql.Timestamp(0);
+            while (!statusReaderStopping) {
                 long now = System.nanoTime();
+                q.setTimestamp(1, since);
                 try (java.sql.ResultSet rs = q.executeQuery()) {
                     readerQueries.incrementAndGet();
+                    java.sql.Timestamp newest = since;
                     while (rs.next()) {
                         String k = key(rs.getString(1), rs.getString(2));
                         if (rs.getLong(3) > acked.getOrDefault(k, 0L)) {
                             applied(k, rs.getLong(3), now);
                         }
+                        java.sql.Timestamp t = rs.getTimestamp(4);
+                        if (t.after(newest)) {
+                            newest = t;
+                        }
                     }
+                    since = new java.sql.Timestamp(newest.getTime() - 1000);
                 }
                 Thread.sleep(20);
             }
         } catch (Exception e) {
-            System.out.println("reading node_status: " + e);
+            if (!statusReaderStopping) {
+                System.out.println("reading node_status: " + e);
+            }
         }
+    }
+
+    /**
+     * CPU so far of this process's threads, by name with numbers left out (a pool's threads together), read from
+     * {@code /proc/self/task}: the JVM's own threads (collectors, JIT compilers) too, by their 15-character names. Threads
+     * that ended meanwhile are missed (pools keep theirs); the benchmark's own (main, the node_status reader, the sampler)
+     * and the simulated nodes' ({@code agent-*}, the process reaper) are listed as they are, apart from the rest.
+     */
+    private static Map<String, Long> cpuByThreadGroup() {
+        return cpuByThreadGroup("self");
+    }
+
+    /** {@link #cpuByThreadGroup()} of process {@code pid} ("self": this one). */
+    private static Map<String, Long> cpuByThreadGroup(String pid) {
+        Map<String, Long> out = new HashMap<>();
+        long tick = 10_000_000L; // USER_HZ is 100 on Linux: a clock tick is 10 ms
+        try (java.util.stream.Stream<Path> tasks = Files.list(Path.of("/proc", pid, "task"))) {
+            for (Path t : tasks.toList()) {
+                try {
+                    String stat = Files.readString(t.resolve("stat"));
+                    String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                    long cpu = (Long.parseLong(f[11]) + Long.parseLong(f[12])) * tick;
+                    out.merge(name.replaceAll("\\d+", "#"), cpu, Long::sum);
+                } catch (java.io.IOException | RuntimeException gone) {
+                    // the thread ended while it was read
+                }
+            }
+        } catch (java.io.IOException e) {
+            return out;
+        }
+        return out;
+    }
+
+    /** CPU so far of the JIT compiler threads, in this process and the fleet's. */
+    private long jitNanos() {
+        long sum = 0;
+        for (String pid : fleet == null ? List.of("self") : List.of("self", Long.toString(fleet.pid()))) {
+            sum += cpuByThreadGroup(pid).entrySet().stream().filter(e -> e.getKey().contains("CompilerThre"))
+                    .mapToLong(Map.Entry::getValue).sum();
+        }
+        return sum;
+    }
+
+    private volatile long replicaCpu0;
+    /** When the second replica was killed (nanoTime), and how long its nodes took to move; 0 when it was not. */
+    private volatile long killedAt;
+    private volatile long replicaCpuAtKill;
+
+    /** Starts the second replica on the benchmark's database; returns its stream port, read from its log. */
+    private int startReplica(String db) throws Exception {
+        Path tokens = Files.createTempFile("rulesync-bench-tokens", ".txt");
+        Files.writeString(tokens, AGENT_TOKEN.line() + "\n");
+        tokens.toFile().deleteOnExit();
+        List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx4g",
+                "-Djava.util.concurrent.ForkJoinPool.common.parallelism=2", "-cp", System.getProperty("java.class.path"),
+                ApiReplica.class.getName(), "--port=0", "--stream-port=0", "--tokens-file=" + tokens,
+                "--db-url=jdbc:postgresql://127.0.0.1:5432/" + db);
+        replica = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        java.io.BufferedReader lines = new java.io.BufferedReader(new java.io.InputStreamReader(replica.getInputStream(),
+                java.nio.charset.StandardCharsets.UTF_8));
+        java.util.regex.Pattern port = java.util.regex.Pattern.compile("node streams on port (\\d+)");
+        for (String line = lines.readLine(); line != null; line = lines.readLine()) {
+            java.util.regex.Matcher m = port.matcher(line);
+            if (m.find()) {
+                Thread drain = new Thread(() -> {
+                    try {
+                        while (lines.readLine() != null) {
+                            // its log is not shown
+                        }
+                    } catch (java.io.IOException ignored) {
+                        // killed
+                    }
+                }, "replica-output");
+                drain.setDaemon(true);
+                drain.start();
+                return Integer.parseInt(m.group(1));
+            }
+        }
+        throw new IllegalStateException("the second replica ended before it served");
+    }
+
+    /** The benchmark's own threads in this process: their CPU is not the control plane's. */
+    private static final java.util.Set<String> BENCH_THREADS = java.util.Set.of("main", "node-status-reader", "timeline-sampler",
+            "replica-killer", "replica-output");
+
+    /** This JVM's heap in use after a full collection, in bytes. */
+    private static long heapAfterGc() {
+        System.gc();
+        return java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+    }
+
+    /** This JVM's collections so far: their count and milliseconds, all collectors together. */
+    private static long[] gcTotals() {
+        long count = 0;
+        long ms = 0;
+        for (java.lang.management.GarbageCollectorMXBean g : java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
+            count += Math.max(0, g.getCollectionCount());
+            ms += Math.max(0, g.getCollectionTime());
+        }
+        return new long[] {count, ms};
+    }
+
+    private static String gcSince(long[] before) {
+        long[] now = gcTotals();
+        return String.format("%d, %d ms", now[0] - before[0], now[1] - before[1]);
+    }
+
+    /**
+     * The control plane's CPU in this process: all of it but the node_status reader's, and the simulated nodes' own that
+     * run here (the dry-run and real-kernel agents' loops, and the JDK's reaper of the real-kernel agent's tools; the
+     * short-lived threads that read those tools' output stay in, so the figure is a little high).
+     */
+    private long controlCpuNanos() {
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        long nodes = 0;
+        for (java.lang.management.ThreadInfo t : mx.getThreadInfo(mx.getAllThreadIds())) {
+            if (t != null && (BENCH_THREADS.contains(t.getThreadName()) || t.getThreadName().startsWith("agent-")
+                    || t.getThreadName().equals("process reaper"))) {
+                nodes += Math.max(0, mx.getThreadCpuTime(t.getThreadId()));
+            }
+        }
+        return processCpuNanos() - nodes;
     }
 
     private long send(KafkaProducer<String, String> producer, Cluster c, List<String> values) throws Exception {
