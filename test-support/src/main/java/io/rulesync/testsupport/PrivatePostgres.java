@@ -1,11 +1,14 @@
 package io.rulesync.testsupport;
 
 import io.rulesync.testing.needs.Need;
+import io.rulesync.testsupport.tls.TestPki;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.UserPrincipalLookupService;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -19,6 +22,10 @@ import java.util.stream.Stream;
  * postgres. The shared server at 5432 is never touched. As root the server runs as the
  * {@code postgres} user (PostgreSQL refuses to run as root).
  *
+ * <p>With {@link #createWithTls} it speaks TLS with a certificate the test made ({@link TestPki}), and by default
+ * refuses plain connections over TCP, as a production server should: what a client's {@code sslmode} does
+ * against such a server can then be tested here.
+ *
  * <p>Where PostgreSQL's programs are not installed, {@link #create()} skips the calling test (fails it
  * under {@code CI=true}) with what to install, as {@code TestDatabase} does.
  */
@@ -29,17 +36,47 @@ public final class PrivatePostgres implements AutoCloseable {
     private final Path dir;
     private final int port;
     private final boolean asPostgresUser;
+    private final Tls tls;
     private boolean running;
 
-    private PrivatePostgres(Path bin, Path dir, int port, boolean asPostgresUser) {
+    /**
+     * TLS for a private server.
+     *
+     * @param certificate the server's certificate and key, e.g. {@code TestPki.localhost("postgres")}
+     * @param refusePlain whether pg_hba.conf refuses connections over TCP without TLS ({@code hostnossl ... reject})
+     */
+    public record Tls(TestPki.Issued certificate, boolean refusePlain) {
+        /** TLS, and plain connections over TCP refused. */
+        public static Tls only(TestPki.Issued certificate) {
+            return new Tls(certificate, true);
+        }
+
+        /** TLS offered, plain connections still taken. */
+        public static Tls offered(TestPki.Issued certificate) {
+            return new Tls(certificate, false);
+        }
+    }
+
+    private PrivatePostgres(Path bin, Path dir, int port, boolean asPostgresUser, Tls tls) {
         this.bin = bin;
         this.dir = dir;
         this.port = port;
         this.asPostgresUser = asPostgresUser;
+        this.tls = tls;
     }
 
-    /** A new server, initialised and running. */
+    /** A new server, initialised and running, without TLS. */
     public static PrivatePostgres create() throws IOException, InterruptedException {
+        return create((Tls) null);
+    }
+
+    /** A new server that speaks TLS with {@code certificate} and refuses plain connections over TCP. */
+    public static PrivatePostgres createWithTls(TestPki.Issued certificate) throws IOException, InterruptedException {
+        return create(Tls.only(certificate));
+    }
+
+    /** A new server, initialised and running; with TLS as {@code tls} says, or none when it is null. */
+    public static PrivatePostgres create(Tls tls) throws IOException, InterruptedException {
         Optional<Path> bin = binaries();
         new Need("PostgreSQL's initdb and pg_ctl", bin.isPresent() ? Optional.empty() : Optional.of("apt-get install postgresql"), true)
                 .require();
@@ -49,14 +86,14 @@ public final class PrivatePostgres implements AutoCloseable {
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
-        PrivatePostgres pg = new PrivatePostgres(bin.get(), dir, port, root);
+        PrivatePostgres pg = new PrivatePostgres(bin.get(), dir, port, root, tls);
         try {
-            if (root) {
-                UserPrincipalLookupService users = dir.getFileSystem().getUserPrincipalLookupService();
-                Files.setOwner(dir, users.lookupPrincipalByName("postgres"));
-            }
-            pg.run("initdb", "-D", dir.resolve("data").toString(), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C",
+            pg.giveToServer(dir);
+            pg.run("initdb", "-D", pg.data().toString(), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C",
                     "--no-sync");
+            if (tls != null) {
+                pg.configureTls();
+            }
             pg.start();
             return pg;
         } catch (IOException | InterruptedException | RuntimeException e) {
@@ -73,15 +110,33 @@ public final class PrivatePostgres implements AutoCloseable {
         return port;
     }
 
+    /**
+     * Serves {@code certificate} from now on (e.g. one issued for another host name): replaces the server's
+     * certificate and key, and restarts the server if it runs, so that every new connection gets the new one.
+     */
+    public void serveCertificate(TestPki.Issued certificate) throws IOException, InterruptedException {
+        if (tls == null) {
+            throw new IllegalStateException("this server was created without TLS; use createWithTls");
+        }
+        boolean wasRunning = running;
+        if (wasRunning) {
+            stop();
+        }
+        installCertificate(certificate);
+        if (wasRunning) {
+            start();
+        }
+    }
+
     /** Stops the server ({@code pg_ctl stop -m fast}: connections are closed, as in a restart or failover). */
     public void stop() throws IOException, InterruptedException {
-        run("pg_ctl", "-D", dir.resolve("data").toString(), "-m", "fast", "-w", "-t", Long.toString(WAIT_SECONDS), "stop");
+        run("pg_ctl", "-D", data().toString(), "-m", "fast", "-w", "-t", Long.toString(WAIT_SECONDS), "stop");
         running = false;
     }
 
     /** Starts it again, on the same port and data. */
     public void start() throws IOException, InterruptedException {
-        run("pg_ctl", "-D", dir.resolve("data").toString(), "-l", dir.resolve("server.log").toString(), "-w", "-t",
+        run("pg_ctl", "-D", data().toString(), "-l", dir.resolve("server.log").toString(), "-w", "-t",
                 Long.toString(WAIT_SECONDS), "-o", "-p " + port + " -k " + dir + " -c listen_addresses=127.0.0.1 -c fsync=off", "start");
         running = true;
     }
@@ -101,6 +156,53 @@ public final class PrivatePostgres implements AutoCloseable {
             }
         } catch (IOException e) {
             throw new IllegalStateException("could not delete " + dir, e);
+        }
+    }
+
+    private Path data() {
+        return dir.resolve("data");
+    }
+
+    /**
+     * {@code ssl = on} with the certificate in the data directory and, for {@link Tls#refusePlain()}, a pg_hba.conf
+     * that takes TCP connections only over TLS. The Unix socket, in this server's own directory, stays trusted:
+     * pg_ctl and nothing else uses it.
+     */
+    private void configureTls() throws IOException {
+        installCertificate(tls.certificate());
+        // Relative paths are the data directory's.
+        Files.writeString(data().resolve("postgresql.conf"), """
+
+                # PrivatePostgres: TLS with the test's certificate.
+                ssl = on
+                ssl_cert_file = 'server.crt'
+                ssl_key_file = 'server.key'
+                """, StandardOpenOption.APPEND);
+        if (tls.refusePlain()) {
+            Files.writeString(data().resolve("pg_hba.conf"), """
+                    # PrivatePostgres: TCP over TLS only; a plain connection is refused before authentication.
+                    local     all  all                 trust
+                    hostssl   all  all  127.0.0.1/32   trust
+                    hostnossl all  all  0.0.0.0/0      reject
+                    """);
+        }
+    }
+
+    /** Copies the certificate and key into the data directory, owned by the server's user: it refuses a key others may read. */
+    private void installCertificate(TestPki.Issued certificate) throws IOException {
+        Path cert = data().resolve("server.crt");
+        Path key = data().resolve("server.key");
+        Files.copy(certificate.certFile(), cert, StandardCopyOption.REPLACE_EXISTING);
+        Files.copy(certificate.keyFile(), key, StandardCopyOption.REPLACE_EXISTING);
+        Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-------"));
+        giveToServer(cert);
+        giveToServer(key);
+    }
+
+    /** As root, the server runs as {@code postgres}, which must own its directory and files. */
+    private void giveToServer(Path file) throws IOException {
+        if (asPostgresUser) {
+            Files.setOwner(file, file.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("postgres"));
         }
     }
 
