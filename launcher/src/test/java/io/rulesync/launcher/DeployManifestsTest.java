@@ -14,7 +14,8 @@ import org.snakeyaml.engine.v2.api.LoadSettings;
 /**
  * The Kubernetes manifests under deploy/, checked like the compose file: every rulesync container
  * runs a real subcommand with real options and reads every RULESYNC_* variable it is given; the
- * kustomization lists every file; the watcher's RBAC is read-only.
+ * kustomization lists every file; the watcher's RBAC is read-only; every database URL verifies the
+ * server's certificate against a CA file the pod mounts.
  */
 class DeployManifestsTest {
     private static final Path DEPLOY = Path.of("../deploy");
@@ -55,6 +56,32 @@ class DeployManifestsTest {
             }
         }
         assertThat(checked).containsExactlyInAnyOrder("watcher:watcher", "compiler:compiler", "api:api", "agent:agent");
+    }
+
+    /** Every role that connects to PostgreSQL verifies its certificate, against a CA file the pod mounts. */
+    @Test
+    void everyDatabaseUrlVerifiesTheServerAgainstAMountedCa() throws Exception {
+        List<String> checked = new ArrayList<>();
+        for (String file : List.of("compiler.yaml", "api.yaml")) {
+            for (Map<?, ?> doc : documents(file)) {
+                if (!"Deployment".equals(doc.get("kind"))) {
+                    continue;
+                }
+                Map<?, ?> pod = (Map<?, ?>) ((Map<?, ?>) ((Map<?, ?>) doc.get("spec")).get("template")).get("spec");
+                for (Object c : (List<?>) pod.get("containers")) {
+                    Map<?, ?> container = (Map<?, ?>) c;
+                    List<String> args = ((List<?>) container.get("args")).stream().map(String::valueOf).toList();
+                    String url = args.get(args.indexOf("--db-url") + 1);
+                    assertThat(url).as(file).contains("sslmode=verify-full").contains("sslrootcert=");
+                    String caFile = url.replaceAll(".*[?&]sslrootcert=([^&]+).*", "$1");
+                    List<String> mounts = ((List<?>) container.get("volumeMounts")).stream()
+                            .map(m -> String.valueOf(((Map<?, ?>) m).get("mountPath"))).toList();
+                    assertThat(mounts).as(file + ": a volume holding " + caFile).anyMatch(m -> caFile.startsWith(m + "/"));
+                    checked.add(file);
+                }
+            }
+        }
+        assertThat(checked).containsExactly("compiler.yaml", "api.yaml");
     }
 
     @Test
