@@ -307,8 +307,8 @@ public final class Agent {
     /** A FAILED ack naming the version the node keeps, and a retry after the back-off. */
     private void failed(long version, String error, long ms) {
         failures.incrementAndGet();
-        acks.publish(new NodeAck(cluster, node, version, running == null ? 0 : running.version(), NodeAck.Status.FAILED, error,
-                ms, 0, kernel.mode(), clock.instant()));
+        acks.publish(new NodeAck(cluster, node, version, running == null ? 0 : running.version(), NodeAck.Status.FAILED,
+                NodeAck.bounded(error), ms, 0, kernel.mode(), clock.instant()));
         backoff.failed(clock.instant());
     }
 

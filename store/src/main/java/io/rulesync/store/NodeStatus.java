@@ -11,9 +11,9 @@ import java.time.Instant;
  * @param lastStatus       the newest ack's status; FAILED means the node is failing now
  * @param lastError        the most recent failure's reason, kept after the node recovers; null: never failed
  * @param lastErrorVersion the version that failure refused; null: never failed
- * @param lastErrorAt      that failure's ack time; null: never failed
- * @param ackedAt          the newest ack's {@code at}
- * @param updatedAt        when it was stored
+ * @param lastErrorAt      when the api received that failure; null: never failed
+ * @param ackedAt          the newest ack's {@code at}, by the node's clock: for display only, it orders nothing
+ * @param updatedAt        when the api stored the newest ack, by the api's clock
  */
 public record NodeStatus(String cluster, String node, long running, long lastVersion, NodeAck.Status lastStatus,
         String lastError, Long lastErrorVersion, Instant lastErrorAt, long durationMs, int ruleCount, String mode,

@@ -18,10 +18,19 @@ import org.springframework.jdbc.support.SqlArrayValue;
 
 /**
  * PostgreSQL storage of what every node runs, from the agents' acks (table {@code node_status}, see
- * its migration for what the columns mean). Newest ack per node wins, by the ack's own time, so
- * redelivered or reordered acks never move a node backwards.
+ * its migration for what the columns mean).
+ *
+ * <p>The api's clock decides, never the node's: a node's acks are ordered by the version they are about, then by when
+ * the api stored them ({@code updated_at}, PostgreSQL's {@code now()}). The ack's own {@code at} is kept for display
+ * only ({@code acked_at}). So a node whose clock is hours off is shown correctly, and an ack dated in the year 9999
+ * cannot freeze a node: the next version's ack replaces it. Redelivered or reordered acks of an older version never move
+ * a node backwards.
  */
 public final class NodeStatusStore {
+    /** Whether this batch's failure replaces the stored one: unless the stored one is about a newer version. */
+    private static final String NEWER_FAILURE = "EXCLUDED.last_error_version IS NOT NULL "
+            + "AND (s.last_error_version IS NULL OR EXCLUDED.last_error_version >= s.last_error_version)";
+
     /**
      * Every node of a batch in one statement, its columns as arrays: a thousand nodes acking one version are one
      * statement for PostgreSQL to plan and run, not a thousand (each row as a statement of a JDBC batch cost it about
@@ -29,18 +38,23 @@ public final class NodeStatusStore {
      */
     private static final String UPSERT = "INSERT INTO node_status AS s (cluster, node, running, last_version, "
             + "last_status, last_error, last_error_version, last_error_at, duration_ms, rule_count, mode, acked_at, updated_at) "
-            + "SELECT u.*, now() FROM unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::bigint[], "
-            + "?::timestamptz[], ?::bigint[], ?::integer[], ?::text[], ?::timestamptz[]) AS u "
+            // last_error_at and updated_at are the api's time (the database's clock), never the node's.
+            + "SELECT u.cluster, u.node, u.running, u.last_version, u.last_status, u.last_error, u.last_error_version, "
+            + "CASE WHEN u.last_error IS NULL THEN NULL ELSE now() END, u.duration_ms, u.rule_count, u.mode, u.acked_at, now() "
+            + "FROM unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::bigint[], "
+            + "?::bigint[], ?::integer[], ?::text[], ?::timestamptz[]) "
+            + "AS u(cluster, node, running, last_version, last_status, last_error, last_error_version, duration_ms, rule_count, "
+            + "mode, acked_at) "
             + "ON CONFLICT (cluster, node) DO UPDATE SET running = EXCLUDED.running, last_version = EXCLUDED.last_version, "
             + "last_status = EXCLUDED.last_status, "
-            // A failure in this batch replaces the stored one only if it is newer than what is stored.
-            + "last_error = CASE WHEN EXCLUDED.last_error_at > s.acked_at THEN EXCLUDED.last_error ELSE s.last_error END, "
-            + "last_error_version = CASE WHEN EXCLUDED.last_error_at > s.acked_at THEN EXCLUDED.last_error_version "
-            + "  ELSE s.last_error_version END, "
-            + "last_error_at = CASE WHEN EXCLUDED.last_error_at > s.acked_at THEN EXCLUDED.last_error_at ELSE s.last_error_at END, "
+            // A failure in this batch replaces the stored one unless the stored one is about a newer version.
+            + "last_error = CASE WHEN " + NEWER_FAILURE + " THEN EXCLUDED.last_error ELSE s.last_error END, "
+            + "last_error_version = CASE WHEN " + NEWER_FAILURE + " THEN EXCLUDED.last_error_version ELSE s.last_error_version END, "
+            + "last_error_at = CASE WHEN " + NEWER_FAILURE + " THEN EXCLUDED.last_error_at ELSE s.last_error_at END, "
             + "duration_ms = EXCLUDED.duration_ms, rule_count = EXCLUDED.rule_count, mode = EXCLUDED.mode, "
             + "acked_at = EXCLUDED.acked_at, updated_at = EXCLUDED.updated_at "
-            + "WHERE s.acked_at < EXCLUDED.acked_at";
+            // By version, then by the api's time: an ack of the same version stored later (a restarted agent's) wins.
+            + "WHERE s.last_version <= EXCLUDED.last_version";
 
     private final JdbcTemplate jdbc;
     private final JdbcClient sql;
@@ -64,7 +78,6 @@ public final class NodeStatusStore {
         String[] status = new String[n];
         String[] error = new String[n];
         Long[] errorVersion = new Long[n];
-        String[] errorAt = new String[n];
         Long[] duration = new Long[n];
         Integer[] rules = new Integer[n];
         String[] mode = new String[n];
@@ -79,11 +92,10 @@ public final class NodeStatusStore {
             status[i] = a.status().name();
             error[i] = f == null ? null : f.error();
             errorVersion[i] = f == null ? null : f.version();
-            errorAt[i] = f == null ? null : f.at().toString(); // ISO-8601 in UTC: PostgreSQL reads it as it is
             duration[i] = a.durationMs();
             rules[i] = a.ruleCount();
             mode[i] = a.mode();
-            at[i] = a.at().toString();
+            at[i] = a.at().toString(); // ISO-8601 in UTC: PostgreSQL reads it as it is
         }
         StoreException.during("recording " + acks.size() + " node acks", () -> jdbc.update(UPSERT, ps -> {
             java.sql.Connection c = ps.getConnection();
@@ -94,11 +106,10 @@ public final class NodeStatusStore {
             ps.setArray(5, c.createArrayOf("text", status));
             ps.setArray(6, c.createArrayOf("text", error));
             ps.setArray(7, c.createArrayOf("bigint", errorVersion));
-            ps.setArray(8, c.createArrayOf("text", errorAt));
-            ps.setArray(9, c.createArrayOf("bigint", duration));
-            ps.setArray(10, c.createArrayOf("integer", rules));
-            ps.setArray(11, c.createArrayOf("text", mode));
-            ps.setArray(12, c.createArrayOf("text", at));
+            ps.setArray(8, c.createArrayOf("bigint", duration));
+            ps.setArray(9, c.createArrayOf("integer", rules));
+            ps.setArray(10, c.createArrayOf("text", mode));
+            ps.setArray(11, c.createArrayOf("text", at));
         }));
     }
 
@@ -142,9 +153,8 @@ public final class NodeStatusStore {
     }
 
     /**
-     * One row per node, so that the batch upsert never touches a row twice (PostgreSQL refuses that
-     * when the driver rewrites a batch into one multi-row INSERT). Equal times: the later in the list,
-     * that is in log order, wins.
+     * One row per node, so that the batch upsert never touches a row twice (PostgreSQL refuses that). A node's acks in
+     * one batch are ordered as the table orders them: by version, then by arrival (the later in the list wins a tie).
      */
     static List<NodeOutcome> newestPerNode(List<NodeAck> acks) {
         Map<List<String>, NodeOutcome> byNode = new LinkedHashMap<>();
@@ -163,9 +173,8 @@ public final class NodeStatusStore {
         if (b == null) {
             return a;
         }
-        return b.at().isBefore(a.at()) ? a : b;
+        return b.version() < a.version() ? a : b;
     }
-
 
     private static Instant instant(ResultSet rs, int column) throws SQLException {
         // A Timestamp, not an OffsetDateTime: the driver builds zone rules for every OffsetDateTime it returns.

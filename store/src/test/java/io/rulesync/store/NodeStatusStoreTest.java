@@ -72,7 +72,7 @@ class NodeStatusStoreTest {
     @Test
     void anOlderAckDoesNotOverwriteANewerOne() {
         store.recordAcks(List.of(applied("order", "n1", 5, 50)));
-        store.recordAcks(List.of(applied("order", "n1", 4, 40), failed("order", "n1", 6, 3, "late", 45)));
+        store.recordAcks(List.of(applied("order", "n1", 4, 40), failed("order", "n1", 4, 3, "late", 45)));
         // The same ack again (a Kafka redelivery) changes nothing either.
         store.recordAcks(List.of(applied("order", "n1", 5, 50)));
 
@@ -94,7 +94,9 @@ class NodeStatusStoreTest {
     @Test
     void aFailureKeepsTheRunningVersionAndRecordsTheErrorUntilTheNodeApplies() {
         store.recordAcks(List.of(applied("fail", "n1", 3, 1)));
+        Instant before = now();
         store.recordAcks(List.of(failed("fail", "n1", 4, 3, "iptables-restore: line 7 failed", 2)));
+        Instant after = now();
 
         NodeStatus failing = status("fail", "n1");
         assertThat(failing.failing()).isTrue();
@@ -103,7 +105,8 @@ class NodeStatusStoreTest {
         assertThat(failing.lastVersion()).isEqualTo(4);
         assertThat(failing.lastError()).isEqualTo("iptables-restore: line 7 failed");
         assertThat(failing.lastErrorVersion()).isEqualTo(4);
-        assertThat(failing.lastErrorAt()).isEqualTo(T.plusSeconds(2));
+        // When the api heard of it, not what the node's clock said.
+        assertThat(failing.lastErrorAt()).isBetween(before, after);
 
         store.recordAcks(List.of(applied("fail", "n1", 5, 3)));
 
@@ -114,7 +117,7 @@ class NodeStatusStoreTest {
         // The failure stays as history.
         assertThat(recovered.lastError()).isEqualTo("iptables-restore: line 7 failed");
         assertThat(recovered.lastErrorVersion()).isEqualTo(4);
-        assertThat(recovered.lastErrorAt()).isEqualTo(T.plusSeconds(2));
+        assertThat(recovered.lastErrorAt()).isEqualTo(failing.lastErrorAt());
     }
 
     @Test
@@ -127,10 +130,46 @@ class NodeStatusStoreTest {
         assertThat(s.running()).isEqualTo(3);
         assertThat(s.lastError()).isEqualTo("bad chain");
         assertThat(s.lastErrorVersion()).isEqualTo(2);
-        assertThat(s.lastErrorAt()).isEqualTo(T.plusSeconds(2));
+        assertThat(s.lastErrorAt()).isNotNull();
 
-        // An older failure arriving late does not replace the history either.
-        store.recordAcks(List.of(failed("both", "n1", 9, 1, "stale", 0)));
+        // A failure of an older version arriving late does not replace the history either.
+        store.recordAcks(List.of(failed("both", "n1", 1, 1, "stale", 9)));
         assertThat(status("both", "n1").lastError()).isEqualTo("bad chain");
+    }
+
+    @Test
+    void aForgedFutureAckDoesNotFreezeTheNode() {
+        NodeAck future = new NodeAck("future", "n1", 2, 1, Status.FAILED, "forged", 1, 1, "iptables",
+                Instant.parse("9999-01-01T00:00:00Z"));
+        store.recordAcks(List.of(applied("future", "n1", 1, 1), future));
+        assertThat(status("future", "n1").failing()).isTrue();
+
+        // The node's next ack, by an honest clock hours "earlier" than the forged one, is about a newer version: it wins.
+        store.recordAcks(List.of(applied("future", "n1", 3, 3)));
+
+        NodeStatus s = status("future", "n1");
+        assertThat(s.failing()).isFalse();
+        assertThat(s.running()).isEqualTo(3);
+        assertThat(s.ackedAt()).isEqualTo(T.plusSeconds(3));
+    }
+
+    @Test
+    void aNodeWhoseClockIsBehindIsShownAsItAcks() {
+        // A restarted agent re-acks the version it runs, with a clock a day behind its earlier ack: still the newest word.
+        store.recordAcks(List.of(failed("skew", "n1", 4, 4, "ipset: busy", 100)));
+        Instant before = now();
+        store.recordAcks(List.of(applied("skew", "n1", 4, -86_400)));
+
+        NodeStatus s = status("skew", "n1");
+        assertThat(s.failing()).isFalse();
+        assertThat(s.running()).isEqualTo(4);
+        assertThat(s.ackedAt()).isEqualTo(T.minusSeconds(86_400));
+        assertThat(s.updatedAt()).isAfterOrEqualTo(before);
+    }
+
+    private Instant now() {
+        // The database's clock, which stamps what it stores.
+        return new org.springframework.jdbc.core.JdbcTemplate(db.dataSource()).queryForObject("SELECT clock_timestamp()",
+                java.sql.Timestamp.class).toInstant();
     }
 }

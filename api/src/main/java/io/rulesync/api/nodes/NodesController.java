@@ -112,14 +112,19 @@ public class NodesController {
             LastAck lastAck, LastError lastError) {
     }
 
-    public record LastAck(long version, String status, String at, long durationMs, int ruleCount, String mode) {
+    /**
+     * The newest ack. {@code at} is when the api received it, by the api's clock; {@code nodeAt} is what the node's clock
+     * said, shown for display only (a node whose clock is off shows both).
+     */
+    public record LastAck(long version, String status, String at, String nodeAt, long durationMs, int ruleCount, String mode) {
     }
 
     public record LastError(String message, Long version, String at) {
     }
 
     private static NodeJson json(Convergence.NodeState s, NodeStatus a) {
-        LastAck ack = a == null ? null : new LastAck(a.lastVersion(), a.lastStatus().name(), a.ackedAt().toString(), a.durationMs(),
+        LastAck ack = a == null ? null : new LastAck(a.lastVersion(), a.lastStatus().name(), a.updatedAt().toString(),
+                a.ackedAt().toString(), a.durationMs(),
                 a.ruleCount(), a.mode());
         LastError error = a == null || a.lastError() == null ? null
                 : new LastError(a.lastError(), a.lastErrorVersion(), a.lastErrorAt().toString());

@@ -24,6 +24,10 @@ import tools.jackson.databind.JsonNode;
 public record NodeAck(String cluster, String node, long version, long running, Status status, String error,
         long durationMs, int ruleCount, String mode, Instant at) {
     public static final int FORMAT = 1;
+    /** Characters of {@code error} an ack may carry: a tool's reason, bounded already by the agent, fits many times over. */
+    public static final int MAX_ERROR = 4_096;
+    /** Characters of {@code mode}: a mode and its fallback reason. */
+    public static final int MAX_MODE = 1_024;
 
     public enum Status { APPLIED, FAILED }
 
@@ -40,9 +44,24 @@ public record NodeAck(String cluster, String node, long version, long running, S
         if ((status == Status.FAILED) != (error != null)) {
             throw new IllegalArgumentException("error: a FAILED ack carries an error, an APPLIED one does not");
         }
+        // Stored and shown to every operator: a node may not fill the database or a page with one ack.
+        if (error != null && error.length() > MAX_ERROR) {
+            throw new IllegalArgumentException("error: " + error.length() + " characters, at most " + MAX_ERROR);
+        }
+        if (mode.length() > MAX_MODE) {
+            throw new IllegalArgumentException("mode: " + mode.length() + " characters, at most " + MAX_MODE);
+        }
+        if (running > version) {
+            throw new IllegalArgumentException("running: " + running + " is newer than the version the ack is about, " + version);
+        }
         if (version < 0 || running < 0 || durationMs < 0 || ruleCount < 0) {
             throw new IllegalArgumentException("version, running, durationMs and ruleCount must not be negative");
         }
+    }
+
+    /** {@code error} cut to {@link #MAX_ERROR} characters: what an agent reports when a tool said more. */
+    public static String bounded(String error) {
+        return error == null || error.length() <= MAX_ERROR ? error : error.substring(0, MAX_ERROR - 1) + "…";
     }
 
     public String toJson() {
