@@ -1,6 +1,9 @@
 package io.rulesync.api;
 
-import io.rulesync.api.access.ApiTokens;
+import io.rulesync.api.access.Credentials;
+import io.rulesync.api.access.RateLimits;
+import io.rulesync.api.errors.BodyLimits;
+import io.micrometer.core.instrument.Gauge;
 import io.rulesync.api.acks.AckConnection;
 import io.rulesync.api.acks.AckWriter;
 import io.rulesync.api.acks.AcksController;
@@ -273,30 +276,63 @@ public class ApiApplication {
         return new ActionsController(store, actions, rollouts, p.eventsTopic(), p.actionWait(), p.actionTimeout(), Clock.systemUTC());
     }
 
-    /** The configured tokens: the file's lines, then the inline ones. The api does not start without any. */
+    /**
+     * The configured credentials: api tokens (the file's lines, then the inline ones) and node issuers. The api does not
+     * start without a token. The files are read again every {@code credentials-check}: a revoked token is refused, and
+     * its streams ended, within that much time.
+     */
     @Bean
-    ApiTokens apiTokens(ApiProperties p) throws IOException {
-        List<String> lines = new ArrayList<>();
-        String source = "rulesync.api.tokens";
-        if (p.tokensFile() != null && !p.tokensFile().isBlank()) {
-            lines.addAll(Files.readAllLines(Path.of(p.tokensFile())));
-            source = p.tokensFile() + (p.tokens().isEmpty() ? "" : " and rulesync.api.tokens");
-        }
-        lines.addAll(p.tokens());
-        ApiTokens tokens = ApiTokens.parse(lines, source);
-        for (String name : tokens.unboundAgents()) {
+    Credentials credentials(ApiProperties p, MeterRegistry meters) throws IOException {
+        Credentials c = new Credentials(p.tokensFile() == null || p.tokensFile().isBlank() ? null : Path.of(p.tokensFile()), p.tokens(),
+                p.nodeIssuers() == null || p.nodeIssuers().isBlank() ? null : Path.of(p.nodeIssuers()), Clock.systemUTC(), meters);
+        for (String name : c.tokens().unboundAgents()) {
             LoggerFactory.getLogger(ApiApplication.class).warn("api token '{}' (agent) is bound to no cluster: a node holding it can "
-                    + "read every cluster's rules; make agent tokens with 'rulesync token --role agent --cluster ID [--node NAME]'",
-                    name);
+                    + "read every cluster's rules, and acknowledge for none; give each node its own credential ('rulesync token "
+                    + "--role agent --cluster ID --node NAME', or its ServiceAccount token with --node-issuers)", name);
         }
-        return tokens;
+        return c;
+    }
+
+    @Bean(destroyMethod = "shutdownNow")
+    ScheduledExecutorService credentialChecks(Credentials credentials, ApiProperties p) {
+        ScheduledExecutorService checks = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "credential-checks");
+            t.setDaemon(true);
+            return t;
+        });
+        long ms = p.credentialsCheck().toMillis();
+        checks.scheduleWithFixedDelay(credentials::reload, ms, ms, TimeUnit.MILLISECONDS);
+        return checks;
+    }
+
+    /** 1 while the api serves plain HTTP on a non-loopback address, as it was told to ({@code --insecure-http}). */
+    @Bean
+    Gauge insecureHttp(ApiProperties p, MeterRegistry meters) {
+        return Gauge.builder("rulesync.api.insecure.http", () -> p.insecureHttp() ? 1 : 0)
+                .description("1: the api serves plain HTTP on a non-loopback address (--insecure-http)").register(meters);
     }
 
     /** Failed authentications are logged at most once a minute per remote address, with the count left out. */
     @Bean
-    FilterRegistrationBean<BearerTokenFilter> bearerTokenFilter(ApiTokens tokens, MeterRegistry meters) {
+    FilterRegistrationBean<BearerTokenFilter> bearerTokenFilter(Credentials credentials, RateLimits limits, MeterRegistry meters) {
         FailedAuthentications failures = new FailedAuthentications(Duration.ofMinutes(1), 10_000, Clock.systemUTC());
-        FilterRegistrationBean<BearerTokenFilter> r = new FilterRegistrationBean<>(new BearerTokenFilter(tokens, failures, meters));
+        FilterRegistrationBean<BearerTokenFilter> r = new FilterRegistrationBean<>(new BearerTokenFilter(credentials, failures, limits,
+                meters));
+        r.addUrlPatterns("/*");
+        // After BodyLimits: a body too big is refused before anything else is done for it.
+        r.setOrder(Ordered.HIGHEST_PRECEDENCE + 1);
+        return r;
+    }
+
+    @Bean
+    RateLimits rateLimits(ApiProperties p, MeterRegistry meters) {
+        return new RateLimits(p.writesPerSecond(), p.failedAuthenticationsPerMinute(), meters);
+    }
+
+    /** Request bodies are bounded before they are read ({@link BodyLimits}). */
+    @Bean
+    FilterRegistrationBean<BodyLimits> bodyLimits(MeterRegistry meters) {
+        FilterRegistrationBean<BodyLimits> r = new FilterRegistrationBean<>(new BodyLimits(meters));
         r.addUrlPatterns("/*");
         r.setOrder(Ordered.HIGHEST_PRECEDENCE);
         return r;

@@ -22,10 +22,18 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param streamPort the port of node streams (0: any free one; default 8081)
  * @param maxStreams the most node streams this replica holds; more are refused, and their nodes try again or elsewhere
  * @param maxFallBehind how long versions may wait for a node stream that does not read them before it is ended
+ * @param nodeIssuers a file naming, per cluster, the issuer and keys of its nodes' ServiceAccount tokens (null: none)
+ * @param credentialsCheck how often the tokens and issuers files are read again
+ * @param tlsCert the certificate chain node streams are served with (null: plain text), as the REST api's
+ * @param tlsKey its key
+ * @param writesPerSecond how many writes one credential may make a second before it is answered 429
+ * @param failedAuthenticationsPerMinute how many failed authentications one address may have a minute before it is refused
+ * @param insecureHttp whether the api was told to serve plain HTTP on a non-loopback address (shown as a metric)
  */
 @ConfigurationProperties("rulesync.api")
 public record ApiProperties(Integer cachedVersions, String tokensFile, List<String> tokens, String eventsTopic, Duration actionWait,
-        Duration actionTimeout, String fleet, Integer streamPort, Integer maxStreams, Duration maxFallBehind) {
+        Duration actionTimeout, String fleet, Integer streamPort, Integer maxStreams, Duration maxFallBehind, String nodeIssuers, Duration credentialsCheck,
+        String tlsCert, String tlsKey, Integer writesPerSecond, Integer failedAuthenticationsPerMinute, boolean insecureHttp) {
     public ApiProperties {
         cachedVersions = cachedVersions == null ? 4 : cachedVersions;
         tokens = tokens == null ? List.of() : List.copyOf(tokens);
@@ -35,5 +43,9 @@ public record ApiProperties(Integer cachedVersions, String tokensFile, List<Stri
         streamPort = streamPort == null ? 8081 : streamPort;
         maxStreams = maxStreams == null ? 20_000 : maxStreams;
         maxFallBehind = maxFallBehind == null ? Duration.ofSeconds(30) : maxFallBehind;
+        // An agent writes an ack request at most every few hundred ms; an operator a rollback now and then.
+        writesPerSecond = writesPerSecond == null ? 20 : writesPerSecond;
+        failedAuthenticationsPerMinute = failedAuthenticationsPerMinute == null ? 60 : failedAuthenticationsPerMinute;
+        credentialsCheck = credentialsCheck == null ? Duration.ofSeconds(2) : credentialsCheck;
     }
 }

@@ -45,6 +45,7 @@ class DatabaseOutageApiTest {
             ds.setUser("postgres");
             StoredClusters.twoVersions(CompilerStores.on(ds), "shop");
             try (TestApi api = TestApi.on(url, "postgres", "")) {
+                String node = api.nodeToken("shop", "n1");
                 for (String path : READS) {
                     assertThat(api.get(path).statusCode()).as(path).isEqualTo(200);
                 }
@@ -70,7 +71,7 @@ class DatabaseOutageApiTest {
                 }
                 // Acks go through a connection of their own (AckConnection): it fails as fast, and heals as the pool does.
                 long ackStart = System.nanoTime();
-                HttpResponse<String> refused = api.post(ACKS, ack(2), TestApi.AGENT.token());
+                HttpResponse<String> refused = api.post(ACKS, ack(2), node);
                 assertThat(refused.statusCode()).as(refused.body()).isEqualTo(503);
                 assertThat(Duration.ofNanos(System.nanoTime() - ackStart)).as("an ack while the database is down").isLessThan(FAST);
                 HttpResponse<String> liveness = api.get("/actuator/health/liveness", null);
@@ -85,7 +86,7 @@ class DatabaseOutageApiTest {
                 }
                 awaitStatus(api, "/actuator/health/readiness", null, 200);
                 await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
-                        assertThat(api.post(ACKS, ack(2), TestApi.AGENT.token()).statusCode()).as("an ack after the outage").isEqualTo(204));
+                        assertThat(api.post(ACKS, ack(2), node).statusCode()).as("an ack after the outage").isEqualTo(204));
                 assertThat(new NodeStatusStore(ds).nodeStatus("shop", List.of("n1"))).singleElement()
                         .extracting(NodeStatus::running).isEqualTo(2L);
                 System.out.printf("database back: every request served again after %d ms%n",

@@ -46,18 +46,24 @@ public final class AccessRules {
     }
 
     /**
-     * Why a bound agent token may not make this request ({@link ApiTokens.Scope}); empty when it may, or is bound to
-     * nothing. {@code queryNode} is the request's {@code ?node=} (null without one); an ack names its node in the path.
+     * Why an agent's credential may not make this request; empty when it may. A credential bound to a cluster reads only
+     * that cluster's rules, one bound to a node only that node's; an unbound one reads every cluster's. An ack speaks for
+     * a node, which only that node's own credential may: not one bound to its cluster only, nor an unbound one.
+     * {@code queryNode} is the request's {@code ?node=} (null without one); an ack names its node in the path.
      */
     public static Optional<String> outOfScope(ApiTokens.Caller caller, String path, String queryNode) {
         ApiTokens.Scope scope = caller.scope();
+        Matcher ack = ACK.matcher(path);
+        String prefix = "/api/v1/clusters/";
+        String cluster = path.startsWith(prefix) ? path.substring(prefix.length()).split("/", 2)[0] : null;
+        if (ack.matches() && caller.role() == Role.AGENT && scope.node() == null) {
+            return Optional.of("token '" + caller.name() + "' is not bound to a node: only node '" + ack.group(1)
+                    + "''s own credential may acknowledge for it");
+        }
         if (!scope.bound()) {
             return Optional.empty();
         }
-        Matcher ack = ACK.matcher(path);
         String node = ack.matches() ? ack.group(1) : queryNode;
-        String prefix = "/api/v1/clusters/";
-        String cluster = path.startsWith(prefix) ? path.substring(prefix.length()).split("/", 2)[0] : null;
         if (!scope.cluster().equals(cluster)) {
             return Optional.of("token '" + caller.name() + "' is bound to cluster '" + scope.cluster() + "'; it may not read "
                     + (cluster == null ? path : "cluster '" + cluster + "'"));

@@ -3,6 +3,9 @@ package io.rulesync.api.access;
 import io.rulesync.model.cluster.KubernetesNames;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.util.ArrayList;
@@ -57,10 +60,22 @@ public final class ApiTokens {
         }
     }
 
-    /** Who a token belongs to, and (an agent's) what it is bound to. */
-    public record Caller(String name, Role role, Scope scope) {
+    /**
+     * Who a credential belongs to, (an agent's) what it is bound to, and when it stops being valid (null: when it is
+     * revoked; a node's ServiceAccount token expires).
+     */
+    public record Caller(String name, Role role, Scope scope, Instant expires) {
+        public Caller(String name, Role role, Scope scope) {
+            this(name, role, scope, null);
+        }
+
         public Caller(String name, Role role) {
             this(name, role, Scope.ANY);
+        }
+
+        /** Whether this credential may speak for {@code node} of {@code cluster}: only a credential bound to that node. */
+        public boolean speaksFor(String cluster, String node) {
+            return role == Role.AGENT && cluster.equals(scope.cluster()) && node.equals(scope.node());
         }
     }
 
@@ -72,9 +87,13 @@ public final class ApiTokens {
     }
 
     private final List<Entry> entries;
+    /** By the hex of the token's hash: a lookup by hash tells a timing observer nothing about a token it does not hold. */
+    private final Map<String, Caller> byHash;
 
     private ApiTokens(List<Entry> entries) {
         this.entries = List.copyOf(entries);
+        this.byHash = new HashMap<>();
+        entries.forEach(e -> byHash.put(HexFormat.of().formatHex(e.hash()), e.caller()));
     }
 
     /**
@@ -161,17 +180,22 @@ public final class ApiTokens {
                 .toList();
     }
 
-    /** Whose token this is; empty for a token nobody configured. */
+    /**
+     * Whose token this is; empty for a token nobody configured. The token is hashed first and the hash looked up: what a
+     * lookup's time could reveal is a prefix of a SHA-256, which does not help anyone find a token.
+     */
     public Optional<Caller> authenticate(String token) {
-        byte[] hash = sha256(token);
-        Caller found = null;
-        for (Entry e : entries) {
-            // Compare with every entry, in constant time each: how long this takes says nothing about the token.
-            if (MessageDigest.isEqual(e.hash(), hash)) {
-                found = e.caller();
-            }
-        }
-        return Optional.ofNullable(found);
+        return Optional.ofNullable(byHash.get(HexFormat.of().formatHex(sha256(token))));
+    }
+
+    /** The hash of a token as the tokens file writes it, without {@code sha256:}: how an open stream's credential is named. */
+    public static String hash(String token) {
+        return HexFormat.of().formatHex(sha256(token));
+    }
+
+    /** How many tokens are configured. */
+    public int size() {
+        return entries.size();
     }
 
     /** A fresh random token for {@code name} with {@code role}, bound to nothing. */

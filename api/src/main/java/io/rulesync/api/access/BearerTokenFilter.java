@@ -6,11 +6,10 @@ import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.rulesync.model.event.Json;
+import io.rulesync.api.errors.FilterProblems;
 import io.rulesync.model.text.Printable;
 import java.io.IOException;
-import java.util.LinkedHashMap;
-import java.util.Map;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -35,12 +34,14 @@ public final class BearerTokenFilter extends OncePerRequestFilter {
     /** The counter of refused authentications, tagged {@code reason}. */
     public static final String FAILURES = "rulesync.api.authentication.failures";
 
-    private final ApiTokens tokens;
+    private final Credentials credentials;
     private final FailedAuthentications failures;
+    private final RateLimits limits;
     private final MeterRegistry meters;
 
-    public BearerTokenFilter(ApiTokens tokens, FailedAuthentications failures, MeterRegistry meters) {
-        this.tokens = tokens;
+    public BearerTokenFilter(Credentials credentials, FailedAuthentications failures, RateLimits limits, MeterRegistry meters) {
+        this.credentials = credentials;
+        this.limits = limits;
         this.failures = failures;
         this.meters = meters;
     }
@@ -56,16 +57,22 @@ public final class BearerTokenFilter extends OncePerRequestFilter {
             chain.doFilter(request, response);
             return;
         }
+        Duration wait = limits.refusedAddress(request.getRemoteAddr());
+        if (!wait.isZero()) {
+            tooMany(response, wait, "too many failed authentications from " + request.getRemoteAddr() + "; try again later");
+            return;
+        }
         String header = request.getHeader("Authorization");
         if (header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7) || header.length() == 7) {
             failed(request, method, path, header == null ? "no Authorization header" : "the Authorization header holds no bearer token");
             refuse(response, HttpStatus.UNAUTHORIZED, "this request needs 'Authorization: Bearer TOKEN'");
             return;
         }
-        Caller caller = tokens.authenticate(header.substring(7).strip()).orElse(null);
+        Credentials.Result result = credentials.authenticate(header.substring(7).strip());
+        Caller caller = result.caller();
         if (caller == null) {
-            failed(request, method, path, "unknown token");
-            refuse(response, HttpStatus.UNAUTHORIZED, "the bearer token is not one the api knows");
+            failed(request, method, path, result.failure());
+            refuse(response, HttpStatus.UNAUTHORIZED, "the bearer token is not one the api knows, or no longer valid");
             return;
         }
         Set<Role> allowed = AccessRules.allowed(method, path);
@@ -87,27 +94,32 @@ public final class BearerTokenFilter extends OncePerRequestFilter {
             refuse(response, HttpStatus.FORBIDDEN, outOfScope.get());
             return;
         }
+        if (!("GET".equals(method) || "HEAD".equals(method))) {
+            wait = limits.write(caller.name());
+            if (!wait.isZero()) {
+                tooMany(response, wait, "token '" + caller.name() + "' writes more often than the api takes; try again later");
+                return;
+            }
+        }
         request.setAttribute(CALLER, caller);
         chain.doFilter(request, response);
     }
 
+    private static void tooMany(HttpServletResponse response, Duration wait, String detail) throws IOException {
+        response.setHeader("Retry-After", RateLimits.retryAfter(wait));
+        FilterProblems.write(response, HttpStatus.TOO_MANY_REQUESTS, detail);
+    }
+
     private void failed(HttpServletRequest request, String method, String path, String reason) {
-        meters.counter(FAILURES, "reason", reason).increment();
+        limits.failed(request.getRemoteAddr());
+        meters.counter(FAILURES, "reason", FailedAuthentications.kind(reason)).increment();
         failures.failed(method, path, request.getRemoteAddr(), reason).ifPresent(log::warn);
     }
 
     private static void refuse(HttpServletResponse response, HttpStatus status, String detail) throws IOException {
-        response.setStatus(status.value());
         if (status == HttpStatus.UNAUTHORIZED) {
             response.setHeader("WWW-Authenticate", "Bearer realm=\"rulesync\"");
         }
-        response.setContentType("application/problem+json");
-        response.setCharacterEncoding("UTF-8");
-        Map<String, Object> problem = new LinkedHashMap<>();
-        problem.put("type", "about:blank");
-        problem.put("title", status.getReasonPhrase());
-        problem.put("status", status.value());
-        problem.put("detail", detail);
-        response.getWriter().write(Json.write(problem));
+        FilterProblems.write(response, status, detail);
     }
 }

@@ -39,6 +39,18 @@ public final class FailedAuthentications {
     }
 
     /**
+     * The failure counter's {@code reason} tag for a reason: the few fixed reasons as they are, and every reason a node
+     * token was refused for as one (those name clusters, times and claims: a tag of each would grow without bound).
+     */
+    public static String kind(String reason) {
+        return switch (reason) {
+            case "no Authorization header", "the Authorization header holds no bearer token", "no authorization header",
+                 "the authorization header holds no bearer token", "unknown token" -> reason;
+            default -> "invalid node token";
+        };
+    }
+
+    /**
      * Records a failure and returns the line to log for it, or empty when this address had one
      * logged within the interval (the failure is counted for the next line).
      */

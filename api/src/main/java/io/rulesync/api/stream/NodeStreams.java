@@ -7,10 +7,14 @@ import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.rulesync.api.access.ApiTokens;
+import io.rulesync.api.access.Credentials;
 import io.rulesync.api.acks.AckWriter;
 import io.rulesync.api.deltas.DeltaWaits;
 import io.rulesync.client.stream.NodeSync;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -31,6 +35,7 @@ import org.slf4j.LoggerFactory;
 public final class NodeStreams implements ServerCalls.BidiStreamingMethod<byte[], byte[]> {
     private static final Logger log = LoggerFactory.getLogger(NodeStreams.class);
 
+    private final Clock clock;
     private final DeltaWaits waits;
     private final AckWriter acks;
     private final Executor work;
@@ -42,6 +47,7 @@ public final class NodeStreams implements ServerCalls.BidiStreamingMethod<byte[]
     private final Counter frames;
     private final Counter snapshots;
     private final Counter ackCount;
+    private final Counter revoked;
     private volatile boolean stopping;
 
     /**
@@ -50,6 +56,13 @@ public final class NodeStreams implements ServerCalls.BidiStreamingMethod<byte[]
      * @param maxFallBehind how long versions may wait for a stream that does not read before it is ended
      */
     public NodeStreams(DeltaWaits waits, AckWriter acks, Executor work, int maxStreams, Duration maxFallBehind, MeterRegistry meters) {
+        this(waits, acks, work, maxStreams, maxFallBehind, meters, Clock.systemUTC());
+    }
+
+    /** @param clock the api's clock, which decides when a credential has expired */
+    public NodeStreams(DeltaWaits waits, AckWriter acks, Executor work, int maxStreams, Duration maxFallBehind, MeterRegistry meters,
+            Clock clock) {
+        this.clock = clock;
         this.waits = waits;
         this.acks = acks;
         this.work = work;
@@ -64,6 +77,8 @@ public final class NodeStreams implements ServerCalls.BidiStreamingMethod<byte[]
         this.snapshots = Counter.builder("rulesync.streams.snapshots")
                 .description("nodes told on their stream to load a snapshot").register(meters);
         this.ackCount = Counter.builder("rulesync.streams.acks").description("acks received on node streams").register(meters);
+        this.revoked = Counter.builder("rulesync.streams.revoked")
+                .description("node streams ended because their credential was revoked or expired").register(meters);
     }
 
     /** The service to serve, behind {@link StreamAccess}. */
@@ -97,10 +112,43 @@ public final class NodeStreams implements ServerCalls.BidiStreamingMethod<byte[]
         return open.size();
     }
 
-    /** Ends every stream whose versions have waited longer than the fall-behind limit. Called every second. */
+    /**
+     * Checks every open stream's credential again, after the api's credentials changed: a stream whose credential is no
+     * longer valid, or no longer speaks for its node, is ended with {@code UNAUTHENTICATED}. Its node reconnects, and is
+     * refused there too.
+     */
+    public void recheck(Credentials credentials) {
+        for (NodeStreamCall c : List.copyOf(open)) {
+            StreamAccess.Identity id = c.identity();
+            ApiTokens.Caller now = credentials.authenticate(id.bearer()).caller();
+            if (now == null || !now.speaksFor(id.cluster(), id.node())) {
+                end(c, "its credential was revoked");
+            }
+        }
+    }
+
+    private void end(NodeStreamCall c, String why) {
+        revoked.increment();
+        StreamAccess.Identity id = c.identity();
+        log.atWarn().addKeyValue("cluster", id.cluster()).addKeyValue("node", id.node())
+                .log("ending the stream of node {} of cluster {} ({}): {}", id.node(), id.cluster(), id.caller().name(), why);
+        c.fail(Status.UNAUTHENTICATED, "the stream's credential is no longer valid: " + why);
+    }
+
+    /**
+     * Ends every stream whose versions have waited longer than the fall-behind limit, and every stream whose credential
+     * expired (a node's ServiceAccount token lives an hour or so; its agent reconnects with the token the kubelet renewed).
+     * Called every second.
+     */
     public void sweep() {
         long now = System.nanoTime();
+        Instant wall = clock.instant();
         for (NodeStreamCall c : List.copyOf(open)) {
+            Instant expires = c.identity().caller().expires();
+            if (expires != null && !wall.isBefore(expires)) {
+                end(c, "it expired at " + expires);
+                continue;
+            }
             long behind = c.behindNanos(now);
             if (behind > maxFallBehind.toNanos()) {
                 fellBehind.increment();

@@ -11,34 +11,42 @@ import io.grpc.Status;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.BearerTokenFilter;
+import io.rulesync.api.access.Credentials;
 import io.rulesync.api.access.FailedAuthentications;
 import io.rulesync.api.access.Role;
 import io.rulesync.client.stream.NodeSync;
 import io.rulesync.model.cluster.KubernetesNames;
 import java.util.Optional;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Who may open a node stream: an agent token, for the cluster and node the call's headers name, which a bound token must
- * be bound to. Decided before the stream's first message, as the REST endpoints decide before the body: a refusal costs
+ * Who may open a node stream: a node's own credential (an agent token bound to that node, or the node's ServiceAccount
+ * token), for the cluster and node the call's headers name. Acks ride the stream, so it speaks for its node: a credential
+ * bound to a cluster only, or to nothing, reads rules over REST but opens no stream. Decided before the stream's first message, as the REST endpoints decide before the body: a refusal costs
  * the api one lookup of the token. Failures are counted and logged as the REST endpoints' are.
  */
 final class StreamAccess implements ServerInterceptor {
     private static final Logger log = LoggerFactory.getLogger(StreamAccess.class);
     static final Context.Key<Identity> IDENTITY = Context.key("rulesync-node");
 
-    /** The node a stream speaks for, and the token that says so. */
-    record Identity(String cluster, String node, ApiTokens.Caller caller) {
+    /**
+     * The node a stream speaks for, and the credential that says so (kept to check it again when the api's credentials
+     * change: a revoked one ends the stream).
+     */
+    record Identity(String cluster, String node, ApiTokens.Caller caller, String bearer) {
+        @Override
+        public String toString() {
+            return "Identity[" + cluster + "/" + node + ", " + caller.name() + "]";
+        }
     }
 
-    private final Supplier<ApiTokens> tokens;
+    private final Credentials credentials;
     private final FailedAuthentications failures;
     private final MeterRegistry meters;
 
-    StreamAccess(Supplier<ApiTokens> tokens, FailedAuthentications failures, MeterRegistry meters) {
-        this.tokens = tokens;
+    StreamAccess(Credentials credentials, FailedAuthentications failures, MeterRegistry meters) {
+        this.credentials = credentials;
         this.failures = failures;
         this.meters = meters;
     }
@@ -50,9 +58,11 @@ final class StreamAccess implements ServerInterceptor {
             return refuse(call, Status.UNAUTHENTICATED, header == null ? "no authorization header" : "the authorization header holds no bearer token",
                     "this stream needs 'authorization: Bearer TOKEN'");
         }
-        ApiTokens.Caller caller = tokens.get().authenticate(header.substring(7).strip()).orElse(null);
+        String bearer = header.substring(7).strip();
+        Credentials.Result result = credentials.authenticate(bearer);
+        ApiTokens.Caller caller = result.caller();
         if (caller == null) {
-            return refuse(call, Status.UNAUTHENTICATED, "unknown token", "the bearer token is not one the api knows");
+            return refuse(call, Status.UNAUTHENTICATED, result.failure(), "the bearer token is not one the api knows, or no longer valid");
         }
         if (caller.role() != Role.AGENT) {
             return deny(call, caller, "token '" + caller.name() + "' has role " + caller.role().id() + "; the node stream is for agent tokens");
@@ -73,7 +83,11 @@ final class StreamAccess implements ServerInterceptor {
             return deny(call, caller, "token '" + caller.name() + "' is bound to node '" + scope.node() + "' of cluster '" + scope.cluster()
                     + "'; it may not speak for node '" + node + "'");
         }
-        Context ctx = Context.current().withValue(IDENTITY, new Identity(cluster, node, caller));
+        if (!caller.speaksFor(cluster, node)) {
+            return deny(call, caller, "token '" + caller.name() + "' is not bound to a node: a node stream carries acks, which only node '"
+                    + node + "''s own credential may send");
+        }
+        Context ctx = Context.current().withValue(IDENTITY, new Identity(cluster, node, caller, bearer));
         return Contexts.interceptCall(ctx, call, headers, next);
     }
 
@@ -91,7 +105,7 @@ final class StreamAccess implements ServerInterceptor {
     }
 
     private <Q, A> ServerCall.Listener<Q> refuse(ServerCall<Q, A> call, Status status, String reason, String detail) {
-        meters.counter(BearerTokenFilter.FAILURES, "reason", reason).increment();
+        meters.counter(BearerTokenFilter.FAILURES, "reason", FailedAuthentications.kind(reason)).increment();
         String remote = String.valueOf(call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
         failures.failed("STREAM", NodeSync.SERVICE, remote, reason).ifPresent(log::warn);
         call.close(status.withDescription(detail), new Metadata());

@@ -282,11 +282,19 @@ class DeltasApiTest {
         // Only nodes acknowledge: an operator's word on what a node runs would be a forged ack.
         assertProblem(api.post(path, "[" + ack.toJson() + "]", TestApi.OPERATOR.token()), 403, null, "needs agent");
         assertProblem(api.post(path, "[" + ack.toJson() + "]", TestApi.VIEWER.token()), 403, null, "needs agent");
-        assertProblem(api.post("/api/v1/clusters/shop/nodes/n2/acks", "[" + forN2.toJson() + "," + ack.toJson() + "]", AGENT), 400,
+        // A credential bound to the cluster only, or to nothing, reads rules but speaks for no node.
+        assertProblem(api.post("/api/v1/clusters/bank/nodes/n1/acks", "[" + ack.toJson() + "]", TestApi.BANK.token()), 403, null,
+                "token 'bank-agents' is not bound to a node: only node 'n1''s own credential may acknowledge for it");
+        assertProblem(api.post(path, "[" + ack.toJson() + "]", AGENT), 403, null, "is not bound to a node");
+        String n2 = api.nodeToken("shop", "n2");
+        assertProblem(api.post("/api/v1/clusters/shop/nodes/n2/acks", "[" + forN2.toJson() + "," + ack.toJson() + "]", n2), 400,
                 "body", "body[1]: the ack is for node 'n1' of cluster 'shop', not the node and cluster of the path");
-        assertProblem(api.post(path, "[{\"v\": 1}]", AGENT), 400, "body", "body[0]: ");
-        assertProblem(api.post(path, ack.toJson(), AGENT), 400, "body", "body: expected a list of 1-1000 acks");
-        assertProblem(api.post(path, "[", AGENT), 400, "body", "body: is not JSON");
+        String n1 = TestApi.SHOP_N1.token();
+        assertProblem(api.post(path, "[{\"v\": 1}]", n1), 400, "body", "body[0]: ");
+        assertProblem(api.post(path, ack.toJson(), n1), 400, "body", "body: expected a list of 1-1000 acks");
+        assertProblem(api.post(path, "[", n1), 400, "body", "body: is not JSON");
+        assertThat(new NodeStatusStore(api.database().dataSource()).nodeStatus("shop", List.of("n2"))).as("nothing stored for n2").isEmpty();
+        assertThat(new NodeStatusStore(api.database().dataSource()).nodeStatus("bank", List.of("n1"))).as("nothing stored for bank").isEmpty();
     }
 
     @Test
@@ -313,6 +321,7 @@ class DeltasApiTest {
     @Test
     void acksAreStoredWhileQueriesHoldEveryPooledConnection() throws Exception {
         // Take every connection of the pool the queries share, as a burst of large reads does.
+        String starved = api.nodeToken("shop", "starved");
         DataSource shared = api.context().getBean(DataSource.class);
         List<Connection> held = new ArrayList<>();
         try {
@@ -325,7 +334,7 @@ class DeltasApiTest {
             }
             assertThat(api.get("/api/v1/clusters/shop/nodes").statusCode()).as("a query while the pool is taken").isEqualTo(503);
             NodeAck a = new NodeAck("shop", "starved", 2, 2, NodeAck.Status.APPLIED, null, 1, 10, "hollow", Instant.now());
-            HttpResponse<String> r = api.post("/api/v1/clusters/shop/nodes/starved/acks", "[" + a.toJson() + "]", AGENT);
+            HttpResponse<String> r = api.post("/api/v1/clusters/shop/nodes/starved/acks", "[" + a.toJson() + "]", starved);
             assertThat(r.statusCode()).as(r.body()).isEqualTo(204);
         } finally {
             for (Connection c : held) {
@@ -383,9 +392,11 @@ class DeltasApiTest {
         }
     }
 
+    /** POST with the credential of the node the path names. */
     private HttpResponse<String> post(String path, String json) {
+        String[] parts = path.split("/"); // "", api, v1, clusters, C, nodes, N, acks
         try {
-            return api.post(path, json, AGENT);
+            return api.post(path, json, api.nodeToken(parts[4], parts[6]));
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }

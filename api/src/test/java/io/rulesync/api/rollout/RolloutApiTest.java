@@ -293,7 +293,7 @@ class RolloutApiTest {
     private void ack(String node, long version, String error) throws Exception {
         NodeAck a = error == null ? new NodeAck("shop", node, version, version, NodeAck.Status.APPLIED, null, 5, 40, "iptables", Instant.now())
                 : new NodeAck("shop", node, version, version - 1, NodeAck.Status.FAILED, error, 5, 0, "iptables", Instant.now());
-        HttpResponse<String> r = api.post("/api/v1/clusters/shop/nodes/" + node + "/acks", "[" + a.toJson() + "]", AGENT);
+        HttpResponse<String> r = api.post("/api/v1/clusters/shop/nodes/" + node + "/acks", "[" + a.toJson() + "]", api.nodeToken("shop", node));
         assertThat(r.statusCode()).as(r.body()).isEqualTo(204);
     }
 }

@@ -120,7 +120,7 @@ class NodeStreamApiTest {
 
     @Test
     void versionsComeAsTheyAreStoredAndAcksRideBack() throws Exception {
-        Node n1 = new Node(api, "shop2", "n1", TestApi.AGENT.token(), 4);
+        Node n1 = new Node(api, "shop2", "n1", api.nodeToken("shop2", "n1"), 4);
         n1.stream.send(new NodeFrame.Resume(1));
         ServerFrame.Deltas first = n1.deltas();
         assertThat(first.upTo()).isEqualTo(2);
@@ -147,8 +147,8 @@ class NodeStreamApiTest {
     /** Two nodes waiting on the same version get the same bytes: the frame is made once. */
     @Test
     void oneFrameIsMadeForEveryNodeWaitingOnTheVersion() throws Exception {
-        Node a = new Node(api, "bank", "n1", TestApi.AGENT.token(), 4);
-        Node b = new Node(api, "bank", "n2", BANK.token(), 4);
+        Node a = new Node(api, "bank", "n1", api.nodeToken("bank", "n1"), 4);
+        Node b = new Node(api, "bank", "n2", api.nodeToken("bank", "n2"), 4);
         a.stream.send(new NodeFrame.Resume(1));
         b.stream.send(new NodeFrame.Resume(1));
         ServerFrame.Deltas da = a.deltas();
@@ -168,6 +168,12 @@ class NodeStreamApiTest {
         assertThat(otherCluster.getDescription()).isEqualTo("token 'bank-agents' is bound to cluster 'bank'; it may not speak for cluster 'shop'");
         Status otherNode = new Node(api, "shop", "n2", TestApi.SHOP_N1.token(), 1).end();
         assertThat(otherNode.getDescription()).isEqualTo("token 'shop-n1' is bound to node 'n1' of cluster 'shop'; it may not speak for node 'n2'");
+        // A credential of the cluster only, or of none, opens no stream: acks ride it, and they speak for the node.
+        Status clusterOnly = new Node(api, "bank", "n1", BANK.token(), 1).end();
+        assertThat(clusterOnly.getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
+        assertThat(clusterOnly.getDescription()).isEqualTo("token 'bank-agents' is not bound to a node: a node stream carries acks, "
+                + "which only node 'n1''s own credential may send");
+        assertThat(new Node(api, "bank", "n1", TestApi.AGENT.token(), 1).end().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
         Status badName = new Node(api, "shop", "N1!", TestApi.AGENT.token(), 1).end();
         assertThat(badName.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
         assertThat(badName.getDescription()).startsWith("rulesync-node: ");
@@ -176,13 +182,13 @@ class NodeStreamApiTest {
     /** A stream speaks for its node only: an ack for another node ends it, and nothing is stored. */
     @Test
     void anAckForAnotherNodeEndsTheStreamAndIsNotStored() throws Exception {
-        Node n1 = new Node(api, "bank", "n1", BANK.token(), 1);
+        Node n1 = new Node(api, "bank", "n1", api.nodeToken("bank", "n1"), 1);
         n1.stream.send(new NodeFrame.Acks(List.of(applied("bank", "n2", 2))));
         Status end = n1.end();
         assertThat(end.getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
         assertThat(end.getDescription()).isEqualTo("acks[0]: the ack is for node 'n2' of cluster 'bank'; this stream speaks for node 'n1' of "
                 + "cluster 'bank'");
-        Node garbage = new Node(api, "bank", "n1", BANK.token(), 1);
+        Node garbage = new Node(api, "bank", "n1", api.nodeToken("bank", "n1"), 1);
         garbage.stream.send("{\"v\":1,\"type\":\"acks\",\"acks\":[{\"nonsense\":true}]}".getBytes());
         assertThat(garbage.end().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
         assertThat(new NodeStatusStore(api.database().dataSource()).nodeStatus("bank")).noneMatch(s -> s.node().equals("n2"));
@@ -194,7 +200,7 @@ class NodeStreamApiTest {
         ClusterHead.Step step = StoredClusters.twoVersions(api.store(), "pruned");
         StoredClusters.next(api.store(), "pruned", step, 7, "10.244.1.9");
         new HistoryPruning(api.database().dataSource()).prune("pruned", 2, 0, 100, 100, Instant.now());
-        Node n = new Node(api, "pruned", "n2", TestApi.AGENT.token(), 4);
+        Node n = new Node(api, "pruned", "n2", api.nodeToken("pruned", "n2"), 4);
         n.stream.send(new NodeFrame.Resume(1));
         Object o = n.next();
         assertThat(o).isInstanceOf(ServerFrame.Snapshot.class);
@@ -214,9 +220,9 @@ class NodeStreamApiTest {
         try (TestApi replica = TestApi.on(api.database().url(), api.database().user(), api.database().password(),
                 Map.of("rulesync.api.max-fall-behind", "PT2S"))) {
             ClusterHead.Step step = StoredClusters.twoVersions(replica.store(), "slow");
-            Node reader = new Node(replica, "slow", "n1", TestApi.AGENT.token(), 1000);
+            Node reader = new Node(replica, "slow", "n1", replica.nodeToken("slow", "n1"), 1000);
             // Asks for nothing, so never reads; the smallest HTTP/2 window (64 KiB), so the api's writes back up soon.
-            Node stuck = new Node(replica, "slow", "n2", TestApi.AGENT.token(), 0, 65_535);
+            Node stuck = new Node(replica, "slow", "n2", replica.nodeToken("slow", "n2"), 0, 65_535);
             reader.stream.send(new NodeFrame.Resume(1));
             stuck.stream.send(new NodeFrame.Resume(1));
             assertThat(reader.deltas().upTo()).isEqualTo(2);
@@ -250,10 +256,10 @@ class NodeStreamApiTest {
         TestApi replica = TestApi.on(api.database().url(), api.database().user(), api.database().password(),
                 Map.of("rulesync.api.max-streams", 1));
         try {
-            Node first = new Node(replica, "bank", "n1", TestApi.AGENT.token(), 4);
+            Node first = new Node(replica, "bank", "n1", replica.nodeToken("bank", "n1"), 4);
             first.stream.send(new NodeFrame.Resume(1));
             assertThat(first.deltas().upTo()).isEqualTo(2);
-            Status refused = new Node(replica, "bank", "n2", TestApi.AGENT.token(), 4).end();
+            Status refused = new Node(replica, "bank", "n2", replica.nodeToken("bank", "n2"), 4).end();
             assertThat(refused.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
             assertThat(refused.getDescription()).startsWith("this api replica holds 1 node streams, its most");
             assertThat(replica.context().getBean(MeterRegistry.class).get("rulesync.streams.refused").counter().count()).isEqualTo(1);

@@ -3,6 +3,11 @@ package io.rulesync.api.testing;
 import io.rulesync.api.ApiApplication;
 import io.rulesync.api.stream.NodeStreamServer;
 import io.rulesync.api.access.ApiTokens;
+import io.rulesync.api.access.Credentials;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import io.rulesync.api.access.Role;
 import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.compiler.runtime.CompilerStores;
@@ -51,6 +56,7 @@ public final class TestApi implements AutoCloseable {
     private final CompilerStores store;
     private final ConfigurableApplicationContext app;
     private final String base;
+    private final Map<String, String> nodeTokens = new java.util.HashMap<>();
 
     private TestApi(TestDatabase db, CompilerStores store, ConfigurableApplicationContext app) {
         this.db = db;
@@ -96,12 +102,41 @@ public final class TestApi implements AutoCloseable {
     }
 
     private static ConfigurableApplicationContext run(String url, String user, String password, Map<String, Object> more) {
+        Path tokens;
+        try {
+            tokens = Files.createTempFile("rulesync-test-tokens-", ".txt");
+            tokens.toFile().deleteOnExit();
+            Files.writeString(tokens, String.join("\n", tokenProperty().split(",")) + "\n");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
         Map<String, Object> p = new java.util.HashMap<>(Map.of("server.port", 0, "spring.datasource.url", url,
                 "spring.datasource.username", user, "spring.datasource.password", password, "spring.main.banner-mode", "off",
-                "rulesync.api.tokens", tokenProperty(), "rulesync.api.action-wait", "PT1S",
+                "rulesync.api.tokens-file", tokens.toString(), "rulesync.api.action-wait", "PT1S",
                 "rulesync.api.stream-port", 0));
+        // Every request of the suite comes from one address and a handful of tokens: the rate limits are the trust tests' own.
+        p.put("rulesync.api.writes-per-second", 100_000);
+        p.put("rulesync.api.failed-authentications-per-minute", 100_000);
         p.putAll(more);
         return new SpringApplicationBuilder(ApiApplication.class).web(WebApplicationType.SERVLET).properties(p).run();
+    }
+
+    /**
+     * A credential of {@code node} of {@code cluster} only, as every ack and node stream needs: an agent token bound to the
+     * node, added to this api's tokens file, which is read again before this returns.
+     */
+    public synchronized String nodeToken(String cluster, String node) {
+        return nodeTokens.computeIfAbsent(cluster + "/" + node, k -> {
+            ApiTokens.Issued t = ApiTokens.issue("node-" + nodeTokens.size(), Role.AGENT, new ApiTokens.Scope(cluster, node));
+            try {
+                Files.writeString(Path.of(app.getEnvironment().getProperty("rulesync.api.tokens-file")), t.line() + "\n",
+                        StandardOpenOption.APPEND);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            Assertions.assertThat(app.getBean(Credentials.class).reload()).as("the api read its tokens again").isTrue();
+            return t.token();
+        });
     }
 
     public CompilerStores store() {
