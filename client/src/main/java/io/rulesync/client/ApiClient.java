@@ -7,6 +7,8 @@ import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.function.Supplier;
+import io.rulesync.client.tls.TrustRoots;
 
 /**
  * The api's REST endpoints as its clients reach them, the node agent and the command line alike: its address, the
@@ -15,14 +17,22 @@ import java.util.Objects;
  */
 public final class ApiClient {
     private final URI base;
-    private final String token;
+    private final Supplier<String> token;
     private final HttpClient http;
+
+    /**
+     * @param token asked for the token before each request (a {@link TokenFile} gives a renewed one); it, or what it
+     *              gives, may be null: then no {@code Authorization} header is sent
+     */
+    public ApiClient(URI base, Supplier<String> token, HttpClient http) {
+        this.base = Objects.requireNonNull(base, "base");
+        this.token = token == null ? () -> null : token;
+        this.http = Objects.requireNonNull(http, "http");
+    }
 
     /** {@code token} may be null: then no {@code Authorization} header is sent. */
     public ApiClient(URI base, String token, HttpClient http) {
-        this.base = Objects.requireNonNull(base, "base");
-        this.token = token;
-        this.http = Objects.requireNonNull(http, "http");
+        this(base, () -> token, http);
     }
 
     public ApiClient(URI base, String token) {
@@ -34,11 +44,22 @@ public final class ApiClient {
         return HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     }
 
+    /** {@link #newHttpClient()} verifying the api's certificate by {@code roots}. */
+    public static HttpClient newHttpClient(TrustRoots roots) {
+        return HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).sslContext(roots.sslContext()).build();
+    }
+
     public URI base() {
         return base;
     }
 
+    /** The token now (a renewed one, when the file it comes from was rewritten). */
     public String token() {
+        return token.get();
+    }
+
+    /** Where the token comes from: for the node stream, which sends it at each connect. */
+    public Supplier<String> tokens() {
         return token;
     }
 
@@ -51,8 +72,9 @@ public final class ApiClient {
         String b = base.toString();
         URI uri = URI.create((b.endsWith("/") ? b.substring(0, b.length() - 1) : b) + (path.startsWith("/") ? path : "/" + path));
         HttpRequest.Builder req = HttpRequest.newBuilder(uri).timeout(timeout);
-        if (token != null) {
-            req.header("Authorization", "Bearer " + token);
+        String t = token.get();
+        if (t != null) {
+            req.header("Authorization", "Bearer " + t);
         }
         return req;
     }

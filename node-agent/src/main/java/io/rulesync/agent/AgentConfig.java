@@ -47,6 +47,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Supplier;
+import io.rulesync.client.tls.TrustRoots;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -67,14 +69,28 @@ import org.slf4j.LoggerFactory;
  * @param ackInterval    with the api, the least time between two ack requests (zero: one as soon as the last is answered)
  * @param stream         with {@link Transport#STREAM}: the api replicas' stream addresses, {@code host:port[,host:port]} or a
  *                       gRPC target; null: the api's host, port {@value #DEFAULT_STREAM_PORT}
+ * @param tokens         where the api token is read before each request and stream (a {@code TokenFile}: a renewed
+ *                       ServiceAccount token is taken without a restart); null: {@code apiToken}
+ * @param tls            the roots the api's certificate is verified by; null: the runtime's for an {@code https} api, and
+ *                       plain text for an {@code http} one (only an api on a loopback address, or told so, takes it)
  */
 public record AgentConfig(String cluster, String node, String kafka, Map<String, Object> kafkaSettings, Topics topics,
         URI api, String apiToken, List<IpFamily> families, Path dryRun, String netns, Path stateDir,
         Duration verifyEvery, int chainsPerCheck, ProxyMode mode, WhenIpvsUnavailable whenIpvsUnavailable, Duration ipvsDrainTimeout,
-        List<Cidr> ipvsExcludeCidrs, Transport transport, Duration ackInterval, String stream) {
+        List<Cidr> ipvsExcludeCidrs, Transport transport, Duration ackInterval, String stream, Supplier<String> tokens,
+        TrustRoots tls) {
     /** The api's stream port unless told otherwise. */
     public static final int DEFAULT_STREAM_PORT = 8081;
     private static final Logger log = LoggerFactory.getLogger(AgentConfig.class);
+
+    /** With the token as given, and TLS as the api's URL says. */
+    public AgentConfig(String cluster, String node, String kafka, Map<String, Object> kafkaSettings, Topics topics,
+            URI api, String apiToken, List<IpFamily> families, Path dryRun, String netns, Path stateDir,
+            Duration verifyEvery, int chainsPerCheck, ProxyMode mode, WhenIpvsUnavailable whenIpvsUnavailable, Duration ipvsDrainTimeout,
+            List<Cidr> ipvsExcludeCidrs, Transport transport, Duration ackInterval, String stream) {
+        this(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery, chainsPerCheck,
+                mode, whenIpvsUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, transport, ackInterval, stream, null, null);
+    }
 
     /** With IPVS's default drain timeout, no virtual servers of anyone else, deltas and acks through the api. */
     public AgentConfig(String cluster, String node, String kafka, Map<String, Object> kafkaSettings, Topics topics,
@@ -115,6 +131,18 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
         if (ipvsDrainTimeout.isNegative()) {
             throw new IllegalArgumentException("--ipvs-drain-timeout: " + ipvsDrainTimeout + " is negative");
         }
+        if (tokens == null) {
+            String given = apiToken;
+            tokens = () -> given;
+        }
+        if (tls == null && "https".equalsIgnoreCase(api.getScheme())) {
+            tls = TrustRoots.system();
+        }
+    }
+
+    /** The api's REST endpoints, with this configuration's token and roots. */
+    public ApiClient apiClient() {
+        return new ApiClient(api, tokens, tls == null ? ApiClient.newHttpClient() : ApiClient.newHttpClient(tls));
     }
 
     /**
@@ -207,7 +235,7 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
 
     /** @param observer also told every ack, after it is queued for the control plane: what a console shows of the versions applied */
     public AgentLoop loop(AckSink observer) {
-        ApiClient connection = new ApiClient(api, apiToken);
+        ApiClient connection = apiClient();
         return loop(connection, new ApiSnapshots(connection), observer);
     }
 
@@ -216,7 +244,7 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
      * {@code iptables-restore} is a test's wrapper on its PATH.
      */
     public AgentLoop loop(CommandRunner runner) {
-        ApiClient connection = new ApiClient(api, apiToken);
+        ApiClient connection = apiClient();
         return loop(connection, new ApiSnapshots(connection), kernel(runner.inNetns(netns), Clock.systemUTC()), ack -> { });
     }
 
@@ -234,7 +262,7 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
             // The stream asks the agent what it runs, and the agent sends its acks on the stream: made in that order.
             AtomicReference<Agent> self = new AtomicReference<>();
             String target = streamTarget();
-            StreamFeed stream = new StreamFeed(() -> NodeStream.channel(target, null, false), true, cluster, node, connection.token(),
+            StreamFeed stream = new StreamFeed(() -> NodeStream.channel(target, tls, null, false, 0), true, cluster, node, connection.tokens(),
                     () -> self.get() == null ? -1 : self.get().running(), ackInterval, clock);
             Agent agent = new Agent(cluster, node, snapshots, kernel, ack -> {
                 stream.publish(ack);

@@ -4,6 +4,9 @@ import io.rulesync.api.ApiApplication;
 import io.rulesync.api.stream.NodeStreamServer;
 import io.rulesync.store.DatabaseOptions;
 import io.rulesync.store.DurationConverter;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -33,6 +36,25 @@ public final class ApiCommand implements Callable<Integer> {
 
     @Option(names = "--port", defaultValue = "8080", description = "HTTP port (0: any free one). Default: ${DEFAULT-VALUE}.")
     private int port;
+
+    @Option(names = "--address", defaultValue = "0.0.0.0", description = "The address the api and its node streams listen on. "
+            + "Default: ${DEFAULT-VALUE}.")
+    private String address;
+
+    @Option(names = "--tls-cert", paramLabel = "FILE", description = "The api's certificate chain (PEM). With --tls-key, the api "
+            + "serves HTTPS and its node streams TLS, and takes a renewed certificate when the files change.")
+    private Path tlsCert;
+
+    @Option(names = "--tls-key", paramLabel = "FILE", description = "The private key of --tls-cert (PEM, PKCS#8).")
+    private Path tlsKey;
+
+    @Option(names = "--insecure-http", description = "Serve plain HTTP on a non-loopback address: tokens and rules travel in "
+            + "clear text. Without TLS, the api refuses to start on any address but a loopback one unless told this.")
+    private boolean insecureHttp;
+
+    @Option(names = "--node-issuers", paramLabel = "FILE", description = "Clusters whose nodes prove who they are with their "
+            + "ServiceAccount token: one 'CLUSTER ISSUER JWKS-FILE [NAMESPACE:SERVICEACCOUNT]' per line (see deploy/README.md).")
+    private Path nodeIssuers;
 
     @Option(names = "--stream-port", defaultValue = "8081",
             description = "Port of node streams, the agents' gRPC (0: any free one). Default: ${DEFAULT-VALUE}.")
@@ -92,6 +114,11 @@ public final class ApiCommand implements Callable<Integer> {
     public ConfigurableApplicationContext start() {
         Map<String, Object> props = new LinkedHashMap<>();
         props.put("server.port", port);
+        props.put("server.address", address);
+        props.putAll(transport());
+        if (nodeIssuers != null) {
+            props.put("rulesync.api.node-issuers", nodeIssuers.toString());
+        }
         props.put("rulesync.api.stream-port", streamPort);
         props.put("rulesync.api.max-streams", maxStreams);
         props.putAll(db.springProperties());
@@ -112,6 +139,46 @@ public final class ApiCommand implements Callable<Integer> {
         log.info("api serving on port {}, node streams on port {}", app.getEnvironment().getProperty("local.server.port"),
                 app.getBean(NodeStreamServer.class).port());
         return app;
+    }
+
+    /**
+     * TLS from the certificate files (Spring reloads them when they change; so do the node streams), or plain HTTP where
+     * that is allowed: on a loopback address, or when told {@code --insecure-http}, which the api then says loudly.
+     */
+    Map<String, Object> transport() {
+        if ((tlsCert == null) != (tlsKey == null)) {
+            throw new IllegalArgumentException("--tls-cert and --tls-key go together");
+        }
+        Map<String, Object> props = new LinkedHashMap<>();
+        if (tlsCert != null) {
+            if (insecureHttp) {
+                throw new IllegalArgumentException("--insecure-http with --tls-cert: choose one");
+            }
+            String bundle = "spring.ssl.bundle.pem.api.";
+            props.put(bundle + "keystore.certificate", "file:" + tlsCert.toAbsolutePath());
+            props.put(bundle + "keystore.private-key", "file:" + tlsKey.toAbsolutePath());
+            props.put(bundle + "reload-on-update", true);
+            props.put("spring.ssl.bundle.watch.file.quiet-period", "1s");
+            props.put("server.ssl.bundle", "api");
+            props.put("rulesync.api.tls-cert", tlsCert.toAbsolutePath().toString());
+            props.put("rulesync.api.tls-key", tlsKey.toAbsolutePath().toString());
+            return props;
+        }
+        boolean loopback;
+        try {
+            loopback = InetAddress.getByName(address).isLoopbackAddress();
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException("--address " + address + ": " + e.getMessage(), e);
+        }
+        if (!loopback && !insecureHttp) {
+            throw new IllegalArgumentException("the api would serve plain HTTP on " + address + ", where tokens and rules travel in "
+                    + "clear text: give --tls-cert and --tls-key, or --address 127.0.0.1, or --insecure-http to accept it");
+        }
+        if (!loopback) {
+            log.warn("serving PLAIN HTTP on {} (--insecure-http): bearer tokens and rules travel in clear text", address);
+            props.put("rulesync.api.insecure-http", true);
+        }
+        return props;
     }
 
     @Override

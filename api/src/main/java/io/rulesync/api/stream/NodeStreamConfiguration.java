@@ -2,11 +2,12 @@ package io.rulesync.api.stream;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.rulesync.api.ApiProperties;
-import io.rulesync.api.access.ApiTokens;
+import io.rulesync.api.access.Credentials;
 import io.rulesync.api.access.FailedAuthentications;
 import io.rulesync.api.acks.AckWriter;
 import io.rulesync.api.deltas.DeltaWaits;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
@@ -41,11 +42,13 @@ public class NodeStreamConfiguration {
     }
 
     @Bean
-    NodeStreamServer nodeStreamServer(NodeStreams streams, ApiTokens tokens, ApiProperties p, MeterRegistry meters,
+    NodeStreamServer nodeStreamServer(NodeStreams streams, Credentials credentials, ApiProperties p, MeterRegistry meters,
             @Value("${server.address:#{null}}") String address) {
         FailedAuthentications failures = new FailedAuthentications(Duration.ofMinutes(1), 10_000, Clock.systemUTC());
-        StreamAccess access = new StreamAccess(() -> tokens, failures, meters);
+        StreamAccess access = new StreamAccess(credentials, failures, meters);
+        credentials.onChange(() -> streams.recheck(credentials));
         InetSocketAddress at = address == null ? new InetSocketAddress(p.streamPort()) : new InetSocketAddress(address, p.streamPort());
-        return new NodeStreamServer(at, streams, access);
+        NodeStreamServer.Tls tls = p.tlsCert() == null ? null : new NodeStreamServer.Tls(Path.of(p.tlsCert()), Path.of(p.tlsKey()));
+        return new NodeStreamServer(at, streams, access, tls);
     }
 }

@@ -10,7 +10,15 @@ import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import io.rulesync.client.stream.NodeSync;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import io.grpc.TlsServerCredentials;
+import io.grpc.util.AdvancedTlsX509KeyManager;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.security.GeneralSecurityException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,17 +35,55 @@ import org.springframework.context.SmartLifecycle;
 public final class NodeStreamServer implements SmartLifecycle {
     private static final Logger log = LoggerFactory.getLogger(NodeStreamServer.class);
 
+    /** A certificate chain and its key, PEM files read again when they change. */
+    record Tls(Path cert, Path key) {
+    }
+
     private final InetSocketAddress address;
     private final NodeStreams streams;
     private final StreamAccess access;
+    private final Tls tls;
+    private ScheduledExecutorService reloads;
     private EventLoopGroup boss;
     private EventLoopGroup workers;
     private Server server;
 
-    NodeStreamServer(InetSocketAddress address, NodeStreams streams, StreamAccess access) {
+    /** @param tls null: plain text (the api decides where that is allowed) */
+    NodeStreamServer(InetSocketAddress address, NodeStreams streams, StreamAccess access, Tls tls) {
         this.address = address;
         this.streams = streams;
         this.access = access;
+        this.tls = tls;
+    }
+
+    private NettyServerBuilder builder() throws IOException {
+        if (tls == null) {
+            return NettyServerBuilder.forAddress(address);
+        }
+        AdvancedTlsX509KeyManager keys = new AdvancedTlsX509KeyManager();
+        try {
+            keys.updateIdentityCredentials(tls.cert().toFile(), tls.key().toFile()); // a bad file stops the start
+        } catch (GeneralSecurityException e) {
+            throw new IOException(tls.cert() + ", " + tls.key() + ": " + e.getMessage(), e);
+        }
+        // Read again every 2 s, by content: a renewed certificate is served to the next connection without a restart.
+        // (The key manager's own periodic reload did not take a replaced file here; its one-shot update does.)
+        byte[][] loaded = {tlsBytes()};
+        reloads = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory("stream-tls-reload", true));
+        reloads.scheduleWithFixedDelay(() -> {
+            try {
+                byte[] now = tlsBytes();
+                if (!Arrays.equals(now, loaded[0])) {
+                    keys.updateIdentityCredentials(tls.cert().toFile(), tls.key().toFile());
+                    loaded[0] = now;
+                    log.info("node streams: serving the certificate of {} as it changed", tls.cert());
+                }
+            } catch (IOException | GeneralSecurityException | RuntimeException e) {
+                // Half-written (cert-manager replaces both files): tried again on the next round, the old one served meanwhile.
+                log.warn("node streams: cannot read the changed certificate {} yet: {}", tls.cert(), e.getMessage());
+            }
+        }, 2, 2, TimeUnit.SECONDS);
+        return NettyServerBuilder.forAddress(address, TlsServerCredentials.newBuilder().keyManager(keys).build());
     }
 
     @Override
@@ -45,7 +91,7 @@ public final class NodeStreamServer implements SmartLifecycle {
         boss = new NioEventLoopGroup(1, new DefaultThreadFactory("stream-accept", true));
         workers = new NioEventLoopGroup(2, new DefaultThreadFactory("stream-io", true));
         try {
-            server = NettyServerBuilder.forAddress(address)
+            server = builder()
                     .bossEventLoopGroup(boss).workerEventLoopGroup(workers).channelType(NioServerSocketChannel.class)
                     .directExecutor()
                     .maxInboundMessageSize(NodeSync.MAX_NODE_MESSAGE)
@@ -57,7 +103,15 @@ public final class NodeStreamServer implements SmartLifecycle {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot serve node streams on " + address, e);
         }
-        log.info("node streams on port {}", server.getPort());
+        log.info("node streams on port {} ({})", server.getPort(), tls == null ? "plain text" : "TLS");
+    }
+
+    private byte[] tlsBytes() throws IOException {
+        byte[] cert = Files.readAllBytes(tls.cert());
+        byte[] key = Files.readAllBytes(tls.key());
+        byte[] both = Arrays.copyOf(cert, cert.length + key.length);
+        System.arraycopy(key, 0, both, cert.length, key.length);
+        return both;
     }
 
     /** The port streams are served on (the one bound, when asked for any). */
@@ -72,6 +126,9 @@ public final class NodeStreamServer implements SmartLifecycle {
         }
         streams.stop();
         server.shutdown();
+        if (reloads != null) {
+            reloads.shutdownNow();
+        }
         try {
             if (!server.awaitTermination(5, TimeUnit.SECONDS)) {
                 server.shutdownNow();

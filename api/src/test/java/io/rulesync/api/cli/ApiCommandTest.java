@@ -31,7 +31,7 @@ class ApiCommandTest {
             Path tokens = Files.createTempFile("tokens", ".txt");
             Files.writeString(tokens, "# generated for the test\n" + TestApi.AGENT.line() + "\n");
             ApiCommand command = new ApiCommand();
-            List<String> args = new ArrayList<>(List.of("--port", "0", "--db-url", db.url(), "--db-user", db.user(),
+            List<String> args = new ArrayList<>(List.of("--port", "0", "--address", "127.0.0.1", "--db-url", db.url(), "--db-user", db.user(),
                     "--tokens-file", tokens.toString()));
             args.addAll(db.passwordOptions());
             new CommandLine(command).parseArgs(args.toArray(String[]::new));

@@ -3,6 +3,8 @@ package io.rulesync.cli.commands;
 import io.rulesync.cli.connect.ApiConnection;
 import io.rulesync.cli.connect.CliFailure;
 import io.rulesync.cli.connect.Credentials;
+import io.rulesync.cli.connect.ExitCode;
+import io.rulesync.client.tls.TrustRoots;
 import io.rulesync.cli.output.Output;
 import io.rulesync.cli.output.Terminal;
 import java.nio.file.Path;
@@ -30,6 +32,11 @@ abstract class OperatorCommand implements Callable<Integer> {
             + "default: RULESYNC_CONFIG, else ~/.config/rulesync/config). The token is read from RULESYNC_TOKEN first.")
     Path config;
 
+    @Option(names = "--ca-file", paramLabel = "FILE", defaultValue = "${env:RULESYNC_CA_FILE}", description = "The CA "
+            + "certificates (PEM) an https api's certificate is verified by (default: RULESYNC_CA_FILE, else the Java runtime's "
+            + "roots).")
+    Path caFile;
+
     @Option(names = {"-o", "--output"}, paramLabel = "FORMAT", defaultValue = "table",
             description = "table (default), json or yaml: the api's answer as it is, for scripts.")
     Output.Format format;
@@ -43,7 +50,13 @@ abstract class OperatorCommand implements Callable<Integer> {
         try {
             Credentials c = Credentials.resolve(api, config, System.getenv());
             Output out = new Output(format.name(), Terminal.detect(System.getenv(), color), spec.commandLine().getOut());
-            return run(new ApiConnection(c), out);
+            TrustRoots roots;
+            try {
+                roots = caFile == null ? null : TrustRoots.of(caFile);
+            } catch (IllegalArgumentException e) {
+                throw new CliFailure(ExitCode.USAGE, "--ca-file " + e.getMessage());
+            }
+            return run(new ApiConnection(c, roots), out);
         } catch (CliFailure f) {
             spec.commandLine().getErr().println("rulesync: " + f.getMessage());
             spec.commandLine().getErr().flush();

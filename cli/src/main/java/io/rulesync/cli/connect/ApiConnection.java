@@ -11,6 +11,8 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
+import javax.net.ssl.SSLHandshakeException;
+import io.rulesync.client.tls.TrustRoots;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 
@@ -29,8 +31,17 @@ public final class ApiConnection {
     private final ApiClient client;
 
     public ApiConnection(Credentials credentials) {
+        this(credentials, null);
+    }
+
+    /** @param roots what an https api's certificate is verified by; null: the Java runtime's roots */
+    public ApiConnection(Credentials credentials, TrustRoots roots) {
         this.credentials = credentials;
-        this.client = new ApiClient(URI.create(credentials.api()), credentials.token(), HttpClient.newBuilder().connectTimeout(CONNECT).build());
+        HttpClient.Builder http = HttpClient.newBuilder().connectTimeout(CONNECT);
+        if (roots != null) {
+            http.sslContext(roots.sslContext());
+        }
+        this.client = new ApiClient(URI.create(credentials.api()), credentials.token(), http.build());
     }
 
     /** An answer the api gave with a 2xx status. */
@@ -75,6 +86,9 @@ public final class ApiConnection {
             throw unreachable("nothing answers there (" + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()) + ")");
         } catch (HttpTimeoutException e) {
             throw unreachable("no answer within " + ANSWER.toSeconds() + " s");
+        } catch (SSLHandshakeException e) {
+            throw new CliFailure(ExitCode.UNREACHABLE, "the api at " + credentials.api() + " is not trusted: its certificate could not be "
+                    + "verified (" + e.getMessage() + "); give the CA that signed it with --ca-file or RULESYNC_CA_FILE");
         } catch (IOException e) {
             throw unreachable(e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
         } catch (InterruptedException e) {

@@ -1,5 +1,6 @@
 package io.rulesync.client.stream;
 
+import io.grpc.Attributes;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.NameResolver;
 import io.grpc.NameResolverProvider;
@@ -89,7 +90,9 @@ final class AddressList extends NameResolverProvider {
                 try {
                     List<EquivalentAddressGroup> groups = new ArrayList<>();
                     for (InetSocketAddress a : parse(list)) {
-                        groups.add(new EquivalentAddressGroup(new InetSocketAddress(a.getHostString(), a.getPort())));
+                        // Each address's own host is what its TLS certificate must name: the list has no single authority.
+                        groups.add(new EquivalentAddressGroup(new InetSocketAddress(a.getHostString(), a.getPort()),
+                                Attributes.newBuilder().set(EquivalentAddressGroup.ATTR_AUTHORITY_OVERRIDE, a.getHostString()).build()));
                     }
                     listener.onResult(ResolutionResult.newBuilder().setAddresses(groups).build());
                 } catch (IllegalArgumentException e) {

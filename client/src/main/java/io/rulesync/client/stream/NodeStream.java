@@ -4,6 +4,7 @@ import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ManagedChannel;
+import io.rulesync.client.tls.TrustRoots;
 import io.grpc.Metadata;
 import io.grpc.NameResolverRegistry;
 import io.grpc.Status;
@@ -56,11 +57,20 @@ public final class NodeStream {
      * stream (0: gRPC's, 1 MiB): how much the api may write ahead of what the node has read.
      */
     public static ManagedChannel channel(String target, EventLoopGroup loop, boolean inline, int window) {
+        return channel(target, null, loop, inline, window);
+    }
+
+    /**
+     * A channel as above over TLS, verifying the api's certificate by {@code tls} (null: plain text, which only an api on
+     * a loopback address, or one told {@code --insecure-http}, takes).
+     */
+    public static ManagedChannel channel(String target, TrustRoots tls, EventLoopGroup loop, boolean inline, int window) {
         String t = target.contains(":///") ? target : AddressList.target(target);
         if (!target.contains(":///")) {
             AddressList.parse(target); // refused here, naming the item, rather than as a failing connection later
         }
-        NettyChannelBuilder b = NettyChannelBuilder.forTarget(t).usePlaintext()
+        NettyChannelBuilder b = (tls == null ? NettyChannelBuilder.forTarget(t).usePlaintext()
+                : NettyChannelBuilder.forTarget(t, tls.channelCredentials()))
                 .defaultServiceConfig(Map.of("loadBalancingConfig", List.of(Map.of("pick_first", Map.of("shuffleAddressList", true)))))
                 .maxInboundMessageSize(NodeSync.MAX_SERVER_MESSAGE)
                 .keepAliveTime(30, TimeUnit.SECONDS).keepAliveTimeout(10, TimeUnit.SECONDS).keepAliveWithoutCalls(true);
@@ -78,10 +88,12 @@ public final class NodeStream {
 
     /**
      * Opens the stream of {@code node} of {@code cluster}, with {@code token}; the first {@code window} frames are asked
-     * for at once, the rest by {@link #request}. The call waits for a connection rather than failing while there is none.
+     * for at once, the rest by {@link #request}. The call waits while a connection is being made, and fails (UNAVAILABLE,
+     * with the reason: refused, or a certificate that could not be verified) when none can be: the agent says why, and
+     * tries again after its own backoff.
      */
     public static NodeStream open(Channel channel, String cluster, String node, String token, int window, Listener listener) {
-        ClientCall<byte[], byte[]> call = channel.newCall(NodeSync.STREAM, CallOptions.DEFAULT.withWaitForReady());
+        ClientCall<byte[], byte[]> call = channel.newCall(NodeSync.STREAM, CallOptions.DEFAULT);
         Metadata headers = new Metadata();
         if (token != null) {
             headers.put(NodeSync.AUTHORIZATION, "Bearer " + token);

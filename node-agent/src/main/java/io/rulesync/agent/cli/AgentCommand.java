@@ -8,9 +8,13 @@ import io.rulesync.agent.mode.ModeChoice.WhenIpvsUnavailable;
 import io.rulesync.agent.mode.ProxyMode;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.client.TokenFile;
+import io.rulesync.client.tls.TrustRoots;
 import io.rulesync.model.files.KafkaClientConfig;
 import io.rulesync.model.topic.Topics;
 import java.io.IOException;
+import java.util.function.Supplier;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.file.Files;
@@ -131,10 +135,15 @@ public final class AgentCommand implements Callable<Integer> {
     URI api;
 
     @Option(names = "--api-token-file", paramLabel = "FILE", defaultValue = "${env:RULESYNC_API_TOKEN_FILE}",
-            description = "The api's bearer token (an agent token from 'rulesync token'): the first line of FILE, which other "
-                    + "users must not be able to read (chmod 600 or 640). Default: $RULESYNC_API_TOKEN_FILE; without a file, the "
+            description = "The api's bearer token: the node's projected ServiceAccount token (audience rulesync), or an agent "
+                    + "token from 'rulesync token' bound to this node; the first line of FILE, read again when the file changes, which "
+                    + "other users must not be able to read (chmod 600 or 640). Default: $RULESYNC_API_TOKEN_FILE; without a file, the "
                     + "environment variable RULESYNC_API_TOKEN. There is no --api-token: other local users can read a command line.")
     String apiTokenFile;
+
+    @Option(names = "--ca-file", paramLabel = "FILE", description = "The CA certificates (PEM) the api's certificate is verified "
+            + "by, for its REST endpoints and its node streams. Without it, an https --api is verified by the Java runtime's roots.")
+    Path caFile;
 
     @Option(names = "--api-token", hidden = true)
     void refuseApiToken(String ignored) {
@@ -211,10 +220,12 @@ public final class AgentCommand implements Callable<Integer> {
         Topics defaults = Topics.DEFAULT;
         Topics topics = new Topics(defaults.events(), deltasTopic, defaults.deadLetters(), acksTopic);
         String token;
+        Supplier<String> tokens = null;
         if (apiTokenFile != null && !apiTokenFile.isBlank()) {
             try {
                 token = readSecret(Path.of(apiTokenFile));
-            } catch (IllegalArgumentException e) {
+                tokens = new TokenFile(Path.of(apiTokenFile));
+            } catch (IllegalArgumentException | UncheckedIOException e) {
                 throw new IllegalArgumentException("--api-token-file " + apiTokenFile + ": " + e.getMessage(), e);
             }
         } else {
@@ -231,7 +242,8 @@ public final class AgentCommand implements Callable<Integer> {
         Path state = stateDir != null ? stateDir : dryRun != null ? dryRun : Path.of("/var/lib/rulesync/agent");
         return new AgentConfig(cluster, node, kafka, settings, topics, api, token, fams, dryRun, netns, state,
                 Duration.ofSeconds(verifySeconds), verifyChains, ProxyMode.parse(mode), WhenIpvsUnavailable.parse(ipvsUnavailable),
-                Duration.ofSeconds(ipvsDrainSeconds), excluded, via, Duration.ofMillis(ackIntervalMillis), stream);
+                Duration.ofSeconds(ipvsDrainSeconds), excluded, via, Duration.ofMillis(ackIntervalMillis), stream, tokens,
+                caFile == null ? null : TrustRoots.of(caFile));
     }
 
     /** The metrics address, or null for 'off'. */

@@ -55,7 +55,7 @@ public final class StreamFeed implements DeltaSource, AckSink {
     private final boolean ownsChannel;
     private final String cluster;
     private final String node;
-    private final String token;
+    private final Supplier<String> token;
     private final LongSupplier running;
     private final Duration ackInterval;
     private final Clock clock;
@@ -81,7 +81,7 @@ public final class StreamFeed implements DeltaSource, AckSink {
      * @param running     the version the agent runs (-1: none yet; the stream opens once there is one)
      * @param ackInterval the least time between two frames of acks (zero: each ack at once); a failure never waits
      */
-    public StreamFeed(Supplier<ManagedChannel> channels, boolean ownsChannel, String cluster, String node, String token, LongSupplier running,
+    public StreamFeed(Supplier<ManagedChannel> channels, boolean ownsChannel, String cluster, String node, Supplier<String> token, LongSupplier running,
             Duration ackInterval, Clock clock) {
         this.channels = channels;
         this.ownsChannel = ownsChannel;
@@ -142,7 +142,7 @@ public final class StreamFeed implements DeltaSource, AckSink {
             channel.resetConnectBackoff();
         }
         NodeStream[] self = new NodeStream[1];
-        self[0] = NodeStream.open(channel, cluster, node, token, WINDOW, new NodeStream.Listener() {
+        self[0] = NodeStream.open(channel, cluster, node, token.get(), WINDOW, new NodeStream.Listener() {
             @Override
             public void frame(byte[] frame) {
                 arrivals.add(new Frame(self[0], frame));
@@ -260,8 +260,14 @@ public final class StreamFeed implements DeltaSource, AckSink {
             channel = null;
         }
         if (!status.isOk()) {
-            log.atWarn().addKeyValue("cluster", cluster).log("node stream ended: {}{}; opening it again in {} ms", status.getCode(),
-                    status.getDescription() == null ? "" : ": " + status.getDescription(), wait.toMillis());
+            // The cause says what the description does not: a refused connection, a certificate that could not be verified.
+            Throwable cause = status.getCause();
+            while (cause != null && cause.getCause() != null && cause.getCause() != cause) {
+                cause = cause.getCause(); // "General OpenSslEngine problem" wraps "PKIX path building failed"
+            }
+            log.atWarn().addKeyValue("cluster", cluster).log("node stream ended: {}{}{}; opening it again in {} ms", status.getCode(),
+                    status.getDescription() == null ? "" : ": " + status.getDescription(),
+                    cause == null || cause.getMessage() == null ? "" : " (" + cause.getMessage() + ")", wait.toMillis());
         }
     }
 
