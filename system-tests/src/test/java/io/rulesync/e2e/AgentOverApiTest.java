@@ -51,7 +51,8 @@ import picocli.CommandLine;
 @RequiresPostgres
 class AgentOverApiTest {
     private static final String CLUSTER = "shop";
-    private static final ApiTokens.Issued SHOP_AGENTS = ApiTokens.issue("shop-agents", Role.AGENT, new ApiTokens.Scope(CLUSTER, null));
+    /** Node n1's own token: it reads its cluster's rules and acks for itself. */
+    private static final ApiTokens.Issued N1 = ApiTokens.issue("shop-n1", Role.AGENT, new ApiTokens.Scope(CLUSTER, "n1"));
     private static final Duration DEADLINE = Duration.ofSeconds(60);
 
     @TempDir
@@ -150,7 +151,7 @@ class AgentOverApiTest {
         endpoints("10.244.1.2");
         endpoints("10.244.1.3");
         new HistoryPruning(db.dataSource()).prune(CLUSTER, 3, 0, 100, 100, Instant.now());
-        ApiDeltas deltas = new ApiDeltas(new ApiClient(URI.create("http://127.0.0.1:" + port), SHOP_AGENTS.token()), CLUSTER, "n1",
+        ApiDeltas deltas = new ApiDeltas(new ApiClient(URI.create("http://127.0.0.1:" + port), N1.token()), CLUSTER, "n1",
                 () -> 1, Duration.ofSeconds(5), Clock.systemUTC());
         DeltaSource.Polled polled = pollUntilAnswered(deltas);
         assertThat(polled.deltas()).isEmpty();
@@ -178,7 +179,7 @@ class AgentOverApiTest {
     private AgentConfig agentConfig(Path rules, Transport transport) {
         // No Kafka: the bootstrap address is one nothing listens on, and the agent never uses it.
         AgentConfig c = new AgentConfig(CLUSTER, "n1", "127.0.0.1:9", Map.of(), Topics.DEFAULT, URI.create("http://127.0.0.1:" + port),
-                SHOP_AGENTS.token(), List.of(IpFamily.IPV4), rules, null, dir.resolve("state"), Duration.ofSeconds(30), 50);
+                N1.token(), List.of(IpFamily.IPV4), rules, null, dir.resolve("state"), Duration.ofSeconds(30), 50);
         return transport == Transport.STREAM ? c.withStream("127.0.0.1:" + streamPort) : c.withTransport(transport);
     }
 
@@ -206,8 +207,8 @@ class AgentOverApiTest {
     }
 
     private ConfigurableApplicationContext startApi() {
-        ApiCommand command = new ApiCommand().withTokens(List.of(SHOP_AGENTS.line()));
-        new CommandLine(command).parseArgs("--port=" + port, "--stream-port=" + streamPort, "--db-url=" + db.url(), "--db-user=" + db.user());
+        ApiCommand command = new ApiCommand().withTokens(List.of(N1.line()));
+        new CommandLine(command).parseArgs("--port=" + port, "--stream-port=" + streamPort, "--address=127.0.0.1", "--db-url=" + db.url(), "--db-user=" + db.user());
         command.withDatabasePassword(db.password());
         return command.start();
     }

@@ -43,7 +43,7 @@ record ApiCalls(String base, String token) {
      */
     static ConfigurableApplicationContext startApi(TestDatabase db, String eventsTopic, List<String> tokenLines) {
         ApiCommand command = new ApiCommand().withTokens(tokenLines);
-        new CommandLine(command).parseArgs("--port=0", "--stream-port=0", "--db-url=" + db.url(), "--db-user=" + db.user(),
+        new CommandLine(command).parseArgs("--port=0", "--stream-port=0", "--address=127.0.0.1", "--db-url=" + db.url(), "--db-user=" + db.user(),
                 "--events-topic=" + eventsTopic);
         command.withDatabasePassword(db.password());
         return command.start();

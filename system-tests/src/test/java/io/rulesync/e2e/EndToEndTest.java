@@ -104,7 +104,8 @@ class EndToEndTest {
     private CompilerStores store;
     private NodeStatusStore status;
     private String apiUrl;
-    private static final ApiTokens.Issued AGENT_TOKEN = ApiTokens.issue("agents", Role.AGENT);
+    /** Each node's own token: only it may ack for it. */
+    private static final AgentTokens AGENTS = AgentTokens.random();
     private static final ApiTokens.Issued VIEWER_TOKEN = ApiTokens.issue("test", Role.VIEWER);
 
     @BeforeAll
@@ -138,8 +139,11 @@ class EndToEndTest {
         store = compiler.getBean(CompilerStores.class);
         status = compiler.getBean(NodeStatusStore.class);
 
-        ApiCommand apiCommand = new ApiCommand().withTokens(List.of(AGENT_TOKEN.line(), VIEWER_TOKEN.line()));
-        new CommandLine(apiCommand).parseArgs("--port=0", "--db-url=" + db.url(), "--db-user=" + db.user());
+        List<String> tokenLines = new ArrayList<>(AGENTS.lines(CLUSTER, labs.keySet()));
+        tokenLines.add(VIEWER_TOKEN.line());
+        ApiCommand apiCommand = new ApiCommand().withTokens(tokenLines);
+        new CommandLine(apiCommand).parseArgs("--port=0", "--stream-port=0", "--address=127.0.0.1", "--db-url=" + db.url(),
+                "--db-user=" + db.user());
         apiCommand.withDatabasePassword(db.password());
         ConfigurableApplicationContext api = apiCommand.start();
         closeLast.add(api::close);
@@ -196,7 +200,7 @@ class EndToEndTest {
 
     private void startAgent(String node) throws InterruptedException {
         AgentConfig config = new AgentConfig(CLUSTER, node, TestInfrastructure.kafkaBootstrapServers(), Map.of(), topics,
-                URI.create(apiUrl), AGENT_TOKEN.token(), List.of(IpFamily.IPV4), null, labs.get(node).nodeNs(), dir.resolve("state"),
+                URI.create(apiUrl), AGENTS.token(CLUSTER, node), List.of(IpFamily.IPV4), null, labs.get(node).nodeNs(), dir.resolve("state"),
                 Duration.ofSeconds(2), 50);
         AgentLoop loop = config.loop().start();
         loop.awaitStarted();

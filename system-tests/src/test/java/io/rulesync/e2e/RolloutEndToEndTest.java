@@ -69,7 +69,8 @@ class RolloutEndToEndTest {
     private static final String CLUSTER_IP = "10.96.0.10";
     private static final Duration DEADLINE = Duration.ofSeconds(120);
     private static final ApiTokens.Issued OPERATOR = ApiTokens.issue("otto", Role.OPERATOR);
-    private static final ApiTokens.Issued AGENT = ApiTokens.issue("agents", Role.AGENT);
+    /** Each node's own token: only it may ack for it. */
+    private static final AgentTokens AGENTS = AgentTokens.random();
     private static final List<String> CANARIES = List.of("c-real", "c-dry");
     private static final String POLICY = """
             {"policy": {"waves": [{"name": "canary", "selector": {"matchLabels": {"rollout.example.com/wave": "canary"}}, "bake": "3s"},
@@ -122,7 +123,7 @@ class RolloutEndToEndTest {
         close.add(compiler::close);
         store = compiler.getBean(CompilerStores.class);
         status = new NodeStatusStore(db.dataSource());
-        ConfigurableApplicationContext apiApp = ApiCalls.startApi(db, topics.events(), List.of(OPERATOR.line(), AGENT.line()));
+        ConfigurableApplicationContext apiApp = ApiCalls.startApi(db, topics.events(), tokenLines());
         close.add(apiApp::close);
         api = ApiCalls.baseUrl(apiApp);
         streams = ApiCalls.streamTarget(apiApp);
@@ -165,7 +166,7 @@ class RolloutEndToEndTest {
         };
         for (String n : nodes) {
             AgentConfig config = new AgentConfig(CLUSTER, n, TestInfrastructure.kafkaBootstrapServers(), Map.of(), topics, URI.create(api),
-                    AGENT.token(), List.of(IpFamily.IPV4), labs.containsKey(n) ? null : Files.createDirectories(dir.resolve("rules")),
+                    AGENTS.token(CLUSTER, n), List.of(IpFamily.IPV4), labs.containsKey(n) ? null : Files.createDirectories(dir.resolve("rules")),
                     labs.containsKey(n) ? labs.get(n).nodeNs() : null, dir.resolve("state"), Duration.ofSeconds(30), 50)
                     // On node streams, as agents run by default: the waves are held back there as on the REST watch.
                     .withStream(streams);
@@ -327,4 +328,10 @@ class RolloutEndToEndTest {
 
 
 
+
+    private List<String> tokenLines() {
+        List<String> lines = new ArrayList<>(List.of(OPERATOR.line()));
+        lines.addAll(AGENTS.lines(CLUSTER, nodes));
+        return lines;
+    }
 }

@@ -3,6 +3,7 @@ package io.rulesync.launcher.demo;
 import io.rulesync.agent.AgentConfig;
 import io.rulesync.agent.AgentLoop;
 import io.rulesync.api.access.ApiTokens;
+import io.rulesync.api.access.Credentials;
 import io.rulesync.api.access.Role;
 import io.rulesync.api.cli.ApiCommand;
 import io.rulesync.api.stream.NodeStreamServer;
@@ -23,6 +24,8 @@ import java.io.PrintWriter;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.time.LocalTime;
 import java.time.format.DateTimeFormatter;
@@ -167,17 +170,17 @@ public final class DemoCommand implements Callable<Integer> {
             // Tokens for this run only: made fresh, printed once, configured by their hashes.
             ApiTokens.Issued viewer = ApiTokens.issue("demo-viewer", Role.VIEWER);
             ApiTokens.Issued operator = ApiTokens.issue("demo-operator", Role.OPERATOR);
-            // One agent token per cluster, bound to it: a node reads only its own cluster's rules.
-            Map<String, ApiTokens.Issued> agentTokens = new TreeMap<>();
-            for (var c : fleet.clusters()) {
-                agentTokens.put(c.id(), ApiTokens.issue("demo-agent-" + c.id(), Role.AGENT, new ApiTokens.Scope(c.id(), null)));
-            }
-            List<String> tokenLines = new ArrayList<>(List.of(viewer.line(), operator.line()));
-            agentTokens.values().forEach(t -> tokenLines.add(t.line()));
+            // In a file only this user reads, which the api reads again when it changes: each node's own token is added once
+            // the nodes are known (only a node's own credential may acknowledge for it).
+            Path tokensFile = Files.createTempFile("rulesync-demo-tokens-", ".txt",
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+            running.add(() -> Files.deleteIfExists(tokensFile));
+            Files.write(tokensFile, List.of(viewer.line(), operator.line()));
             // Stopped in order below (agents, then the api), not by Spring's own hook at Ctrl-C.
-            ApiCommand apiCommand = new ApiCommand().withTokens(tokenLines).withoutShutdownHook();
-            // Node streams on any free port: only this process's agents use them.
-            new CommandLine(apiCommand).parseArgs("--port=" + apiPort, "--stream-port=0", "--db-url=" + db.jdbcUrl(), "--db-user=" + db.user(),
+            ApiCommand apiCommand = new ApiCommand().withoutShutdownHook();
+            // Plain HTTP on 127.0.0.1 only; node streams on any free port: only this process's agents use them.
+            new CommandLine(apiCommand).parseArgs("--port=" + apiPort, "--stream-port=0", "--address=127.0.0.1",
+                    "--tokens-file=" + tokensFile, "--db-url=" + db.jdbcUrl(), "--db-user=" + db.user(),
                     "--events-topic=" + topics.events(), "--fleet=" + fleetFile);
             apiCommand.withDatabasePassword(db.password());
             ConfigurableApplicationContext api = apiCommand.start();
@@ -205,11 +208,20 @@ public final class DemoCommand implements Callable<Integer> {
             }
             Path state = Files.createTempDirectory("rulesync-demo-agents-");
             running.add(() -> TempDirectories.delete(state));
+            Map<String, ApiTokens.Issued> nodeTokens = new TreeMap<>();
+            for (var c : fleet.clusters()) {
+                for (String node : nodesOf(store, c.id())) {
+                    ApiTokens.Issued t = ApiTokens.issue("demo-" + c.id() + "-" + node, Role.AGENT, new ApiTokens.Scope(c.id(), node));
+                    nodeTokens.put(c.id() + "/" + node, t);
+                    Files.writeString(tokensFile, t.line() + "\n", StandardOpenOption.APPEND);
+                }
+            }
+            api.getBean(Credentials.class).reload();
             int agents = 0;
             for (var c : fleet.clusters()) {
                 for (String node : nodesOf(store, c.id())) {
                     AgentConfig config = new AgentConfig(c.id(), node, kafka.bootstrapServers(), Map.of(), topics, apiUrl,
-                            agentTokens.get(c.id()).token(),
+                            nodeTokens.get(c.id() + "/" + node).token(),
                             List.of(IpFamily.IPV4, IpFamily.IPV6), rules, null, state, Duration.ofSeconds(30), 200).withStream(streams);
                     // The acks are what the demo shows of an agent: each version applied or not, as it happens.
                     AgentLoop loop = config.loop(ack -> say(out, String.format("%-8s %-8s %s", c.id(), node, applied(ack)))).start();

@@ -6,6 +6,7 @@ import io.rulesync.api.testing.StoredClusters;
 import io.rulesync.api.testing.TestApi;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.ack.NodeAck;
+import io.rulesync.store.NodeStatusStore;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.testing.needs.RequiresPostgres;
 import io.rulesync.testing.needs.RequiresTool;
@@ -45,16 +46,17 @@ class DashboardScaleTest {
             StoredClusters.next(api.store(), "big", v1, events.size(), List.of(Fixtures.upsert("big",
                     Fixtures.slice("web", "node-0000", "10.244.0.10", "10.244.0.12"))));
             // 890 nodes run version 2, 100 still run 1, and 10 failed 2 (and run 1).
-            StringBuilder acks = new StringBuilder();
+            // Stored as the api stores acks (the acks endpoint is tested elsewhere, with each node's own credential).
+            List<NodeAck> acks = new java.util.ArrayList<>();
             for (int i = 0; i < NODES; i++) {
                 boolean failed = i % 100 == 7;
                 long running = i % 10 == 3 ? 1 : failed ? 1 : 2;
                 NodeAck a = new NodeAck("big", String.format("node-%04d", i), failed ? 2 : running, running,
                         failed ? NodeAck.Status.FAILED : NodeAck.Status.APPLIED, failed ? "iptables-restore: line 3 failed" : null, 12, 40,
                         "iptables", Instant.now());
-                assertThat(api.post("/api/v1/clusters/big/nodes/" + a.node() + "/acks", "[" + a.toJson() + "]", TestApi.AGENT.token())
-                        .statusCode()).isEqualTo(204);
+                acks.add(a);
             }
+            new NodeStatusStore(api.context().getBean(javax.sql.DataSource.class)).recordAcks(acks);
             WebDriver browser = DashboardBrowserTest.chromium();
             try {
                 WebDriverWait wait = new WebDriverWait(browser, Duration.ofSeconds(60));

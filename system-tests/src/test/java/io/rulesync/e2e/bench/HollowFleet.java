@@ -2,6 +2,7 @@ package io.rulesync.e2e.bench;
 
 import io.rulesync.agent.AgentLoop;
 import io.rulesync.client.ApiClient;
+import io.rulesync.e2e.AgentTokens;
 import io.rulesync.agent.feed.ApiSnapshots;
 import io.rulesync.agent.feed.Transport;
 import io.rulesync.agent.mode.HollowMode;
@@ -27,7 +28,7 @@ public final class HollowFleet {
 
     public static void main(String[] args) throws Exception {
         URI api = URI.create(args[0]);
-        String token = args[1];
+        AgentTokens tokens = AgentTokens.of(args[1]); // each node's own token, made from the benchmark's secret
         Transport transport = Transport.parse(args[2]);
         String bootstrap = args[3];
         String streams = args[4];
@@ -39,9 +40,9 @@ public final class HollowFleet {
         // Each real agent warms its own JIT on its own node; here a thousand share one, and cold they would queue for its
         // compiler (snapshots hashed and parsed interpreted, minutes of it): so warm it once, then start every agent at once.
         long w0 = System.nanoTime();
-        ApiClient warm = new ApiClient(api, token, ApiClient.newHttpClient());
         // One cluster's snapshot only: another cluster's first snapshot is a build in the api that the cold start measures.
         String[] c0 = clusters.get(0);
+        ApiClient warm = new ApiClient(api, tokens.token(c0[0], "node-" + c0[1]), ApiClient.newHttpClient());
         for (int i = 0; i < 20; i++) {
             FragmentCheck.refusal(new ApiSnapshots(warm).latest(c0[0], "node-" + c0[1]).rules().fragments());
         }
@@ -52,8 +53,10 @@ public final class HollowFleet {
         for (String[] c : clusters) {
             int first = Integer.parseInt(c[1]);
             for (int i = 0; i < Integer.parseInt(c[2]); i++) {
+                String node = "node-" + (first + i);
+                String token = tokens.token(c[0], node);
                 ApiClient connection = clients.next(api, token);
-                loops.add(PropagationBenchmark.config(bootstrap, api, c[0], token, "node-" + (first + i), state, transport, streams)
+                loops.add(PropagationBenchmark.config(bootstrap, api, c[0], token, node, state, transport, streams)
                         .loop(connection, new ApiSnapshots(connection), new HollowMode(), ack -> { }).start());
             }
         }

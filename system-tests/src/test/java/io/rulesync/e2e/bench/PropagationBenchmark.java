@@ -17,7 +17,7 @@ import io.rulesync.agent.mode.HollowMode;
 import io.rulesync.agent.mode.IptablesMode;
 import io.rulesync.agent.mode.KernelMode;
 import io.rulesync.agent.rules.RuleGrammar;
-import io.rulesync.api.access.ApiTokens;
+import io.rulesync.e2e.AgentTokens;
 import io.rulesync.api.access.Role;
 import io.rulesync.api.cli.ApiCommand;
 import io.rulesync.api.stream.NodeStreamServer;
@@ -213,8 +213,10 @@ public final class PropagationBenchmark {
                             .registerBean(PartitionProcessor.VersionListener.class, () -> listener))
                     .run();
             close.add(compiler::close);
-            ApiCommand apiCommand = new ApiCommand().withTokens(List.of(AGENT_TOKEN.line()));
-            new CommandLine(apiCommand).parseArgs("--port=0", "--stream-port=0", "--db-url=jdbc:postgresql://127.0.0.1:5432/" + db);
+            tokenLines = tokenLines(shape);
+            ApiCommand apiCommand = new ApiCommand().withTokens(tokenLines);
+            new CommandLine(apiCommand).parseArgs("--port=0", "--stream-port=0", "--address=127.0.0.1",
+                    "--db-url=jdbc:postgresql://127.0.0.1:5432/" + db);
             ConfigurableApplicationContext api = apiCommand.start();
             close.add(api::close);
             URI apiUrl = URI.create("http://127.0.0.1:" + api.getEnvironment().getProperty("local.server.port"));
@@ -626,7 +628,20 @@ public final class PropagationBenchmark {
         return key.substring(0, key.indexOf('/'));
     }
 
-    private static final ApiTokens.Issued AGENT_TOKEN = ApiTokens.issue("bench-agents", Role.AGENT);
+    /** Every node's own token (only it may ack for it), made from one secret the fleet's process is given. */
+    private static final AgentTokens AGENTS = AgentTokens.random();
+    private List<String> tokenLines = List.of();
+
+    /** The api's token lines: one per node of every cluster, the real node's too. */
+    private static List<String> tokenLines(List<Cluster> shape) {
+        List<String> lines = new ArrayList<>();
+        for (Cluster c : shape) {
+            for (int n = 0; n <= c.dryRun() + c.hollow(); n++) {
+                lines.add(AGENTS.line(c.name(), "node-" + n));
+            }
+        }
+        return lines;
+    }
 
     private AgentLoop agent(String bootstrap, URI api, String cluster, String node, Netfilter nf, Path state) throws InterruptedException {
         return agent(bootstrap, api, cluster, node, new IptablesMode(node, new Applier(List.of(nf), null, Clock.systemUTC()),
@@ -634,9 +649,9 @@ public final class PropagationBenchmark {
     }
 
     private AgentLoop agent(String bootstrap, URI api, String cluster, String node, KernelMode mode, Path state) throws InterruptedException {
-        ApiClient connection = clients.next(api, AGENT_TOKEN.token());
+        ApiClient connection = clients.next(api, AGENTS.token(cluster, node));
         // Acks are timed from node_status; the observer only collects how long each apply took.
-        return config(bootstrap, api, cluster, AGENT_TOKEN.token(), node, state, transport, streams).loop(connection,
+        return config(bootstrap, api, cluster, AGENTS.token(cluster, node), node, state, transport, streams).loop(connection,
                 new ApiSnapshots(connection), mode, this::record).start();
     }
 
@@ -677,9 +692,9 @@ public final class PropagationBenchmark {
         }
         if (thin) {
             cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), ThinFleet.class.getName(), api.toString(), streams,
-                    AGENT_TOKEN.token(), slowNode == null ? "none" : slowNode));
+                    AGENTS.secret(), slowNode == null ? "none" : slowNode));
         } else {
-            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), HollowFleet.class.getName(), api.toString(), AGENT_TOKEN.token(),
+            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), HollowFleet.class.getName(), api.toString(), AGENTS.secret(),
                     transport.id(), bootstrap, streams));
         }
         int count = 0;
@@ -969,11 +984,11 @@ public final class PropagationBenchmark {
     /** Starts the second replica on the benchmark's database; returns its stream port, read from its log. */
     private int startReplica(String db) throws Exception {
         Path tokens = Files.createTempFile("rulesync-bench-tokens", ".txt");
-        Files.writeString(tokens, AGENT_TOKEN.line() + "\n");
+        Files.write(tokens, tokenLines);
         tokens.toFile().deleteOnExit();
         List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx4g",
                 "-Djava.util.concurrent.ForkJoinPool.common.parallelism=2", "-cp", System.getProperty("java.class.path"),
-                ApiReplica.class.getName(), "--port=0", "--stream-port=0", "--tokens-file=" + tokens,
+                ApiReplica.class.getName(), "--port=0", "--stream-port=0", "--address=127.0.0.1", "--tokens-file=" + tokens,
                 "--db-url=jdbc:postgresql://127.0.0.1:5432/" + db);
         replica = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         java.io.BufferedReader lines = new java.io.BufferedReader(new java.io.InputStreamReader(replica.getInputStream(),

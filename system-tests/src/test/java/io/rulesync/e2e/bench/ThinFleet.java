@@ -5,6 +5,7 @@ import io.grpc.Status;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import io.rulesync.client.ApiClient;
+import io.rulesync.e2e.AgentTokens;
 import io.rulesync.client.Retries;
 import io.rulesync.client.stream.NodeStream;
 import io.rulesync.model.ack.NodeAck;
@@ -51,13 +52,14 @@ public final class ThinFleet {
 
     private final URI api;
     private final String streams;
-    private final String token;
+    /** Each node's own token, made from the benchmark's secret. */
+    private final AgentTokens tokens;
     private final List<HttpClient> http = new ArrayList<>();
 
-    private ThinFleet(URI api, String streams, String token) {
+    private ThinFleet(URI api, String streams, AgentTokens tokens) {
         this.api = api;
         this.streams = streams;
-        this.token = token;
+        this.tokens = tokens;
         for (int i = 0; i < 4; i++) {
             http.add(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).executor(Executors.newFixedThreadPool(1, r -> {
                 Thread t = new Thread(r, "thin-http");
@@ -68,7 +70,7 @@ public final class ThinFleet {
     }
 
     public static void main(String[] args) throws Exception {
-        ThinFleet fleet = new ThinFleet(URI.create(args[0]), args[1], args[2]);
+        ThinFleet fleet = new ThinFleet(URI.create(args[0]), args[1], AgentTokens.of(args[2]));
         String slow = args[3];
         List<Thin> agents = new ArrayList<>();
         for (int i = 4; i < args.length; i++) {
@@ -125,7 +127,7 @@ public final class ThinFleet {
 
         /** The node's snapshot, read to its last byte and not parsed; its version is the ETag. */
         private CompletableFuture<Void> snapshot() {
-            HttpRequest req = new ApiClient(api, token, client).clusterRequest(cluster, "versions/latest/snapshot?node=" + node,
+            HttpRequest req = new ApiClient(api, tokens.token(cluster, node), client).clusterRequest(cluster, "versions/latest/snapshot?node=" + node,
                     Duration.ofMinutes(5)).header("Accept-Encoding", "gzip").GET().build();
             return client.sendAsync(req, HttpResponse.BodyHandlers.ofByteArray()).thenAccept(r -> {
                 if (r.statusCode() != 200) {
@@ -153,7 +155,7 @@ public final class ThinFleet {
             } else {
                 channel.resetConnectBackoff(); // this agent waited its own jittered time already
             }
-            stream = NodeStream.open(channel, cluster, node, token, slow ? 1 : 4, this);
+            stream = NodeStream.open(channel, cluster, node, tokens.token(cluster, node), slow ? 1 : 4, this);
             stream.send(new NodeFrame.Resume(running));
             // As an agent acks the version it loaded (and says it again on every new stream).
             stream.send(new NodeFrame.Acks(List.of(applied(running))));

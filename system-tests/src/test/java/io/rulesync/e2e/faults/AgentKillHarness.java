@@ -73,9 +73,10 @@ public final class AgentKillHarness {
         try (TestDatabase db = TestDatabase.create(); NetnsLab lab = new NetnsLab(0)) {
             ConfigurableApplicationContext compiler = TestCompiler.start(db, topics, run);
             close.add(compiler::close);
-            ApiTokens.Issued agentToken = ApiTokens.issue("agents", Role.AGENT);
+            // The node's own token: it acks for itself only.
+            ApiTokens.Issued agentToken = ApiTokens.issue("agent-" + NODE, Role.AGENT, new ApiTokens.Scope(CLUSTER, NODE));
             ApiCommand apiCommand = new ApiCommand().withTokens(List.of(agentToken.line()));
-            new CommandLine(apiCommand).parseArgs("--port=0", "--db-url=" + db.url(), "--db-user=" + db.user());
+            new CommandLine(apiCommand).parseArgs("--port=0", "--address=127.0.0.1", "--db-url=" + db.url(), "--db-user=" + db.user());
             apiCommand.withDatabasePassword(db.password());
             ConfigurableApplicationContext api = apiCommand.start();
             close.add(api::close);

@@ -51,8 +51,8 @@ public final class CompilerKillHarness {
             stream.start();
             PipelineChecks checks = new PipelineChecks(CLUSTER, db.dataSource());
             // The api (in the harness: it is not what is killed here) serves the agents' snapshots.
-            ApiCommand apiCommand = new ApiCommand().withTokens(List.of(DryRunAgents.TOKEN.line()));
-            new CommandLine(apiCommand).parseArgs("--port=0", "--db-url=" + db.url(), "--db-user=" + db.user());
+            ApiCommand apiCommand = new ApiCommand().withTokens(DryRunAgents.tokenLines(CLUSTER, ChangeStream.NODES));
+            new CommandLine(apiCommand).parseArgs("--port=0", "--address=127.0.0.1", "--db-url=" + db.url(), "--db-user=" + db.user());
             apiCommand.withDatabasePassword(db.password());
             api = apiCommand.start();
             agents = DryRunAgents.start(jar, CLUSTER, ChangeStream.NODES, kafka, "http://127.0.0.1:"

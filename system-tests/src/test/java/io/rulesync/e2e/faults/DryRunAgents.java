@@ -1,7 +1,6 @@
 package io.rulesync.e2e.faults;
 
-import io.rulesync.api.access.ApiTokens;
-import io.rulesync.api.access.Role;
+import io.rulesync.e2e.AgentTokens;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,8 +18,17 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * Whether they converge is read where operators read it: {@code node_status}, from their acks.
  */
 final class DryRunAgents implements AutoCloseable {
-    /** The agents' api token; the api must accept {@link ApiTokens.Issued#line()}. */
-    static final ApiTokens.Issued TOKEN = ApiTokens.issue("agents", Role.AGENT);
+    /** Each agent's own api token; the api must accept {@link #tokenLines}. */
+    private static final AgentTokens TOKENS = AgentTokens.random();
+
+    /** The api's token lines for the {@code nodes} agents of {@code cluster}. */
+    static List<String> tokenLines(String cluster, int nodes) {
+        List<String> lines = new ArrayList<>();
+        for (int n = 0; n < nodes; n++) {
+            lines.add(TOKENS.line(cluster, "node-" + n));
+        }
+        return lines;
+    }
 
     private final String cluster;
     private final List<RulesyncProcess> processes;
@@ -32,13 +40,13 @@ final class DryRunAgents implements AutoCloseable {
 
     static DryRunAgents start(Path jar, String cluster, int nodes, String kafka, String api, Path dir) throws IOException {
         Files.createDirectories(dir);
-        Path token = dir.resolve("agent-token");
-        Files.writeString(token, TOKEN.token() + "\n");
-        // The agent refuses a token file others may read.
-        Files.setPosixFilePermissions(token, PosixFilePermissions.fromString("rw-------"));
         List<RulesyncProcess> processes = new ArrayList<>();
         for (int n = 0; n < nodes; n++) {
             String node = "node-" + n;
+            Path token = dir.resolve("agent-token-" + node);
+            Files.writeString(token, TOKENS.token(cluster, node) + "\n");
+            // The agent refuses a token file others may read.
+            Files.setPosixFilePermissions(token, PosixFilePermissions.fromString("rw-------"));
             processes.add(RulesyncProcess.start("agent-" + node, jar, List.of("-Xmx256m", "-XX:TieredStopAtLevel=1"), List.of("agent",
                     "--cluster", cluster, "--node", node, "--kafka", kafka, "--api", api, "--api-token-file", token.toString(),
                     "--dry-run", Files.createDirectories(dir.resolve(node)).toString(), "--ip-families", "ipv4",

@@ -64,10 +64,12 @@ public final class OutageHarness {
             ApiTokens.Issued viewer = ApiTokens.issue("vera", Role.VIEWER);
             Path dir = Files.createDirectories(Path.of("target", "faults-outages"));
             Path tokens = dir.resolve("tokens");
-            Files.writeString(tokens, DryRunAgents.TOKEN.line() + "\n" + viewer.line() + "\n");
+            List<String> lines = new ArrayList<>(DryRunAgents.tokenLines(CLUSTER, ChangeStream.NODES));
+            lines.add(viewer.line());
+            Files.write(tokens, lines);
             String api = "http://127.0.0.1:" + apiPort;
             RulesyncProcess apiProcess = RulesyncProcess.start("api", jar, List.of("-Xmx512m"), List.of("api", "--port",
-                    Integer.toString(apiPort), "--db-url", url, "--db-user", "postgres", "--tokens-file", tokens.toString()),
+                    Integer.toString(apiPort), "--address", "127.0.0.1", "--db-url", url, "--db-user", "postgres", "--tokens-file", tokens.toString()),
                     api + "/actuator/health/readiness");
             processes.add(apiProcess);
             apiProcess.awaitHealthy(Duration.ofSeconds(120));
