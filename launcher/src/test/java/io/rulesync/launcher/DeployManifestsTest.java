@@ -91,4 +91,55 @@ class DeployManifestsTest {
             assertThat(((List<?>) ((Map<?, ?>) rule).get("verbs")).stream().map(String::valueOf).toList()).containsOnly("list", "watch");
         }
     }
+
+    /**
+     * The api serves TLS from mounted files and never plain HTTP; every agent verifies it by a mounted CA and proves its node
+     * with its own projected ServiceAccount token (audience rulesync), not a token shared by the cluster's nodes.
+     */
+    @Test
+    void theApiServesTlsAndEachAgentProvesItsNode() throws Exception {
+        Map<?, ?> api = container("api.yaml", "Deployment");
+        List<String> apiArgs = args(api);
+        assertThat(apiArgs).doesNotContain("--insecure-http").contains("--tls-cert", "--tls-key", "--node-issuers");
+        for (String option : List.of("--tls-cert", "--tls-key", "--node-issuers")) {
+            assertMounted(api, apiArgs.get(apiArgs.indexOf(option) + 1));
+        }
+
+        Map<?, ?> agentDoc = documents("node-agent.yaml").stream().filter(d -> "DaemonSet".equals(d.get("kind"))).findFirst().orElseThrow();
+        Map<?, ?> pod = (Map<?, ?>) ((Map<?, ?>) ((Map<?, ?>) agentDoc.get("spec")).get("template")).get("spec");
+        Map<?, ?> agent = container("node-agent.yaml", "DaemonSet");
+        List<String> agentArgs = args(agent);
+        assertThat(agentArgs.get(agentArgs.indexOf("--api") + 1)).startsWith("https://");
+        assertMounted(agent, agentArgs.get(agentArgs.indexOf("--ca-file") + 1));
+        String tokenFile = agentArgs.get(agentArgs.indexOf("--api-token-file") + 1);
+        String mount = assertMounted(agent, tokenFile);
+        String volume = ((List<?>) agent.get("volumeMounts")).stream().map(m -> (Map<?, ?>) m)
+                .filter(m -> mount.equals(m.get("mountPath"))).map(m -> String.valueOf(m.get("name"))).findFirst().orElseThrow();
+        Map<?, ?> projected = (Map<?, ?>) ((List<?>) pod.get("volumes")).stream().map(v -> (Map<?, ?>) v)
+                .filter(v -> volume.equals(v.get("name"))).findFirst().orElseThrow().get("projected");
+        assertThat(projected).as("the token volume is a projected ServiceAccount token").isNotNull();
+        Map<?, ?> token = (Map<?, ?>) ((Map<?, ?>) ((List<?>) projected.get("sources")).get(0)).get("serviceAccountToken");
+        assertThat(token.get("audience")).isEqualTo("rulesync");
+        assertThat(pod.get("serviceAccountName")).isEqualTo("rulesync-agent");
+        List<?> env = agent.get("env") == null ? List.of() : (List<?>) agent.get("env");
+        assertThat(env.stream().map(e -> String.valueOf(((Map<?, ?>) e).get("name")))).doesNotContain("RULESYNC_API_TOKEN");
+    }
+
+    private static Map<?, ?> container(String file, String kind) throws Exception {
+        Map<?, ?> doc = documents(file).stream().filter(d -> kind.equals(d.get("kind"))).findFirst().orElseThrow();
+        Map<?, ?> pod = (Map<?, ?>) ((Map<?, ?>) ((Map<?, ?>) doc.get("spec")).get("template")).get("spec");
+        return (Map<?, ?>) ((List<?>) pod.get("containers")).get(0);
+    }
+
+    private static List<String> args(Map<?, ?> container) {
+        return ((List<?>) container.get("args")).stream().map(String::valueOf).toList();
+    }
+
+    /** The mount path that holds {@code file}. */
+    private static String assertMounted(Map<?, ?> container, String file) {
+        List<String> mounts = ((List<?>) container.get("volumeMounts")).stream()
+                .map(m -> String.valueOf(((Map<?, ?>) m).get("mountPath"))).toList();
+        assertThat(mounts).as("a volume holding " + file).anyMatch(m -> file.startsWith(m + "/"));
+        return mounts.stream().filter(m -> file.startsWith(m + "/")).findFirst().orElseThrow();
+    }
 }

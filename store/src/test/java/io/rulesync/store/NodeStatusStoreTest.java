@@ -158,7 +158,8 @@ class NodeStatusStoreTest {
         // A restarted agent re-acks the version it runs, with a clock a day behind its earlier ack: still the newest word.
         store.recordAcks(List.of(failed("skew", "n1", 4, 4, "ipset: busy", 100)));
         Instant before = now();
-        store.recordAcks(List.of(applied("skew", "n1", 4, -86_400)));
+        store.recordAcks(List.of(new NodeAck("skew", "n1", 4, 4, Status.APPLIED, null, 40, 104, "iptables",
+                T.minusSeconds(86_400))));
 
         NodeStatus s = status("skew", "n1");
         assertThat(s.failing()).isFalse();

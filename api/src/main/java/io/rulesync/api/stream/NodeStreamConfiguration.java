@@ -3,6 +3,7 @@ package io.rulesync.api.stream;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.rulesync.api.ApiProperties;
 import io.rulesync.api.access.Credentials;
+import io.rulesync.api.access.RateLimits;
 import io.rulesync.api.access.FailedAuthentications;
 import io.rulesync.api.acks.AckWriter;
 import io.rulesync.api.deltas.DeltaWaits;
@@ -42,10 +43,10 @@ public class NodeStreamConfiguration {
     }
 
     @Bean
-    NodeStreamServer nodeStreamServer(NodeStreams streams, Credentials credentials, ApiProperties p, MeterRegistry meters,
+    NodeStreamServer nodeStreamServer(NodeStreams streams, Credentials credentials, RateLimits limits, ApiProperties p, MeterRegistry meters,
             @Value("${server.address:#{null}}") String address) {
         FailedAuthentications failures = new FailedAuthentications(Duration.ofMinutes(1), 10_000, Clock.systemUTC());
-        StreamAccess access = new StreamAccess(credentials, failures, meters);
+        StreamAccess access = new StreamAccess(credentials, limits, failures, meters);
         credentials.onChange(() -> streams.recheck(credentials));
         InetSocketAddress at = address == null ? new InetSocketAddress(p.streamPort()) : new InetSocketAddress(address, p.streamPort());
         NodeStreamServer.Tls tls = p.tlsCert() == null ? null : new NodeStreamServer.Tls(Path.of(p.tlsCert()), Path.of(p.tlsKey()));

@@ -12,6 +12,10 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.BearerTokenFilter;
 import io.rulesync.api.access.Credentials;
+import io.rulesync.api.access.RateLimits;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.time.Duration;
 import io.rulesync.api.access.FailedAuthentications;
 import io.rulesync.api.access.Role;
 import io.rulesync.client.stream.NodeSync;
@@ -42,17 +46,26 @@ final class StreamAccess implements ServerInterceptor {
     }
 
     private final Credentials credentials;
+    private final RateLimits limits;
     private final FailedAuthentications failures;
     private final MeterRegistry meters;
 
-    StreamAccess(Credentials credentials, FailedAuthentications failures, MeterRegistry meters) {
+    StreamAccess(Credentials credentials, RateLimits limits, FailedAuthentications failures, MeterRegistry meters) {
         this.credentials = credentials;
+        this.limits = limits;
         this.failures = failures;
         this.meters = meters;
     }
 
     @Override
     public <Q, A> ServerCall.Listener<Q> interceptCall(ServerCall<Q, A> call, Metadata headers, ServerCallHandler<Q, A> next) {
+        // As the REST endpoints: an address that failed too often is refused before its credential is looked at.
+        Duration wait = limits.refusedAddress(host(call));
+        if (!wait.isZero()) {
+            call.close(Status.RESOURCE_EXHAUSTED.withDescription("too many failed authentications from this address; try again in "
+                    + RateLimits.retryAfter(wait) + " s"), new Metadata());
+            return new ServerCall.Listener<>() { };
+        }
         String header = headers.get(NodeSync.AUTHORIZATION);
         if (header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7) || header.length() == 7) {
             return refuse(call, Status.UNAUTHENTICATED, header == null ? "no authorization header" : "the authorization header holds no bearer token",
@@ -104,8 +117,15 @@ final class StreamAccess implements ServerInterceptor {
         return p == null ? Optional.empty() : Optional.of(NodeSync.NODE.name() + ": " + p);
     }
 
+    /** The caller's IP address, as the REST endpoints key their limits by. */
+    private static String host(ServerCall<?, ?> call) {
+        SocketAddress a = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
+        return a instanceof InetSocketAddress i && i.getAddress() != null ? i.getAddress().getHostAddress() : String.valueOf(a);
+    }
+
     private <Q, A> ServerCall.Listener<Q> refuse(ServerCall<Q, A> call, Status status, String reason, String detail) {
         meters.counter(BearerTokenFilter.FAILURES, "reason", FailedAuthentications.kind(reason)).increment();
+        limits.failed(host(call));
         String remote = String.valueOf(call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
         failures.failed("STREAM", NodeSync.SERVICE, remote, reason).ifPresent(log::warn);
         call.close(status.withDescription(detail), new Metadata());

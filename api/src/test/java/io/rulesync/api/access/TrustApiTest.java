@@ -287,6 +287,11 @@ class TrustApiTest {
             HttpResponse<String> guessing = limited.get("/api/v1/clusters", TestApi.VIEWER.token());
             assertThat(guessing.statusCode()).isEqualTo(429);
             assertThat(guessing.headers().firstValue("Retry-After")).isPresent();
+            try (TestNode node = new TestNode(NodeStream.channel(limited.streamTarget(), null, false), "shop", "n13", token, 1)) {
+                Status refused = node.end(20);
+                assertThat(refused.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                assertThat(refused.getDescription()).startsWith("too many failed authentications from this address");
+            }
             MeterRegistry meters = limited.context().getBean(MeterRegistry.class);
             assertThat(meters.get(RateLimits.LIMITED).tag("kind", "write").counter().count()).isGreaterThanOrEqualTo(1);
             assertThat(meters.get(RateLimits.LIMITED).tag("kind", "failed-authentication").counter().count()).isGreaterThanOrEqualTo(1);
