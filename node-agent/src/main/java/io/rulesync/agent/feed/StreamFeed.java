@@ -1,5 +1,6 @@
 package io.rulesync.agent.feed;
 
+import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.rulesync.client.Retries;
@@ -39,6 +40,11 @@ public final class StreamFeed implements DeltaSource, AckSink {
     private static final Logger log = LoggerFactory.getLogger(StreamFeed.class);
     /** Frames asked for ahead of what the agent has taken. */
     static final int WINDOW = 4;
+    /**
+     * How long a new stream may wait for a connection that is not ready: a connection accepted but never answered (a
+     * replica dying as the node reconnected) would otherwise hold the stream for good, since it has no deadline.
+     */
+    static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(20);
     /** The most acks kept while none can be sent: the api stores only the newest (and the newest failure). */
     static final int KEPT = 100;
 
@@ -65,6 +71,7 @@ public final class StreamFeed implements DeltaSource, AckSink {
     // The agent's loop thread only, but for close().
     private ManagedChannel channel;
     private NodeStream stream;
+    private Instant openedAt = Instant.MIN;
     private long resumedAt = -1;
     private boolean snapshotAsked;
     private long delivered = -1;
@@ -104,6 +111,7 @@ public final class StreamFeed implements DeltaSource, AckSink {
         open();
         resume();
         sendAcks();
+        giveUpOnAConnectionNeverReady();
         Arrival first;
         try {
             first = arrivals.poll(wait.toMillis(), TimeUnit.MILLISECONDS);
@@ -154,6 +162,7 @@ public final class StreamFeed implements DeltaSource, AckSink {
             }
         });
         stream = self[0];
+        openedAt = clock.instant();
         resumedAt = -1;
         snapshotAsked = false;
         // The node's state first: what a stream that ended may not have stored.
@@ -163,6 +172,25 @@ public final class StreamFeed implements DeltaSource, AckSink {
         if (newest != null && !unsent.contains(newest)) {
             unsent.addLast(newest);
         }
+    }
+
+    /** Ends a stream whose connection has not become ready within {@link #CONNECT_TIMEOUT}; a new channel is made for the next. */
+    private void giveUpOnAConnectionNeverReady() {
+        if (stream == null || channel == null || clock.instant().isBefore(openedAt.plus(CONNECT_TIMEOUT))) {
+            return;
+        }
+        ConnectivityState state = channel.getState(false);
+        if (state == ConnectivityState.READY) {
+            return;
+        }
+        log.atWarn().addKeyValue("cluster", cluster).log("no connection to the api's streams within {} s (the channel is {}); "
+                + "trying again on a new one", CONNECT_TIMEOUT.toSeconds(), state);
+        stream.cancel("no connection within " + CONNECT_TIMEOUT.toSeconds() + " s");
+        if (ownsChannel) {
+            channel.shutdownNow();
+            channel = null;
+        }
+        openedAt = clock.instant(); // once per stream: its end arrives as any other
     }
 
     /** Tells the api where to go on from: at the start of a stream, and once a snapshot it asked for is loaded. */
