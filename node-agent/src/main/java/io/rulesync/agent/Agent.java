@@ -286,7 +286,7 @@ public final class Agent {
         applyMillis.addAndGet(ms);
         applies.incrementAndGet();
         acks.publish(new NodeAck(cluster, node, to.version(), to.version(), NodeAck.Status.APPLIED, null,
-                ms, o.rules(), kernel.mode(), clock.instant()));
+                ms, o.rules(), NodeAck.boundedMode(kernel.mode()), clock.instant()));
         info(to.version()).log("applied version {} ({}, {} ms, {} rules)", to.version(), o.what(), ms, o.rules());
         if (verifyAt == null) {
             verifyAt = clock.instant().plus(verifyEvery);
@@ -308,7 +308,7 @@ public final class Agent {
     private void failed(long version, String error, long ms) {
         failures.incrementAndGet();
         acks.publish(new NodeAck(cluster, node, version, running == null ? 0 : running.version(), NodeAck.Status.FAILED,
-                NodeAck.bounded(error), ms, 0, kernel.mode(), clock.instant()));
+                NodeAck.bounded(error), ms, 0, NodeAck.boundedMode(kernel.mode()), clock.instant()));
         backoff.failed(clock.instant());
     }
 

@@ -51,9 +51,6 @@ public record NodeAck(String cluster, String node, long version, long running, S
         if (mode.length() > MAX_MODE) {
             throw new IllegalArgumentException("mode: " + mode.length() + " characters, at most " + MAX_MODE);
         }
-        if (running > version) {
-            throw new IllegalArgumentException("running: " + running + " is newer than the version the ack is about, " + version);
-        }
         if (version < 0 || running < 0 || durationMs < 0 || ruleCount < 0) {
             throw new IllegalArgumentException("version, running, durationMs and ruleCount must not be negative");
         }
@@ -61,7 +58,16 @@ public record NodeAck(String cluster, String node, long version, long running, S
 
     /** {@code error} cut to {@link #MAX_ERROR} characters: what an agent reports when a tool said more. */
     public static String bounded(String error) {
-        return error == null || error.length() <= MAX_ERROR ? error : error.substring(0, MAX_ERROR - 1) + "…";
+        return cut(error, MAX_ERROR);
+    }
+
+    /** {@code mode} cut to {@link #MAX_MODE} characters (a fallback's reason is part of it). */
+    public static String boundedMode(String mode) {
+        return cut(mode, MAX_MODE);
+    }
+
+    private static String cut(String s, int max) {
+        return s == null || s.length() <= max ? s : s.substring(0, max - 1) + "…";
     }
 
     public String toJson() {

@@ -40,4 +40,19 @@ class NodeAckTest {
         assertThatThrownBy(() -> NodeAck.fromJson(good.replace("\"at\":\"", "\"at\":\"x")))
                 .hasMessageStartingWith("ack is missing a field or has one of the wrong type: at: ");
     }
+
+    @Test
+    void fieldsAreBoundedAndTheAgentCutsWhatAToolSaidToFit() {
+        Instant at = Instant.parse("2026-12-03T00:00:00Z");
+        String long5k = "x".repeat(5_000);
+        assertThatThrownBy(() -> new NodeAck("c", "n", 2, 1, NodeAck.Status.FAILED, long5k, 1, 0, "iptables", at))
+                .hasMessage("error: 5000 characters, at most 4096");
+        assertThatThrownBy(() -> new NodeAck("c", "n", 2, 2, NodeAck.Status.APPLIED, null, 1, 0, long5k, at))
+                .hasMessage("mode: 5000 characters, at most 1024");
+        NodeAck cut = new NodeAck("c", "n", 2, 1, NodeAck.Status.FAILED, NodeAck.bounded(long5k), 1, 0,
+                NodeAck.boundedMode(long5k), at);
+        assertThat(cut.error()).hasSize(NodeAck.MAX_ERROR).endsWith("…");
+        assertThat(cut.mode()).hasSize(NodeAck.MAX_MODE);
+        assertThat(NodeAck.fromJson(cut.toJson())).isEqualTo(cut);
+    }
 }
