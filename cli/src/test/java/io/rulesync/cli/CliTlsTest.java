@@ -9,12 +9,8 @@ import io.rulesync.compiler.runtime.CompilerStores;
 import io.rulesync.testing.needs.RequiresPostgres;
 import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.testsupport.tls.TestPki;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -23,9 +19,6 @@ import org.junit.jupiter.api.io.TempDir;
 class CliTlsTest {
     @TempDir
     Path home;
-
-    record Run(int exit, String out, String err) {
-    }
 
     @Test
     void theApiIsVerifiedByTheCaFileAndAnotherCaIsRefusedSayingWhy() throws Exception {
@@ -39,11 +32,11 @@ class CliTlsTest {
                     "spring.ssl.bundle.pem.api.keystore.private-key", "file:" + cert.keyFile(),
                     "server.ssl.bundle", "api"))) {
                 String https = "https://localhost:" + api.context().getEnvironment().getProperty("local.server.port");
-                Run trusted = run(https, pki.caFile(), "clusters", "-o", "json");
+                OperatorCliTest.Run trusted = run(https, pki.caFile(), "clusters", "-o", "json");
                 assertThat(trusted.exit()).as(trusted.err()).isEqualTo(ExitCode.OK);
                 assertThat(trusted.out()).contains("\"shop\"");
 
-                Run untrusted = run(https, other.caFile(), "clusters");
+                OperatorCliTest.Run untrusted = run(https, other.caFile(), "clusters");
                 assertThat(untrusted.exit()).isEqualTo(ExitCode.UNREACHABLE);
                 assertThat(untrusted.err()).startsWith("rulesync: the api at " + https + " is not trusted: its certificate could not "
                         + "be verified (").contains("give the CA that signed it with --ca-file or RULESYNC_CA_FILE");
@@ -52,21 +45,9 @@ class CliTlsTest {
         }
     }
 
-    /** The command line as a process of its own, as an operator runs it, with the viewer's token. */
-    private Run run(String api, Path caFile, String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
-                System.getProperty("java.class.path"), OperatorCli.class.getName()));
-        cmd.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(cmd);
-        pb.environment().clear();
-        pb.environment().put("HOME", home.toString());
-        pb.environment().put("PATH", System.getenv().getOrDefault("PATH", "/usr/bin:/bin"));
-        pb.environment().putAll(Map.of("RULESYNC_API", api, "RULESYNC_TOKEN", TestApi.VIEWER.token(), "RULESYNC_CA_FILE",
-                caFile.toString()));
-        Path out = Files.createTempFile(home, "out", ".txt");
-        Path err = Files.createTempFile(home, "err", ".txt");
-        Process p = pb.redirectOutput(out.toFile()).redirectError(err.toFile()).start();
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("finished").isTrue();
-        return new Run(p.exitValue(), Files.readString(out), Files.readString(err));
+    /** The command line as a process of its own, with the viewer's token and {@code caFile}. */
+    private OperatorCliTest.Run run(String api, Path caFile, String... args) throws Exception {
+        return OperatorCliTest.run(home, Map.of("RULESYNC_API", api, "RULESYNC_TOKEN", TestApi.VIEWER.token(), "RULESYNC_CA_FILE",
+                caFile.toString()), args);
     }
 }

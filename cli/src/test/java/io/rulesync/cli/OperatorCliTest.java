@@ -58,8 +58,12 @@ class OperatorCliTest {
         return run(env, args);
     }
 
-    /** The command line as a process of its own, with only {@code env} (and HOME, a directory of this test) set. */
     private Run run(Map<String, String> env, String... args) throws Exception {
+        return run(home, env, args);
+    }
+
+    /** The command line as a process of its own, as an operator runs it: with only {@code env} (and HOME, {@code home}) set. */
+    static Run run(Path home, Map<String, String> env, String... args) throws Exception {
         List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
                 System.getProperty("java.class.path"), OperatorCli.class.getName()));
         cmd.addAll(List.of(args));

@@ -9,6 +9,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.testing.StoredClusters;
 import io.rulesync.api.testing.TestApi;
+import io.rulesync.api.testing.TestNode;
 import io.rulesync.client.stream.NodeStream;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.ack.NodeAck;
@@ -25,8 +26,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -66,48 +65,16 @@ class NodeStreamApiTest {
         }
     }
 
-    /** A node's end of a stream: what arrived, in order. */
-    private final class Node implements NodeStream.Listener {
-        final LinkedBlockingQueue<Object> arrived = new LinkedBlockingQueue<>();
-        final NodeStream stream;
+    /** A node's end of a stream on {@code on}; its channel is closed after the test. */
+    private TestNode node(TestApi on, String cluster, String node, String token, int window) {
+        return node(on, cluster, node, token, window, 0);
+    }
 
-        Node(TestApi on, String cluster, String node, String token, int window) {
-            this(on, cluster, node, token, window, 0);
-        }
-
-        Node(TestApi on, String cluster, String node, String token, int window, int flowControlWindow) {
-            ManagedChannel ch = NodeStream.channel(on.streamTarget(), null, false, flowControlWindow);
-            channels.add(ch);
-            stream = NodeStream.open(ch, cluster, node, token, window, this);
-        }
-
-        @Override
-        public void frame(byte[] frame) {
-            arrived.add(ServerFrame.read(frame));
-        }
-
-        @Override
-        public void ended(Status status) {
-            arrived.add(status);
-        }
-
-        Object next() throws InterruptedException {
-            Object o = arrived.poll(20, TimeUnit.SECONDS);
-            assertThat(o).as("nothing arrived within 20 s").isNotNull();
-            return o;
-        }
-
-        ServerFrame.Deltas deltas() throws InterruptedException {
-            Object o = next();
-            assertThat(o).as(String.valueOf(o)).isInstanceOf(ServerFrame.Deltas.class);
-            return (ServerFrame.Deltas) o;
-        }
-
-        Status end() throws InterruptedException {
-            Object o = next();
-            assertThat(o).as(String.valueOf(o)).isInstanceOf(Status.class);
-            return (Status) o;
-        }
+    /** ... with an HTTP/2 flow-control window of {@code flowControlWindow} bytes (0: gRPC's). */
+    private TestNode node(TestApi on, String cluster, String node, String token, int window, int flowControlWindow) {
+        ManagedChannel ch = NodeStream.channel(on.streamTarget(), null, false, flowControlWindow);
+        channels.add(ch);
+        return new TestNode(ch, cluster, node, token, window);
     }
 
     private static List<RulesDelta> deltas(ServerFrame.Deltas d) {
@@ -120,7 +87,7 @@ class NodeStreamApiTest {
 
     @Test
     void versionsComeAsTheyAreStoredAndAcksRideBack() throws Exception {
-        Node n1 = new Node(api, "shop2", "n1", api.nodeToken("shop2", "n1"), 4);
+        TestNode n1 = node(api, "shop2", "n1", api.nodeToken("shop2", "n1"), 4);
         n1.stream.send(new NodeFrame.Resume(1));
         ServerFrame.Deltas first = n1.deltas();
         assertThat(first.upTo()).isEqualTo(2);
@@ -147,8 +114,8 @@ class NodeStreamApiTest {
     /** Two nodes waiting on the same version get the same bytes: the frame is made once. */
     @Test
     void oneFrameIsMadeForEveryNodeWaitingOnTheVersion() throws Exception {
-        Node a = new Node(api, "bank", "n1", api.nodeToken("bank", "n1"), 4);
-        Node b = new Node(api, "bank", "n2", api.nodeToken("bank", "n2"), 4);
+        TestNode a = node(api, "bank", "n1", api.nodeToken("bank", "n1"), 4);
+        TestNode b = node(api, "bank", "n2", api.nodeToken("bank", "n2"), 4);
         a.stream.send(new NodeFrame.Resume(1));
         b.stream.send(new NodeFrame.Resume(1));
         ServerFrame.Deltas da = a.deltas();
@@ -158,23 +125,23 @@ class NodeStreamApiTest {
 
     @Test
     void onlyAnAgentTokenAllowedTheClusterAndNodeMaySpeakForIt() throws Exception {
-        assertThat(new Node(api, "shop", "n1", "rs_not-a-token", 1).end().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
-        assertThat(new Node(api, "shop", "n1", null, 1).end().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
-        Status viewer = new Node(api, "shop", "n1", TestApi.VIEWER.token(), 1).end();
+        assertThat(node(api, "shop", "n1", "rs_not-a-token", 1).end().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
+        assertThat(node(api, "shop", "n1", null, 1).end().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
+        Status viewer = node(api, "shop", "n1", TestApi.VIEWER.token(), 1).end();
         assertThat(viewer.getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
         assertThat(viewer.getDescription()).isEqualTo("token 'vera' has role viewer; the node stream is for agent tokens");
-        Status otherCluster = new Node(api, "shop", "n1", BANK.token(), 1).end();
+        Status otherCluster = node(api, "shop", "n1", BANK.token(), 1).end();
         assertThat(otherCluster.getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
         assertThat(otherCluster.getDescription()).isEqualTo("token 'bank-agents' is bound to cluster 'bank'; it may not speak for cluster 'shop'");
-        Status otherNode = new Node(api, "shop", "n2", TestApi.SHOP_N1.token(), 1).end();
+        Status otherNode = node(api, "shop", "n2", TestApi.SHOP_N1.token(), 1).end();
         assertThat(otherNode.getDescription()).isEqualTo("token 'shop-n1' is bound to node 'n1' of cluster 'shop'; it may not speak for node 'n2'");
         // A credential of the cluster only, or of none, opens no stream: acks ride it, and they speak for the node.
-        Status clusterOnly = new Node(api, "bank", "n1", BANK.token(), 1).end();
+        Status clusterOnly = node(api, "bank", "n1", BANK.token(), 1).end();
         assertThat(clusterOnly.getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
         assertThat(clusterOnly.getDescription()).isEqualTo("token 'bank-agents' is not bound to a node: a node stream carries acks, "
                 + "which only node 'n1''s own credential may send");
-        assertThat(new Node(api, "bank", "n1", TestApi.AGENT.token(), 1).end().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
-        Status badName = new Node(api, "shop", "N1!", TestApi.AGENT.token(), 1).end();
+        assertThat(node(api, "bank", "n1", TestApi.AGENT.token(), 1).end().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
+        Status badName = node(api, "shop", "N1!", TestApi.AGENT.token(), 1).end();
         assertThat(badName.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
         assertThat(badName.getDescription()).startsWith("rulesync-node: ");
     }
@@ -182,13 +149,13 @@ class NodeStreamApiTest {
     /** A stream speaks for its node only: an ack for another node ends it, and nothing is stored. */
     @Test
     void anAckForAnotherNodeEndsTheStreamAndIsNotStored() throws Exception {
-        Node n1 = new Node(api, "bank", "n1", api.nodeToken("bank", "n1"), 1);
+        TestNode n1 = node(api, "bank", "n1", api.nodeToken("bank", "n1"), 1);
         n1.stream.send(new NodeFrame.Acks(List.of(applied("bank", "n2", 2))));
         Status end = n1.end();
         assertThat(end.getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
         assertThat(end.getDescription()).isEqualTo("acks[0]: the ack is for node 'n2' of cluster 'bank'; this stream speaks for node 'n1' of "
                 + "cluster 'bank'");
-        Node garbage = new Node(api, "bank", "n1", api.nodeToken("bank", "n1"), 1);
+        TestNode garbage = node(api, "bank", "n1", api.nodeToken("bank", "n1"), 1);
         garbage.stream.send("{\"v\":1,\"type\":\"acks\",\"acks\":[{\"nonsense\":true}]}".getBytes());
         assertThat(garbage.end().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
         assertThat(new NodeStatusStore(api.database().dataSource()).nodeStatus("bank")).noneMatch(s -> s.node().equals("n2"));
@@ -200,7 +167,7 @@ class NodeStreamApiTest {
         ClusterHead.Step step = StoredClusters.twoVersions(api.store(), "pruned");
         StoredClusters.next(api.store(), "pruned", step, 7, "10.244.1.9");
         new HistoryPruning(api.database().dataSource()).prune("pruned", 2, 0, 100, 100, Instant.now());
-        Node n = new Node(api, "pruned", "n2", api.nodeToken("pruned", "n2"), 4);
+        TestNode n = node(api, "pruned", "n2", api.nodeToken("pruned", "n2"), 4);
         n.stream.send(new NodeFrame.Resume(1));
         Object o = n.next();
         assertThat(o).isInstanceOf(ServerFrame.Snapshot.class);
@@ -220,9 +187,9 @@ class NodeStreamApiTest {
         try (TestApi replica = TestApi.on(api.database().url(), api.database().user(), api.database().password(),
                 Map.of("rulesync.api.max-fall-behind", "PT2S"))) {
             ClusterHead.Step step = StoredClusters.twoVersions(replica.store(), "slow");
-            Node reader = new Node(replica, "slow", "n1", replica.nodeToken("slow", "n1"), 1000);
+            TestNode reader = node(replica, "slow", "n1", replica.nodeToken("slow", "n1"), 1000);
             // Asks for nothing, so never reads; the smallest HTTP/2 window (64 KiB), so the api's writes back up soon.
-            Node stuck = new Node(replica, "slow", "n2", replica.nodeToken("slow", "n2"), 0, 65_535);
+            TestNode stuck = node(replica, "slow", "n2", replica.nodeToken("slow", "n2"), 0, 65_535);
             reader.stream.send(new NodeFrame.Resume(1));
             stuck.stream.send(new NodeFrame.Resume(1));
             assertThat(reader.deltas().upTo()).isEqualTo(2);
@@ -256,10 +223,10 @@ class NodeStreamApiTest {
         TestApi replica = TestApi.on(api.database().url(), api.database().user(), api.database().password(),
                 Map.of("rulesync.api.max-streams", 1));
         try {
-            Node first = new Node(replica, "bank", "n1", replica.nodeToken("bank", "n1"), 4);
+            TestNode first = node(replica, "bank", "n1", replica.nodeToken("bank", "n1"), 4);
             first.stream.send(new NodeFrame.Resume(1));
             assertThat(first.deltas().upTo()).isEqualTo(2);
-            Status refused = new Node(replica, "bank", "n2", replica.nodeToken("bank", "n2"), 4).end();
+            Status refused = node(replica, "bank", "n2", replica.nodeToken("bank", "n2"), 4).end();
             assertThat(refused.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
             assertThat(refused.getDescription()).startsWith("this api replica holds 1 node streams, its most");
             assertThat(replica.context().getBean(MeterRegistry.class).get("rulesync.streams.refused").counter().count()).isEqualTo(1);

@@ -31,6 +31,11 @@ public final class TestNode implements NodeStream.Listener, AutoCloseable {
         arrived.add(status);
     }
 
+    /** What arrives next, within 20 s. */
+    public Object next() throws InterruptedException {
+        return next(20);
+    }
+
     /** What arrives next, within {@code seconds}. */
     public Object next(int seconds) throws InterruptedException {
         Object o = arrived.poll(seconds, TimeUnit.SECONDS);
@@ -42,6 +47,11 @@ public final class TestNode implements NodeStream.Listener, AutoCloseable {
         Object o = next(20);
         assertThat(o).as(String.valueOf(o)).isInstanceOf(ServerFrame.Deltas.class);
         return (ServerFrame.Deltas) o;
+    }
+
+    /** How the stream ended, within 20 s. */
+    public Status end() throws InterruptedException {
+        return end(20);
     }
 
     /** How the stream ended, within {@code seconds}. */
