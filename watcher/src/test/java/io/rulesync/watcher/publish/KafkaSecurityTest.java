@@ -11,15 +11,15 @@ import io.rulesync.model.event.ResyncRequest;
 import io.rulesync.model.files.KafkaClientConfig;
 import io.rulesync.model.topic.Topics;
 import io.rulesync.testing.needs.RequiresKafka;
+import io.rulesync.testsupport.kafka.KafkaAclCommands;
+import io.rulesync.testsupport.kafka.SecuredKafkaBroker;
 import io.rulesync.testsupport.tls.TestPki;
 import io.rulesync.watcher.Watcher;
 import io.rulesync.watcher.fleet.ClusterSource;
 import io.rulesync.watcher.fleet.ClusterSpec;
 import io.rulesync.watcher.fleet.FleetConfig;
 import io.rulesync.watcher.testing.Events;
-import io.rulesync.watcher.testing.KafkaAclCommands;
 import io.rulesync.watcher.testing.ModelObjects;
-import io.rulesync.watcher.testing.SecuredKafkaBroker;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -42,8 +42,6 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.acl.AclBinding;
-import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.errors.SaslAuthenticationException;
 import org.apache.kafka.common.errors.SslAuthenticationException;
 import org.apache.kafka.common.errors.TimeoutException;
@@ -83,12 +81,7 @@ class KafkaSecurityTest {
             passwords.put(user, "secret-of-" + user);
         }
         broker.addUsers(passwords);
-        try (Admin admin = broker.admin()) {
-            List<AclBinding> acls = KafkaAclCommands.read(Path.of("../deploy/README.md"));
-            admin.createAcls(acls).all().get(30, TimeUnit.SECONDS);
-            await("the broker to apply the ACLs").atMost(Duration.ofSeconds(30))
-                    .until(() -> admin.describeAcls(AclBindingFilter.ANY).values().get().containsAll(acls));
-        }
+        broker.addAcls(KafkaAclCommands.read(Path.of("../deploy/README.md")));
         // The compiler creates the topics, as it does at start (here before anyone writes).
         try (Admin compiler = Admin.create(client("compiler", passwords.get("compiler")))) {
             compiler.createTopics(List.of(new NewTopic(EVENTS, 2, (short) 1), new NewTopic(TOPICS.deltas(), 2, (short) 1),
