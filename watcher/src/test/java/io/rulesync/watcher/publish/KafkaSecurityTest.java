@@ -58,7 +58,9 @@ import org.junit.jupiter.api.io.TempDir;
  * Kafka as deploy/README.md sets it up: SASL_SSL with SCRAM-SHA-512, one user per role, and the ACLs of that file
  * (read from it, so that what is documented is what is tested). The watcher publishes and hears resync requests as
  * {@code watcher}, the compiler reads as {@code compiler}; no other user may read the events, and every other way to
- * write them is refused (another user, no TLS, a broker not trusted, a wrong password), leaving the topic as it was. Every
+ * write them is refused (another user, no TLS, a broker not trusted, a wrong password), leaving the topic as it was. The
+ * one exception: the compiler may write without a transaction (its outbox relays operators' rollback and resume
+ * requests there; CompilerKafkaAclsTest), but not with the watcher's transactional ids. Every
  * client reads its settings from a {@code client.properties} file through {@link KafkaClientConfig}, as the roles do.
  */
 @RequiresKafka
@@ -142,11 +144,16 @@ class KafkaSecurityTest {
         for (String user : List.of("compiler", "agent", "intruder")) {
             Stored before = stored();
             Properties settings = client(user, passwords.get(user));
-            // The watcher's own sink with another user's file: its transactional id is refused.
+            // The watcher's own sink with another user's file: its transactional id is refused, so no other user can fence
+            // the watcher or write in its name (the compiler's plain writes are its outbox's operator requests, below).
             try (KafkaEventSink sink = KafkaEventSink.create(settings, EVENTS)) {
                 EventSink.Delivery d = sink.send(List.of(web(81)));
                 assertThat(d.allDelivered()).as(user).isFalse();
                 assertThat(d.error()).as(user).isInstanceOf(TransactionalIdAuthorizationException.class);
+            }
+            assertThat(stored()).as(user).isEqualTo(before);
+            if (user.equals("compiler")) {
+                continue;
             }
             // A plain producer, neither transactional nor idempotent: the topic itself is refused.
             Properties plain = new Properties();
