@@ -114,7 +114,16 @@ class CompilerKafkaAclsTest {
         args.addAll(db.passwordOptions());
         CompilerCommand command = new CompilerCommand();
         new CommandLine(command).parseArgs(args.toArray(String[]::new));
-        return command.start();
+        // The shared embedded broker (TestInfrastructure), if an earlier test in this JVM started it, sets this system
+        // property, which outranks the command's --kafka: hidden while the compiler reads its settings.
+        String shared = System.clearProperty("spring.kafka.bootstrap-servers");
+        try {
+            return command.start();
+        } finally {
+            if (shared != null) {
+                System.setProperty("spring.kafka.bootstrap-servers", shared);
+            }
+        }
     }
 
     /** A role's client.properties, as deploy/README.md gives each role. */

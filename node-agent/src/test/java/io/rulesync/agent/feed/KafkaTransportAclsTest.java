@@ -113,7 +113,16 @@ class KafkaTransportAclsTest {
         args.addAll(db.passwordOptions());
         CompilerCommand command = new CompilerCommand();
         new CommandLine(command).parseArgs(args.toArray(String[]::new));
-        return command.start();
+        // The shared embedded broker (TestInfrastructure), if an earlier test in this JVM started it, sets this system
+        // property, which outranks the command's --kafka: hidden while the compiler reads its settings.
+        String shared = System.clearProperty("spring.kafka.bootstrap-servers");
+        try {
+            return command.start();
+        } finally {
+            if (shared != null) {
+                System.setProperty("spring.kafka.bootstrap-servers", shared);
+            }
+        }
     }
 
     /** {@code rulesync agent --transport kafka} with user agent's client.properties; a dry run writes the rules to files. */
