@@ -11,15 +11,15 @@ import io.rulesync.model.event.ResyncRequest;
 import io.rulesync.model.files.KafkaClientConfig;
 import io.rulesync.model.topic.Topics;
 import io.rulesync.testing.needs.RequiresKafka;
+import io.rulesync.testsupport.kafka.KafkaAclCommands;
+import io.rulesync.testsupport.kafka.SecuredKafkaBroker;
 import io.rulesync.testsupport.tls.TestPki;
 import io.rulesync.watcher.Watcher;
 import io.rulesync.watcher.fleet.ClusterSource;
 import io.rulesync.watcher.fleet.ClusterSpec;
 import io.rulesync.watcher.fleet.FleetConfig;
 import io.rulesync.watcher.testing.Events;
-import io.rulesync.watcher.testing.KafkaAclCommands;
 import io.rulesync.watcher.testing.ModelObjects;
-import io.rulesync.watcher.testing.SecuredKafkaBroker;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -42,8 +42,6 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.acl.AclBinding;
-import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.errors.SaslAuthenticationException;
 import org.apache.kafka.common.errors.SslAuthenticationException;
 import org.apache.kafka.common.errors.TimeoutException;
@@ -60,7 +58,9 @@ import org.junit.jupiter.api.io.TempDir;
  * Kafka as deploy/README.md sets it up: SASL_SSL with SCRAM-SHA-512, one user per role, and the ACLs of that file
  * (read from it, so that what is documented is what is tested). The watcher publishes and hears resync requests as
  * {@code watcher}, the compiler reads as {@code compiler}; no other user may read the events, and every other way to
- * write them is refused (another user, no TLS, a broker not trusted, a wrong password), leaving the topic as it was. Every
+ * write them is refused (another user, no TLS, a broker not trusted, a wrong password), leaving the topic as it was. The
+ * one exception: the compiler may write without a transaction (its outbox relays operators' rollback and resume
+ * requests there; CompilerKafkaAclsTest), but not with the watcher's transactional ids. Every
  * client reads its settings from a {@code client.properties} file through {@link KafkaClientConfig}, as the roles do.
  */
 @RequiresKafka
@@ -83,12 +83,7 @@ class KafkaSecurityTest {
             passwords.put(user, "secret-of-" + user);
         }
         broker.addUsers(passwords);
-        try (Admin admin = broker.admin()) {
-            List<AclBinding> acls = KafkaAclCommands.read(Path.of("../deploy/README.md"));
-            admin.createAcls(acls).all().get(30, TimeUnit.SECONDS);
-            await("the broker to apply the ACLs").atMost(Duration.ofSeconds(30))
-                    .until(() -> admin.describeAcls(AclBindingFilter.ANY).values().get().containsAll(acls));
-        }
+        broker.addAcls(KafkaAclCommands.read(Path.of("../deploy/README.md")));
         // The compiler creates the topics, as it does at start (here before anyone writes).
         try (Admin compiler = Admin.create(client("compiler", passwords.get("compiler")))) {
             compiler.createTopics(List.of(new NewTopic(EVENTS, 2, (short) 1), new NewTopic(TOPICS.deltas(), 2, (short) 1),
@@ -149,11 +144,16 @@ class KafkaSecurityTest {
         for (String user : List.of("compiler", "agent", "intruder")) {
             Stored before = stored();
             Properties settings = client(user, passwords.get(user));
-            // The watcher's own sink with another user's file: its transactional id is refused.
+            // The watcher's own sink with another user's file: its transactional id is refused, so no other user can fence
+            // the watcher or write in its name (the compiler's plain writes are its outbox's operator requests, below).
             try (KafkaEventSink sink = KafkaEventSink.create(settings, EVENTS)) {
                 EventSink.Delivery d = sink.send(List.of(web(81)));
                 assertThat(d.allDelivered()).as(user).isFalse();
                 assertThat(d.error()).as(user).isInstanceOf(TransactionalIdAuthorizationException.class);
+            }
+            assertThat(stored()).as(user).isEqualTo(before);
+            if (user.equals("compiler")) {
+                continue;
             }
             // A plain producer, neither transactional nor idempotent: the topic itself is refused.
             Properties plain = new Properties();

@@ -1,4 +1,4 @@
-package io.rulesync.watcher.testing;
+package io.rulesync.testsupport.kafka;
 
 import io.rulesync.testsupport.tls.TestPki;
 import java.io.IOException;
@@ -19,6 +19,8 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ScramCredentialInfo;
 import org.apache.kafka.clients.admin.UserScramCredentialAlteration;
 import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.metadata.UserScramCredentialRecord;
 import org.apache.kafka.common.security.scram.ScramCredential;
@@ -172,6 +174,22 @@ public final class SecuredKafkaBroker implements AutoCloseable {
             }
         } catch (ExecutionException e) {
             throw new IllegalStateException("cannot add users " + passwords.keySet(), e.getCause());
+        }
+    }
+
+    /** Creates {@code acls}, as {@code kafka-acls.sh --add} does, and waits until the broker applies them all. */
+    public void addAcls(List<AclBinding> acls) throws Exception {
+        try (Admin admin = admin()) {
+            admin.createAcls(acls).all().get(30, TimeUnit.SECONDS);
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (!admin.describeAcls(AclBindingFilter.ANY).values().get(30, TimeUnit.SECONDS).containsAll(acls)) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("the broker does not apply the ACLs " + acls);
+                }
+                Thread.sleep(20);
+            }
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("cannot add ACLs " + acls, e.getCause());
         }
     }
 

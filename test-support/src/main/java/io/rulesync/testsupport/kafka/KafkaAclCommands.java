@@ -1,4 +1,4 @@
-package io.rulesync.watcher.testing;
+package io.rulesync.testsupport.kafka;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
