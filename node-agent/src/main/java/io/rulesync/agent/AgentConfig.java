@@ -10,6 +10,7 @@ import io.rulesync.exec.HostCommand;
 import io.rulesync.agent.feed.AckSink;
 import io.rulesync.agent.feed.ApiAcks;
 import io.rulesync.client.ApiClient;
+import io.rulesync.client.tls.TrustRoots;
 import io.rulesync.agent.feed.ApiDeltas;
 import io.rulesync.agent.feed.ApiSnapshots;
 import io.rulesync.agent.feed.DeltaFeed;
@@ -47,9 +48,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.function.Supplier;
-import io.rulesync.client.tls.TrustRoots;
 import java.util.Optional;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -208,19 +208,19 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
     /** The same configuration, reaching the control plane through {@code t}. */
     public AgentConfig withTransport(Transport t) {
         return new AgentConfig(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery,
-                chainsPerCheck, mode, whenIpvsUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, t, ackInterval, stream);
+                chainsPerCheck, mode, whenIpvsUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, t, ackInterval, stream, tokens, tls);
     }
 
     /** The same configuration, sending acks to the api at most once per {@code interval}. */
     public AgentConfig withAckInterval(Duration interval) {
         return new AgentConfig(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery,
-                chainsPerCheck, mode, whenIpvsUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, transport, interval, stream);
+                chainsPerCheck, mode, whenIpvsUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, transport, interval, stream, tokens, tls);
     }
 
     /** The same configuration, on a stream to the api replicas at {@code target} ({@code host:port[,host:port]}). */
     public AgentConfig withStream(String target) {
         return new AgentConfig(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery,
-                chainsPerCheck, mode, whenIpvsUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, Transport.STREAM, ackInterval, target);
+                chainsPerCheck, mode, whenIpvsUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, Transport.STREAM, ackInterval, target, tokens, tls);
     }
 
     /** Where the api's node streams are: as configured, else the api's host on the default port. */

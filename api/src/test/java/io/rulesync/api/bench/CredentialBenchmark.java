@@ -11,6 +11,7 @@ import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.NodeIssuers;
 import io.rulesync.api.access.Role;
 import io.rulesync.api.testing.NodeTokens;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -27,6 +28,7 @@ import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
@@ -48,6 +50,7 @@ public class CredentialBenchmark {
     private NodeIssuers ec;
     private String ecToken;
     private final Clock clock = Clock.systemUTC();
+    private Path dir;
 
     @Setup
     public void setUp() throws Exception {
@@ -59,7 +62,7 @@ public class CredentialBenchmark {
         }
         tokens = ApiTokens.parse(lines, "bench");
 
-        Path dir = Files.createTempDirectory("rulesync-credential-bench");
+        dir = Files.createTempDirectory("rulesync-credential-bench");
         RSAKey key = new RSAKeyGenerator(2048).keyID("k8s").generate();
         Files.writeString(dir.resolve("rsa.jwks.json"), new JWKSet(key.toPublicJWK()).toString());
         Files.writeString(dir.resolve("rsa.txt"), "shop https://rsa.example rsa.jwks.json\n");
@@ -80,6 +83,16 @@ public class CredentialBenchmark {
                 || tokens.authenticate(token).isEmpty()) {
             throw new IllegalStateException("a credential the benchmark made is refused");
         }
+    }
+
+    @TearDown
+    public void tearDown() throws IOException {
+        try (var files = Files.list(dir)) {
+            for (Path f : files.toList()) {
+                Files.delete(f);
+            }
+        }
+        Files.delete(dir);
     }
 
     @Benchmark

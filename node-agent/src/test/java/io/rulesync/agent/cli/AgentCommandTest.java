@@ -138,4 +138,25 @@ class AgentCommandTest {
         assertThatThrownBy(() -> parse("--cluster", "shop", "--node", "a", "--ipvs-exclude-cidrs", "192.0.2.0/33"))
                 .hasMessageStartingWith("--ipvs-exclude-cidrs: ").hasMessageContaining("192.0.2.0/33");
     }
+
+    /**
+     * A node's ServiceAccount token is renewed in its file by the kubelet: the agent sends the renewed one without a restart,
+     * and a CA file given is what the api is verified by, whatever the configuration is changed to afterwards.
+     */
+    @Test
+    void aRenewedTokenFileIsReadAgainAndTheCaFileIsKept(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("token");
+        Files.writeString(file, "eyJfirst.a.b\n");
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+        Path ca = io.rulesync.testsupport.tls.TestPki.create(dir.resolve("pki"), "api").caFile();
+        AgentConfig config = parse("--cluster", "shop", "--node", "a", "--api", "https://api.example:8080", "--api-token-file",
+                file.toString(), "--ca-file", ca.toString()).withStream("api.example:8081");
+        assertThat(config.tls()).hasToString(ca.toString());
+        assertThat(config.apiClient().token()).isEqualTo("eyJfirst.a.b");
+        Files.writeString(file, "eyJrenewed.a.b\n");
+        Files.setLastModifiedTime(file, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() + 1_000));
+        assertThat(config.apiClient().token()).isEqualTo("eyJrenewed.a.b");
+        assertThatThrownBy(() -> parse("--cluster", "shop", "--node", "a", "--ca-file", dir.resolve("missing.crt").toString()))
+                .hasMessageContaining("missing.crt");
+    }
 }
