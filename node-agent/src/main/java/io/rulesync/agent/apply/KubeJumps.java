@@ -7,7 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * kube-proxy's jumps from the built-in chains into its own (kube-proxy-facts.md §1.1,
+ * kube-proxy's jumps from the built-in chains into its own (kube-proxy's iptables proxier,
  * {@code iptablesJumpChains}, plus kubelet's KUBE-FIREWALL jumps for IPv4), written as
  * {@code iptables -S} prints them so that the kernel's lines compare as text. kube-proxy ensures
  * each with {@code -C} then {@code -I 1}; the agent does the same from one read of each built-in

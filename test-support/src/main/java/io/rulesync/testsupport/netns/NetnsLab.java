@@ -499,7 +499,7 @@ public final class NetnsLab implements AutoCloseable {
     }
 
     /**
-     * Adds, in the node ns, kube-proxy's jumps from the built-in chains (kube-proxy-facts.md §1.1,
+     * Adds, in the node ns, kube-proxy's jumps from the built-in chains (its iptables proxier's
      * {@code iptablesJumpChains} plus, for IPv4 only, the kubelet KUBE-FIREWALL jumps) the way kube-proxy does:
      * for each entry in order, create the target chain if missing, then {@code -C} and, if absent, {@code -I 1}.
      * The rule is {@code <extraArgs> -m comment --comment <comment> -j <chain>}. Idempotent.
