@@ -1,5 +1,6 @@
 package io.rulesync.api;
 
+import io.rulesync.api.access.Authentication;
 import io.rulesync.api.access.Credentials;
 import io.rulesync.api.access.RateLimits;
 import io.rulesync.api.errors.BodyLimits;
@@ -312,12 +313,19 @@ public class ApiApplication {
                 .description("1: the api serves plain HTTP on a non-loopback address (--insecure-http)").register(meters);
     }
 
-    /** Failed authentications are logged at most once a minute per remote address, with the count left out. */
+    /**
+     * One authentication for the REST endpoints and the node streams: failed ones are logged at most once a minute per
+     * remote address, with the count left out.
+     */
     @Bean
-    FilterRegistrationBean<BearerTokenFilter> bearerTokenFilter(Credentials credentials, RateLimits limits, MeterRegistry meters) {
-        FailedAuthentications failures = new FailedAuthentications(Duration.ofMinutes(1), 10_000, Clock.systemUTC());
-        FilterRegistrationBean<BearerTokenFilter> r = new FilterRegistrationBean<>(new BearerTokenFilter(credentials, failures, limits,
-                meters));
+    Authentication authentication(Credentials credentials, RateLimits limits, MeterRegistry meters) {
+        return new Authentication(credentials, limits, new FailedAuthentications(Duration.ofMinutes(1), 10_000, Clock.systemUTC()),
+                meters);
+    }
+
+    @Bean
+    FilterRegistrationBean<BearerTokenFilter> bearerTokenFilter(Authentication authentication, RateLimits limits) {
+        FilterRegistrationBean<BearerTokenFilter> r = new FilterRegistrationBean<>(new BearerTokenFilter(authentication, limits));
         r.addUrlPatterns("/*");
         // After BodyLimits: a body too big is refused before anything else is done for it.
         r.setOrder(Ordered.HIGHEST_PRECEDENCE + 1);

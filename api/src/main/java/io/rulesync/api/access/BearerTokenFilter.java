@@ -5,7 +5,6 @@ import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import io.micrometer.core.instrument.MeterRegistry;
 import io.rulesync.api.errors.FilterProblems;
 import io.rulesync.model.text.Printable;
 import java.io.IOException;
@@ -21,29 +20,21 @@ import org.springframework.web.filter.OncePerRequestFilter;
 /**
  * Every request but a health probe needs {@code Authorization: Bearer TOKEN} of a configured token
  * whose role {@link AccessRules} allows: 401 without one (or with an unknown one), 403 with the
- * wrong role, or (an agent token bound to a cluster or node) for another cluster's or node's rules. The caller is left in the request attribute {@link #CALLER} for the audit log.
- *
- * <p>Each 401 is counted ({@value #FAILURES}, by reason) and logged as {@link FailedAuthentications}
- * allows: method, path, remote address and reason, never the token.
+ * wrong role, or (an agent token bound to a cluster or node) for another cluster's or node's rules, 429 when the
+ * address failed too often or the caller writes too often. The caller is left in the request attribute {@link #CALLER}
+ * for the audit log. Who the caller is, and what a failure costs, is {@link Authentication}'s, as for node streams.
  */
 public final class BearerTokenFilter extends OncePerRequestFilter {
     /** Request attribute holding the authenticated {@link Caller}. */
     public static final String CALLER = "rulesync.caller";
     private static final Logger log = LoggerFactory.getLogger(BearerTokenFilter.class);
 
-    /** The counter of refused authentications, tagged {@code reason}. */
-    public static final String FAILURES = "rulesync.api.authentication.failures";
-
-    private final Credentials credentials;
-    private final FailedAuthentications failures;
+    private final Authentication authentication;
     private final RateLimits limits;
-    private final MeterRegistry meters;
 
-    public BearerTokenFilter(Credentials credentials, FailedAuthentications failures, RateLimits limits, MeterRegistry meters) {
-        this.credentials = credentials;
+    public BearerTokenFilter(Authentication authentication, RateLimits limits) {
+        this.authentication = authentication;
         this.limits = limits;
-        this.failures = failures;
-        this.meters = meters;
     }
 
     @Override
@@ -57,22 +48,16 @@ public final class BearerTokenFilter extends OncePerRequestFilter {
             chain.doFilter(request, response);
             return;
         }
-        Duration wait = limits.refusedAddress(request.getRemoteAddr());
-        if (!wait.isZero()) {
-            tooMany(response, wait, "too many failed authentications from " + request.getRemoteAddr() + "; try again later");
-            return;
-        }
-        String header = request.getHeader("Authorization");
-        if (header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7) || header.length() == 7) {
-            failed(request, method, path, header == null ? "no Authorization header" : "the Authorization header holds no bearer token");
-            refuse(response, HttpStatus.UNAUTHORIZED, "this request needs 'Authorization: Bearer TOKEN'");
-            return;
-        }
-        Credentials.Result result = credentials.authenticate(header.substring(7).strip());
-        Caller caller = result.caller();
+        Authentication.Outcome outcome = authentication.authenticate(request.getHeader("Authorization"), request.getRemoteAddr(), method,
+                path);
+        Caller caller = outcome.caller();
         if (caller == null) {
-            failed(request, method, path, result.failure());
-            refuse(response, HttpStatus.UNAUTHORIZED, "the bearer token is not one the api knows, or no longer valid");
+            switch (outcome.refusal()) {
+                case TOO_MANY_FAILURES -> tooMany(response, outcome.retryAfter(), "too many failed authentications from "
+                        + request.getRemoteAddr() + "; try again later");
+                case NO_BEARER_TOKEN -> refuse(response, HttpStatus.UNAUTHORIZED, "this request needs 'Authorization: Bearer TOKEN'");
+                case NOT_VALID -> refuse(response, HttpStatus.UNAUTHORIZED, Authentication.NOT_VALID);
+            }
             return;
         }
         Set<Role> allowed = AccessRules.allowed(method, path);
@@ -95,7 +80,7 @@ public final class BearerTokenFilter extends OncePerRequestFilter {
             return;
         }
         if (!("GET".equals(method) || "HEAD".equals(method))) {
-            wait = limits.write(caller.name());
+            Duration wait = limits.write(caller.name());
             if (!wait.isZero()) {
                 tooMany(response, wait, "token '" + caller.name() + "' writes more often than the api takes; try again later");
                 return;
@@ -108,12 +93,6 @@ public final class BearerTokenFilter extends OncePerRequestFilter {
     private static void tooMany(HttpServletResponse response, Duration wait, String detail) throws IOException {
         response.setHeader("Retry-After", RateLimits.retryAfter(wait));
         FilterProblems.write(response, HttpStatus.TOO_MANY_REQUESTS, detail);
-    }
-
-    private void failed(HttpServletRequest request, String method, String path, String reason) {
-        limits.failed(request.getRemoteAddr());
-        meters.counter(FAILURES, "reason", FailedAuthentications.kind(reason)).increment();
-        failures.failed(method, path, request.getRemoteAddr(), reason).ifPresent(log::warn);
     }
 
     private static void refuse(HttpServletResponse response, HttpStatus status, String detail) throws IOException {

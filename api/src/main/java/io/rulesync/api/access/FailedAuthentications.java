@@ -44,8 +44,7 @@ public final class FailedAuthentications {
      */
     public static String kind(String reason) {
         return switch (reason) {
-            case "no Authorization header", "the Authorization header holds no bearer token", "no authorization header",
-                 "the authorization header holds no bearer token", "unknown token" -> reason;
+            case "no Authorization header", "the Authorization header holds no bearer token", "unknown token" -> reason;
             default -> "invalid node token";
         };
     }

@@ -2,15 +2,12 @@ package io.rulesync.api.stream;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.rulesync.api.ApiProperties;
+import io.rulesync.api.access.Authentication;
 import io.rulesync.api.access.Credentials;
-import io.rulesync.api.access.RateLimits;
-import io.rulesync.api.access.FailedAuthentications;
 import io.rulesync.api.acks.AckWriter;
 import io.rulesync.api.deltas.DeltaWaits;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
-import java.time.Clock;
-import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -43,10 +40,9 @@ public class NodeStreamConfiguration {
     }
 
     @Bean
-    NodeStreamServer nodeStreamServer(NodeStreams streams, Credentials credentials, RateLimits limits, ApiProperties p, MeterRegistry meters,
+    NodeStreamServer nodeStreamServer(NodeStreams streams, Credentials credentials, Authentication authentication, ApiProperties p,
             @Value("${server.address:#{null}}") String address) {
-        FailedAuthentications failures = new FailedAuthentications(Duration.ofMinutes(1), 10_000, Clock.systemUTC());
-        StreamAccess access = new StreamAccess(credentials, limits, failures, meters);
+        StreamAccess access = new StreamAccess(authentication);
         credentials.onChange(() -> streams.recheck(credentials));
         InetSocketAddress at = address == null ? new InetSocketAddress(p.streamPort()) : new InetSocketAddress(address, p.streamPort());
         NodeStreamServer.Tls tls = p.tlsCert() == null ? null : new NodeStreamServer.Tls(Path.of(p.tlsCert()), Path.of(p.tlsKey()));

@@ -8,18 +8,14 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
-import io.micrometer.core.instrument.MeterRegistry;
 import io.rulesync.api.access.ApiTokens;
-import io.rulesync.api.access.BearerTokenFilter;
-import io.rulesync.api.access.Credentials;
+import io.rulesync.api.access.Authentication;
 import io.rulesync.api.access.RateLimits;
-import java.net.InetSocketAddress;
-import java.net.SocketAddress;
-import java.time.Duration;
-import io.rulesync.api.access.FailedAuthentications;
 import io.rulesync.api.access.Role;
 import io.rulesync.client.stream.NodeSync;
 import io.rulesync.model.cluster.KubernetesNames;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,8 +23,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Who may open a node stream: a node's own credential (an agent token bound to that node, or the node's ServiceAccount
  * token), for the cluster and node the call's headers name. Acks ride the stream, so it speaks for its node: a credential
- * bound to a cluster only, or to nothing, reads rules over REST but opens no stream. Decided before the stream's first message, as the REST endpoints decide before the body: a refusal costs
- * the api one lookup of the token. Failures are counted and logged as the REST endpoints' are.
+ * bound to a cluster only, or to nothing, reads rules over REST but opens no stream. Decided before the stream's first
+ * message, as the REST endpoints decide before the body, by the same {@link Authentication}: a refusal costs the api one
+ * lookup of the token, and failures are counted, limited and logged as theirs are.
  */
 final class StreamAccess implements ServerInterceptor {
     private static final Logger log = LoggerFactory.getLogger(StreamAccess.class);
@@ -45,37 +42,25 @@ final class StreamAccess implements ServerInterceptor {
         }
     }
 
-    private final Credentials credentials;
-    private final RateLimits limits;
-    private final FailedAuthentications failures;
-    private final MeterRegistry meters;
+    private final Authentication authentication;
 
-    StreamAccess(Credentials credentials, RateLimits limits, FailedAuthentications failures, MeterRegistry meters) {
-        this.credentials = credentials;
-        this.limits = limits;
-        this.failures = failures;
-        this.meters = meters;
+    StreamAccess(Authentication authentication) {
+        this.authentication = authentication;
     }
 
     @Override
     public <Q, A> ServerCall.Listener<Q> interceptCall(ServerCall<Q, A> call, Metadata headers, ServerCallHandler<Q, A> next) {
-        // As the REST endpoints: an address that failed too often is refused before its credential is looked at.
-        Duration wait = limits.refusedAddress(host(call));
-        if (!wait.isZero()) {
-            call.close(Status.RESOURCE_EXHAUSTED.withDescription("too many failed authentications from this address; try again in "
-                    + RateLimits.retryAfter(wait) + " s"), new Metadata());
-            return new ServerCall.Listener<>() { };
-        }
-        String header = headers.get(NodeSync.AUTHORIZATION);
-        if (header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7) || header.length() == 7) {
-            return refuse(call, Status.UNAUTHENTICATED, header == null ? "no authorization header" : "the authorization header holds no bearer token",
-                    "this stream needs 'authorization: Bearer TOKEN'");
-        }
-        String bearer = header.substring(7).strip();
-        Credentials.Result result = credentials.authenticate(bearer);
-        ApiTokens.Caller caller = result.caller();
+        Authentication.Outcome outcome = authentication.authenticate(headers.get(NodeSync.AUTHORIZATION), host(call), "STREAM",
+                NodeSync.SERVICE);
+        ApiTokens.Caller caller = outcome.caller();
         if (caller == null) {
-            return refuse(call, Status.UNAUTHENTICATED, result.failure(), "the bearer token is not one the api knows, or no longer valid");
+            call.close(switch (outcome.refusal()) {
+                case TOO_MANY_FAILURES -> Status.RESOURCE_EXHAUSTED.withDescription("too many failed authentications from this address; "
+                        + "try again in " + RateLimits.retryAfter(outcome.retryAfter()) + " s");
+                case NO_BEARER_TOKEN -> Status.UNAUTHENTICATED.withDescription("this stream needs 'authorization: Bearer TOKEN'");
+                case NOT_VALID -> Status.UNAUTHENTICATED.withDescription(Authentication.NOT_VALID);
+            }, new Metadata());
+            return new ServerCall.Listener<>() { };
         }
         if (caller.role() != Role.AGENT) {
             return deny(call, caller, "token '" + caller.name() + "' has role " + caller.role().id() + "; the node stream is for agent tokens");
@@ -100,7 +85,7 @@ final class StreamAccess implements ServerInterceptor {
             return deny(call, caller, "token '" + caller.name() + "' is not bound to a node: a node stream carries acks, which only node '"
                     + node + "''s own credential may send");
         }
-        Context ctx = Context.current().withValue(IDENTITY, new Identity(cluster, node, caller, bearer));
+        Context ctx = Context.current().withValue(IDENTITY, new Identity(cluster, node, caller, outcome.bearer()));
         return Contexts.interceptCall(ctx, call, headers, next);
     }
 
@@ -117,19 +102,10 @@ final class StreamAccess implements ServerInterceptor {
         return p == null ? Optional.empty() : Optional.of(NodeSync.NODE.name() + ": " + p);
     }
 
-    /** The caller's IP address, as the REST endpoints key their limits by. */
+    /** The caller's IP address, as the REST endpoints key their limits and failure logs by. */
     private static String host(ServerCall<?, ?> call) {
         SocketAddress a = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
         return a instanceof InetSocketAddress i && i.getAddress() != null ? i.getAddress().getHostAddress() : String.valueOf(a);
-    }
-
-    private <Q, A> ServerCall.Listener<Q> refuse(ServerCall<Q, A> call, Status status, String reason, String detail) {
-        meters.counter(BearerTokenFilter.FAILURES, "reason", FailedAuthentications.kind(reason)).increment();
-        limits.failed(host(call));
-        String remote = String.valueOf(call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
-        failures.failed("STREAM", NodeSync.SERVICE, remote, reason).ifPresent(log::warn);
-        call.close(status.withDescription(detail), new Metadata());
-        return new ServerCall.Listener<>() { };
     }
 
     private static <Q, A> ServerCall.Listener<Q> deny(ServerCall<Q, A> call, ApiTokens.Caller caller, String why) {

@@ -103,7 +103,7 @@ class AccessApiTest {
 
     @Test
     void failedAuthenticationsAreLoggedWithoutTheTokenAtMostOncePerAddressAndCounted() throws Exception {
-        Logger logger = (Logger) LoggerFactory.getLogger(BearerTokenFilter.class);
+        Logger logger = (Logger) LoggerFactory.getLogger(Authentication.class);
         ListAppender<ILoggingEvent> lines = new ListAppender<>();
         lines.start();
         logger.addAppender(lines);
