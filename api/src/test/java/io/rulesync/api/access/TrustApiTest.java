@@ -49,8 +49,8 @@ import tools.jackson.databind.JsonNode;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @RequiresPostgres
 class TrustApiTest {
-    private static final NodeTokens SHOP = new NodeTokens("https://shop.example/issuer");
-    private static final NodeTokens IMPOSTOR = new NodeTokens("https://shop.example/issuer");
+    private static final NodeTokens SHOP = NodeTokens.es256("https://shop.example/issuer");
+    private static final NodeTokens IMPOSTOR = NodeTokens.es256("https://shop.example/issuer");
 
     @TempDir
     static Path dir;

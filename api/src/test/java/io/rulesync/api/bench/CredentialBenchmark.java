@@ -1,12 +1,5 @@
 package io.rulesync.api.bench;
 
-import com.nimbusds.jose.JWSAlgorithm;
-import com.nimbusds.jose.JWSHeader;
-import com.nimbusds.jose.crypto.RSASSASigner;
-import com.nimbusds.jose.jwk.JWKSet;
-import com.nimbusds.jose.jwk.RSAKey;
-import com.nimbusds.jose.jwk.gen.RSAKeyGenerator;
-import com.nimbusds.jwt.SignedJWT;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.NodeIssuers;
 import io.rulesync.api.access.Role;
@@ -15,7 +8,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -63,18 +55,13 @@ public class CredentialBenchmark {
         tokens = ApiTokens.parse(lines, "bench");
 
         dir = Files.createTempDirectory("rulesync-credential-bench");
-        RSAKey key = new RSAKeyGenerator(2048).keyID("k8s").generate();
-        Files.writeString(dir.resolve("rsa.jwks.json"), new JWKSet(key.toPublicJWK()).toString());
+        NodeTokens rs = NodeTokens.rs256("https://rsa.example");
+        rs.writeJwks(dir.resolve("rsa.jwks.json"));
         Files.writeString(dir.resolve("rsa.txt"), "shop https://rsa.example rsa.jwks.json\n");
         rsa = NodeIssuers.read(dir.resolve("rsa.txt"));
-        NodeTokens shape = new NodeTokens("https://rsa.example");
-        Instant now = Instant.now();
-        SignedJWT jwt = new SignedJWT(new JWSHeader.Builder(JWSAlgorithm.RS256).keyID("k8s").build(),
-                shape.claims("node-1", now, now.plusSeconds(3600)).build());
-        jwt.sign(new RSASSASigner(key));
-        rsaToken = jwt.serialize();
+        rsaToken = rs.forNode("node-1");
 
-        NodeTokens es = new NodeTokens("https://ec.example");
+        NodeTokens es = NodeTokens.es256("https://ec.example");
         es.writeJwks(dir.resolve("ec.jwks.json"));
         Files.writeString(dir.resolve("ec.txt"), "shop https://ec.example ec.jwks.json\n");
         ec = NodeIssuers.read(dir.resolve("ec.txt"));

@@ -4,6 +4,11 @@ import com.nimbusds.jose.JOSEException;
 import com.nimbusds.jose.JOSEObjectType;
 import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.JWSHeader;
+import com.nimbusds.jose.JWSSigner;
+import com.nimbusds.jose.crypto.RSASSASigner;
+import com.nimbusds.jose.jwk.JWK;
+import com.nimbusds.jose.jwk.RSAKey;
+import com.nimbusds.jose.jwk.gen.RSAKeyGenerator;
 import com.nimbusds.jose.crypto.ECDSASigner;
 import com.nimbusds.jose.jwk.Curve;
 import com.nimbusds.jose.jwk.ECKey;
@@ -22,18 +27,39 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * A Kubernetes cluster's ServiceAccount token issuer, as a test plays it: a signing key, its JWKS (what the API server
+ * A Kubernetes cluster's ServiceAccount token issuer, as a test plays it: a signing key (ES256, or RS256 as Kubernetes
+ * signs by default), its JWKS (what the API server
  * serves at {@code /openid/v1/jwks}), and tokens shaped as the kubelet's projected ones for a pod on a node (Kubernetes
  * 1.30+: the node in {@code kubernetes.io.node}).
  */
 public final class NodeTokens {
     private final String issuer;
-    private final ECKey key;
+    private final JWK key;
+    private final JWSAlgorithm algorithm;
+    private final JWSSigner signer;
 
-    public NodeTokens(String issuer) {
+    private NodeTokens(String issuer, JWK key, JWSAlgorithm algorithm, JWSSigner signer) {
         this.issuer = issuer;
+        this.key = key;
+        this.algorithm = algorithm;
+        this.signer = signer;
+    }
+
+    /** An issuer signing with ES256. */
+    public static NodeTokens es256(String issuer) {
         try {
-            this.key = new ECKeyGenerator(Curve.P_256).keyID(UUID.randomUUID().toString()).generate();
+            ECKey key = new ECKeyGenerator(Curve.P_256).keyID(UUID.randomUUID().toString()).generate();
+            return new NodeTokens(issuer, key, JWSAlgorithm.ES256, new ECDSASigner(key));
+        } catch (JOSEException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** An issuer signing as Kubernetes does by default: RS256 with a 2,048-bit key. */
+    public static NodeTokens rs256(String issuer) {
+        try {
+            RSAKey key = new RSAKeyGenerator(2048).keyID(UUID.randomUUID().toString()).generate();
+            return new NodeTokens(issuer, key, JWSAlgorithm.RS256, new RSASSASigner(key));
         } catch (JOSEException e) {
             throw new IllegalStateException(e);
         }
@@ -69,9 +95,8 @@ public final class NodeTokens {
 
     public String sign(JWTClaimsSet claims) {
         try {
-            SignedJWT jwt = new SignedJWT(new JWSHeader.Builder(JWSAlgorithm.ES256).keyID(key.getKeyID()).type(JOSEObjectType.JWT).build(),
-                    claims);
-            jwt.sign(new ECDSASigner(key));
+            SignedJWT jwt = new SignedJWT(new JWSHeader.Builder(algorithm).keyID(key.getKeyID()).type(JOSEObjectType.JWT).build(), claims);
+            jwt.sign(signer);
             return jwt.serialize();
         } catch (JOSEException e) {
             throw new IllegalStateException(e);
