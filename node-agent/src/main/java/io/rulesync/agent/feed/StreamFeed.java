@@ -83,8 +83,8 @@ public final class StreamFeed implements DeltaSource, AckSink {
     private boolean closed;
 
     /**
-     * @param channels    makes the channel to the api's streams; called again after a replica refused the node as full,
-     *                    so that it may land on another (when {@code ownsChannel})
+     * @param channels    makes the channel to the api's streams; when {@code ownsChannel}, called again for each attempt
+     *                    after a stream failed, so that it may land on another replica
      * @param running     the version the agent runs (-1: none yet; the stream opens once there is one)
      * @param ackInterval the least time between two frames of acks (zero: each ack at once); a failure never waits
      */
@@ -144,7 +144,7 @@ public final class StreamFeed implements DeltaSource, AckSink {
         }
         if (channel == null) {
             channel = channels.get();
-        } else {
+        } else if (!ownsChannel) {
             // The wait before this attempt was this node's own, drawn at random: gRPC's reconnect backoff on top of it
             // would only make a lost replica's nodes wait longer for the others.
             channel.resetConnectBackoff();
@@ -282,8 +282,11 @@ public final class StreamFeed implements DeltaSource, AckSink {
         }
         Duration wait = status.isOk() ? Duration.ZERO : retries.failed();
         retryAt = clock.instant().plus(wait);
-        if (status.getCode() == Status.Code.RESOURCE_EXHAUSTED && ownsChannel && channel != null) {
-            // A full replica (or one this node fell behind on): a new channel picks again among the replicas.
+        if (!status.isOk() && ownsChannel && channel != null) {
+            // The next attempt gets a new channel: it picks again among the replicas (this one may be full, or gone), and
+            // it has no state of gRPC's own. A channel kicked out of its reconnect backoff right after a refused
+            // connection was seen here to report READY once the api was back while the new stream stayed queued inside it
+            // for good (legacy pick_first after a resolver refresh, grpc-java issue 12958): the node never resumed.
             channel.shutdownNow();
             channel = null;
         }

@@ -3,6 +3,7 @@ package io.rulesync.agent.feed;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.grpc.ManagedChannel;
 import io.rulesync.client.stream.NodeStream;
 import io.rulesync.testsupport.MutableClock;
 import java.io.IOException;
@@ -15,6 +16,43 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 
 class StreamFeedTest {
+    /**
+     * After a failed stream the next attempt gets a channel of its own: the api's replica may be another one by then, and a
+     * channel kept through refused connections was seen to queue the new stream for good once the api was back.
+     */
+    @Test
+    void eachAttemptAfterAFailedStreamIsOnANewChannel() throws Exception {
+        int port;
+        try (ServerSocket free = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            port = free.getLocalPort(); // closed again: nothing listens there, every connection is refused
+        }
+        String target = "127.0.0.1:" + port;
+        List<ManagedChannel> made = new CopyOnWriteArrayList<>();
+        MutableClock clock = new MutableClock();
+        StreamFeed feed = new StreamFeed(() -> {
+            ManagedChannel c = NodeStream.channel(target, null, false);
+            made.add(c);
+            return c;
+        }, true, "shop", "n1", () -> "rs_token", () -> 1, Duration.ZERO, clock);
+        try {
+            for (int attempt = 1; attempt <= 3; attempt++) {
+                int before = made.size();
+                // Each refused stream ends its channel; the next poll after the jittered wait makes a new one.
+                for (int i = 0; i < 50 && made.size() == before; i++) {
+                    clock.advance(Duration.ofSeconds(30));
+                    feed.poll(Duration.ofMillis(100));
+                }
+                assertThat(made).hasSize(attempt);
+                await().atMost(Duration.ofSeconds(10)).until(() -> {
+                    feed.poll(Duration.ofMillis(50));
+                    return made.get(made.size() - 1).isShutdown();
+                });
+            }
+        } finally {
+            feed.close();
+        }
+    }
+
     /**
      * A replica dying as the node reconnects may take the connection and never answer: the stream, which has no deadline,
      * would wait for it for good. The feed gives such a connection {@link StreamFeed#CONNECT_TIMEOUT} and tries a new one.
