@@ -6,6 +6,7 @@ import io.rulesync.api.access.RateLimits;
 import io.rulesync.api.errors.BodyLimits;
 import io.micrometer.core.instrument.Gauge;
 import io.rulesync.api.acks.AckConnection;
+import io.rulesync.api.acks.AckVersions;
 import io.rulesync.api.acks.AckWriter;
 import io.rulesync.api.acks.AcksController;
 import io.rulesync.api.access.BearerTokenFilter;
@@ -258,8 +259,13 @@ public class ApiApplication {
     }
 
     @Bean
-    AcksController acksController(AckWriter writer, ExecutorService ackAnswers) {
-        return new AcksController(writer, ackAnswers);
+    AckVersions ackVersions(HeadWatch heads, VersionHistory versions) {
+        return new AckVersions(heads, versions);
+    }
+
+    @Bean
+    AcksController acksController(AckWriter writer, AckVersions versions, ExecutorService ackAnswers) {
+        return new AcksController(writer, versions, ackAnswers);
     }
 
     /** Where stored acks' requests are answered (their asynchronous dispatch), off the writer's thread. */

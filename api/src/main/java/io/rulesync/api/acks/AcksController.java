@@ -34,11 +34,13 @@ public class AcksController {
     /** An agent's queue keeps 100; a request never needs more. */
     static final int MAX_ACKS = 1_000;
     private final AckWriter writer;
+    private final AckVersions versions;
     private final Executor answers;
 
     /** @param answers where a stored batch's requests are answered: off the writer's one thread, which only writes */
-    public AcksController(AckWriter writer, Executor answers) {
+    public AcksController(AckWriter writer, AckVersions versions, Executor answers) {
         this.writer = writer;
+        this.versions = versions;
         this.answers = answers;
     }
 
@@ -54,6 +56,10 @@ public class AcksController {
                         + KubernetesNames.printable(ack.node()) + "' of cluster '" + KubernetesNames.printable(ack.cluster())
                         + "', not the node and cluster of the path");
             }
+        }
+        String beyond = versions.refused("body", acks);
+        if (beyond != null) {
+            throw new ParameterProblem(HttpStatus.UNPROCESSABLE_CONTENT, "body", beyond);
         }
         // Answered asynchronously once the batch is committed: a request thread waiting for the commit instead held one of
         // Tomcat's 200 while acks streamed in (500 a second took them all, and GET /nodes queued behind: p99 473 ms).

@@ -3,6 +3,7 @@ package io.rulesync.api.stream;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import io.rulesync.api.acks.AckVersions;
 import io.rulesync.api.acks.AckWriter;
 import io.rulesync.api.deltas.DeltaWaits;
 import io.rulesync.model.ack.NodeAck;
@@ -29,6 +30,7 @@ final class NodeStreamCall implements StreamObserver<byte[]> {
     private final ServerCallStreamObserver<byte[]> out;
     private final DeltaWaits waits;
     private final AckWriter acks;
+    private final AckVersions versions;
     private final Executor work;
 
     /** The newest {@link NodeFrame.Resume} the node sent. */
@@ -42,12 +44,13 @@ final class NodeStreamCall implements StreamObserver<byte[]> {
     private boolean closed;
 
     NodeStreamCall(NodeStreams streams, StreamAccess.Identity id, ServerCallStreamObserver<byte[]> out, DeltaWaits waits, AckWriter acks,
-            Executor work) {
+            AckVersions versions, Executor work) {
         this.streams = streams;
         this.id = id;
         this.out = out;
         this.waits = waits;
         this.acks = acks;
+        this.versions = versions;
         this.work = work;
     }
 
@@ -84,6 +87,23 @@ final class NodeStreamCall implements StreamObserver<byte[]> {
             }
         }
         streams.acksReceived(list.size());
+        if (versions.withinWatched(list)) {
+            store(list);
+        } else {
+            // Beyond the head this replica has seen: PostgreSQL decides, off the transport's thread.
+            work.execute(() -> {
+                String beyond = versions.refused("acks", list);
+                if (beyond == null) {
+                    store(list);
+                } else {
+                    // Dropped, the stream kept: a node restored onto an older history reconnecting would only be refused again.
+                    streams.acksRefused(id, beyond);
+                }
+            });
+        }
+    }
+
+    private void store(java.util.List<NodeAck> list) {
         // Not stored: the stream ends, and the node, reconnecting, sends its newest ack again (it is the node's state).
         acks.write(list).whenComplete((stored, failure) -> {
             if (failure != null) {

@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.rulesync.api.ApiProperties;
 import io.rulesync.api.access.Authentication;
 import io.rulesync.api.access.Credentials;
+import io.rulesync.api.acks.AckVersions;
 import io.rulesync.api.acks.AckWriter;
 import io.rulesync.api.deltas.DeltaWaits;
 import java.net.InetSocketAddress;
@@ -22,9 +23,9 @@ import org.springframework.context.annotation.Configuration;
 public class NodeStreamConfiguration {
 
     @Bean
-    NodeStreams nodeStreams(DeltaWaits waits, AckWriter acks, @Qualifier("deltaWakers") ExecutorService deltaWakers, ApiProperties p,
-            MeterRegistry meters) {
-        return new NodeStreams(waits, acks, deltaWakers, p.maxStreams(), p.maxFallBehind(), meters);
+    NodeStreams nodeStreams(DeltaWaits waits, AckWriter acks, AckVersions versions, @Qualifier("deltaWakers") ExecutorService deltaWakers,
+            ApiProperties p, MeterRegistry meters) {
+        return new NodeStreams(waits, acks, versions, deltaWakers, p.maxStreams(), p.maxFallBehind(), meters);
     }
 
     /** Streams that fell behind are ended once a second. */

@@ -9,6 +9,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Credentials;
+import io.rulesync.api.acks.AckVersions;
 import io.rulesync.api.acks.AckWriter;
 import io.rulesync.api.deltas.DeltaWaits;
 import io.rulesync.client.stream.NodeSync;
@@ -38,6 +39,7 @@ public final class NodeStreams implements ServerCalls.BidiStreamingMethod<byte[]
     private final Clock clock;
     private final DeltaWaits waits;
     private final AckWriter acks;
+    private final AckVersions versions;
     private final Executor work;
     private final int maxStreams;
     private final Duration maxFallBehind;
@@ -47,6 +49,7 @@ public final class NodeStreams implements ServerCalls.BidiStreamingMethod<byte[]
     private final Counter frames;
     private final Counter snapshots;
     private final Counter ackCount;
+    private final Counter acksRefused;
     private final Counter revoked;
     private volatile boolean stopping;
 
@@ -55,16 +58,18 @@ public final class NodeStreams implements ServerCalls.BidiStreamingMethod<byte[]
      * @param maxStreams    the most streams this replica holds
      * @param maxFallBehind how long versions may wait for a stream that does not read before it is ended
      */
-    public NodeStreams(DeltaWaits waits, AckWriter acks, Executor work, int maxStreams, Duration maxFallBehind, MeterRegistry meters) {
-        this(waits, acks, work, maxStreams, maxFallBehind, meters, Clock.systemUTC());
+    public NodeStreams(DeltaWaits waits, AckWriter acks, AckVersions versions, Executor work, int maxStreams, Duration maxFallBehind,
+            MeterRegistry meters) {
+        this(waits, acks, versions, work, maxStreams, maxFallBehind, meters, Clock.systemUTC());
     }
 
     /** @param clock the api's clock, which decides when a credential has expired */
-    public NodeStreams(DeltaWaits waits, AckWriter acks, Executor work, int maxStreams, Duration maxFallBehind, MeterRegistry meters,
-            Clock clock) {
+    public NodeStreams(DeltaWaits waits, AckWriter acks, AckVersions versions, Executor work, int maxStreams, Duration maxFallBehind,
+            MeterRegistry meters, Clock clock) {
         this.clock = clock;
         this.waits = waits;
         this.acks = acks;
+        this.versions = versions;
         this.work = work;
         this.maxStreams = maxStreams;
         this.maxFallBehind = maxFallBehind;
@@ -77,6 +82,8 @@ public final class NodeStreams implements ServerCalls.BidiStreamingMethod<byte[]
         this.snapshots = Counter.builder("rulesync.streams.snapshots")
                 .description("nodes told on their stream to load a snapshot").register(meters);
         this.ackCount = Counter.builder("rulesync.streams.acks").description("acks received on node streams").register(meters);
+        this.acksRefused = Counter.builder("rulesync.streams.acks.refused")
+                .description("frames of acks dropped because they named a version their cluster does not have").register(meters);
         this.revoked = Counter.builder("rulesync.streams.revoked")
                 .description("node streams ended because their credential was revoked or expired").register(meters);
     }
@@ -100,7 +107,7 @@ public final class NodeStreams implements ServerCalls.BidiStreamingMethod<byte[]
                     + " try again later or another replica").asRuntimeException());
             return Ignore.INSTANCE;
         }
-        NodeStreamCall call = new NodeStreamCall(this, id, out, waits, acks, work);
+        NodeStreamCall call = new NodeStreamCall(this, id, out, waits, acks, versions, work);
         open.add(call);
         out.setOnCancelHandler(call::gone);
         out.setOnReadyHandler(call::ready);
@@ -183,6 +190,13 @@ public final class NodeStreams implements ServerCalls.BidiStreamingMethod<byte[]
 
     void acksReceived(int n) {
         ackCount.increment(n);
+    }
+
+    /** Acks dropped for naming a version their cluster does not have. */
+    void acksRefused(StreamAccess.Identity id, String why) {
+        acksRefused.increment();
+        log.atWarn().addKeyValue("cluster", id.cluster()).addKeyValue("node", id.node())
+                .log("dropping acks of node {} of cluster {}: {}", id.node(), id.cluster(), why);
     }
 
     /** What a refused stream's messages go to. */

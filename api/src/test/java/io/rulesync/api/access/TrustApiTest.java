@@ -213,6 +213,30 @@ class TrustApiTest {
         Files.write(file, good);
     }
 
+    /** Every version a node may run was stored before it was served: an ack beyond the cluster's newest is refused. */
+    @Test
+    void anAckForAVersionTheClusterDoesNotHaveIsRefused() throws Exception {
+        String token = api.nodeToken("shop", "n13");
+        HttpResponse<String> r = api.post(acks("shop", "n13"), list(ack("shop", "n13", 99, Instant.now())), token);
+        assertThat(r.statusCode()).isEqualTo(422);
+        assertThat(r.body()).contains("body[0]: version 99 of cluster 'shop' does not exist; its newest is 2");
+        assertThat(status("shop", "n13")).as("nothing stored").isNull();
+
+        // On a stream the frame is dropped and counted; the stream stays, and the node's next true ack is stored.
+        MeterRegistry meters = api.context().getBean(MeterRegistry.class);
+        double refusedBefore = meters.get("rulesync.streams.acks.refused").counter().count();
+        try (TestNode node = new TestNode(NodeStream.channel(api.streamTarget(), null, false), "shop", "n13", token, 4)) {
+            node.stream.send(new NodeFrame.Resume(1));
+            assertThat(node.deltas().upTo()).isEqualTo(2);
+            node.stream.send(new NodeFrame.Acks(List.of(ack("shop", "n13", 99, Instant.now()))));
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> meters.get("rulesync.streams.acks.refused").counter().count() == refusedBefore + 1);
+            node.stream.send(new NodeFrame.Acks(List.of(ack("shop", "n13", 2, Instant.now()))));
+            await().atMost(Duration.ofSeconds(10)).until(() -> status("shop", "n13") != null);
+        }
+        assertThat(status("shop", "n13").running()).isEqualTo(2);
+    }
+
     @Test
     void aMegabyteInAFieldIsRefusedByName() throws Exception {
         NodeAck small = new NodeAck("shop", "n11", 2, 1, NodeAck.Status.FAILED, "x", 1, 1, "iptables", Instant.now());
