@@ -6,6 +6,7 @@ import io.rulesync.api.access.RateLimits;
 import io.rulesync.api.errors.BodyLimits;
 import io.micrometer.core.instrument.Gauge;
 import io.rulesync.api.acks.AckConnection;
+import io.rulesync.api.acks.AckMetrics;
 import io.rulesync.api.acks.AckVersions;
 import io.rulesync.api.acks.AckWriter;
 import io.rulesync.api.acks.AcksController;
@@ -254,8 +255,8 @@ public class ApiApplication {
     }
 
     @Bean
-    AckWriter ackWriter(AckConnection connection, MeterRegistry meters) {
-        return new AckWriter(connection.store(), 2_000, meters);
+    AckWriter ackWriter(AckConnection connection, EventLog events, MeterRegistry meters) {
+        return new AckWriter(connection.store(), new AckMetrics(meters, events), 2_000, meters);
     }
 
     @Bean

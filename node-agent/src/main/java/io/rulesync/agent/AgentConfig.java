@@ -15,7 +15,6 @@ import io.rulesync.agent.feed.ApiDeltas;
 import io.rulesync.agent.feed.ApiSnapshots;
 import io.rulesync.agent.feed.DeltaFeed;
 import io.rulesync.agent.feed.DeltaSource;
-import io.rulesync.agent.feed.KafkaAckSink;
 import io.rulesync.agent.feed.SnapshotSource;
 import io.rulesync.agent.feed.StreamFeed;
 import io.rulesync.client.stream.NodeStream;
@@ -271,8 +270,9 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
             self.set(agent);
             return new AgentLoop(agent, stream, node, stream);
         }
-        AckSink sink = transport == Transport.API ? new ApiAcks(connection, ackInterval)
-                : new KafkaAckSink(kafka, kafkaSettings, topics.acks());
+        // Over Kafka too, acks go to the api with the node's own credential: a Kafka principal is shared by the agents,
+        // and the api takes an ack for a node only from that node.
+        AckSink sink = new ApiAcks(connection, ackInterval);
         Agent agent = new Agent(cluster, node, snapshots, kernel, ack -> {
             sink.publish(ack);
             observer.publish(ack);

@@ -92,7 +92,7 @@ class EndToEndTest {
     static Path dir;
 
     private final String run = UUID.randomUUID().toString().substring(0, 8);
-    private final Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run, "acks-" + run);
+    private final Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run);
     private final Map<String, NetnsLab> labs = new LinkedHashMap<>();
     private final Map<String, AgentLoop> agents = new HashMap<>();
     /** Opened once the api has started: Spring Boot's logging set-up resets logback and would drop it. */

@@ -85,7 +85,7 @@ class ProblemsEndToEndTest {
     @Test
     void aBrokenFileIsAProblemOnceUntilFixedAndAnUndecodableRecordADeadLetter() throws Exception {
         String run = UUID.randomUUID().toString().substring(0, 8);
-        Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run, "acks-" + run);
+        Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run);
         Path web = dir.resolve("web.yaml");
         Path db = dir.resolve("db.yaml");
         Files.writeString(web, ShopManifest.web("{addresses: [10.244.0.11], nodeName: node-a}"));

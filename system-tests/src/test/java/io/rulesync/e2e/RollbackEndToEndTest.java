@@ -50,7 +50,8 @@ class RollbackEndToEndTest {
     private static final String CLUSTER = "shop";
     private static final Duration DEADLINE = Duration.ofSeconds(90);
     private static final ApiTokens.Issued OPERATOR = ApiTokens.issue("otto", Role.OPERATOR);
-    private static final ApiTokens.Issued AGENT = ApiTokens.issue("agents", Role.AGENT);
+    /** Node n1's own token: its acks go to the api, whatever carries its deltas. */
+    private static final ApiTokens.Issued AGENT = ApiTokens.issue("shop-n1", Role.AGENT, new ApiTokens.Scope("shop", "n1"));
 
     @TempDir
     Path dir;
@@ -62,7 +63,7 @@ class RollbackEndToEndTest {
     @Test
     void changesVersionsAcksRollbackAgentAppliesResume() throws Exception {
         String run = UUID.randomUUID().toString().substring(0, 8);
-        Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run, "acks-" + run);
+        Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run);
         List<AutoCloseable> close = new ArrayList<>();
         try (TestDatabase db = TestDatabase.create();
                 KafkaProducer<String, String> producer = PipelineBenchmark.producer(TestInfrastructure.kafkaBootstrapServers())) {
@@ -101,7 +102,7 @@ class RollbackEndToEndTest {
         await("version 3").atMost(DEADLINE).until(() -> store.history().head(CLUSTER) == v1 + 2);
         long v3 = v1 + 2;
 
-        // An agent applies the head and acknowledges it; through Kafka here (EndToEndTest's agents use the api).
+        // An agent applies the head and acknowledges it: deltas through Kafka here (EndToEndTest uses the api), acks to the api.
         Path rules = Files.createDirectories(dir.resolve("rules"));
         AgentLoop agent = new AgentConfig(CLUSTER, "n1", TestInfrastructure.kafkaBootstrapServers(), Map.of(), topics,
                 URI.create(api), AGENT.token(), List.of(IpFamily.IPV4), rules, null, dir.resolve("state"),
@@ -151,10 +152,11 @@ class RollbackEndToEndTest {
         assertThat(audit.stream().map(a -> String.valueOf(((Map<?, ?>) a).get("action"))).toList()).containsExactly("resume", "rollback");
         assertThat(audit.stream().map(a -> String.valueOf(((Map<?, ?>) a).get("actor"))).toList()).containsOnly("otto");
 
-        // What Prometheus would scrape from the compiler: the events, versions and acks of this run.
+        // What Prometheus would scrape: from the compiler the events and versions of this run, from the api the acks.
         String metrics = compiler.getBean(PrometheusMeterRegistry.class).scrape();
         assertThat(metrics).contains("rulesync_events_consumed_total", "rulesync_compile_duration_seconds_count",
-                "rulesync_versions_produced_total{cluster=\"shop\"} " + fresh + ".0", "rulesync_delta_fragments_count{cluster=\"shop\"}",
+                "rulesync_versions_produced_total{cluster=\"shop\"} " + fresh + ".0", "rulesync_delta_fragments_count{cluster=\"shop\"}");
+        assertThat(apiApp.getBean(PrometheusMeterRegistry.class).scrape()).contains(
                 "rulesync_agent_apply_duration_seconds_count{cluster=\"shop\",status=\"applied\"}",
                 "rulesync_network_programming_duration_seconds_bucket{cluster=\"shop\",le=\"+Inf\"}");
     }

@@ -80,7 +80,7 @@ class RolloutEndToEndTest {
     @TempDir
     Path dir;
     private final String run = UUID.randomUUID().toString().substring(0, 8);
-    private final Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run, "acks-" + run);
+    private final Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run);
     private final Map<String, NetnsLab> labs = new LinkedHashMap<>();
     private final List<String> nodes = new ArrayList<>();
     private NodeStatusStore status;

@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
@@ -28,6 +29,7 @@ public final class AckWriter implements AutoCloseable {
     }
 
     private final NodeStatusStore store;
+    private final AckMetrics metrics;
     /** What a batch waits for more: an ack is stored at most this much later. */
     public static final Duration DEFAULT_LINGER = Duration.ofMillis(20);
 
@@ -39,13 +41,14 @@ public final class AckWriter implements AutoCloseable {
     private final Timer writes;
     private volatile boolean stopping;
 
-    public AckWriter(NodeStatusStore store, int maxBatch, MeterRegistry meters) {
-        this(store, maxBatch, DEFAULT_LINGER, meters);
+    public AckWriter(NodeStatusStore store, AckMetrics metrics, int maxBatch, MeterRegistry meters) {
+        this(store, metrics, maxBatch, DEFAULT_LINGER, meters);
     }
 
     /** @param linger how long a batch waits for more acks after its first (up to {@code maxBatch}) */
-    public AckWriter(NodeStatusStore store, int maxBatch, Duration linger, MeterRegistry meters) {
+    public AckWriter(NodeStatusStore store, AckMetrics metrics, int maxBatch, Duration linger, MeterRegistry meters) {
         this.store = store;
+        this.metrics = metrics;
         this.maxBatch = maxBatch;
         this.linger = linger;
         this.batches = DistributionSummary.builder("rulesync.acks.batch").description("acks written per transaction")
@@ -93,6 +96,7 @@ public final class AckWriter implements AutoCloseable {
                 writes.record(() -> store.recordAcks(acks));
                 batches.record(acks.size());
                 batch.forEach(p -> p.stored().complete(null));
+                metrics.stored(acks, Instant.now());
             } catch (RuntimeException e) {
                 log.warn("storing the acks of {} requests: {}", batch.size(), e.getMessage());
                 batch.forEach(p -> p.stored().completeExceptionally(e));

@@ -25,7 +25,7 @@ import tools.jackson.databind.JsonNode;
 
 /**
  * {@code POST /api/v1/clusters/{cluster}/nodes/{node}/acks}: a node agent reports the versions it applied or refused
- * (the acks it would otherwise send on the acks topic). Only agent tokens may, and a token bound to a node only for
+ * (on every transport but the stream, which carries its acks itself). Only agent tokens may, and a token bound to a node only for
  * that node (see {@code AccessRules}). The body is a JSON list of acks in their wire format ({@link NodeAck#toJson}),
  * oldest first: an agent sends what piled up while its previous request was out. 204 once stored.
  */

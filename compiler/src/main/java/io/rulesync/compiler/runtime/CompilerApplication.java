@@ -4,7 +4,6 @@ import io.rulesync.store.BatchStore;
 import io.rulesync.store.EventLog;
 import io.rulesync.store.HistoryPruning;
 import io.rulesync.store.NodeLabelStore;
-import io.rulesync.store.NodeStatusStore;
 import io.rulesync.store.OperatorActionStore;
 import io.rulesync.store.Outbox;
 import io.rulesync.store.StoreConfiguration;
@@ -33,9 +32,8 @@ import org.springframework.util.backoff.FixedBackOff;
 
 /**
  * The compiler service: consumes cluster events, stores versions in PostgreSQL (Flyway migrates
- * the schema at start), publishes deltas through the outbox, and records the agents' acks
- * ({@link AcksListener}). Spring wires the adapters; the work is done by {@link PartitionProcessor}
- * and the pure core.
+ * the schema at start) and publishes deltas through the outbox (the nodes' acks go to the api). Spring
+ * wires the adapters; the work is done by {@link PartitionProcessor} and the pure core.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
@@ -64,9 +62,9 @@ public class CompilerApplication {
     }
 
     @Bean
-    CompilerMetrics compilerMetrics(ObjectProvider<MeterRegistry> registry, EventLog events) {
+    CompilerMetrics compilerMetrics(ObjectProvider<MeterRegistry> registry) {
         // Without actuator's registry (a plain test context), metrics are kept but not exported.
-        return new CompilerMetrics(registry.getIfAvailable(SimpleMeterRegistry::new), events);
+        return new CompilerMetrics(registry.getIfAvailable(SimpleMeterRegistry::new));
     }
 
     @Bean
@@ -87,11 +85,6 @@ public class CompilerApplication {
     @Bean
     NewTopic deadLetterTopic(CompilerProperties p) {
         return new NewTopic(p.deadLetterTopic(), 1, (short) 1);
-    }
-
-    @Bean
-    NewTopic acksTopic(CompilerProperties p) {
-        return new NewTopic(p.acksTopic(), p.partitions(), (short) 1);
     }
 
     @Bean
@@ -142,31 +135,6 @@ public class CompilerApplication {
         container.setConcurrency(p.concurrency());
         // A failed batch (say, the database is down) is retried from its first record, forever:
         // skipping it would lose events. Bad records never fail a batch; they become dead letters.
-        container.setCommonErrorHandler(new DefaultErrorHandler(new FixedBackOff(1000, FixedBackOff.UNLIMITED_ATTEMPTS)));
-        return container;
-    }
-
-    /**
-     * The agents' acks, in a consumer group of their own: they only update node status, which is
-     * idempotent (newest ack wins), so Kafka's committed offsets are enough here and acks never wait
-     * behind a compile.
-     */
-    @Bean
-    ConcurrentMessageListenerContainer<String, String> acksContainer(CompilerProperties p, KafkaProperties kafka,
-            NodeStatusStore store, CompilerMetrics metrics) {
-        Map<String, Object> consumer = kafka.buildConsumerProperties();
-        consumer.put(ConsumerConfig.GROUP_ID_CONFIG, p.acksGroup());
-        consumer.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
-        consumer.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
-        consumer.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        consumer.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        ContainerProperties cp = new ContainerProperties(p.acksTopic());
-        cp.setGroupId(p.acksGroup());
-        cp.setAckMode(ContainerProperties.AckMode.BATCH);
-        cp.setMessageListener(new AcksListener(store, metrics));
-        ConcurrentMessageListenerContainer<String, String> container =
-                new ConcurrentMessageListenerContainer<>(new DefaultKafkaConsumerFactory<>(consumer), cp);
-        // Bad acks never fail a batch (they are skipped); a failed batch means storing failed: retry it.
         container.setCommonErrorHandler(new DefaultErrorHandler(new FixedBackOff(1000, FixedBackOff.UNLIMITED_ATTEMPTS)));
         return container;
     }

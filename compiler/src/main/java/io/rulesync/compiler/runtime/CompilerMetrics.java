@@ -1,51 +1,35 @@
 package io.rulesync.compiler.runtime;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import io.rulesync.store.EventLog;
-import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.rules.RulesDiff;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The compiler's Prometheus metrics: events consumed, compile duration, versions produced and their
- * size, and, from the agents' acks, apply durations, apply failures and the network programming
- * latency (the first event of a version observed → a node acknowledging it applied), kube-proxy's
- * {@code network_programming_duration_seconds} for the whole fleet; per cluster, the problems the
+ * size (what the nodes' acks say is the api's, {@code AckMetrics}); per cluster, the problems the
  * compiler found in its state ({@code rulesync.cluster.problems}). Also the objects each cluster's
  * watcher refused (as the partitions this instance holds say) and the records refused as dead letters.
  */
 public final class CompilerMetrics implements PartitionProcessor.Observer {
-    private static final Duration[] LATENCY_BUCKETS = {Duration.ofMillis(100), Duration.ofMillis(250), Duration.ofMillis(500),
-        Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(30),
-        Duration.ofMinutes(1), Duration.ofMinutes(5)};
-    private static final int OBSERVED_CACHE = 1024;
     private static final String REFUSED = "rulesync.refused.objects";
 
     private final MeterRegistry registry;
-    private final EventLog events;
     private final Counter consumed;
     private final Timer compile;
     private final Map<String, AtomicInteger> problemCounts = new ConcurrentHashMap<>();
     private final Map<String, AtomicInteger> refused = new ConcurrentHashMap<>();
-    /** When the first event of a (cluster, version) was observed: many nodes ack the same version. */
-    private final Cache<String, Optional<Instant>> observed = Caffeine.newBuilder().maximumSize(OBSERVED_CACHE).build();
 
-    public CompilerMetrics(MeterRegistry registry, EventLog events) {
+    public CompilerMetrics(MeterRegistry registry) {
         this.registry = registry;
-        this.events = events;
         this.consumed = Counter.builder("rulesync.events.consumed").description("Records read from the events topic")
                 .register(registry);
         this.compile = Timer.builder("rulesync.compile.duration").description("Processing one polled batch of one partition: "
@@ -143,28 +127,5 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
     public void actionsExpired(int n) {
         Counter.builder("rulesync.operator.actions.expired").description("Operator actions not carried out in time")
                 .register(registry).increment(n);
-    }
-
-    /** Acks as they are recorded. */
-    public void acked(List<NodeAck> acks) {
-        for (NodeAck a : acks) {
-            String status = a.status().name().toLowerCase(java.util.Locale.ROOT);
-            Timer.builder("rulesync.agent.apply.duration").description("How long agents took to validate and apply a version")
-                    .tags("cluster", a.cluster(), "status", status).publishPercentileHistogram().register(registry)
-                    .record(Duration.ofMillis(a.durationMs()));
-            if (a.status() == NodeAck.Status.FAILED) {
-                Counter.builder("rulesync.agent.apply.failures").tag("cluster", a.cluster()).register(registry).increment();
-            } else {
-                firstObserved(a.cluster(), a.version()).ifPresent(t -> Timer.builder("rulesync.network.programming.duration")
-                        .description("From the first change of a version observed to a node acknowledging it applied")
-                        .tag("cluster", a.cluster()).serviceLevelObjectives(LATENCY_BUCKETS).register(registry)
-                        .record(Duration.between(t, a.at()).isNegative() ? Duration.ZERO : Duration.between(t, a.at())));
-            }
-        }
-    }
-
-    /** One store read per (cluster, version): concurrent acks of it wait for the first one's. */
-    private Optional<Instant> firstObserved(String cluster, long version) {
-        return observed.get(cluster + "\n" + version, k -> events.firstObserved(cluster, version));
     }
 }

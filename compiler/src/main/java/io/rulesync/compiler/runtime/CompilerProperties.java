@@ -8,7 +8,7 @@ import java.util.OptionalInt;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
- * {@code rulesync.compiler.*}: topics, consumer groups (the events' and, separately, the acks'),
+ * {@code rulesync.compiler.*}: topics, the consumer group,
  * partitions of the topics it creates, the coalescing window (how long a poll waits for a burst
  * to accumulate before compiling it), how often an idle consumer checks that its log is still the
  * one its position was taken from, how often at most a cluster's watcher is asked for a resync
@@ -19,8 +19,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  */
 @ConfigurationProperties("rulesync.compiler")
 public record CompilerProperties(
-        String eventsTopic, String deltasTopic, String deadLetterTopic, String acksTopic, String group, Integer partitions,
-        Duration coalesceWindow, Integer concurrency, String acksGroup, String resyncTopic, Duration logCheckInterval,
+        String eventsTopic, String deltasTopic, String deadLetterTopic, String group, Integer partitions,
+        Duration coalesceWindow, Integer concurrency, String resyncTopic, Duration logCheckInterval,
         Duration resyncCooldown, Duration actionTimeout, Integer checkpointEvery, Integer retainVersions, Duration retainFor,
         Duration retentionInterval) {
 
@@ -34,12 +34,10 @@ public record CompilerProperties(
         eventsTopic = eventsTopic == null ? Topics.DEFAULT.events() : eventsTopic;
         deltasTopic = deltasTopic == null ? Topics.DEFAULT.deltas() : deltasTopic;
         deadLetterTopic = deadLetterTopic == null ? Topics.DEFAULT.deadLetters() : deadLetterTopic;
-        acksTopic = acksTopic == null ? Topics.DEFAULT.acks() : acksTopic;
         group = group == null ? "rulesync-compiler" : group;
         partitions = partitions == null ? 6 : partitions;
         coalesceWindow = coalesceWindow == null ? Duration.ofMillis(100) : coalesceWindow;
         concurrency = concurrency == null ? 1 : concurrency;
-        acksGroup = acksGroup == null ? "rulesync-acks" : acksGroup;
         resyncTopic = resyncTopic == null ? Topics.resyncsOf(eventsTopic) : resyncTopic;
         logCheckInterval = logCheckInterval == null ? Duration.ofSeconds(30) : logCheckInterval;
         resyncCooldown = resyncCooldown == null ? PartitionProcessor.DEFAULT_RESYNC_COOLDOWN : resyncCooldown;
@@ -62,6 +60,6 @@ public record CompilerProperties(
     }
 
     public Topics topics() {
-        return new Topics(eventsTopic, deltasTopic, deadLetterTopic, acksTopic, resyncTopic);
+        return new Topics(eventsTopic, deltasTopic, deadLetterTopic, resyncTopic);
     }
 }

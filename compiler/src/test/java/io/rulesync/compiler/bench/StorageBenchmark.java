@@ -71,7 +71,7 @@ public final class StorageBenchmark {
                     PartitionProcessor.VersionListener.NONE, PartitionProcessor.Observer.NONE, Duration.ofMinutes(1), every);
             RetentionSweep sweep = new RetentionSweep(new HistoryPruning(db.dataSource()), store.history(), store.events(),
                     retain > 0 ? new RetentionPolicy(OptionalInt.of(retain), Optional.empty()) : RetentionPolicy.KEEP_ALL, clock,
-                    new CompilerMetrics(new SimpleMeterRegistry(), store.events()), RetentionSweep.DEFAULT_MAX_VERSIONS,
+                    new CompilerMetrics(new SimpleMeterRegistry()), RetentionSweep.DEFAULT_MAX_VERSIONS,
                     RetentionSweep.DEFAULT_MAX_EVENTS, null);
             long offset = BenchFeed.deliver(p, CLUSTER, 0, BenchFeed.initialLoad(CLUSTER, services, ENDPOINTS, NODES, START));
             vacuum(sql);

@@ -4,15 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.rulesync.compiler.runtime.CompilerStores;
-import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.event.EventCodec;
 import io.rulesync.model.files.KafkaClientConfig;
 import io.rulesync.model.topic.Topics;
-import io.rulesync.store.NodeStatus;
-import io.rulesync.store.NodeStatusStore;
 import io.rulesync.store.OperatorActionStore;
 import io.rulesync.store.RecordedAction;
 import io.rulesync.testing.needs.RequiresKafka;
@@ -45,7 +42,7 @@ import picocli.CommandLine;
  * The real compiler, as {@code rulesync compiler --kafka-config FILE} runs it, on Kafka secured as deploy/README.md
  * sets it up: user {@code compiler}, and only the ACLs of that file (read from it). It creates its topics, reads the
  * watcher's events in its group, stores versions, publishes their deltas, carries out an operator's rollback (which
- * its outbox relay writes to the events topic) and records the acks of Kafka-transport agents in its acks group.
+ * its outbox relay writes to the events topic).
  */
 @RequiresPostgres
 @RequiresKafka
@@ -67,7 +64,7 @@ class CompilerKafkaAclsTest {
             broker.addAcls(KafkaAclCommands.read(Path.of("../deploy/README.md")));
             try (ConfigurableApplicationContext compiler = startCompiler(broker, db)) {
                 try (Admin admin = broker.admin()) {
-                    Set<String> mine = Set.of(TOPICS.events(), TOPICS.deltas(), TOPICS.deadLetters(), TOPICS.acks(), TOPICS.resyncs());
+                    Set<String> mine = Set.of(TOPICS.events(), TOPICS.deltas(), TOPICS.deadLetters(), TOPICS.resyncs());
                     await("the compiler to create its topics").atMost(WAIT)
                             .until(() -> admin.listTopics().names().get(10, TimeUnit.SECONDS).containsAll(mine));
                 }
@@ -94,15 +91,6 @@ class CompilerKafkaAclsTest {
                     assertThat(done.resultVersion()).isEqualTo(first + 2);
                     assertThat(runs(store, first + 2, "10.244.0.2:8080")).isFalse();
                 }
-
-                // An agent's ack, as user agent, reaches node_status through the compiler's acks group.
-                try (KafkaProducer<String, String> agent = producer(broker, "agent")) {
-                    NodeAck ack = new NodeAck(CLUSTER, "n1", 2, 2, NodeAck.Status.APPLIED, null, 12, 4, "iptables", Instant.now());
-                    agent.send(new ProducerRecord<>(TOPICS.acks(), CLUSTER, ack.toJson())).get(30, TimeUnit.SECONDS);
-                }
-                NodeStatusStore status = new NodeStatusStore(db.dataSource());
-                await("the ack recorded").atMost(WAIT).until(() -> status.nodeStatus(CLUSTER).stream().map(NodeStatus::running).toList(),
-                        running -> running.equals(List.of(2L)));
             }
         }
     }

@@ -40,7 +40,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 @RequiresKafka
 class CompilerApplicationTest {
     private final String run = UUID.randomUUID().toString().substring(0, 8);
-    private final Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run, "acks-" + run);
+    private final Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run);
 
     private ConfigurableApplicationContext start(TestDatabase db) {
         return TestCompiler.start(db, topics, run);

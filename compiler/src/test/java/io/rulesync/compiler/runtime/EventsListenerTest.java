@@ -46,7 +46,7 @@ import org.springframework.kafka.listener.ConsumerSeekAware.ConsumerSeekCallback
 @RequiresKafka
 class EventsListenerTest {
     private final String run = UUID.randomUUID().toString().substring(0, 8);
-    private final Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run, "acks-" + run);
+    private final Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run);
     private final TopicPartition tp = new TopicPartition(topics.events(), 0);
 
     private static Map<String, Object> admin() {
@@ -109,7 +109,7 @@ class EventsListenerTest {
             admin.createTopics(List.of(new NewTopic(topics.events(), 1, (short) 1))).all().get();
             CompilerStores store = CompilerStores.on(db.dataSource());
             EventsListener listener = new EventsListener(store, topics, "compiler-" + run, Clock.systemUTC(),
-                    PartitionProcessor.VersionListener.NONE, () -> { }, new CompilerMetrics(new SimpleMeterRegistry(), store.events()), logs,
+                    PartitionProcessor.VersionListener.NONE, () -> { }, new CompilerMetrics(new SimpleMeterRegistry()), logs,
                     Duration.ofMinutes(1));
             Properties p = new Properties();
             p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, TestInfrastructure.kafkaBootstrapServers());

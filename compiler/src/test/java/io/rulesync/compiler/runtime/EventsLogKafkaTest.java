@@ -51,7 +51,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 class EventsLogKafkaTest {
     private static final Duration DEADLINE = Duration.ofSeconds(90);
     private final String run = UUID.randomUUID().toString().substring(0, 8);
-    private final Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run, "acks-" + run);
+    private final Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run);
 
     private ConfigurableApplicationContext start(TestDatabase db) {
         return TestCompiler.start(db, topics, run, Map.of("rulesync.compiler.log-check-interval", "1s"));

@@ -11,7 +11,7 @@ class RefusedObjectsGaugeTest {
     @Test
     void setPerClusterAndRemovedWhenItsPartitionGoes() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        CompilerMetrics metrics = new CompilerMetrics(registry, null);
+        CompilerMetrics metrics = new CompilerMetrics(registry);
         metrics.refusedObjects("shop", 2);
         metrics.refusedObjects("calm", 0);
         metrics.refusedObjects("shop", 3);

@@ -62,7 +62,7 @@ class RetentionTest {
     private RetentionSweep sweep(TestDatabase db, RetentionPolicy policy) {
         CompilerStores store = CompilerStores.on(db.dataSource());
         return new RetentionSweep(new HistoryPruning(db.dataSource()), store.history(), store.events(), policy, clock,
-                new CompilerMetrics(new SimpleMeterRegistry(), store.events()), 10_000, 100_000, null);
+                new CompilerMetrics(new SimpleMeterRegistry()), 10_000, 100_000, null);
     }
 
     private static String up(ClusterObject o) {

@@ -126,7 +126,7 @@ class SpecialAddressEventsTest {
         try (TestDatabase db = TestDatabase.create()) {
             CompilerStores store = CompilerStores.on(db.dataSource());
             SimpleMeterRegistry registry = new SimpleMeterRegistry();
-            CompilerMetrics metrics = new CompilerMetrics(registry, store.events());
+            CompilerMetrics metrics = new CompilerMetrics(registry);
             PartitionProcessor p = processor(store, metrics);
             p.process(List.of(
                     new PartitionProcessor.Record(0, "a", ScriptedEvents.node("a", "n1", "10.1.0.1")),

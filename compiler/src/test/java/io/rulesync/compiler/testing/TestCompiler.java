@@ -31,10 +31,8 @@ public final class TestCompiler {
         props.put("rulesync.compiler.events-topic", topics.events());
         props.put("rulesync.compiler.deltas-topic", topics.deltas());
         props.put("rulesync.compiler.dead-letter-topic", topics.deadLetters());
-        props.put("rulesync.compiler.acks-topic", topics.acks());
         props.put("rulesync.compiler.resync-topic", topics.resyncs());
         props.put("rulesync.compiler.group", "compiler-" + run);
-        props.put("rulesync.compiler.acks-group", "acks-" + run);
         props.put("rulesync.compiler.partitions", 2);
         props.put("spring.main.banner-mode", "off");
         props.putAll(more);

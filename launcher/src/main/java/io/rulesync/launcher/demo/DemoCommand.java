@@ -133,8 +133,7 @@ public final class DemoCommand implements Callable<Integer> {
         try {
             say(out, "starting Kafka (in-process KRaft broker)");
             Topics topics = Topics.DEFAULT;
-            EmbeddedKafka kafka = EmbeddedKafka.start(6, topics.events(), topics.deltas(), topics.deadLetters(), topics.acks(),
-                    topics.resyncs());
+            EmbeddedKafka kafka = EmbeddedKafka.start(6, topics.events(), topics.deltas(), topics.deadLetters(), topics.resyncs());
             running.add(kafka);
             DemoDatabase db;
             try {

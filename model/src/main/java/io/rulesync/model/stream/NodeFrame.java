@@ -46,7 +46,7 @@ public sealed interface NodeFrame {
             m.put("after", r.after());
             return Json.write(m).getBytes(StandardCharsets.UTF_8);
         }
-        // Each ack in its own wire form, as the acks topic and POST .../acks carry it.
+        // Each ack in its own wire form, as POST .../acks carries it.
         StringBuilder acks = new StringBuilder("[");
         for (NodeAck a : ((Acks) this).acks()) {
             acks.append(acks.length() == 1 ? "" : ",").append(a.toJson());

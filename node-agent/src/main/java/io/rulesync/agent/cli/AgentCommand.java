@@ -65,8 +65,8 @@ public final class AgentCommand implements Callable<Integer> {
     @Option(names = "--transport", defaultValue = "stream", paramLabel = "stream|api|kafka",
             description = "How deltas arrive and acks leave. stream: one stream to the api (--stream) carries versions down and "
                     + "acks up. api: a watch and POSTs to --api. Both with the agent token, which reads only its own cluster; the "
-                    + "node needs no Kafka credentials. kafka: the deltas and acks topics, whose partitions clusters share; only "
-                    + "for agents inside the control plane's trust boundary. Default: ${DEFAULT-VALUE}.")
+                    + "node needs no Kafka credentials. kafka: the deltas topic, whose partitions clusters share (only for agents inside "
+                    + "the control plane's trust boundary), and acks POSTed to --api as above. Default: ${DEFAULT-VALUE}.")
     String transport;
 
     @Option(names = "--stream", paramLabel = "HOST:PORT[,HOST:PORT...]",
@@ -183,9 +183,6 @@ public final class AgentCommand implements Callable<Integer> {
     @Option(names = "--deltas-topic", defaultValue = "rulesync.rule-deltas", description = "Default: ${DEFAULT-VALUE}.")
     String deltasTopic;
 
-    @Option(names = "--acks-topic", defaultValue = "rulesync.node-acks", description = "Default: ${DEFAULT-VALUE}.")
-    String acksTopic;
-
     /** The configuration these options describe; throws IllegalArgumentException naming the bad option. */
     public AgentConfig config() {
         Map<String, Object> settings = new LinkedHashMap<>(KafkaClientConfig.load(kafkaConfig));
@@ -218,7 +215,7 @@ public final class AgentCommand implements Callable<Integer> {
             }
         }
         Topics defaults = Topics.DEFAULT;
-        Topics topics = new Topics(defaults.events(), deltasTopic, defaults.deadLetters(), acksTopic);
+        Topics topics = new Topics(defaults.events(), deltasTopic, defaults.deadLetters());
         String token;
         Supplier<String> tokens = null;
         if (apiTokenFile != null && !apiTokenFile.isBlank()) {

@@ -2,7 +2,7 @@ package io.rulesync.agent.feed;
 
 import io.rulesync.model.ack.NodeAck;
 
-/** Where acks go (the acks topic; a list in tests). */
+/** Where acks go (the api; a list in tests). */
 public interface AckSink extends AutoCloseable {
     void publish(NodeAck ack);
 

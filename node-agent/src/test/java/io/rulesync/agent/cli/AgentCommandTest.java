@@ -36,7 +36,6 @@ class AgentCommandTest {
         assertThat(c.stateDir()).isEqualTo(Path.of("/var/lib/rulesync/agent"));
         assertThat(c.verifyEvery()).isEqualTo(Duration.ofSeconds(30));
         assertThat(c.topics().deltas()).isEqualTo("rulesync.rule-deltas");
-        assertThat(c.topics().acks()).isEqualTo("rulesync.node-acks");
         assertThat(c.mode()).isEqualTo(ProxyMode.IPTABLES);
         assertThat(c.ipvsDrainTimeout()).isEqualTo(Duration.ofSeconds(900));
 

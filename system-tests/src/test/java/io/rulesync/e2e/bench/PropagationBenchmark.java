@@ -55,7 +55,7 @@ import picocli.CommandLine;
 
 /**
  * Network programming latency, end to end: a change event enters the events topic (where the
- * watcher puts it) → compiler → PostgreSQL → outbox → deltas topic → agents apply → acks topic.
+ * watcher puts it) → compiler → PostgreSQL → the agents' transport → agents apply → acks to the api.
  * Measured per event: from sending it to the arrival of the acks of every agent of its cluster, and of the
  * real-kernel agent (iptables-restore into a network namespace), for the version that covers it.
  * Real KRaft broker, PostgreSQL, compiler and api; each cluster SERVICES x ENDPOINTS, the cluster of
@@ -69,7 +69,7 @@ import picocli.CommandLine;
  * agent, whose own apply times are reported beside the fan-out.
  *
  * <p>TRANSPORT says how agents get deltas and send acks: {@code api} (a watch and POSTs to the api) or {@code kafka}
- * (the deltas and acks topics). Either way an ack counts when PostgreSQL records it in {@code node_status} (read every
+ * (the deltas topic, and acks POSTed to the api). Either way an ack counts when PostgreSQL records it in {@code node_status} (read every
  * 20 ms), what {@code GET /nodes} shows.
  *
  * <p>Two shapes of arguments, both needing PostgreSQL on 127.0.0.1:5432, and root with iptables for the real-kernel
@@ -192,7 +192,7 @@ public final class PropagationBenchmark {
         String db = "rulesync_bench_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
         PipelineBenchmark.admin("CREATE DATABASE " + db);
         String ns = "rs-prop-bench-" + ProcessHandle.current().pid();
-        EmbeddedKafkaKraftBroker kafka = new EmbeddedKafkaKraftBroker(1, 6, topics.events(), topics.deltas(), topics.acks());
+        EmbeddedKafkaKraftBroker kafka = new EmbeddedKafkaKraftBroker(1, 6, topics.events(), topics.deltas());
         kafka.afterPropertiesSet();
         List<AutoCloseable> close = new ArrayList<>();
         Path state = Files.createTempDirectory("rulesync-bench-state");

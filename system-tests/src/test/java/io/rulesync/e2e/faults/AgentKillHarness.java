@@ -67,7 +67,7 @@ public final class AgentKillHarness {
         Path jar = CompilerKillHarness.jar();
         List<String> failures = new ArrayList<>();
         String run = UUID.randomUUID().toString().substring(0, 8);
-        Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run, "acks-" + run);
+        Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run);
         List<AutoCloseable> close = new ArrayList<>();
         RulesyncProcess agent = null;
         try (TestDatabase db = TestDatabase.create(); NetnsLab lab = new NetnsLab(0)) {
@@ -87,7 +87,7 @@ public final class AgentKillHarness {
             Files.setPosixFilePermissions(token, PosixFilePermissions.fromString("rw-------"));
             Path state = Files.createDirectories(dir.resolve("state-" + run));
             List<String> agentArgs = List.of("agent", "--cluster", CLUSTER, "--node", NODE, "--kafka",
-                    TestInfrastructure.kafkaBootstrapServers(), "--deltas-topic", topics.deltas(), "--acks-topic", topics.acks(),
+                    TestInfrastructure.kafkaBootstrapServers(), "--deltas-topic", topics.deltas(),
                     "--api", apiUrl, "--api-token-file", token.toString(), "--netns", lab.nodeNs(), "--state-dir", state.toString(),
                     "--ip-families", "ipv4", "--metrics-bind-address", "off", "--healthz-bind-address", "off", "--verify-interval", "5");
 

@@ -87,7 +87,7 @@ class KafkaSecurityTest {
         // The compiler creates the topics, as it does at start (here before anyone writes).
         try (Admin compiler = Admin.create(client("compiler", passwords.get("compiler")))) {
             compiler.createTopics(List.of(new NewTopic(EVENTS, 2, (short) 1), new NewTopic(TOPICS.deltas(), 2, (short) 1),
-                    new NewTopic(TOPICS.deadLetters(), 1, (short) 1), new NewTopic(TOPICS.acks(), 2, (short) 1),
+                    new NewTopic(TOPICS.deadLetters(), 1, (short) 1),
                     new NewTopic(TOPICS.resyncs(), 2, (short) 1))).all().get(30, TimeUnit.SECONDS);
         }
     }
