@@ -13,6 +13,13 @@ import io.rulesync.store.NodeStatus;
 import io.rulesync.store.NodeStatusStore;
 import io.rulesync.testing.tiers.Tiers;
 import java.net.http.HttpResponse;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -92,6 +99,85 @@ class DatabaseOutageApiTest {
                 System.out.printf("database back: every request served again after %d ms%n",
                         Duration.ofNanos(System.nanoTime() - back).toMillis());
             }
+        }
+    }
+
+    /**
+     * A database that stops answering in the middle of a query (dropped packets, a host that hangs, a failover): the
+     * request in flight fails within seconds rather than waiting for TCP, a lock held elsewhere costs a request its lock
+     * timeout, and once the server answers again everything is served without a restart.
+     */
+    @Test
+    void aQueryInFlightWhenTheDatabaseFreezesFailsWithinSecondsAndTheApiRecovers() throws Exception {
+        try (PrivatePostgres pg = PrivatePostgres.create()) {
+            String url = pg.url("postgres");
+            Flyway.configure().dataSource(url, "postgres", "").load().migrate();
+            PGSimpleDataSource ds = new PGSimpleDataSource();
+            ds.setUrl(url);
+            ds.setUser("postgres");
+            StoredClusters.twoVersions(CompilerStores.on(ds), "shop");
+            try (TestApi api = TestApi.on(url, "postgres", ""); Connection locker = ds.getConnection()) {
+                String node = api.nodeToken("shop", "n1");
+                String versions = "/api/v1/clusters/shop/versions";
+                assertThat(api.get(versions).statusCode()).isEqualTo(200);
+                // The api's connections carry their limits to the server.
+                try (Connection c = api.context().getBean(DataSource.class).getConnection(); Statement st = c.createStatement()) {
+                    assertThat(show(st, "statement_timeout")).isEqualTo("5s");
+                    assertThat(show(st, "lock_timeout")).isEqualTo("3s");
+                    assertThat(show(st, "idle_in_transaction_session_timeout")).isEqualTo("10s");
+                }
+
+                // Another session holds the table: the api's query waits for its lock timeout, not for good.
+                locker.setAutoCommit(false);
+                try (Statement st = locker.createStatement()) {
+                    st.execute("LOCK TABLE version IN ACCESS EXCLUSIVE MODE");
+                }
+                long start = System.nanoTime();
+                HttpResponse<String> locked = api.get(versions);
+                Duration took = Duration.ofNanos(System.nanoTime() - start);
+                System.out.printf("a table locked elsewhere: GET %s answered %d in %d ms%n", versions, locked.statusCode(), took.toMillis());
+                assertThat(locked.statusCode()).as(locked.body()).isEqualTo(503);
+                assertThat(took).isBetween(Duration.ofSeconds(2), FAST.plusSeconds(1));
+
+                // The same query, in flight (waiting on that lock) when the whole server freezes: the driver's socket
+                // timeout ends it. Without one it would wait for TCP, which never gives up on an open connection.
+                CompletableFuture<HttpResponse<String>> inFlight = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return api.get(versions);
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                Thread.sleep(500);
+                pg.freeze();
+                long frozen = System.nanoTime();
+                HttpResponse<String> cut = inFlight.get(30, TimeUnit.SECONDS);
+                took = Duration.ofNanos(System.nanoTime() - frozen);
+                System.out.printf("the database frozen mid-query: GET %s answered %d in %d ms%n", versions, cut.statusCode(), took.toMillis());
+                assertProblem(cut, 503, null, "reading the version store failed; retry later");
+                assertThat(took).isLessThan(Duration.ofSeconds(12));
+                // An ack meanwhile: refused as fast, and not stored (checked once the server answers again).
+                start = System.nanoTime();
+                assertThat(api.post(ACKS, ack(2), node).statusCode()).isEqualTo(503);
+                assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(12));
+
+                pg.thaw();
+                locker.rollback();
+                long back = System.nanoTime();
+                assertThat(new NodeStatusStore(ds).nodeStatus("shop", List.of("n1"))).as("the refused ack").isEmpty();
+                awaitStatus(api, versions, VIEWER, 200);
+                await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
+                        assertThat(api.post(ACKS, ack(2), node).statusCode()).as("an ack after the freeze").isEqualTo(204));
+                System.out.printf("database answering again: every request served after %d ms%n",
+                        Duration.ofNanos(System.nanoTime() - back).toMillis());
+            }
+        }
+    }
+
+    private static String show(Statement st, String setting) throws SQLException {
+        try (ResultSet rs = st.executeQuery("SHOW " + setting)) {
+            rs.next();
+            return rs.getString(1);
         }
     }
 

@@ -38,6 +38,7 @@ public final class PrivatePostgres implements AutoCloseable {
     private final boolean asPostgresUser;
     private final Tls tls;
     private boolean running;
+    private boolean frozen;
 
     /**
      * TLS for a private server.
@@ -141,8 +142,42 @@ public final class PrivatePostgres implements AutoCloseable {
         running = true;
     }
 
+    /**
+     * Freezes the server with SIGSTOP, the postmaster and every backend: connections stay open and nothing answers, as
+     * when packets are dropped or a host hangs. A query already sent waits for its answer.
+     */
+    public void freeze() throws IOException, InterruptedException {
+        signal("STOP");
+        frozen = true;
+    }
+
+    /** Lets a frozen server go on (SIGCONT), where it stopped. */
+    public void thaw() throws IOException, InterruptedException {
+        signal("CONT");
+        frozen = false;
+    }
+
+    private void signal(String name) throws IOException, InterruptedException {
+        long postmaster = Long.parseLong(Files.readAllLines(data().resolve("postmaster.pid")).get(0).strip());
+        List<String> command = new ArrayList<>(List.of("kill", "-" + name, Long.toString(postmaster)));
+        ProcessHandle.of(postmaster).orElseThrow(() -> new IllegalStateException("no postmaster " + postmaster)).descendants()
+                .forEach(p -> command.add(Long.toString(p.pid())));
+        Process kill = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String out = new String(kill.getInputStream().readAllBytes());
+        if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+            throw new IllegalStateException(String.join(" ", command) + ": " + out);
+        }
+    }
+
     @Override
     public void close() {
+        if (frozen) {
+            try {
+                thaw();
+            } catch (IOException | InterruptedException | RuntimeException e) {
+                // stopped below regardless
+            }
+        }
         try {
             if (running) {
                 stop();
