@@ -260,8 +260,8 @@ public class ApiApplication {
     }
 
     @Bean
-    AckVersions ackVersions(HeadWatch heads, VersionHistory versions) {
-        return new AckVersions(heads, versions);
+    AckVersions ackVersions(HeadWatch heads, AckConnection connection) {
+        return new AckVersions(heads, connection.versions());
     }
 
     @Bean

@@ -3,6 +3,7 @@ package io.rulesync.api.acks;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.rulesync.store.NodeStatusStore;
+import io.rulesync.store.VersionHistory;
 import java.sql.SQLException;
 import javax.sql.DataSource;
 
@@ -15,6 +16,7 @@ import javax.sql.DataSource;
 public final class AckConnection implements AutoCloseable {
     private final HikariDataSource own;
     private final NodeStatusStore store;
+    private final VersionHistory versions;
 
     public AckConnection(DataSource shared) throws SQLException {
         HikariConfig config = new HikariConfig();
@@ -26,11 +28,17 @@ public final class AckConnection implements AutoCloseable {
         config.setInitializationFailTimeout(-1);
         this.own = new HikariDataSource(config);
         this.store = new NodeStatusStore(own);
+        this.versions = new VersionHistory(own);
     }
 
     /** The acks' store on this connection. */
     public NodeStatusStore store() {
         return store;
+    }
+
+    /** The clusters' heads read on this connection: an ack is checked without waiting for the shared pool. */
+    public VersionHistory versions() {
+        return versions;
     }
 
     @Override

@@ -11,7 +11,8 @@ import java.util.OptionalLong;
  * was stored before it was served; an ack beyond the cluster's newest is a node that lies, or one holding a history this
  * database no longer has (a restore from a backup), and neither may show the node as running it. The watched heads answer
  * almost every ack without a query; one beyond them (another replica served a version this one has not seen announced
- * yet) is checked against PostgreSQL before it is refused.
+ * yet) is checked against PostgreSQL before it is refused, on the acks' own connection ({@link AckConnection}), so that
+ * acks never wait for a pool that queries have taken.
  */
 public final class AckVersions {
     private final HeadWatch heads;
