@@ -135,7 +135,9 @@ public class CompilerApplication {
         container.setConcurrency(p.concurrency());
         // A failed batch (say, the database is down) is retried from its first record, forever:
         // skipping it would lose events. Bad records never fail a batch; they become dead letters.
-        container.setCommonErrorHandler(new DefaultErrorHandler(new FixedBackOff(1000, FixedBackOff.UNLIMITED_ATTEMPTS)));
+        DefaultErrorHandler errors = new DefaultErrorHandler(new FixedBackOff(1000, FixedBackOff.UNLIMITED_ATTEMPTS));
+        errors.setRetryListeners(new BatchFailures(metrics));
+        container.setCommonErrorHandler(errors);
         return container;
     }
 }

@@ -25,6 +25,7 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
     private final MeterRegistry registry;
     private final Counter consumed;
     private final Timer compile;
+    private final Counter batchesFailed;
     private final Map<String, AtomicInteger> problemCounts = new ConcurrentHashMap<>();
     private final Map<String, AtomicInteger> refused = new ConcurrentHashMap<>();
 
@@ -32,6 +33,8 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
         this.registry = registry;
         this.consumed = Counter.builder("rulesync.events.consumed").description("Records read from the events topic")
                 .register(registry);
+        this.batchesFailed = Counter.builder("rulesync.batches.failed")
+                .description("Batches of events that could not be committed and were retried from their first record").register(registry);
         this.compile = Timer.builder("rulesync.compile.duration").description("Processing one polled batch of one partition: "
                 + "fold, compile, diff and the PostgreSQL transaction").publishPercentileHistogram().register(registry);
     }
@@ -42,6 +45,11 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
 
     public void compiled(Duration took) {
         compile.record(took);
+    }
+
+    /** A batch of events that could not be committed, to be retried ({@link BatchFailures}). */
+    public void batchFailed() {
+        batchesFailed.increment();
     }
 
     /** A version was stored (not a {@link PartitionProcessor.VersionListener} bean: those are the embedder's). */

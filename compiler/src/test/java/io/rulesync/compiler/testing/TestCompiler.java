@@ -21,12 +21,21 @@ public final class TestCompiler {
         return start(db, topics, run, Map.of());
     }
 
-    /** {@link #start(TestDatabase, Topics, String)} with more {@code rulesync.compiler.*} (or other) properties. */
+    /**
+     * {@link #start(TestDatabase, Topics, String)} with more {@code rulesync.compiler.*} (or other) properties, which
+     * override the compiler's defaults.
+     */
     public static ConfigurableApplicationContext start(TestDatabase db, Topics topics, String run, Map<String, Object> more) {
+        return start(db.url(), db.user(), db.password(), topics, run, more);
+    }
+
+    /** The compiler on the database at {@code url} (a server of the test's own), as above. */
+    public static ConfigurableApplicationContext start(String url, String user, String password, Topics topics, String run,
+            Map<String, Object> more) {
         Map<String, Object> props = new HashMap<>();
-        props.put("spring.datasource.url", db.url());
-        props.put("spring.datasource.username", db.user());
-        props.put("spring.datasource.password", db.password());
+        props.put("spring.datasource.url", url);
+        props.put("spring.datasource.username", user);
+        props.put("spring.datasource.password", password);
         props.put("spring.kafka.bootstrap-servers", TestInfrastructure.kafkaBootstrapServers());
         props.put("rulesync.compiler.events-topic", topics.events());
         props.put("rulesync.compiler.deltas-topic", topics.deltas());
@@ -35,7 +44,8 @@ public final class TestCompiler {
         props.put("rulesync.compiler.group", "compiler-" + run);
         props.put("rulesync.compiler.partitions", 2);
         props.put("spring.main.banner-mode", "off");
-        props.putAll(more);
-        return new SpringApplicationBuilder(CompilerApplication.class).web(WebApplicationType.NONE).properties(props).run();
+        // The builder's properties rank below the compiler's defaults file: more is given as command-line options.
+        String[] args = more.entrySet().stream().map(e -> "--" + e.getKey() + "=" + e.getValue()).toArray(String[]::new);
+        return new SpringApplicationBuilder(CompilerApplication.class).web(WebApplicationType.NONE).properties(props).run(args);
     }
 }
