@@ -2,6 +2,7 @@ package io.rulesync.api.stream;
 
 import io.grpc.Context;
 import io.grpc.Contexts;
+import io.grpc.ForwardingServerCall;
 import io.grpc.Grpc;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
@@ -86,7 +87,28 @@ final class StreamAccess implements ServerInterceptor {
                     + node + "''s own credential may send");
         }
         Context ctx = Context.current().withValue(IDENTITY, new Identity(cluster, node, caller, outcome.bearer()));
-        return Contexts.interceptCall(ctx, call, headers, next);
+        // Headers at once, before any version: the node knows its stream reached a replica that took it, even while
+        // it waits for the next version (NodeStream.Listener#answered).
+        ServerCall<Q, A> answered = new HeadersOnce<>(call);
+        answered.sendHeaders(new Metadata());
+        return Contexts.interceptCall(ctx, answered, headers, next);
+    }
+
+    /** A call whose headers go once: the ones sent at the start; gRPC's own, sent with the first message, are dropped. */
+    private static final class HeadersOnce<Q, A> extends ForwardingServerCall.SimpleForwardingServerCall<Q, A> {
+        private volatile boolean sent;
+
+        HeadersOnce(ServerCall<Q, A> call) {
+            super(call);
+        }
+
+        @Override
+        public void sendHeaders(Metadata headers) {
+            if (!sent) {
+                sent = true;
+                super.sendHeaders(headers);
+            }
+        }
     }
 
     /** Why the headers' cluster and node are not names the api takes; empty when they are. */

@@ -28,6 +28,10 @@ public final class NodeStream {
 
         /** The stream ended; {@code status} says why (OK when the api ended it without a failure). Called once. */
         void ended(Status status);
+
+        /** The api took the stream: its headers arrived (sent at once, before any frame). */
+        default void answered() {
+        }
     }
 
     static {
@@ -101,6 +105,11 @@ public final class NodeStream {
         headers.put(NodeSync.CLUSTER, cluster);
         headers.put(NodeSync.NODE, node);
         call.start(new ClientCall.Listener<>() {
+            @Override
+            public void onHeaders(Metadata headers) {
+                listener.answered();
+            }
+
             @Override
             public void onMessage(byte[] message) {
                 listener.frame(message);

@@ -41,8 +41,9 @@ public final class StreamFeed implements DeltaSource, AckSink {
     /** Frames asked for ahead of what the agent has taken. */
     static final int WINDOW = 4;
     /**
-     * How long a new stream may wait for a connection that is not ready: a connection accepted but never answered (a
-     * replica dying as the node reconnected) would otherwise hold the stream for good, since it has no deadline.
+     * How long a new stream may wait for the api to take it (its headers, sent at once): a connection accepted but never
+     * answered (a replica dying as the node reconnected), or a stream gRPC's channel keeps queued while it says READY
+     * (grpc-java issue 12958), would otherwise hold the node for good, since the stream has no deadline.
      */
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(20);
     /** The most acks kept while none can be sent: the api stores only the newest (and the newest failure). */
@@ -72,6 +73,8 @@ public final class StreamFeed implements DeltaSource, AckSink {
     private ManagedChannel channel;
     private NodeStream stream;
     private Instant openedAt = Instant.MIN;
+    /** The newest stream the api took (its headers arrived); set on gRPC's thread. */
+    private volatile NodeStream answered;
     private long resumedAt = -1;
     private boolean snapshotAsked;
     private long delivered = -1;
@@ -160,6 +163,11 @@ public final class StreamFeed implements DeltaSource, AckSink {
             public void ended(Status status) {
                 arrivals.add(new End(self[0], status));
             }
+
+            @Override
+            public void answered() {
+                answered = self[0];
+            }
         });
         stream = self[0];
         openedAt = clock.instant();
@@ -174,23 +182,17 @@ public final class StreamFeed implements DeltaSource, AckSink {
         }
     }
 
-    /** Ends a stream whose connection has not become ready within {@link #CONNECT_TIMEOUT}; a new channel is made for the next. */
+    /** Ends a stream the api has not taken within {@link #CONNECT_TIMEOUT}; a new channel is made for the next. */
     private void giveUpOnAConnectionNeverReady() {
-        if (stream == null || channel == null || clock.instant().isBefore(openedAt.plus(CONNECT_TIMEOUT))) {
+        if (stream == null || channel == null || answered == stream || clock.instant().isBefore(openedAt.plus(CONNECT_TIMEOUT))) {
             return;
         }
         ConnectivityState state = channel.getState(false);
-        if (state == ConnectivityState.READY) {
-            return;
-        }
-        log.atWarn().addKeyValue("cluster", cluster).log("no connection to the api's streams within {} s (the channel is {}); "
-                + "trying again on a new one", CONNECT_TIMEOUT.toSeconds(), state);
-        stream.cancel("no connection within " + CONNECT_TIMEOUT.toSeconds() + " s");
-        if (ownsChannel) {
-            channel.shutdownNow();
-            channel = null;
-        }
-        openedAt = clock.instant(); // once per stream: its end arrives as any other
+        String why = "the api did not take the stream within " + CONNECT_TIMEOUT.toSeconds() + " s (the channel is " + state + ")";
+        stream.cancel(why);
+        // Ended here, not when gRPC reports the cancel: a stream stuck inside the channel may never report it. What it
+        // reports later belongs to a stream that is no longer this one, and is dropped.
+        ended(Status.DEADLINE_EXCEEDED.withDescription(why));
     }
 
     /** Tells the api where to go on from: at the start of a stream, and once a snapshot it asked for is loaded. */
