@@ -46,11 +46,7 @@ class DatabaseOutageApiTest {
     void requestsFailFastReadinessFollowsTheDatabaseAndTheApiRecoversByItself() throws Exception {
         try (PrivatePostgres pg = PrivatePostgres.create()) {
             String url = pg.url("postgres");
-            Flyway.configure().dataSource(url, "postgres", "").load().migrate();
-            PGSimpleDataSource ds = new PGSimpleDataSource();
-            ds.setUrl(url);
-            ds.setUser("postgres");
-            StoredClusters.twoVersions(CompilerStores.on(ds), "shop");
+            PGSimpleDataSource ds = withShop(url);
             try (TestApi api = TestApi.on(url, "postgres", "")) {
                 String node = api.nodeToken("shop", "n1");
                 for (String path : READS) {
@@ -111,11 +107,7 @@ class DatabaseOutageApiTest {
     void aQueryInFlightWhenTheDatabaseFreezesFailsWithinSecondsAndTheApiRecovers() throws Exception {
         try (PrivatePostgres pg = PrivatePostgres.create()) {
             String url = pg.url("postgres");
-            Flyway.configure().dataSource(url, "postgres", "").load().migrate();
-            PGSimpleDataSource ds = new PGSimpleDataSource();
-            ds.setUrl(url);
-            ds.setUser("postgres");
-            StoredClusters.twoVersions(CompilerStores.on(ds), "shop");
+            PGSimpleDataSource ds = withShop(url);
             try (TestApi api = TestApi.on(url, "postgres", ""); Connection locker = ds.getConnection()) {
                 String node = api.nodeToken("shop", "n1");
                 String versions = "/api/v1/clusters/shop/versions";
@@ -172,6 +164,16 @@ class DatabaseOutageApiTest {
                         Duration.ofNanos(System.nanoTime() - back).toMillis());
             }
         }
+    }
+
+    /** The schema on the server at {@code url}, and cluster shop with two versions; a plain connection to it. */
+    private static PGSimpleDataSource withShop(String url) throws Exception {
+        Flyway.configure().dataSource(url, "postgres", "").load().migrate();
+        PGSimpleDataSource ds = new PGSimpleDataSource();
+        ds.setUrl(url);
+        ds.setUser("postgres");
+        StoredClusters.twoVersions(CompilerStores.on(ds), "shop");
+        return ds;
     }
 
     private static String show(Statement st, String setting) throws SQLException {
