@@ -255,8 +255,9 @@ public class ApiApplication {
     }
 
     @Bean
-    AckWriter ackWriter(AckConnection connection, EventLog events, MeterRegistry meters) {
-        return new AckWriter(connection.store(), new AckMetrics(meters, events), 2_000, meters);
+    AckWriter ackWriter(AckConnection connection, MeterRegistry meters) {
+        // The metrics read on the acks' connection too: a pool taken by queries must not hold the writer.
+        return new AckWriter(connection.store(), new AckMetrics(meters, connection.events()), 2_000, meters);
     }
 
     @Bean

@@ -2,6 +2,7 @@ package io.rulesync.api.acks;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.rulesync.store.EventLog;
 import io.rulesync.store.NodeStatusStore;
 import io.rulesync.store.VersionHistory;
 import java.sql.SQLException;
@@ -17,6 +18,7 @@ public final class AckConnection implements AutoCloseable {
     private final HikariDataSource own;
     private final NodeStatusStore store;
     private final VersionHistory versions;
+    private final EventLog events;
 
     public AckConnection(DataSource shared) throws SQLException {
         HikariConfig config = new HikariConfig();
@@ -29,6 +31,7 @@ public final class AckConnection implements AutoCloseable {
         this.own = new HikariDataSource(config);
         this.store = new NodeStatusStore(own);
         this.versions = new VersionHistory(own);
+        this.events = new EventLog(own);
     }
 
     /** The acks' store on this connection. */
@@ -39,6 +42,11 @@ public final class AckConnection implements AutoCloseable {
     /** The clusters' heads read on this connection: an ack is checked without waiting for the shared pool. */
     public VersionHistory versions() {
         return versions;
+    }
+
+    /** The event log read on this connection: what the acks' metrics ask ({@link AckMetrics}), on the writer's thread. */
+    public EventLog events() {
+        return events;
     }
 
     @Override
