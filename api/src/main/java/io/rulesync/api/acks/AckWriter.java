@@ -76,21 +76,16 @@ public final class AckWriter implements AutoCloseable {
             }
             // A moment for the rest of a burst (a thousand nodes ack one version within a few hundred ms): one transaction
             // for what arrives in it, rather than one for each few acks; PostgreSQL's cost is mostly per transaction.
-            long until = System.nanoTime() + linger.toNanos();
-            queue.drainTo(batch, maxBatch - 1);
-            while (batch.size() < maxBatch && System.nanoTime() < until) {
-                Pending more;
+            // Slept through, not polled: a poll woke this thread for every ack that arrived (a futex wake on the
+            // stream's thread and a switch here, per ack); a sleep is one wake-up per batch.
+            if (queue.size() < maxBatch - 1) {
                 try {
-                    more = queue.poll(until - System.nanoTime(), TimeUnit.NANOSECONDS);
+                    TimeUnit.NANOSECONDS.sleep(linger.toNanos());
                 } catch (InterruptedException e) {
-                    break;
+                    // stopping: what was taken is written below
                 }
-                if (more == null) {
-                    break;
-                }
-                batch.add(more);
-                queue.drainTo(batch, maxBatch - batch.size());
             }
+            queue.drainTo(batch, maxBatch - 1);
             try {
                 List<NodeAck> acks = batch.stream().flatMap(p -> p.acks().stream()).toList();
                 writes.record(() -> store.recordAcks(acks));
