@@ -28,19 +28,33 @@ import org.springframework.transaction.support.TransactionTemplate;
  * letters, versions, completed operator actions, problems, outbox messages), in one transaction.
  * It decides nothing about rules.
  *
- * <p>Two fences keep several compiler instances honest: the consumer position must still be the one
- * the batch was read from, and a cluster's head must still be the parent of the new version. If
- * either moved, {@link #commit} writes nothing and throws {@link StaleWriteException}.
+ * <p>Fences keep several compiler instances honest: the consumer position must still be the one the
+ * batch was read from, and a cluster's head must still be the parent of the new version. If either
+ * moved, {@link #commit} writes nothing and throws {@link StaleWriteException}. A store
+ * {@link #fencedBy fenced by} a writer's claim also checks, first, that the claim still holds, and
+ * throws {@link WriterFencedException} when another compiler took the partition.
  */
 public final class BatchStore {
     private final JdbcTemplate jdbc;
     private final JdbcClient sql;
     private final TransactionTemplate tx;
+    /** Null: writes without a claim (tools and fixtures that write history while no compiler runs). */
+    private final PartitionWriters.Claim claim;
 
     public BatchStore(DataSource ds) {
-        this.jdbc = new JdbcTemplate(ds);
+        this(new JdbcTemplate(ds), new TransactionTemplate(new DataSourceTransactionManager(ds)), null);
+    }
+
+    private BatchStore(JdbcTemplate jdbc, TransactionTemplate tx, PartitionWriters.Claim claim) {
+        this.jdbc = jdbc;
         this.sql = JdbcClient.create(jdbc);
-        this.tx = new TransactionTemplate(new DataSourceTransactionManager(ds));
+        this.tx = tx;
+        this.claim = claim;
+    }
+
+    /** This store, its commits and position moves checked against {@code claim} in their own transaction. */
+    public BatchStore fencedBy(PartitionWriters.Claim claim) {
+        return new BatchStore(jdbc, tx, claim);
     }
 
     /** Stored consumer positions (next offset to read) of a group, by partition. */
@@ -82,6 +96,7 @@ public final class BatchStore {
     public void movePosition(String group, String topic, int partition, Optional<LogPosition> expected, LogPosition next,
             List<Batch.OutboxRow> outbox) throws StaleWriteException {
         inTransaction("moving the position of " + topic + "/" + partition, false, () -> {
+            fenceWriter(topic, partition);
             int n;
             SqlParameterValue topicId = new SqlParameterValue(Types.VARCHAR, next.topicId());
             if (expected.isEmpty()) {
@@ -112,6 +127,7 @@ public final class BatchStore {
     public Map<String, Long> commit(Batch b) throws StaleWriteException {
         Map<String, Long> lastEventIds = new TreeMap<>();
         inTransaction("commit of " + b.topic() + "/" + b.partition(), true, () -> {
+            fenceWriter(b.topic(), b.partition());
             fencePosition(b);
             if (!b.versions().isEmpty()) {
                 // Shared with other writers, exclusive for retention's removal of unreferenced fragment bodies: a body
@@ -210,6 +226,27 @@ public final class BatchStore {
             throw new StoreException(what + " failed", e);
         } catch (TransactionException e) {
             throw new StoreException(what + " failed", e);
+        }
+    }
+
+    /**
+     * First in the transaction: the claim's row stays locked until commit, so a claim made meanwhile waits for this batch
+     * and the new writer rebuilds from it. Also the writer's sign of life ({@code heard_at}).
+     */
+    private void fenceWriter(String topic, int partition) throws WriterFencedException {
+        if (claim == null) {
+            return;
+        }
+        if (!claim.topic().equals(topic) || claim.partition() != partition) {
+            throw new IllegalArgumentException("a store fenced by a claim on " + claim.topic() + "/" + claim.partition()
+                    + " cannot write " + topic + "/" + partition);
+        }
+        int n = sql.sql("UPDATE partition_writer SET heard_at = now() WHERE topic = ? AND partition = ? AND writer = ? AND epoch = ?")
+                .params(topic, partition, claim.writer(), claim.epoch()).update();
+        if (n != 1) {
+            PartitionWriters.Holder now = PartitionWriters.read(sql, topic, partition, "").orElse(null);
+            throw new WriterFencedException(topic + "/" + partition + " is no longer written by " + claim.writer() + " (epoch "
+                    + claim.epoch() + "): " + (now == null ? "nobody holds it" : now + " holds it"), now);
         }
     }
 

@@ -21,6 +21,12 @@ public class StoreConfiguration {
 
     @Bean
     @DependsOn("flywayInitializer")
+    PartitionWriters partitionWriters(DataSource dataSource) {
+        return new PartitionWriters(dataSource);
+    }
+
+    @Bean
+    @DependsOn("flywayInitializer")
     Outbox outbox(DataSource dataSource) {
         return new Outbox(dataSource);
     }

@@ -175,13 +175,14 @@ class BatchStoreTest {
         ClusterRules head3 = history.rules(c, 3);
         assertThat(head3.fragments()).containsOnlyKeys(key("web"), key("db"), key("cache"));
 
-        // As if the database predated V6 (and so V7 to V9): the migrations fill the head's entries in from the history.
+        // As if the database predated V6 (and so the later ones): the migrations fill the head's entries in from the history.
         try (Connection conn = db.dataSource().getConnection(); Statement st = conn.createStatement()) {
             st.execute("DROP TABLE cluster_retention; DROP INDEX version_entry_by_hash; DROP INDEX version_by_created; "
                     + "ALTER TABLE version ADD CONSTRAINT version_cluster_parent_seq_fkey FOREIGN KEY (cluster, parent_seq) "
                     + "REFERENCES version (cluster, seq); "
                     + "DROP TABLE cluster_head_entry; DROP TABLE cluster_checkpoint; DROP TABLE rollout_policy, rollout, rollout_log; "
-                    + "DROP TABLE cluster_node_label; DELETE FROM flyway_schema_history WHERE version IN ('6', '7', '8', '9')");
+                    + "DROP TABLE cluster_node_label; DROP TABLE partition_writer; "
+                    + "DELETE FROM flyway_schema_history WHERE version IN ('6', '7', '8', '9', '10')");
         }
         Flyway.configure().dataSource(db.dataSource()).load().migrate();
         assertThat(history.rules(c, 3)).isEqualTo(head3);

@@ -73,6 +73,12 @@ public final class CompilerCommand implements Callable<Integer> {
             description = "How often retention removes what the limits no longer keep. Default: ${DEFAULT-VALUE}.")
     private Duration retentionInterval;
 
+    @Option(names = "--writer-lease", defaultValue = "30s", converter = DurationConverter.class,
+            description = {"One compiler writes a partition at a time. A compiler of another consumer group (a second "
+                + "deployment on the same database) writes nothing and stands by until the partition's writer has been silent "
+                + "this long. Default: ${DEFAULT-VALUE}."})
+    private Duration writerLease;
+
     /** Starts the compiler and returns once it runs; closing the context stops it. */
     public ConfigurableApplicationContext start() {
         Map<String, Object> props = new LinkedHashMap<>();
@@ -88,6 +94,7 @@ public final class CompilerCommand implements Callable<Integer> {
         props.put("rulesync.compiler.retain-for", retainFor.toMillis() + "ms");
         props.put("rulesync.compiler.retain-versions", retainVersions);
         props.put("rulesync.compiler.retention-interval", retentionInterval.toMillis() + "ms");
+        props.put("rulesync.compiler.writer-lease", writerLease.toMillis() + "ms");
         props.put("spring.main.banner-mode", "off");
         return new SpringApplicationBuilder(CompilerApplication.class).web(WebApplicationType.SERVLET).properties(props).run();
     }

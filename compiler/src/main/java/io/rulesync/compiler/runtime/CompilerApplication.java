@@ -6,6 +6,7 @@ import io.rulesync.store.HistoryPruning;
 import io.rulesync.store.NodeLabelStore;
 import io.rulesync.store.OperatorActionStore;
 import io.rulesync.store.Outbox;
+import io.rulesync.store.PartitionWriters;
 import io.rulesync.store.StoreConfiguration;
 import io.rulesync.store.VersionHistory;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -45,8 +46,8 @@ public class CompilerApplication {
     /** The stores (StoreConfiguration, after Flyway) as the write path takes them. */
     @Bean
     CompilerStores compilerStores(BatchStore batches, EventLog events, VersionHistory history, Outbox outbox,
-            NodeLabelStore labels) {
-        return new CompilerStores(batches, events, history, outbox, labels);
+            NodeLabelStore labels, PartitionWriters writers) {
+        return new CompilerStores(batches, events, history, outbox, labels, writers);
     }
 
     @Bean(destroyMethod = "close")
@@ -104,10 +105,18 @@ public class CompilerApplication {
         return new OutboxRelay(outbox, props);
     }
 
+    /** Closed after the container stopped: lets go of its partition claims. */
+    @Bean(destroyMethod = "close")
+    EventsListener eventsListener(CompilerProperties p, CompilerStores store, Clock clock, OutboxRelay relay,
+            ObjectProvider<PartitionProcessor.VersionListener> versionListener, CompilerMetrics metrics, KafkaLiveLogs logs) {
+        return new EventsListener(store, p.topics(), p.group(), clock,
+                versionListener.getIfAvailable(() -> PartitionProcessor.VersionListener.NONE), relay::wake, metrics, logs,
+                p.resyncCooldown(), p.checkpointEvery(), p.writerLease());
+    }
+
     @Bean
     ConcurrentMessageListenerContainer<String, String> eventsContainer(CompilerProperties p, KafkaProperties kafka,
-            CompilerStores store, Clock clock, OutboxRelay relay,
-            ObjectProvider<PartitionProcessor.VersionListener> versionListener, CompilerMetrics metrics, KafkaLiveLogs logs) {
+            EventsListener listener, CompilerMetrics metrics) {
         Map<String, Object> consumer = kafka.buildConsumerProperties();
         consumer.put(ConsumerConfig.GROUP_ID_CONFIG, p.group());
         consumer.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
@@ -120,9 +129,6 @@ public class CompilerApplication {
         consumer.put(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, 1024 * 1024);
         consumer.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5000);
 
-        EventsListener listener = new EventsListener(store, p.topics(), p.group(), clock,
-                versionListener.getIfAvailable(() -> PartitionProcessor.VersionListener.NONE), relay::wake, metrics, logs,
-                p.resyncCooldown(), p.checkpointEvery());
         ContainerProperties cp = new ContainerProperties(p.eventsTopic());
         cp.setGroupId(p.group());
         cp.setAckMode(ContainerProperties.AckMode.MANUAL);

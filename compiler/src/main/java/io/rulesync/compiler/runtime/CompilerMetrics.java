@@ -26,6 +26,8 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
     private final Counter consumed;
     private final Timer compile;
     private final Counter batchesFailed;
+    private final Counter writerFenced;
+    private final AtomicInteger standingBy = new AtomicInteger();
     private final Map<String, AtomicInteger> problemCounts = new ConcurrentHashMap<>();
     private final Map<String, AtomicInteger> refused = new ConcurrentHashMap<>();
 
@@ -35,6 +37,12 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
                 .register(registry);
         this.batchesFailed = Counter.builder("rulesync.batches.failed")
                 .description("Batches of events that could not be committed and were retried from their first record").register(registry);
+        this.writerFenced = Counter.builder("rulesync.compiler.writer.fenced")
+                .description("Times this compiler found that another compiler had taken a partition it wrote, and stopped writing it")
+                .register(registry);
+        Gauge.builder("rulesync.compiler.partitions.standing.by", standingBy, AtomicInteger::get)
+                .description("Partitions Kafka gave this compiler that another compiler (another consumer group) writes: "
+                        + "two compiler deployments share one database").register(registry);
         this.compile = Timer.builder("rulesync.compile.duration").description("Processing one polled batch of one partition: "
                 + "fold, compile, diff and the PostgreSQL transaction").publishPercentileHistogram().register(registry);
     }
@@ -50,6 +58,16 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
     /** A batch of events that could not be committed, to be retried ({@link BatchFailures}). */
     public void batchFailed() {
         batchesFailed.increment();
+    }
+
+    /** This compiler found a partition it wrote taken by another compiler, and stood down. */
+    public void writerFenced() {
+        writerFenced.increment();
+    }
+
+    /** How many of this compiler's assigned partitions another compiler writes now. */
+    public void standingBy(int partitions) {
+        standingBy.set(partitions);
     }
 
     /** A version was stored (not a {@link PartitionProcessor.VersionListener} bean: those are the embedder's). */

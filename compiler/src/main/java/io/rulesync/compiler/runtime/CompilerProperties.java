@@ -15,17 +15,24 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * after a disagreeing digest, how long an operator action may stay pending before it expires, and how
  * many stored events of a cluster may pass between its checkpoints; retention: how many versions and/or how long a
  * cluster's history is kept ({@code retain-versions}, {@code retain-for}; neither: everything) and how often it is
- * enforced.
+ * enforced; and how long another group's silent compiler keeps its partitions ({@code writer-lease}).
  */
 @ConfigurationProperties("rulesync.compiler")
 public record CompilerProperties(
         String eventsTopic, String deltasTopic, String deadLetterTopic, String group, Integer partitions,
         Duration coalesceWindow, Integer concurrency, String resyncTopic, Duration logCheckInterval,
         Duration resyncCooldown, Duration actionTimeout, Integer checkpointEvery, Integer retainVersions, Duration retainFor,
-        Duration retentionInterval) {
+        Duration retentionInterval, Duration writerLease) {
 
     /** kube-proxy's and the api's default: long enough for a compiler restart, short enough that nobody waits for good. */
     public static final Duration DEFAULT_ACTION_TIMEOUT = Duration.ofMinutes(5);
+
+    /**
+     * How long a compiler of another consumer group must have been silent before a standing-by compiler takes its
+     * partitions: longer than a long batch or a database hiccup, short enough that a deployment replaced by another
+     * hands over within a minute.
+     */
+    public static final Duration DEFAULT_WRITER_LEASE = Duration.ofSeconds(30);
 
     /** How long a cluster's history is kept unless told otherwise. */
     public static final Duration DEFAULT_RETAIN_FOR = Duration.ofDays(30);
@@ -44,6 +51,10 @@ public record CompilerProperties(
         actionTimeout = actionTimeout == null ? DEFAULT_ACTION_TIMEOUT : actionTimeout;
         checkpointEvery = checkpointEvery == null ? PartitionProcessor.DEFAULT_CHECKPOINT_EVERY : checkpointEvery;
         retentionInterval = retentionInterval == null ? Duration.ofMinutes(5) : retentionInterval;
+        writerLease = writerLease == null ? DEFAULT_WRITER_LEASE : writerLease;
+        if (writerLease.compareTo(Duration.ofSeconds(1)) < 0) {
+            throw new IllegalArgumentException("rulesync.compiler.writer-lease must be at least 1s, not " + writerLease);
+        }
         if (retainFor == null && retainVersions == null) {
             retainFor = DEFAULT_RETAIN_FOR;
         }

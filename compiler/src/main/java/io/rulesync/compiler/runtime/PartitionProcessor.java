@@ -32,6 +32,7 @@ import io.rulesync.store.Batch;
 import io.rulesync.store.EventLog;
 import io.rulesync.store.NodeLabelStore;
 import io.rulesync.store.StaleWriteException;
+import io.rulesync.store.WriterFencedException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -97,6 +98,24 @@ public final class PartitionProcessor {
         DONE,
         /** Another instance moved on; state was rebuilt, consume again from {@link #position()}. */
         STALE
+    }
+
+    /**
+     * Another compiler holds this partition now ({@link io.rulesync.store.PartitionWriters}): nothing was written, and
+     * this processor must write no more. Thrown wherever the processor writes.
+     */
+    public static final class Fenced extends RuntimeException {
+        private final transient io.rulesync.store.PartitionWriters.Holder holder;
+
+        Fenced(WriterFencedException refusal) {
+            super(refusal.getMessage(), refusal, false, false);
+            this.holder = refusal.holder();
+        }
+
+        /** Who holds the partition now (null: nobody). */
+        public io.rulesync.store.PartitionWriters.Holder holder() {
+            return holder;
+        }
     }
 
     /** Places where a test may simulate a crash. */
@@ -394,6 +413,8 @@ public final class PartitionProcessor {
         try {
             store.batches().commit(new Batch(group, topics.events(), partition, at, at, List.of(), List.of(), versions, List.of(),
                     outbox, position.epoch()));
+        } catch (WriterFencedException fenced) {
+            throw new Fenced(fenced);
         } catch (StaleWriteException stale) {
             rebuild();
             return List.of();
@@ -454,6 +475,8 @@ public final class PartitionProcessor {
             }
             try {
                 store.batches().movePosition(group, topics.events(), partition, stored, v.position(), resyncs);
+            } catch (WriterFencedException fenced) {
+                throw new Fenced(fenced);
             } catch (StaleWriteException stale) {
                 if (attempt > 2) {
                     throw new IllegalStateException("the position of partition " + partition + " keeps moving: " + stale.getMessage());
@@ -654,6 +677,8 @@ public final class PartitionProcessor {
         Map<String, Long> checkpointAt;
         try {
             checkpointAt = store.batches().commit(batch);
+        } catch (WriterFencedException fenced) {
+            throw new Fenced(fenced);
         } catch (StaleWriteException stale) {
             rebuild();
             return Outcome.STALE;
