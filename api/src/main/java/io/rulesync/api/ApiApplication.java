@@ -127,7 +127,7 @@ public class ApiApplication {
 
     @Bean
     ProblemsController problemsController(ProblemStore problems) {
-        return new ProblemsController(problems);
+        return new ProblemsController(problems, Clock.systemUTC());
     }
 
     @Bean

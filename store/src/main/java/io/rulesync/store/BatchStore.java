@@ -375,12 +375,20 @@ public final class BatchStore {
                     ps.setString(1, b.topic());
                     ps.setInt(2, b.partition());
                     ps.setLong(3, d.offset());
-                    ps.setString(4, d.key());
-                    ps.setString(5, d.payload());
-                    ps.setString(6, d.reason());
+                    ps.setString(4, storable(d.key()));
+                    ps.setString(5, storable(d.payload()));
+                    ps.setString(6, storable(d.reason()));
                     ps.setTimestamp(7, now);
                     ps.setInt(8, b.epoch());
                 });
+    }
+
+    /**
+     * A dead letter is kept whatever it holds: PostgreSQL's text cannot hold a NUL, so each is written as its JSON escape,
+     * a backslash, 'u' and four zeros (a record that cannot be stored must not stop its partition).
+     */
+    private static String storable(String s) {
+        return s == null || s.indexOf(0) < 0 ? s : s.replace("\0", "\\u0000");
     }
 
     /** One current problem of a changed source, at its place in the source's report. */

@@ -2,6 +2,7 @@ package io.rulesync.store;
 
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import javax.sql.DataSource;
@@ -64,6 +65,21 @@ public final class ProblemStore {
                 .query((rs, n) -> new DeadLetter(rs.getLong(1), rs.getString(2), rs.getInt(3), rs.getInt(4), rs.getLong(5),
                         rs.getString(6), rs.getTimestamp(7).toInstant(), rs.getString(8)))
                 .list());
+    }
+
+    /**
+     * Queues dead letter {@code id} of {@code cluster} to be read again: its record, as stored, goes into the outbox for
+     * the events topic it came from, and the compiler's outbox relay publishes it there (after a compiler fix, the record
+     * is then folded as any other; failing again, it is a new dead letter). Returns that topic; empty when the cluster
+     * has no such dead letter.
+     */
+    public Optional<String> replay(String cluster, long id, Instant at) {
+        return StoreException.during("replaying dead letter " + id + " of " + cluster, () -> sql
+                .sql("INSERT INTO outbox (topic, record_key, payload, created_at) SELECT topic, record_key, payload, ? FROM dead_letter "
+                        + "WHERE id = ? AND record_key = ? RETURNING topic")
+                .params(java.sql.Timestamp.from(at), id, cluster)
+                .query(String.class)
+                .optional());
     }
 
     /** How many dead letters the records keyed by {@code cluster} made. */

@@ -30,6 +30,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
  * The stores on their own, with versions that only move nodes (no compiler needed): what one batch
@@ -100,6 +101,15 @@ class BatchStoreTest {
         assertThat(events.firstObserved(c, 9)).isEmpty();
         assertThat(problems.deadLetterCount(c)).isEqualTo(2);
         assertThat(problems.known(c)).isTrue();
+    }
+
+    @Test
+    void aDeadLetterHoldingANulIsStoredWithItEscaped() throws Exception {
+        // A record with a raw NUL is not JSON, so it is a dead letter; PostgreSQL's text refuses the NUL itself.
+        batches.commit(new Batch("g", "t-nul", 0, -1, 1, List.of(), List.of(new Batch.DeadLetterRow(0, "c\0", "{\0}", "not JSON")),
+                List.of(), List.of(), List.of(), 0, List.of()));
+        assertThat(JdbcClient.create(db.dataSource()).sql("SELECT record_key || ' ' || payload FROM dead_letter WHERE topic = 't-nul'")
+                .query(String.class).single()).isEqualTo("c\\u0000 {\\u0000}");
     }
 
     private static RuleFragment fragment(String service, int generation) {

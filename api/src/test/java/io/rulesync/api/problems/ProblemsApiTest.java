@@ -15,6 +15,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.springframework.jdbc.core.simple.JdbcClient;
 
 /** The problems of a cluster over real HTTP, from what the compiler stored in real PostgreSQL. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -95,6 +96,24 @@ class ProblemsApiTest {
         assertThat(api.get("/api/v1/clusters/shop/problems", TestApi.AGENT.token()).statusCode()).isEqualTo(403);
         assertThat(api.get("/api/v1/clusters/shop/problems", null).statusCode()).isEqualTo(401);
         assertThat(api.get("/api/v1/clusters/shop/problems", TestApi.OPERATOR.token()).statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void anOperatorReplaysADeadLetterThroughTheOutbox() throws Exception {
+        Map<?, ?> dead = map(((List<?>) TestApi.json(api.get("/api/v1/clusters/shop/problems")).get("deadLetters")).get(0));
+        String path = "/api/v1/clusters/shop/dead-letters/" + dead.get("id") + "/replay";
+        assertThat(api.post(path, "", TestApi.VIEWER.token()).statusCode()).isEqualTo(403);
+        TestApi.assertProblem(api.post("/api/v1/clusters/calm/dead-letters/" + dead.get("id") + "/replay", "", TestApi.OPERATOR.token()),
+                404, "id", "cluster 'calm' has no dead letter " + dead.get("id"));
+
+        HttpResponse<String> r = api.post(path, "", TestApi.OPERATOR.token());
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(202);
+        assertThat(map(TestApi.json(r))).containsEntry("cluster", "shop").containsEntry("topic", "events-shop")
+                .containsEntry("replayedBy", "otto");
+        // The outbox relay publishes it to the events topic, where the compiler reads it again.
+        assertThat(JdbcClient.create(api.database().dataSource()).sql("SELECT topic || ' ' || record_key || ' ' || payload FROM outbox "
+                + "WHERE topic = 'events-shop'").query(String.class).single())
+                .isEqualTo("events-shop shop {\"v\":1,\"cluster\":\"shop\",\"type\":\"rename\"" + "x".repeat(1000) + "}");
     }
 
     /** A JSON object, for assertions on its entries. */

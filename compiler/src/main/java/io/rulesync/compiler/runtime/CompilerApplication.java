@@ -108,10 +108,11 @@ public class CompilerApplication {
     /** Closed after the container stopped: lets go of its partition claims. */
     @Bean(destroyMethod = "close")
     EventsListener eventsListener(CompilerProperties p, CompilerStores store, Clock clock, OutboxRelay relay,
-            ObjectProvider<PartitionProcessor.VersionListener> versionListener, CompilerMetrics metrics, KafkaLiveLogs logs) {
+            ObjectProvider<PartitionProcessor.VersionListener> versionListener, ObjectProvider<PartitionProcessor.Faults> faults,
+            CompilerMetrics metrics, KafkaLiveLogs logs) {
         return new EventsListener(store, p.topics(), p.group(), clock,
                 versionListener.getIfAvailable(() -> PartitionProcessor.VersionListener.NONE), relay::wake, metrics, logs,
-                p.resyncCooldown(), p.checkpointEvery(), p.writerLease());
+                p.resyncCooldown(), p.checkpointEvery(), p.writerLease(), faults.getIfAvailable(() -> PartitionProcessor.Faults.NONE));
     }
 
     @Bean
@@ -139,8 +140,9 @@ public class CompilerApplication {
         ConcurrentMessageListenerContainer<String, String> container =
                 new ConcurrentMessageListenerContainer<>(new DefaultKafkaConsumerFactory<>(consumer), cp);
         container.setConcurrency(p.concurrency());
-        // A failed batch (say, the database is down) is retried from its first record, forever:
-        // skipping it would lose events. Bad records never fail a batch; they become dead letters.
+        // A failed batch (say, the database is down) is retried from its first record, forever: skipping it
+        // would lose events. Records the decoder refuses become dead letters without failing a batch; one that fails
+        // its batch again and again for what it holds is set aside by the listener (PoisonGuard).
         DefaultErrorHandler errors = new DefaultErrorHandler(new FixedBackOff(1000, FixedBackOff.UNLIMITED_ATTEMPTS));
         errors.setRetryListeners(new BatchFailures(metrics));
         container.setCommonErrorHandler(errors);

@@ -27,6 +27,7 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
     private final Timer compile;
     private final Counter batchesFailed;
     private final Counter writerFenced;
+    private final Counter quarantined;
     private final AtomicInteger standingBy = new AtomicInteger();
     private final Map<String, AtomicInteger> problemCounts = new ConcurrentHashMap<>();
     private final Map<String, AtomicInteger> refused = new ConcurrentHashMap<>();
@@ -40,6 +41,9 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
         this.writerFenced = Counter.builder("rulesync.compiler.writer.fenced")
                 .description("Times this compiler found that another compiler had taken a partition it wrote, and stopped writing it")
                 .register(registry);
+        this.quarantined = Counter.builder("rulesync.events.quarantined")
+                .description("Records that failed their batch again and again, and on their own, and were set aside as dead letters "
+                        + "so that their partition goes on").register(registry);
         Gauge.builder("rulesync.compiler.partitions.standing.by", standingBy, AtomicInteger::get)
                 .description("Partitions Kafka gave this compiler that another compiler (another consumer group) writes: "
                         + "two compiler deployments share one database").register(registry);
@@ -63,6 +67,11 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
     /** This compiler found a partition it wrote taken by another compiler, and stood down. */
     public void writerFenced() {
         writerFenced.increment();
+    }
+
+    /** A record was set aside as a dead letter after it failed on its own ({@link PoisonGuard}). */
+    public void quarantined() {
+        quarantined.increment();
     }
 
     /** How many of this compiler's assigned partitions another compiler writes now. */

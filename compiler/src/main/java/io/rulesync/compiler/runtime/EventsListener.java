@@ -2,6 +2,7 @@ package io.rulesync.compiler.runtime;
 
 import io.rulesync.compiler.eventlog.LiveLogs;
 import io.rulesync.compiler.eventlog.LogCheck;
+import io.rulesync.model.text.Printable;
 import io.rulesync.model.topic.Topics;
 import io.rulesync.store.PartitionWriters;
 import java.net.InetAddress;
@@ -83,6 +84,8 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
     /** Partitions assigned to this compiler that it does not process, and why. */
     private final Map<Integer, Waiting> waiting = new ConcurrentHashMap<>();
     private final ScheduledExecutorService renewals;
+    private final PartitionProcessor.Faults faults;
+    private final PoisonGuard poison = new PoisonGuard();
     private volatile boolean renewalFailing;
 
     /**
@@ -97,13 +100,17 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
             PartitionProcessor.VersionListener versions, Runnable committed, CompilerMetrics metrics, LiveLogs logs,
             Duration resyncCooldown) {
         this(store, topics, group, clock, versions, committed, metrics, logs, resyncCooldown,
-                PartitionProcessor.DEFAULT_CHECKPOINT_EVERY, CompilerProperties.DEFAULT_WRITER_LEASE);
+                PartitionProcessor.DEFAULT_CHECKPOINT_EVERY, CompilerProperties.DEFAULT_WRITER_LEASE, PartitionProcessor.Faults.NONE);
     }
 
-    /** @param lease how long another group's compiler must be silent before this one takes its partitions */
+    /**
+     * @param lease  how long another group's compiler must be silent before this one takes its partitions
+     * @param faults what tests inject into the processors ({@link PartitionProcessor.Faults#NONE} deployed)
+     */
     public EventsListener(CompilerStores store, Topics topics, String group, Clock clock,
             PartitionProcessor.VersionListener versions, Runnable committed, CompilerMetrics metrics, LiveLogs logs,
-            Duration resyncCooldown, int checkpointEvery, Duration lease) {
+            Duration resyncCooldown, int checkpointEvery, Duration lease, PartitionProcessor.Faults faults) {
+        this.faults = faults;
         this.writer = writerName();
         this.lease = lease;
         this.checkpointEvery = checkpointEvery;
@@ -192,8 +199,8 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
         claims.put(partition, g.claim().epoch());
         PartitionProcessor p;
         try {
-            p = new PartitionProcessor(store.fencedBy(g.claim()), topics, group, partition, clock,
-                    PartitionProcessor.Faults.NONE, versions, metrics, resyncCooldown, checkpointEvery, checkpointWriter);
+            p = new PartitionProcessor(store.fencedBy(g.claim()), topics, group, partition, clock, faults, versions, metrics,
+                    resyncCooldown, checkpointEvery, checkpointWriter);
             processors.put(partition, p);
             verify(p);
             p.storeRecompiledVersions();
@@ -356,11 +363,72 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
             }
         }
         long t0 = System.nanoTime();
-        PartitionProcessor.Outcome outcome = p.process(batch);
+        PartitionProcessor.Outcome outcome;
+        try {
+            outcome = p.process(batch);
+        } catch (PartitionProcessor.Fenced f) {
+            throw f;
+        } catch (RuntimeException e) {
+            if (!poison.takeApart(partition, first, e)) {
+                throw e; // retried whole, from its first record (BatchFailures says so)
+            }
+            log.warn("events partition {}: the batch from offset {} failed {} times for what it holds ({}); trying its {} records one "
+                    + "at a time", partition, first, PoisonGuard.ATTEMPTS, e.toString(), batch.size());
+            takeApart(consumer, tp, p, batch);
+            return;
+        }
         metrics.compiled(Duration.ofNanos(System.nanoTime() - t0));
+        poison.succeeded(partition);
         if (outcome == PartitionProcessor.Outcome.STALE) {
             log.warn("partition {}: another instance moved on; rebuilt, resuming at {}", partition, p.position());
             seek(consumer, tp, p.position());
+        }
+    }
+
+    /**
+     * Each record of a failing batch on its own: one that fails alone, for what it holds, is quarantined as a dead letter
+     * (ERROR line, {@code rulesync.events.quarantined}); the others are committed as usual. A failure that is not the
+     * record's (the database) fails the batch again, and it is retried whole.
+     */
+    private void takeApart(Consumer<?, ?> consumer, TopicPartition tp, PartitionProcessor p, List<PartitionProcessor.Record> batch) {
+        int partition = tp.partition();
+        for (PartitionProcessor.Record r : batch) {
+            if (r.offset() < p.position()) {
+                continue;
+            }
+            List<PartitionProcessor.Record> one = List.of(r);
+            RuntimeException failure;
+            try {
+                if (p.process(one) == PartitionProcessor.Outcome.STALE) {
+                    seek(consumer, tp, p.position());
+                    return;
+                }
+                poison.succeeded(partition);
+                continue;
+            } catch (PartitionProcessor.Fenced f) {
+                throw f;
+            } catch (RuntimeException e) {
+                failure = e;
+            }
+            if (!PoisonGuard.recordsFault(failure)) {
+                throw failure;
+            }
+            if (!poison.mayQuarantine(partition)) {
+                log.error("events partition {}: {} records in a row failed on their own; the fault is not in the records, so none "
+                        + "more is quarantined: the partition waits, retrying, until a batch succeeds ({})", partition,
+                        PoisonGuard.IN_A_ROW, failure.toString());
+                throw failure;
+            }
+            String reason = "the compiler failed on this record (" + failure + "); quarantined so that the partition goes on";
+            if (!p.quarantine(r, reason)) {
+                seek(consumer, tp, p.position());
+                return;
+            }
+            metrics.quarantined();
+            String key = r.key() == null ? "none" : Printable.escape(r.key());
+            log.error("events partition {}: record at offset {} (key {}) quarantined as a dead letter after it failed on its own: {}. "
+                    + "The partition goes on without it; it is kept in the dead letters (GET /clusters/{}/problems)", partition,
+                    r.offset(), key, failure.toString(), key);
         }
     }
 

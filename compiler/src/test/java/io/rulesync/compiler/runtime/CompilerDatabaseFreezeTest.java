@@ -1,19 +1,17 @@
 package io.rulesync.compiler.runtime;
 
+import static io.rulesync.compiler.runtime.ShopCluster.CLUSTER;
+import static io.rulesync.compiler.runtime.ShopCluster.runs;
+import static io.rulesync.compiler.runtime.ShopCluster.up;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.rulesync.compiler.testing.TestCompiler;
-import io.rulesync.model.cluster.IpFamily;
-import io.rulesync.model.event.ClusterEvent;
-import io.rulesync.model.event.ClusterSettings;
-import io.rulesync.model.event.EventCodec;
 import io.rulesync.model.topic.Topics;
 import io.rulesync.testing.needs.RequiresKafka;
 import io.rulesync.testing.tiers.Tiers;
 import io.rulesync.testsupport.PrivatePostgres;
-import io.rulesync.testsupport.TestInfrastructure;
 import io.rulesync.testsupport.cluster.Fixtures;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -22,13 +20,8 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.UUID;
 import javax.sql.DataSource;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.postgresql.ds.PGSimpleDataSource;
@@ -42,7 +35,6 @@ import org.springframework.context.ConfigurableApplicationContext;
 @Tag(Tiers.INTEGRATION)
 @RequiresKafka
 class CompilerDatabaseFreezeTest {
-    private static final String CLUSTER = "shop";
     private final String run = UUID.randomUUID().toString().substring(0, 8);
     private final Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run);
 
@@ -57,7 +49,7 @@ class CompilerDatabaseFreezeTest {
             // limits are the defaults', checked below.
             try (ConfigurableApplicationContext compiler = TestCompiler.start(url, "postgres", "", topics, run,
                     Map.of("spring.datasource.hikari.data-source-properties.socketTimeout", "5"));
-                    KafkaProducer<String, String> producer = producer();
+                    ShopCluster shop = new ShopCluster(topics.events());
                     Connection locker = ds.getConnection()) {
                 CompilerStores store = compiler.getBean(CompilerStores.class);
                 try (Connection c = compiler.getBean(DataSource.class).getConnection(); Statement st = c.createStatement()) {
@@ -66,9 +58,7 @@ class CompilerDatabaseFreezeTest {
                     assertThat(show(st, "idle_in_transaction_session_timeout")).isEqualTo("30s");
                     assertThat(c.getNetworkTimeout()).as("the driver's socket timeout, ms").isEqualTo(5_000);
                 }
-                send(producer, new ClusterEvent.SettingsChanged(CLUSTER, ClusterSettings.DEFAULT, Fixtures.T),
-                        up(Fixtures.node("n1", "10.1.0.1")), up(Fixtures.service("web", "10.96.0.10")),
-                        up(Fixtures.slice("web", "n1", "10.244.0.1")));
+                shop.start();
                 await("a version with the endpoint").atMost(Duration.ofSeconds(60)).until(() -> runs(store, "10.244.0.1:8080"));
                 long first = store.history().head(CLUSTER);
                 long events = count(ds, "cluster_event");
@@ -78,7 +68,7 @@ class CompilerDatabaseFreezeTest {
                 try (Statement st = locker.createStatement()) {
                     st.execute("LOCK TABLE cluster_event IN ACCESS EXCLUSIVE MODE");
                 }
-                send(producer, up(Fixtures.slice("web", "n1", "10.244.0.1", "10.244.0.2")));
+                shop.send(up(Fixtures.slice("web", "n1", "10.244.0.1", "10.244.0.2")));
                 await("the batch waiting on the lock").atMost(Duration.ofSeconds(30)).until(() -> waitingOnALock(ds) > 0);
                 MeterRegistry meters = compiler.getBean(MeterRegistry.class);
                 pg.freeze();
@@ -101,29 +91,6 @@ class CompilerDatabaseFreezeTest {
                 assertThat(count(ds, "version")).as("versions 1.." + (first + 1) + ", no gap or duplicate").isEqualTo(first + 1);
             }
         }
-    }
-
-    private KafkaProducer<String, String> producer() {
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestInfrastructure.kafkaBootstrapServers());
-        return new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
-    }
-
-    private void send(KafkaProducer<String, String> producer, ClusterEvent... events) throws Exception {
-        for (ClusterEvent e : events) {
-            producer.send(new ProducerRecord<>(topics.events(), CLUSTER, EventCodec.encode(e))).get();
-        }
-    }
-
-    /** Whether the cluster's newest version sends traffic to {@code endpoint} from node n1. */
-    private static boolean runs(CompilerStores store, String endpoint) {
-        long head = store.history().head(CLUSTER);
-        return head >= 1 && store.history().rules(CLUSTER, head).ruleSet("n1", IpFamily.IPV4).map(r -> r.render().contains(endpoint))
-                .orElse(false);
-    }
-
-    private static ClusterEvent up(String yaml) {
-        return Fixtures.upsert(CLUSTER, yaml);
     }
 
     private static long count(DataSource ds, String table) throws SQLException {

@@ -1,30 +1,23 @@
 package io.rulesync.compiler.runtime;
 
+import static io.rulesync.compiler.runtime.ShopCluster.CLUSTER;
+import static io.rulesync.compiler.runtime.ShopCluster.runs;
+import static io.rulesync.compiler.runtime.ShopCluster.up;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.rulesync.compiler.testing.TestCompiler;
-import io.rulesync.model.cluster.IpFamily;
-import io.rulesync.model.event.ClusterEvent;
-import io.rulesync.model.event.ClusterSettings;
-import io.rulesync.model.event.EventCodec;
 import io.rulesync.model.topic.Topics;
 import io.rulesync.store.PartitionWriters;
 import io.rulesync.testing.needs.RequiresKafka;
 import io.rulesync.testing.needs.RequiresPostgres;
 import io.rulesync.testsupport.TestDatabase;
-import io.rulesync.testsupport.TestInfrastructure;
 import io.rulesync.testsupport.cluster.Fixtures;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.UUID;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -42,25 +35,22 @@ import org.springframework.context.ConfigurableApplicationContext;
 @RequiresKafka
 @ExtendWith(OutputCaptureExtension.class) // the log as printed: each compiler's Spring Boot start resets logback's appenders
 class OneWriterTest {
-    private static final String CLUSTER = "shop";
     /** Short, so that the test sees a takeover; the idle check, which retries a waiting partition, as often. */
     private static final Map<String, Object> QUICK = Map.of("rulesync.compiler.writer-lease", "2s",
             "rulesync.compiler.log-check-interval", "500ms");
 
     private final String run = UUID.randomUUID().toString().substring(0, 8);
     private final Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run);
-    private KafkaProducer<String, String> producer;
+    private ShopCluster shop;
 
     @BeforeEach
-    void producer() {
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestInfrastructure.kafkaBootstrapServers());
-        producer = new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
+    void shop() {
+        shop = new ShopCluster(topics.events());
     }
 
     @AfterEach
     void close() {
-        producer.close();
+        shop.close();
     }
 
     @Test
@@ -68,8 +58,7 @@ class OneWriterTest {
         try (TestDatabase db = TestDatabase.create()) {
             ConfigurableApplicationContext first = TestCompiler.start(db, topics, run, QUICK);
             CompilerStores store = CompilerStores.on(db.dataSource());
-            send(new ClusterEvent.SettingsChanged(CLUSTER, ClusterSettings.DEFAULT, Fixtures.T), up(Fixtures.node("n1", "10.1.0.1")),
-                    up(Fixtures.service("web", "10.96.0.10")), up(Fixtures.slice("web", "n1", "10.244.0.1")));
+            shop.start();
             await("the first compiler's version").atMost(Duration.ofSeconds(60)).until(() -> runs(store, "10.244.0.1:8080"));
 
             Map<String, Object> otherGroup = new java.util.HashMap<>(QUICK);
@@ -87,7 +76,7 @@ class OneWriterTest {
                 // Edits while both run: stored once, by the first; the second neither writes nor rebuilds.
                 long head = store.history().head(CLUSTER);
                 for (int i = 2; i <= 6; i++) {
-                    send(up(Fixtures.slice("web", "n1", "10.244.0.1", "10.244.0." + i)));
+                    shop.send(up(Fixtures.slice("web", "n1", "10.244.0.1", "10.244.0." + i)));
                     int n = i;
                     await("edit " + i).atMost(Duration.ofSeconds(30)).until(() -> runs(store, "10.244.0." + n + ":8080"));
                 }
@@ -99,7 +88,7 @@ class OneWriterTest {
 
                 // The first stops (a deployment removed): the second takes its partitions and goes on from where it stopped.
                 first.close();
-                send(up(Fixtures.slice("web", "n1", "10.244.0.1", "10.244.0.7")));
+                shop.send(up(Fixtures.slice("web", "n1", "10.244.0.1", "10.244.0.7")));
                 await("the edit stored by the second").atMost(Duration.ofSeconds(60)).until(() -> runs(store, "10.244.0.7:8080"));
                 assertThat(store.history().head(CLUSTER)).isEqualTo(head + 6);
                 assertThat(db.count("cluster_event")).as("nothing the first stored was stored again").isEqualTo(10);
@@ -116,8 +105,7 @@ class OneWriterTest {
             CompilerStores store = compiler.getBean(CompilerStores.class);
             String writer = compiler.getBean(EventsListener.class).writer();
             MeterRegistry meters = compiler.getBean(MeterRegistry.class);
-            send(new ClusterEvent.SettingsChanged(CLUSTER, ClusterSettings.DEFAULT, Fixtures.T), up(Fixtures.node("n1", "10.1.0.1")),
-                    up(Fixtures.service("web", "10.96.0.10")), up(Fixtures.slice("web", "n1", "10.244.0.1")));
+            shop.start();
             await("a version").atMost(Duration.ofSeconds(60)).until(() -> runs(store, "10.244.0.1:8080"));
             long head = store.history().head(CLUSTER);
             long events = db.count("cluster_event");
@@ -129,7 +117,7 @@ class OneWriterTest {
                 assertThat(writers.claim(topics.events(), partition, "compiler-" + run, "the-new-member", Duration.ofSeconds(2), true))
                         .isInstanceOf(PartitionWriters.Outcome.Granted.class);
             }
-            send(up(Fixtures.slice("web", "n1", "10.244.0.1", "10.244.0.2")));
+            shop.send(up(Fixtures.slice("web", "n1", "10.244.0.1", "10.244.0.2")));
             await("the stale writer fenced").atMost(Duration.ofSeconds(30))
                     .until(() -> meters.get("rulesync.compiler.writer.fenced").counter().count() >= 1);
             assertThat(errors(log, writer)).singleElement().asString()
@@ -154,21 +142,5 @@ class OneWriterTest {
     /** The compilers' ERROR lines about the compiler named {@code writer}. */
     private static List<String> errors(CapturedOutput log, String writer) {
         return lines(log).stream().filter(l -> l.contains(" ERROR ") && l.contains("EventsListener") && l.contains("(" + writer)).toList();
-    }
-
-    private void send(ClusterEvent... events) throws Exception {
-        for (ClusterEvent e : events) {
-            producer.send(new ProducerRecord<>(topics.events(), CLUSTER, EventCodec.encode(e))).get();
-        }
-    }
-
-    private static boolean runs(CompilerStores store, String endpoint) {
-        long head = store.history().head(CLUSTER);
-        return head >= 1 && store.history().rules(CLUSTER, head).ruleSet("n1", IpFamily.IPV4).map(r -> r.render().contains(endpoint))
-                .orElse(false);
-    }
-
-    private static ClusterEvent up(String yaml) {
-        return Fixtures.upsert(CLUSTER, yaml);
     }
 }

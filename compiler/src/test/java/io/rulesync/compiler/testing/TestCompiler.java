@@ -1,6 +1,7 @@
 package io.rulesync.compiler.testing;
 
 import io.rulesync.compiler.runtime.CompilerApplication;
+import io.rulesync.compiler.runtime.PartitionProcessor;
 import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.model.topic.Topics;
 import io.rulesync.testsupport.TestInfrastructure;
@@ -29,9 +30,20 @@ public final class TestCompiler {
         return start(db.url(), db.user(), db.password(), topics, run, more);
     }
 
+    /** {@link #start(TestDatabase, Topics, String, Map)} with {@code faults} injected into its partitions' processors. */
+    public static ConfigurableApplicationContext start(TestDatabase db, Topics topics, String run, Map<String, Object> more,
+            PartitionProcessor.Faults faults) {
+        return start(db.url(), db.user(), db.password(), topics, run, more, faults);
+    }
+
     /** The compiler on the database at {@code url} (a server of the test's own), as above. */
     public static ConfigurableApplicationContext start(String url, String user, String password, Topics topics, String run,
             Map<String, Object> more) {
+        return start(url, user, password, topics, run, more, PartitionProcessor.Faults.NONE);
+    }
+
+    private static ConfigurableApplicationContext start(String url, String user, String password, Topics topics, String run,
+            Map<String, Object> more, PartitionProcessor.Faults faults) {
         Map<String, Object> props = new HashMap<>();
         props.put("spring.datasource.url", url);
         props.put("spring.datasource.username", user);
@@ -46,6 +58,7 @@ public final class TestCompiler {
         props.put("spring.main.banner-mode", "off");
         // The builder's properties rank below the compiler's defaults file: more is given as command-line options.
         String[] args = more.entrySet().stream().map(e -> "--" + e.getKey() + "=" + e.getValue()).toArray(String[]::new);
-        return new SpringApplicationBuilder(CompilerApplication.class).web(WebApplicationType.NONE).properties(props).run(args);
+        return new SpringApplicationBuilder(CompilerApplication.class).web(WebApplicationType.NONE).properties(props)
+                .initializers(context -> context.getBeanFactory().registerSingleton("faults", faults)).run(args);
     }
 }

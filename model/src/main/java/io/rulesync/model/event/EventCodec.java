@@ -298,6 +298,14 @@ public final class EventCodec {
         if (!(m.get(field) instanceof String s)) {
             throw new IllegalArgumentException(field + ": expected a string");
         }
+        return storable(field, s);
+    }
+
+    /** No Kubernetes field holds a NUL, and PostgreSQL cannot store one in text: a record carrying one would fail its batch. */
+    private static String storable(String field, String s) {
+        if (s.indexOf(0) >= 0) {
+            throw new IllegalArgumentException(field + ": contains a NUL character (\\u0000)");
+        }
         return s;
     }
 
@@ -314,6 +322,7 @@ public final class EventCodec {
             if (!(o instanceof String s)) {
                 throw new IllegalArgumentException(field + ": expected strings");
             }
+            storable(field, s);
             out.add(s);
         }
         return out;

@@ -149,6 +149,15 @@ class EventCodecTest {
     }
 
     @Test
+    void aNulInAnyTextIsRefused() {
+        // Escaped, it is valid JSON; decoded, no PostgreSQL text column could store it, and its batch would fail for ever.
+        EventCodec.Decoded d = EventCodec.decode("{\"v\":1,\"cluster\":\"c\",\"type\":\"delete\",\"kind\":\"Service\","
+                + "\"key\":\"shop/web\",\"resourceVersion\":\"12\\u0000\",\"observedAt\":\"2026-11-29T17:00:00Z\"}");
+        assertThat(d).isInstanceOfSatisfying(EventCodec.Decoded.Invalid.class,
+                i -> assertThat(i.reason()).isEqualTo("resourceVersion: contains a NUL character (\\u0000)"));
+    }
+
+    @Test
     void anOlderDigestWithoutProblemsStillReads() {
         EventCodec.Decoded d = EventCodec.decode("{\"v\":1,\"cluster\":\"c\",\"type\":\"digest\",\"objects\":{},"
                 + "\"settings\":null,\"observedAt\":\"2026-11-29T17:00:00Z\"}");
