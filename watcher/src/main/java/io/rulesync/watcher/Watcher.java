@@ -187,6 +187,7 @@ public final class Watcher implements AutoCloseable {
             feeds.put(c.id(), feed);
         }
         this.publisher = new Publisher(pending, sink, this::republish, options.publisher());
+        sink.onRetaken(this::retaken);
     }
 
     /**
@@ -201,7 +202,12 @@ public final class Watcher implements AutoCloseable {
 
     /** {@link #start(FleetConfig, Properties, String)} with other options (the resync source is Kafka's). */
     public static Watcher start(FleetConfig fleet, Properties producerConfig, String topic, Options options) {
-        return start(fleet, KafkaEventSink.create(producerConfig, topic),
+        return start(fleet, producerConfig, topic, options, KafkaEventSink.DEFAULT_RETAKE_AFTER);
+    }
+
+    /** As above; a cluster another watcher took is taken back after {@code retakeAfter} ({@link KafkaEventSink}). */
+    public static Watcher start(FleetConfig fleet, Properties producerConfig, String topic, Options options, Duration retakeAfter) {
+        return start(fleet, KafkaEventSink.create(producerConfig, topic, retakeAfter),
                 options.withResyncs(new KafkaResyncRequests(producerConfig, Topics.resyncsOf(topic))));
     }
 
@@ -386,6 +392,18 @@ public final class Watcher implements AutoCloseable {
                 Printable.escape(r.reason()));
         f.republish();
         f.digest();
+    }
+
+    /**
+     * This watcher publishes {@code cluster} again after another watcher had taken it: nobody published what changed
+     * meanwhile, so its whole state goes again, and a digest for the compiler to check. Runs on the publisher thread.
+     */
+    private void retaken(String cluster) {
+        ClusterFeed f = feeds.get(cluster);
+        if (f != null) {
+            f.republish();
+            f.digest();
+        }
     }
 
     /** After a Kafka outage: every cluster's current state, again. Runs on the publisher thread. */

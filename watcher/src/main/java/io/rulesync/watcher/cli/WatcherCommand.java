@@ -77,6 +77,11 @@ public final class WatcherCommand implements Callable<Integer> {
                 + "asks for a resync; 0 for never. Default: ${DEFAULT-VALUE}."})
     private long digestIntervalSeconds;
 
+    @Option(names = "--retake-after", paramLabel = "SECONDS", defaultValue = "600",
+            description = {"A cluster another watcher took over (a second watcher of it started) is taken back after this "
+                + "long, should that one have stopped; twice as long each time it is taken again. Default: ${DEFAULT-VALUE}."})
+    private long retakeAfterSeconds;
+
     @Option(names = "--metrics-bind-address", paramLabel = "HOST:PORT|off", defaultValue = "127.0.0.1:9470",
             description = {"Serve Prometheus metrics at http://HOST:PORT/metrics (refused objects per cluster, problem reports, "
                 + "events published and pending), or off. Default: ${DEFAULT-VALUE}; use 0.0.0.0:9470 for a scraper "
@@ -137,7 +142,7 @@ public final class WatcherCommand implements Callable<Integer> {
         try {
             watcher = Watcher.start(config, producer, topic,
                     Watcher.Options.defaults().withDigestInterval(Duration.ofSeconds(Math.max(0, digestIntervalSeconds)))
-                            .withManifestFileLimit((long) maxFileMib << 20));
+                            .withManifestFileLimit((long) maxFileMib << 20), Duration.ofSeconds(Math.max(1, retakeAfterSeconds)));
         } catch (IllegalStateException | IllegalArgumentException e) {
             err.println(fleet + ": " + e.getMessage());
             err.flush();

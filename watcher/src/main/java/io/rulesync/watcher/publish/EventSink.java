@@ -4,6 +4,7 @@ import io.rulesync.model.event.ClusterEvent;
 import java.util.BitSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * Where published events go: Kafka ({@link KafkaEventSink}) in production, memory in tests. The
@@ -15,6 +16,13 @@ public interface EventSink extends AutoCloseable {
      * failures are reported, not thrown.
      */
     Delivery send(List<ClusterEvent> events);
+
+    /**
+     * {@code listener} hears of each cluster whose events this sink publishes again after another writer had taken it
+     * (a sink without such a fence never calls it).
+     */
+    default void onRetaken(Consumer<String> listener) {
+    }
 
     /** Flushes and releases resources; called once, after the last {@link #send}. */
     @Override

@@ -13,9 +13,10 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
 import java.util.Set;
-import java.util.TreeSet;
+import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -69,7 +70,21 @@ public final class KafkaEventSink implements EventSink {
     private final boolean transactional;
     private final String topic;
     private final Map<String, Producer<String, String>> producers = new HashMap<>();
-    private final Set<String> fenced = new TreeSet<>();
+    /** Clusters another watcher took, with when this one tries to take each back. */
+    private final Map<String, Fence> fenced = new TreeMap<>();
+    /** How long a cluster waits the next time it is fenced: doubled each time, so two live watchers soon alternate rarely. */
+    private final Map<String, Duration> nextWait = new HashMap<>();
+    private final Duration retakeAfter;
+    private Consumer<String> retaken = cluster -> { };
+
+    /** A cluster another watcher took: its events are dropped until {@code retryAtNanos}. */
+    private record Fence(long retryAtNanos, Duration waiting) {
+    }
+
+    /** How long a fenced cluster waits, first, before this watcher takes it back. */
+    public static final Duration DEFAULT_RETAKE_AFTER = Duration.ofMinutes(10);
+    /** The longest wait, however often the cluster was fenced. */
+    static final Duration MAX_RETAKE_AFTER = Duration.ofHours(2);
 
     /**
      * A sink of one shared, non-transactional producer: no fence between watchers (tests of outages, which
@@ -81,13 +96,27 @@ public final class KafkaEventSink implements EventSink {
 
     /** A sink with {@code factory}'s producer per cluster; {@code transactional}: they have transactional ids. */
     public KafkaEventSink(Function<String, Producer<String, String>> factory, boolean transactional, String topic) {
+        this(factory, transactional, topic, DEFAULT_RETAKE_AFTER);
+    }
+
+    /** As above; a fenced cluster is taken back after {@code retakeAfter} (then twice as long each time it is fenced again). */
+    public KafkaEventSink(Function<String, Producer<String, String>> factory, boolean transactional, String topic, Duration retakeAfter) {
         this.factory = Objects.requireNonNull(factory, "factory");
         this.transactional = transactional;
         this.topic = Objects.requireNonNull(topic, "topic");
+        if (retakeAfter.isNegative() || retakeAfter.isZero()) {
+            throw new IllegalArgumentException("retakeAfter must be positive, not " + retakeAfter);
+        }
+        this.retakeAfter = retakeAfter;
     }
 
     /** A sink whose producers use {@code config} on top of {@link #producerDefaults()}, one transactional producer per cluster. */
     public static KafkaEventSink create(Properties config, String topic) {
+        return create(config, topic, DEFAULT_RETAKE_AFTER);
+    }
+
+    /** As above, taking a fenced cluster back after {@code retakeAfter}. */
+    public static KafkaEventSink create(Properties config, String topic, Duration retakeAfter) {
         Object servers = config.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG);
         if (!(servers instanceof String s) || s.isBlank()) {
             throw new IllegalArgumentException(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG + " is required");
@@ -100,7 +129,7 @@ public final class KafkaEventSink implements EventSink {
             p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId(prefix, cluster));
             p.put(ProducerConfig.CLIENT_ID_CONFIG, merged.getProperty(ProducerConfig.CLIENT_ID_CONFIG) + "-" + cluster);
             return new KafkaProducer<>(p);
-        }, true, topic);
+        }, true, topic, retakeAfter);
     }
 
     /** The transactional id of a cluster's producer: every watcher of that cluster uses the same, which is the fence. */
@@ -139,9 +168,19 @@ public final class KafkaEventSink implements EventSink {
         return topic;
     }
 
-    /** Clusters whose events another watcher took over: this sink drops them from then on. */
+    /** Clusters whose events another watcher took over: this sink drops them until it takes them back. */
     public synchronized Set<String> fencedClusters() {
-        return Set.copyOf(fenced);
+        return Set.copyOf(fenced.keySet());
+    }
+
+    /**
+     * {@code listener} hears of each cluster this sink took back from another watcher, after the events that took it were
+     * delivered (on the sending thread): whatever changed while this watcher was fenced was published by nobody, so the
+     * watcher publishes the cluster's whole state again.
+     */
+    @Override
+    public synchronized void onRetaken(Consumer<String> listener) {
+        this.retaken = Objects.requireNonNull(listener, "listener");
     }
 
     @Override
@@ -163,9 +202,15 @@ public final class KafkaEventSink implements EventSink {
 
     /** Sends one cluster's events (positions {@code at} of the batch); returns the first failure, or null. */
     private Exception sendPart(String key, List<Integer> at, List<ClusterEvent> events, BitSet failed, BitSet dropped) {
-        if (fenced.contains(key)) {
-            at.forEach(dropped::set);
-            return null;
+        Fence fence = fenced.get(key);
+        if (fence != null) {
+            if (System.nanoTime() - fence.retryAtNanos() < 0) {
+                at.forEach(dropped::set);
+                return null;
+            }
+            // A new producer of the cluster's transactional id fences whichever watcher holds it now.
+            log.warn("cluster {}: taking it back after {} fenced; a watcher that still publishes it is fenced in turn, and waits "
+                    + "longer each time", key, fence.waiting());
         }
         Producer<String, String> producer;
         try {
@@ -190,6 +235,10 @@ public final class KafkaEventSink implements EventSink {
                 dropped.set(i);
             }
             if (a.failed().isEmpty()) {
+                if (fence != null && fenced.remove(key) != null) {
+                    log.warn("cluster {}: taken back; publishing its whole state again", key);
+                    retaken.accept(key);
+                }
                 return a.tooLarge().isEmpty() ? null : a.tooLargeError();
             }
             if (transactional && !a.tooLarge().isEmpty() && attempt == 0) {
@@ -347,12 +396,15 @@ public final class KafkaEventSink implements EventSink {
     }
 
     private void fence(String cluster, List<Integer> at, BitSet dropped, Exception ex) {
-        fenced.add(cluster);
+        Duration wait = nextWait.getOrDefault(cluster, retakeAfter);
+        fenced.put(cluster, new Fence(System.nanoTime() + wait.toNanos(), wait));
+        Duration doubled = wait.multipliedBy(2);
+        nextWait.put(cluster, doubled.compareTo(MAX_RETAKE_AFTER) > 0 ? MAX_RETAKE_AFTER : doubled);
         at.forEach(dropped::set);
         closeProducer(cluster, Duration.ZERO);
-        log.error("cluster {}: another watcher now publishes its events ({}: {}); this one drops them from here on. Two "
-                + "watchers of one cluster must not interleave: stop this one (a restart takes the cluster back)", cluster,
-                ex.getClass().getSimpleName(), ex.getMessage());
+        log.error("cluster {}: another watcher now publishes its events ({}: {}); this one drops them, and takes the cluster back "
+                + "in {} (should that one have stopped). Two watchers of one cluster must not interleave: stop one of them",
+                cluster, ex.getClass().getSimpleName(), ex.getMessage(), wait);
     }
 
     /** How a send ended (waiting for it if it has not). */

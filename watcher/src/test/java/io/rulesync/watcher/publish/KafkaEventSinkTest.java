@@ -88,6 +88,40 @@ class KafkaEventSinkTest {
         }
     }
 
+    @Test
+    void aFencedSinkTakesItsClusterBackAfterItsWaitAndWaitsLongerEachTime() throws Exception {
+        String topic = KafkaTestBroker.newTopic("retake");
+        List<String> retaken = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (KafkaEventSink older = KafkaEventSink.create(config(), topic, Duration.ofSeconds(1));
+                KafkaEventSink newer = KafkaEventSink.create(config(), topic, Duration.ofSeconds(1))) {
+            older.onRetaken(retaken::add);
+            assertThat(older.send(List.of(web("demo", 80))).allDelivered()).isTrue();
+            assertThat(newer.send(List.of(web("demo", 81))).allDelivered()).isTrue();
+            assertThat(older.send(List.of(web("demo", 79))).dropped().cardinality()).isEqualTo(1);
+
+            // The newer one stops publishing; past the wait, the older takes the cluster back, and the newer is fenced.
+            Thread.sleep(1100); // deliberate: the sink's wait is by the clock
+            assertThat(older.send(List.of(web("demo", 82))).allDelivered()).isTrue();
+            assertThat(retaken).containsExactly("demo");
+            assertThat(older.fencedClusters()).isEmpty();
+            assertThat(newer.send(List.of(web("demo", 83))).dropped().cardinality()).isEqualTo(1);
+            assertThat(newer.fencedClusters()).containsExactly("demo");
+
+            // Two live watchers of one cluster alternate, each waiting twice as long as before once fenced again.
+            Thread.sleep(1100);
+            assertThat(newer.send(List.of(web("demo", 84))).allDelivered()).as("the newer's first wait: 1 s").isTrue();
+            assertThat(older.send(List.of(web("demo", 85))).dropped().cardinality()).as("fenced again").isEqualTo(1);
+            Thread.sleep(1100);
+            assertThat(older.send(List.of(web("demo", 86))).dropped().cardinality()).as("its second wait: 2 s").isEqualTo(1);
+            Thread.sleep(1000);
+            assertThat(older.send(List.of(web("demo", 87))).allDelivered()).isTrue();
+            assertThat(retaken).containsExactly("demo", "demo");
+            List<ClusterEvent> got = KafkaTestBroker.events(KafkaTestBroker.readUntil(topic,
+                    r -> ports(KafkaTestBroker.events(r), "demo").contains(87)));
+            assertThat(ports(got, "demo")).containsExactly(80, 81, 82, 84, 87);
+        }
+    }
+
     /**
      * A commit whose acknowledgement is lost (a broker restarting answers late): the transaction did commit, but the
      * producer says it timed out. Sending the events again in a new transaction stored them twice (faults/outages found
@@ -175,6 +209,34 @@ class KafkaEventSinkTest {
                 assertThat(ports(got, "demo")).as(Events.describe(got)).containsExactly(80, 80, 81);
                 assertThat(newer.stats().dropped()).isZero();
             }
+        }
+    }
+
+    @Test
+    void aFencedWatcherTakesItsClusterBackOnceTheNewerOneStopped() throws Exception {
+        Path folder = Files.createDirectories(dir.resolve("demo"));
+        Path web = folder.resolve("web.yaml");
+        Files.writeString(web, "kind: Service\nmetadata: {name: web, namespace: shop}\nspec: {clusterIP: 10.96.0.1, ports: [{port: 80}]}");
+        String topic = KafkaTestBroker.newTopic("retake-watchers");
+        FleetConfig fleet = FleetConfig.of(new ClusterSpec("demo", new ClusterSource.ManifestFolder(folder), ClusterSettings.DEFAULT));
+        try (Watcher older = Watcher.start(fleet, config(), topic, Watcher.Options.defaults(), Duration.ofSeconds(2))) {
+            KafkaTestBroker.readUntil(topic, r -> ports(KafkaTestBroker.events(r), "demo").contains(80));
+            try (Watcher newer = Watcher.start(fleet, config(), topic)) {
+                KafkaTestBroker.readUntil(topic, r -> ports(KafkaTestBroker.events(r), "demo").size() >= 2);
+                Files.writeString(web, "kind: Service\nmetadata: {name: web, namespace: shop}\n"
+                        + "spec: {clusterIP: 10.96.0.1, ports: [{port: 81}]}");
+                await("the older one's edit was dropped").atMost(DEADLINE).until(() -> older.stats().dropped() > 0);
+            }
+            // The newer watcher is gone. The older one's next event, once its wait is over, takes the cluster back, and its
+            // whole state goes again: the edit made while it was fenced too.
+            Thread.sleep(2100); // deliberate: the wait is by the clock
+            Files.writeString(web, "kind: Service\nmetadata: {name: web, namespace: shop}\n"
+                    + "spec: {clusterIP: 10.96.0.1, ports: [{port: 82}]}");
+            List<ClusterEvent> got = KafkaTestBroker.events(KafkaTestBroker.readUntil(topic,
+                    r -> ports(KafkaTestBroker.events(r), "demo").contains(82)
+                            && KafkaTestBroker.events(r).stream().anyMatch(e -> e instanceof ClusterEvent.StateDigest)));
+            assertThat(ports(got, "demo")).as(Events.describe(got)).containsSubsequence(80, 81, 82);
+            assertThat(older.stats().dropped()).isPositive();
         }
     }
 
