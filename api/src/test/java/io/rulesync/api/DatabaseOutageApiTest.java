@@ -4,25 +4,29 @@ import static io.rulesync.api.testing.TestApi.assertProblem;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.rulesync.testsupport.PrivatePostgres;
+import io.grpc.Status;
 import io.rulesync.api.testing.StoredClusters;
 import io.rulesync.api.testing.TestApi;
+import io.rulesync.api.testing.TestNode;
+import io.rulesync.client.stream.NodeStream;
 import io.rulesync.compiler.runtime.CompilerStores;
 import io.rulesync.model.ack.NodeAck;
+import io.rulesync.model.stream.NodeFrame;
 import io.rulesync.store.NodeStatus;
 import io.rulesync.store.NodeStatusStore;
 import io.rulesync.testing.tiers.Tiers;
+import io.rulesync.testsupport.PrivatePostgres;
 import java.net.http.HttpResponse;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-import javax.sql.DataSource;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -38,6 +42,7 @@ import org.postgresql.ds.PGSimpleDataSource;
 class DatabaseOutageApiTest {
     /** The pool waits 2 s for a connection; the rest is slack for a busy two-core machine. */
     private static final Duration FAST = Duration.ofSeconds(5);
+    private static final int FAST_SECONDS = (int) FAST.toSeconds();
     private static final List<String> READS = List.of("/api/v1/clusters", "/api/v1/clusters/shop/versions",
             "/api/v1/clusters/shop/versions/latest/snapshot?node=n1", "/api/v1/clusters/shop/versions/latest/rules?node=n1",
             "/api/v1/clusters/shop/events", "/api/v1/clusters/shop/nodes", "/api/v1/audit");
@@ -80,6 +85,14 @@ class DatabaseOutageApiTest {
                 HttpResponse<String> liveness = api.get("/actuator/health/liveness", null);
                 assertThat(liveness.statusCode()).isEqualTo(200);
                 assertThat(TestApi.json(liveness).get("status")).isEqualTo("UP");
+                // A node stream resuming meanwhile cannot be parked (its cluster's versions cannot be read): it ends, and
+                // the node reconnects after its backoff, rather than waiting on a stream nothing will ever write to.
+                try (TestNode stream = new TestNode(NodeStream.channel(api.streamTarget(), null, false), "shop", "n1", node, 4)) {
+                    stream.stream.send(new NodeFrame.Resume(1));
+                    Status ended = stream.end(FAST_SECONDS);
+                    assertThat(ended.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+                    assertThat(ended.getDescription()).startsWith("reading the versions of cluster 'shop': ");
+                }
 
                 pg.start();
                 long back = System.nanoTime();

@@ -124,7 +124,15 @@ final class NodeStreamCall implements StreamObserver<byte[]> {
 
     private synchronized void park(long after) {
         long park = ++parks;
-        Runnable f = waits.request(id.cluster(), id.node(), after, this::answered, e -> fail(Status.UNAVAILABLE, e.getMessage()));
+        Runnable f;
+        try {
+            f = waits.request(id.cluster(), id.node(), after, this::answered, e -> fail(Status.UNAVAILABLE, e.getMessage()));
+        } catch (RuntimeException e) {
+            // The cluster's head or rollout could not be read (the database is away): a stream neither parked nor ended
+            // would wait for good, so it ends, and the node reconnects after its backoff.
+            fail(Status.UNAVAILABLE, "reading the versions of cluster '" + id.cluster() + "': " + e.getMessage());
+            return;
+        }
         // An answer ready at once is written (and parked after) inside request(): its park is the newer, keep its handle.
         if (park == parks) {
             forget = f;
