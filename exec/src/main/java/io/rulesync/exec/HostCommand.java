@@ -35,7 +35,12 @@ public final class HostCommand implements CommandRunner {
             // other. Unlinked once the tool has it open. It is written to java.io.tmpdir, which must be writable (the
             // agent's DaemonSet leaves its root filesystem writable; one made read-only needs an emptyDir at /tmp).
             input = Files.createTempFile("rulesync-input-", ".txt");
-            Files.writeString(input, stdin, StandardCharsets.UTF_8);
+            try {
+                Files.writeString(input, stdin, StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                Files.deleteIfExists(input); // a full temporary space keeps no half-written input of ours
+                throw e;
+            }
             pb.redirectInput(input.toFile());
         } else {
             pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));

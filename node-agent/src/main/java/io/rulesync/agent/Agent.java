@@ -12,6 +12,7 @@ import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.model.rules.RulesSnapshot;
 import io.rulesync.model.rules.Unit;
+import java.io.UncheckedIOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -273,7 +274,13 @@ public final class Agent {
         // kernel may hold the old version, the new one, or part of a full load (written in several restores), and a
         // restart that trusted the old claim would move on from rules the kernel does not hold. Without a claim the
         // restart loads in full (slower, and exact). Written again once the apply succeeded.
-        state.clear();
+        try {
+            state.clear();
+        } catch (UncheckedIOException e) {
+            // The old claim cannot be withdrawn: changing the kernel under it would leave a claim a restart trusts wrongly.
+            fail(to, from, t0, "not applied: cannot remove the state file (" + e.getMessage() + ")");
+            return;
+        }
         KernelMode.Applied o = kernel.apply(from, to, touched);
         if (!o.ok()) {
             fail(to, from, t0, o.error());
@@ -281,13 +288,28 @@ public final class Agent {
         }
         running = to;
         backoff.succeeded();
-        state.write(to.version(), kernel.mode());
         long ms = clock.millis() - t0;
         applyMillis.addAndGet(ms);
         applies.incrementAndGet();
-        acks.publish(new NodeAck(cluster, node, to.version(), to.version(), NodeAck.Status.APPLIED, null,
-                ms, o.rules(), NodeAck.boundedMode(kernel.mode()), clock.instant()));
-        info(to.version()).log("applied version {} ({}, {} ms, {} rules)", to.version(), o.what(), ms, o.rules());
+        String unrecorded = null;
+        try {
+            state.write(to.version(), kernel.mode());
+        } catch (UncheckedIOException e) {
+            // The kernel holds the version and no claim says so (a restart loads in full: slower, and exact). The node
+            // runs it, but something is wrong with it (a full disk, say): a FAILED ack that says both, and no retry.
+            unrecorded = "applied version " + to.version() + ", but cannot record it (" + e.getMessage()
+                    + (e.getCause() == null ? "" : ": " + e.getCause().getMessage()) + "); a restart will load in full";
+        }
+        if (unrecorded == null) {
+            acks.publish(new NodeAck(cluster, node, to.version(), to.version(), NodeAck.Status.APPLIED, null,
+                    ms, o.rules(), NodeAck.boundedMode(kernel.mode()), clock.instant()));
+            info(to.version()).log("applied version {} ({}, {} ms, {} rules)", to.version(), o.what(), ms, o.rules());
+        } else {
+            failures.incrementAndGet();
+            acks.publish(new NodeAck(cluster, node, to.version(), to.version(), NodeAck.Status.FAILED, NodeAck.bounded(unrecorded),
+                    ms, o.rules(), NodeAck.boundedMode(kernel.mode()), clock.instant()));
+            warn(to.version()).log("{}", unrecorded);
+        }
         if (verifyAt == null) {
             verifyAt = clock.instant().plus(verifyEvery);
         }

@@ -40,6 +40,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodyHandlers;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -317,6 +318,40 @@ class AgentTest {
         clock.advance(Duration.ofSeconds(5));
         a.tick();
         assertThat(lastAck().status()).isEqualTo(NodeAck.Status.APPLIED);
+        assertKernelHolds(history.latest());
+    }
+
+    /**
+     * The state directory full: the kernel's write of the state file fails with ENOSPC (the file is a link to
+     * {@code /dev/full}, which the kernel answers so, with no disk to fill). The version is applied, the ack says FAILED
+     * with the reason and that the node runs it, nothing half-written is left, nothing is retried; once there is room
+     * again the next version is applied and recorded as usual.
+     */
+    @Test
+    void aFullStateDirectoryIsReportedAndTheAgentGoesOn() throws Exception {
+        Path full = Path.of("/dev/full");
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isWritable(full), "needs Linux's /dev/full");
+        StateFile state = new StateFile(dir, History.CLUSTER, History.NODE);
+        Path tmp = state.path().resolveSibling(state.path().getFileName() + ".tmp");
+        Files.createSymbolicLink(tmp, full);
+        Agent a = agent();
+        a.start();
+        assertKernelHolds(1);
+        assertThat(lastAck().status()).isEqualTo(NodeAck.Status.FAILED);
+        assertThat(lastAck().running()).as("the node runs it").isEqualTo(1);
+        assertThat(lastAck().error()).startsWith("applied version 1, but cannot record it (cannot write " + state.path())
+                .contains("No space left on device").endsWith("; a restart will load in full");
+        assertThat(a.running()).isEqualTo(1);
+        assertThat(state.read()).as("no claim a restart would trust").isEmpty();
+        assertThat(Files.exists(tmp, java.nio.file.LinkOption.NOFOLLOW_LINKS)).as("nothing half-written kept").isFalse();
+        int served = snapshotsServed;
+        clock.advance(Duration.ofMinutes(1));
+        a.tick();
+        assertThat(snapshotsServed).as("nothing to retry: the kernel holds the version").isEqualTo(served);
+
+        a.onDeltas(List.of(history.next(new Random(8), 1)));
+        assertThat(lastAck().status()).isEqualTo(NodeAck.Status.APPLIED);
+        assertThat(state.read()).hasValue(history.latest());
         assertKernelHolds(history.latest());
     }
 

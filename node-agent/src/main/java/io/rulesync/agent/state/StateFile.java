@@ -56,14 +56,19 @@ public final class StateFile {
         p.setProperty("node", node);
         p.setProperty("version", Long.toString(version));
         p.setProperty("mode", mode);
+        Path tmp = path.resolveSibling(path.getFileName() + ".tmp");
         try {
             Files.createDirectories(path.getParent());
-            Path tmp = path.resolveSibling(path.getFileName() + ".tmp");
             try (Writer w = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
                 p.store(w, "rulesync node agent: the version this node's kernel holds");
             }
             Files.move(tmp, path, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
+            try {
+                Files.deleteIfExists(tmp); // a full disk keeps no half-written file of ours
+            } catch (IOException ignored) {
+                // the write's failure is the one to report
+            }
             throw new UncheckedIOException("cannot write " + path, e);
         }
     }
