@@ -22,6 +22,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -40,8 +41,10 @@ import picocli.CommandLine;
  * rule set) and during an incremental apply (a steady stream of changes; killed while it restores one version's delta).
  * The agent is a process of its own ({@code rulesync.jar agent}) programming a network namespace; the compiler, the
  * api and the broker run in the harness. Killed while an {@code iptables-restore} of its runs (found among its child
- * processes), after a random 0-100 ms. After each kill, before the agent runs again, the kernel is read
- * ({@code iptables -S}) and must hold no rule twice in any chain (no jump duplicated); killed during an incremental
+ * processes), after a random 0-100 ms: half the kills take the JVM alone (its tool finishes), half every process of
+ * the agent at once, the tool included, as a container's kill. After each kill, before the agent runs again, the kernel
+ * is read ({@code iptables -S}) and must hold no rule twice in any chain, the built-in ones included (no jump
+ * duplicated); killed during an incremental
  * apply, each table must hold exactly the rules of one version, the same version for both tables: an incremental apply is
  * never half visible (a full load is written in several restores, so killed during one the kernel may hold part of it).
  * Then the agent starts again, and must acknowledge the newest version and hold exactly its rules. Results: RELIABILITY.md.
@@ -124,11 +127,19 @@ public final class AgentKillHarness {
                     continue;
                 }
                 Thread.sleep(random.nextInt(100));
-                agent.kill();
+                // Odd kills take the JVM alone (its iptables-restore finishes on its own), even ones every process of the
+                // agent at once, as a container's kill: the tool dies mid-restore too.
+                if (k % 4 < 2) {
+                    agent.kill();
+                } else {
+                    agent.killAll();
+                }
                 long headAfter = history.head(CLUSTER);
 
                 Map<Table, Map<String, List<String>>> kernel = kernel(lab);
-                String verdict = judge(kernel, history, Math.max(1, Math.min(runningBefore, headBefore)), headAfter, full);
+                String doubled = doubled(lab);
+                String verdict = doubled != null ? doubled
+                        : judge(kernel, history, Math.max(1, Math.min(runningBefore, headBefore)), headAfter, full);
                 outcomes.merge((full ? "full load: " : "incremental: ") + verdict.replaceAll(" \\d+.*", ""), 1, Integer::sum);
                 if (verdict.startsWith("FAILED")) {
                     failures.add("kill " + (k + 1) + " (" + (full ? "full load" : "incremental") + "): " + verdict);
@@ -192,13 +203,6 @@ public final class AgentKillHarness {
      * (both tables exactly that version's; the lowest of several that match), or "FAILED: ..." saying what is wrong.
      */
     private static String judge(Map<Table, Map<String, List<String>>> kernel, VersionHistory history, long from, long to, boolean full) {
-        for (Map.Entry<Table, Map<String, List<String>>> t : kernel.entrySet()) {
-            for (Map.Entry<String, List<String>> c : t.getValue().entrySet()) {
-                if (new TreeSet<>(c.getValue()).size() != c.getValue().size()) {
-                    return "FAILED: chain " + c.getKey() + " of table " + t.getKey().restoreName() + " holds a rule twice";
-                }
-            }
-        }
         boolean empty = kernel.values().stream().allMatch(Map::isEmpty);
         if (empty && full) {
             return "nothing yet";
@@ -268,6 +272,22 @@ public final class AgentKillHarness {
             }
             return out;
         });
+    }
+
+    /**
+     * A rule held twice in any chain of the node, the built-in ones included (where the jumps into the agent's chains
+     * are installed): "FAILED: ..." naming it; null when none is.
+     */
+    private static String doubled(NetnsLab lab) {
+        for (Table t : Table.values()) {
+            Set<String> seen = new HashSet<>();
+            for (String line : lab.exec(lab.nodeNs(), "iptables", "-w", "5", "-t", t.restoreName(), "-S").orThrow().lines()) {
+                if (line.startsWith("-A ") && !seen.add(line)) {
+                    return "FAILED: table " + t.restoreName() + " holds a rule twice: " + line;
+                }
+            }
+        }
+        return null;
     }
 
     /** The kernel's chains named KUBE-* (but the canary), as {@code iptables -t TABLE -S} prints them ({@code -N}, then each {@code -A}). */

@@ -66,6 +66,20 @@ record RulesyncProcess(String name, Process process, String health, long started
         return process.isAlive();
     }
 
+    /**
+     * SIGKILL to the process and every process it started, as a container's stop does when its grace period is over:
+     * a tool it runs (an {@code iptables-restore}) dies with it instead of finishing its work.
+     */
+    void killAll() throws InterruptedException {
+        List<ProcessHandle> all = new ArrayList<>(process.descendants().toList());
+        all.add(process.toHandle());
+        all.forEach(ProcessHandle::destroyForcibly);
+        for (ProcessHandle h : all) {
+            h.onExit().join();
+        }
+        process.waitFor();
+    }
+
     /** SIGKILL: no shutdown hook, no flush, no goodbye. */
     void kill() throws InterruptedException {
         process.destroyForcibly();
