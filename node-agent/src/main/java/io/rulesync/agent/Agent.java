@@ -300,14 +300,13 @@ public final class Agent {
             unrecorded = "applied version " + to.version() + ", but cannot record it (" + e.getMessage()
                     + (e.getCause() == null ? "" : ": " + e.getCause().getMessage()) + "); a restart will load in full";
         }
+        acks.publish(new NodeAck(cluster, node, to.version(), to.version(), unrecorded == null ? NodeAck.Status.APPLIED
+                : NodeAck.Status.FAILED, unrecorded == null ? null : NodeAck.bounded(unrecorded), ms, o.rules(),
+                NodeAck.boundedMode(kernel.mode()), clock.instant()));
         if (unrecorded == null) {
-            acks.publish(new NodeAck(cluster, node, to.version(), to.version(), NodeAck.Status.APPLIED, null,
-                    ms, o.rules(), NodeAck.boundedMode(kernel.mode()), clock.instant()));
             info(to.version()).log("applied version {} ({}, {} ms, {} rules)", to.version(), o.what(), ms, o.rules());
         } else {
             failures.incrementAndGet();
-            acks.publish(new NodeAck(cluster, node, to.version(), to.version(), NodeAck.Status.FAILED, NodeAck.bounded(unrecorded),
-                    ms, o.rules(), NodeAck.boundedMode(kernel.mode()), clock.instant()));
             warn(to.version()).log("{}", unrecorded);
         }
         if (verifyAt == null) {

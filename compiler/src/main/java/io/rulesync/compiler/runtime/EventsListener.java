@@ -90,9 +90,14 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
 
     /**
      * An assigned partition this compiler does not process: another compiler writes it ({@code holder}; taken again only
-     * once that one is silent for the lease), or starting it failed ({@code failure}; tried again, as assigned).
+     * once that one is silent for the lease), or starting it failed (null; tried again, as assigned).
      */
-    private record Waiting(PartitionWriters.Holder holder, String failure, long retryAfterNanos) {
+    private record Waiting(PartitionWriters.Holder holder, long retryAfterNanos) {
+    }
+
+    /** The partition waits, and is tried again after a third of the lease. */
+    private void waitFor(int partition, PartitionWriters.Holder holder) {
+        waiting.put(partition, new Waiting(holder, System.nanoTime() + lease.toNanos() / 3));
     }
 
     /** {@code versions} is told about each stored version after {@code metrics} is. */
@@ -177,17 +182,16 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
      * then waits); null when started, or when starting failed (it waits too, and is tried again).
      */
     private PartitionWriters.Holder take(int partition, boolean assigned, java.util.function.LongConsumer seek) {
-        long retry = System.nanoTime() + lease.toNanos() / 3;
         PartitionWriters.Outcome o;
         try {
             o = store.writers().claim(topics.events(), partition, group, writer, lease, assigned);
         } catch (RuntimeException e) {
             log.warn("events partition {}: cannot claim it yet ({}); will try again", partition, e.getMessage());
-            waiting.put(partition, new Waiting(null, e.getMessage(), retry));
+            waitFor(partition, null);
             return null;
         }
         if (o instanceof PartitionWriters.Outcome.Refused r) {
-            waiting.put(partition, new Waiting(r.holder(), null, retry));
+            waitFor(partition, r.holder());
             return r.holder();
         }
         PartitionWriters.Outcome.Granted g = (PartitionWriters.Outcome.Granted) o;
@@ -210,7 +214,7 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
         } catch (RuntimeException e) {
             processors.remove(partition);
             log.warn("events partition {}: cannot rebuild it yet ({}); will try again", partition, e.getMessage());
-            waiting.put(partition, new Waiting(null, e.getMessage(), retry));
+            waitFor(partition, null);
             return null;
         }
         seek.accept(p.position());
@@ -222,7 +226,7 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
     /** Another compiler took {@code partition}: this one drops its processor and writes it no more. */
     private void standDown(int partition, PartitionProcessor.Fenced f) {
         forget(partition);
-        waiting.put(partition, new Waiting(f.holder(), null, System.nanoTime() + lease.toNanos() / 3));
+        waitFor(partition, f.holder());
         metrics.writerFenced();
         metrics.standingBy(standingBy());
         log.error("events partition {}: another compiler took it while this one ({}) was not heard from: {}. This compiler "

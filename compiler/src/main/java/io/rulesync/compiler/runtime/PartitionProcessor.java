@@ -710,7 +710,7 @@ public final class PartitionProcessor {
                     Printable.escape(first.reason()));
             observer.deadLettered(dead.size());
         }
-        position = position == null ? new LogPosition(newPosition, 0, null, 0, newPosition) : position.advancedTo(newPosition);
+        advanceTo(newPosition);
         for (Disagreement d : digestsSeen) {
             observer.digestChecked(d.cluster(), d.check().agrees());
         }
@@ -749,7 +749,6 @@ public final class PartitionProcessor {
         }
     }
 
-    /** A record refused, with the reason: kept in {@code dead_letter} and published to the dead-letter topic. */
     /**
      * Gives up on one record that the compiler cannot process ({@link PoisonGuard}): it is stored as a dead letter with
      * {@code reason} and published to the dead-letter topic, and the position moves past it, in one transaction. The
@@ -774,11 +773,17 @@ public final class PartitionProcessor {
             rebuild();
             return false;
         }
-        position = position == null ? new LogPosition(r.offset() + 1, 0, null, 0, r.offset() + 1) : position.advancedTo(r.offset() + 1);
+        advanceTo(r.offset() + 1);
         observer.deadLettered(1);
         return true;
     }
 
+    /** After a commit: the stored position is now {@code next} (on the same log; the first one stored, if none was). */
+    private void advanceTo(long next) {
+        position = position == null ? new LogPosition(next, 0, null, 0, next) : position.advancedTo(next);
+    }
+
+    /** A record refused, with the reason: kept in {@code dead_letter} and published to the dead-letter topic. */
     private void deadLetter(Record r, String reason, List<Batch.DeadLetterRow> dead, List<Batch.OutboxRow> outbox) {
         dead.add(new Batch.DeadLetterRow(r.offset(), r.key(), r.value(), reason));
         outbox.add(new Batch.OutboxRow(topics.deadLetters(), r.key() == null ? "" : r.key(), deadLetterJson(r, reason)));

@@ -17,6 +17,7 @@ import io.rulesync.watcher.fleet.FleetConfig;
 import io.rulesync.watcher.testing.Events;
 import io.rulesync.watcher.testing.KafkaTestBroker;
 import io.rulesync.watcher.testing.ModelObjects;
+import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.nio.file.Files;
@@ -191,16 +192,15 @@ class KafkaEventSinkTest {
     void twoWatchersOfOneClusterAtOnceDoNotInterleave() throws Exception {
         Path folder = Files.createDirectories(dir.resolve("demo"));
         Path web = folder.resolve("web.yaml");
-        Files.writeString(web, "kind: Service\nmetadata: {name: web, namespace: shop}\nspec: {clusterIP: 10.96.0.1, ports: [{port: 80}]}");
+        writeWeb(web, 80);
         String topic = KafkaTestBroker.newTopic("fence-watchers");
-        FleetConfig fleet = FleetConfig.of(new ClusterSpec("demo", new ClusterSource.ManifestFolder(folder), ClusterSettings.DEFAULT));
+        FleetConfig fleet = demoFleet(folder);
         try (Watcher older = Watcher.start(fleet, config(), topic)) {
             KafkaTestBroker.readUntil(topic, r -> ports(KafkaTestBroker.events(r), "demo").contains(80));
             // A rolling update: the new instance starts while the old one still runs.
             try (Watcher newer = Watcher.start(fleet, config(), topic)) {
                 KafkaTestBroker.readUntil(topic, r -> ports(KafkaTestBroker.events(r), "demo").size() >= 2);
-                Files.writeString(web, "kind: Service\nmetadata: {name: web, namespace: shop}\n"
-                        + "spec: {clusterIP: 10.96.0.1, ports: [{port: 81}]}");
+                writeWeb(web, 81);
                 await("both watchers saw the edit").atMost(DEADLINE).until(() -> seen(older, 81) && seen(newer, 81));
                 await("the older one's edit was dropped").atMost(DEADLINE).until(() -> older.stats().dropped() > 0);
                 // The older one's 81 was dropped, never sent: once the newer one's is there, the log is complete.
@@ -216,28 +216,37 @@ class KafkaEventSinkTest {
     void aFencedWatcherTakesItsClusterBackOnceTheNewerOneStopped() throws Exception {
         Path folder = Files.createDirectories(dir.resolve("demo"));
         Path web = folder.resolve("web.yaml");
-        Files.writeString(web, "kind: Service\nmetadata: {name: web, namespace: shop}\nspec: {clusterIP: 10.96.0.1, ports: [{port: 80}]}");
+        writeWeb(web, 80);
         String topic = KafkaTestBroker.newTopic("retake-watchers");
-        FleetConfig fleet = FleetConfig.of(new ClusterSpec("demo", new ClusterSource.ManifestFolder(folder), ClusterSettings.DEFAULT));
+        FleetConfig fleet = demoFleet(folder);
         try (Watcher older = Watcher.start(fleet, config(), topic, Watcher.Options.defaults(), Duration.ofSeconds(2))) {
             KafkaTestBroker.readUntil(topic, r -> ports(KafkaTestBroker.events(r), "demo").contains(80));
             try (Watcher newer = Watcher.start(fleet, config(), topic)) {
                 KafkaTestBroker.readUntil(topic, r -> ports(KafkaTestBroker.events(r), "demo").size() >= 2);
-                Files.writeString(web, "kind: Service\nmetadata: {name: web, namespace: shop}\n"
-                        + "spec: {clusterIP: 10.96.0.1, ports: [{port: 81}]}");
+                writeWeb(web, 81);
                 await("the older one's edit was dropped").atMost(DEADLINE).until(() -> older.stats().dropped() > 0);
             }
             // The newer watcher is gone. The older one's next event, once its wait is over, takes the cluster back, and its
             // whole state goes again: the edit made while it was fenced too.
             Thread.sleep(2100); // deliberate: the wait is by the clock
-            Files.writeString(web, "kind: Service\nmetadata: {name: web, namespace: shop}\n"
-                    + "spec: {clusterIP: 10.96.0.1, ports: [{port: 82}]}");
+            writeWeb(web, 82);
             List<ClusterEvent> got = KafkaTestBroker.events(KafkaTestBroker.readUntil(topic,
                     r -> ports(KafkaTestBroker.events(r), "demo").contains(82)
                             && KafkaTestBroker.events(r).stream().anyMatch(e -> e instanceof ClusterEvent.StateDigest)));
             assertThat(ports(got, "demo")).as(Events.describe(got)).containsSubsequence(80, 81, 82);
             assertThat(older.stats().dropped()).isPositive();
         }
+    }
+
+    /** Service shop/web of cluster "demo", on {@code port}, as its manifest file. */
+    private static void writeWeb(Path web, int port) throws IOException {
+        Files.writeString(web, "kind: Service\nmetadata: {name: web, namespace: shop}\nspec: {clusterIP: 10.96.0.1, ports: [{port: "
+                + port + "}]}");
+    }
+
+    /** A fleet of cluster "demo", watched in {@code folder}. */
+    private static FleetConfig demoFleet(Path folder) {
+        return FleetConfig.of(new ClusterSpec("demo", new ClusterSource.ManifestFolder(folder), ClusterSettings.DEFAULT));
     }
 
     private static boolean seen(Watcher w, int port) {
