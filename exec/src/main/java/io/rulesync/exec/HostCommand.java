@@ -16,10 +16,19 @@ import java.util.concurrent.TimeUnit;
  * stderr together, so that neither pipe can fill up and stall them.
  */
 public final class HostCommand implements CommandRunner {
-    /** Stateless: one is enough for the whole process. */
-    public static final HostCommand PROCESSES = new HostCommand();
+    /** Inputs in {@code java.io.tmpdir}: one is enough for the whole process. */
+    public static final HostCommand PROCESSES = new HostCommand(null);
 
-    private HostCommand() {
+    /** Where inputs are written; null: {@code java.io.tmpdir}. */
+    private final Path inputs;
+
+    private HostCommand(Path inputs) {
+        this.inputs = inputs;
+    }
+
+    /** Host commands whose inputs are written to {@code dir} instead of {@code java.io.tmpdir}. */
+    public static HostCommand withInputsIn(Path dir) {
+        return new HostCommand(dir);
     }
 
     @Override
@@ -34,7 +43,8 @@ public final class HostCommand implements CommandRunner {
             // truncated script, and it commits each table at its COMMIT line, so one table could change without the
             // other. Unlinked once the tool has it open. It is written to java.io.tmpdir, which must be writable (the
             // agent's DaemonSet leaves its root filesystem writable; one made read-only needs an emptyDir at /tmp).
-            input = Files.createTempFile("rulesync-input-", ".txt");
+            input = inputs == null ? Files.createTempFile("rulesync-input-", ".txt")
+                    : Files.createTempFile(inputs, "rulesync-input-", ".txt");
             try {
                 Files.writeString(input, stdin, StandardCharsets.UTF_8);
             } catch (IOException e) {

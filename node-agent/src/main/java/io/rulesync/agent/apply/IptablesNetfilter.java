@@ -51,7 +51,14 @@ public final class IptablesNetfilter implements Netfilter {
 
     @Override
     public void restore(String script) throws RestoreFailedException {
-        CommandRunner.Result r = run(script, tool("iptables-restore"), "--noflush", "-w", "5");
+        CommandRunner.Result r;
+        try {
+            r = run(script, tool("iptables-restore"), "--noflush", "-w", "5");
+        } catch (UncheckedIOException e) {
+            // The tool never ran (its input could not be written: a full temporary space), so the kernel is as it was:
+            // an apply that failed, which the applier rolls back and the agent reports, not an agent that dies.
+            throw new RestoreFailedException(e.getMessage() + ": " + e.getCause().getMessage());
+        }
         if (r.exit() != 0) {
             throw new RestoreFailedException(tool("iptables-restore") + " exited " + r.exit() + ": " + ToolMessage.of(r));
         }
