@@ -9,6 +9,7 @@ import io.rulesync.agent.rules.FragmentCheck;
 import io.rulesync.agent.state.StateFile;
 import io.rulesync.agent.verify.DriftCheck;
 import io.rulesync.model.ack.NodeAck;
+import io.rulesync.model.rules.Lineage;
 import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.model.rules.RulesSnapshot;
 import io.rulesync.model.rules.Unit;
@@ -19,7 +20,6 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLong;
@@ -82,6 +82,12 @@ public final class Agent {
         return running == null ? -1 : running.version();
     }
 
+    /** The lineage of {@link #running()} (unknown when none, or when its source gave none). */
+    public String runningLineage() {
+        NodeView v = running;
+        return v == null ? Lineage.UNKNOWN : v.lineage();
+    }
+
     public long applies() {
         return applies.get();
     }
@@ -110,17 +116,22 @@ public final class Agent {
      * and the move to the latest is incremental; otherwise it is a full apply.
      */
     public void start() {
-        OptionalLong previous = kernel.canResume() ? state.read() : OptionalLong.empty();
+        Optional<StateFile.Claim> previous = kernel.canResume() ? state.read() : Optional.empty();
         if (previous.isPresent()) {
+            long seq = previous.get().version();
             try {
-                NodeView v = NodeView.of(snapshots.at(cluster, node, previous.getAsLong()), node);
-                if (kernel.holds(v)) {
+                NodeView v = NodeView.of(snapshots.at(cluster, node, seq), node);
+                if (!Lineage.agree(previous.get().lineage(), v.lineage())) {
+                    // The number came again for another history: what the kernel holds is not the stored version.
+                    warn(seq).log("the kernel holds version {} of lineage {} from an earlier run, but the stored version {} is of "
+                            + "lineage {} (the control plane's database was restored from a backup); applying in full", seq,
+                            Lineage.shortForm(previous.get().lineage()), seq, Lineage.shortForm(v.lineage()));
+                } else if (kernel.holds(v)) {
                     running = v;
                     info(v.version()).log("kernel holds version {} from an earlier run", v.version());
                 }
             } catch (SnapshotUnavailableException e) {
-                warn(previous.getAsLong()).log("snapshot of the version applied before ({}) is unavailable, applying in full: {}",
-                        previous.getAsLong(), e.getMessage());
+                warn(seq).log("snapshot of the version applied before ({}) is unavailable, applying in full: {}", seq, e.getMessage());
             }
         }
         resync("start-up");
@@ -235,7 +246,7 @@ public final class Agent {
         NodeView from = running;
         try {
             Optional<RulesSnapshot> newer = from == null ? Optional.of(snapshots.latest(cluster, node))
-                    : snapshots.newerThan(cluster, node, from.version());
+                    : snapshots.otherThan(cluster, node, from.version(), from.lineage());
             if (newer.isEmpty()) {
                 backoff.cancel(); // the node runs the latest version already
                 return;
@@ -247,7 +258,7 @@ public final class Agent {
             return;
         }
         NodeView target = NodeView.of(latest, node);
-        if (running != null && target.version() <= running.version()) {
+        if (running != null && !SnapshotSource.replaces(latest, running.version(), running.lineage())) {
             backoff.cancel();
             return;
         }
@@ -293,7 +304,7 @@ public final class Agent {
         applies.incrementAndGet();
         String unrecorded = null;
         try {
-            state.write(to.version(), kernel.mode());
+            state.write(to.version(), to.lineage(), kernel.mode());
         } catch (UncheckedIOException e) {
             // The kernel holds the version and no claim says so (a restart loads in full: slower, and exact). The node
             // runs it, but something is wrong with it (a full disk, say): a FAILED ack that says both, and no retry.

@@ -262,7 +262,8 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
             AtomicReference<Agent> self = new AtomicReference<>();
             String target = streamTarget();
             StreamFeed stream = new StreamFeed(() -> NodeStream.channel(target, tls, null, false, 0), true, cluster, node, connection.tokens(),
-                    () -> self.get() == null ? -1 : self.get().running(), ackInterval, clock);
+                    () -> self.get() == null ? -1 : self.get().running(), () -> self.get() == null ? "" : self.get().runningLineage(),
+                    ackInterval, clock);
             Agent agent = new Agent(cluster, node, snapshots, kernel, ack -> {
                 stream.publish(ack);
                 observer.publish(ack);
@@ -278,7 +279,7 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
             observer.publish(ack);
         }, new StateFile(stateDir, cluster, node), clock, verifyEvery);
         DeltaSource feed = transport == Transport.API
-                ? new ApiDeltas(connection, cluster, node, agent::running, ApiDeltas.DEFAULT_HOLD, clock)
+                ? new ApiDeltas(connection, cluster, node, agent::running, agent::runningLineage, ApiDeltas.DEFAULT_HOLD, clock)
                 : new DeltaFeed(kafka, kafkaSettings, topics.deltas(), cluster, clock);
         return new AgentLoop(agent, feed, node, sink);
     }

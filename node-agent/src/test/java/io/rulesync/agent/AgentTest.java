@@ -217,6 +217,55 @@ class AgentTest {
         assertThat(lastAck().version()).isEqualTo(5);
     }
 
+    /**
+     * The control plane's database restored from a backup taken at version 2: version 3, which the node runs, is lost, and
+     * the number comes again for another change. The delta to version 4 follows that other version 3; applied on top of
+     * what the node runs, it would leave the lost change in the kernel for good. Its lineage says so, and the node loads
+     * version 4 whole instead.
+     */
+    @Test
+    void aDeltaThatFollowsAVersionOfAnotherHistoryIsNotAppliedTheNodeLoadsTheRestoredOne() {
+        Agent a = agent();
+        a.start();
+        Random r = new Random(11);
+        a.onDeltas(List.of(history.next(r, 3)));
+        a.onDeltas(List.of(history.next(r, 3)));
+        String lost = a.runningLineage();
+        assertThat(a.running()).isEqualTo(3);
+
+        history.restoredTo(2);
+        history.next(r, 3); // the new version 3: never reaches the node
+        assertThat(history.lineage(3)).isNotEqualTo(lost);
+        a.onDeltas(List.of(history.next(r, 3)));
+
+        assertThat(a.running()).isEqualTo(4);
+        assertThat(a.runningLineage()).isEqualTo(history.lineage(4));
+        assertKernelHolds(4);
+        assertThat(snapshotsServed).isEqualTo(2);
+        assertThat(logs.lines()).anyMatch(l -> l.startsWith("loading version 4 (delta 3->4 follows version 3 of lineage "
+                + history.lineage(3).substring(0, 12) + ", but this node runs version 3 of lineage " + lost.substring(0, 12)));
+    }
+
+    /** A restart after such a restore: the state file's claim is of the lost history, so the kernel is loaded in full. */
+    @Test
+    void aRestartDoesNotTrustAClaimOfAVersionOfAnotherHistory() {
+        Agent first = agent();
+        first.start();
+        Random r = new Random(12);
+        first.onDeltas(List.of(history.next(r, 3)));
+        first.onDeltas(List.of(history.next(r, 3)));
+        history.restoredTo(2);
+        history.next(r, 3);
+
+        Agent second = agent();
+        second.start();
+        assertThat(second.running()).isEqualTo(3);
+        assertThat(second.runningLineage()).isEqualTo(history.lineage(3));
+        assertKernelHolds(3);
+        assertThat(logs.lines()).anyMatch(l -> l.startsWith("the kernel holds version 3 of lineage ") && l.endsWith(
+                "(the control plane's database was restored from a backup); applying in full"));
+    }
+
     /** A hollow agent (fleet benchmarks): the agent's own work and acks, no kernel; what is refused is still refused. */
     @Test
     void aHollowAgentFollowsAndAcksEveryVersionAndStillRefusesWhatTheGrammarRefuses() {
@@ -351,7 +400,7 @@ class AgentTest {
 
         a.onDeltas(List.of(history.next(new Random(8), 1)));
         assertThat(lastAck().status()).isEqualTo(NodeAck.Status.APPLIED);
-        assertThat(state.read()).hasValue(history.latest());
+        assertThat(state.read()).hasValue(new StateFile.Claim(history.latest(), history.lineage(history.latest())));
         assertKernelHolds(history.latest());
     }
 

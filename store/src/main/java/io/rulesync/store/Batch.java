@@ -1,6 +1,7 @@
 package io.rulesync.store;
 
 import io.rulesync.model.manifest.Problem;
+import io.rulesync.model.rules.Lineage;
 import io.rulesync.model.rules.RulesDiff;
 import java.time.Instant;
 import java.util.List;
@@ -86,7 +87,17 @@ public record Batch(
     }
 
     /** A new version: what changed since its parent ({@code seq - 1}). */
-    public record VersionRow(String cluster, long seq, Instant createdAt, String cause, String settings, RulesDiff diff) {
+    /** @param lineage the version's {@link Lineage}, chained from its parent's by the compiler */
+    public record VersionRow(String cluster, long seq, Instant createdAt, String cause, String settings, RulesDiff diff,
+            String lineage) {
+        public VersionRow {
+            Lineage.check("lineage", lineage);
+        }
+
+        /** A version whose lineage hashes only its own change, not its parent's: for writers without a compiler's head (tests). */
+        public VersionRow(String cluster, long seq, Instant createdAt, String cause, String settings, RulesDiff diff) {
+            this(cluster, seq, createdAt, cause, settings, diff, Lineage.next(Lineage.UNKNOWN, seq, diff));
+        }
     }
 
     /**

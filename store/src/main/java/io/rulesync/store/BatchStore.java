@@ -276,10 +276,11 @@ public final class BatchStore {
         if (n != 1) {
             throw new StaleWriteException("head of " + v.cluster() + " is no longer " + (v.seq() - 1));
         }
-        sql.sql("INSERT INTO version (cluster, seq, parent_seq, created_at, cause, settings, fragments_changed, nodes_changed) "
-                        + "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+        sql.sql("INSERT INTO version (cluster, seq, parent_seq, created_at, cause, settings, fragments_changed, nodes_changed, lineage) "
+                        + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
                 .params(v.cluster(), v.seq(), new SqlParameterValue(Types.BIGINT, v.seq() == 1 ? null : v.seq() - 1),
-                        Timestamp.from(v.createdAt()), v.cause(), v.settings(), v.diff().fragments().size(), v.diff().nodes().size())
+                        Timestamp.from(v.createdAt()), v.cause(), v.settings(), v.diff().fragments().size(), v.diff().nodes().size(),
+                        v.lineage())
                 .update();
         Map<String, RuleFragment> bodies = new LinkedHashMap<>();
         for (RulesDiff.FragmentChange ch : v.diff().fragments()) {

@@ -3,6 +3,7 @@ package io.rulesync.store;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.FragmentKey;
+import io.rulesync.model.rules.Lineage;
 import io.rulesync.model.rules.RuleFragment;
 import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.model.rules.RulesDiff;
@@ -47,7 +48,7 @@ public final class VersionHistory {
 
     /** One version's metadata. */
     public record VersionInfo(String cluster, long seq, Instant createdAt, String cause, String settings,
-            int fragmentsChanged, int nodesChanged) {
+            int fragmentsChanged, int nodesChanged, String lineage) {
     }
 
     /** The latest version of a cluster; 0 when it has none. */
@@ -58,6 +59,15 @@ public final class VersionHistory {
                 .query(Long.class)
                 .optional()
                 .orElse(0L));
+    }
+
+    /** The {@link io.rulesync.model.rules.Lineage} of a stored version; empty when it is not stored. */
+    public Optional<String> lineage(String cluster, long seq) {
+        return StoreException.during("reading the lineage of " + cluster + " at " + seq, () -> sql
+                .sql("SELECT lineage FROM version WHERE cluster = ? AND seq = ?")
+                .params(cluster, seq)
+                .query(String.class)
+                .optional());
     }
 
     /** A cluster's oldest stored version: 1 unless retention removed older ones ({@link HistoryPruning}); 0 when it has none. */
@@ -133,9 +143,13 @@ public final class VersionHistory {
                 return List.<RulesDelta>of();
             }
             Map<Long, Instant> created = new TreeMap<>();
-            sql.sql("SELECT seq, created_at FROM version WHERE cluster = ? AND seq > ? AND seq <= ? ORDER BY seq")
+            Map<Long, String> lineages = new HashMap<>();
+            sql.sql("SELECT seq, created_at, lineage FROM version WHERE cluster = ? AND seq >= ? AND seq <= ? ORDER BY seq")
                     .params(cluster, after, upTo)
-                    .query((rs, n) -> created.put(rs.getLong(1), rs.getTimestamp(2).toInstant()))
+                    .query((rs, n) -> {
+                        lineages.put(rs.getLong(1), rs.getString(3));
+                        return rs.getLong(1) > after ? created.put(rs.getLong(1), rs.getTimestamp(2).toInstant()) : null;
+                    })
                     .list();
             Map<Long, List<Entry>> entries = new HashMap<>();
             Set<String> hashes = new HashSet<>();
@@ -172,7 +186,8 @@ public final class VersionHistory {
                             : new RulesDiff.FragmentChange(e.key(), null, bodies.get(e.hash())));
                 }
                 out.add(new RulesDelta(cluster, v.getKey() - 1, v.getKey(), v.getValue(),
-                        new RulesDiff(changes, nodes.getOrDefault(v.getKey(), List.of()))));
+                        new RulesDiff(changes, nodes.getOrDefault(v.getKey(), List.of())),
+                        lineages.getOrDefault(v.getKey() - 1, Lineage.UNKNOWN), lineages.get(v.getKey())));
             }
             return out;
         }));
@@ -251,7 +266,7 @@ public final class VersionHistory {
 
     private List<VersionInfo> versions(String where, Object... args) {
         return StoreException.during("reading versions of " + args[0], () -> sql
-                .sql("SELECT cluster, seq, created_at, cause, settings, fragments_changed, nodes_changed FROM version " + where)
+                .sql("SELECT cluster, seq, created_at, cause, settings, fragments_changed, nodes_changed, lineage FROM version " + where)
                 .params(args)
                 .query(VersionHistory::versionInfo)
                 .list());
@@ -259,7 +274,7 @@ public final class VersionHistory {
 
     private static VersionInfo versionInfo(ResultSet rs, int row) throws SQLException {
         return new VersionInfo(rs.getString(1), rs.getLong(2), rs.getTimestamp(3).toInstant(), rs.getString(4), rs.getString(5),
-                rs.getInt(6), rs.getInt(7));
+                rs.getInt(6), rs.getInt(7), rs.getString(8));
     }
 
     /** Bytes a version added to the database (its rows and the fragment bodies first stored with it). */

@@ -7,6 +7,7 @@ import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.DispatchChain;
 import io.rulesync.model.rules.FragmentKey;
+import io.rulesync.model.rules.Lineage;
 import io.rulesync.model.rules.RuleFragment;
 import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.model.rules.RulesDiff;
@@ -156,6 +157,12 @@ class BatchStoreTest {
         assertThat(second.fragments().get(0).after()).isEqualTo(fragment("a", 2));
         assertThat(second.fragments().get(1).after()).as("removed").isNull();
         assertThat(second.applyTo(history.rules(c, 1))).isEqualTo(history.rules(c, 2));
+        // Each delta names the lineage it follows and the one it makes, as stored.
+        String one = history.lineage(c, 1).orElseThrow();
+        assertThat(deltas).extracting(RulesDelta::baseLineage, RulesDelta::lineage).containsExactly(
+                org.assertj.core.groups.Tuple.tuple(Lineage.UNKNOWN, one),
+                org.assertj.core.groups.Tuple.tuple(one, history.lineage(c, 2).orElseThrow()));
+        assertThat(history.lineage(c, 3)).isEmpty();
         assertThat(history.deltas(c, 2, 2)).isEmpty();
         assertThat(history.deltas(c, 5, 9)).as("after the head").isEmpty();
     }
@@ -191,12 +198,15 @@ class BatchStoreTest {
                     + "ALTER TABLE version ADD CONSTRAINT version_cluster_parent_seq_fkey FOREIGN KEY (cluster, parent_seq) "
                     + "REFERENCES version (cluster, seq); "
                     + "DROP TABLE cluster_head_entry; DROP TABLE cluster_checkpoint; DROP TABLE rollout_policy, rollout, rollout_log; "
-                    + "DROP TABLE cluster_node_label; DROP TABLE partition_writer; "
-                    + "DELETE FROM flyway_schema_history WHERE version IN ('6', '7', '8', '9', '10')");
+                    + "DROP TABLE cluster_node_label; DROP TABLE partition_writer; ALTER TABLE version DROP COLUMN lineage; "
+                    + "DELETE FROM flyway_schema_history WHERE version IN ('6', '7', '8', '9', '10', '11')");
         }
         Flyway.configure().dataSource(db.dataSource()).load().migrate();
         assertThat(history.rules(c, 3)).isEqualTo(head3);
         assertThat(db.count("cluster_head_entry")).isGreaterThanOrEqualTo(3);
+        // Versions from before lineages get one each: distinct, and in the form a node's agent checks.
+        assertThat(history.versions(c)).extracting(VersionHistory.VersionInfo::lineage).doesNotHaveDuplicates()
+                .allSatisfy(l -> assertThat(Lineage.check("lineage", l)).isEqualTo(l));
     }
 
     /**

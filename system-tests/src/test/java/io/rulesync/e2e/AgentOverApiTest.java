@@ -22,6 +22,7 @@ import io.rulesync.store.HistoryPruning;
 import io.rulesync.store.NodeStatus;
 import io.rulesync.store.NodeStatusStore;
 import io.rulesync.testing.needs.RequiresPostgres;
+import io.rulesync.testing.needs.RequiresTool;
 import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.testsupport.cluster.Fixtures;
 import java.net.ServerSocket;
@@ -152,7 +153,7 @@ class AgentOverApiTest {
         endpoints("10.244.1.3");
         new HistoryPruning(db.dataSource()).prune(CLUSTER, 3, 0, 100, 100, Instant.now());
         ApiDeltas deltas = new ApiDeltas(new ApiClient(URI.create("http://127.0.0.1:" + port), N1.token()), CLUSTER, "n1",
-                () -> 1, Duration.ofSeconds(5), Clock.systemUTC());
+                () -> 1, () -> "", Duration.ofSeconds(5), Clock.systemUTC());
         DeltaSource.Polled polled = pollUntilAnswered(deltas);
         assertThat(polled.deltas()).isEmpty();
         assertThat(polled.gap()).contains("HTTP 410").contains("the delta to version 2 is no longer stored");
@@ -163,6 +164,45 @@ class AgentOverApiTest {
             agent.awaitStarted();
             awaitRunning(3);
             assertThat(Files.readString(rules.resolve("n1-ipv4.rules"))).contains("10.244.1.3:80");
+        }
+    }
+
+    /**
+     * The database restored from a backup while the api and the node run: the version the node ran was lost, and its
+     * number came again for other rules. The node must not apply the next delta on top of what it runs (the Service the
+     * delta leaves alone would keep the lost endpoints for good): it loads the restored history instead.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Transport.class, names = {"STREAM", "API"})
+    @RequiresTool({"pg_dump", "pg_restore"})
+    void afterARestoreFromABackupTheNodeRunsTheRestoredHistoryNotTheLostOne(Transport transport) throws Exception {
+        Path rules = Files.createDirectories(dir.resolve("rules"));
+        Path backup = dir.resolve("backup.dump");
+        try (AgentLoop agent = agentConfig(rules, transport).loop().start()) {
+            agent.awaitStarted();
+            endpoints("10.244.1.2");
+            awaitRunning(2);
+            db.dump(backup);
+            ClusterHead.Step atBackup = head;
+            long offsetAtBackup = offset;
+
+            endpoints("10.244.1.3"); // version 3, lost by the restore
+            awaitRunning(3);
+            String lost = agent.agent().runningLineage();
+            assertThat(Files.readString(rules.resolve("n1-ipv4.rules"))).contains("10.244.1.3:80");
+
+            db.restore(backup);
+            head = atBackup;
+            offset = offsetAtBackup;
+            endpoints("10.244.1.4"); // version 3 again, of another history
+            head = head.next().apply(List.of(Fixtures.upsert(CLUSTER, Fixtures.service("db", "10.96.0.11")),
+                    Fixtures.upsert(CLUSTER, Fixtures.slice("db", "n1", "10.244.2.1"))));
+            commit(head); // version 4: changes only Service db
+
+            awaitRunning(4);
+            assertThat(agent.agent().runningLineage()).isEqualTo(head.next().lineage()).isNotEqualTo(lost);
+            assertThat(Files.readString(rules.resolve("n1-ipv4.rules"))).contains("10.244.1.4:80", "10.244.2.1:")
+                    .doesNotContain("10.244.1.3:80");
         }
     }
 
@@ -201,7 +241,8 @@ class AgentOverApiTest {
         long seq = step.next().version();
         store.batches().commit(new Batch("fixture", "events", 0, offset == 0 ? -1 : offset, offset + 1,
                 List.of(new Batch.EventRow(CLUSTER, offset, "upsert", "EndpointSlice", "shop/web-1", "1", Fixtures.T, "{}", seq)),
-                List.of(), List.of(new Batch.VersionRow(CLUSTER, seq, Instant.now(), "{\"test\":true}", "{}", step.diff())),
+                List.of(), List.of(new Batch.VersionRow(CLUSTER, seq, Instant.now(), "{\"test\":true}", "{}", step.diff(),
+                        step.next().lineage())),
                 List.of(), List.of()));
         offset++;
     }

@@ -108,6 +108,44 @@ public final class TestDatabase implements AutoCloseable {
         }
     }
 
+    /** A backup of this database as an operator takes one: {@code pg_dump}'s custom format, into {@code file}. */
+    public void dump(Path file) {
+        run(List.of("pg_dump", "--format=custom", "--file=" + file, connection(name)));
+    }
+
+    /**
+     * This database replaced by what {@code backup} holds, as an operator restores one: dropped (its connections ended)
+     * and created again under the same name, so clients reconnect to it, then {@code pg_restore}.
+     */
+    public void restore(Path backup) {
+        admin("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
+        admin("CREATE DATABASE " + name);
+        run(List.of("pg_restore", "--exit-on-error", "--dbname=" + connection(name), backup.toString()));
+    }
+
+    /** A libpq connection string for {@code database} on this server. */
+    private static String connection(String database) {
+        String[] server = TestInfrastructure.postgresServer();
+        java.net.URI uri = java.net.URI.create(server[0].substring("jdbc:".length()));
+        return "postgresql://" + server[1] + (server[2].isEmpty() ? "" : ":" + server[2]) + "@" + uri.getHost() + ":" + uri.getPort()
+                + "/" + database;
+    }
+
+    private static void run(List<String> command) {
+        try {
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            if (!p.waitFor(120, java.util.concurrent.TimeUnit.SECONDS) || p.exitValue() != 0) {
+                throw new IllegalStateException(command.get(0) + " failed: " + out.strip());
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+    }
+
     @Override
     public void close() {
         admin("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");

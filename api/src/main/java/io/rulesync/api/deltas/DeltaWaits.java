@@ -3,6 +3,7 @@ package io.rulesync.api.deltas;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.rulesync.api.rollout.Release;
+import io.rulesync.model.rules.Lineage;
 import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.model.stream.ServerFrame;
 import io.rulesync.store.VersionHistory;
@@ -11,6 +12,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -66,6 +68,10 @@ public final class DeltaWaits implements HeadWatch.Listener {
     private record Key(String cluster, long seq) {
     }
 
+    /** A delta as served, with the lineages it joins: a chain read back from memory is checked before it is served. */
+    private record Held(String json, String baseLineage, String lineage) {
+    }
+
     /** A parked request: the node (null: not named), the version it runs, and where its answer goes (once). */
     private record Waiter(String node, long after, Consumer<Answer> answer, Consumer<RuntimeException> failed) {
     }
@@ -77,7 +83,7 @@ public final class DeltaWaits implements HeadWatch.Listener {
     private final HeadWatch heads;
     private final Release release;
     private final Executor wakers;
-    private final Cache<Key, String> json;
+    private final Cache<Key, Held> json;
     private final Map<String, Set<Waiter>> waiting = new ConcurrentHashMap<>();
     private final AtomicInteger parked = new AtomicInteger();
     private volatile boolean stopping;
@@ -91,7 +97,7 @@ public final class DeltaWaits implements HeadWatch.Listener {
         this.heads = heads;
         this.release = release;
         this.wakers = wakers;
-        this.json = Caffeine.newBuilder().maximumWeight(maxBytes).weigher((Key k, String v) -> 64 + 2 * v.length()).build();
+        this.json = Caffeine.newBuilder().maximumWeight(maxBytes).weigher((Key k, Held v) -> 160 + 2 * v.json().length()).build();
     }
 
     /** Requests parked now: the agents connected to this replica and up to date. */
@@ -105,7 +111,17 @@ public final class DeltaWaits implements HeadWatch.Listener {
      * answers "no news" itself and calls the returned {@link Runnable} to forget the request).
      */
     public Runnable request(String cluster, String node, Long after, Consumer<Answer> answer, Consumer<RuntimeException> failed) {
-        Answer ready = now(cluster, node, after);
+        return request(cluster, node, after, Lineage.UNKNOWN, answer, failed);
+    }
+
+    /**
+     * {@link #request(String, String, Long, Consumer, Consumer)} from a node that says which {@link Lineage} the version
+     * it runs has: a version of another history than the stored one (the database was restored from a backup since) is
+     * answered with {@link Answer.Snapshot}.
+     */
+    public Runnable request(String cluster, String node, Long after, String lineage, Consumer<Answer> answer,
+            Consumer<RuntimeException> failed) {
+        Answer ready = now(cluster, node, after, lineage);
         if (ready != null) {
             answer.accept(ready);
             return () -> { };
@@ -131,6 +147,11 @@ public final class DeltaWaits implements HeadWatch.Listener {
      * agent is at the head and would wait).
      */
     public Answer now(String cluster, String node, Long after) {
+        return now(cluster, node, after, Lineage.UNKNOWN);
+    }
+
+    /** {@link #now(String, String, Long)} from a node that says which lineage its version has. */
+    public Answer now(String cluster, String node, Long after, String lineage) {
         if (stopping) {
             return new Answer.Stopping();
         }
@@ -138,9 +159,33 @@ public final class DeltaWaits implements HeadWatch.Listener {
         if (head == 0) {
             return new Answer.UnknownCluster();
         }
+        if (after != null && !lineage.isEmpty()) {
+            Answer other = otherHistory(cluster, after, lineage, head);
+            if (other != null) {
+                return other;
+            }
+        }
         long upTo = release.released(cluster, node, head);
         long from = after == null ? upTo : after;
         return upTo > from ? answer(cluster, from, upTo, head) : null;
+    }
+
+    /**
+     * A snapshot when the version a node runs is not the stored one of that number: stored with another lineage, or not
+     * stored and beyond the newest (versions the node ran were lost by a restore); else null. One row read per request.
+     */
+    private Answer otherHistory(String cluster, long after, String lineage, long head) {
+        Optional<String> stored = versions.lineage(cluster, after);
+        if (stored.isPresent() && !Lineage.agree(lineage, stored.get())) {
+            return new Answer.Snapshot(head, "version " + after + " that this node runs is of lineage " + Lineage.shortForm(lineage)
+                    + ", but the stored version " + after + " is of lineage " + Lineage.shortForm(stored.get())
+                    + ": the database was restored from a backup (or lost commits) since; load a snapshot");
+        }
+        if (stored.isEmpty() && after > head && after > versions.head(cluster)) {
+            return new Answer.Snapshot(head, "version " + after + " that this node runs is not stored (the newest is " + head
+                    + "): the database was restored from a backup (or lost commits) since; load a snapshot");
+        }
+        return null;
     }
 
     /** The newest version served to {@code node} now. */
@@ -233,27 +278,54 @@ public final class DeltaWaits implements HeadWatch.Listener {
                     + " to version " + released + "; load a snapshot");
         }
         long upTo = Math.min(released, after + MAX_DELTAS);
-        List<String> out = new ArrayList<>();
+        List<Held> out = new ArrayList<>();
         for (long seq = after + 1; seq <= upTo; seq++) {
-            String j = json.getIfPresent(new Key(cluster, seq));
+            Held j = json.getIfPresent(new Key(cluster, seq));
             if (j == null) {
                 break;
             }
             out.add(j);
         }
         if (after + out.size() < upTo) {
-            for (RulesDelta d : versions.deltas(cluster, after + out.size(), upTo)) {
-                String j = d.toJson();
-                json.put(new Key(cluster, d.target()), j);
-                out.add(j);
-            }
+            read(cluster, after + out.size(), upTo, out);
+        }
+        if (!out.isEmpty() && !storedHistory(cluster, after, out)) {
+            // Held since before a restore from a backup: what is in memory is not the database's history any more.
+            log.info("cluster {}: the deltas held in memory after version {} are not those stored now (the database was restored "
+                    + "from a backup?); reading them again", cluster, after);
+            json.asMap().keySet().removeIf(k -> k.cluster().equals(cluster));
+            out.clear();
+            read(cluster, after, upTo, out);
         }
         if (out.isEmpty()) {
             return new Answer.Snapshot(head, "the delta to version " + (after + 1) + " is no longer stored (retention removed "
                     + "it); versions from " + versions.oldest(cluster) + " remain; load a snapshot");
         }
         StringBuilder body = new StringBuilder();
-        out.forEach(j -> body.append(j).append('\n'));
+        out.forEach(j -> body.append(j.json()).append('\n'));
         return new Answer.Deltas(head, after, after + out.size(), body.toString().getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** Reads the deltas after {@code after} up to {@code upTo} from PostgreSQL into {@code out}, and keeps them. */
+    private void read(String cluster, long after, long upTo, List<Held> out) {
+        for (RulesDelta d : versions.deltas(cluster, after, upTo)) {
+            Held j = new Held(d.toJson(), d.baseLineage(), d.lineage());
+            json.put(new Key(cluster, d.target()), j);
+            out.add(j);
+        }
+    }
+
+    /**
+     * Whether {@code chain} (deltas in order) follows itself and ends at the lineage stored for its last version: as a
+     * lineage hashes its parent's, the whole chain is then the stored history.
+     */
+    private boolean storedHistory(String cluster, long after, List<Held> chain) {
+        for (int i = 1; i < chain.size(); i++) {
+            if (!chain.get(i).baseLineage().equals(chain.get(i - 1).lineage())) {
+                return false;
+            }
+        }
+        String last = chain.get(chain.size() - 1).lineage();
+        return versions.lineage(cluster, after + chain.size()).map(last::equals).orElse(false);
     }
 }

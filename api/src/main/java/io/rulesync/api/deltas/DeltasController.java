@@ -4,6 +4,7 @@ import io.rulesync.api.ProblemResponses;
 import io.rulesync.api.errors.ParameterProblem;
 import io.rulesync.api.params.DnsSubdomain;
 import io.rulesync.api.params.VersionRef;
+import io.rulesync.model.rules.Lineage;
 import io.swagger.v3.oas.annotations.Operation;
 import jakarta.validation.constraints.Pattern;
 import org.springframework.http.HttpStatus;
@@ -55,6 +56,7 @@ public class DeltasController {
     public DeferredResult<ResponseEntity<byte[]>> deltas(@PathVariable("cluster") String cluster,
             @RequestParam(name = "after") VersionRef after,
             @RequestParam(name = "node", required = false) DnsSubdomain node,
+            @RequestParam(name = "lineage", required = false) String lineage,
             @RequestParam(name = "wait", required = false) @Pattern(regexp = WAIT, message = WAIT_MESSAGE) String wait,
             @RequestParam(name = "watch", required = false) @Pattern(regexp = "true|false",
                     message = "'%s' is not true or false") String watch) {
@@ -63,7 +65,7 @@ public class DeltasController {
         // The timeout answer is "no news": the head cannot be named without a read, so the header is left out.
         DeferredResult<ResponseEntity<byte[]>> result = new DeferredResult<>(Math.max(1, seconds) * 1000,
                 () -> ResponseEntity.ok().contentType(NDJSON).body(new byte[0]));
-        Runnable forget = waits.request(cluster, node == null ? null : node.name(), from, a -> answer(result, cluster, a),
+        Runnable forget = waits.request(cluster, node == null ? null : node.name(), from, lineage(lineage), a -> answer(result, cluster, a),
                 result::setErrorResult);
         result.onCompletion(forget);
         result.onTimeout(forget);
@@ -80,12 +82,13 @@ public class DeltasController {
     public ResponseEntity<ResponseBodyEmitter> watch(@PathVariable("cluster") String cluster,
             @RequestParam(name = "after") VersionRef after,
             @RequestParam(name = "node", required = false) DnsSubdomain node,
+            @RequestParam(name = "lineage", required = false) String lineage,
             @RequestParam(name = "wait", required = false) @Pattern(regexp = WAIT, message = WAIT_MESSAGE) String wait,
             @RequestParam(name = "watch") String watch) { // declared, as every parameter is, or it would be refused as unknown
         long seconds = wait == null ? DEFAULT_WAIT_SECONDS : Long.parseLong(wait);
         Long from = after.latest() ? null : after.number();
         String name = node == null ? null : node.name();
-        DeltaWaits.Answer now = waits.now(cluster, name, from);
+        DeltaWaits.Answer now = waits.now(cluster, name, from, lineage(lineage));
         if (now != null && !(now instanceof DeltaWaits.Answer.Deltas)) {
             throw problem(cluster, now); // known before anything is written: a status of its own
         }
@@ -95,6 +98,15 @@ public class DeltasController {
         long head = first != null ? first.head() : waits.head(cluster);
         new DeltaStream(waits, cluster, name, emitter).start(first, from != null ? from : waits.released(cluster, name));
         return ResponseEntity.ok().contentType(NDJSON).header(HEAD, Long.toString(head)).body(emitter);
+    }
+
+    /** The {@code lineage} parameter: the lineage of the version {@code after}, as the node holds it (absent: not known). */
+    private static String lineage(String lineage) {
+        try {
+            return Lineage.check("lineage", lineage);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterProblem(HttpStatus.BAD_REQUEST, "lineage", e.getMessage());
+        }
     }
 
     private static void answer(DeferredResult<ResponseEntity<byte[]>> result, String cluster, DeltaWaits.Answer a) {

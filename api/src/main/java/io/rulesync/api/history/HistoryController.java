@@ -58,7 +58,7 @@ public class HistoryController {
     }
 
     /** A version in the history: when and why it was made, and how much changed. */
-    public record VersionSummary(long version, String createdAt, Object cause, int fragmentsChanged, int nodesChanged) {
+    public record VersionSummary(long version, String lineage, String createdAt, Object cause, int fragmentsChanged, int nodesChanged) {
     }
 
     /**
@@ -196,7 +196,7 @@ public class HistoryController {
     }
 
     private ClusterRules rulesAt(String cluster, VersionHistory.VersionInfo v) {
-        return recent.get(cluster, v.seq(), () -> Optional.of(new RecentVersions.StoredVersion(v.createdAt(),
+        return recent.get(cluster, v.seq(), v.lineage(), () -> Optional.of(new RecentVersions.StoredVersion(v.createdAt(),
                 store.rules(cluster, v.seq())))).orElseThrow().rules();
     }
 
@@ -222,7 +222,7 @@ public class HistoryController {
     }
 
     private static VersionSummary summary(VersionHistory.VersionInfo v) {
-        return new VersionSummary(v.seq(), v.createdAt().toString(), parse(v.cause()), v.fragmentsChanged(), v.nodesChanged());
+        return new VersionSummary(v.seq(), v.lineage(), v.createdAt().toString(), parse(v.cause()), v.fragmentsChanged(), v.nodesChanged());
     }
 
     /**

@@ -21,7 +21,8 @@ public final class RecentVersions {
     public record StoredVersion(Instant createdAt, ClusterRules rules) {
     }
 
-    private record Key(String cluster, long version) {
+    /** By lineage too: after a restore from a backup, a number may come again for other rules. */
+    private record Key(String cluster, long version, String lineage) {
     }
 
     private final Map<Key, CompletableFuture<Optional<StoredVersion>>> entries;
@@ -46,8 +47,8 @@ public final class RecentVersions {
      * The version, from memory or from {@code load} (called by one caller at a time per version;
      * the others wait for its result). Empty when {@code load} says the version does not exist.
      */
-    public Optional<StoredVersion> get(String cluster, long version, Supplier<Optional<StoredVersion>> load) {
-        Key key = new Key(cluster, version);
+    public Optional<StoredVersion> get(String cluster, long version, String lineage, Supplier<Optional<StoredVersion>> load) {
+        Key key = new Key(cluster, version, lineage);
         CompletableFuture<Optional<StoredVersion>> future;
         boolean loader = false;
         synchronized (entries) {

@@ -33,12 +33,13 @@ import java.util.zip.GZIPOutputStream;
  * sorted, which the reader does not mind).
  */
 public final class SnapshotBodies {
-    private record Key(String cluster, long version) {
+    /** By lineage too: after a restore from a backup, a number may come again for other rules. */
+    private record Key(String cluster, long version, String lineage) {
     }
 
     /** One version, compressed: the fragments' JSON per variant, and every node's zone. */
-    public record Version(String cluster, long version, Instant createdAt, Map<Variant, byte[]> groups, SortedMap<String, String> zones,
-            long bytes) {
+    public record Version(String cluster, long version, String lineage, Instant createdAt, Map<Variant, byte[]> groups,
+            SortedMap<String, String> zones, long bytes) {
         /** Node {@code node}'s snapshot as gzip; null when it is not a node of the cluster at this version. */
         public byte[] gzip(String node) {
             String zone = zones.get(node);
@@ -46,7 +47,7 @@ public final class SnapshotBodies {
                 return null;
             }
             ByteArrayOutputStream out = new ByteArrayOutputStream();
-            out.writeBytes(SnapshotBodies.gzip(RulesSnapshot.jsonHead(cluster, version, createdAt)));
+            out.writeBytes(SnapshotBodies.gzip(RulesSnapshot.jsonHead(cluster, version, lineage, createdAt)));
             boolean first = true;
             for (Variant v : List.of(Variant.ALL, new Variant(Variant.ANY, zone), new Variant(node, Variant.ANY), new Variant(node, zone))) {
                 byte[] group = groups.get(v);
@@ -77,12 +78,12 @@ public final class SnapshotBodies {
      * Version {@code version} of the cluster, compressed once from what {@code load} gives (the whole cluster's rules),
      * called only when it is not held already; empty when {@code load} says the version does not exist.
      */
-    public Optional<Version> version(String cluster, long version, Supplier<Optional<RecentVersions.StoredVersion>> load) {
-        return Optional.ofNullable(versions.get(new Key(cluster, version),
-                k -> load.get().map(v -> compress(cluster, version, v.createdAt(), v.rules())).orElse(null)));
+    public Optional<Version> version(String cluster, long version, String lineage, Supplier<Optional<RecentVersions.StoredVersion>> load) {
+        return Optional.ofNullable(versions.get(new Key(cluster, version, lineage),
+                k -> load.get().map(v -> compress(cluster, version, lineage, v.createdAt(), v.rules())).orElse(null)));
     }
 
-    private static Version compress(String cluster, long version, Instant createdAt, ClusterRules rules) {
+    private static Version compress(String cluster, long version, String lineage, Instant createdAt, ClusterRules rules) {
         Map<Variant, StringBuilder> json = new TreeMap<>();
         for (Map.Entry<FragmentKey, RuleFragment> e : rules.fragments().entrySet()) {
             StringBuilder group = json.computeIfAbsent(e.getKey().variant(), v -> new StringBuilder());
@@ -95,7 +96,7 @@ public final class SnapshotBodies {
             groups.put(e.getKey(), z);
             bytes += z.length + 64;
         }
-        return new Version(cluster, version, createdAt, groups, new TreeMap<>(rules.nodes()), bytes);
+        return new Version(cluster, version, lineage, createdAt, groups, new TreeMap<>(rules.nodes()), bytes);
     }
 
     private static byte[] gzip(String text) {

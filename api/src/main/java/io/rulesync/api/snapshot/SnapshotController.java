@@ -62,10 +62,10 @@ public class SnapshotController {
         }
         if (outcome instanceof Snapshots.Outcome.NotModified m) {
             notModified.record(0);
-            return ResponseEntity.status(HttpStatus.NOT_MODIFIED).eTag(Snapshots.etag(m.seq())).build();
+            return ResponseEntity.status(HttpStatus.NOT_MODIFIED).eTag(Snapshots.etag(m.seq(), m.lineage())).build();
         }
         Snapshots.Outcome.Found found = (Snapshots.Outcome.Found) outcome;
-        ResponseEntity.BodyBuilder ok = ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).eTag(Snapshots.etag(found.seq()))
+        ResponseEntity.BodyBuilder ok = ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).eTag(Snapshots.etag(found.seq(), found.lineage()))
                 .varyBy(HttpHeaders.ACCEPT_ENCODING);
         if (acceptsGzip(acceptEncoding)) {
             gzipBytes.record(found.gzip().length);

@@ -18,12 +18,12 @@ public final class Snapshots {
      * ({@link VersionRef}, {@link DnsSubdomain}): what is left is whether they exist.
      */
     public sealed interface Outcome {
-        /** The node's snapshot of version {@code seq}, as gzip ({@link SnapshotBodies}). */
-        record Found(long seq, byte[] gzip) implements Outcome {
+        /** The node's snapshot of version {@code seq} of {@code lineage}, as gzip ({@link SnapshotBodies}). */
+        record Found(long seq, String lineage, byte[] gzip) implements Outcome {
         }
 
-        /** The caller already holds version {@code seq}, the one it asked for (304). */
-        record NotModified(long seq) implements Outcome {
+        /** The caller already holds version {@code seq} of {@code lineage}, the one it asked for (304). */
+        record NotModified(long seq, String lineage) implements Outcome {
         }
 
         /** The cluster or node does not exist (404): {@code parameter} says which. */
@@ -47,9 +47,12 @@ public final class Snapshots {
         this.bodies = bodies;
     }
 
-    /** The entity tag of a snapshot of version {@code seq}: versions never change, and the URL names the cluster and node. */
-    public static String etag(long seq) {
-        return "\"v" + seq + "\"";
+    /**
+     * The entity tag of a snapshot of version {@code seq}: the URL names the cluster and node, and a stored version never
+     * changes; its lineage is in the tag, because after a restore from a backup the number may come again for other rules.
+     */
+    public static String etag(long seq, String lineage) {
+        return "\"v" + seq + (lineage.isEmpty() ? "" : "-" + lineage) + "\"";
     }
 
     /**
@@ -69,13 +72,16 @@ public final class Snapshots {
         } else {
             seq = version.number();
         }
-        if (ifNoneMatch != null && java.util.Arrays.stream(ifNoneMatch.split(",")).map(String::strip).anyMatch(etag(seq)::equals)) {
-            return new Outcome.NotModified(seq);
+        Optional<String> lineage = store.lineage(cluster, seq);
+        if (ifNoneMatch != null && lineage.isPresent()
+                && java.util.Arrays.stream(ifNoneMatch.split(",")).map(String::strip).anyMatch(etag(seq, lineage.get())::equals)) {
+            return new Outcome.NotModified(seq, lineage.get());
         }
         long s = seq;
         // The rules are read (or taken from the recent versions) only when the version's bodies are not compressed yet.
-        Optional<SnapshotBodies.Version> bodiesOf = bodies.version(cluster, seq, () -> recent.get(cluster, s,
-                () -> store.version(cluster, s).map(info -> new RecentVersions.StoredVersion(info.createdAt(), store.rules(cluster, s)))));
+        Optional<SnapshotBodies.Version> bodiesOf = lineage.isEmpty() ? Optional.empty()
+                : bodies.version(cluster, seq, lineage.get(), () -> recent.get(cluster, s, lineage.get(), () -> store.version(cluster, s)
+                        .map(info -> new RecentVersions.StoredVersion(info.createdAt(), store.rules(cluster, s)))));
         if (bodiesOf.isEmpty()) {
             long head = store.head(cluster);
             return head == 0 ? unknownCluster(cluster) : new Outcome.NoVersion(seq, store.oldest(cluster), head);
@@ -85,7 +91,7 @@ public final class Snapshots {
             return new Outcome.NotFound("node", "node: '" + node + "' is not a node of cluster '" + printable(cluster)
                     + "' at version " + seq);
         }
-        return new Outcome.Found(seq, gzip);
+        return new Outcome.Found(seq, lineage.get(), gzip);
     }
 
     private static Outcome unknownCluster(String cluster) {

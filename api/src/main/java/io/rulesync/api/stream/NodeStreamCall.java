@@ -8,6 +8,7 @@ import io.rulesync.api.acks.AckWriter;
 import io.rulesync.api.deltas.DeltaWaits;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.cluster.KubernetesNames;
+import io.rulesync.model.rules.Lineage;
 import io.rulesync.model.stream.NodeFrame;
 import io.rulesync.model.stream.ServerFrame;
 import java.util.concurrent.Executor;
@@ -34,7 +35,7 @@ final class NodeStreamCall implements StreamObserver<byte[]> {
     private final Executor work;
 
     /** The newest {@link NodeFrame.Resume} the node sent. */
-    private volatile long resumeAt;
+    private volatile NodeFrame.Resume resumeAt;
     // Guarded by this.
     private Runnable forget = () -> { };
     private long parks;
@@ -69,7 +70,7 @@ final class NodeStreamCall implements StreamObserver<byte[]> {
         }
         if (frame instanceof NodeFrame.Resume r) {
             // Tasks on a pool may run out of order: each resumes from the newest position the node gave.
-            resumeAt = r.after();
+            resumeAt = r;
             work.execute(this::resume);
         } else {
             acked(((NodeFrame.Acks) frame).acks());
@@ -119,14 +120,16 @@ final class NodeStreamCall implements StreamObserver<byte[]> {
         }
         forget.run();
         pending = null;
-        park(resumeAt);
+        NodeFrame.Resume r = resumeAt;
+        park(r.after(), r.lineage());
     }
 
-    private synchronized void park(long after) {
+    /** Waits for the versions after {@code after}, of {@code lineage} (unknown: after versions this stream wrote). */
+    private synchronized void park(long after, String lineage) {
         long park = ++parks;
         Runnable f;
         try {
-            f = waits.request(id.cluster(), id.node(), after, this::answered, e -> fail(Status.UNAVAILABLE, e.getMessage()));
+            f = waits.request(id.cluster(), id.node(), after, lineage, this::answered, e -> fail(Status.UNAVAILABLE, e.getMessage()));
         } catch (RuntimeException e) {
             // The cluster's head or rollout could not be read (the database is away): a stream neither parked nor ended
             // would wait for good, so it ends, and the node reconnects after its backoff.
@@ -166,7 +169,7 @@ final class NodeStreamCall implements StreamObserver<byte[]> {
         if (a instanceof DeltaWaits.Answer.Deltas d) {
             out.onNext(d.frame());
             streams.framesSent(1);
-            park(d.upTo());
+            park(d.upTo(), Lineage.UNKNOWN);
         } else if (a instanceof DeltaWaits.Answer.Snapshot s) {
             // No park: the node loads a snapshot and then says where it is.
             out.onNext(ServerFrame.snapshot(s.head(), s.why()));

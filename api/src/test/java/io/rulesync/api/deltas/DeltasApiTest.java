@@ -72,6 +72,37 @@ class DeltasApiTest {
         assertThat(deltas.get(0).diff().fragments()).isNotEmpty();
     }
 
+    /**
+     * A node names the lineage of the version it runs. One of another history (the database was restored from a backup
+     * since, and the number came again for other rules), or one beyond the newest stored, is told to load a snapshot
+     * instead of being served what follows the stored version of that number.
+     */
+    @Test
+    void aNodeOnAVersionOfAnotherHistoryIsToldToLoadASnapshot() throws Exception {
+        String one = api.store().history().lineage("shop", 1).orElseThrow();
+        String two = api.store().history().lineage("shop", 2).orElseThrow();
+        HttpResponse<String> same = api.get("/api/v1/clusters/shop/deltas?after=1&lineage=" + one + "&node=n1", AGENT);
+        assertThat(same.statusCode()).as(same.body()).isEqualTo(200);
+        assertThat(lines(same)).extracting(RulesDelta::baseLineage, RulesDelta::lineage)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(one, two));
+
+        String other = "0123456789abcdef".repeat(2);
+        for (String watch : List.of("", "&watch=true")) {
+            assertProblem(api.get("/api/v1/clusters/shop/deltas?after=1&lineage=" + other + "&node=n1" + watch, AGENT), 410, "after",
+                    "version 1 that this node runs is of lineage 0123456789ab, but the stored version 1 is of lineage "
+                            + one.substring(0, 12) + ": the database was restored from a backup (or lost commits) since; load a snapshot");
+            assertProblem(api.get("/api/v1/clusters/shop/deltas?after=9&lineage=" + other + "&node=n1" + watch, AGENT), 410, "after",
+                    "version 9 that this node runs is not stored (the newest is 2)");
+        }
+        assertProblem(api.get("/api/v1/clusters/shop/deltas?after=1&lineage=ABC&node=n1", AGENT), 400, "lineage",
+                "lineage: 'ABC' is not a lineage (32 lowercase hex digits)");
+
+        // A snapshot's entity tag names its lineage too: a node of the lost history is not told it runs the version.
+        HttpResponse<String> snapshot = api.get("/api/v1/clusters/shop/versions/2/snapshot?node=n1", AGENT);
+        assertThat(snapshot.headers().firstValue("ETag")).contains("\"v2-" + two + "\"");
+        assertThat(snapshot.body()).contains("\"lineage\":\"" + two + "\"");
+    }
+
     @Test
     void aPollWaitsForTheNextVersionAndGetsItWhenStored() throws Exception {
         CompletableFuture<HttpResponse<String>> poll = CompletableFuture.supplyAsync(() -> get("/api/v1/clusters/retained/deltas?after=2"

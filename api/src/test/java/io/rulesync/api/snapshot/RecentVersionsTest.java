@@ -29,7 +29,7 @@ class RecentVersionsTest {
         try {
             List<Future<Optional<RecentVersions.StoredVersion>>> results = new ArrayList<>();
             for (int i = 0; i < 20; i++) {
-                results.add(pool.submit(() -> recent.get("c", 7, () -> {
+                results.add(pool.submit(() -> recent.get("c", 7, "", () -> {
                     loads.incrementAndGet();
                     try {
                         release.await(); // a slow rebuild: everybody else arrives meanwhile
@@ -45,7 +45,7 @@ class RecentVersionsTest {
                 assertThat(f.get(60, TimeUnit.SECONDS)).containsSame(V);
             }
             assertThat(loads.get()).isEqualTo(1);
-            assertThat(recent.get("c", 7, () -> {
+            assertThat(recent.get("c", 7, "", () -> {
                 throw new AssertionError("loaded again");
             })).containsSame(V);
         } finally {
@@ -57,28 +57,28 @@ class RecentVersionsTest {
     void keepsOnlyTheMostRecentlyUsed() {
         RecentVersions recent = new RecentVersions(2);
         AtomicInteger loads = new AtomicInteger();
-        recent.get("c", 1, () -> count(loads));
-        recent.get("c", 2, () -> count(loads));
-        recent.get("c", 1, () -> count(loads)); // 1 is now the most recent
-        recent.get("c", 3, () -> count(loads)); // evicts 2
+        recent.get("c", 1, "", () -> count(loads));
+        recent.get("c", 2, "", () -> count(loads));
+        recent.get("c", 1, "", () -> count(loads)); // 1 is now the most recent
+        recent.get("c", 3, "", () -> count(loads)); // evicts 2
         assertThat(recent.size()).isEqualTo(2);
         assertThat(loads.get()).isEqualTo(3);
-        recent.get("c", 1, () -> count(loads));
+        recent.get("c", 1, "", () -> count(loads));
         assertThat(loads.get()).isEqualTo(3);
-        recent.get("c", 2, () -> count(loads));
+        recent.get("c", 2, "", () -> count(loads));
         assertThat(loads.get()).isEqualTo(4);
     }
 
     @Test
     void missingVersionsAndFailuresAreNotRemembered() {
         RecentVersions recent = new RecentVersions(2);
-        assertThat(recent.get("c", 5, Optional::empty)).isEmpty();
-        assertThatThrownBy(() -> recent.get("c", 6, () -> {
+        assertThat(recent.get("c", 5, "", Optional::empty)).isEmpty();
+        assertThatThrownBy(() -> recent.get("c", 6, "", () -> {
             throw new IllegalStateException("database down");
         })).hasMessage("database down");
         assertThat(recent.size()).isZero();
-        assertThat(recent.get("c", 5, () -> Optional.of(V))).containsSame(V);
-        assertThat(recent.get("c", 6, () -> Optional.of(V))).containsSame(V);
+        assertThat(recent.get("c", 5, "", () -> Optional.of(V))).containsSame(V);
+        assertThat(recent.get("c", 6, "", () -> Optional.of(V))).containsSame(V);
     }
 
     private static Optional<RecentVersions.StoredVersion> count(AtomicInteger loads) {

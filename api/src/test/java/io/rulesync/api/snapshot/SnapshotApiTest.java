@@ -104,7 +104,7 @@ class SnapshotApiTest {
     }
 
     /**
-     * What an agent gets: gzip when it asks for it (the same JSON, inflated), the version as the entity tag, and 304
+     * What an agent gets: gzip when it asks for it (the same JSON, inflated), the version and its lineage as the entity tag, and 304
      * when it already runs the version it would get.
      */
     @Test
@@ -115,7 +115,9 @@ class SnapshotApiTest {
         HttpResponse<byte[]> gzip = bytes("/api/v1/clusters/shop/versions/latest/snapshot?node=n1", "Accept-Encoding", "gzip");
         assertThat(gzip.statusCode()).isEqualTo(200);
         assertThat(gzip.headers().firstValue("Content-Encoding")).contains("gzip");
-        assertThat(gzip.headers().firstValue("ETag")).contains("\"v2\"");
+        String lineage = api.store().history().lineage(CLUSTER, 2).orElseThrow();
+        String etag = Snapshots.etag(2, lineage);
+        assertThat(gzip.headers().firstValue("ETag")).contains("\"v2-" + lineage + "\"").contains(etag);
         String plain = get("/api/v1/clusters/shop/versions/latest/snapshot?node=n1").body();
         String inflated;
         try (GZIPInputStream in = new GZIPInputStream(new ByteArrayInputStream(gzip.body()))) {
@@ -126,11 +128,11 @@ class SnapshotApiTest {
                 .isEqualTo(RulesSnapshot.fromJson(plain));
         // The same rules as the model's own form of the node's snapshot (fragments grouped by variant, not sorted).
         RulesSnapshot model = new RulesSnapshot(CLUSTER, 2, api.store().history().version(CLUSTER, 2).orElseThrow().createdAt(),
-                api.store().history().rules(CLUSTER, 2).forNode("n1"));
+                api.store().history().rules(CLUSTER, 2).forNode("n1"), lineage);
         assertThat(RulesSnapshot.fromJson(plain)).isEqualTo(RulesSnapshot.fromJson(model.toJson()));
         assertThat(gzip.body().length).isLessThan(plain.length() / 2);
 
-        HttpResponse<byte[]> same = bytes("/api/v1/clusters/shop/versions/latest/snapshot?node=n1", "If-None-Match", "\"v2\"");
+        HttpResponse<byte[]> same = bytes("/api/v1/clusters/shop/versions/latest/snapshot?node=n1", "If-None-Match", etag);
         assertThat(same.statusCode()).isEqualTo(304);
         assertThat(same.body()).isEmpty();
         // What a start-up storm costs the network is counted: the bytes sent gzip, and the 304s.
@@ -139,6 +141,11 @@ class SnapshotApiTest {
         assertThat(meters.get("rulesync.snapshot.bytes").tag("encoding", "none").summary().count() - notModifiedBefore).isEqualTo(1);
         assertThat(bytes("/api/v1/clusters/shop/versions/latest/snapshot?node=n1", "If-None-Match", "\"v1\"").statusCode())
                 .isEqualTo(200);
+        // The number alone, or with another lineage (a node of a history lost to a restore), is not the version.
+        assertThat(bytes("/api/v1/clusters/shop/versions/latest/snapshot?node=n1", "If-None-Match", "\"v2\"").statusCode())
+                .isEqualTo(200);
+        assertThat(bytes("/api/v1/clusters/shop/versions/latest/snapshot?node=n1", "If-None-Match",
+                Snapshots.etag(2, "0123456789abcdef".repeat(2))).statusCode()).isEqualTo(200);
         assertThat(bytes("/api/v1/clusters/shop/versions/latest/snapshot?node=n1", "Accept-Encoding", "gzip;q=0").headers()
                 .firstValue("Content-Encoding")).isEmpty();
     }

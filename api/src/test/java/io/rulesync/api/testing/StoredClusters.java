@@ -76,7 +76,7 @@ public final class StoredClusters {
                         Fixtures.T, "{}", null)),
                 List.of(),
                 List.of(new Batch.VersionRow(cluster, step.next().version(), Fixtures.T.plusSeconds(step.next().version()),
-                        "{\"test\":true}", "{}", step.diff())),
+                        "{\"test\":true}", "{}", step.diff(), step.next().lineage())),
                 List.of(), List.of()));
     }
 }

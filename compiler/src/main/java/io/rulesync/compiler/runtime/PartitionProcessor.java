@@ -23,6 +23,7 @@ import io.rulesync.model.event.Json;
 import io.rulesync.model.event.ObjectKind;
 import io.rulesync.model.event.ResyncRequest;
 import io.rulesync.model.manifest.Problem;
+import io.rulesync.model.rules.Lineage;
 import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.model.rules.RulesDiff;
 import io.rulesync.model.text.Printable;
@@ -326,7 +327,8 @@ public final class PartitionProcessor {
             assembly = assembly.restored(cluster, pending);
             long version = store.history().head(cluster);
             ClusterHead.Pin pin = store.history().pinning(cluster).map(a -> new ClusterHead.Pin(a.id(), a.toVersion())).orElse(null);
-            ClusterHead head = ClusterHead.rebuilt(cluster, events, version, store.history().rules(cluster, version), pin);
+            ClusterHead head = ClusterHead.rebuilt(cluster, events, version, store.history().rules(cluster, version), pin,
+                    store.history().lineage(cluster, version).orElse(Lineage.UNKNOWN));
             heads.put(cluster, head);
             report(cluster, head.admissionProblems());
             int relabelled = store.labels().reconcile(cluster, labels(head));
@@ -407,7 +409,7 @@ public final class PartitionProcessor {
             long seq = step.get().next().version();
             String cause = causeWithoutEvents("compilerUpgrade", "this compiler compiles the same events into different rules than "
                     + "version " + (seq - 1) + " holds; this version publishes them before any new event");
-            addVersion(cluster, step.get(), cause, now, versions, outbox);
+            addVersion(cluster, e.getValue().lineage(), step.get(), cause, now, versions, outbox);
             next.put(cluster, step.get().next());
         }
         if (versions.isEmpty() || position == null) {
@@ -631,7 +633,7 @@ public final class PartitionProcessor {
             Long seq = null;
             if (step.newVersion()) {
                 seq = step.next().version();
-                addVersion(cluster, step, releaseCause != null ? releaseCause : cause(e.getValue(), step.actions()), now, versions,
+                addVersion(cluster, head.lineage(), step, releaseCause != null ? releaseCause : cause(e.getValue(), step.actions()), now, versions,
                         outbox);
             }
             for (ClusterHead.ActionOutcome o : step.actions()) {
@@ -739,12 +741,13 @@ public final class PartitionProcessor {
     }
 
     /** A new version of {@code step}'s cluster, with its delta (in parts where large) for the outbox. */
-    private void addVersion(String cluster, ClusterHead.Step step, String cause, Instant now, List<Batch.VersionRow> versions,
-            List<Batch.OutboxRow> outbox) {
+    private void addVersion(String cluster, String baseLineage, ClusterHead.Step step, String cause, Instant now,
+            List<Batch.VersionRow> versions, List<Batch.OutboxRow> outbox) {
         long seq = step.next().version();
+        String lineage = step.next().lineage();
         String settings = Json.write(EventCodec.settingsMap(step.next().view().settings()));
-        versions.add(new Batch.VersionRow(cluster, seq, now, cause, settings, step.diff()));
-        for (String part : new RulesDelta(cluster, seq - 1, seq, now, step.diff()).toJsonParts(MAX_MESSAGE_CHARS)) {
+        versions.add(new Batch.VersionRow(cluster, seq, now, cause, settings, step.diff(), lineage));
+        for (String part : new RulesDelta(cluster, seq - 1, seq, now, step.diff(), baseLineage, lineage).toJsonParts(MAX_MESSAGE_CHARS)) {
             outbox.add(new Batch.OutboxRow(topics.deltas(), cluster, part));
         }
     }

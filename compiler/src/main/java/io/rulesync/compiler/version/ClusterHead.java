@@ -16,6 +16,7 @@ import io.rulesync.model.event.ClusterEvent.RollbackRequested;
 import io.rulesync.model.event.ClusterEvent.StateDigest;
 import io.rulesync.model.manifest.Problem;
 import io.rulesync.model.rules.ClusterRules;
+import io.rulesync.model.rules.Lineage;
 import io.rulesync.model.rules.RulesDiff;
 import io.rulesync.model.rules.Unit;
 import java.util.ArrayList;
@@ -56,6 +57,8 @@ public final class ClusterHead {
     private final long version;
     private final Pin pin;
     private final ProblemReports problems;
+    /** The {@link Lineage} of {@code version}. */
+    private final String lineage;
 
     /** The cluster is held at what rollback {@code actionId} published (the rules of {@code toVersion}). */
     public record Pin(long actionId, long toVersion) {
@@ -77,7 +80,7 @@ public final class ClusterHead {
     }
 
     private ClusterHead(String cluster, ClusterView view, Admission admission, CompiledCluster compiled, ClusterRules published,
-            long version, Pin pin, ProblemReports problems) {
+            long version, Pin pin, ProblemReports problems, String lineage) {
         this.cluster = cluster;
         this.view = view;
         this.admission = admission;
@@ -86,26 +89,30 @@ public final class ClusterHead {
         this.version = version;
         this.pin = pin;
         this.problems = problems;
+        this.lineage = lineage;
     }
 
     /** A cluster no event has been seen for: version 0, no rules. */
     public static ClusterHead empty(String cluster) {
-        return new ClusterHead(cluster, ClusterView.EMPTY, Admission.EMPTY, null, ClusterRules.EMPTY, 0, null, ProblemReports.NONE);
+        return new ClusterHead(cluster, ClusterView.EMPTY, Admission.EMPTY, null, ClusterRules.EMPTY, 0, null, ProblemReports.NONE,
+                Lineage.UNKNOWN);
     }
 
     /**
      * A head rebuilt after a restart: the view is the fold of every stored event, and the latest
      * stored version is {@code version} with content {@code published}, pinned by {@code pin} (or
-     * null). If today's compiler compiles the view differently (an upgrade), {@link #pendingDiff()}
-     * says so.
+     * null), of {@code lineage}. If today's compiler compiles the view differently (an upgrade),
+     * {@link #pendingDiff()} says so.
      */
-    public static ClusterHead rebuilt(String cluster, List<ClusterEvent> events, long version, ClusterRules published, Pin pin) {
+    public static ClusterHead rebuilt(String cluster, List<ClusterEvent> events, long version, ClusterRules published, Pin pin,
+            String lineage) {
         ClusterView view = ClusterFold.applyAll(ClusterView.EMPTY, events).view();
         Admission admission = Admission.of(view.state());
         boolean facts = events.stream().anyMatch(e -> !ProblemReports.leavesRulesAlone(e));
         CompiledCluster compiled = version == 0 && !facts ? null
                 : ClusterCompiler.compile(admission.admit(view.state()), view.settings());
-        return new ClusterHead(cluster, view, admission, compiled, published, version, pin, ProblemReports.NONE.applyAll(events));
+        return new ClusterHead(cluster, view, admission, compiled, published, version, pin, ProblemReports.NONE.applyAll(events),
+                lineage);
     }
 
     /**
@@ -154,7 +161,7 @@ public final class ClusterHead {
         if (events.stream().allMatch(ProblemReports::leavesRulesAlone)) {
             // Only reports and checks: nothing to compile, and no version (even if today's compiler would compile the
             // view differently: that shows in the next version made of facts).
-            ClusterHead head = new ClusterHead(cluster, view, admission, compiled, published, version, pin, reports[0]);
+            ClusterHead head = new ClusterHead(cluster, view, admission, compiled, published, version, pin, reports[0], lineage);
             return new Step(head, Changes.NONE, RulesDiff.between(published, published, List.of()), false, List.of(), digests);
         }
         Admission.Update admitted = admission.update(folded.view().state(), folded.changes().services());
@@ -211,7 +218,7 @@ public final class ClusterHead {
         RulesDiff diff = RulesDiff.between(published, target, compare);
         boolean newVersion = acted || !diff.isEmpty();
         ClusterHead head = new ClusterHead(cluster, folded.view(), admitted.next(), next, newVersion ? target : published,
-                newVersion ? version + 1 : version, nextPin, reports[0]);
+                newVersion ? version + 1 : version, nextPin, reports[0], newVersion ? Lineage.next(lineage, version + 1, diff) : lineage);
         return new Step(head, folded.changes(), diff, newVersion, outcomes, digests);
     }
 
@@ -251,7 +258,7 @@ public final class ClusterHead {
      */
     public Step withheld(Step step, String reason) {
         ClusterHead n = step.next();
-        ClusterHead kept = new ClusterHead(cluster, n.view, n.admission, n.compiled, published, version, pin, n.problems);
+        ClusterHead kept = new ClusterHead(cluster, n.view, n.admission, n.compiled, published, version, pin, n.problems, lineage);
         List<ActionOutcome> refused = step.actions().stream().map(a -> new ActionOutcome(a.action(), reason)).toList();
         return new Step(kept, step.changes(), RulesDiff.between(published, published, List.of()), false, refused, step.digests());
     }
@@ -276,7 +283,8 @@ public final class ClusterHead {
         if (diff.isEmpty()) {
             return Optional.empty();
         }
-        ClusterHead next = new ClusterHead(cluster, view, admission, compiled, compiled.rules(), version + 1, null, problems);
+        ClusterHead next = new ClusterHead(cluster, view, admission, compiled, compiled.rules(), version + 1, null, problems,
+                Lineage.next(lineage, version + 1, diff));
         return Optional.of(new Step(next, Changes.NONE, diff, true, List.of(), List.of()));
     }
 
@@ -306,6 +314,11 @@ public final class ClusterHead {
         return version;
     }
 
+    /** The {@link Lineage} of {@link #version()} (unknown at version 0). */
+    public String lineage() {
+        return lineage;
+    }
+
     /** The rollback holding this cluster, or null when changes are published as they come. */
     public Pin pin() {
         return pin;
@@ -320,7 +333,7 @@ public final class ClusterHead {
     public boolean equals(Object o) {
         return o instanceof ClusterHead h && h.cluster.equals(cluster) && h.version == version
                 && h.view.equals(view) && h.published.equals(published) && Objects.equals(h.pin, pin)
-                && h.problems.equals(problems);
+                && h.problems.equals(problems) && h.lineage.equals(lineage);
     }
 
     @Override

@@ -7,6 +7,7 @@ import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.EventCodec;
 import io.rulesync.model.rules.ClusterRules;
+import io.rulesync.model.rules.Lineage;
 import io.rulesync.model.topic.Topics;
 import io.rulesync.store.EventLog;
 import io.rulesync.testsupport.TestDatabase;
@@ -133,7 +134,7 @@ public final class TakeoverBenchmark {
         ClusterRules published = store.history().rules(CLUSTER, head);
         long rules = System.nanoTime() - t;
         t = System.nanoTime();
-        ClusterHead.rebuilt(CLUSTER, events, head, published, null);
+        ClusterHead.rebuilt(CLUSTER, events, head, published, null, Lineage.UNKNOWN);
         long fold = System.nanoTime() - t;
         System.out.printf("    phases (s): clusters %.2f, checkpoint fetch %.2f, read and check %.2f, events after: fetch %.2f, "
                         + "decode %.2f (%,d); head's rules %.2f; fold and compile %.2f%n", clustersOn / 1e9, fetch / 1e9, read / 1e9,

@@ -20,6 +20,7 @@ import io.rulesync.model.event.ObjectKind;
 import io.rulesync.model.event.ObjectRef;
 import io.rulesync.model.manifest.Problem;
 import io.rulesync.model.rules.ClusterRules;
+import io.rulesync.model.rules.Lineage;
 import io.rulesync.testsupport.cluster.ClusterGenerator;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -87,7 +88,7 @@ class CheckpointTest {
     }
 
     private static ClusterHead fold(List<ClusterEvent> events) {
-        return ClusterHead.rebuilt(C, events, 1, ClusterRules.EMPTY, null);
+        return ClusterHead.rebuilt(C, events, 1, ClusterRules.EMPTY, null, Lineage.UNKNOWN);
     }
 
     @ParameterizedTest(name = "seed {0}")
@@ -179,7 +180,7 @@ class CheckpointTest {
 
     @Test
     void aClusterWithoutAVersionHasNothingToCheckpoint() {
-        ClusterHead head = ClusterHead.rebuilt(C, List.of(), 0, ClusterRules.EMPTY, null);
+        ClusterHead head = ClusterHead.rebuilt(C, List.of(), 0, ClusterRules.EMPTY, null, Lineage.UNKNOWN);
         assertThatThrownBy(() -> Checkpoint.write(head, T)).hasMessage("cluster prod has no version: nothing to check point");
     }
 

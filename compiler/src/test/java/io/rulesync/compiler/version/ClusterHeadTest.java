@@ -2,6 +2,7 @@ package io.rulesync.compiler.version;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rulesync.model.rules.Lineage;
 import io.rulesync.testsupport.cluster.Fixtures;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
@@ -65,6 +66,31 @@ class ClusterHeadTest {
         assertThat(s3.diff().nodes()).extracting(RulesDiff.NodeChange::node).containsExactly("node-b");
     }
 
+    /**
+     * Each version's lineage chains from its parent's over what it changed: the same events make the same history (a
+     * compiler that replays them after a restore makes the versions the nodes already run), other events another one.
+     */
+    @Test
+    void eachVersionsLineageChainsFromItsParentsOverWhatItChanged() {
+        ClusterHead.Step s1 = ClusterHead.empty(C).apply(List.of(NODE_A, WEB, slice("10.244.0.10")));
+        ClusterHead.Step s2 = s1.next().apply(List.of(slice("10.244.0.11")));
+        assertThat(ClusterHead.empty(C).lineage()).isEqualTo(Lineage.UNKNOWN);
+        assertThat(s1.next().lineage()).isEqualTo(Lineage.next(Lineage.UNKNOWN, 1, s1.diff()));
+        assertThat(s2.next().lineage()).isEqualTo(Lineage.next(s1.next().lineage(), 2, s2.diff()));
+        assertThat(s2.next().apply(List.of(slice("10.244.0.11"))).next().lineage()).as("no version, the same lineage")
+                .isEqualTo(s2.next().lineage());
+
+        ClusterHead replayed = ClusterHead.empty(C).apply(List.of(NODE_A, WEB, slice("10.244.0.10"))).next()
+                .apply(List.of(slice("10.244.0.11"))).next();
+        assertThat(replayed.lineage()).isEqualTo(s2.next().lineage());
+        ClusterHead other = s1.next().apply(List.of(slice("10.244.0.12"))).next();
+        assertThat(other.version()).isEqualTo(2);
+        assertThat(other.lineage()).isNotEqualTo(s2.next().lineage());
+        assertThat(ClusterHead.rebuilt(C, List.of(NODE_A, WEB, slice("10.244.0.11")), 2, s2.next().published(), null,
+                s2.next().lineage()).apply(List.of(slice("10.244.0.13"))).next().lineage())
+                .isEqualTo(Lineage.next(s2.next().lineage(), 3, s2.next().apply(List.of(slice("10.244.0.13"))).diff()));
+    }
+
     @Test
     void aSyncMarkerDropsWhatWasDeletedWhileNobodyWatched() {
         ClusterHead h = ClusterHead.empty(C).apply(List.of(NODE_A, WEB, slice("10.244.0.10"))).next();
@@ -86,7 +112,7 @@ class ClusterHeadTest {
         ClusterHead today = ClusterHead.empty(C).apply(events).next();
         // "An older compiler" wrote the rules of another endpoint for the same events.
         ClusterHead older = ClusterHead.empty(C).apply(List.of(NODE_A, WEB, slice("10.244.0.99"))).next();
-        ClusterHead rebuilt = ClusterHead.rebuilt(C, events, 1, older.published(), null);
+        ClusterHead rebuilt = ClusterHead.rebuilt(C, events, 1, older.published(), null, Lineage.UNKNOWN);
 
         ClusterHead.Step step = rebuilt.recompiled().orElseThrow();
         assertThat(step.newVersion()).isTrue();
@@ -96,9 +122,9 @@ class ClusterHeadTest {
         assertThat(step.diff().fragments()).extracting(c -> c.key().unit().id()).containsOnly("shop/web:http/TCP");
         assertThat(step.next().recompiled()).isEmpty();
 
-        assertThat(ClusterHead.rebuilt(C, events, 1, today.published(), null).recompiled()).isEmpty();
-        assertThat(ClusterHead.rebuilt(C, events, 1, older.published(), new ClusterHead.Pin(7, 1)).recompiled()).isEmpty();
-        assertThat(ClusterHead.rebuilt(C, List.of(), 0, older.published(), null).recompiled()).isEmpty();
+        assertThat(ClusterHead.rebuilt(C, events, 1, today.published(), null, Lineage.UNKNOWN).recompiled()).isEmpty();
+        assertThat(ClusterHead.rebuilt(C, events, 1, older.published(), new ClusterHead.Pin(7, 1), Lineage.UNKNOWN).recompiled()).isEmpty();
+        assertThat(ClusterHead.rebuilt(C, List.of(), 0, older.published(), null, Lineage.UNKNOWN).recompiled()).isEmpty();
     }
 
     @Test
@@ -114,7 +140,7 @@ class ClusterHeadTest {
         for (int i = 0; i < batches.size(); i++) {
             if (i == 3) {
                 // "Restart": rebuild from the stored events and the stored head version.
-                ClusterHead rebuilt = ClusterHead.rebuilt(C, seen, live.version(), live.published(), live.pin());
+                ClusterHead rebuilt = ClusterHead.rebuilt(C, seen, live.version(), live.published(), live.pin(), live.lineage());
                 assertThat(rebuilt.pendingDiff().isEmpty()).isTrue();
                 live = rebuilt;
             }

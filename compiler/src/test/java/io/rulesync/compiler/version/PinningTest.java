@@ -141,7 +141,7 @@ class PinningTest {
         step(slice("10.244.0.40"));
         log.add(r);
         log.add(slice("10.244.0.40"));
-        ClusterHead rebuilt = ClusterHead.rebuilt(C, log, head.version(), head.published(), head.pin());
+        ClusterHead rebuilt = ClusterHead.rebuilt(C, log, head.version(), head.published(), head.pin(), head.lineage());
         assertThat(rebuilt).isEqualTo(head);
         assertThat(rebuilt.apply(List.of(slice("10.244.0.41")), history).newVersion()).isFalse();
     }

@@ -101,7 +101,7 @@ class ProblemsInTheHeadTest {
             live = live.apply(b).next();
             seen.addAll(b);
         }
-        ClusterHead rebuilt = ClusterHead.rebuilt(C, seen, live.version(), live.published(), live.pin());
+        ClusterHead rebuilt = ClusterHead.rebuilt(C, seen, live.version(), live.published(), live.pin(), live.lineage());
         assertThat(rebuilt).isEqualTo(live);
         assertThat(rebuilt.problems().bySource()).containsOnlyKeys("n.yaml", "x.yaml");
     }

@@ -17,16 +17,29 @@ import tools.jackson.core.JsonToken;
  * fragments whose variant resolves to it ({@link ClusterRules#ruleSet}), so one message serves every
  * node and its size grows with the change, not with the number of nodes.
  */
-public record RulesDelta(String cluster, long base, long target, Instant createdAt, RulesDiff diff) {
+public record RulesDelta(String cluster, long base, long target, Instant createdAt, RulesDiff diff, String baseLineage,
+        String lineage) {
     public static final int FORMAT = 1;
 
+    /**
+     * @param baseLineage the {@link Lineage} of version {@code base}: a node that runs {@code base} of another lineage
+     *                    must not apply this delta
+     * @param lineage     the lineage of version {@code target}
+     */
     public RulesDelta {
         Objects.requireNonNull(cluster, "cluster");
         Objects.requireNonNull(createdAt, "createdAt");
         Objects.requireNonNull(diff, "diff");
+        Objects.requireNonNull(baseLineage, "baseLineage");
+        Objects.requireNonNull(lineage, "lineage");
         if (target != base + 1) {
             throw new IllegalArgumentException("a delta goes from one version to the next: " + base + " -> " + target);
         }
+    }
+
+    /** A delta whose lineages are not known (written before lineages existed, or in a test that does not need them). */
+    public RulesDelta(String cluster, long base, long target, Instant createdAt, RulesDiff diff) {
+        this(cluster, base, target, createdAt, diff, Lineage.UNKNOWN, Lineage.UNKNOWN);
     }
 
     /** The delta as one message (see {@link #toJsonParts} for large ones). */
@@ -71,6 +84,10 @@ public record RulesDelta(String cluster, long base, long target, Instant created
                 g.writeNumberProperty("base", base);
                 g.writeNumberProperty("target", target);
                 g.writeStringProperty("createdAt", createdAt.toString());
+                if (!lineage.isEmpty()) {
+                    g.writeStringProperty("baseLineage", baseLineage);
+                    g.writeStringProperty("lineage", lineage);
+                }
                 g.writeNumberProperty("part", part);
                 g.writeNumberProperty("parts", groups.size());
                 g.writeName("fragments");
@@ -103,13 +120,14 @@ public record RulesDelta(String cluster, long base, long target, Instant created
         List<RulesDiff.FragmentChange> fragments = new ArrayList<>();
         List<RulesDiff.NodeChange> nodes = new ArrayList<>();
         for (RulesDelta d : read) {
-            if (!d.cluster().equals(first.cluster()) || d.target() != first.target()) {
+            if (!d.cluster().equals(first.cluster()) || d.target() != first.target() || !d.lineage().equals(first.lineage())) {
                 throw new IllegalArgumentException("parts of different deltas");
             }
             fragments.addAll(d.diff().fragments());
             nodes.addAll(d.diff().nodes());
         }
-        return new RulesDelta(first.cluster(), first.base(), first.target(), first.createdAt(), new RulesDiff(fragments, nodes));
+        return new RulesDelta(first.cluster(), first.base(), first.target(), first.createdAt(), new RulesDiff(fragments, nodes),
+                first.baseLineage(), first.lineage());
     }
 
     /** Which part of its delta a message is, and of how many: {@code [part, parts]}. */
@@ -152,6 +170,8 @@ public record RulesDelta(String cluster, long base, long target, Instant created
             Long base = null;
             Long target = null;
             String createdAt = null;
+            String baseLineage = Lineage.UNKNOWN;
+            String lineage = Lineage.UNKNOWN;
             long part = 1;
             long parts = 1;
             List<RulesDiff.FragmentChange> fragments = null;
@@ -165,6 +185,8 @@ public record RulesDelta(String cluster, long base, long target, Instant created
                     case "base" -> base = FragmentJson.whole(p, "base");
                     case "target" -> target = FragmentJson.whole(p, "target");
                     case "createdAt" -> createdAt = FragmentJson.text(p, "createdAt");
+                    case "baseLineage" -> baseLineage = Lineage.check("baseLineage", FragmentJson.text(p, "baseLineage"));
+                    case "lineage" -> lineage = Lineage.check("lineage", FragmentJson.text(p, "lineage"));
                     case "part" -> part = FragmentJson.whole(p, "part");
                     case "parts" -> parts = FragmentJson.whole(p, "parts");
                     case "fragments" -> fragments = FragmentJson.readFragments(p);
@@ -177,7 +199,8 @@ public record RulesDelta(String cluster, long base, long target, Instant created
             }
             RulesDelta delta = new RulesDelta(FragmentJson.required(cluster, "cluster"), FragmentJson.required(base, "base"),
                     FragmentJson.required(target, "target"), Instant.parse(FragmentJson.required(createdAt, "createdAt")),
-                    new RulesDiff(FragmentJson.required(fragments, "fragments"), FragmentJson.required(nodes, "nodes")));
+                    new RulesDiff(FragmentJson.required(fragments, "fragments"), FragmentJson.required(nodes, "nodes")), baseLineage,
+                    lineage);
             return new Part(Math.toIntExact(part), Math.toIntExact(parts), delta);
         } catch (FragmentJson.WrongField | DateTimeParseException | ArithmeticException e) {
             throw new IllegalArgumentException("delta is missing a field or has one of the wrong type: " + e.getMessage(), e);

@@ -14,20 +14,27 @@ import tools.jackson.core.JsonToken;
  * ({@link ClusterRules#forNode}): what an agent loads when it starts, or when a delta does not
  * follow the version it runs. Same fragment encoding as {@link RulesDelta}.
  */
-public record RulesSnapshot(String cluster, long version, Instant createdAt, ClusterRules rules) {
+public record RulesSnapshot(String cluster, long version, Instant createdAt, ClusterRules rules, String lineage) {
     public static final int FORMAT = 1;
 
+    /** @param lineage the version's {@link Lineage} */
     public RulesSnapshot {
         Objects.requireNonNull(cluster, "cluster");
         Objects.requireNonNull(createdAt, "createdAt");
         Objects.requireNonNull(rules, "rules");
+        Objects.requireNonNull(lineage, "lineage");
         if (version < 0) {
             throw new IllegalArgumentException("version " + version + " is negative");
         }
     }
 
+    /** A snapshot whose lineage is not known. */
+    public RulesSnapshot(String cluster, long version, Instant createdAt, ClusterRules rules) {
+        this(cluster, version, createdAt, rules, Lineage.UNKNOWN);
+    }
+
     public String toJson() {
-        StringBuilder out = new StringBuilder(jsonHead(cluster, version, createdAt));
+        StringBuilder out = new StringBuilder(jsonHead(cluster, version, lineage, createdAt));
         boolean first = true;
         for (var e : rules.fragments().entrySet()) {
             out.append(first ? "" : ",").append(fragmentJson(e.getKey(), e.getValue()));
@@ -43,12 +50,15 @@ public record RulesSnapshot(String cluster, long version, Instant createdAt, Clu
      */
 
     /** Everything before the first fragment: {@code {"v":1,"cluster":...,"fragments":[}. */
-    public static String jsonHead(String cluster, long version, Instant createdAt) {
+    public static String jsonHead(String cluster, long version, String lineage, Instant createdAt) {
         String whole = Json.generate(g -> {
             g.writeStartObject();
             g.writeNumberProperty("v", FORMAT);
             g.writeStringProperty("cluster", cluster);
             g.writeNumberProperty("version", version);
+            if (!lineage.isEmpty()) {
+                g.writeStringProperty("lineage", lineage);
+            }
             g.writeStringProperty("createdAt", createdAt.toString());
             g.writeName("fragments");
             g.writeStartArray();
@@ -88,6 +98,7 @@ public record RulesSnapshot(String cluster, long version, Instant createdAt, Clu
             String cluster = null;
             Long version = null;
             String createdAt = null;
+            String lineage = Lineage.UNKNOWN;
             List<RulesDiff.FragmentChange> fragments = null;
             List<RulesDiff.NodeChange> nodes = null;
             boolean format = false;
@@ -98,6 +109,7 @@ public record RulesSnapshot(String cluster, long version, Instant createdAt, Clu
                     case "cluster" -> cluster = FragmentJson.text(p, "cluster");
                     case "version" -> version = FragmentJson.whole(p, "version");
                     case "createdAt" -> createdAt = FragmentJson.text(p, "createdAt");
+                    case "lineage" -> lineage = Lineage.check("lineage", FragmentJson.text(p, "lineage"));
                     case "fragments" -> fragments = FragmentJson.readFragments(p);
                     case "nodes" -> nodes = FragmentJson.readNodes(p);
                     default -> p.skipChildren();
@@ -108,7 +120,7 @@ public record RulesSnapshot(String cluster, long version, Instant createdAt, Clu
             }
             RulesDiff diff = new RulesDiff(FragmentJson.required(fragments, "fragments"), FragmentJson.required(nodes, "nodes"));
             return new RulesSnapshot(FragmentJson.required(cluster, "cluster"), FragmentJson.required(version, "version"),
-                    Instant.parse(FragmentJson.required(createdAt, "createdAt")), diff.applyTo(ClusterRules.EMPTY));
+                    Instant.parse(FragmentJson.required(createdAt, "createdAt")), diff.applyTo(ClusterRules.EMPTY), lineage);
         } catch (FragmentJson.WrongField | DateTimeParseException e) {
             throw new IllegalArgumentException("snapshot is missing a field or has one of the wrong type: " + e.getMessage(), e);
         }

@@ -2,6 +2,7 @@ package io.rulesync.model.stream;
 
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.event.Json;
+import io.rulesync.model.rules.Lineage;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -19,12 +20,20 @@ public sealed interface NodeFrame {
     /** An agent keeps at most 100 unsent acks; a frame never needs more. */
     int MAX_ACKS = 100;
 
-    /** Send the versions after {@code after}: the version the node runs, on a new stream or after a snapshot. */
-    record Resume(long after) implements NodeFrame {
+    /**
+     * Send the versions after {@code after}: the version the node runs, on a new stream or after a snapshot, with that
+     * version's {@link Lineage} (so that the api can tell a version of another history and send a snapshot instead).
+     */
+    record Resume(long after, String lineage) implements NodeFrame {
         public Resume {
             if (after < 0) {
                 throw new IllegalArgumentException("after: " + after + " is negative");
             }
+            lineage = Lineage.check("lineage", lineage);
+        }
+
+        public Resume(long after) {
+            this(after, Lineage.UNKNOWN);
         }
     }
 
@@ -44,6 +53,9 @@ public sealed interface NodeFrame {
         if (this instanceof Resume r) {
             m.put("type", "resume");
             m.put("after", r.after());
+            if (!r.lineage().isEmpty()) {
+                m.put("lineage", r.lineage());
+            }
             return Json.write(m).getBytes(StandardCharsets.UTF_8);
         }
         // Each ack in its own wire form, as POST .../acks carries it.
@@ -76,7 +88,11 @@ public sealed interface NodeFrame {
                 if (after == null || !after.isIntegralNumber() || !after.canConvertToLong()) {
                     throw new IllegalArgumentException("after: not a whole number");
                 }
-                return new Resume(after.longValue());
+                JsonNode lineage = m.get("lineage");
+                if (lineage != null && !lineage.isString()) {
+                    throw new IllegalArgumentException("lineage: not a string");
+                }
+                return new Resume(after.longValue(), lineage == null ? Lineage.UNKNOWN : lineage.asString());
             }
             case "acks" -> {
                 JsonNode list = m.get("acks");

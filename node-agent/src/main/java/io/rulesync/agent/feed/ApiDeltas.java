@@ -2,6 +2,7 @@ package io.rulesync.agent.feed;
 
 import io.rulesync.client.ApiClient;
 import io.rulesync.client.Retries;
+import io.rulesync.model.rules.Lineage;
 import io.rulesync.model.rules.RulesDelta;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -17,6 +18,7 @@ import java.util.concurrent.Flow;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,24 +51,29 @@ public final class ApiDeltas implements DeltaSource {
     private final String cluster;
     private final String node;
     private final LongSupplier running;
+    private final Supplier<String> runningLineage;
     private final Duration hold;
     private final Clock clock;
     private final LinkedBlockingQueue<Arrival> arrivals = new LinkedBlockingQueue<>();
     private CompletableFuture<HttpResponse<String>> inFlight;
     private HttpRequest inFlightRequest;
     private long delivered = -1;
+    private String deliveredLineage = Lineage.UNKNOWN;
     private Instant retryAt = Instant.MIN;
     private final Retries retry = Retries.forRequests();
 
     /**
-     * @param running the version the agent runs (-1: none yet, nothing is asked then)
-     * @param hold    how long the api keeps one answer open
+     * @param running        the version the agent runs (-1: none yet, nothing is asked then)
+     * @param runningLineage that version's lineage, sent along so that the api can tell a version of another history
+     * @param hold           how long the api keeps one answer open
      */
-    public ApiDeltas(ApiClient api, String cluster, String node, LongSupplier running, Duration hold, Clock clock) {
+    public ApiDeltas(ApiClient api, String cluster, String node, LongSupplier running, Supplier<String> runningLineage, Duration hold,
+            Clock clock) {
         this.api = api;
         this.cluster = cluster;
         this.node = node;
         this.running = running;
+        this.runningLineage = runningLineage;
         this.hold = hold;
         this.clock = clock;
     }
@@ -109,12 +116,14 @@ public final class ApiDeltas implements DeltaSource {
 
     /** Sends the next request; false when there is nothing to ask yet (no version, or backing off). */
     private boolean send() {
-        long after = Math.max(running.getAsLong(), delivered);
+        long runs = running.getAsLong();
+        long after = Math.max(runs, delivered);
         if (after < 1 || clock.instant().isBefore(retryAt)) {
             return false;
         }
-        HttpRequest req = api.clusterRequest(cluster, "deltas?after=" + after + "&node=" + ApiClient.encode(node) + "&watch=true&wait="
-                        + hold.toSeconds(), hold.plusSeconds(15))
+        String lineage = after == runs ? runningLineage.get() : deliveredLineage;
+        HttpRequest req = api.clusterRequest(cluster, "deltas?after=" + after + (lineage.isEmpty() ? "" : "&lineage=" + lineage)
+                        + "&node=" + ApiClient.encode(node) + "&watch=true&wait=" + hold.toSeconds(), hold.plusSeconds(15))
                 .header("Accept", "application/x-ndjson").GET().build();
         inFlightRequest = req;
         // A 200 streams its lines into the queue as they come; any other status is read whole, for its message.
@@ -179,7 +188,10 @@ public final class ApiDeltas implements DeltaSource {
                 throw new IllegalArgumentException("a delta of cluster " + d.cluster());
             }
             out.add(d);
-            delivered = Math.max(delivered, d.target());
+            if (d.target() > delivered) {
+                delivered = d.target();
+                deliveredLineage = d.lineage();
+            }
         } catch (RuntimeException e) {
             // A delta the agent cannot read is a gap: the next readable one asks for a snapshot.
             log.atWarn().addKeyValue("cluster", cluster).log("skipping an unreadable delta from {}: {}", inFlightRequest.uri(),

@@ -14,7 +14,7 @@ import java.util.zip.GZIPInputStream;
 /**
  * Snapshots from the api role: {@code GET /api/v1/clusters/{c}/versions/{v}/snapshot?node=N}. Asked for gzip (a node's
  * snapshot at 10,000 Services is ~46 MB of JSON, a few MB compressed) and parsed as it arrives, so the text is never
- * held whole; {@link #newerThan} sends the version the node runs as {@code If-None-Match}, and a 304 costs nothing.
+ * held whole; {@link #otherThan} sends the version the node runs as {@code If-None-Match}, and a 304 costs nothing.
  */
 public final class ApiSnapshots implements SnapshotSource {
     private final ApiClient api;
@@ -34,8 +34,9 @@ public final class ApiSnapshots implements SnapshotSource {
     }
 
     @Override
-    public Optional<RulesSnapshot> newerThan(String cluster, String node, long running) throws SnapshotUnavailableException {
-        return fetch(cluster, node, "latest", "\"v" + running + "\"").filter(s -> s.version() > running);
+    public Optional<RulesSnapshot> otherThan(String cluster, String node, long running, String lineage) throws SnapshotUnavailableException {
+        String etag = "\"v" + running + (lineage.isEmpty() ? "" : "-" + lineage) + "\"";
+        return fetch(cluster, node, "latest", etag).filter(s -> SnapshotSource.replaces(s, running, lineage));
     }
 
     /** Empty on 304 (the node runs what it would get). */

@@ -1,5 +1,6 @@
 package io.rulesync.agent.feed;
 
+import io.rulesync.model.rules.Lineage;
 import io.rulesync.model.rules.RulesSnapshot;
 import java.util.Optional;
 
@@ -12,11 +13,17 @@ public interface SnapshotSource {
     RulesSnapshot at(String cluster, String node, long version) throws SnapshotUnavailableException;
 
     /**
-     * The newest version when it is newer than {@code running}, which the node runs; empty when it is not. A source
-     * that can (the api, with the version as entity tag) avoids sending what the node already has.
+     * The newest version when it is not what the node runs ({@code running} of {@code lineage}): newer, or of another
+     * lineage (the control plane's history was restored from a backup: that version may even be older); empty when the
+     * node runs it. A source that can (the api, with version and lineage as entity tag) avoids sending what the node
+     * already has.
      */
-    default Optional<RulesSnapshot> newerThan(String cluster, String node, long running) throws SnapshotUnavailableException {
-        RulesSnapshot latest = latest(cluster, node);
-        return latest.version() > running ? Optional.of(latest) : Optional.empty();
+    default Optional<RulesSnapshot> otherThan(String cluster, String node, long running, String lineage) throws SnapshotUnavailableException {
+        return Optional.of(latest(cluster, node)).filter(s -> replaces(s, running, lineage));
+    }
+
+    /** Whether {@code latest} is what a node that runs {@code running} of {@code lineage} should load. */
+    static boolean replaces(RulesSnapshot latest, long running, String lineage) {
+        return latest.version() > running || !Lineage.agree(lineage, latest.lineage());
     }
 }

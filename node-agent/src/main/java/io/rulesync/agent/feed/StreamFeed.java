@@ -6,6 +6,7 @@ import io.grpc.Status;
 import io.rulesync.client.Retries;
 import io.rulesync.client.stream.NodeStream;
 import io.rulesync.model.ack.NodeAck;
+import io.rulesync.model.rules.Lineage;
 import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.model.stream.NodeFrame;
 import io.rulesync.model.stream.ServerFrame;
@@ -64,6 +65,7 @@ public final class StreamFeed implements DeltaSource, AckSink {
     private final String node;
     private final Supplier<String> token;
     private final LongSupplier running;
+    private final Supplier<String> runningLineage;
     private final Duration ackInterval;
     private final Clock clock;
     private final LinkedBlockingQueue<Arrival> arrivals = new LinkedBlockingQueue<>();
@@ -78,6 +80,7 @@ public final class StreamFeed implements DeltaSource, AckSink {
     private long resumedAt = -1;
     private boolean snapshotAsked;
     private long delivered = -1;
+    private String deliveredLineage = Lineage.UNKNOWN;
     private Instant retryAt = Instant.MIN;
     private final Deque<NodeAck> unsent = new ArrayDeque<>();
     private NodeAck newest;
@@ -89,16 +92,18 @@ public final class StreamFeed implements DeltaSource, AckSink {
      * @param channels    makes the channel to the api's streams; when {@code ownsChannel}, called again for each attempt
      *                    after a stream failed, so that it may land on another replica
      * @param running     the version the agent runs (-1: none yet; the stream opens once there is one)
+     * @param runningLineage that version's lineage, sent along so that the api can tell a version of another history
      * @param ackInterval the least time between two frames of acks (zero: each ack at once); a failure never waits
      */
     public StreamFeed(Supplier<ManagedChannel> channels, boolean ownsChannel, String cluster, String node, Supplier<String> token, LongSupplier running,
-            Duration ackInterval, Clock clock) {
+            Supplier<String> runningLineage, Duration ackInterval, Clock clock) {
         this.channels = channels;
         this.ownsChannel = ownsChannel;
         this.cluster = cluster;
         this.node = node;
         this.token = token;
         this.running = running;
+        this.runningLineage = runningLineage;
         this.ackInterval = ackInterval;
         this.clock = clock;
         this.lastAcksSentNanos = System.nanoTime() - ackInterval.toNanos();
@@ -203,7 +208,7 @@ public final class StreamFeed implements DeltaSource, AckSink {
         long runs = running.getAsLong();
         if (resumedAt < 0 || (snapshotAsked && runs > resumedAt)) {
             long after = Math.max(runs, delivered);
-            stream.send(new NodeFrame.Resume(after));
+            stream.send(new NodeFrame.Resume(after, after == runs ? runningLineage.get() : deliveredLineage));
             resumedAt = after;
             snapshotAsked = false;
         }
@@ -266,7 +271,10 @@ public final class StreamFeed implements DeltaSource, AckSink {
                     throw new IllegalArgumentException("a delta of cluster " + delta.cluster());
                 }
                 out.add(delta);
-                delivered = Math.max(delivered, delta.target());
+                if (delta.target() > delivered) {
+                    delivered = delta.target();
+                    deliveredLineage = delta.lineage();
+                }
             } catch (RuntimeException e) {
                 // A delta the agent cannot read is a gap: the next readable one asks for a snapshot.
                 log.atWarn().addKeyValue("cluster", cluster).log("skipping an unreadable delta: {}", e.getMessage());

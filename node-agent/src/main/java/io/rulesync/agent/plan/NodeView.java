@@ -2,6 +2,7 @@ package io.rulesync.agent.plan;
 
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.ClusterRules;
+import io.rulesync.model.rules.Lineage;
 import io.rulesync.model.rules.RuleSet;
 import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.model.rules.RulesDiff;
@@ -19,11 +20,13 @@ import java.util.TreeSet;
  * cluster's fragments cut down to those that can apply to this node. Deltas move it forward one
  * version at a time; anything else (a gap, a zone change) asks for a snapshot.
  */
-public record NodeView(String cluster, String node, long version, ClusterRules rules) {
+public record NodeView(String cluster, String node, long version, ClusterRules rules, String lineage) {
+    /** @param lineage the version's {@link Lineage}: a delta that follows a version of another lineage is not applied */
     public NodeView {
         Objects.requireNonNull(cluster, "cluster");
         Objects.requireNonNull(node, "node");
         Objects.requireNonNull(rules, "rules");
+        Objects.requireNonNull(lineage, "lineage");
     }
 
     /** The result of offering a delta. */
@@ -46,7 +49,7 @@ public record NodeView(String cluster, String node, long version, ClusterRules r
     }
 
     public static NodeView of(RulesSnapshot snapshot, String node) {
-        return new NodeView(snapshot.cluster(), node, snapshot.version(), snapshot.rules().forNode(node));
+        return new NodeView(snapshot.cluster(), node, snapshot.version(), snapshot.rules().forNode(node), snapshot.lineage());
     }
 
     /** Whether the node is part of this version (the Node object exists in the cluster). */
@@ -68,6 +71,12 @@ public record NodeView(String cluster, String node, long version, ClusterRules r
         if (delta.base() != version) {
             return new NeedsSnapshot("delta " + delta.base() + "->" + delta.target() + " does not follow version " + version);
         }
+        if (!Lineage.agree(lineage, delta.baseLineage())) {
+            return new NeedsSnapshot("delta " + delta.base() + "->" + delta.target() + " follows version " + version + " of lineage "
+                    + Lineage.shortForm(delta.baseLineage()) + ", but this node runs version " + version + " of lineage "
+                    + Lineage.shortForm(lineage) + " (the control plane's database was restored from a backup, or lost commits)");
+        }
+        String nextLineage = delta.lineage(); // unknown for a delta from before lineages: nothing to compare then
         String zone = rules.nodes().get(node);
         List<RulesDiff.NodeChange> mine = new ArrayList<>();
         for (RulesDiff.NodeChange n : delta.diff().nodes()) {
@@ -81,7 +90,7 @@ public record NodeView(String cluster, String node, long version, ClusterRules r
         }
         if (zone == null && mine.isEmpty()) {
             // Not (yet) a node of this cluster: nothing can apply to it.
-            return new Advanced(new NodeView(cluster, node, delta.target(), rules), Set.of());
+            return new Advanced(new NodeView(cluster, node, delta.target(), rules, nextLineage), Set.of());
         }
         if (zone == null) {
             // The node just appeared: its fragments may all predate this delta.
@@ -96,6 +105,6 @@ public record NodeView(String cluster, String node, long version, ClusterRules r
             }
         }
         ClusterRules next = new RulesDiff(relevant, List.of()).applyTo(rules);
-        return new Advanced(new NodeView(cluster, node, delta.target(), next), touched);
+        return new Advanced(new NodeView(cluster, node, delta.target(), next, nextLineage), touched);
     }
 }

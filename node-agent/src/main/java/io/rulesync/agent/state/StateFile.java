@@ -1,5 +1,6 @@
 package io.rulesync.agent.state;
 
+import io.rulesync.model.rules.Lineage;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.UncheckedIOException;
@@ -8,7 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.util.OptionalLong;
+import java.util.Optional;
 import java.util.Properties;
 
 /**
@@ -33,28 +34,33 @@ public final class StateFile {
         return path;
     }
 
+    /** What an earlier run applied: a version, and its lineage (unknown in a file written before lineages). */
+    public record Claim(long version, String lineage) {
+    }
+
     /** The version applied by an earlier run, if this file is there and is for this cluster and node. */
-    public OptionalLong read() {
+    public Optional<Claim> read() {
         if (!Files.isRegularFile(path)) {
-            return OptionalLong.empty();
+            return Optional.empty();
         }
         Properties p = new Properties();
         try (Reader r = Files.newBufferedReader(path, StandardCharsets.UTF_8)) {
             p.load(r);
             if (!cluster.equals(p.getProperty("cluster")) || !node.equals(p.getProperty("node"))) {
-                return OptionalLong.empty();
+                return Optional.empty();
             }
-            return OptionalLong.of(Long.parseLong(p.getProperty("version", "")));
-        } catch (IOException | NumberFormatException e) {
-            return OptionalLong.empty();
+            return Optional.of(new Claim(Long.parseLong(p.getProperty("version", "")), Lineage.check("lineage", p.getProperty("lineage"))));
+        } catch (IOException | IllegalArgumentException e) {
+            return Optional.empty(); // not a claim to trust: the agent loads in full
         }
     }
 
-    public void write(long version, String mode) {
+    public void write(long version, String lineage, String mode) {
         Properties p = new Properties();
         p.setProperty("cluster", cluster);
         p.setProperty("node", node);
         p.setProperty("version", Long.toString(version));
+        p.setProperty("lineage", lineage);
         p.setProperty("mode", mode);
         Path tmp = path.resolveSibling(path.getFileName() + ".tmp");
         try {

@@ -31,7 +31,7 @@ class StreamFeedTest {
             ManagedChannel c = NodeStream.channel(target, null, false);
             made.add(c);
             return c;
-        }, true, "shop", "n1", () -> "rs_token", () -> 1, Duration.ZERO, clock);
+        }, true, "shop", "n1", () -> "rs_token", () -> 1, () -> "", Duration.ZERO, clock);
         try {
             for (int attempt = 1; attempt <= 3; attempt++) {
                 int before = made.size();
@@ -76,7 +76,7 @@ class StreamFeedTest {
             MutableClock clock = new MutableClock();
             String target = "127.0.0.1:" + silent.getLocalPort();
             StreamFeed feed = new StreamFeed(() -> NodeStream.channel(target, null, false), true, "shop", "n1", () -> "rs_token",
-                    () -> 1, Duration.ZERO, clock);
+                    () -> 1, () -> "", Duration.ZERO, clock);
             try {
                 feed.poll(Duration.ofMillis(200));
                 await().atMost(Duration.ofSeconds(10)).until(() -> held.size() == 1);

@@ -6,6 +6,7 @@ import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.NamespacedName;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.rules.ClusterRules;
+import io.rulesync.model.rules.Lineage;
 import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.model.rules.RulesDiff;
 import io.rulesync.model.rules.RulesSnapshot;
@@ -25,6 +26,7 @@ public final class History {
     private static final Instant T = Instant.parse("2026-11-29T12:00:00Z");
 
     private final List<ClusterRules> versions = new ArrayList<>();
+    private final List<String> lineages = new ArrayList<>();
     private ClusterState state;
     private int nextService;
 
@@ -32,6 +34,22 @@ public final class History {
         state = SyntheticCluster.build(services, 3);
         nextService = services;
         versions.add(ClusterCompiler.compile(state, ClusterSettings.DEFAULT).rules());
+        lineages.add(Lineage.next(Lineage.UNKNOWN, 1, RulesDiff.between(ClusterRules.EMPTY, versions.get(0), null)));
+    }
+
+    /**
+     * The history as a database restored from a backup holds it: the versions after {@code version} are gone, and the
+     * next ones reuse their numbers (with other changes, and so other lineages).
+     */
+    public void restoredTo(long version) {
+        while (versions.size() > version) {
+            versions.remove(versions.size() - 1);
+            lineages.remove(lineages.size() - 1);
+        }
+    }
+
+    public String lineage(long version) {
+        return lineages.get((int) version - 1);
     }
 
     /** Version numbers start at 1 (0 means "nothing"). */
@@ -44,7 +62,7 @@ public final class History {
     }
 
     public RulesSnapshot snapshot(long version, String node) {
-        return new RulesSnapshot(CLUSTER, version, T, rules(version).forNode(node));
+        return new RulesSnapshot(CLUSTER, version, T, rules(version).forNode(node), lineage(version));
     }
 
     /** Next version after {@code changes} random changes; returns its delta (read back from its wire form). */
@@ -76,8 +94,11 @@ public final class History {
 
     private RulesDelta step(ClusterRules next) {
         ClusterRules prev = versions.get(versions.size() - 1);
+        String base = lineages.get(lineages.size() - 1);
+        RulesDiff diff = RulesDiff.between(prev, next, null);
         versions.add(next);
-        RulesDelta d = new RulesDelta(CLUSTER, versions.size() - 1, versions.size(), T, RulesDiff.between(prev, next, null));
+        lineages.add(Lineage.next(base, versions.size(), diff));
+        RulesDelta d = new RulesDelta(CLUSTER, versions.size() - 1, versions.size(), T, diff, base, lineages.get(lineages.size() - 1));
         return RulesDelta.fromJsonParts(d.toJsonParts(900_000));
     }
 }

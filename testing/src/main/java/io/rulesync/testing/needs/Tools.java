@@ -17,6 +17,7 @@ final class Tools {
             Map.entry("iptables-save", "iptables"), Map.entry("ip6tables-save", "iptables"),
             Map.entry("ipvsadm-restore", "ipvsadm"),
             Map.entry("sysctl", "procps"),
+            Map.entry("pg_dump", "postgresql-client"), Map.entry("pg_restore", "postgresql-client"),
             Map.entry("sh", "dash"),
             Map.entry("chromedriver", "chromium-driver"));
     /** A non-root PATH often lacks these, yet the tools in them run fine under {@code ip netns exec}. */
