@@ -203,10 +203,18 @@ public class ApiApplication {
         DeltaWaits waits = new DeltaWaits(store, watch, deltaWakers, 64L << 20, rollouts);
         meters.gauge("rulesync.deltas.waiting", waits, DeltaWaits::parked);
         rollouts.onRelease(waits::advanced);
-        watch.start((cluster, head) -> {
-            waits.advanced(cluster, head);
-            if (rollouts.gated(cluster)) {
-                rolloutTicks.execute(rollouts::tick); // a new version starts its rollout now, not at the next second
+        watch.start(new HeadWatch.Listener() {
+            @Override
+            public void advanced(String cluster, long head) {
+                waits.advanced(cluster, head);
+                if (rollouts.gated(cluster)) {
+                    rolloutTicks.execute(rollouts::tick); // a new version starts its rollout now, not at the next second
+                }
+            }
+
+            @Override
+            public void rewound(String cluster, long head) {
+                waits.rewound(cluster, head);
             }
         });
         return waits;

@@ -206,6 +206,41 @@ class AgentOverApiTest {
         }
     }
 
+    /**
+     * A restore that takes away the version the node runs, with nothing new stored after it: nothing would wake the node
+     * (it waits for versions after one that is gone), so the api tells it as it notices the newest version move back, and
+     * the node goes back to the restored history's newest, then on with what follows.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Transport.class, names = {"STREAM", "API"})
+    @RequiresTool({"pg_dump", "pg_restore"})
+    void aRestoreThatTakesAwayTheVersionTheNodeRunsTakesTheNodeBack(Transport transport) throws Exception {
+        Path rules = Files.createDirectories(dir.resolve("rules"));
+        Path backup = dir.resolve("backup.dump");
+        try (AgentLoop agent = agentConfig(rules, transport).loop().start()) {
+            agent.awaitStarted();
+            endpoints("10.244.1.2");
+            awaitRunning(2);
+            db.dump(backup);
+            ClusterHead.Step atBackup = head;
+            long offsetAtBackup = offset;
+            endpoints("10.244.1.3");
+            awaitRunning(3);
+
+            db.restore(backup);
+            head = atBackup;
+            offset = offsetAtBackup;
+            awaitRunning(2);
+            await("the node back on version 2").atMost(DEADLINE).until(() -> agent.agent().running() == 2);
+            assertThat(agent.agent().runningLineage()).isEqualTo(head.next().lineage());
+            assertThat(Files.readString(rules.resolve("n1-ipv4.rules"))).contains("10.244.1.2:80").doesNotContain("10.244.1.3:80");
+
+            endpoints("10.244.1.4");
+            awaitRunning(3);
+            assertThat(Files.readString(rules.resolve("n1-ipv4.rules"))).contains("10.244.1.4:80").doesNotContain("10.244.1.3:80");
+        }
+    }
+
     private static DeltaSource.Polled pollUntilAnswered(ApiDeltas deltas) {
         for (int i = 0; i < 100; i++) {
             DeltaSource.Polled p = deltas.poll(Duration.ofMillis(200));

@@ -247,6 +247,27 @@ public final class DeltaWaits implements HeadWatch.Listener {
         }));
     }
 
+    /**
+     * The head moved back: what is held of the cluster's deltas may be of the lost history, and the nodes parked on a
+     * version beyond the new head run one that is gone; they are told to load a snapshot now, as nothing would wake them.
+     */
+    @Override
+    public void rewound(String cluster, long head) {
+        json.asMap().keySet().removeIf(k -> k.cluster().equals(cluster));
+        Set<Waiter> set = waiting.get(cluster);
+        if (set == null) {
+            return;
+        }
+        for (Waiter w : set) {
+            if (w.after() > head && set.remove(w)) {
+                parked.decrementAndGet();
+                Answer a = new Answer.Snapshot(head, "version " + w.after() + " that this node runs is not stored (the newest is " + head
+                        + "): the database was restored from a backup (or lost commits) since; load a snapshot");
+                wakers.execute(() -> deliver(() -> w.answer().accept(a)));
+            }
+        }
+    }
+
     /** One waiter's answer; its failure (a request its client gave up on meanwhile) must not keep the others waiting. */
     private static void deliver(Runnable answer) {
         try {

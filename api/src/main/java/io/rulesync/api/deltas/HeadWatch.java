@@ -15,9 +15,13 @@ import org.slf4j.LoggerFactory;
  * {@code every} in case an announcement was lost (the listening connection broke, or the api started after it).
  */
 public final class HeadWatch implements AutoCloseable {
-    /** Told when a cluster's head moved forward. Called on the watch's thread: hand long work on. */
+    /** Told when a cluster's head moved. Called on the watch's thread: hand long work on. */
     public interface Listener {
+        /** The head moved forward. */
         void advanced(String cluster, long head);
+
+        /** The head moved back: the database was restored from a backup (or lost commits). */
+        void rewound(String cluster, long head);
     }
 
     private static final Logger log = LoggerFactory.getLogger(HeadWatch.class);
@@ -27,7 +31,7 @@ public final class HeadWatch implements AutoCloseable {
     private final Duration every;
     private final Map<String, Long> heads = new ConcurrentHashMap<>();
     private final Thread thread;
-    private volatile Listener listener = (c, h) -> { };
+    private volatile Listener listener;
     private volatile boolean read;
     private volatile boolean stopping;
 
@@ -80,6 +84,10 @@ public final class HeadWatch implements AutoCloseable {
             Long before = heads.put(e.getKey(), e.getValue());
             if (before == null || before < e.getValue()) {
                 listener.advanced(e.getKey(), e.getValue());
+            } else if (before > e.getValue()) {
+                log.warn("cluster {}: its newest version is {}, no longer {}: the database was restored from a backup (or lost "
+                        + "commits); nodes that ran the versions after it load the restored history", e.getKey(), e.getValue(), before);
+                listener.rewound(e.getKey(), e.getValue());
             }
         }
         read = true;

@@ -173,8 +173,11 @@ public final class ApiDeltas implements DeltaSource {
         }
         String problem = where + ": HTTP " + e.status() + " " + ApiClient.abbreviate(e.body());
         if (e.status() == 410) {
-            // The agent loads a snapshot; asked again too soon, the same answer would come back while it cannot.
+            // The agent loads a snapshot; asked again too soon, the same answer would come back while it cannot. What was
+            // handed over may not follow any more (another history): the next request goes on from what the agent runs.
             retryAt = clock.instant().plusSeconds(1);
+            delivered = -1;
+            deliveredLineage = Lineage.UNKNOWN;
             return problem;
         }
         failed(problem);

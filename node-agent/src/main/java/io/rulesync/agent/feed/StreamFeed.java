@@ -78,6 +78,7 @@ public final class StreamFeed implements DeltaSource, AckSink {
     /** The newest stream the api took (its headers arrived); set on gRPC's thread. */
     private volatile NodeStream answered;
     private long resumedAt = -1;
+    private String resumedLineage = Lineage.UNKNOWN;
     private boolean snapshotAsked;
     private long delivered = -1;
     private String deliveredLineage = Lineage.UNKNOWN;
@@ -206,9 +207,13 @@ public final class StreamFeed implements DeltaSource, AckSink {
             return;
         }
         long runs = running.getAsLong();
-        if (resumedAt < 0 || (snapshotAsked && runs > resumedAt)) {
+        String lineage = runningLineage.get();
+        // After a snapshot: once the node runs another version, a lower one too (a restore from a backup took the newer
+        // ones away), or the same number of another lineage.
+        if (resumedAt < 0 || (snapshotAsked && (runs != resumedAt || !lineage.equals(resumedLineage)))) {
             long after = Math.max(runs, delivered);
-            stream.send(new NodeFrame.Resume(after, after == runs ? runningLineage.get() : deliveredLineage));
+            resumedLineage = after == runs ? lineage : deliveredLineage;
+            stream.send(new NodeFrame.Resume(after, resumedLineage));
             resumedAt = after;
             snapshotAsked = false;
         }
@@ -258,6 +263,9 @@ public final class StreamFeed implements DeltaSource, AckSink {
         }
         if (frame instanceof ServerFrame.Snapshot s) {
             snapshotAsked = true;
+            // What was handed over may not follow any more (another history): the node goes on from what it runs.
+            delivered = -1;
+            deliveredLineage = Lineage.UNKNOWN;
             return "the api: " + s.why();
         }
         ServerFrame.Deltas d = (ServerFrame.Deltas) frame;
