@@ -226,16 +226,8 @@ class AgentTest {
     @Test
     void aDeltaThatFollowsAVersionOfAnotherHistoryIsNotAppliedTheNodeLoadsTheRestoredOne() {
         Agent a = agent();
-        a.start();
         Random r = new Random(11);
-        a.onDeltas(List.of(history.next(r, 3)));
-        a.onDeltas(List.of(history.next(r, 3)));
-        String lost = a.runningLineage();
-        assertThat(a.running()).isEqualTo(3);
-
-        history.restoredTo(2);
-        history.next(r, 3); // the new version 3: never reaches the node
-        assertThat(history.lineage(3)).isNotEqualTo(lost);
+        String lost = runVersion3ThenRestoreTo2(a, r);
         a.onDeltas(List.of(history.next(r, 3)));
 
         assertThat(a.running()).isEqualTo(4);
@@ -246,16 +238,26 @@ class AgentTest {
                 + history.lineage(3).substring(0, 12) + ", but this node runs version 3 of lineage " + lost.substring(0, 12)));
     }
 
+    /**
+     * Starts {@code a} and takes it to version 3; then the history is restored to version 2 and a version 3 of its own
+     * (another change, which never reaches {@code a}) is made. Returns the lineage of the lost version 3.
+     */
+    private String runVersion3ThenRestoreTo2(Agent a, Random r) {
+        a.start();
+        a.onDeltas(List.of(history.next(r, 3)));
+        a.onDeltas(List.of(history.next(r, 3)));
+        String lost = a.runningLineage();
+        assertThat(a.running()).isEqualTo(3);
+        history.restoredTo(2);
+        history.next(r, 3);
+        assertThat(history.lineage(3)).isNotEqualTo(lost);
+        return lost;
+    }
+
     /** A restart after such a restore: the state file's claim is of the lost history, so the kernel is loaded in full. */
     @Test
     void aRestartDoesNotTrustAClaimOfAVersionOfAnotherHistory() {
-        Agent first = agent();
-        first.start();
-        Random r = new Random(12);
-        first.onDeltas(List.of(history.next(r, 3)));
-        first.onDeltas(List.of(history.next(r, 3)));
-        history.restoredTo(2);
-        history.next(r, 3);
+        runVersion3ThenRestoreTo2(agent(), new Random(12));
 
         Agent second = agent();
         second.start();

@@ -179,21 +179,7 @@ class AgentOverApiTest {
         Path rules = Files.createDirectories(dir.resolve("rules"));
         Path backup = dir.resolve("backup.dump");
         try (AgentLoop agent = agentConfig(rules, transport).loop().start()) {
-            agent.awaitStarted();
-            endpoints("10.244.1.2");
-            awaitRunning(2);
-            db.dump(backup);
-            ClusterHead.Step atBackup = head;
-            long offsetAtBackup = offset;
-
-            endpoints("10.244.1.3"); // version 3, lost by the restore
-            awaitRunning(3);
-            String lost = agent.agent().runningLineage();
-            assertThat(Files.readString(rules.resolve("n1-ipv4.rules"))).contains("10.244.1.3:80");
-
-            db.restore(backup);
-            head = atBackup;
-            offset = offsetAtBackup;
+            String lost = runVersion3ThenRestoreTo2(agent, rules, backup);
             endpoints("10.244.1.4"); // version 3 again, of another history
             head = head.next().apply(List.of(Fixtures.upsert(CLUSTER, Fixtures.service("db", "10.96.0.11")),
                     Fixtures.upsert(CLUSTER, Fixtures.slice("db", "n1", "10.244.2.1"))));
@@ -218,18 +204,7 @@ class AgentOverApiTest {
         Path rules = Files.createDirectories(dir.resolve("rules"));
         Path backup = dir.resolve("backup.dump");
         try (AgentLoop agent = agentConfig(rules, transport).loop().start()) {
-            agent.awaitStarted();
-            endpoints("10.244.1.2");
-            awaitRunning(2);
-            db.dump(backup);
-            ClusterHead.Step atBackup = head;
-            long offsetAtBackup = offset;
-            endpoints("10.244.1.3");
-            awaitRunning(3);
-
-            db.restore(backup);
-            head = atBackup;
-            offset = offsetAtBackup;
+            runVersion3ThenRestoreTo2(agent, rules, backup);
             awaitRunning(2);
             await("the node back on version 2").atMost(DEADLINE).until(() -> agent.agent().running() == 2);
             assertThat(agent.agent().runningLineage()).isEqualTo(head.next().lineage());
@@ -239,6 +214,30 @@ class AgentOverApiTest {
             awaitRunning(3);
             assertThat(Files.readString(rules.resolve("n1-ipv4.rules"))).contains("10.244.1.4:80").doesNotContain("10.244.1.3:80");
         }
+    }
+
+    /**
+     * Takes the node to version 2, backs the database up into {@code backup}, takes the node to version 3 (endpoint
+     * 10.244.1.3), then restores the backup under the running api and agent, and the fixture's head with it: the next
+     * version stored is a version 3 again. Returns the lineage of the lost version 3.
+     */
+    private String runVersion3ThenRestoreTo2(AgentLoop agent, Path rules, Path backup) throws Exception {
+        agent.awaitStarted();
+        endpoints("10.244.1.2");
+        awaitRunning(2);
+        db.dump(backup);
+        ClusterHead.Step atBackup = head;
+        long offsetAtBackup = offset;
+
+        endpoints("10.244.1.3"); // version 3, lost by the restore
+        awaitRunning(3);
+        String lost = agent.agent().runningLineage();
+        assertThat(Files.readString(rules.resolve("n1-ipv4.rules"))).contains("10.244.1.3:80");
+
+        db.restore(backup);
+        head = atBackup;
+        offset = offsetAtBackup;
+        return lost;
     }
 
     private static DeltaSource.Polled pollUntilAnswered(ApiDeltas deltas) {

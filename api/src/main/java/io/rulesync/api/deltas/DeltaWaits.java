@@ -307,10 +307,12 @@ public final class DeltaWaits implements HeadWatch.Listener {
             }
             out.add(j);
         }
+        int held = out.size();
         if (after + out.size() < upTo) {
             read(cluster, after + out.size(), upTo, out);
         }
-        if (!out.isEmpty() && !storedHistory(cluster, after, out)) {
+        // Only what came from memory may be of a history lost since; what was just read is the database's.
+        if (held > 0 && !storedHistory(cluster, after, out)) {
             // Held since before a restore from a backup: what is in memory is not the database's history any more.
             log.info("cluster {}: the deltas held in memory after version {} are not those stored now (the database was restored "
                     + "from a backup?); reading them again", cluster, after);

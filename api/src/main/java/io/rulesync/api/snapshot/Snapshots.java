@@ -58,7 +58,7 @@ public final class Snapshots {
     /**
      * @param version     a version number, or {@value VersionRef#LATEST}
      * @param ifNoneMatch the request's {@code If-None-Match} (null: none): an agent that runs the version asked for gets
-     *                    {@link Outcome.NotModified}, and nothing is read or sent
+     *                    {@link Outcome.NotModified}: one row read (the version, for its lineage), no rules, nothing sent
      */
     public Outcome snapshot(String cluster, VersionRef version, DnsSubdomain node, String ifNoneMatch) {
         long seq;
@@ -72,16 +72,17 @@ public final class Snapshots {
         } else {
             seq = version.number();
         }
-        Optional<String> lineage = store.lineage(cluster, seq);
-        if (ifNoneMatch != null && lineage.isPresent()
-                && java.util.Arrays.stream(ifNoneMatch.split(",")).map(String::strip).anyMatch(etag(seq, lineage.get())::equals)) {
-            return new Outcome.NotModified(seq, lineage.get());
+        Optional<VersionHistory.VersionInfo> info = store.version(cluster, seq);
+        String lineage = info.map(VersionHistory.VersionInfo::lineage).orElse(null);
+        if (ifNoneMatch != null && lineage != null
+                && java.util.Arrays.stream(ifNoneMatch.split(",")).map(String::strip).anyMatch(etag(seq, lineage)::equals)) {
+            return new Outcome.NotModified(seq, lineage);
         }
         long s = seq;
         // The rules are read (or taken from the recent versions) only when the version's bodies are not compressed yet.
-        Optional<SnapshotBodies.Version> bodiesOf = lineage.isEmpty() ? Optional.empty()
-                : bodies.version(cluster, seq, lineage.get(), () -> recent.get(cluster, s, lineage.get(), () -> store.version(cluster, s)
-                        .map(info -> new RecentVersions.StoredVersion(info.createdAt(), store.rules(cluster, s)))));
+        Optional<SnapshotBodies.Version> bodiesOf = info.isEmpty() ? Optional.empty()
+                : bodies.version(cluster, seq, lineage, () -> recent.get(cluster, s, lineage,
+                        () -> Optional.of(new RecentVersions.StoredVersion(info.get().createdAt(), store.rules(cluster, s)))));
         if (bodiesOf.isEmpty()) {
             long head = store.head(cluster);
             return head == 0 ? unknownCluster(cluster) : new Outcome.NoVersion(seq, store.oldest(cluster), head);
@@ -91,7 +92,7 @@ public final class Snapshots {
             return new Outcome.NotFound("node", "node: '" + node + "' is not a node of cluster '" + printable(cluster)
                     + "' at version " + seq);
         }
-        return new Outcome.Found(seq, lineage.get(), gzip);
+        return new Outcome.Found(seq, lineage, gzip);
     }
 
     private static Outcome unknownCluster(String cluster) {
