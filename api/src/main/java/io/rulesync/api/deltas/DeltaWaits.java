@@ -47,8 +47,8 @@ public final class DeltaWaits implements HeadWatch.Listener {
          * thousand agents woken by one version share one body and one frame.
          */
         record Deltas(long head, long upTo, byte[] ndjson, byte[] frame) implements Answer {
-            Deltas(long head, long after, long upTo, byte[] ndjson) {
-                this(head, upTo, ndjson, ServerFrame.deltas(head, after, upTo, ndjson));
+            Deltas(long head, long after, long upTo, String baseLineage, String lineage, byte[] ndjson) {
+                this(head, upTo, ndjson, ServerFrame.deltas(head, after, upTo, baseLineage, lineage, ndjson));
             }
         }
 
@@ -326,7 +326,8 @@ public final class DeltaWaits implements HeadWatch.Listener {
         }
         StringBuilder body = new StringBuilder();
         out.forEach(j -> body.append(j.json()).append('\n'));
-        return new Answer.Deltas(head, after, after + out.size(), body.toString().getBytes(StandardCharsets.UTF_8));
+        return new Answer.Deltas(head, after, after + out.size(), out.get(0).baseLineage(), out.get(out.size() - 1).lineage(),
+                body.toString().getBytes(StandardCharsets.UTF_8));
     }
 
     /** Reads the deltas after {@code after} up to {@code upTo} from PostgreSQL into {@code out}, and keeps them. */

@@ -92,6 +92,9 @@ class NodeStreamApiTest {
         ServerFrame.Deltas first = n1.deltas();
         assertThat(first.upTo()).isEqualTo(2);
         assertThat(deltas(first)).extracting(RulesDelta::base, RulesDelta::target).containsExactly(org.assertj.core.groups.Tuple.tuple(1L, 2L));
+        // The header names the lineages the frame joins, so a node can check it follows what it runs before parsing a rule.
+        assertThat(first.baseLineage()).isEqualTo(api.store().history().lineage("shop2", 1).orElseThrow()).hasSize(32);
+        assertThat(first.lineage()).isEqualTo(api.store().history().lineage("shop2", 2).orElseThrow()).isNotEqualTo(first.baseLineage());
         // Applied to version 1 it gives version 2, as the REST watch's delta does.
         assertThat(deltas(first).get(0).diff().applyTo(api.store().history().rules("shop2", 1)))
                 .isEqualTo(api.store().history().rules("shop2", 2));

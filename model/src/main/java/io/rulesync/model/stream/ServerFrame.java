@@ -1,6 +1,7 @@
 package io.rulesync.model.stream;
 
 import io.rulesync.model.event.Json;
+import io.rulesync.model.rules.Lineage;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -24,9 +25,10 @@ public sealed interface ServerFrame {
 
     /**
      * The versions after {@code after} up to {@code upTo}, each a delta from the one before; {@code head} is the cluster's
-     * newest. A node that does not run {@code after} cannot apply them.
+     * newest. {@code baseLineage} is the lineage of {@code after}, {@code lineage} that of {@code upTo} ({@link Lineage#UNKNOWN}
+     * from an api that does not say). A node that does not run {@code after} of {@code baseLineage} cannot apply them.
      */
-    record Deltas(long head, long after, long upTo, byte[] ndjson) implements ServerFrame {
+    record Deltas(long head, long after, long upTo, String baseLineage, String lineage, byte[] ndjson) implements ServerFrame {
         /** The deltas' lines, as text. */
         public String text() {
             return new String(ndjson, StandardCharsets.UTF_8);
@@ -37,14 +39,19 @@ public sealed interface ServerFrame {
     record Snapshot(long head, String why) implements ServerFrame {
     }
 
-    /** A frame of deltas, whose header names its versions, its body's length and SHA-256. */
-    static byte[] deltas(long head, long after, long upTo, byte[] ndjson) {
+    /**
+     * A frame of deltas, whose header names its versions and their lineages, its body's length and SHA-256: a node can
+     * tell whether the frame follows what it runs before it parses a rule.
+     */
+    static byte[] deltas(long head, long after, long upTo, String baseLineage, String lineage, byte[] ndjson) {
         Map<String, Object> h = new LinkedHashMap<>();
         h.put("v", FORMAT);
         h.put("type", "deltas");
         h.put("head", head);
         h.put("after", after);
         h.put("upTo", upTo);
+        h.put("baseLineage", baseLineage);
+        h.put("lineage", lineage);
         h.put("bytes", ndjson.length);
         h.put("sha256", HexFormat.of().formatHex(sha256(ndjson, 0, ndjson.length)));
         byte[] header = (Json.write(h) + "\n").getBytes(StandardCharsets.UTF_8);
@@ -99,7 +106,8 @@ public sealed interface ServerFrame {
                 if (!sum.equals(h.path("sha256").asString(""))) {
                     throw new IllegalArgumentException("deltas to " + upTo + ": SHA-256 " + sum + ", the header says " + h.get("sha256"));
                 }
-                return new Deltas(head, after, upTo, Arrays.copyOfRange(frame, start, frame.length));
+                return new Deltas(head, after, upTo, Lineage.check("frame header: baseLineage", h.path("baseLineage").asString("")),
+                        Lineage.check("frame header: lineage", h.path("lineage").asString("")), Arrays.copyOfRange(frame, start, frame.length));
             }
             case "snapshot" -> {
                 return new Snapshot(head, h.path("why").asString(""));

@@ -14,17 +14,21 @@ import org.junit.jupiter.api.Test;
 /** The node stream's frames: read back as written, and refused when their bytes are not what their header says. */
 class FramesTest {
     private static final byte[] BODY = "{\"cluster\":\"shop\",\"base\":1,\"target\":2}\n".getBytes(StandardCharsets.UTF_8);
+    private static final String L1 = "0123456789abcdef0123456789abcdef";
+    private static final String L2 = "fedcba9876543210fedcba9876543210";
 
     @Test
     void deltasCarryTheirLengthAndDigestAndReadBack() {
-        byte[] frame = ServerFrame.deltas(5, 1, 2, BODY);
+        byte[] frame = ServerFrame.deltas(5, 1, 2, L1, L2, BODY);
         String header = new String(frame, StandardCharsets.UTF_8).lines().findFirst().orElseThrow();
-        assertThat(header).isEqualTo("{\"v\":1,\"type\":\"deltas\",\"head\":5,\"after\":1,\"upTo\":2,\"bytes\":" + BODY.length + ",\"sha256\":\""
-                + sha256(BODY) + "\"}");
+        assertThat(header).isEqualTo("{\"v\":1,\"type\":\"deltas\",\"head\":5,\"after\":1,\"upTo\":2,\"baseLineage\":\"" + L1
+                + "\",\"lineage\":\"" + L2 + "\",\"bytes\":" + BODY.length + ",\"sha256\":\"" + sha256(BODY) + "\"}");
         ServerFrame.Deltas d = (ServerFrame.Deltas) ServerFrame.read(frame);
         assertThat(d.head()).isEqualTo(5);
         assertThat(d.after()).isEqualTo(1);
         assertThat(d.upTo()).isEqualTo(2);
+        assertThat(d.baseLineage()).isEqualTo(L1);
+        assertThat(d.lineage()).isEqualTo(L2);
         assertThat(d.ndjson()).isEqualTo(BODY);
         assertThat(ServerFrame.read(ServerFrame.snapshot(9, "version 1 is gone; load a snapshot")))
                 .isEqualTo(new ServerFrame.Snapshot(9, "version 1 is gone; load a snapshot"));
@@ -39,8 +43,26 @@ class FramesTest {
     }
 
     @Test
+    void aFrameFromAnApiThatNamesNoLineageReadsAsUnknownAndAMalformedOneIsRefused() {
+        String plain = "{\"v\":1,\"type\":\"deltas\",\"head\":5,\"after\":1,\"upTo\":2,\"bytes\":" + BODY.length + ",\"sha256\":\""
+                + sha256(BODY) + "\"}\n";
+        ServerFrame.Deltas d = (ServerFrame.Deltas) ServerFrame.read(concat(plain.getBytes(StandardCharsets.UTF_8), BODY));
+        assertThat(d.baseLineage()).isEmpty();
+        assertThat(d.lineage()).isEmpty();
+        String bad = plain.replace("\"bytes\"", "\"lineage\":\"v3\",\"bytes\"");
+        assertThatThrownBy(() -> ServerFrame.read(concat(bad.getBytes(StandardCharsets.UTF_8), BODY)))
+                .hasMessage("frame header: lineage: 'v3' is not a lineage (32 lowercase hex digits)");
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] both = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, both, a.length, b.length);
+        return both;
+    }
+
+    @Test
     void aBodyThatIsNotTheOneMadeIsRefused() {
-        byte[] frame = ServerFrame.deltas(5, 1, 2, BODY);
+        byte[] frame = ServerFrame.deltas(5, 1, 2, L1, L2, BODY);
         byte[] changed = frame.clone();
         changed[changed.length - 3] = '9';
         assertThatThrownBy(() -> ServerFrame.read(changed)).hasMessageStartingWith("deltas to 2: SHA-256 ");

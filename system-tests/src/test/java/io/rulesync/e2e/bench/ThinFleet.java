@@ -9,6 +9,7 @@ import io.rulesync.e2e.AgentTokens;
 import io.rulesync.client.Retries;
 import io.rulesync.client.stream.NodeStream;
 import io.rulesync.model.ack.NodeAck;
+import io.rulesync.model.rules.Lineage;
 import io.rulesync.model.stream.NodeFrame;
 import io.rulesync.model.stream.ServerFrame;
 import java.net.URI;
@@ -28,7 +29,7 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Thin hollow agents, as kubemark's hollow kubelet is to a kubelet: each holds a node's real connections (its own TCP
  * connection and stream to the api, its snapshot fetched over REST), reads every version's bytes, checks the frame's
- * length and SHA-256 and that its versions follow the one it runs, and acks as an agent does (or nacks a frame it refuses),
+ * length and SHA-256 and that its versions follow the one it runs (by number and lineage, from the frame's header), and acks as an agent does (or nacks a frame it refuses),
  * but parses and validates no rule: a real node does that on its own CPU, measured apart by the agent benchmarks. So this
  * process measures what a node costs the control plane, not what two cores pretending to be a thousand nodes cost.
  *
@@ -108,6 +109,7 @@ public final class ThinFleet {
         private ManagedChannel channel;
         private NodeStream stream;
         private long running = -1;
+        private String lineage = Lineage.UNKNOWN;
 
         Thin(String cluster, String node, boolean slow, int index) {
             this.cluster = cluster;
@@ -125,7 +127,7 @@ public final class ThinFleet {
             });
         }
 
-        /** The node's snapshot, read to its last byte and not parsed; its version is the ETag. */
+        /** The node's snapshot, read to its last byte and not parsed; its version and lineage are the ETag's ("v12-<lineage>"). */
         private CompletableFuture<Void> snapshot() {
             HttpRequest req = new ApiClient(api, tokens.token(cluster, node), client).clusterRequest(cluster, "versions/latest/snapshot?node=" + node,
                     Duration.ofMinutes(5)).header("Accept-Encoding", "gzip").GET().build();
@@ -134,8 +136,11 @@ public final class ThinFleet {
                     throw new IllegalStateException("snapshot of " + node + ": HTTP " + r.statusCode());
                 }
                 String etag = r.headers().firstValue("ETag").orElseThrow();
+                int end = etag.length() - 1;
+                int dash = etag.indexOf('-') < 0 ? end : etag.indexOf('-');
                 synchronized (this) {
-                    running = Long.parseLong(etag.substring(2, etag.length() - 1));
+                    running = Long.parseLong(etag.substring(2, dash));
+                    lineage = Lineage.check("ETag", dash == end ? "" : etag.substring(dash + 1, end));
                 }
             }).exceptionallyCompose(e -> {
                 if (retries.failures() == 0) {
@@ -156,7 +161,7 @@ public final class ThinFleet {
                 channel.resetConnectBackoff(); // this agent waited its own jittered time already
             }
             stream = NodeStream.open(channel, cluster, node, tokens.token(cluster, node), slow ? 1 : 4, this);
-            stream.send(new NodeFrame.Resume(running));
+            stream.send(new NodeFrame.Resume(running, lineage));
             // As an agent acks the version it loaded (and says it again on every new stream).
             stream.send(new NodeFrame.Acks(List.of(applied(running))));
         }
@@ -168,7 +173,7 @@ public final class ThinFleet {
         /** After a snapshot it loaded: where to go on from, and the ack of that version. */
         private synchronized void resumed() {
             if (stream != null) {
-                stream.send(new NodeFrame.Resume(running));
+                stream.send(new NodeFrame.Resume(running, lineage));
                 stream.send(new NodeFrame.Acks(List.of(applied(running))));
             }
         }
@@ -203,13 +208,14 @@ public final class ThinFleet {
             ServerFrame.Deltas d = (ServerFrame.Deltas) f;
             long v;
             synchronized (this) {
-                if (d.after() != running) {
+                if (d.after() != running || !Lineage.agree(lineage, d.baseLineage())) {
                     // Not the versions after the one it runs: an agent would load a snapshot, and so does this one.
                     OUT_OF_ORDER.incrementAndGet();
                     snapshot().thenRun(this::resumed);
                     return;
                 }
                 running = d.upTo();
+                lineage = d.lineage();
                 v = running;
             }
             ack(applied(v));
