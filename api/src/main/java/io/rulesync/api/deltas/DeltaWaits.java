@@ -43,12 +43,17 @@ public final class DeltaWaits implements HeadWatch.Listener {
     public sealed interface Answer {
         /**
          * Deltas in order from the version after the asked one up to {@code upTo}, as the response body: one JSON per
-         * line, UTF-8; and as a node stream's frame ({@link ServerFrame#deltas}). Made once per group of waiters, so a
-         * thousand agents woken by one version share one body and one frame.
+         * line, UTF-8; and as a node stream's frame ({@link #frame}). Made once per group of waiters, so a thousand
+         * agents woken by one version share one body and one frame.
          */
-        record Deltas(long head, long upTo, byte[] ndjson, byte[] frame) implements Answer {
+        record Deltas(long head, long upTo, byte[] ndjson, Frames frames) implements Answer {
             Deltas(long head, long after, long upTo, String baseLineage, String lineage, byte[] ndjson) {
-                this(head, upTo, ndjson, ServerFrame.deltas(head, after, upTo, baseLineage, lineage, ndjson));
+                this(head, upTo, ndjson, new Frames(head, after, upTo, baseLineage, lineage, ndjson));
+            }
+
+            /** The frame for a node stream ({@link ServerFrame#deltas}), its body deflated for a node that takes it. */
+            public byte[] frame(boolean deflate) {
+                return frames.get(deflate);
             }
         }
 
@@ -62,6 +67,43 @@ public final class DeltaWaits implements HeadWatch.Listener {
 
         /** This replica is stopping: ask another (or again shortly). */
         record Stopping() implements Answer {
+        }
+    }
+
+    /**
+     * An answer's two frames, each made the first time a stream needs it: a REST watch needs neither, and a fleet whose
+     * nodes all take deflate never makes the plain one.
+     */
+    static final class Frames {
+        private final long head;
+        private final long after;
+        private final long upTo;
+        private final String baseLineage;
+        private final String lineage;
+        private final byte[] ndjson;
+        private byte[] plain;
+        private byte[] deflated;
+
+        Frames(long head, long after, long upTo, String baseLineage, String lineage, byte[] ndjson) {
+            this.head = head;
+            this.after = after;
+            this.upTo = upTo;
+            this.baseLineage = baseLineage;
+            this.lineage = lineage;
+            this.ndjson = ndjson;
+        }
+
+        synchronized byte[] get(boolean deflate) {
+            if (deflate) {
+                if (deflated == null) {
+                    deflated = ServerFrame.deltas(head, after, upTo, baseLineage, lineage, ndjson, true);
+                }
+                return deflated;
+            }
+            if (plain == null) {
+                plain = ServerFrame.deltas(head, after, upTo, baseLineage, lineage, ndjson, false);
+            }
+            return plain;
         }
     }
 

@@ -28,6 +28,8 @@ import java.util.concurrent.Executor;
 final class NodeStreamCall implements StreamObserver<byte[]> {
     private final NodeStreams streams;
     private final StreamAccess.Identity id;
+    /** The node takes frames deflated. */
+    private final boolean deflate;
     private final ServerCallStreamObserver<byte[]> out;
     private final DeltaWaits waits;
     private final AckWriter acks;
@@ -44,10 +46,11 @@ final class NodeStreamCall implements StreamObserver<byte[]> {
     private long unreadySince;
     private boolean closed;
 
-    NodeStreamCall(NodeStreams streams, StreamAccess.Identity id, ServerCallStreamObserver<byte[]> out, DeltaWaits waits, AckWriter acks,
-            AckVersions versions, Executor work) {
+    NodeStreamCall(NodeStreams streams, StreamAccess.Identity id, boolean deflate, ServerCallStreamObserver<byte[]> out, DeltaWaits waits,
+            AckWriter acks, AckVersions versions, Executor work) {
         this.streams = streams;
         this.id = id;
+        this.deflate = deflate;
         this.out = out;
         this.waits = waits;
         this.acks = acks;
@@ -167,7 +170,7 @@ final class NodeStreamCall implements StreamObserver<byte[]> {
         }
         pending = null;
         if (a instanceof DeltaWaits.Answer.Deltas d) {
-            out.onNext(d.frame());
+            out.onNext(d.frame(deflate));
             streams.framesSent(1);
             park(d.upTo(), Lineage.UNKNOWN);
         } else if (a instanceof DeltaWaits.Answer.Snapshot s) {

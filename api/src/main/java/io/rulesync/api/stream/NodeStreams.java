@@ -107,7 +107,7 @@ public final class NodeStreams implements ServerCalls.BidiStreamingMethod<byte[]
                     + " try again later or another replica").asRuntimeException());
             return Ignore.INSTANCE;
         }
-        NodeStreamCall call = new NodeStreamCall(this, id, out, waits, acks, versions, work);
+        NodeStreamCall call = new NodeStreamCall(this, id, Boolean.TRUE.equals(StreamAccess.DEFLATE.get()), out, waits, acks, versions, work);
         open.add(call);
         out.setOnCancelHandler(call::gone);
         out.setOnReadyHandler(call::ready);

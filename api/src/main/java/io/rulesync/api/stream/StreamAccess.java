@@ -15,8 +15,10 @@ import io.rulesync.api.access.RateLimits;
 import io.rulesync.api.access.Role;
 import io.rulesync.client.stream.NodeSync;
 import io.rulesync.model.cluster.KubernetesNames;
+import io.rulesync.model.stream.ServerFrame;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.util.Arrays;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,6 +33,8 @@ import org.slf4j.LoggerFactory;
 final class StreamAccess implements ServerInterceptor {
     private static final Logger log = LoggerFactory.getLogger(StreamAccess.class);
     static final Context.Key<Identity> IDENTITY = Context.key("rulesync-node");
+    /** Whether the node takes its frames' bodies deflated (it said so in {@link NodeSync#ACCEPT_ENCODING}). */
+    static final Context.Key<Boolean> DEFLATE = Context.key("rulesync-deflate");
 
     /**
      * The node a stream speaks for, and the credential that says so (kept to check it again when the api's credentials
@@ -86,7 +90,8 @@ final class StreamAccess implements ServerInterceptor {
             return deny(call, caller, "token '" + caller.name() + "' is not bound to a node: a node stream carries acks, which only node '"
                     + node + "''s own credential may send");
         }
-        Context ctx = Context.current().withValue(IDENTITY, new Identity(cluster, node, caller, outcome.bearer()));
+        Context ctx = Context.current().withValues(IDENTITY, new Identity(cluster, node, caller, outcome.bearer()), DEFLATE,
+                takesDeflate(headers.get(NodeSync.ACCEPT_ENCODING)));
         // Headers at once, before any version: the node knows its stream reached a replica that took it, even while
         // it waits for the next version (NodeStream.Listener#answered).
         ServerCall<Q, A> answered = new HeadersOnce<>(call);
@@ -109,6 +114,11 @@ final class StreamAccess implements ServerInterceptor {
                 super.sendHeaders(headers);
             }
         }
+    }
+
+    /** Whether {@code accepted} (a comma-separated list; null: an agent that names none) has deflate. */
+    static boolean takesDeflate(String accepted) {
+        return accepted != null && Arrays.stream(accepted.split(",")).map(String::strip).anyMatch(ServerFrame.DEFLATE::equals);
     }
 
     /** Why the headers' cluster and node are not names the api takes; empty when they are. */

@@ -3,7 +3,15 @@ package io.rulesync.api.stream;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.ClientInterceptors;
+import io.grpc.ForwardingClientCall;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.rulesync.api.access.ApiTokens;
@@ -11,6 +19,7 @@ import io.rulesync.api.testing.StoredClusters;
 import io.rulesync.api.testing.TestApi;
 import io.rulesync.api.testing.TestNode;
 import io.rulesync.client.stream.NodeStream;
+import io.rulesync.client.stream.NodeSync;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.rules.RulesDelta;
@@ -124,6 +133,39 @@ class NodeStreamApiTest {
         ServerFrame.Deltas da = a.deltas();
         ServerFrame.Deltas db = b.deltas();
         assertThat(da.ndjson()).isEqualTo(db.ndjson());
+    }
+
+    /**
+     * A node that takes deflate (every agent of this release says so) gets its frames' bodies deflated; one that names no
+     * encoding, as an agent of an earlier release, gets them plain. Both read the same deltas.
+     */
+    @Test
+    void framesAreDeflatedOnlyForNodesThatTakeIt() throws Exception {
+        TestNode deflating = node(api, "bank", "n3", api.nodeToken("bank", "n3"), 4);
+        ManagedChannel ch = NodeStream.channel(api.streamTarget(), null, false, 0);
+        channels.add(ch);
+        ClientInterceptor earlierRelease = new ClientInterceptor() {
+            @Override
+            public <Q, A> ClientCall<Q, A> interceptCall(MethodDescriptor<Q, A> method, CallOptions options, Channel next) {
+                return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {
+                    @Override
+                    public void start(Listener<A> listener, Metadata headers) {
+                        headers.removeAll(NodeSync.ACCEPT_ENCODING);
+                        super.start(listener, headers);
+                    }
+                };
+            }
+        };
+        TestNode plain = new TestNode(ch, ClientInterceptors.intercept(ch, earlierRelease), "bank", "n4", api.nodeToken("bank", "n4"), 4);
+        deflating.stream.send(new NodeFrame.Resume(1));
+        plain.stream.send(new NodeFrame.Resume(1));
+        ServerFrame.Deltas d = deflating.deltas();
+        ServerFrame.Deltas p = plain.deltas();
+        assertThat(d.deflated()).isTrue();
+        assertThat(p.deflated()).isFalse();
+        assertThat(d.body().length).isLessThan(p.body().length);
+        assertThat(d.ndjson()).isEqualTo(p.ndjson());
+        assertThat(deltas(d)).extracting(RulesDelta::target).containsExactly(2L);
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.rulesync.api.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.grpc.Channel;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.rulesync.client.stream.NodeStream;
@@ -17,8 +18,13 @@ public final class TestNode implements NodeStream.Listener, AutoCloseable {
 
     /** Opens the stream of {@code node} of {@code cluster} on {@code channel}, which this closes. */
     public TestNode(ManagedChannel channel, String cluster, String node, String token, int window) {
+        this(channel, channel, cluster, node, token, window);
+    }
+
+    /** ... the stream opened on {@code via} (the channel with interceptors of the test's), {@code channel} closed. */
+    public TestNode(ManagedChannel channel, Channel via, String cluster, String node, String token, int window) {
         this.channel = channel;
-        this.stream = NodeStream.open(channel, cluster, node, token, window, this);
+        this.stream = NodeStream.open(via, cluster, node, token, window, this);
     }
 
     @Override

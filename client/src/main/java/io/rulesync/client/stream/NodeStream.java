@@ -12,6 +12,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
 import io.rulesync.model.stream.NodeFrame;
+import io.rulesync.model.stream.ServerFrame;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -104,6 +105,7 @@ public final class NodeStream {
         }
         headers.put(NodeSync.CLUSTER, cluster);
         headers.put(NodeSync.NODE, node);
+        headers.put(NodeSync.ACCEPT_ENCODING, ServerFrame.DEFLATE);
         call.start(new ClientCall.Listener<>() {
             @Override
             public void onHeaders(Metadata headers) {

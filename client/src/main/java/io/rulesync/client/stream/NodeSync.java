@@ -17,13 +17,18 @@ import java.io.UncheckedIOException;
  * deltas is made once and written to every stream that needs it, so no message is encoded per node.
  *
  * <p>Who the node is travels in the call's headers: its bearer token ({@code authorization}), and the cluster and node it
- * speaks for, which the token must be allowed.
+ * speaks for, which the token must be allowed; and what it can read: {@code rulesync-accept-encoding: deflate}.
  */
 public final class NodeSync {
     public static final String SERVICE = "rulesync.v1.NodeSync";
     public static final Metadata.Key<String> AUTHORIZATION = Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
     public static final Metadata.Key<String> CLUSTER = Metadata.Key.of("rulesync-cluster", Metadata.ASCII_STRING_MARSHALLER);
     public static final Metadata.Key<String> NODE = Metadata.Key.of("rulesync-node", Metadata.ASCII_STRING_MARSHALLER);
+    /**
+     * The frame encodings the node takes besides plain ({@code deflate}, see {@code ServerFrame}): an agent of a release
+     * before deflate sends none, and gets plain frames.
+     */
+    public static final Metadata.Key<String> ACCEPT_ENCODING = Metadata.Key.of("rulesync-accept-encoding", Metadata.ASCII_STRING_MARSHALLER);
     /** The most a node may send in one message: a frame of 100 acks with their errors fits many times over. */
     public static final int MAX_NODE_MESSAGE = 256 * 1024;
     /** The most the api sends in one message: 100 deltas of a large cluster. */

@@ -19,7 +19,7 @@ class FramesTest {
 
     @Test
     void deltasCarryTheirLengthAndDigestAndReadBack() {
-        byte[] frame = ServerFrame.deltas(5, 1, 2, L1, L2, BODY);
+        byte[] frame = ServerFrame.deltas(5, 1, 2, L1, L2, BODY, false);
         String header = new String(frame, StandardCharsets.UTF_8).lines().findFirst().orElseThrow();
         assertThat(header).isEqualTo("{\"v\":1,\"type\":\"deltas\",\"head\":5,\"after\":1,\"upTo\":2,\"baseLineage\":\"" + L1
                 + "\",\"lineage\":\"" + L2 + "\",\"bytes\":" + BODY.length + ",\"sha256\":\"" + sha256(BODY) + "\"}");
@@ -43,6 +43,35 @@ class FramesTest {
     }
 
     @Test
+    void aDeflatedBodyIsCheckedAsItTravelsAndReadAsItWasMade() {
+        byte[] lines = ("{\"cluster\":\"shop\",\"base\":1,\"target\":2,\"rules\":[" + "\"-A KUBE-SVC-X -j KUBE-SEP-Y\",".repeat(200)
+                + "\"\"]}\n").getBytes(StandardCharsets.UTF_8);
+        byte[] frame = ServerFrame.deltas(5, 1, 2, L1, L2, lines, true);
+        assertThat(frame.length).isLessThan(lines.length / 4);
+        String header = new String(frame, StandardCharsets.UTF_8).lines().findFirst().orElseThrow();
+        byte[] sent = Arrays.copyOfRange(frame, header.length() + 1, frame.length);
+        assertThat(header).contains("\"encoding\":\"deflate\",\"inflated\":" + lines.length + ",\"bytes\":" + sent.length + ",\"sha256\":\""
+                + sha256(sent) + "\"");
+        ServerFrame.Deltas d = (ServerFrame.Deltas) ServerFrame.read(frame);
+        assertThat(d.deflated()).isTrue();
+        assertThat(d.body()).isEqualTo(sent);
+        assertThat(d.ndjson()).isEqualTo(lines);
+
+        // A body whose digest matches its header but that does not inflate to what the header says is refused when read.
+        String lying = header.replace("\"inflated\":" + lines.length, "\"inflated\":" + (lines.length + 1)) + "\n";
+        ServerFrame.Deltas wrong = (ServerFrame.Deltas) ServerFrame.read(concat(lying.getBytes(StandardCharsets.UTF_8), sent));
+        assertThatThrownBy(wrong::ndjson).hasMessage("deltas to 2: the deflated body does not inflate to the " + (lines.length + 1)
+                + " bytes its header says");
+        String bomb = header.replace("\"inflated\":" + lines.length, "\"inflated\":" + (ServerFrame.MAX_INFLATED + 1L)) + "\n";
+        assertThatThrownBy(() -> ServerFrame.read(concat(bomb.getBytes(StandardCharsets.UTF_8), sent)))
+                .hasMessage("deltas to 2: " + (ServerFrame.MAX_INFLATED + 1L) + " bytes inflated, more than the " + ServerFrame.MAX_INFLATED
+                        + " a node takes");
+        String other = header.replace("\"deflate\"", "\"br\"") + "\n";
+        assertThatThrownBy(() -> ServerFrame.read(concat(other.getBytes(StandardCharsets.UTF_8), sent)))
+                .hasMessage("deltas to 2: encoding 'br' is not deflate");
+    }
+
+    @Test
     void aFrameFromAnApiThatNamesNoLineageReadsAsUnknownAndAMalformedOneIsRefused() {
         String plain = "{\"v\":1,\"type\":\"deltas\",\"head\":5,\"after\":1,\"upTo\":2,\"bytes\":" + BODY.length + ",\"sha256\":\""
                 + sha256(BODY) + "\"}\n";
@@ -62,7 +91,7 @@ class FramesTest {
 
     @Test
     void aBodyThatIsNotTheOneMadeIsRefused() {
-        byte[] frame = ServerFrame.deltas(5, 1, 2, L1, L2, BODY);
+        byte[] frame = ServerFrame.deltas(5, 1, 2, L1, L2, BODY, false);
         byte[] changed = frame.clone();
         changed[changed.length - 3] = '9';
         assertThatThrownBy(() -> ServerFrame.read(changed)).hasMessageStartingWith("deltas to 2: SHA-256 ");

@@ -253,8 +253,12 @@ public final class StreamFeed implements DeltaSource, AckSink {
     /** A frame's deltas into {@code out}; returns the gap to report (a snapshot the api asked for), or {@code gap}. */
     private String read(byte[] bytes, List<RulesDelta> out, String gap) {
         ServerFrame frame;
+        String lines = null;
         try {
             frame = ServerFrame.read(bytes);
+            if (frame instanceof ServerFrame.Deltas d) {
+                lines = d.text(); // inflated here if it came deflated: a body that does not inflate is refused as a bad frame
+            }
         } catch (IllegalArgumentException e) {
             // Bytes that are not what the api made: nothing of them is applied; a new stream starts from what the node runs.
             log.atWarn().addKeyValue("cluster", cluster).log("refusing a frame from the api: {}; opening the stream again", e.getMessage());
@@ -268,8 +272,7 @@ public final class StreamFeed implements DeltaSource, AckSink {
             deliveredLineage = Lineage.UNKNOWN;
             return "the api: " + s.why();
         }
-        ServerFrame.Deltas d = (ServerFrame.Deltas) frame;
-        for (String line : d.text().split("\n")) {
+        for (String line : lines.split("\n")) {
             if (line.isBlank()) {
                 continue;
             }

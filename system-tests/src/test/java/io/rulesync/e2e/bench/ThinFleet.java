@@ -29,9 +29,10 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Thin hollow agents, as kubemark's hollow kubelet is to a kubelet: each holds a node's real connections (its own TCP
  * connection and stream to the api, its snapshot fetched over REST), reads every version's bytes, checks the frame's
- * length and SHA-256 and that its versions follow the one it runs (by number and lineage, from the frame's header), and acks as an agent does (or nacks a frame it refuses),
- * but parses and validates no rule: a real node does that on its own CPU, measured apart by the agent benchmarks. So this
- * process measures what a node costs the control plane, not what two cores pretending to be a thousand nodes cost.
+ * length and SHA-256 and that its versions follow the one it runs (by number and lineage, from the frame's header), and
+ * acks as an agent does (or nacks a frame it refuses), but inflates, parses and validates no rule: a real node does that
+ * on its own CPU, measured apart by the agent benchmarks. It takes frames deflated, as agents do. So this process
+ * measures what a node costs the control plane, not what two cores pretending to be a thousand nodes cost.
  *
  * <p>No thread per agent: every stream is on one event loop of two threads, handled where it arrives; snapshots come
  * through a few shared HTTP clients; reconnects and delayed acks wait on one timer thread.
