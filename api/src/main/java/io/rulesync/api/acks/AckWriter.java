@@ -30,8 +30,12 @@ public final class AckWriter implements AutoCloseable {
 
     private final NodeStatusStore store;
     private final AckMetrics metrics;
-    /** What a batch waits for more: an ack is stored at most this much later. */
-    public static final Duration DEFAULT_LINGER = Duration.ofMillis(20);
+    /**
+     * What a batch waits for more: an ack is stored at most this much later. A thousand nodes ack a version over a few
+     * hundred ms; PostgreSQL's cost is mostly per transaction (batches of ~25, what 20 ms gave, cost it about twice per
+     * ack what batches of 100 and more do; BENCHMARKS.md "Fan-out").
+     */
+    public static final Duration DEFAULT_LINGER = Duration.ofMillis(50);
 
     private final int maxBatch;
     private final Duration linger;

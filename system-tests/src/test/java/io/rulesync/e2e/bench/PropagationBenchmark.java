@@ -343,6 +343,8 @@ public final class PropagationBenchmark {
                 long postgresCpu0 = postgresCpuNanos();
                 Broker broker0 = Broker.read();
                 Postgres pg0 = postgres(url);
+                long ackBatches0 = meters.get("rulesync.acks.write").timer().count();
+                double acksWritten0 = meters.get("rulesync.acks.batch").summary().totalAmount();
                 long steady0 = System.nanoTime();
                 // A timeline of the api's counters every 50 ms, to show what stopped when a change was slow.
                 List<long[]> timeline = java.util.Collections.synchronizedList(new ArrayList<>());
@@ -410,8 +412,10 @@ public final class PropagationBenchmark {
                         + "hollow agents' process %.1f s; per agent and version: %.2f ms + %.2f ms + %.2f ms (%,.0f agent-versions)%n",
                         "", control / 1e3, pg / 1e3, fleetMs / 1e3, control / agentVersions,
                         pg / agentVersions, fleetMs / agentVersions, agentVersions);
-                System.out.printf("control plane JVM's collections in the steady phase: %s; ack batches written: %d, longest %.0f ms%n",
-                        gcSince(gc0), meters.get("rulesync.acks.write").timer().count(),
+                long ackBatches = meters.get("rulesync.acks.write").timer().count() - ackBatches0;
+                System.out.printf("control plane JVM's collections in the steady phase: %s; ack batches written: %d of %.0f acks on average,"
+                        + " longest %.0f ms%n", gcSince(gc0), ackBatches,
+                        (meters.get("rulesync.acks.batch").summary().totalAmount() - acksWritten0) / Math.max(1, ackBatches),
                         meters.get("rulesync.acks.write").timer().max(java.util.concurrent.TimeUnit.MILLISECONDS));
                 // Where the control plane process's CPU went, by thread: what to work on next.
                 double versions = agentVersions;
