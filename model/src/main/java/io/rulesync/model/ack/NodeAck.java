@@ -2,7 +2,9 @@ package io.rulesync.model.ack;
 
 import io.rulesync.model.cluster.KubernetesNames;
 import io.rulesync.model.event.Json;
+import java.time.DateTimeException;
 import java.time.Instant;
+import java.time.LocalDate;
 import java.time.format.DateTimeParseException;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -119,10 +121,57 @@ public record NodeAck(String cluster, String node, long version, long running, S
         try {
             return new NodeAck(text(m, "cluster"), text(m, "node"), whole(m, "version"), whole(m, "running"), status,
                     text(m, "error"), whole(m, "durationMs"), count(m, "ruleCount"), text(m, "mode"),
-                    Instant.parse(required(at, "at")));
+                    instant(required(at, "at")));
         } catch (DateTimeParseException e) {
             throw wrongType("at: " + e.getMessage());
         }
+    }
+
+    /**
+     * {@link Instant#parse}, with a quick way for what agents send: {@link Instant#toString}'s form (UTC, {@code Z}, 0-9
+     * digits of fraction). The api reads one per node and version, and the formatter's general parse was a third of reading
+     * an ack; anything in another form goes to {@link Instant#parse} and means what it means there.
+     */
+    static Instant instant(String s) {
+        int n = s.length();
+        if (n < 20 || n > 30 || s.charAt(4) != '-' || s.charAt(7) != '-' || s.charAt(10) != 'T' || s.charAt(13) != ':'
+                || s.charAt(16) != ':' || s.charAt(n - 1) != 'Z' || (n > 20 && (s.charAt(19) != '.' || n == 21))) {
+            return Instant.parse(s);
+        }
+        int year = digits(s, 0, 4);
+        int month = digits(s, 5, 7);
+        int day = digits(s, 8, 10);
+        int hour = digits(s, 11, 13);
+        int minute = digits(s, 14, 16);
+        int second = digits(s, 17, 19);
+        int fraction = n > 20 ? digits(s, 20, n - 1) : 0;
+        if (year < 0 || month < 1 || month > 12 || day < 1 || day > 31 || hour < 0 || hour > 23 || minute < 0 || minute > 59
+                || second < 0 || second > 59 || fraction < 0) {
+            return Instant.parse(s); // a leap second, or not digits: the formatter decides
+        }
+        for (int i = n - 1; i < 29; i++) {
+            fraction *= 10; // "12" is 120,000,000 ns
+        }
+        long days;
+        try {
+            days = LocalDate.of(year, month, day).toEpochDay();
+        } catch (DateTimeException e) {
+            return Instant.parse(s); // the 31st of a month of 30 days: refused there, as it says
+        }
+        return Instant.ofEpochSecond(days * 86_400 + hour * 3_600L + minute * 60L + second, fraction);
+    }
+
+    /** The decimal number in {@code s} from {@code from} to {@code to}; -1 if a character is not a digit. */
+    private static int digits(String s, int from, int to) {
+        int v = 0;
+        for (int i = from; i < to; i++) {
+            char c = s.charAt(i);
+            if (c < '0' || c > '9') {
+                return -1;
+            }
+            v = v * 10 + (c - '0');
+        }
+        return v;
     }
 
     /** A string field, or null when absent (the constructor says which may not be). */

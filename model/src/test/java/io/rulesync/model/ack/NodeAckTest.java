@@ -55,4 +55,29 @@ class NodeAckTest {
         assertThat(cut.mode()).hasSize(NodeAck.MAX_MODE);
         assertThat(NodeAck.fromJson(cut.toJson())).isEqualTo(cut);
     }
+
+    /** The quick reading of an ack's time gives what {@link Instant#parse} gives, for what agents send and for anything else. */
+    @Test
+    void readsTimesAsInstantParseDoes() {
+        java.util.Random random = new java.util.Random(20261204);
+        for (int i = 0; i < 20_000; i++) {
+            Instant t = Instant.ofEpochSecond(random.nextLong(-62_000_000_000L, 253_402_300_799L), random.nextInt(4) == 0 ? 0
+                    : random.nextInt(1_000_000_000) / (int) Math.pow(10, random.nextInt(9)) * (int) Math.pow(10, random.nextInt(3)) % 1_000_000_000);
+            assertThat(NodeAck.instant(t.toString())).as(t.toString()).isEqualTo(t);
+        }
+        // Either both give the same instant or both refuse.
+        for (String s : java.util.List.of("2026-12-04T12:00:00Z", "2026-12-04T12:00:00.5Z", "2026-12-04T12:00:00.123456789Z",
+                "2024-02-29T23:59:59Z", "2026-12-04T12:00:00+01:00", "+12026-12-04T12:00:00Z", "2026-12-31T23:59:60Z", "2026-12-04T24:00:00Z",
+                "2026-02-29T12:00:00Z", "2026-04-31T12:00:00Z", "2026-13-01T12:00:00Z", "2026-12-04T12:00:00.Z",
+                "2026-12-04T12:00:00.1234567890Z", "2026-12-04T1a:00:00Z", "2026-12-04 12:00:00Z", "2026-12-04T12:00:00z")) {
+            Instant expected;
+            try {
+                expected = Instant.parse(s);
+            } catch (java.time.format.DateTimeParseException e) {
+                assertThatThrownBy(() -> NodeAck.instant(s)).as(s).isInstanceOf(java.time.format.DateTimeParseException.class);
+                continue;
+            }
+            assertThat(NodeAck.instant(s)).as(s).isEqualTo(expected);
+        }
+    }
 }
