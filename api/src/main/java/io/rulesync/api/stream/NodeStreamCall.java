@@ -170,8 +170,9 @@ final class NodeStreamCall implements StreamObserver<byte[]> {
         }
         pending = null;
         if (a instanceof DeltaWaits.Answer.Deltas d) {
-            out.onNext(d.frame(deflate));
-            streams.framesSent(1);
+            byte[] frame = d.frame(deflate);
+            out.onNext(frame);
+            streams.frameSent(frame.length);
             park(d.upTo(), Lineage.UNKNOWN);
         } else if (a instanceof DeltaWaits.Answer.Snapshot s) {
             // No park: the node loads a snapshot and then says where it is.

@@ -47,6 +47,7 @@ public final class NodeStreams implements ServerCalls.BidiStreamingMethod<byte[]
     private final Counter refused;
     private final Counter fellBehind;
     private final Counter frames;
+    private final Counter frameBytes;
     private final Counter snapshots;
     private final Counter ackCount;
     private final Counter acksRefused;
@@ -79,6 +80,9 @@ public final class NodeStreams implements ServerCalls.BidiStreamingMethod<byte[]
         this.fellBehind = Counter.builder("rulesync.streams.fell.behind")
                 .description("node streams ended because their node did not read its versions in time").register(meters);
         this.frames = Counter.builder("rulesync.streams.frames").description("frames of deltas written to node streams").register(meters);
+        this.frameBytes = Counter.builder("rulesync.streams.frame.bytes").baseUnit("bytes")
+                .description("bytes of the frames of deltas written to node streams, as they travel (deflated where the node takes it)")
+                .register(meters);
         this.snapshots = Counter.builder("rulesync.streams.snapshots")
                 .description("nodes told on their stream to load a snapshot").register(meters);
         this.ackCount = Counter.builder("rulesync.streams.acks").description("acks received on node streams").register(meters);
@@ -180,8 +184,9 @@ public final class NodeStreams implements ServerCalls.BidiStreamingMethod<byte[]
         open.remove(call);
     }
 
-    void framesSent(int n) {
-        frames.increment(n);
+    void frameSent(int bytes) {
+        frames.increment();
+        frameBytes.increment(bytes);
     }
 
     void snapshotsAsked() {
