@@ -2,7 +2,6 @@ package io.rulesync.model.stream;
 
 import io.rulesync.model.event.Json;
 import io.rulesync.model.rules.Lineage;
-import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -90,18 +89,24 @@ public sealed interface ServerFrame {
         return frame;
     }
 
-    /** Fastest compression: a large frame (100 deltas of a large cluster) is deflated at ~100 MB/s, its text still 4-6 times smaller. */
+    /**
+     * Fastest compression: ~150 MB/s here (bench/frame-size), so a large frame (100 deltas of a large cluster) is quick too;
+     * the rules' text still comes out 3-4 times smaller.
+     */
     private static byte[] deflate(byte[] b) {
         Deflater d = new Deflater(Deflater.BEST_SPEED);
         try {
             d.setInput(b);
             d.finish();
-            ByteArrayOutputStream out = new ByteArrayOutputStream(Math.max(64, b.length / 4));
-            byte[] buf = new byte[8192];
+            byte[] out = new byte[b.length + (b.length >> 10) + 64]; // zlib's bound for data that does not compress
+            int n = 0;
             while (!d.finished()) {
-                out.write(buf, 0, d.deflate(buf));
+                if (n == out.length) {
+                    out = Arrays.copyOf(out, out.length * 2);
+                }
+                n += d.deflate(out, n, out.length - n);
             }
-            return out.toByteArray();
+            return Arrays.copyOf(out, n);
         } finally {
             d.end();
         }
