@@ -4,6 +4,7 @@ import io.rulesync.api.params.DnsSubdomain;
 import io.rulesync.api.params.VersionRef;
 import io.rulesync.store.VersionHistory;
 import io.rulesync.api.rollout.Release;
+import io.rulesync.client.SnapshotTag;
 import io.rulesync.model.cluster.KubernetesNames;
 import java.util.Optional;
 
@@ -47,12 +48,9 @@ public final class Snapshots {
         this.bodies = bodies;
     }
 
-    /**
-     * The entity tag of a snapshot of version {@code seq}: the URL names the cluster and node, and a stored version never
-     * changes; its lineage is in the tag, because after a restore from a backup the number may come again for other rules.
-     */
+    /** The entity tag of a snapshot of version {@code seq} ({@link SnapshotTag}). */
     public static String etag(long seq, String lineage) {
-        return "\"v" + seq + (lineage.isEmpty() ? "" : "-" + lineage) + "\"";
+        return new SnapshotTag(seq, lineage).header();
     }
 
     /**

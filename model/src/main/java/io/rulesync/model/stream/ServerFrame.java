@@ -41,7 +41,7 @@ public sealed interface ServerFrame {
      */
     record Deltas(long head, long after, long upTo, String baseLineage, String lineage, byte[] body, int inflated)
             implements ServerFrame {
-        /** The deltas' lines, one JSON per line, UTF-8, inflated if they were sent deflated. */
+        /** The deltas' lines, one JSON per line, UTF-8, inflated if they were sent deflated (anew on each call: read them once). */
         public byte[] ndjson() {
             return inflated < 0 ? body : inflate(body, inflated, upTo);
         }

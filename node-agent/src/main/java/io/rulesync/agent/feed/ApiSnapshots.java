@@ -1,6 +1,7 @@
 package io.rulesync.agent.feed;
 
 import io.rulesync.client.ApiClient;
+import io.rulesync.client.SnapshotTag;
 import io.rulesync.model.rules.RulesSnapshot;
 import java.io.IOException;
 import java.io.InputStream;
@@ -35,8 +36,7 @@ public final class ApiSnapshots implements SnapshotSource {
 
     @Override
     public Optional<RulesSnapshot> otherThan(String cluster, String node, long running, String lineage) throws SnapshotUnavailableException {
-        String etag = "\"v" + running + (lineage.isEmpty() ? "" : "-" + lineage) + "\"";
-        return fetch(cluster, node, "latest", etag).filter(s -> SnapshotSource.replaces(s, running, lineage));
+        return fetch(cluster, node, "latest", new SnapshotTag(running, lineage).header()).filter(s -> SnapshotSource.replaces(s, running, lineage));
     }
 
     /** Empty on 304 (the node runs what it would get). */

@@ -5,6 +5,7 @@ import io.grpc.Status;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import io.rulesync.client.ApiClient;
+import io.rulesync.client.SnapshotTag;
 import io.rulesync.e2e.AgentTokens;
 import io.rulesync.client.Retries;
 import io.rulesync.client.stream.NodeStream;
@@ -128,7 +129,7 @@ public final class ThinFleet {
             });
         }
 
-        /** The node's snapshot, read to its last byte and not parsed; its version and lineage are the ETag's ("v12-<lineage>"). */
+        /** The node's snapshot, read to its last byte and not parsed; its version and lineage are the ETag's. */
         private CompletableFuture<Void> snapshot() {
             HttpRequest req = new ApiClient(api, tokens.token(cluster, node), client).clusterRequest(cluster, "versions/latest/snapshot?node=" + node,
                     Duration.ofMinutes(5)).header("Accept-Encoding", "gzip").GET().build();
@@ -136,12 +137,10 @@ public final class ThinFleet {
                 if (r.statusCode() != 200) {
                     throw new IllegalStateException("snapshot of " + node + ": HTTP " + r.statusCode());
                 }
-                String etag = r.headers().firstValue("ETag").orElseThrow();
-                int end = etag.length() - 1;
-                int dash = etag.indexOf('-') < 0 ? end : etag.indexOf('-');
+                SnapshotTag tag = SnapshotTag.parse(r.headers().firstValue("ETag").orElseThrow());
                 synchronized (this) {
-                    running = Long.parseLong(etag.substring(2, dash));
-                    lineage = Lineage.check("ETag", dash == end ? "" : etag.substring(dash + 1, end));
+                    running = tag.version();
+                    lineage = tag.lineage();
                 }
             }).exceptionallyCompose(e -> {
                 if (retries.failures() == 0) {
