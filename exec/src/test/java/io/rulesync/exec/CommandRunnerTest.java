@@ -50,7 +50,10 @@ class CommandRunnerTest {
     @Test
     void theInputIsWholeBeforeTheToolStartsAndLeavesNoFileBehind() throws Exception {
         String big = "-A KUBE-SVC-X -j KUBE-SEP-Y\n".repeat(200_000); // 5.6 MB: far beyond a pipe's buffer
-        CommandRunner.Result r = HostCommand.PROCESSES.run(List.of("sh", "-c", "readlink /proc/self/fd/0 >&2; wc -c"), big,
+        // The runner unlinks the file just after the tool started, so the tool waits (at most 2 s) for its name to go
+        // before it looks: a tool quick enough to look first saw the name still there.
+        CommandRunner.Result r = HostCommand.PROCESSES.run(List.of("sh", "-c", "f=$(readlink /proc/self/fd/0); i=0; "
+                + "while [ -e \"$f\" ] && [ $i -lt 200 ]; do sleep 0.01; i=$((i+1)); done; readlink /proc/self/fd/0 >&2; wc -c"), big,
                 Duration.ofSeconds(30));
         assertThat(r.stdout().strip()).isEqualTo(Integer.toString(big.length()));
         // stdin is a file (unlinked by then: readlink says "(deleted)"), not a pipe the caller writes into. This file's name
