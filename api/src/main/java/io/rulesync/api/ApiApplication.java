@@ -34,7 +34,7 @@ import io.rulesync.api.snapshot.SnapshotBodies;
 import io.rulesync.api.snapshot.Snapshots;
 import io.rulesync.api.stream.NodeStreamConfiguration;
 import io.rulesync.store.EventLog;
-import io.rulesync.store.HeadChanges;
+import io.rulesync.store.Notifications;
 import io.rulesync.store.NodeLabelStore;
 import io.rulesync.store.NodeStatusStore;
 import io.rulesync.store.OperatorActionStore;
@@ -153,7 +153,7 @@ public class ApiApplication {
     /** The clusters' heads, read again whenever PostgreSQL announces a new version, and every second regardless. */
     @Bean
     HeadWatch headWatch(VersionHistory store, DataSource ds) {
-        return new HeadWatch(store, new HeadChanges(ds), Duration.ofSeconds(1));
+        return new HeadWatch(store, new Notifications(ds, Notifications.HEADS), Duration.ofSeconds(1));
     }
 
     /** Where a new version's waiting agents get their answer made, off the watch's thread. */

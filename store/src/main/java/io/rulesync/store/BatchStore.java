@@ -138,9 +138,9 @@ public final class BatchStore {
             for (Batch.VersionRow v : b.versions()) {
                 writeVersion(v);
             }
-            // Sent at commit, once per cluster: the api wakes the agents waiting for its next version (HeadChanges).
+            // Sent at commit, once per cluster: the api wakes the agents waiting for its next version (Notifications.HEADS).
             for (String cluster : b.versions().stream().map(Batch.VersionRow::cluster).distinct().toList()) {
-                sql.sql("SELECT pg_notify(?, ?)").params(HeadChanges.CHANNEL, cluster).query((rs, n) -> 1).list();
+                sql.sql("SELECT pg_notify(?, ?)").params(Notifications.HEADS, cluster).query((rs, n) -> 1).list();
             }
             writeActions(b.actions());
             writeEvents(b);

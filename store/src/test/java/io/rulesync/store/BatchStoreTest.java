@@ -139,7 +139,7 @@ class BatchStoreTest {
     @Test
     void aNewVersionIsAnnouncedAtCommitAndReadsBackAsItsDelta() throws Exception {
         String c = "announced";
-        try (HeadChanges changes = new HeadChanges(db.dataSource())) {
+        try (Notifications changes = new Notifications(db.dataSource(), Notifications.HEADS)) {
             assertThat(changes.await(Duration.ofMillis(100))).as("nothing committed yet").isFalse();
             version(c, 1, Map.of(), Map.of("a", fragment("a", 1), "b", fragment("b", 1)));
             assertThat(changes.await(Duration.ofSeconds(30))).isTrue();
@@ -199,7 +199,8 @@ class BatchStoreTest {
                     + "REFERENCES version (cluster, seq); "
                     + "DROP TABLE cluster_head_entry; DROP TABLE cluster_checkpoint; DROP TABLE rollout_policy, rollout, rollout_log; "
                     + "DROP TABLE cluster_node_label; DROP TABLE partition_writer; ALTER TABLE version DROP COLUMN lineage; "
-                    + "DELETE FROM flyway_schema_history WHERE version IN ('6', '7', '8', '9', '10', '11')");
+                    + "DROP TRIGGER outbox_inserted ON outbox; DROP FUNCTION outbox_inserted(); "
+                    + "DELETE FROM flyway_schema_history WHERE version IN ('6', '7', '8', '9', '10', '11', '12')");
         }
         Flyway.configure().dataSource(db.dataSource()).load().migrate();
         assertThat(history.rules(c, 3)).isEqualTo(head3);

@@ -1,6 +1,6 @@
 package io.rulesync.api.deltas;
 
-import io.rulesync.store.HeadChanges;
+import io.rulesync.store.Notifications;
 import io.rulesync.store.VersionHistory;
 import java.time.Duration;
 import java.util.Map;
@@ -11,7 +11,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The head of every cluster as this api replica last read it, and who to tell when one moves. One thread reads all
- * heads (one small query) whenever PostgreSQL announces a new version ({@link HeadChanges}), and at least every
+ * heads (one small query) whenever PostgreSQL announces a new version ({@link Notifications}), and at least every
  * {@code every} in case an announcement was lost (the listening connection broke, or the api started after it).
  */
 public final class HeadWatch implements AutoCloseable {
@@ -27,7 +27,7 @@ public final class HeadWatch implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(HeadWatch.class);
 
     private final VersionHistory versions;
-    private final HeadChanges changes;
+    private final Notifications changes;
     private final Duration every;
     private final Map<String, Long> heads = new ConcurrentHashMap<>();
     private final Thread thread;
@@ -35,7 +35,7 @@ public final class HeadWatch implements AutoCloseable {
     private volatile boolean read;
     private volatile boolean stopping;
 
-    public HeadWatch(VersionHistory versions, HeadChanges changes, Duration every) {
+    public HeadWatch(VersionHistory versions, Notifications changes, Duration every) {
         this.versions = versions;
         this.changes = changes;
         this.every = every;

@@ -5,6 +5,7 @@ import io.rulesync.store.EventLog;
 import io.rulesync.store.HistoryPruning;
 import io.rulesync.store.NodeLabelStore;
 import io.rulesync.store.OperatorActionStore;
+import io.rulesync.store.Notifications;
 import io.rulesync.store.Outbox;
 import io.rulesync.store.PartitionWriters;
 import io.rulesync.store.StoreConfiguration;
@@ -14,6 +15,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
 import java.util.Map;
 import java.util.Properties;
+import javax.sql.DataSource;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -99,19 +101,19 @@ public class CompilerApplication {
     }
 
     @Bean(destroyMethod = "close")
-    OutboxRelay outboxRelay(Outbox outbox, KafkaProperties kafka) {
+    OutboxRelay outboxRelay(Outbox outbox, DataSource ds, KafkaProperties kafka) {
         Properties props = new Properties();
         props.putAll(kafka.buildProducerProperties());
-        return new OutboxRelay(outbox, props);
+        return new OutboxRelay(outbox, new Notifications(ds, Notifications.OUTBOX), OutboxRelay.FALLBACK, props);
     }
 
     /** Closed after the container stopped: lets go of its partition claims. */
     @Bean(destroyMethod = "close")
-    EventsListener eventsListener(CompilerProperties p, CompilerStores store, Clock clock, OutboxRelay relay,
+    EventsListener eventsListener(CompilerProperties p, CompilerStores store, Clock clock,
             ObjectProvider<PartitionProcessor.VersionListener> versionListener, ObjectProvider<PartitionProcessor.Faults> faults,
             CompilerMetrics metrics, KafkaLiveLogs logs) {
         return new EventsListener(store, p.topics(), p.group(), clock,
-                versionListener.getIfAvailable(() -> PartitionProcessor.VersionListener.NONE), relay::wake, metrics, logs,
+                versionListener.getIfAvailable(() -> PartitionProcessor.VersionListener.NONE), metrics, logs,
                 p.resyncCooldown(), p.checkpointEvery(), p.writerLease(), faults.getIfAvailable(() -> PartitionProcessor.Faults.NONE));
     }
 

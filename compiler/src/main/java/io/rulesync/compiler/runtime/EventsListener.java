@@ -62,7 +62,6 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
     private final String group;
     private final Clock clock;
     private final PartitionProcessor.VersionListener versions;
-    private final Runnable committed;
     private final CompilerMetrics metrics;
     private final LiveLogs logs;
     private final Duration resyncCooldown;
@@ -102,9 +101,9 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
 
     /** {@code versions} is told about each stored version after {@code metrics} is. */
     public EventsListener(CompilerStores store, Topics topics, String group, Clock clock,
-            PartitionProcessor.VersionListener versions, Runnable committed, CompilerMetrics metrics, LiveLogs logs,
+            PartitionProcessor.VersionListener versions, CompilerMetrics metrics, LiveLogs logs,
             Duration resyncCooldown) {
-        this(store, topics, group, clock, versions, committed, metrics, logs, resyncCooldown,
+        this(store, topics, group, clock, versions, metrics, logs, resyncCooldown,
                 PartitionProcessor.DEFAULT_CHECKPOINT_EVERY, CompilerProperties.DEFAULT_WRITER_LEASE, PartitionProcessor.Faults.NONE);
     }
 
@@ -113,7 +112,7 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
      * @param faults what tests inject into the processors ({@link PartitionProcessor.Faults#NONE} deployed)
      */
     public EventsListener(CompilerStores store, Topics topics, String group, Clock clock,
-            PartitionProcessor.VersionListener versions, Runnable committed, CompilerMetrics metrics, LiveLogs logs,
+            PartitionProcessor.VersionListener versions, CompilerMetrics metrics, LiveLogs logs,
             Duration resyncCooldown, int checkpointEvery, Duration lease, PartitionProcessor.Faults faults) {
         this.faults = faults;
         this.writer = writerName();
@@ -127,7 +126,6 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
             metrics.stored(cluster, seq, diff);
             versions.stored(cluster, seq, diff, cause);
         };
-        this.committed = committed;
         this.metrics = metrics;
         this.logs = logs;
         this.resyncCooldown = resyncCooldown;
@@ -173,7 +171,6 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
                 + "Standing by: it takes a partition whose writer has been silent for {}", list, topics.events(), holders.get(w), writer,
                 group, lease));
         metrics.standingBy(standingBy());
-        committed.run(); // a reset queued resync requests
     }
 
     /**
@@ -240,19 +237,14 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
             return;
         }
         long now = System.nanoTime();
-        boolean started = false;
         for (TopicPartition tp : assigned) {
             Waiting w = waiting.get(tp.partition());
             if (w == null || !tp.topic().equals(topics.events()) || now - w.retryAfterNanos() < 0) {
                 continue;
             }
-            PartitionWriters.Holder h = take(tp.partition(), w.holder() == null, position -> seek.accept(tp, position));
-            started |= h == null && processors.containsKey(tp.partition());
+            take(tp.partition(), w.holder() == null, position -> seek.accept(tp, position));
         }
         metrics.standingBy(standingBy());
-        if (started) {
-            committed.run();
-        }
     }
 
     private int standingBy() {
@@ -346,7 +338,6 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
                 standDown(e.getKey(), f);
             }
         }
-        committed.run();
         if (ack != null) {
             ack.acknowledge(); // informational: positions live in PostgreSQL
         }
@@ -446,7 +437,6 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
                 callback.seek(tp.topic(), tp.partition(), position);
             }
         });
-        boolean reset = false;
         for (TopicPartition tp : assignments.keySet()) {
             PartitionProcessor p = processors.get(tp.partition());
             if (p == null || !tp.topic().equals(topics.events())) {
@@ -462,11 +452,7 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
             }
             if (v != null && p.position() != before) {
                 callback.seek(tp.topic(), tp.partition(), p.position());
-                reset |= v instanceof LogCheck.Verdict.Reset;
             }
-        }
-        if (reset) {
-            committed.run();
         }
     }
 

@@ -109,7 +109,7 @@ class EventsListenerTest {
             admin.createTopics(List.of(new NewTopic(topics.events(), 1, (short) 1))).all().get();
             CompilerStores store = CompilerStores.on(db.dataSource());
             EventsListener listener = new EventsListener(store, topics, "compiler-" + run, Clock.systemUTC(),
-                    PartitionProcessor.VersionListener.NONE, () -> { }, new CompilerMetrics(new SimpleMeterRegistry()), logs,
+                    PartitionProcessor.VersionListener.NONE, new CompilerMetrics(new SimpleMeterRegistry()), logs,
                     Duration.ofMinutes(1));
             Properties p = new Properties();
             p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, TestInfrastructure.kafkaBootstrapServers());
