@@ -332,6 +332,7 @@ public final class PropagationBenchmark {
                 }
                 System.out.printf("warmed up: 20 s of changes, then %.0f s until the JIT compilers were quiet%n",
                         (System.nanoTime() - warmed0) / 1e9);
+                idle();
                 // Steady endpoint changes; each event's latency is measured to every agent of its cluster acking its version.
                 recording = true;
                 long cpu0 = controlCpuNanos();
@@ -975,6 +976,30 @@ public final class PropagationBenchmark {
             return out;
         }
         return out;
+    }
+
+    /**
+     * What the control plane costs while nothing changes, every stream open: its timers, polls and keep-alives. Paid per
+     * second whatever the rate, so at the steady phase's rate it is part of each agent-version's figure; said apart here.
+     */
+    private void idle() throws InterruptedException {
+        long cpu0 = controlCpuNanos();
+        long pg0 = postgresCpuNanos();
+        Map<String, Long> threads0 = cpuByThreadGroup();
+        long t0 = System.nanoTime();
+        Thread.sleep(10_000);
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        double control = (controlCpuNanos() - cpu0) / 1e6 / seconds;
+        double pg = (postgresCpuNanos() - pg0) / 1e6 / seconds;
+        Map<String, Long> threads1 = cpuByThreadGroup();
+        System.out.printf("idle for %.0f s, every stream open: control plane %.1f ms of CPU a second, PostgreSQL %.1f ms a second; by thread: %s%n",
+                seconds, control, pg, threads1.entrySet().stream()
+                        // /proc gives names cut to 15 characters
+                        .filter(e -> BENCH_THREADS.stream().noneMatch(b -> b.startsWith(e.getKey())) && !e.getKey().startsWith("agent-"))
+                        .map(e -> Map.entry(e.getKey(), e.getValue() - threads0.getOrDefault(e.getKey(), 0L)))
+                        .filter(e -> e.getValue() > 0).sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(10)
+                        .map(e -> String.format("%s %.1f ms/s", e.getKey(), e.getValue() / 1e6 / seconds))
+                        .collect(java.util.stream.Collectors.joining(", ")));
     }
 
     /** CPU so far of the JIT compiler threads, in this process and the fleet's. */
