@@ -56,6 +56,16 @@ public final class NodeSync {
         @Override
         public byte[] parse(InputStream stream) {
             try {
+                if (stream instanceof KnownLength) {
+                    // gRPC's message stream knows its length: one array of that size, read once. readAllBytes reads
+                    // through an 8 KiB buffer and copies out of it (5 % of a thin agent's CPU in a profile).
+                    byte[] message = new byte[stream.available()];
+                    int read = stream.readNBytes(message, 0, message.length);
+                    if (read == message.length && stream.read() == -1) {
+                        return message;
+                    }
+                    throw new IOException("the message was not as long as its stream said: " + read + " of " + message.length + " bytes");
+                }
                 return stream.readAllBytes();
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
