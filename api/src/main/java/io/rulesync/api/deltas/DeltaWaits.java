@@ -81,8 +81,8 @@ public final class DeltaWaits implements HeadWatch.Listener {
         private final String baseLineage;
         private final String lineage;
         private final byte[] ndjson;
-        private byte[] plain;
-        private byte[] deflated;
+        /** The plain frame, then the deflated one; null until made. */
+        private final byte[][] made = new byte[2][];
 
         Frames(long head, long after, long upTo, String baseLineage, String lineage, byte[] ndjson) {
             this.head = head;
@@ -94,16 +94,11 @@ public final class DeltaWaits implements HeadWatch.Listener {
         }
 
         synchronized byte[] get(boolean deflate) {
-            if (deflate) {
-                if (deflated == null) {
-                    deflated = ServerFrame.deltas(head, after, upTo, baseLineage, lineage, ndjson, true);
-                }
-                return deflated;
+            int i = deflate ? 1 : 0;
+            if (made[i] == null) {
+                made[i] = ServerFrame.deltas(head, after, upTo, baseLineage, lineage, ndjson, deflate);
             }
-            if (plain == null) {
-                plain = ServerFrame.deltas(head, after, upTo, baseLineage, lineage, ndjson, false);
-            }
-            return plain;
+            return made[i];
         }
     }
 
