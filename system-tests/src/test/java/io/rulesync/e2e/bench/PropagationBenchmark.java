@@ -427,18 +427,12 @@ public final class PropagationBenchmark {
                 }
                 // Where the control plane process's CPU went, by thread: what to work on next.
                 double versions = agentVersions;
-                System.out.println("this process by thread, per agent and version: " + threads1.entrySet().stream()
-                        .map(e -> Map.entry(e.getKey(), e.getValue() - threads0.getOrDefault(e.getKey(), 0L)))
-                        .filter(e -> e.getValue() > 0).sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(14)
-                        .map(e -> String.format("%s %.1f µs", e.getKey(), e.getValue() / 1e3 / versions))
-                        .collect(java.util.stream.Collectors.joining(", ")));
+                System.out.println("this process by thread, per agent and version: "
+                        + busiest(threads0, threads1, 14, name -> true, 1e3 * versions, "µs"));
                 if (fleet != null) {
                     Map<String, Long> fleetThreads1 = cpuByThreadGroup(Long.toString(fleet.pid()));
-                    System.out.println("the hollow fleet by thread, per agent and version: " + fleetThreads1.entrySet().stream()
-                            .map(e -> Map.entry(e.getKey(), e.getValue() - fleetThreads0.getOrDefault(e.getKey(), 0L)))
-                            .filter(e -> e.getValue() > 0).sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(8)
-                            .map(e -> String.format("%s %.1f µs", e.getKey(), e.getValue() / 1e3 / versions))
-                            .collect(java.util.stream.Collectors.joining(", ")));
+                    System.out.println("the hollow fleet by thread, per agent and version: "
+                            + busiest(fleetThreads0, fleetThreads1, 8, name -> true, 1e3 * versions, "µs"));
                 }
                 System.out.printf("in the steady phase (%.1f s): %s; broker: %s%n", steadySeconds, postgres(url).since(pg0, steadySeconds),
                         Broker.read().since(broker0, steadySeconds));
@@ -991,15 +985,24 @@ public final class PropagationBenchmark {
         double seconds = (System.nanoTime() - t0) / 1e9;
         double control = (controlCpuNanos() - cpu0) / 1e6 / seconds;
         double pg = (postgresCpuNanos() - pg0) / 1e6 / seconds;
-        Map<String, Long> threads1 = cpuByThreadGroup();
         System.out.printf("idle for %.0f s, every stream open: control plane %.1f ms of CPU a second, PostgreSQL %.1f ms a second; by thread: %s%n",
-                seconds, control, pg, threads1.entrySet().stream()
+                seconds, control, pg, busiest(threads0, cpuByThreadGroup(), 10,
                         // /proc gives names cut to 15 characters
-                        .filter(e -> BENCH_THREADS.stream().noneMatch(b -> b.startsWith(e.getKey())) && !e.getKey().startsWith("agent-"))
-                        .map(e -> Map.entry(e.getKey(), e.getValue() - threads0.getOrDefault(e.getKey(), 0L)))
-                        .filter(e -> e.getValue() > 0).sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(10)
-                        .map(e -> String.format("%s %.1f ms/s", e.getKey(), e.getValue() / 1e6 / seconds))
-                        .collect(java.util.stream.Collectors.joining(", ")));
+                        name -> BENCH_THREADS.stream().noneMatch(b -> b.startsWith(name)) && !name.startsWith("agent-"), 1e6 * seconds, "ms/s"));
+    }
+
+    /**
+     * The {@code limit} thread groups of {@code shown} names that used the most CPU between two {@link #cpuByThreadGroup}
+     * readings, most first, each as its name and its CPU divided by {@code nanosPerUnit}, in {@code unit}.
+     */
+    private static String busiest(Map<String, Long> before, Map<String, Long> after, int limit, java.util.function.Predicate<String> shown,
+            double nanosPerUnit, String unit) {
+        return after.entrySet().stream()
+                .filter(e -> shown.test(e.getKey()))
+                .map(e -> Map.entry(e.getKey(), e.getValue() - before.getOrDefault(e.getKey(), 0L)))
+                .filter(e -> e.getValue() > 0).sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(limit)
+                .map(e -> String.format("%s %.1f %s", e.getKey(), e.getValue() / nanosPerUnit, unit))
+                .collect(java.util.stream.Collectors.joining(", "));
     }
 
     /** CPU so far of the JIT compiler threads, in this process and the fleet's. */
