@@ -59,11 +59,17 @@ public sealed interface NodeFrame {
             return Json.write(m).getBytes(StandardCharsets.UTF_8);
         }
         // Each ack in its own wire form, as POST .../acks carries it.
-        StringBuilder acks = new StringBuilder("[");
-        for (NodeAck a : ((Acks) this).acks()) {
-            acks.append(acks.length() == 1 ? "" : ",").append(a.toJson());
-        }
-        return ("{\"v\":" + FORMAT + ",\"type\":\"acks\",\"acks\":" + acks + "]}").getBytes(StandardCharsets.UTF_8);
+        return Json.generate(g -> {
+            g.writeStartObject();
+            g.writeNumberProperty("v", FORMAT);
+            g.writeStringProperty("type", "acks");
+            g.writeArrayPropertyStart("acks");
+            for (NodeAck a : ((Acks) this).acks()) {
+                a.write(g);
+            }
+            g.writeEndArray();
+            g.writeEndObject();
+        }).getBytes(StandardCharsets.UTF_8);
     }
 
     /**

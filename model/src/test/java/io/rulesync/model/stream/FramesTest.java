@@ -107,6 +107,9 @@ class FramesTest {
         NodeAck ack = new NodeAck("shop", "n1", 2, 2, NodeAck.Status.APPLIED, null, 3, 12, "iptables", Instant.parse("2026-12-01T10:00:00Z"));
         assertThat(NodeFrame.read(new NodeFrame.Resume(7).bytes())).isEqualTo(new NodeFrame.Resume(7));
         assertThat(NodeFrame.read(new NodeFrame.Acks(List.of(ack, ack)).bytes())).isEqualTo(new NodeFrame.Acks(List.of(ack, ack)));
+        // An acks frame holds each ack in the form POST .../acks takes, as agents of earlier releases wrote it.
+        assertThat(new String(new NodeFrame.Acks(List.of(ack, ack)).bytes(), StandardCharsets.UTF_8))
+                .isEqualTo("{\"v\":1,\"type\":\"acks\",\"acks\":[" + ack.toJson() + "," + ack.toJson() + "]}");
         assertThatThrownBy(() -> NodeFrame.read("{\"v\":1,\"type\":\"acks\",\"acks\":[{\"v\":1}]}".getBytes()))
                 .hasMessageStartingWith("acks[0]: ");
         assertThatThrownBy(() -> NodeFrame.read("{\"v\":1,\"type\":\"resume\",\"after\":-1}".getBytes())).hasMessage("after: -1 is negative");
