@@ -34,7 +34,7 @@ import org.springframework.transaction.support.TransactionTemplate;
  * {@link #fencedBy fenced by} a writer's claim also checks, first, that the claim still holds, and
  * throws {@link WriterFencedException} when another compiler took the partition.
  */
-public final class BatchStore {
+public final class BatchStore implements PartitionStore.Writes {
     private final JdbcTemplate jdbc;
     private final JdbcClient sql;
     private final TransactionTemplate tx;

@@ -14,7 +14,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * compiler replays to rebuild a partition's clusters, with the checkpoint that shortens that replay
  * ({@code cluster_checkpoint}), and the audit trail the api searches.
  */
-public final class EventLog {
+public final class EventLog implements PartitionStore.Events {
     private final JdbcClient sql;
 
     public EventLog(DataSource ds) {

@@ -20,7 +20,7 @@ import tools.jackson.core.type.TypeReference;
  * matched against. The compiler writes them, with the batch that changed them ({@link BatchStore#commit}) and on
  * taking a partition ({@link #reconcile}); the api reads them.
  */
-public final class NodeLabelStore {
+public final class NodeLabelStore implements PartitionStore.Labels {
     private static final TypeReference<TreeMap<String, String>> LABELS = new TypeReference<>() { };
 
     private final JdbcTemplate jdbc;

@@ -34,7 +34,7 @@ import org.springframework.transaction.support.TransactionTemplate;
  * the rules and nodes of a cluster at a version, and the rollback that pins a cluster. What the
  * api serves, and what the compiler rebuilds a cluster's head from.
  */
-public final class VersionHistory {
+public final class VersionHistory implements PartitionStore.Versions {
     private final JdbcClient sql;
     /** Reads that take several statements and must see one state of the history (retention may prune meanwhile). */
     private final TransactionTemplate snapshotRead;

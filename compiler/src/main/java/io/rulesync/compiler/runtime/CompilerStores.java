@@ -4,6 +4,7 @@ import io.rulesync.store.BatchStore;
 import io.rulesync.store.EventLog;
 import io.rulesync.store.NodeLabelStore;
 import io.rulesync.store.Outbox;
+import io.rulesync.store.PartitionStore;
 import io.rulesync.store.PartitionWriters;
 import io.rulesync.store.VersionHistory;
 import javax.sql.DataSource;
@@ -19,6 +20,11 @@ public record CompilerStores(BatchStore batches, EventLog events, VersionHistory
     /** These stores, with every batch and position move checked against {@code claim} ({@link BatchStore#fencedBy}). */
     public CompilerStores fencedBy(PartitionWriters.Claim claim) {
         return new CompilerStores(batches.fencedBy(claim), events, history, outbox, labels, writers);
+    }
+
+    /** What the processing of one partition reads and writes, of these stores. */
+    public PartitionStore partition() {
+        return PartitionStore.of(batches, events, history, labels);
     }
 
     public static CompilerStores on(DataSource ds) {

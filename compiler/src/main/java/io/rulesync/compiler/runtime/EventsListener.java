@@ -200,7 +200,7 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
         claims.put(partition, g.claim().epoch());
         PartitionProcessor p;
         try {
-            p = new PartitionProcessor(store.fencedBy(g.claim()), topics, group, partition, clock, faults, versions, metrics,
+            p = new PartitionProcessor(store.fencedBy(g.claim()).partition(), topics, group, partition, clock, faults, versions, metrics,
                     resyncCooldown, checkpointEvery, checkpointWriter);
             processors.put(partition, p);
             verify(p);

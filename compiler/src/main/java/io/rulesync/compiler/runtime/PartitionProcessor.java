@@ -32,6 +32,7 @@ import io.rulesync.model.topic.Topics;
 import io.rulesync.store.Batch;
 import io.rulesync.store.EventLog;
 import io.rulesync.store.NodeLabelStore;
+import io.rulesync.store.PartitionStore;
 import io.rulesync.store.StaleWriteException;
 import io.rulesync.store.WriterFencedException;
 import java.time.Clock;
@@ -175,7 +176,7 @@ public final class PartitionProcessor {
      */
     public static final int DEFAULT_CHECKPOINT_EVERY = 10_000;
 
-    private final CompilerStores store;
+    private final PartitionStore store;
     private final Topics topics;
     private final String group;
     private final int partition;
@@ -206,17 +207,17 @@ public final class PartitionProcessor {
     private final Map<String, List<Problem>> reported = new HashMap<>();
     private LogPosition position;
 
-    public PartitionProcessor(CompilerStores store, Topics topics, String group, int partition, Clock clock, Faults faults,
+    public PartitionProcessor(PartitionStore store, Topics topics, String group, int partition, Clock clock, Faults faults,
             VersionListener listener) {
         this(store, topics, group, partition, clock, faults, listener, Observer.NONE, DEFAULT_RESYNC_COOLDOWN);
     }
 
-    public PartitionProcessor(CompilerStores store, Topics topics, String group, int partition, Clock clock, Faults faults,
+    public PartitionProcessor(PartitionStore store, Topics topics, String group, int partition, Clock clock, Faults faults,
             VersionListener listener, Observer observer, Duration resyncCooldown) {
         this(store, topics, group, partition, clock, faults, listener, observer, resyncCooldown, DEFAULT_CHECKPOINT_EVERY);
     }
 
-    public PartitionProcessor(CompilerStores store, Topics topics, String group, int partition, Clock clock, Faults faults,
+    public PartitionProcessor(PartitionStore store, Topics topics, String group, int partition, Clock clock, Faults faults,
             VersionListener listener, Observer observer, Duration resyncCooldown, int checkpointEvery) {
         this(store, topics, group, partition, clock, faults, listener, observer, resyncCooldown, checkpointEvery, Runnable::run);
     }
@@ -226,7 +227,7 @@ public final class PartitionProcessor {
      * thread of its own, so that a batch never waits for one (a 10,000-Service checkpoint takes about half a
      * second to write); tests and benchmarks run it in place.
      */
-    public PartitionProcessor(CompilerStores store, Topics topics, String group, int partition, Clock clock, Faults faults,
+    public PartitionProcessor(PartitionStore store, Topics topics, String group, int partition, Clock clock, Faults faults,
             VersionListener listener, Observer observer, Duration resyncCooldown, int checkpointEvery, Executor checkpointWriter) {
         this.checkpointWriter = Objects.requireNonNull(checkpointWriter, "checkpointWriter");
         if (checkpointEvery < 1) {
@@ -269,7 +270,7 @@ public final class PartitionProcessor {
      * newest checkpoint (when it reads back as written) and the events stored after it.
      */
     public void rebuild() {
-        position = store.batches().position(group, topics.events(), partition).orElse(null);
+        position = store.writes().position(group, topics.events(), partition).orElse(null);
         heads.clear();
         sinceCheckpoint.clear();
         held.clear();
@@ -325,10 +326,10 @@ public final class PartitionProcessor {
                 EventParts.read(payload).ifPresent(pending::add); // stored, so valid when stored
             }
             assembly = assembly.restored(cluster, pending);
-            long version = store.history().head(cluster);
-            ClusterHead.Pin pin = store.history().pinning(cluster).map(a -> new ClusterHead.Pin(a.id(), a.toVersion())).orElse(null);
-            ClusterHead head = ClusterHead.rebuilt(cluster, events, version, store.history().rules(cluster, version), pin,
-                    store.history().lineage(cluster, version).orElse(Lineage.UNKNOWN));
+            long version = store.versions().head(cluster);
+            ClusterHead.Pin pin = store.versions().pinning(cluster).map(a -> new ClusterHead.Pin(a.id(), a.toVersion())).orElse(null);
+            ClusterHead head = ClusterHead.rebuilt(cluster, events, version, store.versions().rules(cluster, version), pin,
+                    store.versions().lineage(cluster, version).orElse(Lineage.UNKNOWN));
             heads.put(cluster, head);
             report(cluster, head.admissionProblems());
             int relabelled = store.labels().reconcile(cluster, labels(head));
@@ -343,7 +344,7 @@ public final class PartitionProcessor {
             List<Batch.OutboxRow> resyncs = new ArrayList<>();
             held.forEach((cluster, why) -> resyncs.add(resyncRow(cluster, "the compiler's state of the cluster is incomplete: " + why,
                     now)));
-            store.batches().enqueue(resyncs);
+            store.writes().enqueue(resyncs);
             resyncs.forEach(row -> {
                 resyncAsked.put(row.key(), now);
                 observer.resyncRequested(row.key());
@@ -378,7 +379,7 @@ public final class PartitionProcessor {
     private void writeCheckpoint(ClusterHead head, long lastEventId, Instant now) {
         checkpointWriter.execute(() -> {
             try {
-                store.batches().writeCheckpoint(new Batch.CheckpointRow(head.cluster(), lastEventId, head.version(),
+                store.writes().writeCheckpoint(new Batch.CheckpointRow(head.cluster(), lastEventId, head.version(),
                         head.view().state().objectCount(), Checkpoint.write(head, now), now));
             } catch (RuntimeException e) {
                 log.warn("cluster {}: writing its checkpoint at event {} failed ({}); a rebuild replays from the previous one",
@@ -417,7 +418,7 @@ public final class PartitionProcessor {
         }
         long at = position.next();
         try {
-            store.batches().commit(new Batch(group, topics.events(), partition, at, at, List.of(), List.of(), versions, List.of(),
+            store.writes().commit(new Batch(group, topics.events(), partition, at, at, List.of(), List.of(), versions, List.of(),
                     outbox, position.epoch()));
         } catch (WriterFencedException fenced) {
             throw new Fenced(fenced);
@@ -480,7 +481,7 @@ public final class PartitionProcessor {
                 }
             }
             try {
-                store.batches().movePosition(group, topics.events(), partition, stored, v.position(), resyncs);
+                store.writes().movePosition(group, topics.events(), partition, stored, v.position(), resyncs);
             } catch (WriterFencedException fenced) {
                 throw new Fenced(fenced);
             } catch (StaleWriteException stale) {
@@ -597,7 +598,7 @@ public final class PartitionProcessor {
             String cluster = e.getKey();
             ClusterHead head = heads.getOrDefault(cluster, ClusterHead.empty(cluster));
             ClusterHead.Step step = head.apply(e.getValue().stream().map(Decoded::event).toList(),
-                    v -> store.history().version(cluster, v).map(stored -> store.history().rules(cluster, v)));
+                    v -> store.versions().version(cluster, v).map(stored -> store.versions().rules(cluster, v)));
             String heldBecause = held.get(cluster);
             String releaseCause = null;
             if (heldBecause != null) {
@@ -683,7 +684,7 @@ public final class PartitionProcessor {
         faults.at(Point.BEFORE_COMMIT);
         Map<String, Long> checkpointAt;
         try {
-            checkpointAt = store.batches().commit(batch);
+            checkpointAt = store.writes().commit(batch);
         } catch (WriterFencedException fenced) {
             throw new Fenced(fenced);
         } catch (StaleWriteException stale) {
@@ -768,7 +769,7 @@ public final class PartitionProcessor {
         List<Batch.OutboxRow> outbox = new ArrayList<>();
         deadLetter(r, reason, dead, outbox);
         try {
-            store.batches().commit(new Batch(group, topics.events(), partition, position(), r.offset() + 1, List.of(), dead, List.of(),
+            store.writes().commit(new Batch(group, topics.events(), partition, position(), r.offset() + 1, List.of(), dead, List.of(),
                     List.of(), outbox, position == null ? 0 : position.epoch(), List.of()));
         } catch (WriterFencedException fenced) {
             throw new Fenced(fenced);
@@ -816,7 +817,7 @@ public final class PartitionProcessor {
         if (!seenInBatch.add(a.actionId())) {
             return which + " was delivered twice in one batch; it is carried out once";
         }
-        Optional<String> status = store.batches().actionStatus(a.actionId(), a.cluster());
+        Optional<String> status = store.writes().actionStatus(a.actionId(), a.cluster());
         if (status.equals(Optional.of("pending"))) {
             return null;
         }

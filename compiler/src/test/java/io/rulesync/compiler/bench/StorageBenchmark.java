@@ -67,7 +67,7 @@ public final class StorageBenchmark {
             CompilerStores store = CompilerStores.on(db.dataSource());
             JdbcTemplate sql = new JdbcTemplate(db.dataSource());
             MutableClock clock = new MutableClock(START);
-            PartitionProcessor p = new PartitionProcessor(store, Topics.DEFAULT, "bench", 0, clock, PartitionProcessor.Faults.NONE,
+            PartitionProcessor p = new PartitionProcessor(store.partition(), Topics.DEFAULT, "bench", 0, clock, PartitionProcessor.Faults.NONE,
                     PartitionProcessor.VersionListener.NONE, PartitionProcessor.Observer.NONE, Duration.ofMinutes(1), every);
             RetentionSweep sweep = new RetentionSweep(new HistoryPruning(db.dataSource()), store.history(), store.events(),
                     retain > 0 ? new RetentionPolicy(OptionalInt.of(retain), Optional.empty()) : RetentionPolicy.KEEP_ALL, clock,

@@ -145,7 +145,7 @@ public final class TakeoverBenchmark {
     }
 
     private static PartitionProcessor processor(CompilerStores store, Clock clock, int every) {
-        return new PartitionProcessor(store, Topics.DEFAULT, "bench", 0, clock, PartitionProcessor.Faults.NONE,
+        return new PartitionProcessor(store.partition(), Topics.DEFAULT, "bench", 0, clock, PartitionProcessor.Faults.NONE,
                 PartitionProcessor.VersionListener.NONE, PartitionProcessor.Observer.NONE, Duration.ofMinutes(1), every);
     }
 

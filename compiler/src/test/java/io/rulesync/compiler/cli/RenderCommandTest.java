@@ -33,7 +33,7 @@ class RenderCommandTest {
     void rendersAStoredVersionExactlyAsCompiled() throws Exception {
         try (TestDatabase db = TestDatabase.create()) {
             CompilerStores store = CompilerStores.on(db.dataSource());
-            PartitionProcessor p = new PartitionProcessor(store, Topics.DEFAULT, "g", 0, Clock.systemUTC(),
+            PartitionProcessor p = new PartitionProcessor(store.partition(), Topics.DEFAULT, "g", 0, Clock.systemUTC(),
                     PartitionProcessor.Faults.NONE, PartitionProcessor.VersionListener.NONE);
             List<PartitionProcessor.Record> records = new ArrayList<>();
             records.add(new PartitionProcessor.Record(0, "shop",

@@ -32,7 +32,7 @@ class CheckpointRebuildTest {
     private static final int EVERY = 4;
 
     private static PartitionProcessor processor(CompilerStores store) {
-        return new PartitionProcessor(store, Topics.DEFAULT, "compiler", 0, CLOCK, PartitionProcessor.Faults.NONE,
+        return new PartitionProcessor(store.partition(), Topics.DEFAULT, "compiler", 0, CLOCK, PartitionProcessor.Faults.NONE,
                 PartitionProcessor.VersionListener.NONE, PartitionProcessor.Observer.NONE, Duration.ofMinutes(1), EVERY);
     }
 
@@ -82,7 +82,7 @@ class CheckpointRebuildTest {
         try (TestDatabase db = TestDatabase.create()) {
             CompilerStores store = CompilerStores.on(db.dataSource());
             java.util.List<Runnable> writes = new java.util.ArrayList<>();
-            PartitionProcessor p = new PartitionProcessor(store, Topics.DEFAULT, "compiler", 0, CLOCK, PartitionProcessor.Faults.NONE,
+            PartitionProcessor p = new PartitionProcessor(store.partition(), Topics.DEFAULT, "compiler", 0, CLOCK, PartitionProcessor.Faults.NONE,
                     PartitionProcessor.VersionListener.NONE, PartitionProcessor.Observer.NONE, Duration.ofMinutes(1), EVERY, writes::add);
             deliver(p, ScriptedEvents.batches());
             assertThat(store.events().checkpoint("a")).as("committed, not yet written").isEmpty();

@@ -29,7 +29,7 @@ class LargeEventsTest {
     private static final Clock CLOCK = Clock.fixed(Instant.parse("2026-12-02T00:00:00Z"), ZoneOffset.UTC);
 
     private static PartitionProcessor processor(CompilerStores store) {
-        return new PartitionProcessor(store, Topics.DEFAULT, "compiler", 0, CLOCK, PartitionProcessor.Faults.NONE,
+        return new PartitionProcessor(store.partition(), Topics.DEFAULT, "compiler", 0, CLOCK, PartitionProcessor.Faults.NONE,
                 PartitionProcessor.VersionListener.NONE);
     }
 
@@ -89,7 +89,7 @@ class LargeEventsTest {
             CompilerStores store = CompilerStores.on(db.dataSource());
             List<String> parts = EventParts.split("a", EventCodec.encode(marker()), CLOCK.instant(), 400_000);
             int n = parts.size();
-            PartitionProcessor p = new PartitionProcessor(store, Topics.DEFAULT, "compiler", 0, CLOCK, PartitionProcessor.Faults.NONE,
+            PartitionProcessor p = new PartitionProcessor(store.partition(), Topics.DEFAULT, "compiler", 0, CLOCK, PartitionProcessor.Faults.NONE,
                     PartitionProcessor.VersionListener.NONE, PartitionProcessor.Observer.NONE, Duration.ofMinutes(1), 4 + n);
             p.process(records(0, List.of(ScriptedEvents.settings("a"), ScriptedEvents.node("a", "n1", "10.1.0.1"),
                     ScriptedEvents.service("a", "web", "10.96.0.1"), ScriptedEvents.service("a", "old", "10.96.0.2"))));

@@ -39,7 +39,7 @@ class LogResetTest {
     private static final String NEW = "NEWNEWNEWNEWNEWNEWNEWN";
 
     private static PartitionProcessor processor(CompilerStores store, Clock clock) {
-        return new PartitionProcessor(store, Topics.DEFAULT, "compiler", 0, clock, PartitionProcessor.Faults.NONE,
+        return new PartitionProcessor(store.partition(), Topics.DEFAULT, "compiler", 0, clock, PartitionProcessor.Faults.NONE,
                 PartitionProcessor.VersionListener.NONE, PartitionProcessor.Observer.NONE, Duration.ofMinutes(1));
     }
 

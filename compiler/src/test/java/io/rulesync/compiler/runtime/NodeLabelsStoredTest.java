@@ -26,7 +26,7 @@ class NodeLabelsStoredTest {
     private long offset;
 
     private PartitionProcessor processor(CompilerStores store) {
-        return new PartitionProcessor(store, Topics.DEFAULT, "compiler", 0, CLOCK, PartitionProcessor.Faults.NONE,
+        return new PartitionProcessor(store.partition(), Topics.DEFAULT, "compiler", 0, CLOCK, PartitionProcessor.Faults.NONE,
                 PartitionProcessor.VersionListener.NONE, PartitionProcessor.Observer.NONE, PartitionProcessor.DEFAULT_RESYNC_COOLDOWN);
     }
 

@@ -53,7 +53,7 @@ class OperatorActionsTest {
         try (TestDatabase db = TestDatabase.create()) {
             CompilerStores store = CompilerStores.on(db.dataSource());
             OperatorActionStore actions = new OperatorActionStore(db.dataSource());
-            PartitionProcessor p = new PartitionProcessor(store, Topics.DEFAULT, "compiler", 0, CLOCK,
+            PartitionProcessor p = new PartitionProcessor(store.partition(), Topics.DEFAULT, "compiler", 0, CLOCK,
                     PartitionProcessor.Faults.NONE, PartitionProcessor.VersionListener.NONE);
             for (List<PartitionProcessor.Record> b : ScriptedEvents.batches()) {
                 p.process(b);
@@ -81,7 +81,7 @@ class OperatorActionsTest {
             watched(p, ScriptedEvents.slice("a", "web", "10.244.0.7"));
             assertThat(store.history().head("a")).isEqualTo(4);
             // ...and a restarted compiler is still pinned.
-            p = new PartitionProcessor(store, Topics.DEFAULT, "compiler", 0, CLOCK,
+            p = new PartitionProcessor(store.partition(), Topics.DEFAULT, "compiler", 0, CLOCK,
                     PartitionProcessor.Faults.NONE, PartitionProcessor.VersionListener.NONE);
             watched(p, ScriptedEvents.slice("a", "web", "10.244.0.8"));
             assertThat(store.history().head("a")).isEqualTo(4);

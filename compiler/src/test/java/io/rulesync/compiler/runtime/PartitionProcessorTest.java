@@ -29,7 +29,7 @@ class PartitionProcessorTest {
     private static final Clock CLOCK = Clock.fixed(Instant.parse("2026-11-29T12:00:00Z"), ZoneOffset.UTC);
 
     private static PartitionProcessor processor(CompilerStores store, PartitionProcessor.Faults faults) {
-        return new PartitionProcessor(store, Topics.DEFAULT, "compiler", 0, CLOCK, faults, PartitionProcessor.VersionListener.NONE);
+        return new PartitionProcessor(store.partition(), Topics.DEFAULT, "compiler", 0, CLOCK, faults, PartitionProcessor.VersionListener.NONE);
     }
 
     /** Delivers batches the way the Kafka listener does: from the processor's position on. */

@@ -51,7 +51,7 @@ class ProblemReportsStoredTest {
     };
 
     private PartitionProcessor processor(CompilerStores store) {
-        return new PartitionProcessor(store, Topics.DEFAULT, "compiler", 0, CLOCK, PartitionProcessor.Faults.NONE,
+        return new PartitionProcessor(store.partition(), Topics.DEFAULT, "compiler", 0, CLOCK, PartitionProcessor.Faults.NONE,
                 PartitionProcessor.VersionListener.NONE, observer, PartitionProcessor.DEFAULT_RESYNC_COOLDOWN);
     }
 

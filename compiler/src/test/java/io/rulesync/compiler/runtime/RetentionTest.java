@@ -55,7 +55,7 @@ class RetentionTest {
     private final MutableClock clock = new MutableClock(START);
 
     private PartitionProcessor processor(CompilerStores store) {
-        return new PartitionProcessor(store, Topics.DEFAULT, "compiler", 0, clock, PartitionProcessor.Faults.NONE,
+        return new PartitionProcessor(store.partition(), Topics.DEFAULT, "compiler", 0, clock, PartitionProcessor.Faults.NONE,
                 PartitionProcessor.VersionListener.NONE, PartitionProcessor.Observer.NONE, Duration.ofMinutes(1), EVERY);
     }
 

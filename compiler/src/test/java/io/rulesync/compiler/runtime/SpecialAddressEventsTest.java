@@ -72,7 +72,7 @@ class SpecialAddressEventsTest {
     }
 
     private static PartitionProcessor processor(CompilerStores store, PartitionProcessor.Observer observer) {
-        return new PartitionProcessor(store, Topics.DEFAULT, "compiler", 0, CLOCK, PartitionProcessor.Faults.NONE,
+        return new PartitionProcessor(store.partition(), Topics.DEFAULT, "compiler", 0, CLOCK, PartitionProcessor.Faults.NONE,
                 PartitionProcessor.VersionListener.NONE, observer, Duration.ofMinutes(1));
     }
 
