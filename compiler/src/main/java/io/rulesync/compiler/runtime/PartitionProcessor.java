@@ -532,12 +532,48 @@ public final class PartitionProcessor {
     }
 
     public Outcome process(List<Record> records) {
+        Plan plan = plan(records);
+        if (plan == null) {
+            return Outcome.DONE;
+        }
+        faults.at(Point.BEFORE_COMMIT);
+        Map<String, Long> checkpointAt;
+        try {
+            checkpointAt = store.writes().commit(plan.batch());
+        } catch (WriterFencedException fenced) {
+            throw new Fenced(fenced);
+        } catch (StaleWriteException stale) {
+            rebuild();
+            return Outcome.STALE;
+        }
+        faults.at(Point.AFTER_COMMIT);
+        adopt(plan, checkpointAt);
+        return Outcome.DONE;
+    }
+
+    /**
+     * What a batch writes, and what the processor adopts once it committed. {@link #plan} makes it without writing
+     * anything or changing the processor (it reads stored versions and actions); {@link #adopt} takes it in after the
+     * commit, so a batch that fails or is found stale leaves the processor as it was.
+     *
+     * @param released held clusters whose watcher's digest agrees again: no longer held once this batch committed
+     * @param warnings lines to log once committed (not on every retry of a failing batch)
+     */
+    private record Plan(Batch batch, Instant now, Map<String, ClusterHead> next, Map<String, Long> counted, EventAssembly assembled,
+            List<Disagreement> digestsSeen, List<Disagreement> resyncsAsked, List<Carried> outcomes, Set<String> released,
+            List<String> warnings) {
+    }
+
+    /** The batch {@code records} make from the stored position on; null when none of them is new. */
+    private Plan plan(List<Record> records) {
         long from = position();
         List<Record> fresh = records.stream().filter(r -> r.offset() >= from).toList();
         if (fresh.isEmpty()) {
-            return Outcome.DONE;
+            return null;
         }
         Instant now = clock.instant();
+        List<String> warnings = new ArrayList<>();
+        Set<String> released = new HashSet<>();
         List<Batch.DeadLetterRow> dead = new ArrayList<>();
         List<Batch.OutboxRow> outbox = new ArrayList<>();
         Map<String, List<Decoded>> byCluster = new LinkedHashMap<>();
@@ -556,8 +592,8 @@ public final class PartitionProcessor {
             if (offer.outcome() instanceof EventAssembly.Outcome.Stored stored) {
                 EventParts.Part p = stored.part();
                 if (!stored.abandoned().isEmpty()) {
-                    log.warn("cluster {}: event {} stopped after {} of {} parts; its parts are left unused", p.cluster(),
-                            stored.abandoned().get(0).event(), stored.abandoned().size(), stored.abandoned().get(0).parts());
+                    warnings.add("cluster " + p.cluster() + ": event " + stored.abandoned().get(0).event() + " stopped after "
+                            + stored.abandoned().size() + " of " + stored.abandoned().get(0).parts() + " parts; its parts are left unused");
                 }
                 partRows.add(new Batch.EventRow(p.cluster(), r.offset(), "part", null, null, null, p.observedAt(), r.value(),
                         null));
@@ -604,9 +640,9 @@ public final class PartitionProcessor {
             if (heldBecause != null) {
                 if (step.digests().stream().anyMatch(ClusterHead.DigestCheck::agrees)) {
                     // The watcher's digest says the folded state is whole again: publish from it, now (the resync's
-                    // digest may come in a batch of its own).
-                    held.remove(cluster);
-                    log.info("cluster {}: its watcher's state digest agrees with the folded state again; versions resume", cluster);
+                    // digest may come in a batch of its own). Released once this batch committed: a retry after a failed
+                    // commit must catch up just the same.
+                    released.add(cluster);
                     Optional<ClusterHead.Step> caughtUp = step.newVersion() ? Optional.empty() : step.next().recompiled();
                     if (caughtUp.isPresent()) {
                         step = caughtUp.get();
@@ -681,21 +717,22 @@ public final class PartitionProcessor {
         int epoch = position == null ? 0 : position.epoch();
         Batch batch = new Batch(group, topics.events(), partition, from, newPosition, events, dead, versions, actions,
                 outbox, epoch, problems, checkpointsDue, nodeLabels);
-        faults.at(Point.BEFORE_COMMIT);
-        Map<String, Long> checkpointAt;
-        try {
-            checkpointAt = store.writes().commit(batch);
-        } catch (WriterFencedException fenced) {
-            throw new Fenced(fenced);
-        } catch (StaleWriteException stale) {
-            rebuild();
-            return Outcome.STALE;
-        }
-        faults.at(Point.AFTER_COMMIT);
+        return new Plan(batch, now, next, counted, assembled, digestsSeen, resyncsAsked, outcomes, released, warnings);
+    }
+
+    /** Takes in a committed batch: the new heads and position, its checkpoints, and what it tells logs, metrics and listeners. */
+    private void adopt(Plan plan, Map<String, Long> checkpointAt) {
+        Instant now = plan.now();
+        Map<String, ClusterHead> next = plan.next();
         Map<String, ClusterHead> before = new HashMap<>(heads);
         heads.putAll(next);
-        sinceCheckpoint.putAll(counted);
-        assembly = assembled;
+        sinceCheckpoint.putAll(plan.counted());
+        assembly = plan.assembled();
+        plan.warnings().forEach(log::warn);
+        for (String cluster : new TreeSet<>(plan.released())) {
+            held.remove(cluster);
+            log.info("cluster {}: its watcher's state digest agrees with the folded state again; versions resume", cluster);
+        }
         checkpointAt.forEach((cluster, lastEventId) -> writeCheckpoint(next.get(cluster), lastEventId, now));
         for (Map.Entry<String, ClusterHead> e : new TreeMap<>(next).entrySet()) {
             ClusterHead was = before.get(e.getKey());
@@ -705,6 +742,7 @@ public final class PartitionProcessor {
                 observer.refusedObjects(e.getKey(), head.problems().refusedObjects());
             }
         }
+        List<Batch.DeadLetterRow> dead = plan.batch().deadLetters();
         if (!dead.isEmpty()) {
             // One line per batch, not per record: a flood of garbage on the topic must not flood the log.
             Batch.DeadLetterRow first = dead.get(0);
@@ -713,29 +751,28 @@ public final class PartitionProcessor {
                     Printable.escape(first.reason()));
             observer.deadLettered(dead.size());
         }
-        advanceTo(newPosition);
-        for (Disagreement d : digestsSeen) {
+        advanceTo(plan.batch().newPosition());
+        for (Disagreement d : plan.digestsSeen()) {
             observer.digestChecked(d.cluster(), d.check().agrees());
         }
-        for (Disagreement d : resyncsAsked) {
+        for (Disagreement d : plan.resyncsAsked()) {
             resyncAsked.put(d.cluster(), now);
             log.warn("cluster {}: the watcher's state digest disagrees with what was folded ({}); asked it for a resync",
                     d.cluster(), String.join("; ", d.check().differences()));
             observer.resyncRequested(d.cluster());
         }
-        for (Batch.VersionRow v : versions) {
+        for (Batch.VersionRow v : plan.batch().versions()) {
             log.atInfo().addKeyValue("cluster", v.cluster()).addKeyValue("version", v.seq())
                     .addKeyValue("fragments", v.diff().fragments().size()).addKeyValue("nodes", v.diff().nodes().size())
                     .log("version stored");
             listener.stored(v.cluster(), v.seq(), v.diff(), v.cause());
         }
-        for (Carried c : outcomes) {
+        for (Carried c : plan.outcomes()) {
             OperatorAction a = c.outcome().action();
             log.atInfo().addKeyValue("cluster", c.cluster()).addKeyValue("version", c.version()).addKeyValue("action", a.actionId())
                     .addKeyValue("actor", a.actor())
                     .log(describe(a) + (c.outcome().accepted() ? ": done" : ": refused, " + c.outcome().refusal()));
         }
-        return Outcome.DONE;
     }
 
     private record Decoded(Record record, ClusterEvent event) {
