@@ -25,7 +25,6 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -118,7 +117,6 @@ public final class CompilerSimulation {
     private final int checkpointEvery;
     private final List<PartitionProcessor.Record> log = new ArrayList<>();
     private final List<String> trace = new ArrayList<>();
-    private final Map<Long, String> actionClusters = new HashMap<>();
     private Instance owner;
     private Instance zombie;
     private int instances;
@@ -290,7 +288,6 @@ public final class CompilerSimulation {
         }
         OperatorAction a = to == null ? new ResumeRequested(cluster, id, "sim", "seeded", clock.instant())
                 : new RollbackRequested(cluster, id, to, "sim", "seeded", clock.instant());
-        actionClusters.put(id, cluster);
         trace.add("operator: " + a);
         append(cluster, EventCodec.encode(a));
     }
