@@ -201,7 +201,8 @@ public class ApiApplication {
     DeltaWaits deltaWaits(VersionHistory store, HeadWatch watch, ExecutorService deltaWakers, MeterRegistry meters, Rollouts rollouts,
             ScheduledExecutorService rolloutTicks) {
         DeltaWaits waits = new DeltaWaits(store, watch, deltaWakers, 64L << 20, rollouts);
-        meters.gauge("rulesync.deltas.waiting", waits, DeltaWaits::parked);
+        Gauge.builder("rulesync.deltas.waiting", waits, DeltaWaits::parked)
+                .description("nodes' requests and streams parked until their cluster's next version").register(meters);
         rollouts.onRelease(waits::advanced);
         watch.start(new HeadWatch.Listener() {
             @Override

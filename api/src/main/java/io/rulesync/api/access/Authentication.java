@@ -1,5 +1,6 @@
 package io.rulesync.api.access;
 
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import org.slf4j.Logger;
@@ -79,7 +80,8 @@ public final class Authentication {
 
     private void failed(String address, String method, String target, String reason) {
         limits.failed(address);
-        meters.counter(FAILURES, "reason", FailedAuthentications.kind(reason)).increment();
+        Counter.builder(FAILURES).description("requests and node streams refused for their credential, by reason")
+                .tag("reason", FailedAuthentications.kind(reason)).register(meters).increment();
         failures.failed(method, target, address, reason).ifPresent(log::warn);
     }
 }

@@ -5,6 +5,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import io.github.resilience4j.ratelimiter.RateLimiter;
 import io.github.resilience4j.ratelimiter.RateLimiterConfig;
 import io.github.resilience4j.ratelimiter.internal.AtomicRateLimiter;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 
@@ -52,7 +53,7 @@ public final class RateLimits {
         if (l == null || l.getMetrics().getAvailablePermissions() > 0) {
             return Duration.ZERO;
         }
-        meters.counter(LIMITED, "kind", "failed-authentication").increment();
+        limited("failed-authentication");
         return Duration.ofNanos(Math.max(wait(l), 1_000_000_000L));
     }
 
@@ -65,7 +66,7 @@ public final class RateLimits {
         if (l.acquirePermission()) {
             return Duration.ZERO;
         }
-        meters.counter(LIMITED, "kind", kind).increment();
+        limited(kind);
         return Duration.ofNanos(Math.max(wait(l), 1_000_000_000L));
     }
 
@@ -77,5 +78,9 @@ public final class RateLimits {
     /** The {@code Retry-After} value: whole seconds, rounded up. */
     public static String retryAfter(Duration wait) {
         return Long.toString((wait.toMillis() + 999) / 1000);
+    }
+
+    private void limited(String kind) {
+        Counter.builder(LIMITED).description("requests refused for their rate, by kind").tag("kind", kind).register(meters).increment();
     }
 }

@@ -1,5 +1,6 @@
 package io.rulesync.api.errors;
 
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -56,7 +57,8 @@ public final class BodyLimits extends OncePerRequestFilter {
     }
 
     private void refuse(HttpServletResponse response, HttpStatus status, String detail, String reason) throws IOException {
-        meters.counter(REFUSED, "reason", reason).increment();
+        Counter.builder(REFUSED).description("request bodies refused before they were read whole, by reason").tag("reason", reason)
+                .register(meters).increment();
         // The unread body is not drained: the connection ends with the answer.
         response.setHeader("Connection", "close");
         FilterProblems.write(response, status, detail);

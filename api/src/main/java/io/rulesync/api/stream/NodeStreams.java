@@ -6,6 +6,7 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Credentials;
@@ -74,7 +75,7 @@ public final class NodeStreams implements ServerCalls.BidiStreamingMethod<byte[]
         this.work = work;
         this.maxStreams = maxStreams;
         this.maxFallBehind = maxFallBehind;
-        meters.gauge("rulesync.streams.open", open, Set::size);
+        Gauge.builder("rulesync.streams.open", open, Set::size).description("node streams open on this api replica").register(meters);
         this.refused = Counter.builder("rulesync.streams.refused").description("node streams refused because this replica held its most")
                 .register(meters);
         this.fellBehind = Counter.builder("rulesync.streams.fell.behind")

@@ -81,7 +81,7 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
 
     /** A version was stored (not a {@link PartitionProcessor.VersionListener} bean: those are the embedder's). */
     public void stored(String cluster, long seq, RulesDiff diff) {
-        Counter.builder("rulesync.versions.produced").tag("cluster", cluster).register(registry).increment();
+        Counter.builder("rulesync.versions.produced").description("versions stored, by cluster").tag("cluster", cluster).register(registry).increment();
         DistributionSummary.builder("rulesync.delta.fragments").description("Rule fragments a version added, changed or removed")
                 .tag("cluster", cluster).register(registry).record(diff.fragments().size());
     }

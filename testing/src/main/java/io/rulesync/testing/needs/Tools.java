@@ -19,7 +19,8 @@ final class Tools {
             Map.entry("sysctl", "procps"),
             Map.entry("pg_dump", "postgresql-client"), Map.entry("pg_restore", "postgresql-client"),
             Map.entry("sh", "dash"),
-            Map.entry("chromedriver", "chromium-driver"));
+            Map.entry("chromedriver", "chromium-driver"),
+            Map.entry("promtool", "prometheus"));
     /** A non-root PATH often lacks these, yet the tools in them run fine under {@code ip netns exec}. */
     private static final List<String> SBIN = List.of("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin");
 
