@@ -168,7 +168,7 @@ const fleetPage = {
   async render() {
     const { clusters } = await get('/api/v1/clusters');
     show(`<h1>Fleet</h1>
-      <table id="clusters"><thead><tr><th>Cluster</th><th>Version</th><th>State</th><th>Nodes</th><th></th><th>Refused objects</th></tr></thead><tbody>
+      <table id="clusters"><thead><tr><th>Cluster</th><th>Version</th><th>State</th><th>Nodes</th><th>Node states</th><th>Refused objects</th></tr></thead><tbody>
       ${clusters.map((c) => `<tr data-cluster="${h(c.cluster)}">
         <td><a href="#/clusters/${enc(c.cluster)}">${h(c.cluster)}</a></td>
         <td><a href="#/clusters/${enc(c.cluster)}/versions/${c.version}">v${c.version}</a> ${when(c.createdAt)}</td>
@@ -201,7 +201,7 @@ function clusterPage(cluster) {
           ${lagging.map((n) => `<tr><td>${h(n.node)}</td><td>${h(n.state)}</td><td>v${n.running}</td><td>${plural(n.behindVersions, 'version', 'versions')}, ${duration(n.lagSeconds)}</td>
           <td class="wrap">${h(n.lastError ? n.lastError.message : '')}</td></tr>`).join('')}</tbody></table>` : ''}
         <h2>Versions</h2>
-        <table id="versions"><thead><tr><th>Version</th><th>Created</th><th>Changed</th><th>Cause</th>${ops ? '<th></th>' : ''}</tr></thead><tbody>
+        <table id="versions"><thead><tr><th>Version</th><th>Created</th><th>Changed</th><th>Cause</th>${ops ? '<th><span class="sr-only">Actions</span></th>' : ''}</tr></thead><tbody>
         ${history.versions.map((v) => `<tr data-version="${v.version}"><td><a href="#/clusters/${enc(cluster)}/versions/${v.version}">v${v.version}</a></td>
           <td>${when(v.createdAt)}</td><td>${v.fragmentsChanged} rules, ${v.nodesChanged} nodes</td><td class="wrap">${h(cause(v.cause))}</td>
           ${ops ? `<td>${v.version !== history.head ? `<button type="button" class="small operator-action rollback" data-to="${v.version}">Roll back to v${v.version}…</button>` : ''}</td>` : ''}</tr>`).join('')}
@@ -268,12 +268,12 @@ function versionPage(cluster, version, node) {
         <p>${when(v.createdAt)} — ${v.fragmentsChanged} rules and ${v.nodesChanged} nodes changed.</p>
         <p class="wrap"><strong>Cause:</strong> ${h(cause(v.cause))}</p>
         <h2>Changes from v${v.version - 1}</h2>
-        ${diff ? `<pre id="diff">${diffHtml(diff)}</pre>` : '<p class="muted">The first version.</p>'}
+        ${diff ? `<pre id="diff" tabindex="0" aria-label="What this version changed">${diffHtml(diff)}</pre>` : '<p class="muted">The first version.</p>'}
         <h2>A node's rules</h2>
         <div class="row"><label for="rules-node">Node</label><select id="rules-node">${names.map((n) => `<option ${n === rulesNode ? 'selected' : ''}>${h(n)}</option>`).join('')}</select>
           <label for="rules-search">Search</label><input id="rules-search" type="search" placeholder="KUBE-SVC, 10.96.0.10, ..." value="${h(search)}">
           <span id="rules-count" class="muted"></span></div>
-        <pre id="rules"></pre>`);
+        <pre id="rules" tabindex="0" aria-label="The node's rules"></pre>`);
       let asked = 0;
       const showRules = async () => {
         const mine = ++asked;
@@ -376,7 +376,7 @@ function flash(message) {
   n.id = 'flash';
   n.textContent = message;
   document.getElementById('flash')?.remove();
-  document.body.insertBefore(n, main);
+  document.getElementById('notices').append(n);
   setTimeout(() => n.remove(), 8000);
 }
 

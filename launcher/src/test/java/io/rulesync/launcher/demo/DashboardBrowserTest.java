@@ -75,6 +75,7 @@ class DashboardBrowserTest {
                 assertThat(browser.findElement(By.id("who")).getText()).isEqualTo("demo-viewer (viewer)");
                 wait.until(d -> d.findElement(By.cssSelector("#clusters tr[data-cluster='shop']")).getText().contains("2 converged"));
                 shot(browser, "fleet");
+                accessible(browser, "fleet");
                 shop.findElement(By.linkText("shop")).click();
                 wait.until(ExpectedConditions.presenceOfElementLocated(By.cssSelector("#versions tr[data-version='2']")));
                 assertThat(browser.findElements(By.cssSelector("#node-grid a"))).hasSize(2);
@@ -84,6 +85,7 @@ class DashboardBrowserTest {
                 WebElement diff = wait.until(ExpectedConditions.presenceOfElementLocated(By.id("diff")));
                 assertThat(diff.getText()).startsWith("@@ node-a, node-b: joined @@\n (new nodes: every rule of theirs is new");
                 wait.until(ExpectedConditions.textToBePresentInElementLocated(By.id("rules"), "COMMIT"));
+                accessible(browser, "version"); // the node's whole rules: lines wider than the page
                 browser.findElement(By.id("rules-search")).sendKeys("10.96.0.");
                 wait.until(d -> d.findElement(By.id("rules-count")).getText().matches("\\d+ of \\d+ lines")
                         && d.findElements(By.cssSelector("#rules mark")).stream().allMatch(m -> m.getText().equals("10.96.0.")));
@@ -134,6 +136,7 @@ class DashboardBrowserTest {
                         .contains("rollback to v1 by demo-operator: checking the dashboard's rollback");
                 assertThat(browser.findElement(By.id("resume")).isDisplayed()).isTrue();
                 shot(browser, "cluster");
+                accessible(browser, "cluster, as an operator");
 
                 browser.findElement(By.linkText("Audit")).click();
                 WebElement action = wait.until(ExpectedConditions.presenceOfElementLocated(By.cssSelector("#actions tr[data-action]")));
@@ -142,6 +145,7 @@ class DashboardBrowserTest {
                 assertThat(browser.findElement(By.id("rollout-steps")).getText()).contains("paused").contains("hold it while we look")
                         .contains("promoted").contains("looks fine");
                 shot(browser, "audit");
+                accessible(browser, "audit");
                 browser.findElement(By.id("logout")).click();
                 wait.until(ExpectedConditions.elementToBeClickable(By.id("token")));
                 assertThat(((JavascriptExecutor) browser).executeScript("return sessionStorage.length")).isEqualTo(0L);
@@ -180,6 +184,26 @@ class DashboardBrowserTest {
         ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(Path.of("/usr/bin/chromedriver").toFile())
                 .usingAnyFreePort().build();
         return new ChromeDriver(service, options);
+    }
+
+    /**
+     * Runs axe-core's rules (WCAG 2 A and AA, and its best practices) in the page as it is now: no violation, of any
+     * impact.
+     */
+    static void accessible(WebDriver browser, String page) throws Exception {
+        JavascriptExecutor js = (JavascriptExecutor) browser;
+        if (!Boolean.TRUE.equals(js.executeScript("return typeof axe !== 'undefined'"))) {
+            try (var in = DashboardBrowserTest.class.getClassLoader().getResourceAsStream("axe.min.js")) {
+                assertThat(in).as("axe.min.js on the test class path (com.deque.html.axe-core:selenium)").isNotNull();
+                js.executeScript(new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8));
+            }
+        }
+        Object found = js.executeAsyncScript("const done = arguments[arguments.length - 1];"
+                + "axe.run(document, {resultTypes: ['violations']})"
+                + ".then(r => done(r.violations.map(v => v.impact + ' ' + v.id + ': ' + v.help + ' ('"
+                + " + v.nodes.map(n => n.target.join(' ')).join(', ') + ')')))"
+                + ".catch(e => done(['error ' + e]));");
+        assertThat(found).as("axe-core on the " + page + " page").isEqualTo(List.of());
     }
 
     static void shot(WebDriver browser, String name) throws Exception {
