@@ -203,7 +203,7 @@ function clusterPage(cluster) {
         <h2>Versions</h2>
         <table id="versions"><thead><tr><th>Version</th><th>Created</th><th>Changed</th><th>Cause</th>${ops ? '<th><span class="sr-only">Actions</span></th>' : ''}</tr></thead><tbody>
         ${history.versions.map((v) => `<tr data-version="${v.version}"><td><a href="#/clusters/${enc(cluster)}/versions/${v.version}">v${v.version}</a></td>
-          <td>${when(v.createdAt)}</td><td>${v.fragmentsChanged} rules, ${v.nodesChanged} nodes</td><td class="wrap">${h(cause(v.cause))}</td>
+          <td>${when(v.createdAt)}</td><td>${v.fragmentsChanged} fragments, ${v.nodesChanged} nodes</td><td class="wrap">${h(cause(v.cause))}</td>
           ${ops ? `<td>${v.version !== history.head ? `<button type="button" class="small operator-action rollback" data-to="${v.version}">Roll back to v${v.version}…</button>` : ''}</td>` : ''}</tr>`).join('')}
         </tbody></table>`);
       if (!replaced) return;
@@ -265,7 +265,7 @@ function versionPage(cluster, version, node) {
       const names = nodes.nodes.map((n) => n.node);
       rulesNode = rulesNode || names[0];
       show(`<h1><a href="#/clusters/${enc(cluster)}">${h(cluster)}</a> v${v.version}</h1>
-        <p>${when(v.createdAt)} — ${v.fragmentsChanged} rules and ${v.nodesChanged} nodes changed.</p>
+        <p>${when(v.createdAt)} — ${v.fragmentsChanged} fragments and ${v.nodesChanged} nodes changed.</p>
         <p class="wrap"><strong>Cause:</strong> ${h(cause(v.cause))}</p>
         <h2>Changes from v${v.version - 1}</h2>
         ${diff ? `<pre id="diff" tabindex="0" aria-label="What this version changed">${diffHtml(diff)}</pre>` : '<p class="muted">The first version.</p>'}

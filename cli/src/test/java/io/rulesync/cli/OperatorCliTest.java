@@ -94,8 +94,8 @@ class OperatorCliTest {
 
         Run history = as(TestApi.VIEWER.token(), "history", "shop");
         // StoredClusters writes its versions with the cause {"test": true}.
-        assertThat(history.out()).containsPattern("(?m)^2 +2026-11-29T12:00:02Z +2 rules, 0 nodes +test: true$")
-                .containsPattern("(?m)^1 +2026-11-29T12:00:01Z +4 rules, 2 nodes +test: true$");
+        assertThat(history.out()).containsPattern("(?m)^2 +2026-11-29T12:00:02Z +2 fragments, 0 nodes +test: true$")
+                .containsPattern("(?m)^1 +2026-11-29T12:00:01Z +4 fragments, 2 nodes +test: true$");
 
         Run show = as(TestApi.VIEWER.token(), "show", "shop", "latest");
         assertThat(show.out()).contains("Version:  2\n").contains("Cause:    test: true\n").contains("Settings:\n");
@@ -236,9 +236,9 @@ class OperatorCliTest {
 
     @Test
     void aNarrowTerminalCutsTheFreeTextNotTheRows() throws Exception {
-        Run narrow = run(Map.of("RULESYNC_API", api.baseUrl(), "RULESYNC_TOKEN", TestApi.VIEWER.token(), "COLUMNS", "56"), "history", "shop");
-        assertThat(narrow.out().lines()).allSatisfy(l -> assertThat(l.length()).isLessThanOrEqualTo(56));
-        assertThat(narrow.out()).containsPattern("(?m)^2 +\\S+ +\\d+ rules, 0 nodes +test\\.\\.\\.$");
+        Run narrow = run(Map.of("RULESYNC_API", api.baseUrl(), "RULESYNC_TOKEN", TestApi.VIEWER.token(), "COLUMNS", "60"), "history", "shop");
+        assertThat(narrow.out().lines()).allSatisfy(l -> assertThat(l.length()).isLessThanOrEqualTo(60));
+        assertThat(narrow.out()).containsPattern("(?m)^2 +\\S+ +\\d+ fragments, 0 nodes +test\\.\\.\\.$");
     }
 
     private static void deleteQuietly(Path p) {

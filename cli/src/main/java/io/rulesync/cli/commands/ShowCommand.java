@@ -26,7 +26,7 @@ final class ShowCommand extends OperatorCommand {
         s.append("Cluster:  ").append(cluster).append('\n');
         s.append("Version:  ").append(v.path("version").asLong()).append('\n');
         s.append("Created:  ").append(v.path("createdAt").asString("")).append('\n');
-        s.append("Changed:  ").append(v.path("fragmentsChanged").asInt()).append(" rules, ").append(v.path("nodesChanged").asInt())
+        s.append("Changed:  ").append(v.path("fragmentsChanged").asInt()).append(" fragments, ").append(v.path("nodesChanged").asInt())
                 .append(" nodes\n");
         s.append("Cause:    ").append(Causes.summary(v.path("cause"))).append('\n');
         s.append(indented(v.path("cause")));
