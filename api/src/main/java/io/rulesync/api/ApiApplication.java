@@ -374,6 +374,12 @@ public class ApiApplication {
                 .addSecurityItem(new SecurityRequirement().addList("bearer"));
     }
 
+    /** The document's answers: every problem an operation may give, and the 202s and 204s springdoc cannot see. */
+    @Bean
+    org.springdoc.core.customizers.OpenApiCustomizer problemAnswers() {
+        return new ProblemAnswers();
+    }
+
     @Bean
     ProblemResponses problemResponses() {
         return new ProblemResponses();

@@ -1,0 +1,114 @@
+package io.rulesync.api.docs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rulesync.api.testing.TestApi;
+import io.rulesync.model.event.Json;
+import io.rulesync.testing.needs.RequiresPostgres;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * The OpenAPI document declares each answer an operation gives, with the problem detail's schema: a client generated from
+ * it knows every error, not only the 200. And every reference in it resolves.
+ */
+@RequiresPostgres
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class OpenApiContractTest {
+    private static final List<String> EVERYWHERE = List.of("400", "401", "403", "429", "503");
+    private TestApi api;
+    private JsonNode doc;
+
+    @BeforeAll
+    void setUp() throws Exception {
+        api = TestApi.onTwoVersions("shop");
+        doc = Json.MAPPER.readTree(api.get("/v3/api-docs").body());
+    }
+
+    @AfterAll
+    void tearDown() {
+        api.close();
+    }
+
+    private JsonNode operation(String path, String method) {
+        return doc.path("paths").path(path).path(method);
+    }
+
+    @Test
+    void everyOperationDeclaresItsProblems() {
+        List<String> missing = new ArrayList<>();
+        int operations = 0;
+        for (Map.Entry<String, JsonNode> path : doc.path("paths").properties()) {
+            for (Map.Entry<String, JsonNode> op : path.getValue().properties()) {
+                operations++;
+                List<String> wanted = new ArrayList<>(EVERYWHERE);
+                if (path.getKey().contains("{")) {
+                    wanted.add("404");
+                }
+                for (String status : wanted) {
+                    JsonNode schema = op.getValue().path("responses").path(status).path("content").path("application/problem+json")
+                            .path("schema").path("$ref");
+                    if (!schema.asString("").equals("#/components/schemas/Problem")) {
+                        missing.add(op.getKey().toUpperCase() + " " + path.getKey() + " " + status);
+                    }
+                }
+            }
+        }
+        assertThat(operations).isGreaterThanOrEqualTo(19);
+        assertThat(missing).as("operations without a declared problem").isEmpty();
+        assertThat(doc.path("components").path("schemas").path("Problem").path("properties").propertyNames())
+                .contains("status", "detail", "parameter");
+    }
+
+    @Test
+    void theAnswersDecidedAtRunTimeAreDeclared() {
+        JsonNode acks = operation("/api/v1/clusters/{cluster}/nodes/{node}/acks", "post").path("responses");
+        assertThat(acks.has("204")).isTrue();
+        assertThat(acks.has("200")).as("acks never answer 200").isFalse();
+        for (String action : List.of("rollback", "resume")) {
+            JsonNode r = operation("/api/v1/clusters/{cluster}/" + action, "post").path("responses");
+            assertThat(r.propertyNames()).as(action).contains("200", "202", "409");
+        }
+        JsonNode replay = operation("/api/v1/clusters/{cluster}/dead-letters/{id}/replay", "post").path("responses");
+        assertThat(replay.propertyNames()).contains("202").doesNotContain("200");
+    }
+
+    @Test
+    void everyReferenceResolves() {
+        List<String> refs = new ArrayList<>();
+        collect(doc, refs);
+        TreeSet<String> unresolved = new TreeSet<>();
+        for (String ref : refs) {
+            JsonNode at = doc;
+            for (String part : ref.substring(2).split("/")) {
+                at = at.path(part);
+            }
+            if (at.isMissingNode()) {
+                unresolved.add(ref);
+            }
+        }
+        assertThat(refs).isNotEmpty();
+        assertThat(unresolved).isEmpty();
+    }
+
+    private static void collect(JsonNode n, List<String> refs) {
+        if (n.isObject()) {
+            for (Map.Entry<String, JsonNode> e : n.properties()) {
+                if (e.getKey().equals("$ref") && e.getValue().isString()) {
+                    refs.add(e.getValue().asString());
+                } else {
+                    collect(e.getValue(), refs);
+                }
+            }
+        } else if (n.isArray()) {
+            n.forEach(c -> collect(c, refs));
+        }
+    }
+}
