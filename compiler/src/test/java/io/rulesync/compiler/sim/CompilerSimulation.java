@@ -17,13 +17,11 @@ import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.model.topic.Topics;
 import io.rulesync.store.Batch;
+import io.rulesync.store.RecordedAction;
 import io.rulesync.store.StoreException;
+import io.rulesync.testsupport.MutableClock;
 import io.rulesync.testsupport.cluster.Fixtures;
-import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
@@ -67,26 +65,6 @@ public final class CompilerSimulation {
         }
     }
 
-    /** A clock the scheduler moves, either way. */
-    private static final class SimClock extends Clock {
-        Instant now = Fixtures.T;
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
-    }
-
     /** One compiler instance holding the partition (or believing it does): its processor and where its consumer reads. */
     private final class Instance {
         final int id;
@@ -113,7 +91,8 @@ public final class CompilerSimulation {
     private final long seed;
     private final Random random;
     private final MemoryPartitionStore store;
-    private final SimClock clock = new SimClock();
+    /** Moved by the scheduler, either way. */
+    private final MutableClock clock = new MutableClock(Fixtures.T);
     private final int checkpointEvery;
     private final List<PartitionProcessor.Record> log = new ArrayList<>();
     private final List<String> trace = new ArrayList<>();
@@ -221,7 +200,7 @@ public final class CompilerSimulation {
             }
         } else if (r < 93) {
             Duration jump = Duration.ofSeconds(random.nextInt(7200) - 3600L);
-            clock.now = clock.now.plus(jump);
+            clock.advance(jump);
             trace.add("clock jumps " + jump);
         } else if (r < 97) {
             runCheckpoints(owner);
@@ -511,9 +490,7 @@ public final class CompilerSimulation {
         }
         ClusterRules fresh = ClusterHead.empty(cluster).apply(facts).next().published();
         MemoryPartitionStore.Version newest = versions.get(versions.size() - 1);
-        Long pinnedTo = store.actions().values().stream().filter(a -> a.cluster.equals(cluster) && "done".equals(a.status))
-                .max((x, y) -> Long.compare(x.resultVersion, y.resultVersion))
-                .filter(a -> a.kind.equals("rollback")).map(a -> a.toVersion).orElse(null);
+        Long pinnedTo = store.pinning(cluster).map(RecordedAction::toVersion).orElse(null);
         ClusterRules expected = pinnedTo == null ? fresh : versions.get((int) (long) pinnedTo - 1).rules().withNodes(fresh.nodes());
         if (!newest.rules().equals(expected)) {
             throw new AssertionError("cluster " + cluster + ": the newest version (" + newest.seq() + ") is not "

@@ -36,8 +36,18 @@ public final class MemoryPartitionStore {
     }
 
     /** A stored version, with its whole rules (PostgreSQL keeps what changed, and reads the rest back). */
-    public record Version(String cluster, long seq, Instant createdAt, String cause, String settings, Batch.VersionRow row,
-            ClusterRules rules, boolean pinnedBefore, boolean acted) {
+    public record Version(Batch.VersionRow row, ClusterRules rules, boolean pinnedBefore, boolean acted) {
+        public long seq() {
+            return row.seq();
+        }
+
+        public String cause() {
+            return row.cause();
+        }
+
+        public String settings() {
+            return row.settings();
+        }
     }
 
     /** A stored operator action. */
@@ -211,7 +221,7 @@ public final class MemoryPartitionStore {
             // Checked before anything is written: the transaction writes all or nothing.
             Map<String, Long> heads = new HashMap<>();
             for (Batch.VersionRow v : b.versions()) {
-                long head = heads.computeIfAbsent(v.cluster(), this::headOf);
+                long head = heads.computeIfAbsent(v.cluster(), MemoryPartitionStore.this::headOf);
                 if (v.seq() != head + 1) {
                     throw new StaleWriteException("head of " + v.cluster() + " is no longer " + (v.seq() - 1));
                 }
@@ -233,11 +243,10 @@ public final class MemoryPartitionStore {
             for (Batch.VersionRow v : b.versions()) {
                 List<Version> list = versions.computeIfAbsent(v.cluster(), c -> new ArrayList<>());
                 ClusterRules parent = list.isEmpty() ? ClusterRules.EMPTY : list.get(list.size() - 1).rules();
-                boolean pinnedBefore = pinningOf(v.cluster()).isPresent();
+                boolean pinnedBefore = pinning(v.cluster()).isPresent();
                 boolean acted = b.actions().stream().anyMatch(a -> Objects.equals(a.resultVersion(), v.seq())
                         && actions.get(a.id()).cluster.equals(v.cluster()));
-                list.add(new Version(v.cluster(), v.seq(), v.createdAt(), v.cause(), v.settings(), v, v.diff().applyTo(parent),
-                        pinnedBefore, acted));
+                list.add(new Version(v, v.diff().applyTo(parent), pinnedBefore, acted));
             }
             for (Batch.ActionRow a : b.actions()) {
                 Action stored2 = actions.get(a.id());
@@ -266,10 +275,6 @@ public final class MemoryPartitionStore {
             return last;
         }
 
-        private long headOf(String cluster) {
-            List<Version> list = versions.getOrDefault(cluster, List.of());
-            return list.isEmpty() ? 0 : list.get(list.size() - 1).seq();
-        }
 
         private void fence(String topic, int p) throws WriterFencedException {
             if (p != partition) {
@@ -339,8 +344,7 @@ public final class MemoryPartitionStore {
     private final class Versions implements PartitionStore.Versions {
         @Override
         public long head(String cluster) {
-            List<Version> list = versions.getOrDefault(cluster, List.of());
-            return list.isEmpty() ? 0 : list.get(list.size() - 1).seq();
+            return headOf(cluster);
         }
 
         @Override
@@ -350,7 +354,7 @@ public final class MemoryPartitionStore {
 
         @Override
         public Optional<RecordedAction> pinning(String cluster) {
-            return pinningOf(cluster);
+            return MemoryPartitionStore.this.pinning(cluster);
         }
 
         @Override
@@ -360,7 +364,7 @@ public final class MemoryPartitionStore {
 
         @Override
         public Optional<VersionHistory.VersionInfo> version(String cluster, long seq) {
-            return find(cluster, seq).map(v -> new VersionHistory.VersionInfo(cluster, seq, v.createdAt(), v.cause(), v.settings(),
+            return find(cluster, seq).map(v -> new VersionHistory.VersionInfo(cluster, seq, v.row().createdAt(), v.cause(), v.settings(),
                     v.row().diff().fragments().size(), v.row().diff().nodes().size(), v.row().lineage()));
         }
 
@@ -369,8 +373,13 @@ public final class MemoryPartitionStore {
         }
     }
 
+    private long headOf(String cluster) {
+        List<Version> list = versions.getOrDefault(cluster, List.of());
+        return list.isEmpty() ? 0 : list.get(list.size() - 1).seq();
+    }
+
     /** The rollback that pins {@code cluster}: its carried-out action of the newest version, when that is a rollback. */
-    private Optional<RecordedAction> pinningOf(String cluster) {
+    public Optional<RecordedAction> pinning(String cluster) {
         return actions.values().stream().filter(a -> a.cluster.equals(cluster) && a.status.equals("done"))
                 .max((x, y) -> Long.compare(x.resultVersion, y.resultVersion))
                 .filter(a -> a.kind.equals("rollback"))
