@@ -27,21 +27,40 @@ public final class ClusterManifests {
     }
 
     public static ClusterState load(List<Path> paths) throws ManifestException {
-        return fromDocuments(ManifestReader.read(paths));
+        return load(paths, ManifestReader.DEFAULT_MAX_FILE_BYTES);
     }
 
-    /** {@link #load(List)} with another limit on the size of a file (bytes). */
+    /**
+     * {@link #load(List)} with another limit on the size of a file (bytes). Each object is decoded as it is read, so
+     * what the files hold is kept only as typed objects.
+     */
     public static ClusterState load(List<Path> paths, long maxFileBytes) throws ManifestException {
-        return fromDocuments(ManifestReader.read(paths, maxFileBytes));
+        Objects objects = new Objects();
+        try {
+            ManifestReader.readEach(paths, maxFileBytes, objects::add);
+        } catch (ManifestException e) {
+            List<Problem> all = new ArrayList<>(e.problems());
+            all.addAll(objects.problems);
+            throw new ManifestException(all);
+        }
+        return objects.state();
     }
 
     public static ClusterState fromDocuments(List<ManifestDocument> docs) throws ManifestException {
-        List<Problem> problems = new ArrayList<>();
-        Map<String, String> seen = new HashMap<>();
-        List<Service> services = new ArrayList<>();
-        List<EndpointSlice> slices = new ArrayList<>();
-        List<Node> nodes = new ArrayList<>();
-        for (ManifestDocument doc : docs) {
+        Objects objects = new Objects();
+        docs.forEach(objects::add);
+        return objects.state();
+    }
+
+    /** Objects decoded one by one, and what is wrong with them. */
+    private static final class Objects {
+        private final List<Problem> problems = new ArrayList<>();
+        private final Map<String, String> seen = new HashMap<>();
+        private final List<Service> services = new ArrayList<>();
+        private final List<EndpointSlice> slices = new ArrayList<>();
+        private final List<Node> nodes = new ArrayList<>();
+
+        void add(ManifestDocument doc) {
             Decoded d = ManifestDecoder.decode(doc);
             if (d instanceof Decoded.Rejected r) {
                 problems.addAll(r.problems());
@@ -51,9 +70,7 @@ public final class ClusterManifests {
                 String first = seen.putIfAbsent(id, a.source());
                 if (first != null) {
                     problems.add(new Problem(a.source(), id, "", "is defined twice (first in " + first + ")"));
-                    continue;
-                }
-                if (o instanceof Service s) {
+                } else if (o instanceof Service s) {
                     services.add(s);
                 } else if (o instanceof EndpointSlice s) {
                     slices.add(s);
@@ -62,9 +79,12 @@ public final class ClusterManifests {
                 }
             }
         }
-        if (!problems.isEmpty()) {
-            throw new ManifestException(problems);
+
+        ClusterState state() throws ManifestException {
+            if (!problems.isEmpty()) {
+                throw new ManifestException(problems);
+            }
+            return ClusterState.of(services, slices, nodes);
         }
-        return ClusterState.of(services, slices, nodes);
     }
 }

@@ -200,7 +200,7 @@ class CompileCommandTest {
     @Test
     void aFileOverTheLimitIsRefusedNamingItsSizeAndTheLimitWhichCanBeRaised() throws Exception {
         // About 1.3 MB: a List of 500 Nodes with a 2.5 KB annotation each. Within the default limit
-        // (4 MiB), over a limit of 1 MiB.
+        // (1 GiB), over a limit of 1 MiB.
         StringBuilder nodes = new StringBuilder("kind: List\nitems:\n");
         for (int i = 0; i < 500; i++) {
             nodes.append("- {kind: Node, metadata: {name: node-").append(i).append(", annotations: {note: ")
@@ -218,6 +218,6 @@ class CompileCommandTest {
                 "%s: is %,d bytes (%.1f MiB), over the limit of 1,048,576 bytes (1.0 MiB) per file; split it into several files",
                 file, size, size / 1048576.0));
         assertThat(run("-f", file.toString(), "--node", "node-0", "--max-file-size", "0").err())
-                .contains("--max-file-size: 0 is out of range (1-1024 MiB)");
+                .contains("--max-file-size: 0 is out of range (1-65536 MiB)");
     }
 }

@@ -4,15 +4,20 @@ import io.rulesync.model.manifest.ManifestDocument;
 import io.rulesync.model.manifest.ManifestException;
 import io.rulesync.model.manifest.ManifestParser;
 import io.rulesync.model.manifest.Problem;
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.ByteBuffer;
+import java.io.InputStreamReader;
+import java.io.Reader;
+import java.io.UncheckedIOException;
 import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.stream.Stream;
 
 /**
@@ -20,20 +25,18 @@ import java.util.stream.Stream;
  * order); the text is parsed by {@link ManifestParser}. This class is the file-touching half of
  * manifest reading, kept out of the pure model packages (see ARCHITECTURE.md, "Purity").
  *
- * <p>Sizes are bounded: a file larger than the limit ({@link #DEFAULT_MAX_FILE_BYTES} unless the
- * caller says otherwise) is refused before it is read, and an object larger than the API server's
- * request limit ({@link #MAX_OBJECT_CHARS}) is refused by the parser.
+ * <p>Files are read as they come: objects are handed on one by one, and memory is bounded by the largest object
+ * ({@link #MAX_OBJECT_CHARS}, the API server's limit), not by the file, so a whole cluster's export in one file
+ * ({@code kubectl get svc,endpointslices,nodes -A -o yaml}) is read as well as a folder of small files. A file larger
+ * than the limit ({@link #DEFAULT_MAX_FILE_BYTES} unless the caller says otherwise) is refused before it is read.
  */
 public final class ManifestReader {
     /**
-     * The largest file read unless the caller sets another limit: 4 MiB. Any object fits (at most
-     * 3 MiB, below), and so does a {@code kind: List} of some 25,000 compact Services. Memory is
-     * what bounds it: parsing holds the whole document's node tree with its marks, about 60 bytes
-     * per byte of a List of small objects, so 4 MiB costs some 250 MB at the peak, and the watcher
-     * reads two files at a time per cluster. Larger sets belong in several files (folders are read
-     * recursively, and the watcher re-reads only the files that changed).
+     * The largest file read unless the caller sets another limit: 1 GiB, a safety net against a wrong path (a disk
+     * image, a log) rather than a bound on memory, which the largest object sets. Reading takes time linear in the
+     * size: about a second per 10 MB of a {@code kind: List} export (BENCHMARKS.md, "Reading manifests").
      */
-    public static final long DEFAULT_MAX_FILE_BYTES = ManifestParser.MAX_TEXT_CHARS;
+    public static final long DEFAULT_MAX_FILE_BYTES = 1L << 30;
 
     /**
      * The largest object, in characters of its source text: the API server's limit on a request
@@ -41,8 +44,8 @@ public final class ManifestReader {
      */
     public static final int MAX_OBJECT_CHARS = ManifestParser.MAX_OBJECT_CHARS;
 
-    /** The highest file limit a caller may set (a file is read whole, at up to about 60 bytes of memory per byte). */
-    public static final long MAX_FILE_LIMIT = 1L << 30;
+    /** The highest file limit a caller may set. */
+    public static final long MAX_FILE_LIMIT = 64L << 30;
 
     private ManifestReader() {
     }
@@ -54,20 +57,30 @@ public final class ManifestReader {
 
     /** Every object in the given files and folders, in a stable order; files over {@code maxFileBytes} are refused. */
     public static List<ManifestDocument> read(List<Path> paths, long maxFileBytes) throws ManifestException {
+        List<ManifestDocument> out = new ArrayList<>();
+        readEach(paths, maxFileBytes, out::add);
+        return out;
+    }
+
+    /**
+     * Hands every object of the given files and folders to {@code sink} as it is read, in a stable order, holding no more
+     * of a file than its largest object; files over {@code maxFileBytes} are refused. Problems are thrown together at
+     * the end, so when this throws, {@code sink} may have taken objects of the input: drop them, as the input is
+     * refused whole.
+     */
+    public static void readEach(List<Path> paths, long maxFileBytes, Consumer<ManifestDocument> sink) throws ManifestException {
         if (maxFileBytes < 1 || maxFileBytes > MAX_FILE_LIMIT) {
             throw new IllegalArgumentException("maxFileBytes " + maxFileBytes + " is out of range (1 to " + MAX_FILE_LIMIT + ")");
         }
         List<Problem> problems = new ArrayList<>();
-        List<ManifestDocument> out = new ArrayList<>();
         for (Path p : paths) {
             for (Path file : expand(p, problems)) {
-                readFile(file, maxFileBytes, out, problems);
+                readFile(file, maxFileBytes, sink, problems);
             }
         }
         if (!problems.isEmpty()) {
             throw new ManifestException(problems);
         }
-        return out;
     }
 
     /** Objects in one YAML/JSON text: {@link ManifestParser#parse}, here too for callers that read both files and texts. */
@@ -111,35 +124,71 @@ public final class ManifestReader {
         return n.endsWith(".yaml") || n.endsWith(".yml") || n.endsWith(".json");
     }
 
-    private static void readFile(Path file, long maxFileBytes, List<ManifestDocument> out, List<Problem> problems) {
+    private static void readFile(Path file, long maxFileBytes, Consumer<ManifestDocument> sink, List<Problem> problems) {
         String name = file.toString();
-        byte[] bytes;
         try {
-            // Checked before reading, and the read itself stops past the limit (the file may grow meanwhile).
+            // Checked before reading, and again as it is read (the file may grow meanwhile).
             long size = Files.size(file);
             if (size > maxFileBytes) {
                 problems.add(ManifestParser.tooLarge(name, size, maxFileBytes));
                 return;
             }
-            try (InputStream in = Files.newInputStream(file)) {
-                bytes = in.readNBytes((int) maxFileBytes + 1);
+            try (InputStream in = new BoundedInput(Files.newInputStream(file), maxFileBytes, name);
+                    Reader text = new InputStreamReader(in, StandardCharsets.UTF_8.newDecoder()
+                            .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT))) {
+                ManifestParser.parseEach(name, text, size, sink, problems);
             }
-            if (bytes.length > maxFileBytes) {
-                problems.add(ManifestParser.tooLarge(name, Math.max(bytes.length, Files.size(file)), maxFileBytes));
-                return;
-            }
+        } catch (GrewPastLimit e) {
+            problems.add(ManifestParser.tooLarge(name, e.read, maxFileBytes));
+        } catch (UncheckedIOException e) {
+            problems.add(readProblem(name, e.getCause()));
         } catch (IOException e) {
-            problems.add(new Problem(name, "", "", "cannot read: " + e.getMessage()));
-            return;
+            problems.add(readProblem(name, e));
         }
-        String text;
-        try {
-            text = StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(bytes)).toString();
-        } catch (CharacterCodingException e) {
-            problems.add(new Problem(name, "", "", "not valid UTF-8"));
-            return;
-        }
-        ManifestParser.parseInto(name, text, out, problems);
     }
 
+    private static Problem readProblem(String name, IOException e) {
+        return new Problem(name, "", "", e instanceof CharacterCodingException ? "not valid UTF-8" : "cannot read: " + e.getMessage());
+    }
+
+    /** The file grew past the limit while it was read. */
+    private static final class GrewPastLimit extends RuntimeException {
+        final long read;
+
+        GrewPastLimit(long read) {
+            super(null, null, false, false);
+            this.read = read;
+        }
+    }
+
+    /** Stops a read past the limit, however large the file has become since its size was checked. */
+    private static final class BoundedInput extends FilterInputStream {
+        private final long limit;
+        private long read;
+
+        BoundedInput(InputStream in, long limit, String name) {
+            super(in);
+            this.limit = limit;
+        }
+
+        @Override
+        public int read() throws IOException {
+            int b = super.read();
+            count(b < 0 ? -1 : 1);
+            return b;
+        }
+
+        @Override
+        public int read(byte[] buf, int off, int len) throws IOException {
+            int n = super.read(buf, off, len);
+            count(n);
+            return n;
+        }
+
+        private void count(int n) {
+            if (n > 0 && (read += n) > limit) {
+                throw new GrewPastLimit(read);
+            }
+        }
+    }
 }

@@ -1,13 +1,19 @@
 package io.rulesync.model.manifest;
 
 import io.rulesync.model.cluster.KubernetesNames;
+import java.io.FilterReader;
+import java.io.IOException;
+import java.io.Reader;
+import java.io.StringReader;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Consumer;
 import org.snakeyaml.engine.v2.api.LoadSettings;
-import org.snakeyaml.engine.v2.api.lowlevel.Compose;
+import org.snakeyaml.engine.v2.composer.Composer;
 import org.snakeyaml.engine.v2.constructor.StandardConstructor;
 import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
 import org.snakeyaml.engine.v2.nodes.MappingNode;
@@ -15,6 +21,8 @@ import org.snakeyaml.engine.v2.nodes.Node;
 import org.snakeyaml.engine.v2.nodes.NodeTuple;
 import org.snakeyaml.engine.v2.nodes.ScalarNode;
 import org.snakeyaml.engine.v2.nodes.SequenceNode;
+import org.snakeyaml.engine.v2.parser.ParserImpl;
+import org.snakeyaml.engine.v2.scanner.StreamReader;
 
 /**
  * Parses Kubernetes manifests from text: multi-document YAML or JSON, and {@code kind: List} (or
@@ -24,12 +32,12 @@ import org.snakeyaml.engine.v2.nodes.SequenceNode;
  * <p>YAML 1.2 is used, so {@code yes}/{@code no} stay strings, and duplicate keys, recursive aliases
  * and alias bombs are refused rather than guessed at. An object (a document, or one item of a
  * {@code kind: List}) larger than the API server's request limit is refused. Parsing takes time
- * linear in the size: the whole text is handed to the parser as one window (see {@link #settings}).
+ * linear in the size, and memory bounded by the largest object (see {@link #parseEach}).
  */
 public final class ManifestParser {
     /**
-     * The longest text {@link #parse} takes: 4 Mi characters, the file reader's default limit (see
-     * {@code ManifestReader.DEFAULT_MAX_FILE_BYTES} for why).
+     * The longest text {@link #parse} takes: 4 Mi characters. A text is in memory already; files are read as streams
+     * ({@code io.rulesync.model.files.ManifestReader}), whatever their size.
      */
     public static final long MAX_TEXT_CHARS = 4L << 20;
 
@@ -73,14 +81,66 @@ public final class ManifestParser {
 
     /** Adds the text's objects to {@code out} and what is wrong to {@code problems}; the caller bounds the text's length. */
     public static void parseInto(String name, String text, List<ManifestDocument> out, List<Problem> problems) {
-        LoadSettings settings = settings(name, text.length());
+        parseEach(name, new StringReader(text), text.length(), out::add, problems);
+    }
+
+    /**
+     * Hands each object of a YAML/JSON stream to {@code sink} as soon as it has been read, and adds what is wrong to
+     * {@code problems}. Memory is bounded by the largest object, not by the stream: the items of a {@code kind: List}
+     * are read one at a time (see {@link ItemSplitter}), and an object past {@link #MAX_OBJECT_CHARS} ends the read as
+     * soon as that is seen, even inside one long token. {@code length} is the stream's length in characters where known
+     * (a file's size), or -1. When {@code problems} grew, {@code sink} may already have taken some of the stream's
+     * objects: callers drop the whole stream's objects then, as a stream with problems is not read in part.
+     */
+    public static void parseEach(String name, Reader text, long length, Consumer<ManifestDocument> sink, List<Problem> problems) {
+        // A window as large as the stream, up to an object's limit: any one token fits in it, so reading stays linear
+        // (see settings), and a small file does not pay for a large window.
+        int window = (int) Math.min(length < 0 ? MAX_OBJECT_CHARS : length, MAX_OBJECT_CHARS) + 1;
+        LoadSettings settings = settings(name, window);
+        ItemSplitter[] splitter = new ItemSplitter[1];
+        Reader guarded = new FilterReader(text) {
+            private long delivered;
+
+            @Override
+            public int read(char[] buf, int off, int len) throws IOException {
+                // The parser's events lag what it has read by one token at most; a token this long is no object's.
+                ItemSplitter events = splitter[0];
+                if (events != null && delivered - events.consumed() > (long) MAX_OBJECT_CHARS + 2L * window) {
+                    throw events.tooLarge(delivered - events.consumed());
+                }
+                int n;
+                try {
+                    n = super.read(buf, off, len);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e); // the caller's to name (a file that cannot be read, or not UTF-8)
+                }
+                delivered += Math.max(n, 0);
+                return n;
+            }
+        };
+        splitter[0] = new ItemSplitter(new ParserImpl(settings, new StreamReader(settings, guarded)), MAX_OBJECT_CHARS);
+        Composer composer = new Composer(settings, splitter[0]);
         StandardConstructor constructor = new StandardConstructor(settings);
         try {
-            int index = 0;
-            for (Node node : new Compose(settings).composeAllFromString(text)) {
-                index++;
-                addDocument(name, index, node, constructor.constructSingleDocument(Optional.of(node)), out, problems);
+            while (composer.hasNext()) {
+                Node node = composer.next();
+                Object value = constructor.constructSingleDocument(Optional.of(node));
+                ItemSplitter.Piece piece = splitter[0].nextPiece();
+                if (piece instanceof ItemSplitter.Piece.Item) {
+                    addItem(piece.source(name), value, sink, problems);
+                } else if (piece instanceof ItemSplitter.Piece.Rest r && r.items() >= 0) {
+                    if (!(value instanceof Map<?, ?> m && m.get("kind") instanceof String k && k.endsWith("List"))) {
+                        problems.add(new Problem(piece.source(name), "", "items", "only a List (kind: List, ServiceList, ...) holds "
+                                + "items; this document's kind is " + (value instanceof Map<?, ?> m && m.get("kind") instanceof String k ? k : "not given")));
+                    }
+                } else {
+                    addDocument(name, piece.document(), node, value, sink, problems);
+                }
             }
+        } catch (ItemSplitter.TooLarge e) {
+            problems.add(new Problem(e.piece.source(name), "", "", String.format(Locale.ROOT,
+                    "is at least %,d characters long, over the API server's limit of %,d (3 MiB) per object; read no further",
+                    e.chars, MAX_OBJECT_CHARS)));
         } catch (YamlEngineException e) {
             problems.add(new Problem(name, "", "", "not valid YAML or JSON: " + oneLine(e.getMessage())));
         }
@@ -90,20 +150,31 @@ public final class ManifestParser {
      * The parser reads its input through a window that it grows by {@code bufferSize} characters at a
      * time, copying the part not yet consumed each time; a token (a scalar, a flow collection) keeps
      * the window from moving, so one long line costs time quadratic in its length (10 MB: about a
-     * minute). A buffer as large as the whole text fills the window once.
+     * minute). A buffer as large as the longest token (an object's limit at most) fills the window once per token.
      */
-    private static LoadSettings settings(String label, int length) {
+    private static LoadSettings settings(String label, int bufferSize) {
         return LoadSettings.builder()
                 .setLabel(label)
                 .setAllowDuplicateKeys(false)
                 .setAllowRecursiveKeys(false)
                 .setMaxAliasesForCollections(64)
-                .setCodePointLimit(Integer.MAX_VALUE) // sizes are checked here: files before reading, objects after
-                .setBufferSize(length + 1)
+                .setCodePointLimit(Integer.MAX_VALUE) // sizes are checked here: files before reading, objects as they are read
+                .setBufferSize(bufferSize)
                 .build();
     }
 
-    private static void addDocument(String name, int index, Node node, Object doc, List<ManifestDocument> out,
+    private static void addItem(String source, Object item, Consumer<ManifestDocument> sink, List<Problem> problems) {
+        if (item instanceof Map<?, ?> map) {
+            Map<String, Object> obj = stringKeyed(map, source, problems);
+            if (obj != null) {
+                sink.accept(new ManifestDocument(source, obj));
+            }
+        } else {
+            problems.add(new Problem(source, "", "", "expected a Kubernetes object (a mapping)"));
+        }
+    }
+
+    private static void addDocument(String name, int index, Node node, Object doc, Consumer<ManifestDocument> out,
             List<Problem> problems) {
         String source = name + " (document " + index + ")";
         if (doc == null) {
@@ -130,14 +201,14 @@ public final class ManifestParser {
                 if (items.get(i) instanceof Map<?, ?> item) {
                     Map<String, Object> itemObj = stringKeyed(item, itemSource, problems);
                     if (itemObj != null && fits(itemSource, itemObj, i < itemNodes.size() ? itemNodes.get(i) : null, problems)) {
-                        out.add(new ManifestDocument(itemSource, itemObj));
+                        out.accept(new ManifestDocument(itemSource, itemObj));
                     }
                 } else {
                     problems.add(new Problem(itemSource, "", "", "expected a Kubernetes object (a mapping)"));
                 }
             }
         } else if (fits(source, obj, node, problems)) {
-            out.add(new ManifestDocument(source, obj));
+            out.accept(new ManifestDocument(source, obj));
         }
     }
 

@@ -34,16 +34,16 @@ class ManifestLimitsTest {
 
     @Test
     void aFileOverTheLimitIsRefusedBeforeItIsReadNamingItsSizeAndTheLimit() throws Exception {
-        // 10 MiB of NUL bytes (sparse): were it read, the problem would be about YAML, not the size.
+        // Just over 1 GiB of NUL bytes (sparse): were it read, the problem would be about YAML, not the size.
         Path huge = dir.resolve("huge.yaml");
         try (RandomAccessFile f = new RandomAccessFile(huge.toFile(), "rw")) {
-            f.setLength(10L << 20);
+            f.setLength((1L << 30) + 1);
         }
         Files.writeString(dir.resolve("web.yaml"), SERVICE_HEAD + SERVICE_SPEC);
         assertThatThrownBy(() -> ManifestReader.read(List.of(dir)))
                 .isInstanceOfSatisfying(ManifestException.class, e -> assertThat(e.problems()).extracting(Problem::toString)
-                        .containsExactly(huge + ": is 10,485,760 bytes (10.0 MiB), over the limit of 4,194,304 bytes (4.0 MiB)"
-                                + " per file; split it into several files"));
+                        .containsExactly(huge + ": is 1,073,741,825 bytes (1024.0 MiB), over the limit of 1,073,741,824 bytes"
+                                + " (1024.0 MiB) per file; split it into several files"));
         // The caller may set another limit.
         assertThatThrownBy(() -> ManifestReader.read(List.of(dir.resolve("web.yaml")), 119))
                 .isInstanceOfSatisfying(ManifestException.class, e -> assertThat(e.problems()).singleElement()
@@ -52,11 +52,11 @@ class ManifestLimitsTest {
     }
 
     @Test
-    void theProbesTenMegabyteSingleLineIsRefusedPromptly() throws Exception {
+    void theProbesTenMegabyteSingleLineIsRefusedPromptlyForItsObjectsSize() throws Exception {
         Path file = Files.writeString(dir.resolve("long-line.yaml"), longLine(10_000_000));
         List<Problem> problems = assertTimeoutPreemptively(Duration.ofSeconds(10), () -> problemsOf(file, ManifestReader.DEFAULT_MAX_FILE_BYTES));
-        assertThat(problems).extracting(Problem::toString).containsExactly(
-                file + ": is 10,000,000 bytes (9.5 MiB), over the limit of 4,194,304 bytes (4.0 MiB) per file; split it into several files");
+        assertThat(problems).singleElement().satisfies(p -> assertThat(p.toString()).startsWith(file + " (document 1): is at least ")
+                .endsWith("characters long, over the API server's limit of 3,145,728 (3 MiB) per object; read no further"));
     }
 
     /**
@@ -71,25 +71,29 @@ class ManifestLimitsTest {
         long t0 = System.nanoTime();
         List<Problem> problems = assertTimeoutPreemptively(Duration.ofSeconds(20), () -> problemsOf(single, 16L << 20));
         System.out.printf("8 MB in one line: read in %.2f s%n", (System.nanoTime() - t0) / 1e9);
-        // Parsed whole, then refused for the object's size.
+        // Read to the end of the line, then refused for the object's size.
         assertThat(problems).extracting(Problem::toString).containsExactly(single
-                + " (document 1): Service shop/web: is 8,000,000 characters long, over the API server's limit of 3,145,728 (3 MiB) per object");
+                + " (document 1): is at least 7,999,948 characters long, over the API server's limit of 3,145,728 (3 MiB) per object;"
+                + " read no further");
+        // An object just within the limit, in one line, is read.
+        Path within = Files.writeString(dir.resolve("within.yaml"), longLine(3_000_000));
+        assertThat(ManifestReader.read(List.of(within))).hasSize(1);
     }
 
     @Test
     void anObjectOverThreeMebibytesIsRefusedAndAListMayHoldMoreThanThat() throws Exception {
-        // A List of 3 Services of about 2 MB each (6 MB in all, read with a limit of 8 MiB) is fine;
-        // an item of 3.5 MB is not.
+        // A List of 3 Services of about 2 MB each (6 MB in all) is fine; an item of 3.5 MB is not.
         String items = "apiVersion: v1\nkind: List\nitems:\n"
                 + item("a", 2_000_000) + item("b", 2_000_000) + item("c", 2_000_000);
-        List<ManifestDocument> docs = ManifestReader.read(List.of(Files.writeString(dir.resolve("list.yaml"), items)), 8L << 20);
-        assertThat(docs).hasSize(3);
+        List<ManifestDocument> docs = ManifestReader.read(List.of(Files.writeString(dir.resolve("list.yaml"), items)));
+        assertThat(docs).extracting(ManifestDocument::source).containsExactly(dir.resolve("list.yaml") + " (document 1, items[0])",
+                dir.resolve("list.yaml") + " (document 1, items[1])", dir.resolve("list.yaml") + " (document 1, items[2])");
 
         Path big = Files.writeString(dir.resolve("big.yaml"), "kind: List\nitems:\n" + item("a", 10) + item("b", 3_500_000));
         assertThatThrownBy(() -> ManifestReader.read(List.of(big)))
                 .isInstanceOfSatisfying(ManifestException.class, e -> assertThat(e.problems()).extracting(Problem::toString)
-                        .singleElement().satisfies(p -> assertThat(p).startsWith(big + " (document 1, items[1]): Service shop/b: is 3,500,")
-                                .endsWith("characters long, over the API server's limit of 3,145,728 (3 MiB) per object")));
+                        .singleElement().satisfies(p -> assertThat(p).startsWith(big + " (document 1, items[1]): is at least 3,500,")
+                                .endsWith("characters long, over the API server's limit of 3,145,728 (3 MiB) per object; read no further")));
     }
 
     private static String item(String name, int annotationBytes) {

@@ -92,8 +92,9 @@ public final class WatcherCommand implements Callable<Integer> {
             description = "Log the watcher's counters this often; 0 for never. Default: ${DEFAULT-VALUE}.")
     private long statsIntervalSeconds;
 
-    @Option(names = "--max-file-size", paramLabel = "MIB", defaultValue = "4",
-            description = "Refuse manifest files larger than this, unread (an object is at most 3 MiB, as in Kubernetes). "
+    @Option(names = "--max-file-size", paramLabel = "MIB", defaultValue = "1024",
+            description = "Refuse manifest files larger than this, unread: a safety net against a wrong path. Files are read "
+                    + "object by object (an object is at most 3 MiB, as in Kubernetes), so memory does not grow with them. "
                     + "Default: ${DEFAULT-VALUE} MiB.")
     private int maxFileMib;
 

@@ -12,6 +12,8 @@ import io.rulesync.model.manifest.Problem;
 import io.rulesync.model.text.Printable;
 import io.rulesync.watcher.publish.ClusterFeed;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
@@ -38,7 +40,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
+import java.util.function.Consumer;
 import java.util.zip.CRC32;
+import java.util.zip.CheckedInputStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -82,10 +86,10 @@ public final class ManifestFolderSource implements AutoCloseable {
     /** Files read at the same time per cluster: one slow file leaves the other reader to the rest. */
     private static final int READERS = 2;
 
-    /** Reads one file's documents; {@link ManifestReader#read} but for tests that need a slow file. */
+    /** Hands one file's documents on as they are read; {@link ManifestReader#readEach} but for tests that need a slow file. */
     @FunctionalInterface
     interface FileReader {
-        List<ManifestDocument> read(Path file, long maxFileBytes) throws ManifestException;
+        void read(Path file, long maxFileBytes, Consumer<ManifestDocument> each) throws ManifestException;
     }
 
     /**
@@ -150,7 +154,7 @@ public final class ManifestFolderSource implements AutoCloseable {
      */
     public static ManifestFolderSource start(String cluster, Path folder, ClusterFeed feed, Duration pollInterval,
             long maxFileBytes) {
-        return start(cluster, folder, feed, pollInterval, maxFileBytes, (file, limit) -> ManifestReader.read(List.of(file), limit));
+        return start(cluster, folder, feed, pollInterval, maxFileBytes, (file, limit, each) -> ManifestReader.readEach(List.of(file), limit, each));
     }
 
     static ManifestFolderSource start(String cluster, Path folder, ClusterFeed feed, Duration pollInterval,
@@ -285,33 +289,36 @@ public final class ManifestFolderSource implements AutoCloseable {
 
     private static long crc(Path file) throws IOException {
         CRC32 crc = new CRC32();
-        crc.update(Files.readAllBytes(file));
+        try (InputStream in = new CheckedInputStream(Files.newInputStream(file), crc)) {
+            in.transferTo(OutputStream.nullOutputStream());
+        }
         return crc.getValue();
     }
 
     private FileState read(Path file, FileState previous) {
         List<ClusterObject> kept = previous == null ? List.of() : previous.objects();
-        List<ManifestDocument> docs;
-        try {
-            docs = reader.read(file, maxFileBytes);
-        } catch (ManifestException e) {
-            return new FileState(kept, e.problems());
-        }
         List<Problem> problems = new ArrayList<>();
         List<ClusterObject> objects = new ArrayList<>();
         Set<ObjectRef> refs = new HashSet<>();
-        for (ManifestDocument doc : docs) {
-            Decoded d = ManifestDecoder.decode(doc);
-            if (d instanceof Decoded.Accepted a) {
-                ObjectRef ref = ObjectRef.of(a.object());
-                if (refs.add(ref)) {
-                    objects.add(a.object());
-                } else {
-                    problems.add(new Problem(doc.source(), ref.toString(), "", "defined twice in this file"));
+        try {
+            // Decoded as they are read: a file's objects are kept only as typed objects, however large the file.
+            reader.read(file, maxFileBytes, doc -> {
+                Decoded d = ManifestDecoder.decode(doc);
+                if (d instanceof Decoded.Accepted a) {
+                    ObjectRef ref = ObjectRef.of(a.object());
+                    if (refs.add(ref)) {
+                        objects.add(a.object());
+                    } else {
+                        problems.add(new Problem(doc.source(), ref.toString(), "", "defined twice in this file"));
+                    }
+                } else if (d instanceof Decoded.Rejected r) {
+                    problems.addAll(r.problems());
                 }
-            } else if (d instanceof Decoded.Rejected r) {
-                problems.addAll(r.problems());
-            }
+            });
+        } catch (ManifestException e) {
+            List<Problem> all = new ArrayList<>(e.problems());
+            all.addAll(problems);
+            return new FileState(kept, List.copyOf(all));
         }
         if (!problems.isEmpty()) {
             return new FileState(kept, List.copyOf(problems));

@@ -89,9 +89,9 @@ class WatcherCommandTest {
         Path folder = Files.createDirectories(dir.resolve("demo-a"));
         Path fleet = dir.resolve("fleet.yaml");
         Files.writeString(fleet, "clusters: [{id: demo-a, manifests: " + folder + "}]");
-        Run r = run(new WatcherCommand(), "--fleet", fleet.toString(), "--kafka", "127.0.0.1:1", "--max-file-size", "2048");
+        Run r = run(new WatcherCommand(), "--fleet", fleet.toString(), "--kafka", "127.0.0.1:1", "--max-file-size", "70000");
         assertThat(r.exit()).isEqualTo(2);
-        assertThat(r.err().lines()).containsExactly("--max-file-size: 2048 is out of range (1-1024 MiB)");
+        assertThat(r.err().lines()).containsExactly("--max-file-size: 70000 is out of range (1-65536 MiB)");
     }
 
     @Test
