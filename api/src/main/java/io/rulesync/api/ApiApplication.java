@@ -23,6 +23,7 @@ import io.rulesync.api.errors.ProblemErrorController;
 import io.rulesync.api.errors.ProblemReportValve;
 import io.rulesync.api.events.EventsController;
 import io.rulesync.api.history.HistoryController;
+import io.rulesync.api.notify.Webhooks;
 import io.rulesync.api.nodes.NodesController;
 import io.rulesync.api.problems.ProblemsController;
 import io.rulesync.api.rollout.FleetPolicies;
@@ -37,6 +38,8 @@ import io.rulesync.store.EventLog;
 import io.rulesync.store.Notifications;
 import io.rulesync.store.NodeLabelStore;
 import io.rulesync.store.NodeStatusStore;
+import io.rulesync.store.NotificationStore;
+import io.rulesync.store.SecretFile;
 import io.rulesync.store.OperatorActionStore;
 import io.rulesync.store.ProblemStore;
 import io.rulesync.store.RolloutStore;
@@ -52,6 +55,7 @@ import io.swagger.v3.oas.models.security.SecurityScheme;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -290,8 +294,28 @@ public class ApiApplication {
     }
 
     @Bean
-    ActionsController actionsController(VersionHistory store, OperatorActionStore actions, RolloutStore rollouts, ApiProperties p) {
-        return new ActionsController(store, actions, rollouts, p.eventsTopic(), p.actionWait(), p.actionTimeout(), Clock.systemUTC());
+    ActionsController actionsController(VersionHistory store, OperatorActionStore actions, RolloutStore rollouts, NotificationStore notifications,
+            ApiProperties p) {
+        return new ActionsController(store, actions, rollouts, notifications, p.eventsTopic(), p.actionWait(), p.actionTimeout(),
+                Clock.systemUTC());
+    }
+
+    /** Tells webhook receivers about rollouts, failing nodes and refused objects; prunes old notifications either way. */
+    @Bean(initMethod = "start", destroyMethod = "close")
+    Webhooks webhooks(NotificationStore notifications, ApiProperties p, MeterRegistry meters) {
+        byte[] secret = null;
+        if (p.webhookSecretFile() != null) {
+            try {
+                secret = SecretFile.read(Path.of(p.webhookSecretFile())).strip().getBytes(StandardCharsets.UTF_8);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--webhook-secret-file " + p.webhookSecretFile() + ": " + e.getMessage(), e);
+            }
+            if (secret.length < 16) {
+                throw new IllegalArgumentException("--webhook-secret-file " + p.webhookSecretFile() + ": the secret is " + secret.length
+                        + " bytes; give at least 16 (say, 'openssl rand -hex 32')");
+            }
+        }
+        return new Webhooks(notifications, p.webhooks(), secret, Clock.systemUTC(), meters);
     }
 
     /**

@@ -29,14 +29,18 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param writesPerSecond how many writes one credential may make a second before it is answered 429
  * @param failedAuthenticationsPerMinute how many failed authentications one address may have a minute before it is refused
  * @param insecureHttp whether the api was told to serve plain HTTP on a non-loopback address (shown as a metric)
+ * @param webhooks URLs told about rollouts, failing nodes and refused objects (https; http to loopback only)
+ * @param webhookSecretFile a file holding the secret the webhooks' bodies are signed with (null: unsigned)
  */
 @ConfigurationProperties("rulesync.api")
 public record ApiProperties(Integer cachedVersions, String tokensFile, List<String> tokens, String eventsTopic, Duration actionWait,
         Duration actionTimeout, String fleet, Integer streamPort, Integer maxStreams, Duration maxFallBehind, String nodeIssuers, Duration credentialsCheck,
-        String tlsCert, String tlsKey, Integer writesPerSecond, Integer failedAuthenticationsPerMinute, boolean insecureHttp) {
+        String tlsCert, String tlsKey, Integer writesPerSecond, Integer failedAuthenticationsPerMinute, boolean insecureHttp,
+        List<String> webhooks, String webhookSecretFile) {
     public ApiProperties {
         cachedVersions = cachedVersions == null ? 4 : cachedVersions;
         tokens = tokens == null ? List.of() : List.copyOf(tokens);
+        webhooks = webhooks == null ? List.of() : List.copyOf(webhooks);
         eventsTopic = eventsTopic == null ? Topics.DEFAULT.events() : eventsTopic;
         actionWait = actionWait == null ? Duration.ofSeconds(10) : actionWait;
         actionTimeout = actionTimeout == null ? Duration.ofMinutes(5) : actionTimeout;

@@ -69,6 +69,12 @@ public class StoreConfiguration {
 
     @Bean
     @DependsOn("flywayInitializer")
+    NotificationStore notificationStore(DataSource dataSource) {
+        return new NotificationStore(dataSource);
+    }
+
+    @Bean
+    @DependsOn("flywayInitializer")
     NodeLabelStore nodeLabelStore(DataSource dataSource) {
         return new NodeLabelStore(dataSource);
     }

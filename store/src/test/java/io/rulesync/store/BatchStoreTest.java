@@ -200,7 +200,9 @@ class BatchStoreTest {
                     + "DROP TABLE cluster_head_entry; DROP TABLE cluster_checkpoint; DROP TABLE rollout_policy, rollout, rollout_log; "
                     + "DROP TABLE cluster_node_label; DROP TABLE partition_writer; ALTER TABLE version DROP COLUMN lineage; "
                     + "DROP TRIGGER outbox_inserted ON outbox; DROP FUNCTION outbox_inserted(); "
-                    + "DELETE FROM flyway_schema_history WHERE version IN ('6', '7', '8', '9', '10', '11', '12')");
+                    + "DROP TABLE notification, webhook_cursor, webhook_failure; "
+                    + "DROP FUNCTION notify_rollout(), notify_node_failed(), notify_problems() CASCADE; "
+                    + "DELETE FROM flyway_schema_history WHERE version IN ('6', '7', '8', '9', '10', '11', '12', '13')");
         }
         Flyway.configure().dataSource(db.dataSource()).load().migrate();
         assertThat(history.rules(c, 3)).isEqualTo(head3);

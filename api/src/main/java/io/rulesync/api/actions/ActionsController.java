@@ -9,6 +9,7 @@ import io.rulesync.api.params.DnsLabel;
 import io.rulesync.api.params.PageSize;
 import io.rulesync.api.rollout.RolloutController;
 import io.rulesync.store.ActionConflictException;
+import io.rulesync.store.NotificationStore;
 import io.rulesync.store.OperatorActionStore;
 import io.rulesync.store.RolloutStore;
 import io.rulesync.store.RecordedAction;
@@ -55,15 +56,17 @@ public class ActionsController {
     private final VersionHistory versions;
     private final OperatorActionStore actions;
     private final RolloutStore rollouts;
+    private final NotificationStore notifications;
     private final String eventsTopic;
     private final Duration wait;
     private final Duration timeout;
     private final Clock clock;
 
-    public ActionsController(VersionHistory versions, OperatorActionStore actions, RolloutStore rollouts, String eventsTopic, Duration wait,
-            Duration timeout, Clock clock) {
+    public ActionsController(VersionHistory versions, OperatorActionStore actions, RolloutStore rollouts, NotificationStore notifications,
+            String eventsTopic, Duration wait, Duration timeout, Clock clock) {
         this.versions = versions;
         this.rollouts = rollouts;
+        this.notifications = notifications;
         this.actions = actions;
         this.eventsTopic = eventsTopic;
         this.wait = wait;
@@ -86,10 +89,20 @@ public class ActionsController {
     /**
      * One page of the audit log, and the link to the next (null on the last); the first page also holds the newest steps
      * of staged rollouts (waves opened, bakes, halts with their causes, automatic rollbacks, operators' promotes, pauses
-     * and aborts; all of them at {@code /clusters/{c}/rollout}).
+     * and aborts; all of them at {@code /clusters/{c}/rollout}), and the newest notifications webhooks could not deliver.
      */
     public record AuditPage(List<ActionJson> actions, String next,
-            @JsonInclude(JsonInclude.Include.NON_NULL) List<RolloutController.LogJson> rolloutSteps) {
+            @JsonInclude(JsonInclude.Include.NON_NULL) List<RolloutController.LogJson> rolloutSteps,
+            @JsonInclude(JsonInclude.Include.NON_NULL) List<UndeliveredJson> undelivered) {
+    }
+
+    /** A notification a webhook receiver was not told, after every attempt (its destination without the URL's path). */
+    public record UndeliveredJson(long id, long notification, String destination, String cluster, String kind, int attempts, String error,
+            String failedAt) {
+        static UndeliveredJson of(NotificationStore.Failure f) {
+            return new UndeliveredJson(f.id(), f.notificationId(), f.destination(), f.cluster(), f.kind(), f.attempts(), f.error(),
+                    f.failedAt().toString());
+        }
     }
 
     /** An operator action: who asked for what and why, and what came of it (toVersion only for a rollback). */
@@ -143,7 +156,8 @@ public class ActionsController {
         var page = actions.list(c, before == null ? Long.MAX_VALUE : Long.parseLong(before), n);
         return new AuditPage(page.stream().map(ActionsController::json).toList(), page.size() == n ? "/api/v1/audit?" + (c == null ? ""
                 : "cluster=" + URLEncoder.encode(c, StandardCharsets.UTF_8) + "&") + "before=" + page.get(page.size() - 1).id() + "&limit=" + n
-                : null, before == null ? rollouts.log(c, 50).stream().map(RolloutController.LogJson::of).toList() : null);
+                : null, before == null ? rollouts.log(c, 50).stream().map(RolloutController.LogJson::of).toList() : null,
+                before == null ? notifications.failures(c, 50).stream().map(UndeliveredJson::of).toList() : null);
     }
 
     /** An id that is not a number names no action either: 404, not 400. */

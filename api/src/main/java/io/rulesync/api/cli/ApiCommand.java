@@ -2,6 +2,7 @@ package io.rulesync.api.cli;
 
 import io.rulesync.api.ApiApplication;
 import io.rulesync.api.stream.NodeStreamServer;
+import io.rulesync.api.notify.Webhooks;
 import io.rulesync.store.DatabaseOptions;
 import io.rulesync.store.DurationConverter;
 import java.net.InetAddress;
@@ -83,6 +84,15 @@ public final class ApiCommand implements Callable<Integer> {
             + "when the api starts.")
     private String fleet;
 
+    @Option(names = "--webhook", paramLabel = "URL", description = "Tell this URL (a JSON POST that Slack-style and generic "
+            + "receivers take) when a rollout starts, halts, rolls back or completes, a node fails a version, or objects are "
+            + "refused; https, or http to a loopback address. Repeatable.")
+    private List<String> webhooks = new ArrayList<>();
+
+    @Option(names = "--webhook-secret-file", paramLabel = "FILE", description = "A secret of at least 16 bytes: each webhook's "
+            + "body is signed with it (HMAC-SHA256, header X-Rulesync-Signature: t=SECONDS,v1=HEX of SECONDS.BODY).")
+    private String webhookSecretFile;
+
     @Mixin
     private DatabaseOptions db;
 
@@ -129,6 +139,12 @@ public final class ApiCommand implements Callable<Integer> {
             props.put("rulesync.api.tokens", String.join(",", tokens));
         }
         props.put("rulesync.api.events-topic", eventsTopic);
+        for (int i = 0; i < webhooks.size(); i++) {
+            props.put("rulesync.api.webhooks[" + i + "]", webhooks.get(i));
+        }
+        if (webhookSecretFile != null) {
+            props.put("rulesync.api.webhook-secret-file", webhookSecretFile);
+        }
         props.put("rulesync.api.action-timeout", actionTimeout.toMillis() + "ms");
         if (fleet != null) {
             props.put("rulesync.api.fleet", fleet);
@@ -183,6 +199,14 @@ public final class ApiCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws InterruptedException {
+        for (String w : webhooks) {
+            try {
+                Webhooks.checked(w);
+            } catch (IllegalArgumentException e) {
+                System.err.println("--webhook: " + e.getMessage());
+                return 2;
+            }
+        }
         ConfigurableApplicationContext app = start();
         CountDownLatch closed = new CountDownLatch(1);
         app.addApplicationListener(e -> {

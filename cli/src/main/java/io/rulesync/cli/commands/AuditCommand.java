@@ -9,7 +9,7 @@ import picocli.CommandLine.Parameters;
 import tools.jackson.databind.JsonNode;
 
 @Command(name = "audit", description = "Operator actions, newest first: who asked for what, why, and what came of it; and the newest "
-        + "staged-rollout steps.")
+        + "staged-rollout steps and the notifications webhooks could not deliver.")
 final class AuditCommand extends OperatorCommand {
     @Parameters(index = "0", arity = "0..1", paramLabel = "CLUSTER", description = "Only this cluster's.")
     String cluster;
@@ -47,6 +47,15 @@ final class AuditCommand extends OperatorCommand {
                         e.path("wave").asString(null), e.path("actor").asString(""), e.path("detail").asString(""));
             }
             out.table(s);
+        }
+        if (!answer.path("undelivered").isEmpty()) {
+            out.text("\nNotifications webhooks were not told:");
+            Table u = new Table("FAILED", "CLUSTER", "KIND", "RECEIVER", "ATTEMPTS", "ERROR");
+            for (JsonNode f : answer.path("undelivered")) {
+                u.row(f.path("failedAt").asString(""), f.path("cluster").asString(""), f.path("kind").asString(""),
+                        f.path("destination").asString(""), f.path("attempts").asInt(), out.terminal().red(f.path("error").asString("")));
+            }
+            out.table(u);
         }
         return 0;
     }
