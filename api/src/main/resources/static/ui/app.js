@@ -181,9 +181,8 @@ const fleetPage = {
 function clusterPage(cluster) {
   return {
     async render() {
-      const [all, history, nodes, rollout] = await Promise.all([get('/api/v1/clusters'), get(`/api/v1/clusters/${enc(cluster)}/versions?limit=50`),
+      const [c, history, nodes, rollout] = await Promise.all([get(`/api/v1/clusters/${enc(cluster)}`), get(`/api/v1/clusters/${enc(cluster)}/versions?limit=50`),
         allNodes(cluster), get(`/api/v1/clusters/${enc(cluster)}/rollout`)]);
-      const c = all.clusters.find((x) => x.cluster === cluster) || { nodes: {}, version: history.head };
       const ops = operator();
       const lagging = nodes.nodes.filter((n) => n.state !== 'converged').slice(0, 50);
       const replaced = show(`<h1>${h(cluster)} <span class="muted">v${history.head}</span> ${stateBadge(c)}</h1>

@@ -1,5 +1,6 @@
 package io.rulesync.api.clusters;
 
+import io.rulesync.api.ProblemResponses;
 import io.rulesync.api.nodes.Convergence;
 import io.rulesync.store.NodeStatusStore;
 import io.rulesync.store.ProblemStore;
@@ -13,6 +14,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
@@ -56,23 +58,34 @@ public class ClustersController {
     public Clusters clusters() {
         Map<String, Integer> refused = problems.refusedObjects();
         Set<String> withPolicy = rollouts.policies().keySet();
-        List<ClusterJson> out = versions.heads().entrySet().stream().map(e -> {
-            // Counts need only each node's state, not its lag (which would cost a query per lagging node).
-            Map<Convergence.State, Integer> counts = new EnumMap<>(Convergence.State.class);
-            for (Convergence.State s : List.of(Convergence.State.CONVERGED, Convergence.State.BEHIND, Convergence.State.FAILED)) {
-                counts.put(s, 0);
-            }
-            acks.progress(e.getKey()).forEach(s -> counts.merge(Convergence.stateOf(e.getValue(), s), 1, Integer::sum));
-            Map<String, Integer> nodes = new LinkedHashMap<>();
-            counts.forEach((s, n) -> nodes.put(s.name().toLowerCase(Locale.ROOT), n));
-            return new ClusterJson(e.getKey(), e.getValue(),
-                    versions.version(e.getKey(), e.getValue()).map(v -> v.createdAt().toString()).orElse(null),
-                    versions.pinning(e.getKey()).map(a -> new Pin(a.toVersion(), "/api/v1/audit/" + a.id(), a.actor(), a.reason(),
-                            a.completedAt().toString())).orElse(null),
-                    nodes, refused.getOrDefault(e.getKey(), 0), withPolicy.contains(e.getKey()) ? rollouts.rollout(e.getKey())
-                            .map(r -> new RolloutState(r.state(), r.version(), r.stable(), r.wave(), r.cause(), "/api/v1/clusters/"
-                                    + e.getKey() + "/rollout")).orElse(null) : null);
-        }).toList();
-        return new Clusters(out);
+        return new Clusters(versions.heads().entrySet().stream().map(e -> summary(e.getKey(), e.getValue(), refused, withPolicy)).toList());
+    }
+
+    /** One cluster's line of {@link #clusters}: what a page about one cluster needs, without reading the fleet. */
+    @Operation(summary = "One cluster: newest version, pinned or not, node counts, refused objects, rollout")
+    @GetMapping("/api/v1/clusters/{cluster}")
+    public ClusterJson cluster(@PathVariable("cluster") String cluster) {
+        long head = versions.head(cluster);
+        if (head == 0) {
+            throw ProblemResponses.unknownCluster(cluster);
+        }
+        return summary(cluster, head, problems.refusedObjects(), rollouts.policy(cluster).isPresent() ? Set.of(cluster) : Set.of());
+    }
+
+    private ClusterJson summary(String cluster, long head, Map<String, Integer> refused, Set<String> withPolicy) {
+        // Counts need only each node's state, not its lag (which would cost a query per lagging node).
+        Map<Convergence.State, Integer> counts = new EnumMap<>(Convergence.State.class);
+        for (Convergence.State s : List.of(Convergence.State.CONVERGED, Convergence.State.BEHIND, Convergence.State.FAILED)) {
+            counts.put(s, 0);
+        }
+        acks.progress(cluster).forEach(s -> counts.merge(Convergence.stateOf(head, s), 1, Integer::sum));
+        Map<String, Integer> nodes = new LinkedHashMap<>();
+        counts.forEach((s, n) -> nodes.put(s.name().toLowerCase(Locale.ROOT), n));
+        return new ClusterJson(cluster, head, versions.version(cluster, head).map(v -> v.createdAt().toString()).orElse(null),
+                versions.pinning(cluster).map(a -> new Pin(a.toVersion(), "/api/v1/audit/" + a.id(), a.actor(), a.reason(),
+                        a.completedAt().toString())).orElse(null),
+                nodes, refused.getOrDefault(cluster, 0), withPolicy.contains(cluster) ? rollouts.rollout(cluster)
+                        .map(r -> new RolloutState(r.state(), r.version(), r.stable(), r.wave(), r.cause(), "/api/v1/clusters/"
+                                + cluster + "/rollout")).orElse(null) : null);
     }
 }

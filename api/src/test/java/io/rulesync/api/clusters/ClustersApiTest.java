@@ -34,6 +34,11 @@ class ClustersApiTest {
             assertThat(shop.get("cluster")).isEqualTo("shop");
             assertThat(shop.get("nodes")).isEqualTo(Map.of("converged", 1, "behind", 0, "failed", 1));
             assertThat(shop.get("createdAt")).isEqualTo(api.store().history().version("shop", 2).orElseThrow().createdAt().toString());
+
+            // One cluster's line alone, for a page about it; an unknown cluster is a problem naming it.
+            assertThat(TestApi.json(api.get("/api/v1/clusters/shop"))).isEqualTo(shop);
+            assertThat(TestApi.json(api.get("/api/v1/clusters/edge"))).isEqualTo(edge);
+            TestApi.assertProblem(api.get("/api/v1/clusters/bank"), 404, "cluster", "cluster: 'bank' is not known (it has no versions)");
         }
     }
 }
