@@ -81,18 +81,6 @@ function operator() {
 }
 
 // A version's cause (the events or the operator action that made it) in one line.
-function cause(c) {
-  if (!c || typeof c !== 'object') return '-';
-  const parts = [];
-  for (const a of c.operatorActions || []) {
-    parts.push(`${a.action === 'rollback' ? 'rollback to v' + a.toVersion : a.action} by ${a.actor}: ${a.reason}`);
-  }
-  if (c.objects && c.objects.length) parts.push(c.objects.join(', ') + (c.moreObjects ? ` (+${c.moreObjects} more)` : ''));
-  const skip = new Set(['events', 'topic', 'partition', 'firstOffset', 'lastOffset', 'objects', 'moreObjects', 'operatorActions']);
-  for (const [k, v] of Object.entries(c)) if (!skip.has(k)) parts.push(`${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
-  return parts.join('; ') || '-';
-}
-
 function stateBadge(c) {
   if (c.pinned) return `<span class="badge pinned">pinned to v${h(c.pinned.toVersion)}</span>`;
   const r = c.rollout;
@@ -202,7 +190,7 @@ function clusterPage(cluster) {
         <h2>Versions</h2>
         <table id="versions"><thead><tr><th>Version</th><th>Created</th><th>Changed</th><th>Cause</th>${ops ? '<th><span class="sr-only">Actions</span></th>' : ''}</tr></thead><tbody>
         ${history.versions.map((v) => `<tr data-version="${v.version}"><td><a href="#/clusters/${enc(cluster)}/versions/${v.version}">v${v.version}</a></td>
-          <td>${when(v.createdAt)}</td><td>${v.fragmentsChanged} fragments, ${v.nodesChanged} nodes</td><td class="wrap">${h(cause(v.cause))}</td>
+          <td>${when(v.createdAt)}</td><td>${v.fragmentsChanged} fragments, ${v.nodesChanged} nodes</td><td class="wrap">${h(v.causeSummary || '-')}</td>
           ${ops ? `<td>${v.version !== history.head ? `<button type="button" class="small operator-action rollback" data-to="${v.version}">Roll back to v${v.version}…</button>` : ''}</td>` : ''}</tr>`).join('')}
         </tbody></table>`);
       if (!replaced) return;
@@ -265,7 +253,7 @@ function versionPage(cluster, version, node) {
       rulesNode = rulesNode || names[0];
       show(`<h1><a href="#/clusters/${enc(cluster)}">${h(cluster)}</a> v${v.version}</h1>
         <p>${when(v.createdAt)} — ${v.fragmentsChanged} fragments and ${v.nodesChanged} nodes changed.</p>
-        <p class="wrap"><strong>Cause:</strong> ${h(cause(v.cause))}</p>
+        <p class="wrap"><strong>Cause:</strong> ${h(v.causeSummary || '-')}</p>
         <h2>Changes from v${v.version - 1}</h2>
         ${diff ? `<pre id="diff" tabindex="0" aria-label="What this version changed">${diffHtml(diff)}</pre>` : '<p class="muted">The first version.</p>'}
         <h2>A node's rules</h2>
@@ -295,30 +283,16 @@ function mark(line, q) {
   return h(line.slice(0, i)) + '<mark>' + h(line.slice(i, i + q.length)) + '</mark>' + h(line.slice(i + q.length));
 }
 
-// The api's diff as a unified diff, one hunk per group of nodes that saw the same change.
+// The api's diff as the api renders it for every reader (a unified diff, one hunk per group of nodes that saw the
+// same change), coloured by each line's first characters as the command line colours it.
 function diffHtml(d) {
-  const out = [];
-  const add = (s) => out.push(`<span class="add">${h(s)}</span>`);
-  const del = (s) => out.push(`<span class="del">${h(s)}</span>`);
-  for (const g of d.changes || []) {
-    out.push(`<span class="hunk">@@ ${h(g.nodes.join(', '))}: ${h(g.change)} @@</span>`);
-    if (g.change === 'joined') out.push(' (new nodes: every rule of theirs is new; see a node\'s rules below)');
-    if (g.change === 'left') out.push(' (these nodes left the cluster: nothing is published to them)');
-    for (const f of g.families || []) {
-      for (const t of f.tables || []) {
-        out.push(h(` *${t.table} (${f.family})`));
-        for (const c of t.chainsAdded || []) { add(`+:${c.chain}`); c.rules.forEach((r) => add(`+-A ${c.chain} ${r}`)); }
-        for (const c of t.chainsRemoved || []) del(`-:${c}`);
-        for (const c of t.chainsChanged || []) {
-          c.rulesRemoved.forEach((r) => del(`--A ${c.chain} ${r}`));
-          c.rulesAdded.forEach((r) => add(`+-A ${c.chain} ${r}`));
-        }
-      }
-    }
-  }
-  if (!(d.changes || []).length) out.push('(no node\'s rules differ)');
-  if ((d.unchangedNodes || []).length) out.push(h(` unchanged: ${d.unchangedNodes.join(', ')}`));
-  return out.join('\n');
+  return (d.text || '').replace(/\n$/, '').split('\n').map((l, i) => {
+    if (i < 2 && (l.startsWith('--- ') || l.startsWith('+++ '))) return `<strong>${h(l)}</strong>`;
+    if (l.startsWith('@@')) return `<span class="hunk">${h(l)}</span>`;
+    if (l.startsWith('+')) return `<span class="add">${h(l)}</span>`;
+    if (l.startsWith('-')) return `<span class="del">${h(l)}</span>`;
+    return h(l);
+  }).join('\n');
 }
 
 const auditPage = {

@@ -126,6 +126,8 @@ class OperatorCliTest {
         assertThat(plain.out()).startsWith("--- shop version 1\n+++ shop version 2\n@@ n1: changed @@\n *nat (ipv4)\n")
                 .contains("\n+:KUBE-SEP-").contains("\n-:KUBE-SEP-").containsPattern("\n--A KUBE-SVL-\\S+ .*10\\.244\\.1\\.2").containsPattern("\n\\+-A KUBE-SVL-\\S+ .*10\\.244\\.1\\.3")
                 .doesNotContain("\u001b[").contains(" unchanged: n2");
+        // One rendering: the api's, which the dashboard shows too.
+        assertThat(plain.out()).isEqualTo(TestApi.json(api.get("/api/v1/clusters/shop/versions/2/diff")).get("text"));
         assertThat(as(TestApi.VIEWER.token(), "diff", "shop", "1", "2").out()).isEqualTo(plain.out());
         assertThat(as(TestApi.VIEWER.token(), "diff", "shop", "2", "--node", "n2").out()).contains("(no node's rules differ)");
         Run coloured = as(TestApi.VIEWER.token(), "diff", "shop", "2", "--color", "always");

@@ -32,6 +32,7 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
+import tools.jackson.databind.JsonNode;
 
 /**
  * A cluster's history: its versions newest first (keyset pages: {@code ?before=V&limit=N}), one
@@ -58,22 +59,32 @@ public class HistoryController {
     }
 
     /** A version in the history: when and why it was made, and how much changed. */
-    public record VersionSummary(long version, String lineage, String createdAt, Object cause, int fragmentsChanged, int nodesChanged) {
+    public record VersionSummary(long version, String lineage, String createdAt, Object cause, String causeSummary, int fragmentsChanged,
+            int nodesChanged) {
     }
 
     /**
      * {@link VersionSummary} with the settings the version was compiled with, and, under a staged rollout, the steps its
-     * rollout took (waves opened, bakes, a halt and its cause), oldest first.
+     * rollout took (waves opened, bakes, a halt and its cause), oldest first. {@code causeSummary} is the cause as one line for
+     * people, the same wherever it is shown.
      */
-    public record VersionDetail(long version, String createdAt, Object cause, int fragmentsChanged, int nodesChanged, Object settings,
+    public record VersionDetail(long version, String createdAt, Object cause, String causeSummary, int fragmentsChanged, int nodesChanged,
+            Object settings,
             @JsonInclude(JsonInclude.Include.NON_EMPTY) List<RolloutController.LogJson> rollout) {
     }
 
-    /** What {@code /diff} answers: the chains and rules of the nodes that changed, or one node's IPVS changes. */
+    /**
+     * What {@code /diff} answers: the chains and rules of the nodes that changed, or one node's IPVS changes; and both as
+     * the text of a unified diff ({@code text}), rendered here once for every reader.
+     */
     public sealed interface Diff permits ChainsDiff, IpvsDiff {
     }
 
-    public record ChainsDiff(String cluster, long from, long to, List<ChangedNodes> changes, List<String> unchangedNodes) implements Diff {
+    public record ChainsDiff(String cluster, long from, long to, List<ChangedNodes> changes, List<String> unchangedNodes, String text)
+            implements Diff {
+        static ChainsDiff of(String cluster, long from, long to, List<ChangedNodes> changes, List<String> unchanged) {
+            return new ChainsDiff(cluster, from, to, changes, unchanged, DiffText.chains(cluster, from, to, changes, unchanged));
+        }
     }
 
     /** Nodes that saw the same change; a node that joined or left lists no families. */
@@ -90,8 +101,11 @@ public class HistoryController {
     public record ChainChanges(String chain, List<String> rulesRemoved, List<String> rulesAdded, boolean reordered) {
     }
 
-    public record IpvsDiff(String cluster, long from, long to, String node, String mode, String change, List<IpvsFamilyChanges> families)
-            implements Diff {
+    public record IpvsDiff(String cluster, long from, long to, String node, String mode, String change, List<IpvsFamilyChanges> families,
+            String text) implements Diff {
+        static IpvsDiff of(String cluster, long from, long to, String node, String mode, String change, List<IpvsFamilyChanges> families) {
+            return new IpvsDiff(cluster, from, to, node, mode, change, families, DiffText.ipvs(cluster, from, to, node, mode, change, families));
+        }
     }
 
     public record IpvsFamilyChanges(String family, List<String> virtualServersAdded, List<String> virtualServersRemoved,
@@ -121,7 +135,8 @@ public class HistoryController {
     @GetMapping("/api/v1/clusters/{cluster}/versions/{version}")
     public VersionDetail version(@PathVariable("cluster") String cluster, @PathVariable("version") VersionRef version) {
         VersionHistory.VersionInfo v = find(cluster, version, "version");
-        return new VersionDetail(v.seq(), v.createdAt().toString(), parse(v.cause()), v.fragmentsChanged(), v.nodesChanged(),
+        JsonNode cause = parse(v.cause());
+        return new VersionDetail(v.seq(), v.createdAt().toString(), cause, CauseText.summary(cause), v.fragmentsChanged(), v.nodesChanged(),
                 parse(v.settings()), rollouts.log(cluster, v.seq()).stream().map(RolloutController.LogJson::of).toList());
     }
 
@@ -158,7 +173,7 @@ public class HistoryController {
         }
         boolean was = before.nodes().containsKey(node);
         boolean is = after.nodes().containsKey(node);
-        return new IpvsDiff(cluster, from, to, node, "ipvs", !was ? "joined" : !is ? "left" : families.isEmpty() ? "unchanged" : "changed",
+        return IpvsDiff.of(cluster, from, to, node, "ipvs", !was ? "joined" : !is ? "left" : families.isEmpty() ? "unchanged" : "changed",
                 families);
     }
 
@@ -192,7 +207,7 @@ public class HistoryController {
             return ipvsDiff(cluster, fromSeq, to.seq(), only, before, after);
         }
         VersionDiff.Result d = VersionDiff.between(before, after, only == null ? n -> true : only::equals);
-        return new ChainsDiff(cluster, fromSeq, to.seq(), d.groups().stream().map(HistoryController::changes).toList(), d.unchanged());
+        return ChainsDiff.of(cluster, fromSeq, to.seq(), d.groups().stream().map(HistoryController::changes).toList(), d.unchanged());
     }
 
     private ClusterRules rulesAt(String cluster, VersionHistory.VersionInfo v) {
@@ -222,14 +237,16 @@ public class HistoryController {
     }
 
     private static VersionSummary summary(VersionHistory.VersionInfo v) {
-        return new VersionSummary(v.seq(), v.lineage(), v.createdAt().toString(), parse(v.cause()), v.fragmentsChanged(), v.nodesChanged());
+        JsonNode cause = parse(v.cause());
+        return new VersionSummary(v.seq(), v.lineage(), v.createdAt().toString(), cause, CauseText.summary(cause), v.fragmentsChanged(),
+                v.nodesChanged());
     }
 
     /**
      * A stored JSON column (cause, settings) as a JSON value, not a string holding JSON: read by the model's
      * mapper, which wrote it.
      */
-    private static Object parse(String json) {
+    private static JsonNode parse(String json) {
         return json == null ? null : Json.MAPPER.readTree(json);
     }
 }

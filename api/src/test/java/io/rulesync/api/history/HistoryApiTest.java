@@ -52,6 +52,7 @@ class HistoryApiTest {
         List<?> versions = (List<?>) all.get("versions");
         assertThat(numbers(all)).containsExactly(2, 1);
         assertThat(((Map<?, ?>) versions.get(0)).get("cause")).isEqualTo(Map.of("test", true));
+        assertThat(((Map<?, ?>) versions.get(0)).get("causeSummary")).isEqualTo("test: true");
         assertThat(all.get("next")).isNull();
 
         Map<?, ?> first = json(get("/api/v1/clusters/shop/versions?limit=1"));
@@ -132,6 +133,10 @@ class HistoryApiTest {
         });
         assertThat((List<Object>) v4.get("sets")).contains(Map.of("set", "KUBE-LOOP-BACK", "added", List.of("10.244.1.3,tcp:8080,10.244.1.3"),
                 "removed", List.of("10.244.1.2,tcp:8080,10.244.1.2")));
+        // The same, rendered once for every reader as a unified diff.
+        assertThat((String) n1.get("text")).startsWith("--- shop version 1\n+++ shop version 2\n@@ n1 (ipvs mode): changed @@\n ipv4\n")
+                .contains("\n-real server 10.244.1.2:8080\n+real server 10.244.1.3:8080\n")
+                .contains("\n set KUBE-LOOP-BACK\n-10.244.1.2,tcp:8080,10.244.1.2\n+10.244.1.3,tcp:8080,10.244.1.3\n");
         // A node joins with all of it; the change backwards is the mirror image.
         Map<?, ?> joined = json(get("/api/v1/clusters/shop/versions/1/diff?mode=ipvs&node=n1"));
         assertThat(joined.get("change")).isEqualTo("joined");

@@ -39,7 +39,7 @@ final class DiffCommand extends OperatorCommand {
         if (out.structured()) {
             out.structured(diff);
         } else {
-            out.text(DiffText.render(diff, out.terminal()));
+            out.text(DiffText.colour(diff.path("text").asString(""), out.terminal()));
         }
         return 0;
     }

@@ -29,7 +29,7 @@ final class HistoryCommand extends OperatorCommand {
         Table t = new Table("VERSION", "CREATED", "CHANGED", "CAUSE");
         for (JsonNode v : answer.path("versions")) {
             t.row(v.path("version").asLong(), v.path("createdAt").asString(""), v.path("fragmentsChanged").asInt() + " fragments, "
-                    + v.path("nodesChanged").asInt() + " nodes", Causes.summary(v.path("cause")));
+                    + v.path("nodesChanged").asInt() + " nodes", v.path("causeSummary").asString("-"));
         }
         out.table(t);
         return 0;

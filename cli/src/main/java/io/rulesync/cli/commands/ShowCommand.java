@@ -28,7 +28,7 @@ final class ShowCommand extends OperatorCommand {
         s.append("Created:  ").append(v.path("createdAt").asString("")).append('\n');
         s.append("Changed:  ").append(v.path("fragmentsChanged").asInt()).append(" fragments, ").append(v.path("nodesChanged").asInt())
                 .append(" nodes\n");
-        s.append("Cause:    ").append(Causes.summary(v.path("cause"))).append('\n');
+        s.append("Cause:    ").append(v.path("causeSummary").asString("-")).append('\n');
         s.append(indented(v.path("cause")));
         s.append("Settings:\n").append(indented(v.path("settings")));
         out.text(s.toString());

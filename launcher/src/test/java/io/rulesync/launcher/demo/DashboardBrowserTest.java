@@ -83,7 +83,8 @@ class DashboardBrowserTest {
                 assertThat(browser.getPageSource()).doesNotContain("Roll back");
                 browser.findElement(By.cssSelector("#versions tr[data-version='2'] a")).click();
                 WebElement diff = wait.until(ExpectedConditions.presenceOfElementLocated(By.id("diff")));
-                assertThat(diff.getText()).startsWith("@@ node-a, node-b: joined @@\n (new nodes: every rule of theirs is new");
+                // The api's rendering, as the command line prints it.
+                assertThat(diff.getText()).startsWith("--- ").contains("\n@@ node-a, node-b: joined @@\n (new nodes: every rule of theirs is new");
                 wait.until(ExpectedConditions.textToBePresentInElementLocated(By.id("rules"), "COMMIT"));
                 accessible(browser, "version"); // the node's whole rules: lines wider than the page
                 browser.findElement(By.id("rules-search")).sendKeys("10.96.0.");

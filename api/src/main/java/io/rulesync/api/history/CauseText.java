@@ -1,19 +1,26 @@
-package io.rulesync.cli.commands;
+package io.rulesync.api.history;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import tools.jackson.databind.JsonNode;
 
-/** A version's cause (the events or the operator action that made it) as one line of a table. */
-final class Causes {
+/**
+ * A version's cause (the events or the operator action that made it) as one line for people, rendered once here for
+ * the command line and the dashboard: operator actions first, then the objects changed, then anything else the cause
+ * holds (settings, a resync), without the bookkeeping of offsets.
+ */
+final class CauseText {
     private static final Set<String> BOOKKEEPING = Set.of("events", "topic", "partition", "firstOffset", "lastOffset", "objects",
             "moreObjects", "operatorActions");
 
-    private Causes() {
+    private CauseText() {
     }
 
     static String summary(JsonNode cause) {
+        if (cause == null || !cause.isObject()) {
+            return "-";
+        }
         List<String> parts = new ArrayList<>();
         for (JsonNode a : cause.path("operatorActions")) {
             String what = a.path("action").asString("");
