@@ -5,6 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rulesync.api.testing.TestApi;
 import io.rulesync.model.event.Json;
 import io.rulesync.testing.needs.RequiresPostgres;
+import io.rulesync.testing.needs.RequiresTool;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -109,6 +114,34 @@ class OpenApiContractTest {
             }
         } else if (n.isArray()) {
             n.forEach(c -> collect(c, refs));
+        }
+    }
+    /**
+     * Redocly's linter, with its recommended rules, finds nothing to say: what a generated client and an API portal read
+     * (a 4xx for every operation, unique operation ids, servers, a title) is there. But a licence: none is chosen yet.
+     */
+    @Test
+    @RequiresTool("redocly")
+    void redoclysRecommendedRulesFindNothing() throws Exception {
+        Path dir = Files.createTempDirectory("openapi-lint");
+        try {
+            Path file = Files.writeString(dir.resolve("openapi.json"), api.get("/v3/api-docs").body());
+            // No licence is declared: the project has not chosen one, and the document should not claim one.
+            Files.writeString(dir.resolve("redocly.yaml"), "extends:\n  - recommended\nrules:\n  info-license: off\n");
+            Process p = new ProcessBuilder("redocly", "lint", "--format=stylish", file.toString()).directory(dir.toFile())
+                    .redirectErrorStream(true).start();
+            String said = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
+            assertThat(said).as(said).contains("Woohoo! Your API description is valid.");
+            assertThat(said).as(said).doesNotContainPattern("(?i)\\d+ warnings?");
+            assertThat(p.exitValue()).as(said).isZero();
+        } finally {
+            try (var files = Files.list(dir)) {
+                for (Path f : files.toList()) {
+                    Files.delete(f);
+                }
+            }
+            Files.delete(dir);
         }
     }
 }

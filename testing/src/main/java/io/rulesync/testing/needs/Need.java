@@ -64,7 +64,7 @@ public record Need(String what, Optional<String> missing, boolean installable) {
     /** A program on the PATH (or in the sbin directories, which a non-root PATH may lack). */
     public static Need tool(String name) {
         return new Need(name, Tools.find(name).isPresent() ? Optional.empty()
-                : Optional.of("apt-get install " + Tools.debianPackage(name)), true);
+                : Optional.of(Tools.install(name)), true);
     }
 
     /**

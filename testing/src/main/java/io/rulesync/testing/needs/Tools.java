@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
-/** Where a host tool is, and which Debian package brings it. */
+/** Where a host tool is, and what brings it (a Debian package, or npm). */
 final class Tools {
     /** Tools whose package has another name; any other tool's package is its own name. */
     private static final Map<String, String> PACKAGES = Map.ofEntries(
@@ -33,7 +33,15 @@ final class Tools {
         return dirs.stream().filter(d -> !d.isEmpty()).map(d -> Path.of(d, name)).filter(Files::isExecutable).findFirst();
     }
 
+    /** Tools that come from npm, not from Debian, with the version the build is checked with. */
+    private static final Map<String, String> NPM = Map.of("redocly", "@redocly/cli@2.77.0");
+
     static String debianPackage(String tool) {
         return PACKAGES.getOrDefault(tool, tool);
+    }
+
+    /** The one command that installs {@code tool}. */
+    static String install(String tool) {
+        return NPM.containsKey(tool) ? "npm install -g " + NPM.get(tool) : "apt-get install " + debianPackage(tool);
     }
 }

@@ -40,5 +40,7 @@ class NeedTest {
         assertThat(Tools.debianPackage("ip")).isEqualTo("iproute2");
         assertThat(Tools.debianPackage("ip6tables-restore")).isEqualTo("iptables");
         assertThat(Tools.debianPackage("conntrack")).isEqualTo("conntrack");
+        assertThat(Tools.install("redocly")).isEqualTo("npm install -g @redocly/cli@2.77.0");
+        assertThat(Tools.install("promtool")).isEqualTo("apt-get install prometheus");
     }
 }
