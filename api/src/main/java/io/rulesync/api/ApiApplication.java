@@ -395,7 +395,10 @@ public class ApiApplication {
                         + "of the service load-balancing rules of a fleet of Kubernetes clusters."))
                 .components(new Components().addSecuritySchemes("bearer", new SecurityScheme().type(SecurityScheme.Type.HTTP)
                         .scheme("bearer").description("A token from 'rulesync token'; roles viewer, operator, agent")))
-                .addSecurityItem(new SecurityRequirement().addList("bearer"));
+                .addSecurityItem(new SecurityRequirement().addList("bearer"))
+                // Relative: the document is served by the api it describes, whatever address that has (and kept in the
+                // repository the same whichever test wrote it).
+                .servers(List.of(new io.swagger.v3.oas.models.servers.Server().url("/").description("the api serving this document")));
     }
 
     /** The document's answers: every problem an operation may give, and the 202s and 204s springdoc cannot see. */

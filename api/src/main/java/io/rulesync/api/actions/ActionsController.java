@@ -16,6 +16,7 @@ import io.rulesync.store.RecordedAction;
 import io.rulesync.store.VersionHistory;
 import io.rulesync.model.cluster.KubernetesNames;
 import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.media.Schema;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Pattern;
@@ -79,11 +80,17 @@ public class ActionsController {
      * Jackson's coercions (which would make a version of "1" or 1.5); a field no request has is
      * refused by Jackson ({@code fail-on-unknown-properties}).
      */
-    public record RollbackRequest(@NotNull(message = "is required") @VersionNumber Object toVersion, @Reason Object reason) {
+    public record RollbackRequest(
+            @Schema(implementation = Long.class, minimum = "1", requiredMode = Schema.RequiredMode.REQUIRED,
+                    description = "the version whose rules to publish again") @NotNull(message = "is required") @VersionNumber Object toVersion,
+            @Schema(type = "string", requiredMode = Schema.RequiredMode.REQUIRED, description = "why; kept in the audit") @Reason
+            Object reason) {
     }
 
     /** A resume's body. */
-    public record ResumeRequest(@Reason Object reason) {
+    public record ResumeRequest(
+            @Schema(type = "string", requiredMode = Schema.RequiredMode.REQUIRED, description = "why; kept in the audit") @Reason
+            Object reason) {
     }
 
     /**

@@ -6,6 +6,9 @@ import io.rulesync.api.params.DnsSubdomain;
 import io.rulesync.api.params.VersionRef;
 import io.rulesync.model.rules.Lineage;
 import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
+import io.swagger.v3.oas.annotations.media.Schema;
+import io.swagger.v3.oas.annotations.media.Content;
 import jakarta.validation.constraints.Pattern;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -52,6 +55,8 @@ public class DeltasController {
     }
 
     @Operation(summary = "What a node agent reads: its cluster's deltas after the version it runs, waiting for the next")
+    @ApiResponse(responseCode = "200", description = "the deltas, one JSON object per line",
+            content = @Content(mediaType = "application/x-ndjson", schema = @Schema(type = "string")))
     @GetMapping(path = "/api/v1/clusters/{cluster}/deltas", params = "watch!=true")
     public DeferredResult<ResponseEntity<byte[]>> deltas(@PathVariable("cluster") String cluster,
             @RequestParam(name = "after") VersionRef after,
@@ -78,6 +83,8 @@ public class DeltasController {
     }
 
     @Operation(summary = "What a node agent watches: its cluster's deltas after the version it runs, each new one as it is stored")
+    @ApiResponse(responseCode = "200", description = "the deltas, one JSON object per line, each new one as it is stored",
+            content = @Content(mediaType = "application/x-ndjson", schema = @Schema(type = "string")))
     @GetMapping(path = "/api/v1/clusters/{cluster}/deltas", params = "watch=true")
     public ResponseEntity<ResponseBodyEmitter> watch(@PathVariable("cluster") String cluster,
             @RequestParam(name = "after") VersionRef after,

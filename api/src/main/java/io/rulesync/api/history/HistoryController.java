@@ -17,6 +17,8 @@ import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.rules.RuleSet;
 import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
+import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.Parameter;
 import io.swagger.v3.oas.annotations.media.Schema;
 import jakarta.validation.constraints.Pattern;
@@ -142,6 +144,8 @@ public class HistoryController {
 
     @Operation(summary = "The exact iptables-restore input of a node at a version; with ?mode=ipvs, its IPVS mode's "
             + "ipvsadm-restore, ipset restore and iptables-restore inputs")
+    @ApiResponse(responseCode = "200", description = "the rules, as the tools read them",
+            content = @Content(mediaType = "text/plain", schema = @Schema(type = "string")))
     @GetMapping("/api/v1/clusters/{cluster}/versions/{version}/rules")
     public ResponseEntity<String> rules(@PathVariable("cluster") String cluster, @PathVariable("version") VersionRef version,
             @RequestParam(name = "node") DnsSubdomain node, @RequestParam(name = "family", required = false)

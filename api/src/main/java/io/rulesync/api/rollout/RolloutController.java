@@ -12,6 +12,7 @@ import io.rulesync.store.NodeStatusStore;
 import io.rulesync.store.RolloutStore;
 import io.rulesync.store.VersionHistory;
 import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.media.Schema;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Pattern;
@@ -55,11 +56,15 @@ public class RolloutController {
     }
 
     /** A policy change: the policy as {@link RolloutPolicy#from} reads it, or null to remove it. */
-    public record PolicyRequest(Map<String, Object> policy, @Reason Object reason) {
+    public record PolicyRequest(Map<String, Object> policy,
+            @Schema(type = "string", requiredMode = Schema.RequiredMode.REQUIRED, description = "why; kept in the rollout's log") @Reason
+            Object reason) {
     }
 
     /** An operator's step. */
-    public record StepRequest(@Reason Object reason) {
+    public record StepRequest(
+            @Schema(type = "string", requiredMode = Schema.RequiredMode.REQUIRED, description = "why; kept in the rollout's log") @Reason
+            Object reason) {
     }
 
     /** One wave: its nodes by state against the version rolling out. */

@@ -7,6 +7,9 @@ import io.rulesync.api.params.VersionRef;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
+import io.swagger.v3.oas.annotations.media.Schema;
+import io.swagger.v3.oas.annotations.media.Content;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -48,6 +51,8 @@ public class SnapshotController {
      * that already runs it gets 304.
      */
     @Operation(summary = "What a node agent loads: the node's rules at a version (or 'latest')")
+    @ApiResponse(responseCode = "200", description = "the node's rules (gzip-encoded when asked for)",
+            content = @Content(mediaType = "application/json", schema = @Schema(type = "object")))
     @GetMapping("/api/v1/clusters/{cluster}/versions/{version}/snapshot")
     public ResponseEntity<byte[]> snapshot(@PathVariable("cluster") String cluster, @PathVariable("version") VersionRef version,
             @RequestParam(name = "node") DnsSubdomain node,

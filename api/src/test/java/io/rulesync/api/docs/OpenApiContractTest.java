@@ -144,4 +144,20 @@ class OpenApiContractTest {
             Files.delete(dir);
         }
     }
+    /**
+     * The document is also kept in the repository ({@code api/openapi.json}), for readers without a running api and for
+     * the client the command line's tests generate from it: it must be what the api serves. After a change to the api,
+     * {@code mvn -pl api test -Dtest=OpenApiContractTest -Drulesync.openapi.write} writes it again.
+     */
+    @Test
+    void theKeptDocumentIsTheServedOne() throws Exception {
+        Path kept = Path.of("openapi.json");
+        String served = Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(doc) + "\n";
+        if (System.getProperty("rulesync.openapi.write") != null) {
+            Files.writeString(kept, served);
+        }
+        assertThat(Files.exists(kept)).as("api/openapi.json exists").isTrue();
+        assertThat(Json.MAPPER.readTree(Files.readString(kept))).as("api/openapi.json is the served document; write it again with "
+                + "mvn -pl api test -Dtest=OpenApiContractTest -Drulesync.openapi.write").isEqualTo(doc);
+    }
 }
