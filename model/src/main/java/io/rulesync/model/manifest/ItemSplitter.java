@@ -172,7 +172,7 @@ final class ItemSplitter implements Parser {
                 if (e.getEventId() == Event.ID.MappingEnd) {
                     rest.add(e);
                     state = State.REST_END;
-                } else if (items < 0 && e instanceof ScalarEvent key && key.getValue().equals("items") && key.isPlain()
+                } else if (items < 0 && e instanceof ScalarEvent key && key.getValue().equals("items") // plain, or quoted (JSON)
                         && events.hasNext() && events.peekEvent().getEventId() == Event.ID.SequenceStart
                         && !anchored(events.peekEvent())) {
                     Event sequence = events.next();

@@ -29,8 +29,17 @@ class ManifestStreamingTest {
 
     @Test
     void theItemsOfAListAreHandedOnBeforeTheRestOfTheStreamIsRead() {
-        String head = "apiVersion: v1\nitems:\n- {kind: Service, metadata: {name: a}}\n- {kind: Service, metadata: {name: b}}\n"
-                + "- {kind: Service, metadata: {name: c";
+        itemsComeBeforeAFailure("apiVersion: v1\nitems:\n- {kind: Service, metadata: {name: a}}\n- {kind: Service, metadata: {name: b}}\n"
+                + "- {kind: Service, metadata: {name: c");
+    }
+
+    @Test
+    void soAreThoseOfAJsonList() {
+        itemsComeBeforeAFailure("{\n  \"apiVersion\": \"v1\",\n  \"items\": [\n    {\"kind\": \"Service\", \"metadata\": {\"name\": \"a\"}},\n"
+                + "    {\"kind\": \"Service\", \"metadata\": {\"name\": \"b\"}},\n    {\"kind\": \"Service\", \"metadata\": {\"name\": \"c");
+    }
+
+    private void itemsComeBeforeAFailure(String head) {
         // The stream fails in its third item: the first two were taken already.
         Reader failing = new Reader() {
             private final Reader first = new StringReader(head);
