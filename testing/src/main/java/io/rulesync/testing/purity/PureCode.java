@@ -49,12 +49,13 @@ public final class PureCode {
     static final String[] ALLOWED_PACKAGES = {"java.nio", "java.security"};
 
     /**
-     * The exceptions and in-memory text streams of {@code java.io}, and {@code InputStream} as a type: pure code may read
-     * a stream its caller opened (a snapshot parsed as it arrives), never open one. Files, streams over files and
-     * consoles stay out.
+     * The exceptions and in-memory text streams of {@code java.io}, and {@code InputStream} and {@code Reader} as types
+     * ({@code FilterReader} to wrap one): pure code may read a stream its caller opened (a snapshot parsed as it arrives, a
+     * manifest file read object by object), never open one. Files, streams over files and consoles stay out.
      */
     static final List<Class<?>> ALLOWED_JAVA_IO = List.of(java.io.Serializable.class, java.io.IOException.class,
-            java.io.UncheckedIOException.class, java.io.StringReader.class, java.io.StringWriter.class, java.io.InputStream.class);
+            java.io.UncheckedIOException.class, java.io.StringReader.class, java.io.StringWriter.class, java.io.InputStream.class,
+            java.io.Reader.class, java.io.FilterReader.class);
 
     /** Inside {@code java.lang}: what starts processes (or exits the JVM). */
     static final List<Class<?>> BANNED_JAVA_LANG = List.of(ProcessBuilder.class, ProcessBuilder.Redirect.class,
@@ -109,7 +110,7 @@ public final class PureCode {
                         .and(DescribedPredicate.not(belongToAnyOf(ALLOWED_CONCURRENT.toArray(Class<?>[]::new))))))
                 .as("the JDK's pure parts (java.lang without processes, threads, reflection or method handles; java.util without"
                         + " executors, locks or logging, but with its concurrent collections and atomics; java.time, java.math, java.text,"
-                        + " java.nio buffers and charsets, java.security digests, java.io's exceptions, string streams and InputStream as a type),"
+                        + " java.nio buffers and charsets, java.security digests, java.io's exceptions, string streams, and InputStream and Reader as types),"
                         + " pcollections, snakeyaml-engine, or " + String.join(", ", own)
                         + (excluded.isEmpty() ? "" : " but not " + String.join(", ", excluded)));
         DescribedPredicate<JavaClass> pure = resideInAnyPackage(purePackages.toArray(String[]::new)).and(DescribedPredicate.not(adapter))
