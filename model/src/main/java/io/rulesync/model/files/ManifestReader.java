@@ -133,7 +133,7 @@ public final class ManifestReader {
                 problems.add(ManifestParser.tooLarge(name, size, maxFileBytes));
                 return;
             }
-            try (InputStream in = new BoundedInput(Files.newInputStream(file), maxFileBytes, name);
+            try (InputStream in = new BoundedInput(Files.newInputStream(file), maxFileBytes);
                     Reader text = new InputStreamReader(in, StandardCharsets.UTF_8.newDecoder()
                             .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT))) {
                 ManifestParser.parseEach(name, text, size, sink, problems);
@@ -166,7 +166,7 @@ public final class ManifestReader {
         private final long limit;
         private long read;
 
-        BoundedInput(InputStream in, long limit, String name) {
+        BoundedInput(InputStream in, long limit) {
             super(in);
             this.limit = limit;
         }

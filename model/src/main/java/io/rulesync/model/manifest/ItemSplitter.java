@@ -81,7 +81,7 @@ final class ItemSplitter implements Parser {
     private long objectStart;
     private long itemsStart;
     private long itemsChars;
-    private volatile long consumed;
+    private long consumed;
 
     ItemSplitter(Parser events, long maxObjectChars) {
         this.events = events;
