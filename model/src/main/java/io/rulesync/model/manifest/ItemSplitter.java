@@ -20,7 +20,7 @@ import org.snakeyaml.engine.v2.parser.Parser;
  * top-level {@code items} sequence (a {@code kind: List}, as {@code kubectl get -o yaml} writes) becomes a document of
  * its own, handed on as soon as it ends, and the rest of that document (apiVersion, kind, metadata) follows its items
  * as one more document. {@code kubectl} writes {@code items} before {@code kind}, so whether the document was a List is
- * known only at its end: {@link #pieces} says what each document handed on was, and the caller judges then.
+ * known only at its end: {@link #nextPiece} says what each document handed on was, and the caller judges then.
  *
  * <p>Memory is bounded by the largest object, not by the text: nothing of an item is kept once the composer has taken
  * it, and an object (an item, or a document with its items left out) whose text grows past {@code maxObjectChars} ends
@@ -165,7 +165,7 @@ final class ItemSplitter implements Parser {
                     state = State.BETWEEN;
                 } else {
                     depth += opens(e);
-                    check(e, objectStart, new Piece.Whole(document));
+                    check(e, objectStart);
                 }
             }
             case KEY -> {
@@ -216,7 +216,7 @@ final class ItemSplitter implements Parser {
             case ITEM -> {
                 ready.add(e);
                 depth += opens(e);
-                check(e, objectStart, new Piece.Item(document, items));
+                check(e, objectStart);
                 if (depth == 0) {
                     endItem(e);
                 }
@@ -235,10 +235,7 @@ final class ItemSplitter implements Parser {
     private void keep(Event e) {
         rest.add(e);
         depth += opens(e);
-        long chars = index(e.getEndMark()) - index(documentStart.getStartMark()) - itemsChars;
-        if (chars > maxObjectChars) {
-            throw new TooLarge(new Piece.Whole(document), chars);
-        }
+        check(e, index(documentStart.getStartMark()) + itemsChars);
     }
 
     /** The object being read has run past the limit inside one token (the reader saw it first). */
@@ -252,10 +249,11 @@ final class ItemSplitter implements Parser {
         state = State.ITEMS;
     }
 
-    private void check(Event e, long start, Piece piece) {
+    /** Ends the parse when the object being read, from {@code start}, has run past the limit by {@code e}. */
+    private void check(Event e, long start) {
         long chars = index(e.getEndMark()) - start;
         if (chars > maxObjectChars) {
-            throw new TooLarge(piece, chars);
+            throw tooLarge(chars);
         }
     }
 

@@ -1,6 +1,5 @@
 package io.rulesync.model.manifest;
 
-import io.rulesync.model.cluster.KubernetesNames;
 import java.io.FilterReader;
 import java.io.IOException;
 import java.io.Reader;
@@ -16,11 +15,7 @@ import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.snakeyaml.engine.v2.composer.Composer;
 import org.snakeyaml.engine.v2.constructor.StandardConstructor;
 import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
-import org.snakeyaml.engine.v2.nodes.MappingNode;
 import org.snakeyaml.engine.v2.nodes.Node;
-import org.snakeyaml.engine.v2.nodes.NodeTuple;
-import org.snakeyaml.engine.v2.nodes.ScalarNode;
-import org.snakeyaml.engine.v2.nodes.SequenceNode;
 import org.snakeyaml.engine.v2.parser.ParserImpl;
 import org.snakeyaml.engine.v2.scanner.StreamReader;
 
@@ -134,7 +129,7 @@ public final class ManifestParser {
                                 + "items; this document's kind is " + (value instanceof Map<?, ?> m && m.get("kind") instanceof String k ? k : "not given")));
                     }
                 } else {
-                    addDocument(name, piece.document(), node, value, sink, problems);
+                    addDocument(name, piece.document(), value, sink, problems);
                 }
             }
         } catch (ItemSplitter.TooLarge e) {
@@ -174,8 +169,11 @@ public final class ManifestParser {
         }
     }
 
-    private static void addDocument(String name, int index, Node node, Object doc, Consumer<ManifestDocument> out,
-            List<Problem> problems) {
+    /**
+     * A document composed whole: an object, or a List whose items were not read one by one (an anchored List). Sizes
+     * were checked as it was read ({@link ItemSplitter}), so a whole document, and each item of it, is within the limit.
+     */
+    private static void addDocument(String name, int index, Object doc, Consumer<ManifestDocument> out, List<Problem> problems) {
         String source = name + " (document " + index + ")";
         if (doc == null) {
             return; // an empty document, e.g. a trailing "---"
@@ -195,58 +193,12 @@ public final class ManifestParser {
                 problems.add(new Problem(source, k, "items", "expected a list"));
                 return;
             }
-            List<Node> itemNodes = itemNodes(node);
             for (int i = 0; i < items.size(); i++) {
-                String itemSource = name + " (document " + index + ", items[" + i + "])";
-                if (items.get(i) instanceof Map<?, ?> item) {
-                    Map<String, Object> itemObj = stringKeyed(item, itemSource, problems);
-                    if (itemObj != null && fits(itemSource, itemObj, i < itemNodes.size() ? itemNodes.get(i) : null, problems)) {
-                        out.accept(new ManifestDocument(itemSource, itemObj));
-                    }
-                } else {
-                    problems.add(new Problem(itemSource, "", "", "expected a Kubernetes object (a mapping)"));
-                }
+                addItem(new ItemSplitter.Piece.Item(index, i).source(name), items.get(i), out, problems);
             }
-        } else if (fits(source, obj, node, problems)) {
+        } else {
             out.accept(new ManifestDocument(source, obj));
         }
-    }
-
-    /** The nodes of a List's {@code items}, to measure each item's source text. */
-    private static List<Node> itemNodes(Node list) {
-        if (list instanceof MappingNode m) {
-            for (NodeTuple t : m.getValue()) {
-                if (t.getKeyNode() instanceof ScalarNode k && k.getValue().equals("items")
-                        && t.getValueNode() instanceof SequenceNode seq) {
-                    return seq.getValue();
-                }
-            }
-        }
-        return List.of();
-    }
-
-    /** Whether an object's source text is within {@link #MAX_OBJECT_CHARS}; reports it when not. */
-    private static boolean fits(String source, Map<String, Object> obj, Node node, List<Problem> problems) {
-        if (node == null || node.getStartMark().isEmpty() || node.getEndMark().isEmpty()) {
-            return true;
-        }
-        long chars = (long) node.getEndMark().get().getIndex() - node.getStartMark().get().getIndex();
-        if (chars <= MAX_OBJECT_CHARS) {
-            return true;
-        }
-        problems.add(new Problem(source, identity(obj), "", String.format(Locale.ROOT,
-                "is %,d characters long, over the API server's limit of %,d (3 MiB) per object", chars, MAX_OBJECT_CHARS)));
-        return false;
-    }
-
-    /** {@code Service shop/web} as far as the object says it, for a problem found before decoding. */
-    private static String identity(Map<String, Object> obj) {
-        if (!(obj.get("kind") instanceof String kind) || !(obj.get("metadata") instanceof Map<?, ?> meta)
-                || !(meta.get("name") instanceof String n)) {
-            return "";
-        }
-        String namespace = meta.get("namespace") instanceof String ns ? ns : "default";
-        return KubernetesNames.printable(kind + " " + (kind.equals("Node") ? n : namespace + "/" + n));
     }
 
     @SuppressWarnings("unchecked")
