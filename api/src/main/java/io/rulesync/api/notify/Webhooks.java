@@ -47,8 +47,8 @@ public final class Webhooks implements AutoCloseable {
         final URI url;
         final String key;
         final String shown;
+        /** The failures of the notification at the head of this receiver's queue, and the wait before the next attempt. */
         final Retries retries = new Retries(Duration.ofSeconds(1), Duration.ofSeconds(30), false);
-        int attempts;
         Instant next = Instant.EPOCH;
 
         Destination(URI url) {
@@ -149,20 +149,21 @@ public final class Webhooks implements AutoCloseable {
             String error = post(d, n);
             if (error == null) {
                 delivered.increment();
-            } else if (++d.attempts < ATTEMPTS) {
-                Duration wait = d.retries.failed();
-                d.next = clock.instant().plus(wait);
-                log.info("webhooks: {} did not take notification {} ({}), attempt {} of {}; again in {} ms", d.shown, n.id(), error,
-                        d.attempts, ATTEMPTS, wait.toMillis());
-                return done;
             } else {
-                store.failed(n, d.shown, d.attempts, error, clock.instant());
+                Duration wait = d.retries.failed();
+                int attempts = d.retries.failures();
+                if (attempts < ATTEMPTS) {
+                    d.next = clock.instant().plus(wait);
+                    log.info("webhooks: {} did not take notification {} ({}), attempt {} of {}; again in {} ms", d.shown, n.id(), error,
+                            attempts, ATTEMPTS, wait.toMillis());
+                    return done;
+                }
+                store.failed(n, d.shown, attempts, error, clock.instant());
                 givenUp.increment();
                 log.warn("webhooks: gave up telling {} about notification {} ({} of {}) after {} attempts: {}", d.shown, n.id(), n.kind(),
-                        n.cluster(), d.attempts, error);
+                        n.cluster(), attempts, error);
             }
-            d.attempts = 0;
-            d.retries.succeeded();
+            d.retries.succeeded(); // the next notification starts afresh
             done++;
         }
         return done;
