@@ -4,6 +4,7 @@ import io.rulesync.api.errors.DeclaredParameters;
 import io.rulesync.api.errors.ParameterProblem;
 import io.rulesync.api.params.BadValue;
 import io.rulesync.store.StoreException;
+import io.rulesync.store.VersionHistory;
 import io.rulesync.model.cluster.KubernetesNames;
 import java.util.Comparator;
 import java.util.List;
@@ -202,6 +203,15 @@ public class ProblemResponses extends ResponseEntityExceptionHandler {
     public static ParameterProblem unknownCluster(String cluster) {
         return new ParameterProblem(HttpStatus.NOT_FOUND, "cluster", "cluster: '" + KubernetesNames.printable(cluster)
                 + "' is not known (it has no versions)");
+    }
+
+    /** The cluster's newest version, or {@link #unknownCluster} when it has none. */
+    public static long knownHead(VersionHistory versions, String cluster) {
+        long head = versions.head(cluster);
+        if (head == 0) {
+            throw unknownCluster(cluster);
+        }
+        return head;
     }
 
     /**

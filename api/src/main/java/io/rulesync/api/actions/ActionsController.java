@@ -122,10 +122,7 @@ public class ActionsController {
     public ResponseEntity<ActionJson> rollback(@PathVariable("cluster") String cluster,
             @RequestBody(required = false) @Valid @NotNull(message = "expected a JSON object with reason, toVersion") RollbackRequest body,
             @RequestAttribute(BearerTokenFilter.CALLER) Caller caller) throws InterruptedException {
-        long head = versions.head(cluster);
-        if (head == 0) {
-            throw ProblemResponses.unknownCluster(cluster);
-        }
+        long head = ProblemResponses.knownHead(versions, cluster);
         long toVersion = ((Number) body.toVersion()).longValue();
         long oldest = versions.oldest(cluster);
         if (toVersion > head || toVersion < oldest) {
@@ -140,9 +137,7 @@ public class ActionsController {
     public ResponseEntity<ActionJson> resume(@PathVariable("cluster") String cluster,
             @RequestBody(required = false) @Valid @NotNull(message = "expected a JSON object with reason") ResumeRequest body,
             @RequestAttribute(BearerTokenFilter.CALLER) Caller caller) throws InterruptedException {
-        if (versions.head(cluster) == 0) {
-            throw ProblemResponses.unknownCluster(cluster);
-        }
+        ProblemResponses.knownHead(versions, cluster);
         expireOverdue(cluster);
         if (versions.pinning(cluster).isEmpty() && actions.pendingOf(cluster).isEmpty()) {
             throw new ParameterProblem(HttpStatus.CONFLICT, "cluster", "cluster '" + cluster + "' is not pinned: there is nothing to resume");

@@ -65,10 +65,7 @@ public class ClustersController {
     @Operation(summary = "One cluster: newest version, pinned or not, node counts, refused objects, rollout")
     @GetMapping("/api/v1/clusters/{cluster}")
     public ClusterJson cluster(@PathVariable("cluster") String cluster) {
-        long head = versions.head(cluster);
-        if (head == 0) {
-            throw ProblemResponses.unknownCluster(cluster);
-        }
+        long head = ProblemResponses.knownHead(versions, cluster);
         return summary(cluster, head, problems.refusedObjects(), rollouts.policy(cluster).isPresent() ? Set.of(cluster) : Set.of());
     }
 

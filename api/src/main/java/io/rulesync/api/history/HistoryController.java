@@ -121,10 +121,7 @@ public class HistoryController {
             @RequestParam(name = "before", required = false) @Pattern(regexp = "[1-9][0-9]{0,17}", message = "'%s' is not a version number")
             String before,
             @RequestParam(name = "limit", required = false) @PageSize(max = MAX_LIMIT) String limit) {
-        long head = store.head(cluster);
-        if (head == 0) {
-            throw ProblemResponses.unknownCluster(cluster);
-        }
+        long head = ProblemResponses.knownHead(store, cluster);
         long from = before == null ? head + 1 : Long.parseLong(before);
         int n = limit == null ? 50 : Integer.parseInt(limit);
         List<VersionHistory.VersionInfo> page = store.versionsBefore(cluster, from, n);
@@ -231,10 +228,7 @@ public class HistoryController {
      * there is none.
      */
     private VersionHistory.VersionInfo find(String cluster, VersionRef version, String parameter) {
-        long head = store.head(cluster);
-        if (head == 0) {
-            throw ProblemResponses.unknownCluster(cluster);
-        }
+        long head = ProblemResponses.knownHead(store, cluster);
         long seq = version.resolve(head);
         return store.version(cluster, seq).orElseThrow(() -> ProblemResponses.noSuchVersion(cluster, seq, store.oldest(cluster), head,
                 parameter));

@@ -88,10 +88,7 @@ public class RolloutController {
     @Operation(summary = "Where the cluster's staged rollout stands: the version going out, each wave's nodes, the time left to bake")
     @GetMapping("/api/v1/clusters/{cluster}/rollout")
     public RolloutJson rollout(@PathVariable("cluster") String cluster) {
-        long head = versions.head(cluster);
-        if (head == 0) {
-            throw ProblemResponses.unknownCluster(cluster);
-        }
+        long head = ProblemResponses.knownHead(versions, cluster);
         Optional<RolloutStore.StoredPolicy> sp = store.policy(cluster);
         List<LogJson> log = store.log(cluster, 50).stream().map(LogJson::of).toList();
         if (sp.isEmpty()) {
@@ -128,10 +125,7 @@ public class RolloutController {
     public RolloutJson policy(@PathVariable("cluster") String cluster,
             @RequestBody(required = false) @Valid @NotNull(message = "expected a JSON object with policy, reason") PolicyRequest body,
             @RequestAttribute(BearerTokenFilter.CALLER) Caller caller) {
-        long head = versions.head(cluster);
-        if (head == 0) {
-            throw ProblemResponses.unknownCluster(cluster);
-        }
+        long head = ProblemResponses.knownHead(versions, cluster);
         String json = null;
         if (body.policy() != null) {
             try {
@@ -153,9 +147,7 @@ public class RolloutController {
             @PathVariable("step") @Pattern(regexp = "promote|pause|abort", message = "'%s' is not promote, pause or abort") String step,
             @RequestBody(required = false) @Valid @NotNull(message = "expected a JSON object with reason") StepRequest body,
             @RequestAttribute(BearerTokenFilter.CALLER) Caller caller) {
-        if (versions.head(cluster) == 0) {
-            throw ProblemResponses.unknownCluster(cluster);
-        }
+        ProblemResponses.knownHead(versions, cluster);
         try {
             rollouts.operator(cluster, step, caller.name(), (String) body.reason());
         } catch (Rollouts.RefusedException e) {
