@@ -90,7 +90,7 @@ public final class NotificationStore {
                 .list());
     }
 
-    /** The newest notifications, newest first (for operators and tests). */
+    /** The newest notifications, newest first (what the triggers wrote; the tests read it). */
     public List<Notification> newest(int limit) {
         return StoreException.during("reading notifications", () -> sql
                 .sql("SELECT id, at, kind, cluster, version, node, detail FROM notification ORDER BY id DESC LIMIT ?")
