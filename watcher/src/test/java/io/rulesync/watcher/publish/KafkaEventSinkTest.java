@@ -102,7 +102,8 @@ class KafkaEventSinkTest {
 
             // The newer one stops publishing; past the wait, the older takes the cluster back, and the newer is fenced.
             Thread.sleep(1100); // deliberate: the sink's wait is by the clock
-            assertThat(older.send(List.of(web("demo", 82))).allDelivered()).isTrue();
+            EventSink.Delivery retake = older.send(List.of(web("demo", 82)));
+            assertThat(retake.allDelivered()).as("the retake's delivery; its error: %s", retake.error()).isTrue();
             assertThat(retaken).containsExactly("demo");
             assertThat(older.fencedClusters()).isEmpty();
             assertThat(newer.send(List.of(web("demo", 83))).dropped().cardinality()).isEqualTo(1);
