@@ -138,8 +138,10 @@ public final class Webhooks implements AutoCloseable {
             }
         }
         if (!now.isBefore(nextPrune)) {
-            store.prune(now.minus(KEPT));
+            // Housekeeping: due again in an hour whether or not it worked now (a database that is down is not asked
+            // again, and said so, every second).
             nextPrune = now.plus(Duration.ofHours(1));
+            store.prune(now.minus(KEPT));
         }
     }
 
