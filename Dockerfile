@@ -7,11 +7,14 @@ COPY testing/pom.xml testing/
 COPY exec/pom.xml exec/
 COPY test-support/pom.xml test-support/
 COPY model/pom.xml model/
+COPY client/pom.xml client/
 COPY store/pom.xml store/
+COPY compiler-core/pom.xml compiler-core/
 COPY compiler/pom.xml compiler/
 COPY watcher/pom.xml watcher/
 COPY node-agent/pom.xml node-agent/
 COPY api/pom.xml api/
+COPY cli/pom.xml cli/
 COPY system-tests/pom.xml system-tests/
 COPY launcher/pom.xml launcher/
 # Dependencies first, so that a source change does not download the world again.

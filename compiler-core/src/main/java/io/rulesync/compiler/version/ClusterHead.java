@@ -263,6 +263,16 @@ public final class ClusterHead {
         return new Step(kept, step.changes(), RulesDiff.between(published, published, List.of()), false, refused, step.digests());
     }
 
+    /**
+     * This head with what it compiles taken as its published rules, unpinned, at the same version: the base of a what-if
+     * ({@link io.rulesync.compiler.plan.WhatIf}). Applying events to it gives a diff that is their effect alone, neither
+     * the changes a pin holds back nor those of events not yet in a version, and compares only the units they touch.
+     */
+    public ClusterHead compiledAsPublished() {
+        ClusterRules rules = compiled == null ? ClusterRules.EMPTY : compiled.rules();
+        return new ClusterHead(cluster, view, admission, compiled, rules, version, null, problems, lineage);
+    }
+
     /** What a version would have to change to catch up with today's compile (empty normally; held changes while pinned). */
     public RulesDiff pendingDiff() {
         return compiled == null ? RulesDiff.between(published, published, null)
