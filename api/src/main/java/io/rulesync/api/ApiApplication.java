@@ -29,6 +29,8 @@ import io.rulesync.api.problems.ProblemsController;
 import io.rulesync.api.rollout.FleetPolicies;
 import io.rulesync.api.rollout.RolloutController;
 import io.rulesync.api.rollout.Rollouts;
+import io.rulesync.api.plan.PlanBases;
+import io.rulesync.api.plan.PlanController;
 import io.rulesync.api.snapshot.RecentVersions;
 import io.rulesync.api.snapshot.SnapshotController;
 import io.rulesync.api.snapshot.SnapshotBodies;
@@ -142,6 +144,20 @@ public class ApiApplication {
     @Bean
     HistoryController historyController(VersionHistory store, RecentVersions recent, RolloutStore rollouts) {
         return new HistoryController(store, recent, rollouts);
+    }
+
+    /**
+     * The folded state plans start from: a few clusters' kept, so a pull request's checks after the first cost the events
+     * since, not a rebuild; dropped after ten idle minutes.
+     */
+    @Bean
+    PlanBases planBases(EventLog events, VersionHistory store) {
+        return new PlanBases(events, store, 4, Duration.ofMinutes(10));
+    }
+
+    @Bean
+    PlanController planController(PlanBases bases, VersionHistory store, NodeStatusStore acks) {
+        return new PlanController(bases, store, acks, Clock.systemUTC());
     }
 
     @Bean

@@ -31,7 +31,9 @@ final class ProblemAnswers implements OpenApiCustomizer {
                 .addProperty("status", new IntegerSchema().description("the HTTP status"))
                 .addProperty("detail", new StringSchema().description("what was wrong, naming the object and field"))
                 .addProperty("instance", new StringSchema().description("the request's path"))
-                .addProperty("parameter", new StringSchema().description("the parameter or field at fault")));
+                .addProperty("parameter", new StringSchema().description("the parameter or field at fault"))
+                .addProperty("problems", new io.swagger.v3.oas.models.media.ArraySchema().items(new StringSchema())
+                        .description("a plan's manifests: everything wrong with them, each naming its document, object and field")));
         api.getPaths().forEach((path, item) -> item.readOperationsMap().forEach((method, op) -> answers(path, method, op)));
     }
 
@@ -50,10 +52,14 @@ final class ProblemAnswers implements OpenApiCustomizer {
             problem(r, "409", "refused: another action of this cluster is pending, the cluster is not pinned, or the compiler "
                     + "refused it (its reason)");
         }
+        if (path.endsWith("/plan")) {
+            problem(r, "409", "the cluster's stored state is incomplete (retention removed events no checkpoint stands for)");
+        }
         if (path.matches(".*/rollout/\\{step}$")) {
             problem(r, "409", "the rollout is not in a state this step applies to");
         }
-        problem(r, "400", "a parameter or the body is not valid; the problem names it");
+        problem(r, "400", "a parameter or the body is not valid; the problem names it" + (path.endsWith("/plan")
+                ? " ('problems' lists everything wrong with the manifests, each naming its document, object and field)" : ""));
         problem(r, "401", "no bearer token, or one this api does not know or no longer accepts");
         problem(r, "403", "the token's role, or the cluster or node it is bound to, does not allow this");
         if (path.contains("{")) {

@@ -61,6 +61,28 @@ public final class EventLog implements PartitionStore.Events {
                 .list());
     }
 
+    /** A stored event's id and its JSON. */
+    public record Payload(long id, String json) {
+    }
+
+    /** {@link #eventPayloadsAfter} with each event's id, for a reader that keeps up by asking for what came after it. */
+    public List<Payload> payloadsAfter(String cluster, long afterId) {
+        return StoreException.during("reading the events of " + cluster, () -> sql
+                .sql("SELECT id, payload FROM cluster_event WHERE cluster = ? AND id > ? AND event_type <> 'part' ORDER BY id")
+                .params(cluster, afterId)
+                .query((rs, n) -> new Payload(rs.getLong(1), rs.getString(2)))
+                .list());
+    }
+
+    /** The id of the cluster's newest stored event; 0 when it has none. */
+    public long lastEventId(String cluster) {
+        return StoreException.during("reading the newest event of " + cluster, () -> sql
+                .sql("SELECT coalesce(max(id), 0) FROM cluster_event WHERE cluster = ?")
+                .params(cluster)
+                .query(Long.class)
+                .single());
+    }
+
     /**
      * The parts of a large event of the cluster whose last part has not come yet: the parts stored after its
      * newest whole event (a cluster's parts are contiguous, from its one writer).

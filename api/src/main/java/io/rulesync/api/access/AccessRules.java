@@ -14,6 +14,7 @@ public final class AccessRules {
     private static final Set<Role> READERS = EnumSet.of(Role.VIEWER, Role.OPERATOR);
     /** {@code /api/v1/clusters/{cluster}/nodes/{node}/acks}: group 1 is the node. */
     private static final Pattern ACK = Pattern.compile("/api/v1/clusters/[^/]+/nodes/([^/]+)/acks");
+    private static final Pattern PLAN = Pattern.compile("/api/v1/clusters/[^/]+/plan");
 
     private AccessRules() {
     }
@@ -38,6 +39,10 @@ public final class AccessRules {
         // Only a node reports what it runs; an operator's word on it would be a forged ack.
         if ("POST".equals(method) && ACK.matcher(path).matches()) {
             return EnumSet.of(Role.AGENT);
+        }
+        // A plan changes nothing: a viewer's token (a pull request's check) may ask for one.
+        if ("POST".equals(method) && PLAN.matcher(path).matches()) {
+            return READERS;
         }
         if (read && (path.startsWith("/api/v1/") || path.startsWith("/v3/api-docs") || path.equals("/actuator/prometheus"))) {
             return READERS;

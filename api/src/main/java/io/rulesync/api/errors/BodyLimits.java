@@ -14,11 +14,14 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * Every request body is bounded before a byte of it is read: its {@code Content-Length} must be declared and within the
  * limit of its route, else the answer is 413 (too big) or 411 (no length: a chunked body could be endless), and the
  * connection is closed so that the rest is never read. Nothing the api takes is near these limits: an ack is a few
- * hundred bytes (its error at most 4 KiB), a rollback a reason of a few words.
+ * hundred bytes (its error at most 4 KiB), a rollback a reason of a few words. A plan's manifests may be a whole cluster's
+ * export; they are read object by object, so its limit bounds the time spent, not memory.
  */
 public final class BodyLimits extends OncePerRequestFilter {
     /** An agent's request carries at most {@code AcksController.MAX_ACKS} acks. */
     public static final long ACKS = 1024 * 1024;
+    /** A plan's manifests: a 10,000-Service cluster's export is about 9 MB of YAML. */
+    public static final long PLAN = 256L << 20;
     /** Every other body: an action's reason, a rollout's policy. */
     public static final long OTHER = 64 * 1024;
     public static final String REFUSED = "rulesync.api.bodies.refused";
@@ -31,7 +34,7 @@ public final class BodyLimits extends OncePerRequestFilter {
 
     /** The most bytes a body of this request may hold. */
     static long limit(String path) {
-        return path.endsWith("/acks") ? ACKS : OTHER;
+        return path.endsWith("/acks") ? ACKS : path.endsWith("/plan") ? PLAN : OTHER;
     }
 
     @Override

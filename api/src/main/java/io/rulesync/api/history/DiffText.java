@@ -8,17 +8,24 @@ import io.rulesync.api.history.HistoryController.TableChanges;
 import java.util.List;
 
 /**
- * A diff of two versions as the text of a unified diff, rendered once here for every reader (the command line colours
- * it on a terminal, the dashboard by the same first characters): a header naming the versions, one {@code @@} hunk per
+ * A diff of two versions (or of a version and a plan) as the text of a unified diff, rendered once here for every reader
+ * (the command line colours it on a terminal, the dashboard by the same first characters): a header naming both sides
+ * ({@code cluster version N}), one {@code @@} hunk per
  * group of nodes that saw the same change, lines gained with {@code +} and lost with {@code -}, and notes (lines
  * starting with a space) for what has no line of its own.
  */
-final class DiffText {
+public final class DiffText {
     private DiffText() {
     }
 
-    static String chains(String cluster, long from, long to, List<ChangedNodes> changes, List<String> unchanged) {
-        StringBuilder out = header(cluster, from, to);
+    public static String chains(String from, String to, List<ChangedNodes> changes, List<String> unchanged) {
+        StringBuilder out = header(from, to);
+        hunks(out, changes, unchanged);
+        return out.toString();
+    }
+
+    /** The hunks of {@link #chains} without its header, for a text that starts with more than the diff. */
+    public static void hunks(StringBuilder out, List<ChangedNodes> changes, List<String> unchanged) {
         for (ChangedNodes group : changes) {
             out.append("@@ ").append(String.join(", ", group.nodes())).append(": ").append(group.change()).append(" @@\n");
             if (group.change().equals("joined")) {
@@ -51,11 +58,16 @@ final class DiffText {
         if (!unchanged.isEmpty()) {
             out.append(" unchanged: ").append(String.join(", ", unchanged)).append('\n');
         }
+    }
+
+    public static String ipvs(String from, String to, String node, String mode, String change, List<IpvsFamilyChanges> families) {
+        StringBuilder out = header(from, to);
+        ipvsHunk(out, node, mode, change, families);
         return out.toString();
     }
 
-    static String ipvs(String cluster, long from, long to, String node, String mode, String change, List<IpvsFamilyChanges> families) {
-        StringBuilder out = header(cluster, from, to);
+    /** The hunk of {@link #ipvs} without its header. */
+    public static void ipvsHunk(StringBuilder out, String node, String mode, String change, List<IpvsFamilyChanges> families) {
         out.append("@@ ").append(node).append(" (").append(mode).append(" mode): ").append(change).append(" @@\n");
         for (IpvsFamilyChanges f : families) {
             out.append(' ').append(f.family()).append('\n');
@@ -80,11 +92,14 @@ final class DiffText {
             f.rulesRemoved().forEach(r -> out.append('-').append(r).append('\n'));
             f.rulesAdded().forEach(r -> out.append('+').append(r).append('\n'));
         }
-        return out.toString();
     }
 
-    private static StringBuilder header(String cluster, long from, long to) {
-        return new StringBuilder("--- ").append(cluster).append(" version ").append(from).append('\n')
-                .append("+++ ").append(cluster).append(" version ").append(to).append('\n');
+    /** How a header names one side: {@code shop version 12}. */
+    public static String version(String cluster, long version) {
+        return cluster + " version " + version;
+    }
+
+    public static StringBuilder header(String from, String to) {
+        return new StringBuilder("--- ").append(from).append('\n').append("+++ ").append(to).append('\n');
     }
 }

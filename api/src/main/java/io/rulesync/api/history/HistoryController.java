@@ -85,7 +85,8 @@ public class HistoryController {
     public record ChainsDiff(String cluster, long from, long to, List<ChangedNodes> changes, List<String> unchangedNodes, String text)
             implements Diff {
         static ChainsDiff of(String cluster, long from, long to, List<ChangedNodes> changes, List<String> unchanged) {
-            return new ChainsDiff(cluster, from, to, changes, unchanged, DiffText.chains(cluster, from, to, changes, unchanged));
+            return new ChainsDiff(cluster, from, to, changes, unchanged, DiffText.chains(DiffText.version(cluster, from),
+                    DiffText.version(cluster, to), changes, unchanged));
         }
     }
 
@@ -106,7 +107,8 @@ public class HistoryController {
     public record IpvsDiff(String cluster, long from, long to, String node, String mode, String change, List<IpvsFamilyChanges> families,
             String text) implements Diff {
         static IpvsDiff of(String cluster, long from, long to, String node, String mode, String change, List<IpvsFamilyChanges> families) {
-            return new IpvsDiff(cluster, from, to, node, mode, change, families, DiffText.ipvs(cluster, from, to, node, mode, change, families));
+            return new IpvsDiff(cluster, from, to, node, mode, change, families, DiffText.ipvs(DiffText.version(cluster, from),
+                    DiffText.version(cluster, to), node, mode, change, families));
         }
     }
 
@@ -163,6 +165,12 @@ public class HistoryController {
 
     /** One node's IPVS changes, per family that has any. */
     private static IpvsDiff ipvsDiff(String cluster, long from, long to, String node, ClusterRules before, ClusterRules after) {
+        List<IpvsFamilyChanges> families = ipvsChanges(node, before, after);
+        return IpvsDiff.of(cluster, from, to, node, "ipvs", change(node, before, after, families.isEmpty()), families);
+    }
+
+    /** One node's IPVS changes between two rule sets, per family that has any. */
+    public static List<IpvsFamilyChanges> ipvsChanges(String node, ClusterRules before, ClusterRules after) {
         List<IpvsFamilyChanges> families = new ArrayList<>();
         for (IpFamily f : IpFamily.values()) {
             IpvsVersionDiff d = IpvsVersionDiff.between(f, before.ipvs(node, f).orElse(null), after.ipvs(node, f).orElse(null));
@@ -172,10 +180,14 @@ public class HistoryController {
             families.add(new IpvsFamilyChanges(f.id(), d.virtualServersAdded(), d.virtualServersRemoved(), d.virtualServersChanged(), d.sets(),
                     d.addressesBound(), d.addressesUnbound(), d.rulesAdded(), d.rulesRemoved()));
         }
+        return families;
+    }
+
+    /** {@code joined}, {@code left}, {@code unchanged} or {@code changed}: what became of one node. */
+    public static String change(String node, ClusterRules before, ClusterRules after, boolean same) {
         boolean was = before.nodes().containsKey(node);
         boolean is = after.nodes().containsKey(node);
-        return IpvsDiff.of(cluster, from, to, node, "ipvs", !was ? "joined" : !is ? "left" : families.isEmpty() ? "unchanged" : "changed",
-                families);
+        return !was ? "joined" : !is ? "left" : same ? "unchanged" : "changed";
     }
 
     /**
@@ -216,7 +228,8 @@ public class HistoryController {
                 store.rules(cluster, v.seq())))).orElseThrow().rules();
     }
 
-    private static ChangedNodes changes(VersionDiff.NodeGroup g) {
+    /** A group of {@link VersionDiff} as the api answers it. */
+    public static ChangedNodes changes(VersionDiff.NodeGroup g) {
         return new ChangedNodes(g.nodes(), g.change(), g.families().stream().map(f -> new FamilyChanges(f.family().id(),
                 f.tables().stream().map(t -> new TableChanges(t.table().restoreName(), t.added(), t.removed(), t.changed().stream()
                         .map(c -> new ChainChanges(c.chain(), c.removedRules(), c.addedRules(), c.reordered())).toList())).toList()))

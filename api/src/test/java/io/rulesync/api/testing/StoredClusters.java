@@ -57,6 +57,33 @@ public final class StoredClusters {
         return s;
     }
 
+    /**
+     * One batch of {@code events} after {@code previous} (null: the cluster's first), stored as the compiler stores it:
+     * each event with its real payload, so a reader that folds the stored log (a plan) sees them. Offsets from
+     * {@code expected} on, one per event.
+     */
+    public static ClusterHead.Step logged(CompilerStores store, String cluster, ClusterHead.Step previous, long expected,
+            List<ClusterEvent> events) throws StaleWriteException {
+        ClusterHead.Step s = (previous == null ? ClusterHead.empty(cluster) : previous.next()).apply(events);
+        if (!s.newVersion()) {
+            throw new IllegalStateException("the fixture's events made no new version of " + cluster);
+        }
+        List<Batch.EventRow> rows = new java.util.ArrayList<>();
+        long offset = Math.max(expected, 0);
+        for (ClusterEvent e : events) {
+            String type = e instanceof ClusterEvent.ObjectDeleted ? "delete" : "upsert";
+            io.rulesync.model.event.ObjectRef ref = e instanceof ClusterEvent.ObjectDeleted d ? d.ref()
+                    : io.rulesync.model.event.ObjectRef.of(((ClusterEvent.ObjectUpserted) e).object());
+            rows.add(new Batch.EventRow(cluster, offset++, type, ref.kind().apiName(), ref.key(), "1", Fixtures.T,
+                    io.rulesync.model.event.EventCodec.encode(e), s.next().version()));
+        }
+        store.batches().commit(new Batch("fixture", "events-" + cluster, 0, expected, offset, rows, List.of(),
+                List.of(new Batch.VersionRow(cluster, s.next().version(), Fixtures.T.plusSeconds(s.next().version()),
+                        "{\"test\":true}", "{}", s.diff(), s.next().lineage())),
+                List.of(), List.of()));
+        return s;
+    }
+
     private static ClusterEvent slice(String cluster, String service, String node, String... ips) {
         return Fixtures.upsert(cluster, Fixtures.slice(service, node, ips));
     }

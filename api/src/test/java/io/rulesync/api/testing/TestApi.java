@@ -83,6 +83,11 @@ public final class TestApi implements AutoCloseable {
         }
     }
 
+    /** A database of its own with no cluster yet, and the api on it; the test stores what it needs through {@link #store()}. */
+    public static TestApi onEmpty() throws Exception {
+        return onTwoVersions();
+    }
+
     /** The api on a database the caller provides, migrated and filled; closing the api leaves it alone. */
     public static TestApi on(String url, String user, String password) {
         return on(url, user, password, Map.of());
@@ -176,6 +181,11 @@ public final class TestApi implements AutoCloseable {
     public HttpResponse<String> post(String path, String json, String token) throws Exception {
         return send(request(path, token).header("Content-Type", "application/json")
                 .POST(json == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(json)));
+    }
+
+    /** POST of {@code body} as {@code contentType} with {@code token}. */
+    public HttpResponse<String> post(String path, String body, String contentType, String token) throws Exception {
+        return send(request(path, token).header("Content-Type", contentType).POST(HttpRequest.BodyPublishers.ofString(body)));
     }
 
     /** PUT of a JSON body with {@code token}. */

@@ -1,0 +1,192 @@
+package io.rulesync.api.plan;
+
+import io.rulesync.api.ProblemResponses;
+import io.rulesync.api.errors.ParameterProblem;
+import io.rulesync.api.history.DiffText;
+import io.rulesync.api.history.HistoryController;
+import io.rulesync.api.history.HistoryController.ChangedNodes;
+import io.rulesync.api.history.HistoryController.IpvsFamilyChanges;
+import io.rulesync.api.history.RulesMode;
+import io.rulesync.api.history.VersionDiff;
+import io.rulesync.api.params.DnsSubdomain;
+import io.rulesync.compiler.plan.WhatIf;
+import io.rulesync.model.cluster.ClusterObject;
+import io.rulesync.model.cluster.KubernetesNames;
+import io.rulesync.model.manifest.ManifestException;
+import io.rulesync.model.manifest.ManifestObjects;
+import io.rulesync.model.manifest.ManifestParser;
+import io.rulesync.model.manifest.Problem;
+import io.rulesync.store.NodeStatus;
+import io.rulesync.store.NodeStatusStore;
+import io.rulesync.store.VersionHistory;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.Parameter;
+import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.media.Schema;
+import io.swagger.v3.oas.annotations.parameters.RequestBody;
+import jakarta.servlet.http.HttpServletRequest;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.Reader;
+import java.io.UncheckedIOException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import org.springframework.http.HttpStatus;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * {@code POST /api/v1/clusters/{cluster}/plan}: what the manifests in the body would do to each node's rules if the
+ * cluster's watcher saw them applied (or, with {@code ?delete=true}, removed), compiled as the compiler would and stored
+ * nowhere. The answer is the habit of {@code kubectl diff} and {@code terraform plan}: each object and what it would do,
+ * what admission would refuse, and per group of nodes that would see the same change a unified diff of their rules.
+ *
+ * <p>A plan reads and changes nothing but its answer, so viewers may ask for one (a pull request's check needs no operator
+ * token). The body is read object by object as it arrives, never whole.
+ */
+@RestController
+public class PlanController {
+    private static final String YAML = "application/yaml";
+    private static final String JSON = "application/json";
+
+    private final PlanBases bases;
+    private final VersionHistory versions;
+    private final NodeStatusStore nodes;
+    private final Clock clock;
+
+    public PlanController(PlanBases bases, VersionHistory versions, NodeStatusStore nodes, Clock clock) {
+        this.bases = bases;
+        this.versions = versions;
+        this.nodes = nodes;
+        this.clock = clock;
+    }
+
+    /** One object of the body and what it would do: created, changed, unchanged, deleted or absent. */
+    public record PlannedObject(String object, String change) {
+    }
+
+    /** What admission would refuse (or let in again): the object, its field, and why. */
+    public record Refusal(String object, String field, String message) {
+        static Refusal of(Problem p) {
+            return new Refusal(p.object(), p.field(), p.message());
+        }
+    }
+
+    /**
+     * The plan: the cluster's newest version it starts from, each object and what it would do, what admission would newly
+     * refuse ({@code refused}) or let in again ({@code admitted}), whether any node's rules would change, and the diff: per
+     * group of nodes, or one node's IPVS changes with {@code ?mode=ipvs&node=}. {@code modes} counts the nodes by the mode
+     * they last reported running. {@code text} is all of it as a unified diff, ready to show.
+     */
+    public record Plan(String cluster, long version, String action, List<PlannedObject> objects, List<Refusal> refused,
+            List<Refusal> admitted, boolean changes, int nodesAffected, List<ChangedNodes> nodeChanges, List<String> unchangedNodes,
+            List<IpvsFamilyChanges> ipvs, SortedMap<String, Integer> modes, String text) {
+    }
+
+    @Operation(summary = "What the manifests in the body would change in each node's rules if applied (or removed, with "
+            + "?delete=true): each object's change, what admission would refuse, and a unified diff per group of nodes; stores nothing",
+            requestBody = @RequestBody(required = true, description = "Kubernetes manifests: YAML (several documents, Lists) or JSON. "
+                    + "Services, EndpointSlices and Nodes are planned; other kinds are skipped.", content = {
+                            @Content(mediaType = YAML, schema = @Schema(type = "string")),
+                            @Content(mediaType = JSON, schema = @Schema(type = "string"))}))
+    @PostMapping(path = "/api/v1/clusters/{cluster}/plan", consumes = {YAML, JSON})
+    public Plan plan(@PathVariable("cluster") String cluster,
+            @RequestParam(name = "delete", required = false, defaultValue = "false")
+            @Parameter(description = "true: the objects are removed, not applied") boolean delete,
+            @RequestParam(name = "node", required = false) DnsSubdomain node,
+            @RequestParam(name = "mode", required = false) RulesMode mode, HttpServletRequest request) {
+        if (mode == RulesMode.IPVS && node == null) {
+            throw new ParameterProblem(HttpStatus.BAD_REQUEST, "node", "node: mode=ipvs needs ?node=NAME");
+        }
+        ProblemResponses.knownHead(versions, cluster);
+        List<ClusterObject> objects = read(request);
+        PlanBases.Start start;
+        try {
+            start = bases.start(cluster).orElseThrow(() -> ProblemResponses.unknownCluster(cluster));
+        } catch (PlanBases.Incomplete e) {
+            throw new ParameterProblem(HttpStatus.CONFLICT, "cluster", e.getMessage());
+        }
+        WhatIf.Action action = delete ? WhatIf.Action.DELETE : WhatIf.Action.APPLY;
+        WhatIf.Outcome o = WhatIf.of(start.head(), objects, action, clock.instant());
+        String only = node == null ? null : node.name();
+        if (only != null && !o.before().nodes().containsKey(only) && !o.after().nodes().containsKey(only)) {
+            throw new ParameterProblem(HttpStatus.NOT_FOUND, "node", "node: '" + only + "' is not a node of cluster '"
+                    + KubernetesNames.printable(cluster) + "'");
+        }
+        List<PlannedObject> planned = o.objects().stream()
+                .map(c -> new PlannedObject(c.object(), c.change().name().toLowerCase(Locale.ROOT))).toList();
+        List<Refusal> refused = o.refused().stream().map(Refusal::of).toList();
+        List<Refusal> admitted = o.admitted().stream().map(Refusal::of).toList();
+        SortedMap<String, Integer> modes = modes(cluster);
+        String from = DiffText.version(cluster, start.version());
+        String to = from + " with " + objects.size() + " object" + (objects.size() == 1 ? "" : "s") + (delete ? " removed" : " applied");
+        StringBuilder text = DiffText.header(from, to);
+        planned.forEach(p -> text.append(' ').append(p.object()).append(": ").append(p.change()).append('\n'));
+        refused.forEach(r -> text.append(" refused: ").append(line(r)).append('\n'));
+        admitted.forEach(r -> text.append(" no longer refused: ").append(r.object()).append('\n'));
+        if (mode == RulesMode.IPVS) {
+            List<IpvsFamilyChanges> ipvs = HistoryController.ipvsChanges(only, o.before(), o.after());
+            String change = HistoryController.change(only, o.before(), o.after(), ipvs.isEmpty());
+            DiffText.ipvsHunk(text, only, "ipvs", change, ipvs);
+            return new Plan(cluster, start.version(), action.name().toLowerCase(Locale.ROOT), planned, refused, admitted,
+                    !o.diff().isEmpty(), change.equals("unchanged") ? 0 : 1, List.of(), List.of(), ipvs, modes, text.toString());
+        }
+        VersionDiff.Result d = VersionDiff.between(o.before(), o.after(), only == null ? n -> true : only::equals);
+        List<ChangedNodes> groups = d.groups().stream().map(HistoryController::changes).toList();
+        DiffText.hunks(text, groups, d.unchanged());
+        int ipvsNodes = modes.getOrDefault("ipvs", 0);
+        if (ipvsNodes > 0 && only == null) {
+            text.append(" ").append(ipvsNodes).append(" node(s) run IPVS mode: the diff above is of their iptables rules; "
+                    + "?mode=ipvs&node=NAME shows one node's IPVS changes\n");
+        }
+        int affected = groups.stream().mapToInt(g -> g.nodes().size()).sum();
+        return new Plan(cluster, start.version(), action.name().toLowerCase(Locale.ROOT), planned, refused, admitted, !o.diff().isEmpty(),
+                affected, groups, d.unchanged(), List.of(), modes, text.toString());
+    }
+
+    /** The body's objects, decoded as they are read; every problem with them is one 400. */
+    private static List<ClusterObject> read(HttpServletRequest request) {
+        ManifestObjects objects = new ManifestObjects();
+        List<Problem> problems = new ArrayList<>();
+        try (Reader body = new InputStreamReader(request.getInputStream(), StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT))) {
+            ManifestParser.parseEach("body", body, request.getContentLengthLong(), objects, problems);
+        } catch (UncheckedIOException | IOException e) {
+            throw new ParameterProblem(HttpStatus.BAD_REQUEST, "body", "body: cannot be read as UTF-8 text: "
+                    + (e.getCause() == null ? e.getMessage() : e.getCause().getMessage()));
+        }
+        // The objects' problems first: a syntax error ends the read, after the documents before it.
+        problems.addAll(0, objects.problems());
+        try {
+            if (!problems.isEmpty()) {
+                throw new ManifestException(problems);
+            }
+            return objects.objects();
+        } catch (ManifestException e) {
+            throw new ParameterProblem(HttpStatus.BAD_REQUEST, "body", "body: " + e.problems().size() + " problem(s) with the manifests; "
+                    + "the first: " + e.problems().get(0)).with("problems", e.problems().stream().map(Problem::toString).toList());
+        }
+    }
+
+    private SortedMap<String, Integer> modes(String cluster) {
+        SortedMap<String, Integer> out = new TreeMap<>();
+        for (NodeStatus s : nodes.nodeStatus(cluster)) {
+            if (s.mode() != null) {
+                out.merge(s.mode(), 1, Integer::sum);
+            }
+        }
+        return out;
+    }
+
+    private static String line(Refusal r) {
+        return r.object() + (r.field().isEmpty() ? "" : ": " + r.field()) + ": " + r.message();
+    }
+}
