@@ -8,7 +8,7 @@ public final class Commands {
     }
 
     public static List<Object> all() {
-        return List.of(new ClustersCommand(), new HistoryCommand(), new ShowCommand(), new DiffCommand(), new RulesCommand(),
+        return List.of(new ClustersCommand(), new HistoryCommand(), new ShowCommand(), new DiffCommand(), new PlanCommand(), new RulesCommand(),
                 new NodesCommand(), new EventsCommand(), new AuditCommand(), new RollbackCommand(), new ResumeCommand(),
                 new RolloutCommand());
     }

@@ -68,16 +68,25 @@ public final class ApiConnection {
         return send("PUT", path, Json.MAPPER.writeValueAsString(body));
     }
 
+    /** POST of a body that is not JSON (a plan's manifests), of {@code contentType}. */
+    public Answer post(String path, HttpRequest.BodyPublisher body, String contentType) {
+        return send("POST", path, body, contentType);
+    }
+
     /** A path segment or query value, encoded. */
     public static String encode(String s) {
         return ApiClient.encode(s);
     }
 
     private Answer send(String method, String path, String json) {
+        return send(method, path, json == null ? null : HttpRequest.BodyPublishers.ofString(json), "application/json");
+    }
+
+    private Answer send(String method, String path, HttpRequest.BodyPublisher body, String contentType) {
         HttpRequest.Builder b = client.request(path, ANSWER).header("Accept", "application/json, text/plain");
-        b.method(method, json == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(json));
-        if (json != null) {
-            b.header("Content-Type", "application/json");
+        b.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : body);
+        if (body != null) {
+            b.header("Content-Type", contentType);
         }
         HttpResponse<String> r;
         try {
