@@ -19,7 +19,7 @@ class ApiProblem extends Error {
 
 async function api(path, options = {}) {
   const headers = { Accept: 'application/json', Authorization: 'Bearer ' + sessionStorage.getItem(TOKEN) };
-  if (options.body) headers['Content-Type'] = 'application/json';
+  if (options.body) headers['Content-Type'] = options.type || 'application/json';
   let r;
   try {
     r = await fetch(path, { method: options.method, body: options.body, headers });
@@ -174,6 +174,7 @@ function clusterPage(cluster) {
       const ops = operator();
       const lagging = nodes.nodes.filter((n) => n.state !== 'converged').slice(0, 50);
       const replaced = show(`<h1>${h(cluster)} <span class="muted">v${history.head}</span> ${stateBadge(c)}</h1>
+        <p><a href="#/clusters/${enc(cluster)}/plan">Plan a change</a>: what manifests would do to each node's rules, before they are applied.</p>
         ${c.pinned ? `<div class="notice">Pinned to version ${h(c.pinned.toVersion)} by ${h(c.pinned.actor)}: ${h(c.pinned.reason)}.
           Changes are compiled but not published until the cluster is resumed.
           ${ops ? `<button type="button" class="small operator-action" id="resume">Resume…</button>` : ''}</div>` : ''}
@@ -278,6 +279,49 @@ function versionPage(cluster, version, node) {
   };
 }
 
+// A what-if: manifests pasted here are compiled against the cluster's stored state by the api, which stores nothing.
+function planPage(cluster) {
+  let manifests = '';
+  let remove = false;
+  return {
+    refresh: false, // the operator's input stays until they plan again
+    async render() {
+      show(`<h1><a href="#/clusters/${enc(cluster)}">${h(cluster)}</a> plan</h1>
+        <p>Paste manifests (YAML or JSON: Services, EndpointSlices, Nodes; other kinds are skipped). The api compiles the cluster's
+          current state with them as the compiler would, and stores nothing.</p>
+        <form id="plan-form">
+          <label for="plan-manifests">Manifests</label>
+          <textarea id="plan-manifests" rows="14" spellcheck="false" required>${h(manifests)}</textarea>
+          <div class="row"><input type="checkbox" id="plan-delete" ${remove ? 'checked' : ''}><label for="plan-delete">Remove these objects instead of applying them</label>
+            <button type="submit" id="plan-run">Plan</button></div>
+        </form>
+        <p id="plan-summary" role="status"></p>
+        <pre id="plan-diff" tabindex="0" aria-label="What the manifests would change" hidden></pre>`);
+      document.getElementById('plan-form').addEventListener('submit', async (e) => {
+        e.preventDefault();
+        manifests = document.getElementById('plan-manifests').value;
+        remove = document.getElementById('plan-delete').checked;
+        const summary = document.getElementById('plan-summary');
+        const out = document.getElementById('plan-diff');
+        summary.className = 'muted';
+        summary.textContent = 'Planning…';
+        try {
+          const p = (await api(`/api/v1/clusters/${enc(cluster)}/plan${remove ? '?delete=true' : ''}`, { method: 'POST', body: manifests, type: 'application/yaml' })).body;
+          summary.className = p.refused.length ? 'error' : '';
+          summary.textContent = (p.changes ? `${plural(p.nodesAffected, 'node', 'nodes')} would change.` : 'No node\'s rules would change.')
+            + (p.refused.length ? ` ${plural(p.refused.length, 'object', 'objects')} would be refused.` : '');
+          out.innerHTML = diffHtml(p);
+          out.hidden = false;
+        } catch (err) {
+          summary.className = 'error';
+          summary.textContent = err.message;
+          out.hidden = true;
+        }
+      });
+    },
+  };
+}
+
 function mark(line, q) {
   const i = line.toLowerCase().indexOf(q.toLowerCase());
   return h(line.slice(0, i)) + '<mark>' + h(line.slice(i, i + q.length)) + '</mark>' + h(line.slice(i + q.length));
@@ -369,6 +413,7 @@ function route() {
   const params = new URLSearchParams(query || '');
   view = parts[0] === 'clusters' && parts.length === 2 ? clusterPage(parts[1])
     : parts[0] === 'clusters' && parts[2] === 'versions' ? versionPage(parts[1], Number(parts[3]), params.get('node'))
+    : parts[0] === 'clusters' && parts[2] === 'plan' ? planPage(parts[1])
     : parts[0] === 'audit' ? auditPage : fleetPage;
   shown = '';
   render();

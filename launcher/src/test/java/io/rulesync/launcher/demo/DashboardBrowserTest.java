@@ -92,6 +92,21 @@ class DashboardBrowserTest {
                         && d.findElements(By.cssSelector("#rules mark")).stream().allMatch(m -> m.getText().equals("10.96.0.")));
                 assertThat(browser.findElements(By.cssSelector("#rules mark"))).isNotEmpty();
                 shot(browser, "version");
+
+                // A viewer plans a change: cart's port 80 -> 81, as its manifest would say.
+                browser.get(page + "#/clusters/shop");
+                wait.until(ExpectedConditions.elementToBeClickable(By.linkText("Plan a change"))).click();
+                WebElement manifests = wait.until(ExpectedConditions.elementToBeClickable(By.id("plan-manifests")));
+                String cart = Files.readString(dir.resolve("shop/cart.yaml"));
+                assertThat(cart).contains("port: 80,");
+                ((JavascriptExecutor) browser).executeScript("arguments[0].value = arguments[1]", manifests, cart.replace("port: 80,", "port: 81,"));
+                browser.findElement(By.id("plan-run")).click();
+                WebElement planned = wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("plan-diff")));
+                assertThat(planned.getText()).startsWith("--- shop version ").contains(" Service shop/cart: changed\n")
+                        .contains("--dport 81").contains("--dport 80");
+                assertThat(browser.findElement(By.id("plan-summary")).getText()).isEqualTo("2 nodes would change.");
+                shot(browser, "plan");
+                accessible(browser, "plan");
                 browser.findElement(By.linkText("Fleet")).click();
                 // A token revoked while the page is open: its next refresh is refused, and the page says so at its login form.
                 ((JavascriptExecutor) browser).executeScript("sessionStorage.setItem('rulesync.token', 'rs_revoked-meanwhile')");
