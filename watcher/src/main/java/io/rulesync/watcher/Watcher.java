@@ -51,8 +51,9 @@ import org.slf4j.LoggerFactory;
  * {@link Publisher} thread sending to the sink. Embed it with
  * {@code try (Watcher w = Watcher.start(fleet, producerConfig, topic)) { ... }}.
  *
- * <p>Event order per cluster: its {@code SettingsChanged} first, then upserts and deletes as the
- * source sees them, with a {@code SyncMarker} per kind after each (re)list or folder read.
+ * <p>Event order per cluster: {@code ListingStarted} and its {@code SettingsChanged} first, then upserts and deletes as
+ * the source sees them, with a {@code SyncMarker} per kind after each (re)list or folder read. The compiler publishes no
+ * first version of a cluster before the markers of every kind have come.
  *
  * <p>Anti-entropy, like an informer's resync period but cheap: every {@code digestInterval} each
  * cluster's feed publishes a {@code StateDigest} (a fingerprint of what it published), which the
@@ -183,6 +184,7 @@ public final class Watcher implements AutoCloseable {
         });
         for (ClusterSpec c : fleet.clusters()) {
             ClusterFeed feed = new ClusterFeed(c.id(), pending::offer, Clock.systemUTC());
+            feed.listingStarted();
             feed.settings(c.settings());
             feeds.put(c.id(), feed);
         }

@@ -64,9 +64,12 @@ public final class ProblemReports {
         return event instanceof ProblemsReported || event instanceof ProblemSync;
     }
 
-    /** Whether {@code event} changes nothing a version is made of (a problem report, or a digest that only checks). */
+    /**
+     * Whether {@code event} changes nothing a version is made of: a problem report, a digest that only checks, or the start
+     * of a listing (which may hold a cluster's first version back, but holds no fact of its own).
+     */
     public static boolean leavesRulesAlone(ClusterEvent event) {
-        return isProblemEvent(event) || event instanceof StateDigest;
+        return isProblemEvent(event) || event instanceof StateDigest || event instanceof ClusterEvent.ListingStarted;
     }
 
     /** The reports by source, in source order. */

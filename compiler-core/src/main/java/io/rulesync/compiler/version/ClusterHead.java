@@ -10,10 +10,13 @@ import io.rulesync.compiler.cluster.CompiledCluster;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.NamespacedName;
 import io.rulesync.model.event.ClusterEvent;
+import io.rulesync.model.event.ClusterEvent.ListingStarted;
 import io.rulesync.model.event.ClusterEvent.OperatorAction;
 import io.rulesync.model.event.ClusterEvent.ResumeRequested;
 import io.rulesync.model.event.ClusterEvent.RollbackRequested;
 import io.rulesync.model.event.ClusterEvent.StateDigest;
+import io.rulesync.model.event.ClusterEvent.SyncMarker;
+import io.rulesync.model.event.ObjectKind;
 import io.rulesync.model.manifest.Problem;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.Lineage;
@@ -21,11 +24,14 @@ import io.rulesync.model.rules.RulesDiff;
 import io.rulesync.model.rules.Unit;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.stream.Collectors;
 
 /**
  * One cluster as the compiler holds it: the view folded from all its events so far, the rules
@@ -59,6 +65,8 @@ public final class ClusterHead {
     private final ProblemReports problems;
     /** The {@link Lineage} of {@code version}. */
     private final String lineage;
+    /** While nothing is published: the kinds a watcher's first listing has yet to deliver (see {@link #awaitingListing()}). */
+    private final Set<ObjectKind> unlisted;
 
     /** The cluster is held at what rollback {@code actionId} published (the rules of {@code toVersion}). */
     public record Pin(long actionId, long toVersion) {
@@ -80,7 +88,7 @@ public final class ClusterHead {
     }
 
     private ClusterHead(String cluster, ClusterView view, Admission admission, CompiledCluster compiled, ClusterRules published,
-            long version, Pin pin, ProblemReports problems, String lineage) {
+            long version, Pin pin, ProblemReports problems, String lineage, Set<ObjectKind> unlisted) {
         this.cluster = cluster;
         this.view = view;
         this.admission = admission;
@@ -90,12 +98,13 @@ public final class ClusterHead {
         this.pin = pin;
         this.problems = problems;
         this.lineage = lineage;
+        this.unlisted = unlisted;
     }
 
     /** A cluster no event has been seen for: version 0, no rules. */
     public static ClusterHead empty(String cluster) {
         return new ClusterHead(cluster, ClusterView.EMPTY, Admission.EMPTY, null, ClusterRules.EMPTY, 0, null, ProblemReports.NONE,
-                Lineage.UNKNOWN);
+                Lineage.UNKNOWN, Set.of());
     }
 
     /**
@@ -112,7 +121,7 @@ public final class ClusterHead {
         CompiledCluster compiled = version == 0 && !facts ? null
                 : ClusterCompiler.compile(admission.admit(view.state()), view.settings());
         return new ClusterHead(cluster, view, admission, compiled, published, version, pin, ProblemReports.NONE.applyAll(events),
-                lineage);
+                lineage, unlisted(Set.of(), version, events));
     }
 
     /**
@@ -158,10 +167,12 @@ public final class ClusterHead {
         List<DigestCheck> digests = new ArrayList<>();
         ProblemReports[] reports = {problems};
         ClusterFold.Folded folded = foldChecking(events, digests, reports);
+        Set<ObjectKind> nextUnlisted = unlisted(unlisted, version, events);
         if (events.stream().allMatch(ProblemReports::leavesRulesAlone)) {
-            // Only reports and checks: nothing to compile, and no version (even if today's compiler would compile the
-            // view differently: that shows in the next version made of facts).
-            ClusterHead head = new ClusterHead(cluster, view, admission, compiled, published, version, pin, reports[0], lineage);
+            // Only reports, checks and the start of a listing: nothing to compile, and no version (even if today's compiler
+            // would compile the view differently: that shows in the next version made of facts).
+            ClusterHead head = new ClusterHead(cluster, view, admission, compiled, published, version, pin, reports[0], lineage,
+                    nextUnlisted);
             return new Step(head, Changes.NONE, RulesDiff.between(published, published, List.of()), false, List.of(), digests);
         }
         Admission.Update admitted = admission.update(folded.view().state(), folded.changes().services());
@@ -218,8 +229,38 @@ public final class ClusterHead {
         RulesDiff diff = RulesDiff.between(published, target, compare);
         boolean newVersion = acted || !diff.isEmpty();
         ClusterHead head = new ClusterHead(cluster, folded.view(), admitted.next(), next, newVersion ? target : published,
-                newVersion ? version + 1 : version, nextPin, reports[0], newVersion ? Lineage.next(lineage, version + 1, diff) : lineage);
-        return new Step(head, folded.changes(), diff, newVersion, outcomes, digests);
+                newVersion ? version + 1 : version, nextPin, reports[0], newVersion ? Lineage.next(lineage, version + 1, diff) : lineage,
+                nextUnlisted);
+        Step step = new Step(head, folded.changes(), diff, newVersion, outcomes, digests);
+        if (version == 0 && !nextUnlisted.isEmpty()) {
+            // A partial state is never a cluster's first version: the nodes would lose what the rest of the listing holds.
+            return withheld(step, "cluster " + cluster + " has no version yet: its watcher's first listing of "
+                    + kinds(nextUnlisted) + " has not come");
+        }
+        return step;
+    }
+
+    /**
+     * The kinds still to be listed after {@code events}: a {@link ListingStarted} asks for every kind, a {@link SyncMarker}
+     * delivers its own. Only a cluster with nothing published is held, so once it has a version this is always empty.
+     */
+    private static Set<ObjectKind> unlisted(Set<ObjectKind> before, long version, List<ClusterEvent> events) {
+        if (version > 0) {
+            return Set.of();
+        }
+        EnumSet<ObjectKind> out = before.isEmpty() ? EnumSet.noneOf(ObjectKind.class) : EnumSet.copyOf(before);
+        for (ClusterEvent e : events) {
+            if (e instanceof ListingStarted) {
+                out = EnumSet.allOf(ObjectKind.class);
+            } else if (e instanceof SyncMarker m) {
+                out.remove(m.kind());
+            }
+        }
+        return Collections.unmodifiableSet(out);
+    }
+
+    private static String kinds(Set<ObjectKind> kinds) {
+        return kinds.stream().map(ObjectKind::apiName).collect(Collectors.joining(", "));
     }
 
     /**
@@ -258,7 +299,8 @@ public final class ClusterHead {
      */
     public Step withheld(Step step, String reason) {
         ClusterHead n = step.next();
-        ClusterHead kept = new ClusterHead(cluster, n.view, n.admission, n.compiled, published, version, pin, n.problems, lineage);
+        ClusterHead kept = new ClusterHead(cluster, n.view, n.admission, n.compiled, published, version, pin, n.problems, lineage,
+                n.unlisted);
         List<ActionOutcome> refused = step.actions().stream().map(a -> new ActionOutcome(a.action(), reason)).toList();
         return new Step(kept, step.changes(), RulesDiff.between(published, published, List.of()), false, refused, step.digests());
     }
@@ -270,7 +312,7 @@ public final class ClusterHead {
      */
     public ClusterHead compiledAsPublished() {
         ClusterRules rules = compiled == null ? ClusterRules.EMPTY : compiled.rules();
-        return new ClusterHead(cluster, view, admission, compiled, rules, version, null, problems, lineage);
+        return new ClusterHead(cluster, view, admission, compiled, rules, version, null, problems, lineage, unlisted);
     }
 
     /** What a version would have to change to catch up with today's compile (empty normally; held changes while pinned). */
@@ -294,7 +336,7 @@ public final class ClusterHead {
             return Optional.empty();
         }
         ClusterHead next = new ClusterHead(cluster, view, admission, compiled, compiled.rules(), version + 1, null, problems,
-                Lineage.next(lineage, version + 1, diff));
+                Lineage.next(lineage, version + 1, diff), Set.of());
         return Optional.of(new Step(next, Changes.NONE, diff, true, List.of(), List.of()));
     }
 
@@ -334,6 +376,14 @@ public final class ClusterHead {
         return pin;
     }
 
+    /**
+     * The kinds whose first full listing a watcher announced ({@link ListingStarted}) and has not yet delivered (its
+     * {@link SyncMarker}); empty when none is awaited. A cluster without a version publishes none while this is not empty.
+     */
+    public Set<ObjectKind> awaitingListing() {
+        return unlisted;
+    }
+
     /** The cluster's current problem reports: the objects its watcher refused, per source. */
     public ProblemReports problems() {
         return problems;
@@ -343,7 +393,7 @@ public final class ClusterHead {
     public boolean equals(Object o) {
         return o instanceof ClusterHead h && h.cluster.equals(cluster) && h.version == version
                 && h.view.equals(view) && h.published.equals(published) && Objects.equals(h.pin, pin)
-                && h.problems.equals(problems) && h.lineage.equals(lineage);
+                && h.problems.equals(problems) && h.lineage.equals(lineage) && h.unlisted.equals(unlisted);
     }
 
     @Override

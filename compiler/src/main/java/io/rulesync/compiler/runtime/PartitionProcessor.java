@@ -8,6 +8,7 @@ import io.rulesync.compiler.fold.ProblemReports;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.cluster.Node;
 import io.rulesync.model.event.ClusterEvent;
+import io.rulesync.model.event.ClusterEvent.ListingStarted;
 import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
 import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
 import io.rulesync.model.event.ClusterEvent.OperatorAction;
@@ -15,6 +16,7 @@ import io.rulesync.model.event.ClusterEvent.ProblemSync;
 import io.rulesync.model.event.ClusterEvent.ProblemsReported;
 import io.rulesync.model.event.ClusterEvent.ResumeRequested;
 import io.rulesync.model.event.ClusterEvent.RollbackRequested;
+import io.rulesync.model.event.ClusterEvent.SettingsChanged;
 import io.rulesync.model.event.ClusterEvent.StateDigest;
 import io.rulesync.model.event.ClusterEvent.SyncMarker;
 import io.rulesync.model.event.EventCodec;
@@ -51,6 +53,7 @@ import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.stream.Collectors;
 import java.util.concurrent.Executor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -654,6 +657,12 @@ public final class PartitionProcessor {
                             + heldBecause);
                 }
             }
+            if (!step.next().awaitingListing().equals(head.awaitingListing())) {
+                log.info("cluster {}: {}", cluster, step.next().awaitingListing().isEmpty()
+                        ? "its watcher's first listing has come" + (step.newVersion() ? "; version " + step.next().version() + " publishes it" : "")
+                        : "no version until its watcher's first listing has come (still to come: " + step.next().awaitingListing().stream()
+                                .map(ObjectKind::apiName).collect(Collectors.joining(", ")) + ")");
+            }
             for (ClusterHead.DigestCheck check : step.digests()) {
                 digestsSeen.add(new Disagreement(cluster, check));
                 if (!check.agrees() && resyncsAsked.stream().noneMatch(d -> d.cluster().equals(cluster)) && resyncDue(cluster, now)) {
@@ -894,8 +903,13 @@ public final class PartitionProcessor {
             type = "problems";
         } else if (e instanceof ProblemSync) {
             type = "problem-sync";
-        } else {
+        } else if (e instanceof ListingStarted) {
+            type = "listing";
+        } else if (e instanceof SettingsChanged) {
             type = "settings";
+        } else {
+            // An event type added to the codec without a stored type here must not be stored as another one.
+            throw new IllegalStateException("no stored type for " + e.getClass().getSimpleName() + " events");
         }
         return new Batch.EventRow(e.cluster(), d.record().offset(), type, kind, key, rv, e.observedAt(),
                 d.record().value(), seq);

@@ -250,6 +250,19 @@ public sealed interface ClusterEvent {
         }
     }
 
+    /**
+     * A watcher begins its first full listing of the cluster: a {@link SyncMarker} of every kind will follow once each kind
+     * is listed. Until then the cluster's state is partial, so a cluster without a version publishes none before the
+     * markers have come (kube-proxy too programs nothing before its informers have synced). Published first, before the
+     * settings, by every watcher run; a cluster that already has versions is not held by it.
+     */
+    record ListingStarted(String cluster, Instant observedAt) implements ClusterEvent {
+        public ListingStarted {
+            requireCluster(cluster);
+            Objects.requireNonNull(observedAt, "observedAt");
+        }
+    }
+
     /** The cluster's proxy settings, published when a watcher starts and whenever they change. */
     record SettingsChanged(String cluster, ClusterSettings settings, Instant observedAt) implements ClusterEvent {
         public SettingsChanged {

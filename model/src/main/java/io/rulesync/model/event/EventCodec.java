@@ -3,6 +3,7 @@ package io.rulesync.model.event;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.ClusterObject;
 import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.event.ClusterEvent.ListingStarted;
 import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
 import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
 import io.rulesync.model.event.ClusterEvent.ProblemSync;
@@ -71,6 +72,8 @@ public final class EventCodec {
             m.put("type", "sync");
             m.put("kind", s.kind().apiName());
             m.put("keys", s.sortedKeys());
+        } else if (event instanceof ListingStarted) {
+            m.put("type", "listing");
         } else if (event instanceof SettingsChanged c) {
             m.put("type", "settings");
             m.put("settings", settingsMap(c.settings()));
@@ -213,6 +216,9 @@ public final class EventCodec {
             case "sync" -> {
                 return new SyncMarker(cluster, ObjectKind.fromApiName(text(m, "kind")), Set.copyOf(strings(m, "keys")), observedAt);
             }
+            case "listing" -> {
+                return new ListingStarted(cluster, observedAt);
+            }
             case "settings" -> {
                 if (!(m.get("settings") instanceof Map<?, ?> s)) {
                     throw new IllegalArgumentException("settings: expected an object");
@@ -280,7 +286,7 @@ public final class EventCodec {
                 return new ResumeRequested(cluster, number(m, "actionId"), text(m, "actor"), text(m, "reason"), observedAt);
             }
             default -> throw new IllegalArgumentException(
-                    "type: '" + type + "' is not upsert, delete, sync, settings, digest, problems, problem-sync, rollback or resume");
+                    "type: '" + type + "' is not upsert, delete, sync, listing, settings, digest, problems, problem-sync, rollback or resume");
         }
     }
 

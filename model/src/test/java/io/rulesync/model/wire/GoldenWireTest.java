@@ -30,6 +30,8 @@ class GoldenWireTest {
                     "{\"v\":1,\"cluster\":\"prod-eu\",\"type\":\"delete\",\"kind\":\"EndpointSlice\",\"key\":\"shop/web-1\",\"resourceVersion\":\"44\",\"observedAt\":\"2026-11-29T17:00:00.123Z\"}"),
             Map.entry("event.sync",
                     "{\"v\":1,\"cluster\":\"prod-eu\",\"type\":\"sync\",\"kind\":\"Service\",\"keys\":[\"a/b\",\"shop/web\"],\"observedAt\":\"2026-11-29T17:00:00.123Z\"}"),
+            Map.entry("event.listing",
+                    "{\"v\":1,\"cluster\":\"prod-eu\",\"type\":\"listing\",\"observedAt\":\"2026-11-29T17:00:00.123Z\"}"),
             Map.entry("event.settings",
                     "{\"v\":1,\"cluster\":\"prod-eu\",\"type\":\"settings\",\"settings\":{\"families\":[\"ipv4\",\"ipv6\"],\"clusterCIDRs\":[\"10.244.0.0/16\"],\"masqueradeAll\":true,\"masqueradeBit\":15,\"nodePortAddresses\":[\"192.168.0.0/24\"],\"ipvsScheduler\":\"lc\"},\"observedAt\":\"2026-11-29T17:00:00.123Z\"}"),
             Map.entry("event.digest",

@@ -103,6 +103,7 @@ final class WireSamples {
         out.put("event.delete", EventCodec.encode(new ClusterEvent.ObjectDeleted("prod-eu",
                 new ObjectRef(ObjectKind.ENDPOINT_SLICE, "shop/web-1"), "44", T)));
         out.put("event.sync", EventCodec.encode(new ClusterEvent.SyncMarker("prod-eu", ObjectKind.SERVICE, Set.of("shop/web", "a/b"), T)));
+        out.put("event.listing", EventCodec.encode(new ClusterEvent.ListingStarted("prod-eu", T)));
         out.put("event.settings", EventCodec.encode(new ClusterEvent.SettingsChanged("prod-eu", settings, T)));
         out.put("event.digest", EventCodec.encode(new ClusterEvent.StateDigest("prod-eu",
                 Map.of(ObjectKind.SERVICE, Fingerprint.of(svc), ObjectKind.NODE, Fingerprint.of(node)), Fingerprint.of(settings),

@@ -6,6 +6,7 @@ import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
 import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
 import io.rulesync.model.event.ClusterEvent.ProblemSync;
 import io.rulesync.model.event.ClusterEvent.ProblemsReported;
+import io.rulesync.model.event.ClusterEvent.ListingStarted;
 import io.rulesync.model.event.ClusterEvent.SettingsChanged;
 import io.rulesync.model.event.ClusterEvent.StateDigest;
 import io.rulesync.model.event.ClusterEvent.SyncMarker;
@@ -93,6 +94,15 @@ public final class ClusterFeed {
 
     public String cluster() {
         return cluster;
+    }
+
+    /**
+     * Publishes that this feed's first listing of every kind begins ({@link ListingStarted}): a cluster the compiler has
+     * no version of gets none until this listing's sync markers have come, so its first version is complete. Called once,
+     * before anything else is published.
+     */
+    public synchronized void listingStarted() {
+        out.accept(new ListingStarted(cluster, clock.instant()));
     }
 
     /** Publishes {@code object} unless it equals the last state published for its key. */

@@ -1,6 +1,7 @@
 package io.rulesync.watcher.publish;
 
 import io.rulesync.model.event.ClusterEvent;
+import io.rulesync.model.event.ClusterEvent.ListingStarted;
 import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
 import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
 import io.rulesync.model.event.ClusterEvent.ProblemSync;
@@ -22,7 +23,7 @@ import java.util.TreeMap;
 /**
  * The events waiting to be published, conflated: for each <em>slot</em> only the latest event is
  * kept. A slot is one object (cluster, kind, key), the sync marker of one (cluster, kind), the
- * settings of one cluster, its state digest, the problems of one of its sources, or its problem sync. Events are level-based (each carries a whole state), so the latest event of
+ * start of one cluster's listing, the settings of one cluster, its state digest, the problems of one of its sources, or its problem sync. Events are level-based (each carries a whole state), so the latest event of
  * a slot says everything the older ones did; while Kafka is slow or away, the queue holds at most one
  * event per slot instead of growing with every change.
  *
@@ -52,6 +53,8 @@ public final class PendingEvents {
                 subject = d.ref();
             } else if (e instanceof SyncMarker s) {
                 subject = new MarkerOf(s.kind());
+            } else if (e instanceof ListingStarted) {
+                subject = Listing.INSTANCE;
             } else if (e instanceof SettingsChanged) {
                 subject = Settings.INSTANCE;
             } else if (e instanceof StateDigest) {
@@ -68,6 +71,10 @@ public final class PendingEvents {
     }
 
     private record MarkerOf(ObjectKind kind) {
+    }
+
+    private enum Listing {
+        INSTANCE
     }
 
     private enum Settings {

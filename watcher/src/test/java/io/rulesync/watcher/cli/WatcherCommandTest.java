@@ -112,7 +112,7 @@ class WatcherCommandTest {
             List<ClusterEvent> got = KafkaTestBroker.events(KafkaTestBroker.readUntil(topic,
                     r -> KafkaTestBroker.events(r).stream().anyMatch(e -> e instanceof ClusterEvent.ProblemSync)));
             String bad = folder.resolve("bad.yaml").toString();
-            assertThat(Events.described(got)).containsExactly("settings [IPV4]",
+            assertThat(Events.described(got)).containsExactly("listing", "settings [IPV4]",
                     "problems " + bad + " [Service default/bad spec.ports[0].port]", "upsert Service default/web",
                     "sync Service [default/web]", "sync EndpointSlice []", "sync Node []", "problem-sync [" + bad + "]");
 

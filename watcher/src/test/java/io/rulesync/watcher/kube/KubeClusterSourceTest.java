@@ -93,7 +93,8 @@ class KubeClusterSourceTest {
         RecordingSink sink = start();
 
         List<ClusterEvent> initial = sink.events();
-        assertThat(initial.get(0)).isInstanceOf(ClusterEvent.SettingsChanged.class);
+        assertThat(initial.get(0)).isInstanceOf(ClusterEvent.ListingStarted.class);
+        assertThat(initial.get(1)).isInstanceOf(ClusterEvent.SettingsChanged.class);
         assertThat(initial).allMatch(e -> e.cluster().equals("prod-eu"));
         assertThat(about(initial, ObjectKind.SERVICE)).containsExactlyInAnyOrder(
                 "upsert Service shop/web", "upsert Service shop/pending", "sync Service [shop/pending, shop/web]");
@@ -232,7 +233,7 @@ class KubeClusterSourceTest {
         RecordingSink sink = new RecordingSink();
         watcher = Watcher.start(fleet, sink, Watcher.Options.defaults());
         sink.await("the reachable cluster's markers", ev -> ObjectKindsSynced.all(sink.events("prod-eu")));
-        assertThat(Events.described(sink.events("down"))).containsExactly("settings [IPV4]");
+        assertThat(Events.described(sink.events("down"))).containsExactly("listing", "settings [IPV4]");
         assertThat(watcher.awaitSynced(Duration.ofMillis(200))).isFalse();
     }
 

@@ -114,7 +114,8 @@ class KubeToKafkaTest {
         assertThat(partitions).containsOnlyKeys("prod-eu", "demo-a").allSatisfy((k, v) -> assertThat(v).hasSize(1));
 
         List<ClusterEvent> prod = of(got, "prod-eu");
-        assertThat(prod.get(0)).isInstanceOf(ClusterEvent.SettingsChanged.class);
+        assertThat(prod.get(0)).isInstanceOf(ClusterEvent.ListingStarted.class);
+        assertThat(prod.get(1)).isInstanceOf(ClusterEvent.SettingsChanged.class);
         // The edit's upsert may be superseded by the delete before it is published (the watcher keeps only the
         // newest state of an object): then it never reaches Kafka, which level-based events allow. When it is
         // published, it comes between the list and the delete, with the edited port.
@@ -131,7 +132,7 @@ class KubeToKafkaTest {
         assertThat(about(prod, ObjectKind.NODE)).containsExactly("upsert Node node-a", "sync Node [node-a]");
         assertThat(about(prod, ObjectKind.ENDPOINT_SLICE)).containsExactly("sync EndpointSlice []", "upsert EndpointSlice shop/web-1");
         // (The problem sync after the Node marker may or may not have been read yet.)
-        assertThat(Events.described(Events.withoutProblems(of(got, "demo-a")))).containsExactly("settings [IPV4]", "upsert Service demo/web",
+        assertThat(Events.described(Events.withoutProblems(of(got, "demo-a")))).containsExactly("listing", "settings [IPV4]", "upsert Service demo/web",
                 "sync Service [demo/web]", "sync EndpointSlice []", "sync Node []");
         assertThat(watcher.publishedEvents()).isGreaterThanOrEqualTo(got.size());
     }

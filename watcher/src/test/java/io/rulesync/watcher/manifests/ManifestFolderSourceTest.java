@@ -94,8 +94,9 @@ class ManifestFolderSourceTest {
         start();
         List<ClusterEvent> ev = sink.events();
         assertThat(ev).allMatch(e -> e.cluster().equals("demo-a"));
-        assertThat(ev.get(0)).isEqualTo(new ClusterEvent.SettingsChanged("demo-a", settings, ev.get(0).observedAt()));
-        assertThat(Events.described(ev.subList(1, ev.size()))).containsExactly(
+        assertThat(ev.get(0)).isEqualTo(new ClusterEvent.ListingStarted("demo-a", ev.get(0).observedAt()));
+        assertThat(ev.get(1)).isEqualTo(new ClusterEvent.SettingsChanged("demo-a", settings, ev.get(1).observedAt()));
+        assertThat(Events.described(ev.subList(2, ev.size()))).containsExactly(
                 "upsert Service shop/db",
                 "upsert Node node-a", "upsert Node node-b",
                 "upsert Service shop/web", "upsert EndpointSlice shop/web-1",

@@ -40,6 +40,9 @@ public final class Events {
         if (e instanceof ClusterEvent.ProblemSync s) {
             return "problem-sync " + s.sortedSources();
         }
+        if (e instanceof ClusterEvent.ListingStarted) {
+            return "listing";
+        }
         return "settings " + ((SettingsChanged) e).settings().families();
     }
 
