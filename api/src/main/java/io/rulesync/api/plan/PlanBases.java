@@ -13,7 +13,6 @@ import io.rulesync.store.VersionHistory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -84,7 +83,10 @@ public final class PlanBases {
             return "its newest version went back from " + b.version() + " to " + version;
         }
         Optional<String> then = versions.lineage(cluster, b.version());
-        if (then.isEmpty() || !then.get().equals(b.lineage())) {
+        if (then.isEmpty()) {
+            return "version " + b.version() + " is no longer stored"; // retention, or a restore: either way, start again
+        }
+        if (!then.get().equals(b.lineage())) {
             return "version " + b.version() + " has another lineage";
         }
         long newest = events.lastEventId(cluster);
@@ -141,10 +143,5 @@ public final class PlanBases {
                     + "leaves them out", cluster, refused);
         }
         return out;
-    }
-
-    /** How many bases are kept now. */
-    public long size() {
-        return Objects.requireNonNull(bases).estimatedSize();
     }
 }
