@@ -53,7 +53,8 @@ class DashboardBrowserTest {
         String db = DemoRun.createDatabase("rulesync_demo_dashboard_");
         try (DemoRun demo = new DemoRun(dir, db)) {
             assertThat(demo.started()).isTrue();
-            demo.await(0, "shop     node-b   applied version 2");
+            // A cluster's first version is its whole first listing: both nodes run it.
+            demo.await(0, "shop     node-b   applied version 1");
             String page = demo.find("dashboard at (http://\\S+/) ");
             String viewer = demo.find("viewer +(rs_\\S+)");
             String operator = demo.find("operator (rs_\\S+)");
@@ -68,7 +69,7 @@ class DashboardBrowserTest {
                 assertThat(browser.findElement(By.id("login-error")).getText()).contains("This token is not accepted (401)");
                 shot(browser, "login-wrong-token");
 
-                // A viewer: the fleet, a cluster, a version's diff and a node's rules; no control that changes anything.
+                // A viewer: the fleet, a cluster, a plan, a version's diff and a node's rules; no control that changes anything.
                 login(browser, wait, viewer);
                 WebElement shop = wait.until(ExpectedConditions.presenceOfElementLocated(By.cssSelector("#clusters tr[data-cluster='shop']")));
                 assertThat(browser.findElement(By.cssSelector("#clusters tr[data-cluster='edge']")).getText()).contains("edge");
@@ -77,14 +78,34 @@ class DashboardBrowserTest {
                 shot(browser, "fleet");
                 accessible(browser, "fleet");
                 shop.findElement(By.linkText("shop")).click();
-                wait.until(ExpectedConditions.presenceOfElementLocated(By.cssSelector("#versions tr[data-version='2']")));
+                wait.until(ExpectedConditions.presenceOfElementLocated(By.cssSelector("#versions tr[data-version='1']")));
                 assertThat(browser.findElements(By.cssSelector("#node-grid a"))).hasSize(2);
                 assertThat(browser.findElements(By.cssSelector(".operator-action"))).as("a viewer sees no rollback or resume").isEmpty();
                 assertThat(browser.getPageSource()).doesNotContain("Roll back");
-                browser.findElement(By.cssSelector("#versions tr[data-version='2'] a")).click();
+
+                // The viewer plans a change to cart's port, 80 -> 81, as its manifest would say it.
+                wait.until(ExpectedConditions.elementToBeClickable(By.linkText("Plan a change"))).click();
+                WebElement manifests = wait.until(ExpectedConditions.elementToBeClickable(By.id("plan-manifests")));
+                Path cartFile = dir.resolve("shop/cart.yaml");
+                String cart = Files.readString(cartFile).replace("port: 80,", "port: 81,");
+                ((JavascriptExecutor) browser).executeScript("arguments[0].value = arguments[1]", manifests, cart);
+                browser.findElement(By.id("plan-run")).click();
+                WebElement planned = wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("plan-diff")));
+                assertThat(planned.getText()).startsWith("--- shop version 1\n+++ shop version 1 with 4 objects applied\n")
+                        .contains(" Service shop/cart: changed\n").contains("--dport 81").contains("--dport 80");
+                assertThat(browser.findElement(By.id("plan-summary")).getText()).isEqualTo("2 nodes would change.");
+                String plannedHunks = planned.getText().substring(planned.getText().indexOf("\n@@ "));
+                shot(browser, "plan");
+                accessible(browser, "plan");
+
+                // Then the change is made: version 2 is what the plan said it would be.
+                Files.writeString(cartFile, cart);
+                browser.get(page + "#/clusters/shop");
+                wait.until(ExpectedConditions.presenceOfElementLocated(By.cssSelector("#versions tr[data-version='2'] a"))).click();
                 WebElement diff = wait.until(ExpectedConditions.presenceOfElementLocated(By.id("diff")));
                 // The api's rendering, as the command line prints it.
-                assertThat(diff.getText()).startsWith("--- ").contains("\n@@ node-a, node-b: joined @@\n (new nodes: every rule of theirs is new");
+                assertThat(diff.getText()).startsWith("--- shop version 1\n+++ shop version 2\n@@ node-a, node-b: changed @@\n");
+                assertThat(diff.getText().substring(diff.getText().indexOf("\n@@ "))).isEqualTo(plannedHunks);
                 wait.until(ExpectedConditions.textToBePresentInElementLocated(By.id("rules"), "COMMIT"));
                 accessible(browser, "version"); // the node's whole rules: lines wider than the page
                 browser.findElement(By.id("rules-search")).sendKeys("10.96.0.");
@@ -92,28 +113,12 @@ class DashboardBrowserTest {
                         && d.findElements(By.cssSelector("#rules mark")).stream().allMatch(m -> m.getText().equals("10.96.0.")));
                 assertThat(browser.findElements(By.cssSelector("#rules mark"))).isNotEmpty();
                 shot(browser, "version");
-
-                // A viewer plans a change: cart's port 80 -> 81, as its manifest would say.
-                browser.get(page + "#/clusters/shop");
-                wait.until(ExpectedConditions.elementToBeClickable(By.linkText("Plan a change"))).click();
-                WebElement manifests = wait.until(ExpectedConditions.elementToBeClickable(By.id("plan-manifests")));
-                String cart = Files.readString(dir.resolve("shop/cart.yaml"));
-                assertThat(cart).contains("port: 80,");
-                ((JavascriptExecutor) browser).executeScript("arguments[0].value = arguments[1]", manifests, cart.replace("port: 80,", "port: 81,"));
-                browser.findElement(By.id("plan-run")).click();
-                WebElement planned = wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("plan-diff")));
-                assertThat(planned.getText()).startsWith("--- shop version ").contains(" Service shop/cart: changed\n")
-                        .contains("--dport 81").contains("--dport 80");
-                assertThat(browser.findElement(By.id("plan-summary")).getText()).isEqualTo("2 nodes would change.");
-                shot(browser, "plan");
-                accessible(browser, "plan");
                 browser.findElement(By.linkText("Fleet")).click();
                 // A token revoked while the page is open: its next refresh is refused, and the page says so at its login form.
                 ((JavascriptExecutor) browser).executeScript("sessionStorage.setItem('rulesync.token', 'rs_revoked-meanwhile')");
                 wait.until(ExpectedConditions.textToBePresentInElementLocated(By.id("login-error"), "Your token is no longer accepted"));
 
-                // An operator. Whether version 2 rolls out depends on whether the api stored the fleet file's policy before
-                // or after the compiler stored it: if it bakes on its canary (10 minutes here), the operator promotes it.
+                // An operator. Version 2 bakes on shop's canary (10 minutes here): the operator promotes it.
                 login(browser, wait, operator);
                 browser.get(page + "#/clusters/shop");
                 wait.until(ExpectedConditions.presenceOfElementLocated(By.cssSelector("#versions tr[data-version='2']")));
