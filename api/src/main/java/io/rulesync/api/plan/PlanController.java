@@ -56,6 +56,8 @@ import org.springframework.web.bind.annotation.RestController;
 public class PlanController {
     private static final String YAML = "application/yaml";
     private static final String JSON = "application/json";
+    /** IPVS diffs shown without ?mode=ipvs: each assembles a node's whole IPVS configuration. */
+    private static final int MAX_IPVS_NODES = 10;
 
     private final PlanBases bases;
     private final VersionHistory versions;
@@ -80,15 +82,21 @@ public class PlanController {
         }
     }
 
+    /** One node's IPVS changes: {@code change} is joined, left, changed or unchanged. */
+    public record IpvsNodeChanges(String node, String change, List<IpvsFamilyChanges> families) {
+    }
+
     /**
      * The plan: the cluster's newest version it starts from, each object and what it would do, what admission would newly
-     * refuse ({@code refused}) or let in again ({@code admitted}), whether any node's rules would change, and the diff: per
-     * group of nodes, or one node's IPVS changes with {@code ?mode=ipvs&node=}. {@code modes} counts the nodes by the mode
-     * they last reported running. {@code text} is all of it as a unified diff, ready to show.
+     * refuse ({@code refused}) or let in again ({@code admitted}), whether any node's rules would change ({@code changes},
+     * IPVS mode's included), how many nodes' iptables rules would ({@code nodesAffected}, joined and left included), and the
+     * diff: per group of nodes ({@code nodeChanges}), with the IPVS changes of one node of each group that runs IPVS mode
+     * ({@code ipvsNodes}; with {@code ?mode=ipvs&node=}, that node's alone). {@code modes} counts the nodes by the mode they
+     * last reported running. {@code text} is all of it as a unified diff, ready to show.
      */
     public record Plan(String cluster, long version, String action, List<PlannedObject> objects, List<Refusal> refused,
             List<Refusal> admitted, boolean changes, int nodesAffected, List<ChangedNodes> nodeChanges, List<String> unchangedNodes,
-            List<IpvsFamilyChanges> ipvs, SortedMap<String, Integer> modes, String text) {
+            List<IpvsNodeChanges> ipvsNodes, SortedMap<String, Integer> modes, String text) {
     }
 
     @Operation(summary = "What the manifests in the body would change in each node's rules if applied (or removed, with "
@@ -125,31 +133,53 @@ public class PlanController {
                 .map(c -> new PlannedObject(c.object(), c.change().name().toLowerCase(Locale.ROOT))).toList();
         List<Refusal> refused = o.refused().stream().map(Refusal::of).toList();
         List<Refusal> admitted = o.admitted().stream().map(Refusal::of).toList();
-        SortedMap<String, Integer> modes = modes(cluster);
+        SortedMap<String, String> modeOf = modeByNode(cluster);
+        SortedMap<String, Integer> modes = new TreeMap<>();
+        modeOf.values().forEach(m -> modes.merge(m, 1, Integer::sum));
         String from = DiffText.version(cluster, start.version());
         String to = from + " with " + objects.size() + " object" + (objects.size() == 1 ? "" : "s") + (delete ? " removed" : " applied");
         StringBuilder text = DiffText.header(from, to);
         planned.forEach(p -> text.append(' ').append(p.object()).append(": ").append(p.change()).append('\n'));
         refused.forEach(r -> text.append(" refused: ").append(line(r)).append('\n'));
         admitted.forEach(r -> text.append(" no longer refused: ").append(r.object()).append('\n'));
+        String act = action.name().toLowerCase(Locale.ROOT);
         if (mode == RulesMode.IPVS) {
-            List<IpvsFamilyChanges> ipvs = HistoryController.ipvsChanges(only, o.before(), o.after());
-            String change = HistoryController.change(only, o.before(), o.after(), ipvs.isEmpty());
-            DiffText.ipvsHunk(text, only, "ipvs", change, ipvs);
-            return new Plan(cluster, start.version(), action.name().toLowerCase(Locale.ROOT), planned, refused, admitted,
-                    !o.diff().isEmpty(), change.equals("unchanged") ? 0 : 1, List.of(), List.of(), ipvs, modes, text.toString());
+            IpvsNodeChanges one = ipvs(only, o);
+            DiffText.ipvsHunk(text, only, "ipvs", one.change(), one.families());
+            return new Plan(cluster, start.version(), act, planned, refused, admitted, !o.diff().isEmpty(),
+                    one.change().equals("unchanged") ? 0 : 1, List.of(), List.of(), List.of(one), modes, text.toString());
         }
         VersionDiff.Result d = VersionDiff.between(o.before(), o.after(), only == null ? n -> true : only::equals);
         List<ChangedNodes> groups = d.groups().stream().map(HistoryController::changes).toList();
         DiffText.hunks(text, groups, d.unchanged());
-        int ipvsNodes = modes.getOrDefault("ipvs", 0);
-        if (ipvsNodes > 0 && only == null) {
-            text.append(" ").append(ipvsNodes).append(" node(s) run IPVS mode: the diff above is of their iptables rules; "
-                    + "?mode=ipvs&node=NAME shows one node's IPVS changes\n");
+        List<IpvsNodeChanges> ipvs = new ArrayList<>();
+        if (mode == null && !o.diff().isEmpty()) {
+            // Nodes that run IPVS mode see their IPVS configuration change too: shown for one node of each group (the others
+            // of a group differ only where a node's own addresses are), and of the unchanged nodes, whose IPVS part alone
+            // may change (a scheduler).
+            List<List<String>> sets = new ArrayList<>(groups.stream().filter(g -> g.change().equals("changed")).map(ChangedNodes::nodes).toList());
+            sets.add(d.unchanged());
+            for (List<String> set : sets) {
+                set.stream().filter(n -> runsIpvs(modeOf.get(n))).findFirst().map(n -> ipvs(n, o))
+                        .filter(c -> !c.families().isEmpty()).ifPresent(ipvs::add);
+                if (ipvs.size() == MAX_IPVS_NODES) {
+                    break;
+                }
+            }
+            for (IpvsNodeChanges c : ipvs) {
+                text.append(" (IPVS mode, as ").append(c.node()).append(" runs it)\n");
+                DiffText.ipvsHunk(text, c.node(), "ipvs", c.change(), c.families());
+            }
         }
         int affected = groups.stream().mapToInt(g -> g.nodes().size()).sum();
-        return new Plan(cluster, start.version(), action.name().toLowerCase(Locale.ROOT), planned, refused, admitted, !o.diff().isEmpty(),
-                affected, groups, d.unchanged(), List.of(), modes, text.toString());
+        return new Plan(cluster, start.version(), act, planned, refused, admitted, !o.diff().isEmpty(), affected, groups, d.unchanged(),
+                ipvs, modes, text.toString());
+    }
+
+    /** One node's IPVS changes in the plan. */
+    private static IpvsNodeChanges ipvs(String node, WhatIf.Outcome o) {
+        List<IpvsFamilyChanges> families = HistoryController.ipvsChanges(node, o.before(), o.after());
+        return new IpvsNodeChanges(node, HistoryController.change(node, o.before(), o.after(), families.isEmpty()), families);
     }
 
     /** The body's objects, decoded as they are read; every problem with them is one 400. */
@@ -176,11 +206,17 @@ public class PlanController {
         }
     }
 
-    private SortedMap<String, Integer> modes(String cluster) {
-        SortedMap<String, Integer> out = new TreeMap<>();
+    /** Whether an ack's mode is IPVS mode's ("ipvs", with a note in parentheses where there is one). */
+    private static boolean runsIpvs(String mode) {
+        return mode != null && (mode.equals("ipvs") || mode.startsWith("ipvs "));
+    }
+
+    /** The mode each node of the cluster last reported running. */
+    private SortedMap<String, String> modeByNode(String cluster) {
+        SortedMap<String, String> out = new TreeMap<>();
         for (NodeStatus s : nodes.nodeStatus(cluster)) {
             if (s.mode() != null) {
-                out.merge(s.mode(), 1, Integer::sum);
+                out.put(s.node(), s.mode());
             }
         }
         return out;

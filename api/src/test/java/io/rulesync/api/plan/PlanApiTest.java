@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rulesync.api.testing.StoredClusters;
 import io.rulesync.api.testing.TestApi;
 import io.rulesync.compiler.version.ClusterHead;
+import io.rulesync.model.ack.NodeAck;
+import io.rulesync.store.NodeStatusStore;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.testing.needs.RequiresPostgres;
 import io.rulesync.testing.needs.RequiresTool;
@@ -13,6 +15,7 @@ import io.rulesync.testsupport.cluster.Fixtures;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import org.awaitility.Awaitility;
 import java.util.List;
 import java.util.Map;
@@ -182,5 +185,28 @@ class PlanApiTest {
         Map<?, ?> ipvs = TestApi.json(plan("?mode=ipvs&node=n1", CHANGE));
         assertThat((String) ipvs.get("text")).contains("@@ n1 (ipvs mode): changed @@").contains("+virtual server ")
                 .contains("10.96.0.12:80");
+    }
+
+    @Test
+    void nodesThatRunIpvsModeSeeTheirIpvsChangesBesideTheIptablesOnes() throws Exception {
+        Map<?, ?> none = TestApi.json(plan("", CHANGE));
+        assertThat(none.get("ipvsNodes")).isEqualTo(List.of());
+        assertThat(none.get("modes")).isEqualTo(Map.of());
+
+        // n2 says it runs IPVS mode; n1 iptables.
+        new NodeStatusStore(api.database().dataSource()).recordAcks(List.of(
+                new NodeAck(C, "n1", 1, 1, NodeAck.Status.APPLIED, null, 5, 40, "iptables", Instant.now()),
+                new NodeAck(C, "n2", 1, 1, NodeAck.Status.APPLIED, null, 5, 40, "ipvs", Instant.now())));
+        Map<?, ?> plan = TestApi.json(plan("", CHANGE));
+        assertThat(plan.get("modes")).isEqualTo(Map.of("iptables", 1, "ipvs", 1));
+        List<?> ipvs = (List<?>) plan.get("ipvsNodes");
+        assertThat(ipvs).singleElement().satisfies(n -> {
+            assertThat(((Map<?, ?>) n).get("node")).isEqualTo("n2");
+            assertThat(((Map<?, ?>) n).get("change")).isEqualTo("changed");
+        });
+        assertThat((String) plan.get("text")).contains(" (IPVS mode, as n2 runs it)\n@@ n2 (ipvs mode): changed @@\n")
+                .contains("+virtual server ").contains("10.96.0.12:80");
+        // Asked for iptables: no IPVS hunk.
+        assertThat(TestApi.json(plan("?mode=iptables", CHANGE)).get("ipvsNodes")).isEqualTo(List.of());
     }
 }
