@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import tools.jackson.databind.JsonNode;
@@ -44,25 +45,17 @@ final class PlanCommand extends OperatorCommand {
     @Option(names = "--delete", description = "Plan removing the objects the manifests name, instead of applying them.")
     boolean delete;
 
-    @Option(names = "--node", paramLabel = "NODE", description = "Only this node's changes.")
-    String node;
-
-    @Option(names = "--mode", paramLabel = "MODE", description = "ipvs: the node's IPVS mode changes (needs --node).")
-    String mode;
+    @Mixin
+    DiffScope scope = new DiffScope();
 
     @Override
     int run(ApiConnection api, Output out) {
-        if (mode != null && node == null) {
-            throw new CliFailure(ExitCode.USAGE, "--mode " + mode + " compares one node's rules: give --node");
-        }
+        String query = (delete ? "&delete=true" : "") + scope.query();
         List<Path> files = files();
         check(files);
-        String query = (delete ? "&delete=true" : "") + (node == null ? "" : "&node=" + ApiConnection.encode(node))
-                + (mode == null ? "" : "&mode=" + ApiConnection.encode(mode));
         JsonNode plan;
         try {
-            plan = api.post(cluster(cluster) + "/plan" + (query.isEmpty() ? "" : "?" + query.substring(1)), body(files),
-                    "application/yaml").json();
+            plan = api.post(DiffScope.withQuery(cluster(cluster) + "/plan", query), body(files), "application/yaml").json();
         } catch (CliFailure f) {
             // kubectl diff's habit: 1 means differences, so a refusal is 2 or more.
             throw f.exitCode() == ExitCode.REFUSED ? new CliFailure(ExitCode.USAGE, f.getMessage()) : f;
