@@ -5,6 +5,8 @@ import io.rulesync.compiler.iptables.IptablesCompiler;
 import io.rulesync.compiler.iptables.ProxySettings;
 import io.rulesync.compiler.iptables.UnknownNodeException;
 import io.rulesync.compiler.ipvs.IpvsCompiler;
+import io.rulesync.compiler.nftables.NftTransaction;
+import io.rulesync.compiler.nftables.NftablesCompiler;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.IpFamily;
@@ -43,7 +45,8 @@ import picocli.CommandLine.TypeConversionException;
         name = "compile",
         description = "Print the iptables-restore input (filter and nat tables) that kube-proxy (iptables mode) "
                 + "would write on NODE for the Services, EndpointSlices and Nodes in the given manifests; with --mode ipvs, "
-                + "IPVS mode's ipvsadm-restore, ipset restore and iptables-restore inputs, in three sections. "
+                + "IPVS mode's ipvsadm-restore, ipset restore and iptables-restore inputs, in three sections; with --mode nftables, "
+                + "the nft -f input of its kube-proxy table of each family. "
                 + "A Service claiming a ClusterIP or NodePort another Service (earlier in namespace/name order) holds is "
                 + "left out, with a warning on stderr, as the API server would have refused it.",
         mixinStandardHelpOptions = true,
@@ -65,8 +68,9 @@ public final class CompileCommand implements Callable<Integer> {
             description = "Pod CIDR(s), at most one per family: traffic from outside them to a ClusterIP is masqueraded.")
     private List<Cidr> clusterCidrs = new ArrayList<>();
 
-    @Option(names = "--ip-family", paramLabel = "ipv4|ipv6", converter = FamilyConverter.class, defaultValue = "ipv4",
-            description = "Family of the rule set: ipv4 (iptables-restore) or ipv6 (ip6tables-restore). Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--ip-family", paramLabel = "ipv4|ipv6", converter = FamilyConverter.class,
+            description = "Family of the rule set: ipv4 (iptables-restore) or ipv6 (ip6tables-restore). Default: ipv4; with "
+                    + "--mode nftables, every family the node has an address of (a table each).")
     private IpFamily family;
 
     @Option(names = {"-o", "--output"}, paramLabel = "FILE", description = "Write the rules to FILE instead of stdout.")
@@ -83,8 +87,9 @@ public final class CompileCommand implements Callable<Integer> {
             description = "Serve NodePorts only on node addresses in these CIDRs (kube-proxy --nodeport-addresses).")
     private List<Cidr> nodePortAddresses = new ArrayList<>();
 
-    @Option(names = "--mode", paramLabel = "iptables|ipvs", defaultValue = "iptables",
-            description = "kube-proxy's mode to compile for. Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--mode", paramLabel = "iptables|ipvs|nftables", defaultValue = "iptables",
+            description = "kube-proxy's mode to compile for; nftables prints an nft -f input that loads the node's whole "
+                    + "kube-proxy tables (kube-proxy v1.33.6's layout). Default: ${DEFAULT-VALUE}.")
     private String mode;
 
     @Option(names = "--ipvs-scheduler", paramLabel = "NAME", defaultValue = IpvsCompiler.DEFAULT_SCHEDULER,
@@ -105,8 +110,8 @@ public final class CompileCommand implements Callable<Integer> {
             err.println("--max-file-size: " + maxFileMib + " is out of range (1-" + (ManifestReader.MAX_FILE_LIMIT >> 20) + " MiB)");
             return EXIT_BAD_INPUT;
         }
-        if (!mode.equals("iptables") && !mode.equals("ipvs")) {
-            err.println("--mode: '" + mode + "' is not iptables or ipvs");
+        if (!mode.equals("iptables") && !mode.equals("ipvs") && !mode.equals("nftables")) {
+            err.println("--mode: '" + mode + "' is not iptables, ipvs or nftables");
             return EXIT_BAD_INPUT;
         }
         if (Service.checkIpvsScheduler(ipvsScheduler) != null) {
@@ -119,8 +124,9 @@ public final class CompileCommand implements Callable<Integer> {
         }
         ProxySettings settings;
         try {
-            ProxySettings d = ProxySettings.defaults(family);
-            settings = new ProxySettings(family, clusterCidrs, masqueradeAll, ProxySettings.markForBit(masqueradeBit),
+            IpFamily f = family == null ? IpFamily.IPV4 : family;
+            ProxySettings d = ProxySettings.defaults(f);
+            settings = new ProxySettings(f, clusterCidrs, masqueradeAll, ProxySettings.markForBit(masqueradeBit),
                     d.localhostNodePorts(), d.randomFully(), nodePortAddresses, d.conntrackTcpBeLiberal());
         } catch (IllegalArgumentException e) {
             err.println("--cluster-cidr: " + e.getMessage());
@@ -146,6 +152,8 @@ public final class CompileCommand implements Callable<Integer> {
             if (mode.equals("ipvs")) {
                 IpvsRules ipvs = IpvsCompiler.compile(state, node, settings, ipvsScheduler);
                 rules = ipvs.render();
+            } else if (mode.equals("nftables")) {
+                rules = nftables(state, settings);
             } else {
                 rules = IptablesCompiler.compile(state, node, settings).render();
             }
@@ -167,6 +175,18 @@ public final class CompileCommand implements Callable<Integer> {
             return 1;
         }
         return 0;
+    }
+
+    /** The node's table of the family asked for, or of each family it has an address of (a dual-stack node runs both). */
+    private String nftables(ClusterState state, ProxySettings settings) throws UnknownNodeException {
+        Node n = state.node(node).orElseThrow(() -> new UnknownNodeException(node));
+        List<IpFamily> families = family != null ? List.of(family) : java.util.Arrays.stream(IpFamily.values())
+                .filter(f -> n.addresses().stream().anyMatch(a -> a.address().family() == f)).toList();
+        List<NftTransaction> tables = new ArrayList<>();
+        for (IpFamily f : families.isEmpty() ? List.of(IpFamily.IPV4) : families) {
+            tables.add(NftablesCompiler.compile(state, node, settings.withFamily(f)));
+        }
+        return NftablesCompiler.renderAll(tables);
     }
 
     /** A reader of FILE never sees half a rule set. */

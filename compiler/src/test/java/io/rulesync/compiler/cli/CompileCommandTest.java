@@ -83,6 +83,26 @@ class CompileCommandTest {
     }
 
     @Test
+    void nftablesModePrintsATableForEachFamilyOfADualStackNode() throws Exception {
+        Files.writeString(dir.resolve("all.yaml"), NODE + "---\n" + WEB);
+        Run r = run("-f", dir.resolve("all.yaml").toString(), "--node", "node-a", "--mode", "nftables",
+                "--cluster-cidr", "10.244.0.0/16,fd00:244::/64");
+        assertThat(r.exit()).as(r.err()).isZero();
+        assertThat(r.out()).startsWith("add table ip kube-proxy { comment \"rules for kube-proxy\" ; }\n")
+                .contains("\nadd table ip6 kube-proxy { comment \"rules for kube-proxy\" ; }\n")
+                .contains("add element ip kube-proxy service-ips { 10.96.0.10 . tcp . 80 : goto service-")
+                .contains("ip daddr 10.96.0.10 tcp dport 80 ip saddr != 10.244.0.0/16 jump mark-for-masquerade")
+                .contains("meta l4proto tcp dnat to 10.244.0.10:8080")
+                .contains("add element ip6 kube-proxy service-ips { fd00:96::10 . tcp . 80 : goto service-")
+                .contains("meta l4proto tcp dnat to [fd00:244::10]:8080")
+                .doesNotContain("KUBE-");
+        // One family when asked for one.
+        Run v6 = run("-f", dir.resolve("all.yaml").toString(), "--node", "node-a", "--mode", "nftables", "--ip-family", "ipv6");
+        assertThat(v6.out()).startsWith("add table ip6 kube-proxy").doesNotContain("add table ip kube-proxy");
+        assertThat(run("-f", dir.toString(), "--node", "node-a", "--mode", "ebpf").err()).contains("is not iptables, ipvs or nftables");
+    }
+
+    @Test
     void writesToAFileWhenAsked() throws Exception {
         Files.writeString(dir.resolve("all.yaml"), NODE + "---\n" + WEB);
         Path out = dir.resolve("rules.txt");

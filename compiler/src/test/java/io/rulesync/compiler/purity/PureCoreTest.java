@@ -19,7 +19,7 @@ class PureCoreTest {
     static final List<String> CORE = List.of("io.rulesync.model..", "io.rulesync.compiler.endpoints..",
             "io.rulesync.compiler.iptables..", "io.rulesync.compiler.ipvs..", "io.rulesync.compiler.cluster..",
             "io.rulesync.compiler.fold..", "io.rulesync.compiler.version..", "io.rulesync.compiler.eventlog..",
-            "io.rulesync.compiler.admission..", "io.rulesync.compiler.checkpoint..", "io.rulesync.compiler.retention..", "io.rulesync.compiler.plan..");
+            "io.rulesync.compiler.admission..", "io.rulesync.compiler.checkpoint..", "io.rulesync.compiler.retention..", "io.rulesync.compiler.plan..", "io.rulesync.compiler.nftables..");
     static final List<String> ADAPTERS = List.of("io.rulesync.model.files..");
 
     @Test
@@ -29,7 +29,7 @@ class PureCoreTest {
                 .importPackages("io.rulesync.model", "io.rulesync.compiler.endpoints", "io.rulesync.compiler.iptables",
                         "io.rulesync.compiler.ipvs", "io.rulesync.compiler.cluster", "io.rulesync.compiler.fold", "io.rulesync.compiler.version",
                         "io.rulesync.compiler.eventlog", "io.rulesync.compiler.admission", "io.rulesync.compiler.checkpoint",
-                        "io.rulesync.compiler.retention", "io.rulesync.compiler.plan");
+                        "io.rulesync.compiler.retention", "io.rulesync.compiler.plan", "io.rulesync.compiler.nftables");
         PureCode.rule(CORE, List.of(), ADAPTERS).check(classes);
     }
 

@@ -16,6 +16,7 @@ final class Tools {
             Map.entry("iptables-restore", "iptables"), Map.entry("ip6tables-restore", "iptables"),
             Map.entry("iptables-save", "iptables"), Map.entry("ip6tables-save", "iptables"),
             Map.entry("ipvsadm-restore", "ipvsadm"),
+            Map.entry("nft", "nftables"),
             Map.entry("sysctl", "procps"),
             Map.entry("pg_dump", "postgresql-client"), Map.entry("pg_restore", "postgresql-client"),
             Map.entry("sh", "dash"),
