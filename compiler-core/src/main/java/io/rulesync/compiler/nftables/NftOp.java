@@ -98,6 +98,30 @@ public sealed interface NftOp {
         }
     }
 
+    /** Removes one element of a set or map: its key alone. */
+    record DeleteElement(String set, String key) implements NftOp {
+        @Override
+        public String render(String family) {
+            return "delete element " + family + " " + NftTransaction.TABLE + " " + set + " { " + key + " }";
+        }
+    }
+
+    /** Removes a chain no rule or element refers to any more. */
+    record DeleteChain(String name) implements NftOp {
+        @Override
+        public String render(String family) {
+            return "delete chain " + family + " " + NftTransaction.TABLE + " " + name;
+        }
+    }
+
+    /** Removes a set no rule refers to any more (an endpoint's affinity set). */
+    record DeleteSet(String name) implements NftOp {
+        @Override
+        public String render(String family) {
+            return "delete set " + family + " " + NftTransaction.TABLE + " " + name;
+        }
+    }
+
     /** A base chain's type, hook and priority (a number, as knftables writes it). */
     record BaseChain(String type, String hook, int priority) {
     }

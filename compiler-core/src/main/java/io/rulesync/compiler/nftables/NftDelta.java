@@ -1,0 +1,109 @@
+package io.rulesync.compiler.nftables;
+
+import io.rulesync.compiler.nftables.NftOp.AddChain;
+import io.rulesync.compiler.nftables.NftOp.AddElement;
+import io.rulesync.compiler.nftables.NftOp.AddMap;
+import io.rulesync.compiler.nftables.NftOp.AddRule;
+import io.rulesync.compiler.nftables.NftOp.AddSet;
+import io.rulesync.compiler.nftables.NftOp.DeleteChain;
+import io.rulesync.compiler.nftables.NftOp.DeleteElement;
+import io.rulesync.compiler.nftables.NftOp.DeleteSet;
+import io.rulesync.compiler.nftables.NftOp.FlushChain;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * What takes a node's {@code kube-proxy} table from one full transaction's content to another's, touching only what
+ * changed, as kube-proxy's partial syncs do: new sets and maps; every new or changed chain declared, flushed and
+ * written again whole; elements added and deleted (a changed value is a delete and an add); chains and affinity sets
+ * that are gone flushed and deleted. A chain is deleted in a transaction of its own, after the main one: until then an
+ * element removed in the main one may still refer to it (kube-proxy waits a second for older kernels; a second
+ * transaction is enough on this one).
+ *
+ * @param main the transaction that changes the table
+ * @param cleanup the chains to delete after it (empty when none)
+ */
+public record NftDelta(NftTransaction main, NftTransaction cleanup) {
+
+    public static NftDelta between(NftTransaction from, NftTransaction to) {
+        if (from.family() != to.family()) {
+            throw new IllegalArgumentException("a delta is within one family's table");
+        }
+        Content a = Content.of(from);
+        Content b = Content.of(to);
+        List<NftOp> ops = new ArrayList<>();
+        b.sets.forEach((name, op) -> {
+            if (!op.equals(a.sets.get(name))) {
+                ops.add(op);
+            }
+        });
+        List<String> changed = new ArrayList<>();
+        b.chains.forEach((name, chain) -> {
+            if (!chain.equals(a.chains.get(name))) {
+                changed.add(name);
+                ops.add(chain.declaration());
+                ops.add(new FlushChain(name));
+            }
+        });
+        a.elements.forEach((key, op) -> {
+            AddElement now = b.elements.get(key);
+            if (now == null || !Objects.equals(now.value(), op.value()) || !Objects.equals(now.comment(), op.comment())) {
+                ops.add(new DeleteElement(op.set(), op.key()));
+            }
+        });
+        b.elements.forEach((key, op) -> {
+            if (!op.equals(a.elements.get(key))) {
+                ops.add(op);
+            }
+        });
+        for (String name : changed) {
+            b.chains.get(name).rules().forEach(r -> ops.add(new AddRule(name, r)));
+        }
+        List<NftOp> cleanup = new ArrayList<>();
+        a.chains.keySet().stream().filter(name -> !b.chains.containsKey(name)).forEach(name -> {
+            ops.add(new FlushChain(name));
+            cleanup.add(new DeleteChain(name));
+        });
+        a.sets.keySet().stream().filter(name -> !b.sets.containsKey(name)).forEach(name -> ops.add(new DeleteSet(name)));
+        return new NftDelta(new NftTransaction(to.family(), ops), new NftTransaction(to.family(), cleanup));
+    }
+
+    /** Whether nothing changes. */
+    public boolean isEmpty() {
+        return main.ops().isEmpty() && cleanup.ops().isEmpty();
+    }
+
+    /** A chain as a full transaction leaves it: how it is declared and its rules in order. */
+    private record ChainContent(AddChain declaration, List<String> rules) {
+    }
+
+    /** What a full transaction leaves in the table, by name (sets and maps, chains, elements by set and key). */
+    private static final class Content {
+        final Map<String, NftOp> sets = new LinkedHashMap<>();
+        final Map<String, ChainContent> chains = new LinkedHashMap<>();
+        final Map<String, AddElement> elements = new LinkedHashMap<>();
+
+        static Content of(NftTransaction t) {
+            Content c = new Content();
+            for (NftOp op : t.ops()) {
+                if (op instanceof AddChain ch) {
+                    c.chains.putIfAbsent(ch.name(), new ChainContent(ch, new ArrayList<>()));
+                } else if (op instanceof AddRule r) {
+                    c.chains.get(r.chain()).rules().add(r.rule());
+                } else if (op instanceof AddSet s) {
+                    c.sets.put(s.name(), s);
+                } else if (op instanceof AddMap m) {
+                    c.sets.put(m.name(), m);
+                } else if (op instanceof AddElement e) {
+                    c.elements.put(e.set() + " " + e.key(), e);
+                } else if (!(op instanceof FlushChain || op instanceof NftOp.FlushSet || op instanceof NftOp.AddTable)) {
+                    throw new IllegalArgumentException("not a full transaction's operation: " + op);
+                }
+            }
+            return c;
+        }
+    }
+}

@@ -1,0 +1,91 @@
+package io.rulesync.compiler.bench;
+
+import io.rulesync.compiler.iptables.ProxySettings;
+import io.rulesync.compiler.nftables.NftDelta;
+import io.rulesync.compiler.nftables.NftTransaction;
+import io.rulesync.compiler.nftables.NftablesCompiler;
+import io.rulesync.model.cluster.Cidr;
+import io.rulesync.model.cluster.ClusterState;
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.testsupport.cluster.SyntheticCluster;
+import io.rulesync.testsupport.netns.NetnsLab;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * What the kernel and this host's {@code nft} cost for nftables mode at scale: a node's whole {@code kube-proxy} table
+ * loaded with {@code nft -f} into a fresh network namespace, then partial transactions on it (one endpoint moved, a new
+ * Service, a Service without endpoints, which is map elements only), each timed as {@code nft -f} runs it. Needs root
+ * (a namespace of its own, deleted after) and {@code nft}.
+ *
+ * <p>Usage: {@code bench/nft-apply [SERVICES [ENDPOINTS [RUNS]]]} (default 10000 10 5).
+ */
+public final class NftApplyReport {
+    private static final ProxySettings SETTINGS = ProxySettings.defaults(IpFamily.IPV4).withClusterCidrs(List.of(Cidr.parse("10.0.0.0/8")));
+
+    private NftApplyReport() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int services = args.length > 0 ? Integer.parseInt(args[0]) : 10_000;
+        int endpoints = args.length > 1 ? Integer.parseInt(args[1]) : 10;
+        int runs = args.length > 2 ? Integer.parseInt(args[2]) : 5;
+        ClusterState state = SyntheticCluster.build(services, endpoints);
+        NftTransaction full = NftablesCompiler.compile(state, SyntheticCluster.NODE, SETTINGS);
+        String text = full.render();
+        System.out.printf("%,d Services x %d endpoints: %,d operations, %.1f MB of nft input (%s)%n", services, endpoints,
+                full.ops().size(), text.length() / 1e6, version());
+        try (NetnsLab lab = new NetnsLab(1)) {
+            String ns = lab.nodeNs();
+            long t = System.nanoTime();
+            lab.execWithInput(ns, text, "nft", "-f", "-").orThrow();
+            System.out.printf("full load into an empty namespace: %.2f s%n", (System.nanoTime() - t) / 1e9);
+
+            ClusterState current = state;
+            double[] endpoint = new double[runs];
+            double[] added = new double[runs];
+            double[] elementsOnly = new double[runs];
+            for (int r = 0; r < runs; r++) {
+                ClusterState moved = current.withEndpointSlice(SyntheticCluster.slice(r * 97 % services, endpoints, r + 1));
+                endpoint[r] = apply(lab, ns, current, moved);
+                int fresh = services + 1 + 2 * r;
+                ClusterState withNew = moved.withService(SyntheticCluster.service(fresh))
+                        .withEndpointSlice(SyntheticCluster.slice(fresh, endpoints, 0));
+                added[r] = apply(lab, ns, moved, withNew);
+                ClusterState withEmpty = withNew.withService(SyntheticCluster.service(fresh + 1));
+                elementsOnly[r] = apply(lab, ns, withNew, withEmpty);
+                current = withEmpty;
+            }
+            print("one endpoint moved (2 chains written, 1 flushed, then deleted)", endpoint);
+            print("a new Service with " + endpoints + " endpoints", added);
+            print("a new Service without endpoints (2 map elements)", elementsOnly);
+            t = System.nanoTime();
+            lab.exec(ns, "nft", "list", "table", "ip", "kube-proxy").orThrow();
+            System.out.printf("nft list table: %.2f s%n", (System.nanoTime() - t) / 1e9);
+        }
+    }
+
+    /** Seconds to apply the delta from {@code a} to {@code b}: its main transaction and its cleanup, each one nft -f. */
+    private static double apply(NetnsLab lab, String ns, ClusterState a, ClusterState b) throws Exception {
+        NftDelta d = NftDelta.between(NftablesCompiler.compile(a, SyntheticCluster.NODE, SETTINGS),
+                NftablesCompiler.compile(b, SyntheticCluster.NODE, SETTINGS));
+        long t = System.nanoTime();
+        lab.execWithInput(ns, d.main().render(), "nft", "-f", "-").orThrow();
+        if (!d.cleanup().ops().isEmpty()) {
+            lab.execWithInput(ns, d.cleanup().render(), "nft", "-f", "-").orThrow();
+        }
+        return (System.nanoTime() - t) / 1e9;
+    }
+
+    private static void print(String what, double[] s) {
+        double[] sorted = s.clone();
+        Arrays.sort(sorted);
+        System.out.printf("%-60s median %.3f s (min %.3f, max %.3f, %d runs)%n", what, sorted[sorted.length / 2], sorted[0],
+                sorted[sorted.length - 1], sorted.length);
+    }
+
+    private static String version() throws Exception {
+        Process p = new ProcessBuilder("nft", "--version").redirectErrorStream(true).start();
+        return new String(p.getInputStream().readAllBytes()).strip();
+    }
+}
