@@ -1,6 +1,6 @@
 package io.rulesync.compiler.kernel;
 
-import io.rulesync.testsupport.netns.NetnsLab;
+import static io.rulesync.compiler.kernel.KernelTestCluster.answers;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.compiler.iptables.IptablesCompiler;
@@ -9,48 +9,23 @@ import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.testing.needs.RequiresNetns;
-import static io.rulesync.compiler.kernel.KernelTestCluster.answers;
-import static io.rulesync.compiler.kernel.KernelTestCluster.peer;
+import io.rulesync.testsupport.netns.NetnsLab;
 import java.util.List;
-import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 
 /**
- * Compiled rules, loaded with iptables-restore into a fresh network namespace that plays node-a,
- * carrying real TCP and UDP connections to pods that live in namespaces of their own. Nothing here
- * is mocked: the kernel's netfilter decides every verdict.
- *
- * <p>Topology (see {@link NetnsLab}): pods 10.244.0.10-15 on a bridge in the node namespace; an
- * outside client at 192.168.50.2 reaches the node at 192.168.50.1. Which pods count as "local" is
- * decided by the EndpointSlices (nodeName), exactly as for kube-proxy.
+ * iptables mode: the compiled rules loaded with iptables-restore (and ip6tables-restore) into a fresh network namespace
+ * that plays node-a, with kube-proxy's jumps from the built-in chains. Nothing is mocked: the kernel's netfilter decides
+ * every verdict ({@link ServiceKernelContract}). Beyond the contract: localhost NodePorts, and the source-range drop
+ * counted by KUBE-PROXY-FIREWALL.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @RequiresNetns
-class CompiledRulesKernelTest {
-    private static final int TIMEOUT_MS = 3000;
-    /** Long enough to tell a DROP (no answer) from a REJECT (immediate answer). */
-    private static final int DROP_WAIT_MS = 700;
+class CompiledRulesKernelTest extends ServiceKernelContract {
 
-    private NetnsLab lab;
-    private String rules;
-
-    @BeforeAll
-    void buildNodeAndLoadRules() throws Exception {
-        lab = new NetnsLab(6);
-        for (int pod = 0; pod < 6; pod++) {
-            lab.serve(pod, "tcp", 8080, "pod" + pod);
-        }
-        lab.serve(0, "udp", 5353, "pod0");
-        lab.serve(1, "udp", 5353, "pod1");
-
-        ClusterState state = KernelTestCluster.state(lab);
-        ProxySettings settings = ProxySettings.defaults(IpFamily.IPV4)
-                .withClusterCidrs(List.of(Cidr.parse("10.244.0.0/16")));
-        rules = IptablesCompiler.compile(state, "node-a", settings).render();
-        lab.restore(false, rules);
+    @Override
+    void load(NetnsLab lab, ClusterState state) throws Exception {
+        ProxySettings settings = ProxySettings.defaults(IpFamily.IPV4).withClusterCidrs(List.of(Cidr.parse("10.244.0.0/16")));
+        lab.restore(false, IptablesCompiler.compile(state, "node-a", settings).render());
         lab.installKubeProxyJumps(false);
         // The same objects' IPv6 rule set, as a dual-stack node loads it with ip6tables-restore.
         ProxySettings ipv6 = settings.withFamily(IpFamily.IPV6)
@@ -59,111 +34,19 @@ class CompiledRulesKernelTest {
         lab.installKubeProxyJumps(true);
     }
 
-    @AfterAll
-    void tearDown() {
-        if (lab != null) {
-            lab.close();
-        }
-    }
-
-    private String pod(int i) {
-        return lab.podIPv4(i);
-    }
-
     @Test
-    void clusterIPIsBalancedAcrossExactlyTheReadyEndpoints() {
-        // From pod4: 300 new connections. Each ready endpoint expects 100 (sd 8); pod3 is not ready.
-        Map<String, Long> seen = answers(lab.probe(lab.podNs(4), "tcp", "10.96.0.10", 80, 300, TIMEOUT_MS));
-        assertThat(seen.keySet()).containsExactlyInAnyOrder("pod0", "pod1", "pod2");
-        assertThat(seen.values()).allSatisfy(n -> assertThat(n).isBetween(60L, 140L));
-
-        // From the node itself (OUTPUT chain) as well.
-        assertThat(answers(lab.probe(lab.nodeNs(), "tcp", "10.96.0.10", 80, 60, TIMEOUT_MS)).keySet())
-                .isSubsetOf("pod0", "pod1", "pod2").hasSizeGreaterThan(1);
-    }
-
-    @Test
-    void udpClusterIPReachesItsEndpoints() {
-        Map<String, Long> seen = answers(lab.probe(lab.podNs(4), "udp", "10.96.0.53", 53, 60, TIMEOUT_MS));
-        assertThat(seen.keySet()).containsExactlyInAnyOrder("pod0", "pod1");
-    }
-
-    @Test
-    void clientIPSessionAffinityHolds() {
-        Map<String, Long> fromPod4 = answers(lab.probe(lab.podNs(4), "tcp", "10.96.0.20", 80, 40, TIMEOUT_MS));
-        assertThat(fromPod4).hasSize(1);
-        Map<String, Long> fromPod5 = answers(lab.probe(lab.podNs(5), "tcp", "10.96.0.20", 80, 40, TIMEOUT_MS));
-        assertThat(fromPod5).hasSize(1);
-        // The same client keeps its endpoint across separate probe runs too.
-        assertThat(answers(lab.probe(lab.podNs(4), "tcp", "10.96.0.20", 80, 10, TIMEOUT_MS)).keySet())
-                .isEqualTo(fromPod4.keySet());
-    }
-
-    @Test
-    void nodePortWorksFromTheNodeAndFromAnOutsideClient() {
-        List<String> outside = lab.probe(lab.clientNs(), "tcp", lab.nodeIPv4(), 30080, 60, TIMEOUT_MS);
-        assertThat(answers(outside).keySet()).isSubsetOf("pod0", "pod1", "pod2").hasSizeGreaterThan(1);
-        // externalTrafficPolicy Cluster: the endpoint may be on another node, so the source is masqueraded.
-        assertThat(outside).allSatisfy(l -> assertThat(peer(l)).isNotEqualTo(lab.clientIPv4()));
-
-        assertThat(answers(lab.probe(lab.nodeNs(), "tcp", lab.nodeIPv4(), 30080, 20, TIMEOUT_MS)).keySet())
-                .isSubsetOf("pod0", "pod1", "pod2");
-        // Localhost NodePorts (kube-proxy's default, with route_localnet).
+    void localhostNodePortsAreServed() {
+        // kube-proxy's default in iptables mode, with route_localnet.
         assertThat(answers(lab.probe(lab.nodeNs(), "tcp", "127.0.0.1", 30080, 10, TIMEOUT_MS)).keySet())
                 .isSubsetOf("pod0", "pod1", "pod2");
     }
 
     @Test
-    void externalTrafficPolicyLocalKeepsOutsideTrafficOnLocalEndpointsAndTheClientIP() {
-        List<String> outside = lab.probe(lab.clientNs(), "tcp", lab.nodeIPv4(), 30081, 60, TIMEOUT_MS);
-        assertThat(answers(outside).keySet()).containsExactly("pod0");
-        assertThat(outside).allSatisfy(l -> assertThat(peer(l)).isEqualTo(lab.clientIPv4()));
-
-        // Its ClusterIP still uses every endpoint.
-        assertThat(answers(lab.probe(lab.podNs(4), "tcp", "10.96.0.12", 80, 60, TIMEOUT_MS)).keySet())
-                .containsExactlyInAnyOrder("pod0", "pod2");
-    }
-
-    @Test
-    void servicesWithoutEndpointsRefuseAtOnce() {
-        assertThat(lab.probe(lab.podNs(4), "tcp", "10.96.0.30", 80, 3, TIMEOUT_MS)).containsOnly("REFUSED");
-        assertThat(lab.probe(lab.nodeNs(), "tcp", "10.96.0.30", 80, 3, TIMEOUT_MS)).containsOnly("REFUSED");
-        assertThat(lab.probe(lab.clientNs(), "tcp", lab.nodeIPv4(), 30082, 3, TIMEOUT_MS)).containsOnly("REFUSED");
-    }
-
-    @Test
-    void internalTrafficPolicyLocalWithoutLocalEndpointsDrops() {
-        // The only endpoint is on node-b: kube-proxy drops (not rejects) ClusterIP traffic on node-a.
-        assertThat(lab.probe(lab.podNs(4), "tcp", "10.96.0.50", 80, 1, DROP_WAIT_MS)).containsOnly("TIMEOUT");
-    }
-
-    @Test
-    void hairpinTrafficReachesThePodThatSentIt() {
-        List<String> lines = lab.probe(lab.podNs(0), "tcp", "10.96.0.40", 80, 5, TIMEOUT_MS);
-        assertThat(answers(lines).keySet()).containsExactly("pod0");
-        // Masqueraded, or the reply would bypass the node and be dropped.
-        assertThat(lines).allSatisfy(l -> assertThat(peer(l)).isNotEqualTo(pod(0)));
-    }
-
-    @Test
-    void loadBalancerSourceRangesAdmitAndDrop() {
-        assertThat(answers(lab.probe(lab.clientNs(), "tcp", "198.51.100.10", 80, 5, TIMEOUT_MS)).keySet())
-                .containsExactly("pod1");
+    void theSourceRangeDropIsKubeProxyFirewalls() {
         assertThat(lab.probe(lab.clientNs(), "tcp", "198.51.100.11", 80, 1, DROP_WAIT_MS)).containsOnly("TIMEOUT");
-        // The drop was KUBE-PROXY-FIREWALL's, not a routing accident.
         String counters = lab.exec(lab.nodeNs(), "iptables", "-t", "filter", "-L", "KUBE-PROXY-FIREWALL", "-v", "-n", "-x")
                 .orThrow().stdout();
         assertThat(counters.lines().filter(l -> l.contains("198.51.100.11")).findFirst().orElseThrow().strip())
                 .matches("[1-9][0-9]* +[0-9]+ +DROP.*");
-    }
-
-    @Test
-    void ipv6RuleSetCarriesClusterIPAndNodePortTraffic() {
-        assertThat(answers(lab.probe(lab.podNs(4), "tcp", "fd00:96::70", 80, 60, TIMEOUT_MS)).keySet())
-                .containsExactlyInAnyOrder("pod0", "pod1");
-        assertThat(answers(lab.probe(lab.clientNs(), "tcp", lab.nodeIPv6(), 30083, 20, TIMEOUT_MS)).keySet())
-                .isSubsetOf("pod0", "pod1");
-        // The IPv4 rule set knows nothing of the IPv6-only slice: no IPv4 endpoints, so REJECT.
-        assertThat(lab.probe(lab.podNs(4), "tcp", "10.96.0.70", 80, 1, TIMEOUT_MS)).containsOnly("REFUSED");
     }
 }
