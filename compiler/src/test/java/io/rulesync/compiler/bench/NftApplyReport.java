@@ -56,6 +56,24 @@ public final class NftApplyReport {
                 elementsOnly[r] = apply(ns, withNew, withEmpty);
                 current = withEmpty;
             }
+            // Which single operations make this nft read the table first: one of each kind, alone in its transaction.
+            String someChain = "service-" + io.rulesync.compiler.nftables.NftNames.servicePort(
+                    io.rulesync.compiler.endpoints.ServicePortInfo.of(SyntheticCluster.service(0), IpFamily.IPV4).get(0).name());
+            double[] plainElement = new double[runs];
+            double[] verdictElement = new double[runs];
+            double[] emptyChain = new double[runs];
+            double[] oneRule = new double[runs];
+            for (int r = 0; r < runs; r++) {
+                plainElement[r] = time(ns, "add element ip kube-proxy cluster-ips { 172.31.255." + (r + 1) + " }\n");
+                verdictElement[r] = time(ns, "add element ip kube-proxy no-endpoint-services { 172.31.255." + (r + 1)
+                        + " . tcp . 80 : drop }\n");
+                emptyChain[r] = time(ns, "add chain ip kube-proxy bench-" + r + "\n");
+                oneRule[r] = time(ns, "add rule ip kube-proxy " + someChain + " counter\n");
+            }
+            print("one element of a plain set (cluster-ips)", plainElement);
+            print("one element of a verdict map, verdict drop", verdictElement);
+            print("one new empty chain", emptyChain);
+            print("one rule appended to an existing chain", oneRule);
             print("one endpoint moved (2 chains written, 1 flushed, then deleted)", endpoint);
             print("a new Service with " + endpoints + " endpoints", added);
             print("a new Service without endpoints (2 map elements)", elementsOnly);
@@ -74,6 +92,12 @@ public final class NftApplyReport {
         if (!d.cleanup().ops().isEmpty()) {
             nft(ns, d.cleanup().render());
         }
+        return (System.nanoTime() - t) / 1e9;
+    }
+
+    private static double time(String ns, String input) throws Exception {
+        long t = System.nanoTime();
+        nft(ns, input);
         return (System.nanoTime() - t) / 1e9;
     }
 
