@@ -117,8 +117,12 @@ public final class Credentials {
         listeners.add(listener);
     }
 
-    /** Reads the files again; takes them if they changed and are valid. Returns whether anything changed. */
-    public boolean reload() {
+    /**
+     * Reads the files again; takes them if they changed and are valid. Returns whether anything changed. One reload at a
+     * time: the api's two-second reload and an explicit one could otherwise finish out of order, and the older read
+     * would undo the newer until the next tick.
+     */
+    public synchronized boolean reload() {
         if (tokensFile == null && issuersFile == null) {
             return false;
         }
