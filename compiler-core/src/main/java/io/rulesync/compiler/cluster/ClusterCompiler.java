@@ -7,6 +7,7 @@ import io.rulesync.compiler.iptables.NodeRules;
 import io.rulesync.compiler.iptables.ProxySettings;
 import io.rulesync.compiler.iptables.ServicePortCompiler;
 import io.rulesync.compiler.ipvs.IpvsCompiler;
+import io.rulesync.compiler.nftables.NftablesCompiler;
 import io.rulesync.compiler.endpoints.EndpointInfo;
 import io.rulesync.compiler.endpoints.PortEndpoints;
 import io.rulesync.compiler.endpoints.PortInput;
@@ -51,7 +52,9 @@ import org.pcollections.TreePMap;
  * <p>Each fragment carries both modes: the iptables rules and the IPVS part of the same unit and
  * node class ({@link IpvsCompiler#portPart}). What IPVS mode needs to know about a node beyond its
  * class (its NodePort addresses, its own endpoints for hairpin entries, its own addresses) the part
- * leaves to {@link io.rulesync.model.ipvs.IpvsAssembly}, so IPVS mode adds no node classes.
+ * leaves to {@link io.rulesync.model.ipvs.IpvsAssembly}, so IPVS mode adds no node classes. The nftables part
+ * ({@link NftablesCompiler#portPart}) depends on the node through the same three things; the fixed unit's lists each
+ * node's NodePort addresses, which {@link io.rulesync.model.nftables.NftAssembly} picks per node.
  */
 public final class ClusterCompiler {
     /** A node that runs nothing and has no address: the representative of a default node class. */
@@ -160,11 +163,13 @@ public final class ClusterCompiler {
     private static Map<Variant, RuleFragment> fixed(ProxySettings ps, Nodes nodes) {
         Map<Variant, RuleFragment> out = new TreeMap<>();
         boolean perNode = FixedRules.nodeDependent(ps);
+        List<NodeContext> served = perNode ? List.of() : List.copyOf(nodes.all());
         out.put(Variant.ALL, FixedRules.compile(ps, nodes.synthetic(""))
-                .withIpvs(IpvsCompiler.fixedPart(ps, perNode ? List.of() : nodes.all())));
+                .withIpvs(IpvsCompiler.fixedPart(ps, served)).withNftables(NftablesCompiler.fixedPart(ps, served)));
         if (perNode) {
             for (NodeContext n : nodes.all()) {
-                out.put(new Variant(n.name(), Variant.ANY), FixedRules.compile(ps, n).withIpvs(IpvsCompiler.fixedPart(ps, List.of(n))));
+                out.put(new Variant(n.name(), Variant.ANY), FixedRules.compile(ps, n).withIpvs(IpvsCompiler.fixedPart(ps, List.of(n)))
+                        .withNftables(NftablesCompiler.fixedPart(ps, List.of(n))));
             }
         }
         return out;
@@ -201,10 +206,10 @@ public final class ClusterCompiler {
         return out;
     }
 
-    /** Both modes' rules of one port for one node class, in one fragment. */
+    /** Every mode's rules of one port for one node class, in one fragment. */
     private static RuleFragment compile(PortInput in, NodeContext node, ProxySettings ps, String scheduler, boolean large) {
         return ServicePortCompiler.compile(in.info(), in.endpoints(), node, ps, large).rules()
-                .withIpvs(IpvsCompiler.portPart(in, scheduler, node, ps));
+                .withIpvs(IpvsCompiler.portPart(in, scheduler, node, ps)).withNftables(NftablesCompiler.portPart(in, node, ps));
     }
 
     /** Zone hints decide the cluster endpoints only when every ready endpoint has some. */

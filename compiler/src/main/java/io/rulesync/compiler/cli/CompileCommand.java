@@ -5,7 +5,7 @@ import io.rulesync.compiler.iptables.IptablesCompiler;
 import io.rulesync.compiler.iptables.ProxySettings;
 import io.rulesync.compiler.iptables.UnknownNodeException;
 import io.rulesync.compiler.ipvs.IpvsCompiler;
-import io.rulesync.compiler.nftables.NftTransaction;
+import io.rulesync.model.nftables.NftTransaction;
 import io.rulesync.compiler.nftables.NftablesCompiler;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.ClusterState;

@@ -1,8 +1,8 @@
 package io.rulesync.compiler.bench;
 
 import io.rulesync.compiler.iptables.ProxySettings;
-import io.rulesync.compiler.nftables.NftDelta;
-import io.rulesync.compiler.nftables.NftTransaction;
+import io.rulesync.model.nftables.NftDelta;
+import io.rulesync.model.nftables.NftTransaction;
 import io.rulesync.compiler.nftables.NftablesCompiler;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.ClusterState;
@@ -57,7 +57,7 @@ public final class NftApplyReport {
                 current = withEmpty;
             }
             // Which single operations make this nft read the table first: one of each kind, alone in its transaction.
-            String someChain = "service-" + io.rulesync.compiler.nftables.NftNames.servicePort(
+            String someChain = "service-" + io.rulesync.model.nftables.NftNames.servicePort(
                     io.rulesync.compiler.endpoints.ServicePortInfo.of(SyntheticCluster.service(0), IpFamily.IPV4).get(0).name());
             double[] plainElement = new double[runs];
             double[] verdictElement = new double[runs];

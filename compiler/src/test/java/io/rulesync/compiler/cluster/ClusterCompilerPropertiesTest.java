@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rulesync.testsupport.cluster.ClusterGenerator;
 import io.rulesync.compiler.iptables.IptablesCompiler;
 import io.rulesync.compiler.ipvs.IpvsCompiler;
+import io.rulesync.compiler.nftables.NftablesCompiler;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.EndpointSlice;
@@ -15,6 +16,7 @@ import io.rulesync.model.cluster.Node;
 import io.rulesync.model.cluster.Service;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.ipvs.IpvsRules;
+import io.rulesync.model.rules.RuleFragment;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.RulesDiff;
 import java.util.ArrayList;
@@ -43,7 +45,11 @@ class ClusterCompilerPropertiesTest {
             default -> List.of(IpFamily.IPV4, IpFamily.IPV6);
         };
         List<Cidr> cidrs = r.nextInt(4) == 0 ? List.of() : List.of(Cidr.parse("10.180.0.0/16"), Cidr.parse("fd00:180::/64"));
-        List<Cidr> nodePorts = r.nextInt(4) == 0 ? List.of(Cidr.parse("192.168.0.0/24"), Cidr.parse("fd00:192::/64")) : List.of();
+        List<Cidr> nodePorts = switch (r.nextInt(6)) {
+            case 0 -> List.of(Cidr.parse("192.168.0.0/24"), Cidr.parse("fd00:192::/64"));
+            case 1 -> List.of(Cidr.parse("0.0.0.0/0"), Cidr.parse("::/0"));
+            default -> List.of();
+        };
         String scheduler = List.of("rr", "lc", "mh").get(r.nextInt(3));
         return new ClusterSettings(families, cidrs, r.nextInt(5) == 0, 14, nodePorts, scheduler);
     }
@@ -63,8 +69,18 @@ class ClusterCompilerPropertiesTest {
                 assertThat(assembled.ipsetRestore()).as(as).isEqualTo(ipvs.ipsetRestore());
                 assertThat(assembled.iptablesRestore()).as(as).isEqualTo(ipvs.iptablesRestore());
                 assertThat(assembled).as(as).isEqualTo(ipvs);
+                // nftables mode too: the node's table from its classes' parts is the one compiled for it alone.
+                assertThat(rules.nftables(node.name(), f).orElseThrow().render()).as("nftables, seed %d node %s family %s", seed, node.name(), f)
+                        .isEqualTo(NftablesCompiler.compile(state, node.name(), ClusterCompiler.proxySettings(settings, f)).render());
             }
         }
+        // Every fragment reads back from its text: what the api sends is what the compiler made.
+        rules.fragments().forEach((k, fragment) -> {
+            RuleFragment back = RuleFragment.parse(fragment.text());
+            assertThat(back.nftables()).as("%s, seed %d", k, seed).isEqualTo(fragment.nftables());
+            assertThat(back.ipvs()).as("%s, seed %d", k, seed).isEqualTo(fragment.ipvs());
+            assertThat(back).as("%s, seed %d", k, seed).isEqualTo(fragment);
+        });
     }
 
     @ParameterizedTest

@@ -3,8 +3,8 @@ package io.rulesync.compiler.kernel;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.compiler.iptables.ProxySettings;
-import io.rulesync.compiler.nftables.NftDelta;
-import io.rulesync.compiler.nftables.NftTransaction;
+import io.rulesync.model.nftables.NftDelta;
+import io.rulesync.model.nftables.NftTransaction;
 import io.rulesync.compiler.nftables.NftablesCompiler;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.ClusterState;

@@ -7,6 +7,9 @@ import io.rulesync.compiler.iptables.ProxySettings;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.files.ManifestReader;
+import io.rulesync.model.nftables.NftDelta;
+import io.rulesync.model.nftables.NftOp;
+import io.rulesync.model.nftables.NftTransaction;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

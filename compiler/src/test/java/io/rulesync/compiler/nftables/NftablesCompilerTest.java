@@ -3,7 +3,6 @@ package io.rulesync.compiler.nftables;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.compiler.cli.ClusterManifests;
-import io.rulesync.compiler.endpoints.EndpointInfo;
 import io.rulesync.compiler.iptables.ProxySettings;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.ClusterState;
@@ -13,8 +12,9 @@ import io.rulesync.model.cluster.NamespacedName;
 import io.rulesync.model.cluster.Protocol;
 import io.rulesync.model.cluster.ServicePortName;
 import io.rulesync.model.files.ManifestReader;
+import io.rulesync.model.nftables.NftNames;
+import io.rulesync.model.nftables.NftTransaction;
 import java.util.List;
-import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -32,17 +32,12 @@ class NftablesCompilerTest {
         assertThat(NftNames.servicePort(p80)).isEqualTo("ULMVA6XW-ns1/svc1/tcp/p80");
         assertThat(NftNames.servicePort(new ServicePortName(new NamespacedName("ns5", "svc5"), "p80", Protocol.TCP)))
                 .isEqualTo("HVFWP5L3-ns5/svc5/tcp/p80");
-        assertThat(NftNames.endpoint(p80, endpoint("10.180.0.1", 80))).isEqualTo("5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80");
-        assertThat(NftNames.endpoint(p80, endpoint("fd00:10:180::2:1", 80))).isEqualTo("2CRNCTTE-ns1/svc1/tcp/p80__fd00.10.180..2.1/80");
+        assertThat(NftNames.endpoint(p80, IpAddress.parse("10.180.0.1"), 80)).isEqualTo("5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80");
+        assertThat(NftNames.endpoint(p80, IpAddress.parse("fd00:10:180::2:1"), 80)).isEqualTo("2CRNCTTE-ns1/svc1/tcp/p80__fd00.10.180..2.1/80");
         // An unnamed port leaves the trailing slash; a name past 240 characters is cut and marked.
         assertThat(NftNames.servicePort(new ServicePortName(new NamespacedName("ns1", "web"), "", Protocol.TCP))).endsWith("-ns1/web/tcp/");
         String cut = NftNames.hashAndTruncate("x".repeat(300));
         assertThat(cut).hasSize(240).endsWith("...");
-    }
-
-    private static EndpointInfo endpoint(String ip, int port) {
-        IpAddress a = IpAddress.parse(ip);
-        return new EndpointInfo(a, port, a.withPort(port), true, true, false, "", Set.of(), Set.of());
     }
 
     private static final String NODE = """

@@ -3,6 +3,9 @@ package io.rulesync.model.rules;
 import io.rulesync.model.ipvs.IpvsAssembly;
 import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.nftables.NftAssembly;
+import io.rulesync.model.nftables.NftPart;
+import io.rulesync.model.nftables.NftTransaction;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -83,6 +86,28 @@ public final class ClusterRules {
     public Optional<IpvsRules> ipvs(String node, IpFamily family) {
         return chosen(node, family).map(c -> IpvsAssembly.assemble(node, family, c.fixed().ipvs(),
                 c.ports().stream().map(RuleFragment::ipvs).toList()));
+    }
+
+    /**
+     * One node's {@code kube-proxy} table for one family in nftables mode, from the same fragments; empty when the node
+     * is not in this version.
+     *
+     * @throws IllegalStateException when the version's fragments were written before nftables mode
+     */
+    public Optional<NftTransaction> nftables(String node, IpFamily family) {
+        return chosen(node, family).map(c -> {
+            if (!(c.fixed().nftables() instanceof NftPart.Fixed fixed)) {
+                throw new IllegalStateException("this version was compiled before nftables mode: it has no nftables rules");
+            }
+            List<NftPart.Port> ports = new ArrayList<>(c.ports().size());
+            for (RuleFragment f : c.ports()) {
+                if (!(f.nftables() instanceof NftPart.Port p)) {
+                    throw new IllegalStateException("this version was compiled before nftables mode: it has no nftables rules");
+                }
+                ports.add(p);
+            }
+            return NftAssembly.table(node, family, fixed, ports);
+        });
     }
 
     /** The fragments a node uses: the fixed unit's, then one per service port, in rule order. */

@@ -1,6 +1,7 @@
 package io.rulesync.model.rules;
 
 import io.rulesync.model.ipvs.IpvsPart;
+import io.rulesync.model.nftables.NftPart;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -24,26 +25,29 @@ import java.util.Objects;
  * (iptables-restore syntax per table), and {@link #parse} reads it back.
  *
  * <p>A fragment also carries what the unit contributes in IPVS mode ({@link #ipvs()}, an
- * {@code *ipvs} section of the text), so both modes share versions, deltas and node classes; an
- * agent uses the part of its mode.
+ * {@code *ipvs} section of the text) and in nftables mode ({@link #nftables()}, an {@code *nftables} section
+ * after it), so all modes share versions, deltas and node classes; an agent uses the part of its mode.
  */
 public final class RuleFragment {
     public static final RuleFragment EMPTY = new RuleFragment(Map.of(), List.of(), List.of());
     private static final String IPVS_SECTION = "*ipvs";
+    private static final String NFT_SECTION = "*nftables";
 
     private final Map<DispatchChain, List<String>> appends;
     private final List<Chain> filterChains;
     private final List<Chain> natChains;
     private final IpvsPart ipvs;
+    private final NftPart nftables;
     // Derived and immutable, so computed once: a fragment is rendered, hashed and stored many times.
     private String text;
     private String hash;
 
     public RuleFragment(Map<DispatchChain, List<String>> appends, List<Chain> filterChains, List<Chain> natChains) {
-        this(appends, filterChains, natChains, IpvsPart.EMPTY);
+        this(appends, filterChains, natChains, IpvsPart.EMPTY, NftPart.NONE);
     }
 
-    public RuleFragment(Map<DispatchChain, List<String>> appends, List<Chain> filterChains, List<Chain> natChains, IpvsPart ipvs) {
+    public RuleFragment(Map<DispatchChain, List<String>> appends, List<Chain> filterChains, List<Chain> natChains, IpvsPart ipvs,
+            NftPart nftables) {
         EnumMap<DispatchChain, List<String>> copy = new EnumMap<>(DispatchChain.class);
         appends.forEach((k, v) -> {
             if (!v.isEmpty()) {
@@ -54,11 +58,22 @@ public final class RuleFragment {
         this.filterChains = List.copyOf(filterChains);
         this.natChains = List.copyOf(natChains);
         this.ipvs = Objects.requireNonNull(ipvs, "ipvs");
+        this.nftables = Objects.requireNonNull(nftables, "nftables");
     }
 
-    /** The same iptables rules with this IPVS part. */
+    /** The same iptables rules and nftables part with this IPVS part. */
     public RuleFragment withIpvs(IpvsPart part) {
-        return new RuleFragment(appends, filterChains, natChains, part);
+        return new RuleFragment(appends, filterChains, natChains, part, nftables);
+    }
+
+    /** The same iptables rules and IPVS part with this nftables part. */
+    public RuleFragment withNftables(NftPart part) {
+        return new RuleFragment(appends, filterChains, natChains, ipvs, part);
+    }
+
+    /** What the unit contributes in nftables mode; {@link NftPart#NONE} for fragments written before nftables mode. */
+    public NftPart nftables() {
+        return nftables;
     }
 
     /** What the unit contributes in IPVS mode; empty for fragments written before IPVS mode. */
@@ -84,12 +99,13 @@ public final class RuleFragment {
             return true;
         }
         return o instanceof RuleFragment f && appends.equals(f.appends) && filterChains.equals(f.filterChains)
-                && natChains.equals(f.natChains) && ipvs.equals(f.ipvs);
+                && natChains.equals(f.natChains) && ipvs.equals(f.ipvs) && nftables.equals(f.nftables);
     }
 
     @Override
     public int hashCode() {
-        return ((appends.hashCode() * 31 + filterChains.hashCode()) * 31 + natChains.hashCode()) * 31 + ipvs.hashCode();
+        return (((appends.hashCode() * 31 + filterChains.hashCode()) * 31 + natChains.hashCode()) * 31 + ipvs.hashCode()) * 31
+                + nftables.hashCode();
     }
 
     @Override
@@ -108,7 +124,7 @@ public final class RuleFragment {
     /**
      * Canonical text: per table that has content, {@code *table}, the owned chains' declarations,
      * then the appended rules and the owned chains' rules as {@code -A} lines; last, when the unit
-     * has an IPVS part, {@code *ipvs} and its lines.
+     * has an IPVS part, {@code *ipvs} and its lines; then, when it has an nftables part, {@code *nftables} and its lines.
      */
     public String text() {
         String t = text;
@@ -155,6 +171,10 @@ public final class RuleFragment {
         if (!ipvs.isEmpty()) {
             sb.append(IPVS_SECTION).append('\n');
             ipvs.lines().forEach(l -> sb.append(l).append('\n'));
+        }
+        if (nftables != NftPart.NONE) {
+            sb.append(NFT_SECTION).append('\n');
+            nftables.lines().forEach(l -> sb.append(l).append('\n'));
         }
     }
 
@@ -209,6 +229,7 @@ public final class RuleFragment {
         Table table = null;
         int lineNo = 0;
         IpvsPart ipvs = IpvsPart.EMPTY;
+        NftPart nftables = NftPart.NONE;
         // A chain's rules are consecutive lines: the chain of the last rule and where its rules go
         // spare most lines a substring and two lookups. Any other line forgets it.
         String lastChain = null;
@@ -225,19 +246,40 @@ public final class RuleFragment {
             if (stop == start) {
                 continue;
             }
-            if (stop - start == IPVS_SECTION.length() && text.startsWith(IPVS_SECTION, start)) {
-                // The last section: everything after it is the IPVS part.
-                List<String> rest = new ArrayList<>();
+            boolean ipvsSection = stop - start == IPVS_SECTION.length() && text.startsWith(IPVS_SECTION, start);
+            if (ipvsSection || stop - start == NFT_SECTION.length() && text.startsWith(NFT_SECTION, start)) {
+                // The last sections: the IPVS part, then the nftables part.
+                List<String> ipvsLines = new ArrayList<>();
+                List<String> nftLines = new ArrayList<>();
+                List<String> into = ipvsSection ? ipvsLines : nftLines;
+                boolean nftSection = !ipvsSection;
+                int nftLineNo = lineNo + 1;
+                int here = lineNo;
                 for (int from = stop + 1, to; from <= end; from = to + 1) {
                     to = text.indexOf('\n', from);
                     if (to < 0) {
                         to = end;
                     }
-                    if (to > from) {
-                        rest.add(text.substring(from, to));
+                    here++;
+                    if (to == from) {
+                        continue;
+                    }
+                    String line = text.substring(from, to);
+                    if (line.equals(NFT_SECTION) && into == ipvsLines) {
+                        into = nftLines;
+                        nftSection = true;
+                        nftLineNo = here + 1;
+                    } else {
+                        into.add(line);
                     }
                 }
-                ipvs = IpvsPart.parse(rest, lineNo + 1);
+                if (ipvsSection) {
+                    ipvs = IpvsPart.parse(ipvsLines, lineNo + 1);
+                }
+                nftables = NftPart.parse(nftLines, nftLineNo);
+                if (nftSection && nftLines.isEmpty()) {
+                    throw new IllegalArgumentException("line " + nftLineNo + ": an empty nftables section");
+                }
                 break;
             }
             char first = text.charAt(start);
@@ -286,7 +328,7 @@ public final class RuleFragment {
         List<Chain> nat = new ArrayList<>();
         owned.forEach((t, chains) -> chains.forEach((name, rules) ->
                 (t == Table.FILTER ? filter : nat).add(new Chain(name, rules))));
-        return new RuleFragment(appends, filter, nat, ipvs);
+        return new RuleFragment(appends, filter, nat, ipvs, nftables);
     }
 
     private static Table tableNamed(String name, int lineNo) {

@@ -1,4 +1,4 @@
-package io.rulesync.compiler.nftables;
+package io.rulesync.model.nftables;
 
 import io.rulesync.model.cluster.IpFamily;
 import java.util.List;

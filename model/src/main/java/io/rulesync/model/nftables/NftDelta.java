@@ -1,14 +1,14 @@
-package io.rulesync.compiler.nftables;
+package io.rulesync.model.nftables;
 
-import io.rulesync.compiler.nftables.NftOp.AddChain;
-import io.rulesync.compiler.nftables.NftOp.AddElement;
-import io.rulesync.compiler.nftables.NftOp.AddMap;
-import io.rulesync.compiler.nftables.NftOp.AddRule;
-import io.rulesync.compiler.nftables.NftOp.AddSet;
-import io.rulesync.compiler.nftables.NftOp.DeleteChain;
-import io.rulesync.compiler.nftables.NftOp.DeleteElement;
-import io.rulesync.compiler.nftables.NftOp.DeleteSet;
-import io.rulesync.compiler.nftables.NftOp.FlushChain;
+import io.rulesync.model.nftables.NftOp.AddChain;
+import io.rulesync.model.nftables.NftOp.AddElement;
+import io.rulesync.model.nftables.NftOp.AddMap;
+import io.rulesync.model.nftables.NftOp.AddRule;
+import io.rulesync.model.nftables.NftOp.AddSet;
+import io.rulesync.model.nftables.NftOp.DeleteChain;
+import io.rulesync.model.nftables.NftOp.DeleteElement;
+import io.rulesync.model.nftables.NftOp.DeleteSet;
+import io.rulesync.model.nftables.NftOp.FlushChain;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

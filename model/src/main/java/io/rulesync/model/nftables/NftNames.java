@@ -1,6 +1,6 @@
-package io.rulesync.compiler.nftables;
+package io.rulesync.model.nftables;
 
-import io.rulesync.compiler.endpoints.EndpointInfo;
+import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.ServicePortName;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -28,12 +28,13 @@ public final class NftNames {
     }
 
     /** {@code HASH-ns/svc/proto/port__ip/port}: the part after {@code endpoint-} and {@code affinity-}; IPv6 colons become dots. */
-    public static String endpoint(ServicePortName p, EndpointInfo ep) {
+    public static String endpoint(ServicePortName p, IpAddress ip, int port) {
         return hashAndTruncate(p.service().namespace() + "/" + p.service().name() + "/" + p.protocol().lower() + "/" + p.port()
-                + "__" + ep.ip().toString().replace(':', '.') + "/" + ep.port());
+                + "__" + ip.toString().replace(':', '.') + "/" + port);
     }
 
-    static String hashAndTruncate(String base) {
+    /** {@code HASH-base}, cut to {@value #BASE_MAX} characters. */
+    public static String hashAndTruncate(String base) {
         String name = hash8(base) + "-" + base;
         return name.length() > BASE_MAX ? name.substring(0, BASE_MAX - 3) + "..." : name;
     }
