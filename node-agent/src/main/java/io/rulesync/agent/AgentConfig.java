@@ -28,8 +28,12 @@ import io.rulesync.agent.mode.IpvsMode;
 import io.rulesync.agent.mode.IpvsProbe;
 import io.rulesync.agent.mode.KernelMode;
 import io.rulesync.agent.mode.ModeChoice;
-import io.rulesync.agent.mode.ModeChoice.WhenIpvsUnavailable;
+import io.rulesync.agent.mode.ModeChoice.WhenUnavailable;
+import io.rulesync.agent.mode.NftProbe;
+import io.rulesync.agent.mode.NftablesMode;
 import io.rulesync.agent.mode.ProxyMode;
+import io.rulesync.agent.nftables.NftCommand;
+import io.rulesync.agent.nftables.NftFiles;
 import io.rulesync.agent.mode.RefusingMode;
 import io.rulesync.agent.plan.ipvs.IpvsPlan;
 import io.rulesync.agent.rules.RuleGrammar;
@@ -61,7 +65,7 @@ import org.slf4j.LoggerFactory;
  * @param dryRun         null: program the kernel; else write rules to this directory
  * @param netns          null: the agent's own network namespace; else one named by {@code ip netns}
  * @param mode           what to program; IPVS is checked at start (see {@link #modeChoice})
- * @param whenIpvsUnavailable fall back to iptables mode, or refuse to apply anything
+ * @param whenUnavailable fall back to iptables mode, or refuse to apply anything
  * @param ipvsDrainTimeout how long a removed TCP real server drains at most in IPVS mode
  * @param ipvsExcludeCidrs IPVS mode: virtual servers in these ranges are someone else's and never deleted
  * @param transport      deltas and acks on a stream to the api, through its REST endpoints, or through Kafka
@@ -75,7 +79,7 @@ import org.slf4j.LoggerFactory;
  */
 public record AgentConfig(String cluster, String node, String kafka, Map<String, Object> kafkaSettings, Topics topics,
         URI api, String apiToken, List<IpFamily> families, Path dryRun, String netns, Path stateDir,
-        Duration verifyEvery, int chainsPerCheck, ProxyMode mode, WhenIpvsUnavailable whenIpvsUnavailable, Duration ipvsDrainTimeout,
+        Duration verifyEvery, int chainsPerCheck, ProxyMode mode, WhenUnavailable whenUnavailable, Duration ipvsDrainTimeout,
         List<Cidr> ipvsExcludeCidrs, Transport transport, Duration ackInterval, String stream, Supplier<String> tokens,
         TrustRoots tls) {
     /** The api's stream port unless told otherwise. */
@@ -85,18 +89,18 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
     /** With the token as given, and TLS as the api's URL says. */
     public AgentConfig(String cluster, String node, String kafka, Map<String, Object> kafkaSettings, Topics topics,
             URI api, String apiToken, List<IpFamily> families, Path dryRun, String netns, Path stateDir,
-            Duration verifyEvery, int chainsPerCheck, ProxyMode mode, WhenIpvsUnavailable whenIpvsUnavailable, Duration ipvsDrainTimeout,
+            Duration verifyEvery, int chainsPerCheck, ProxyMode mode, WhenUnavailable whenUnavailable, Duration ipvsDrainTimeout,
             List<Cidr> ipvsExcludeCidrs, Transport transport, Duration ackInterval, String stream) {
         this(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery, chainsPerCheck,
-                mode, whenIpvsUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, transport, ackInterval, stream, null, null);
+                mode, whenUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, transport, ackInterval, stream, null, null);
     }
 
     /** With IPVS's default drain timeout, no virtual servers of anyone else, deltas and acks through the api. */
     public AgentConfig(String cluster, String node, String kafka, Map<String, Object> kafkaSettings, Topics topics,
             URI api, String apiToken, List<IpFamily> families, Path dryRun, String netns, Path stateDir,
-            Duration verifyEvery, int chainsPerCheck, ProxyMode mode, WhenIpvsUnavailable whenIpvsUnavailable) {
+            Duration verifyEvery, int chainsPerCheck, ProxyMode mode, WhenUnavailable whenUnavailable) {
         this(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery,
-                chainsPerCheck, mode, whenIpvsUnavailable, IpvsPlan.DEFAULT_DRAIN_TIMEOUT, List.of(), Transport.API, Duration.ZERO, null);
+                chainsPerCheck, mode, whenUnavailable, IpvsPlan.DEFAULT_DRAIN_TIMEOUT, List.of(), Transport.API, Duration.ZERO, null);
     }
 
     /** iptables mode, deltas and acks through the api. */
@@ -104,7 +108,7 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
             URI api, String apiToken, List<IpFamily> families, Path dryRun, String netns, Path stateDir,
             Duration verifyEvery, int chainsPerCheck) {
         this(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery,
-                chainsPerCheck, ProxyMode.IPTABLES, WhenIpvsUnavailable.FALLBACK);
+                chainsPerCheck, ProxyMode.IPTABLES, WhenUnavailable.FALLBACK);
     }
 
     public AgentConfig {
@@ -121,7 +125,7 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
         Objects.requireNonNull(stateDir, "stateDir");
         Objects.requireNonNull(verifyEvery, "verifyEvery");
         Objects.requireNonNull(mode, "mode");
-        Objects.requireNonNull(whenIpvsUnavailable, "whenIpvsUnavailable");
+        Objects.requireNonNull(whenUnavailable, "whenUnavailable");
         ipvsExcludeCidrs = List.copyOf(ipvsExcludeCidrs);
         Objects.requireNonNull(transport, "transport");
         if (ackInterval.isNegative()) {
@@ -152,9 +156,13 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
         if (mode == ProxyMode.IPTABLES) {
             return ModeChoice.AS_ASKED;
         }
-        Optional<String> problem = dryRun != null ? Optional.of("a dry run writes iptables rules only")
-                : IpvsProbe.problem(runner);
-        return ModeChoice.decide(mode, problem, whenIpvsUnavailable);
+        Optional<String> problem;
+        if (mode == ProxyMode.IPVS) {
+            problem = dryRun != null ? Optional.of("a dry run writes iptables rules only") : IpvsProbe.problem(runner);
+        } else {
+            problem = dryRun != null ? Optional.empty() : NftProbe.problem(runner); // a dry run writes nftables files
+        }
+        return ModeChoice.decide(mode, problem, whenUnavailable);
     }
 
     /** The agent itself, on this host's kernel (in the named network namespace, if any) and the system clock. */
@@ -175,8 +183,8 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
         ModeChoice choice = modeChoice(runner);
         if (choice.note() != null) {
             log.atWarn().addKeyValue("cluster", cluster).addKeyValue("node", node).log("{} mode asked for, {}; {}", mode.id(), choice.note(),
-                    choice.refusal() == null ? "programming iptables mode instead (--ipvs-unavailable=fallback)"
-                            : "applying nothing (--ipvs-unavailable=refuse)");
+                    choice.refusal() == null ? "programming iptables mode instead (--mode-unavailable=fallback)"
+                            : "applying nothing (--mode-unavailable=refuse)");
         }
         List<Netfilter> netfilters = netfilters(runner);
         Conntrack conntrack = new Conntrack(runner, dryRun != null);
@@ -187,6 +195,8 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
         } else if (mode == ProxyMode.IPVS && choice.note() == null) {
             kernel = new IpvsMode(node, new IpvsApplier(netfilters, new IpvsadmKernel(runner), new IpsetSync(runner), new BoundAddresses(runner),
                     ipvsDrainTimeout, ipvsExcludeCidrs), conntrack, clock);
+        } else if (mode == ProxyMode.NFTABLES && choice.note() == null) {
+            kernel = new NftablesMode(node, dryRun != null ? new NftFiles(dryRun, node) : new NftCommand(runner), families, conntrack);
         } else {
             kernel = iptables;
         }
@@ -207,19 +217,19 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
     /** The same configuration, reaching the control plane through {@code t}. */
     public AgentConfig withTransport(Transport t) {
         return new AgentConfig(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery,
-                chainsPerCheck, mode, whenIpvsUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, t, ackInterval, stream, tokens, tls);
+                chainsPerCheck, mode, whenUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, t, ackInterval, stream, tokens, tls);
     }
 
     /** The same configuration, sending acks to the api at most once per {@code interval}. */
     public AgentConfig withAckInterval(Duration interval) {
         return new AgentConfig(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery,
-                chainsPerCheck, mode, whenIpvsUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, transport, interval, stream, tokens, tls);
+                chainsPerCheck, mode, whenUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, transport, interval, stream, tokens, tls);
     }
 
     /** The same configuration, on a stream to the api replicas at {@code target} ({@code host:port[,host:port]}). */
     public AgentConfig withStream(String target) {
         return new AgentConfig(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery,
-                chainsPerCheck, mode, whenIpvsUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, Transport.STREAM, ackInterval, target, tokens, tls);
+                chainsPerCheck, mode, whenUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, Transport.STREAM, ackInterval, target, tokens, tls);
     }
 
     /** Where the api's node streams are: as configured, else the api's host on the default port. */

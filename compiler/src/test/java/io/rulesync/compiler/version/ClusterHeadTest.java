@@ -12,6 +12,7 @@ import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.event.ObjectKind;
 import io.rulesync.model.event.ObjectRef;
 import io.rulesync.model.ipvs.IpvsPart;
+import io.rulesync.model.nftables.NftPart;
 import io.rulesync.model.rules.RulesDiff;
 import io.rulesync.model.rules.Unit;
 import java.time.Instant;
@@ -54,14 +55,16 @@ class ClusterHeadTest {
         assertThat(s2.diff().fragments()).extracting(c -> c.key().unit().id()).containsOnly("shop/web:http/TCP");
         assertThat(s2.diff().nodes()).isEmpty();
 
-        // A new node: its rules come into existence, so a version. Only the fixed unit's IPVS part
-        // changes (it lists the nodes' addresses); every iptables rule stays as it was.
+        // A new node: its rules come into existence, so a version. Only the fixed unit's IPVS and nftables
+        // parts change (they list the nodes' addresses); every iptables rule stays as it was.
         ClusterHead.Step s3 = s2.next().apply(List.of(NODE_B));
         assertThat(s3.next().version()).isEqualTo(3);
         assertThat(s3.diff().fragments()).extracting(c -> c.key().unit()).containsOnly(Unit.FIXED);
         for (RulesDiff.FragmentChange c : s3.diff().fragments()) {
-            assertThat(c.after().withIpvs(IpvsPart.EMPTY)).isEqualTo(c.before().withIpvs(IpvsPart.EMPTY));
+            assertThat(c.after().withIpvs(IpvsPart.EMPTY).withNftables(NftPart.NONE))
+                    .isEqualTo(c.before().withIpvs(IpvsPart.EMPTY).withNftables(NftPart.NONE));
             assertThat(c.after().ipvs().nodes()).extracting(IpvsPart.NodeAddresses::node).containsExactly("node-a", "node-b");
+            assertThat(((NftPart.Fixed) c.after().nftables()).nodes()).extracting(NftPart.NodePorts::node).containsExactly("node-a", "node-b");
         }
         assertThat(s3.diff().nodes()).extracting(RulesDiff.NodeChange::node).containsExactly("node-b");
     }

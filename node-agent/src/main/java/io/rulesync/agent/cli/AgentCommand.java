@@ -4,7 +4,7 @@ import io.rulesync.agent.AgentConfig;
 import io.rulesync.agent.AgentLoop;
 import io.rulesync.agent.feed.Transport;
 import io.rulesync.agent.metrics.MetricsServer;
-import io.rulesync.agent.mode.ModeChoice.WhenIpvsUnavailable;
+import io.rulesync.agent.mode.ModeChoice.WhenUnavailable;
 import io.rulesync.agent.mode.ProxyMode;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpFamily;
@@ -86,14 +86,15 @@ public final class AgentCommand implements Callable<Integer> {
             description = "Kafka bootstrap servers (--transport kafka). Default: ${DEFAULT-VALUE}.")
     String kafka;
 
-    @Option(names = "--mode", defaultValue = "iptables", paramLabel = "iptables|ipvs",
+    @Option(names = "--mode", defaultValue = "iptables", paramLabel = "iptables|ipvs|nftables",
             description = "What to program, as kube-proxy's --proxy-mode. Default: ${DEFAULT-VALUE}.")
     String mode;
 
-    @Option(names = "--ipvs-unavailable", defaultValue = "fallback", paramLabel = "fallback|refuse",
-            description = "When ipvs is asked for and this node cannot run it: program iptables mode instead, or apply "
-                    + "nothing and ack every version FAILED with the reason. Either way the acks say why. Default: ${DEFAULT-VALUE}.")
-    String ipvsUnavailable;
+    @Option(names = {"--mode-unavailable", "--ipvs-unavailable"}, defaultValue = "fallback", paramLabel = "fallback|refuse",
+            description = "When ipvs or nftables is asked for and this node cannot run it (no ip_vs; nft or the kernel too old): "
+                    + "program iptables mode instead, or apply nothing and ack every version FAILED with the reason. "
+                    + "Either way the acks say why. Default: ${DEFAULT-VALUE}.")
+    String modeUnavailable;
 
     @Option(names = "--ipvs-drain-timeout", defaultValue = "900", paramLabel = "SECONDS",
             description = "IPVS mode: a removed TCP real server keeps weight 0 until its connections end, at most this long. "
@@ -238,7 +239,7 @@ public final class AgentCommand implements Callable<Integer> {
         // A dry run needs no privileges, so it keeps its state next to its rules.
         Path state = stateDir != null ? stateDir : dryRun != null ? dryRun : Path.of("/var/lib/rulesync/agent");
         return new AgentConfig(cluster, node, kafka, settings, topics, api, token, fams, dryRun, netns, state,
-                Duration.ofSeconds(verifySeconds), verifyChains, ProxyMode.parse(mode), WhenIpvsUnavailable.parse(ipvsUnavailable),
+                Duration.ofSeconds(verifySeconds), verifyChains, ProxyMode.parse(mode), WhenUnavailable.parse(modeUnavailable),
                 Duration.ofSeconds(ipvsDrainSeconds), excluded, via, Duration.ofMillis(ackIntervalMillis), stream, tokens,
                 caFile == null ? null : TrustRoots.of(caFile));
     }

@@ -6,17 +6,17 @@ import java.util.Optional;
 /**
  * The mode an agent runs in, from the mode asked for and what the node can do. Pure.
  *
- * <p>When IPVS is asked for and cannot be used, the agent never crash-loops. By configuration it
- * either programs iptables mode instead (what kube-proxy did before v1.26, and what operators asked
- * to keep) and says so in every ack, or it refuses: it applies nothing and acks every version FAILED
- * with the reason. Either way the api's node status shows the choice and the reason.
+ * <p>When IPVS or nftables mode is asked for and cannot be used (no {@code ip_vs} module; an {@code nft} or kernel too
+ * old), the agent never crash-loops. By configuration it either programs iptables mode instead (what kube-proxy did
+ * for IPVS before v1.26, and what operators asked to keep) and says so in every ack, or it refuses: it applies nothing
+ * and acks every version FAILED with the reason. Either way the api's node status shows the choice and the reason.
  *
  * @param note      said after the mode in acks and logs ("iptables (ipvs unavailable: ...)"); null: nothing to say
  * @param refusal   why the agent applies nothing; null: it applies
  */
 public record ModeChoice(String note, String refusal) {
-    /** What to do when IPVS was asked for and cannot be used. */
-    public enum WhenIpvsUnavailable {
+    /** What to do when the mode asked for cannot be used. */
+    public enum WhenUnavailable {
         FALLBACK,
         REFUSE;
 
@@ -24,13 +24,13 @@ public record ModeChoice(String note, String refusal) {
             return name().toLowerCase(Locale.ROOT);
         }
 
-        public static WhenIpvsUnavailable parse(String id) {
-            for (WhenIpvsUnavailable w : values()) {
+        public static WhenUnavailable parse(String id) {
+            for (WhenUnavailable w : values()) {
                 if (w.id().equals(id)) {
                     return w;
                 }
             }
-            throw new IllegalArgumentException("--ipvs-unavailable: '" + id + "' is not fallback or refuse");
+            throw new IllegalArgumentException("--mode-unavailable: '" + id + "' is not fallback or refuse");
         }
     }
 
@@ -38,15 +38,15 @@ public record ModeChoice(String note, String refusal) {
     public static final ModeChoice AS_ASKED = new ModeChoice(null, null);
 
     /**
-     * @param ipvsProblem why IPVS cannot be used on this node (empty: it can)
+     * @param problem why the mode asked for cannot be used on this node (empty: it can)
      */
-    public static ModeChoice decide(ProxyMode asked, Optional<String> ipvsProblem, WhenIpvsUnavailable policy) {
-        if (asked == ProxyMode.IPTABLES || ipvsProblem.isEmpty()) {
+    public static ModeChoice decide(ProxyMode asked, Optional<String> problem, WhenUnavailable policy) {
+        if (asked == ProxyMode.IPTABLES || problem.isEmpty()) {
             return AS_ASKED;
         }
-        String note = "ipvs unavailable: " + ipvsProblem.get();
-        return policy == WhenIpvsUnavailable.FALLBACK ? new ModeChoice(note, null)
-                : new ModeChoice(note, "ipvs mode was asked for and cannot be used (" + ipvsProblem.get()
-                        + "); refusing to program anything else (--ipvs-unavailable=refuse)");
+        String note = asked.id() + " unavailable: " + problem.get();
+        return policy == WhenUnavailable.FALLBACK ? new ModeChoice(note, null)
+                : new ModeChoice(note, asked.id() + " mode was asked for and cannot be used (" + problem.get()
+                        + "); refusing to program anything else (--mode-unavailable=refuse)");
     }
 }

@@ -2,10 +2,11 @@ package io.rulesync.agent.mode;
 
 import java.util.Locale;
 
-/** What the agent is asked to program: kube-proxy's iptables mode, or its IPVS mode. */
+/** What the agent is asked to program: kube-proxy's iptables, IPVS or nftables mode. */
 public enum ProxyMode {
     IPTABLES,
-    IPVS;
+    IPVS,
+    NFTABLES;
 
     public String id() {
         return name().toLowerCase(Locale.ROOT);
@@ -17,6 +18,6 @@ public enum ProxyMode {
                 return m;
             }
         }
-        throw new IllegalArgumentException("--mode: '" + id + "' is not iptables or ipvs");
+        throw new IllegalArgumentException("--mode: '" + id + "' is not iptables, ipvs or nftables");
     }
 }

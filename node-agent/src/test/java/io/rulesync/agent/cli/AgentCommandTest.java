@@ -42,7 +42,7 @@ class AgentCommandTest {
         AgentConfig ipvs = parse("--cluster", "shop", "--node", "node-a", "--mode", "ipvs", "--ipvs-unavailable", "refuse",
                 "--ipvs-drain-timeout", "120", "--ipvs-exclude-cidrs", "192.0.2.0/24,fd00:beef::/64");
         assertThat(ipvs.mode()).isEqualTo(ProxyMode.IPVS);
-        assertThat(ipvs.whenIpvsUnavailable()).isEqualTo(ModeChoice.WhenIpvsUnavailable.REFUSE);
+        assertThat(ipvs.whenUnavailable()).isEqualTo(ModeChoice.WhenUnavailable.REFUSE);
         assertThat(ipvs.ipvsDrainTimeout()).isEqualTo(Duration.ofSeconds(120));
         assertThat(ipvs.ipvsExcludeCidrs()).extracting(Object::toString).containsExactly("192.0.2.0/24", "fd00:beef::/64");
         assertThat(c.ipvsExcludeCidrs()).isEmpty();

@@ -6,7 +6,7 @@ import io.rulesync.agent.Agent;
 import io.rulesync.agent.AgentConfig;
 import io.rulesync.exec.HostCommand;
 import io.rulesync.agent.feed.SnapshotSource;
-import io.rulesync.agent.mode.ModeChoice.WhenIpvsUnavailable;
+import io.rulesync.agent.mode.ModeChoice.WhenUnavailable;
 import io.rulesync.agent.testing.AgentLogs;
 import io.rulesync.testsupport.netns.NetnsLab;
 import io.rulesync.testsupport.cluster.Fixtures;
@@ -79,7 +79,7 @@ class IpvsFallbackKernelTest {
         }
     }
 
-    private Agent agent(WhenIpvsUnavailable when, List<NodeAck> acks) throws Exception {
+    private Agent agent(WhenUnavailable when, List<NodeAck> acks) throws Exception {
         SnapshotSource snapshots = new SnapshotSource() {
             @Override
             public RulesSnapshot latest(String cluster, String node) {
@@ -123,15 +123,15 @@ class IpvsFallbackKernelTest {
     @RequiresKernelWithout(KernelFeature.IPVS)
     void refusingAppliesNothingAndEveryAckSaysWhy() throws Exception {
         List<NodeAck> acks = new ArrayList<>();
-        Agent agent = agent(WhenIpvsUnavailable.REFUSE, acks);
+        Agent agent = agent(WhenUnavailable.REFUSE, acks);
         agent.start();
         assertThat(acks).singleElement().satisfies(a -> {
             assertThat(a.status()).isEqualTo(NodeAck.Status.FAILED);
             assertThat(a.running()).isZero();
-            assertThat(a.error()).startsWith("ipvs mode was asked for and cannot be used (").endsWith("(--ipvs-unavailable=refuse)");
+            assertThat(a.error()).startsWith("ipvs mode was asked for and cannot be used (").endsWith("(--mode-unavailable=refuse)");
             assertThat(a.mode()).startsWith("iptables (ipvs unavailable: ");
         });
-        assertThat(log.lines()).anyMatch(l -> l.startsWith("ipvs mode asked for, ipvs unavailable: ") && l.endsWith("applying nothing (--ipvs-unavailable=refuse)"));
+        assertThat(log.lines()).anyMatch(l -> l.startsWith("ipvs mode asked for, ipvs unavailable: ") && l.endsWith("applying nothing (--mode-unavailable=refuse)"));
         assertThat(lab.exec(lab.nodeNs(), "iptables", "-t", "nat", "-S").orThrow().stdout()).doesNotContain("KUBE-SERVICES");
         assertThat(answering()).isEmpty();
         agent.tick(); // no drift check, no repair: nothing here is the agent's
@@ -142,13 +142,13 @@ class IpvsFallbackKernelTest {
     @RequiresKernelWithout(KernelFeature.IPVS)
     void fallingBackProgramsIptablesModeAndTheAcksSayWhy() throws Exception {
         List<NodeAck> acks = new ArrayList<>();
-        agent(WhenIpvsUnavailable.FALLBACK, acks).start();
+        agent(WhenUnavailable.FALLBACK, acks).start();
         assertThat(acks).singleElement().satisfies(a -> {
             assertThat(a.status()).isEqualTo(NodeAck.Status.APPLIED);
             assertThat(a.version()).isEqualTo(1);
             assertThat(a.mode()).isEqualTo("iptables (ipvs unavailable: " + IpvsProbe.problem(HostCommand.PROCESSES.inNetns(lab.nodeNs())).orElseThrow() + ")");
         });
-        assertThat(log.lines()).anyMatch(l -> l.endsWith("programming iptables mode instead (--ipvs-unavailable=fallback)"));
+        assertThat(log.lines()).anyMatch(l -> l.endsWith("programming iptables mode instead (--mode-unavailable=fallback)"));
         assertThat(answering()).isEqualTo(Set.of("pod0", "pod1"));
     }
 }

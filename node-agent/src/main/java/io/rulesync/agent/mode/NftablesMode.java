@@ -1,0 +1,214 @@
+package io.rulesync.agent.mode;
+
+import io.rulesync.agent.conntrack.Conntrack;
+import io.rulesync.agent.nftables.NftKernel;
+import io.rulesync.agent.nftables.NftKernel.NftReadException;
+import io.rulesync.agent.plan.NodeView;
+import io.rulesync.agent.plan.nftables.KernelTable;
+import io.rulesync.agent.plan.nftables.NftCheck;
+import io.rulesync.agent.verify.DriftCheck;
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.nftables.NftDelta;
+import io.rulesync.model.nftables.NftOp;
+import io.rulesync.model.nftables.NftTransaction;
+import io.rulesync.model.rules.Unit;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * kube-proxy's nftables mode: the node's {@code kube-proxy} table of each family. The first apply (and any after a
+ * failure or drift) replaces the table whole in one atomic transaction; every later version is a partial transaction
+ * ({@link NftDelta}) that touches only what changed, then a second one that deletes the chains gone, as kube-proxy's
+ * partial syncs do. After each, what was written is read back: the chains a delta wrote (the whole table after a full
+ * load, or when a delta wrote many chains), compared with the version ({@link NftCheck}); that reading is kept, and a
+ * check every verify interval reads the whole table and compares it with the version and with those readings. Drift
+ * (a chain, rule, element or set added, changed or removed by hand) is repaired by replacing the table. No other
+ * table is ever touched.
+ */
+public final class NftablesMode implements KernelMode {
+    private static final Logger log = LoggerFactory.getLogger(NftablesMode.class);
+    /** Up to this many chains written by a delta are read back one by one; more, and the whole table is read once. */
+    static final int READ_BACK_CHAINS = 8;
+
+    private final String node;
+    private final NftKernel kernel;
+    private final List<IpFamily> families;
+    private final Conntrack conntrack;
+    /** What each family's table holds, as written; absent: not known (start, failure, drift): the next apply is full. */
+    private final Map<IpFamily, NftTransaction> applied = new EnumMap<>(IpFamily.class);
+    /** The kernel's own listing of each chain, read back after it was written and found right. */
+    private final Map<IpFamily, Map<String, List<String>>> readings = new EnumMap<>(IpFamily.class);
+
+    public NftablesMode(String node, NftKernel kernel, List<IpFamily> families, Conntrack conntrack) {
+        this.node = Objects.requireNonNull(node, "node");
+        this.kernel = Objects.requireNonNull(kernel, "kernel");
+        this.families = List.copyOf(families);
+        this.conntrack = Objects.requireNonNull(conntrack, "conntrack");
+    }
+
+    @Override
+    public String mode() {
+        return kernel.readable() ? "nftables" : "dry-run (nftables)";
+    }
+
+    /** A start replaces the table whole, as kube-proxy's first sync rewrites it: nothing to resume. */
+    @Override
+    public boolean canResume() {
+        return false;
+    }
+
+    @Override
+    public boolean holds(NodeView v) {
+        return false;
+    }
+
+    @Override
+    public Applied apply(NodeView from, NodeView to, Set<Unit> touched) {
+        int rules = 0;
+        int operations = 0;
+        boolean full = false;
+        for (IpFamily f : IptablesMode.families(to, families)) {
+            Optional<NftTransaction> t;
+            try {
+                t = to.rules().nftables(node, f);
+            } catch (IllegalStateException e) {
+                return Applied.failed("version " + to.version() + ": " + e.getMessage() + "; the next version the compiler writes has them");
+            }
+            if (t.isEmpty()) {
+                continue; // not a node of this version
+            }
+            NftTransaction target = t.get();
+            NftTransaction before = from == null ? null : applied.get(f);
+            List<String> steps = new ArrayList<>();
+            Set<String> written = new LinkedHashSet<>();
+            if (before == null) {
+                steps.add(replacement(target));
+                full = true;
+            } else {
+                NftDelta d = NftDelta.between(before, target);
+                if (d.isEmpty()) {
+                    rules += NftCheck.Expected.of(target).rules().values().stream().mapToInt(Integer::intValue).sum();
+                    continue;
+                }
+                steps.add(d.main().render());
+                if (!d.cleanup().ops().isEmpty()) {
+                    steps.add(d.cleanup().render());
+                }
+                operations += d.main().ops().size() + d.cleanup().ops().size();
+                d.main().ops().stream().filter(op -> op instanceof NftOp.AddChain).forEach(op -> written.add(((NftOp.AddChain) op).name()));
+            }
+            applied.remove(f); // until it is known to hold
+            String error = kernel.run(f, steps, target);
+            if (error != null) {
+                readings.remove(f);
+                return Applied.failed(error);
+            }
+            List<String> problems = readBack(f, target, before == null ? null : written);
+            if (!problems.isEmpty()) {
+                readings.remove(f);
+                return Applied.failed("nft: the kernel does not hold what was written: " + String.join("; ", problems));
+            }
+            applied.put(f, target);
+            rules += NftCheck.Expected.of(target).rules().values().stream().mapToInt(Integer::intValue).sum();
+        }
+        if (from != null && touched != null) {
+            conntrack.clearStale(node, IptablesMode.families(to, families), from, to, touched);
+        }
+        return new Applied(null, rules, full ? "full" : operations + " operations");
+    }
+
+    /** The table replaced whole, atomically: created if missing, deleted, and written again. */
+    private static String replacement(NftTransaction target) {
+        String family = target.familyName();
+        return "add table " + family + " " + NftTransaction.TABLE + "\ndelete table " + family + " " + NftTransaction.TABLE + "\n"
+                + target.render();
+    }
+
+    /**
+     * Reads back what was written and compares it with {@code target}; keeps the readings.
+     *
+     * @param written the chains a delta wrote; null: all of the table (a full load)
+     */
+    private List<String> readBack(IpFamily f, NftTransaction target, Set<String> written) {
+        if (!kernel.readable()) {
+            return List.of();
+        }
+        NftCheck.Expected expected = NftCheck.Expected.of(target);
+        try {
+            if (written == null || written.size() > READ_BACK_CHAINS) {
+                Optional<KernelTable> table = kernel.table(f);
+                List<String> problems = NftCheck.problems(expected, table, Map.of());
+                if (problems.isEmpty()) {
+                    readings.put(f, new HashMap<>(table.orElseThrow().chains()));
+                }
+                return problems;
+            }
+            Map<String, List<String>> now = kernel.chains(f, written);
+            Map<String, List<String>> kept = readings.computeIfAbsent(f, k -> new HashMap<>());
+            kept.keySet().retainAll(expected.rules().keySet());
+            List<String> problems = new ArrayList<>();
+            for (String chain : written) {
+                List<String> rules = now.get(chain);
+                int want = expected.rules().getOrDefault(chain, 0);
+                if (rules == null) {
+                    problems.add("chain " + chain + " is missing");
+                } else if (rules.size() != want) {
+                    problems.add("chain " + chain + " has " + rules.size() + " rules, not " + want);
+                } else {
+                    kept.put(chain, rules);
+                }
+            }
+            return problems;
+        } catch (NftReadException e) {
+            return List.of(e.getMessage());
+        }
+    }
+
+    /** Reads each family's table whole and compares it with the running version; drift is repaired by a full apply. */
+    @Override
+    public DriftCheck.Result verify(NodeView running) {
+        if (!kernel.readable()) {
+            return NOTHING;
+        }
+        List<String> problems = new ArrayList<>();
+        int chains = 0;
+        for (IpFamily f : IptablesMode.families(running, families)) {
+            NftTransaction target = applied.get(f);
+            if (target == null) {
+                problems.add(f.id() + ": the table's state is not known");
+                continue;
+            }
+            try {
+                Optional<KernelTable> table = kernel.table(f);
+                chains += table.map(t -> t.chains().size()).orElse(0);
+                NftCheck.problems(NftCheck.Expected.of(target), table, readings.getOrDefault(f, Map.of()))
+                        .forEach(p -> problems.add(f.id() + ": " + p));
+            } catch (NftReadException e) {
+                log.atWarn().addKeyValue("version", running.version()).log("cannot read the nftables table to check it: {}", e.getMessage());
+                return new DriftCheck.Result(false, chains, 0, List.of(e.getMessage()));
+            }
+        }
+        if (problems.isEmpty()) {
+            return new DriftCheck.Result(false, chains, 0, List.of());
+        }
+        // The agent applies the running version in full (the table replaced), and says so with these problems.
+        applied.clear();
+        readings.clear();
+        return new DriftCheck.Result(true, chains, 0, problems);
+    }
+
+    @Override
+    public DriftCheck.Result between(NodeView running, Instant now) {
+        return NOTHING;
+    }
+}
