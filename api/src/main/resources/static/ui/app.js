@@ -243,6 +243,7 @@ async function allNodes(cluster) {
 
 function versionPage(cluster, version, node) {
   let rulesNode = node;
+  let rulesMode = 'iptables';
   let search = '';
   return {
     refresh: false, // a version never changes
@@ -259,20 +260,36 @@ function versionPage(cluster, version, node) {
         ${diff ? `<pre id="diff" tabindex="0" aria-label="What this version changed">${diffHtml(diff)}</pre>` : '<p class="muted">The first version.</p>'}
         <h2>A node's rules</h2>
         <div class="row"><label for="rules-node">Node</label><select id="rules-node">${names.map((n) => `<option ${n === rulesNode ? 'selected' : ''}>${h(n)}</option>`).join('')}</select>
+          <label for="rules-mode">Mode</label><select id="rules-mode">${['iptables', 'ipvs', 'nftables'].map((m) => `<option ${m === rulesMode ? 'selected' : ''}>${m}</option>`).join('')}</select>
           <label for="rules-search">Search</label><input id="rules-search" type="search" placeholder="KUBE-SVC, 10.96.0.10, ..." value="${h(search)}">
           <span id="rules-count" class="muted"></span></div>
+        <pre id="mode-diff" tabindex="0" aria-label="What this version changed in the node's rules of this mode" hidden></pre>
         <pre id="rules" tabindex="0" aria-label="The node's rules"></pre>`);
       let asked = 0;
       const showRules = async () => {
         const mine = ++asked;
-        const text = rulesNode ? (await api(`${base}/versions/${enc(version)}/rules?node=${enc(rulesNode)}`)).body : '';
+        const query = `node=${enc(rulesNode)}&mode=${enc(rulesMode)}`;
+        let text = '';
+        let modeDiff = null;
+        try {
+          text = rulesNode ? (await api(`${base}/versions/${enc(version)}/rules?${query}`)).body : '';
+          // IPVS and nftables mode hold the node's own addresses: their changes are the node's, not a group's.
+          if (rulesNode && rulesMode !== 'iptables' && version > 1) modeDiff = await get(`${base}/versions/${enc(version)}/diff?${query}`);
+        } catch (e) {
+          if (!(e instanceof ApiProblem)) throw e;
+          text = e.message;
+        }
         if (mine !== asked) return; // typed on meanwhile: a later answer shows
+        const shownDiff = document.getElementById('mode-diff');
+        shownDiff.hidden = !modeDiff;
+        shownDiff.innerHTML = modeDiff ? diffHtml(modeDiff) : '';
         const lines = text.split('\n');
         const shown = search ? lines.filter((l) => l.toLowerCase().includes(search.toLowerCase())) : lines;
         document.getElementById('rules-count').textContent = search ? `${shown.length} of ${lines.length} lines` : `${lines.length} lines`;
         document.getElementById('rules').innerHTML = shown.map((l) => search ? mark(l, search) : h(l)).join('\n');
       };
       document.getElementById('rules-node').addEventListener('change', (e) => { rulesNode = e.target.value; showRules(); });
+      document.getElementById('rules-mode').addEventListener('change', (e) => { rulesMode = e.target.value; showRules(); });
       document.getElementById('rules-search').addEventListener('input', (e) => { search = e.target.value; showRules(); });
       await showRules();
     },

@@ -4,6 +4,7 @@ import io.rulesync.api.history.HistoryController.ChainChanges;
 import io.rulesync.api.history.HistoryController.ChangedNodes;
 import io.rulesync.api.history.HistoryController.FamilyChanges;
 import io.rulesync.api.history.HistoryController.IpvsFamilyChanges;
+import io.rulesync.api.history.HistoryController.NftFamilyChanges;
 import io.rulesync.api.history.HistoryController.TableChanges;
 import java.util.List;
 
@@ -91,6 +92,22 @@ public final class DiffText {
             f.addressesBound().forEach(a -> out.append("+kube-ipvs0 ").append(a).append('\n'));
             f.rulesRemoved().forEach(r -> out.append('-').append(r).append('\n'));
             f.rulesAdded().forEach(r -> out.append('+').append(r).append('\n'));
+        }
+    }
+
+    public static String nftables(String from, String to, String node, String change, List<NftFamilyChanges> families) {
+        StringBuilder out = header(from, to);
+        nftablesHunk(out, node, change, families);
+        return out.toString();
+    }
+
+    /** The hunk of {@link #nftables} without its header: the table's lines lost and gained, per family. */
+    public static void nftablesHunk(StringBuilder out, String node, String change, List<NftFamilyChanges> families) {
+        out.append("@@ ").append(node).append(" (nftables mode): ").append(change).append(" @@\n");
+        for (NftFamilyChanges f : families) {
+            out.append(' ').append(f.family()).append('\n');
+            f.removed().forEach(l -> out.append('-').append(l).append('\n'));
+            f.added().forEach(l -> out.append('+').append(l).append('\n'));
         }
     }
 

@@ -15,6 +15,7 @@ import io.rulesync.model.cluster.KubernetesNames;
 import io.rulesync.model.event.Json;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.ipvs.IpvsRules;
+import io.rulesync.model.nftables.NftTransaction;
 import io.rulesync.model.rules.RuleSet;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
@@ -79,7 +80,7 @@ public class HistoryController {
      * What {@code /diff} answers: the chains and rules of the nodes that changed, or one node's IPVS changes; and both as
      * the text of a unified diff ({@code text}), rendered here once for every reader.
      */
-    public sealed interface Diff permits ChainsDiff, IpvsDiff {
+    public sealed interface Diff permits ChainsDiff, IpvsDiff, NftDiff {
     }
 
     public record ChainsDiff(String cluster, long from, long to, List<ChangedNodes> changes, List<String> unchangedNodes, String text)
@@ -112,6 +113,21 @@ public class HistoryController {
         }
     }
 
+    public record NftDiff(String cluster, long from, long to, String node, String mode, String change, List<NftFamilyChanges> families,
+            String text) implements Diff {
+        static NftDiff of(String cluster, long from, long to, String node, String change, List<NftFamilyChanges> families) {
+            return new NftDiff(cluster, from, to, node, "nftables", change, families, DiffText.nftables(DiffText.version(cluster, from),
+                    DiffText.version(cluster, to), node, change, families));
+        }
+    }
+
+    /**
+     * One family's table: its lines lost and gained ({@code nft -f} lines of the whole table), and the partial
+     * transaction the agent runs for the change.
+     */
+    public record NftFamilyChanges(String family, List<String> removed, List<String> added, List<String> transaction) {
+    }
+
     public record IpvsFamilyChanges(String family, List<String> virtualServersAdded, List<String> virtualServersRemoved,
             List<IpvsVersionDiff.ChangedServer> virtualServersChanged, List<IpvsVersionDiff.SetChange> sets, List<String> addressesBound,
             List<String> addressesUnbound, List<String> rulesAdded, List<String> rulesRemoved) {
@@ -142,7 +158,7 @@ public class HistoryController {
     }
 
     @Operation(summary = "The exact iptables-restore input of a node at a version; with ?mode=ipvs, its IPVS mode's "
-            + "ipvsadm-restore, ipset restore and iptables-restore inputs")
+            + "ipvsadm-restore, ipset restore and iptables-restore inputs; with ?mode=nftables, the nft -f input of its kube-proxy table")
     @ApiResponse(responseCode = "200", description = "the rules, as the tools read them",
             content = @Content(mediaType = "text/plain", schema = @Schema(type = "string")))
     @GetMapping("/api/v1/clusters/{cluster}/versions/{version}/rules")
@@ -154,13 +170,40 @@ public class HistoryController {
         IpFamily f = family == null ? IpFamily.IPV4 : family;
         long v = found.seq();
         ClusterRules all = rulesAt(cluster, found);
-        Optional<String> rules = mode == RulesMode.IPVS ? all.ipvs(node.name(), f).map(IpvsRules::render)
-                : all.ruleSet(node.name(), f).map(RuleSet::render);
+        Optional<String> rules = switch (mode == null ? RulesMode.IPTABLES : mode) {
+            case IPVS -> all.ipvs(node.name(), f).map(IpvsRules::render);
+            case NFTABLES -> nftables(cluster, v, all, node.name(), f).map(NftTransaction::render);
+            case IPTABLES -> all.ruleSet(node.name(), f).map(RuleSet::render);
+        };
         if (rules.isEmpty()) {
             throw new ParameterProblem(HttpStatus.NOT_FOUND, "node", "node: '" + node + "' is not a node of cluster '"
                     + KubernetesNames.printable(cluster) + "' at version " + v);
         }
         return ResponseEntity.ok().contentType(MediaType.TEXT_PLAIN).body(rules.get());
+    }
+
+    /** One node's nftables table, or the problem saying that the version was compiled before nftables mode. */
+    private static Optional<NftTransaction> nftables(String cluster, long version, ClusterRules rules, String node, IpFamily f) {
+        try {
+            return rules.nftables(node, f);
+        } catch (IllegalStateException e) {
+            throw new ParameterProblem(HttpStatus.NOT_FOUND, "mode", "mode: version " + version + " of cluster '"
+                    + KubernetesNames.printable(cluster) + "' was compiled before nftables mode: it has no nftables rules");
+        }
+    }
+
+    /** One node's nftables changes, per family that has any. */
+    public static List<NftFamilyChanges> nftablesChanges(String cluster, long from, long to, String node, ClusterRules before,
+            ClusterRules after) {
+        List<NftFamilyChanges> families = new ArrayList<>();
+        for (IpFamily f : IpFamily.values()) {
+            NftVersionDiff d = NftVersionDiff.between(f, nftables(cluster, from, before, node, f).orElse(null),
+                    nftables(cluster, to, after, node, f).orElse(null));
+            if (!d.isEmpty()) {
+                families.add(new NftFamilyChanges(f.id(), d.removed(), d.added(), d.transaction()));
+            }
+        }
+        return families;
     }
 
     /** One node's IPVS changes, per family that has any. */
@@ -196,14 +239,15 @@ public class HistoryController {
      * differences. Nodes that see the same change are listed together; {@code ?node=} picks one.
      */
     @Operation(summary = "Per node, the chains and rules that changed between two versions; with ?mode=ipvs&node=, the node's "
-            + "virtual servers, set members, addresses and IPVS rules that changed")
+            + "virtual servers, set members, addresses and IPVS rules that changed; with ?mode=nftables&node=, the lines of its "
+            + "kube-proxy table that changed and the partial transaction that applies them")
     @GetMapping("/api/v1/clusters/{cluster}/versions/{version}/diff")
     public Diff diff(@PathVariable("cluster") String cluster, @PathVariable("version") VersionRef version,
             @RequestParam(name = "from", required = false) VersionRef from, @RequestParam(name = "node", required = false) DnsSubdomain node,
             @RequestParam(name = "mode", required = false) RulesMode mode) {
-        if (mode == RulesMode.IPVS && node == null) {
-            // Every node's IPVS configuration holds its own addresses, so no two nodes share a diff.
-            throw new ParameterProblem(HttpStatus.BAD_REQUEST, "node", "node: mode=ipvs needs ?node=NAME");
+        if ((mode == RulesMode.IPVS || mode == RulesMode.NFTABLES) && node == null) {
+            // Every node's IPVS configuration and nftables table hold its own addresses, so no two nodes share a diff.
+            throw new ParameterProblem(HttpStatus.BAD_REQUEST, "node", "node: mode=" + mode + " needs ?node=NAME");
         }
         VersionHistory.VersionInfo to = find(cluster, version, "version");
         long fromSeq = from == null ? to.seq() - 1 : find(cluster, from, "from").seq();
@@ -218,6 +262,10 @@ public class HistoryController {
         }
         if (mode == RulesMode.IPVS) {
             return ipvsDiff(cluster, fromSeq, to.seq(), only, before, after);
+        }
+        if (mode == RulesMode.NFTABLES) {
+            List<NftFamilyChanges> families = nftablesChanges(cluster, fromSeq, to.seq(), only, before, after);
+            return NftDiff.of(cluster, fromSeq, to.seq(), only, change(only, before, after, families.isEmpty()), families);
         }
         VersionDiff.Result d = VersionDiff.between(before, after, only == null ? n -> true : only::equals);
         return ChainsDiff.of(cluster, fromSeq, to.seq(), d.groups().stream().map(HistoryController::changes).toList(), d.unchanged());

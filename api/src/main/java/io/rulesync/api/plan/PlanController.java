@@ -6,6 +6,7 @@ import io.rulesync.api.history.DiffText;
 import io.rulesync.api.history.HistoryController;
 import io.rulesync.api.history.HistoryController.ChangedNodes;
 import io.rulesync.api.history.HistoryController.IpvsFamilyChanges;
+import io.rulesync.api.history.HistoryController.NftFamilyChanges;
 import io.rulesync.api.history.RulesMode;
 import io.rulesync.api.history.VersionDiff;
 import io.rulesync.api.params.DnsSubdomain;
@@ -56,8 +57,8 @@ import org.springframework.web.bind.annotation.RestController;
 public class PlanController {
     private static final String YAML = "application/yaml";
     private static final String JSON = "application/json";
-    /** IPVS diffs shown without ?mode=ipvs: each assembles a node's whole IPVS configuration. */
-    private static final int MAX_IPVS_NODES = 10;
+    /** IPVS and nftables diffs shown without ?mode=: each assembles a node's whole IPVS configuration or table. */
+    private static final int MAX_MODE_NODES = 10;
 
     private final PlanBases bases;
     private final VersionHistory versions;
@@ -86,17 +87,22 @@ public class PlanController {
     public record IpvsNodeChanges(String node, String change, List<IpvsFamilyChanges> families) {
     }
 
+    /** One node's nftables changes: {@code change} is joined, left, changed or unchanged. */
+    public record NftNodeChanges(String node, String change, List<NftFamilyChanges> families) {
+    }
+
     /**
      * The plan: the cluster's newest version it starts from, each object and what it would do, what admission would newly
      * refuse ({@code refused}) or let in again ({@code admitted}), whether any node's rules would change ({@code changes},
      * IPVS mode's included), how many nodes' iptables rules would ({@code nodesAffected}, joined and left included), and the
      * diff: per group of nodes ({@code nodeChanges}), with the IPVS changes of one node of each group that runs IPVS mode
-     * ({@code ipvsNodes}; with {@code ?mode=ipvs&node=}, that node's alone). {@code modes} counts the nodes by the mode they
+     * ({@code ipvsNodes}; with {@code ?mode=ipvs&node=}, that node's alone), and likewise the nftables changes of one
+     * node of each group that runs nftables mode ({@code nftablesNodes}; {@code ?mode=nftables&node=}). {@code modes} counts the nodes by the mode they
      * last reported running. {@code text} is all of it as a unified diff, ready to show.
      */
     public record Plan(String cluster, long version, String action, List<PlannedObject> objects, List<Refusal> refused,
             List<Refusal> admitted, boolean changes, int nodesAffected, List<ChangedNodes> nodeChanges, List<String> unchangedNodes,
-            List<IpvsNodeChanges> ipvsNodes, SortedMap<String, Integer> modes, String text) {
+            List<IpvsNodeChanges> ipvsNodes, List<NftNodeChanges> nftablesNodes, SortedMap<String, Integer> modes, String text) {
     }
 
     @Operation(summary = "What the manifests in the body would change in each node's rules if applied (or removed, with "
@@ -111,8 +117,8 @@ public class PlanController {
             @Parameter(description = "true: the objects are removed, not applied") boolean delete,
             @RequestParam(name = "node", required = false) DnsSubdomain node,
             @RequestParam(name = "mode", required = false) RulesMode mode, HttpServletRequest request) {
-        if (mode == RulesMode.IPVS && node == null) {
-            throw new ParameterProblem(HttpStatus.BAD_REQUEST, "node", "node: mode=ipvs needs ?node=NAME");
+        if ((mode == RulesMode.IPVS || mode == RulesMode.NFTABLES) && node == null) {
+            throw new ParameterProblem(HttpStatus.BAD_REQUEST, "node", "node: mode=" + mode + " needs ?node=NAME");
         }
         ProblemResponses.knownHead(versions, cluster);
         List<ClusterObject> objects = read(request);
@@ -147,33 +153,53 @@ public class PlanController {
             IpvsNodeChanges one = ipvs(only, o);
             DiffText.ipvsHunk(text, only, "ipvs", one.change(), one.families());
             return new Plan(cluster, start.version(), act, planned, refused, admitted, !o.diff().isEmpty(),
-                    one.change().equals("unchanged") ? 0 : 1, List.of(), List.of(), List.of(one), modes, text.toString());
+                    one.change().equals("unchanged") ? 0 : 1, List.of(), List.of(), List.of(one), List.of(), modes, text.toString());
+        }
+        if (mode == RulesMode.NFTABLES) {
+            NftNodeChanges one = nftables(cluster, start.version(), only, o);
+            DiffText.nftablesHunk(text, only, one.change(), one.families());
+            return new Plan(cluster, start.version(), act, planned, refused, admitted, !o.diff().isEmpty(),
+                    one.change().equals("unchanged") ? 0 : 1, List.of(), List.of(), List.of(), List.of(one), modes, text.toString());
         }
         VersionDiff.Result d = VersionDiff.between(o.before(), o.after(), only == null ? n -> true : only::equals);
         List<ChangedNodes> groups = d.groups().stream().map(HistoryController::changes).toList();
         DiffText.hunks(text, groups, d.unchanged());
         List<IpvsNodeChanges> ipvs = new ArrayList<>();
+        List<NftNodeChanges> nft = new ArrayList<>();
         if (mode == null && !o.diff().isEmpty()) {
-            // Nodes that run IPVS mode see their IPVS configuration change too: shown for one node of each group (the others
-            // of a group differ only where a node's own addresses are), and of the unchanged nodes, whose IPVS part alone
-            // may change (a scheduler).
+            // Nodes that run IPVS or nftables mode see their configuration change too: shown for one node of each group
+            // (the others of a group differ only where a node's own addresses are), and of the unchanged nodes, whose IPVS
+            // part alone may change (a scheduler).
             List<List<String>> sets = new ArrayList<>(groups.stream().filter(g -> g.change().equals("changed")).map(ChangedNodes::nodes).toList());
             sets.add(d.unchanged());
             for (List<String> set : sets) {
-                set.stream().filter(n -> runsIpvs(modeOf.get(n))).findFirst().map(n -> ipvs(n, o))
-                        .filter(c -> !c.families().isEmpty()).ifPresent(ipvs::add);
-                if (ipvs.size() == MAX_IPVS_NODES) {
-                    break;
+                if (ipvs.size() < MAX_MODE_NODES) {
+                    set.stream().filter(n -> runs("ipvs", modeOf.get(n))).findFirst().map(n -> ipvs(n, o))
+                            .filter(c -> !c.families().isEmpty()).ifPresent(ipvs::add);
+                }
+                if (nft.size() < MAX_MODE_NODES) {
+                    set.stream().filter(n -> runs("nftables", modeOf.get(n))).findFirst().map(n -> nftables(cluster, start.version(), n, o))
+                            .filter(c -> !c.families().isEmpty()).ifPresent(nft::add);
                 }
             }
             for (IpvsNodeChanges c : ipvs) {
                 text.append(" (IPVS mode, as ").append(c.node()).append(" runs it)\n");
                 DiffText.ipvsHunk(text, c.node(), "ipvs", c.change(), c.families());
             }
+            for (NftNodeChanges c : nft) {
+                text.append(" (nftables mode, as ").append(c.node()).append(" runs it)\n");
+                DiffText.nftablesHunk(text, c.node(), c.change(), c.families());
+            }
         }
         int affected = groups.stream().mapToInt(g -> g.nodes().size()).sum();
         return new Plan(cluster, start.version(), act, planned, refused, admitted, !o.diff().isEmpty(), affected, groups, d.unchanged(),
-                ipvs, modes, text.toString());
+                ipvs, nft, modes, text.toString());
+    }
+
+    /** One node's nftables changes in the plan. */
+    private static NftNodeChanges nftables(String cluster, long version, String node, WhatIf.Outcome o) {
+        List<NftFamilyChanges> families = HistoryController.nftablesChanges(cluster, version, version, node, o.before(), o.after());
+        return new NftNodeChanges(node, HistoryController.change(node, o.before(), o.after(), families.isEmpty()), families);
     }
 
     /** One node's IPVS changes in the plan. */
@@ -206,9 +232,9 @@ public class PlanController {
         }
     }
 
-    /** Whether an ack's mode is IPVS mode's ("ipvs", with a note in parentheses where there is one). */
-    private static boolean runsIpvs(String mode) {
-        return mode != null && (mode.equals("ipvs") || mode.startsWith("ipvs "));
+    /** Whether an ack's mode is {@code wanted} ("ipvs", "nftables", with a note in parentheses where there is one). */
+    private static boolean runs(String wanted, String mode) {
+        return mode != null && (mode.equals(wanted) || mode.startsWith(wanted + " "));
     }
 
     /** The mode each node of the cluster last reported running. */

@@ -70,7 +70,7 @@ class BadInputApiTest {
                 get(V + "/2/rules", 400, "node", "node: the query parameter ?node=NAME is required"),
                 get(V + "/2/rules?node=Bad_Node", 400, "node", "node: 'Bad_Node' is not a DNS-1123 subdomain"),
                 get(V + "/2/rules?node=n1&family=ipv5", 400, "family", "family: 'ipv5' is not ipv4 or ipv6"),
-                get(V + "/2/rules?node=n1&mode=nft", 400, "mode", "mode: 'nft' is not iptables or ipvs"),
+                get(V + "/2/rules?node=n1&mode=nft", 400, "mode", "mode: 'nft' is not iptables, ipvs or nftables"),
                 get("/api/v1/clusters/shop/events?kind=Pod", 400, "kind", "kind: 'Pod' is not Service, EndpointSlice or Node"),
                 get("/api/v1/clusters/shop/nodes?state=sleepy", 400, "state", "state: 'sleepy' is not converged, behind"),
                 get("/api/v1/audit?cluster=Bad_Cluster", 400, "cluster", "cluster: 'Bad_Cluster' is not a DNS-1123 label"),

@@ -3,6 +3,7 @@ package io.rulesync.api.history;
 import static io.rulesync.api.testing.TestApi.assertProblem;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rulesync.api.testing.StoredClusters;
 import io.rulesync.api.testing.TestApi;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.testing.needs.RequiresPostgres;
@@ -146,7 +147,47 @@ class HistoryApiTest {
         assertThat((List<Object>) back.get("sets")).contains(Map.of("set", "KUBE-LOOP-BACK", "added", List.of("10.244.1.2,tcp:8080,10.244.1.2"),
                 "removed", List.of("10.244.1.3,tcp:8080,10.244.1.3")));
         assertProblem(get("/api/v1/clusters/shop/versions/2/diff?mode=ipvs"), 400, "node", "mode=ipvs needs ?node=NAME");
-        assertProblem(get("/api/v1/clusters/shop/versions/2/diff?mode=nft&node=n1"), 400, "mode", "'nft' is not iptables or ipvs");
+        assertProblem(get("/api/v1/clusters/shop/versions/2/diff?mode=nft&node=n1"), 400, "mode", "'nft' is not iptables, ipvs or nftables");
+    }
+
+    @Test
+    void nftablesModeHasANodesTableAndItsDiff() throws Exception {
+        // The node's kube-proxy table, from the same stored fragments, as nft -f loads it.
+        HttpResponse<String> table = get("/api/v1/clusters/shop/versions/2/rules?node=n1&mode=nftables");
+        assertThat(table.statusCode()).isEqualTo(200);
+        assertThat(table.body()).isEqualTo(api.store().history().rules("shop", 2).nftables("n1", IpFamily.IPV4).orElseThrow().render())
+                .startsWith("add table ip kube-proxy { comment \"rules for kube-proxy\" ; }\n")
+                .contains("add element ip kube-proxy cluster-ips { 10.96.0.10 }");
+
+        // The change of version 2 in nftables mode: web's endpoint on n1 moves from 10.244.1.2 to 10.244.1.3.
+        HttpResponse<String> r = get("/api/v1/clusters/shop/versions/2/diff?mode=nftables&node=n1");
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        Map<?, ?> n1 = json(r);
+        assertThat(n1.get("mode")).isEqualTo("nftables");
+        assertThat(n1.get("change")).isEqualTo("changed");
+        Map<?, ?> v4 = (Map<?, ?>) ((List<?>) n1.get("families")).get(0);
+        assertThat(v4.get("family")).isEqualTo("ipv4");
+        assertThat((List<?>) v4.get("removed")).anySatisfy(l -> assertThat((String) l).endsWith("meta l4proto tcp dnat to 10.244.1.2:8080"));
+        assertThat((List<?>) v4.get("added")).anySatisfy(l -> assertThat((String) l).endsWith("meta l4proto tcp dnat to 10.244.1.3:8080"));
+        // What the agent runs: the new endpoint chain and the service chain written, the old endpoint chain deleted last.
+        List<?> tx = (List<?>) v4.get("transaction");
+        assertThat(tx).anySatisfy(l -> assertThat((String) l).startsWith("add chain ip kube-proxy endpoint-"));
+        assertThat((String) tx.get(tx.size() - 1)).startsWith("delete chain ip kube-proxy endpoint-");
+        assertThat((String) n1.get("text")).startsWith("--- shop version 1\n+++ shop version 2\n@@ n1 (nftables mode): changed @@\n ipv4\n")
+                .contains("\n-add rule ip kube-proxy endpoint-").contains("\n+add rule ip kube-proxy endpoint-");
+        // n2 runs none of web's endpoints and web's traffic policy is Local: its table is the same.
+        Map<?, ?> n2 = json(get("/api/v1/clusters/shop/versions/2/diff?mode=nftables&node=n2"));
+        assertThat(n2.get("change")).isEqualTo("unchanged");
+        assertThat(n2.get("families")).isEqualTo(List.of());
+        assertProblem(get("/api/v1/clusters/shop/versions/2/diff?mode=nftables"), 400, "node", "mode=nftables needs ?node=NAME");
+    }
+
+    @Test
+    void aVersionCompiledBeforeNftablesModeSaysSo() throws Exception {
+        StoredClusters.compiledBeforeNftables(api.store(), "old");
+        assertThat(get("/api/v1/clusters/old/versions/1/rules?node=n1").statusCode()).isEqualTo(200);
+        assertProblem(get("/api/v1/clusters/old/versions/1/rules?node=n1&mode=nftables"), 404, "mode",
+                "mode: version 1 of cluster 'old' was compiled before nftables mode: it has no nftables rules");
     }
 
     @Test
@@ -163,6 +204,6 @@ class HistoryApiTest {
         assertProblem(get("/api/v1/clusters/shop/versions/2/rules"), 400, "node", "node: the query parameter");
         assertProblem(get("/api/v1/clusters/shop/versions/2/rules?node=n9"), 404, "node", "'n9' is not a node");
         assertProblem(get("/api/v1/clusters/shop/versions/2/rules?node=n1&family=ipx"), 400, "family", "'ipx' is not ipv4 or ipv6");
-        assertProblem(get("/api/v1/clusters/shop/versions/2/rules?node=n1&mode=nft"), 400, "mode", "'nft' is not iptables or ipvs");
+        assertProblem(get("/api/v1/clusters/shop/versions/2/rules?node=n1&mode=nft"), 400, "mode", "'nft' is not iptables, ipvs or nftables");
     }
 }

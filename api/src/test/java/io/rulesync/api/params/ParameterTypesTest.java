@@ -46,7 +46,7 @@ class ParameterTypesTest {
         assertRefused("yesterday", Since.class, "'yesterday' is not an instant like 2026-11-29T12:00:00Z");
         assertRefused("+10000-01-01T00:00:00Z", Since.class, "'+10000-01-01T00:00:00Z' is outside the years 0000-9999 (RFC 3339's)");
         assertThat(conversions.convert("ipvs", RulesMode.class)).isEqualTo(RulesMode.IPVS);
-        assertRefused("IPVS", RulesMode.class, "'IPVS' is not iptables or ipvs");
+        assertRefused("IPVS", RulesMode.class, "'IPVS' is not iptables, ipvs or nftables");
         assertThat(conversions.convert("ipv6", IpFamily.class)).isEqualTo(IpFamily.IPV6);
         assertRefused("ipv5", IpFamily.class, "'ipv5' is not ipv4 or ipv6");
         assertThat(conversions.convert("Behind", Convergence.State.class)).isEqualTo(Convergence.State.BEHIND);

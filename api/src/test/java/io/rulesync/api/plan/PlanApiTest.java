@@ -209,4 +209,20 @@ class PlanApiTest {
         // Asked for iptables: no IPVS hunk.
         assertThat(TestApi.json(plan("?mode=iptables", CHANGE)).get("ipvsNodes")).isEqualTo(List.of());
     }
+
+    @Test
+    void nodesThatRunNftablesModeSeeTheirTablesChanges() throws Exception {
+        new NodeStatusStore(api.database().dataSource()).recordAcks(List.of(
+                new NodeAck(C, "n1", 1, 1, NodeAck.Status.APPLIED, null, 5, 40, "nftables", Instant.now())));
+        Map<?, ?> plan = TestApi.json(plan("", CHANGE));
+        assertThat((List<?>) plan.get("nftablesNodes")).singleElement().satisfies(n -> {
+            assertThat(((Map<?, ?>) n).get("node")).isEqualTo("n1");
+            assertThat(((Map<?, ?>) n).get("change")).isEqualTo("changed");
+        });
+        assertThat((String) plan.get("text")).contains(" (nftables mode, as n1 runs it)\n@@ n1 (nftables mode): changed @@\n")
+                .contains("+add element ip kube-proxy no-endpoint-services { 10.96.0.12 . tcp . 80 ");
+        Map<?, ?> one = TestApi.json(plan("?mode=nftables&node=n1", CHANGE));
+        assertThat((String) one.get("text")).contains("@@ n1 (nftables mode): changed @@").contains("10.96.0.12 . tcp . 80");
+        assertProblem(plan("?mode=nftables", CHANGE), 400, "node", "mode=nftables needs ?node=NAME");
+    }
 }

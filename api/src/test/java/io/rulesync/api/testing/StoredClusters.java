@@ -6,6 +6,9 @@ import io.rulesync.compiler.runtime.CompilerStores;
 import io.rulesync.testsupport.cluster.Fixtures;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.event.ClusterEvent;
+import io.rulesync.model.nftables.NftPart;
+import io.rulesync.model.rules.ClusterRules;
+import io.rulesync.model.rules.RulesDiff;
 import java.util.List;
 
 /**
@@ -82,6 +85,19 @@ public final class StoredClusters {
                         "{\"test\":true}", "{}", s.diff(), s.next().lineage())),
                 List.of(), List.of()));
         return s;
+    }
+
+    /** Cluster {@code cluster} with one version whose fragments have no nftables part, as compilers before nftables mode wrote them. */
+    public static void compiledBeforeNftables(CompilerStores store, String cluster) throws StaleWriteException {
+        ClusterHead.Step s = ClusterHead.empty(cluster).apply(List.of(Fixtures.upsert(cluster, Fixtures.node("n1", "10.1.0.1")),
+                Fixtures.upsert(cluster, Fixtures.service("api", "10.96.0.11")), slice(cluster, "api", "n1", "10.244.2.1")));
+        ClusterRules old = s.next().published();
+        for (var e : s.next().published().fragments().entrySet()) {
+            old = old.with(e.getKey(), e.getValue().withNftables(NftPart.NONE));
+        }
+        store.batches().commit(new Batch("fixture", "events-" + cluster, 0, -1, 1, List.of(), List.of(),
+                List.of(new Batch.VersionRow(cluster, 1, Fixtures.T, "{\"test\":true}", "{}", RulesDiff.between(ClusterRules.EMPTY, old, null),
+                        s.next().lineage())), List.of(), List.of()));
     }
 
     private static ClusterEvent slice(String cluster, String service, String node, String... ips) {

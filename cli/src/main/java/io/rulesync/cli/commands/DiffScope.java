@@ -11,12 +11,12 @@ final class DiffScope {
     String node;
 
     @Option(names = "--mode", paramLabel = "MODE", description = "ipvs: the node's IPVS mode changes (needs --node); "
-            + "iptables: its iptables rules only.")
+            + "nftables: the lines of its kube-proxy table that change (needs --node); iptables: its iptables rules only.")
     String mode;
 
     /** The query parameters these options add ({@code &node=...&mode=...}, or nothing). */
     String query() {
-        if ("ipvs".equals(mode) && node == null) {
+        if (("ipvs".equals(mode) || "nftables".equals(mode)) && node == null) {
             throw new CliFailure(ExitCode.USAGE, "--mode " + mode + " compares one node's rules: give --node");
         }
         return (node == null ? "" : "&node=" + ApiConnection.encode(node)) + (mode == null ? "" : "&mode=" + ApiConnection.encode(mode));

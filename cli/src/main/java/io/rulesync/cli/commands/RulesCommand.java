@@ -7,7 +7,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "rules", description = "A node's exact iptables-restore input at a version (with --mode ipvs: its ipvsadm-restore, "
-        + "ipset and iptables inputs). Always text: -o does not apply.")
+        + "ipset and iptables inputs; with --mode nftables: the nft -f input of its kube-proxy table). Always text: -o does not apply.")
 final class RulesCommand extends OperatorCommand {
     @Parameters(index = "0", paramLabel = "CLUSTER")
     String cluster;
@@ -18,7 +18,7 @@ final class RulesCommand extends OperatorCommand {
     @Option(names = "--version", paramLabel = "VERSION", defaultValue = "latest", description = "A version number, or latest (default).")
     String version;
 
-    @Option(names = "--mode", paramLabel = "MODE", description = "iptables (default) or ipvs.")
+    @Option(names = "--mode", paramLabel = "MODE", description = "iptables (default), ipvs or nftables.")
     String mode;
 
     @Option(names = "--family", paramLabel = "FAMILY", description = "ipv4 or ipv6 (default: the cluster's first).")

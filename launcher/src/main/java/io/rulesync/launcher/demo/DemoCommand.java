@@ -1,6 +1,8 @@
 package io.rulesync.launcher.demo;
 
 import io.rulesync.agent.AgentConfig;
+import io.rulesync.agent.mode.ModeChoice.WhenUnavailable;
+import io.rulesync.agent.mode.ProxyMode;
 import io.rulesync.agent.AgentLoop;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Credentials;
@@ -79,6 +81,11 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--rules-dir", paramLabel = "DIR",
             description = "Where the dry-run agents write each node's rules. Default: a temporary directory, deleted at exit.")
     private Path rulesDir;
+
+    @Option(names = "--nftables-cluster", defaultValue = "edge", paramLabel = "CLUSTER",
+            description = "The cluster whose agents program kube-proxy's nftables mode (writing nft -f files); the others' "
+                    + "program iptables mode. Default: ${DEFAULT-VALUE}.")
+    private String nftablesCluster;
 
     private final Map<String, String> env;
     private final CountDownLatch stop = new CountDownLatch(1);
@@ -219,16 +226,19 @@ public final class DemoCommand implements Callable<Integer> {
             int agents = 0;
             for (var c : fleet.clusters()) {
                 for (String node : nodesOf(store, c.id())) {
+                    ProxyMode mode = c.id().equals(nftablesCluster) ? ProxyMode.NFTABLES : ProxyMode.IPTABLES;
                     AgentConfig config = new AgentConfig(c.id(), node, kafka.bootstrapServers(), Map.of(), topics, apiUrl,
-                            nodeTokens.get(c.id() + "/" + node).token(),
-                            List.of(IpFamily.IPV4, IpFamily.IPV6), rules, null, state, Duration.ofSeconds(30), 200).withStream(streams);
+                            nodeTokens.get(c.id() + "/" + node).token(), List.of(IpFamily.IPV4, IpFamily.IPV6), rules, null, state,
+                            Duration.ofSeconds(30), 200, mode, WhenUnavailable.REFUSE).withStream(streams);
                     // The acks are what the demo shows of an agent: each version applied or not, as it happens.
                     AgentLoop loop = config.loop(ack -> say(out, String.format("%-8s %-8s %s", c.id(), node, applied(ack)))).start();
                     running.add(loop);
                     agents++;
                 }
             }
-            say(out, agents + " dry-run agents (one per node, each on a stream to " + streams + ") write their rules to " + rules);
+            say(out, agents + " dry-run agents (one per node, each on a stream to " + streams + ") write their rules to " + rules
+                    + (fleet.clusters().stream().anyMatch(c -> c.id().equals(nftablesCluster))
+                            ? "; " + nftablesCluster + "'s in nftables mode (NODE-ipv4.nft), the others' in iptables mode" : ""));
             say(out, "watching " + fleet.clusters().size() + " clusters of " + fleetFile
                     + "; edit a manifest there to see a new version. Ctrl-C stops.");
             started.run();

@@ -23,6 +23,7 @@ import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.chrome.ChromeDriverService;
 import org.openqa.selenium.chrome.ChromeOptions;
 import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.Select;
 import org.openqa.selenium.support.ui.WebDriverWait;
 
 /**
@@ -112,6 +113,12 @@ class DashboardBrowserTest {
                 wait.until(d -> d.findElement(By.id("rules-count")).getText().matches("\\d+ of \\d+ lines")
                         && d.findElements(By.cssSelector("#rules mark")).stream().allMatch(m -> m.getText().equals("10.96.0.")));
                 assertThat(browser.findElements(By.cssSelector("#rules mark"))).isNotEmpty();
+                // The same node in nftables mode: its kube-proxy table, and what version 2 changed in it.
+                new Select(browser.findElement(By.id("rules-mode"))).selectByVisibleText("nftables");
+                wait.until(ExpectedConditions.textToBePresentInElementLocated(By.id("rules"), "add element ip kube-proxy cluster-ips"));
+                WebElement nftDiff = wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("mode-diff")));
+                assertThat(nftDiff.getText()).startsWith("--- shop version 1\n+++ shop version 2\n@@ ").contains(" (nftables mode): changed @@")
+                        .contains(" . tcp . 81 ").contains(" . tcp . 80 ");
                 shot(browser, "version");
                 browser.findElement(By.linkText("Fleet")).click();
                 // A token revoked while the page is open: its next refresh is refused, and the page says so at its login form.

@@ -90,11 +90,14 @@ public final class ClusterRules {
 
     /**
      * One node's {@code kube-proxy} table for one family in nftables mode, from the same fragments; empty when the node
-     * is not in this version.
+     * is not in this version, or the version has no rules of this family.
      *
      * @throws IllegalStateException when the version's fragments were written before nftables mode
      */
     public Optional<NftTransaction> nftables(String node, IpFamily family) {
+        if (!families().contains(family)) {
+            return Optional.empty();
+        }
         return chosen(node, family).map(c -> {
             if (!(c.fixed().nftables() instanceof NftPart.Fixed fixed)) {
                 throw new IllegalStateException("this version was compiled before nftables mode: it has no nftables rules");

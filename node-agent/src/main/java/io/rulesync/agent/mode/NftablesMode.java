@@ -58,7 +58,7 @@ public final class NftablesMode implements KernelMode {
 
     @Override
     public String mode() {
-        return kernel.readable() ? "nftables" : "dry-run (nftables)";
+        return kernel.readable() ? "nftables" : "nftables (dry run)";
     }
 
     /** A start replaces the table whole, as kube-proxy's first sync rewrites it: nothing to resume. */
