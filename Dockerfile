@@ -22,10 +22,10 @@ RUN mvn -B -ntp -q dependency:go-offline -DexcludeGroupIds=io.rulesync || true
 COPY . .
 RUN mvn -B -ntp -q -DskipTests package
 
-# Runtime: a JRE plus the tools the node agent drives (iptables-nft, conntrack; ipset and ipvsadm for ipvs mode).
+# Runtime: a JRE plus the tools the node agent drives (iptables-nft, conntrack; ipset and ipvsadm for ipvs mode; nft for nftables mode).
 FROM eclipse-temurin:17-jre
 RUN apt-get update \
- && apt-get install -y --no-install-recommends iptables ipset ipvsadm conntrack iproute2 \
+ && apt-get install -y --no-install-recommends iptables ipset ipvsadm nftables conntrack iproute2 \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --home /opt/rulesync rulesync
 COPY --from=build /src/launcher/target/rulesync.jar /opt/rulesync/rulesync.jar

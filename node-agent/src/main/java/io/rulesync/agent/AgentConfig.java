@@ -196,9 +196,18 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
             kernel = new IpvsMode(node, new IpvsApplier(netfilters, new IpvsadmKernel(runner), new IpsetSync(runner), new BoundAddresses(runner),
                     ipvsDrainTimeout, ipvsExcludeCidrs), conntrack, clock);
         } else if (mode == ProxyMode.NFTABLES && choice.note() == null) {
-            kernel = new NftablesMode(node, dryRun != null ? new NftFiles(dryRun, node) : new NftCommand(runner), families, conntrack);
+            kernel = new NftablesMode(node, dryRun != null ? new NftFiles(dryRun, node) : new NftCommand(runner), families, conntrack,
+                    dryRun != null ? List.of() : netfilters, clock);
         } else {
             kernel = iptables;
+        }
+        if (dryRun == null && choice.refusal() == null && !(kernel instanceof NftablesMode)) {
+            // A node that leaves nftables mode: its table would still answer (before iptables mode's rules, at equal priority).
+            int removed = NftCommand.deleteTables(runner, families);
+            if (removed > 0) {
+                log.atInfo().addKeyValue("cluster", cluster).addKeyValue("node", node).log("removed {} kube-proxy nftables tables nftables mode had left",
+                        removed);
+            }
         }
         return kernel;
     }

@@ -15,7 +15,8 @@ import java.util.List;
 /**
  * What the kernel and this host's {@code nft} cost for nftables mode at scale: a node's whole {@code kube-proxy} table
  * loaded with {@code nft -f} into a fresh network namespace, then partial transactions on it (one endpoint moved, a new
- * Service, a Service without endpoints, which is map elements only), each timed as {@code nft -f} runs it. Needs root
+ * Service, a Service without endpoints, which is map elements only), each timed as {@code nft -f} runs it, and the first
+ * two again through libnftables with one long-lived context ({@link LibNftables}). Needs root
  * (a namespace of its own, deleted after) and {@code nft}.
  *
  * <p>Usage: {@code bench/nft-apply [SERVICES [ENDPOINTS [RUNS]]]} (default 10000 10 5).
@@ -74,8 +75,24 @@ public final class NftApplyReport {
             print("one element of a verdict map, verdict drop", verdictElement);
             print("one new empty chain", emptyChain);
             print("one rule appended to an existing chain", oneRule);
+            // The same changes through libnftables, one context kept for all of them (its cache could outlive a transaction).
+            double[] libEndpoint = new double[runs];
+            double[] libAdded = new double[runs];
+            try (LibNftables lib = new LibNftables(ns)) {
+                for (int r = 0; r < runs; r++) {
+                    ClusterState moved = current.withEndpointSlice(SyntheticCluster.slice(r * 89 % services, endpoints, r + 10));
+                    libEndpoint[r] = apply(lib, current, moved);
+                    int fresh = services + 1000 + r;
+                    ClusterState withNew = moved.withService(SyntheticCluster.service(fresh))
+                            .withEndpointSlice(SyntheticCluster.slice(fresh, endpoints, 0));
+                    libAdded[r] = apply(lib, moved, withNew);
+                    current = withNew;
+                }
+            }
             print("one endpoint moved (2 chains written, 1 flushed, then deleted)", endpoint);
+            print("  the same through libnftables, one context", libEndpoint);
             print("a new Service with " + endpoints + " endpoints", added);
+            print("  the same through libnftables, one context", libAdded);
             print("a new Service without endpoints (2 map elements)", elementsOnly);
             t = System.nanoTime();
             lab.exec(ns, "nft", "list", "table", "ip", "kube-proxy").orThrow();
@@ -91,6 +108,18 @@ public final class NftApplyReport {
         nft(ns, d.main().render());
         if (!d.cleanup().ops().isEmpty()) {
             nft(ns, d.cleanup().render());
+        }
+        return (System.nanoTime() - t) / 1e9;
+    }
+
+    /** {@link #apply(String, ClusterState, ClusterState)} through libnftables. */
+    private static double apply(LibNftables lib, ClusterState a, ClusterState b) throws Exception {
+        NftDelta d = NftDelta.between(NftablesCompiler.compile(a, SyntheticCluster.NODE, SETTINGS),
+                NftablesCompiler.compile(b, SyntheticCluster.NODE, SETTINGS));
+        long t = System.nanoTime();
+        lib.run(d.main().render());
+        if (!d.cleanup().ops().isEmpty()) {
+            lib.run(d.cleanup().render());
         }
         return (System.nanoTime() - t) / 1e9;
     }

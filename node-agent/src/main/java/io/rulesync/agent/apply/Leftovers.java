@@ -39,6 +39,16 @@ public final class Leftovers {
         return remove(nf, KubeJumps.ipvs(), KubeJumps.of(nf.family()), (t, c) -> (t == Table.NAT ? IPVS_ONLY_NAT : IPVS_ONLY_FILTER).contains(c));
     }
 
+    /**
+     * Removes everything iptables and IPVS mode wrote in the packet filter before nftables mode takes over: all their
+     * jumps and chains. Kept, iptables mode's DNAT would answer before the nftables table's.
+     */
+    public static int leaveForNftables(Netfilter nf) throws RestoreFailedException {
+        List<KubeJumps.Jump> jumps = new ArrayList<>(KubeJumps.of(nf.family()));
+        KubeJumps.ipvs().stream().filter(j -> !jumps.contains(j)).forEach(jumps::add);
+        return remove(nf, jumps, List.of(), (t, c) -> OwnedChains.owns(t, c) || (t == Table.NAT ? IPVS_ONLY_NAT : IPVS_ONLY_FILTER).contains(c));
+    }
+
     private static int remove(Netfilter nf, List<KubeJumps.Jump> jumps, List<KubeJumps.Jump> keep, BiPredicate<Table, String> gone) throws RestoreFailedException {
         String script = script(nf, jumps, keep, gone);
         if (script.isEmpty()) {

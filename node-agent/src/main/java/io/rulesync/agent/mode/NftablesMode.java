@@ -1,5 +1,8 @@
 package io.rulesync.agent.mode;
 
+import io.rulesync.agent.apply.Leftovers;
+import io.rulesync.agent.apply.Netfilter;
+import io.rulesync.agent.apply.RestoreFailedException;
 import io.rulesync.agent.conntrack.Conntrack;
 import io.rulesync.agent.nftables.NftKernel;
 import io.rulesync.agent.nftables.NftKernel.NftReadException;
@@ -12,6 +15,8 @@ import io.rulesync.model.nftables.NftDelta;
 import io.rulesync.model.nftables.NftOp;
 import io.rulesync.model.nftables.NftTransaction;
 import io.rulesync.model.rules.Unit;
+import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -29,31 +34,51 @@ import org.slf4j.LoggerFactory;
  * kube-proxy's nftables mode: the node's {@code kube-proxy} table of each family. The first apply (and any after a
  * failure or drift) replaces the table whole in one atomic transaction; every later version is a partial transaction
  * ({@link NftDelta}) that touches only what changed, then a second one that deletes the chains gone, as kube-proxy's
- * partial syncs do. After each, what was written is read back: the chains a delta wrote (the whole table after a full
- * load, or when a delta wrote many chains), compared with the version ({@link NftCheck}); that reading is kept, and a
- * check every verify interval reads the whole table and compares it with the version and with those readings. Drift
- * (a chain, rule, element or set added, changed or removed by hand) is repaired by replacing the table. No other
- * table is ever touched.
+ * partial syncs do. After a full load the table is read back and compared with the version ({@link NftCheck}); after
+ * a delta, a few of the chains it wrote, while the table is small enough that a read is cheap. The readings are kept,
+ * and the check (every verify interval, less often when the table takes long to read) compares the whole table with
+ * the version and with them. Drift (a chain, rule, element or set added, changed or removed by hand) is repaired by
+ * replacing the table. No other table is ever touched.
  */
 public final class NftablesMode implements KernelMode {
     private static final Logger log = LoggerFactory.getLogger(NftablesMode.class);
-    /** Up to this many chains written by a delta are read back one by one; more, and the whole table is read once. */
-    static final int READ_BACK_CHAINS = 8;
+    /** How many of the chains a delta wrote are read back, the Services' own chains first; the check reads the rest. */
+    static final int READ_BACK_CHAINS = 4;
+    /**
+     * Reading one chain back costs what reading the table does (nft 1.0.6 fetches every rule of the table first: about
+     * 30 s at 10,000 Services). A delta is read back only while the table reads in less than this; beyond it, the
+     * kernel's atomic commit is what says the delta holds, and the check reads the table.
+     */
+    static final Duration READ_BACK_LIMIT = Duration.ofSeconds(1);
+    /** The periodic check reads the whole table at most this share of the time (its cost grows with the table). */
+    static final int CHECK_SHARE = 10;
 
     private final String node;
     private final NftKernel kernel;
     private final List<IpFamily> families;
     private final Conntrack conntrack;
+    private final Clock clock;
+    /** When the periodic check may read the table again; null: at once. */
+    private Instant checkAt;
+    /** How long the last read of a whole table took. */
+    private Duration tableRead = Duration.ZERO;
+    /** iptables mode's packet filters, cleaned of its chains before the first full load; none in a dry run. */
+    private final List<Netfilter> iptables;
+    private boolean leftoversRemoved;
     /** What each family's table holds, as written; absent: not known (start, failure, drift): the next apply is full. */
     private final Map<IpFamily, NftTransaction> applied = new EnumMap<>(IpFamily.class);
     /** The kernel's own listing of each chain, read back after it was written and found right. */
     private final Map<IpFamily, Map<String, List<String>>> readings = new EnumMap<>(IpFamily.class);
 
-    public NftablesMode(String node, NftKernel kernel, List<IpFamily> families, Conntrack conntrack) {
+    /** @param iptables the packet filters iptables and IPVS mode wrote to, cleaned of their chains once, at the first apply */
+    public NftablesMode(String node, NftKernel kernel, List<IpFamily> families, Conntrack conntrack, List<Netfilter> iptables,
+            Clock clock) {
         this.node = Objects.requireNonNull(node, "node");
         this.kernel = Objects.requireNonNull(kernel, "kernel");
         this.families = List.copyOf(families);
         this.conntrack = Objects.requireNonNull(conntrack, "conntrack");
+        this.iptables = List.copyOf(iptables);
+        this.clock = Objects.requireNonNull(clock, "clock");
     }
 
     @Override
@@ -74,6 +99,10 @@ public final class NftablesMode implements KernelMode {
 
     @Override
     public Applied apply(NodeView from, NodeView to, Set<Unit> touched) {
+        String left = removeLeftovers();
+        if (left != null) {
+            return Applied.failed(left);
+        }
         int rules = 0;
         int operations = 0;
         boolean full = false;
@@ -105,7 +134,11 @@ public final class NftablesMode implements KernelMode {
                     steps.add(d.cleanup().render());
                 }
                 operations += d.main().ops().size() + d.cleanup().ops().size();
-                d.main().ops().stream().filter(op -> op instanceof NftOp.AddChain).forEach(op -> written.add(((NftOp.AddChain) op).name()));
+                // The Services' own chains first: they say which endpoints are chosen.
+                d.main().ops().stream().filter(op -> op instanceof NftOp.AddChain c && !c.name().startsWith("endpoint-"))
+                        .forEach(op -> written.add(((NftOp.AddChain) op).name()));
+                d.main().ops().stream().filter(op -> op instanceof NftOp.AddChain c && c.name().startsWith("endpoint-"))
+                        .forEach(op -> written.add(((NftOp.AddChain) op).name()));
             }
             applied.remove(f); // until it is known to hold
             String error = kernel.run(f, steps, target);
@@ -127,6 +160,28 @@ public final class NftablesMode implements KernelMode {
         return new Applied(null, rules, full ? "full" : operations + " operations");
     }
 
+    /**
+     * Once per process, before the first table is written: what iptables or IPVS mode left in the packet filter (a node
+     * that changes mode), as kube-proxy's cleanup at start removes it. Null when done, else why it could not be.
+     */
+    private String removeLeftovers() {
+        if (leftoversRemoved) {
+            return null;
+        }
+        for (Netfilter nf : iptables) {
+            try {
+                int n = Leftovers.leaveForNftables(nf);
+                if (n > 0) {
+                    log.info("{}: removed {} chains and jumps iptables or IPVS mode had left", nf.family().id(), n);
+                }
+            } catch (RestoreFailedException e) {
+                return "cannot remove what iptables mode left (" + e.getMessage() + "); its rules would answer before nftables mode's";
+            }
+        }
+        leftoversRemoved = true;
+        return null;
+    }
+
     /** The table replaced whole, atomically: created if missing, deleted, and written again. */
     private static String replacement(NftTransaction target) {
         String family = target.familyName();
@@ -145,19 +200,23 @@ public final class NftablesMode implements KernelMode {
         }
         NftCheck.Expected expected = NftCheck.Expected.of(target);
         try {
-            if (written == null || written.size() > READ_BACK_CHAINS) {
+            if (written == null) {
+                Instant start = clock.instant();
                 Optional<KernelTable> table = kernel.table(f);
+                tableRead = Duration.between(start, clock.instant());
                 List<String> problems = NftCheck.problems(expected, table, Map.of());
                 if (problems.isEmpty()) {
                     readings.put(f, new HashMap<>(table.orElseThrow().chains()));
                 }
                 return problems;
             }
-            Map<String, List<String>> now = kernel.chains(f, written);
+            Set<String> read = new LinkedHashSet<>(written.stream().limit(tableRead.compareTo(READ_BACK_LIMIT) < 0 ? READ_BACK_CHAINS : 0).toList());
+            Map<String, List<String>> now = kernel.chains(f, read);
             Map<String, List<String>> kept = readings.computeIfAbsent(f, k -> new HashMap<>());
             kept.keySet().retainAll(expected.rules().keySet());
             List<String> problems = new ArrayList<>();
-            for (String chain : written) {
+            kept.keySet().removeAll(written); // rewritten: their old readings say nothing now
+            for (String chain : read) {
                 List<String> rules = now.get(chain);
                 int want = expected.rules().getOrDefault(chain, 0);
                 if (rules == null) {
@@ -189,10 +248,17 @@ public final class NftablesMode implements KernelMode {
                 continue;
             }
             try {
+                Instant start = clock.instant();
                 Optional<KernelTable> table = kernel.table(f);
+                tableRead = Duration.between(start, clock.instant());
                 chains += table.map(t -> t.chains().size()).orElse(0);
-                NftCheck.problems(NftCheck.Expected.of(target), table, readings.getOrDefault(f, Map.of()))
-                        .forEach(p -> problems.add(f.id() + ": " + p));
+                List<String> found = NftCheck.problems(NftCheck.Expected.of(target), table, readings.getOrDefault(f, Map.of()));
+                found.forEach(p -> problems.add(f.id() + ": " + p));
+                if (found.isEmpty()) {
+                    // Chains written but not read back since: this reading is what the next check compares them with.
+                    Map<String, List<String>> kept = readings.computeIfAbsent(f, k -> new HashMap<>());
+                    table.orElseThrow().chains().forEach(kept::putIfAbsent);
+                }
             } catch (NftReadException e) {
                 log.atWarn().addKeyValue("version", running.version()).log("cannot read the nftables table to check it: {}", e.getMessage());
                 return new DriftCheck.Result(false, chains, 0, List.of(e.getMessage()));
@@ -205,6 +271,22 @@ public final class NftablesMode implements KernelMode {
         applied.clear();
         readings.clear();
         return new DriftCheck.Result(true, chains, 0, problems);
+    }
+
+    /**
+     * Every verify interval, unless the last read of the table took long: then the next waits ten times as long, so that
+     * checks cost at most a tenth of a core however large the table.
+     */
+    @Override
+    public DriftCheck.Result check(NodeView running) {
+        Instant now = clock.instant();
+        if (checkAt != null && now.isBefore(checkAt)) {
+            return NOTHING;
+        }
+        DriftCheck.Result r = verify(running);
+        Duration took = Duration.between(now, clock.instant());
+        checkAt = clock.instant().plus(took.multipliedBy(CHECK_SHARE - 1));
+        return r;
     }
 
     @Override

@@ -54,6 +54,32 @@ public final class NftCommand implements NftKernel {
         return null;
     }
 
+    /**
+     * Deletes the {@code kube-proxy} tables of these families, if any: what nftables mode leaves when a node changes to
+     * another mode. Nothing when {@code nft} is not installed (then there is no such table to speak of).
+     *
+     * @return how many tables were deleted
+     */
+    public static int deleteTables(CommandRunner runner, List<IpFamily> families) {
+        int n = 0;
+        for (IpFamily f : families) {
+            try {
+                String family = f == IpFamily.IPV4 ? "ip" : "ip6";
+                CommandRunner.Result listed = runner.run(List.of("nft", "list", "tables", family), null, READ_TIMEOUT);
+                if (listed.ok() && listed.stdout().contains("table " + family + " " + NftTransaction.TABLE + "\n")
+                        && runner.run(List.of("nft", "delete", "table", family, NftTransaction.TABLE), null, RUN_TIMEOUT).ok()) {
+                    n++;
+                }
+            } catch (IOException e) {
+                return n; // no nft here
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return n;
+            }
+        }
+        return n;
+    }
+
     @Override
     public boolean readable() {
         return true;

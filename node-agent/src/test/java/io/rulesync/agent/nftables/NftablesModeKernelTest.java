@@ -50,7 +50,7 @@ import org.junit.jupiter.api.io.TempDir;
  * repaired; a restart; someone else's table left alone; and real connections to a ClusterIP following an edit.
  */
 @RequiresNetns
-@RequiresTool("nft")
+@RequiresTool({"nft", "iptables-restore", "iptables-save"})
 class NftablesModeKernelTest {
     private static final String FOREIGN = """
             add table inet foreign
@@ -132,6 +132,30 @@ class NftablesModeKernelTest {
     }
 
     @Test
+    void aNodeThatChangesModeKeepsOnlyTheNewModesRules() throws Exception {
+        String node = namespaces.get(0);
+        History history = new History(5);
+        agent(node, history, ProxyMode.IPTABLES).start();
+        assertThat(iptablesSave(node)).contains(":KUBE-SERVICES").contains("-j KUBE-SERVICES");
+
+        // To nftables mode: iptables mode's chains and jumps go, or its DNAT would answer first.
+        agent(node, history, ProxyMode.NFTABLES).start();
+        assertThat(iptablesSave(node)).doesNotContain("KUBE-");
+        assertSameAsFreshLoad(node, namespaces.get(1), history.rules(1));
+        assertThat(logs.lines()).anyMatch(l -> l.matches("ipv4: removed \\d+ chains and jumps iptables or IPVS mode had left"));
+
+        // And back: the kube-proxy table goes.
+        agent(node, history, ProxyMode.IPTABLES).start();
+        assertThat(run(List.of("ip", "netns", "exec", node, "nft", "list", "tables"), null).stdout()).doesNotContain("kube-proxy");
+        assertThat(iptablesSave(node)).contains(":KUBE-SERVICES");
+        assertThat(acks).allSatisfy(a -> assertThat(a.status()).as(a.error()).isEqualTo(NodeAck.Status.APPLIED));
+    }
+
+    private static String iptablesSave(String ns) throws Exception {
+        return run(List.of("ip", "netns", "exec", ns, "iptables-save"), null).stdout();
+    }
+
+    @Test
     void connectionsToAClusterIpFollowAnEdit() throws Exception {
         try (NetnsLab lab = new NetnsLab(2)) {
             for (int pod = 0; pod < 2; pod++) {
@@ -169,6 +193,10 @@ class NftablesModeKernelTest {
     }
 
     private Agent agent(String ns, History history) throws Exception {
+        return agent(ns, history, ProxyMode.NFTABLES);
+    }
+
+    private Agent agent(String ns, History history, ProxyMode mode) throws Exception {
         SnapshotSource snapshots = new SnapshotSource() {
             @Override
             public RulesSnapshot latest(String cluster, String node) {
@@ -180,13 +208,17 @@ class NftablesModeKernelTest {
                 return history.snapshot(version, node);
             }
         };
-        return config(History.CLUSTER, History.NODE).agent(snapshots, acks::add, HostCommand.PROCESSES.inNetns(ns), new MutableClock());
+        return config(History.CLUSTER, History.NODE, mode).agent(snapshots, acks::add, HostCommand.PROCESSES.inNetns(ns), new MutableClock());
     }
 
     private AgentConfig config(String cluster, String node) throws Exception {
+        return config(cluster, node, ProxyMode.NFTABLES);
+    }
+
+    private AgentConfig config(String cluster, String node, ProxyMode mode) throws Exception {
         return new AgentConfig(cluster, node, "127.0.0.1:9", Map.of(), Topics.DEFAULT, URI.create("http://127.0.0.1:9"), null,
                 List.of(IpFamily.IPV4), null, null, Files.createTempDirectory(dir, "state"), Duration.ofSeconds(30), 50,
-                ProxyMode.NFTABLES, WhenUnavailable.REFUSE);
+                mode, WhenUnavailable.REFUSE);
     }
 
     /** The node's table, listed, against the same version loaded whole into an empty namespace. */
