@@ -15,7 +15,6 @@ import io.rulesync.exec.HostCommand;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.Chain;
-import io.rulesync.model.rules.RulesSnapshot;
 import io.rulesync.model.rules.Table;
 import io.rulesync.testing.needs.RequiresNetns;
 import io.rulesync.testsupport.MutableClock;
@@ -77,17 +76,7 @@ class FullTempSpaceTest {
         CommandRunner none = (argv, stdin, timeout) -> {
             throw new AssertionError("conntrack in a dry run: " + argv);
         };
-        SnapshotSource snapshots = new SnapshotSource() {
-            @Override
-            public RulesSnapshot latest(String cluster, String node) {
-                return history.snapshot(history.latest(), node);
-            }
-
-            @Override
-            public RulesSnapshot at(String cluster, String node, long version) {
-                return history.snapshot(version, node);
-            }
-        };
+        SnapshotSource snapshots = history.snapshots();
         List<NodeAck> acks = new ArrayList<>();
         Agent agent = new Agent(History.CLUSTER, History.NODE, snapshots, new IptablesMode(History.NODE,
                 new Applier(List.of(kernel), null, clock), new Conntrack(none, true), Duration.ofSeconds(30), 1_000), acks::add,

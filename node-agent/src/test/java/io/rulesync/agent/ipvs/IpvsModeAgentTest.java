@@ -29,7 +29,6 @@ import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.ipvs.IpvsSet;
 import io.rulesync.model.ipvs.RealServer;
 import io.rulesync.model.ipvs.VirtualServer;
-import io.rulesync.model.rules.RulesSnapshot;
 import io.rulesync.testing.needs.RequiresNetns;
 import io.rulesync.testing.needs.RequiresTool;
 import java.nio.file.Path;
@@ -101,17 +100,7 @@ class IpvsModeAgentTest {
 
     /** An agent of this namespace in IPVS mode, or in iptables mode. */
     Agent agent(boolean ipvsMode, Path stateDir) {
-        SnapshotSource snapshots = new SnapshotSource() {
-            @Override
-            public RulesSnapshot latest(String cluster, String node) {
-                return at(cluster, node, history.latest());
-            }
-
-            @Override
-            public RulesSnapshot at(String cluster, String node, long version) {
-                return history.snapshot(version, node);
-            }
-        };
+        SnapshotSource snapshots = history.snapshots();
         IptablesNetfilter.Printer printer = (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm();
         CommandRunner inNs = HostCommand.PROCESSES.inNetns(ns);
         List<Netfilter> nf = List.of(new IptablesNetfilter(IpFamily.IPV4, inNs, printer));

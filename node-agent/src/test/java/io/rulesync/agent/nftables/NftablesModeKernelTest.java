@@ -197,17 +197,7 @@ class NftablesModeKernelTest {
     }
 
     private Agent agent(String ns, History history, ProxyMode mode) throws Exception {
-        SnapshotSource snapshots = new SnapshotSource() {
-            @Override
-            public RulesSnapshot latest(String cluster, String node) {
-                return at(cluster, node, history.latest());
-            }
-
-            @Override
-            public RulesSnapshot at(String cluster, String node, long version) {
-                return history.snapshot(version, node);
-            }
-        };
+        SnapshotSource snapshots = history.snapshots();
         return config(History.CLUSTER, History.NODE, mode).agent(snapshots, acks::add, HostCommand.PROCESSES.inNetns(ns), new MutableClock());
     }
 

@@ -1,5 +1,6 @@
 package io.rulesync.agent.testing;
 
+import io.rulesync.agent.feed.SnapshotSource;
 import io.rulesync.testsupport.cluster.SyntheticCluster;
 import io.rulesync.compiler.cluster.ClusterCompiler;
 import io.rulesync.model.cluster.ClusterState;
@@ -63,6 +64,21 @@ public final class History {
 
     public RulesSnapshot snapshot(long version, String node) {
         return new RulesSnapshot(CLUSTER, version, T, rules(version).forNode(node), lineage(version));
+    }
+
+    /** The api's snapshots of this history: the latest, or any version, cut down to the node. */
+    public SnapshotSource snapshots() {
+        return new SnapshotSource() {
+            @Override
+            public RulesSnapshot latest(String cluster, String node) {
+                return snapshot(History.this.latest(), node);
+            }
+
+            @Override
+            public RulesSnapshot at(String cluster, String node, long version) {
+                return snapshot(version, node);
+            }
+        };
     }
 
     /** Next version after {@code changes} random changes; returns its delta (read back from its wire form). */
