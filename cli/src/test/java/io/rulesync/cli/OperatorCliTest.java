@@ -117,6 +117,9 @@ class OperatorCliTest {
         Run rules = as(TestApi.VIEWER.token(), "rules", "shop", "--node", "n1", "--version", "1");
         assertThat(rules.out()).startsWith("*").contains("-A KUBE-SERVICES").contains("COMMIT");
         assertThat(rules.out()).isEqualTo(api.get("/api/v1/clusters/shop/versions/1/rules?node=n1").body());
+        Run table = as(TestApi.VIEWER.token(), "rules", "shop", "--node", "n1", "--version", "1", "--mode", "nftables");
+        assertThat(table.out()).startsWith("add table ip kube-proxy ")
+                .isEqualTo(api.get("/api/v1/clusters/shop/versions/1/rules?node=n1&mode=nftables").body());
     }
 
     @Test
@@ -132,6 +135,10 @@ class OperatorCliTest {
         assertThat(as(TestApi.VIEWER.token(), "diff", "shop", "2", "--node", "n2").out()).contains("(no node's rules differ)");
         Run coloured = as(TestApi.VIEWER.token(), "diff", "shop", "2", "--color", "always");
         assertThat(coloured.out()).contains("\u001b[32m+:KUBE-SEP-").contains("\u001b[31m-:KUBE-SEP-").contains("\u001b[36m@@ n1: changed @@");
+        // nftables mode's diff of one node: the api's text too.
+        Run nft = as(TestApi.VIEWER.token(), "diff", "shop", "2", "--node", "n1", "--mode", "nftables");
+        assertThat(nft.out()).startsWith("--- shop version 1\n+++ shop version 2\n@@ n1 (nftables mode): changed @@\n ipv4\n")
+                .isEqualTo(TestApi.json(api.get("/api/v1/clusters/shop/versions/2/diff?node=n1&mode=nftables")).get("text"));
     }
 
     @Test
@@ -166,6 +173,8 @@ class OperatorCliTest {
         assertThat(as(TestApi.VIEWER.token(), "history", "shop", "--limit", "ten").exit()).isEqualTo(2);
         assertThat(as(TestApi.VIEWER.token(), "diff", "shop", "2", "--mode", "ipvs").err())
                 .isEqualTo("rulesync: --mode ipvs compares one node's rules: give --node\n");
+        assertThat(as(TestApi.VIEWER.token(), "diff", "shop", "2", "--mode", "nftables").err())
+                .isEqualTo("rulesync: --mode nftables compares one node's rules: give --node\n");
 
         Map<String, String> nowhere = Map.of("RULESYNC_API", "http://127.0.0.1:1", "RULESYNC_TOKEN", TestApi.VIEWER.token());
         Run unreachable = run(nowhere, "clusters");
