@@ -9,7 +9,7 @@ import java.util.Set;
 
 /**
  * The mode asked for cannot run here and the agent was told to refuse rather than program another
- * ({@code --ipvs-unavailable=refuse}): nothing reaches the kernel, and the agent answers every
+ * ({@code --mode-unavailable=refuse}): nothing reaches the kernel, and the agent answers every
  * version with a FAILED ack giving the reason (retried with its usual back-off, so the api keeps
  * showing it). What an earlier run left is still recognised, so that acks name the version the node keeps.
  */

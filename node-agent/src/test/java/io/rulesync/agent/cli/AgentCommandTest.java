@@ -46,6 +46,10 @@ class AgentCommandTest {
         assertThat(ipvs.ipvsDrainTimeout()).isEqualTo(Duration.ofSeconds(120));
         assertThat(ipvs.ipvsExcludeCidrs()).extracting(Object::toString).containsExactly("192.0.2.0/24", "fd00:beef::/64");
         assertThat(c.ipvsExcludeCidrs()).isEmpty();
+        // --ipvs-unavailable above is the old name of the one policy for both modes.
+        AgentConfig nft = parse("--cluster", "shop", "--node", "node-a", "--mode", "nftables", "--mode-unavailable", "refuse");
+        assertThat(nft.mode()).isEqualTo(ProxyMode.NFTABLES);
+        assertThat(nft.whenUnavailable()).isEqualTo(ModeChoice.WhenUnavailable.REFUSE);
 
         AgentConfig dry = parse("--cluster", "shop", "--node", "node-a", "--dry-run", "/tmp/rules", "--ip-families", "ipv4",
                 "--kafka-property", "security.protocol=SSL", "--verify-interval", "5");
