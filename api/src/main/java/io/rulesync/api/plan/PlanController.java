@@ -97,8 +97,8 @@ public class PlanController {
      * IPVS mode's included), how many nodes' iptables rules would ({@code nodesAffected}, joined and left included), and the
      * diff: per group of nodes ({@code nodeChanges}), with the IPVS changes of one node of each group that runs IPVS mode
      * ({@code ipvsNodes}; with {@code ?mode=ipvs&node=}, that node's alone), and likewise the nftables changes of one
-     * node of each group that runs nftables mode ({@code nftablesNodes}; {@code ?mode=nftables&node=}). {@code modes} counts the nodes by the mode they
-     * last reported running. {@code text} is all of it as a unified diff, ready to show.
+     * node of each group that runs nftables mode ({@code nftablesNodes}; {@code ?mode=nftables&node=}). {@code modes}
+     * counts the nodes by the mode they last reported running. {@code text} is all of it as a unified diff, ready to show.
      */
     public record Plan(String cluster, long version, String action, List<PlannedObject> objects, List<Refusal> refused,
             List<Refusal> admitted, boolean changes, int nodesAffected, List<ChangedNodes> nodeChanges, List<String> unchangedNodes,
