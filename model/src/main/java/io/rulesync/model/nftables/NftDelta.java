@@ -1,18 +1,13 @@
 package io.rulesync.model.nftables;
 
-import io.rulesync.model.nftables.NftOp.AddChain;
 import io.rulesync.model.nftables.NftOp.AddElement;
-import io.rulesync.model.nftables.NftOp.AddMap;
 import io.rulesync.model.nftables.NftOp.AddRule;
-import io.rulesync.model.nftables.NftOp.AddSet;
 import io.rulesync.model.nftables.NftOp.DeleteChain;
 import io.rulesync.model.nftables.NftOp.DeleteElement;
 import io.rulesync.model.nftables.NftOp.DeleteSet;
 import io.rulesync.model.nftables.NftOp.FlushChain;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -29,81 +24,53 @@ import java.util.Objects;
 public record NftDelta(NftTransaction main, NftTransaction cleanup) {
 
     public static NftDelta between(NftTransaction from, NftTransaction to) {
-        if (from.family() != to.family()) {
+        return between(NftContent.of(from), NftContent.of(to));
+    }
+
+    /** {@link #between(NftTransaction, NftTransaction)} of contents already read (an agent keeps the one it wrote). */
+    public static NftDelta between(NftContent a, NftContent b) {
+        if (a.family() != b.family()) {
             throw new IllegalArgumentException("a delta is within one family's table");
         }
-        Content a = Content.of(from);
-        Content b = Content.of(to);
         List<NftOp> ops = new ArrayList<>();
-        b.sets.forEach((name, op) -> {
-            if (!op.equals(a.sets.get(name))) {
+        b.sets().forEach((name, op) -> {
+            if (!op.equals(a.sets().get(name))) {
                 ops.add(op);
             }
         });
         List<String> changed = new ArrayList<>();
-        b.chains.forEach((name, chain) -> {
-            if (!chain.equals(a.chains.get(name))) {
+        b.chains().forEach((name, chain) -> {
+            if (!chain.equals(a.chains().get(name))) {
                 changed.add(name);
                 ops.add(chain.declaration());
                 ops.add(new FlushChain(name));
             }
         });
-        a.elements.forEach((key, op) -> {
-            AddElement now = b.elements.get(key);
+        a.elements().forEach((key, op) -> {
+            AddElement now = b.elements().get(key);
             if (now == null || !Objects.equals(now.value(), op.value()) || !Objects.equals(now.comment(), op.comment())) {
                 ops.add(new DeleteElement(op.set(), op.key()));
             }
         });
-        b.elements.forEach((key, op) -> {
-            if (!op.equals(a.elements.get(key))) {
+        b.elements().forEach((key, op) -> {
+            if (!op.equals(a.elements().get(key))) {
                 ops.add(op);
             }
         });
         for (String name : changed) {
-            b.chains.get(name).rules().forEach(r -> ops.add(new AddRule(name, r)));
+            b.chains().get(name).rules().forEach(r -> ops.add(new AddRule(name, r)));
         }
         List<NftOp> cleanup = new ArrayList<>();
-        a.chains.keySet().stream().filter(name -> !b.chains.containsKey(name)).forEach(name -> {
+        a.chains().keySet().stream().filter(name -> !b.chains().containsKey(name)).forEach(name -> {
             ops.add(new FlushChain(name));
             cleanup.add(new DeleteChain(name));
         });
-        a.sets.keySet().stream().filter(name -> !b.sets.containsKey(name)).forEach(name -> ops.add(new DeleteSet(name)));
-        return new NftDelta(new NftTransaction(to.family(), ops), new NftTransaction(to.family(), cleanup));
+        a.sets().keySet().stream().filter(name -> !b.sets().containsKey(name)).forEach(name -> ops.add(new DeleteSet(name)));
+        return new NftDelta(new NftTransaction(b.family(), ops), new NftTransaction(b.family(), cleanup));
     }
 
     /** Whether nothing changes. */
     public boolean isEmpty() {
         return main.ops().isEmpty() && cleanup.ops().isEmpty();
-    }
-
-    /** A chain as a full transaction leaves it: how it is declared and its rules in order. */
-    private record ChainContent(AddChain declaration, List<String> rules) {
-    }
-
-    /** What a full transaction leaves in the table, by name (sets and maps, chains, elements by set and key). */
-    private static final class Content {
-        final Map<String, NftOp> sets = new LinkedHashMap<>();
-        final Map<String, ChainContent> chains = new LinkedHashMap<>();
-        final Map<String, AddElement> elements = new LinkedHashMap<>();
-
-        static Content of(NftTransaction t) {
-            Content c = new Content();
-            for (NftOp op : t.ops()) {
-                if (op instanceof AddChain ch) {
-                    c.chains.putIfAbsent(ch.name(), new ChainContent(ch, new ArrayList<>()));
-                } else if (op instanceof AddRule r) {
-                    c.chains.get(r.chain()).rules().add(r.rule());
-                } else if (op instanceof AddSet s) {
-                    c.sets.put(s.name(), s);
-                } else if (op instanceof AddMap m) {
-                    c.sets.put(m.name(), m);
-                } else if (op instanceof AddElement e) {
-                    c.elements.put(e.set() + " " + e.key(), e);
-                } else if (!(op instanceof FlushChain || op instanceof NftOp.FlushSet || op instanceof NftOp.AddTable)) {
-                    throw new IllegalArgumentException("not a full transaction's operation: " + op);
-                }
-            }
-            return c;
-        }
     }
 }

@@ -17,6 +17,11 @@ public record NftTransaction(IpFamily family, List<NftOp> ops) {
 
     /** {@code ip} or {@code ip6}. */
     public String familyName() {
+        return familyName(family);
+    }
+
+    /** nftables' name of an IP family's tables: {@code ip} or {@code ip6}. */
+    public static String familyName(IpFamily family) {
         return family == IpFamily.IPV4 ? "ip" : "ip6";
     }
 

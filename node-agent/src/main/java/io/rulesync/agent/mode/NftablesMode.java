@@ -11,6 +11,7 @@ import io.rulesync.agent.plan.nftables.KernelTable;
 import io.rulesync.agent.plan.nftables.NftCheck;
 import io.rulesync.agent.verify.DriftCheck;
 import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.nftables.NftContent;
 import io.rulesync.model.nftables.NftDelta;
 import io.rulesync.model.nftables.NftOp;
 import io.rulesync.model.nftables.NftTransaction;
@@ -66,7 +67,7 @@ public final class NftablesMode implements KernelMode {
     private final List<Netfilter> iptables;
     private boolean leftoversRemoved;
     /** What each family's table holds, as written; absent: not known (start, failure, drift): the next apply is full. */
-    private final Map<IpFamily, NftTransaction> applied = new EnumMap<>(IpFamily.class);
+    private final Map<IpFamily, Written> applied = new EnumMap<>(IpFamily.class);
     /** The kernel's own listing of each chain, read back after it was written and found right. */
     private final Map<IpFamily, Map<String, List<String>>> readings = new EnumMap<>(IpFamily.class);
 
@@ -116,17 +117,18 @@ public final class NftablesMode implements KernelMode {
             if (t.isEmpty()) {
                 continue; // not a node of this version
             }
-            NftTransaction target = t.get();
-            NftTransaction before = from == null ? null : applied.get(f);
+            NftTransaction table = t.get();
+            Written target = Written.of(table);
+            Written before = from == null ? null : applied.get(f);
             List<String> steps = new ArrayList<>();
             Set<String> written = new LinkedHashSet<>();
             if (before == null) {
-                steps.add(replacement(target));
+                steps.add(replacement(table));
                 full = true;
             } else {
-                NftDelta d = NftDelta.between(before, target);
+                NftDelta d = NftDelta.between(before.content(), target.content());
                 if (d.isEmpty()) {
-                    rules += NftCheck.Expected.of(target).rules().values().stream().mapToInt(Integer::intValue).sum();
+                    rules += target.rules();
                     continue;
                 }
                 steps.add(d.main().render());
@@ -141,18 +143,18 @@ public final class NftablesMode implements KernelMode {
                         .forEach(op -> written.add(((NftOp.AddChain) op).name()));
             }
             applied.remove(f); // until it is known to hold
-            String error = kernel.run(f, steps, target);
+            String error = kernel.run(f, steps, table);
             if (error != null) {
                 readings.remove(f);
                 return Applied.failed(error);
             }
-            List<String> problems = readBack(f, target, before == null ? null : written);
+            List<String> problems = readBack(f, target.expected(), before == null ? null : written);
             if (!problems.isEmpty()) {
                 readings.remove(f);
                 return Applied.failed("nft: the kernel does not hold what was written: " + String.join("; ", problems));
             }
             applied.put(f, target);
-            rules += NftCheck.Expected.of(target).rules().values().stream().mapToInt(Integer::intValue).sum();
+            rules += target.rules();
         }
         if (from != null && touched != null) {
             conntrack.clearStale(node, IptablesMode.families(to, families), from, to, touched);
@@ -182,6 +184,18 @@ public final class NftablesMode implements KernelMode {
         return null;
     }
 
+    /** What a family's table holds as written: its content (what the next delta starts from), and what a check expects of it. */
+    private record Written(NftContent content, NftCheck.Expected expected) {
+        static Written of(NftTransaction table) {
+            NftContent content = NftContent.of(table);
+            return new Written(content, NftCheck.Expected.of(content));
+        }
+
+        int rules() {
+            return expected.rules().values().stream().mapToInt(Integer::intValue).sum();
+        }
+    }
+
     /** The table replaced whole, atomically: created if missing, deleted, and written again. */
     private static String replacement(NftTransaction target) {
         String family = target.familyName();
@@ -190,15 +204,14 @@ public final class NftablesMode implements KernelMode {
     }
 
     /**
-     * Reads back what was written and compares it with {@code target}; keeps the readings.
+     * Reads back what was written and compares it with what the version {@code expected}; keeps the readings.
      *
      * @param written the chains a delta wrote; null: all of the table (a full load)
      */
-    private List<String> readBack(IpFamily f, NftTransaction target, Set<String> written) {
+    private List<String> readBack(IpFamily f, NftCheck.Expected expected, Set<String> written) {
         if (!kernel.readable()) {
             return List.of();
         }
-        NftCheck.Expected expected = NftCheck.Expected.of(target);
         try {
             if (written == null) {
                 Instant start = clock.instant();
@@ -242,7 +255,7 @@ public final class NftablesMode implements KernelMode {
         List<String> problems = new ArrayList<>();
         int chains = 0;
         for (IpFamily f : IptablesMode.families(running, families)) {
-            NftTransaction target = applied.get(f);
+            Written target = applied.get(f);
             if (target == null) {
                 problems.add(f.id() + ": the table's state is not known");
                 continue;
@@ -252,7 +265,7 @@ public final class NftablesMode implements KernelMode {
                 Optional<KernelTable> table = kernel.table(f);
                 tableRead = Duration.between(start, clock.instant());
                 chains += table.map(t -> t.chains().size()).orElse(0);
-                List<String> found = NftCheck.problems(NftCheck.Expected.of(target), table, readings.getOrDefault(f, Map.of()));
+                List<String> found = NftCheck.problems(target.expected(), table, readings.getOrDefault(f, Map.of()));
                 found.forEach(p -> problems.add(f.id() + ": " + p));
                 if (found.isEmpty()) {
                     // Chains written but not read back since: this reading is what the next check compares them with.

@@ -64,7 +64,7 @@ public final class NftCommand implements NftKernel {
         int n = 0;
         for (IpFamily f : families) {
             try {
-                String family = f == IpFamily.IPV4 ? "ip" : "ip6";
+                String family = NftTransaction.familyName(f);
                 CommandRunner.Result listed = runner.run(List.of("nft", "list", "tables", family), null, READ_TIMEOUT);
                 if (listed.ok() && listed.stdout().contains("table " + family + " " + NftTransaction.TABLE + "\n")
                         && runner.run(List.of("nft", "delete", "table", family, NftTransaction.TABLE), null, RUN_TIMEOUT).ok()) {
@@ -131,7 +131,7 @@ public final class NftCommand implements NftKernel {
 
     /** {@code nft -j list WHAT FAMILY NAME...}; empty when the table or chain does not exist. */
     private Optional<JsonNode> list(String what, IpFamily family, String names) throws NftReadException {
-        List<String> argv = new ArrayList<>(List.of("nft", "-j", "list", what, family == IpFamily.IPV4 ? "ip" : "ip6"));
+        List<String> argv = new ArrayList<>(List.of("nft", "-j", "list", what, NftTransaction.familyName(family)));
         argv.addAll(List.of(names.split(" ")));
         CommandRunner.Result r;
         try {

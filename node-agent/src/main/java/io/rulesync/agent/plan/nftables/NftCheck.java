@@ -1,15 +1,12 @@
 package io.rulesync.agent.plan.nftables;
 
+import io.rulesync.model.nftables.NftContent;
 import io.rulesync.model.nftables.NftOp;
-import io.rulesync.model.nftables.NftTransaction;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.TreeSet;
 
 /**
@@ -24,25 +21,14 @@ public final class NftCheck {
     private NftCheck() {
     }
 
-    /** The chains and their rule counts, and the sets and maps with their element counts, that {@code table} leaves. */
+    /** The chains and their rule counts, and the sets and maps with their element counts, that a table holds. */
     public record Expected(Map<String, Integer> rules, Map<String, Integer> elements) {
-        public static Expected of(NftTransaction table) {
-            Map<String, Integer> rules = new LinkedHashMap<>();
-            Map<String, Integer> elements = new LinkedHashMap<>();
-            Map<String, Set<String>> keys = new HashMap<>();
-            for (NftOp op : table.ops()) {
-                if (op instanceof NftOp.AddChain c) {
-                    rules.putIfAbsent(c.name(), 0);
-                } else if (op instanceof NftOp.AddRule r) {
-                    rules.merge(r.chain(), 1, Integer::sum);
-                } else if (op instanceof NftOp.AddSet s) {
-                    elements.putIfAbsent(s.name(), s.flags().contains("dynamic") ? DYNAMIC : 0);
-                } else if (op instanceof NftOp.AddMap m) {
-                    elements.putIfAbsent(m.name(), 0);
-                } else if (op instanceof NftOp.AddElement e && keys.computeIfAbsent(e.set(), x -> new HashSet<>()).add(e.key())) {
-                    elements.merge(e.set(), 1, Integer::sum);
-                }
-            }
+        public static Expected of(NftContent table) {
+            Map<String, Integer> rules = new HashMap<>();
+            table.chains().forEach((name, chain) -> rules.put(name, chain.rules().size()));
+            Map<String, Integer> elements = new HashMap<>();
+            table.sets().forEach((name, op) -> elements.put(name, op instanceof NftOp.AddSet s && s.flags().contains("dynamic") ? DYNAMIC : 0));
+            table.elements().values().forEach(e -> elements.merge(e.set(), 1, Integer::sum));
             return new Expected(Map.copyOf(rules), Map.copyOf(elements));
         }
     }

@@ -3,6 +3,7 @@ package io.rulesync.agent.plan.nftables;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.nftables.NftContent;
 import io.rulesync.model.nftables.NftOp;
 import io.rulesync.model.nftables.NftTransaction;
 import java.util.List;
@@ -23,7 +24,7 @@ class NftCheckTest {
             new NftOp.AddElement("service-ips", "10.96.0.2 . tcp . 80", null, "goto service-A"),
             new NftOp.AddRule("service-A", "ip saddr @affinity-A goto service-A"),
             new NftOp.AddRule("service-A", "numgen random mod 1 vmap { 0 : goto service-A }")));
-    private static final NftCheck.Expected EXPECTED = NftCheck.Expected.of(TABLE);
+    private static final NftCheck.Expected EXPECTED = NftCheck.Expected.of(NftContent.of(TABLE));
 
     private static KernelTable kernel(List<String> rules, int elements, int affinity) {
         return new KernelTable(Map.of("service-A", rules), Map.of("service-ips", elements, "affinity-A", affinity));
