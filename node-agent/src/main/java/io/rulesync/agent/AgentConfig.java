@@ -5,19 +5,14 @@ import io.rulesync.agent.apply.IptablesNetfilter;
 import io.rulesync.agent.apply.MemoryNetfilter;
 import io.rulesync.agent.apply.Netfilter;
 import io.rulesync.agent.conntrack.Conntrack;
-import io.rulesync.exec.CommandRunner;
-import io.rulesync.exec.HostCommand;
 import io.rulesync.agent.feed.AckSink;
 import io.rulesync.agent.feed.ApiAcks;
-import io.rulesync.client.ApiClient;
-import io.rulesync.client.tls.TrustRoots;
 import io.rulesync.agent.feed.ApiDeltas;
 import io.rulesync.agent.feed.ApiSnapshots;
 import io.rulesync.agent.feed.DeltaFeed;
 import io.rulesync.agent.feed.DeltaSource;
 import io.rulesync.agent.feed.SnapshotSource;
 import io.rulesync.agent.feed.StreamFeed;
-import io.rulesync.client.stream.NodeStream;
 import io.rulesync.agent.feed.Transport;
 import io.rulesync.agent.ipvs.BoundAddresses;
 import io.rulesync.agent.ipvs.IpsetSync;
@@ -32,12 +27,16 @@ import io.rulesync.agent.mode.ModeChoice.WhenUnavailable;
 import io.rulesync.agent.mode.NftProbe;
 import io.rulesync.agent.mode.NftablesMode;
 import io.rulesync.agent.mode.ProxyMode;
+import io.rulesync.agent.mode.RefusingMode;
 import io.rulesync.agent.nftables.NftCommand;
 import io.rulesync.agent.nftables.NftFiles;
-import io.rulesync.agent.mode.RefusingMode;
 import io.rulesync.agent.plan.ipvs.IpvsPlan;
-import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.agent.state.StateFile;
+import io.rulesync.client.ApiClient;
+import io.rulesync.client.stream.NodeStream;
+import io.rulesync.client.tls.TrustRoots;
+import io.rulesync.exec.CommandRunner;
+import io.rulesync.exec.HostCommand;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.KubernetesNames;
@@ -46,12 +45,12 @@ import java.net.URI;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -214,7 +213,7 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
 
     /** The agent's packet filters: the kernel's, or in-memory ones that write files for a dry run. */
     public List<Netfilter> netfilters(CommandRunner runner) {
-        IptablesNetfilter.Printer printer = (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm();
+        IptablesNetfilter.Printer printer = IptablesNetfilter.Printer.KERNEL_FORM;
         List<Netfilter> out = new ArrayList<>();
         for (IpFamily f : families) {
             out.add(dryRun != null ? new MemoryNetfilter(f, dryRun, node + "-" + f.id())

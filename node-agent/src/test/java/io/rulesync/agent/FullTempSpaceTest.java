@@ -7,7 +7,6 @@ import io.rulesync.agent.apply.IptablesNetfilter;
 import io.rulesync.agent.conntrack.Conntrack;
 import io.rulesync.agent.feed.SnapshotSource;
 import io.rulesync.agent.mode.IptablesMode;
-import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.agent.state.StateFile;
 import io.rulesync.agent.testing.History;
 import io.rulesync.exec.CommandRunner;
@@ -71,7 +70,7 @@ class FullTempSpaceTest {
     void aFullTemporarySpaceFailsTheApplyWithItsReasonAndTheAgentGoesOnOnceThereIsRoom() throws Exception {
         History history = new History(20);
         IptablesNetfilter kernel = new IptablesNetfilter(IpFamily.IPV4, HostCommand.withInputsIn(tmp).inNetns(lab.nodeNs()),
-                (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm());
+                IptablesNetfilter.Printer.KERNEL_FORM);
         MutableClock clock = new MutableClock();
         CommandRunner none = (argv, stdin, timeout) -> {
             throw new AssertionError("conntrack in a dry run: " + argv);

@@ -3,10 +3,10 @@ package io.rulesync.compiler.iptables;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.iptables.Hex;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.regex.Pattern;
 
 /**
  * The kube-proxy settings that shape the rules, for one IP family.
@@ -33,7 +33,6 @@ public record ProxySettings(
         boolean conntrackTcpBeLiberal) {
 
     public static final int DEFAULT_MASQUERADE_BIT = 14;
-    private static final Pattern MARK = Pattern.compile("0x[0-9a-fA-F]{1,8}");
     private static final IpAddress IPV4_LOOPBACK = IpAddress.parse("127.0.0.1");
 
     public ProxySettings {
@@ -44,7 +43,9 @@ public record ProxySettings(
                 || clusterCidrs.stream().filter(c -> c.family() == IpFamily.IPV6).count() > 1) {
             throw new IllegalArgumentException("cluster CIDRs: at most one per IP family");
         }
-        if (masqueradeMark == null || !MARK.matcher(masqueradeMark).matches()) {
+        try {
+            Hex.parse(masqueradeMark);
+        } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("masquerade mark must look like 0x4000, not '" + masqueradeMark + "'");
         }
     }

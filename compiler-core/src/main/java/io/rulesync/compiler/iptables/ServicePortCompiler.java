@@ -1,14 +1,18 @@
 package io.rulesync.compiler.iptables;
 
-import io.rulesync.compiler.endpoints.ServicePortInfo;
-import io.rulesync.compiler.endpoints.EndpointInfo;
-import io.rulesync.compiler.endpoints.EndpointCategories;
-import io.rulesync.compiler.endpoints.PortEndpoints;
-import io.rulesync.compiler.endpoints.NodeContext;
 import static io.rulesync.model.rules.TopChains.MARK_MASQ;
 
+import io.rulesync.compiler.endpoints.EndpointCategories;
+import io.rulesync.compiler.endpoints.EndpointInfo;
+import io.rulesync.compiler.endpoints.NodeContext;
+import io.rulesync.compiler.endpoints.PortEndpoints;
+import io.rulesync.compiler.endpoints.ServicePortInfo;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpAddress;
+import io.rulesync.model.cluster.Protocol;
+import io.rulesync.model.iptables.Part;
+import io.rulesync.model.iptables.Rule;
+import io.rulesync.model.iptables.Target;
 import io.rulesync.model.rules.Chain;
 import io.rulesync.model.rules.DispatchChain;
 import io.rulesync.model.rules.RuleFragment;
@@ -25,16 +29,16 @@ import java.util.Optional;
 /**
  * Writes the rules of one service port exactly as kube-proxy's {@code syncProxyRules} loop body
  * (v1.30) does: capture rules in the dispatch chains, REJECT/DROP rules when endpoints are missing,
- * then the EXT, FW, SVC, SVL and SEP chains. Every string placed in a rule comes from a validated
- * model value (Kubernetes names, canonical IPs, numbers), never from raw input.
+ * then the EXT, FW, SVC, SVL and SEP chains. Rules are built as typed {@link Rule}s, whose parts check
+ * their values, and stored as their {@code iptables-restore} text.
  */
 public final class ServicePortCompiler {
     private static final int PRECOMPUTED_PROBABILITIES = 1001;
-    private static final String[] PROBABILITIES = new String[PRECOMPUTED_PROBABILITIES];
+    private static final Part.Statistic[] PROBABILITIES = new Part.Statistic[PRECOMPUTED_PROBABILITIES];
 
     static {
         for (int n = 1; n < PRECOMPUTED_PROBABILITIES; n++) {
-            PROBABILITIES[n] = computeProbability(n);
+            PROBABILITIES[n] = new Part.Statistic(computeProbability(n));
         }
     }
 
@@ -45,8 +49,8 @@ public final class ServicePortCompiler {
      * kube-proxy's {@code fmt.Sprintf("%0.10f", 1.0/n)}. BigDecimal of the double is its exact
      * binary value, so rounding it to 10 places matches Go's correctly rounded output.
      */
-    static String probability(int n) {
-        return n < PRECOMPUTED_PROBABILITIES ? PROBABILITIES[n] : computeProbability(n);
+    static Part.Statistic probability(int n) {
+        return n < PRECOMPUTED_PROBABILITIES ? PROBABILITIES[n] : new Part.Statistic(computeProbability(n));
     }
 
     private static String computeProbability(int n) {
@@ -58,14 +62,14 @@ public final class ServicePortCompiler {
             boolean largeClusterMode) {
         List<EndpointInfo> allEndpoints = endpoints.forNode(node.name());
         String name = svc.name().toString();
-        String proto = svc.name().protocol().lower();
+        Protocol proto = svc.name().protocol();
         String hash = ChainNames.portHash(svc.name());
         String svcChain = ServiceChain.SVC.named(hash);
         String svlChain = ServiceChain.SVL.named(hash);
         String extChain = ServiceChain.EXT.named(hash);
         String fwChain = ServiceChain.FW.named(hash);
         Optional<Cidr> detector = settings.localDetector();
-        String port = Integer.toString(svc.port());
+        int port = svc.port();
 
         EndpointCategories eps = EndpointCategories.categorize(allEndpoints, svc, node.name(), node.zone());
         boolean usesClusterPolicyChain = !eps.cluster().isEmpty() && svc.usesClusterEndpoints();
@@ -91,131 +95,128 @@ public final class ServicePortCompiler {
                 && !svc.loadBalancerSourceRanges().isEmpty();
         String loadBalancerChain = usesFwChain ? fwChain : extChain;
 
-        String internalFilterTarget = null;
+        Target internalFilterTarget = null;
         String internalFilterComment = null;
-        String externalFilterTarget = null;
+        Target externalFilterTarget = null;
         String externalFilterComment = null;
         if (!hasEndpoints) {
-            internalFilterTarget = "REJECT";
-            internalFilterComment = quote(name + " has no endpoints");
-            externalFilterTarget = "REJECT";
+            internalFilterTarget = new Target.Reject();
+            internalFilterComment = name + " has no endpoints";
+            externalFilterTarget = internalFilterTarget;
             externalFilterComment = internalFilterComment;
         } else {
             if (!hasInternalEndpoints) {
-                internalFilterTarget = "DROP";
-                internalFilterComment = quote(name + " has no local endpoints");
+                internalFilterTarget = Target.Verdict.DROP;
+                internalFilterComment = name + " has no local endpoints";
             }
             if (!hasExternalEndpoints) {
-                externalFilterTarget = "DROP";
-                externalFilterComment = quote(name + " has no local endpoints");
+                externalFilterTarget = Target.Verdict.DROP;
+                externalFilterComment = name + " has no local endpoints";
             }
         }
 
         Map<DispatchChain, List<String>> dispatch = new EnumMap<>(DispatchChain.class);
-        String clusterIPMatch = destination(proto, svc.clusterIP(), port);
 
         // Capture the cluster IP.
         if (hasInternalEndpoints) {
             add(dispatch, DispatchChain.NAT_SERVICES,
-                    comment(quote(name + " cluster IP")) + clusterIPMatch + " -j " + internalChain);
+                    destination(Rule.with().comment(name + " cluster IP"), proto, svc.clusterIP(), port).jump(internalChain));
         } else {
             add(dispatch, DispatchChain.FILTER_SERVICES,
-                    comment(internalFilterComment) + clusterIPMatch + " -j " + internalFilterTarget);
+                    destination(Rule.with().comment(internalFilterComment), proto, svc.clusterIP(), port).then(internalFilterTarget));
         }
 
         // Capture external IPs.
         for (IpAddress externalIP : svc.externalIPs()) {
-            String match = destination(proto, externalIP, port);
             if (hasEndpoints) {
                 add(dispatch, DispatchChain.NAT_SERVICES,
-                        comment(quote(name + " external IP")) + match + " -j " + extChain);
+                        destination(Rule.with().comment(name + " external IP"), proto, externalIP, port).jump(extChain));
             }
             if (!hasExternalEndpoints) {
                 add(dispatch, DispatchChain.FILTER_EXTERNAL_SERVICES,
-                        comment(externalFilterComment) + match + " -j " + externalFilterTarget);
+                        destination(Rule.with().comment(externalFilterComment), proto, externalIP, port).then(externalFilterTarget));
             }
         }
 
         // Capture load-balancer ingress.
         for (IpAddress vip : svc.loadBalancerVIPs()) {
-            String match = destination(proto, vip, port);
             if (hasEndpoints) {
                 add(dispatch, DispatchChain.NAT_SERVICES,
-                        comment(quote(name + " loadbalancer IP")) + match + " -j " + loadBalancerChain);
+                        destination(Rule.with().comment(name + " loadbalancer IP"), proto, vip, port).jump(loadBalancerChain));
             }
             if (usesFwChain) {
                 add(dispatch, DispatchChain.FILTER_PROXY_FIREWALL,
-                        comment(quote(name + " traffic not accepted by " + fwChain)) + match + " -j DROP");
+                        destination(Rule.with().comment(name + " traffic not accepted by " + fwChain), proto, vip, port)
+                                .then(Target.Verdict.DROP));
             }
         }
         if (!hasExternalEndpoints) {
             for (IpAddress vip : svc.loadBalancerVIPs()) {
-                add(dispatch, DispatchChain.FILTER_EXTERNAL_SERVICES, comment(externalFilterComment)
-                        + destination(proto, vip, port) + " -j " + externalFilterTarget);
+                add(dispatch, DispatchChain.FILTER_EXTERNAL_SERVICES,
+                        destination(Rule.with().comment(externalFilterComment), proto, vip, port).then(externalFilterTarget));
             }
         }
 
         // Capture node ports; they are not subject to loadBalancerSourceRanges.
         if (svc.nodePort() != 0) {
-            String nodePortMatch = "-m " + proto + " -p " + proto + " --dport " + svc.nodePort();
             if (hasEndpoints) {
-                add(dispatch, DispatchChain.NAT_NODEPORTS, comment(name) + nodePortMatch + " -j " + extChain);
+                add(dispatch, DispatchChain.NAT_NODEPORTS,
+                        Rule.with().bareComment(name).protocol(proto).destinationPort(svc.nodePort()).jump(extChain));
             }
             if (!hasExternalEndpoints) {
-                add(dispatch, DispatchChain.FILTER_EXTERNAL_SERVICES, comment(externalFilterComment)
-                        + "-m addrtype --dst-type LOCAL " + nodePortMatch + " -j " + externalFilterTarget);
+                add(dispatch, DispatchChain.FILTER_EXTERNAL_SERVICES, Rule.with().comment(externalFilterComment)
+                        .local(false).protocol(proto).destinationPort(svc.nodePort()).then(externalFilterTarget));
             }
         }
 
         // Accept health-check node ports whether or not this node has local endpoints.
         if (svc.healthCheckNodePort() != 0) {
-            add(dispatch, DispatchChain.FILTER_NODEPORTS, comment(quote(name + " health check node port"))
-                    + "-m tcp -p tcp --dport " + svc.healthCheckNodePort() + " -j ACCEPT");
+            add(dispatch, DispatchChain.FILTER_NODEPORTS, Rule.with().comment(name + " health check node port")
+                    .protocol(Protocol.TCP).destinationPort(svc.healthCheckNodePort()).then(Target.Verdict.ACCEPT));
         }
 
         Chains chains = new Chains();
 
         // Masquerade off-cluster traffic to the cluster IP (or all of it, with --masquerade-all).
-        if (hasInternalEndpoints) {
-            String args = comment(quote(name + " cluster IP")) + clusterIPMatch;
-            if (settings.masqueradeAll()) {
-                chains.rule(internalChain, args + " -j " + MARK_MASQ);
-            } else if (detector.isPresent()) {
-                chains.rule(internalChain, args + " ! -s " + detector.get() + " -j " + MARK_MASQ);
+        if (hasInternalEndpoints && (settings.masqueradeAll() || detector.isPresent())) {
+            Rule.Builder rule = destination(Rule.with().comment(name + " cluster IP"), proto, svc.clusterIP(), port);
+            if (!settings.masqueradeAll()) {
+                rule.source(true, detector.get());
             }
+            chains.rule(internalChain, rule.jump(MARK_MASQ));
         }
 
         if (usesExternalChain) {
             chains.declare(extChain);
             if (!svc.externalPolicyLocal()) {
                 // Non-local endpoints may be on another node: masquerade so replies come back here.
-                chains.rule(extChain, comment(quote("masquerade traffic for " + name + " external destinations"))
-                        + "-j " + MARK_MASQ);
+                chains.rule(extChain, Rule.with().comment("masquerade traffic for " + name + " external destinations")
+                        .jump(MARK_MASQ));
             } else {
                 if (detector.isPresent()) {
                     // Pods reaching an external address of the service behave as if going out and
                     // back in through a load balancer: no traffic policy applies.
-                    chains.rule(extChain, comment(quote("pod traffic for " + name + " external destinations"))
-                            + "-s " + detector.get() + " -j " + svcChain);
+                    chains.rule(extChain, Rule.with().comment("pod traffic for " + name + " external destinations")
+                            .source(false, detector.get()).jump(svcChain));
                 }
                 // Traffic from the node itself has a local source address, so it must be masqueraded
                 // and may go to any endpoint.
-                chains.rule(extChain, comment(quote("masquerade LOCAL traffic for " + name + " external destinations"))
-                        + "-m addrtype --src-type LOCAL -j " + MARK_MASQ);
-                chains.rule(extChain, comment(quote("route LOCAL traffic for " + name + " external destinations"))
-                        + "-m addrtype --src-type LOCAL -j " + svcChain);
+                chains.rule(extChain, Rule.with().comment("masquerade LOCAL traffic for " + name + " external destinations")
+                        .local(true).jump(MARK_MASQ));
+                chains.rule(extChain, Rule.with().comment("route LOCAL traffic for " + name + " external destinations")
+                        .local(true).jump(svcChain));
             }
             if (hasExternalEndpoints) {
-                chains.rule(extChain, "-j " + externalPolicyChain);
+                chains.rule(extChain, Rule.with().jump(externalPolicyChain));
             }
         }
 
         if (usesFwChain) {
             chains.declare(fwChain);
-            String args = comment(quote(name + " loadbalancer IP"));
+            String comment = name + " loadbalancer IP";
             boolean allowFromNode = false;
             for (Cidr cidr : svc.loadBalancerSourceRanges()) {
-                chains.rule(fwChain, args + "-s " + cidr + " -j " + extChain);
+                chains.rule(fwChain, Rule.with().comment(comment).source(false, cidr).jump(extChain));
                 if (node.primaryIP().isPresent() && cidr.contains(node.primaryIP().get())) {
                     allowFromNode = true;
                 }
@@ -224,11 +225,12 @@ public final class ServicePortCompiler {
             // source, so those are allowed too when the node itself is allowed.
             if (allowFromNode) {
                 for (IpAddress vip : svc.loadBalancerVIPs()) {
-                    chains.rule(fwChain, args + "-s " + vip + " -j " + extChain);
+                    chains.rule(fwChain, Rule.with().comment(comment).source(vip).jump(extChain));
                 }
             }
             // Falling off the end means no DNAT; KUBE-PROXY-FIREWALL then drops the packet.
-            chains.rule(fwChain, comment(quote("other traffic to " + name + " will be dropped by KUBE-PROXY-FIREWALL")).strip());
+            chains.rule(fwChain, Rule.with().comment("other traffic to " + name + " will be dropped by KUBE-PROXY-FIREWALL")
+                    .noTarget());
         }
 
         if (usesClusterPolicyChain) {
@@ -243,11 +245,13 @@ public final class ServicePortCompiler {
         for (EndpointInfo ep : eps.allReachable()) {
             String sep = ChainNames.endpointChain(svc.name(), ep.text());
             chains.declare(sep);
-            String args = largeClusterMode ? "" : comment(name);
             // Traffic that a pod sends to its own service and that comes back to it (hairpin).
-            chains.rule(sep, args + "-s " + ep.ip() + " -j " + MARK_MASQ);
-            String affinity = svc.sessionAffinity() ? "-m recent --name " + sep + " --set " : "";
-            chains.rule(sep, args + affinity + "-m " + proto + " -p " + proto + " -j DNAT --to-destination " + ep.text());
+            chains.rule(sep, commented(largeClusterMode, name, false).source(ep.ip()).jump(MARK_MASQ));
+            Rule.Builder dnat = commented(largeClusterMode, name, false);
+            if (svc.sessionAffinity()) {
+                dnat.add(Part.Recent.remember(sep));
+            }
+            chains.rule(sep, dnat.protocol(proto).then(new Target.Dnat(ep.ip(), ep.port())));
         }
 
         return new ServicePortRules(svc.name(), allEndpoints.size(), new RuleFragment(dispatch, List.of(), chains.build()));
@@ -263,37 +267,38 @@ public final class ServicePortCompiler {
         if (svc.sessionAffinity()) {
             for (int i = 0; i < endpoints.size(); i++) {
                 String sep = sepChains.get(i);
-                String args = largeClusterMode ? "" : comment(quote(name + " -> " + endpoints.get(i).text()));
-                chains.rule(chain, args + "-m recent --name " + sep + " --rcheck --seconds "
-                        + svc.affinityTimeoutSeconds() + " --reap -j " + sep);
+                chains.rule(chain, commented(largeClusterMode, name + " -> " + endpoints.get(i).text(), true)
+                        .add(Part.Recent.check(sep, svc.affinityTimeoutSeconds())).jump(sep));
             }
         }
         int n = endpoints.size();
         for (int i = 0; i < n; i++) {
-            String args = largeClusterMode ? "" : comment(quote(name + " -> " + endpoints.get(i).text()));
+            Rule.Builder rule = commented(largeClusterMode, name + " -> " + endpoints.get(i).text(), true);
             // Rule i matches with probability 1/(n-i) of what is left, so each endpoint gets 1/n;
             // the last rule always matches.
-            String statistic = i < n - 1 ? "-m statistic --mode random --probability " + probability(n - i) + " " : "";
-            chains.rule(chain, args + statistic + "-j " + sepChains.get(i));
+            if (i < n - 1) {
+                rule.add(probability(n - i));
+            }
+            chains.rule(chain, rule.jump(sepChains.get(i)));
         }
     }
 
     /** kube-proxy's match order for a service address: {@code -m tcp -p tcp -d IP --dport PORT}. */
-    private static String destination(String proto, IpAddress ip, String port) {
-        return "-m " + proto + " -p " + proto + " -d " + ip + " --dport " + port;
+    private static Rule.Builder destination(Rule.Builder rule, Protocol proto, IpAddress ip, int port) {
+        return rule.protocol(proto).destination(ip).destinationPort(port);
     }
 
-    private static String quote(String s) {
-        return "\"" + s + "\"";
+    /** A rule with kube-proxy's comment, which it leaves out of endpoint rules in large clusters to save memory. */
+    private static Rule.Builder commented(boolean largeClusterMode, String comment, boolean quoted) {
+        Rule.Builder rule = Rule.with();
+        if (!largeClusterMode) {
+            rule = quoted ? rule.comment(comment) : rule.bareComment(comment);
+        }
+        return rule;
     }
 
-    /** {@code -m comment --comment X } with a trailing space, ready for the next match. */
-    private static String comment(String text) {
-        return "-m comment --comment " + text + " ";
-    }
-
-    private static void add(Map<DispatchChain, List<String>> dispatch, DispatchChain chain, String rule) {
-        dispatch.computeIfAbsent(chain, k -> new ArrayList<>()).add(rule);
+    private static void add(Map<DispatchChain, List<String>> dispatch, DispatchChain chain, Rule rule) {
+        dispatch.computeIfAbsent(chain, k -> new ArrayList<>()).add(rule.restoreForm());
     }
 
     /** Owned chains in declaration order, with their rules. */
@@ -306,8 +311,8 @@ public final class ServicePortCompiler {
             rules.computeIfAbsent(chain, k -> new ArrayList<>());
         }
 
-        void rule(String chain, String rule) {
-            rules.computeIfAbsent(chain, k -> new ArrayList<>()).add(rule);
+        void rule(String chain, Rule rule) {
+            rules.computeIfAbsent(chain, k -> new ArrayList<>()).add(rule.restoreForm());
         }
 
         List<Chain> build() {

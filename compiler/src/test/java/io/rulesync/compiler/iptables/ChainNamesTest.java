@@ -44,6 +44,6 @@ class ChainNamesTest {
     @CsvSource({"3, 0.3333333333", "2, 0.5000000000", "4, 0.2500000000", "7, 0.1428571429", "6, 0.1666666667",
         "1000, 0.0010000000", "1001, 0.0009990010", "100223, 0.0000099777", "30000, 0.0000333333"})
     void probabilityIsFormattedLikeGo(int n, String expected) {
-        assertThat(ServicePortCompiler.probability(n)).isEqualTo(expected);
+        assertThat(ServicePortCompiler.probability(n).probability()).isEqualTo(expected);
     }
 }

@@ -2,12 +2,14 @@ package io.rulesync.compiler.iptables;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.Cidr;
+import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.EndpointSlice;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.NamespacedName;
 import io.rulesync.model.cluster.Service;
+import io.rulesync.model.iptables.Rule;
+import io.rulesync.model.iptables.RuleGrammar;
 import io.rulesync.model.rules.Chain;
 import io.rulesync.model.rules.RuleSet;
 import io.rulesync.model.rules.ServiceChain;
@@ -89,6 +91,25 @@ class CompilerPropertiesTest {
                     targets.add(jumpTarget(rule));
                 }
                 assertThat(targets).as("seed %d: every endpoint once in %s", seed, chain.name()).hasSize(n);
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("seeds")
+    void everyRuleReadsBackAsTheTypedRuleThatWroteIt(long seed) throws Exception {
+        Random r = new Random(seed);
+        ClusterGenerator.Cluster c = new ClusterGenerator(r).cluster(10);
+        for (IpFamily family : IpFamily.values()) {
+            RuleSet rules = compile(c.state(), ClusterGenerator.NODES.get(r.nextInt(ClusterGenerator.NODES.size())),
+                    settings(family, r));
+            // The agent's grammar accepts the whole set, and each rule it reads writes the same text again.
+            RuleGrammar.check(rules);
+            for (Table t : Table.values()) {
+                for (Chain chain : rules.chains(t)) {
+                    assertThat(RuleGrammar.check(t, family, chain)).extracting(Rule::restoreForm)
+                            .as("seed %d: %s", seed, chain.name()).isEqualTo(chain.rules());
+                }
             }
         }
     }

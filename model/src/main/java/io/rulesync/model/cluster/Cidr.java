@@ -44,6 +44,16 @@ public final class Cidr {
         return new Cidr(IpAddress.ofBytes(b), prefix);
     }
 
+    /** The single address {@code ip} as a /32 or /128. */
+    public static Cidr host(IpAddress ip) {
+        return new Cidr(ip, ip.length() * 8);
+    }
+
+    /** Whether this CIDR holds one address (a /32 or /128). */
+    public boolean isHost() {
+        return prefix == network.length() * 8;
+    }
+
     public IpFamily family() {
         return network.family();
     }

@@ -135,6 +135,6 @@ public final class KubernetesNames {
      * exactly what was refused, cut to 120 characters.
      */
     public static String printable(String s) {
-        return s.length() > 120 ? Printable.escape(s.substring(0, 120)) + "..." : Printable.escape(s);
+        return Printable.shown(s);
     }
 }

@@ -37,6 +37,19 @@ public final class Printable {
         return sb.toString();
     }
 
+    /** Refused input in an error message: escaped, cut to 120 characters, "(none)" for null. */
+    public static String shown(String s) {
+        if (s == null) {
+            return "(none)";
+        }
+        return s.length() > 120 ? escape(s.substring(0, 120)) + "..." : escape(s);
+    }
+
+    /** {@link #shown} in single quotes, so that empty strings and spaces are visible. */
+    public static String quoted(String s) {
+        return "'" + shown(s) + "'";
+    }
+
     /** Whether {@link #escape} would change {@code s}. */
     public static boolean isPrintable(CharSequence s) {
         for (int i = 0; i < s.length(); i++) {

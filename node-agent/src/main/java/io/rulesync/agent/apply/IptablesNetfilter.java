@@ -3,6 +3,8 @@ package io.rulesync.agent.apply;
 import io.rulesync.exec.CommandRunner;
 import io.rulesync.exec.ToolMessage;
 import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.iptables.Rule;
+import io.rulesync.model.iptables.RuleGrammar;
 import io.rulesync.model.rules.Table;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -21,6 +23,9 @@ public final class IptablesNetfilter implements Netfilter {
     /** How the kernel prints a rule the compiler wrote (iptables-save's canonical form). */
     @FunctionalInterface
     public interface Printer {
+        /** The grammar's reading of the rule, printed as the kernel does ({@link Rule#kernelForm}). */
+        Printer KERNEL_FORM = (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm(family, chain);
+
         String printed(IpFamily family, Table table, String chain, String rule);
     }
 

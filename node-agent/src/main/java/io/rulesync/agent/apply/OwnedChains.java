@@ -1,7 +1,7 @@
 package io.rulesync.agent.apply;
 
-import io.rulesync.agent.rules.RejectedRuleException;
-import io.rulesync.agent.rules.RuleGrammar;
+import io.rulesync.model.iptables.RejectedRuleException;
+import io.rulesync.model.iptables.RuleGrammar;
 import io.rulesync.model.rules.Table;
 
 /**

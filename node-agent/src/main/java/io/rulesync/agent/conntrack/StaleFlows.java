@@ -1,12 +1,12 @@
 package io.rulesync.agent.conntrack;
 
-import io.rulesync.agent.rules.Match;
-import io.rulesync.agent.rules.ParsedRule;
-import io.rulesync.agent.rules.RuleGrammar;
-import io.rulesync.agent.rules.Target;
 import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.Protocol;
+import io.rulesync.model.iptables.Part;
+import io.rulesync.model.iptables.Rule;
+import io.rulesync.model.iptables.RuleGrammar;
+import io.rulesync.model.iptables.Target;
 import io.rulesync.model.rules.Chain;
 import io.rulesync.model.rules.DispatchChain;
 import io.rulesync.model.rules.RuleFragment;
@@ -84,21 +84,20 @@ public final class StaleFlows {
             Set<IpAddress> endpoints = new TreeSet<>();
             for (DispatchChain d : DispatchChain.values()) {
                 for (String rule : f.appended(d)) {
-                    ParsedRule r = RuleGrammar.parse(d.table(), family, d.chain(), rule);
+                    Rule r = RuleGrammar.parse(d.table(), family, d.chain(), rule);
                     boolean nodePort = d == DispatchChain.NAT_NODEPORTS || d == DispatchChain.FILTER_NODEPORTS
-                            || r.matches().stream().anyMatch(m -> m instanceof Match.AddrType t && !t.source());
+                            || r.first(Part.AddrType.class).filter(t -> !t.source()).isPresent();
                     if (nodePort) {
-                        r.matches().stream().filter(m -> m instanceof Match.Port).map(m -> ((Match.Port) m).destinationPort())
-                                .filter(java.util.OptionalInt::isPresent).forEach(o -> ports.add(o.getAsInt()));
+                        r.destinationPort().ifPresent(ports::add);
                     } else {
-                        r.destination().filter(dst -> !dst.negated() && dst.cidr().prefix() == (family == IpFamily.IPV6 ? 128 : 32))
+                        r.destination().filter(dst -> !dst.negated() && dst.cidr().isHost())
                                 .ifPresent(dst -> ips.add(dst.cidr().network()));
                     }
                 }
             }
             for (Chain c : f.chains(Table.NAT)) {
                 for (String rule : c.rules()) {
-                    ParsedRule r = RuleGrammar.parse(Table.NAT, family, c.name(), rule);
+                    Rule r = RuleGrammar.parse(Table.NAT, family, c.name(), rule);
                     r.target().filter(t -> t instanceof Target.Dnat).ifPresent(t -> endpoints.add(((Target.Dnat) t).address()));
                 }
             }

@@ -1,6 +1,8 @@
 package io.rulesync.agent.rules;
 
 import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.iptables.RejectedRuleException;
+import io.rulesync.model.iptables.RuleGrammar;
 import io.rulesync.model.rules.Chain;
 import io.rulesync.model.rules.DispatchChain;
 import io.rulesync.model.rules.FragmentKey;

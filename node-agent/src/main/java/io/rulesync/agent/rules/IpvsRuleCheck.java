@@ -4,11 +4,13 @@ import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.SpecialRange;
+import io.rulesync.model.iptables.RejectedRuleException;
 import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.ipvs.IpvsSet;
 import io.rulesync.model.ipvs.RealServer;
 import io.rulesync.model.ipvs.VirtualServer;
 import io.rulesync.model.rules.Table;
+import io.rulesync.model.text.Printable;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -82,7 +84,7 @@ public final class IpvsRuleCheck {
                 };
             }
             if (!ok) {
-                throw rejected(table, tokens.get(1), rule, "'" + Printable.of(t) + "' is not a word of IPVS mode's rules here");
+                throw rejected(table, tokens.get(1), rule, "'" + Printable.shown(t) + "' is not a word of IPVS mode's rules here");
             }
         }
     }
@@ -155,6 +157,6 @@ public final class IpvsRuleCheck {
     }
 
     private static RejectedRuleException rejected(Table table, String chain, String rule, String why) {
-        return new RejectedRuleException(table, chain, 0, "IPVS rule '" + Printable.of(rule) + "': " + why);
+        return new RejectedRuleException(table, chain, 0, "IPVS rule '" + Printable.shown(rule) + "': " + why);
     }
 }

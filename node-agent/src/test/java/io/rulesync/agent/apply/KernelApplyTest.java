@@ -2,14 +2,12 @@ package io.rulesync.agent.apply;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.exec.HostCommand;
 import io.rulesync.agent.plan.RestorePlan;
-import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.agent.testing.History;
 import io.rulesync.agent.verify.DriftCheck;
 import io.rulesync.compiler.cli.ClusterManifests;
 import io.rulesync.compiler.cluster.ClusterCompiler;
-import io.rulesync.testsupport.netns.NetnsLab;
+import io.rulesync.exec.HostCommand;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ClusterSettings;
@@ -18,6 +16,7 @@ import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.RuleSet;
 import io.rulesync.model.rules.Table;
 import io.rulesync.testing.needs.RequiresNetns;
+import io.rulesync.testsupport.netns.NetnsLab;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,7 +45,7 @@ class KernelApplyTest {
     void lab() {
         lab = new NetnsLab(0);
         nf = new IptablesNetfilter(IpFamily.IPV4, HostCommand.PROCESSES.inNetns(lab.nodeNs()),
-                (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm());
+                IptablesNetfilter.Printer.KERNEL_FORM);
     }
 
     @AfterAll
@@ -161,7 +160,7 @@ class KernelApplyTest {
         ClusterRules edge = ClusterCompiler.compile(ClusterManifests.load(List.of(Path.of("../examples/edge"))), settings).rules();
         String node = edge.nodes().firstKey();
         IptablesNetfilter v6 = new IptablesNetfilter(IpFamily.IPV6, HostCommand.PROCESSES.inNetns(lab.nodeNs()),
-                (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm());
+                IptablesNetfilter.Printer.KERNEL_FORM);
         Applier applier = new Applier(List.of(nf, v6));
         Map<IpFamily, RuleSet> both = Map.of(IpFamily.IPV4, edge.ruleSet(node, IpFamily.IPV4).orElseThrow(),
                 IpFamily.IPV6, edge.ruleSet(node, IpFamily.IPV6).orElseThrow());

@@ -1,8 +1,6 @@
 package io.rulesync.agent.bench;
 
 import io.rulesync.agent.apply.IptablesNetfilter;
-import io.rulesync.exec.CommandRunner;
-import io.rulesync.exec.HostCommand;
 import io.rulesync.agent.ipvs.BoundAddresses;
 import io.rulesync.agent.ipvs.IpsetSync;
 import io.rulesync.agent.ipvs.IpvsApplier;
@@ -10,15 +8,16 @@ import io.rulesync.agent.ipvs.MemoryIpvs;
 import io.rulesync.agent.plan.ipvs.Draining;
 import io.rulesync.agent.plan.ipvs.IpsetPlan;
 import io.rulesync.agent.plan.ipvs.IpvsPlan;
-import io.rulesync.agent.rules.RuleGrammar;
-import io.rulesync.testsupport.cluster.SyntheticCluster;
 import io.rulesync.compiler.cluster.ClusterCompiler;
+import io.rulesync.exec.CommandRunner;
+import io.rulesync.exec.HostCommand;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.rules.ClusterRules;
+import io.rulesync.testsupport.cluster.SyntheticCluster;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -109,7 +108,7 @@ public final class IpvsApplyReport {
         run("ip", "netns", "add", ns);
         try {
             run("ip", "netns", "exec", ns, "ip", "link", "add", BoundAddresses.DEVICE, "type", "veth", "peer", "name", "kipvs-peer");
-            IptablesNetfilter.Printer printer = (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm();
+            IptablesNetfilter.Printer printer = IptablesNetfilter.Printer.KERNEL_FORM;
             IpvsApplier applier = new IpvsApplier(List.of(new IptablesNetfilter(IpFamily.IPV4, HostCommand.PROCESSES.inNetns(ns), printer)), new MemoryIpvs(),
                     new IpsetSync(HostCommand.PROCESSES.inNetns(ns)), new BoundAddresses(HostCommand.PROCESSES.inNetns(ns)), drain, List.of());
             t0 = System.nanoTime();

@@ -3,12 +3,10 @@ package io.rulesync.agent.bench;
 import io.rulesync.agent.apply.Applier;
 import io.rulesync.agent.apply.IptablesNetfilter;
 import io.rulesync.agent.apply.NarrowedChange;
-import io.rulesync.exec.HostCommand;
 import io.rulesync.agent.plan.RestorePlan;
-import io.rulesync.agent.rules.RuleGrammar;
-import io.rulesync.testsupport.cluster.SyntheticCluster;
 import io.rulesync.compiler.cluster.ClusterCompiler;
 import io.rulesync.compiler.cluster.CompiledCluster;
+import io.rulesync.exec.HostCommand;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.EndpointSlice;
 import io.rulesync.model.cluster.IpFamily;
@@ -17,6 +15,7 @@ import io.rulesync.model.cluster.Node;
 import io.rulesync.model.cluster.Service;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.rules.RuleSet;
+import io.rulesync.testsupport.cluster.SyntheticCluster;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -45,7 +44,7 @@ public final class KernelApplyBenchmark {
             System.out.println("keeping network namespace " + ns + " (ip netns del " + ns + " removes it)");
         }
         IptablesNetfilter nf = new IptablesNetfilter(IpFamily.IPV4, HostCommand.PROCESSES.inNetns(ns),
-                (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm());
+                IptablesNetfilter.Printer.KERNEL_FORM);
         Applier applier = new Applier(List.of(nf));
 
         ClusterState full = SyntheticCluster.build(services, endpoints);

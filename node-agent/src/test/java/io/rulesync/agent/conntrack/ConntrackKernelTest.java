@@ -4,14 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.agent.apply.Applier;
 import io.rulesync.agent.apply.IptablesNetfilter;
-import io.rulesync.exec.HostCommand;
-import io.rulesync.agent.rules.RuleGrammar;
 import io.rulesync.agent.testing.AgentLogs;
-import io.rulesync.testsupport.netns.NetnsLab;
+import io.rulesync.exec.HostCommand;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.RuleSet;
 import io.rulesync.testing.needs.RequiresNetns;
 import io.rulesync.testing.needs.RequiresTool;
+import io.rulesync.testsupport.netns.NetnsLab;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -28,7 +27,7 @@ class ConntrackKernelTest {
             lab.serve(0, "udp", 5353, "pod0");
             lab.serve(1, "udp", 5353, "pod1");
             IptablesNetfilter nf = new IptablesNetfilter(IpFamily.IPV4, HostCommand.PROCESSES.inNetns(lab.nodeNs()),
-                    (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm());
+                    IptablesNetfilter.Printer.KERNEL_FORM);
             RuleSet both = StaleFlowsTest.dnsRules(lab.podIPv4(0), lab.podIPv4(1));
             assertThat(new Applier(List.of(nf)).apply(null, Map.of(IpFamily.IPV4, both)).error()).isNull();
             List<String> answers = lab.probe(lab.clientNs(), "udp", "10.96.0.53", 53, 30, 2000);

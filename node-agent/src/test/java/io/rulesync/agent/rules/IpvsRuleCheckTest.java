@@ -4,21 +4,23 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rulesync.compiler.cluster.ClusterCompiler;
-import io.rulesync.testsupport.cluster.ClusterGenerator;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.Node;
 import io.rulesync.model.event.ClusterSettings;
+import io.rulesync.model.iptables.RejectedRuleException;
+import io.rulesync.model.iptables.RuleGrammar;
 import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.rules.ClusterRules;
+import io.rulesync.testsupport.cluster.ClusterGenerator;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Test;
 
 class IpvsRuleCheckTest {
 

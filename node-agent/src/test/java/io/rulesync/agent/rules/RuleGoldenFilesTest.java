@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 
 import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.iptables.KernelListing;
+import io.rulesync.model.iptables.Rule;
+import io.rulesync.model.iptables.RuleGrammar;
 import io.rulesync.model.rules.Chain;
 import io.rulesync.model.rules.RuleSet;
 import io.rulesync.model.rules.Table;
@@ -15,7 +18,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
-/** The grammar accepts everything the compiler's golden outputs hold, and the kernel form is a function of the rule. */
+/**
+ * The grammar accepts everything the compiler's golden outputs hold, reading each rule back to a typed
+ * rule that writes the same text, and the kernel form is a function of the rule.
+ */
 class RuleGoldenFilesTest {
 
     static Stream<RestoreFile> files() {
@@ -35,8 +41,9 @@ class RuleGoldenFilesTest {
         int rules = 0;
         for (Map.Entry<Table, List<Chain>> e : file.chains().entrySet()) {
             for (Chain chain : e.getValue()) {
-                List<ParsedRule> parsed = RuleGrammar.check(e.getKey(), file.family(), chain);
+                List<Rule> parsed = RuleGrammar.check(e.getKey(), file.family(), chain);
                 assertThat(parsed).hasSameSizeAs(chain.rules());
+                assertThat(parsed).extracting(Rule::restoreForm).isEqualTo(chain.rules());
                 rules += parsed.size();
             }
         }
@@ -58,7 +65,7 @@ class RuleGoldenFilesTest {
                 List<String> perRule = new ArrayList<>();
                 perRule.add("-N " + chain.name());
                 for (String body : chain.rules()) {
-                    perRule.add(RuleGrammar.parse(e.getKey(), file.family(), chain.name(), body).kernelForm());
+                    perRule.add(RuleGrammar.parse(e.getKey(), file.family(), chain.name(), body).kernelForm(file.family(), chain.name()));
                 }
                 assertThat(perRule).isEqualTo(first);
             }

@@ -3,6 +3,8 @@ package io.rulesync.agent.rules;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.iptables.KernelListing;
+import io.rulesync.model.iptables.Rule;
 import io.rulesync.model.rules.Chain;
 import io.rulesync.model.rules.Table;
 import io.rulesync.testing.needs.RequiresNetns;
@@ -19,7 +21,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The kernel is the reference for {@link ParsedRule#kernelForm()}: each file is restored into a
+ * The kernel is the reference for {@link Rule#kernelForm}: each file is restored into a
  * fresh network namespace (never the host's own rules) and every declared chain read back with
  * {@code iptables -S CHAIN} must equal {@link KernelListing#of} line for line.
  */

@@ -20,6 +20,8 @@ import io.rulesync.model.cluster.ServicePort;
 import io.rulesync.model.cluster.ServiceType;
 import io.rulesync.model.cluster.TrafficPolicy;
 import io.rulesync.model.event.ClusterSettings;
+import io.rulesync.model.iptables.RejectedRuleException;
+import io.rulesync.model.iptables.RuleGrammar;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.FragmentKey;
 import io.rulesync.model.rules.RuleFragment;

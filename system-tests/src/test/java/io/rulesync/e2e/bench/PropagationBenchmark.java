@@ -2,6 +2,7 @@ package io.rulesync.e2e.bench;
 
 import static org.awaitility.Awaitility.await;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import io.rulesync.agent.AgentConfig;
 import io.rulesync.agent.AgentLoop;
 import io.rulesync.agent.apply.Applier;
@@ -9,30 +10,28 @@ import io.rulesync.agent.apply.IptablesNetfilter;
 import io.rulesync.agent.apply.MemoryNetfilter;
 import io.rulesync.agent.apply.Netfilter;
 import io.rulesync.agent.conntrack.Conntrack;
-import io.rulesync.exec.HostCommand;
-import io.rulesync.client.ApiClient;
 import io.rulesync.agent.feed.ApiSnapshots;
 import io.rulesync.agent.feed.Transport;
 import io.rulesync.agent.mode.HollowMode;
 import io.rulesync.agent.mode.IptablesMode;
 import io.rulesync.agent.mode.KernelMode;
-import io.rulesync.agent.rules.RuleGrammar;
-import io.rulesync.e2e.AgentTokens;
 import io.rulesync.api.access.Role;
 import io.rulesync.api.cli.ApiCommand;
 import io.rulesync.api.stream.NodeStreamServer;
 import io.rulesync.api.stream.NodeStreams;
+import io.rulesync.client.ApiClient;
 import io.rulesync.compiler.bench.EventClock;
 import io.rulesync.compiler.bench.PipelineBenchmark;
 import io.rulesync.compiler.runtime.CompilerApplication;
 import io.rulesync.compiler.runtime.PartitionProcessor;
+import io.rulesync.e2e.AgentTokens;
+import io.rulesync.exec.HostCommand;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.event.EventCodec;
 import io.rulesync.model.topic.Topics;
-import io.micrometer.core.instrument.MeterRegistry;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -273,7 +272,7 @@ public final class PropagationBenchmark {
                     run("ip", "netns", "add", ns);
                     close.add(agent(bootstrap, apiUrl, first.name(), first.realNode(), new IptablesNetfilter(IpFamily.IPV4,
                             HostCommand.PROCESSES.inNetns(ns),
-                            (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm()), state));
+                            IptablesNetfilter.Printer.KERNEL_FORM), state));
                 }
                 Map<String, Long> heads = new HashMap<>();
                 shape.forEach(c -> heads.put(c.name(), c.clock().head()));

@@ -2,12 +2,12 @@ package io.rulesync.e2e.faults;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import io.rulesync.agent.rules.KernelListing;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Role;
 import io.rulesync.api.cli.ApiCommand;
 import io.rulesync.compiler.testing.TestCompiler;
 import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.iptables.KernelListing;
 import io.rulesync.model.rules.Chain;
 import io.rulesync.model.rules.RuleSet;
 import io.rulesync.model.rules.Table;

@@ -1,4 +1,4 @@
-package io.rulesync.agent.rules;
+package io.rulesync.model.iptables;
 
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.Chain;
@@ -17,11 +17,11 @@ public final class KernelListing {
      * restored has no listing.
      */
     public static List<String> of(Table table, IpFamily family, Chain chain) {
-        List<ParsedRule> rules = RuleGrammar.check(table, family, chain);
+        List<Rule> rules = RuleGrammar.check(table, family, chain);
         List<String> lines = new ArrayList<>(rules.size() + 1);
         lines.add("-N " + chain.name());
-        for (ParsedRule r : rules) {
-            lines.add(r.kernelForm());
+        for (Rule r : rules) {
+            lines.add(r.kernelForm(family, chain.name()));
         }
         return List.copyOf(lines);
     }

@@ -1,4 +1,4 @@
-package io.rulesync.agent.rules;
+package io.rulesync.model.iptables;
 
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpAddress;

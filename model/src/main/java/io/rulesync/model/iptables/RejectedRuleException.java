@@ -1,6 +1,7 @@
-package io.rulesync.agent.rules;
+package io.rulesync.model.iptables;
 
 import io.rulesync.model.rules.Table;
+import io.rulesync.model.text.Printable;
 import java.util.Objects;
 
 /**
@@ -45,7 +46,7 @@ public final class RejectedRuleException extends IllegalArgumentException {
     }
 
     private static String format(Table table, String chain, int ruleNumber, String problem) {
-        return table.restoreName() + " chain " + Printable.of(chain)
+        return table.restoreName() + " chain " + Printable.shown(chain)
                 + (ruleNumber > 0 ? ": rule " + ruleNumber : "") + ": " + problem;
     }
 }

@@ -1,4 +1,4 @@
-package io.rulesync.agent.rules;
+package io.rulesync.model.iptables;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
@@ -13,7 +13,6 @@ import io.rulesync.model.rules.RuleSet;
 import io.rulesync.model.rules.Table;
 import java.util.List;
 import java.util.Optional;
-import java.util.OptionalInt;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -22,8 +21,16 @@ class RuleGrammarTest {
     private static final String SVC = "KUBE-SVC-XPGD46QRK7WJZT7O";
     private static final String SEP = "KUBE-SEP-SXIVWICOYRO3J4NJ";
 
-    private static ParsedRule nat(String chain, String body) {
+    private static Rule nat(String chain, String body) {
         return RuleGrammar.parse(Table.NAT, IpFamily.IPV4, chain, body);
+    }
+
+    private static String natKernel(String chain, String body) {
+        return kernel(Table.NAT, IpFamily.IPV4, chain, body);
+    }
+
+    private static String kernel(Table table, IpFamily family, String chain, String body) {
+        return RuleGrammar.parse(table, family, chain, body).kernelForm(family, chain);
     }
 
     private static RejectedRuleException rejected(Table table, IpFamily family, String chain, String body) {
@@ -42,51 +49,55 @@ class RuleGrammarTest {
 
     @Test
     void parsesAClusterIpRuleIntoItsParts() {
-        ParsedRule r = nat("KUBE-SERVICES", "-m comment --comment \"ns1/svc1:p80 cluster IP\" -m tcp -p tcp"
+        Rule r = nat("KUBE-SERVICES", "-m comment --comment \"ns1/svc1:p80 cluster IP\" -m tcp -p tcp"
                 + " -d 172.30.0.41 --dport 80 -j " + SVC);
         assertThat(r.source()).isEmpty();
-        assertThat(r.destination()).contains(new AddressMatch(false, Cidr.parse("172.30.0.41/32")));
+        assertThat(r.destination()).contains(new Part.Address(false, false, Cidr.parse("172.30.0.41/32"), false));
         assertThat(r.protocol()).contains(Protocol.TCP);
-        assertThat(r.matches()).containsExactly(
-                new Match.Comment("ns1/svc1:p80 cluster IP"),
-                new Match.Port(Protocol.TCP, OptionalInt.of(80)));
+        assertThat(r.destinationPort()).hasValue(80);
+        assertThat(r.parts()).containsExactly(
+                new Part.Comment("ns1/svc1:p80 cluster IP", true),
+                new Part.PortMatch(Protocol.TCP),
+                new Part.Proto(Protocol.TCP),
+                new Part.Address(false, false, Cidr.parse("172.30.0.41/32"), false),
+                new Part.DestinationPort(80));
         assertThat(r.target()).contains(new Target.Jump(SVC));
-        assertThat(r.kernelForm()).isEqualTo("-A KUBE-SERVICES -d 172.30.0.41/32 -p tcp -m comment --comment"
+        assertThat(r.kernelForm(IpFamily.IPV4, "KUBE-SERVICES")).isEqualTo("-A KUBE-SERVICES -d 172.30.0.41/32 -p tcp -m comment --comment"
                 + " \"ns1/svc1:p80 cluster IP\" -m tcp --dport 80 -j " + SVC);
     }
 
     @Test
     void parsesTheEndpointRulesWithAffinity() {
-        ParsedRule r = nat(SEP, "-m comment --comment ns5/svc5:p80 -m recent --name " + SEP
+        Rule r = nat(SEP, "-m comment --comment ns5/svc5:p80 -m recent --name " + SEP
                 + " --set -m tcp -p tcp -j DNAT --to-destination 10.180.0.3:80");
         assertThat(r.matches()).containsExactly(
-                new Match.Comment("ns5/svc5:p80"),
-                new Match.Recent(SEP, true, OptionalInt.empty(), false),
-                new Match.Port(Protocol.TCP, OptionalInt.empty()));
+                new Part.Comment("ns5/svc5:p80", false),
+                Part.Recent.remember(SEP),
+                new Part.PortMatch(Protocol.TCP));
         assertThat(r.target()).contains(new Target.Dnat(IpAddress.parse("10.180.0.3"), 80));
-        assertThat(r.kernelForm()).isEqualTo("-A " + SEP + " -p tcp -m comment --comment \"ns5/svc5:p80\""
+        assertThat(r.kernelForm(IpFamily.IPV4, SEP)).isEqualTo("-A " + SEP + " -p tcp -m comment --comment \"ns5/svc5:p80\""
                 + " -m recent --set --name " + SEP + " --mask 255.255.255.255 --rsource -m tcp"
                 + " -j DNAT --to-destination 10.180.0.3:80");
     }
 
     @Test
     void aRuleWithOnlyACommentHasNoTarget() {
-        ParsedRule r = RuleGrammar.parse(Table.NAT, IpFamily.IPV4, "KUBE-FW-NUKIZ6OKUXPJNT4C",
+        Rule r = RuleGrammar.parse(Table.NAT, IpFamily.IPV4, "KUBE-FW-NUKIZ6OKUXPJNT4C",
                 "-m comment --comment \"other traffic to ns5/svc5:p80 will be dropped by KUBE-PROXY-FIREWALL\"");
         assertThat(r.target()).isEmpty();
     }
 
     @Test
     void kernelFormsOfTheFixedRules() {
-        assertThat(nat("KUBE-MARK-MASQ", "-j MARK --or-mark 0x4000").kernelForm())
+        assertThat(natKernel("KUBE-MARK-MASQ", "-j MARK --or-mark 0x4000"))
                 .isEqualTo("-A KUBE-MARK-MASQ -j MARK --set-xmark 0x4000/0x4000");
-        assertThat(nat("KUBE-POSTROUTING", "-j MARK --xor-mark 0x00004000").kernelForm())
+        assertThat(natKernel("KUBE-POSTROUTING", "-j MARK --xor-mark 0x00004000"))
                 .isEqualTo("-A KUBE-POSTROUTING -j MARK --set-xmark 0x4000/0x0");
-        assertThat(nat("KUBE-POSTROUTING", "-m mark ! --mark 0x00004000/0x00004000 -j RETURN").kernelForm())
+        assertThat(natKernel("KUBE-POSTROUTING", "-m mark ! --mark 0x00004000/0x00004000 -j RETURN"))
                 .isEqualTo("-A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN");
-        assertThat(RuleGrammar.parse(Table.FILTER, IpFamily.IPV4, "KUBE-FIREWALL",
+        assertThat(kernel(Table.FILTER, IpFamily.IPV4, "KUBE-FIREWALL",
                 "-m comment --comment \"block incoming localnet connections\" -d 127.0.0.0/8 ! -s 127.0.0.0/8"
-                        + " -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP").kernelForm())
+                        + " -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP"))
                 .isEqualTo("-A KUBE-FIREWALL ! -s 127.0.0.0/8 -d 127.0.0.0/8 -m comment --comment"
                         + " \"block incoming localnet connections\" -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP");
     }
@@ -94,10 +105,8 @@ class RuleGrammarTest {
     @Test
     void rejectSpellsOutTheReplyPerFamily() {
         String body = "-m comment --comment \"ns/s:p has no endpoints\" -m tcp -p tcp -d %s --dport 80 -j REJECT";
-        assertThat(RuleGrammar.parse(Table.FILTER, IpFamily.IPV4, "KUBE-SERVICES", body.formatted("10.0.0.1"))
-                .kernelForm()).endsWith("-j REJECT --reject-with icmp-port-unreachable");
-        assertThat(RuleGrammar.parse(Table.FILTER, IpFamily.IPV6, "KUBE-SERVICES", body.formatted("fd00::1"))
-                .kernelForm()).endsWith("-j REJECT --reject-with icmp6-port-unreachable");
+        assertThat(kernel(Table.FILTER, IpFamily.IPV4, "KUBE-SERVICES", body.formatted("10.0.0.1"))).endsWith("-j REJECT --reject-with icmp-port-unreachable");
+        assertThat(kernel(Table.FILTER, IpFamily.IPV6, "KUBE-SERVICES", body.formatted("fd00::1"))).endsWith("-j REJECT --reject-with icmp6-port-unreachable");
     }
 
     @ParameterizedTest
@@ -113,26 +122,26 @@ class RuleGrammarTest {
             "0.9999999999, 1.00000000000",
     })
     void probabilityIsPrintedAsTheKernelStoresIt(String written, String printed) {
-        assertThat(nat(SVC, "-m statistic --mode random --probability " + written + " -j " + SEP).kernelForm())
+        assertThat(natKernel(SVC, "-m statistic --mode random --probability " + written + " -j " + SEP))
                 .isEqualTo("-A " + SVC + " -m statistic --mode random --probability " + printed + " -j " + SEP);
     }
 
     @Test
     void commentsAreQuotedOnlyWhenTheyNeedIt() {
-        assertThat(nat(SEP, "-m comment --comment abc_D-1 -j KUBE-MARK-MASQ").kernelForm())
+        assertThat(natKernel(SEP, "-m comment --comment abc_D-1 -j KUBE-MARK-MASQ"))
                 .isEqualTo("-A " + SEP + " -m comment --comment abc_D-1 -j KUBE-MARK-MASQ");
-        assertThat(nat(SEP, "-m comment --comment ns/s:p -j KUBE-MARK-MASQ").kernelForm())
+        assertThat(natKernel(SEP, "-m comment --comment ns/s:p -j KUBE-MARK-MASQ"))
                 .isEqualTo("-A " + SEP + " -m comment --comment \"ns/s:p\" -j KUBE-MARK-MASQ");
     }
 
     @Test
     void addressesAreNormalisedLikeTheKernel() {
-        assertThat(nat(SEP, "-s 0.0.0.0/0 -j KUBE-MARK-MASQ").kernelForm()).isEqualTo("-A " + SEP + " -j KUBE-MARK-MASQ");
-        ParsedRule v6 = RuleGrammar.parse(Table.NAT, IpFamily.IPV6, SEP,
+        assertThat(natKernel(SEP, "-s 0.0.0.0/0 -j KUBE-MARK-MASQ")).isEqualTo("-A " + SEP + " -j KUBE-MARK-MASQ");
+        Rule v6 = RuleGrammar.parse(Table.NAT, IpFamily.IPV6, SEP,
                 "-s ::1:2 -m tcp -p tcp -j DNAT --to-destination [::1:2]:80");
-        assertThat(v6.kernelForm()).isEqualTo("-A " + SEP + " -s ::0.1.0.2/128 -p tcp -m tcp -j DNAT --to-destination [::0.1.0.2]:80");
+        assertThat(v6.kernelForm(IpFamily.IPV6, SEP)).isEqualTo("-A " + SEP + " -s ::0.1.0.2/128 -p tcp -m tcp -j DNAT --to-destination [::0.1.0.2]:80");
         assertThat(RuleGrammar.parse(Table.NAT, IpFamily.IPV6, SEP, "-s ff06::c1 -j KUBE-MARK-MASQ").source())
-                .contains(new AddressMatch(false, Cidr.parse("ff06::c1/128")));
+                .contains(new Part.Address(true, false, Cidr.parse("ff06::c1/128"), false));
     }
 
     @Test
@@ -208,7 +217,7 @@ class RuleGrammarTest {
         assertThat(rejectedNat("-m tcp -p tcp -d 10.0.0.1 --dport 80 -j " + SVC + " -d 10.0.0.2").getMessage())
                 .contains("-d after -j " + SVC);
         assertThat(rejectedNat("-p tcp --dport 80 -j " + SVC).getMessage())
-                .contains("option --dport without -m sctp or -m tcp or -m udp before it");
+                .contains("--dport without -m tcp, -m udp or -m sctp before it");
         assertThat(rejectedNat("-m comment --comment x ! --comment y -j " + SVC).getMessage()).contains("'!' before --comment");
         assertThat(rejectedNat("-j MARK --set-xmark 0x4000/0x4000").getMessage()).contains("--set-xmark");
         assertThat(rejectedNat("-m recent --name " + SEP + " --set --rsource -j " + SEP).getMessage()).contains("--rsource");
@@ -348,6 +357,6 @@ class RuleGrammarTest {
     void parsedRulesAreValues() {
         String body = "-m comment --comment \"a/b:c cluster IP\" -m tcp -p tcp -d 10.0.0.1 --dport 80 ! -s 10.0.0.0/8 -j KUBE-MARK-MASQ";
         assertThat(nat(SVC, body)).isEqualTo(nat(SVC, body));
-        assertThat(nat(SVC, body).source()).isEqualTo(Optional.of(new AddressMatch(true, Cidr.parse("10.0.0.0/8"))));
+        assertThat(nat(SVC, body).source()).isEqualTo(Optional.of(new Part.Address(true, true, Cidr.parse("10.0.0.0/8"), true)));
     }
 }
