@@ -14,11 +14,17 @@ import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.Node;
 import io.rulesync.model.cluster.Protocol;
 import io.rulesync.model.cluster.Service;
+import io.rulesync.model.iptables.Hex;
+import io.rulesync.model.iptables.Part;
+import io.rulesync.model.iptables.Part.CtState;
+import io.rulesync.model.iptables.Rule;
+import io.rulesync.model.iptables.Target;
 import io.rulesync.model.ipvs.IpvsAssembly;
 import io.rulesync.model.ipvs.IpvsPart;
 import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.ipvs.IpvsSet;
 import io.rulesync.model.ipvs.RealServer;
+import io.rulesync.model.rules.TopChains;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -36,6 +42,13 @@ import java.util.List;
  * where kube-proxy has one per node.
  */
 public final class IpvsCompiler {
+    // IPVS mode's own chains, beside the fixed ones it shares with iptables mode (TopChains).
+    private static final String LOAD_BALANCER = "KUBE-LOAD-BALANCER";
+    private static final String NODE_PORT = "KUBE-NODE-PORT";
+    private static final String SOURCE_RANGES_FIREWALL = "KUBE-SOURCE-RANGES-FIREWALL";
+    private static final String IPVS_FILTER = "KUBE-IPVS-FILTER";
+    private static final Target MARK_MASQ = new Target.Jump(TopChains.MARK_MASQ);
+
     /** kube-proxy's default {@code --ipvs-scheduler}. */
     public static final String DEFAULT_SCHEDULER = "rr";
 
@@ -117,8 +130,8 @@ public final class IpvsCompiler {
                     sets.add(always(IpvsSet.LOAD_BALANCER_SOURCE_IP, e + "," + ip));
                 } else {
                     // The node may not reach the LB IP itself: its own traffic would bypass the source ranges.
-                    rules.add(new IpvsPart.Rule("filter", null, "-A KUBE-IPVS-OUT-FILTER -s " + ip + " -m ipvs --vaddr " + ip
-                            + " --vproto " + proto + " --vport " + info.port() + " -j DROP"));
+                    rules.add(filter(null, "KUBE-IPVS-OUT-FILTER", Rule.with().source(ip)
+                            .add(new Part.Ipvs(ip, protocol, info.port())).then(Target.Verdict.DROP)));
                 }
             }
             services.add(new IpvsPart.ServiceTemplate(ip, info.port(), protocol, scheduler, persistence, external));
@@ -197,90 +210,96 @@ public final class IpvsCompiler {
     }
 
     /** {@code -m comment --comment "..." -m set --match-set NAME FLAGS} for one set. */
-    private static String match(IpvsSet s, IpFamily f, String flags) {
-        return "-m comment --comment " + s.quotedComment() + " -m set --match-set " + s.name(f) + " " + flags;
+    private static Rule.Builder inSet(IpvsSet s, IpFamily f, String flags) {
+        return Rule.with().comment(s.comment()).add(new Part.SetMatch(s.name(f), flags));
     }
 
-    private static IpvsPart.Rule nat(IpvsSet requires, String rule) {
-        return new IpvsPart.Rule("nat", requires, rule);
+    private static IpvsPart.Rule nat(IpvsSet requires, String chain, Rule rule) {
+        return new IpvsPart.Rule("nat", requires, "-A " + chain + " " + rule.restoreForm());
     }
 
-    private static IpvsPart.Rule filter(IpvsSet requires, String rule) {
-        return new IpvsPart.Rule("filter", requires, rule);
+    private static IpvsPart.Rule filter(IpvsSet requires, String chain, Rule rule) {
+        return new IpvsPart.Rule("filter", requires, "-A " + chain + " " + rule.restoreForm());
     }
 
     /** The nat rules of writeIptablesRules, in its order; those about a set only when the set has members. */
     private static List<IpvsPart.Rule> natRules(ProxySettings settings) {
         IpFamily f = settings.family();
-        String mark = settings.masqueradeMark();
+        Hex mark = Hex.parse(settings.masqueradeMark());
+        String services = TopChains.SERVICES;
         List<IpvsPart.Rule> nat = new ArrayList<>();
-        nat.add(nat(null, "-A KUBE-SERVICES -s " + (f == IpFamily.IPV4 ? "127.0.0.0/8" : "::1/128") + " -j RETURN"));
-        nat.add(nat(IpvsSet.LOOP_BACK, "-A KUBE-POSTROUTING " + match(IpvsSet.LOOP_BACK, f, "dst,dst,src") + " -j MASQUERADE"));
-        nat.add(nat(IpvsSet.LOAD_BALANCER, "-A KUBE-SERVICES " + match(IpvsSet.LOAD_BALANCER, f, "dst,dst") + " -j KUBE-LOAD-BALANCER"));
-        nat.add(nat(IpvsSet.LOAD_BALANCER_LOCAL, "-A KUBE-LOAD-BALANCER " + match(IpvsSet.LOAD_BALANCER_LOCAL, f, "dst,dst") + " -j RETURN"));
-        nat.add(nodePortRule(f, "tcp", IpvsSet.NODE_PORT_LOCAL_TCP, "dst", "RETURN"));
-        nat.add(nodePortRule(f, "tcp", IpvsSet.NODE_PORT_TCP, "dst", "KUBE-MARK-MASQ"));
-        nat.add(nodePortRule(f, "udp", IpvsSet.NODE_PORT_LOCAL_UDP, "dst", "RETURN"));
-        nat.add(nodePortRule(f, "udp", IpvsSet.NODE_PORT_UDP, "dst", "KUBE-MARK-MASQ"));
-        nat.add(nodePortRule(f, "sctp", IpvsSet.NODE_PORT_LOCAL_SCTP, "dst,dst", "RETURN"));
-        nat.add(nodePortRule(f, "sctp", IpvsSet.NODE_PORT_SCTP, "dst,dst", "KUBE-MARK-MASQ"));
-        String clusterIP = "-A KUBE-SERVICES " + match(IpvsSet.CLUSTER_IP, f, "");
+        nat.add(nat(null, services, Rule.with().source(false, Cidr.parse(f == IpFamily.IPV4 ? "127.0.0.0/8" : "::1/128"))
+                .then(Target.Verdict.RETURN)));
+        nat.add(nat(IpvsSet.LOOP_BACK, TopChains.POSTROUTING, inSet(IpvsSet.LOOP_BACK, f, "dst,dst,src").then(new Target.Masquerade(false))));
+        nat.add(nat(IpvsSet.LOAD_BALANCER, services, inSet(IpvsSet.LOAD_BALANCER, f, "dst,dst").jump(LOAD_BALANCER)));
+        nat.add(nat(IpvsSet.LOAD_BALANCER_LOCAL, LOAD_BALANCER, inSet(IpvsSet.LOAD_BALANCER_LOCAL, f, "dst,dst").then(Target.Verdict.RETURN)));
+        nat.add(nodePortRule(f, Protocol.TCP, IpvsSet.NODE_PORT_LOCAL_TCP, "dst", Target.Verdict.RETURN));
+        nat.add(nodePortRule(f, Protocol.TCP, IpvsSet.NODE_PORT_TCP, "dst", MARK_MASQ));
+        nat.add(nodePortRule(f, Protocol.UDP, IpvsSet.NODE_PORT_LOCAL_UDP, "dst", Target.Verdict.RETURN));
+        nat.add(nodePortRule(f, Protocol.UDP, IpvsSet.NODE_PORT_UDP, "dst", MARK_MASQ));
+        nat.add(nodePortRule(f, Protocol.SCTP, IpvsSet.NODE_PORT_LOCAL_SCTP, "dst,dst", Target.Verdict.RETURN));
+        nat.add(nodePortRule(f, Protocol.SCTP, IpvsSet.NODE_PORT_SCTP, "dst,dst", MARK_MASQ));
         if (settings.masqueradeAll()) {
-            nat.add(nat(IpvsSet.CLUSTER_IP, clusterIP + "dst,dst -j KUBE-MARK-MASQ"));
+            nat.add(nat(IpvsSet.CLUSTER_IP, services, inSet(IpvsSet.CLUSTER_IP, f, "dst,dst").then(MARK_MASQ)));
         } else if (settings.localDetector().isPresent()) {
-            nat.add(nat(IpvsSet.CLUSTER_IP, clusterIP + "dst,dst ! -s " + settings.localDetector().get() + " -j KUBE-MARK-MASQ"));
+            nat.add(nat(IpvsSet.CLUSTER_IP, services, inSet(IpvsSet.CLUSTER_IP, f, "dst,dst")
+                    .source(true, settings.localDetector().get()).then(MARK_MASQ)));
         } else {
             // Without a local-traffic detector kube-proxy matches src,dst: traffic that is its own hairpin.
-            nat.add(nat(IpvsSet.CLUSTER_IP, clusterIP + "src,dst -j KUBE-MARK-MASQ"));
+            nat.add(nat(IpvsSet.CLUSTER_IP, services, inSet(IpvsSet.CLUSTER_IP, f, "src,dst").then(MARK_MASQ)));
         }
-        String ext = "-A KUBE-SERVICES " + match(IpvsSet.EXTERNAL_IP, f, "dst,dst");
-        nat.add(nat(IpvsSet.EXTERNAL_IP, ext + " -j KUBE-MARK-MASQ"));
-        nat.add(nat(IpvsSet.EXTERNAL_IP, ext + " -m physdev ! --physdev-is-in -m addrtype ! --src-type LOCAL -j ACCEPT"));
-        nat.add(nat(IpvsSet.EXTERNAL_IP, ext + " -m addrtype --dst-type LOCAL -j ACCEPT"));
-        String extLocal = "-A KUBE-SERVICES " + match(IpvsSet.EXTERNAL_IP_LOCAL, f, "dst,dst");
-        nat.add(nat(IpvsSet.EXTERNAL_IP_LOCAL, extLocal + " -m physdev ! --physdev-is-in -m addrtype ! --src-type LOCAL -j ACCEPT"));
-        nat.add(nat(IpvsSet.EXTERNAL_IP_LOCAL, extLocal + " -m addrtype --dst-type LOCAL -j ACCEPT"));
-        nat.add(nat(null, "-A KUBE-SERVICES -m addrtype --dst-type LOCAL -j KUBE-NODE-PORT"));
-        nat.add(nat(null, "-A KUBE-LOAD-BALANCER -j KUBE-MARK-MASQ"));
+        nat.add(nat(IpvsSet.EXTERNAL_IP, services, inSet(IpvsSet.EXTERNAL_IP, f, "dst,dst").then(MARK_MASQ)));
+        nat.add(nat(IpvsSet.EXTERNAL_IP, services, inSet(IpvsSet.EXTERNAL_IP, f, "dst,dst").add(new Part.NotBridged())
+                .add(new Part.AddrType(true, true)).then(Target.Verdict.ACCEPT)));
+        nat.add(nat(IpvsSet.EXTERNAL_IP, services, inSet(IpvsSet.EXTERNAL_IP, f, "dst,dst").local(false).then(Target.Verdict.ACCEPT)));
+        nat.add(nat(IpvsSet.EXTERNAL_IP_LOCAL, services, inSet(IpvsSet.EXTERNAL_IP_LOCAL, f, "dst,dst").add(new Part.NotBridged())
+                .add(new Part.AddrType(true, true)).then(Target.Verdict.ACCEPT)));
+        nat.add(nat(IpvsSet.EXTERNAL_IP_LOCAL, services, inSet(IpvsSet.EXTERNAL_IP_LOCAL, f, "dst,dst").local(false)
+                .then(Target.Verdict.ACCEPT)));
+        nat.add(nat(null, services, Rule.with().local(false).jump(NODE_PORT)));
+        nat.add(nat(null, LOAD_BALANCER, Rule.with().then(MARK_MASQ)));
         for (IpvsSet s : List.of(IpvsSet.CLUSTER_IP, IpvsSet.LOAD_BALANCER)) {
-            nat.add(nat(s, "-A KUBE-SERVICES -m set --match-set " + s.name(f) + " dst,dst -j ACCEPT"));
+            nat.add(nat(s, services, Rule.with().add(new Part.SetMatch(s.name(f), "dst,dst")).then(Target.Verdict.ACCEPT)));
         }
-        nat.add(nat(null, "-A KUBE-POSTROUTING -m mark ! --mark " + mark + "/" + mark + " -j RETURN"));
-        nat.add(nat(null, "-A KUBE-POSTROUTING -j MARK --xor-mark " + mark));
-        nat.add(nat(null, "-A KUBE-POSTROUTING -m comment --comment \"kubernetes service traffic requiring SNAT\" -j MASQUERADE"
-                + (settings.randomFully() ? " --random-fully" : "")));
-        nat.add(nat(null, "-A KUBE-MARK-MASQ -j MARK --or-mark " + mark));
+        nat.add(nat(null, TopChains.POSTROUTING, Rule.with().add(new Part.Mark(true, mark, mark)).then(Target.Verdict.RETURN)));
+        nat.add(nat(null, TopChains.POSTROUTING, Rule.with().then(new Target.SetMark(true, mark))));
+        nat.add(nat(null, TopChains.POSTROUTING, Rule.with().comment("kubernetes service traffic requiring SNAT")
+                .then(new Target.Masquerade(settings.randomFully()))));
+        nat.add(nat(null, TopChains.MARK_MASQ, Rule.with().then(new Target.SetMark(false, mark))));
         return nat;
     }
 
-    private static IpvsPart.Rule nodePortRule(IpFamily f, String proto, IpvsSet s, String flags, String target) {
-        return nat(s, "-A KUBE-NODE-PORT -p " + proto + " " + match(s, f, flags) + " -j " + target);
+    private static IpvsPart.Rule nodePortRule(IpFamily f, Protocol proto, IpvsSet s, String flags, Target target) {
+        // kube-proxy writes -p before the set match, and no -m tcp: the set holds the port.
+        return nat(s, NODE_PORT, Rule.with().add(new Part.Proto(proto)).comment(s.comment()).add(new Part.SetMatch(s.name(f), flags))
+                .then(target));
     }
 
     /** The filter rules of writeIptablesRules, in its order; the ports' load-balancer drops go after the source-range DROP. */
     private static List<IpvsPart.Rule> filterRules(ProxySettings settings) {
         IpFamily f = settings.family();
-        String mark = settings.masqueradeMark();
+        Hex mark = Hex.parse(settings.masqueradeMark());
         List<IpvsPart.Rule> filter = new ArrayList<>();
-        filter.add(filter(IpvsSet.LOAD_BALANCER_FW, "-A KUBE-PROXY-FIREWALL " + match(IpvsSet.LOAD_BALANCER_FW, f, "dst,dst")
-                + " -j KUBE-SOURCE-RANGES-FIREWALL"));
-        filter.add(filter(IpvsSet.LOAD_BALANCER_SOURCE_CIDR, "-A KUBE-SOURCE-RANGES-FIREWALL "
-                + match(IpvsSet.LOAD_BALANCER_SOURCE_CIDR, f, "dst,dst,src") + " -j RETURN"));
-        filter.add(filter(IpvsSet.LOAD_BALANCER_SOURCE_IP, "-A KUBE-SOURCE-RANGES-FIREWALL "
-                + match(IpvsSet.LOAD_BALANCER_SOURCE_IP, f, "dst,dst,src") + " -j RETURN"));
-        filter.add(filter(null, "-A KUBE-SOURCE-RANGES-FIREWALL -j DROP"));
-        filter.add(filter(null, IpvsPart.PORT_RULES));
-        filter.add(filter(null, "-A KUBE-FORWARD -m comment --comment \"kubernetes forwarding rules\" -m mark --mark " + mark + "/" + mark
-                + " -j ACCEPT"));
-        filter.add(filter(null, "-A KUBE-FORWARD -m comment --comment \"kubernetes forwarding conntrack rule\" -m conntrack --ctstate "
-                + "RELATED,ESTABLISHED -j ACCEPT"));
-        filter.add(filter(null, "-A KUBE-NODE-PORT " + match(IpvsSet.HEALTH_CHECK_NODE_PORT, f, "dst") + " -j ACCEPT"));
+        filter.add(filter(IpvsSet.LOAD_BALANCER_FW, TopChains.PROXY_FIREWALL, inSet(IpvsSet.LOAD_BALANCER_FW, f, "dst,dst")
+                .jump(SOURCE_RANGES_FIREWALL)));
+        filter.add(filter(IpvsSet.LOAD_BALANCER_SOURCE_CIDR, SOURCE_RANGES_FIREWALL,
+                inSet(IpvsSet.LOAD_BALANCER_SOURCE_CIDR, f, "dst,dst,src").then(Target.Verdict.RETURN)));
+        filter.add(filter(IpvsSet.LOAD_BALANCER_SOURCE_IP, SOURCE_RANGES_FIREWALL,
+                inSet(IpvsSet.LOAD_BALANCER_SOURCE_IP, f, "dst,dst,src").then(Target.Verdict.RETURN)));
+        filter.add(filter(null, SOURCE_RANGES_FIREWALL, Rule.with().then(Target.Verdict.DROP)));
+        filter.add(new IpvsPart.Rule("filter", null, IpvsPart.PORT_RULES));
+        filter.add(filter(null, TopChains.FORWARD, Rule.with().comment("kubernetes forwarding rules").add(new Part.Mark(false, mark, mark))
+                .then(Target.Verdict.ACCEPT)));
+        filter.add(filter(null, TopChains.FORWARD, Rule.with().comment("kubernetes forwarding conntrack rule")
+                .add(new Part.Conntrack(false, List.of(CtState.RELATED, CtState.ESTABLISHED))).then(Target.Verdict.ACCEPT)));
+        filter.add(filter(null, NODE_PORT, inSet(IpvsSet.HEALTH_CHECK_NODE_PORT, f, "dst").then(Target.Verdict.ACCEPT)));
         for (IpvsSet s : List.of(IpvsSet.LOAD_BALANCER, IpvsSet.CLUSTER_IP, IpvsSet.EXTERNAL_IP, IpvsSet.EXTERNAL_IP_LOCAL)) {
-            filter.add(filter(null, "-A KUBE-IPVS-FILTER -m set --match-set " + s.name(f) + " dst,dst -j RETURN"));
+            filter.add(filter(null, IPVS_FILTER, Rule.with().add(new Part.SetMatch(s.name(f), "dst,dst")).then(Target.Verdict.RETURN)));
         }
-        filter.add(filter(null, "-A KUBE-IPVS-FILTER -m set --match-set " + IpvsSet.HEALTH_CHECK_NODE_PORT.name(f) + " dst -j RETURN"));
-        filter.add(filter(null, "-A KUBE-IPVS-FILTER -m conntrack --ctstate NEW -m set --match-set " + IpvsSet.IPVS_IPS.name(f)
-                + " dst -j REJECT"));
+        filter.add(filter(null, IPVS_FILTER, Rule.with().add(new Part.SetMatch(IpvsSet.HEALTH_CHECK_NODE_PORT.name(f), "dst"))
+                .then(Target.Verdict.RETURN)));
+        filter.add(filter(null, IPVS_FILTER, Rule.with().add(new Part.Conntrack(false, List.of(CtState.NEW)))
+                .add(new Part.SetMatch(IpvsSet.IPVS_IPS.name(f), "dst")).then(new Target.Reject())));
         return filter;
     }
 }

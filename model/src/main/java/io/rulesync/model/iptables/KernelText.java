@@ -57,13 +57,14 @@ final class KernelText {
 
     /**
      * xtables_save_string: bare when every character is a letter, digit, '_' or '-', else in double
-     * quotes (the grammar admits no character that would need a backslash).
+     * quotes with a backslash before each single quote (the grammar admits no double quote or
+     * backslash, the other two characters it escapes).
      */
     static String string(String value) {
         if (!value.isEmpty() && value.chars().allMatch(c -> NO_QUOTE_CHARS.indexOf(c) >= 0)) {
             return value;
         }
-        return "\"" + value + "\"";
+        return "\"" + value.replace("'", "\\'") + "\"";
     }
 
     /** Marks and masks: {@code 0x%x}. */

@@ -1,6 +1,7 @@
 package io.rulesync.model.iptables;
 
 import io.rulesync.model.cluster.Cidr;
+import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.Ports;
 import io.rulesync.model.cluster.Protocol;
@@ -134,10 +135,11 @@ public sealed interface Part {
         public static final int MAX_LENGTH = 255;
         /**
          * What the compiler puts into comments besides letters and digits: Kubernetes names, IPs,
-         * {@code ip:port}, {@code [ip]:port}, {@code ->} and kube-proxy's fixed texts. No quote, backslash
-         * or control character, so a comment cannot end its quoted string or start a new line.
+         * {@code ip:port}, {@code [ip]:port}, {@code ->} and kube-proxy's fixed texts (IPVS mode's hold
+         * {@code + = , '}). No double quote, backslash or control character, so a comment cannot end its
+         * quoted string or start a new line.
          */
-        private static final String PUNCTUATION = " ./:;[]>_-";
+        private static final String PUNCTUATION = " ./:;[]>_-+=,'";
 
         public Comment {
             Objects.requireNonNull(text, "text");
@@ -146,23 +148,30 @@ public sealed interface Part {
             }
             if (!isCommentText(text)) {
                 throw new IllegalArgumentException("--comment " + Printable.quoted(text)
-                        + ": only letters, digits, space and . / : ; [ ] > _ - are allowed, starting with a letter or digit");
+                        + ": only letters, digits, space and . / : ; [ ] > _ - + = , ' are allowed, starting with a letter or digit");
             }
-            if (!quoted && text.indexOf(' ') >= 0) {
+            if (!quoted && (text.indexOf(' ') >= 0 || text.indexOf('\'') >= 0)) {
                 throw new IllegalArgumentException("--comment " + Printable.quoted(text)
-                        + ": a comment with spaces is written in double quotes");
+                        + ": a comment with spaces or quotes is written in double quotes");
             }
         }
 
         // A loop, not a regex: the compiler builds one comment per rule, a few hundred thousand per version.
+        private static final boolean[] ALLOWED = new boolean[128];
+
+        static {
+            for (char c = 0; c < 128; c++) {
+                ALLOWED[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || PUNCTUATION.indexOf(c) >= 0;
+            }
+        }
+
         private static boolean isCommentText(String text) {
             if (text.isEmpty() || !Character.isLetterOrDigit(text.charAt(0))) {
                 return false;
             }
             for (int i = 0; i < text.length(); i++) {
                 char c = text.charAt(i);
-                boolean ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || PUNCTUATION.indexOf(c) >= 0;
-                if (!ok) {
+                if (c >= 128 || !ALLOWED[c]) {
                     return false;
                 }
             }
@@ -190,11 +199,15 @@ public sealed interface Part {
         }
     }
 
-    /** {@code -m addrtype --src-type LOCAL} or {@code --dst-type LOCAL}. */
-    record AddrType(boolean source) implements Match {
+    /** {@code -m addrtype [!] --src-type LOCAL} or {@code --dst-type LOCAL}. */
+    record AddrType(boolean source, boolean negated) implements Match {
+        public AddrType(boolean source) {
+            this(source, false);
+        }
+
         @Override
         public String restoreText() {
-            return "-m addrtype " + (source ? "--src-type" : "--dst-type") + " LOCAL";
+            return "-m addrtype " + (negated ? "! " : "") + (source ? "--src-type" : "--dst-type") + " LOCAL";
         }
 
         @Override
@@ -321,6 +334,72 @@ public sealed interface Part {
             // The kernel keeps a bit set and prints it in bit order, whatever order it was given in.
             return "-m conntrack " + (negated ? "! " : "") + "--ctstate "
                     + String.join(",", EnumSet.copyOf(states).stream().map(Enum::name).toList());
+        }
+    }
+
+    /** {@code -m set --match-set NAME FLAGS}: IPVS mode's lookups in its ipsets. */
+    record SetMatch(String name, String flags) implements Match {
+        private static final List<String> FLAGS = List.of("dst", "dst,dst", "src,dst", "dst,dst,src");
+
+        public SetMatch {
+            Objects.requireNonNull(name, "name");
+            Objects.requireNonNull(flags, "flags");
+            // IPSET_MAXNAMELEN is 32 with the terminating NUL; kube-proxy's sets are KUBE-… in capitals.
+            if (!name.startsWith("KUBE-") || name.length() > 31
+                    || !name.chars().allMatch(c -> c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-')) {
+                throw new IllegalArgumentException("--match-set " + Printable.shown(name) + ": not one of kube-proxy's set names");
+            }
+            if (!FLAGS.contains(flags)) {
+                throw new IllegalArgumentException("--match-set " + name + " " + Printable.shown(flags) + ": flags are one of " + FLAGS);
+            }
+        }
+
+        @Override
+        public String restoreText() {
+            return "-m set --match-set " + name + " " + flags;
+        }
+
+        @Override
+        public String kernelText(IpFamily family) {
+            return restoreText();
+        }
+    }
+
+    /** {@code -m physdev ! --physdev-is-in}: the packet did not come in through a bridge port. */
+    record NotBridged() implements Match {
+        @Override
+        public String restoreText() {
+            return "-m physdev ! --physdev-is-in";
+        }
+
+        @Override
+        public String kernelText(IpFamily family) {
+            return restoreText();
+        }
+    }
+
+    /** {@code -m ipvs --vaddr IP --vproto P --vport N}: the packet belongs to that IPVS virtual server. */
+    record Ipvs(IpAddress address, Protocol protocol, int port) implements Match {
+        public Ipvs {
+            Objects.requireNonNull(address, "address");
+            Objects.requireNonNull(protocol, "protocol");
+            if (port < 1 || port > 65535) {
+                throw new IllegalArgumentException("--vport " + port + ": not a number in 1-65535");
+            }
+        }
+
+        @Override
+        public String restoreText() {
+            return "-m ipvs --vaddr " + address + " --vproto " + protocol.lower() + " --vport " + port;
+        }
+
+        /**
+         * Not known: IPVS mode's rules are replaced whole and never compared with a listing, and this
+         * host has no ip_vs module to show how libxt_ipvs prints the match.
+         */
+        @Override
+        public String kernelText(IpFamily family) {
+            throw new UnsupportedOperationException("the kernel form of -m ipvs is not known here");
         }
     }
 

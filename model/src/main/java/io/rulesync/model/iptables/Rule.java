@@ -5,7 +5,9 @@ import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.Protocol;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -22,7 +24,7 @@ public record Rule(List<Part> parts, Optional<Target> target) {
     /** The kinds of part that appear at most once, besides -s and -d. */
     private static final List<Class<? extends Part>> KINDS = List.of(Part.Proto.class, Part.PortMatch.class,
             Part.DestinationPort.class, Part.Comment.class, Part.AddrType.class, Part.Statistic.class, Part.Recent.class,
-            Part.Mark.class, Part.Conntrack.class);
+            Part.Mark.class, Part.Conntrack.class, Part.SetMatch.class, Part.NotBridged.class, Part.Ipvs.class);
 
     public Rule {
         parts = List.copyOf(parts);
@@ -40,12 +42,13 @@ public record Rule(List<Part> parts, Optional<Target> target) {
 
     /** The body of an {@code -A CHAIN} line of {@code iptables-restore} input. */
     public String restoreForm() {
-        StringBuilder sb = new StringBuilder(128);
-        for (Part p : parts) {
-            if (!sb.isEmpty()) {
+        // Most rules the compiler writes fit 160 characters; indexing avoids an iterator per rule.
+        StringBuilder sb = new StringBuilder(160);
+        for (int i = 0; i < parts.size(); i++) {
+            if (i > 0) {
                 sb.append(' ');
             }
-            p.appendTo(sb);
+            parts.get(i).appendTo(sb);
         }
         if (target.isPresent()) {
             (sb.isEmpty() ? sb : sb.append(' ')).append(target.get().restoreText());
@@ -126,7 +129,11 @@ public record Rule(List<Part> parts, Optional<Target> target) {
         }
     }
 
-    /** What iptables itself requires of the parts, plus "each at most once", which the compiler never breaks. */
+    /**
+     * What iptables itself requires of the parts, plus "each at most once", which the compiler never
+     * breaks. A {@code -p} without its port match is valid iptables (IPVS mode writes it);
+     * {@link RuleGrammar} refuses it in iptables mode's rules.
+     */
     private static void checkStructure(List<Part> parts) {
         Protocol proto = null;
         Protocol portMatch = null;
@@ -147,9 +154,6 @@ public record Rule(List<Part> parts, Optional<Target> target) {
             } else if (p instanceof Part.DestinationPort && portMatch == null) {
                 throw new IllegalArgumentException("--dport without -m tcp, -m udp or -m sctp before it");
             }
-        }
-        if (proto != null && portMatch == null) {
-            throw new IllegalArgumentException("-p " + proto.lower() + " without -m " + proto.lower() + " is not something rulesync emits");
         }
         if (portMatch != null && portMatch != proto) {
             throw new IllegalArgumentException("-m " + portMatch.lower() + " needs -p " + portMatch.lower()
@@ -186,6 +190,17 @@ public record Rule(List<Part> parts, Optional<Target> target) {
         return space < 0 ? text : text.substring(0, space);
     }
 
+    // Parts without a value beyond their protocol, made once: the compiler writes one per rule.
+    private static final Map<Protocol, Part.PortMatch> PORT_MATCHES = new EnumMap<>(Protocol.class);
+    private static final Map<Protocol, Part.Proto> PROTOS = new EnumMap<>(Protocol.class);
+
+    static {
+        for (Protocol p : Protocol.values()) {
+            PORT_MATCHES.put(p, new Part.PortMatch(p));
+            PROTOS.put(p, new Part.Proto(p));
+        }
+    }
+
     /** Adds parts in the order written; ends with the target. */
     public static final class Builder {
         private final List<Part> parts = new ArrayList<>(6);
@@ -205,7 +220,7 @@ public record Rule(List<Part> parts, Optional<Target> target) {
 
         /** {@code -m tcp -p tcp}: kube-proxy's way to name the protocol, ready for a {@code --dport}. */
         public Builder protocol(Protocol protocol) {
-            return add(new Part.PortMatch(protocol)).add(new Part.Proto(protocol));
+            return add(PORT_MATCHES.get(protocol)).add(PROTOS.get(protocol));
         }
 
         public Builder destinationPort(int port) {

@@ -6,6 +6,7 @@ import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.Ports;
 import io.rulesync.model.cluster.Protocol;
 import io.rulesync.model.cluster.SpecialRange;
+import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.rules.Chain;
 import io.rulesync.model.rules.RuleSet;
 import io.rulesync.model.rules.ServiceChain;
@@ -38,12 +39,58 @@ import java.util.regex.Pattern;
  */
 public final class RuleGrammar {
     private static final Pattern NUMBER = Pattern.compile("[1-9][0-9]{0,9}");
-    /** Built-in targets per table, as the compiler uses them. */
-    private static final Map<Table, Set<String>> BUILTIN_TARGETS = Map.of(
-            Table.FILTER, Set.of("ACCEPT", "DROP", "REJECT"),
-            Table.NAT, Set.of("RETURN", "DNAT", "MARK", "MASQUERADE"));
+
+    /** Which mode's rules: they differ in chains, targets and matches, not in how a rule is written. */
+    public enum Dialect {
+        /** iptables mode: kube-proxy's fixed chains and each Service port's own. */
+        IPTABLES(Map.of(Table.FILTER, Set.of("ACCEPT", "DROP", "REJECT"), Table.NAT, Set.of("RETURN", "DNAT", "MARK", "MASQUERADE")),
+                Set.of("comment", "tcp", "udp", "sctp", "addrtype", "statistic", "recent", "mark", "conntrack")),
+        /** IPVS mode's fixed rules around its ipsets; a {@code -p} there comes without its port match. */
+        IPVS(Map.of(Table.FILTER, Set.of("ACCEPT", "DROP", "REJECT", "RETURN"), Table.NAT, Set.of("ACCEPT", "RETURN", "MARK", "MASQUERADE")),
+                Set.of("comment", "addrtype", "mark", "conntrack", "set", "physdev", "ipvs"));
+
+        private final Map<Table, Set<String>> builtins;
+        private final Set<String> modules;
+
+        Dialect(Map<Table, Set<String>> builtins, Set<String> modules) {
+            this.builtins = builtins;
+            this.modules = modules;
+        }
+
+        /** A chain rulesync declares (and therefore flushes) in {@code table} in this mode. */
+        boolean owns(Table table, String chain) {
+            if (this == IPVS) {
+                return (table == Table.NAT ? IpvsRules.NAT_CHAINS : IpvsRules.FILTER_CHAINS).contains(chain);
+            }
+            return TopChains.of(table).contains(chain) || table == Table.NAT && isPerServiceChain(chain);
+        }
+
+        /** A chain the rules jump to; never an entry chain such as KUBE-SERVICES. */
+        boolean jumpsTo(Table table, String chain) {
+            if (this == IPVS) {
+                return table == Table.NAT ? IPVS_NAT_JUMPS.contains(chain) : chain.equals("KUBE-SOURCE-RANGES-FIREWALL");
+            }
+            return table == Table.NAT
+                    && (chain.equals(TopChains.MARK_MASQ) || chain.equals(TopChains.NODEPORTS) || isPerServiceChain(chain));
+        }
+    }
+
+    private static final Set<String> IPVS_NAT_JUMPS = Set.of(TopChains.MARK_MASQ, "KUBE-LOAD-BALANCER", "KUBE-NODE-PORT");
 
     private RuleGrammar() {
+    }
+
+    /**
+     * Parses one rule body of a chain in {@code table} in a mode's rules. The chain name is checked too.
+     *
+     * @throws RejectedRuleException when the chain name or any part of the rule is outside the grammar
+     */
+    public static Rule parse(Dialect dialect, Table table, IpFamily family, String chain, String body) {
+        if (chain == null || !dialect.owns(table, chain)) {
+            throw new RejectedRuleException(table, chain == null ? "(none)" : chain, 0, "chain name " + Printable.quoted(chain)
+                    + " is not one rulesync owns in the " + table.restoreName() + " table");
+        }
+        return new Parser(dialect, table, family, chain, 0, body).parse();
     }
 
     /**
@@ -54,7 +101,7 @@ public final class RuleGrammar {
      */
     public static Rule parse(Table table, IpFamily family, String chain, String body) {
         checkChainName(table, chain);
-        return new Parser(table, family, chain, 0, body).parse();
+        return new Parser(Dialect.IPTABLES, table, family, chain, 0, body).parse();
     }
 
     /** Checks a chain's name and every rule; returns the parsed rules in order (rule numbers are 1-based). */
@@ -63,7 +110,7 @@ public final class RuleGrammar {
         List<Rule> out = new ArrayList<>(chain.rules().size());
         int n = 0;
         for (String body : chain.rules()) {
-            out.add(new Parser(table, family, chain.name(), ++n, body).parse());
+            out.add(new Parser(Dialect.IPTABLES, table, family, chain.name(), ++n, body).parse());
         }
         return List.copyOf(out);
     }
@@ -94,23 +141,17 @@ public final class RuleGrammar {
         if (name == null) {
             throw new RejectedRuleException(table, "(none)", 0, "a chain needs a name");
         }
-        boolean owned = TopChains.of(table).contains(name) || table == Table.NAT && isPerServiceChain(name);
-        if (!owned) {
+        if (!Dialect.IPTABLES.owns(table, name)) {
             throw new RejectedRuleException(table, name, 0,
                     "chain name " + Printable.quoted(name) + " is not one rulesync owns in the " + table.restoreName() + " table");
         }
-    }
-
-    /** A chain the compiler jumps to: only nat chains, and never the entry chains KUBE-SERVICES/KUBE-POSTROUTING. */
-    private static boolean isJumpTarget(Table table, String name) {
-        return table == Table.NAT
-                && (name.equals(TopChains.MARK_MASQ) || name.equals(TopChains.NODEPORTS) || isPerServiceChain(name));
     }
 
     private record Token(String text, boolean quoted) {
     }
 
     private static final class Parser {
+        private final Dialect dialect;
         private final Table table;
         private final IpFamily family;
         private final String chain;
@@ -122,7 +163,8 @@ public final class RuleGrammar {
         private Target target;
         private String targetName;
 
-        Parser(Table table, IpFamily family, String chain, int ruleNumber, String body) {
+        Parser(Dialect dialect, Table table, IpFamily family, String chain, int ruleNumber, String body) {
+            this.dialect = dialect;
             this.table = table;
             this.family = family;
             this.chain = chain;
@@ -147,6 +189,10 @@ public final class RuleGrammar {
                 rule = new Rule(parts, Optional.ofNullable(target));
             } catch (IllegalArgumentException e) {
                 throw fail(e.getMessage());
+            }
+            if (dialect == Dialect.IPTABLES && rule.protocol().isPresent() && rule.first(Part.PortMatch.class).isEmpty()) {
+                String p = rule.protocol().get().lower();
+                throw fail("-p " + p + " without -m " + p + " is not something rulesync emits");
             }
             if (target instanceof Target.Dnat && rule.protocol().isEmpty()) {
                 throw fail("--to-destination " + ((Target.Dnat) target).address().withPort(((Target.Dnat) target).port())
@@ -217,7 +263,8 @@ public final class RuleGrammar {
         }
 
         private void checkChar(char c, boolean quoted, String where) {
-            boolean ok = c > 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '\'' || (quoted && c == ' ');
+            // A single quote means nothing to iptables-restore inside double quotes (kube-proxy's IPVS comments hold some).
+            boolean ok = c > 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '\'' || quoted && (c == ' ' || c == '\'');
             if (!ok) {
                 throw fail("character " + describe(c) + " " + where + " is not allowed in a rule");
             }
@@ -320,6 +367,10 @@ public final class RuleGrammar {
         }
 
         private Part.Match match(String name) {
+            if (!dialect.modules.contains(name)) {
+                throw fail("match -m " + Printable.shown(name) + " is not one rulesync emits"
+                        + (dialect == Dialect.IPVS ? " in IPVS mode" : ""));
+            }
             return switch (name) {
                 case "comment" -> {
                     expect("-m comment", "--comment");
@@ -328,6 +379,7 @@ public final class RuleGrammar {
                 }
                 case "tcp", "udp", "sctp" -> new Part.PortMatch(protocol(name));
                 case "addrtype" -> {
+                    boolean negated = accept("!");
                     boolean source = accept("--src-type");
                     if (!source) {
                         expect("-m addrtype", "--dst-type");
@@ -336,7 +388,7 @@ public final class RuleGrammar {
                     if (!type.equals("LOCAL")) {
                         throw fail((source ? "--src-type " : "--dst-type ") + Printable.shown(type) + ": rulesync only emits LOCAL");
                     }
-                    yield new Part.AddrType(source);
+                    yield new Part.AddrType(source, negated);
                 }
                 case "statistic" -> {
                     expect("-m statistic", "--mode");
@@ -349,6 +401,31 @@ public final class RuleGrammar {
                     yield guard(() -> new Part.Statistic(p));
                 }
                 case "recent" -> recent();
+                case "set" -> {
+                    expect("-m set", "--match-set");
+                    String set = value("--match-set");
+                    String flags = value("--match-set " + set);
+                    yield guard(() -> new Part.SetMatch(set, flags));
+                }
+                case "physdev" -> {
+                    if (!accept("!")) {
+                        throw fail("-m physdev: rulesync only emits ! --physdev-is-in");
+                    }
+                    expect("-m physdev !", "--physdev-is-in");
+                    yield new Part.NotBridged();
+                }
+                case "ipvs" -> {
+                    expect("-m ipvs", "--vaddr");
+                    Part.Address vaddr = address("--vaddr", false, value("--vaddr"));
+                    if (vaddr.prefixWritten()) {
+                        throw fail("--vaddr " + vaddr.cidr() + ": rulesync writes a single address");
+                    }
+                    expect("-m ipvs", "--vproto");
+                    Protocol vproto = protocol(value("--vproto"));
+                    expect("-m ipvs", "--vport");
+                    int vport = port("--vport", value("--vport"));
+                    yield new Part.Ipvs(vaddr.cidr().network(), vproto, vport);
+                }
                 case "mark" -> {
                     boolean negated = accept("!");
                     expect("-m mark", "--mark");
@@ -404,10 +481,10 @@ public final class RuleGrammar {
         }
 
         private Target target(String name) {
-            Set<String> builtins = BUILTIN_TARGETS.get(table);
-            if (!builtins.contains(name) && !isJumpTarget(table, name)) {
+            Set<String> builtins = dialect.builtins.get(table);
+            if (!builtins.contains(name) && !dialect.jumpsTo(table, name)) {
                 Table other = table == Table.FILTER ? Table.NAT : Table.FILTER;
-                String why = BUILTIN_TARGETS.get(other).contains(name)
+                String why = dialect.builtins.get(other).contains(name)
                         ? "rulesync does not use it in the " + table.restoreName() + " table"
                         : "it is not a chain rulesync owns and jumps to, nor a target it uses";
                 throw fail("-j " + Printable.shown(name) + ": " + why);

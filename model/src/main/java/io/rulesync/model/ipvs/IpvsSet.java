@@ -64,9 +64,9 @@ public enum IpvsSet {
         return type;
     }
 
-    /** The comment, quoted as it appears in the iptables rules that match the set. */
-    public String quotedComment() {
-        return "\"" + comment + "\"";
+    /** The comment of the iptables rules that match the set. */
+    public String comment() {
+        return comment;
     }
 
     public boolean bitmap() {

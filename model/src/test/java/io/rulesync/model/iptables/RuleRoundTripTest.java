@@ -7,6 +7,7 @@ import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.Protocol;
+import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.rules.Table;
 import io.rulesync.model.rules.TopChains;
 import java.util.ArrayList;
@@ -25,7 +26,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * case is one seed.
  */
 class RuleRoundTripTest {
-    private static final String COMMENT_CHARS = "abcXYZ019 ./:;[]>_-";
+    private static final String COMMENT_CHARS = "abcXYZ019 ./:;[]>_-+=,'";
     private static final List<String> SERVICE_CHAINS = List.of(
             "KUBE-SVC-XPGD46QRK7WJZT7O", "KUBE-SVL-GNZBNJ2PO5MGZ6GT", "KUBE-EXT-XPGD46QRK7WJZT7O",
             "KUBE-FW-GNZBNJ2PO5MGZ6GT", "KUBE-SEP-SXIVWICOYRO3J4NJ");
@@ -52,11 +53,33 @@ class RuleRoundTripTest {
     }
 
     @Test
+    void iptablesModeWritesNoProtocolWithoutItsPortMatch() {
+        String text = Rule.with().add(new Part.Proto(Protocol.UDP)).jump(TopChains.MARK_MASQ).restoreForm();
+        assertThatThrownBy(() -> RuleGrammar.parse(Table.NAT, IpFamily.IPV4, TopChains.SERVICES, text))
+                .hasMessageContaining("-p udp without -m udp");
+    }
+
+    /** IPVS mode's dialect: its chains, ipset and ipvs matches, and a -p without a port match. */
+    @ParameterizedTest
+    @MethodSource("seeds")
+    void theIpvsDialectReadsBackToo(long seed) {
+        Random r = new Random(seed);
+        for (int i = 0; i < 10; i++) {
+            IpFamily family = r.nextBoolean() ? IpFamily.IPV4 : IpFamily.IPV6;
+            Table table = r.nextBoolean() ? Table.NAT : Table.FILTER;
+            List<String> chains = table == Table.NAT ? IpvsRules.NAT_CHAINS : IpvsRules.FILTER_CHAINS;
+            String chain = chains.get(r.nextInt(chains.size()));
+            Rule rule = randomIpvsRule(r, family, table);
+            String text = rule.restoreForm();
+            assertThat(RuleGrammar.parse(RuleGrammar.Dialect.IPVS, table, family, chain, text)).as("seed %d: %s", seed, text)
+                    .isEqualTo(rule);
+        }
+    }
+
+    @Test
     void aRuleThatIptablesWouldRefuseCannotBeBuilt() {
         assertThatThrownBy(() -> Rule.with().destinationPort(80).jump(TopChains.MARK_MASQ))
                 .hasMessageContaining("--dport without -m tcp");
-        assertThatThrownBy(() -> Rule.with().add(new Part.Proto(Protocol.UDP)).noTarget())
-                .hasMessageContaining("-p udp without -m udp");
         assertThatThrownBy(() -> Rule.with().add(new Part.PortMatch(Protocol.TCP)).add(new Part.Proto(Protocol.UDP)).noTarget())
                 .hasMessageContaining("-m tcp needs -p tcp, not -p udp");
         assertThatThrownBy(() -> Rule.with().source(IpAddress.parse("10.0.0.1")).source(IpAddress.parse("10.0.0.2")).noTarget())
@@ -120,6 +143,46 @@ class RuleRoundTripTest {
         return new Rule(parts, target);
     }
 
+    private static Rule randomIpvsRule(Random r, IpFamily family, Table table) {
+        List<Part> parts = new ArrayList<>();
+        if (r.nextBoolean()) {
+            parts.add(new Part.Proto(Protocol.values()[r.nextInt(Protocol.values().length)]));
+        }
+        if (r.nextBoolean()) {
+            parts.add(address(r, family, true));
+        }
+        if (r.nextBoolean()) {
+            parts.add(comment(r));
+        }
+        if (r.nextBoolean()) {
+            parts.add(new Part.SetMatch("KUBE-" + (r.nextBoolean() ? "6-" : "") + "SET-" + r.nextInt(1000),
+                    List.of("dst", "dst,dst", "src,dst", "dst,dst,src").get(r.nextInt(4))));
+        }
+        if (r.nextInt(4) == 0) {
+            parts.add(new Part.NotBridged());
+        }
+        if (r.nextInt(3) == 0) {
+            parts.add(new Part.AddrType(r.nextBoolean(), r.nextBoolean()));
+        }
+        if (r.nextInt(4) == 0) {
+            parts.add(new Part.Ipvs(host(r, family), Protocol.values()[r.nextInt(Protocol.values().length)], 1 + r.nextInt(65535)));
+        }
+        if (r.nextInt(4) == 0) {
+            parts.add(new Part.Mark(r.nextBoolean(), hex(r), hex(r)));
+        }
+        if (r.nextInt(4) == 0) {
+            parts.add(new Part.Conntrack(r.nextBoolean(), List.of(Part.CtState.NEW)));
+        }
+        Collections.shuffle(parts, r);
+        List<Target> targets = table == Table.NAT
+                ? List.of(Target.Verdict.ACCEPT, Target.Verdict.RETURN, new Target.Masquerade(r.nextBoolean()),
+                        new Target.SetMark(r.nextBoolean(), hex(r)), new Target.Jump("KUBE-MARK-MASQ"), new Target.Jump("KUBE-NODE-PORT"),
+                        new Target.Jump("KUBE-LOAD-BALANCER"))
+                : List.of(Target.Verdict.ACCEPT, Target.Verdict.DROP, Target.Verdict.RETURN, new Target.Reject(),
+                        new Target.Jump("KUBE-SOURCE-RANGES-FIREWALL"));
+        return new Rule(parts, Optional.of(targets.get(r.nextInt(targets.size()))));
+    }
+
     private static Optional<Target> randomTarget(Random r, IpFamily family, Table table) {
         if (r.nextInt(8) == 0) {
             return Optional.empty();
@@ -161,7 +224,7 @@ class RuleRoundTripTest {
         boolean quoted = r.nextBoolean();
         StringBuilder sb = new StringBuilder().append((char) ('a' + r.nextInt(26)));
         int n = r.nextInt(quoted ? 60 : 20);
-        String chars = quoted ? COMMENT_CHARS : COMMENT_CHARS.replace(" ", "");
+        String chars = quoted ? COMMENT_CHARS : COMMENT_CHARS.replace(" ", "").replace("'", "");
         for (int i = 0; i < n; i++) {
             sb.append(chars.charAt(r.nextInt(chars.length())));
         }
