@@ -16,7 +16,8 @@ import java.util.List;
  * What the kernel and this host's {@code nft} cost for nftables mode at scale: a node's whole {@code kube-proxy} table
  * loaded with {@code nft -f} into a fresh network namespace, then partial transactions on it (one endpoint moved, a new
  * Service, a Service without endpoints, which is map elements only), each timed as {@code nft -f} runs it, and the first
- * two again through libnftables with one long-lived context ({@link LibNftables}). Needs root
+ * two again through libnftables with one long-lived context ({@link LibNftables}), and single operations written as
+ * netlink messages directly ({@link NftNetlink}), which read no cache first. Needs root
  * (a namespace of its own, deleted after) and {@code nft}.
  *
  * <p>Usage: {@code bench/nft-apply [SERVICES [ENDPOINTS [RUNS]]]} (default 10000 10 5).
@@ -75,6 +76,34 @@ public final class NftApplyReport {
             print("one element of a verdict map, verdict drop", verdictElement);
             print("one new empty chain", emptyChain);
             print("one rule appended to an existing chain", oneRule);
+            // The same single operations written as netlink messages directly, with no cache read before them.
+            double[] nlElement = new double[runs];
+            double[] nlVerdict = new double[runs];
+            double[] nlChain = new double[runs];
+            double[] nlRule = new double[runs];
+            double[] nlBatch = new double[runs];
+            try (NftNetlink nl = new NftNetlink(ns)) {
+                for (int r = 0; r < runs; r++) {
+                    byte[] vip = {(byte) 172, 31, (byte) 254, (byte) (r + 1)};
+                    nlElement[r] = time(nl, List.of(NftNetlink.addElement("kube-proxy", "cluster-ips", vip, false)));
+                    nlVerdict[r] = time(nl, List.of(NftNetlink.addElement("kube-proxy", "no-endpoint-services",
+                            NftNetlink.addressProtocolPort(vip, 6, 80), true)));
+                    nlChain[r] = time(nl, List.of(NftNetlink.addChain("kube-proxy", "netlink-" + r)));
+                    nlRule[r] = time(nl, List.of(NftNetlink.addCounterRule("kube-proxy", someChain)));
+                    // About the size of a one-endpoint move: two chains with two rules each, an element in and one out.
+                    nlBatch[r] = time(nl, List.of(NftNetlink.addChain("kube-proxy", "netlink-a" + r),
+                            NftNetlink.addCounterRule("kube-proxy", "netlink-a" + r), NftNetlink.addCounterRule("kube-proxy", "netlink-a" + r),
+                            NftNetlink.addChain("kube-proxy", "netlink-b" + r),
+                            NftNetlink.addCounterRule("kube-proxy", "netlink-b" + r), NftNetlink.addCounterRule("kube-proxy", "netlink-b" + r),
+                            NftNetlink.addElement("kube-proxy", "cluster-ips", new byte[] {(byte) 172, 31, (byte) 253, (byte) (r + 1)}, false),
+                            NftNetlink.deleteElement("kube-proxy", "cluster-ips", vip)));
+                }
+            }
+            print("netlink, no cache: one element of a plain set", nlElement);
+            print("netlink, no cache: one element of a verdict map", nlVerdict);
+            print("netlink, no cache: one new empty chain", nlChain);
+            print("netlink, no cache: one rule appended to an existing chain", nlRule);
+            print("netlink, no cache: 2 chains, 4 rules, 2 elements in one batch", nlBatch);
             // The same changes through libnftables, one context kept for all of them (its cache could outlive a transaction).
             double[] libEndpoint = new double[runs];
             double[] libAdded = new double[runs];
@@ -124,6 +153,12 @@ public final class NftApplyReport {
         return (System.nanoTime() - t) / 1e9;
     }
 
+    private static double time(NftNetlink netlink, List<NftNetlink.Message> batch) throws Exception {
+        long t = System.nanoTime();
+        netlink.run(batch);
+        return (System.nanoTime() - t) / 1e9;
+    }
+
     private static double time(String ns, String input) throws Exception {
         long t = System.nanoTime();
         nft(ns, input);
@@ -148,7 +183,7 @@ public final class NftApplyReport {
     private static void print(String what, double[] s) {
         double[] sorted = s.clone();
         Arrays.sort(sorted);
-        System.out.printf("%-60s median %.3f s (min %.3f, max %.3f, %d runs)%n", what, sorted[sorted.length / 2], sorted[0],
+        System.out.printf("%-66s median %.4f s (min %.4f, max %.4f, %d runs)%n", what, sorted[sorted.length / 2], sorted[0],
                 sorted[sorted.length - 1], sorted.length);
     }
 
