@@ -8,7 +8,7 @@ import io.rulesync.model.cluster.ServicePortName;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** Hashes taken from kube-proxy's own tests and real-world output (see shared reference §2). */
+/** Hashes taken from kube-proxy's own tests and real-world output. */
 class ChainNamesTest {
     private static ServicePortName port(String ns, String name, String port, Protocol p) {
         return new ServicePortName(new NamespacedName(ns, name), port, p);

@@ -17,7 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A deterministic cluster shaped like the kernel measurements in the shared reference: Services
+ * A deterministic cluster of the shape kube-proxy's scale measurements use: Services
  * with N endpoints each (spread over 3 nodes), every 10th a NodePort, every 7th with ClientIP
  * affinity, every 13th without endpoints.
  */
