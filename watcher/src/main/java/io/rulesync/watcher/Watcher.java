@@ -114,11 +114,6 @@ public final class Watcher implements AutoCloseable {
                     digestInterval, resyncs, manifestFileLimit);
         }
 
-        public Options withDrainTimeout(Duration d) {
-            return new Options(manifestPollInterval, syncCheckInterval, fleetReloadInterval, d, publisher, clients,
-                    digestInterval, resyncs, manifestFileLimit);
-        }
-
         public Options withDigestInterval(Duration d) {
             return new Options(manifestPollInterval, syncCheckInterval, fleetReloadInterval, drainTimeout, publisher, clients,
                     d, resyncs, manifestFileLimit);

@@ -59,7 +59,12 @@ public final class Rollouts implements Release {
     private final String eventsTopic;
     private final Clock clock;
     private final Map<String, View> views = new ConcurrentHashMap<>();
-    private final Cache<String, Map<String, String>> nodeZones = Caffeine.newBuilder().maximumSize(64).build();
+    /**
+     * A version's node → zone map, weighed by its nodes: room for 100 clusters of 5,000 nodes each
+     * rolling one version out over a stable one, so no tick evicts what the next one reads.
+     */
+    private final Cache<String, Map<String, String>> nodeZones = Caffeine.newBuilder()
+            .maximumWeight(1_000_000).weigher((String k, Map<String, String> v) -> Math.max(1, v.size())).build();
     private final Counter versionsHalted;
     private final Counter rolledBack;
     private final Timer toLastWave;

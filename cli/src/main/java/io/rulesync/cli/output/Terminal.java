@@ -56,10 +56,6 @@ public record Terminal(int width, boolean color) {
         return paint("32", s);
     }
 
-    public String yellow(String s) {
-        return paint("33", s);
-    }
-
     public String cyan(String s) {
         return paint("36", s);
     }

@@ -142,10 +142,6 @@ public final class Admission {
         return null;
     }
 
-    public boolean admitted(NamespacedName service) {
-        return !excluded.contains(service);
-    }
-
     /** The Services left out, in name order. */
     public Set<NamespacedName> excluded() {
         return excluded;

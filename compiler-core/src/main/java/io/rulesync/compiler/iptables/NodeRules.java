@@ -130,11 +130,6 @@ public final class NodeRules {
         return totalEndpoints > LARGE_CLUSTER_ENDPOINTS;
     }
 
-    /** The compiled service ports, in port-name order. */
-    public Collection<ServicePortRules> servicePorts() {
-        return ports.values();
-    }
-
     /** The full rule set: fixed chains first, per-port contributions in port order. */
     public RuleSet ruleSet() {
         List<RuleFragment> fragments = new ArrayList<>(ports.size());

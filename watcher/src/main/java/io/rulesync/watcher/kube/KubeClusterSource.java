@@ -17,7 +17,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -73,7 +72,6 @@ public final class KubeClusterSource implements AutoCloseable {
     private final ClusterFeed feed;
     private final List<KindWatch<?>> watches;
     private final ScheduledFuture<?> check;
-    private final AtomicLong markers = new AtomicLong();
 
     private KubeClusterSource(String cluster, KubernetesClient client, ClusterFeed feed,
             ScheduledExecutorService scheduler, Duration syncCheckInterval) {
@@ -99,11 +97,6 @@ public final class KubeClusterSource implements AutoCloseable {
     public static KubeClusterSource start(String cluster, KubernetesClient client, ClusterFeed feed,
             ScheduledExecutorService scheduler, Duration syncCheckInterval) {
         return new KubeClusterSource(cluster, client, feed, scheduler, syncCheckInterval);
-    }
-
-    /** Sync markers published so far. */
-    public long markersPublished() {
-        return markers.get();
     }
 
     /** True once every kind has completed its first list. */
@@ -212,7 +205,6 @@ public final class KubeClusterSource implements AutoCloseable {
             if (due != null && handlerCaughtUp(due)) {
                 due = null;
                 feed.sync(kind);
-                markers.incrementAndGet();
                 if (!initialDone) {
                     initialDone = true;
                     log.info("cluster {}: {}s synced ({} published)", cluster, kind.apiName(), feed.keys(kind).size());

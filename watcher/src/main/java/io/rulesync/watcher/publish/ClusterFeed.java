@@ -267,10 +267,6 @@ public final class ClusterFeed {
         return new ArrayList<>(objects.get(kind).values().stream().map(Published::object).toList());
     }
 
-    public synchronized Optional<ClusterSettings> currentSettings() {
-        return Optional.ofNullable(settings);
-    }
-
     /** Upserts that published nothing because the object had not changed. */
     public synchronized long suppressedCount() {
         return suppressed;
