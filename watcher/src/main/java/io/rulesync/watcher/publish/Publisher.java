@@ -1,5 +1,6 @@
 package io.rulesync.watcher.publish;
 
+import io.github.resilience4j.core.IntervalFunction;
 import io.rulesync.watcher.publish.EventSink.Delivery;
 import io.rulesync.watcher.publish.PendingEvents.Entry;
 import java.time.Duration;
@@ -40,6 +41,7 @@ public final class Publisher implements AutoCloseable {
 
     public static final Options DEFAULTS = new Options(500, Duration.ofMillis(200), Duration.ofSeconds(5));
 
+    private final IntervalFunction pauses;
     private final PendingEvents pending;
     private final EventSink sink;
     private final Runnable onRecovered;
@@ -58,6 +60,7 @@ public final class Publisher implements AutoCloseable {
         this.sink = Objects.requireNonNull(sink, "sink");
         this.onRecovered = Objects.requireNonNull(onRecovered, "onRecovered");
         this.options = Objects.requireNonNull(options, "options");
+        this.pauses = IntervalFunction.ofExponentialRandomBackoff(options.minBackoff(), 2.0, 0.5, options.maxBackoff());
         this.thread = new Thread(this::run, "rulesync-publisher");
         thread.setDaemon(true);
     }
@@ -126,11 +129,13 @@ public final class Publisher implements AutoCloseable {
         }
     }
 
-    /** Sleeps before the next try; false when interrupted by a close whose drain time is over. */
+    /**
+     * Sleeps before the next try, from {@code minBackoff} doubling up to {@code maxBackoff}, each pause
+     * drawn ±50 % so that watchers that lost the broker together do not come back together; false when
+     * interrupted by a close whose drain time is over.
+     */
     private boolean pause(int failuresInRow) {
-        long min = options.minBackoff().toMillis();
-        long max = options.maxBackoff().toMillis();
-        long millis = Math.min(max, min << Math.min(failuresInRow - 1, 16));
+        long millis = pauses.apply(failuresInRow);
         try {
             Thread.sleep(millis);
             return true;
