@@ -17,8 +17,9 @@ COPY api/pom.xml api/
 COPY cli/pom.xml cli/
 COPY system-tests/pom.xml system-tests/
 COPY launcher/pom.xml launcher/
-# Dependencies first, so that a source change does not download the world again.
-RUN mvn -B -ntp -q dependency:go-offline -DexcludeGroupIds=io.rulesync || true
+# Dependencies first, so that a source change does not download the world again. Every module's pom
+# must be copied above (DockerfileTest checks it), or this step fails.
+RUN mvn -B -ntp -q dependency:go-offline -DexcludeGroupIds=io.rulesync
 COPY . .
 RUN mvn -B -ntp -q -DskipTests package
 

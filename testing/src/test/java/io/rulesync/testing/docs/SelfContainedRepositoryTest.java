@@ -105,7 +105,7 @@ class SelfContainedRepositoryTest {
     }
 
     /** The checkout: the nearest directory above the module that holds the root pom and the README. */
-    private static Path root() {
+    static Path root() {
         Path dir = Path.of("").toAbsolutePath();
         while (dir != null && !(Files.exists(dir.resolve("README.md")) && Files.exists(dir.resolve("ARCHITECTURE.md")))) {
             dir = dir.getParent();
