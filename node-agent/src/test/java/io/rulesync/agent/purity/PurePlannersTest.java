@@ -12,8 +12,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The agent's planning is pure: what iptables-restore input, ipvsadm commands and ipset changes a version
- * needs ({@code agent.plan}, {@code agent.plan.ipvs}), and the grammar of the rules it writes and reads back
- * ({@code agent.rules}). It uses the model and the JDK's pure parts only (see {@link PureCode}), never the
+ * needs ({@code agent.plan}, {@code agent.plan.ipvs}, {@code agent.plan.nftables}), and its checks of what arrives
+ * ({@code agent.rules}, over the model's rule grammar). It uses the model and the JDK's pure parts only (see {@link PureCode}), never the
  * kernel adapters ({@code agent.apply}, {@code agent.ipvs}, the {@code exec} module, ...) that run host commands.
  */
 class PurePlannersTest {

@@ -100,10 +100,34 @@ public final class PureCode {
     public static ArchRule rule(List<String> purePackages, List<String> mayUse, List<String> excluded) {
         String[] own = Stream.concat(purePackages.stream(), mayUse.stream()).toArray(String[]::new);
         DescribedPredicate<JavaClass> adapter = resideInAnyPackage(excluded.toArray(String[]::new));
+        DescribedPredicate<JavaClass> pure = resideInAnyPackage(purePackages.toArray(String[]::new)).and(DescribedPredicate.not(adapter))
+                .as("reside in " + String.join(", ", purePackages) + (excluded.isEmpty() ? "" : " but not " + String.join(", ", excluded)));
+        DescribedPredicate<JavaClass> ownCode = resideInAnyPackage(own).and(DescribedPredicate.not(adapter))
+                .as(String.join(", ", own) + (excluded.isEmpty() ? "" : " but not " + String.join(", ", excluded)));
+        return rule(pure, ownCode);
+    }
+
+    /**
+     * The same rule for single classes in a package that also holds adapters, such as a pure step function beside
+     * its driver: {@code pureClasses} (and their nested classes) depend only on the JDK's pure parts, the chosen
+     * libraries, each other, {@code mayUseClasses} and {@code mayUsePackages}.
+     */
+    public static ArchRule forClasses(List<Class<?>> pureClasses, List<Class<?>> mayUseClasses, List<String> mayUsePackages) {
+        DescribedPredicate<JavaClass> pure = belongToAnyOf(pureClasses.toArray(Class<?>[]::new));
+        List<String> own = Stream.concat(pureClasses.stream(), mayUseClasses.stream()).map(Class::getName).toList();
+        // An enum's values() returns an array of it: the array's element type is what counts.
+        DescribedPredicate<JavaClass> ownCode = DescribedPredicate.<JavaClass>describe(String.join(", ", own),
+                c -> own.stream().anyMatch(n -> c.getBaseComponentType().getName().equals(n)
+                        || c.getBaseComponentType().getName().startsWith(n + "$")))
+                .or(resideInAnyPackage(mayUsePackages.toArray(String[]::new)));
+        return rule(pure, ownCode);
+    }
+
+    private static ArchRule rule(DescribedPredicate<JavaClass> pure, DescribedPredicate<JavaClass> ownCode) {
         DescribedPredicate<JavaClass> allowed = resideInAnyPackage(ALLOWED_TREES)
                 .or(resideInAnyPackage(ALLOWED_PACKAGES))
                 .or(belongToAnyOf(ALLOWED_JAVA_IO.toArray(Class<?>[]::new)))
-                .or(resideInAnyPackage(own).and(DescribedPredicate.not(adapter)))
+                .or(ownCode)
                 .and(DescribedPredicate.not(belongToAnyOf(BANNED_JAVA_LANG.toArray(Class<?>[]::new))))
                 .and(DescribedPredicate.not(belongToAnyOf(BANNED_THREADS.toArray(Class<?>[]::new))))
                 .and(DescribedPredicate.not(resideInAnyPackage(BANNED_PACKAGES)
@@ -111,10 +135,7 @@ public final class PureCode {
                 .as("the JDK's pure parts (java.lang without processes, threads, reflection or method handles; java.util without"
                         + " executors, locks or logging, but with its concurrent collections and atomics; java.time, java.math, java.text,"
                         + " java.nio buffers and charsets, java.security digests, java.io's exceptions, string streams, and InputStream and Reader as types),"
-                        + " pcollections, snakeyaml-engine, or " + String.join(", ", own)
-                        + (excluded.isEmpty() ? "" : " but not " + String.join(", ", excluded)));
-        DescribedPredicate<JavaClass> pure = resideInAnyPackage(purePackages.toArray(String[]::new)).and(DescribedPredicate.not(adapter))
-                .as("reside in " + String.join(", ", purePackages) + (excluded.isEmpty() ? "" : " but not " + String.join(", ", excluded)));
+                        + " pcollections, snakeyaml-engine, or " + ownCode.getDescription());
         DescribedPredicate<JavaCall<?>> environment = DescribedPredicate.describe(
                 "reads the environment or system properties, or loads a class by name",
                 call -> BANNED_CALLS.getOrDefault(call.getTargetOwner().getName(), Set.of()).contains(call.getName()));
