@@ -1,15 +1,20 @@
 package io.rulesync.agent;
 
+import io.github.resilience4j.core.IntervalFunction;
 import java.time.Duration;
 import java.time.Instant;
 
-/** When to try again after a failure: never a tight loop, 1 s, 2 s, 4 s, ... up to 2 minutes between attempts. */
+/**
+ * When to try again after a failure: never a tight loop, and never in step with the other nodes. The n-th wait is
+ * drawn between half and all of 1, 2, 4 ... seconds, up to 2 minutes (resilience4j's exponential random backoff
+ * around three quarters of each), so nodes that failed the same version together do not ack their retries together.
+ */
 final class Backoff {
-    private static final Duration FIRST = Duration.ofSeconds(1);
-    private static final Duration MAX = Duration.ofMinutes(2);
+    private static final IntervalFunction WAITS =
+            IntervalFunction.ofExponentialRandomBackoff(Duration.ofMillis(750), 2.0, 1.0 / 3, Duration.ofSeconds(90));
 
     private Instant retryAt;
-    private Duration delay = FIRST;
+    private int failures;
 
     /** A retry is due: a failure happened and its time has come. */
     boolean due(Instant now) {
@@ -22,9 +27,8 @@ final class Backoff {
     }
 
     void failed(Instant now) {
-        retryAt = now.plus(delay);
-        Duration next = delay.multipliedBy(2);
-        delay = next.compareTo(MAX) > 0 ? MAX : next;
+        failures++;
+        retryAt = now.plusMillis(WAITS.apply(failures));
     }
 
     /** Nothing to retry (the kernel already holds the latest), but the next failure waits as long as the last would have. */
@@ -34,6 +38,6 @@ final class Backoff {
 
     void succeeded() {
         retryAt = null;
-        delay = FIRST;
+        failures = 0;
     }
 }
