@@ -166,19 +166,31 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
 
     /** The agent itself, on this host's kernel (in the named network namespace, if any) and the system clock. */
     public Agent agent(SnapshotSource snapshots, AckSink acks) {
-        return agent(snapshots, acks, HostCommand.PROCESSES.inNetns(netns), Clock.systemUTC());
+        return agent(snapshots, acks, HostCommand.PROCESSES.inNetns(netns), netns, Clock.systemUTC());
     }
 
     /**
      * The agent itself, without its feed: what {@link #loop} drives (and tests drive directly).
-     * Its kernel mode is chosen here, once: iptables, IPVS, or refusing to apply anything.
+     * Its kernel mode is chosen here, once: iptables, IPVS, or refusing to apply anything. Every kernel change goes
+     * through {@code runner}; nftables mode writes no netlink messages, whose socket would be in this process's
+     * namespace, not necessarily the runner's.
      */
     public Agent agent(SnapshotSource snapshots, AckSink acks, CommandRunner runner, Clock clock) {
-        return new Agent(cluster, node, snapshots, kernel(runner, clock), acks, new StateFile(stateDir, cluster, node), clock, verifyEvery);
+        return new Agent(cluster, node, snapshots, kernel(runner, clock, false, null), acks, new StateFile(stateDir, cluster, node), clock,
+                verifyEvery);
+    }
+
+    /**
+     * The same, where {@code runner} works in network namespace {@code runnerNetns} (null: this process's): nftables
+     * mode may then write netlink messages in that namespace too.
+     */
+    public Agent agent(SnapshotSource snapshots, AckSink acks, CommandRunner runner, String runnerNetns, Clock clock) {
+        return new Agent(cluster, node, snapshots, kernel(runner, clock, true, runnerNetns), acks, new StateFile(stateDir, cluster, node),
+                clock, verifyEvery);
     }
 
     /** The kernel mode this configuration asks for, checked against the node: iptables, IPVS, or refusing to apply anything. */
-    private KernelMode kernel(CommandRunner runner, Clock clock) {
+    private KernelMode kernel(CommandRunner runner, Clock clock, boolean netlink, String netlinkNetns) {
         ModeChoice choice = modeChoice(runner);
         if (choice.note() != null) {
             log.atWarn().addKeyValue("cluster", cluster).addKeyValue("node", node).log("{} mode asked for, {}; {}", mode.id(), choice.note(),
@@ -195,7 +207,7 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
             kernel = new IpvsMode(node, new IpvsApplier(netfilters, new IpvsadmKernel(runner), new IpsetSync(runner), new BoundAddresses(runner),
                     ipvsDrainTimeout, ipvsExcludeCidrs), conntrack, clock);
         } else if (mode == ProxyMode.NFTABLES && choice.note() == null) {
-            kernel = new NftablesMode(node, dryRun != null ? new NftFiles(dryRun, node) : new NftCommand(runner), families, conntrack,
+            kernel = new NftablesMode(node, dryRun != null ? new NftFiles(dryRun, node) : new NftCommand(runner, netlinkNetns, netlink), families, conntrack,
                     dryRun != null ? List.of() : netfilters, clock);
         } else {
             kernel = iptables;
@@ -262,11 +274,11 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
      */
     public AgentLoop loop(CommandRunner runner) {
         ApiClient connection = apiClient();
-        return loop(connection, new ApiSnapshots(connection), kernel(runner.inNetns(netns), Clock.systemUTC()), ack -> { });
+        return loop(connection, new ApiSnapshots(connection), kernel(runner.inNetns(netns), Clock.systemUTC(), false, null), ack -> { });
     }
 
     public AgentLoop loop(ApiClient connection, SnapshotSource snapshots, AckSink observer) {
-        return loop(connection, snapshots, kernel(HostCommand.PROCESSES.inNetns(netns), Clock.systemUTC()), observer);
+        return loop(connection, snapshots, kernel(HostCommand.PROCESSES.inNetns(netns), Clock.systemUTC(), true, netns), observer);
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.rulesync.compiler.bench;
 
 import io.rulesync.compiler.iptables.ProxySettings;
+import io.rulesync.exec.NftNetlink;
 import io.rulesync.model.nftables.NftDelta;
 import io.rulesync.model.nftables.NftTransaction;
 import io.rulesync.compiler.nftables.NftablesCompiler;
@@ -82,21 +83,22 @@ public final class NftApplyReport {
             double[] nlChain = new double[runs];
             double[] nlRule = new double[runs];
             double[] nlBatch = new double[runs];
+            NftNetlink.Family ip = NftNetlink.Family.IP;
             try (NftNetlink nl = new NftNetlink(ns)) {
                 for (int r = 0; r < runs; r++) {
                     byte[] vip = {(byte) 172, 31, (byte) 254, (byte) (r + 1)};
-                    nlElement[r] = time(nl, List.of(NftNetlink.addElement("kube-proxy", "cluster-ips", vip, false)));
-                    nlVerdict[r] = time(nl, List.of(NftNetlink.addElement("kube-proxy", "no-endpoint-services",
-                            NftNetlink.addressProtocolPort(vip, 6, 80), true)));
-                    nlChain[r] = time(nl, List.of(NftNetlink.addChain("kube-proxy", "netlink-" + r)));
-                    nlRule[r] = time(nl, List.of(NftNetlink.addCounterRule("kube-proxy", someChain)));
+                    nlElement[r] = time(nl, List.of(NftNetlink.addElement(ip, "kube-proxy", "cluster-ips", vip, null)));
+                    nlVerdict[r] = time(nl, List.of(NftNetlink.addElement(ip, "kube-proxy", "no-endpoint-services",
+                            new NftNetlink.Key().address(vip).protocol(6).port(80).bytes(), NftNetlink.Verdict.DROP)));
+                    nlChain[r] = time(nl, List.of(NftNetlink.addChain(ip, "kube-proxy", "netlink-" + r)));
+                    nlRule[r] = time(nl, List.of(NftNetlink.addCounterRule(ip, "kube-proxy", someChain)));
                     // About the size of a one-endpoint move: two chains with two rules each, an element in and one out.
-                    nlBatch[r] = time(nl, List.of(NftNetlink.addChain("kube-proxy", "netlink-a" + r),
-                            NftNetlink.addCounterRule("kube-proxy", "netlink-a" + r), NftNetlink.addCounterRule("kube-proxy", "netlink-a" + r),
-                            NftNetlink.addChain("kube-proxy", "netlink-b" + r),
-                            NftNetlink.addCounterRule("kube-proxy", "netlink-b" + r), NftNetlink.addCounterRule("kube-proxy", "netlink-b" + r),
-                            NftNetlink.addElement("kube-proxy", "cluster-ips", new byte[] {(byte) 172, 31, (byte) 253, (byte) (r + 1)}, false),
-                            NftNetlink.deleteElement("kube-proxy", "cluster-ips", vip)));
+                    nlBatch[r] = time(nl, List.of(NftNetlink.addChain(ip, "kube-proxy", "netlink-a" + r),
+                            NftNetlink.addCounterRule(ip, "kube-proxy", "netlink-a" + r), NftNetlink.addCounterRule(ip, "kube-proxy", "netlink-a" + r),
+                            NftNetlink.addChain(ip, "kube-proxy", "netlink-b" + r),
+                            NftNetlink.addCounterRule(ip, "kube-proxy", "netlink-b" + r), NftNetlink.addCounterRule(ip, "kube-proxy", "netlink-b" + r),
+                            NftNetlink.addElement(ip, "kube-proxy", "cluster-ips", new byte[] {(byte) 172, 31, (byte) 253, (byte) (r + 1)}, null),
+                            NftNetlink.deleteElement(ip, "kube-proxy", "cluster-ips", vip)));
                 }
             }
             print("netlink, no cache: one element of a plain set", nlElement);

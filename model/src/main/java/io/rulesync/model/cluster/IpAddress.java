@@ -79,6 +79,11 @@ public final class IpAddress implements Comparable<IpAddress> {
         return bytes.clone();
     }
 
+    /** The address in network byte order: 4 or 16 bytes, a copy. */
+    public byte[] toBytes() {
+        return bytes.clone();
+    }
+
     int byteAt(int i) {
         return bytes[i] & 0xff;
     }

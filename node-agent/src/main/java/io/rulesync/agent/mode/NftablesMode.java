@@ -106,6 +106,7 @@ public final class NftablesMode implements KernelMode {
         }
         int rules = 0;
         int operations = 0;
+        int netlinkBefore = kernel.sentByNetlink();
         boolean full = false;
         for (IpFamily f : IptablesMode.families(to, families)) {
             Optional<NftTransaction> t;
@@ -120,10 +121,10 @@ public final class NftablesMode implements KernelMode {
             NftTransaction table = t.get();
             Written target = Written.of(table);
             Written before = from == null ? null : applied.get(f);
-            List<String> steps = new ArrayList<>();
+            List<NftKernel.Step> steps = new ArrayList<>();
             Set<String> written = new LinkedHashSet<>();
             if (before == null) {
-                steps.add(replacement(table));
+                steps.add(NftKernel.Step.text(replacement(table)));
                 full = true;
             } else {
                 NftDelta d = NftDelta.between(before.content(), target.content());
@@ -131,9 +132,9 @@ public final class NftablesMode implements KernelMode {
                     rules += target.rules();
                     continue;
                 }
-                steps.add(d.main().render());
+                steps.add(NftKernel.Step.of(d.main()));
                 if (!d.cleanup().ops().isEmpty()) {
-                    steps.add(d.cleanup().render());
+                    steps.add(NftKernel.Step.of(d.cleanup()));
                 }
                 operations += d.main().ops().size() + d.cleanup().ops().size();
                 // The Services' own chains first: they say which endpoints are chosen.
@@ -159,7 +160,8 @@ public final class NftablesMode implements KernelMode {
         if (from != null && touched != null) {
             conntrack.clearStale(node, IptablesMode.families(to, families), from, to, touched);
         }
-        return new Applied(null, rules, full ? "full" : operations + " operations");
+        int byNetlink = kernel.sentByNetlink() - netlinkBefore;
+        return new Applied(null, rules, full ? "full" : operations + " operations" + (byNetlink > 0 ? ", " + byNetlink + " transactions by netlink" : ""));
     }
 
     /**

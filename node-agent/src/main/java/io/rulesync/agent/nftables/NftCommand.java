@@ -2,6 +2,7 @@ package io.rulesync.agent.nftables;
 
 import io.rulesync.agent.plan.nftables.KernelTable;
 import io.rulesync.exec.CommandRunner;
+import io.rulesync.exec.NftNetlink;
 import io.rulesync.exec.ToolMessage;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.nftables.NftTransaction;
@@ -16,6 +17,7 @@ import java.util.Map;
 import java.util.Optional;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
+import org.slf4j.LoggerFactory;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -31,14 +33,55 @@ public final class NftCommand implements NftKernel {
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
     private final CommandRunner runner;
+    private final String netns;
+    private final boolean useNetlink;
+    private NftNetlink netlink;
+    private boolean netlinkFailed;
+    private int sentByNetlink;
 
+    /** The {@code nft} tool for every transaction. */
     public NftCommand(CommandRunner runner) {
+        this(runner, null, false);
+    }
+
+    /**
+     * With {@code useNetlink}, transactions of chains and elements alone (a Service's chains gone, map elements of a
+     * Service without endpoints) go as netlink messages, without the whole-table read {@code nft} makes first; the
+     * rest, and everything should the socket not open, go to {@code nft}.
+     *
+     * @param netns the network namespace the runner works in ({@code ip netns}), null for the agent's own
+     */
+    public NftCommand(CommandRunner runner, String netns, boolean useNetlink) {
         this.runner = runner;
+        this.netns = netns;
+        this.useNetlink = useNetlink;
     }
 
     @Override
-    public String run(IpFamily family, List<String> transactions, NftTransaction table) {
-        for (String t : transactions) {
+    public int sentByNetlink() {
+        return sentByNetlink;
+    }
+
+    @Override
+    public String run(IpFamily family, List<Step> transactions, NftTransaction table) {
+        Map<String, String> setTypes = null;
+        for (Step step : transactions) {
+            if (step.ops() != null && netlink() != null) {
+                if (setTypes == null) {
+                    setTypes = NetlinkBatch.setTypes(table);
+                }
+                Optional<List<NftNetlink.Message>> batch = NetlinkBatch.of(family, step.ops(), setTypes);
+                if (batch.isPresent()) {
+                    try {
+                        netlink.run(batch.get());
+                        sentByNetlink++;
+                        continue;
+                    } catch (IllegalStateException e) {
+                        return "netlink: " + e.getMessage();
+                    }
+                }
+            }
+            String t = step.text();
             try {
                 CommandRunner.Result r = runner.run(List.of("nft", "-f", "-"), t, RUN_TIMEOUT);
                 if (!r.ok()) {
@@ -52,6 +95,24 @@ public final class NftCommand implements NftKernel {
             }
         }
         return null;
+    }
+
+    /** The socket, opened on first use; null when netlink is not used or could not be opened (said once). */
+    private NftNetlink netlink() {
+        if (!useNetlink || netlinkFailed) {
+            return null;
+        }
+        if (netlink == null) {
+            try {
+                netlink = new NftNetlink(netns);
+            } catch (IllegalStateException e) {
+                netlinkFailed = true;
+                LoggerFactory.getLogger(NftCommand.class).warn("nftables: no netlink socket ({}); every transaction goes to nft",
+                        e.getMessage());
+                return null;
+            }
+        }
+        return netlink;
     }
 
     /**

@@ -25,11 +25,11 @@ public final class NftFiles implements NftKernel {
     }
 
     @Override
-    public String run(IpFamily family, List<String> transactions, NftTransaction table) {
+    public String run(IpFamily family, List<Step> transactions, NftTransaction table) {
         try {
             Files.createDirectories(dir);
             Path name = dir.resolve(prefix + "-" + family.id() + ".nft");
-            Files.writeString(dir.resolve(name.getFileName() + "-last"), String.join("", transactions));
+            Files.writeString(dir.resolve(name.getFileName() + "-last"), String.join("", transactions.stream().map(Step::text).toList()));
             Files.writeString(name, table.render());
             return null;
         } catch (IOException e) {

@@ -10,13 +10,29 @@ import java.util.Optional;
 
 /** The node's {@code kube-proxy} tables: {@link NftCommand} (the {@code nft} tool), or {@link NftFiles} (a dry run). */
 public interface NftKernel {
+    /** One transaction: its {@code nft -f} text, and its operations when it is made of them alone (else null). */
+    record Step(String text, NftTransaction ops) {
+        public static Step of(NftTransaction ops) {
+            return new Step(ops.render(), ops);
+        }
+
+        public static Step text(String text) {
+            return new Step(text, null);
+        }
+    }
+
     /**
      * Runs {@code transactions} in order, each one atomic.
      *
      * @param table what they leave in the family's table (a dry run writes it down)
      * @return null when all succeeded, else what went wrong, in one line
      */
-    String run(IpFamily family, List<String> transactions, NftTransaction table);
+    String run(IpFamily family, List<Step> transactions, NftTransaction table);
+
+    /** Transactions sent as netlink messages rather than through {@code nft}, so far. */
+    default int sentByNetlink() {
+        return 0;
+    }
 
     /** Whether the kernel can be read back; a dry run cannot. */
     boolean readable();

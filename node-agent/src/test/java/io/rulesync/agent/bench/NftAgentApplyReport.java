@@ -41,7 +41,8 @@ public final class NftAgentApplyReport {
         run(HostCommand.PROCESSES, "ip", "netns", "add", ns);
         try {
             CommandRunner inNs = HostCommand.PROCESSES.inNetns(ns);
-            KernelMode mode = new NftablesMode(SyntheticCluster.NODE, new NftCommand(inNs), List.of(IpFamily.IPV4),
+            // As the agent runs: chains and elements alone as netlink messages, the rest through nft.
+            KernelMode mode = new NftablesMode(SyntheticCluster.NODE, new NftCommand(inNs, ns, true), List.of(IpFamily.IPV4),
                     new Conntrack(inNs, true), List.of(), java.time.Clock.systemUTC());
             ClusterState state = SyntheticCluster.build(services, endpoints);
             NodeView current = view(state, 1);
@@ -51,6 +52,7 @@ public final class NftAgentApplyReport {
                     (System.nanoTime() - t) / 1e9);
             double[] moved = new double[runs];
             double[] added = new double[runs];
+            double[] empty = new double[runs];
             double[] cpu = new double[runs];
             long version = 1;
             for (int r = 0; r < runs; r++) {
@@ -68,9 +70,15 @@ public final class NftAgentApplyReport {
                 next = view(state, ++version);
                 added[r] = timed(mode, current, next);
                 current = next;
+                int noEndpoints = services + 1000 + r;
+                state = state.withService(SyntheticCluster.service(noEndpoints));
+                next = view(state, ++version);
+                empty[r] = timed(mode, current, next);
+                current = next;
             }
             print("one endpoint moved, as the agent applies it", moved);
             print("a new Service with " + endpoints + " endpoints, as the agent applies it", added);
+            print("a new Service without endpoints (map elements only), as the agent applies it", empty);
             print("the agent's CPU for one version: the node's table assembled", cpu);
             String chain = current.rules().nftables(SyntheticCluster.NODE, IpFamily.IPV4).orElseThrow().ops().stream()
                     .filter(op -> op instanceof io.rulesync.model.nftables.NftOp.AddChain a && a.name().startsWith("service-"))

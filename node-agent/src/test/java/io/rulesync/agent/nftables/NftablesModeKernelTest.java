@@ -109,6 +109,8 @@ class NftablesModeKernelTest {
         assertThat(applied).hasSize(7);
         assertThat(applied.get(0)).startsWith("applied version 1 (full, ");
         assertThat(applied.subList(1, 7)).allMatch(l -> l.matches("applied version \\d+ \\(\\d+ operations, .*"));
+        // Removals end in a transaction of chain deletions, which went as netlink messages (and left what nft would).
+        assertThat(applied).anyMatch(l -> l.matches(".*operations, \\d+ transactions by netlink.*"));
 
         // Drift: a chain emptied and a map element deleted by hand. The check finds both and replaces the table.
         String chain = listing(node).stream().filter(l -> l.startsWith("chain service-")).findFirst().orElseThrow()
@@ -196,9 +198,11 @@ class NftablesModeKernelTest {
         return agent(ns, history, ProxyMode.NFTABLES);
     }
 
+    /** An agent whose transactions of chains and elements alone go as netlink messages, in the lab's namespace. */
     private Agent agent(String ns, History history, ProxyMode mode) throws Exception {
         SnapshotSource snapshots = history.snapshots();
-        return config(History.CLUSTER, History.NODE, mode).agent(snapshots, acks::add, HostCommand.PROCESSES.inNetns(ns), new MutableClock());
+        return config(History.CLUSTER, History.NODE, mode).agent(snapshots, acks::add, HostCommand.PROCESSES.inNetns(ns), ns,
+                new MutableClock());
     }
 
     private AgentConfig config(String cluster, String node) throws Exception {
