@@ -1,67 +1,65 @@
 package io.rulesync.api;
 
-import io.rulesync.api.access.Authentication;
-import io.rulesync.api.access.Credentials;
-import io.rulesync.api.access.RateLimits;
-import io.rulesync.api.errors.BodyLimits;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.rulesync.api.access.Authentication;
+import io.rulesync.api.access.BearerTokenFilter;
+import io.rulesync.api.access.Credentials;
+import io.rulesync.api.access.FailedAuthentications;
+import io.rulesync.api.access.RateLimits;
+import io.rulesync.api.access.WhoAmIController;
 import io.rulesync.api.acks.AckConnection;
 import io.rulesync.api.acks.AckMetrics;
 import io.rulesync.api.acks.AckVersions;
 import io.rulesync.api.acks.AckWriter;
 import io.rulesync.api.acks.AcksController;
-import io.rulesync.api.access.BearerTokenFilter;
-import io.rulesync.api.access.FailedAuthentications;
-import io.rulesync.api.access.WhoAmIController;
 import io.rulesync.api.actions.ActionsController;
 import io.rulesync.api.clusters.ClustersController;
 import io.rulesync.api.deltas.DeltaWaits;
 import io.rulesync.api.deltas.DeltasController;
 import io.rulesync.api.deltas.HeadWatch;
+import io.rulesync.api.errors.BodyLimits;
 import io.rulesync.api.errors.DeclaredParameters;
 import io.rulesync.api.errors.ProblemErrorController;
 import io.rulesync.api.errors.ProblemReportValve;
 import io.rulesync.api.events.EventsController;
 import io.rulesync.api.history.HistoryController;
-import io.rulesync.api.notify.Webhooks;
 import io.rulesync.api.nodes.NodesController;
+import io.rulesync.api.notify.Webhooks;
+import io.rulesync.api.plan.PlanBases;
+import io.rulesync.api.plan.PlanController;
 import io.rulesync.api.problems.ProblemsController;
 import io.rulesync.api.rollout.FleetPolicies;
 import io.rulesync.api.rollout.RolloutController;
 import io.rulesync.api.rollout.Rollouts;
-import io.rulesync.api.plan.PlanBases;
-import io.rulesync.api.plan.PlanController;
 import io.rulesync.api.snapshot.RecentVersions;
-import io.rulesync.api.snapshot.SnapshotController;
 import io.rulesync.api.snapshot.SnapshotBodies;
+import io.rulesync.api.snapshot.SnapshotController;
 import io.rulesync.api.snapshot.Snapshots;
 import io.rulesync.api.stream.NodeStreamConfiguration;
 import io.rulesync.store.EventLog;
-import io.rulesync.store.Notifications;
 import io.rulesync.store.NodeLabelStore;
 import io.rulesync.store.NodeStatusStore;
 import io.rulesync.store.NotificationStore;
-import io.rulesync.store.SecretFile;
+import io.rulesync.store.Notifications;
 import io.rulesync.store.OperatorActionStore;
 import io.rulesync.store.ProblemStore;
 import io.rulesync.store.RolloutStore;
 import io.rulesync.store.SchemaCheck;
+import io.rulesync.store.SecretFile;
 import io.rulesync.store.StoreConfiguration;
 import io.rulesync.store.VersionHistory;
-import io.micrometer.core.instrument.MeterRegistry;
 import io.swagger.v3.oas.models.Components;
 import io.swagger.v3.oas.models.OpenAPI;
 import io.swagger.v3.oas.models.info.Info;
 import io.swagger.v3.oas.models.security.SecurityRequirement;
 import io.swagger.v3.oas.models.security.SecurityScheme;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -78,9 +76,9 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.flyway.autoconfigure.FlywayMigrationStrategy;
 import org.springframework.boot.tomcat.TomcatContextCustomizer;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
-import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.PropertySource;
 import org.springframework.core.Ordered;
@@ -122,7 +120,8 @@ public class ApiApplication {
     }
 
     @Bean
-    ClustersController clustersController(VersionHistory store, NodeStatusStore acks, ProblemStore problems, RolloutStore rollouts) {
+    ClustersController clustersController(
+            VersionHistory store, NodeStatusStore acks, ProblemStore problems, RolloutStore rollouts) {
         return new ClustersController(store, acks, problems, rollouts);
     }
 
@@ -182,19 +181,28 @@ public class ApiApplication {
         return Executors.newFixedThreadPool(2, r -> {
             Thread t = new Thread(r, "delta-wakers");
             t.setDaemon(true);
-            t.setUncaughtExceptionHandler((th, e) -> LoggerFactory.getLogger(DeltaWaits.class).error("waking parked polls", e));
+            t.setUncaughtExceptionHandler(
+                    (th, e) -> LoggerFactory.getLogger(DeltaWaits.class).error("waking parked polls", e));
             return t;
         });
     }
 
     /** Staged rollouts: what each node is released, and the steps they take (the rollout package). */
     @Bean
-    Rollouts rollouts(RolloutStore rollouts, VersionHistory store, NodeLabelStore labels, NodeStatusStore acks,
-            OperatorActionStore actions, ApiProperties p, MeterRegistry meters) {
+    Rollouts rollouts(
+            RolloutStore rollouts,
+            VersionHistory store,
+            NodeLabelStore labels,
+            NodeStatusStore acks,
+            OperatorActionStore actions,
+            ApiProperties p,
+            MeterRegistry meters) {
         Rollouts r = new Rollouts(rollouts, store, labels, acks, actions, p.eventsTopic(), Clock.systemUTC(), meters);
         if (p.fleet() != null) {
             // A policy the file gets wrong stops the api here, naming the cluster and field.
-            r.declare(FleetPolicies.read(Path.of(p.fleet())), Path.of(p.fleet()).getFileName().toString());
+            r.declare(
+                    FleetPolicies.read(Path.of(p.fleet())),
+                    Path.of(p.fleet()).getFileName().toString());
         }
         return r;
     }
@@ -207,29 +215,41 @@ public class ApiApplication {
             t.setDaemon(true);
             return t;
         });
-        ticks.scheduleWithFixedDelay(() -> {
-            try {
-                rollouts.tick();
-            } catch (RuntimeException e) {
-                LoggerFactory.getLogger(Rollouts.class).warn("rollout step: {}", e.toString()); // the database is down: next second
-            }
-        }, 1, 1, TimeUnit.SECONDS);
+        ticks.scheduleWithFixedDelay(
+                () -> {
+                    try {
+                        rollouts.tick();
+                    } catch (RuntimeException e) {
+                        LoggerFactory.getLogger(Rollouts.class)
+                                .warn("rollout step: {}", e.toString()); // the database is down: next second
+                    }
+                },
+                1,
+                1,
+                TimeUnit.SECONDS);
         return ticks;
     }
 
     @Bean
-    DeltaWaits deltaWaits(VersionHistory store, HeadWatch watch, ExecutorService deltaWakers, MeterRegistry meters, Rollouts rollouts,
+    DeltaWaits deltaWaits(
+            VersionHistory store,
+            HeadWatch watch,
+            ExecutorService deltaWakers,
+            MeterRegistry meters,
+            Rollouts rollouts,
             ScheduledExecutorService rolloutTicks) {
         DeltaWaits waits = new DeltaWaits(store, watch, deltaWakers, 64L << 20, rollouts);
         Gauge.builder("rulesync.deltas.waiting", waits, DeltaWaits::parked)
-                .description("nodes' requests and streams parked until their cluster's next version").register(meters);
+                .description("nodes' requests and streams parked until their cluster's next version")
+                .register(meters);
         rollouts.onRelease(waits::advanced);
         watch.start(new HeadWatch.Listener() {
             @Override
             public void advanced(String cluster, long head) {
                 waits.advanced(cluster, head);
                 if (rollouts.gated(cluster)) {
-                    rolloutTicks.execute(rollouts::tick); // a new version starts its rollout now, not at the next second
+                    rolloutTicks.execute(
+                            rollouts::tick); // a new version starts its rollout now, not at the next second
                 }
             }
 
@@ -242,7 +262,8 @@ public class ApiApplication {
     }
 
     @Bean
-    RolloutController rolloutController(Rollouts rollouts, RolloutStore store, VersionHistory versions, NodeStatusStore acks) {
+    RolloutController rolloutController(
+            Rollouts rollouts, RolloutStore store, VersionHistory versions, NodeStatusStore acks) {
         return new RolloutController(rollouts, store, versions, acks, Clock.systemUTC());
     }
 
@@ -310,9 +331,20 @@ public class ApiApplication {
     }
 
     @Bean
-    ActionsController actionsController(VersionHistory store, OperatorActionStore actions, RolloutStore rollouts, NotificationStore notifications,
+    ActionsController actionsController(
+            VersionHistory store,
+            OperatorActionStore actions,
+            RolloutStore rollouts,
+            NotificationStore notifications,
             ApiProperties p) {
-        return new ActionsController(store, actions, rollouts, notifications, p.eventsTopic(), p.actionWait(), p.actionTimeout(),
+        return new ActionsController(
+                store,
+                actions,
+                rollouts,
+                notifications,
+                p.eventsTopic(),
+                p.actionWait(),
+                p.actionTimeout(),
                 Clock.systemUTC());
     }
 
@@ -324,11 +356,12 @@ public class ApiApplication {
             try {
                 secret = SecretFile.read(Path.of(p.webhookSecretFile())).strip().getBytes(StandardCharsets.UTF_8);
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("--webhook-secret-file " + p.webhookSecretFile() + ": " + e.getMessage(), e);
+                throw new IllegalArgumentException(
+                        "--webhook-secret-file " + p.webhookSecretFile() + ": " + e.getMessage(), e);
             }
             if (secret.length < 16) {
-                throw new IllegalArgumentException("--webhook-secret-file " + p.webhookSecretFile() + ": the secret is " + secret.length
-                        + " bytes; give at least 16 (say, 'openssl rand -hex 32')");
+                throw new IllegalArgumentException("--webhook-secret-file " + p.webhookSecretFile() + ": the secret is "
+                        + secret.length + " bytes; give at least 16 (say, 'openssl rand -hex 32')");
             }
         }
         return new Webhooks(notifications, p.webhooks(), secret, Clock.systemUTC(), meters);
@@ -341,12 +374,19 @@ public class ApiApplication {
      */
     @Bean
     Credentials credentials(ApiProperties p, MeterRegistry meters) throws IOException {
-        Credentials c = new Credentials(p.tokensFile() == null || p.tokensFile().isBlank() ? null : Path.of(p.tokensFile()), p.tokens(),
-                p.nodeIssuers() == null || p.nodeIssuers().isBlank() ? null : Path.of(p.nodeIssuers()), Clock.systemUTC(), meters);
+        Credentials c = new Credentials(
+                p.tokensFile() == null || p.tokensFile().isBlank() ? null : Path.of(p.tokensFile()),
+                p.tokens(),
+                p.nodeIssuers() == null || p.nodeIssuers().isBlank() ? null : Path.of(p.nodeIssuers()),
+                Clock.systemUTC(),
+                meters);
         for (String name : c.tokens().unboundAgents()) {
-            LoggerFactory.getLogger(ApiApplication.class).warn("api token '{}' (agent) is bound to no cluster: a node holding it can "
-                    + "read every cluster's rules, and acknowledge for none; give each node its own credential ('rulesync token "
-                    + "--role agent --cluster ID --node NAME', or its ServiceAccount token with --node-issuers)", name);
+            LoggerFactory.getLogger(ApiApplication.class)
+                    .warn(
+                            "api token '{}' (agent) is bound to no cluster: a node holding it can "
+                                    + "read every cluster's rules, and acknowledge for none; give each node its own credential ('rulesync token "
+                                    + "--role agent --cluster ID --node NAME', or its ServiceAccount token with --node-issuers)",
+                            name);
         }
         return c;
     }
@@ -367,7 +407,8 @@ public class ApiApplication {
     @Bean
     Gauge insecureHttp(ApiProperties p, MeterRegistry meters) {
         return Gauge.builder("rulesync.api.insecure.http", () -> p.insecureHttp() ? 1 : 0)
-                .description("1: the api serves plain HTTP on a non-loopback address (--insecure-http)").register(meters);
+                .description("1: the api serves plain HTTP on a non-loopback address (--insecure-http)")
+                .register(meters);
     }
 
     /**
@@ -376,13 +417,17 @@ public class ApiApplication {
      */
     @Bean
     Authentication authentication(Credentials credentials, RateLimits limits, MeterRegistry meters) {
-        return new Authentication(credentials, limits, new FailedAuthentications(Duration.ofMinutes(1), 10_000, Clock.systemUTC()),
+        return new Authentication(
+                credentials,
+                limits,
+                new FailedAuthentications(Duration.ofMinutes(1), 10_000, Clock.systemUTC()),
                 meters);
     }
 
     @Bean
     FilterRegistrationBean<BearerTokenFilter> bearerTokenFilter(Authentication authentication, RateLimits limits) {
-        FilterRegistrationBean<BearerTokenFilter> r = new FilterRegistrationBean<>(new BearerTokenFilter(authentication, limits));
+        FilterRegistrationBean<BearerTokenFilter> r =
+                new FilterRegistrationBean<>(new BearerTokenFilter(authentication, limits));
         r.addUrlPatterns("/*");
         // After BodyLimits: a body too big is refused before anything else is done for it.
         r.setOrder(Ordered.HIGHEST_PRECEDENCE + 1);
@@ -407,14 +452,24 @@ public class ApiApplication {
     @Bean
     OpenAPI openApi() {
         return new OpenAPI()
-                .info(new Info().title("rulesync api").version("v1").description("History, convergence, diffs and rollback "
-                        + "of the service load-balancing rules of a fleet of Kubernetes clusters."))
-                .components(new Components().addSecuritySchemes("bearer", new SecurityScheme().type(SecurityScheme.Type.HTTP)
-                        .scheme("bearer").description("A token from 'rulesync token'; roles viewer, operator, agent")))
+                .info(new Info()
+                        .title("rulesync api")
+                        .version("v1")
+                        .description("History, convergence, diffs and rollback "
+                                + "of the service load-balancing rules of a fleet of Kubernetes clusters."))
+                .components(new Components()
+                        .addSecuritySchemes(
+                                "bearer",
+                                new SecurityScheme()
+                                        .type(SecurityScheme.Type.HTTP)
+                                        .scheme("bearer")
+                                        .description("A token from 'rulesync token'; roles viewer, operator, agent")))
                 .addSecurityItem(new SecurityRequirement().addList("bearer"))
                 // Relative: the document is served by the api it describes, whatever address that has (and kept in the
                 // repository the same whichever test wrote it).
-                .servers(List.of(new io.swagger.v3.oas.models.servers.Server().url("/").description("the api serving this document")));
+                .servers(List.of(new io.swagger.v3.oas.models.servers.Server()
+                        .url("/")
+                        .description("the api serving this document")));
     }
 
     /** The document's answers: every problem an operation may give, and the 202s and 204s springdoc cannot see. */
@@ -461,7 +516,8 @@ public class ApiApplication {
     TomcatContextCustomizer problemReports() {
         return context -> {
             if (!(context.getParent() instanceof StandardHost host)) {
-                throw new IllegalStateException("expected the api's context inside a Tomcat host, not " + context.getParent());
+                throw new IllegalStateException(
+                        "expected the api's context inside a Tomcat host, not " + context.getParent());
             }
             host.setErrorReportValveClass(ProblemReportValve.class.getName());
             host.addLifecycleListener(e -> {

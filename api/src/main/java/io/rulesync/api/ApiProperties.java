@@ -33,10 +33,26 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param webhookSecretFile a file holding the secret the webhooks' bodies are signed with (null: unsigned)
  */
 @ConfigurationProperties("rulesync.api")
-public record ApiProperties(Integer cachedVersions, String tokensFile, List<String> tokens, String eventsTopic, Duration actionWait,
-        Duration actionTimeout, String fleet, Integer streamPort, Integer maxStreams, Duration maxFallBehind, String nodeIssuers, Duration credentialsCheck,
-        String tlsCert, String tlsKey, Integer writesPerSecond, Integer failedAuthenticationsPerMinute, boolean insecureHttp,
-        List<String> webhooks, String webhookSecretFile) {
+public record ApiProperties(
+        Integer cachedVersions,
+        String tokensFile,
+        List<String> tokens,
+        String eventsTopic,
+        Duration actionWait,
+        Duration actionTimeout,
+        String fleet,
+        Integer streamPort,
+        Integer maxStreams,
+        Duration maxFallBehind,
+        String nodeIssuers,
+        Duration credentialsCheck,
+        String tlsCert,
+        String tlsKey,
+        Integer writesPerSecond,
+        Integer failedAuthenticationsPerMinute,
+        boolean insecureHttp,
+        List<String> webhooks,
+        String webhookSecretFile) {
     public ApiProperties {
         cachedVersions = cachedVersions == null ? 4 : cachedVersions;
         tokens = tokens == null ? List.of() : List.copyOf(tokens);

@@ -24,17 +24,32 @@ final class ProblemAnswers implements OpenApiCustomizer {
 
     @Override
     public void customise(OpenAPI api) {
-        api.getComponents().addSchemas(PROBLEM, new ObjectSchema()
-                .description("What went wrong (RFC 9457); 'parameter' names the field at fault where there is one")
-                .addProperty("type", new StringSchema().description("a URI for the kind of problem; about:blank when none"))
-                .addProperty("title", new StringSchema().description("the status's reason phrase"))
-                .addProperty("status", new IntegerSchema().description("the HTTP status"))
-                .addProperty("detail", new StringSchema().description("what was wrong, naming the object and field"))
-                .addProperty("instance", new StringSchema().description("the request's path"))
-                .addProperty("parameter", new StringSchema().description("the parameter or field at fault"))
-                .addProperty("problems", new io.swagger.v3.oas.models.media.ArraySchema().items(new StringSchema())
-                        .description("a plan's manifests: everything wrong with them, each naming its document, object and field")));
-        api.getPaths().forEach((path, item) -> item.readOperationsMap().forEach((method, op) -> answers(path, method, op)));
+        api.getComponents()
+                .addSchemas(
+                        PROBLEM,
+                        new ObjectSchema()
+                                .description(
+                                        "What went wrong (RFC 9457); 'parameter' names the field at fault where there is one")
+                                .addProperty(
+                                        "type",
+                                        new StringSchema()
+                                                .description("a URI for the kind of problem; about:blank when none"))
+                                .addProperty("title", new StringSchema().description("the status's reason phrase"))
+                                .addProperty("status", new IntegerSchema().description("the HTTP status"))
+                                .addProperty(
+                                        "detail",
+                                        new StringSchema().description("what was wrong, naming the object and field"))
+                                .addProperty("instance", new StringSchema().description("the request's path"))
+                                .addProperty(
+                                        "parameter", new StringSchema().description("the parameter or field at fault"))
+                                .addProperty(
+                                        "problems",
+                                        new io.swagger.v3.oas.models.media.ArraySchema()
+                                                .items(new StringSchema())
+                                                .description(
+                                                        "a plan's manifests: everything wrong with them, each naming its document, object and field")));
+        api.getPaths()
+                .forEach((path, item) -> item.readOperationsMap().forEach((method, op) -> answers(path, method, op)));
     }
 
     private static void answers(String path, PathItem.HttpMethod method, Operation op) {
@@ -47,19 +62,34 @@ final class ProblemAnswers implements OpenApiCustomizer {
             replace200(r, "202", "queued for the events topic; the compiler folds it in the partition's order");
         }
         if (path.endsWith("/rollback") || path.endsWith("/resume")) {
-            r.addApiResponse("202", new ApiResponse().description("recorded; the compiler has not carried it out yet (its audit entry "
-                    + "is in Location)").content(r.get("200") == null ? null : r.get("200").getContent()));
-            problem(r, "409", "refused: another action of this cluster is pending, the cluster is not pinned, or the compiler "
-                    + "refused it (its reason)");
+            r.addApiResponse(
+                    "202",
+                    new ApiResponse()
+                            .description("recorded; the compiler has not carried it out yet (its audit entry "
+                                    + "is in Location)")
+                            .content(r.get("200") == null ? null : r.get("200").getContent()));
+            problem(
+                    r,
+                    "409",
+                    "refused: another action of this cluster is pending, the cluster is not pinned, or the compiler "
+                            + "refused it (its reason)");
         }
         if (path.endsWith("/plan")) {
-            problem(r, "409", "the cluster's stored state is incomplete (retention removed events no checkpoint stands for)");
+            problem(
+                    r,
+                    "409",
+                    "the cluster's stored state is incomplete (retention removed events no checkpoint stands for)");
         }
         if (path.matches(".*/rollout/\\{step}$")) {
             problem(r, "409", "the rollout is not in a state this step applies to");
         }
-        problem(r, "400", "a parameter or the body is not valid; the problem names it" + (path.endsWith("/plan")
-                ? " ('problems' lists everything wrong with the manifests, each naming its document, object and field)" : ""));
+        problem(
+                r,
+                "400",
+                "a parameter or the body is not valid; the problem names it"
+                        + (path.endsWith("/plan")
+                                ? " ('problems' lists everything wrong with the manifests, each naming its document, object and field)"
+                                : ""));
         problem(r, "401", "no bearer token, or one this api does not know or no longer accepts");
         problem(r, "403", "the token's role, or the cluster or node it is bound to, does not allow this");
         if (path.contains("{")) {
@@ -69,21 +99,30 @@ final class ProblemAnswers implements OpenApiCustomizer {
             problem(r, "411", "a body without a Content-Length");
             problem(r, "413", "the body is larger than this operation takes");
         }
-        problem(r, "429", "too many requests, or too many failed authentications, from this address (Retry-After says when)");
+        problem(
+                r,
+                "429",
+                "too many requests, or too many failed authentications, from this address (Retry-After says when)");
         problem(r, "503", "the database cannot be reached, or this replica is stopping; try again");
     }
 
     private static void replace200(ApiResponses r, String status, String description) {
         ApiResponse ok = r.remove("200");
-        r.addApiResponse(status, new ApiResponse().description(description).content(ok == null ? null : ok.getContent()));
+        r.addApiResponse(
+                status, new ApiResponse().description(description).content(ok == null ? null : ok.getContent()));
     }
 
     private static void problem(ApiResponses r, String status, String description) {
-        if (r.containsKey(status) && r.get(status).getContent() != null && r.get(status).getContent().containsKey(PROBLEM_JSON)) {
+        if (r.containsKey(status)
+                && r.get(status).getContent() != null
+                && r.get(status).getContent().containsKey(PROBLEM_JSON)) {
             return;
         }
         Schema<?> ref = new Schema<>().$ref("#/components/schemas/" + PROBLEM);
-        r.addApiResponse(status, new ApiResponse().description(description)
-                .content(new Content().addMediaType(PROBLEM_JSON, new MediaType().schema(ref))));
+        r.addApiResponse(
+                status,
+                new ApiResponse()
+                        .description(description)
+                        .content(new Content().addMediaType(PROBLEM_JSON, new MediaType().schema(ref))));
     }
 }

@@ -3,9 +3,9 @@ package io.rulesync.api;
 import io.rulesync.api.errors.DeclaredParameters;
 import io.rulesync.api.errors.ParameterProblem;
 import io.rulesync.api.params.BadValue;
+import io.rulesync.model.cluster.KubernetesNames;
 import io.rulesync.store.StoreException;
 import io.rulesync.store.VersionHistory;
-import io.rulesync.model.cluster.KubernetesNames;
 import java.util.Comparator;
 import java.util.List;
 import org.apache.tomcat.util.http.InvalidParameterException;
@@ -58,8 +58,13 @@ public class ProblemResponses extends ResponseEntityExceptionHandler {
 
     @ExceptionHandler(StoreException.class)
     public ResponseEntity<ProblemDetail> storeFailed(StoreException e) {
-        log.warn("reading PostgreSQL failed: {}{}", e.getMessage(), e.getCause() == null ? "" : " (" + e.getCause().getMessage() + ")");
-        return problem(HttpStatus.SERVICE_UNAVAILABLE, "reading the version store failed; retry later (the api's log has the cause)");
+        log.warn(
+                "reading PostgreSQL failed: {}{}",
+                e.getMessage(),
+                e.getCause() == null ? "" : " (" + e.getCause().getMessage() + ")");
+        return problem(
+                HttpStatus.SERVICE_UNAVAILABLE,
+                "reading the version store failed; retry later (the api's log has the cause)");
     }
 
     /**
@@ -68,77 +73,114 @@ public class ProblemResponses extends ResponseEntityExceptionHandler {
      * the query before it, so the parameter is named here the same way.
      */
     @ExceptionHandler(InvalidParameterException.class)
-    public ResponseEntity<ProblemDetail> undecodableQuery(InvalidParameterException e, jakarta.servlet.http.HttpServletRequest request) {
+    public ResponseEntity<ProblemDetail> undecodableQuery(
+            InvalidParameterException e, jakarta.servlet.http.HttpServletRequest request) {
         try {
             if (request.getQueryString() != null) {
                 DeclaredParameters.decodedNames(request.getQueryString());
             }
         } catch (ParameterProblem p) {
-            return ResponseEntity.status(p.getStatusCode()).contentType(MediaType.APPLICATION_PROBLEM_JSON).body(p.getBody());
+            return ResponseEntity.status(p.getStatusCode())
+                    .contentType(MediaType.APPLICATION_PROBLEM_JSON)
+                    .body(p.getBody());
         }
         return about(HttpStatus.BAD_REQUEST, "query", "query: is not valid percent-encoded UTF-8");
     }
 
     @Override
-    protected ResponseEntity<Object> handleNoResourceFoundException(NoResourceFoundException e, HttpHeaders headers, HttpStatusCode status,
-            WebRequest request) {
-        return handleExceptionInternal(e, noRoute(e.getHttpMethod().name(), "/" + e.getResourcePath()), headers, HttpStatus.NOT_FOUND,
+    protected ResponseEntity<Object> handleNoResourceFoundException(
+            NoResourceFoundException e, HttpHeaders headers, HttpStatusCode status, WebRequest request) {
+        return handleExceptionInternal(
+                e,
+                noRoute(e.getHttpMethod().name(), "/" + e.getResourcePath()),
+                headers,
+                HttpStatus.NOT_FOUND,
                 request);
     }
 
     @Override
-    protected ResponseEntity<Object> handleNoHandlerFoundException(NoHandlerFoundException e, HttpHeaders headers, HttpStatusCode status,
-            WebRequest request) {
-        return handleExceptionInternal(e, noRoute(e.getHttpMethod(), e.getRequestURL()), headers, HttpStatus.NOT_FOUND, request);
+    protected ResponseEntity<Object> handleNoHandlerFoundException(
+            NoHandlerFoundException e, HttpHeaders headers, HttpStatusCode status, WebRequest request) {
+        return handleExceptionInternal(
+                e, noRoute(e.getHttpMethod(), e.getRequestURL()), headers, HttpStatus.NOT_FOUND, request);
     }
 
     /** A value its parameter's type refuses: the converter said why, the parameter's name goes first. */
     @Override
-    protected ResponseEntity<Object> handleTypeMismatch(TypeMismatchException e, HttpHeaders headers, HttpStatusCode status,
-            WebRequest request) {
+    protected ResponseEntity<Object> handleTypeMismatch(
+            TypeMismatchException e, HttpHeaders headers, HttpStatusCode status, WebRequest request) {
         String name = e instanceof MethodArgumentTypeMismatchException m ? m.getName() : e.getPropertyName();
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof BadValue bad) {
-                return handleExceptionInternal(e, detail(HttpStatus.BAD_REQUEST, name, name + ": " + bad.getMessage()), headers,
-                        HttpStatus.BAD_REQUEST, request);
+                return handleExceptionInternal(
+                        e,
+                        detail(HttpStatus.BAD_REQUEST, name, name + ": " + bad.getMessage()),
+                        headers,
+                        HttpStatus.BAD_REQUEST,
+                        request);
             }
         }
-        return handleExceptionInternal(e, detail(HttpStatus.BAD_REQUEST, name, name + ": '"
-                + KubernetesNames.printable(String.valueOf(e.getValue())) + "' is not a valid value"), headers, HttpStatus.BAD_REQUEST, request);
+        return handleExceptionInternal(
+                e,
+                detail(
+                        HttpStatus.BAD_REQUEST,
+                        name,
+                        name + ": '" + KubernetesNames.printable(String.valueOf(e.getValue()))
+                                + "' is not a valid value"),
+                headers,
+                HttpStatus.BAD_REQUEST,
+                request);
     }
 
     @Override
-    protected ResponseEntity<Object> handleMissingServletRequestParameter(MissingServletRequestParameterException e, HttpHeaders headers,
-            HttpStatusCode status, WebRequest request) {
+    protected ResponseEntity<Object> handleMissingServletRequestParameter(
+            MissingServletRequestParameterException e, HttpHeaders headers, HttpStatusCode status, WebRequest request) {
         String name = e.getParameterName();
-        return handleExceptionInternal(e, detail(HttpStatus.BAD_REQUEST, name, name + ": the query parameter ?" + name + "=NAME is required"),
-                headers, HttpStatus.BAD_REQUEST, request);
+        return handleExceptionInternal(
+                e,
+                detail(HttpStatus.BAD_REQUEST, name, name + ": the query parameter ?" + name + "=NAME is required"),
+                headers,
+                HttpStatus.BAD_REQUEST,
+                request);
     }
 
     /** A parameter or body field that breaks a constraint; of several, the first by name, so the answer does not vary. */
     @Override
-    protected ResponseEntity<Object> handleHandlerMethodValidationException(HandlerMethodValidationException e, HttpHeaders headers,
-            HttpStatusCode status, WebRequest request) {
+    protected ResponseEntity<Object> handleHandlerMethodValidationException(
+            HandlerMethodValidationException e, HttpHeaders headers, HttpStatusCode status, WebRequest request) {
         ParameterValidationResult first = e.getParameterValidationResults().get(0);
         if (first instanceof ParameterErrors errors && errors.hasFieldErrors()) {
             return invalid(e, errors.getFieldErrors(), headers, request);
         }
         String name = nameOf(first.getMethodParameter());
         MessageSourceResolvable error = first.getResolvableErrors().get(0);
-        return handleExceptionInternal(e, detail(HttpStatus.BAD_REQUEST, name, refusal(name, error.getDefaultMessage(), first.getArgument())),
-                headers, HttpStatus.BAD_REQUEST, request);
+        return handleExceptionInternal(
+                e,
+                detail(HttpStatus.BAD_REQUEST, name, refusal(name, error.getDefaultMessage(), first.getArgument())),
+                headers,
+                HttpStatus.BAD_REQUEST,
+                request);
     }
 
     @Override
-    protected ResponseEntity<Object> handleMethodArgumentNotValid(MethodArgumentNotValidException e, HttpHeaders headers,
-            HttpStatusCode status, WebRequest request) {
+    protected ResponseEntity<Object> handleMethodArgumentNotValid(
+            MethodArgumentNotValidException e, HttpHeaders headers, HttpStatusCode status, WebRequest request) {
         return invalid(e, e.getFieldErrors(), headers, request);
     }
 
-    private ResponseEntity<Object> invalid(Exception e, List<FieldError> errors, HttpHeaders headers, WebRequest request) {
-        FieldError first = errors.stream().min(Comparator.comparing(FieldError::getField)).orElseThrow();
-        return handleExceptionInternal(e, detail(HttpStatus.BAD_REQUEST, first.getField(),
-                refusal(first.getField(), first.getDefaultMessage(), first.getRejectedValue())), headers, HttpStatus.BAD_REQUEST, request);
+    private ResponseEntity<Object> invalid(
+            Exception e, List<FieldError> errors, HttpHeaders headers, WebRequest request) {
+        FieldError first =
+                errors.stream().min(Comparator.comparing(FieldError::getField)).orElseThrow();
+        return handleExceptionInternal(
+                e,
+                detail(
+                        HttpStatus.BAD_REQUEST,
+                        first.getField(),
+                        refusal(first.getField(), first.getDefaultMessage(), first.getRejectedValue())),
+                headers,
+                HttpStatus.BAD_REQUEST,
+                request);
     }
 
     /** "name: message", the refused value quoted where the constraint's message has {@code %s}. */
@@ -162,14 +204,24 @@ public class ProblemResponses extends ResponseEntityExceptionHandler {
 
     /** A body Jackson could not read: a field no request has is named; other malformed JSON is the base class's 400. */
     @Override
-    protected ResponseEntity<Object> handleHttpMessageNotReadable(HttpMessageNotReadableException e, HttpHeaders headers,
-            HttpStatusCode status, WebRequest request) {
+    protected ResponseEntity<Object> handleHttpMessageNotReadable(
+            HttpMessageNotReadableException e, HttpHeaders headers, HttpStatusCode status, WebRequest request) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof UnrecognizedPropertyException u) {
                 String name = KubernetesNames.printable(u.getPropertyName());
-                List<String> known = u.getKnownPropertyIds().stream().map(String::valueOf).sorted().toList();
-                return handleExceptionInternal(e, detail(HttpStatus.BAD_REQUEST, name, name + ": is not a field of this request (expected "
-                        + String.join(", ", known) + ")"), headers, HttpStatus.BAD_REQUEST, request);
+                List<String> known = u.getKnownPropertyIds().stream()
+                        .map(String::valueOf)
+                        .sorted()
+                        .toList();
+                return handleExceptionInternal(
+                        e,
+                        detail(
+                                HttpStatus.BAD_REQUEST,
+                                name,
+                                name + ": is not a field of this request (expected " + String.join(", ", known) + ")"),
+                        headers,
+                        HttpStatus.BAD_REQUEST,
+                        request);
             }
         }
         return super.handleHttpMessageNotReadable(e, headers, status, request);
@@ -183,7 +235,9 @@ public class ProblemResponses extends ResponseEntityExceptionHandler {
 
     /** A problem about one request parameter ({@code parameter} names it, {@code detail} says what is wrong). */
     public static ResponseEntity<ProblemDetail> about(HttpStatus status, String parameter, String detail) {
-        return ResponseEntity.status(status).contentType(MediaType.APPLICATION_PROBLEM_JSON).body(detail(status, parameter, detail));
+        return ResponseEntity.status(status)
+                .contentType(MediaType.APPLICATION_PROBLEM_JSON)
+                .body(detail(status, parameter, detail));
     }
 
     /** The body of {@link #about}. */
@@ -195,14 +249,18 @@ public class ProblemResponses extends ResponseEntityExceptionHandler {
 
     /** 404 for a path no route matches (whatever the method: a wrong method on a route is 405). */
     public static ProblemDetail noRoute(String method, String path) {
-        return ProblemDetail.forStatusAndDetail(HttpStatus.NOT_FOUND, "path: " + method + " " + KubernetesNames.printable(path)
-                + " is not a route of this api (GET /v3/api-docs lists them)");
+        return ProblemDetail.forStatusAndDetail(
+                HttpStatus.NOT_FOUND,
+                "path: " + method + " " + KubernetesNames.printable(path)
+                        + " is not a route of this api (GET /v3/api-docs lists them)");
     }
 
     /** 404 for a cluster with no versions: the one answer every endpoint under /clusters/{cluster} gives. */
     public static ParameterProblem unknownCluster(String cluster) {
-        return new ParameterProblem(HttpStatus.NOT_FOUND, "cluster", "cluster: '" + KubernetesNames.printable(cluster)
-                + "' is not known (it has no versions)");
+        return new ParameterProblem(
+                HttpStatus.NOT_FOUND,
+                "cluster",
+                "cluster: '" + KubernetesNames.printable(cluster) + "' is not known (it has no versions)");
     }
 
     /** The cluster's newest version, or {@link #unknownCluster} when it has none. */
@@ -221,16 +279,25 @@ public class ProblemResponses extends ResponseEntityExceptionHandler {
     public static ParameterProblem noSuchVersion(String cluster, long seq, long oldest, long head, String parameter) {
         String c = KubernetesNames.printable(cluster);
         if (seq >= 1 && seq < oldest) {
-            return new ParameterProblem(HttpStatus.GONE, parameter, parameter + ": cluster '" + c + "' no longer has version " + seq
-                    + ": retention removed versions 1-" + (oldest - 1) + "; versions " + oldest + "-" + head + " remain")
-                    .with("oldest", oldest).with("latest", head);
+            return new ParameterProblem(
+                            HttpStatus.GONE,
+                            parameter,
+                            parameter + ": cluster '" + c + "' no longer has version " + seq
+                                    + ": retention removed versions 1-" + (oldest - 1) + "; versions " + oldest + "-"
+                                    + head + " remain")
+                    .with("oldest", oldest)
+                    .with("latest", head);
         }
-        return new ParameterProblem(HttpStatus.NOT_FOUND, parameter, parameter + ": cluster '" + c + "' has no version " + seq
-                + " (its versions are " + oldest + "-" + head + ")");
+        return new ParameterProblem(
+                HttpStatus.NOT_FOUND,
+                parameter,
+                parameter + ": cluster '" + c + "' has no version " + seq + " (its versions are " + oldest + "-" + head
+                        + ")");
     }
 
     private static ResponseEntity<ProblemDetail> problem(HttpStatus status, String detail) {
-        return ResponseEntity.status(status).contentType(MediaType.APPLICATION_PROBLEM_JSON)
+        return ResponseEntity.status(status)
+                .contentType(MediaType.APPLICATION_PROBLEM_JSON)
                 .body(ProblemDetail.forStatusAndDetail(status, detail));
     }
 }

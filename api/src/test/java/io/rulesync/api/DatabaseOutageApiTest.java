@@ -42,10 +42,16 @@ import org.postgresql.ds.PGSimpleDataSource;
 class DatabaseOutageApiTest {
     /** The pool waits 2 s for a connection; the rest is slack for a busy two-core machine. */
     private static final Duration FAST = Duration.ofSeconds(5);
+
     private static final int FAST_SECONDS = (int) FAST.toSeconds();
-    private static final List<String> READS = List.of("/api/v1/clusters", "/api/v1/clusters/shop/versions",
-            "/api/v1/clusters/shop/versions/latest/snapshot?node=n1", "/api/v1/clusters/shop/versions/latest/rules?node=n1",
-            "/api/v1/clusters/shop/events", "/api/v1/clusters/shop/nodes", "/api/v1/audit");
+    private static final List<String> READS = List.of(
+            "/api/v1/clusters",
+            "/api/v1/clusters/shop/versions",
+            "/api/v1/clusters/shop/versions/latest/snapshot?node=n1",
+            "/api/v1/clusters/shop/versions/latest/rules?node=n1",
+            "/api/v1/clusters/shop/events",
+            "/api/v1/clusters/shop/nodes",
+            "/api/v1/audit");
 
     @Test
     void requestsFailFastReadinessFollowsTheDatabaseAndTheApiRecoversByItself() throws Exception {
@@ -57,14 +63,16 @@ class DatabaseOutageApiTest {
                 for (String path : READS) {
                     assertThat(api.get(path).statusCode()).as(path).isEqualTo(200);
                 }
-                assertThat(api.get("/actuator/health/readiness", null).statusCode()).isEqualTo(200);
+                assertThat(api.get("/actuator/health/readiness", null).statusCode())
+                        .isEqualTo(200);
 
                 pg.stop();
                 for (String path : READS) {
                     long start = System.nanoTime();
                     HttpResponse<String> r = api.get(path);
                     Duration took = Duration.ofNanos(System.nanoTime() - start);
-                    System.out.printf("database down: GET %s answered %d in %d ms%n", path, r.statusCode(), took.toMillis());
+                    System.out.printf(
+                            "database down: GET %s answered %d in %d ms%n", path, r.statusCode(), took.toMillis());
                     assertProblem(r, 503, null, "reading the version store failed; retry later");
                     assertThat(took).as(path).isLessThan(FAST);
                 }
@@ -72,22 +80,29 @@ class DatabaseOutageApiTest {
                     long start = System.nanoTime();
                     HttpResponse<String> r = api.get(probe, null);
                     Duration took = Duration.ofNanos(System.nanoTime() - start);
-                    System.out.printf("database down: GET %s answered %d %s in %d ms%n", probe, r.statusCode(), r.body(), took.toMillis());
+                    System.out.printf(
+                            "database down: GET %s answered %d %s in %d ms%n",
+                            probe, r.statusCode(), r.body(), took.toMillis());
                     assertThat(r.statusCode()).as(probe).isEqualTo(503);
                     assertThat(TestApi.json(r).get("status")).isEqualTo("DOWN");
                     assertThat(took).as(probe).isLessThan(FAST);
                 }
-                // Acks go through a connection of their own (AckConnection): it fails as fast, and heals as the pool does.
+                // Acks go through a connection of their own (AckConnection): it fails as fast, and heals as the pool
+                // does.
                 long ackStart = System.nanoTime();
                 HttpResponse<String> refused = api.post(ACKS, ack(2), node);
                 assertThat(refused.statusCode()).as(refused.body()).isEqualTo(503);
-                assertThat(Duration.ofNanos(System.nanoTime() - ackStart)).as("an ack while the database is down").isLessThan(FAST);
+                assertThat(Duration.ofNanos(System.nanoTime() - ackStart))
+                        .as("an ack while the database is down")
+                        .isLessThan(FAST);
                 HttpResponse<String> liveness = api.get("/actuator/health/liveness", null);
                 assertThat(liveness.statusCode()).isEqualTo(200);
                 assertThat(TestApi.json(liveness).get("status")).isEqualTo("UP");
-                // A node stream resuming meanwhile cannot be parked (its cluster's versions cannot be read): it ends, and
+                // A node stream resuming meanwhile cannot be parked (its cluster's versions cannot be read): it ends,
+                // and
                 // the node reconnects after its backoff, rather than waiting on a stream nothing will ever write to.
-                try (TestNode stream = new TestNode(NodeStream.channel(api.streamTarget(), null, false), "shop", "n1", node, 4)) {
+                try (TestNode stream =
+                        new TestNode(NodeStream.channel(api.streamTarget(), null, false), "shop", "n1", node, 4)) {
                     stream.stream.send(new NodeFrame.Resume(1));
                     Status ended = stream.end(FAST_SECONDS);
                     assertThat(ended.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
@@ -101,11 +116,18 @@ class DatabaseOutageApiTest {
                     awaitStatus(api, path, VIEWER, 200);
                 }
                 awaitStatus(api, "/actuator/health/readiness", null, 200);
-                await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
-                        assertThat(api.post(ACKS, ack(2), node).statusCode()).as("an ack after the outage").isEqualTo(204));
-                assertThat(new NodeStatusStore(ds).nodeStatus("shop", List.of("n1"))).singleElement()
-                        .extracting(NodeStatus::running).isEqualTo(2L);
-                System.out.printf("database back: every request served again after %d ms%n",
+                await().atMost(Duration.ofSeconds(30))
+                        .pollInterval(Duration.ofMillis(200))
+                        .untilAsserted(
+                                () -> assertThat(api.post(ACKS, ack(2), node).statusCode())
+                                        .as("an ack after the outage")
+                                        .isEqualTo(204));
+                assertThat(new NodeStatusStore(ds).nodeStatus("shop", List.of("n1")))
+                        .singleElement()
+                        .extracting(NodeStatus::running)
+                        .isEqualTo(2L);
+                System.out.printf(
+                        "database back: every request served again after %d ms%n",
                         Duration.ofNanos(System.nanoTime() - back).toMillis());
             }
         }
@@ -121,12 +143,14 @@ class DatabaseOutageApiTest {
         try (PrivatePostgres pg = PrivatePostgres.create()) {
             String url = pg.url("postgres");
             PGSimpleDataSource ds = withShop(url);
-            try (TestApi api = TestApi.on(url, "postgres", ""); Connection locker = ds.getConnection()) {
+            try (TestApi api = TestApi.on(url, "postgres", "");
+                    Connection locker = ds.getConnection()) {
                 String node = api.nodeToken("shop", "n1");
                 String versions = "/api/v1/clusters/shop/versions";
                 assertThat(api.get(versions).statusCode()).isEqualTo(200);
                 // The api's connections carry their limits to the server.
-                try (Connection c = api.context().getBean(DataSource.class).getConnection(); Statement st = c.createStatement()) {
+                try (Connection c = api.context().getBean(DataSource.class).getConnection();
+                        Statement st = c.createStatement()) {
                     assertThat(show(st, "statement_timeout")).isEqualTo("5s");
                     assertThat(show(st, "lock_timeout")).isEqualTo("3s");
                     assertThat(show(st, "idle_in_transaction_session_timeout")).isEqualTo("10s");
@@ -140,7 +164,9 @@ class DatabaseOutageApiTest {
                 long start = System.nanoTime();
                 HttpResponse<String> locked = api.get(versions);
                 Duration took = Duration.ofNanos(System.nanoTime() - start);
-                System.out.printf("a table locked elsewhere: GET %s answered %d in %d ms%n", versions, locked.statusCode(), took.toMillis());
+                System.out.printf(
+                        "a table locked elsewhere: GET %s answered %d in %d ms%n",
+                        versions, locked.statusCode(), took.toMillis());
                 assertThat(locked.statusCode()).as(locked.body()).isEqualTo(503);
                 assertThat(took).isBetween(Duration.ofSeconds(2), FAST.plusSeconds(1));
 
@@ -158,7 +184,9 @@ class DatabaseOutageApiTest {
                 long frozen = System.nanoTime();
                 HttpResponse<String> cut = inFlight.get(30, TimeUnit.SECONDS);
                 took = Duration.ofNanos(System.nanoTime() - frozen);
-                System.out.printf("the database frozen mid-query: GET %s answered %d in %d ms%n", versions, cut.statusCode(), took.toMillis());
+                System.out.printf(
+                        "the database frozen mid-query: GET %s answered %d in %d ms%n",
+                        versions, cut.statusCode(), took.toMillis());
                 assertProblem(cut, 503, null, "reading the version store failed; retry later");
                 assertThat(took).isLessThan(Duration.ofSeconds(12));
                 // An ack meanwhile: refused as fast, and not stored (checked once the server answers again).
@@ -169,11 +197,18 @@ class DatabaseOutageApiTest {
                 pg.thaw();
                 locker.rollback();
                 long back = System.nanoTime();
-                assertThat(new NodeStatusStore(ds).nodeStatus("shop", List.of("n1"))).as("the refused ack").isEmpty();
+                assertThat(new NodeStatusStore(ds).nodeStatus("shop", List.of("n1")))
+                        .as("the refused ack")
+                        .isEmpty();
                 awaitStatus(api, versions, VIEWER, 200);
-                await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
-                        assertThat(api.post(ACKS, ack(2), node).statusCode()).as("an ack after the freeze").isEqualTo(204));
-                System.out.printf("database answering again: every request served after %d ms%n",
+                await().atMost(Duration.ofSeconds(30))
+                        .pollInterval(Duration.ofMillis(200))
+                        .untilAsserted(
+                                () -> assertThat(api.post(ACKS, ack(2), node).statusCode())
+                                        .as("an ack after the freeze")
+                                        .isEqualTo(204));
+                System.out.printf(
+                        "database answering again: every request served after %d ms%n",
                         Duration.ofNanos(System.nanoTime() - back).toMillis());
             }
         }
@@ -200,11 +235,27 @@ class DatabaseOutageApiTest {
     private static final String ACKS = "/api/v1/clusters/shop/nodes/n1/acks";
 
     private static String ack(long version) {
-        return "[" + new NodeAck("shop", "n1", version, version, NodeAck.Status.APPLIED, null, 3, 40, "iptables", Instant.now()).toJson() + "]";
+        return "["
+                + new NodeAck(
+                                "shop",
+                                "n1",
+                                version,
+                                version,
+                                NodeAck.Status.APPLIED,
+                                null,
+                                3,
+                                40,
+                                "iptables",
+                                Instant.now())
+                        .toJson()
+                + "]";
     }
 
     private static void awaitStatus(TestApi api, String path, String token, int status) {
-        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
-                assertThat(api.get(path, token).statusCode()).as(path + " 30 s after the database came back").isEqualTo(status));
+        await().atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(200))
+                .untilAsserted(() -> assertThat(api.get(path, token).statusCode())
+                        .as(path + " 30 s after the database came back")
+                        .isEqualTo(status));
     }
 }

@@ -1,5 +1,6 @@
 package io.rulesync.client;
 
+import io.rulesync.client.tls.TrustRoots;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -8,7 +9,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.function.Supplier;
-import io.rulesync.client.tls.TrustRoots;
 
 /**
  * The api's REST endpoints as its clients reach them, the node agent and the command line alike: its address, the
@@ -46,7 +46,10 @@ public final class ApiClient {
 
     /** {@link #newHttpClient()} verifying the api's certificate by {@code roots}. */
     public static HttpClient newHttpClient(TrustRoots roots) {
-        return HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).sslContext(roots.sslContext()).build();
+        return HttpClient.newBuilder()
+                .connectTimeout(Duration.ofSeconds(5))
+                .sslContext(roots.sslContext())
+                .build();
     }
 
     public URI base() {
@@ -70,7 +73,8 @@ public final class ApiClient {
     /** A request for {@code path} (from {@code /api/...}, already encoded), with the token; under the base's own path, if any. */
     public HttpRequest.Builder request(String path, Duration timeout) {
         String b = base.toString();
-        URI uri = URI.create((b.endsWith("/") ? b.substring(0, b.length() - 1) : b) + (path.startsWith("/") ? path : "/" + path));
+        URI uri = URI.create(
+                (b.endsWith("/") ? b.substring(0, b.length() - 1) : b) + (path.startsWith("/") ? path : "/" + path));
         HttpRequest.Builder req = HttpRequest.newBuilder(uri).timeout(timeout);
         String t = token.get();
         if (t != null) {

@@ -27,7 +27,8 @@ public record SnapshotTag(long version, String lineage) {
         String inner = etag.substring(2, etag.length() - 1);
         int dash = inner.indexOf('-');
         try {
-            return new SnapshotTag(Long.parseLong(dash < 0 ? inner : inner.substring(0, dash)),
+            return new SnapshotTag(
+                    Long.parseLong(dash < 0 ? inner : inner.substring(0, dash)),
                     Lineage.check("lineage", dash < 0 ? "" : inner.substring(dash + 1)));
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("ETag " + etag + " is not \"v<version>[-<lineage>]\"");

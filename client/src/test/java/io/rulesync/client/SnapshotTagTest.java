@@ -19,9 +19,11 @@ class SnapshotTagTest {
 
     @Test
     void refusesWhatIsNotATag() {
-        assertThatThrownBy(() -> SnapshotTag.parse("\"12\"")).hasMessage("ETag \"12\" is not \"v<version>[-<lineage>]\"");
+        assertThatThrownBy(() -> SnapshotTag.parse("\"12\""))
+                .hasMessage("ETag \"12\" is not \"v<version>[-<lineage>]\"");
         assertThatThrownBy(() -> SnapshotTag.parse("\"vx-" + L + "\"")).hasMessageStartingWith("ETag \"vx-");
-        assertThatThrownBy(() -> SnapshotTag.parse("\"v12-abc\"")).hasMessage("lineage: 'abc' is not a lineage (32 lowercase hex digits)");
+        assertThatThrownBy(() -> SnapshotTag.parse("\"v12-abc\""))
+                .hasMessage("lineage: 'abc' is not a lineage (32 lowercase hex digits)");
         assertThatThrownBy(() -> SnapshotTag.parse(null)).hasMessage("ETag null is not \"v<version>[-<lineage>]\"");
     }
 }

@@ -1,8 +1,8 @@
 package io.rulesync.exec;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -34,7 +34,8 @@ public final class HostCommand implements CommandRunner {
     @Override
     public Result run(List<String> cmd, String stdin, Duration timeout) throws IOException, InterruptedException {
         ProcessBuilder pb = new ProcessBuilder(cmd);
-        // The agent reads the tools' messages ("No such service", "does not exist") and shows them to operators: in the C
+        // The agent reads the tools' messages ("No such service", "does not exist") and shows them to operators: in the
+        // C
         // locale they are the same on every node, whatever its LANG would have translated glibc's errors into.
         pb.environment().put("LC_ALL", "C");
         Path input = null;
@@ -43,7 +44,8 @@ public final class HostCommand implements CommandRunner {
             // truncated script, and it commits each table at its COMMIT line, so one table could change without the
             // other. Unlinked once the tool has it open. It is written to java.io.tmpdir, which must be writable (the
             // agent's DaemonSet leaves its root filesystem writable; one made read-only needs an emptyDir at /tmp).
-            input = inputs == null ? Files.createTempFile("rulesync-input-", ".txt")
+            input = inputs == null
+                    ? Files.createTempFile("rulesync-input-", ".txt")
                     : Files.createTempFile(inputs, "rulesync-input-", ".txt");
             try {
                 Files.writeString(input, stdin, StandardCharsets.UTF_8);
@@ -75,13 +77,15 @@ public final class HostCommand implements CommandRunner {
     /** On its own thread: the common pool has one thread on 2 cores, and stdout and stderr must drain together. */
     private static CompletableFuture<String> drain(InputStream s) {
         CompletableFuture<String> f = new CompletableFuture<>();
-        Thread t = new Thread(() -> {
-            try (s) {
-                f.complete(new String(s.readAllBytes(), StandardCharsets.UTF_8));
-            } catch (IOException e) {
-                f.complete("");
-            }
-        }, "host-command-output");
+        Thread t = new Thread(
+                () -> {
+                    try (s) {
+                        f.complete(new String(s.readAllBytes(), StandardCharsets.UTF_8));
+                    } catch (IOException e) {
+                        f.complete("");
+                    }
+                },
+                "host-command-output");
         t.setDaemon(true);
         t.start();
         return f;

@@ -43,7 +43,8 @@ public final class NftNetlink implements AutoCloseable {
 
     /** The address family of a table, as nf_tables numbers it. */
     public enum Family {
-        IP(2), IP6(10);
+        IP(2),
+        IP6(10);
 
         private final int number;
 
@@ -67,8 +68,7 @@ public final class NftNetlink implements AutoCloseable {
     }
 
     /** One message of a batch, before its header is written. */
-    public record Message(int type, int flags, Family family, byte[] attributes) {
-    }
+    public record Message(int type, int flags, Family family, byte[] attributes) {}
 
     private static final int CLONE_NEWNET = 0x40000000;
     private static final int AF_NETLINK = 16;
@@ -129,7 +129,11 @@ public final class NftNetlink implements AutoCloseable {
                     throw new IllegalStateException("cannot open a netfilter netlink socket");
                 }
                 // An answer that never comes must not hang the agent: 30 s, as a timeval.
-                byte[] timeout = ByteBuffer.allocate(16).order(ByteOrder.nativeOrder()).putLong(30).putLong(0).array();
+                byte[] timeout = ByteBuffer.allocate(16)
+                        .order(ByteOrder.nativeOrder())
+                        .putLong(30)
+                        .putLong(0)
+                        .array();
                 libc.setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, timeout, timeout.length);
                 return s;
             });
@@ -141,20 +145,33 @@ public final class NftNetlink implements AutoCloseable {
 
     /** {@code add chain}: a regular chain, no hook. */
     public static Message addChain(Family family, String table, String chain) {
-        return new Message(NEWCHAIN, NLM_F_CREATE, family, new Attrs().string(1, table).string(3, chain).bytes());
+        return new Message(
+                NEWCHAIN,
+                NLM_F_CREATE,
+                family,
+                new Attrs().string(1, table).string(3, chain).bytes());
     }
 
     /** {@code flush chain}: every rule of the chain deleted. */
     public static Message flushChain(Family family, String table, String chain) {
-        return new Message(DELRULE, 0, family, new Attrs().string(1, table).string(2, chain).bytes());
+        return new Message(
+                DELRULE,
+                0,
+                family,
+                new Attrs().string(1, table).string(2, chain).bytes());
     }
 
     public static Message deleteChain(Family family, String table, String chain) {
-        return new Message(DELCHAIN, 0, family, new Attrs().string(1, table).string(3, chain).bytes());
+        return new Message(
+                DELCHAIN,
+                0,
+                family,
+                new Attrs().string(1, table).string(3, chain).bytes());
     }
 
     public static Message deleteSet(Family family, String table, String set) {
-        return new Message(DELSET, 0, family, new Attrs().string(1, table).string(2, set).bytes());
+        return new Message(
+                DELSET, 0, family, new Attrs().string(1, table).string(2, set).bytes());
     }
 
     /** {@code add element TABLE SET { KEY [: VERDICT] }}; the key as the set stores it (see {@link Key}). */
@@ -163,7 +180,8 @@ public final class NftNetlink implements AutoCloseable {
     }
 
     /** {@code add element TABLE SET { KEY comment "COMMENT" [: VERDICT] }}, the comment kept as {@code nft} keeps it. */
-    public static Message addElement(Family family, String table, String set, byte[] key, String comment, Verdict verdict) {
+    public static Message addElement(
+            Family family, String table, String set, byte[] key, String comment, Verdict verdict) {
         return new Message(NEWSETELEM, NLM_F_CREATE, family, element(table, set, key, comment, verdict));
     }
 
@@ -176,7 +194,10 @@ public final class NftNetlink implements AutoCloseable {
         byte[] counter = new Attrs().u64(1, 0).u64(2, 0).bytes(); // NFTA_COUNTER_BYTES, _PACKETS
         byte[] expression = new Attrs().string(1, "counter").nested(2, counter).bytes(); // NFTA_EXPR_NAME, _DATA
         byte[] list = new Attrs().nested(1, expression).bytes(); // NFTA_LIST_ELEM
-        return new Message(NEWRULE, NLM_F_CREATE | NLM_F_APPEND, family,
+        return new Message(
+                NEWRULE,
+                NLM_F_CREATE | NLM_F_APPEND,
+                family,
                 new Attrs().string(1, table).string(2, chain).nested(4, list).bytes()); // _TABLE, _CHAIN, _EXPRESSIONS
     }
 
@@ -215,13 +236,15 @@ public final class NftNetlink implements AutoCloseable {
             if (verdict.chain() != null) {
                 v.string(2, verdict.chain()); // NFTA_VERDICT_CHAIN
             }
-            elem.nested(2, new Attrs().nested(2, v.bytes()).bytes()); // NFTA_SET_ELEM_DATA { NFTA_DATA_VERDICT { ... } }
+            elem.nested(
+                    2, new Attrs().nested(2, v.bytes()).bytes()); // NFTA_SET_ELEM_DATA { NFTA_DATA_VERDICT { ... } }
         }
         if (comment != null) {
             // NFTA_SET_ELEM_USERDATA: libnftnl's TLV, NFTNL_UDATA_SET_ELEM_COMMENT (0), length, the text and its NUL.
             byte[] text = comment.getBytes(StandardCharsets.UTF_8);
             if (text.length > 127) {
-                throw new IllegalArgumentException("an element comment of " + text.length + " bytes; nft keeps at most 127");
+                throw new IllegalArgumentException(
+                        "an element comment of " + text.length + " bytes; nft keeps at most 127");
             }
             byte[] udata = new byte[text.length + 3];
             udata[1] = (byte) (text.length + 1);
@@ -255,7 +278,11 @@ public final class NftNetlink implements AutoCloseable {
             header(out, NFNL_MSG_BATCH_BEGIN, NLM_F_REQUEST, 0, new byte[0]);
             int first = seq; // the first message's sequence number
             for (Message m : messages) {
-                header(out, (NFNL_SUBSYS_NFTABLES << 8) | m.type(), NLM_F_REQUEST | NLM_F_ACK | m.flags(), m.family().number,
+                header(
+                        out,
+                        (NFNL_SUBSYS_NFTABLES << 8) | m.type(),
+                        NLM_F_REQUEST | NLM_F_ACK | m.flags(),
+                        m.family().number,
                         m.attributes());
             }
             header(out, NFNL_MSG_BATCH_END, NLM_F_REQUEST, 0, new byte[0]);
@@ -302,7 +329,11 @@ public final class NftNetlink implements AutoCloseable {
 
     private void header(ByteBuffer out, int type, int flags, int family, byte[] attributes) {
         int len = 16 + 4 + attributes.length;
-        out.putInt(len).putShort((short) type).putShort((short) flags).putInt(seq++).putInt(0);
+        out.putInt(len)
+                .putShort((short) type)
+                .putShort((short) flags)
+                .putInt(seq++)
+                .putInt(0);
         // nfgenmsg: family, version 0, res_id (the subsystem, big-endian, in the batch messages).
         out.put((byte) family).put((byte) 0);
         int resId = type == NFNL_MSG_BATCH_BEGIN || type == NFNL_MSG_BATCH_END ? NFNL_SUBSYS_NFTABLES : 0;
@@ -344,7 +375,8 @@ public final class NftNetlink implements AutoCloseable {
         Attrs raw(int type, byte[] value) {
             int need = 4 + value.length + 3;
             if (buf.remaining() < need) {
-                ByteBuffer bigger = ByteBuffer.allocate(Math.max(buf.capacity() * 2, buf.position() + need)).order(ByteOrder.nativeOrder());
+                ByteBuffer bigger = ByteBuffer.allocate(Math.max(buf.capacity() * 2, buf.position() + need))
+                        .order(ByteOrder.nativeOrder());
                 buf.flip();
                 bigger.put(buf);
                 buf = bigger;

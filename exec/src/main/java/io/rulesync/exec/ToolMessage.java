@@ -29,8 +29,7 @@ public final class ToolMessage {
             // iptables-nft, when the legacy backend holds tables too: true, and beside the point of any failure.
             Pattern.compile("^# Warning: iptables-legacy tables present"));
 
-    private ToolMessage() {
-    }
+    private ToolMessage() {}
 
     /** The tool's failure in one line: {@link #lines} of stderr (stdout when stderr is blank) joined, bounded; or its exit code. */
     public static String of(CommandRunner.Result r) {
@@ -40,7 +39,8 @@ public final class ToolMessage {
 
     /** The text's non-blank lines, stripped, without known noise; all of them when every one is noise. */
     public static List<String> lines(String text) {
-        List<String> all = text.lines().map(String::strip).filter(l -> !l.isEmpty()).toList();
+        List<String> all =
+                text.lines().map(String::strip).filter(l -> !l.isEmpty()).toList();
         List<String> meaningful = all.stream().filter(l -> !isNoise(l)).toList();
         return meaningful.isEmpty() ? all : meaningful;
     }

@@ -30,7 +30,8 @@ class CommandRunnerTest {
 
     @Test
     void theHostRunnerFeedsStdinAndReadsBothPipes() throws Exception {
-        CommandRunner.Result r = HostCommand.PROCESSES.run(List.of("sh", "-c", "cat; echo err >&2; exit 3"), "in", Duration.ofSeconds(10));
+        CommandRunner.Result r = HostCommand.PROCESSES.run(
+                List.of("sh", "-c", "cat; echo err >&2; exit 3"), "in", Duration.ofSeconds(10));
         assertThat(r.exit()).isEqualTo(3);
         assertThat(r.stdout()).isEqualTo("in");
         assertThat(r.stderr()).isEqualTo("err\n");
@@ -39,7 +40,8 @@ class CommandRunnerTest {
     /** Tools speak the C locale whatever this process's LANG is, so their messages read (and match) the same on every node. */
     @Test
     void toolsRunInTheCLocale() throws Exception {
-        CommandRunner.Result r = HostCommand.PROCESSES.run(List.of("sh", "-c", "echo \"$LC_ALL\""), null, Duration.ofSeconds(10));
+        CommandRunner.Result r =
+                HostCommand.PROCESSES.run(List.of("sh", "-c", "echo \"$LC_ALL\""), null, Duration.ofSeconds(10));
         assertThat(r.stdout().strip()).isEqualTo("C");
     }
 
@@ -52,14 +54,21 @@ class CommandRunnerTest {
         String big = "-A KUBE-SVC-X -j KUBE-SEP-Y\n".repeat(200_000); // 5.6 MB: far beyond a pipe's buffer
         // The runner unlinks the file just after the tool started, so the tool waits (at most 2 s) for its name to go
         // before it looks: a tool quick enough to look first saw the name still there.
-        CommandRunner.Result r = HostCommand.PROCESSES.run(List.of("sh", "-c", "f=$(readlink /proc/self/fd/0); i=0; "
-                + "while [ -e \"$f\" ] && [ $i -lt 200 ]; do sleep 0.01; i=$((i+1)); done; readlink /proc/self/fd/0 >&2; wc -c"), big,
+        CommandRunner.Result r = HostCommand.PROCESSES.run(
+                List.of(
+                        "sh",
+                        "-c",
+                        "f=$(readlink /proc/self/fd/0); i=0; "
+                                + "while [ -e \"$f\" ] && [ $i -lt 200 ]; do sleep 0.01; i=$((i+1)); done; readlink /proc/self/fd/0 >&2; wc -c"),
+                big,
                 Duration.ofSeconds(30));
         assertThat(r.stdout().strip()).isEqualTo(Integer.toString(big.length()));
-        // stdin is a file (unlinked by then: readlink says "(deleted)"), not a pipe the caller writes into. This file's name
+        // stdin is a file (unlinked by then: readlink says "(deleted)"), not a pipe the caller writes into. This file's
+        // name
         // is checked, not a count of the directory's: other processes of the host may have theirs there meanwhile.
         String input = r.stderr().strip();
         assertThat(input).contains("rulesync-input-").endsWith(" (deleted)").doesNotContain("pipe:");
-        assertThat(java.nio.file.Path.of(input.substring(0, input.length() - " (deleted)".length()))).doesNotExist();
+        assertThat(java.nio.file.Path.of(input.substring(0, input.length() - " (deleted)".length())))
+                .doesNotExist();
     }
 }

@@ -36,8 +36,9 @@ class ToolMessageTest {
                 Error occurred at line: 1
                 Try `iptables-restore -h' or 'iptables-restore --help' for more information.
                 """;
-        assertThat(ToolMessage.of(new CommandRunner.Result(1, "", err))).isEqualTo(
-                "iptables-restore v1.8.9 (legacy): iptables-restore: unable to initialize table 'nat'; Error occurred at line: 1");
+        assertThat(ToolMessage.of(new CommandRunner.Result(1, "", err)))
+                .isEqualTo(
+                        "iptables-restore v1.8.9 (legacy): iptables-restore: unable to initialize table 'nat'; Error occurred at line: 1");
     }
 
     @Test
@@ -49,7 +50,8 @@ class ToolMessageTest {
 
     @Test
     void stdoutIsTheMessageWhenStderrIsBlankAndTheExitCodeWhenBothAre() {
-        assertThat(ToolMessage.of(new CommandRunner.Result(1, "RTNETLINK answers: File exists\n", "  \n"))).isEqualTo("RTNETLINK answers: File exists");
+        assertThat(ToolMessage.of(new CommandRunner.Result(1, "RTNETLINK answers: File exists\n", "  \n")))
+                .isEqualTo("RTNETLINK answers: File exists");
         assertThat(ToolMessage.of(new CommandRunner.Result(4, "", ""))).isEqualTo("exit code 4");
     }
 
@@ -57,16 +59,22 @@ class ToolMessageTest {
     void aLongOutputIsCutAndSaysHowMuchWasLeftOut() {
         String err = "ipset v7.17: " + "x".repeat(10_000);
         String m = ToolMessage.of(new CommandRunner.Result(1, "", err));
-        assertThat(m).hasSize(ToolMessage.MAX_LENGTH + "... (9513 more characters)".length())
-                .startsWith("ipset v7.17: xxx").endsWith("... (9513 more characters)");
+        assertThat(m)
+                .hasSize(ToolMessage.MAX_LENGTH + "... (9513 more characters)".length())
+                .startsWith("ipset v7.17: xxx")
+                .endsWith("... (9513 more characters)");
     }
 
     @Test
     void onlyWholeLinesOfKnownNoiseAreDropped() {
-        assertThat(ToolMessage.isNoise("modprobe: ERROR: could not insert 'ip_vs': Operation not permitted")).isTrue();
-        assertThat(ToolMessage.isNoise("# Warning: iptables-legacy tables present, use iptables-legacy to see them")).isTrue();
-        assertThat(ToolMessage.isNoise("Can't initialize ipvs: Protocol not available")).isFalse();
-        assertThat(ToolMessage.isNoise("ipset v7.17: Kernel error received: modprobe: nothing")).isFalse();
+        assertThat(ToolMessage.isNoise("modprobe: ERROR: could not insert 'ip_vs': Operation not permitted"))
+                .isTrue();
+        assertThat(ToolMessage.isNoise("# Warning: iptables-legacy tables present, use iptables-legacy to see them"))
+                .isTrue();
+        assertThat(ToolMessage.isNoise("Can't initialize ipvs: Protocol not available"))
+                .isFalse();
+        assertThat(ToolMessage.isNoise("ipset v7.17: Kernel error received: modprobe: nothing"))
+                .isFalse();
         assertThat(ToolMessage.lines("a\n\n  b  \nmodprobe: x\n")).containsExactly("a", "b");
     }
 }

@@ -22,8 +22,16 @@ import picocli.CommandLine.Command;
         description = "Central control plane for Kubernetes service load-balancing rules.",
         mixinStandardHelpOptions = true,
         version = "rulesync 0.1.0",
-        subcommands = {CompileCommand.class, WatcherCommand.class, CompilerCommand.class, ApiCommand.class, TokenCommand.class, AgentCommand.class,
-                RenderCommand.class, DemoCommand.class})
+        subcommands = {
+            CompileCommand.class,
+            WatcherCommand.class,
+            CompilerCommand.class,
+            ApiCommand.class,
+            TokenCommand.class,
+            AgentCommand.class,
+            RenderCommand.class,
+            DemoCommand.class
+        })
 public final class Main implements Runnable {
     public static void main(String[] args) {
         System.exit(commandLine().execute(args));

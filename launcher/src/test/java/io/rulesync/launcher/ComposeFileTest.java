@@ -42,12 +42,17 @@ class ComposeFileTest {
             if (!"rulesync:dev".equals(service.get("image"))) {
                 continue; // kafka, postgres
             }
-            List<String> command = ((List<?>) service.get("command")).stream().map(String::valueOf).toList();
+            List<String> command = ((List<?>) service.get("command"))
+                    .stream().map(String::valueOf).toList();
             Map<?, ?> env = service.get("environment") instanceof Map<?, ?> m ? m : Map.of();
-            CommandLine.ParseResult sub = parse(String.valueOf(e.getKey()), command, env.keySet().stream().map(String::valueOf).toList());
+            CommandLine.ParseResult sub = parse(
+                    String.valueOf(e.getKey()),
+                    command,
+                    env.keySet().stream().map(String::valueOf).toList());
             checked.add(e.getKey() + ":" + sub.commandSpec().name());
         }
-        assertThat(checked).containsExactlyInAnyOrder("watcher:watcher", "compiler:compiler", "api:api", "node-agent:agent");
+        assertThat(checked)
+                .containsExactlyInAnyOrder("watcher:watcher", "compiler:compiler", "api:api", "node-agent:agent");
     }
 
     /**
@@ -68,7 +73,8 @@ class ComposeFileTest {
                     read.add(m.group(1));
                 }
             }
-            // A secret is read from the environment by the code, not as an option's default; its option's help names it.
+            // A secret is read from the environment by the code, not as an option's default; its option's help names
+            // it.
             if (!o.hidden()) {
                 Matcher m = NAMED.matcher(String.join(" ", o.description()));
                 while (m.find()) {

@@ -22,7 +22,8 @@ class DeployManifestsTest {
 
     private static List<Map<?, ?>> documents(String file) throws Exception {
         List<Map<?, ?>> out = new ArrayList<>();
-        for (Object d : new Load(LoadSettings.builder().build()).loadAllFromString(Files.readString(DEPLOY.resolve(file)))) {
+        for (Object d :
+                new Load(LoadSettings.builder().build()).loadAllFromString(Files.readString(DEPLOY.resolve(file)))) {
             if (d != null) {
                 out.add((Map<?, ?>) d);
             }
@@ -32,10 +33,15 @@ class DeployManifestsTest {
 
     @Test
     void everyContainerRunsARealSubcommandWithSettingsItReads() throws Exception {
-        List<String> resources = ((List<?>) documents("kustomization.yaml").get(0).get("resources")).stream().map(String::valueOf).toList();
+        List<String> resources = ((List<?>)
+                        documents("kustomization.yaml").get(0).get("resources"))
+                .stream().map(String::valueOf).toList();
         try (var files = Files.list(DEPLOY)) {
-            assertThat(resources).containsExactlyInAnyOrderElementsOf(files.map(p -> p.getFileName().toString())
-                    .filter(n -> n.endsWith(".yaml") && !n.equals("kustomization.yaml")).toList());
+            assertThat(resources)
+                    .containsExactlyInAnyOrderElementsOf(
+                            files.map(p -> p.getFileName().toString())
+                                    .filter(n -> n.endsWith(".yaml") && !n.equals("kustomization.yaml"))
+                                    .toList());
         }
         List<String> checked = new ArrayList<>();
         for (String file : resources) {
@@ -47,11 +53,19 @@ class DeployManifestsTest {
                 for (Object c : (List<?>) pod.get("containers")) {
                     Map<?, ?> container = (Map<?, ?>) c;
                     assertThat(container.get("image")).isEqualTo("rulesync:dev");
-                    List<String> args = ((List<?>) container.get("args")).stream().map(String::valueOf).toList();
-                    List<String> env = container.get("env") == null ? List.of()
-                            : ((List<?>) container.get("env")).stream().map(e -> String.valueOf(((Map<?, ?>) e).get("name"))).toList();
+                    List<String> args = ((List<?>) container.get("args"))
+                            .stream().map(String::valueOf).toList();
+                    List<String> env = container.get("env") == null
+                            ? List.of()
+                            : ((List<?>) container.get("env"))
+                                    .stream()
+                                            .map(e -> String.valueOf(((Map<?, ?>) e).get("name")))
+                                            .toList();
                     String what = file + " " + container.get("name");
-                    checked.add(container.get("name") + ":" + ComposeFileTest.parse(what, args, env).commandSpec().name());
+                    checked.add(container.get("name") + ":"
+                            + ComposeFileTest.parse(what, args, env)
+                                    .commandSpec()
+                                    .name());
                 }
             }
         }
@@ -70,13 +84,18 @@ class DeployManifestsTest {
                 Map<?, ?> pod = (Map<?, ?>) ((Map<?, ?>) ((Map<?, ?>) doc.get("spec")).get("template")).get("spec");
                 for (Object c : (List<?>) pod.get("containers")) {
                     Map<?, ?> container = (Map<?, ?>) c;
-                    List<String> args = ((List<?>) container.get("args")).stream().map(String::valueOf).toList();
+                    List<String> args = ((List<?>) container.get("args"))
+                            .stream().map(String::valueOf).toList();
                     String url = args.get(args.indexOf("--db-url") + 1);
                     assertThat(url).as(file).contains("sslmode=verify-full").contains("sslrootcert=");
                     String caFile = url.replaceAll(".*[?&]sslrootcert=([^&]+).*", "$1");
-                    List<String> mounts = ((List<?>) container.get("volumeMounts")).stream()
-                            .map(m -> String.valueOf(((Map<?, ?>) m).get("mountPath"))).toList();
-                    assertThat(mounts).as(file + ": a volume holding " + caFile).anyMatch(m -> caFile.startsWith(m + "/"));
+                    List<String> mounts = ((List<?>) container.get("volumeMounts"))
+                            .stream()
+                                    .map(m -> String.valueOf(((Map<?, ?>) m).get("mountPath")))
+                                    .toList();
+                    assertThat(mounts)
+                            .as(file + ": a volume holding " + caFile)
+                            .anyMatch(m -> caFile.startsWith(m + "/"));
                     checked.add(file);
                 }
             }
@@ -86,9 +105,14 @@ class DeployManifestsTest {
 
     @Test
     void theWatchersRoleOnlyReads() throws Exception {
-        Map<?, ?> role = documents("watcher.yaml").stream().filter(d -> "ClusterRole".equals(d.get("kind"))).findFirst().orElseThrow();
+        Map<?, ?> role = documents("watcher.yaml").stream()
+                .filter(d -> "ClusterRole".equals(d.get("kind")))
+                .findFirst()
+                .orElseThrow();
         for (Object rule : (List<?>) role.get("rules")) {
-            assertThat(((List<?>) ((Map<?, ?>) rule).get("verbs")).stream().map(String::valueOf).toList()).containsOnly("list", "watch");
+            assertThat(((List<?>) ((Map<?, ?>) rule).get("verbs"))
+                            .stream().map(String::valueOf).toList())
+                    .containsOnly("list", "watch");
         }
     }
 
@@ -105,7 +129,10 @@ class DeployManifestsTest {
             assertMounted(api, apiArgs.get(apiArgs.indexOf(option) + 1));
         }
 
-        Map<?, ?> agentDoc = documents("node-agent.yaml").stream().filter(d -> "DaemonSet".equals(d.get("kind"))).findFirst().orElseThrow();
+        Map<?, ?> agentDoc = documents("node-agent.yaml").stream()
+                .filter(d -> "DaemonSet".equals(d.get("kind")))
+                .findFirst()
+                .orElseThrow();
         Map<?, ?> pod = (Map<?, ?>) ((Map<?, ?>) ((Map<?, ?>) agentDoc.get("spec")).get("template")).get("spec");
         Map<?, ?> agent = container("node-agent.yaml", "DaemonSet");
         List<String> agentArgs = args(agent);
@@ -113,20 +140,37 @@ class DeployManifestsTest {
         assertMounted(agent, agentArgs.get(agentArgs.indexOf("--ca-file") + 1));
         String tokenFile = agentArgs.get(agentArgs.indexOf("--api-token-file") + 1);
         String mount = assertMounted(agent, tokenFile);
-        String volume = ((List<?>) agent.get("volumeMounts")).stream().map(m -> (Map<?, ?>) m)
-                .filter(m -> mount.equals(m.get("mountPath"))).map(m -> String.valueOf(m.get("name"))).findFirst().orElseThrow();
-        Map<?, ?> projected = (Map<?, ?>) ((List<?>) pod.get("volumes")).stream().map(v -> (Map<?, ?>) v)
-                .filter(v -> volume.equals(v.get("name"))).findFirst().orElseThrow().get("projected");
-        assertThat(projected).as("the token volume is a projected ServiceAccount token").isNotNull();
-        Map<?, ?> token = (Map<?, ?>) ((Map<?, ?>) ((List<?>) projected.get("sources")).get(0)).get("serviceAccountToken");
+        String volume = ((List<?>) agent.get("volumeMounts"))
+                .stream()
+                        .map(m -> (Map<?, ?>) m)
+                        .filter(m -> mount.equals(m.get("mountPath")))
+                        .map(m -> String.valueOf(m.get("name")))
+                        .findFirst()
+                        .orElseThrow();
+        Map<?, ?> projected = (Map<?, ?>) ((List<?>) pod.get("volumes"))
+                .stream()
+                        .map(v -> (Map<?, ?>) v)
+                        .filter(v -> volume.equals(v.get("name")))
+                        .findFirst()
+                        .orElseThrow()
+                        .get("projected");
+        assertThat(projected)
+                .as("the token volume is a projected ServiceAccount token")
+                .isNotNull();
+        Map<?, ?> token =
+                (Map<?, ?>) ((Map<?, ?>) ((List<?>) projected.get("sources")).get(0)).get("serviceAccountToken");
         assertThat(token.get("audience")).isEqualTo("rulesync");
         assertThat(pod.get("serviceAccountName")).isEqualTo("rulesync-agent");
         List<?> env = agent.get("env") == null ? List.of() : (List<?>) agent.get("env");
-        assertThat(env.stream().map(e -> String.valueOf(((Map<?, ?>) e).get("name")))).doesNotContain("RULESYNC_API_TOKEN");
+        assertThat(env.stream().map(e -> String.valueOf(((Map<?, ?>) e).get("name"))))
+                .doesNotContain("RULESYNC_API_TOKEN");
     }
 
     private static Map<?, ?> container(String file, String kind) throws Exception {
-        Map<?, ?> doc = documents(file).stream().filter(d -> kind.equals(d.get("kind"))).findFirst().orElseThrow();
+        Map<?, ?> doc = documents(file).stream()
+                .filter(d -> kind.equals(d.get("kind")))
+                .findFirst()
+                .orElseThrow();
         Map<?, ?> pod = (Map<?, ?>) ((Map<?, ?>) ((Map<?, ?>) doc.get("spec")).get("template")).get("spec");
         return (Map<?, ?>) ((List<?>) pod.get("containers")).get(0);
     }
@@ -137,8 +181,10 @@ class DeployManifestsTest {
 
     /** The mount path that holds {@code file}. */
     private static String assertMounted(Map<?, ?> container, String file) {
-        List<String> mounts = ((List<?>) container.get("volumeMounts")).stream()
-                .map(m -> String.valueOf(((Map<?, ?>) m).get("mountPath"))).toList();
+        List<String> mounts = ((List<?>) container.get("volumeMounts"))
+                .stream()
+                        .map(m -> String.valueOf(((Map<?, ?>) m).get("mountPath")))
+                        .toList();
         assertThat(mounts).as("a volume holding " + file).anyMatch(m -> file.startsWith(m + "/"));
         return mounts.stream().filter(m -> file.startsWith(m + "/")).findFirst().orElseThrow();
     }

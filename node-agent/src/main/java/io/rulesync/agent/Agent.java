@@ -50,6 +50,7 @@ public final class Agent {
 
     /** What the kernel holds, or null when unknown. Volatile: the metrics endpoint reads it from its own thread. */
     private volatile NodeView running;
+
     private Instant verifyAt;
     private final AtomicLong applies = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
@@ -57,8 +58,15 @@ public final class Agent {
     private final AtomicLong applyMillis = new AtomicLong();
 
     /** @param clock all of the agent's time: back-off, checks, and how long applies take */
-    public Agent(String cluster, String node, SnapshotSource snapshots, KernelMode kernel, AckSink acks, StateFile state,
-            Clock clock, Duration verifyEvery) {
+    public Agent(
+            String cluster,
+            String node,
+            SnapshotSource snapshots,
+            KernelMode kernel,
+            AckSink acks,
+            StateFile state,
+            Clock clock,
+            Duration verifyEvery) {
         this.cluster = Objects.requireNonNull(cluster, "cluster");
         this.node = Objects.requireNonNull(node, "node");
         this.snapshots = snapshots;
@@ -123,15 +131,24 @@ public final class Agent {
                 NodeView v = NodeView.of(snapshots.at(cluster, node, seq), node);
                 if (!Lineage.agree(previous.get().lineage(), v.lineage())) {
                     // The number came again for another history: what the kernel holds is not the stored version.
-                    warn(seq).log("the kernel holds version {} of lineage {} from an earlier run, but the stored version {} is of "
-                            + "lineage {} (the control plane's database was restored from a backup); applying in full", seq,
-                            Lineage.shortForm(previous.get().lineage()), seq, Lineage.shortForm(v.lineage()));
+                    warn(seq)
+                            .log(
+                                    "the kernel holds version {} of lineage {} from an earlier run, but the stored version {} is of "
+                                            + "lineage {} (the control plane's database was restored from a backup); applying in full",
+                                    seq,
+                                    Lineage.shortForm(previous.get().lineage()),
+                                    seq,
+                                    Lineage.shortForm(v.lineage()));
                 } else if (kernel.holds(v)) {
                     running = v;
                     info(v.version()).log("kernel holds version {} from an earlier run", v.version());
                 }
             } catch (SnapshotUnavailableException e) {
-                warn(seq).log("snapshot of the version applied before ({}) is unavailable, applying in full: {}", seq, e.getMessage());
+                warn(seq)
+                        .log(
+                                "snapshot of the version applied before ({}) is unavailable, applying in full: {}",
+                                seq,
+                                e.getMessage());
             }
         }
         resync("start-up");
@@ -232,7 +249,8 @@ public final class Agent {
     private void report(DriftCheck.Result r) {
         if (r.canaryMissing()) {
             NodeView v = running;
-            warn(v.version()).log("drift: {}; applying version {} in full", String.join("; ", r.problems()), v.version());
+            warn(v.version())
+                    .log("drift: {}; applying version {} in full", String.join("; ", r.problems()), v.version());
             running = null;
             repairs.incrementAndGet();
             apply(null, v, null);
@@ -245,7 +263,8 @@ public final class Agent {
         RulesSnapshot latest;
         NodeView from = running;
         try {
-            Optional<RulesSnapshot> newer = from == null ? Optional.of(snapshots.latest(cluster, node))
+            Optional<RulesSnapshot> newer = from == null
+                    ? Optional.of(snapshots.latest(cluster, node))
                     : snapshots.otherThan(cluster, node, from.version(), from.lineage());
             if (newer.isEmpty()) {
                 backoff.cancel(); // the node runs the latest version already
@@ -262,7 +281,9 @@ public final class Agent {
             backoff.cancel();
             return;
         }
-        String refused = kernel.refusal() != null ? kernel.refusal() : FragmentCheck.refusal(target.rules().fragments());
+        String refused = kernel.refusal() != null
+                ? kernel.refusal()
+                : FragmentCheck.refusal(target.rules().fragments());
         if (refused != null) {
             refuse(target.version(), refused);
             return;
@@ -281,14 +302,16 @@ public final class Agent {
             fail(to, from, t0, "node " + node + " is not a node of cluster " + cluster + " at version " + to.version());
             return;
         }
-        // The state file claims what the kernel holds, so it is withdrawn while the kernel changes: killed mid-apply, the
+        // The state file claims what the kernel holds, so it is withdrawn while the kernel changes: killed mid-apply,
+        // the
         // kernel may hold the old version, the new one, or part of a full load (written in several restores), and a
         // restart that trusted the old claim would move on from rules the kernel does not hold. Without a claim the
         // restart loads in full (slower, and exact). Written again once the apply succeeded.
         try {
             state.clear();
         } catch (UncheckedIOException e) {
-            // The old claim cannot be withdrawn: changing the kernel under it would leave a claim a restart trusts wrongly.
+            // The old claim cannot be withdrawn: changing the kernel under it would leave a claim a restart trusts
+            // wrongly.
             fail(to, from, t0, "not applied: cannot remove the state file (" + e.getMessage() + ")");
             return;
         }
@@ -311,9 +334,17 @@ public final class Agent {
             unrecorded = "applied version " + to.version() + ", but cannot record it (" + e.getMessage()
                     + (e.getCause() == null ? "" : ": " + e.getCause().getMessage()) + "); a restart will load in full";
         }
-        acks.publish(new NodeAck(cluster, node, to.version(), to.version(), unrecorded == null ? NodeAck.Status.APPLIED
-                : NodeAck.Status.FAILED, unrecorded == null ? null : NodeAck.bounded(unrecorded), ms, o.rules(),
-                NodeAck.boundedMode(kernel.mode()), clock.instant()));
+        acks.publish(new NodeAck(
+                cluster,
+                node,
+                to.version(),
+                to.version(),
+                unrecorded == null ? NodeAck.Status.APPLIED : NodeAck.Status.FAILED,
+                unrecorded == null ? null : NodeAck.bounded(unrecorded),
+                ms,
+                o.rules(),
+                NodeAck.boundedMode(kernel.mode()),
+                clock.instant()));
         if (unrecorded == null) {
             info(to.version()).log("applied version {} ({}, {} ms, {} rules)", to.version(), o.what(), ms, o.rules());
         } else {
@@ -339,8 +370,17 @@ public final class Agent {
     /** A FAILED ack naming the version the node keeps, and a retry after the back-off. */
     private void failed(long version, String error, long ms) {
         failures.incrementAndGet();
-        acks.publish(new NodeAck(cluster, node, version, running == null ? 0 : running.version(), NodeAck.Status.FAILED,
-                NodeAck.bounded(error), ms, 0, NodeAck.boundedMode(kernel.mode()), clock.instant()));
+        acks.publish(new NodeAck(
+                cluster,
+                node,
+                version,
+                running == null ? 0 : running.version(),
+                NodeAck.Status.FAILED,
+                NodeAck.bounded(error),
+                ms,
+                0,
+                NodeAck.boundedMode(kernel.mode()),
+                clock.instant()));
         backoff.failed(clock.instant());
     }
 
@@ -349,10 +389,16 @@ public final class Agent {
     }
 
     private LoggingEventBuilder info(long version) {
-        return log.atInfo().addKeyValue("cluster", cluster).addKeyValue("node", node).addKeyValue("version", version);
+        return log.atInfo()
+                .addKeyValue("cluster", cluster)
+                .addKeyValue("node", node)
+                .addKeyValue("version", version);
     }
 
     private LoggingEventBuilder warn(long version) {
-        return log.atWarn().addKeyValue("cluster", cluster).addKeyValue("node", node).addKeyValue("version", version);
+        return log.atWarn()
+                .addKeyValue("cluster", cluster)
+                .addKeyValue("node", node)
+                .addKeyValue("version", version);
     }
 }

@@ -76,38 +76,152 @@ import org.slf4j.LoggerFactory;
  * @param tls            the roots the api's certificate is verified by; null: the runtime's for an {@code https} api, and
  *                       plain text for an {@code http} one (only an api on a loopback address, or told so, takes it)
  */
-public record AgentConfig(String cluster, String node, String kafka, Map<String, Object> kafkaSettings, Topics topics,
-        URI api, String apiToken, List<IpFamily> families, Path dryRun, String netns, Path stateDir,
-        Duration verifyEvery, int chainsPerCheck, ProxyMode mode, WhenUnavailable whenUnavailable, Duration ipvsDrainTimeout,
-        List<Cidr> ipvsExcludeCidrs, Transport transport, Duration ackInterval, String stream, Supplier<String> tokens,
+public record AgentConfig(
+        String cluster,
+        String node,
+        String kafka,
+        Map<String, Object> kafkaSettings,
+        Topics topics,
+        URI api,
+        String apiToken,
+        List<IpFamily> families,
+        Path dryRun,
+        String netns,
+        Path stateDir,
+        Duration verifyEvery,
+        int chainsPerCheck,
+        ProxyMode mode,
+        WhenUnavailable whenUnavailable,
+        Duration ipvsDrainTimeout,
+        List<Cidr> ipvsExcludeCidrs,
+        Transport transport,
+        Duration ackInterval,
+        String stream,
+        Supplier<String> tokens,
         TrustRoots tls) {
     /** The api's stream port unless told otherwise. */
     public static final int DEFAULT_STREAM_PORT = 8081;
+
     private static final Logger log = LoggerFactory.getLogger(AgentConfig.class);
 
     /** With the token as given, and TLS as the api's URL says. */
-    public AgentConfig(String cluster, String node, String kafka, Map<String, Object> kafkaSettings, Topics topics,
-            URI api, String apiToken, List<IpFamily> families, Path dryRun, String netns, Path stateDir,
-            Duration verifyEvery, int chainsPerCheck, ProxyMode mode, WhenUnavailable whenUnavailable, Duration ipvsDrainTimeout,
-            List<Cidr> ipvsExcludeCidrs, Transport transport, Duration ackInterval, String stream) {
-        this(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery, chainsPerCheck,
-                mode, whenUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, transport, ackInterval, stream, null, null);
+    public AgentConfig(
+            String cluster,
+            String node,
+            String kafka,
+            Map<String, Object> kafkaSettings,
+            Topics topics,
+            URI api,
+            String apiToken,
+            List<IpFamily> families,
+            Path dryRun,
+            String netns,
+            Path stateDir,
+            Duration verifyEvery,
+            int chainsPerCheck,
+            ProxyMode mode,
+            WhenUnavailable whenUnavailable,
+            Duration ipvsDrainTimeout,
+            List<Cidr> ipvsExcludeCidrs,
+            Transport transport,
+            Duration ackInterval,
+            String stream) {
+        this(
+                cluster,
+                node,
+                kafka,
+                kafkaSettings,
+                topics,
+                api,
+                apiToken,
+                families,
+                dryRun,
+                netns,
+                stateDir,
+                verifyEvery,
+                chainsPerCheck,
+                mode,
+                whenUnavailable,
+                ipvsDrainTimeout,
+                ipvsExcludeCidrs,
+                transport,
+                ackInterval,
+                stream,
+                null,
+                null);
     }
 
     /** With IPVS's default drain timeout, no virtual servers of anyone else, deltas and acks through the api. */
-    public AgentConfig(String cluster, String node, String kafka, Map<String, Object> kafkaSettings, Topics topics,
-            URI api, String apiToken, List<IpFamily> families, Path dryRun, String netns, Path stateDir,
-            Duration verifyEvery, int chainsPerCheck, ProxyMode mode, WhenUnavailable whenUnavailable) {
-        this(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery,
-                chainsPerCheck, mode, whenUnavailable, IpvsPlan.DEFAULT_DRAIN_TIMEOUT, List.of(), Transport.API, Duration.ZERO, null);
+    public AgentConfig(
+            String cluster,
+            String node,
+            String kafka,
+            Map<String, Object> kafkaSettings,
+            Topics topics,
+            URI api,
+            String apiToken,
+            List<IpFamily> families,
+            Path dryRun,
+            String netns,
+            Path stateDir,
+            Duration verifyEvery,
+            int chainsPerCheck,
+            ProxyMode mode,
+            WhenUnavailable whenUnavailable) {
+        this(
+                cluster,
+                node,
+                kafka,
+                kafkaSettings,
+                topics,
+                api,
+                apiToken,
+                families,
+                dryRun,
+                netns,
+                stateDir,
+                verifyEvery,
+                chainsPerCheck,
+                mode,
+                whenUnavailable,
+                IpvsPlan.DEFAULT_DRAIN_TIMEOUT,
+                List.of(),
+                Transport.API,
+                Duration.ZERO,
+                null);
     }
 
     /** iptables mode, deltas and acks through the api. */
-    public AgentConfig(String cluster, String node, String kafka, Map<String, Object> kafkaSettings, Topics topics,
-            URI api, String apiToken, List<IpFamily> families, Path dryRun, String netns, Path stateDir,
-            Duration verifyEvery, int chainsPerCheck) {
-        this(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery,
-                chainsPerCheck, ProxyMode.IPTABLES, WhenUnavailable.FALLBACK);
+    public AgentConfig(
+            String cluster,
+            String node,
+            String kafka,
+            Map<String, Object> kafkaSettings,
+            Topics topics,
+            URI api,
+            String apiToken,
+            List<IpFamily> families,
+            Path dryRun,
+            String netns,
+            Path stateDir,
+            Duration verifyEvery,
+            int chainsPerCheck) {
+        this(
+                cluster,
+                node,
+                kafka,
+                kafkaSettings,
+                topics,
+                api,
+                apiToken,
+                families,
+                dryRun,
+                netns,
+                stateDir,
+                verifyEvery,
+                chainsPerCheck,
+                ProxyMode.IPTABLES,
+                WhenUnavailable.FALLBACK);
     }
 
     public AgentConfig {
@@ -176,7 +290,14 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
      * namespace, not necessarily the runner's.
      */
     public Agent agent(SnapshotSource snapshots, AckSink acks, CommandRunner runner, Clock clock) {
-        return new Agent(cluster, node, snapshots, kernel(runner, clock, false, null), acks, new StateFile(stateDir, cluster, node), clock,
+        return new Agent(
+                cluster,
+                node,
+                snapshots,
+                kernel(runner, clock, false, null),
+                acks,
+                new StateFile(stateDir, cluster, node),
+                clock,
                 verifyEvery);
     }
 
@@ -185,39 +306,71 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
      * mode may then write netlink messages in that namespace too.
      */
     public Agent agent(SnapshotSource snapshots, AckSink acks, CommandRunner runner, String runnerNetns, Clock clock) {
-        return new Agent(cluster, node, snapshots, kernel(runner, clock, true, runnerNetns), acks, new StateFile(stateDir, cluster, node),
-                clock, verifyEvery);
+        return new Agent(
+                cluster,
+                node,
+                snapshots,
+                kernel(runner, clock, true, runnerNetns),
+                acks,
+                new StateFile(stateDir, cluster, node),
+                clock,
+                verifyEvery);
     }
 
     /** The kernel mode this configuration asks for, checked against the node: iptables, IPVS, or refusing to apply anything. */
     private KernelMode kernel(CommandRunner runner, Clock clock, boolean netlink, String netlinkNetns) {
         ModeChoice choice = modeChoice(runner);
         if (choice.note() != null) {
-            log.atWarn().addKeyValue("cluster", cluster).addKeyValue("node", node).log("{} mode asked for, {}; {}", mode.id(), choice.note(),
-                    choice.refusal() == null ? "programming iptables mode instead (--mode-unavailable=fallback)"
-                            : "applying nothing (--mode-unavailable=refuse)");
+            log.atWarn()
+                    .addKeyValue("cluster", cluster)
+                    .addKeyValue("node", node)
+                    .log(
+                            "{} mode asked for, {}; {}",
+                            mode.id(),
+                            choice.note(),
+                            choice.refusal() == null
+                                    ? "programming iptables mode instead (--mode-unavailable=fallback)"
+                                    : "applying nothing (--mode-unavailable=refuse)");
         }
         List<Netfilter> netfilters = netfilters(runner);
         Conntrack conntrack = new Conntrack(runner, dryRun != null);
-        KernelMode iptables = new IptablesMode(node, new Applier(netfilters, choice.note(), clock), conntrack, verifyEvery, chainsPerCheck);
+        KernelMode iptables = new IptablesMode(
+                node, new Applier(netfilters, choice.note(), clock), conntrack, verifyEvery, chainsPerCheck);
         KernelMode kernel;
         if (choice.refusal() != null) {
             kernel = new RefusingMode(choice.refusal(), iptables);
         } else if (mode == ProxyMode.IPVS && choice.note() == null) {
-            kernel = new IpvsMode(node, new IpvsApplier(netfilters, new IpvsadmKernel(runner), new IpsetSync(runner), new BoundAddresses(runner),
-                    ipvsDrainTimeout, ipvsExcludeCidrs), conntrack, clock);
+            kernel = new IpvsMode(
+                    node,
+                    new IpvsApplier(
+                            netfilters,
+                            new IpvsadmKernel(runner),
+                            new IpsetSync(runner),
+                            new BoundAddresses(runner),
+                            ipvsDrainTimeout,
+                            ipvsExcludeCidrs),
+                    conntrack,
+                    clock);
         } else if (mode == ProxyMode.NFTABLES && choice.note() == null) {
-            kernel = new NftablesMode(node, dryRun != null ? new NftFiles(dryRun, node) : new NftCommand(runner, netlinkNetns, netlink), families, conntrack,
-                    dryRun != null ? List.of() : netfilters, clock);
+            kernel = new NftablesMode(
+                    node,
+                    dryRun != null ? new NftFiles(dryRun, node) : new NftCommand(runner, netlinkNetns, netlink),
+                    families,
+                    conntrack,
+                    dryRun != null ? List.of() : netfilters,
+                    clock);
         } else {
             kernel = iptables;
         }
         if (dryRun == null && choice.refusal() == null && !(kernel instanceof NftablesMode)) {
-            // A node that leaves nftables mode: its table would still answer (before iptables mode's rules, at equal priority).
+            // A node that leaves nftables mode: its table would still answer (before iptables mode's rules, at equal
+            // priority).
             int removed = NftCommand.deleteTables(runner, families);
             if (removed > 0) {
-                log.atInfo().addKeyValue("cluster", cluster).addKeyValue("node", node).log("removed {} kube-proxy nftables tables nftables mode had left",
-                        removed);
+                log.atInfo()
+                        .addKeyValue("cluster", cluster)
+                        .addKeyValue("node", node)
+                        .log("removed {} kube-proxy nftables tables nftables mode had left", removed);
             }
         }
         return kernel;
@@ -228,38 +381,105 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
         IptablesNetfilter.Printer printer = IptablesNetfilter.Printer.KERNEL_FORM;
         List<Netfilter> out = new ArrayList<>();
         for (IpFamily f : families) {
-            out.add(dryRun != null ? new MemoryNetfilter(f, dryRun, node + "-" + f.id())
-                    : new IptablesNetfilter(f, runner, printer));
+            out.add(
+                    dryRun != null
+                            ? new MemoryNetfilter(f, dryRun, node + "-" + f.id())
+                            : new IptablesNetfilter(f, runner, printer));
         }
         return out;
     }
 
     /** The same configuration, reaching the control plane through {@code t}. */
     public AgentConfig withTransport(Transport t) {
-        return new AgentConfig(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery,
-                chainsPerCheck, mode, whenUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, t, ackInterval, stream, tokens, tls);
+        return new AgentConfig(
+                cluster,
+                node,
+                kafka,
+                kafkaSettings,
+                topics,
+                api,
+                apiToken,
+                families,
+                dryRun,
+                netns,
+                stateDir,
+                verifyEvery,
+                chainsPerCheck,
+                mode,
+                whenUnavailable,
+                ipvsDrainTimeout,
+                ipvsExcludeCidrs,
+                t,
+                ackInterval,
+                stream,
+                tokens,
+                tls);
     }
 
     /** The same configuration, sending acks to the api at most once per {@code interval}. */
     public AgentConfig withAckInterval(Duration interval) {
-        return new AgentConfig(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery,
-                chainsPerCheck, mode, whenUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, transport, interval, stream, tokens, tls);
+        return new AgentConfig(
+                cluster,
+                node,
+                kafka,
+                kafkaSettings,
+                topics,
+                api,
+                apiToken,
+                families,
+                dryRun,
+                netns,
+                stateDir,
+                verifyEvery,
+                chainsPerCheck,
+                mode,
+                whenUnavailable,
+                ipvsDrainTimeout,
+                ipvsExcludeCidrs,
+                transport,
+                interval,
+                stream,
+                tokens,
+                tls);
     }
 
     /** The same configuration, on a stream to the api replicas at {@code target} ({@code host:port[,host:port]}). */
     public AgentConfig withStream(String target) {
-        return new AgentConfig(cluster, node, kafka, kafkaSettings, topics, api, apiToken, families, dryRun, netns, stateDir, verifyEvery,
-                chainsPerCheck, mode, whenUnavailable, ipvsDrainTimeout, ipvsExcludeCidrs, Transport.STREAM, ackInterval, target, tokens, tls);
+        return new AgentConfig(
+                cluster,
+                node,
+                kafka,
+                kafkaSettings,
+                topics,
+                api,
+                apiToken,
+                families,
+                dryRun,
+                netns,
+                stateDir,
+                verifyEvery,
+                chainsPerCheck,
+                mode,
+                whenUnavailable,
+                ipvsDrainTimeout,
+                ipvsExcludeCidrs,
+                Transport.STREAM,
+                ackInterval,
+                target,
+                tokens,
+                tls);
     }
 
     /** Where the api's node streams are: as configured, else the api's host on the default port. */
     public String streamTarget() {
-        return stream != null ? stream : (api.getHost().contains(":") ? "[" + api.getHost() + "]" : api.getHost()) + ":" + DEFAULT_STREAM_PORT;
+        return stream != null
+                ? stream
+                : (api.getHost().contains(":") ? "[" + api.getHost() + "]" : api.getHost()) + ":" + DEFAULT_STREAM_PORT;
     }
 
     /** The agent with its deltas and acks. */
     public AgentLoop loop() {
-        return loop(ack -> { });
+        return loop(ack -> {});
     }
 
     /** @param observer also told every ack, after it is queued for the control plane: what a console shows of the versions applied */
@@ -274,11 +494,19 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
      */
     public AgentLoop loop(CommandRunner runner) {
         ApiClient connection = apiClient();
-        return loop(connection, new ApiSnapshots(connection), kernel(runner.inNetns(netns), Clock.systemUTC(), false, null), ack -> { });
+        return loop(
+                connection,
+                new ApiSnapshots(connection),
+                kernel(runner.inNetns(netns), Clock.systemUTC(), false, null),
+                ack -> {});
     }
 
     public AgentLoop loop(ApiClient connection, SnapshotSource snapshots, AckSink observer) {
-        return loop(connection, snapshots, kernel(HostCommand.PROCESSES.inNetns(netns), Clock.systemUTC(), true, netns), observer);
+        return loop(
+                connection,
+                snapshots,
+                kernel(HostCommand.PROCESSES.inNetns(netns), Clock.systemUTC(), true, netns),
+                observer);
     }
 
     /**
@@ -291,25 +519,49 @@ public record AgentConfig(String cluster, String node, String kafka, Map<String,
             // The stream asks the agent what it runs, and the agent sends its acks on the stream: made in that order.
             AtomicReference<Agent> self = new AtomicReference<>();
             String target = streamTarget();
-            StreamFeed stream = new StreamFeed(() -> NodeStream.channel(target, tls, null, false, 0), true, cluster, node, connection.tokens(),
-                    () -> self.get() == null ? -1 : self.get().running(), () -> self.get() == null ? "" : self.get().runningLineage(),
-                    ackInterval, clock);
-            Agent agent = new Agent(cluster, node, snapshots, kernel, ack -> {
-                stream.publish(ack);
-                observer.publish(ack);
-            }, new StateFile(stateDir, cluster, node), clock, verifyEvery);
+            StreamFeed stream = new StreamFeed(
+                    () -> NodeStream.channel(target, tls, null, false, 0),
+                    true,
+                    cluster,
+                    node,
+                    connection.tokens(),
+                    () -> self.get() == null ? -1 : self.get().running(),
+                    () -> self.get() == null ? "" : self.get().runningLineage(),
+                    ackInterval,
+                    clock);
+            Agent agent = new Agent(
+                    cluster,
+                    node,
+                    snapshots,
+                    kernel,
+                    ack -> {
+                        stream.publish(ack);
+                        observer.publish(ack);
+                    },
+                    new StateFile(stateDir, cluster, node),
+                    clock,
+                    verifyEvery);
             self.set(agent);
             return new AgentLoop(agent, stream, node, stream);
         }
         // Over Kafka too, acks go to the api with the node's own credential: a Kafka principal is shared by the agents,
         // and the api takes an ack for a node only from that node.
         AckSink sink = new ApiAcks(connection, ackInterval);
-        Agent agent = new Agent(cluster, node, snapshots, kernel, ack -> {
-            sink.publish(ack);
-            observer.publish(ack);
-        }, new StateFile(stateDir, cluster, node), clock, verifyEvery);
+        Agent agent = new Agent(
+                cluster,
+                node,
+                snapshots,
+                kernel,
+                ack -> {
+                    sink.publish(ack);
+                    observer.publish(ack);
+                },
+                new StateFile(stateDir, cluster, node),
+                clock,
+                verifyEvery);
         DeltaSource feed = transport == Transport.API
-                ? new ApiDeltas(connection, cluster, node, agent::running, agent::runningLineage, ApiDeltas.DEFAULT_HOLD, clock)
+                ? new ApiDeltas(
+                        connection, cluster, node, agent::running, agent::runningLineage, ApiDeltas.DEFAULT_HOLD, clock)
                 : new DeltaFeed(kafka, kafkaSettings, topics.deltas(), cluster, clock);
         return new AgentLoop(agent, feed, node, sink);
     }

@@ -68,7 +68,10 @@ public final class AgentLoop implements AutoCloseable {
             }
         } catch (RuntimeException | Error e) {
             died = e;
-            log.atError().addKeyValue("cluster", agent.cluster()).addKeyValue("node", agent.node()).log("agent stopped: {}", e.toString());
+            log.atError()
+                    .addKeyValue("cluster", agent.cluster())
+                    .addKeyValue("node", agent.node())
+                    .log("agent stopped: {}", e.toString());
         } finally {
             started.countDown();
             feed.close();

@@ -6,13 +6,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.rulesync.agent.apply.Applier;
 import io.rulesync.agent.apply.MemoryNetfilter;
 import io.rulesync.agent.apply.Netfilter;
-import io.rulesync.agent.apply.RestoreFailedException;
 import io.rulesync.agent.apply.OwnedChains;
+import io.rulesync.agent.apply.RestoreFailedException;
 import io.rulesync.agent.conntrack.Conntrack;
-import io.rulesync.exec.CommandRunner;
 import io.rulesync.agent.feed.AckSink;
 import io.rulesync.agent.feed.SnapshotSource;
 import io.rulesync.agent.feed.SnapshotUnavailableException;
+import io.rulesync.agent.metrics.MetricsServer;
 import io.rulesync.agent.mode.HollowMode;
 import io.rulesync.agent.mode.IptablesMode;
 import io.rulesync.agent.mode.KernelMode;
@@ -20,20 +20,20 @@ import io.rulesync.agent.mode.RefusingMode;
 import io.rulesync.agent.state.StateFile;
 import io.rulesync.agent.testing.AgentLogs;
 import io.rulesync.agent.testing.History;
-import io.rulesync.testsupport.MutableClock;
+import io.rulesync.exec.CommandRunner;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.Chain;
 import io.rulesync.model.rules.FragmentKey;
 import io.rulesync.model.rules.RuleFragment;
-import io.rulesync.model.rules.RulesDiff;
-import io.rulesync.model.rules.Unit;
-import io.rulesync.model.rules.Variant;
 import io.rulesync.model.rules.RuleSet;
 import io.rulesync.model.rules.RulesDelta;
+import io.rulesync.model.rules.RulesDiff;
 import io.rulesync.model.rules.RulesSnapshot;
 import io.rulesync.model.rules.Table;
-import io.rulesync.agent.metrics.MetricsServer;
+import io.rulesync.model.rules.Unit;
+import io.rulesync.model.rules.Variant;
+import io.rulesync.testsupport.MutableClock;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -85,8 +85,12 @@ class AgentTest {
         CommandRunner none = (argv, stdin, timeout) -> {
             throw new AssertionError("a host command in a unit test: " + argv);
         };
-        return agent(new IptablesMode(History.NODE, new Applier(List.of(kernel), null, clock), new Conntrack(none, true),
-                Duration.ofSeconds(30), 1_000));
+        return agent(new IptablesMode(
+                History.NODE,
+                new Applier(List.of(kernel), null, clock),
+                new Conntrack(none, true),
+                Duration.ofSeconds(30),
+                1_000));
     }
 
     Agent agent(KernelMode mode) {
@@ -106,7 +110,14 @@ class AgentTest {
             }
         };
         AckSink sink = acks::add;
-        return new Agent(History.CLUSTER, History.NODE, snapshots, mode, sink, new StateFile(dir, History.CLUSTER, History.NODE), clock,
+        return new Agent(
+                History.CLUSTER,
+                History.NODE,
+                snapshots,
+                mode,
+                sink,
+                new StateFile(dir, History.CLUSTER, History.NODE),
+                clock,
                 Duration.ofSeconds(30));
     }
 
@@ -117,7 +128,9 @@ class AgentTest {
     void assertKernelHolds(long v) {
         for (Table t : Table.values()) {
             for (Chain c : expected(v).chains(t)) {
-                assertThat(Applier.compare(kernel, t, c)).as("version %d %s %s", v, t, c.name()).isNull();
+                assertThat(Applier.compare(kernel, t, c))
+                        .as("version %d %s %s", v, t, c.name())
+                        .isNull();
             }
         }
     }
@@ -155,31 +168,56 @@ class AgentTest {
             URI metricsAt = URI.create("http://127.0.0.1:" + m.metricsPort());
             URI healthzAt = URI.create("http://127.0.0.1:" + m.healthzPort());
             assertThat(m.metricsPort()).isNotEqualTo(m.healthzPort());
-            assertThat(http.send(HttpRequest.newBuilder(healthzAt.resolve("/healthz")).build(), BodyHandlers.ofString()).statusCode())
+            assertThat(http.send(
+                                    HttpRequest.newBuilder(healthzAt.resolve("/healthz"))
+                                            .build(),
+                                    BodyHandlers.ofString())
+                            .statusCode())
                     .isEqualTo(503);
             a.start();
             a.onDeltas(List.of(history.next(new Random(5), 2)));
-            HttpResponse<String> health = http.send(HttpRequest.newBuilder(healthzAt.resolve("/healthz")).build(), BodyHandlers.ofString());
+            HttpResponse<String> health = http.send(
+                    HttpRequest.newBuilder(healthzAt.resolve("/healthz")).build(), BodyHandlers.ofString());
             assertThat(health.statusCode()).isEqualTo(200);
             assertThat(health.body()).contains("running version 2");
-            String metrics = http.send(HttpRequest.newBuilder(metricsAt.resolve("/metrics")).build(), BodyHandlers.ofString()).body();
+            String metrics = http.send(
+                            HttpRequest.newBuilder(metricsAt.resolve("/metrics"))
+                                    .build(),
+                            BodyHandlers.ofString())
+                    .body();
             String tags = "{cluster=\"" + History.CLUSTER + "\",node=\"" + History.NODE + "\"}";
-            assertThat(metrics).contains("rulesync_agent_applies_total" + tags + " 2.0",
-                    "rulesync_agent_apply_failures_total" + tags + " 0.0", "rulesync_agent_drift_repairs_total" + tags + " 0.0",
-                    "rulesync_agent_running_version" + tags + " 2.0", "rulesync_agent_apply_duration_seconds_count" + tags + " 2",
-                    "rulesync_agent_ipvs_draining_real_servers" + tags + " 0.0");
+            assertThat(metrics)
+                    .contains(
+                            "rulesync_agent_applies_total" + tags + " 2.0",
+                            "rulesync_agent_apply_failures_total" + tags + " 0.0",
+                            "rulesync_agent_drift_repairs_total" + tags + " 0.0",
+                            "rulesync_agent_running_version" + tags + " 2.0",
+                            "rulesync_agent_apply_duration_seconds_count" + tags + " 2",
+                            "rulesync_agent_ipvs_draining_real_servers" + tags + " 0.0");
             // Each address serves its own path only: the health port, open to the network, shows no metrics.
-            assertThat(http.send(HttpRequest.newBuilder(healthzAt.resolve("/metrics")).build(), BodyHandlers.ofString()).statusCode())
+            assertThat(http.send(
+                                    HttpRequest.newBuilder(healthzAt.resolve("/metrics"))
+                                            .build(),
+                                    BodyHandlers.ofString())
+                            .statusCode())
                     .isEqualTo(404);
-            assertThat(http.send(HttpRequest.newBuilder(metricsAt.resolve("/healthz")).build(), BodyHandlers.ofString()).statusCode())
+            assertThat(http.send(
+                                    HttpRequest.newBuilder(metricsAt.resolve("/healthz"))
+                                            .build(),
+                                    BodyHandlers.ofString())
+                            .statusCode())
                     .isEqualTo(404);
             alive[0] = false;
-            assertThat(http.send(HttpRequest.newBuilder(healthzAt.resolve("/healthz")).build(), BodyHandlers.ofString()).body())
+            assertThat(http.send(
+                                    HttpRequest.newBuilder(healthzAt.resolve("/healthz"))
+                                            .build(),
+                                    BodyHandlers.ofString())
+                            .body())
                     .contains("the agent loop stopped");
         }
         // One address for both serves both; either may be off.
-        try (MetricsServer both = MetricsServer.start(new InetSocketAddress("127.0.0.1", 0), null, a, History.CLUSTER,
-                History.NODE, () -> true)) {
+        try (MetricsServer both = MetricsServer.start(
+                new InetSocketAddress("127.0.0.1", 0), null, a, History.CLUSTER, History.NODE, () -> true)) {
             assertThat(both.healthzPort()).isEqualTo(-1);
         }
         int port = freePort();
@@ -188,9 +226,17 @@ class AgentTest {
             HttpClient http = HttpClient.newHttpClient();
             URI base = URI.create("http://127.0.0.1:" + port);
             assertThat(both.metricsPort()).isEqualTo(port).isEqualTo(both.healthzPort());
-            assertThat(http.send(HttpRequest.newBuilder(base.resolve("/metrics")).build(), BodyHandlers.ofString()).statusCode())
+            assertThat(http.send(
+                                    HttpRequest.newBuilder(base.resolve("/metrics"))
+                                            .build(),
+                                    BodyHandlers.ofString())
+                            .statusCode())
                     .isEqualTo(200);
-            assertThat(http.send(HttpRequest.newBuilder(base.resolve("/healthz")).build(), BodyHandlers.ofString()).statusCode())
+            assertThat(http.send(
+                                    HttpRequest.newBuilder(base.resolve("/healthz"))
+                                            .build(),
+                                    BodyHandlers.ofString())
+                            .statusCode())
                     .isEqualTo(200);
         }
     }
@@ -234,8 +280,10 @@ class AgentTest {
         assertThat(a.runningLineage()).isEqualTo(history.lineage(4));
         assertKernelHolds(4);
         assertThat(snapshotsServed).isEqualTo(2);
-        assertThat(logs.lines()).anyMatch(l -> l.startsWith("loading version 4 (delta 3->4 follows version 3 of lineage "
-                + history.lineage(3).substring(0, 12) + ", but this node runs version 3 of lineage " + lost.substring(0, 12)));
+        assertThat(logs.lines())
+                .anyMatch(l -> l.startsWith("loading version 4 (delta 3->4 follows version 3 of lineage "
+                        + history.lineage(3).substring(0, 12) + ", but this node runs version 3 of lineage "
+                        + lost.substring(0, 12)));
     }
 
     /**
@@ -264,8 +312,9 @@ class AgentTest {
         assertThat(second.running()).isEqualTo(3);
         assertThat(second.runningLineage()).isEqualTo(history.lineage(3));
         assertKernelHolds(3);
-        assertThat(logs.lines()).anyMatch(l -> l.startsWith("the kernel holds version 3 of lineage ") && l.endsWith(
-                "(the control plane's database was restored from a backup); applying in full"));
+        assertThat(logs.lines())
+                .anyMatch(l -> l.startsWith("the kernel holds version 3 of lineage ")
+                        && l.endsWith("(the control plane's database was restored from a backup); applying in full"));
     }
 
     /** A hollow agent (fleet benchmarks): the agent's own work and acks, no kernel; what is refused is still refused. */
@@ -276,11 +325,15 @@ class AgentTest {
         Random r = new Random(5);
         a.onDeltas(List.of(history.next(r, 2)));
         a.onDeltas(List.of(history.next(r, 2), history.next(r, 2)));
-        assertThat(acks).extracting(NodeAck::version, NodeAck::status, NodeAck::mode).containsExactly(
-                org.assertj.core.groups.Tuple.tuple(1L, NodeAck.Status.APPLIED, "hollow"),
-                org.assertj.core.groups.Tuple.tuple(2L, NodeAck.Status.APPLIED, "hollow"),
-                org.assertj.core.groups.Tuple.tuple(4L, NodeAck.Status.APPLIED, "hollow"));
-        assertThat(kernel.dump()).as("no kernel was touched").isEqualTo(new MemoryNetfilter(IpFamily.IPV4, null, "n").dump());
+        assertThat(acks)
+                .extracting(NodeAck::version, NodeAck::status, NodeAck::mode)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple(1L, NodeAck.Status.APPLIED, "hollow"),
+                        org.assertj.core.groups.Tuple.tuple(2L, NodeAck.Status.APPLIED, "hollow"),
+                        org.assertj.core.groups.Tuple.tuple(4L, NodeAck.Status.APPLIED, "hollow"));
+        assertThat(kernel.dump())
+                .as("no kernel was touched")
+                .isEqualTo(new MemoryNetfilter(IpFamily.IPV4, null, "n").dump());
         // A gap is closed with a snapshot, as a full agent does.
         history.next(r, 2);
         a.onDeltas(List.of(history.next(r, 2)));
@@ -289,7 +342,11 @@ class AgentTest {
 
         RuleFragment evil = RuleFragment.parse("*nat\n-A KUBE-SERVICES -s 203.0.113.9/32 -j ACCEPT\n");
         FragmentKey key = new FragmentKey(IpFamily.IPV4, Unit.parse("ns1/evil:80/TCP"), Variant.ALL);
-        a.onDeltas(List.of(new RulesDelta(History.CLUSTER, 6, 7, Instant.now(),
+        a.onDeltas(List.of(new RulesDelta(
+                History.CLUSTER,
+                6,
+                7,
+                Instant.now(),
                 new RulesDiff(List.of(new RulesDiff.FragmentChange(key, null, evil)), List.of()))));
         assertThat(lastAck().status()).isEqualTo(NodeAck.Status.FAILED);
         assertThat(lastAck().running()).isEqualTo(6);
@@ -302,10 +359,17 @@ class AgentTest {
         String before = kernel.dump();
         RuleFragment evil = RuleFragment.parse("*nat\n-A KUBE-SERVICES -s 203.0.113.9/32 -j ACCEPT\n");
         FragmentKey key = new FragmentKey(IpFamily.IPV4, Unit.parse("ns1/evil:80/TCP"), Variant.ALL);
-        a.onDeltas(List.of(new RulesDelta(History.CLUSTER, 1, 2, Instant.now(),
+        a.onDeltas(List.of(new RulesDelta(
+                History.CLUSTER,
+                1,
+                2,
+                Instant.now(),
                 new RulesDiff(List.of(new RulesDiff.FragmentChange(key, null, evil)), List.of()))));
         assertThat(lastAck().status()).isEqualTo(NodeAck.Status.FAILED);
-        assertThat(lastAck().error()).contains("ns1/evil:80/TCP").contains("KUBE-SERVICES").contains("ACCEPT");
+        assertThat(lastAck().error())
+                .contains("ns1/evil:80/TCP")
+                .contains("KUBE-SERVICES")
+                .contains("ACCEPT");
         assertThat(lastAck().running()).isEqualTo(1);
         assertThat(kernel.dump()).isEqualTo(before);
     }
@@ -341,14 +405,23 @@ class AgentTest {
         Agent a = agent();
         a.start();
         // Someone deletes a rule the next delta must delete: the restore fails as a whole.
-        RulesDelta d = history.next(new Random(6) {
-            @Override
-            public int nextInt(int bound) {
-                return 1; // op 1: remove Service 1
-            }
-        }, 1);
-        String victim = expected(1).nat().stream().filter(c -> c.name().equals("KUBE-SERVICES")).findFirst().orElseThrow()
-                .rules().stream().filter(rule -> rule.contains("ns1/svc1:")).findFirst().orElseThrow();
+        RulesDelta d = history.next(
+                new Random(6) {
+                    @Override
+                    public int nextInt(int bound) {
+                        return 1; // op 1: remove Service 1
+                    }
+                },
+                1);
+        String victim = expected(1).nat().stream()
+                .filter(c -> c.name().equals("KUBE-SERVICES"))
+                .findFirst()
+                .orElseThrow()
+                .rules()
+                .stream()
+                .filter(rule -> rule.contains("ns1/svc1:"))
+                .findFirst()
+                .orElseThrow();
         kernel.restore("*nat\n-D KUBE-SERVICES " + victim + "\nCOMMIT\n");
         a.onDeltas(List.of(d));
         assertThat(lastAck().status()).isEqualTo(NodeAck.Status.FAILED);
@@ -390,15 +463,21 @@ class AgentTest {
         assertKernelHolds(1);
         assertThat(lastAck().status()).isEqualTo(NodeAck.Status.FAILED);
         assertThat(lastAck().running()).as("the node runs it").isEqualTo(1);
-        assertThat(lastAck().error()).startsWith("applied version 1, but cannot record it (cannot write " + state.path())
-                .contains("No space left on device").endsWith("; a restart will load in full");
+        assertThat(lastAck().error())
+                .startsWith("applied version 1, but cannot record it (cannot write " + state.path())
+                .contains("No space left on device")
+                .endsWith("; a restart will load in full");
         assertThat(a.running()).isEqualTo(1);
         assertThat(state.read()).as("no claim a restart would trust").isEmpty();
-        assertThat(Files.exists(tmp, java.nio.file.LinkOption.NOFOLLOW_LINKS)).as("nothing half-written kept").isFalse();
+        assertThat(Files.exists(tmp, java.nio.file.LinkOption.NOFOLLOW_LINKS))
+                .as("nothing half-written kept")
+                .isFalse();
         int served = snapshotsServed;
         clock.advance(Duration.ofMinutes(1));
         a.tick();
-        assertThat(snapshotsServed).as("nothing to retry: the kernel holds the version").isEqualTo(served);
+        assertThat(snapshotsServed)
+                .as("nothing to retry: the kernel holds the version")
+                .isEqualTo(served);
 
         a.onDeltas(List.of(history.next(new Random(8), 1)));
         assertThat(lastAck().status()).isEqualTo(NodeAck.Status.APPLIED);
@@ -410,7 +489,10 @@ class AgentTest {
     void driftIsRepairedAndAFlushedTableReloaded() throws Exception {
         Agent a = agent();
         a.start();
-        Chain svc = expected(1).nat().stream().filter(c -> c.name().startsWith("KUBE-SVC-")).findFirst().orElseThrow();
+        Chain svc = expected(1).nat().stream()
+                .filter(c -> c.name().startsWith("KUBE-SVC-"))
+                .findFirst()
+                .orElseThrow();
         kernel.restore("*nat\n-A " + svc.name() + " -j RETURN\nCOMMIT\n*filter\n-D INPUT -j KUBE-FIREWALL\nCOMMIT\n");
         assertThat(a.verify().repaired()).isEqualTo(2);
         assertKernelHolds(1);
@@ -466,7 +548,8 @@ class AgentTest {
         first.onDeltas(List.of(history.next(new Random(3), 2)));
         assertKernelHolds(2);
 
-        // A reboot: the kernel's rules are gone, the state file (version 2) stays. The next run starts a full load (several
+        // A reboot: the kernel's rules are gone, the state file (version 2) stays. The next run starts a full load
+        // (several
         // restores) and is killed in the middle of it, once the canaries are in.
         MemoryNetfilter rebooted = new MemoryNetfilter(IpFamily.IPV4, null, "n");
         kernel = rebooted;
@@ -484,8 +567,11 @@ class AgentTest {
             @Override
             public void restore(String script) throws RestoreFailedException {
                 rebooted.restore(script);
-                System.out.println("RESTORE " + script.lines().count() + " lines; canaries " + rebooted.chain(Table.FILTER, "KUBE-PROXY-CANARY").isPresent() + " " + rebooted.chain(Table.NAT, "KUBE-PROXY-CANARY").isPresent());
-                if (rebooted.chain(Table.NAT, "KUBE-PROXY-CANARY").isPresent() && rebooted.chain(Table.FILTER, "KUBE-PROXY-CANARY").isPresent()) {
+                System.out.println("RESTORE " + script.lines().count() + " lines; canaries "
+                        + rebooted.chain(Table.FILTER, "KUBE-PROXY-CANARY").isPresent() + " "
+                        + rebooted.chain(Table.NAT, "KUBE-PROXY-CANARY").isPresent());
+                if (rebooted.chain(Table.NAT, "KUBE-PROXY-CANARY").isPresent()
+                        && rebooted.chain(Table.FILTER, "KUBE-PROXY-CANARY").isPresent()) {
                     throw new Killed();
                 }
             }
@@ -508,11 +594,16 @@ class AgentTest {
         CommandRunner none = (argv, stdin, timeout) -> {
             throw new AssertionError("a host command in a unit test: " + argv);
         };
-        Agent killed = agent(new IptablesMode(History.NODE, new Applier(List.of(dying), null, clock), new Conntrack(none, true),
-                Duration.ofSeconds(30), 1_000));
+        Agent killed = agent(new IptablesMode(
+                History.NODE,
+                new Applier(List.of(dying), null, clock),
+                new Conntrack(none, true),
+                Duration.ofSeconds(30),
+                1_000));
         assertThatThrownBy(killed::start).isInstanceOf(Killed.class);
 
-        // The kernel holds part of a full load, canaries included. The state file's claim of version 2, written before the
+        // The kernel holds part of a full load, canaries included. The state file's claim of version 2, written before
+        // the
         // reboot, is false: the next run must load in full rather than move on from it.
         Agent next = agent();
         next.start();
@@ -538,10 +629,18 @@ class AgentTest {
 
     @Test
     void aRefusingModeAppliesNothingAndAcksEveryVersionFailedWithItsReason() {
-        Agent a = agent(new RefusingMode("ipvs cannot be used here", new IptablesMode(History.NODE,
-                new Applier(List.of(kernel), "ipvs unavailable: test", clock), new Conntrack((argv, stdin, t) -> {
-                    throw new AssertionError("a host command in a unit test: " + argv);
-                }, true), Duration.ofSeconds(30), 1_000)));
+        Agent a = agent(new RefusingMode(
+                "ipvs cannot be used here",
+                new IptablesMode(
+                        History.NODE,
+                        new Applier(List.of(kernel), "ipvs unavailable: test", clock),
+                        new Conntrack(
+                                (argv, stdin, t) -> {
+                                    throw new AssertionError("a host command in a unit test: " + argv);
+                                },
+                                true),
+                        Duration.ofSeconds(30),
+                        1_000)));
         a.start();
         assertThat(a.running()).isEqualTo(-1);
         assertThat(kernel.chainNames(Table.NAT)).isEmpty();

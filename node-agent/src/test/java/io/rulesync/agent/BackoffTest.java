@@ -55,6 +55,8 @@ class BackoffTest {
         b.cancel();
         assertThat(b.due(T0.plusSeconds(10))).as("nothing to retry").isFalse();
         b.failed(T0);
-        assertThat(b.waiting(T0.plusMillis(999))).as("the step after the last, not the first").isTrue();
+        assertThat(b.waiting(T0.plusMillis(999)))
+                .as("the step after the last, not the first")
+                .isTrue();
     }
 }

@@ -43,6 +43,7 @@ import org.junit.jupiter.api.io.TempDir;
 class FullTempSpaceTest {
     @TempDir
     Path dir;
+
     private NetnsLab lab;
     private Path tmp;
     private boolean mounted;
@@ -69,7 +70,9 @@ class FullTempSpaceTest {
     @Test
     void aFullTemporarySpaceFailsTheApplyWithItsReasonAndTheAgentGoesOnOnceThereIsRoom() throws Exception {
         History history = new History(20);
-        IptablesNetfilter kernel = new IptablesNetfilter(IpFamily.IPV4, HostCommand.withInputsIn(tmp).inNetns(lab.nodeNs()),
+        IptablesNetfilter kernel = new IptablesNetfilter(
+                IpFamily.IPV4,
+                HostCommand.withInputsIn(tmp).inNetns(lab.nodeNs()),
                 IptablesNetfilter.Printer.KERNEL_FORM);
         MutableClock clock = new MutableClock();
         CommandRunner none = (argv, stdin, timeout) -> {
@@ -77,9 +80,20 @@ class FullTempSpaceTest {
         };
         SnapshotSource snapshots = history.snapshots();
         List<NodeAck> acks = new ArrayList<>();
-        Agent agent = new Agent(History.CLUSTER, History.NODE, snapshots, new IptablesMode(History.NODE,
-                new Applier(List.of(kernel), null, clock), new Conntrack(none, true), Duration.ofSeconds(30), 1_000), acks::add,
-                new StateFile(dir.resolve("state"), History.CLUSTER, History.NODE), clock, Duration.ofMinutes(10));
+        Agent agent = new Agent(
+                History.CLUSTER,
+                History.NODE,
+                snapshots,
+                new IptablesMode(
+                        History.NODE,
+                        new Applier(List.of(kernel), null, clock),
+                        new Conntrack(none, true),
+                        Duration.ofSeconds(30),
+                        1_000),
+                acks::add,
+                new StateFile(dir.resolve("state"), History.CLUSTER, History.NODE),
+                clock,
+                Duration.ofMinutes(10));
         agent.start();
         assertThat(agent.running()).isEqualTo(1);
 
@@ -90,7 +104,10 @@ class FullTempSpaceTest {
         assertThat(failed.status()).isEqualTo(NodeAck.Status.FAILED);
         assertThat(failed.version()).isEqualTo(2);
         assertThat(failed.running()).as("the node keeps what it ran").isEqualTo(1);
-        assertThat(failed.error()).contains("cannot run").contains("iptables-restore").contains("No space left on device");
+        assertThat(failed.error())
+                .contains("cannot run")
+                .contains("iptables-restore")
+                .contains("No space left on device");
         assertThat(agent.running()).isEqualTo(1);
         assertKernelHolds(kernel, history, 1);
         try (Stream<Path> left = Files.list(tmp)) {
@@ -106,7 +123,9 @@ class FullTempSpaceTest {
         Files.delete(filler);
         clock.advance(Duration.ofMinutes(5));
         agent.tick();
-        assertThat(acks.get(acks.size() - 1)).extracting(NodeAck::version, NodeAck::status).containsExactly(2L, NodeAck.Status.APPLIED);
+        assertThat(acks.get(acks.size() - 1))
+                .extracting(NodeAck::version, NodeAck::status)
+                .containsExactly(2L, NodeAck.Status.APPLIED);
         assertKernelHolds(kernel, history, 2);
     }
 
@@ -128,8 +147,13 @@ class FullTempSpaceTest {
 
     private static void assertKernelHolds(IptablesNetfilter kernel, History history, long version) {
         for (Table t : Table.values()) {
-            for (Chain c : history.rules(version).ruleSet(History.NODE, IpFamily.IPV4).orElseThrow().chains(t)) {
-                assertThat(Applier.compare(kernel, t, c)).as("version %d %s %s", version, t, c.name()).isNull();
+            for (Chain c : history.rules(version)
+                    .ruleSet(History.NODE, IpFamily.IPV4)
+                    .orElseThrow()
+                    .chains(t)) {
+                assertThat(Applier.compare(kernel, t, c))
+                        .as("version %d %s %s", version, t, c.name())
+                        .isNull();
             }
         }
     }

@@ -33,32 +33,107 @@ public record Batch(
         List<NodeLabelRow> nodeLabels) {
 
     /** A batch that changes no node's labels. */
-    public Batch(String group, String topic, int partition, long expectedPosition, long newPosition, List<EventRow> events,
-            List<DeadLetterRow> deadLetters, List<VersionRow> versions, List<ActionRow> actions, List<OutboxRow> outbox,
-            int epoch, List<ProblemRow> problems, List<String> checkpointsDue) {
-        this(group, topic, partition, expectedPosition, newPosition, events, deadLetters, versions, actions, outbox, epoch,
-                problems, checkpointsDue, List.of());
+    public Batch(
+            String group,
+            String topic,
+            int partition,
+            long expectedPosition,
+            long newPosition,
+            List<EventRow> events,
+            List<DeadLetterRow> deadLetters,
+            List<VersionRow> versions,
+            List<ActionRow> actions,
+            List<OutboxRow> outbox,
+            int epoch,
+            List<ProblemRow> problems,
+            List<String> checkpointsDue) {
+        this(
+                group,
+                topic,
+                partition,
+                expectedPosition,
+                newPosition,
+                events,
+                deadLetters,
+                versions,
+                actions,
+                outbox,
+                epoch,
+                problems,
+                checkpointsDue,
+                List.of());
     }
 
     /** A batch that writes no checkpoint. */
-    public Batch(String group, String topic, int partition, long expectedPosition, long newPosition, List<EventRow> events,
-            List<DeadLetterRow> deadLetters, List<VersionRow> versions, List<ActionRow> actions, List<OutboxRow> outbox,
-            int epoch, List<ProblemRow> problems) {
-        this(group, topic, partition, expectedPosition, newPosition, events, deadLetters, versions, actions, outbox, epoch,
-                problems, List.of());
+    public Batch(
+            String group,
+            String topic,
+            int partition,
+            long expectedPosition,
+            long newPosition,
+            List<EventRow> events,
+            List<DeadLetterRow> deadLetters,
+            List<VersionRow> versions,
+            List<ActionRow> actions,
+            List<OutboxRow> outbox,
+            int epoch,
+            List<ProblemRow> problems) {
+        this(
+                group,
+                topic,
+                partition,
+                expectedPosition,
+                newPosition,
+                events,
+                deadLetters,
+                versions,
+                actions,
+                outbox,
+                epoch,
+                problems,
+                List.of());
     }
 
     /** A batch of the first log (epoch 0). */
-    public Batch(String group, String topic, int partition, long expectedPosition, long newPosition, List<EventRow> events,
-            List<DeadLetterRow> deadLetters, List<VersionRow> versions, List<ActionRow> actions, List<OutboxRow> outbox) {
+    public Batch(
+            String group,
+            String topic,
+            int partition,
+            long expectedPosition,
+            long newPosition,
+            List<EventRow> events,
+            List<DeadLetterRow> deadLetters,
+            List<VersionRow> versions,
+            List<ActionRow> actions,
+            List<OutboxRow> outbox) {
         this(group, topic, partition, expectedPosition, newPosition, events, deadLetters, versions, actions, outbox, 0);
     }
 
     /** A batch that changes no problem report. */
-    public Batch(String group, String topic, int partition, long expectedPosition, long newPosition, List<EventRow> events,
-            List<DeadLetterRow> deadLetters, List<VersionRow> versions, List<ActionRow> actions, List<OutboxRow> outbox,
+    public Batch(
+            String group,
+            String topic,
+            int partition,
+            long expectedPosition,
+            long newPosition,
+            List<EventRow> events,
+            List<DeadLetterRow> deadLetters,
+            List<VersionRow> versions,
+            List<ActionRow> actions,
+            List<OutboxRow> outbox,
             int epoch) {
-        this(group, topic, partition, expectedPosition, newPosition, events, deadLetters, versions, actions, outbox, epoch,
+        this(
+                group,
+                topic,
+                partition,
+                expectedPosition,
+                newPosition,
+                events,
+                deadLetters,
+                versions,
+                actions,
+                outbox,
+                epoch,
                 List.of());
     }
 
@@ -79,16 +154,28 @@ public record Batch(
     }
 
     /** One received event. {@code versionSeq}: the version it led to, if any. */
-    public record EventRow(String cluster, long offset, String type, String kind, String key, String resourceVersion,
-            Instant observedAt, String payload, Long versionSeq) {
-    }
+    public record EventRow(
+            String cluster,
+            long offset,
+            String type,
+            String kind,
+            String key,
+            String resourceVersion,
+            Instant observedAt,
+            String payload,
+            Long versionSeq) {}
 
-    public record DeadLetterRow(long offset, String key, String payload, String reason) {
-    }
+    public record DeadLetterRow(long offset, String key, String payload, String reason) {}
 
     /** A new version: what changed since its parent ({@code seq - 1}). */
     /** @param lineage the version's {@link Lineage}, chained from its parent's by the compiler */
-    public record VersionRow(String cluster, long seq, Instant createdAt, String cause, String settings, RulesDiff diff,
+    public record VersionRow(
+            String cluster,
+            long seq,
+            Instant createdAt,
+            String cause,
+            String settings,
+            RulesDiff diff,
             String lineage) {
         public VersionRow {
             Lineage.check("lineage", lineage);
@@ -112,8 +199,7 @@ public record Batch(
         }
     }
 
-    public record OutboxRow(String topic, String key, String payload) {
-    }
+    public record OutboxRow(String topic, String key, String payload) {}
 
     /**
      * A source of a cluster whose problems changed: they are now {@code problems}, reported (seen by
@@ -130,7 +216,8 @@ public record Batch(
      * A cluster's checkpoint: its folded state as text ({@code Checkpoint} in the compiler), standing for every
      * event of the cluster up to {@code lastEventId}; {@code versionSeq} was its head then.
      */
-    public record CheckpointRow(String cluster, long lastEventId, long versionSeq, int objects, String text, Instant createdAt) {
+    public record CheckpointRow(
+            String cluster, long lastEventId, long versionSeq, int objects, String text, Instant createdAt) {
         public CheckpointRow {
             Objects.requireNonNull(cluster, "cluster");
             Objects.requireNonNull(text, "text");

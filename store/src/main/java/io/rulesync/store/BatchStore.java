@@ -60,30 +60,34 @@ public final class BatchStore implements PartitionStore.Writes {
     /** Stored consumer positions (next offset to read) of a group, by partition. */
     public Map<Integer, Long> positions(String group, String topic) {
         Map<Integer, Long> out = new TreeMap<>();
-        StoreException.during("reading the positions of " + group + " in " + topic, () -> sql
-                .sql("SELECT partition, next_offset FROM consumer_position WHERE consumer_group = ? AND topic = ?")
-                .params(group, topic)
-                .query((rs, n) -> out.put(rs.getInt(1), rs.getLong(2)))
-                .list());
+        StoreException.during(
+                "reading the positions of " + group + " in " + topic,
+                () -> sql.sql(
+                                "SELECT partition, next_offset FROM consumer_position WHERE consumer_group = ? AND topic = ?")
+                        .params(group, topic)
+                        .query((rs, n) -> out.put(rs.getInt(1), rs.getLong(2)))
+                        .list());
         return out;
     }
 
     /** The stored position of a group in one partition, with the identity of its log; empty when none was stored. */
     public Optional<LogPosition> position(String group, String topic, int partition) {
-        return StoreException.during("reading the position of " + topic + "/" + partition, () -> sql
-                .sql("SELECT next_offset, log_epoch, topic_id, log_start, log_high_water FROM consumer_position "
-                        + "WHERE consumer_group = ? AND topic = ? AND partition = ?")
-                .params(group, topic, partition)
-                .query((rs, n) -> {
-                    long next = rs.getLong(1);
-                    long start = rs.getLong(4);
-                    start = rs.wasNull() ? 0 : start;
-                    long high = rs.getLong(5);
-                    // Positions stored before the log's identity was kept know only themselves.
-                    high = rs.wasNull() ? next : Math.max(high, next);
-                    return new LogPosition(next, rs.getInt(2), rs.getString(3), Math.min(start, next), high);
-                })
-                .optional());
+        return StoreException.during(
+                "reading the position of " + topic + "/" + partition,
+                () -> sql.sql(
+                                "SELECT next_offset, log_epoch, topic_id, log_start, log_high_water FROM consumer_position "
+                                        + "WHERE consumer_group = ? AND topic = ? AND partition = ?")
+                        .params(group, topic, partition)
+                        .query((rs, n) -> {
+                            long next = rs.getLong(1);
+                            long start = rs.getLong(4);
+                            start = rs.wasNull() ? 0 : start;
+                            long high = rs.getLong(5);
+                            // Positions stored before the log's identity was kept know only themselves.
+                            high = rs.wasNull() ? next : Math.max(high, next);
+                            return new LogPosition(next, rs.getInt(2), rs.getString(3), Math.min(start, next), high);
+                        })
+                        .optional());
     }
 
     /**
@@ -93,23 +97,47 @@ public final class BatchStore implements PartitionStore.Writes {
      *
      * @throws StaleWriteException another instance moved the position meanwhile
      */
-    public void movePosition(String group, String topic, int partition, Optional<LogPosition> expected, LogPosition next,
-            List<Batch.OutboxRow> outbox) throws StaleWriteException {
+    public void movePosition(
+            String group,
+            String topic,
+            int partition,
+            Optional<LogPosition> expected,
+            LogPosition next,
+            List<Batch.OutboxRow> outbox)
+            throws StaleWriteException {
         inTransaction("moving the position of " + topic + "/" + partition, false, () -> {
             fenceWriter(topic, partition);
             int n;
             SqlParameterValue topicId = new SqlParameterValue(Types.VARCHAR, next.topicId());
             if (expected.isEmpty()) {
-                n = sql.sql("INSERT INTO consumer_position (consumer_group, topic, partition, next_offset, log_epoch, topic_id, "
-                                + "log_start, log_high_water) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
-                        .params(group, topic, partition, next.next(), next.epoch(), topicId, next.start(), next.highWater())
+                n = sql.sql(
+                                "INSERT INTO consumer_position (consumer_group, topic, partition, next_offset, log_epoch, topic_id, "
+                                        + "log_start, log_high_water) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
+                        .params(
+                                group,
+                                topic,
+                                partition,
+                                next.next(),
+                                next.epoch(),
+                                topicId,
+                                next.start(),
+                                next.highWater())
                         .update();
             } else {
                 n = sql.sql("UPDATE consumer_position SET next_offset = ?, log_epoch = ?, topic_id = ?, log_start = ?, "
                                 + "log_high_water = ? WHERE consumer_group = ? AND topic = ? AND partition = ? AND next_offset = ? "
                                 + "AND log_epoch = ?")
-                        .params(next.next(), next.epoch(), topicId, next.start(), next.highWater(), group, topic, partition,
-                                expected.get().next(), expected.get().epoch())
+                        .params(
+                                next.next(),
+                                next.epoch(),
+                                topicId,
+                                next.start(),
+                                next.highWater(),
+                                group,
+                                topic,
+                                partition,
+                                expected.get().next(),
+                                expected.get().epoch())
                         .update();
             }
             if (n != 1) {
@@ -132,15 +160,24 @@ public final class BatchStore implements PartitionStore.Writes {
             if (!b.versions().isEmpty()) {
                 // Shared with other writers, exclusive for retention's removal of unreferenced fragment bodies: a body
                 // this batch finds stored (and so does not insert) stays stored until the batch commits.
-                sql.sql("SELECT 1 FROM pg_advisory_xact_lock_shared(?, ?)").params(HistoryPruning.RULESYNC, HistoryPruning.FRAGMENTS)
-                        .query(Integer.class).single();
+                sql.sql("SELECT 1 FROM pg_advisory_xact_lock_shared(?, ?)")
+                        .params(HistoryPruning.RULESYNC, HistoryPruning.FRAGMENTS)
+                        .query(Integer.class)
+                        .single();
             }
             for (Batch.VersionRow v : b.versions()) {
                 writeVersion(v);
             }
-            // Sent at commit, once per cluster: the api wakes the agents waiting for its next version (Notifications.HEADS).
-            for (String cluster : b.versions().stream().map(Batch.VersionRow::cluster).distinct().toList()) {
-                sql.sql("SELECT pg_notify(?, ?)").params(Notifications.HEADS, cluster).query((rs, n) -> 1).list();
+            // Sent at commit, once per cluster: the api wakes the agents waiting for its next version
+            // (Notifications.HEADS).
+            for (String cluster : b.versions().stream()
+                    .map(Batch.VersionRow::cluster)
+                    .distinct()
+                    .toList()) {
+                sql.sql("SELECT pg_notify(?, ?)")
+                        .params(Notifications.HEADS, cluster)
+                        .query((rs, n) -> 1)
+                        .list();
             }
             writeActions(b.actions());
             writeEvents(b);
@@ -150,7 +187,10 @@ public final class BatchStore implements PartitionStore.Writes {
             writeOutbox(b.outbox());
             // After the batch's events: one compiler writes a partition's clusters at a time (the position fence).
             for (String cluster : b.checkpointsDue()) {
-                sql.sql("SELECT max(id) FROM cluster_event WHERE cluster = ?").param(cluster).query(Long.class).optional()
+                sql.sql("SELECT max(id) FROM cluster_event WHERE cluster = ?")
+                        .param(cluster)
+                        .query(Long.class)
+                        .optional()
                         .ifPresent(id -> lastEventIds.put(cluster, id));
             }
         });
@@ -162,15 +202,23 @@ public final class BatchStore implements PartitionStore.Writes {
      * (checkpoints are written after their batch, off the batch's thread, and may arrive late).
      */
     public void writeCheckpoint(Batch.CheckpointRow c) {
-        StoreException.during("writing the checkpoint of " + c.cluster(), () -> sql
-                .sql("INSERT INTO cluster_checkpoint (cluster, last_event_id, version_seq, objects, body, text_length, created_at) "
-                        + "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (cluster) DO UPDATE SET last_event_id = EXCLUDED.last_event_id, "
-                        + "version_seq = EXCLUDED.version_seq, objects = EXCLUDED.objects, body = EXCLUDED.body, "
-                        + "text_length = EXCLUDED.text_length, created_at = EXCLUDED.created_at "
-                        + "WHERE cluster_checkpoint.last_event_id < EXCLUDED.last_event_id")
-                .params(c.cluster(), c.lastEventId(), c.versionSeq(), c.objects(), FragmentBodies.gzip(c.text()), c.text().length(),
-                        Timestamp.from(c.createdAt()))
-                .update());
+        StoreException.during(
+                "writing the checkpoint of " + c.cluster(),
+                () -> sql.sql(
+                                "INSERT INTO cluster_checkpoint (cluster, last_event_id, version_seq, objects, body, text_length, created_at) "
+                                        + "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (cluster) DO UPDATE SET last_event_id = EXCLUDED.last_event_id, "
+                                        + "version_seq = EXCLUDED.version_seq, objects = EXCLUDED.objects, body = EXCLUDED.body, "
+                                        + "text_length = EXCLUDED.text_length, created_at = EXCLUDED.created_at "
+                                        + "WHERE cluster_checkpoint.last_event_id < EXCLUDED.last_event_id")
+                        .params(
+                                c.cluster(),
+                                c.lastEventId(),
+                                c.versionSeq(),
+                                c.objects(),
+                                FragmentBodies.gzip(c.text()),
+                                c.text().length(),
+                                Timestamp.from(c.createdAt()))
+                        .update());
     }
 
     /** Queues messages to publish (through the outbox relay), on their own: the resync requests a rebuild asks for. */
@@ -183,11 +231,12 @@ public final class BatchStore implements PartitionStore.Writes {
 
     /** The status of one of a cluster's operator actions ({@code pending}, {@code done}, ...); empty when it has no such action. */
     public Optional<String> actionStatus(long id, String cluster) {
-        return StoreException.during("reading operator action " + id, () -> sql
-                .sql("SELECT status FROM operator_action WHERE id = ? AND cluster = ?")
-                .params(id, cluster)
-                .query(String.class)
-                .optional());
+        return StoreException.during(
+                "reading operator action " + id,
+                () -> sql.sql("SELECT status FROM operator_action WHERE id = ? AND cluster = ?")
+                        .params(id, cluster)
+                        .query(String.class)
+                        .optional());
     }
 
     private interface Work {
@@ -221,7 +270,8 @@ public final class BatchStore implements PartitionStore.Writes {
             throw r.stale;
         } catch (DataAccessException e) {
             if (raceIsStale && StoreException.uniqueViolation(e)) {
-                throw new StaleWriteException("already written by another instance: " + e.getMostSpecificCause().getMessage());
+                throw new StaleWriteException("already written by another instance: "
+                        + e.getMostSpecificCause().getMessage());
             }
             throw new StoreException(what + " failed", e);
         } catch (TransactionException e) {
@@ -241,12 +291,17 @@ public final class BatchStore implements PartitionStore.Writes {
             throw new IllegalArgumentException("a store fenced by a claim on " + claim.topic() + "/" + claim.partition()
                     + " cannot write " + topic + "/" + partition);
         }
-        int n = sql.sql("UPDATE partition_writer SET heard_at = now() WHERE topic = ? AND partition = ? AND writer = ? AND epoch = ?")
-                .params(topic, partition, claim.writer(), claim.epoch()).update();
+        int n = sql.sql(
+                        "UPDATE partition_writer SET heard_at = now() WHERE topic = ? AND partition = ? AND writer = ? AND epoch = ?")
+                .params(topic, partition, claim.writer(), claim.epoch())
+                .update();
         if (n != 1) {
-            PartitionWriters.Holder now = PartitionWriters.read(sql, topic, partition, "").orElse(null);
-            throw new WriterFencedException(topic + "/" + partition + " is no longer written by " + claim.writer() + " (epoch "
-                    + claim.epoch() + "): " + (now == null ? "nobody holds it" : now + " holds it"), now);
+            PartitionWriters.Holder now =
+                    PartitionWriters.read(sql, topic, partition, "").orElse(null);
+            throw new WriterFencedException(
+                    topic + "/" + partition + " is no longer written by " + claim.writer() + " (epoch " + claim.epoch()
+                            + "): " + (now == null ? "nobody holds it" : now + " holds it"),
+                    now);
         }
     }
 
@@ -258,28 +313,48 @@ public final class BatchStore implements PartitionStore.Writes {
                     .params(b.group(), b.topic(), b.partition(), b.newPosition(), b.epoch())
                     .update();
         } else {
-            n = sql.sql("UPDATE consumer_position SET next_offset = ?, log_high_water = GREATEST(log_high_water, ?) "
-                            + "WHERE consumer_group = ? AND topic = ? AND partition = ? AND next_offset = ? AND log_epoch = ?")
-                    .params(b.newPosition(), b.newPosition(), b.group(), b.topic(), b.partition(), b.expectedPosition(), b.epoch())
+            n = sql.sql(
+                            "UPDATE consumer_position SET next_offset = ?, log_high_water = GREATEST(log_high_water, ?) "
+                                    + "WHERE consumer_group = ? AND topic = ? AND partition = ? AND next_offset = ? AND log_epoch = ?")
+                    .params(
+                            b.newPosition(),
+                            b.newPosition(),
+                            b.group(),
+                            b.topic(),
+                            b.partition(),
+                            b.expectedPosition(),
+                            b.epoch())
                     .update();
         }
         if (n != 1) {
-            throw new StaleWriteException("position of " + b.topic() + "/" + b.partition() + " moved since " + b.expectedPosition());
+            throw new StaleWriteException(
+                    "position of " + b.topic() + "/" + b.partition() + " moved since " + b.expectedPosition());
         }
     }
 
     private void writeVersion(Batch.VersionRow v) throws StaleWriteException {
         int n = v.seq() == 1
-                ? sql.sql("INSERT INTO cluster_head (cluster, seq) VALUES (?, 1) ON CONFLICT DO NOTHING").param(v.cluster()).update()
-                : sql.sql("UPDATE cluster_head SET seq = ? WHERE cluster = ? AND seq = ?").params(v.seq(), v.cluster(), v.seq() - 1)
+                ? sql.sql("INSERT INTO cluster_head (cluster, seq) VALUES (?, 1) ON CONFLICT DO NOTHING")
+                        .param(v.cluster())
+                        .update()
+                : sql.sql("UPDATE cluster_head SET seq = ? WHERE cluster = ? AND seq = ?")
+                        .params(v.seq(), v.cluster(), v.seq() - 1)
                         .update();
         if (n != 1) {
             throw new StaleWriteException("head of " + v.cluster() + " is no longer " + (v.seq() - 1));
         }
-        sql.sql("INSERT INTO version (cluster, seq, parent_seq, created_at, cause, settings, fragments_changed, nodes_changed, lineage) "
-                        + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
-                .params(v.cluster(), v.seq(), new SqlParameterValue(Types.BIGINT, v.seq() == 1 ? null : v.seq() - 1),
-                        Timestamp.from(v.createdAt()), v.cause(), v.settings(), v.diff().fragments().size(), v.diff().nodes().size(),
+        sql.sql(
+                        "INSERT INTO version (cluster, seq, parent_seq, created_at, cause, settings, fragments_changed, nodes_changed, lineage) "
+                                + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                .params(
+                        v.cluster(),
+                        v.seq(),
+                        new SqlParameterValue(Types.BIGINT, v.seq() == 1 ? null : v.seq() - 1),
+                        Timestamp.from(v.createdAt()),
+                        v.cause(),
+                        v.settings(),
+                        v.diff().fragments().size(),
+                        v.diff().nodes().size(),
                         v.lineage())
                 .update();
         Map<String, RuleFragment> bodies = new LinkedHashMap<>();
@@ -288,15 +363,19 @@ public final class BatchStore implements PartitionStore.Writes {
                 bodies.putIfAbsent(ch.after().hash(), ch.after());
             }
         }
-        batch("INSERT INTO fragment (hash, body, text_length) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                new ArrayList<>(bodies.entrySet()), (ps, e) -> {
+        batch(
+                "INSERT INTO fragment (hash, body, text_length) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                new ArrayList<>(bodies.entrySet()),
+                (ps, e) -> {
                     String text = e.getValue().text();
                     ps.setString(1, e.getKey());
                     ps.setBytes(2, FragmentBodies.gzip(text));
                     ps.setInt(3, text.length());
                 });
-        batch("INSERT INTO version_entry (cluster, seq, family, unit, variant, hash) VALUES (?, ?, ?, ?, ?, ?)",
-                v.diff().fragments(), (ps, ch) -> {
+        batch(
+                "INSERT INTO version_entry (cluster, seq, family, unit, variant, hash) VALUES (?, ?, ?, ?, ?, ?)",
+                v.diff().fragments(),
+                (ps, ch) -> {
                     ps.setString(1, v.cluster());
                     ps.setLong(2, v.seq());
                     ps.setString(3, ch.key().family().id());
@@ -305,10 +384,15 @@ public final class BatchStore implements PartitionStore.Writes {
                     ps.setString(6, ch.after() == null ? null : ch.after().hash());
                 });
         // The head's entries follow (cluster_head_entry): what reading the head reads, whatever the history's length.
-        List<RulesDiff.FragmentChange> set = v.diff().fragments().stream().filter(ch -> ch.after() != null).toList();
-        List<RulesDiff.FragmentChange> removed = v.diff().fragments().stream().filter(ch -> ch.after() == null).toList();
-        batch("INSERT INTO cluster_head_entry (cluster, family, unit, variant, hash, seq) VALUES (?, ?, ?, ?, ?, ?) "
-                + "ON CONFLICT (cluster, family, unit, variant) DO UPDATE SET hash = EXCLUDED.hash, seq = EXCLUDED.seq", set, (ps, ch) -> {
+        List<RulesDiff.FragmentChange> set =
+                v.diff().fragments().stream().filter(ch -> ch.after() != null).toList();
+        List<RulesDiff.FragmentChange> removed =
+                v.diff().fragments().stream().filter(ch -> ch.after() == null).toList();
+        batch(
+                "INSERT INTO cluster_head_entry (cluster, family, unit, variant, hash, seq) VALUES (?, ?, ?, ?, ?, ?) "
+                        + "ON CONFLICT (cluster, family, unit, variant) DO UPDATE SET hash = EXCLUDED.hash, seq = EXCLUDED.seq",
+                set,
+                (ps, ch) -> {
                     ps.setString(1, v.cluster());
                     ps.setString(2, ch.key().family().id());
                     ps.setString(3, ch.key().unit().id());
@@ -316,18 +400,24 @@ public final class BatchStore implements PartitionStore.Writes {
                     ps.setString(5, ch.after().hash());
                     ps.setLong(6, v.seq());
                 });
-        batch("DELETE FROM cluster_head_entry WHERE cluster = ? AND family = ? AND unit = ? AND variant = ?", removed, (ps, ch) -> {
-            ps.setString(1, v.cluster());
-            ps.setString(2, ch.key().family().id());
-            ps.setString(3, ch.key().unit().id());
-            ps.setString(4, ch.key().variant().id());
-        });
-        batch("INSERT INTO version_node (cluster, seq, node, zone) VALUES (?, ?, ?, ?)", v.diff().nodes(), (ps, nc) -> {
-            ps.setString(1, v.cluster());
-            ps.setLong(2, v.seq());
-            ps.setString(3, nc.node());
-            ps.setString(4, nc.zoneAfter());
-        });
+        batch(
+                "DELETE FROM cluster_head_entry WHERE cluster = ? AND family = ? AND unit = ? AND variant = ?",
+                removed,
+                (ps, ch) -> {
+                    ps.setString(1, v.cluster());
+                    ps.setString(2, ch.key().family().id());
+                    ps.setString(3, ch.key().unit().id());
+                    ps.setString(4, ch.key().variant().id());
+                });
+        batch(
+                "INSERT INTO version_node (cluster, seq, node, zone) VALUES (?, ?, ?, ?)",
+                v.diff().nodes(),
+                (ps, nc) -> {
+                    ps.setString(1, v.cluster());
+                    ps.setLong(2, v.seq());
+                    ps.setString(3, nc.node());
+                    ps.setString(4, nc.zoneAfter());
+                });
     }
 
     private void writeActions(List<Batch.ActionRow> actions) throws StaleWriteException {
@@ -335,9 +425,13 @@ public final class BatchStore implements PartitionStore.Writes {
         for (Batch.ActionRow a : actions) {
             int n = a.resultVersion() != null
                     ? sql.sql("UPDATE operator_action SET status = 'done', result_version = ?, completed_at = ? "
-                            + "WHERE id = ? AND status = 'pending'").params(a.resultVersion(), now, a.id()).update()
+                                    + "WHERE id = ? AND status = 'pending'")
+                            .params(a.resultVersion(), now, a.id())
+                            .update()
                     : sql.sql("UPDATE operator_action SET status = 'rejected', outcome = ?, completed_at = ? "
-                            + "WHERE id = ? AND status = 'pending'").params(a.refusal(), now, a.id()).update();
+                                    + "WHERE id = ? AND status = 'pending'")
+                            .params(a.refusal(), now, a.id())
+                            .update();
             if (n != 1) {
                 throw new StaleWriteException("operator action " + a.id() + " is no longer pending");
             }
@@ -346,9 +440,11 @@ public final class BatchStore implements PartitionStore.Writes {
 
     private void writeEvents(Batch b) {
         Timestamp now = Timestamp.from(Instant.now());
-        batch("INSERT INTO cluster_event (cluster, topic, partition, kafka_offset, event_type, kind, object_key, resource_version, "
-                + "observed_at, received_at, payload, version_seq, log_epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                b.events(), (ps, e) -> {
+        batch(
+                "INSERT INTO cluster_event (cluster, topic, partition, kafka_offset, event_type, kind, object_key, resource_version, "
+                        + "observed_at, received_at, payload, version_seq, log_epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                b.events(),
+                (ps, e) -> {
                     ps.setString(1, e.cluster());
                     ps.setString(2, b.topic());
                     ps.setInt(3, b.partition());
@@ -371,8 +467,11 @@ public final class BatchStore implements PartitionStore.Writes {
 
     private void writeDeadLetters(Batch b) {
         Timestamp now = Timestamp.from(Instant.now());
-        batch("INSERT INTO dead_letter (topic, partition, kafka_offset, record_key, payload, reason, received_at, log_epoch) "
-                + "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", b.deadLetters(), (ps, d) -> {
+        batch(
+                "INSERT INTO dead_letter (topic, partition, kafka_offset, record_key, payload, reason, received_at, log_epoch) "
+                        + "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                b.deadLetters(),
+                (ps, d) -> {
                     ps.setString(1, b.topic());
                     ps.setInt(2, b.partition());
                     ps.setLong(3, d.offset());
@@ -393,8 +492,7 @@ public final class BatchStore implements PartitionStore.Writes {
     }
 
     /** One current problem of a changed source, at its place in the source's report. */
-    private record ProblemAt(Batch.ProblemRow row, int seq, Problem problem) {
-    }
+    private record ProblemAt(Batch.ProblemRow row, int seq, Problem problem) {}
 
     /** Replaces the rows of each changed source: state, so the table holds exactly the current problems. */
     private void writeProblems(List<Batch.ProblemRow> rows) {
@@ -411,8 +509,11 @@ public final class BatchStore implements PartitionStore.Writes {
             ps.setString(1, r.cluster());
             ps.setString(2, r.source());
         });
-        batch("INSERT INTO cluster_problem (cluster, source, seq, location, object, field, message, reported_at) "
-                + "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", problems, (ps, p) -> {
+        batch(
+                "INSERT INTO cluster_problem (cluster, source, seq, location, object, field, message, reported_at) "
+                        + "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                problems,
+                (ps, p) -> {
                     ps.setString(1, p.row().cluster());
                     ps.setString(2, p.row().source());
                     ps.setInt(3, p.seq());

@@ -22,7 +22,10 @@ public final class DatabaseOptions {
     @Spec(Spec.Target.MIXEE)
     private CommandSpec spec;
 
-    @Option(names = "--db-url", required = true, paramLabel = "JDBC_URL",
+    @Option(
+            names = "--db-url",
+            required = true,
+            paramLabel = "JDBC_URL",
             description = "The version store's PostgreSQL, e.g. jdbc:postgresql://127.0.0.1:5432/rulesync.")
     private String url;
 
@@ -32,17 +35,24 @@ public final class DatabaseOptions {
     /** Set in the same process (the demo), where no process list shows it; wins over the file and the environment. */
     private String given;
 
-    @Option(names = "--db-password-file", paramLabel = "FILE", defaultValue = "${env:RULESYNC_DB_PASSWORD_FILE}",
-            description = "The database password: the first line of FILE, which other users must not be able to read "
-                    + "(chmod 600 or 640). Default: $RULESYNC_DB_PASSWORD_FILE; without a file, the environment variable "
-                    + "RULESYNC_DB_PASSWORD, else empty. There is no --db-password: other local users can read a command line.")
+    @Option(
+            names = "--db-password-file",
+            paramLabel = "FILE",
+            defaultValue = "${env:RULESYNC_DB_PASSWORD_FILE}",
+            description =
+                    "The database password: the first line of FILE, which other users must not be able to read "
+                            + "(chmod 600 or 640). Default: $RULESYNC_DB_PASSWORD_FILE; without a file, the environment variable "
+                            + "RULESYNC_DB_PASSWORD, else empty. There is no --db-password: other local users can read a command line.")
     private String passwordFile;
 
     @Option(names = "--db-password", hidden = true, paramLabel = "PASSWORD")
     void refusePassword(String ignored) {
-        throw new ParameterException(spec.commandLine(), "--db-password is not taken: other local users can read a command line. "
-                + "Give the password in the environment variable " + ENV_PASSWORD + ", or in a file only you can read with "
-                + "--db-password-file FILE.");
+        throw new ParameterException(
+                spec.commandLine(),
+                "--db-password is not taken: other local users can read a command line. "
+                        + "Give the password in the environment variable " + ENV_PASSWORD
+                        + ", or in a file only you can read with "
+                        + "--db-password-file FILE.");
     }
 
     public String url() {
@@ -67,7 +77,8 @@ public final class DatabaseOptions {
             try {
                 return readSecret(Path.of(passwordFile));
             } catch (IllegalArgumentException e) {
-                throw new ParameterException(spec.commandLine(), "--db-password-file " + passwordFile + ": " + e.getMessage());
+                throw new ParameterException(
+                        spec.commandLine(), "--db-password-file " + passwordFile + ": " + e.getMessage());
             }
         }
         return Objects.requireNonNullElse(System.getenv(ENV_PASSWORD), "");

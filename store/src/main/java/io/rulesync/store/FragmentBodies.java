@@ -10,8 +10,7 @@ import java.util.zip.GZIPOutputStream;
 
 /** How a fragment's text is kept in {@code fragment.body}: gzipped UTF-8 (written by {@link BatchStore}, read by {@link VersionHistory}). */
 final class FragmentBodies {
-    private FragmentBodies() {
-    }
+    private FragmentBodies() {}
 
     static byte[] gzip(String text) {
         ByteArrayOutputStream out = new ByteArrayOutputStream(text.length() / 4 + 64);

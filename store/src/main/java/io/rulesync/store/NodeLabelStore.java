@@ -21,7 +21,7 @@ import tools.jackson.core.type.TypeReference;
  * taking a partition ({@link #reconcile}); the api reads them.
  */
 public final class NodeLabelStore implements PartitionStore.Labels {
-    private static final TypeReference<TreeMap<String, String>> LABELS = new TypeReference<>() { };
+    private static final TypeReference<TreeMap<String, String>> LABELS = new TypeReference<>() {};
 
     private final JdbcTemplate jdbc;
     private final JdbcClient sql;
@@ -34,7 +34,9 @@ public final class NodeLabelStore implements PartitionStore.Labels {
     }
 
     /** The rows that take a cluster's stored labels from {@code before} to {@code after} (node to labels), by node. */
-    public static List<Batch.NodeLabelRow> changes(String cluster, Map<String, ? extends Map<String, String>> before,
+    public static List<Batch.NodeLabelRow> changes(
+            String cluster,
+            Map<String, ? extends Map<String, String>> before,
             Map<String, ? extends Map<String, String>> after) {
         TreeSet<String> nodes = new TreeSet<>(before.keySet());
         nodes.addAll(after.keySet());
@@ -51,11 +53,12 @@ public final class NodeLabelStore implements PartitionStore.Labels {
     /** A cluster's nodes and their labels, by node name (empty for a cluster never stored). */
     public SortedMap<String, Map<String, String>> labels(String cluster) {
         SortedMap<String, Map<String, String>> out = new TreeMap<>();
-        StoreException.during("reading the node labels of " + cluster, () -> sql
-                .sql("SELECT node, labels::text FROM cluster_node_label WHERE cluster = ?")
-                .param(cluster)
-                .query((rs, n) -> out.put(rs.getString(1), Json.MAPPER.readValue(rs.getString(2), LABELS)))
-                .list());
+        StoreException.during(
+                "reading the node labels of " + cluster,
+                () -> sql.sql("SELECT node, labels::text FROM cluster_node_label WHERE cluster = ?")
+                        .param(cluster)
+                        .query((rs, n) -> out.put(rs.getString(1), Json.MAPPER.readValue(rs.getString(2), LABELS)))
+                        .list());
         return out;
     }
 
@@ -64,26 +67,35 @@ public final class NodeLabelStore implements PartitionStore.Labels {
      * it changed (0 when the table already agreed).
      */
     public int reconcile(String cluster, Map<String, ? extends Map<String, String>> nodes) {
-        return StoreException.during("reconciling the node labels of " + cluster, () -> tx.execute(status -> {
-            List<Batch.NodeLabelRow> rows = changes(cluster, labels(cluster), nodes);
-            write(jdbc, rows);
-            return rows.size();
-        }));
+        return StoreException.during(
+                "reconciling the node labels of " + cluster,
+                () -> tx.execute(status -> {
+                    List<Batch.NodeLabelRow> rows = changes(cluster, labels(cluster), nodes);
+                    write(jdbc, rows);
+                    return rows.size();
+                }));
     }
 
     /** Writes {@code rows} on {@code jdbc}, in the caller's transaction. */
     static void write(JdbcTemplate jdbc, List<Batch.NodeLabelRow> rows) {
-        List<Batch.NodeLabelRow> gone = rows.stream().filter(r -> r.labels() == null).toList();
-        List<Batch.NodeLabelRow> set = rows.stream().filter(r -> r.labels() != null).toList();
+        List<Batch.NodeLabelRow> gone =
+                rows.stream().filter(r -> r.labels() == null).toList();
+        List<Batch.NodeLabelRow> set =
+                rows.stream().filter(r -> r.labels() != null).toList();
         if (!gone.isEmpty()) {
-            jdbc.batchUpdate("DELETE FROM cluster_node_label WHERE cluster = ? AND node = ?", gone, gone.size(), (ps, r) -> {
-                ps.setString(1, r.cluster());
-                ps.setString(2, r.node());
-            });
+            jdbc.batchUpdate(
+                    "DELETE FROM cluster_node_label WHERE cluster = ? AND node = ?", gone, gone.size(), (ps, r) -> {
+                        ps.setString(1, r.cluster());
+                        ps.setString(2, r.node());
+                    });
         }
         if (!set.isEmpty()) {
-            jdbc.batchUpdate("INSERT INTO cluster_node_label (cluster, node, labels) VALUES (?, ?, ?::jsonb) "
-                    + "ON CONFLICT (cluster, node) DO UPDATE SET labels = EXCLUDED.labels", set, set.size(), (ps, r) -> {
+            jdbc.batchUpdate(
+                    "INSERT INTO cluster_node_label (cluster, node, labels) VALUES (?, ?, ?::jsonb) "
+                            + "ON CONFLICT (cluster, node) DO UPDATE SET labels = EXCLUDED.labels",
+                    set,
+                    set.size(),
+                    (ps, r) -> {
                         ps.setString(1, r.cluster());
                         ps.setString(2, r.node());
                         ps.setString(3, Json.MAPPER.writeValueAsString(r.labels()));

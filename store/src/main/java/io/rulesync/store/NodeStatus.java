@@ -15,9 +15,20 @@ import java.time.Instant;
  * @param ackedAt          the newest ack's {@code at}, by the node's clock: for display only, it orders nothing
  * @param updatedAt        when the api stored the newest ack, by the api's clock
  */
-public record NodeStatus(String cluster, String node, long running, long lastVersion, NodeAck.Status lastStatus,
-        String lastError, Long lastErrorVersion, Instant lastErrorAt, long durationMs, int ruleCount, String mode,
-        Instant ackedAt, Instant updatedAt) {
+public record NodeStatus(
+        String cluster,
+        String node,
+        long running,
+        long lastVersion,
+        NodeAck.Status lastStatus,
+        String lastError,
+        Long lastErrorVersion,
+        Instant lastErrorAt,
+        long durationMs,
+        int ruleCount,
+        String mode,
+        Instant ackedAt,
+        Instant updatedAt) {
 
     public boolean failing() {
         return lastStatus == NodeAck.Status.FAILED;

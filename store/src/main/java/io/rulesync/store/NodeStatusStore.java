@@ -5,10 +5,9 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
-import java.time.OffsetDateTime;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
@@ -49,7 +48,8 @@ public final class NodeStatusStore {
             + "last_status = EXCLUDED.last_status, "
             // A failure in this batch replaces the stored one unless the stored one is about a newer version.
             + "last_error = CASE WHEN " + NEWER_FAILURE + " THEN EXCLUDED.last_error ELSE s.last_error END, "
-            + "last_error_version = CASE WHEN " + NEWER_FAILURE + " THEN EXCLUDED.last_error_version ELSE s.last_error_version END, "
+            + "last_error_version = CASE WHEN " + NEWER_FAILURE
+            + " THEN EXCLUDED.last_error_version ELSE s.last_error_version END, "
             + "last_error_at = CASE WHEN " + NEWER_FAILURE + " THEN EXCLUDED.last_error_at ELSE s.last_error_at END, "
             + "duration_ms = EXCLUDED.duration_ms, rule_count = EXCLUDED.rule_count, mode = EXCLUDED.mode, "
             + "acked_at = EXCLUDED.acked_at, updated_at = EXCLUDED.updated_at "
@@ -97,20 +97,22 @@ public final class NodeStatusStore {
             mode[i] = a.mode();
             at[i] = a.at().toString(); // ISO-8601 in UTC: PostgreSQL reads it as it is
         }
-        StoreException.during("recording " + acks.size() + " node acks", () -> jdbc.update(UPSERT, ps -> {
-            java.sql.Connection c = ps.getConnection();
-            ps.setArray(1, c.createArrayOf("text", cluster));
-            ps.setArray(2, c.createArrayOf("text", node));
-            ps.setArray(3, c.createArrayOf("bigint", running));
-            ps.setArray(4, c.createArrayOf("bigint", version));
-            ps.setArray(5, c.createArrayOf("text", status));
-            ps.setArray(6, c.createArrayOf("text", error));
-            ps.setArray(7, c.createArrayOf("bigint", errorVersion));
-            ps.setArray(8, c.createArrayOf("bigint", duration));
-            ps.setArray(9, c.createArrayOf("integer", rules));
-            ps.setArray(10, c.createArrayOf("text", mode));
-            ps.setArray(11, c.createArrayOf("text", at));
-        }));
+        StoreException.during(
+                "recording " + acks.size() + " node acks",
+                () -> jdbc.update(UPSERT, ps -> {
+                    java.sql.Connection c = ps.getConnection();
+                    ps.setArray(1, c.createArrayOf("text", cluster));
+                    ps.setArray(2, c.createArrayOf("text", node));
+                    ps.setArray(3, c.createArrayOf("bigint", running));
+                    ps.setArray(4, c.createArrayOf("bigint", version));
+                    ps.setArray(5, c.createArrayOf("text", status));
+                    ps.setArray(6, c.createArrayOf("text", error));
+                    ps.setArray(7, c.createArrayOf("bigint", errorVersion));
+                    ps.setArray(8, c.createArrayOf("bigint", duration));
+                    ps.setArray(9, c.createArrayOf("integer", rules));
+                    ps.setArray(10, c.createArrayOf("text", mode));
+                    ps.setArray(11, c.createArrayOf("text", at));
+                }));
     }
 
     /** The status of every node of a cluster that has acked, by node name. */
@@ -120,37 +122,56 @@ public final class NodeStatusStore {
 
     /** The status of these nodes of a cluster (those that have acked), by node name. */
     public List<NodeStatus> nodeStatus(String cluster, Collection<String> nodes) {
-        return nodes.isEmpty() ? List.of() : statuses("WHERE cluster = ? AND node = ANY (?) ORDER BY node",
-                List.of(cluster, new SqlArrayValue("text", nodes.toArray())), cluster);
+        return nodes.isEmpty()
+                ? List.of()
+                : statuses(
+                        "WHERE cluster = ? AND node = ANY (?) ORDER BY node",
+                        List.of(cluster, new SqlArrayValue("text", nodes.toArray())),
+                        cluster);
     }
 
     /** Every acked node's progress, by node name: what a count or a state filter needs, and no more. */
     public List<NodeProgress> progress(String cluster) {
-        return StoreException.during("reading the node progress of " + cluster, () -> sql
-                .sql("SELECT node, running, last_status = 'FAILED' FROM node_status WHERE cluster = ? ORDER BY node")
-                .param(cluster)
-                .query((rs, n) -> new NodeProgress(rs.getString(1), rs.getLong(2), rs.getBoolean(3)))
-                .list());
+        return StoreException.during(
+                "reading the node progress of " + cluster,
+                () -> sql.sql(
+                                "SELECT node, running, last_status = 'FAILED' FROM node_status WHERE cluster = ? ORDER BY node")
+                        .param(cluster)
+                        .query((rs, n) -> new NodeProgress(rs.getString(1), rs.getLong(2), rs.getBoolean(3)))
+                        .list());
     }
 
     private List<NodeStatus> statuses(String where, List<?> args, String cluster) {
-        return StoreException.during("reading the node status of " + cluster, () -> sql
-                .sql("SELECT cluster, node, running, last_version, last_status, last_error, last_error_version, last_error_at, "
-                        + "duration_ms, rule_count, mode, acked_at, updated_at FROM node_status " + where)
-                .params(args)
-                .query((rs, n) -> {
-                    long version = rs.getLong(7);
-                    Long errorVersion = rs.wasNull() ? null : version;
-                    return new NodeStatus(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getLong(4),
-                            NodeAck.Status.valueOf(rs.getString(5)), rs.getString(6), errorVersion,
-                            instant(rs, 8), rs.getLong(9), rs.getInt(10), rs.getString(11), instant(rs, 12), instant(rs, 13));
-                })
-                .list());
+        return StoreException.during(
+                "reading the node status of " + cluster,
+                () -> sql.sql(
+                                "SELECT cluster, node, running, last_version, last_status, last_error, last_error_version, last_error_at, "
+                                        + "duration_ms, rule_count, mode, acked_at, updated_at FROM node_status "
+                                        + where)
+                        .params(args)
+                        .query((rs, n) -> {
+                            long version = rs.getLong(7);
+                            Long errorVersion = rs.wasNull() ? null : version;
+                            return new NodeStatus(
+                                    rs.getString(1),
+                                    rs.getString(2),
+                                    rs.getLong(3),
+                                    rs.getLong(4),
+                                    NodeAck.Status.valueOf(rs.getString(5)),
+                                    rs.getString(6),
+                                    errorVersion,
+                                    instant(rs, 8),
+                                    rs.getLong(9),
+                                    rs.getInt(10),
+                                    rs.getString(11),
+                                    instant(rs, 12),
+                                    instant(rs, 13));
+                        })
+                        .list());
     }
 
     /** What one batch says about one node: its newest ack, and its newest failure (null if none). */
-    record NodeOutcome(NodeAck newest, NodeAck lastFailure) {
-    }
+    record NodeOutcome(NodeAck newest, NodeAck lastFailure) {}
 
     /**
      * One row per node, so that the batch upsert never touches a row twice (PostgreSQL refuses that). A node's acks in
@@ -159,7 +180,8 @@ public final class NodeStatusStore {
     static List<NodeOutcome> newestPerNode(List<NodeAck> acks) {
         Map<List<String>, NodeOutcome> byNode = new LinkedHashMap<>();
         for (NodeAck a : acks) {
-            byNode.merge(List.of(a.cluster(), a.node()),
+            byNode.merge(
+                    List.of(a.cluster(), a.node()),
                     new NodeOutcome(a, a.status() == NodeAck.Status.FAILED ? a : null),
                     (old, now) -> new NodeOutcome(newer(old.newest(), a), newer(old.lastFailure(), now.lastFailure())));
         }

@@ -25,6 +25,7 @@ public final class Notifications implements AutoCloseable {
     public static final String HEADS = "rulesync_head";
     /** Rows inserted into {@code outbox} (migration V12's trigger); no payload. */
     public static final String OUTBOX = "rulesync_outbox";
+
     private static final Logger log = LoggerFactory.getLogger(Notifications.class);
 
     private final DataSource ds;
@@ -60,7 +61,8 @@ public final class Notifications implements AutoCloseable {
     public synchronized boolean await(Duration timeout) throws InterruptedException {
         try {
             listen();
-            PGNotification[] got = listening.unwrap(PGConnection.class).getNotifications((int) Math.max(1, timeout.toMillis()));
+            PGNotification[] got =
+                    listening.unwrap(PGConnection.class).getNotifications((int) Math.max(1, timeout.toMillis()));
             if (failing) {
                 failing = false;
                 log.info("listening on {} again", channel);

@@ -43,10 +43,16 @@ public final class OperatorActionStore {
             throws ActionConflictException {
         try {
             return tx.execute(status -> {
-                long id = sql.sql("INSERT INTO operator_action (cluster, action, to_version, actor, reason, requested_at) "
-                                + "VALUES (?, ?, ?, ?, ?, ?) RETURNING id")
-                        .params(cluster, toVersion == null ? "resume" : "rollback", new SqlParameterValue(Types.BIGINT, toVersion),
-                                actor, reason, Timestamp.from(now))
+                long id = sql.sql(
+                                "INSERT INTO operator_action (cluster, action, to_version, actor, reason, requested_at) "
+                                        + "VALUES (?, ?, ?, ?, ?, ?) RETURNING id")
+                        .params(
+                                cluster,
+                                toVersion == null ? "resume" : "rollback",
+                                new SqlParameterValue(Types.BIGINT, toVersion),
+                                actor,
+                                reason,
+                                Timestamp.from(now))
                         .query(Long.class)
                         .single();
                 // Validated by the event's constructor, so nothing unusable reaches the topic.
@@ -61,8 +67,9 @@ public final class OperatorActionStore {
         } catch (DataAccessException e) {
             if (StoreException.uniqueViolation(e)) {
                 long pending = pendingOf(cluster).map(RecordedAction::id).orElse(0L);
-                throw new ActionConflictException("action " + pending + " of cluster " + cluster
-                        + " is still pending; retry once it completed", pending);
+                throw new ActionConflictException(
+                        "action " + pending + " of cluster " + cluster + " is still pending; retry once it completed",
+                        pending);
             }
             throw new StoreException("recording an operator action of " + cluster + " failed", e);
         } catch (TransactionException e) {
@@ -81,12 +88,15 @@ public final class OperatorActionStore {
         if (cluster != null) {
             args.add(cluster);
         }
-        return StoreException.during("expiring operator actions", () -> sql
-                .sql("UPDATE operator_action SET status = 'expired', outcome = ?, completed_at = ? WHERE status = 'pending' "
-                        + "AND requested_at < ?" + (cluster == null ? "" : " AND cluster = ?") + " RETURNING " + RecordedAction.COLUMNS)
-                .params(args)
-                .query((rs, n) -> RecordedAction.read(rs))
-                .list());
+        return StoreException.during(
+                "expiring operator actions",
+                () -> sql.sql(
+                                "UPDATE operator_action SET status = 'expired', outcome = ?, completed_at = ? WHERE status = 'pending' "
+                                        + "AND requested_at < ?" + (cluster == null ? "" : " AND cluster = ?")
+                                        + " RETURNING " + RecordedAction.COLUMNS)
+                        .params(args)
+                        .query((rs, n) -> RecordedAction.read(rs))
+                        .list());
     }
 
     /** Why an action expired after {@code timeout}, as the audit log shows it. */
@@ -103,10 +113,14 @@ public final class OperatorActionStore {
     /** The action of a cluster that is still pending, if any. */
     /** The newest version after {@code after}, up to {@code upTo}, that a rollback of {@code cluster} made; 0 when none did. */
     public long newestRollbackVersion(String cluster, long after, long upTo) {
-        return StoreException.during("reading the rollbacks of " + cluster, () -> sql
-                .sql("SELECT coalesce(max(result_version), 0) FROM operator_action WHERE cluster = ? AND status = 'done' "
-                        + "AND action = 'rollback' AND result_version > ? AND result_version <= ?")
-                .params(cluster, after, upTo).query(Long.class).single());
+        return StoreException.during(
+                "reading the rollbacks of " + cluster,
+                () -> sql.sql(
+                                "SELECT coalesce(max(result_version), 0) FROM operator_action WHERE cluster = ? AND status = 'done' "
+                                        + "AND action = 'rollback' AND result_version > ? AND result_version <= ?")
+                        .params(cluster, after, upTo)
+                        .query(Long.class)
+                        .single());
     }
 
     public Optional<RecordedAction> pendingOf(String cluster) {
@@ -120,19 +134,21 @@ public final class OperatorActionStore {
             args.add(cluster);
         }
         args.add(limit);
-        return StoreException.during("reading operator actions", () -> sql
-                .sql("SELECT " + RecordedAction.COLUMNS + " FROM operator_action WHERE id < ?"
-                        + (cluster == null ? "" : " AND cluster = ?") + " ORDER BY id DESC LIMIT ?")
-                .params(args)
-                .query((rs, n) -> RecordedAction.read(rs))
-                .list());
+        return StoreException.during(
+                "reading operator actions",
+                () -> sql.sql("SELECT " + RecordedAction.COLUMNS + " FROM operator_action WHERE id < ?"
+                                + (cluster == null ? "" : " AND cluster = ?") + " ORDER BY id DESC LIMIT ?")
+                        .params(args)
+                        .query((rs, n) -> RecordedAction.read(rs))
+                        .list());
     }
 
     private Optional<RecordedAction> one(String where, Object arg) {
-        return StoreException.during("reading operator actions", () -> sql
-                .sql("SELECT " + RecordedAction.COLUMNS + " FROM operator_action " + where)
-                .param(arg)
-                .query((rs, n) -> RecordedAction.read(rs))
-                .optional());
+        return StoreException.during(
+                "reading operator actions",
+                () -> sql.sql("SELECT " + RecordedAction.COLUMNS + " FROM operator_action " + where)
+                        .param(arg)
+                        .query((rs, n) -> RecordedAction.read(rs))
+                        .optional());
     }
 }

@@ -24,8 +24,7 @@ public final class Outbox {
     }
 
     /** An outbox message waiting to be published. */
-    public record OutboxMessage(long id, String topic, String key, String payload) {
-    }
+    public record OutboxMessage(long id, String topic, String key, String payload) {}
 
     /** What publishing a batch of outbox messages needs: true once all were acknowledged. */
     public interface Publisher {
@@ -39,30 +38,35 @@ public final class Outbox {
      * stay for the next attempt: delivery is at least once, and receivers dedupe by version).
      */
     public int relay(int limit, Publisher publisher) {
-        return StoreException.during("relaying the outbox", () -> tx.execute(status -> {
-            List<OutboxMessage> batch = sql.sql("SELECT id, topic, record_key, payload FROM outbox "
-                            + "ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED")
-                    .param(limit)
-                    .query(Outbox::message)
-                    .list();
-            if (batch.isEmpty() || !publisher.publish(batch)) {
-                status.setRollbackOnly();
-                return 0;
-            }
-            sql.sql("DELETE FROM outbox WHERE id = ANY (?)")
-                    .param(new SqlArrayValue("bigint", batch.stream().map(OutboxMessage::id).toArray()))
-                    .update();
-            return batch.size();
-        }));
+        return StoreException.during(
+                "relaying the outbox",
+                () -> tx.execute(status -> {
+                    List<OutboxMessage> batch = sql.sql("SELECT id, topic, record_key, payload FROM outbox "
+                                    + "ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED")
+                            .param(limit)
+                            .query(Outbox::message)
+                            .list();
+                    if (batch.isEmpty() || !publisher.publish(batch)) {
+                        status.setRollbackOnly();
+                        return 0;
+                    }
+                    sql.sql("DELETE FROM outbox WHERE id = ANY (?)")
+                            .param(new SqlArrayValue(
+                                    "bigint",
+                                    batch.stream().map(OutboxMessage::id).toArray()))
+                            .update();
+                    return batch.size();
+                }));
     }
 
     /** The oldest messages not yet published, without taking them. */
     public List<OutboxMessage> pending(int limit) {
-        return StoreException.during("reading the outbox", () -> sql
-                .sql("SELECT id, topic, record_key, payload FROM outbox ORDER BY id LIMIT ?")
-                .param(limit)
-                .query(Outbox::message)
-                .list());
+        return StoreException.during(
+                "reading the outbox",
+                () -> sql.sql("SELECT id, topic, record_key, payload FROM outbox ORDER BY id LIMIT ?")
+                        .param(limit)
+                        .query(Outbox::message)
+                        .list());
     }
 
     private static OutboxMessage message(ResultSet rs, int row) throws SQLException {

@@ -14,7 +14,8 @@ import java.util.Optional;
 public record PartitionStore(Writes writes, Events events, Versions versions, Labels labels) {
 
     /** The database's stores. */
-    public static PartitionStore of(BatchStore batches, EventLog events, VersionHistory history, NodeLabelStore labels) {
+    public static PartitionStore of(
+            BatchStore batches, EventLog events, VersionHistory history, NodeLabelStore labels) {
         return new PartitionStore(batches, events, history, labels);
     }
 
@@ -29,8 +30,14 @@ public record PartitionStore(Writes writes, Events events, Versions versions, La
          * @throws StaleWriteException the stored position is not {@code expected} (another writer moved on), or
          *                             {@link WriterFencedException}: another writer holds the partition
          */
-        void movePosition(String group, String topic, int partition, Optional<LogPosition> expected, LogPosition next,
-                List<Batch.OutboxRow> outbox) throws StaleWriteException;
+        void movePosition(
+                String group,
+                String topic,
+                int partition,
+                Optional<LogPosition> expected,
+                LogPosition next,
+                List<Batch.OutboxRow> outbox)
+                throws StaleWriteException;
 
         /**
          * Writes {@code b} whole or not at all; returns the newest event id of each cluster it was asked a checkpoint of.

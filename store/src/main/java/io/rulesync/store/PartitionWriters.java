@@ -19,27 +19,24 @@ import org.springframework.transaction.support.TransactionTemplate;
  */
 public final class PartitionWriters {
     /** A compiler's claim on one partition: what its commits are fenced by. */
-    public record Claim(String topic, int partition, String writer, long epoch) {
-    }
+    public record Claim(String topic, int partition, String writer, long epoch) {}
 
     /** Who holds a partition, and how long ago it was last heard from (its last commit or renewal). */
     public record Holder(String group, String writer, long epoch, Duration silentFor) {
         @Override
         public String toString() {
-            return "compiler " + writer + " of consumer group '" + group + "' (epoch " + epoch + ", heard from " + silentFor.toMillis()
-                    + " ms ago)";
+            return "compiler " + writer + " of consumer group '" + group + "' (epoch " + epoch + ", heard from "
+                    + silentFor.toMillis() + " ms ago)";
         }
     }
 
     /** What a claim got. */
     public sealed interface Outcome {
         /** The partition is this compiler's; {@code previous} held it before (null: nobody), from another group if it differs. */
-        record Granted(Claim claim, Holder previous) implements Outcome {
-        }
+        record Granted(Claim claim, Holder previous) implements Outcome {}
 
         /** Another compiler holds it and was heard from within the lease. */
-        record Refused(Holder holder) implements Outcome {
-        }
+        record Refused(Holder holder) implements Outcome {}
     }
 
     private final JdbcClient sql;
@@ -58,36 +55,47 @@ public final class PartitionWriters {
      * group takes that group's stored position with it, so the new writer goes on exactly where the old one stopped.
      */
     public Outcome claim(String topic, int partition, String group, String writer, Duration lease, boolean assigned) {
-        return StoreException.during("claiming " + topic + "/" + partition, () -> tx.execute(status -> {
-            Optional<Holder> held = locked(topic, partition);
-            if (held.isEmpty()) {
-                int n = sql.sql("INSERT INTO partition_writer (topic, partition, consumer_group, writer, epoch, heard_at) "
-                                + "VALUES (?, ?, ?, ?, 1, now()) ON CONFLICT DO NOTHING")
-                        .params(topic, partition, group, writer).update();
-                if (n == 1) {
-                    return new Outcome.Granted(new Claim(topic, partition, writer, 1), null);
-                }
-                held = locked(topic, partition); // inserted by another claim meanwhile: decide against it
-            }
-            Holder h = held.orElseThrow();
-            boolean takeOver = h.writer().equals(writer) || (assigned && h.group().equals(group)) || h.silentFor().compareTo(lease) >= 0;
-            if (!takeOver) {
-                return new Outcome.Refused(h);
-            }
-            long epoch = sql.sql("UPDATE partition_writer SET consumer_group = ?, writer = ?, epoch = epoch + 1, heard_at = now() "
-                            + "WHERE topic = ? AND partition = ? RETURNING epoch")
-                    .params(group, writer, topic, partition).query(Long.class).single();
-            if (!h.group().equals(group)) {
-                sql.sql("INSERT INTO consumer_position (consumer_group, topic, partition, next_offset, log_epoch, topic_id, log_start, "
-                                + "log_high_water) SELECT ?, topic, partition, next_offset, log_epoch, topic_id, log_start, log_high_water "
-                                + "FROM consumer_position WHERE consumer_group = ? AND topic = ? AND partition = ? "
-                                + "ON CONFLICT (consumer_group, topic, partition) DO UPDATE SET next_offset = EXCLUDED.next_offset, "
-                                + "log_epoch = EXCLUDED.log_epoch, topic_id = EXCLUDED.topic_id, log_start = EXCLUDED.log_start, "
-                                + "log_high_water = EXCLUDED.log_high_water")
-                        .params(group, h.group(), topic, partition).update();
-            }
-            return new Outcome.Granted(new Claim(topic, partition, writer, epoch), h);
-        }));
+        return StoreException.during(
+                "claiming " + topic + "/" + partition,
+                () -> tx.execute(status -> {
+                    Optional<Holder> held = locked(topic, partition);
+                    if (held.isEmpty()) {
+                        int n = sql.sql(
+                                        "INSERT INTO partition_writer (topic, partition, consumer_group, writer, epoch, heard_at) "
+                                                + "VALUES (?, ?, ?, ?, 1, now()) ON CONFLICT DO NOTHING")
+                                .params(topic, partition, group, writer)
+                                .update();
+                        if (n == 1) {
+                            return new Outcome.Granted(new Claim(topic, partition, writer, 1), null);
+                        }
+                        held = locked(topic, partition); // inserted by another claim meanwhile: decide against it
+                    }
+                    Holder h = held.orElseThrow();
+                    boolean takeOver = h.writer().equals(writer)
+                            || (assigned && h.group().equals(group))
+                            || h.silentFor().compareTo(lease) >= 0;
+                    if (!takeOver) {
+                        return new Outcome.Refused(h);
+                    }
+                    long epoch = sql.sql(
+                                    "UPDATE partition_writer SET consumer_group = ?, writer = ?, epoch = epoch + 1, heard_at = now() "
+                                            + "WHERE topic = ? AND partition = ? RETURNING epoch")
+                            .params(group, writer, topic, partition)
+                            .query(Long.class)
+                            .single();
+                    if (!h.group().equals(group)) {
+                        sql.sql(
+                                        "INSERT INTO consumer_position (consumer_group, topic, partition, next_offset, log_epoch, topic_id, log_start, "
+                                                + "log_high_water) SELECT ?, topic, partition, next_offset, log_epoch, topic_id, log_start, log_high_water "
+                                                + "FROM consumer_position WHERE consumer_group = ? AND topic = ? AND partition = ? "
+                                                + "ON CONFLICT (consumer_group, topic, partition) DO UPDATE SET next_offset = EXCLUDED.next_offset, "
+                                                + "log_epoch = EXCLUDED.log_epoch, topic_id = EXCLUDED.topic_id, log_start = EXCLUDED.log_start, "
+                                                + "log_high_water = EXCLUDED.log_high_water")
+                                .params(group, h.group(), topic, partition)
+                                .update();
+                    }
+                    return new Outcome.Granted(new Claim(topic, partition, writer, epoch), h);
+                }));
     }
 
     /**
@@ -99,12 +107,14 @@ public final class PartitionWriters {
             return Map.of();
         }
         Map<Integer, Long> still = new HashMap<>();
-        StoreException.during("renewing the claims of " + writer, () -> sql
-                .sql("UPDATE partition_writer SET heard_at = now() WHERE topic = ? AND writer = ? AND partition = ANY (?) "
-                        + "RETURNING partition, epoch")
-                .params(topic, writer, claims.keySet().toArray(Integer[]::new))
-                .query((rs, n) -> still.put(rs.getInt(1), rs.getLong(2)))
-                .list());
+        StoreException.during(
+                "renewing the claims of " + writer,
+                () -> sql.sql(
+                                "UPDATE partition_writer SET heard_at = now() WHERE topic = ? AND writer = ? AND partition = ANY (?) "
+                                        + "RETURNING partition, epoch")
+                        .params(topic, writer, claims.keySet().toArray(Integer[]::new))
+                        .query((rs, n) -> still.put(rs.getInt(1), rs.getLong(2)))
+                        .list());
         Map<Integer, Holder> lost = new HashMap<>();
         claims.forEach((partition, epoch) -> {
             if (!epoch.equals(still.get(partition))) {
@@ -116,14 +126,17 @@ public final class PartitionWriters {
 
     /** Marks every claim of {@code writer} as long silent: a compiler standing by takes them at its next try. */
     public void release(String topic, String writer) {
-        StoreException.during("releasing the claims of " + writer, () -> sql
-                .sql("UPDATE partition_writer SET heard_at = 'epoch' WHERE topic = ? AND writer = ?")
-                .params(topic, writer).update());
+        StoreException.during(
+                "releasing the claims of " + writer,
+                () -> sql.sql("UPDATE partition_writer SET heard_at = 'epoch' WHERE topic = ? AND writer = ?")
+                        .params(topic, writer)
+                        .update());
     }
 
     /** Who holds a partition now. */
     public Optional<Holder> holder(String topic, int partition) {
-        return StoreException.during("reading the writer of " + topic + "/" + partition, () -> read(sql, topic, partition, ""));
+        return StoreException.during(
+                "reading the writer of " + topic + "/" + partition, () -> read(sql, topic, partition, ""));
     }
 
     private Optional<Holder> locked(String topic, int partition) {
@@ -131,11 +144,13 @@ public final class PartitionWriters {
     }
 
     static Optional<Holder> read(JdbcClient sql, String topic, int partition, String lock) {
-        List<Holder> rows = sql.sql("SELECT consumer_group, writer, epoch, extract(epoch FROM now() - heard_at) FROM partition_writer "
-                        + "WHERE topic = ? AND partition = ?" + lock)
+        List<Holder> rows = sql.sql(
+                        "SELECT consumer_group, writer, epoch, extract(epoch FROM now() - heard_at) FROM partition_writer "
+                                + "WHERE topic = ? AND partition = ?" + lock)
                 .params(topic, partition)
-                .query((rs, n) -> new Holder(rs.getString(1), rs.getString(2), rs.getLong(3),
-                        Duration.ofNanos(Math.max(0, (long) (rs.getDouble(4) * 1e9)))))
+                .query((rs, n) ->
+                        new Holder(rs.getString(1), rs.getString(2), rs.getLong(3), Duration.ofNanos(Math.max(0, (long)
+                                (rs.getDouble(4) * 1e9)))))
                 .list();
         return rows.stream().findFirst();
     }

@@ -15,11 +15,22 @@ import java.time.Instant;
  * @param resultVersion the version a done action produced
  * @param outcome why a rejected action was refused, or why an expired one was not carried out
  */
-public record RecordedAction(long id, String cluster, String action, Long toVersion, String actor, String reason,
-        Instant requestedAt, String status, Long resultVersion, String outcome, Instant completedAt) {
+public record RecordedAction(
+        long id,
+        String cluster,
+        String action,
+        Long toVersion,
+        String actor,
+        String reason,
+        Instant requestedAt,
+        String status,
+        Long resultVersion,
+        String outcome,
+        Instant completedAt) {
 
-    static final String COLUMNS = "id, cluster, action, to_version, actor, reason, requested_at, status, result_version, "
-            + "outcome, completed_at";
+    static final String COLUMNS =
+            "id, cluster, action, to_version, actor, reason, requested_at, status, result_version, "
+                    + "outcome, completed_at";
 
     public boolean pending() {
         return "pending".equals(status);
@@ -30,8 +41,17 @@ public record RecordedAction(long id, String cluster, String action, Long toVers
         Long toVersion = rs.wasNull() ? null : to;
         long result = rs.getLong(9);
         Long resultVersion = rs.wasNull() ? null : result;
-        return new RecordedAction(rs.getLong(1), rs.getString(2), rs.getString(3), toVersion, rs.getString(5),
-                rs.getString(6), rs.getTimestamp(7).toInstant(), rs.getString(8), resultVersion, rs.getString(10),
+        return new RecordedAction(
+                rs.getLong(1),
+                rs.getString(2),
+                rs.getString(3),
+                toVersion,
+                rs.getString(5),
+                rs.getString(6),
+                rs.getTimestamp(7).toInstant(),
+                rs.getString(8),
+                resultVersion,
+                rs.getString(10),
                 instant(rs.getTimestamp(11)));
     }
 

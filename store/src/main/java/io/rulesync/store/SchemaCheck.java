@@ -11,8 +11,7 @@ import org.flywaydb.core.api.output.ValidateResult;
  * migrates; see this module's README for why.
  */
 public final class SchemaCheck {
-    private SchemaCheck() {
-    }
+    private SchemaCheck() {}
 
     /** Validates and, when the database is behind or differs, refuses with one line naming the migrations. */
     public static void require(Flyway flyway) {
@@ -24,10 +23,12 @@ public final class SchemaCheck {
 
     static String refusal(ValidateResult result) {
         String which = result.invalidMigrations == null || result.invalidMigrations.isEmpty()
-                ? String.valueOf(result.errorDetails == null ? result.getAllErrorMessages() : result.errorDetails.errorMessage)
+                ? String.valueOf(
+                        result.errorDetails == null ? result.getAllErrorMessages() : result.errorDetails.errorMessage)
                 : result.invalidMigrations.stream().map(SchemaCheck::describe).collect(Collectors.joining("; "));
         return ("the database schema is not the one this role reads (the compiler migrates it: start or upgrade the compiler "
-                + "first): " + which).replaceAll("\\s*\\R\\s*", " ");
+                        + "first): " + which)
+                .replaceAll("\\s*\\R\\s*", " ");
     }
 
     private static String describe(ValidateOutput m) {

@@ -8,8 +8,7 @@ import java.util.List;
 
 /** A secret kept in a file (a database password, a webhook's signing secret): its first line. */
 public final class SecretFile {
-    private SecretFile() {
-    }
+    private SecretFile() {}
 
     /**
      * The first line of {@code file}: refused when every user of the machine may read the file (as libpq ignores such a
@@ -27,7 +26,8 @@ public final class SecretFile {
             }
             return lines.get(0);
         } catch (IOException e) {
-            throw new IllegalArgumentException("cannot be read (" + e.getClass().getSimpleName() + ": " + e.getMessage() + ")", e);
+            throw new IllegalArgumentException(
+                    "cannot be read (" + e.getClass().getSimpleName() + ": " + e.getMessage() + ")", e);
         }
     }
 

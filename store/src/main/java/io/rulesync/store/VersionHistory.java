@@ -47,56 +47,68 @@ public final class VersionHistory implements PartitionStore.Versions {
     }
 
     /** One version's metadata. */
-    public record VersionInfo(String cluster, long seq, Instant createdAt, String cause, String settings,
-            int fragmentsChanged, int nodesChanged, String lineage) {
-    }
+    public record VersionInfo(
+            String cluster,
+            long seq,
+            Instant createdAt,
+            String cause,
+            String settings,
+            int fragmentsChanged,
+            int nodesChanged,
+            String lineage) {}
 
     /** The latest version of a cluster; 0 when it has none. */
     public long head(String cluster) {
-        return StoreException.during("reading the head of " + cluster, () -> sql
-                .sql("SELECT seq FROM cluster_head WHERE cluster = ?")
-                .param(cluster)
-                .query(Long.class)
-                .optional()
-                .orElse(0L));
+        return StoreException.during(
+                "reading the head of " + cluster,
+                () -> sql.sql("SELECT seq FROM cluster_head WHERE cluster = ?")
+                        .param(cluster)
+                        .query(Long.class)
+                        .optional()
+                        .orElse(0L));
     }
 
     /** The {@link io.rulesync.model.rules.Lineage} of a stored version; empty when it is not stored. */
     public Optional<String> lineage(String cluster, long seq) {
-        return StoreException.during("reading the lineage of " + cluster + " at " + seq, () -> sql
-                .sql("SELECT lineage FROM version WHERE cluster = ? AND seq = ?")
-                .params(cluster, seq)
-                .query(String.class)
-                .optional());
+        return StoreException.during(
+                "reading the lineage of " + cluster + " at " + seq,
+                () -> sql.sql("SELECT lineage FROM version WHERE cluster = ? AND seq = ?")
+                        .params(cluster, seq)
+                        .query(String.class)
+                        .optional());
     }
 
     /** A cluster's oldest stored version: 1 unless retention removed older ones ({@link HistoryPruning}); 0 when it has none. */
     public long oldest(String cluster) {
-        return StoreException.during("reading the oldest version of " + cluster, () -> sql
-                .sql("SELECT coalesce(min(seq), 0) FROM version WHERE cluster = ?")
-                .param(cluster)
-                .query(Long.class)
-                .single());
+        return StoreException.during(
+                "reading the oldest version of " + cluster,
+                () -> sql.sql("SELECT coalesce(min(seq), 0) FROM version WHERE cluster = ?")
+                        .param(cluster)
+                        .query(Long.class)
+                        .single());
     }
 
     /** Every cluster and its newest version, by cluster id. */
     public SortedMap<String, Long> heads() {
         SortedMap<String, Long> out = new TreeMap<>();
-        StoreException.during("reading the heads", () -> sql
-                .sql("SELECT cluster, seq FROM cluster_head")
-                .query((rs, n) -> out.put(rs.getString(1), rs.getLong(2)))
-                .list());
+        StoreException.during(
+                "reading the heads",
+                () -> sql.sql("SELECT cluster, seq FROM cluster_head")
+                        .query((rs, n) -> out.put(rs.getString(1), rs.getLong(2)))
+                        .list());
         return out;
     }
 
     /** The rollback that pins a cluster: its latest done action, when that is a rollback. */
     public Optional<RecordedAction> pinning(String cluster) {
-        return StoreException.during("reading the actions of " + cluster, () -> sql
-                .sql("SELECT " + RecordedAction.COLUMNS + " FROM operator_action WHERE cluster = ? AND status = 'done' "
-                        + "ORDER BY result_version DESC LIMIT 1")
-                .param(cluster)
-                .query((rs, n) -> RecordedAction.read(rs))
-                .optional())
+        return StoreException.during(
+                        "reading the actions of " + cluster,
+                        () -> sql.sql("SELECT " + RecordedAction.COLUMNS
+                                        + " FROM operator_action WHERE cluster = ? AND status = 'done' "
+                                        + "ORDER BY result_version DESC LIMIT 1")
+                                .param(cluster)
+                                .query((rs, n) -> RecordedAction.read(rs))
+                                .optional())
                 .filter(a -> "rollback".equals(a.action()));
     }
 
@@ -108,19 +120,25 @@ public final class VersionHistory implements PartitionStore.Versions {
     public ClusterRules rules(String cluster, long seq) {
         Map<FragmentKey, String> hashes = new TreeMap<>();
         // One statement, so one snapshot: a row (the head's, with or without entries) only when seq is the head.
-        boolean head = StoreException.during("reading the rules of " + cluster + " at " + seq, () -> sql
-                .sql("SELECT e.family, e.unit, e.variant, e.hash FROM cluster_head h LEFT JOIN cluster_head_entry e "
-                        + "ON e.cluster = h.cluster WHERE h.cluster = ? AND h.seq = ?")
-                .params(cluster, seq)
-                .query((rs, n) -> putEntry(hashes, rs))
-                .list()).size() > 0;
+        boolean head = StoreException.during(
+                                "reading the rules of " + cluster + " at " + seq,
+                                () -> sql.sql(
+                                                "SELECT e.family, e.unit, e.variant, e.hash FROM cluster_head h LEFT JOIN cluster_head_entry e "
+                                                        + "ON e.cluster = h.cluster WHERE h.cluster = ? AND h.seq = ?")
+                                        .params(cluster, seq)
+                                        .query((rs, n) -> putEntry(hashes, rs))
+                                        .list())
+                        .size()
+                > 0;
         if (!head) {
-            StoreException.during("reading the rules of " + cluster + " at " + seq, () -> sql
-                    .sql("SELECT DISTINCT ON (family, unit, variant) family, unit, variant, hash FROM version_entry "
-                            + "WHERE cluster = ? AND seq <= ? ORDER BY family, unit, variant, seq DESC")
-                    .params(cluster, seq)
-                    .query((rs, n) -> putEntry(hashes, rs))
-                    .list());
+            StoreException.during(
+                    "reading the rules of " + cluster + " at " + seq,
+                    () -> sql.sql(
+                                    "SELECT DISTINCT ON (family, unit, variant) family, unit, variant, hash FROM version_entry "
+                                            + "WHERE cluster = ? AND seq <= ? ORDER BY family, unit, variant, seq DESC")
+                            .params(cluster, seq)
+                            .query((rs, n) -> putEntry(hashes, rs))
+                            .list());
         }
         Map<String, RuleFragment> bodies = fragments(hashes.values());
         Map<FragmentKey, RuleFragment> fragments = new TreeMap<>();
@@ -136,72 +154,97 @@ public final class VersionHistory implements PartitionStore.Versions {
      * {@code after + 1}: empty when that one is not stored.
      */
     public List<RulesDelta> deltas(String cluster, long after, long upTo) {
-        return StoreException.during("reading the deltas of " + cluster + " after " + after, () -> snapshotRead.execute(st -> {
-            long oldest = sql.sql("SELECT coalesce(min(seq), 0) FROM version WHERE cluster = ?").param(cluster).query(Long.class).single();
-            long from = Math.max(after, oldest == 1 ? 0 : oldest);
-            if (from != after || upTo <= after) {
-                return List.<RulesDelta>of();
-            }
-            Map<Long, Instant> created = new TreeMap<>();
-            Map<Long, String> lineages = new HashMap<>();
-            sql.sql("SELECT seq, created_at, lineage FROM version WHERE cluster = ? AND seq >= ? AND seq <= ? ORDER BY seq")
-                    .params(cluster, after, upTo)
-                    .query((rs, n) -> {
-                        lineages.put(rs.getLong(1), rs.getString(3));
-                        return rs.getLong(1) > after ? created.put(rs.getLong(1), rs.getTimestamp(2).toInstant()) : null;
-                    })
-                    .list();
-            Map<Long, List<Entry>> entries = new HashMap<>();
-            Set<String> hashes = new HashSet<>();
-            sql.sql("SELECT seq, family, unit, variant, hash FROM version_entry WHERE cluster = ? AND seq > ? AND seq <= ? "
-                            + "ORDER BY seq, family, unit, variant")
-                    .params(cluster, after, upTo)
-                    .query((rs, n) -> {
-                        FragmentKey key = new FragmentKey(IpFamily.fromId(rs.getString(2)), Unit.parse(rs.getString(3)),
-                                Variant.parse(rs.getString(4)));
-                        String hash = rs.getString(5);
-                        if (hash != null) {
-                            hashes.add(hash);
+        return StoreException.during(
+                "reading the deltas of " + cluster + " after " + after,
+                () -> snapshotRead.execute(st -> {
+                    long oldest = sql.sql("SELECT coalesce(min(seq), 0) FROM version WHERE cluster = ?")
+                            .param(cluster)
+                            .query(Long.class)
+                            .single();
+                    long from = Math.max(after, oldest == 1 ? 0 : oldest);
+                    if (from != after || upTo <= after) {
+                        return List.<RulesDelta>of();
+                    }
+                    Map<Long, Instant> created = new TreeMap<>();
+                    Map<Long, String> lineages = new HashMap<>();
+                    sql.sql(
+                                    "SELECT seq, created_at, lineage FROM version WHERE cluster = ? AND seq >= ? AND seq <= ? ORDER BY seq")
+                            .params(cluster, after, upTo)
+                            .query((rs, n) -> {
+                                lineages.put(rs.getLong(1), rs.getString(3));
+                                return rs.getLong(1) > after
+                                        ? created.put(
+                                                rs.getLong(1),
+                                                rs.getTimestamp(2).toInstant())
+                                        : null;
+                            })
+                            .list();
+                    Map<Long, List<Entry>> entries = new HashMap<>();
+                    Set<String> hashes = new HashSet<>();
+                    sql.sql(
+                                    "SELECT seq, family, unit, variant, hash FROM version_entry WHERE cluster = ? AND seq > ? AND seq <= ? "
+                                            + "ORDER BY seq, family, unit, variant")
+                            .params(cluster, after, upTo)
+                            .query((rs, n) -> {
+                                FragmentKey key = new FragmentKey(
+                                        IpFamily.fromId(rs.getString(2)),
+                                        Unit.parse(rs.getString(3)),
+                                        Variant.parse(rs.getString(4)));
+                                String hash = rs.getString(5);
+                                if (hash != null) {
+                                    hashes.add(hash);
+                                }
+                                return entries.computeIfAbsent(rs.getLong(1), k -> new ArrayList<>())
+                                        .add(new Entry(key, hash));
+                            })
+                            .list();
+                    Map<Long, List<RulesDiff.NodeChange>> nodes = new HashMap<>();
+                    sql.sql(
+                                    "SELECT seq, node, zone FROM version_node WHERE cluster = ? AND seq > ? AND seq <= ? ORDER BY seq, node")
+                            .params(cluster, after, upTo)
+                            .query((rs, n) -> nodes.computeIfAbsent(rs.getLong(1), k -> new ArrayList<>())
+                                    .add(new RulesDiff.NodeChange(rs.getString(2), null, rs.getString(3))))
+                            .list();
+                    Map<String, RuleFragment> bodies = fragments(hashes);
+                    List<RulesDelta> out = new ArrayList<>();
+                    long expected = after + 1;
+                    for (Map.Entry<Long, Instant> v : created.entrySet()) {
+                        if (v.getKey() != expected++) {
+                            break;
                         }
-                        return entries.computeIfAbsent(rs.getLong(1), k -> new ArrayList<>()).add(new Entry(key, hash));
-                    })
-                    .list();
-            Map<Long, List<RulesDiff.NodeChange>> nodes = new HashMap<>();
-            sql.sql("SELECT seq, node, zone FROM version_node WHERE cluster = ? AND seq > ? AND seq <= ? ORDER BY seq, node")
-                    .params(cluster, after, upTo)
-                    .query((rs, n) -> nodes.computeIfAbsent(rs.getLong(1), k -> new ArrayList<>())
-                            .add(new RulesDiff.NodeChange(rs.getString(2), null, rs.getString(3))))
-                    .list();
-            Map<String, RuleFragment> bodies = fragments(hashes);
-            List<RulesDelta> out = new ArrayList<>();
-            long expected = after + 1;
-            for (Map.Entry<Long, Instant> v : created.entrySet()) {
-                if (v.getKey() != expected++) {
-                    break;
-                }
-                List<RulesDiff.FragmentChange> changes = new ArrayList<>();
-                for (Entry e : entries.getOrDefault(v.getKey(), List.of())) {
-                    // As a delta read off the wire holds them: afters only, removals with an empty "before".
-                    changes.add(e.hash() == null ? new RulesDiff.FragmentChange(e.key(), RuleFragment.EMPTY, null)
-                            : new RulesDiff.FragmentChange(e.key(), null, bodies.get(e.hash())));
-                }
-                out.add(new RulesDelta(cluster, v.getKey() - 1, v.getKey(), v.getValue(),
-                        new RulesDiff(changes, nodes.getOrDefault(v.getKey(), List.of())),
-                        lineages.getOrDefault(v.getKey() - 1, Lineage.UNKNOWN), lineages.get(v.getKey())));
-            }
-            return out;
-        }));
+                        List<RulesDiff.FragmentChange> changes = new ArrayList<>();
+                        for (Entry e : entries.getOrDefault(v.getKey(), List.of())) {
+                            // As a delta read off the wire holds them: afters only, removals with an empty "before".
+                            changes.add(
+                                    e.hash() == null
+                                            ? new RulesDiff.FragmentChange(e.key(), RuleFragment.EMPTY, null)
+                                            : new RulesDiff.FragmentChange(e.key(), null, bodies.get(e.hash())));
+                        }
+                        out.add(new RulesDelta(
+                                cluster,
+                                v.getKey() - 1,
+                                v.getKey(),
+                                v.getValue(),
+                                new RulesDiff(changes, nodes.getOrDefault(v.getKey(), List.of())),
+                                lineages.getOrDefault(v.getKey() - 1, Lineage.UNKNOWN),
+                                lineages.get(v.getKey())));
+                    }
+                    return out;
+                }));
     }
 
     /** A stored change of one fragment: its new hash, or null when removed. */
-    private record Entry(FragmentKey key, String hash) {
-    }
+    private record Entry(FragmentKey key, String hash) {}
 
     /** Adds the row's entry (family, unit, variant, hash) unless it is a removal or the head has no entries. */
     private static Boolean putEntry(Map<FragmentKey, String> hashes, ResultSet rs) throws SQLException {
         if (rs.getString(4) != null) {
-            hashes.put(new FragmentKey(IpFamily.fromId(rs.getString(1)), Unit.parse(rs.getString(2)),
-                    Variant.parse(rs.getString(3))), rs.getString(4));
+            hashes.put(
+                    new FragmentKey(
+                            IpFamily.fromId(rs.getString(1)),
+                            Unit.parse(rs.getString(2)),
+                            Variant.parse(rs.getString(3))),
+                    rs.getString(4));
         }
         return Boolean.TRUE;
     }
@@ -209,16 +252,18 @@ public final class VersionHistory implements PartitionStore.Versions {
     /** The nodes of a cluster at a version, with their zones ("" without one): cheap, no rules read. */
     public SortedMap<String, String> nodes(String cluster, long seq) {
         SortedMap<String, String> nodes = new TreeMap<>();
-        StoreException.during("reading the nodes of " + cluster + " at " + seq, () -> sql
-                .sql("SELECT DISTINCT ON (node) node, zone FROM version_node WHERE cluster = ? AND seq <= ? ORDER BY node, seq DESC")
-                .params(cluster, seq)
-                .query((rs, n) -> {
-                    if (rs.getString(2) != null) {
-                        nodes.put(rs.getString(1), rs.getString(2));
-                    }
-                    return null;
-                })
-                .list());
+        StoreException.during(
+                "reading the nodes of " + cluster + " at " + seq,
+                () -> sql.sql(
+                                "SELECT DISTINCT ON (node) node, zone FROM version_node WHERE cluster = ? AND seq <= ? ORDER BY node, seq DESC")
+                        .params(cluster, seq)
+                        .query((rs, n) -> {
+                            if (rs.getString(2) != null) {
+                                nodes.put(rs.getString(1), rs.getString(2));
+                            }
+                            return null;
+                        })
+                        .list());
         return nodes;
     }
 
@@ -228,11 +273,14 @@ public final class VersionHistory implements PartitionStore.Versions {
         if (hashes.isEmpty()) {
             return out;
         }
-        StoreException.during("reading fragments", () -> sql
-                .sql("SELECT hash, body FROM fragment WHERE hash = ANY (?)")
-                .param(new SqlArrayValue("bpchar", hashes.stream().distinct().toArray()))
-                .query((rs, n) -> out.put(rs.getString(1), RuleFragment.parse(FragmentBodies.gunzip(rs.getBytes(2)))))
-                .list());
+        StoreException.during(
+                "reading fragments",
+                () -> sql.sql("SELECT hash, body FROM fragment WHERE hash = ANY (?)")
+                        .param(new SqlArrayValue(
+                                "bpchar", hashes.stream().distinct().toArray()))
+                        .query((rs, n) ->
+                                out.put(rs.getString(1), RuleFragment.parse(FragmentBodies.gunzip(rs.getBytes(2)))))
+                        .list());
         return out;
     }
 
@@ -246,11 +294,13 @@ public final class VersionHistory implements PartitionStore.Versions {
         if (seqs.isEmpty()) {
             return out;
         }
-        StoreException.during("reading versions of " + cluster, () -> sql
-                .sql("SELECT seq, created_at FROM version WHERE cluster = ? AND seq = ANY (?)")
-                .params(cluster, new SqlArrayValue("bigint", seqs.toArray()))
-                .query((rs, n) -> out.put(rs.getLong(1), rs.getTimestamp(2).toInstant()))
-                .list());
+        StoreException.during(
+                "reading versions of " + cluster,
+                () -> sql.sql("SELECT seq, created_at FROM version WHERE cluster = ? AND seq = ANY (?)")
+                        .params(cluster, new SqlArrayValue("bigint", seqs.toArray()))
+                        .query((rs, n) ->
+                                out.put(rs.getLong(1), rs.getTimestamp(2).toInstant()))
+                        .list());
         return out;
     }
 
@@ -265,29 +315,41 @@ public final class VersionHistory implements PartitionStore.Versions {
     }
 
     private List<VersionInfo> versions(String where, Object... args) {
-        return StoreException.during("reading versions of " + args[0], () -> sql
-                .sql("SELECT cluster, seq, created_at, cause, settings, fragments_changed, nodes_changed, lineage FROM version " + where)
-                .params(args)
-                .query(VersionHistory::versionInfo)
-                .list());
+        return StoreException.during(
+                "reading versions of " + args[0],
+                () -> sql.sql(
+                                "SELECT cluster, seq, created_at, cause, settings, fragments_changed, nodes_changed, lineage FROM version "
+                                        + where)
+                        .params(args)
+                        .query(VersionHistory::versionInfo)
+                        .list());
     }
 
     private static VersionInfo versionInfo(ResultSet rs, int row) throws SQLException {
-        return new VersionInfo(rs.getString(1), rs.getLong(2), rs.getTimestamp(3).toInstant(), rs.getString(4), rs.getString(5),
-                rs.getInt(6), rs.getInt(7), rs.getString(8));
+        return new VersionInfo(
+                rs.getString(1),
+                rs.getLong(2),
+                rs.getTimestamp(3).toInstant(),
+                rs.getString(4),
+                rs.getString(5),
+                rs.getInt(6),
+                rs.getInt(7),
+                rs.getString(8));
     }
 
     /** Bytes a version added to the database (its rows and the fragment bodies first stored with it). */
     public long storedBytes(String cluster, long seq) {
-        return StoreException.during("measuring version " + seq + " of " + cluster, () -> sql
-                .sql("SELECT COALESCE((SELECT sum(pg_column_size(v.*)) FROM version v WHERE cluster = ? AND seq = ?), 0)"
-                        + " + COALESCE((SELECT sum(pg_column_size(e.*)) FROM version_entry e WHERE cluster = ? AND seq = ?), 0)"
-                        + " + COALESCE((SELECT sum(pg_column_size(n.*)) FROM version_node n WHERE cluster = ? AND seq = ?), 0)"
-                        + " + COALESCE((SELECT sum(pg_column_size(f.*)) FROM fragment f WHERE f.hash IN ("
-                        + "     SELECT e.hash FROM version_entry e WHERE e.cluster = ? AND e.seq = ? AND NOT EXISTS ("
-                        + "       SELECT 1 FROM version_entry o WHERE o.hash = e.hash AND o.cluster = e.cluster AND o.seq < e.seq))), 0)")
-                .params(cluster, seq, cluster, seq, cluster, seq, cluster, seq)
-                .query(Long.class)
-                .single());
+        return StoreException.during(
+                "measuring version " + seq + " of " + cluster,
+                () -> sql.sql(
+                                "SELECT COALESCE((SELECT sum(pg_column_size(v.*)) FROM version v WHERE cluster = ? AND seq = ?), 0)"
+                                        + " + COALESCE((SELECT sum(pg_column_size(e.*)) FROM version_entry e WHERE cluster = ? AND seq = ?), 0)"
+                                        + " + COALESCE((SELECT sum(pg_column_size(n.*)) FROM version_node n WHERE cluster = ? AND seq = ?), 0)"
+                                        + " + COALESCE((SELECT sum(pg_column_size(f.*)) FROM fragment f WHERE f.hash IN ("
+                                        + "     SELECT e.hash FROM version_entry e WHERE e.cluster = ? AND e.seq = ? AND NOT EXISTS ("
+                                        + "       SELECT 1 FROM version_entry o WHERE o.hash = e.hash AND o.cluster = e.cluster AND o.seq < e.seq))), 0)")
+                        .params(cluster, seq, cluster, seq, cluster, seq, cluster, seq)
+                        .query(Long.class)
+                        .single());
     }
 }

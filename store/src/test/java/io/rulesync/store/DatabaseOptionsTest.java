@@ -30,11 +30,13 @@ class DatabaseOptionsTest {
     void aPasswordOnTheCommandLineIsRefusedSayingWhereToPutIt() {
         assertThatThrownBy(() -> parse("--db-url", "jdbc:postgresql://h/db", "--db-password", "s3cret"))
                 .isInstanceOf(CommandLine.ParameterException.class)
-                .hasMessage("--db-password is not taken: other local users can read a command line. Give the password in the "
-                        + "environment variable RULESYNC_DB_PASSWORD, or in a file only you can read with --db-password-file FILE.")
+                .hasMessage(
+                        "--db-password is not taken: other local users can read a command line. Give the password in the "
+                                + "environment variable RULESYNC_DB_PASSWORD, or in a file only you can read with --db-password-file FILE.")
                 .hasMessageNotContaining("s3cret");
         String help = new CommandLine(new Role()).getUsageMessage().replaceAll("\\s+", " ");
-        assertThat(help).contains("--db-password-file=FILE", "RULESYNC_DB_PASSWORD", "There is no --db-password")
+        assertThat(help)
+                .contains("--db-password-file=FILE", "RULESYNC_DB_PASSWORD", "There is no --db-password")
                 .doesNotContain("--db-password=");
     }
 
@@ -51,19 +53,29 @@ class DatabaseOptionsTest {
     @Test
     void aFileEveryoneMayReadOrNoneAtAllIsRefused(@TempDir Path dir) throws Exception {
         Path open = secret(dir.resolve("open"), "s3cret\n", "rw-r--r--");
-        assertThatThrownBy(() -> parse("--db-url", "u", "--db-password-file", open.toString()).password())
+        assertThatThrownBy(() -> parse("--db-url", "u", "--db-password-file", open.toString())
+                        .password())
                 .isInstanceOf(CommandLine.ParameterException.class)
-                .hasMessage("--db-password-file " + open + ": every user of this machine may read it; chmod o-r it (600 or 640)");
+                .hasMessage("--db-password-file " + open
+                        + ": every user of this machine may read it; chmod o-r it (600 or 640)");
         Path empty = secret(dir.resolve("empty"), "\n", "rw-------");
-        assertThatThrownBy(() -> parse("--db-url", "u", "--db-password-file", empty.toString()).password())
+        assertThatThrownBy(() -> parse("--db-url", "u", "--db-password-file", empty.toString())
+                        .password())
                 .hasMessage("--db-password-file " + empty + ": holds no secret on its first line");
-        assertThatThrownBy(() -> parse("--db-url", "u", "--db-password-file", dir.resolve("missing").toString()).password())
-                .hasMessageStartingWith("--db-password-file " + dir.resolve("missing") + ": cannot be read (NoSuchFileException");
+        assertThatThrownBy(() -> parse(
+                                "--db-url",
+                                "u",
+                                "--db-password-file",
+                                dir.resolve("missing").toString())
+                        .password())
+                .hasMessageStartingWith(
+                        "--db-password-file " + dir.resolve("missing") + ": cannot be read (NoSuchFileException");
     }
 
     @Test
     void withoutAFileTheEnvironmentGivesIt() {
-        assertThat(parse("--db-url", "u").password()).isEqualTo(System.getenv().getOrDefault("RULESYNC_DB_PASSWORD", ""));
+        assertThat(parse("--db-url", "u").password())
+                .isEqualTo(System.getenv().getOrDefault("RULESYNC_DB_PASSWORD", ""));
     }
 
     private static Path secret(Path file, String content, String mode) throws Exception {

@@ -53,7 +53,8 @@ class DatabaseTlsTest {
         pki = TestPki.create(dir, "pg");
         localhost = pki.localhost("postgres"); // DNS localhost, IP 127.0.0.1
         pg = PrivatePostgres.createWithTls(localhost);
-        try (Role role = Role.connect(verifyFull(pki.caFile())); Connection c = role.dataSource().getConnection();
+        try (Role role = Role.connect(verifyFull(pki.caFile()));
+                Connection c = role.dataSource().getConnection();
                 Statement s = c.createStatement()) {
             s.execute("CREATE TABLE probe (note text NOT NULL)");
         }
@@ -82,8 +83,10 @@ class DatabaseTlsTest {
                 .hasMessageContaining("unable to find valid certification path to requested target");
         assertThat(probeRows()).isEqualTo(before);
 
-        // require encrypts but verifies nothing: the same stranger's CA, and the connection (and its write) goes through.
-        String require = "jdbc:postgresql://localhost:" + pg.port() + "/postgres?sslmode=require&sslrootcert=" + strangersCa;
+        // require encrypts but verifies nothing: the same stranger's CA, and the connection (and its write) goes
+        // through.
+        String require =
+                "jdbc:postgresql://localhost:" + pg.port() + "/postgres?sslmode=require&sslrootcert=" + strangersCa;
         assertThat(overTls(require)).isTrue();
         write(require, "through sslmode=require");
         assertThat(probeRows()).containsExactlyInAnyOrderElementsOf(with(before, "through sslmode=require"));
@@ -108,7 +111,8 @@ class DatabaseTlsTest {
     @Test
     void thePlainConnectionIsRefusedByTheServer() throws Exception {
         List<String> before = probeRows();
-        assertThatThrownBy(() -> write("jdbc:postgresql://localhost:" + pg.port() + "/postgres?sslmode=disable", "in plain text"))
+        assertThatThrownBy(() -> write(
+                        "jdbc:postgresql://localhost:" + pg.port() + "/postgres?sslmode=disable", "in plain text"))
                 .isInstanceOf(PSQLException.class)
                 .hasMessageContaining("pg_hba.conf rejects connection")
                 .hasMessageContaining("no encryption");
@@ -121,7 +125,9 @@ class DatabaseTlsTest {
 
     /** Whether the server says this connection is encrypted. */
     private static boolean overTls(String url) throws SQLException {
-        try (Role role = Role.connect(url); Connection c = role.dataSource().getConnection(); Statement s = c.createStatement();
+        try (Role role = Role.connect(url);
+                Connection c = role.dataSource().getConnection();
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")) {
             assertThat(rs.next()).isTrue();
             return rs.getBoolean("ssl");
@@ -130,7 +136,8 @@ class DatabaseTlsTest {
 
     /** Inserts {@code note} into the probe table over a connection made from {@code url}. */
     private static void write(String url, String note) throws SQLException {
-        try (Role role = Role.connect(url); Connection c = role.dataSource().getConnection();
+        try (Role role = Role.connect(url);
+                Connection c = role.dataSource().getConnection();
                 var insert = c.prepareStatement("INSERT INTO probe (note) VALUES (?)")) {
             insert.setString(1, note);
             insert.executeUpdate();
@@ -140,8 +147,10 @@ class DatabaseTlsTest {
     /** The probe table, read over a verified connection. */
     private static List<String> probeRows() throws SQLException {
         List<String> rows = new ArrayList<>();
-        try (Role role = Role.connect(verifyFull(pki.caFile())); Connection c = role.dataSource().getConnection();
-                Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT note FROM probe")) {
+        try (Role role = Role.connect(verifyFull(pki.caFile()));
+                Connection c = role.dataSource().getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT note FROM probe")) {
             while (rs.next()) {
                 rows.add(rs.getString(1));
             }
@@ -167,8 +176,11 @@ class DatabaseTlsTest {
             Options options = new Options();
             new CommandLine(options).parseArgs("--db-url", dbUrl);
             options.db.usePassword(""); // the private server trusts 127.0.0.1; the certificate is what is under test
-            return new Role(new SpringApplicationBuilder(DataSourceOnly.class).web(WebApplicationType.NONE)
-                    .properties(options.db.springProperties()).properties("spring.main.banner-mode=off", "spring.main.log-startup-info=false").run());
+            return new Role(new SpringApplicationBuilder(DataSourceOnly.class)
+                    .web(WebApplicationType.NONE)
+                    .properties(options.db.springProperties())
+                    .properties("spring.main.banner-mode=off", "spring.main.log-startup-info=false")
+                    .run());
         }
 
         DataSource dataSource() {
@@ -184,6 +196,5 @@ class DatabaseTlsTest {
     /** Spring Boot's DataSource auto-configuration alone: the pool the roles get from {@code spring.datasource.*}. */
     @Configuration(proxyBeanMethods = false)
     @ImportAutoConfiguration(DataSourceAutoConfiguration.class)
-    static class DataSourceOnly {
-    }
+    static class DataSourceOnly {}
 }

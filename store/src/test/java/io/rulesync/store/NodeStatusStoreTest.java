@@ -35,17 +35,38 @@ class NodeStatusStoreTest {
     }
 
     static NodeAck applied(String cluster, String node, long version, int second) {
-        return new NodeAck(cluster, node, version, version, Status.APPLIED, null, 40 + second, 100 + (int) version,
-                "iptables", T.plusSeconds(second));
+        return new NodeAck(
+                cluster,
+                node,
+                version,
+                version,
+                Status.APPLIED,
+                null,
+                40 + second,
+                100 + (int) version,
+                "iptables",
+                T.plusSeconds(second));
     }
 
     static NodeAck failed(String cluster, String node, long version, long running, String error, int second) {
-        return new NodeAck(cluster, node, version, running, Status.FAILED, error, 7, 100 + (int) running, "iptables",
+        return new NodeAck(
+                cluster,
+                node,
+                version,
+                running,
+                Status.FAILED,
+                error,
+                7,
+                100 + (int) running,
+                "iptables",
                 T.plusSeconds(second));
     }
 
     private NodeStatus status(String cluster, String node) {
-        return store.nodeStatus(cluster).stream().filter(s -> s.node().equals(node)).findFirst().orElseThrow();
+        return store.nodeStatus(cluster).stream()
+                .filter(s -> s.node().equals(node))
+                .findFirst()
+                .orElseThrow();
     }
 
     @Test
@@ -53,7 +74,8 @@ class NodeStatusStoreTest {
         store.recordAcks(List.of(applied("up", "n1", 1, 1), applied("up", "n2", 1, 1)));
         store.recordAcks(List.of(applied("up", "n1", 2, 2)));
 
-        assertThat(store.nodeStatus("up")).extracting(NodeStatus::node, NodeStatus::running, NodeStatus::lastVersion)
+        assertThat(store.nodeStatus("up"))
+                .extracting(NodeStatus::node, NodeStatus::running, NodeStatus::lastVersion)
                 .containsExactly(tuple("n1", 2L, 2L), tuple("n2", 1L, 1L));
         NodeStatus n1 = status("up", "n1");
         assertThat(n1.lastStatus()).isEqualTo(Status.APPLIED);
@@ -85,7 +107,8 @@ class NodeStatusStoreTest {
 
     @Test
     void withinOneBatchTheNewestAckWinsWhateverTheOrder() {
-        store.recordAcks(List.of(applied("batch", "n1", 3, 30), applied("batch", "n1", 1, 10), applied("batch", "n1", 2, 20)));
+        store.recordAcks(
+                List.of(applied("batch", "n1", 3, 30), applied("batch", "n1", 1, 10), applied("batch", "n1", 2, 20)));
 
         assertThat(status("batch", "n1").running()).isEqualTo(3);
         assertThat(store.nodeStatus("batch")).hasSize(1);
@@ -139,12 +162,13 @@ class NodeStatusStoreTest {
 
     @Test
     void aForgedFutureAckDoesNotFreezeTheNode() {
-        NodeAck future = new NodeAck("future", "n1", 2, 1, Status.FAILED, "forged", 1, 1, "iptables",
-                Instant.parse("9999-01-01T00:00:00Z"));
+        NodeAck future = new NodeAck(
+                "future", "n1", 2, 1, Status.FAILED, "forged", 1, 1, "iptables", Instant.parse("9999-01-01T00:00:00Z"));
         store.recordAcks(List.of(applied("future", "n1", 1, 1), future));
         assertThat(status("future", "n1").failing()).isTrue();
 
-        // The node's next ack, by an honest clock hours "earlier" than the forged one, is about a newer version: it wins.
+        // The node's next ack, by an honest clock hours "earlier" than the forged one, is about a newer version: it
+        // wins.
         store.recordAcks(List.of(applied("future", "n1", 3, 3)));
 
         NodeStatus s = status("future", "n1");
@@ -155,11 +179,12 @@ class NodeStatusStoreTest {
 
     @Test
     void aNodeWhoseClockIsBehindIsShownAsItAcks() {
-        // A restarted agent re-acks the version it runs, with a clock a day behind its earlier ack: still the newest word.
+        // A restarted agent re-acks the version it runs, with a clock a day behind its earlier ack: still the newest
+        // word.
         store.recordAcks(List.of(failed("skew", "n1", 4, 4, "ipset: busy", 100)));
         Instant before = now();
-        store.recordAcks(List.of(new NodeAck("skew", "n1", 4, 4, Status.APPLIED, null, 40, 104, "iptables",
-                T.minusSeconds(86_400))));
+        store.recordAcks(List.of(
+                new NodeAck("skew", "n1", 4, 4, Status.APPLIED, null, 40, 104, "iptables", T.minusSeconds(86_400))));
 
         NodeStatus s = status("skew", "n1");
         assertThat(s.failing()).isFalse();
@@ -170,7 +195,8 @@ class NodeStatusStoreTest {
 
     private Instant now() {
         // The database's clock, which stamps what it stores.
-        return new org.springframework.jdbc.core.JdbcTemplate(db.dataSource()).queryForObject("SELECT clock_timestamp()",
-                java.sql.Timestamp.class).toInstant();
+        return new org.springframework.jdbc.core.JdbcTemplate(db.dataSource())
+                .queryForObject("SELECT clock_timestamp()", java.sql.Timestamp.class)
+                .toInstant();
     }
 }

@@ -42,7 +42,8 @@ class PartitionWritersTest {
     }
 
     private static Batch empty(String group, String topic, long expected, long next) {
-        return new Batch(group, topic, 0, expected, next, List.of(), List.of(), List.of(), List.of(), List.of(), 0, List.of());
+        return new Batch(
+                group, topic, 0, expected, next, List.of(), List.of(), List.of(), List.of(), List.of(), 0, List.of());
     }
 
     @Test
@@ -55,14 +56,26 @@ class PartitionWritersTest {
         assertThat(b.epoch()).isEqualTo(2);
         assertThatThrownBy(() -> batches.fencedBy(a).commit(empty("g", "t-same", 5, 6)))
                 .isInstanceOf(WriterFencedException.class)
-                .hasMessageStartingWith("t-same/0 is no longer written by a (epoch 1): compiler b of consumer group 'g' (epoch 2, "
-                        + "heard from ").hasMessageEndingWith(" ms ago) holds it");
-        assertThatThrownBy(() -> batches.fencedBy(a).movePosition("g", "t-same", 0, batches.position("g", "t-same", 0),
-                new LogPosition(9, 0, null, 0, 9), List.of())).isInstanceOf(WriterFencedException.class);
-        assertThat(batches.position("g", "t-same", 0).orElseThrow().next()).as("nothing moved by the old claim").isEqualTo(5);
+                .hasMessageStartingWith(
+                        "t-same/0 is no longer written by a (epoch 1): compiler b of consumer group 'g' (epoch 2, "
+                                + "heard from ")
+                .hasMessageEndingWith(" ms ago) holds it");
+        assertThatThrownBy(() -> batches.fencedBy(a)
+                        .movePosition(
+                                "g",
+                                "t-same",
+                                0,
+                                batches.position("g", "t-same", 0),
+                                new LogPosition(9, 0, null, 0, 9),
+                                List.of()))
+                .isInstanceOf(WriterFencedException.class);
+        assertThat(batches.position("g", "t-same", 0).orElseThrow().next())
+                .as("nothing moved by the old claim")
+                .isEqualTo(5);
         batches.fencedBy(b).commit(empty("g", "t-same", 5, 6));
         // Standing by, the old one does not take it back while the new one is heard from.
-        assertThat(writers.claim("t-same", 0, "g", "a", LEASE, false)).isInstanceOf(PartitionWriters.Outcome.Refused.class);
+        assertThat(writers.claim("t-same", 0, "g", "a", LEASE, false))
+                .isInstanceOf(PartitionWriters.Outcome.Refused.class);
     }
 
     @Test
@@ -72,7 +85,8 @@ class PartitionWritersTest {
 
         PartitionWriters.Outcome refused = writers.claim("t-other", 0, "g2", "b", LEASE, true);
         assertThat(refused).isInstanceOf(PartitionWriters.Outcome.Refused.class);
-        assertThat(((PartitionWriters.Outcome.Refused) refused).holder().writer()).isEqualTo("a");
+        assertThat(((PartitionWriters.Outcome.Refused) refused).holder().writer())
+                .isEqualTo("a");
         assertThat(writers.renew("t-other", "a", Map.of(0, a.epoch()))).isEmpty();
 
         // Silent for longer than a lease of a second: taken, with the position g1 reached.
@@ -81,13 +95,16 @@ class PartitionWritersTest {
         assertThat(batches.position("g2", "t-other", 0)).map(LogPosition::next).isEqualTo(Optional.of(40L));
         batches.fencedBy(b).commit(empty("g2", "t-other", 40, 41));
         assertThat(writers.renew("t-other", "a", Map.of(0, a.epoch()))).containsOnlyKeys(0);
-        assertThatThrownBy(() -> batches.fencedBy(a).commit(empty("g1", "t-other", 40, 41))).isInstanceOf(WriterFencedException.class);
+        assertThatThrownBy(() -> batches.fencedBy(a).commit(empty("g1", "t-other", 40, 41)))
+                .isInstanceOf(WriterFencedException.class);
     }
 
     @Test
     void aReleasedClaimIsTakenAtOnce() {
         granted(writers.claim("t-release", 0, "g1", "a", LEASE, true));
         writers.release("t-release", "a");
-        assertThat(granted(writers.claim("t-release", 0, "g2", "b", LEASE, false)).epoch()).isEqualTo(2);
+        assertThat(granted(writers.claim("t-release", 0, "g2", "b", LEASE, false))
+                        .epoch())
+                .isEqualTo(2);
     }
 }

@@ -19,11 +19,14 @@ import org.junit.jupiter.api.Test;
 class ProblemStoreTest {
     @Test
     void problemsAreInSourceOrderBytewiseUnderAnEnglishCollationToo() throws Exception {
-        try (TestDatabase db = TestDatabase.create("TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'")) {
-            List<String> sources = List.of("manifests/shop/cart.yaml", "Node n9", "manifests/shop/web.yaml", "EndpointSlice shop/web-1");
-            try (Connection c = db.dataSource().getConnection(); PreparedStatement ps = c.prepareStatement(
-                    "INSERT INTO cluster_problem (cluster, source, seq, location, object, field, message, reported_at)"
-                            + " VALUES ('shop', ?, ?, '', '', '', 'bad', ?)")) {
+        try (TestDatabase db =
+                TestDatabase.create("TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'")) {
+            List<String> sources = List.of(
+                    "manifests/shop/cart.yaml", "Node n9", "manifests/shop/web.yaml", "EndpointSlice shop/web-1");
+            try (Connection c = db.dataSource().getConnection();
+                    PreparedStatement ps = c.prepareStatement(
+                            "INSERT INTO cluster_problem (cluster, source, seq, location, object, field, message, reported_at)"
+                                    + " VALUES ('shop', ?, ?, '', '', '', 'bad', ?)")) {
                 for (String source : sources) {
                     for (int seq = 1; seq >= 0; seq--) {
                         ps.setString(1, source);
@@ -34,9 +37,17 @@ class ProblemStoreTest {
                 }
                 ps.executeBatch();
             }
-            assertThat(new ProblemStore(db.dataSource()).problems("shop")).extracting(ProblemStore.StoredProblem::source)
-                    .containsExactly("EndpointSlice shop/web-1", "EndpointSlice shop/web-1", "Node n9", "Node n9",
-                            "manifests/shop/cart.yaml", "manifests/shop/cart.yaml", "manifests/shop/web.yaml", "manifests/shop/web.yaml");
+            assertThat(new ProblemStore(db.dataSource()).problems("shop"))
+                    .extracting(ProblemStore.StoredProblem::source)
+                    .containsExactly(
+                            "EndpointSlice shop/web-1",
+                            "EndpointSlice shop/web-1",
+                            "Node n9",
+                            "Node n9",
+                            "manifests/shop/cart.yaml",
+                            "manifests/shop/cart.yaml",
+                            "manifests/shop/web.yaml",
+                            "manifests/shop/web.yaml");
         }
     }
 }

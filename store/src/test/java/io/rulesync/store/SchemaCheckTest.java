@@ -21,12 +21,14 @@ class SchemaCheckTest {
             assertThatCode(() -> SchemaCheck.require(flyway)).doesNotThrowAnyException();
 
             // As if the compiler that migrated it predates V5.
-            try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+            try (Connection c = db.dataSource().getConnection();
+                    Statement s = c.createStatement()) {
                 s.execute("DELETE FROM flyway_schema_history WHERE version = '5'");
             }
             assertThatThrownBy(() -> SchemaCheck.require(flyway))
                     .isInstanceOf(IllegalStateException.class)
-                    .hasMessageStartingWith("the database schema is not the one this role reads (the compiler migrates it")
+                    .hasMessageStartingWith(
+                            "the database schema is not the one this role reads (the compiler migrates it")
                     .hasMessageEndingWith("V5 cluster problems: not applied")
                     .hasMessageNotContaining("\n");
         }
@@ -35,11 +37,13 @@ class SchemaCheckTest {
     @Test
     void anEmptyDatabaseIsRefused() throws Exception {
         try (TestDatabase db = TestDatabase.create()) {
-            try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+            try (Connection c = db.dataSource().getConnection();
+                    Statement s = c.createStatement()) {
                 s.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public");
             }
             Flyway flyway = Flyway.configure().dataSource(db.dataSource()).load();
-            assertThatThrownBy(() -> SchemaCheck.require(flyway)).hasMessageContaining("V1 event log and versions: not applied; V2 node status: not applied");
+            assertThatThrownBy(() -> SchemaCheck.require(flyway))
+                    .hasMessageContaining("V1 event log and versions: not applied; V2 node status: not applied");
         }
     }
 }

@@ -5,13 +5,13 @@ import static org.awaitility.Awaitility.await;
 
 import io.rulesync.agent.AgentConfig;
 import io.rulesync.agent.AgentLoop;
-import io.rulesync.client.ApiClient;
 import io.rulesync.agent.feed.ApiDeltas;
 import io.rulesync.agent.feed.DeltaSource;
 import io.rulesync.agent.feed.Transport;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Role;
 import io.rulesync.api.cli.ApiCommand;
+import io.rulesync.client.ApiClient;
 import io.rulesync.compiler.runtime.CompilerStores;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.cluster.IpFamily;
@@ -53,11 +53,14 @@ import picocli.CommandLine;
 class AgentOverApiTest {
     private static final String CLUSTER = "shop";
     /** Node n1's own token: it reads its cluster's rules and acks for itself. */
-    private static final ApiTokens.Issued N1 = ApiTokens.issue("shop-n1", Role.AGENT, new ApiTokens.Scope(CLUSTER, "n1"));
+    private static final ApiTokens.Issued N1 =
+            ApiTokens.issue("shop-n1", Role.AGENT, new ApiTokens.Scope(CLUSTER, "n1"));
+
     private static final Duration DEADLINE = Duration.ofSeconds(60);
 
     @TempDir
     Path dir;
+
     private TestDatabase db;
     private CompilerStores store;
     private ConfigurableApplicationContext api;
@@ -71,14 +74,16 @@ class AgentOverApiTest {
         db = TestDatabase.create();
         store = CompilerStores.on(db.dataSource());
         // Found free, then given to the api: a restart must come back on the same addresses, as a real one does.
-        try (ServerSocket s = new ServerSocket(0); ServerSocket t = new ServerSocket(0)) {
+        try (ServerSocket s = new ServerSocket(0);
+                ServerSocket t = new ServerSocket(0)) {
             port = s.getLocalPort();
             streamPort = t.getLocalPort();
         }
-        head = ClusterHead.empty(CLUSTER).apply(List.of(
-                Fixtures.upsert(CLUSTER, Fixtures.node("n1", "10.1.0.1")),
-                Fixtures.upsert(CLUSTER, Fixtures.service("web", "10.96.0.10")),
-                Fixtures.upsert(CLUSTER, Fixtures.slice("web", "n1", "10.244.1.1"))));
+        head = ClusterHead.empty(CLUSTER)
+                .apply(List.of(
+                        Fixtures.upsert(CLUSTER, Fixtures.node("n1", "10.1.0.1")),
+                        Fixtures.upsert(CLUSTER, Fixtures.service("web", "10.96.0.10")),
+                        Fixtures.upsert(CLUSTER, Fixtures.slice("web", "n1", "10.244.1.1"))));
         commit(head);
         api = startApi();
     }
@@ -94,7 +99,9 @@ class AgentOverApiTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = Transport.class, names = {"STREAM", "API"})
+    @EnumSource(
+            value = Transport.class,
+            names = {"STREAM", "API"})
     void versionsArriveAndAcksAreStoredAcrossAnApiRestart(Transport transport) throws Exception {
         Path rules = Files.createDirectories(dir.resolve("rules"));
         try (AgentLoop agent = agentConfig(rules, transport).loop().start()) {
@@ -112,7 +119,9 @@ class AgentOverApiTest {
             endpoints("10.244.1.3");
             api = startApi();
             awaitRunning(3);
-            assertThat(Files.readString(rules.resolve("n1-ipv4.rules"))).contains("10.244.1.3:80").doesNotContain("10.244.1.2:80");
+            assertThat(Files.readString(rules.resolve("n1-ipv4.rules")))
+                    .contains("10.244.1.3:80")
+                    .doesNotContain("10.244.1.2:80");
             assertThat(agent.agent().failures()).isZero();
         }
     }
@@ -124,7 +133,10 @@ class AgentOverApiTest {
     @Test
     void withAnAckIntervalABurstOfVersionsTakesFewerAckRequests() throws Exception {
         Path rules = Files.createDirectories(dir.resolve("rules"));
-        try (AgentLoop agent = agentConfig(rules, Transport.API).withAckInterval(Duration.ofSeconds(4)).loop().start()) {
+        try (AgentLoop agent = agentConfig(rules, Transport.API)
+                .withAckInterval(Duration.ofSeconds(4))
+                .loop()
+                .start()) {
             agent.awaitStarted();
             awaitRunning(1);
             double posts = ackRequests();
@@ -133,7 +145,9 @@ class AgentOverApiTest {
                 endpoints("10.244.1." + i);
                 long version = i;
                 // Each version applied on its own before the next is stored: five applies, five acks to send.
-                await("version " + i + " applied").atMost(DEADLINE).until(() -> agent.agent().running() == version);
+                await("version " + i + " applied")
+                        .atMost(DEADLINE)
+                        .until(() -> agent.agent().running() == version);
             }
             awaitRunning(6);
             assertThat(agent.agent().applies() - applies).isEqualTo(5);
@@ -142,18 +156,33 @@ class AgentOverApiTest {
     }
 
     private double ackRequests() {
-        return api.getBean(io.micrometer.core.instrument.MeterRegistry.class).find("http.server.requests").tag("method", "POST")
-                .tag("uri", "/api/v1/clusters/{cluster}/nodes/{node}/acks").timers().stream().mapToDouble(t -> t.count()).sum();
+        return api
+                .getBean(io.micrometer.core.instrument.MeterRegistry.class)
+                .find("http.server.requests")
+                .tag("method", "POST")
+                .tag("uri", "/api/v1/clusters/{cluster}/nodes/{node}/acks")
+                .timers()
+                .stream()
+                .mapToDouble(t -> t.count())
+                .sum();
     }
 
     @ParameterizedTest
-    @EnumSource(value = Transport.class, names = {"STREAM", "API"})
+    @EnumSource(
+            value = Transport.class,
+            names = {"STREAM", "API"})
     void aDeltaRetentionRemovedIsAGapTheAgentFillsWithASnapshot(Transport transport) throws Exception {
         endpoints("10.244.1.2");
         endpoints("10.244.1.3");
         new HistoryPruning(db.dataSource()).prune(CLUSTER, 3, 0, 100, 100, Instant.now());
-        ApiDeltas deltas = new ApiDeltas(new ApiClient(URI.create("http://127.0.0.1:" + port), N1.token()), CLUSTER, "n1",
-                () -> 1, () -> "", Duration.ofSeconds(5), Clock.systemUTC());
+        ApiDeltas deltas = new ApiDeltas(
+                new ApiClient(URI.create("http://127.0.0.1:" + port), N1.token()),
+                CLUSTER,
+                "n1",
+                () -> 1,
+                () -> "",
+                Duration.ofSeconds(5),
+                Clock.systemUTC());
         DeltaSource.Polled polled = pollUntilAnswered(deltas);
         assertThat(polled.deltas()).isEmpty();
         assertThat(polled.gap()).contains("HTTP 410").contains("the delta to version 2 is no longer stored");
@@ -173,7 +202,9 @@ class AgentOverApiTest {
      * delta leaves alone would keep the lost endpoints for good): it loads the restored history instead.
      */
     @ParameterizedTest
-    @EnumSource(value = Transport.class, names = {"STREAM", "API"})
+    @EnumSource(
+            value = Transport.class,
+            names = {"STREAM", "API"})
     @RequiresTool({"pg_dump", "pg_restore"})
     void afterARestoreFromABackupTheNodeRunsTheRestoredHistoryNotTheLostOne(Transport transport) throws Exception {
         Path rules = Files.createDirectories(dir.resolve("rules"));
@@ -181,13 +212,18 @@ class AgentOverApiTest {
         try (AgentLoop agent = agentConfig(rules, transport).loop().start()) {
             String lost = runVersion3ThenRestoreTo2(agent, rules, backup);
             endpoints("10.244.1.4"); // version 3 again, of another history
-            head = head.next().apply(List.of(Fixtures.upsert(CLUSTER, Fixtures.service("db", "10.96.0.11")),
-                    Fixtures.upsert(CLUSTER, Fixtures.slice("db", "n1", "10.244.2.1"))));
+            head = head.next()
+                    .apply(List.of(
+                            Fixtures.upsert(CLUSTER, Fixtures.service("db", "10.96.0.11")),
+                            Fixtures.upsert(CLUSTER, Fixtures.slice("db", "n1", "10.244.2.1"))));
             commit(head); // version 4: changes only Service db
 
             awaitRunning(4);
-            assertThat(agent.agent().runningLineage()).isEqualTo(head.next().lineage()).isNotEqualTo(lost);
-            assertThat(Files.readString(rules.resolve("n1-ipv4.rules"))).contains("10.244.1.4:80", "10.244.2.1:")
+            assertThat(agent.agent().runningLineage())
+                    .isEqualTo(head.next().lineage())
+                    .isNotEqualTo(lost);
+            assertThat(Files.readString(rules.resolve("n1-ipv4.rules")))
+                    .contains("10.244.1.4:80", "10.244.2.1:")
                     .doesNotContain("10.244.1.3:80");
         }
     }
@@ -198,7 +234,9 @@ class AgentOverApiTest {
      * the node goes back to the restored history's newest, then on with what follows.
      */
     @ParameterizedTest
-    @EnumSource(value = Transport.class, names = {"STREAM", "API"})
+    @EnumSource(
+            value = Transport.class,
+            names = {"STREAM", "API"})
     @RequiresTool({"pg_dump", "pg_restore"})
     void aRestoreThatTakesAwayTheVersionTheNodeRunsTakesTheNodeBack(Transport transport) throws Exception {
         Path rules = Files.createDirectories(dir.resolve("rules"));
@@ -206,13 +244,19 @@ class AgentOverApiTest {
         try (AgentLoop agent = agentConfig(rules, transport).loop().start()) {
             runVersion3ThenRestoreTo2(agent, rules, backup);
             awaitRunning(2);
-            await("the node back on version 2").atMost(DEADLINE).until(() -> agent.agent().running() == 2);
+            await("the node back on version 2")
+                    .atMost(DEADLINE)
+                    .until(() -> agent.agent().running() == 2);
             assertThat(agent.agent().runningLineage()).isEqualTo(head.next().lineage());
-            assertThat(Files.readString(rules.resolve("n1-ipv4.rules"))).contains("10.244.1.2:80").doesNotContain("10.244.1.3:80");
+            assertThat(Files.readString(rules.resolve("n1-ipv4.rules")))
+                    .contains("10.244.1.2:80")
+                    .doesNotContain("10.244.1.3:80");
 
             endpoints("10.244.1.4");
             awaitRunning(3);
-            assertThat(Files.readString(rules.resolve("n1-ipv4.rules"))).contains("10.244.1.4:80").doesNotContain("10.244.1.3:80");
+            assertThat(Files.readString(rules.resolve("n1-ipv4.rules")))
+                    .contains("10.244.1.4:80")
+                    .doesNotContain("10.244.1.3:80");
         }
     }
 
@@ -252,15 +296,29 @@ class AgentOverApiTest {
 
     private AgentConfig agentConfig(Path rules, Transport transport) {
         // No Kafka: the bootstrap address is one nothing listens on, and the agent never uses it.
-        AgentConfig c = new AgentConfig(CLUSTER, "n1", "127.0.0.1:9", Map.of(), Topics.DEFAULT, URI.create("http://127.0.0.1:" + port),
-                N1.token(), List.of(IpFamily.IPV4), rules, null, dir.resolve("state"), Duration.ofSeconds(30), 50);
+        AgentConfig c = new AgentConfig(
+                CLUSTER,
+                "n1",
+                "127.0.0.1:9",
+                Map.of(),
+                Topics.DEFAULT,
+                URI.create("http://127.0.0.1:" + port),
+                N1.token(),
+                List.of(IpFamily.IPV4),
+                rules,
+                null,
+                dir.resolve("state"),
+                Duration.ofSeconds(30),
+                50);
         return transport == Transport.STREAM ? c.withStream("127.0.0.1:" + streamPort) : c.withTransport(transport);
     }
 
     private void awaitRunning(long version) {
         NodeStatusStore status = new NodeStatusStore(db.dataSource());
         await("node n1 acked version " + version).atMost(DEADLINE).until(() -> {
-            Optional<NodeStatus> s = status.nodeStatus(CLUSTER).stream().filter(n -> n.node().equals("n1")).findFirst();
+            Optional<NodeStatus> s = status.nodeStatus(CLUSTER).stream()
+                    .filter(n -> n.node().equals("n1"))
+                    .findFirst();
             return s.isPresent() && s.get().running() == version;
         });
     }
@@ -273,17 +331,38 @@ class AgentOverApiTest {
 
     private void commit(ClusterHead.Step step) throws Exception {
         long seq = step.next().version();
-        store.batches().commit(new Batch("fixture", "events", 0, offset == 0 ? -1 : offset, offset + 1,
-                List.of(new Batch.EventRow(CLUSTER, offset, "upsert", "EndpointSlice", "shop/web-1", "1", Fixtures.T, "{}", seq)),
-                List.of(), List.of(new Batch.VersionRow(CLUSTER, seq, Instant.now(), "{\"test\":true}", "{}", step.diff(),
-                        step.next().lineage())),
-                List.of(), List.of()));
+        store.batches()
+                .commit(new Batch(
+                        "fixture",
+                        "events",
+                        0,
+                        offset == 0 ? -1 : offset,
+                        offset + 1,
+                        List.of(new Batch.EventRow(
+                                CLUSTER, offset, "upsert", "EndpointSlice", "shop/web-1", "1", Fixtures.T, "{}", seq)),
+                        List.of(),
+                        List.of(new Batch.VersionRow(
+                                CLUSTER,
+                                seq,
+                                Instant.now(),
+                                "{\"test\":true}",
+                                "{}",
+                                step.diff(),
+                                step.next().lineage())),
+                        List.of(),
+                        List.of()));
         offset++;
     }
 
     private ConfigurableApplicationContext startApi() {
         ApiCommand command = new ApiCommand().withTokens(List.of(N1.line()));
-        new CommandLine(command).parseArgs("--port=" + port, "--stream-port=" + streamPort, "--address=127.0.0.1", "--db-url=" + db.url(), "--db-user=" + db.user());
+        new CommandLine(command)
+                .parseArgs(
+                        "--port=" + port,
+                        "--stream-port=" + streamPort,
+                        "--address=127.0.0.1",
+                        "--db-url=" + db.url(),
+                        "--db-user=" + db.user());
         command.withDatabasePassword(db.password());
         return command.start();
     }

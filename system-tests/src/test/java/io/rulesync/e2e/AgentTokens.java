@@ -54,8 +54,8 @@ public final class AgentTokens {
 
     /** The api's token line of {@code node}: bound to it. */
     public String line(String cluster, String node) {
-        return "node-" + node + "@" + cluster + " agent sha256:" + ApiTokens.hash(token(cluster, node)) + " cluster=" + cluster
-                + " node=" + node;
+        return "node-" + node + "@" + cluster + " agent sha256:" + ApiTokens.hash(token(cluster, node)) + " cluster="
+                + cluster + " node=" + node;
     }
 
     /** The lines of these nodes of {@code cluster}. */

@@ -20,16 +20,25 @@ record ApiCalls(String base, String token) {
 
     /** The body of {@code GET path}. */
     String get(String path) throws Exception {
-        return HTTP.send(request(path).build(), HttpResponse.BodyHandlers.ofString()).body();
+        return HTTP.send(request(path).build(), HttpResponse.BodyHandlers.ofString())
+                .body();
     }
 
     HttpResponse<String> post(String path, String json) throws Exception {
-        return HTTP.send(request(path).header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(json)).build(),
+        return HTTP.send(
+                request(path)
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(json))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 
     HttpResponse<String> put(String path, String json) throws Exception {
-        return HTTP.send(request(path).header("Content-Type", "application/json").PUT(HttpRequest.BodyPublishers.ofString(json)).build(),
+        return HTTP.send(
+                request(path)
+                        .header("Content-Type", "application/json")
+                        .PUT(HttpRequest.BodyPublishers.ofString(json))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 
@@ -43,8 +52,14 @@ record ApiCalls(String base, String token) {
      */
     static ConfigurableApplicationContext startApi(TestDatabase db, String eventsTopic, List<String> tokenLines) {
         ApiCommand command = new ApiCommand().withTokens(tokenLines);
-        new CommandLine(command).parseArgs("--port=0", "--stream-port=0", "--address=127.0.0.1", "--db-url=" + db.url(), "--db-user=" + db.user(),
-                "--events-topic=" + eventsTopic);
+        new CommandLine(command)
+                .parseArgs(
+                        "--port=0",
+                        "--stream-port=0",
+                        "--address=127.0.0.1",
+                        "--db-url=" + db.url(),
+                        "--db-user=" + db.user(),
+                        "--events-topic=" + eventsTopic);
         command.withDatabasePassword(db.password());
         return command.start();
     }

@@ -19,23 +19,23 @@ import io.rulesync.agent.testing.AgentLogs;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Role;
 import io.rulesync.api.cli.ApiCommand;
-import io.rulesync.testsupport.netns.NetnsLab;
-import io.rulesync.store.NodeStatus;
-import io.rulesync.store.NodeStatusStore;
-import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.compiler.runtime.CompilerStores;
 import io.rulesync.compiler.testing.TestCompiler;
-import io.rulesync.testsupport.TestInfrastructure;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.rules.Unit;
 import io.rulesync.model.topic.Topics;
+import io.rulesync.store.NodeStatus;
+import io.rulesync.store.NodeStatusStore;
 import io.rulesync.testing.needs.RequiresKafka;
 import io.rulesync.testing.needs.RequiresNetns;
 import io.rulesync.testing.needs.RequiresPostgres;
 import io.rulesync.testing.tiers.EndToEnd;
+import io.rulesync.testsupport.TestDatabase;
+import io.rulesync.testsupport.TestInfrastructure;
+import io.rulesync.testsupport.netns.NetnsLab;
 import io.rulesync.watcher.Watcher;
 import io.rulesync.watcher.fleet.ClusterSource;
 import io.rulesync.watcher.fleet.ClusterSpec;
@@ -86,7 +86,8 @@ class EndToEndTest {
     private static final String CLUSTER_IP = "10.96.0.10";
     private static final int NODE_PORT = 30080;
     private static final String ADMIN_RULE = "-A INPUT -s 198.51.100.7/32 -j ADMIN-AUDIT";
-    private static final String ADMIN_NAT_RULE = "-A PREROUTING -d 203.0.113.80/32 -p tcp -m tcp --dport 8443 -j DNAT --to-destination 10.244.0.10:8080";
+    private static final String ADMIN_NAT_RULE =
+            "-A PREROUTING -d 203.0.113.80/32 -p tcp -m tcp --dport 8443 -j DNAT --to-destination 10.244.0.10:8080";
 
     @TempDir
     static Path dir;
@@ -97,6 +98,7 @@ class EndToEndTest {
     private final Map<String, AgentLoop> agents = new HashMap<>();
     /** Opened once the api has started: Spring Boot's logging set-up resets logback and would drop it. */
     private AgentLogs agentLog;
+
     private final List<AutoCloseable> closeLast = new ArrayList<>();
     private KubernetesMockServer kube;
     private KubernetesClient client;
@@ -106,6 +108,7 @@ class EndToEndTest {
     private String apiUrl;
     /** Each node's own token: only it may ack for it. */
     private static final AgentTokens AGENTS = AgentTokens.random();
+
     private static final ApiTokens.Issued VIEWER_TOKEN = ApiTokens.issue("test", Role.VIEWER);
 
     @BeforeAll
@@ -118,14 +121,36 @@ class EndToEndTest {
             }
             // An administrator's rules in the same tables: every apply must leave them alone.
             lab.exec(lab.nodeNs(), "iptables", "-N", "ADMIN-AUDIT").orThrow();
-            lab.exec(lab.nodeNs(), "iptables", "-A", "ADMIN-AUDIT", "-j", "RETURN").orThrow();
-            lab.exec(lab.nodeNs(), "iptables", "-A", "INPUT", "-s", "198.51.100.7", "-j", "ADMIN-AUDIT").orThrow();
-            lab.exec(lab.nodeNs(), "iptables", "-t", "nat", "-A", "PREROUTING", "-d", "203.0.113.80", "-p", "tcp", "--dport", "8443",
-                    "-j", "DNAT", "--to-destination", "10.244.0.10:8080").orThrow();
+            lab.exec(lab.nodeNs(), "iptables", "-A", "ADMIN-AUDIT", "-j", "RETURN")
+                    .orThrow();
+            lab.exec(lab.nodeNs(), "iptables", "-A", "INPUT", "-s", "198.51.100.7", "-j", "ADMIN-AUDIT")
+                    .orThrow();
+            lab.exec(
+                            lab.nodeNs(),
+                            "iptables",
+                            "-t",
+                            "nat",
+                            "-A",
+                            "PREROUTING",
+                            "-d",
+                            "203.0.113.80",
+                            "-p",
+                            "tcp",
+                            "--dport",
+                            "8443",
+                            "-j",
+                            "DNAT",
+                            "--to-destination",
+                            "10.244.0.10:8080")
+                    .orThrow();
         }
 
-        kube = new KubernetesMockServer(new Context(Serialization.jsonMapper()), new MockWebServer(), new HashMap<>(),
-                new KubernetesCrudDispatcher(), false);
+        kube = new KubernetesMockServer(
+                new Context(Serialization.jsonMapper()),
+                new MockWebServer(),
+                new HashMap<>(),
+                new KubernetesCrudDispatcher(),
+                false);
         kube.init();
         client = kube.createClient();
         client.nodes().resource(node("node-a", labs.get("node-a").nodeIPv4())).create();
@@ -142,8 +167,13 @@ class EndToEndTest {
         List<String> tokenLines = new ArrayList<>(AGENTS.lines(CLUSTER, labs.keySet()));
         tokenLines.add(VIEWER_TOKEN.line());
         ApiCommand apiCommand = new ApiCommand().withTokens(tokenLines);
-        new CommandLine(apiCommand).parseArgs("--port=0", "--stream-port=0", "--address=127.0.0.1", "--db-url=" + db.url(),
-                "--db-user=" + db.user());
+        new CommandLine(apiCommand)
+                .parseArgs(
+                        "--port=0",
+                        "--stream-port=0",
+                        "--address=127.0.0.1",
+                        "--db-url=" + db.url(),
+                        "--db-user=" + db.user());
         apiCommand.withDatabasePassword(db.password());
         ConfigurableApplicationContext api = apiCommand.start();
         closeLast.add(api::close);
@@ -158,11 +188,15 @@ class EndToEndTest {
                 contexts: [{name: mock, context: {cluster: mock, user: test}}]
                 current-context: mock
                 """.formatted(kube.getPort()));
-        ClusterSettings settings = new ClusterSettings(List.of(IpFamily.IPV4), List.of(Cidr.parse("10.244.0.0/16")), false, 14, List.of());
+        ClusterSettings settings =
+                new ClusterSettings(List.of(IpFamily.IPV4), List.of(Cidr.parse("10.244.0.0/16")), false, 14, List.of());
         Properties producer = new Properties();
         producer.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestInfrastructure.kafkaBootstrapServers());
-        Watcher watcher = Watcher.start(FleetConfig.of(new ClusterSpec(CLUSTER,
-                new ClusterSource.Kubeconfig(Optional.of(kubeconfig), Optional.empty()), settings)), producer, topics.events());
+        Watcher watcher = Watcher.start(
+                FleetConfig.of(new ClusterSpec(
+                        CLUSTER, new ClusterSource.Kubeconfig(Optional.of(kubeconfig), Optional.empty()), settings)),
+                producer,
+                topics.events());
         closeLast.add(watcher);
         assertThat(watcher.awaitSynced(Duration.ofSeconds(60))).isTrue();
 
@@ -199,9 +233,20 @@ class EndToEndTest {
     }
 
     private void startAgent(String node) throws InterruptedException {
-        AgentConfig config = new AgentConfig(CLUSTER, node, TestInfrastructure.kafkaBootstrapServers(), Map.of(), topics,
-                URI.create(apiUrl), AGENTS.token(CLUSTER, node), List.of(IpFamily.IPV4), null, labs.get(node).nodeNs(), dir.resolve("state"),
-                Duration.ofSeconds(2), 50);
+        AgentConfig config = new AgentConfig(
+                CLUSTER,
+                node,
+                TestInfrastructure.kafkaBootstrapServers(),
+                Map.of(),
+                topics,
+                URI.create(apiUrl),
+                AGENTS.token(CLUSTER, node),
+                List.of(IpFamily.IPV4),
+                null,
+                labs.get(node).nodeNs(),
+                dir.resolve("state"),
+                Duration.ofSeconds(2),
+                50);
         AgentLoop loop = config.loop().start();
         loop.awaitStarted();
         agents.put(node, loop);
@@ -212,8 +257,12 @@ class EndToEndTest {
         // The initial lists of Services, slices and Nodes may arrive as several versions.
         await("the initial state applied everywhere", () -> {
             long head = store.history().head(CLUSTER);
-            return head >= 1 && store.history().nodes(CLUSTER, head).size() == 2
-                    && !store.history().rules(CLUSTER, head).unit(IpFamily.IPV4, Unit.parse("shop/web:http/TCP")).isEmpty()
+            return head >= 1
+                    && store.history().nodes(CLUSTER, head).size() == 2
+                    && !store.history()
+                            .rules(CLUSTER, head)
+                            .unit(IpFamily.IPV4, Unit.parse("shop/web:http/TCP"))
+                            .isEmpty()
                     && labs.keySet().stream().allMatch(n -> {
                         NodeStatus s = nodeStatusOrNull(n);
                         return s != null && s.running() == head;
@@ -251,16 +300,25 @@ class EndToEndTest {
         v = converged(Set.of("node-a", "node-b"), v + 1);
         assertNothingAnswers(81);
         for (NetnsLab lab : labs.values()) {
-            assertThat(lab.exec(lab.nodeNs(), "iptables", "-t", "nat", "-S", "KUBE-SERVICES").orThrow().lines())
+            assertThat(lab.exec(lab.nodeNs(), "iptables", "-t", "nat", "-S", "KUBE-SERVICES")
+                            .orThrow()
+                            .lines())
                     .noneMatch(l -> l.contains(CLUSTER_IP));
         }
-        assertThat(agents.values()).allSatisfy(a -> assertThat(a.agent().failures()).isZero());
+        assertThat(agents.values())
+                .allSatisfy(a -> assertThat(a.agent().failures()).isZero());
         // The api answers the same from the recorded acks: both nodes run the newest version.
-        String nodes = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
-                URI.create(apiUrl + "/api/v1/clusters/" + CLUSTER + "/nodes"))
-                        .header("Authorization", "Bearer " + VIEWER_TOKEN.token()).build(),
-                java.net.http.HttpResponse.BodyHandlers.ofString()).body();
-        assertThat(nodes).contains("\"version\":" + v).containsPattern("\"node\":\"node-a\",\"state\":\"converged\"")
+        String nodes = java.net.http.HttpClient.newHttpClient()
+                .send(
+                        java.net.http.HttpRequest.newBuilder(
+                                        URI.create(apiUrl + "/api/v1/clusters/" + CLUSTER + "/nodes"))
+                                .header("Authorization", "Bearer " + VIEWER_TOKEN.token())
+                                .build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString())
+                .body();
+        assertThat(nodes)
+                .contains("\"version\":" + v)
+                .containsPattern("\"node\":\"node-a\",\"state\":\"converged\"")
                 .containsPattern("\"node\":\"node-b\",\"state\":\"converged\"");
     }
 
@@ -270,17 +328,27 @@ class EndToEndTest {
     private long converged(Set<String> nodes, long atLeast) throws InterruptedException {
         await("version " + atLeast + " applied on " + nodes, () -> {
             long head = store.history().head(CLUSTER);
-            return head >= atLeast && nodes.stream().allMatch(n -> {
-                NodeStatus s = nodeStatusOrNull(n);
-                return s != null && s.running() == head && s.lastStatus() == NodeAck.Status.APPLIED;
-            });
+            return head >= atLeast
+                    && nodes.stream().allMatch(n -> {
+                        NodeStatus s = nodeStatusOrNull(n);
+                        return s != null && s.running() == head && s.lastStatus() == NodeAck.Status.APPLIED;
+                    });
         });
         long head = store.history().head(CLUSTER);
         assertThat(head).as("one change, one version").isEqualTo(atLeast);
         for (NetnsLab lab : labs.values()) {
-            assertThat(lab.exec(lab.nodeNs(), "iptables", "-S", "INPUT").orThrow().lines()).contains(ADMIN_RULE);
-            assertThat(lab.exec(lab.nodeNs(), "iptables", "-S", "ADMIN-AUDIT").orThrow().lines()).contains("-A ADMIN-AUDIT -j RETURN");
-            assertThat(lab.exec(lab.nodeNs(), "iptables", "-t", "nat", "-S", "PREROUTING").orThrow().lines()).contains(ADMIN_NAT_RULE);
+            assertThat(lab.exec(lab.nodeNs(), "iptables", "-S", "INPUT")
+                            .orThrow()
+                            .lines())
+                    .contains(ADMIN_RULE);
+            assertThat(lab.exec(lab.nodeNs(), "iptables", "-S", "ADMIN-AUDIT")
+                            .orThrow()
+                            .lines())
+                    .contains("-A ADMIN-AUDIT -j RETURN");
+            assertThat(lab.exec(lab.nodeNs(), "iptables", "-t", "nat", "-S", "PREROUTING")
+                            .orThrow()
+                            .lines())
+                    .contains(ADMIN_NAT_RULE);
         }
         return head;
     }
@@ -292,25 +360,32 @@ class EndToEndTest {
     }
 
     private NodeStatus nodeStatusOrNull(String node) {
-        return status.nodeStatus(CLUSTER).stream().filter(s -> s.node().equals(node)).findFirst().orElse(null);
+        return status.nodeStatus(CLUSTER).stream()
+                .filter(s -> s.node().equals(node))
+                .findFirst()
+                .orElse(null);
     }
 
     /** From outside the node to the ClusterIP, from the node itself to the ClusterIP, from outside to the NodePort. */
     private void assertReaches(int port, Set<String> pods) {
         for (Map.Entry<String, NetnsLab> e : labs.entrySet()) {
             NetnsLab lab = e.getValue();
-            assertThat(ids(lab.probe(lab.clientNs(), "tcp", CLUSTER_IP, port, 40, 3000))).as("%s ClusterIP from outside", e.getKey())
+            assertThat(ids(lab.probe(lab.clientNs(), "tcp", CLUSTER_IP, port, 40, 3000)))
+                    .as("%s ClusterIP from outside", e.getKey())
                     .isEqualTo(pods);
-            assertThat(ids(lab.probe(lab.nodeNs(), "tcp", CLUSTER_IP, port, 40, 3000))).as("%s ClusterIP from the node", e.getKey())
+            assertThat(ids(lab.probe(lab.nodeNs(), "tcp", CLUSTER_IP, port, 40, 3000)))
+                    .as("%s ClusterIP from the node", e.getKey())
                     .isEqualTo(pods);
-            assertThat(ids(lab.probe(lab.clientNs(), "tcp", lab.nodeIPv4(), NODE_PORT, 40, 3000))).as("%s NodePort", e.getKey())
+            assertThat(ids(lab.probe(lab.clientNs(), "tcp", lab.nodeIPv4(), NODE_PORT, 40, 3000)))
+                    .as("%s NodePort", e.getKey())
                     .isEqualTo(pods);
         }
     }
 
     private void assertNothingAnswers(int port) {
         for (NetnsLab lab : labs.values()) {
-            assertThat(lab.probe(lab.clientNs(), "tcp", CLUSTER_IP, port, 3, 500)).noneMatch(l -> l.startsWith("OK "));
+            assertThat(lab.probe(lab.clientNs(), "tcp", CLUSTER_IP, port, 3, 500))
+                    .noneMatch(l -> l.startsWith("OK "));
         }
     }
 
@@ -333,26 +408,65 @@ class EndToEndTest {
 
     /** NodePort Service "web": port → targetPort 8080. */
     private static Service service(int port) {
-        return new ServiceBuilder().withNewMetadata().withNamespace(NS).withName("web").endMetadata()
-                .withNewSpec().withType("NodePort").withClusterIP(CLUSTER_IP).withClusterIPs(CLUSTER_IP)
-                .addNewPort().withName("http").withProtocol("TCP").withPort(port)
-                .withNewTargetPort(8080).withNodePort(NODE_PORT).endPort().endSpec().build();
+        return new ServiceBuilder()
+                .withNewMetadata()
+                .withNamespace(NS)
+                .withName("web")
+                .endMetadata()
+                .withNewSpec()
+                .withType("NodePort")
+                .withClusterIP(CLUSTER_IP)
+                .withClusterIPs(CLUSTER_IP)
+                .addNewPort()
+                .withName("http")
+                .withProtocol("TCP")
+                .withPort(port)
+                .withNewTargetPort(8080)
+                .withNodePort(NODE_PORT)
+                .endPort()
+                .endSpec()
+                .build();
     }
 
     /** The Service's one EndpointSlice with the given pods. */
     private io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice slice(int... pods) {
-        EndpointSliceBuilder b = new EndpointSliceBuilder().withNewMetadata().withNamespace(NS).withName("web-1")
-                .addToLabels("kubernetes.io/service-name", "web").endMetadata().withAddressType("IPv4")
-                .addNewPort().withName("http").withProtocol("TCP").withPort(8080).endPort();
+        EndpointSliceBuilder b = new EndpointSliceBuilder()
+                .withNewMetadata()
+                .withNamespace(NS)
+                .withName("web-1")
+                .addToLabels("kubernetes.io/service-name", "web")
+                .endMetadata()
+                .withAddressType("IPv4")
+                .addNewPort()
+                .withName("http")
+                .withProtocol("TCP")
+                .withPort(8080)
+                .endPort();
         for (int p : pods) {
-            b.addNewEndpoint().withAddresses(labs.get("node-a").podIPv4(p)).withNewConditions().withReady(true).withServing(true)
-                    .withTerminating(false).endConditions().withNodeName(p == 0 ? "node-a" : "node-b").endEndpoint();
+            b.addNewEndpoint()
+                    .withAddresses(labs.get("node-a").podIPv4(p))
+                    .withNewConditions()
+                    .withReady(true)
+                    .withServing(true)
+                    .withTerminating(false)
+                    .endConditions()
+                    .withNodeName(p == 0 ? "node-a" : "node-b")
+                    .endEndpoint();
         }
         return b.build();
     }
 
     private static io.fabric8.kubernetes.api.model.Node node(String name, String ip) {
-        return new NodeBuilder().withNewMetadata().withName(name).endMetadata()
-                .withNewStatus().addNewAddress().withType("InternalIP").withAddress(ip).endAddress().endStatus().build();
+        return new NodeBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .endMetadata()
+                .withNewStatus()
+                .addNewAddress()
+                .withType("InternalIP")
+                .withAddress(ip)
+                .endAddress()
+                .endStatus()
+                .build();
     }
 }

@@ -3,19 +3,19 @@ package io.rulesync.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.compiler.runtime.CompilerStores;
 import io.rulesync.compiler.testing.TestCompiler;
-import io.rulesync.testsupport.TestInfrastructure;
 import io.rulesync.model.cluster.IpFamily;
-import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
 import io.rulesync.model.event.ClusterEvent;
+import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.event.ObjectKind;
 import io.rulesync.model.topic.Topics;
 import io.rulesync.testing.needs.RequiresKafka;
 import io.rulesync.testing.needs.RequiresPostgres;
 import io.rulesync.testing.tiers.EndToEnd;
+import io.rulesync.testsupport.TestDatabase;
+import io.rulesync.testsupport.TestInfrastructure;
 import io.rulesync.watcher.Watcher;
 import io.rulesync.watcher.fleet.ClusterSource;
 import io.rulesync.watcher.fleet.ClusterSpec;
@@ -66,7 +66,9 @@ class LostEventEndToEndTest {
         public Delivery send(List<ClusterEvent> events) {
             List<ClusterEvent> kept = new ArrayList<>();
             for (ClusterEvent e : events) {
-                if (e instanceof ObjectUpserted u && u.ref().kind() == ObjectKind.ENDPOINT_SLICE && armed.compareAndSet(true, false)) {
+                if (e instanceof ObjectUpserted u
+                        && u.ref().kind() == ObjectKind.ENDPOINT_SLICE
+                        && armed.compareAndSet(true, false)) {
                     lost.incrementAndGet();
                 } else {
                     kept.add(e);
@@ -77,7 +79,6 @@ class LostEventEndToEndTest {
                 return kept.size() == events.size() ? d : Delivery.ok();
             }
             return Delivery.failedFrom(0, events.size(), d.error()); // the whole batch again; the loss stays lost
-
         }
 
         @Override
@@ -88,7 +89,13 @@ class LostEventEndToEndTest {
 
     private static String rules(CompilerStores store) {
         long head = store.history().head("shop");
-        return head == 0 ? "" : store.history().rules("shop", head).ruleSet("node-a", IpFamily.IPV4).map(r -> r.render()).orElse("");
+        return head == 0
+                ? ""
+                : store.history()
+                        .rules("shop", head)
+                        .ruleSet("node-a", IpFamily.IPV4)
+                        .map(r -> r.render())
+                        .orElse("");
     }
 
     @Test
@@ -100,24 +107,32 @@ class LostEventEndToEndTest {
         Properties kafka = new Properties();
         kafka.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestInfrastructure.kafkaBootstrapServers());
         LossySink sink = new LossySink(KafkaEventSink.create(kafka, topics.events()));
-        FleetConfig fleet = FleetConfig.of(new ClusterSpec("shop", new ClusterSource.ManifestFolder(dir), ClusterSettings.DEFAULT));
+        FleetConfig fleet =
+                FleetConfig.of(new ClusterSpec("shop", new ClusterSource.ManifestFolder(dir), ClusterSettings.DEFAULT));
 
         try (TestDatabase db = TestDatabase.create();
                 ConfigurableApplicationContext compiler = TestCompiler.start(db, topics, run);
-                Watcher watcher = Watcher.start(fleet, sink, Watcher.Options.defaults()
-                        .withDigestInterval(Duration.ofSeconds(1))
-                        .withResyncs(new KafkaResyncRequests(kafka, topics.resyncs())))) {
+                Watcher watcher = Watcher.start(
+                        fleet,
+                        sink,
+                        Watcher.Options.defaults()
+                                .withDigestInterval(Duration.ofSeconds(1))
+                                .withResyncs(new KafkaResyncRequests(kafka, topics.resyncs())))) {
             CompilerStores store = compiler.getBean(CompilerStores.class);
             await("the first version").atMost(DEADLINE).until(() -> rules(store).contains("10.244.0.11:8080"));
             await("the watcher to hear resync requests").atMost(DEADLINE).until(watcher::listeningForResyncs);
             long before = store.history().head("shop");
 
             sink.armed.set(true);
-            Files.writeString(web, ShopManifest.web("{addresses: [10.244.0.11], nodeName: node-a}, "
-                    + "{addresses: [10.244.0.12], nodeName: node-a}"));
+            Files.writeString(
+                    web,
+                    ShopManifest.web("{addresses: [10.244.0.11], nodeName: node-a}, "
+                            + "{addresses: [10.244.0.12], nodeName: node-a}"));
             await("the edit to be lost").atMost(DEADLINE).until(() -> sink.lost.get() == 1);
 
-            await("the lost edit to become a version").atMost(DEADLINE).until(() -> rules(store).contains("10.244.0.12:8080"));
+            await("the lost edit to become a version")
+                    .atMost(DEADLINE)
+                    .until(() -> rules(store).contains("10.244.0.12:8080"));
             assertThat(store.history().head("shop")).isEqualTo(before + 1);
             assertThat(sink.lost.get()).isEqualTo(1);
         }

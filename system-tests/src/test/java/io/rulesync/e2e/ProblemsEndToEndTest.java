@@ -13,17 +13,17 @@ import io.rulesync.api.ApiApplication;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Role;
 import io.rulesync.compiler.bench.PipelineBenchmark;
-import io.rulesync.compiler.runtime.PartitionProcessor;
-import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.compiler.runtime.CompilerStores;
+import io.rulesync.compiler.runtime.PartitionProcessor;
 import io.rulesync.compiler.testing.TestCompiler;
-import io.rulesync.testsupport.TestInfrastructure;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.topic.Topics;
 import io.rulesync.testing.needs.RequiresKafka;
 import io.rulesync.testing.needs.RequiresPostgres;
 import io.rulesync.testing.tiers.EndToEnd;
+import io.rulesync.testsupport.TestDatabase;
+import io.rulesync.testsupport.TestInfrastructure;
 import io.rulesync.watcher.Watcher;
 import io.rulesync.watcher.fleet.ClusterSource;
 import io.rulesync.watcher.fleet.ClusterSpec;
@@ -92,7 +92,8 @@ class ProblemsEndToEndTest {
         Files.writeString(db, DB.replace("PORT", "0"));
         Properties kafka = new Properties();
         kafka.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestInfrastructure.kafkaBootstrapServers());
-        FleetConfig fleet = FleetConfig.of(new ClusterSpec("shop", new ClusterSource.ManifestFolder(dir), ClusterSettings.DEFAULT));
+        FleetConfig fleet =
+                FleetConfig.of(new ClusterSpec("shop", new ClusterSource.ManifestFolder(dir), ClusterSettings.DEFAULT));
         PrometheusMeterRegistry watcherMetrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
 
         try (TestDatabase database = TestDatabase.create();
@@ -100,66 +101,102 @@ class ProblemsEndToEndTest {
                 ConfigurableApplicationContext apiApp = startApi(database);
                 // After the Spring applications: starting one resets logback's configuration, appenders included.
                 LogCapture log = new LogCapture(ClusterFeed.class, PartitionProcessor.class);
-                Watcher watcher = Watcher.start(fleet, KafkaEventSink.create(kafka, topics.events()), Watcher.Options.defaults()
-                        .withResyncs(new KafkaResyncRequests(kafka, topics.resyncs())));
-                KafkaProducer<String, String> producer = PipelineBenchmark.producer(TestInfrastructure.kafkaBootstrapServers())) {
+                Watcher watcher = Watcher.start(
+                        fleet,
+                        KafkaEventSink.create(kafka, topics.events()),
+                        Watcher.Options.defaults().withResyncs(new KafkaResyncRequests(kafka, topics.resyncs())));
+                KafkaProducer<String, String> producer =
+                        PipelineBenchmark.producer(TestInfrastructure.kafkaBootstrapServers())) {
             watcher.bindMetrics(watcherMetrics);
             api = "http://127.0.0.1:" + apiApp.getEnvironment().getProperty("local.server.port");
             CompilerStores store = compiler.getBean(CompilerStores.class);
 
-            // The broken file is a problem of the cluster, with the object, the field and the reason; the rest is compiled.
-            await("the broken file among the cluster's problems").atMost(DEADLINE).until(() -> problemCount() == 1);
+            // The broken file is a problem of the cluster, with the object, the field and the reason; the rest is
+            // compiled.
+            await("the broken file among the cluster's problems")
+                    .atMost(DEADLINE)
+                    .until(() -> problemCount() == 1);
             await("the first version").atMost(DEADLINE).until(() -> rules(store).contains("10.244.0.11:8080"));
             Map<?, ?> problem = (Map<?, ?>) problems().get(0);
-            assertThat(map(problem)).containsEntry("source", db.toString()).containsEntry("location", db + " (document 1)")
-                    .containsEntry("object", "Service shop/db").containsEntry("field", "spec.ports[0].port")
+            assertThat(map(problem))
+                    .containsEntry("source", db.toString())
+                    .containsEntry("location", db + " (document 1)")
+                    .containsEntry("object", "Service shop/db")
+                    .containsEntry("field", "spec.ports[0].port")
                     .containsEntry("reason", "0 is out of range (1-65535)");
             Object reportedAt = problem.get("reportedAt");
             assertThat(clusterEntry().get("refusedObjects")).isEqualTo(1);
-            assertThat(watcherMetrics.scrape()).contains("rulesync_watcher_refused_objects{cluster=\"shop\"} 1.0",
-                    "rulesync_watcher_problem_reports_total{cluster=\"shop\"} 1.0");
-            assertThat(compiler.getBean(PrometheusMeterRegistry.class).scrape()).contains("rulesync_refused_objects{cluster=\"shop\"} 1.0");
+            assertThat(watcherMetrics.scrape())
+                    .contains(
+                            "rulesync_watcher_refused_objects{cluster=\"shop\"} 1.0",
+                            "rulesync_watcher_problem_reports_total{cluster=\"shop\"} 1.0");
+            assertThat(compiler.getBean(PrometheusMeterRegistry.class).scrape())
+                    .contains("rulesync_refused_objects{cluster=\"shop\"} 1.0");
 
             // Later reads (another file changes; the broken one is written again, unchanged) do not report it again.
             long version = store.history().head("shop");
             Files.writeString(db, DB.replace("PORT", "0") + "\n");
-            Files.writeString(web, ShopManifest.web("{addresses: [10.244.0.11], nodeName: node-a}, "
-                    + "{addresses: [10.244.0.12], nodeName: node-a}"));
-            await("the edit of the other file").atMost(DEADLINE).until(() -> rules(store).contains("10.244.0.12:8080"));
+            Files.writeString(
+                    web,
+                    ShopManifest.web("{addresses: [10.244.0.11], nodeName: node-a}, "
+                            + "{addresses: [10.244.0.12], nodeName: node-a}"));
+            await("the edit of the other file")
+                    .atMost(DEADLINE)
+                    .until(() -> rules(store).contains("10.244.0.12:8080"));
             assertThat(store.history().head("shop")).isEqualTo(version + 1);
-            assertThat(watcherMetrics.scrape()).contains("rulesync_watcher_problem_reports_total{cluster=\"shop\"} 1.0");
+            assertThat(watcherMetrics.scrape())
+                    .contains("rulesync_watcher_problem_reports_total{cluster=\"shop\"} 1.0");
             assertThat(eventTypes()).containsOnlyOnce("problems");
-            assertThat(problems()).singleElement().satisfies(p -> assertThat(map(p)).containsEntry("reportedAt", reportedAt));
+            assertThat(problems())
+                    .singleElement()
+                    .satisfies(p -> assertThat(map(p)).containsEntry("reportedAt", reportedAt));
             assertThat(log.lines()).filteredOn(l -> l.contains("is invalid")).hasSize(1);
 
             // Fixed: its problems are cleared, and its Service is compiled; no version came of the reports themselves.
             Files.writeString(db, DB.replace("PORT", "5432"));
             await("the problems cleared").atMost(DEADLINE).until(() -> problemCount() == 0);
-            await("the fixed Service compiled").atMost(DEADLINE).until(() -> rules(store).contains("10.96.0.54"));
+            await("the fixed Service compiled")
+                    .atMost(DEADLINE)
+                    .until(() -> rules(store).contains("10.96.0.54"));
             assertThat(clusterEntry().get("refusedObjects")).isEqualTo(0);
-            assertThat(watcherMetrics.scrape()).contains("rulesync_watcher_refused_objects{cluster=\"shop\"} 0.0",
-                    "rulesync_watcher_problem_reports_total{cluster=\"shop\"} 2.0");
+            assertThat(watcherMetrics.scrape())
+                    .contains(
+                            "rulesync_watcher_refused_objects{cluster=\"shop\"} 0.0",
+                            "rulesync_watcher_problem_reports_total{cluster=\"shop\"} 2.0");
             assertThat(store.history().head("shop")).isEqualTo(version + 2);
 
             // A record the compiler cannot decode: a dead letter of the cluster, with the reason, logged on one line.
-            producer.send(new ProducerRecord<>(topics.events(), "shop", "{\"v\":1,\"cluster\":\"shop\",\"type\":\"re\\nINFO forged\","
-                    + "\"observedAt\":\"2026-11-29T12:00:00Z\"}")).get();
-            await("the dead letter among the cluster's problems").atMost(DEADLINE).until(
-                    () -> deadLetterCount() == 1);
-            Map<?, ?> dead = (Map<?, ?>) ((List<?>) body("/api/v1/clusters/shop/problems").get("deadLetters")).get(0);
+            producer.send(new ProducerRecord<>(
+                            topics.events(),
+                            "shop",
+                            "{\"v\":1,\"cluster\":\"shop\",\"type\":\"re\\nINFO forged\","
+                                    + "\"observedAt\":\"2026-11-29T12:00:00Z\"}"))
+                    .get();
+            await("the dead letter among the cluster's problems")
+                    .atMost(DEADLINE)
+                    .until(() -> deadLetterCount() == 1);
+            Map<?, ?> dead = (Map<?, ?>)
+                    ((List<?>) body("/api/v1/clusters/shop/problems").get("deadLetters")).get(0);
             assertThat((String) dead.get("reason")).startsWith("type: 're\nINFO forged' is not upsert, delete,");
             assertThat(dead.get("topic")).isEqualTo(topics.events());
-            await("the dead letter logged").atMost(DEADLINE).until(() -> log.text().contains("refused as dead letters"));
+            await("the dead letter logged")
+                    .atMost(DEADLINE)
+                    .until(() -> log.text().contains("refused as dead letters"));
 
             // A key with a newline, in a file whose name has one: refused, and logged escaped on one line.
-            Files.writeString(dir.resolve("odd\nINFO forged.yaml"), "kind: Service\nmetadata: {name: \"web\\nINFO forged\", "
-                    + "namespace: shop}\nspec: {ports: [{port: 80}]}\n");
+            Files.writeString(
+                    dir.resolve("odd\nINFO forged.yaml"),
+                    "kind: Service\nmetadata: {name: \"web\\nINFO forged\", "
+                            + "namespace: shop}\nspec: {ports: [{port: 80}]}\n");
             await("the odd file among the problems").atMost(DEADLINE).until(() -> problemCount() == 1);
-            assertThat(map(problems().get(0))).containsEntry("source", dir + "/odd\\x0aINFO forged.yaml")
+            assertThat(map(problems().get(0)))
+                    .containsEntry("source", dir + "/odd\\x0aINFO forged.yaml")
                     .containsEntry("object", "Service shop/web\\x0aINFO forged");
-            assertThat(log.text()).contains("cluster shop: file " + dir + "/odd\\x0aINFO forged.yaml is invalid",
-                    "Service shop/web\\x0aINFO forged: metadata.name: 'web\\x0aINFO forged' is not a DNS-1035 label",
-                    "type: 're\\x0aINFO forged' is not upsert");
+            assertThat(log.text())
+                    .contains(
+                            "cluster shop: file " + dir + "/odd\\x0aINFO forged.yaml is invalid",
+                            "Service shop/web\\x0aINFO forged: metadata.name: 'web\\x0aINFO forged' is not a DNS-1035 label",
+                            "type: 're\\x0aINFO forged' is not upsert");
             assertThat(log.lines()).noneMatch(l -> l.startsWith("INFO forged"));
         }
     }
@@ -172,12 +209,21 @@ class ProblemsEndToEndTest {
         props.put("spring.datasource.password", database.password());
         props.put("spring.main.banner-mode", "off");
         props.put("rulesync.api.tokens", VIEWER.line());
-        return new SpringApplicationBuilder(ApiApplication.class).web(WebApplicationType.SERVLET).properties(props).run();
+        return new SpringApplicationBuilder(ApiApplication.class)
+                .web(WebApplicationType.SERVLET)
+                .properties(props)
+                .run();
     }
 
     private static String rules(CompilerStores store) {
         long head = store.history().head("shop");
-        return head == 0 ? "" : store.history().rules("shop", head).ruleSet("node-a", IpFamily.IPV4).map(r -> r.render()).orElse("");
+        return head == 0
+                ? ""
+                : store.history()
+                        .rules("shop", head)
+                        .ruleSet("node-a", IpFamily.IPV4)
+                        .map(r -> r.render())
+                        .orElse("");
     }
 
     private Map<?, ?> clusterEntry() throws Exception {
@@ -206,13 +252,16 @@ class ProblemsEndToEndTest {
     }
 
     private List<String> eventTypes() throws Exception {
-        return ((List<?>) body("/api/v1/clusters/shop/events?limit=500").get("events")).stream()
-                .map(e -> String.valueOf(((Map<?, ?>) e).get("type"))).toList();
+        return ((List<?>) body("/api/v1/clusters/shop/events?limit=500").get("events"))
+                .stream().map(e -> String.valueOf(((Map<?, ?>) e).get("type"))).toList();
     }
 
     private Map<?, ?> body(String path) throws Exception {
-        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(api + path))
-                .header("Authorization", "Bearer " + VIEWER.token()).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> r = HTTP.send(
+                HttpRequest.newBuilder(URI.create(api + path))
+                        .header("Authorization", "Bearer " + VIEWER.token())
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).as(path + ": " + r.body()).isEqualTo(200);
         return (Map<?, ?>) new Load(LoadSettings.builder().build()).loadFromString(r.body());
     }
@@ -233,7 +282,9 @@ class ProblemsEndToEndTest {
             appender.setEncoder(encoder);
             appender.setOutputStream(out);
             appender.start();
-            loggers = java.util.Arrays.stream(of).map(c -> (Logger) LoggerFactory.getLogger(c)).toList();
+            loggers = java.util.Arrays.stream(of)
+                    .map(c -> (Logger) LoggerFactory.getLogger(c))
+                    .toList();
             loggers.forEach(l -> l.addAppender(appender));
         }
 

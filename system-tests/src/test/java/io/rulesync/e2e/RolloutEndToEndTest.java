@@ -71,6 +71,7 @@ class RolloutEndToEndTest {
     private static final ApiTokens.Issued OPERATOR = ApiTokens.issue("otto", Role.OPERATOR);
     /** Each node's own token: only it may ack for it. */
     private static final AgentTokens AGENTS = AgentTokens.random();
+
     private static final List<String> CANARIES = List.of("c-real", "c-dry");
     private static final String POLICY = """
             {"policy": {"waves": [{"name": "canary", "selector": {"matchLabels": {"rollout.example.com/wave": "canary"}}, "bake": "3s"},
@@ -79,6 +80,7 @@ class RolloutEndToEndTest {
 
     @TempDir
     Path dir;
+
     private final String run = UUID.randomUUID().toString().substring(0, 8);
     private final Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run);
     private final Map<String, NetnsLab> labs = new LinkedHashMap<>();
@@ -94,7 +96,8 @@ class RolloutEndToEndTest {
     void aVersionACanaryFailsNeverReachesTheRestAndAGoodOneCompletesEveryWave() throws Exception {
         List<AutoCloseable> close = new ArrayList<>();
         try (TestDatabase db = TestDatabase.create();
-                KafkaProducer<String, String> producer = PipelineBenchmark.producer(TestInfrastructure.kafkaBootstrapServers())) {
+                KafkaProducer<String, String> producer =
+                        PipelineBenchmark.producer(TestInfrastructure.kafkaBootstrapServers())) {
             try {
                 run(db, producer, close);
             } finally {
@@ -106,7 +109,8 @@ class RolloutEndToEndTest {
         }
     }
 
-    private void run(TestDatabase db, KafkaProducer<String, String> producer, List<AutoCloseable> close) throws Exception {
+    private void run(TestDatabase db, KafkaProducer<String, String> producer, List<AutoCloseable> close)
+            throws Exception {
         for (String real : List.of("c-real", "r-real")) {
             NetnsLab lab = new NetnsLab(3);
             labs.put(real, lab);
@@ -129,20 +133,33 @@ class RolloutEndToEndTest {
         streams = ApiCalls.streamTarget(apiApp);
         operator = new ApiCalls(api, OPERATOR.token());
 
-        ClusterSettings settings = new ClusterSettings(List.of(IpFamily.IPV4), List.of(Cidr.parse("10.244.0.0/16")), false, 14, List.of());
+        ClusterSettings settings =
+                new ClusterSettings(List.of(IpFamily.IPV4), List.of(Cidr.parse("10.244.0.0/16")), false, 14, List.of());
         send(producer, EventCodec.encode(new SettingsChanged(CLUSTER, settings, Fixtures.T)));
         int ip = 1;
         for (String n : nodes) {
             NetnsLab lab = labs.get(n);
             String node = Fixtures.node(n, lab != null ? lab.nodeIPv4() : "192.168.60." + ip++);
-            send(producer, up(CANARIES.contains(n) ? node.replace("metadata: {name: " + n + "}",
-                    "metadata: {name: " + n + ", labels: {rollout.example.com/wave: canary, kubernetes.io/os: linux}}") : node));
+            send(
+                    producer,
+                    up(
+                            CANARIES.contains(n)
+                                    ? node.replace(
+                                            "metadata: {name: " + n + "}",
+                                            "metadata: {name: " + n
+                                                    + ", labels: {rollout.example.com/wave: canary, kubernetes.io/os: linux}}")
+                                    : node));
         }
         send(producer, up(Fixtures.service("web", CLUSTER_IP)), endpoints(0));
         await("the first version with every node and the endpoint", () -> {
             long head = store.history().head(CLUSTER);
-            return head > 0 && store.history().nodes(CLUSTER, head).size() == nodes.size() && store.history().rules(CLUSTER, head)
-                    .ruleSet("r-real", IpFamily.IPV4).map(r -> r.render().contains("10.244.0.10:8080")).orElse(false);
+            return head > 0
+                    && store.history().nodes(CLUSTER, head).size() == nodes.size()
+                    && store.history()
+                            .rules(CLUSTER, head)
+                            .ruleSet("r-real", IpFamily.IPV4)
+                            .map(r -> r.render().contains("10.244.0.10:8080"))
+                            .orElse(false);
         });
         long v1 = store.history().head(CLUSTER);
 
@@ -157,7 +174,8 @@ class RolloutEndToEndTest {
                 fi
                 printf '%%s\\n' "$input" | exec %s "$@"
                 """.formatted(realTool("iptables-restore")));
-        Files.setPosixFilePermissions(wrapper.resolve("iptables-restore"), PosixFilePermissions.fromString("rwxr-xr-x"));
+        Files.setPosixFilePermissions(
+                wrapper.resolve("iptables-restore"), PosixFilePermissions.fromString("rwxr-xr-x"));
         String path = wrapper + ":" + System.getenv("PATH");
         CommandRunner withWrapper = (argv, stdin, timeout) -> {
             List<String> cmd = new ArrayList<>(List.of("env", "PATH=" + path));
@@ -165,12 +183,25 @@ class RolloutEndToEndTest {
             return HostCommand.PROCESSES.run(cmd, stdin, timeout);
         };
         for (String n : nodes) {
-            AgentConfig config = new AgentConfig(CLUSTER, n, TestInfrastructure.kafkaBootstrapServers(), Map.of(), topics, URI.create(api),
-                    AGENTS.token(CLUSTER, n), List.of(IpFamily.IPV4), labs.containsKey(n) ? null : Files.createDirectories(dir.resolve("rules")),
-                    labs.containsKey(n) ? labs.get(n).nodeNs() : null, dir.resolve("state"), Duration.ofSeconds(30), 50)
+            AgentConfig config = new AgentConfig(
+                            CLUSTER,
+                            n,
+                            TestInfrastructure.kafkaBootstrapServers(),
+                            Map.of(),
+                            topics,
+                            URI.create(api),
+                            AGENTS.token(CLUSTER, n),
+                            List.of(IpFamily.IPV4),
+                            labs.containsKey(n) ? null : Files.createDirectories(dir.resolve("rules")),
+                            labs.containsKey(n) ? labs.get(n).nodeNs() : null,
+                            dir.resolve("state"),
+                            Duration.ofSeconds(30),
+                            50)
                     // On node streams, as agents run by default: the waves are held back there as on the REST watch.
                     .withStream(streams);
-            AgentLoop loop = n.equals("c-real") ? config.loop(withWrapper).start() : config.loop().start();
+            AgentLoop loop = n.equals("c-real")
+                    ? config.loop(withWrapper).start()
+                    : config.loop().start();
             close.add(loop);
             loop.awaitStarted();
         }
@@ -191,22 +222,33 @@ class RolloutEndToEndTest {
         // A version c-real cannot apply: it halts at the canary wave.
         send(producer, endpoints(0, 1));
         long v2 = awaitHead(v1 + 1);
-        await("the rollout of version " + v2 + " halted", () -> "halted".equals(rollout().get("state")));
+        await(
+                "the rollout of version " + v2 + " halted",
+                () -> "halted".equals(rollout().get("state")));
         Map<?, ?> halted = rollout();
-        assertThat((String) halted.get("cause")).startsWith("1 node failed version " + v2 + ": c-real (")
+        assertThat((String) halted.get("cause"))
+                .startsWith("1 node failed version " + v2 + ": c-real (")
                 .contains("refused by c-real's iptables-restore");
         assertThat(halted.get("wave")).isEqualTo("canary");
         // The label selector took exactly the two labelled nodes; the percentage wave took the other ten.
-        assertThat(((List<?>) halted.get("waves")).stream().map(w -> (Object) ((Map<?, ?>) w).get("nodes")).toList()).containsExactly(2, 10);
+        assertThat(((List<?>) halted.get("waves"))
+                        .stream()
+                                .map(w -> (Object) ((Map<?, ?>) w).get("nodes"))
+                                .toList())
+                .containsExactly(2, 10);
         awaitRunning(List.of("c-dry"), v2);
         Thread.sleep(3_000); // longer than the canary's bake: the rest must still not move
         for (String n : nodes) {
             if (!CANARIES.contains(n)) {
                 assertThat(node(n).running()).as(n + " of the second wave").isEqualTo(v1);
-                assertThat(node(n).lastVersion()).as(n + " never even tried version " + v2).isEqualTo(v1);
+                assertThat(node(n).lastVersion())
+                        .as(n + " never even tried version " + v2)
+                        .isEqualTo(v1);
             }
         }
-        assertThat(reached("r-real")).as("the second wave's node still reaches the previous endpoints only").isEqualTo(Set.of("pod0"));
+        assertThat(reached("r-real"))
+                .as("the second wave's node still reaches the previous endpoints only")
+                .isEqualTo(Set.of("pod0"));
         assertThat(node("c-real").lastError()).contains("refused by c-real's iptables-restore");
         assertThat(logEvents()).contains("halted");
 
@@ -216,7 +258,9 @@ class RolloutEndToEndTest {
         long v3 = awaitHead(v2 + 1);
         awaitRunning(nodes, v3);
         Duration allAcked = Duration.between(fixSent, Instant.now());
-        await("the rollout of version " + v3 + " complete", () -> "complete".equals(rollout().get("state")));
+        await(
+                "the rollout of version " + v3 + " complete",
+                () -> "complete".equals(rollout().get("state")));
         assertThat(reached("r-real")).isEqualTo(Set.of("pod0", "pod2"));
         assertThat(reached("c-real")).isEqualTo(Set.of("pod0", "pod2"));
         // A good version after a completed one: deltas all the way.
@@ -225,10 +269,14 @@ class RolloutEndToEndTest {
         long v4 = awaitHead(v3 + 1);
         awaitRunning(nodes, v4);
         Duration plain = Duration.between(sent, Instant.now());
-        await("the rollout of version " + v4 + " complete", () -> "complete".equals(rollout().get("state")));
+        await(
+                "the rollout of version " + v4 + " complete",
+                () -> "complete".equals(rollout().get("state")));
         assertThat(reached("r-real")).isEqualTo(Set.of("pod2"));
-        System.out.printf("change -> all %d nodes acked: no policy %d ms; canary (bake 3 s) then the rest: %d ms, and %d ms for a fix "
-                + "superseding a halted version%n", nodes.size(), withoutPolicy.toMillis(), plain.toMillis(), allAcked.toMillis());
+        System.out.printf(
+                "change -> all %d nodes acked: no policy %d ms; canary (bake 3 s) then the rest: %d ms, and %d ms for a fix "
+                        + "superseding a halted version%n",
+                nodes.size(), withoutPolicy.toMillis(), plain.toMillis(), allAcked.toMillis());
 
         // With rollback: the failing version is halted and the cluster goes back, through the operator's path, pinned.
         operator.put("/api/v1/clusters/fleet/rollout/policy", POLICY.formatted("rollback"));
@@ -236,23 +284,35 @@ class RolloutEndToEndTest {
         long v5 = awaitHead(v4 + 1);
         long v6 = awaitHead(v5 + 1); // the rollback
         awaitRunning(nodes, v6);
-        await("the rollback's rollout complete", () -> "complete".equals(rollout().get("state")));
-        assertThat(Files.readString(dir.resolve("rules").resolve("c-dry-ipv4.rules"))).as("the canary that applied it is back")
-                .doesNotContain("10.244.0.11:8080").contains("10.244.0.12:8080");
+        await(
+                "the rollback's rollout complete",
+                () -> "complete".equals(rollout().get("state")));
+        assertThat(Files.readString(dir.resolve("rules").resolve("c-dry-ipv4.rules")))
+                .as("the canary that applied it is back")
+                .doesNotContain("10.244.0.11:8080")
+                .contains("10.244.0.12:8080");
         assertThat(reached("r-real")).isEqualTo(Set.of("pod2"));
         for (String n : nodes) {
             if (!CANARIES.contains(n)) {
-                assertThat(status.nodeStatus(CLUSTER, List.of(n)).get(0).lastErrorVersion()).as(n).isNull();
+                assertThat(status.nodeStatus(CLUSTER, List.of(n)).get(0).lastErrorVersion())
+                        .as(n)
+                        .isNull();
             }
         }
         assertThat(logEvents()).containsSubsequence("halted", "rollback-requested", "started", "completed");
-        List<?> audit = (List<?>) ApiCalls.json(operator.get("/api/v1/audit?cluster=fleet")).get("actions");
+        List<?> audit = (List<?>)
+                ApiCalls.json(operator.get("/api/v1/audit?cluster=fleet")).get("actions");
         Map<?, ?> rollback = (Map<?, ?>) audit.get(0);
         assertThat(rollback.get("actor")).isEqualTo("rollout");
         assertThat(((Number) rollback.get("toVersion")).longValue()).isEqualTo(v4);
-        assertThat((String) rollback.get("reason")).contains("version " + v5 + " halted").contains("c-real");
-        assertThat(operator.get("/actuator/prometheus")).contains("rulesync_rollout_halted_total 2.0", "rulesync_rollout_rollbacks_total 1.0",
-                "rulesync_rollout_duration_seconds_count");
+        assertThat((String) rollback.get("reason"))
+                .contains("version " + v5 + " halted")
+                .contains("c-real");
+        assertThat(operator.get("/actuator/prometheus"))
+                .contains(
+                        "rulesync_rollout_halted_total 2.0",
+                        "rulesync_rollout_rollbacks_total 1.0",
+                        "rulesync_rollout_duration_seconds_count");
     }
 
     private Set<String> reached(String node) {
@@ -298,10 +358,14 @@ class RolloutEndToEndTest {
     }
 
     private void awaitRunning(List<String> which, long version) {
-        await(which.size() + " nodes running version " + version, () -> which.stream().allMatch(n -> {
-            NodeStatus s = status.nodeStatus(CLUSTER, List.of(n)).stream().findFirst().orElse(null);
-            return s != null && s.running() == version && s.lastStatus() == NodeAck.Status.APPLIED;
-        }));
+        await(
+                which.size() + " nodes running version " + version,
+                () -> which.stream().allMatch(n -> {
+                    NodeStatus s = status.nodeStatus(CLUSTER, List.of(n)).stream()
+                            .findFirst()
+                            .orElse(null);
+                    return s != null && s.running() == version && s.lastStatus() == NodeAck.Status.APPLIED;
+                }));
     }
 
     private NodeStatus node(String n) {
@@ -317,7 +381,8 @@ class RolloutEndToEndTest {
     }
 
     private List<Object> logEvents() {
-        List<Object> events = new ArrayList<>(((List<?>) rollout().get("log")).stream().map(e -> ((Map<?, ?>) e).get("event")).toList());
+        List<Object> events = new ArrayList<>(((List<?>) rollout().get("log"))
+                .stream().map(e -> ((Map<?, ?>) e).get("event")).toList());
         java.util.Collections.reverse(events);
         return events;
     }
@@ -325,9 +390,6 @@ class RolloutEndToEndTest {
     private static void await(String what, BooleanSupplier condition) {
         Awaitility.await(what).atMost(DEADLINE).until(condition::getAsBoolean);
     }
-
-
-
 
     private List<String> tokenLines() {
         List<String> lines = new ArrayList<>(List.of(OPERATOR.line()));

@@ -19,8 +19,7 @@ final class ShopManifest {
             endpoints: [ENDPOINTS]
             """;
 
-    private ShopManifest() {
-    }
+    private ShopManifest() {}
 
     /** The manifest with {@code endpoints} (YAML flow entries) as web-1's endpoints. */
     static String web(String endpoints) {

@@ -79,7 +79,10 @@ public final class PrivatePostgres implements AutoCloseable {
     /** A new server, initialised and running; with TLS as {@code tls} says, or none when it is null. */
     public static PrivatePostgres create(Tls tls) throws IOException, InterruptedException {
         Optional<Path> bin = binaries();
-        new Need("PostgreSQL's initdb and pg_ctl", bin.isPresent() ? Optional.empty() : Optional.of("apt-get install postgresql"), true)
+        new Need(
+                        "PostgreSQL's initdb and pg_ctl",
+                        bin.isPresent() ? Optional.empty() : Optional.of("apt-get install postgresql"),
+                        true)
                 .require();
         boolean root = "root".equals(System.getProperty("user.name"));
         Path dir = Files.createTempDirectory("rulesync-private-pg-");
@@ -90,7 +93,17 @@ public final class PrivatePostgres implements AutoCloseable {
         PrivatePostgres pg = new PrivatePostgres(bin.get(), dir, port, root, tls);
         try {
             pg.giveToServer(dir);
-            pg.run("initdb", "-D", pg.data().toString(), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C",
+            pg.run(
+                    "initdb",
+                    "-D",
+                    pg.data().toString(),
+                    "-U",
+                    "postgres",
+                    "-A",
+                    "trust",
+                    "-E",
+                    "UTF8",
+                    "--locale=C",
                     "--no-sync");
             if (tls != null) {
                 pg.configureTls();
@@ -137,8 +150,18 @@ public final class PrivatePostgres implements AutoCloseable {
 
     /** Starts it again, on the same port and data. */
     public void start() throws IOException, InterruptedException {
-        run("pg_ctl", "-D", data().toString(), "-l", dir.resolve("server.log").toString(), "-w", "-t",
-                Long.toString(WAIT_SECONDS), "-o", "-p " + port + " -k " + dir + " -c listen_addresses=127.0.0.1 -c fsync=off", "start");
+        run(
+                "pg_ctl",
+                "-D",
+                data().toString(),
+                "-l",
+                dir.resolve("server.log").toString(),
+                "-w",
+                "-t",
+                Long.toString(WAIT_SECONDS),
+                "-o",
+                "-p " + port + " -k " + dir + " -c listen_addresses=127.0.0.1 -c fsync=off",
+                "start");
         running = true;
     }
 
@@ -158,9 +181,12 @@ public final class PrivatePostgres implements AutoCloseable {
     }
 
     private void signal(String name) throws IOException, InterruptedException {
-        long postmaster = Long.parseLong(Files.readAllLines(data().resolve("postmaster.pid")).get(0).strip());
+        long postmaster = Long.parseLong(
+                Files.readAllLines(data().resolve("postmaster.pid")).get(0).strip());
         List<String> command = new ArrayList<>(List.of("kill", "-" + name, Long.toString(postmaster)));
-        ProcessHandle.of(postmaster).orElseThrow(() -> new IllegalStateException("no postmaster " + postmaster)).descendants()
+        ProcessHandle.of(postmaster)
+                .orElseThrow(() -> new IllegalStateException("no postmaster " + postmaster))
+                .descendants()
                 .forEach(p -> command.add(Long.toString(p.pid())));
         Process kill = new ProcessBuilder(command).redirectErrorStream(true).start();
         String out = new String(kill.getInputStream().readAllBytes());
@@ -239,7 +265,8 @@ public final class PrivatePostgres implements AutoCloseable {
     /** As root, the server runs as {@code postgres}, which must own its directory and files. */
     private void giveToServer(Path file) throws IOException {
         if (asPostgresUser) {
-            Files.setOwner(file, file.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("postgres"));
+            Files.setOwner(
+                    file, file.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("postgres"));
         }
     }
 
@@ -252,15 +279,19 @@ public final class PrivatePostgres implements AutoCloseable {
         command.addAll(List.of(args));
         Path output = Files.createTempFile("rulesync-private-pg-", ".out");
         try {
-            Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).redirectOutput(output.toFile())
+            Process p = new ProcessBuilder(command)
+                    .directory(dir.toFile())
+                    .redirectErrorStream(true)
+                    .redirectOutput(output.toFile())
                     .start();
             if (!p.waitFor(WAIT_SECONDS + 30, TimeUnit.SECONDS)) {
                 p.destroyForcibly();
-                throw new IllegalStateException(String.join(" ", command) + ": no answer in " + (WAIT_SECONDS + 30) + " s");
+                throw new IllegalStateException(
+                        String.join(" ", command) + ": no answer in " + (WAIT_SECONDS + 30) + " s");
             }
             if (p.exitValue() != 0) {
-                throw new IllegalStateException(String.join(" ", command) + " exited with " + p.exitValue() + ":\n"
-                        + Files.readString(output));
+                throw new IllegalStateException(
+                        String.join(" ", command) + " exited with " + p.exitValue() + ":\n" + Files.readString(output));
             }
         } finally {
             Files.deleteIfExists(output);
@@ -279,8 +310,10 @@ public final class PrivatePostgres implements AutoCloseable {
             return Optional.empty();
         }
         try (Stream<Path> versions = Files.list(debian)) {
-            return versions.map(v -> v.resolve("bin")).filter(b -> Files.isExecutable(b.resolve("initdb")))
-                    .max(Comparator.comparingInt(b -> Integer.parseInt(b.getParent().getFileName().toString().replaceAll("\\D", "0"))));
+            return versions.map(v -> v.resolve("bin"))
+                    .filter(b -> Files.isExecutable(b.resolve("initdb")))
+                    .max(Comparator.comparingInt(b -> Integer.parseInt(
+                            b.getParent().getFileName().toString().replaceAll("\\D", "0"))));
         }
     }
 }

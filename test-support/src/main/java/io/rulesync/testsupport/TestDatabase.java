@@ -1,5 +1,6 @@
 package io.rulesync.testsupport;
 
+import io.rulesync.testing.needs.Need;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -12,7 +13,6 @@ import java.sql.Statement;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
-import io.rulesync.testing.needs.Need;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.postgresql.ds.PGSimpleDataSource;
@@ -56,7 +56,8 @@ public final class TestDatabase implements AutoCloseable {
         if (!TestInfrastructure.containers()) {
             Need.localPostgres().require();
         }
-        String name = "rulesync_test_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+        String name =
+                "rulesync_test_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
         admin("CREATE DATABASE " + name + (options.isEmpty() ? "" : " " + options));
         TestDatabase db = new TestDatabase(name);
         Flyway.configure().dataSource(db.dataSource).load().migrate();
@@ -88,7 +89,9 @@ public final class TestDatabase implements AutoCloseable {
             return List.of();
         }
         try {
-            Path file = Files.createTempFile("rulesync-db-password-", ".txt",
+            Path file = Files.createTempFile(
+                    "rulesync-db-password-",
+                    ".txt",
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
             file.toFile().deleteOnExit();
             Files.writeString(file, password() + "\n");
@@ -99,7 +102,8 @@ public final class TestDatabase implements AutoCloseable {
     }
 
     public long count(String table) {
-        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
+        try (Connection c = dataSource.getConnection();
+                Statement s = c.createStatement();
                 var rs = s.executeQuery("SELECT count(*) FROM " + table)) {
             rs.next();
             return rs.getLong(1);
@@ -127,8 +131,8 @@ public final class TestDatabase implements AutoCloseable {
     private static String connection(String database) {
         String[] server = TestInfrastructure.postgresServer();
         java.net.URI uri = java.net.URI.create(server[0].substring("jdbc:".length()));
-        return "postgresql://" + server[1] + (server[2].isEmpty() ? "" : ":" + server[2]) + "@" + uri.getHost() + ":" + uri.getPort()
-                + "/" + database;
+        return "postgresql://" + server[1] + (server[2].isEmpty() ? "" : ":" + server[2]) + "@" + uri.getHost() + ":"
+                + uri.getPort() + "/" + database;
     }
 
     private static void run(List<String> command) {

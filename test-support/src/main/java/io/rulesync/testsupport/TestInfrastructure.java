@@ -19,8 +19,7 @@ public final class TestInfrastructure {
     private static KafkaContainer kafkaContainer;
     private static PostgreSQLContainer postgresContainer;
 
-    private TestInfrastructure() {
-    }
+    private TestInfrastructure() {}
 
     public static synchronized boolean containers() {
         if (containers == null) {
@@ -38,8 +37,9 @@ public final class TestInfrastructure {
                 }
                 containers = docker;
             }
-            log.info("integration tests run on {}", containers ? "Testcontainers (Docker)"
-                    : "an in-process KRaft broker and the local PostgreSQL");
+            log.info(
+                    "integration tests run on {}",
+                    containers ? "Testcontainers (Docker)" : "an in-process KRaft broker and the local PostgreSQL");
         }
         return containers;
     }

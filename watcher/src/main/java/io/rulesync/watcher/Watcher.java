@@ -81,9 +81,15 @@ public final class Watcher implements AutoCloseable {
      * @param resyncs              where the compiler's resync requests come from
      * @param manifestFileLimit    the largest manifest file read, in bytes (larger ones are refused unread)
      */
-    public record Options(Duration manifestPollInterval, Duration syncCheckInterval, Duration fleetReloadInterval,
-            Duration drainTimeout, Publisher.Options publisher,
-            BiFunction<String, ClusterSource, KubernetesClient> clients, Duration digestInterval, ResyncSource resyncs,
+    public record Options(
+            Duration manifestPollInterval,
+            Duration syncCheckInterval,
+            Duration fleetReloadInterval,
+            Duration drainTimeout,
+            Publisher.Options publisher,
+            BiFunction<String, ClusterSource, KubernetesClient> clients,
+            Duration digestInterval,
+            ResyncSource resyncs,
             long manifestFileLimit) {
         public Options {
             if (manifestFileLimit < 1 || manifestFileLimit > ManifestReader.MAX_FILE_LIMIT) {
@@ -104,29 +110,68 @@ public final class Watcher implements AutoCloseable {
         public static final Duration DEFAULT_DIGEST_INTERVAL = Duration.ofMinutes(5);
 
         public static Options defaults() {
-            return new Options(Duration.ofMillis(200), Duration.ofMillis(100), Duration.ofSeconds(1),
-                    Duration.ofSeconds(10), Publisher.DEFAULTS, ClusterConnection::client, DEFAULT_DIGEST_INTERVAL, ResyncSource.NONE,
+            return new Options(
+                    Duration.ofMillis(200),
+                    Duration.ofMillis(100),
+                    Duration.ofSeconds(1),
+                    Duration.ofSeconds(10),
+                    Publisher.DEFAULTS,
+                    ClusterConnection::client,
+                    DEFAULT_DIGEST_INTERVAL,
+                    ResyncSource.NONE,
                     ManifestReader.DEFAULT_MAX_FILE_BYTES);
         }
 
         public Options withPublisher(Publisher.Options p) {
-            return new Options(manifestPollInterval, syncCheckInterval, fleetReloadInterval, drainTimeout, p, clients,
-                    digestInterval, resyncs, manifestFileLimit);
+            return new Options(
+                    manifestPollInterval,
+                    syncCheckInterval,
+                    fleetReloadInterval,
+                    drainTimeout,
+                    p,
+                    clients,
+                    digestInterval,
+                    resyncs,
+                    manifestFileLimit);
         }
 
         public Options withDigestInterval(Duration d) {
-            return new Options(manifestPollInterval, syncCheckInterval, fleetReloadInterval, drainTimeout, publisher, clients,
-                    d, resyncs, manifestFileLimit);
+            return new Options(
+                    manifestPollInterval,
+                    syncCheckInterval,
+                    fleetReloadInterval,
+                    drainTimeout,
+                    publisher,
+                    clients,
+                    d,
+                    resyncs,
+                    manifestFileLimit);
         }
 
         public Options withResyncs(ResyncSource r) {
-            return new Options(manifestPollInterval, syncCheckInterval, fleetReloadInterval, drainTimeout, publisher, clients,
-                    digestInterval, r, manifestFileLimit);
+            return new Options(
+                    manifestPollInterval,
+                    syncCheckInterval,
+                    fleetReloadInterval,
+                    drainTimeout,
+                    publisher,
+                    clients,
+                    digestInterval,
+                    r,
+                    manifestFileLimit);
         }
 
         public Options withManifestFileLimit(long bytes) {
-            return new Options(manifestPollInterval, syncCheckInterval, fleetReloadInterval, drainTimeout, publisher, clients,
-                    digestInterval, resyncs, bytes);
+            return new Options(
+                    manifestPollInterval,
+                    syncCheckInterval,
+                    fleetReloadInterval,
+                    drainTimeout,
+                    publisher,
+                    clients,
+                    digestInterval,
+                    resyncs,
+                    bytes);
         }
     }
 
@@ -144,9 +189,15 @@ public final class Watcher implements AutoCloseable {
      * @param dropped        events that could never be delivered: too large for the broker, or of a cluster that
      *                       another watcher took over (the sink's fence)
      */
-    public record Stats(long published, int pending, long rejected, long suppressed, long failedSends,
-            boolean kafkaAvailable, long recoveries, long dropped) {
-    }
+    public record Stats(
+            long published,
+            int pending,
+            long rejected,
+            long suppressed,
+            long failedSends,
+            boolean kafkaAvailable,
+            long recoveries,
+            long dropped) {}
 
     private interface Source extends AutoCloseable {
         boolean synced();
@@ -203,8 +254,11 @@ public final class Watcher implements AutoCloseable {
     }
 
     /** As above; a cluster another watcher took is taken back after {@code retakeAfter} ({@link KafkaEventSink}). */
-    public static Watcher start(FleetConfig fleet, Properties producerConfig, String topic, Options options, Duration retakeAfter) {
-        return start(fleet, KafkaEventSink.create(producerConfig, topic, retakeAfter),
+    public static Watcher start(
+            FleetConfig fleet, Properties producerConfig, String topic, Options options, Duration retakeAfter) {
+        return start(
+                fleet,
+                KafkaEventSink.create(producerConfig, topic, retakeAfter),
                 options.withResyncs(new KafkaResyncRequests(producerConfig, Topics.resyncsOf(topic))));
     }
 
@@ -238,8 +292,10 @@ public final class Watcher implements AutoCloseable {
         resyncs = options.resyncs().start(this::resync);
         try {
             for (ClusterSpec c : fleet.clusters()) {
-                sources.add(c.source() instanceof ClusterSource.ManifestFolder m
-                        ? folderSource(c, m) : kubeSource(c, clients.remove(c.id())));
+                sources.add(
+                        c.source() instanceof ClusterSource.ManifestFolder m
+                                ? folderSource(c, m)
+                                : kubeSource(c, clients.remove(c.id())));
             }
         } catch (RuntimeException e) {
             clients.values().forEach(KubernetesClient::close);
@@ -258,8 +314,8 @@ public final class Watcher implements AutoCloseable {
 
     private Source folderSource(ClusterSpec c, ClusterSource.ManifestFolder m) {
         // Its own threads: a slow folder holds up no other cluster, nor the digests and fleet reloads.
-        ManifestFolderSource s = ManifestFolderSource.start(c.id(), m.folder(), feeds.get(c.id()),
-                options.manifestPollInterval(), options.manifestFileLimit());
+        ManifestFolderSource s = ManifestFolderSource.start(
+                c.id(), m.folder(), feeds.get(c.id()), options.manifestPollInterval(), options.manifestFileLimit());
         log.info("cluster {}: watching manifest folder {}", c.id(), m.folder());
         return new Source() {
             @Override
@@ -308,8 +364,15 @@ public final class Watcher implements AutoCloseable {
             rejected += f.rejectedCount();
             suppressed += f.suppressedCount();
         }
-        return new Stats(publisher.published(), pending.unpublished(), rejected, suppressed, publisher.failedSends(),
-                publisher.available(), publisher.recoveries(), publisher.dropped());
+        return new Stats(
+                publisher.published(),
+                pending.unpublished(),
+                rejected,
+                suppressed,
+                publisher.failedSends(),
+                publisher.available(),
+                publisher.recoveries(),
+                publisher.dropped());
     }
 
     /**
@@ -322,18 +385,22 @@ public final class Watcher implements AutoCloseable {
         for (ClusterFeed f : feeds.values()) {
             Gauge.builder("rulesync.watcher.refused.objects", f, ClusterFeed::refusedObjects)
                     .description("Objects (and unreadable manifest files) refused now, each named by a problem report")
-                    .tag("cluster", f.cluster()).register(registry);
+                    .tag("cluster", f.cluster())
+                    .register(registry);
             FunctionCounter.builder("rulesync.watcher.problem.reports", f, ClusterFeed::problemReports)
                     .description("Problem reports published: a source's problems found, changed or resolved")
-                    .tag("cluster", f.cluster()).register(registry);
+                    .tag("cluster", f.cluster())
+                    .register(registry);
         }
         FunctionCounter.builder("rulesync.watcher.events.published", publisher, Publisher::published)
-                .description("Events delivered to Kafka").register(registry);
+                .description("Events delivered to Kafka")
+                .register(registry);
         Gauge.builder("rulesync.watcher.events.pending", pending, PendingEvents::unpublished)
                 .description("Events not yet delivered (at most one per object, marker, settings and problem source)")
                 .register(registry);
         Gauge.builder("rulesync.watcher.kafka.available", publisher, p -> p.available() ? 1 : 0)
-                .description("1 while Kafka takes events, 0 during an outage").register(registry);
+                .description("1 while Kafka takes events, 0 during an outage")
+                .register(registry);
     }
 
     /** The per-cluster view (what has been published for each key), e.g. for a health endpoint. */
@@ -385,7 +452,9 @@ public final class Watcher implements AutoCloseable {
         if (f == null) {
             return; // another watcher's cluster
         }
-        log.info("cluster {}: the compiler asked for a resync ({}); publishing its whole state again", r.cluster(),
+        log.info(
+                "cluster {}: the compiler asked for a resync ({}); publishing its whole state again",
+                r.cluster(),
                 Printable.escape(r.reason()));
         f.republish();
         f.digest();
@@ -420,8 +489,11 @@ public final class Watcher implements AutoCloseable {
         try {
             next = FleetFile.load(file);
         } catch (FleetException e) {
-            log.warn("fleet file {} changed but is invalid, keeping the current settings: {}", file,
-                    String.join("; ", e.problems().stream().map(Problem::toString).toList()));
+            log.warn(
+                    "fleet file {} changed but is invalid, keeping the current settings: {}",
+                    file,
+                    String.join(
+                            "; ", e.problems().stream().map(Problem::toString).toList()));
             return;
         } catch (RuntimeException e) {
             log.warn("fleet file {} changed but cannot be read: {}", file, Printable.escape(e.toString()));
@@ -440,8 +512,10 @@ public final class Watcher implements AutoCloseable {
         }
         for (ClusterSpec c : current.clusters()) {
             if (next.cluster(c.id()).isEmpty()) {
-                log.warn("fleet file {}: cluster {} was removed; it is still watched until the watcher restarts",
-                        file, c.id());
+                log.warn(
+                        "fleet file {}: cluster {} was removed; it is still watched until the watcher restarts",
+                        file,
+                        c.id());
             }
         }
         current = next;

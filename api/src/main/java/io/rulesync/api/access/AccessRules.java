@@ -14,10 +14,10 @@ public final class AccessRules {
     private static final Set<Role> READERS = EnumSet.of(Role.VIEWER, Role.OPERATOR);
     /** {@code /api/v1/clusters/{cluster}/nodes/{node}/acks}: group 1 is the node. */
     private static final Pattern ACK = Pattern.compile("/api/v1/clusters/[^/]+/nodes/([^/]+)/acks");
+
     private static final Pattern PLAN = Pattern.compile("/api/v1/clusters/[^/]+/plan");
 
-    private AccessRules() {
-    }
+    private AccessRules() {}
 
     /**
      * Health probes answer without a token: kubelets and load balancers carry none, and they say only UP/DOWN. So do the
@@ -26,8 +26,12 @@ public final class AccessRules {
      */
     public static boolean isPublic(String method, String path) {
         boolean read = "GET".equals(method) || "HEAD".equals(method);
-        return read && (path.equals("/actuator/health") || path.startsWith("/actuator/health/") || path.equals("/")
-                || path.equals("/index.html") || path.startsWith("/ui/") && !path.contains(".."));
+        return read
+                && (path.equals("/actuator/health")
+                        || path.startsWith("/actuator/health/")
+                        || path.equals("/")
+                        || path.equals("/index.html")
+                        || path.startsWith("/ui/") && !path.contains(".."));
     }
 
     /** The roles allowed to make this request. */
@@ -44,7 +48,10 @@ public final class AccessRules {
         if ("POST".equals(method) && PLAN.matcher(path).matches()) {
             return READERS;
         }
-        if (read && (path.startsWith("/api/v1/") || path.startsWith("/v3/api-docs") || path.equals("/actuator/prometheus"))) {
+        if (read
+                && (path.startsWith("/api/v1/")
+                        || path.startsWith("/v3/api-docs")
+                        || path.equals("/actuator/prometheus"))) {
             return READERS;
         }
         return EnumSet.of(Role.OPERATOR);
@@ -60,7 +67,8 @@ public final class AccessRules {
         ApiTokens.Scope scope = caller.scope();
         Matcher ack = ACK.matcher(path);
         String prefix = "/api/v1/clusters/";
-        String cluster = path.startsWith(prefix) ? path.substring(prefix.length()).split("/", 2)[0] : null;
+        String cluster =
+                path.startsWith(prefix) ? path.substring(prefix.length()).split("/", 2)[0] : null;
         if (ack.matches() && caller.role() == Role.AGENT && scope.node() == null) {
             return Optional.of("token '" + caller.name() + "' is not bound to a node: only node '" + ack.group(1)
                     + "''s own credential may acknowledge for it");
@@ -70,13 +78,16 @@ public final class AccessRules {
         }
         String node = ack.matches() ? ack.group(1) : queryNode;
         if (!scope.cluster().equals(cluster)) {
-            return Optional.of("token '" + caller.name() + "' is bound to cluster '" + scope.cluster() + "'; it may not read "
-                    + (cluster == null ? path : "cluster '" + cluster + "'"));
+            return Optional.of("token '" + caller.name() + "' is bound to cluster '" + scope.cluster()
+                    + "'; it may not read " + (cluster == null ? path : "cluster '" + cluster + "'"));
         }
         if (scope.node() != null && !scope.node().equals(node)) {
-            return Optional.of("token '" + caller.name() + "' is bound to node '" + scope.node() + "' of cluster '" + scope.cluster()
-                    + "'; it may not " + (ack.matches() ? "acknowledge for node '" + node + "'"
-                    : node == null ? "read every node's rules" : "read the rules of node '" + node + "'"));
+            return Optional.of("token '" + caller.name() + "' is bound to node '" + scope.node() + "' of cluster '"
+                    + scope.cluster()
+                    + "'; it may not "
+                    + (ack.matches()
+                            ? "acknowledge for node '" + node + "'"
+                            : node == null ? "read every node's rules" : "read the rules of node '" + node + "'"));
         }
         return Optional.empty();
     }

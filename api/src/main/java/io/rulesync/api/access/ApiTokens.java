@@ -3,16 +3,16 @@ package io.rulesync.api.access;
 import io.rulesync.model.cluster.KubernetesNames;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.time.Instant;
-import java.util.HashMap;
-import java.util.Map;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.HexFormat;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
@@ -79,12 +79,10 @@ public final class ApiTokens {
         }
     }
 
-    private record Entry(Caller caller, byte[] hash) {
-    }
+    private record Entry(Caller caller, byte[] hash) {}
 
     /** A newly made token: give {@code token} to its user, put {@code line} in the api's configuration. */
-    public record Issued(String token, String line) {
-    }
+    public record Issued(String token, String line) {}
 
     private final List<Entry> entries;
     /** By the hex of the token's hash: a lookup by hash tells a timing observer nothing about a token it does not hold. */
@@ -116,12 +114,13 @@ public final class ApiTokens {
             var m = LINE.matcher(line);
             String where = source + " line " + n;
             if (!m.matches()) {
-                throw new IllegalArgumentException(where + ": expected 'NAME ROLE sha256:HEX' (64 lower-case hex digits), an agent's "
-                        + "optionally followed by 'cluster=ID' and 'node=NAME'");
+                throw new IllegalArgumentException(
+                        where + ": expected 'NAME ROLE sha256:HEX' (64 lower-case hex digits), an agent's "
+                                + "optionally followed by 'cluster=ID' and 'node=NAME'");
             }
             if (!NAME.matcher(m.group(1)).matches()) {
-                throw new IllegalArgumentException(where + ": name '" + m.group(1)
-                        + "' must be 1-128 letters, digits, '.', '_', '@' or '-'");
+                throw new IllegalArgumentException(
+                        where + ": name '" + m.group(1) + "' must be 1-128 letters, digits, '.', '_', '@' or '-'");
             }
             Role role;
             try {
@@ -141,7 +140,8 @@ public final class ApiTokens {
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(where + ": " + e.getMessage());
             }
-            entries.add(new Entry(new Caller(m.group(1), role, scope), HexFormat.of().parseHex(m.group(3))));
+            entries.add(new Entry(
+                    new Caller(m.group(1), role, scope), HexFormat.of().parseHex(m.group(3))));
         }
         if (entries.isEmpty()) {
             throw new IllegalArgumentException(source + ": no api tokens configured; every request needs one "
@@ -167,8 +167,8 @@ public final class ApiTokens {
             } else if (field.startsWith("node=") && node == null) {
                 node = field.substring("node=".length());
             } else {
-                throw new IllegalArgumentException("'" + KubernetesNames.printable(field) + "' is not cluster=ID or node=NAME "
-                        + "(each at most once)");
+                throw new IllegalArgumentException("'" + KubernetesNames.printable(field)
+                        + "' is not cluster=ID or node=NAME " + "(each at most once)");
             }
         }
         return new Scope(cluster, node);
@@ -176,7 +176,10 @@ public final class ApiTokens {
 
     /** The names of agent tokens bound to no cluster: a node holding one can read every cluster's rules. */
     public List<String> unboundAgents() {
-        return entries.stream().map(Entry::caller).filter(c -> c.role() == Role.AGENT && !c.scope().bound()).map(Caller::name)
+        return entries.stream()
+                .map(Entry::caller)
+                .filter(c -> c.role() == Role.AGENT && !c.scope().bound())
+                .map(Caller::name)
                 .toList();
     }
 
@@ -206,15 +209,18 @@ public final class ApiTokens {
     /** A fresh random token for {@code name} with {@code role} and (an agent's) {@code scope}. */
     public static Issued issue(String name, Role role, Scope scope) {
         if (scope.bound() && role != Role.AGENT) {
-            throw new IllegalArgumentException("only agent tokens are bound to a cluster or node, not " + role.id() + " tokens");
+            throw new IllegalArgumentException(
+                    "only agent tokens are bound to a cluster or node, not " + role.id() + " tokens");
         }
         if (!NAME.matcher(name).matches()) {
-            throw new IllegalArgumentException("name '" + name + "' must be 1-128 letters, digits, '.', '_', '@' or '-'");
+            throw new IllegalArgumentException(
+                    "name '" + name + "' must be 1-128 letters, digits, '.', '_', '@' or '-'");
         }
         byte[] secret = new byte[32];
         RANDOM.nextBytes(secret);
         String token = PREFIX + Base64.getUrlEncoder().withoutPadding().encodeToString(secret);
-        return new Issued(token, name + " " + role.id() + " sha256:" + HexFormat.of().formatHex(sha256(token)) + scope.line());
+        return new Issued(
+                token, name + " " + role.id() + " sha256:" + HexFormat.of().formatHex(sha256(token)) + scope.line());
     }
 
     private static byte[] sha256(String token) {

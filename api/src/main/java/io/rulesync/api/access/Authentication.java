@@ -46,7 +46,8 @@ public final class Authentication {
     private final FailedAuthentications failures;
     private final MeterRegistry meters;
 
-    public Authentication(Credentials credentials, RateLimits limits, FailedAuthentications failures, MeterRegistry meters) {
+    public Authentication(
+            Credentials credentials, RateLimits limits, FailedAuthentications failures, MeterRegistry meters) {
         this.credentials = credentials;
         this.limits = limits;
         this.failures = failures;
@@ -64,9 +65,16 @@ public final class Authentication {
         if (!wait.isZero()) {
             return new Outcome(null, null, Refusal.TOO_MANY_FAILURES, wait);
         }
-        if (authorization == null || !authorization.regionMatches(true, 0, "Bearer ", 0, 7) || authorization.length() == 7) {
-            failed(address, method, target, authorization == null ? "no Authorization header"
-                    : "the Authorization header holds no bearer token");
+        if (authorization == null
+                || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)
+                || authorization.length() == 7) {
+            failed(
+                    address,
+                    method,
+                    target,
+                    authorization == null
+                            ? "no Authorization header"
+                            : "the Authorization header holds no bearer token");
             return Outcome.refused(Refusal.NO_BEARER_TOKEN);
         }
         String bearer = authorization.substring(7).strip();
@@ -80,8 +88,11 @@ public final class Authentication {
 
     private void failed(String address, String method, String target, String reason) {
         limits.failed(address);
-        Counter.builder(FAILURES).description("requests and node streams refused for their credential, by reason")
-                .tag("reason", FailedAuthentications.kind(reason)).register(meters).increment();
+        Counter.builder(FAILURES)
+                .description("requests and node streams refused for their credential, by reason")
+                .tag("reason", FailedAuthentications.kind(reason))
+                .register(meters)
+                .increment();
         failures.failed(method, target, address, reason).ifPresent(log::warn);
     }
 }

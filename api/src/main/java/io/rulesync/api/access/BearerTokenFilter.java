@@ -1,12 +1,12 @@
 package io.rulesync.api.access;
 
 import io.rulesync.api.access.ApiTokens.Caller;
+import io.rulesync.api.errors.FilterProblems;
+import io.rulesync.model.text.Printable;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import io.rulesync.api.errors.FilterProblems;
-import io.rulesync.model.text.Printable;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Optional;
@@ -27,6 +27,7 @@ import org.springframework.web.filter.OncePerRequestFilter;
 public final class BearerTokenFilter extends OncePerRequestFilter {
     /** Request attribute holding the authenticated {@link Caller}. */
     public static final String CALLER = "rulesync.caller";
+
     private static final Logger log = LoggerFactory.getLogger(BearerTokenFilter.class);
 
     private final Authentication authentication;
@@ -48,14 +49,18 @@ public final class BearerTokenFilter extends OncePerRequestFilter {
             chain.doFilter(request, response);
             return;
         }
-        Authentication.Outcome outcome = authentication.authenticate(request.getHeader("Authorization"), request.getRemoteAddr(), method,
-                path);
+        Authentication.Outcome outcome =
+                authentication.authenticate(request.getHeader("Authorization"), request.getRemoteAddr(), method, path);
         Caller caller = outcome.caller();
         if (caller == null) {
             switch (outcome.refusal()) {
-                case TOO_MANY_FAILURES -> tooMany(response, outcome.retryAfter(), "too many failed authentications from "
-                        + request.getRemoteAddr() + "; try again later");
-                case NO_BEARER_TOKEN -> refuse(response, HttpStatus.UNAUTHORIZED, "this request needs 'Authorization: Bearer TOKEN'");
+                case TOO_MANY_FAILURES ->
+                    tooMany(
+                            response,
+                            outcome.retryAfter(),
+                            "too many failed authentications from " + request.getRemoteAddr() + "; try again later");
+                case NO_BEARER_TOKEN ->
+                    refuse(response, HttpStatus.UNAUTHORIZED, "this request needs 'Authorization: Bearer TOKEN'");
                 case NOT_VALID -> refuse(response, HttpStatus.UNAUTHORIZED, Authentication.NOT_VALID);
             }
             return;
@@ -63,18 +68,31 @@ public final class BearerTokenFilter extends OncePerRequestFilter {
         Set<Role> allowed = AccessRules.allowed(method, path);
         if (!allowed.contains(caller.role())) {
             // The path is the caller's input (decoded): escaped, so that %0A cannot forge a log line.
-            log.info("refused {} {} to {} (role {})", Printable.escape(method), Printable.escape(path), caller.name(),
+            log.info(
+                    "refused {} {} to {} (role {})",
+                    Printable.escape(method),
+                    Printable.escape(path),
+                    caller.name(),
                     caller.role().id());
-            refuse(response, HttpStatus.FORBIDDEN, "token '" + caller.name() + "' has role " + caller.role().id() + "; "
-                    + method + " " + path + " needs " + allowed.stream().map(Role::id).sorted().collect(Collectors.joining(" or ")));
+            refuse(
+                    response,
+                    HttpStatus.FORBIDDEN,
+                    "token '" + caller.name() + "' has role " + caller.role().id() + "; " + method + " " + path
+                            + " needs "
+                            + allowed.stream().map(Role::id).sorted().collect(Collectors.joining(" or ")));
             return;
         }
-        // ?node= is read only for a token bound to a node: reading parameters here parses the query, which would take the
+        // ?node= is read only for a token bound to a node: reading parameters here parses the query, which would take
+        // the
         // refusal of a malformed one (DeclaredParameters, with the parameter named) away from everyone else.
         String node = caller.scope().node() == null ? null : request.getParameter("node");
         Optional<String> outOfScope = AccessRules.outOfScope(caller, path, node);
         if (outOfScope.isPresent()) {
-            log.info("refused {} {} to {}: {}", Printable.escape(method), Printable.escape(path), caller.name(),
+            log.info(
+                    "refused {} {} to {}: {}",
+                    Printable.escape(method),
+                    Printable.escape(path),
+                    caller.name(),
                     Printable.escape(outOfScope.get()));
             refuse(response, HttpStatus.FORBIDDEN, outOfScope.get());
             return;
@@ -82,7 +100,10 @@ public final class BearerTokenFilter extends OncePerRequestFilter {
         if (!("GET".equals(method) || "HEAD".equals(method))) {
             Duration wait = limits.write(caller.name());
             if (!wait.isZero()) {
-                tooMany(response, wait, "token '" + caller.name() + "' writes more often than the api takes; try again later");
+                tooMany(
+                        response,
+                        wait,
+                        "token '" + caller.name() + "' writes more often than the api takes; try again later");
                 return;
             }
         }

@@ -31,8 +31,7 @@ public final class Credentials {
     public static final String RELOAD_FAILURES = "rulesync.api.credentials.reload.failures";
 
     /** What the files held when last read. */
-    private record Loaded(ApiTokens tokens, NodeIssuers issuers, List<byte[]> contents) {
-    }
+    private record Loaded(ApiTokens tokens, NodeIssuers issuers, List<byte[]> contents) {}
 
     /** The caller a credential proves, or why it proves none (for the log and the failure counter). */
     public record Result(ApiTokens.Caller caller, String failure) {
@@ -51,8 +50,11 @@ public final class Credentials {
      * Node tokens verified lately: a REST agent sends its token on every request, and verifying one costs 60 µs (RS256;
      * ES256 about 0.9 ms on JDK 17; see BENCHMARKS.md). Emptied whenever the credentials change; a hit still checks expiry.
      */
-    private final Cache<String, ApiTokens.Caller> verified = Caffeine.newBuilder().maximumSize(100_000)
-            .expireAfterWrite(Duration.ofMinutes(1)).build();
+    private final Cache<String, ApiTokens.Caller> verified = Caffeine.newBuilder()
+            .maximumSize(100_000)
+            .expireAfterWrite(Duration.ofMinutes(1))
+            .build();
+
     private volatile Loaded loaded;
     private volatile String lastFailure;
 
@@ -60,12 +62,14 @@ public final class Credentials {
      * Reads the files; throws {@link IllegalArgumentException} or {@link IOException} when they are not valid: the api
      * does not start on credentials it cannot read.
      */
-    public Credentials(Path tokensFile, List<String> inline, Path issuersFile, Clock clock, MeterRegistry meters) throws IOException {
+    public Credentials(Path tokensFile, List<String> inline, Path issuersFile, Clock clock, MeterRegistry meters)
+            throws IOException {
         this.tokensFile = tokensFile;
         this.inline = List.copyOf(inline);
         this.issuersFile = issuersFile;
         this.clock = clock;
-        this.reloadFailures = Counter.builder(RELOAD_FAILURES).description("credential files that changed but could not be read")
+        this.reloadFailures = Counter.builder(RELOAD_FAILURES)
+                .description("credential files that changed but could not be read")
                 .register(meters);
         this.loaded = load();
     }
@@ -143,7 +147,9 @@ public final class Credentials {
             }
             return false;
         }
-        log.info("credentials read again: {} api tokens, node issuers for {} clusters", loaded.tokens().size(),
+        log.info(
+                "credentials read again: {} api tokens, node issuers for {} clusters",
+                loaded.tokens().size(),
                 loaded.issuers().size());
         listeners.forEach(Runnable::run);
         return true;

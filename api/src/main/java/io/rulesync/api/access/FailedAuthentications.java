@@ -60,9 +60,12 @@ public final class FailedAuthentications {
             seen.leftOut++;
             return Optional.empty();
         }
-        String line = "authentication failed: " + KubernetesNames.printable(method) + " " + KubernetesNames.printable(path)
-                + " from " + remote + ": " + reason
-                + (seen.leftOut == 0 ? "" : " (" + seen.leftOut + " more from " + remote + " since the last line, not logged)");
+        String line =
+                "authentication failed: " + KubernetesNames.printable(method) + " " + KubernetesNames.printable(path)
+                        + " from " + remote + ": " + reason
+                        + (seen.leftOut == 0
+                                ? ""
+                                : " (" + seen.leftOut + " more from " + remote + " since the last line, not logged)");
         seen.logged = now;
         seen.leftOut = 0;
         return Optional.of(line);

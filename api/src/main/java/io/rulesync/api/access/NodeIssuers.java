@@ -41,16 +41,21 @@ public final class NodeIssuers {
     public static final String DEFAULT_ACCOUNT = "rulesync:rulesync-agent";
     /** How far the api's clock and the issuer's may differ (as Kubernetes' own token authenticator allows). */
     private static final long SKEW_SECONDS = 60;
-    private static final Set<JWSAlgorithm> ALGORITHMS = Set.of(JWSAlgorithm.RS256, JWSAlgorithm.RS384, JWSAlgorithm.RS512,
-            JWSAlgorithm.ES256, JWSAlgorithm.ES384, JWSAlgorithm.ES512, JWSAlgorithm.PS256);
+
+    private static final Set<JWSAlgorithm> ALGORITHMS = Set.of(
+            JWSAlgorithm.RS256,
+            JWSAlgorithm.RS384,
+            JWSAlgorithm.RS512,
+            JWSAlgorithm.ES256,
+            JWSAlgorithm.ES384,
+            JWSAlgorithm.ES512,
+            JWSAlgorithm.PS256);
 
     /** One cluster's trust: tokens of {@code issuer} signed by {@code keys}, for {@code account}. */
-    record Issuer(String cluster, String issuer, String account, DefaultJWTProcessor<SecurityContext> processor) {
-    }
+    record Issuer(String cluster, String issuer, String account, DefaultJWTProcessor<SecurityContext> processor) {}
 
     /** What verifying a token found: the caller, or why not (for the log; the client is told only "not valid"). */
-    public record Verified(ApiTokens.Caller caller, String failure) {
-    }
+    public record Verified(ApiTokens.Caller caller, String failure) {}
 
     public static final NodeIssuers NONE = new NodeIssuers(List.of(), List.of());
 
@@ -81,18 +86,21 @@ public final class NodeIssuers {
             String where = file + " line " + n;
             String[] f = line.split("\\s+");
             if (f.length < 3 || f.length > 4) {
-                throw new IllegalArgumentException(where + ": expected 'CLUSTER ISSUER JWKS-FILE [NAMESPACE:SERVICEACCOUNT]'");
+                throw new IllegalArgumentException(
+                        where + ": expected 'CLUSTER ISSUER JWKS-FILE [NAMESPACE:SERVICEACCOUNT]'");
             }
             String bad = KubernetesNames.checkNamespace(f[0]);
             if (bad != null) {
-                throw new IllegalArgumentException(where + ": cluster '" + KubernetesNames.printable(f[0]) + "': " + bad);
+                throw new IllegalArgumentException(
+                        where + ": cluster '" + KubernetesNames.printable(f[0]) + "': " + bad);
             }
             if (!clusters.add(f[0])) {
                 throw new IllegalArgumentException(where + ": cluster '" + f[0] + "' is configured twice");
             }
             String account = f.length == 4 ? f[3] : DEFAULT_ACCOUNT;
             if (!account.matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?:[a-z0-9]([-.a-z0-9]*[a-z0-9])?")) {
-                throw new IllegalArgumentException(where + ": '" + KubernetesNames.printable(account) + "' is not NAMESPACE:SERVICEACCOUNT");
+                throw new IllegalArgumentException(
+                        where + ": '" + KubernetesNames.printable(account) + "' is not NAMESPACE:SERVICEACCOUNT");
             }
             Path jwks = file.toAbsolutePath().getParent().resolve(f[2]);
             files.add(jwks);
@@ -114,8 +122,10 @@ public final class NodeIssuers {
         DefaultJWTProcessor<SecurityContext> p = new DefaultJWTProcessor<>();
         p.setJWSKeySelector(new JWSVerificationKeySelector<>(ALGORITHMS, new ImmutableJWKSet<>(keys)));
         String subject = "system:serviceaccount:" + account;
-        DefaultJWTClaimsVerifier<SecurityContext> claims = new DefaultJWTClaimsVerifier<>(AUDIENCE,
-                new JWTClaimsSet.Builder().issuer(issuer).subject(subject).build(), Set.of("exp", "kubernetes.io"));
+        DefaultJWTClaimsVerifier<SecurityContext> claims = new DefaultJWTClaimsVerifier<>(
+                AUDIENCE,
+                new JWTClaimsSet.Builder().issuer(issuer).subject(subject).build(),
+                Set.of("exp", "kubernetes.io"));
         claims.setMaxClockSkew((int) SKEW_SECONDS);
         p.setJWTClaimsSetVerifier(claims);
         return p;
@@ -157,7 +167,8 @@ public final class NodeIssuers {
             }
             JWTClaimsSet claims;
             try {
-                // The processor checks expiry against its own clock; the claims are checked again below against the api's.
+                // The processor checks expiry against its own clock; the claims are checked again below against the
+                // api's.
                 claims = i.processor().process(jwt, null);
             } catch (BadJOSEException | JOSEException e) {
                 // Several clusters may use the same issuer name (Kubernetes' default); each has its own keys.
@@ -177,20 +188,24 @@ public final class NodeIssuers {
         }
         Date nbf = claims.getNotBeforeTime();
         if (nbf != null && nbf.toInstant().minusSeconds(SKEW_SECONDS).isAfter(now)) {
-            return new Verified(null, "cluster '" + i.cluster() + "': the token is not valid before " + nbf.toInstant());
+            return new Verified(
+                    null, "cluster '" + i.cluster() + "': the token is not valid before " + nbf.toInstant());
         }
         Object k8s = claims.getClaim("kubernetes.io");
         Object nodeClaim = k8s instanceof Map<?, ?> m ? m.get("node") : null;
         Object name = nodeClaim instanceof Map<?, ?> m ? m.get("name") : null;
         if (!(name instanceof String node)) {
-            return new Verified(null, "cluster '" + i.cluster() + "': the token names no node (kubernetes.io.node.name): it is "
-                    + "not a token bound to a pod on a node (Kubernetes 1.30 or later)");
+            return new Verified(
+                    null,
+                    "cluster '" + i.cluster() + "': the token names no node (kubernetes.io.node.name): it is "
+                            + "not a token bound to a pod on a node (Kubernetes 1.30 or later)");
         }
         String bad = KubernetesNames.checkSubdomain(node);
         if (bad != null) {
             return new Verified(null, "cluster '" + i.cluster() + "': kubernetes.io.node.name: " + bad);
         }
         ApiTokens.Scope scope = new ApiTokens.Scope(i.cluster(), node);
-        return new Verified(new ApiTokens.Caller("node " + node + " of " + i.cluster(), Role.AGENT, scope, exp.toInstant()), null);
+        return new Verified(
+                new ApiTokens.Caller("node " + node + " of " + i.cluster(), Role.AGENT, scope, exp.toInstant()), null);
     }
 }

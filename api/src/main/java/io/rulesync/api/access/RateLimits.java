@@ -22,10 +22,14 @@ public final class RateLimits {
 
     private final RateLimiterConfig writes;
     private final RateLimiterConfig failures;
-    private final Cache<String, RateLimiter> byWriter = Caffeine.newBuilder().maximumSize(100_000)
-            .expireAfterAccess(Duration.ofMinutes(10)).build();
-    private final Cache<String, RateLimiter> byAddress = Caffeine.newBuilder().maximumSize(100_000)
-            .expireAfterAccess(Duration.ofMinutes(10)).build();
+    private final Cache<String, RateLimiter> byWriter = Caffeine.newBuilder()
+            .maximumSize(100_000)
+            .expireAfterAccess(Duration.ofMinutes(10))
+            .build();
+    private final Cache<String, RateLimiter> byAddress = Caffeine.newBuilder()
+            .maximumSize(100_000)
+            .expireAfterAccess(Duration.ofMinutes(10))
+            .build();
     private final MeterRegistry meters;
 
     /**
@@ -39,7 +43,11 @@ public final class RateLimits {
     }
 
     private static RateLimiterConfig config(int limit, Duration period) {
-        return RateLimiterConfig.custom().limitForPeriod(limit).limitRefreshPeriod(period).timeoutDuration(Duration.ZERO).build();
+        return RateLimiterConfig.custom()
+                .limitForPeriod(limit)
+                .limitRefreshPeriod(period)
+                .timeoutDuration(Duration.ZERO)
+                .build();
     }
 
     /** Empty when {@code caller} may write now; else how long to wait. */
@@ -71,8 +79,9 @@ public final class RateLimits {
     }
 
     private static long wait(RateLimiter l) {
-        return l instanceof AtomicRateLimiter a ? a.getDetailedMetrics().getNanosToWait() : l.getRateLimiterConfig()
-                .getLimitRefreshPeriod().toNanos();
+        return l instanceof AtomicRateLimiter a
+                ? a.getDetailedMetrics().getNanosToWait()
+                : l.getRateLimiterConfig().getLimitRefreshPeriod().toNanos();
     }
 
     /** The {@code Retry-After} value: whole seconds, rounded up. */
@@ -81,6 +90,10 @@ public final class RateLimits {
     }
 
     private void limited(String kind) {
-        Counter.builder(LIMITED).description("requests refused for their rate, by kind").tag("kind", kind).register(meters).increment();
+        Counter.builder(LIMITED)
+                .description("requests refused for their rate, by kind")
+                .tag("kind", kind)
+                .register(meters)
+                .increment();
     }
 }

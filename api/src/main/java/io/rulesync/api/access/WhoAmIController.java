@@ -14,13 +14,16 @@ import org.springframework.web.bind.annotation.RestController;
 public class WhoAmIController {
 
     /** The token's name and role; a bound token's cluster (and node). */
-    public record WhoAmI(String name, String role, String cluster, String node) {
-    }
+    public record WhoAmI(String name, String role, String cluster, String node) {}
 
     @Operation(summary = "The caller's token: its name and role")
     @GetMapping("/api/v1/whoami")
     public WhoAmI whoami(HttpServletRequest request) {
         ApiTokens.Caller c = (ApiTokens.Caller) request.getAttribute(BearerTokenFilter.CALLER);
-        return new WhoAmI(c.name(), c.role().id().toLowerCase(Locale.ROOT), c.scope().cluster(), c.scope().node());
+        return new WhoAmI(
+                c.name(),
+                c.role().id().toLowerCase(Locale.ROOT),
+                c.scope().cluster(),
+                c.scope().node());
     }
 }

@@ -1,10 +1,10 @@
 package io.rulesync.api.acks;
 
-import io.rulesync.model.ack.NodeAck;
-import io.rulesync.store.NodeStatusStore;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.rulesync.model.ack.NodeAck;
+import io.rulesync.store.NodeStatusStore;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -25,8 +25,7 @@ import org.slf4j.LoggerFactory;
 public final class AckWriter implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(AckWriter.class);
 
-    private record Pending(List<NodeAck> acks, CompletableFuture<Void> stored) {
-    }
+    private record Pending(List<NodeAck> acks, CompletableFuture<Void> stored) {}
 
     private final NodeStatusStore store;
     private final AckMetrics metrics;
@@ -54,9 +53,13 @@ public final class AckWriter implements AutoCloseable {
         this.metrics = metrics;
         this.maxBatch = maxBatch;
         this.linger = linger;
-        this.batches = DistributionSummary.builder("rulesync.acks.batch").description("acks written per transaction")
-                .baseUnit("acks").register(meters);
-        this.writes = Timer.builder("rulesync.acks.write").description("how long writing one batch of acks took").register(meters);
+        this.batches = DistributionSummary.builder("rulesync.acks.batch")
+                .description("acks written per transaction")
+                .baseUnit("acks")
+                .register(meters);
+        this.writes = Timer.builder("rulesync.acks.write")
+                .description("how long writing one batch of acks took")
+                .register(meters);
         this.thread = new Thread(this::run, "ack-writer");
         thread.setDaemon(true);
         thread.start();
@@ -77,7 +80,8 @@ public final class AckWriter implements AutoCloseable {
             } catch (InterruptedException e) {
                 break;
             }
-            // A moment for the rest of a burst (a thousand nodes ack one version within a few hundred ms): one transaction
+            // A moment for the rest of a burst (a thousand nodes ack one version within a few hundred ms): one
+            // transaction
             // for what arrives in it, rather than one for each few acks; PostgreSQL's cost is mostly per transaction.
             // Slept through, not polled: a poll woke this thread for every ack that arrived (a futex wake on the
             // stream's thread and a switch here, per ack); a sleep is one wake-up per batch.
@@ -90,7 +94,8 @@ public final class AckWriter implements AutoCloseable {
             }
             queue.drainTo(batch, maxBatch - 1);
             try {
-                List<NodeAck> acks = batch.stream().flatMap(p -> p.acks().stream()).toList();
+                List<NodeAck> acks =
+                        batch.stream().flatMap(p -> p.acks().stream()).toList();
                 writes.record(() -> store.recordAcks(acks));
                 batches.record(acks.size());
                 batch.forEach(p -> p.stored().complete(null));

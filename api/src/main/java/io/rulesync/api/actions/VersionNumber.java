@@ -29,7 +29,8 @@ public @interface VersionNumber {
     final class Check implements ConstraintValidator<VersionNumber, Object> {
         @Override
         public boolean isValid(Object value, ConstraintValidatorContext context) {
-            return value == null || (value instanceof Integer || value instanceof Long) && ((Number) value).longValue() >= 1;
+            return value == null
+                    || (value instanceof Integer || value instanceof Long) && ((Number) value).longValue() >= 1;
         }
     }
 }

@@ -1,8 +1,8 @@
 package io.rulesync.api.cli;
 
 import io.rulesync.api.ApiApplication;
-import io.rulesync.api.stream.NodeStreamServer;
 import io.rulesync.api.notify.Webhooks;
+import io.rulesync.api.stream.NodeStreamServer;
 import io.rulesync.store.DatabaseOptions;
 import io.rulesync.store.DurationConverter;
 import java.net.InetAddress;
@@ -28,69 +28,108 @@ import picocli.CommandLine.Option;
 /** {@code rulesync api}: the HTTP api over the compiler's PostgreSQL. */
 @Command(
         name = "api",
-        description = "Serve the stored versions over HTTP under /api/v1 (clusters, versions, rules, diffs, snapshots, "
-                + "nodes, events, rollback/resume, audit); OpenAPI at /v3/api-docs, health and Prometheus under /actuator.",
+        description =
+                "Serve the stored versions over HTTP under /api/v1 (clusters, versions, rules, diffs, snapshots, "
+                        + "nodes, events, rollback/resume, audit); OpenAPI at /v3/api-docs, health and Prometheus under /actuator.",
         mixinStandardHelpOptions = true,
         sortOptions = false)
 public final class ApiCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(ApiCommand.class);
 
-    @Option(names = "--port", defaultValue = "8080", description = "HTTP port (0: any free one). Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--port",
+            defaultValue = "8080",
+            description = "HTTP port (0: any free one). Default: ${DEFAULT-VALUE}.")
     private int port;
 
-    @Option(names = "--address", defaultValue = "0.0.0.0", description = "The address the api and its node streams listen on. "
-            + "Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--address",
+            defaultValue = "0.0.0.0",
+            description = "The address the api and its node streams listen on. " + "Default: ${DEFAULT-VALUE}.")
     private String address;
 
-    @Option(names = "--tls-cert", paramLabel = "FILE", description = "The api's certificate chain (PEM). With --tls-key, the api "
-            + "serves HTTPS and its node streams TLS, and takes a renewed certificate when the files change.")
+    @Option(
+            names = "--tls-cert",
+            paramLabel = "FILE",
+            description = "The api's certificate chain (PEM). With --tls-key, the api "
+                    + "serves HTTPS and its node streams TLS, and takes a renewed certificate when the files change.")
     private Path tlsCert;
 
     @Option(names = "--tls-key", paramLabel = "FILE", description = "The private key of --tls-cert (PEM, PKCS#8).")
     private Path tlsKey;
 
-    @Option(names = "--insecure-http", description = "Serve plain HTTP on a non-loopback address: tokens and rules travel in "
-            + "clear text. Without TLS, the api refuses to start on any address but a loopback one unless told this.")
+    @Option(
+            names = "--insecure-http",
+            description =
+                    "Serve plain HTTP on a non-loopback address: tokens and rules travel in "
+                            + "clear text. Without TLS, the api refuses to start on any address but a loopback one unless told this.")
     private boolean insecureHttp;
 
-    @Option(names = "--node-issuers", paramLabel = "FILE", description = "Clusters whose nodes prove who they are with their "
-            + "ServiceAccount token: one 'CLUSTER ISSUER JWKS-FILE [NAMESPACE:SERVICEACCOUNT]' per line (see deploy/README.md).")
+    @Option(
+            names = "--node-issuers",
+            paramLabel = "FILE",
+            description =
+                    "Clusters whose nodes prove who they are with their "
+                            + "ServiceAccount token: one 'CLUSTER ISSUER JWKS-FILE [NAMESPACE:SERVICEACCOUNT]' per line (see deploy/README.md).")
     private Path nodeIssuers;
 
-    @Option(names = "--stream-port", defaultValue = "8081",
+    @Option(
+            names = "--stream-port",
+            defaultValue = "8081",
             description = "Port of node streams, the agents' gRPC (0: any free one). Default: ${DEFAULT-VALUE}.")
     private int streamPort;
 
-    @Option(names = "--max-streams", defaultValue = "20000",
-            description = "The most node streams this replica holds; beyond, nodes are refused and try again (on another "
-                    + "replica where there is one). Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--max-streams",
+            defaultValue = "20000",
+            description =
+                    "The most node streams this replica holds; beyond, nodes are refused and try again (on another "
+                            + "replica where there is one). Default: ${DEFAULT-VALUE}.")
     private int maxStreams;
 
-    @Option(names = "--tokens-file", defaultValue = "${env:RULESYNC_API_TOKENS_FILE}",
+    @Option(
+            names = "--tokens-file",
+            defaultValue = "${env:RULESYNC_API_TOKENS_FILE}",
             description = "API tokens, one 'NAME ROLE sha256:HEX' per line (make them with 'rulesync token'). "
                     + "Default: $RULESYNC_API_TOKENS_FILE.")
     private String tokensFile;
 
-    @Option(names = "--events-topic", defaultValue = "rulesync.cluster-events",
-            description = "The compiler's events topic, where rollback and resume requests go. Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--events-topic",
+            defaultValue = "rulesync.cluster-events",
+            description =
+                    "The compiler's events topic, where rollback and resume requests go. Default: ${DEFAULT-VALUE}.")
     private String eventsTopic;
 
-    @Option(names = "--action-timeout", defaultValue = "5m", converter = DurationConverter.class,
-            description = "How long a rollback or resume may stay pending before it expires and no longer blocks the cluster's "
-                    + "next action; give the compiler the same. Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--action-timeout",
+            defaultValue = "5m",
+            converter = DurationConverter.class,
+            description =
+                    "How long a rollback or resume may stay pending before it expires and no longer blocks the cluster's "
+                            + "next action; give the compiler the same. Default: ${DEFAULT-VALUE}.")
     private Duration actionTimeout;
 
-    @Option(names = "--fleet", description = "A fleet file: the rollout policies its clusters declare ('rollout:') are applied "
-            + "when the api starts.")
+    @Option(
+            names = "--fleet",
+            description = "A fleet file: the rollout policies its clusters declare ('rollout:') are applied "
+                    + "when the api starts.")
     private String fleet;
 
-    @Option(names = "--webhook", paramLabel = "URL", description = "Tell this URL (a JSON POST that Slack-style and generic "
-            + "receivers take) when a rollout starts, halts, rolls back or completes, a node fails a version, or objects are "
-            + "refused; https, or http to a loopback address. Repeatable.")
+    @Option(
+            names = "--webhook",
+            paramLabel = "URL",
+            description = "Tell this URL (a JSON POST that Slack-style and generic "
+                    + "receivers take) when a rollout starts, halts, rolls back or completes, a node fails a version, or objects are "
+                    + "refused; https, or http to a loopback address. Repeatable.")
     private List<String> webhooks = new ArrayList<>();
 
-    @Option(names = "--webhook-secret-file", paramLabel = "FILE", description = "A secret of at least 16 bytes: each webhook's "
-            + "body is signed with it (HMAC-SHA256, header X-Rulesync-Signature: t=SECONDS,v1=HEX of SECONDS.BODY).")
+    @Option(
+            names = "--webhook-secret-file",
+            paramLabel = "FILE",
+            description =
+                    "A secret of at least 16 bytes: each webhook's "
+                            + "body is signed with it (HMAC-SHA256, header X-Rulesync-Signature: t=SECONDS,v1=HEX of SECONDS.BODY).")
     private String webhookSecretFile;
 
     @Mixin
@@ -98,6 +137,7 @@ public final class ApiCommand implements Callable<Integer> {
 
     /** Token lines given directly (the demo's generated tokens), besides or instead of --tokens-file. */
     private final List<String> tokens = new ArrayList<>();
+
     private boolean shutdownHook = true;
 
     public ApiCommand withTokens(List<String> lines) {
@@ -151,8 +191,13 @@ public final class ApiCommand implements Callable<Integer> {
         }
         props.put("spring.main.banner-mode", "off");
         ConfigurableApplicationContext app = new SpringApplicationBuilder(ApiApplication.class)
-                .web(WebApplicationType.SERVLET).properties(props).registerShutdownHook(shutdownHook).run();
-        log.info("api serving on port {}, node streams on port {}", app.getEnvironment().getProperty("local.server.port"),
+                .web(WebApplicationType.SERVLET)
+                .properties(props)
+                .registerShutdownHook(shutdownHook)
+                .run();
+        log.info(
+                "api serving on port {}, node streams on port {}",
+                app.getEnvironment().getProperty("local.server.port"),
                 app.getBean(NodeStreamServer.class).port());
         return app;
     }
@@ -187,11 +232,14 @@ public final class ApiCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--address " + address + ": " + e.getMessage(), e);
         }
         if (!loopback && !insecureHttp) {
-            throw new IllegalArgumentException("the api would serve plain HTTP on " + address + ", where tokens and rules travel in "
-                    + "clear text: give --tls-cert and --tls-key, or --address 127.0.0.1, or --insecure-http to accept it");
+            throw new IllegalArgumentException(
+                    "the api would serve plain HTTP on " + address + ", where tokens and rules travel in "
+                            + "clear text: give --tls-cert and --tls-key, or --address 127.0.0.1, or --insecure-http to accept it");
         }
         if (!loopback) {
-            log.warn("serving PLAIN HTTP on {} (--insecure-http): bearer tokens and rules travel in clear text", address);
+            log.warn(
+                    "serving PLAIN HTTP on {} (--insecure-http): bearer tokens and rules travel in clear text",
+                    address);
             props.put("rulesync.api.insecure-http", true);
         }
         return props;

@@ -5,9 +5,9 @@ import io.rulesync.api.access.Role;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code rulesync token}: make an api token and the line that configures it (only its hash). */
 @Command(
@@ -20,16 +20,23 @@ public final class TokenCommand implements Callable<Integer> {
     @Option(names = "--name", required = true, description = "Who uses it; the audit log records this name.")
     private String name;
 
-    @Option(names = "--role", required = true, description = "viewer (reads), operator (reads, rolls back, resumes) or "
-            + "agent (reads snapshots only).")
+    @Option(
+            names = "--role",
+            required = true,
+            description = "viewer (reads), operator (reads, rolls back, resumes) or " + "agent (reads snapshots only).")
     private String role;
 
-    @Option(names = "--cluster", paramLabel = "ID", description = "Agent tokens: bind it to this cluster; it reads no other "
-            + "cluster's rules (403).")
+    @Option(
+            names = "--cluster",
+            paramLabel = "ID",
+            description = "Agent tokens: bind it to this cluster; it reads no other " + "cluster's rules (403).")
     private String cluster;
 
-    @Option(names = "--node", paramLabel = "NAME", description = "Agent tokens: bind it to this node of --cluster as well; it "
-            + "reads no other node's rules.")
+    @Option(
+            names = "--node",
+            paramLabel = "NAME",
+            description =
+                    "Agent tokens: bind it to this node of --cluster as well; it " + "reads no other node's rules.")
     private String node;
 
     @Spec

@@ -17,7 +17,7 @@ final class DeltaStream {
     private final String cluster;
     private final String node;
     private final ResponseBodyEmitter emitter;
-    private final AtomicReference<Runnable> forget = new AtomicReference<>(() -> { });
+    private final AtomicReference<Runnable> forget = new AtomicReference<>(() -> {});
     private volatile boolean closed;
 
     DeltaStream(DeltaWaits waits, String cluster, String node, ResponseBodyEmitter emitter) {

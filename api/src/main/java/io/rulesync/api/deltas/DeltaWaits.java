@@ -58,16 +58,13 @@ public final class DeltaWaits implements HeadWatch.Listener {
         }
 
         /** The next delta is not stored any more (retention), or the agent is too far behind: it should load a snapshot. */
-        record Snapshot(long head, String why) implements Answer {
-        }
+        record Snapshot(long head, String why) implements Answer {}
 
         /** The cluster has no version. */
-        record UnknownCluster() implements Answer {
-        }
+        record UnknownCluster() implements Answer {}
 
         /** This replica is stopping: ask another (or again shortly). */
-        record Stopping() implements Answer {
-        }
+        record Stopping() implements Answer {}
     }
 
     /**
@@ -102,19 +99,15 @@ public final class DeltaWaits implements HeadWatch.Listener {
         }
     }
 
-    private record Key(String cluster, long seq) {
-    }
+    private record Key(String cluster, long seq) {}
 
     /** A delta as served, with the lineages it joins: a chain read back from memory is checked before it is served. */
-    private record Held(String json, String baseLineage, String lineage) {
-    }
+    private record Held(String json, String baseLineage, String lineage) {}
 
     /** A parked request: the node (null: not named), the version it runs, and where its answer goes (once). */
-    private record Waiter(String node, long after, Consumer<Answer> answer, Consumer<RuntimeException> failed) {
-    }
+    private record Waiter(String node, long after, Consumer<Answer> answer, Consumer<RuntimeException> failed) {}
 
-    private record Group(long after, long upTo) {
-    }
+    private record Group(long after, long upTo) {}
 
     private final VersionHistory versions;
     private final HeadWatch heads;
@@ -134,7 +127,10 @@ public final class DeltaWaits implements HeadWatch.Listener {
         this.heads = heads;
         this.release = release;
         this.wakers = wakers;
-        this.json = Caffeine.newBuilder().maximumWeight(maxBytes).weigher((Key k, Held v) -> 160 + 2 * v.json().length()).build();
+        this.json = Caffeine.newBuilder()
+                .maximumWeight(maxBytes)
+                .weigher((Key k, Held v) -> 160 + 2 * v.json().length())
+                .build();
     }
 
     /** Requests parked now: the agents connected to this replica and up to date. */
@@ -147,7 +143,8 @@ public final class DeltaWaits implements HeadWatch.Listener {
      * {@code answer} gets the deltas now, or once the head moves; nothing when the caller's wait ends first (it then
      * answers "no news" itself and calls the returned {@link Runnable} to forget the request).
      */
-    public Runnable request(String cluster, String node, Long after, Consumer<Answer> answer, Consumer<RuntimeException> failed) {
+    public Runnable request(
+            String cluster, String node, Long after, Consumer<Answer> answer, Consumer<RuntimeException> failed) {
         return request(cluster, node, after, Lineage.UNKNOWN, answer, failed);
     }
 
@@ -156,12 +153,17 @@ public final class DeltaWaits implements HeadWatch.Listener {
      * it runs has: a version of another history than the stored one (the database was restored from a backup since) is
      * answered with {@link Answer.Snapshot}.
      */
-    public Runnable request(String cluster, String node, Long after, String lineage, Consumer<Answer> answer,
+    public Runnable request(
+            String cluster,
+            String node,
+            Long after,
+            String lineage,
+            Consumer<Answer> answer,
             Consumer<RuntimeException> failed) {
         Answer ready = now(cluster, node, after, lineage);
         if (ready != null) {
             answer.accept(ready);
-            return () -> { };
+            return () -> {};
         }
         long from = after == null ? released(cluster, node) : after;
         Waiter w = new Waiter(node, from, answer, failed);
@@ -172,7 +174,8 @@ public final class DeltaWaits implements HeadWatch.Listener {
                 parked.decrementAndGet();
             }
         };
-        // The head may have moved (or the node's wave opened) between reading it and parking: then nobody would wake this one.
+        // The head may have moved (or the node's wave opened) between reading it and parking: then nobody would wake
+        // this one.
         if (released(cluster, node) > from) {
             advanced(cluster, head(cluster));
         }
@@ -214,13 +217,17 @@ public final class DeltaWaits implements HeadWatch.Listener {
     private Answer otherHistory(String cluster, long after, String lineage, long head) {
         Optional<String> stored = versions.lineage(cluster, after);
         if (stored.isPresent() && !Lineage.agree(lineage, stored.get())) {
-            return new Answer.Snapshot(head, "version " + after + " that this node runs is of lineage " + Lineage.shortForm(lineage)
-                    + ", but the stored version " + after + " is of lineage " + Lineage.shortForm(stored.get())
-                    + ": the database was restored from a backup (or lost commits) since; load a snapshot");
+            return new Answer.Snapshot(
+                    head,
+                    "version " + after + " that this node runs is of lineage " + Lineage.shortForm(lineage)
+                            + ", but the stored version " + after + " is of lineage " + Lineage.shortForm(stored.get())
+                            + ": the database was restored from a backup (or lost commits) since; load a snapshot");
         }
         if (stored.isEmpty() && after > head && after > versions.head(cluster)) {
-            return new Answer.Snapshot(head, "version " + after + " that this node runs is not stored (the newest is " + head
-                    + "): the database was restored from a backup (or lost commits) since; load a snapshot");
+            return new Answer.Snapshot(
+                    head,
+                    "version " + after + " that this node runs is not stored (the newest is " + head
+                            + "): the database was restored from a backup (or lost commits) since; load a snapshot");
         }
         return null;
     }
@@ -268,7 +275,9 @@ public final class DeltaWaits implements HeadWatch.Listener {
             }
             if (w.after() < upTo && set.remove(w)) {
                 parked.decrementAndGet();
-                byVersion.computeIfAbsent(new Group(w.after(), upTo), a -> new ArrayList<>()).add(w);
+                byVersion
+                        .computeIfAbsent(new Group(w.after(), upTo), a -> new ArrayList<>())
+                        .add(w);
             }
         }
         byVersion.forEach((g, group) -> wakers.execute(() -> {
@@ -276,7 +285,12 @@ public final class DeltaWaits implements HeadWatch.Listener {
             try {
                 a = answer(cluster, g.after(), g.upTo(), head);
             } catch (RuntimeException e) {
-                log.warn("answering {} polls of cluster {} after version {}: {}", group.size(), cluster, g.after(), e.toString());
+                log.warn(
+                        "answering {} polls of cluster {} after version {}: {}",
+                        group.size(),
+                        cluster,
+                        g.after(),
+                        e.toString());
                 group.forEach(w -> deliver(() -> w.failed().accept(e)));
                 return;
             }
@@ -298,8 +312,10 @@ public final class DeltaWaits implements HeadWatch.Listener {
         for (Waiter w : set) {
             if (w.after() > head && set.remove(w)) {
                 parked.decrementAndGet();
-                Answer a = new Answer.Snapshot(head, "version " + w.after() + " that this node runs is not stored (the newest is " + head
-                        + "): the database was restored from a backup (or lost commits) since; load a snapshot");
+                Answer a = new Answer.Snapshot(
+                        head,
+                        "version " + w.after() + " that this node runs is not stored (the newest is " + head
+                                + "): the database was restored from a backup (or lost commits) since; load a snapshot");
                 wakers.execute(() -> deliver(() -> w.answer().accept(a)));
             }
         }
@@ -327,13 +343,17 @@ public final class DeltaWaits implements HeadWatch.Listener {
      */
     Answer answer(String cluster, long after, long released, long head) {
         if (released - after > MAX_BEHIND) {
-            return new Answer.Snapshot(head, "version " + after + " is " + (released - after) + " versions behind " + released
-                    + " (more than " + MAX_BEHIND + "); load a snapshot");
+            return new Answer.Snapshot(
+                    head,
+                    "version " + after + " is " + (released - after) + " versions behind " + released + " (more than "
+                            + MAX_BEHIND + "); load a snapshot");
         }
         Long halted = release.withheldBetween(cluster, after, released);
         if (halted != null) {
-            return new Answer.Snapshot(head, "version " + halted + " was halted by the cluster's rollout and is not applied on the way"
-                    + " to version " + released + "; load a snapshot");
+            return new Answer.Snapshot(
+                    head,
+                    "version " + halted + " was halted by the cluster's rollout and is not applied on the way"
+                            + " to version " + released + "; load a snapshot");
         }
         long upTo = Math.min(released, after + MAX_DELTAS);
         List<Held> out = new ArrayList<>();
@@ -351,19 +371,29 @@ public final class DeltaWaits implements HeadWatch.Listener {
         // Only what came from memory may be of a history lost since; what was just read is the database's.
         if (held > 0 && !storedHistory(cluster, after, out)) {
             // Held since before a restore from a backup: what is in memory is not the database's history any more.
-            log.info("cluster {}: the deltas held in memory after version {} are not those stored now (the database was restored "
-                    + "from a backup?); reading them again", cluster, after);
+            log.info(
+                    "cluster {}: the deltas held in memory after version {} are not those stored now (the database was restored "
+                            + "from a backup?); reading them again",
+                    cluster,
+                    after);
             json.asMap().keySet().removeIf(k -> k.cluster().equals(cluster));
             out.clear();
             read(cluster, after, upTo, out);
         }
         if (out.isEmpty()) {
-            return new Answer.Snapshot(head, "the delta to version " + (after + 1) + " is no longer stored (retention removed "
-                    + "it); versions from " + versions.oldest(cluster) + " remain; load a snapshot");
+            return new Answer.Snapshot(
+                    head,
+                    "the delta to version " + (after + 1) + " is no longer stored (retention removed "
+                            + "it); versions from " + versions.oldest(cluster) + " remain; load a snapshot");
         }
         StringBuilder body = new StringBuilder();
         out.forEach(j -> body.append(j.json()).append('\n'));
-        return new Answer.Deltas(head, after, after + out.size(), out.get(0).baseLineage(), out.get(out.size() - 1).lineage(),
+        return new Answer.Deltas(
+                head,
+                after,
+                after + out.size(),
+                out.get(0).baseLineage(),
+                out.get(out.size() - 1).lineage(),
                 body.toString().getBytes(StandardCharsets.UTF_8));
     }
 

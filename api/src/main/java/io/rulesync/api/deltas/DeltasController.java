@@ -6,9 +6,9 @@ import io.rulesync.api.params.DnsSubdomain;
 import io.rulesync.api.params.VersionRef;
 import io.rulesync.model.rules.Lineage;
 import io.swagger.v3.oas.annotations.Operation;
-import io.swagger.v3.oas.annotations.responses.ApiResponse;
-import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.media.Schema;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import jakarta.validation.constraints.Pattern;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -43,6 +43,7 @@ import org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter
 public class DeltasController {
     /** The response header with the cluster's newest version. */
     public static final String HEAD = "Rulesync-Head";
+
     public static final MediaType NDJSON = MediaType.parseMediaType("application/x-ndjson");
     static final int DEFAULT_WAIT_SECONDS = 25;
     private static final String WAIT = "[0-9]|[1-5][0-9]|60";
@@ -54,23 +55,34 @@ public class DeltasController {
         this.waits = waits;
     }
 
-    @Operation(summary = "What a node agent reads: its cluster's deltas after the version it runs, waiting for the next")
-    @ApiResponse(responseCode = "200", description = "the deltas, one JSON object per line",
+    @Operation(
+            summary = "What a node agent reads: its cluster's deltas after the version it runs, waiting for the next")
+    @ApiResponse(
+            responseCode = "200",
+            description = "the deltas, one JSON object per line",
             content = @Content(mediaType = "application/x-ndjson", schema = @Schema(type = "string")))
     @GetMapping(path = "/api/v1/clusters/{cluster}/deltas", params = "watch!=true")
-    public DeferredResult<ResponseEntity<byte[]>> deltas(@PathVariable("cluster") String cluster,
+    public DeferredResult<ResponseEntity<byte[]>> deltas(
+            @PathVariable("cluster") String cluster,
             @RequestParam(name = "after") VersionRef after,
             @RequestParam(name = "node", required = false) DnsSubdomain node,
             @RequestParam(name = "lineage", required = false) String lineage,
             @RequestParam(name = "wait", required = false) @Pattern(regexp = WAIT, message = WAIT_MESSAGE) String wait,
-            @RequestParam(name = "watch", required = false) @Pattern(regexp = "true|false",
-                    message = "'%s' is not true or false") String watch) {
+            @RequestParam(name = "watch", required = false)
+                    @Pattern(regexp = "true|false", message = "'%s' is not true or false")
+                    String watch) {
         long seconds = wait == null ? DEFAULT_WAIT_SECONDS : Long.parseLong(wait);
         Long from = after.latest() ? null : after.number();
         // The timeout answer is "no news": the head cannot be named without a read, so the header is left out.
-        DeferredResult<ResponseEntity<byte[]>> result = new DeferredResult<>(Math.max(1, seconds) * 1000,
+        DeferredResult<ResponseEntity<byte[]>> result = new DeferredResult<>(
+                Math.max(1, seconds) * 1000,
                 () -> ResponseEntity.ok().contentType(NDJSON).body(new byte[0]));
-        Runnable forget = waits.request(cluster, node == null ? null : node.name(), from, lineage(lineage), a -> answer(result, cluster, a),
+        Runnable forget = waits.request(
+                cluster,
+                node == null ? null : node.name(),
+                from,
+                lineage(lineage),
+                a -> answer(result, cluster, a),
                 result::setErrorResult);
         result.onCompletion(forget);
         result.onTimeout(forget);
@@ -82,16 +94,22 @@ public class DeltasController {
         return result;
     }
 
-    @Operation(summary = "What a node agent watches: its cluster's deltas after the version it runs, each new one as it is stored")
-    @ApiResponse(responseCode = "200", description = "the deltas, one JSON object per line, each new one as it is stored",
+    @Operation(
+            summary =
+                    "What a node agent watches: its cluster's deltas after the version it runs, each new one as it is stored")
+    @ApiResponse(
+            responseCode = "200",
+            description = "the deltas, one JSON object per line, each new one as it is stored",
             content = @Content(mediaType = "application/x-ndjson", schema = @Schema(type = "string")))
     @GetMapping(path = "/api/v1/clusters/{cluster}/deltas", params = "watch=true")
-    public ResponseEntity<ResponseBodyEmitter> watch(@PathVariable("cluster") String cluster,
+    public ResponseEntity<ResponseBodyEmitter> watch(
+            @PathVariable("cluster") String cluster,
             @RequestParam(name = "after") VersionRef after,
             @RequestParam(name = "node", required = false) DnsSubdomain node,
             @RequestParam(name = "lineage", required = false) String lineage,
             @RequestParam(name = "wait", required = false) @Pattern(regexp = WAIT, message = WAIT_MESSAGE) String wait,
-            @RequestParam(name = "watch") String watch) { // declared, as every parameter is, or it would be refused as unknown
+            @RequestParam(name = "watch")
+                    String watch) { // declared, as every parameter is, or it would be refused as unknown
         long seconds = wait == null ? DEFAULT_WAIT_SECONDS : Long.parseLong(wait);
         Long from = after.latest() ? null : after.number();
         String name = node == null ? null : node.name();
@@ -103,8 +121,12 @@ public class DeltasController {
         DeltaWaits.Answer.Deltas first = (DeltaWaits.Answer.Deltas) now;
         // The head as the stream starts; later ones are the versions of its lines.
         long head = first != null ? first.head() : waits.head(cluster);
-        new DeltaStream(waits, cluster, name, emitter).start(first, from != null ? from : waits.released(cluster, name));
-        return ResponseEntity.ok().contentType(NDJSON).header(HEAD, Long.toString(head)).body(emitter);
+        new DeltaStream(waits, cluster, name, emitter)
+                .start(first, from != null ? from : waits.released(cluster, name));
+        return ResponseEntity.ok()
+                .contentType(NDJSON)
+                .header(HEAD, Long.toString(head))
+                .body(emitter);
     }
 
     /** The {@code lineage} parameter: the lineage of the version {@code after}, as the node holds it (absent: not known). */
@@ -118,7 +140,10 @@ public class DeltasController {
 
     private static void answer(DeferredResult<ResponseEntity<byte[]>> result, String cluster, DeltaWaits.Answer a) {
         if (a instanceof DeltaWaits.Answer.Deltas d) {
-            result.setResult(ResponseEntity.ok().contentType(NDJSON).header(HEAD, Long.toString(d.head())).body(d.ndjson()));
+            result.setResult(ResponseEntity.ok()
+                    .contentType(NDJSON)
+                    .header(HEAD, Long.toString(d.head()))
+                    .body(d.ndjson()));
         } else {
             result.setErrorResult(problem(cluster, a));
         }
@@ -129,7 +154,8 @@ public class DeltasController {
         if (a instanceof DeltaWaits.Answer.Snapshot s) {
             return new ParameterProblem(HttpStatus.GONE, "after", "after: " + s.why()).with("latest", s.head());
         } else if (a instanceof DeltaWaits.Answer.Stopping) {
-            return new ParameterProblem(HttpStatus.SERVICE_UNAVAILABLE, null, "this api replica is stopping; ask again");
+            return new ParameterProblem(
+                    HttpStatus.SERVICE_UNAVAILABLE, null, "this api replica is stopping; ask again");
         }
         return ProblemResponses.unknownCluster(cluster);
     }

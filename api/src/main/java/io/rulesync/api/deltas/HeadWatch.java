@@ -85,8 +85,12 @@ public final class HeadWatch implements AutoCloseable {
             if (before == null || before < e.getValue()) {
                 listener.advanced(e.getKey(), e.getValue());
             } else if (before > e.getValue()) {
-                log.warn("cluster {}: its newest version is {}, no longer {}: the database was restored from a backup (or lost "
-                        + "commits); nodes that ran the versions after it load the restored history", e.getKey(), e.getValue(), before);
+                log.warn(
+                        "cluster {}: its newest version is {}, no longer {}: the database was restored from a backup (or lost "
+                                + "commits); nodes that ran the versions after it load the restored history",
+                        e.getKey(),
+                        e.getValue(),
+                        before);
                 listener.rewound(e.getKey(), e.getValue());
             }
         }

@@ -24,6 +24,7 @@ public final class BodyLimits extends OncePerRequestFilter {
     public static final long PLAN = 256L << 20;
     /** Every other body: an action's reason, a rollout's policy. */
     public static final long OTHER = 64 * 1024;
+
     public static final String REFUSED = "rulesync.api.bodies.refused";
 
     private final MeterRegistry meters;
@@ -49,19 +50,31 @@ public final class BodyLimits extends OncePerRequestFilter {
         String path = request.getServletPath() + (request.getPathInfo() == null ? "" : request.getPathInfo());
         long limit = limit(path);
         if (chunked) {
-            refuse(response, HttpStatus.LENGTH_REQUIRED, "a request body needs a Content-Length (at most " + limit + " bytes here); "
-                    + "chunked bodies are not taken", "no length");
+            refuse(
+                    response,
+                    HttpStatus.LENGTH_REQUIRED,
+                    "a request body needs a Content-Length (at most " + limit + " bytes here); "
+                            + "chunked bodies are not taken",
+                    "no length");
         } else if (length > limit) {
-            refuse(response, HttpStatus.PAYLOAD_TOO_LARGE, "the body is " + length + " bytes; " + request.getMethod() + " "
-                    + "requests here take at most " + limit, "too large");
+            refuse(
+                    response,
+                    HttpStatus.PAYLOAD_TOO_LARGE,
+                    "the body is " + length + " bytes; " + request.getMethod() + " " + "requests here take at most "
+                            + limit,
+                    "too large");
         } else {
             chain.doFilter(request, response);
         }
     }
 
-    private void refuse(HttpServletResponse response, HttpStatus status, String detail, String reason) throws IOException {
-        Counter.builder(REFUSED).description("request bodies refused before they were read whole, by reason").tag("reason", reason)
-                .register(meters).increment();
+    private void refuse(HttpServletResponse response, HttpStatus status, String detail, String reason)
+            throws IOException {
+        Counter.builder(REFUSED)
+                .description("request bodies refused before they were read whole, by reason")
+                .tag("reason", reason)
+                .register(meters)
+                .increment();
         // The unread body is not drained: the connection ends with the answer.
         response.setHeader("Connection", "close");
         FilterProblems.write(response, status, detail);

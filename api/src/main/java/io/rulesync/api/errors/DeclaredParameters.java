@@ -33,7 +33,8 @@ import org.springframework.web.servlet.HandlerMapping;
  */
 public final class DeclaredParameters implements HandlerInterceptor {
     private static final String OWN_PACKAGE = "io.rulesync.";
-    private static final String NOT_ENCODED = "is not valid percent-encoded UTF-8 (a '%' comes with two hex digits: %2F, %C3%A9)";
+    private static final String NOT_ENCODED =
+            "is not valid percent-encoded UTF-8 (a '%' comes with two hex digits: %2F, %C3%A9)";
     /** Per handler method: its parameter names, sorted; null when it takes any (a {@code @RequestParam Map}). */
     private final Map<Method, Set<String>> declared = new ConcurrentHashMap<>();
 
@@ -55,8 +56,12 @@ public final class DeclaredParameters implements HandlerInterceptor {
             if (!known.contains(name)) {
                 Object pattern = request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE);
                 String route = request.getMethod() + " " + (pattern == null ? request.getRequestURI() : pattern);
-                throw refusal(name, KubernetesNames.printable(name) + ": is not a query parameter of " + route
-                        + (known.isEmpty() ? ", which takes none" : " (it takes " + String.join(", ", known) + ")"));
+                throw refusal(
+                        name,
+                        KubernetesNames.printable(name) + ": is not a query parameter of " + route
+                                + (known.isEmpty()
+                                        ? ", which takes none"
+                                        : " (it takes " + String.join(", ", known) + ")"));
             }
         }
         return true;
@@ -71,15 +76,25 @@ public final class DeclaredParameters implements HandlerInterceptor {
             }
             int eq = pair.indexOf('=');
             String rawName = eq < 0 ? pair : pair.substring(0, eq);
-            String name = decode(rawName).orElseThrow(() -> refusal(KubernetesNames.printable(rawName),
-                    KubernetesNames.printable(rawName) + ": the name " + NOT_ENCODED));
-            String value = eq < 0 ? "" : decode(pair.substring(eq + 1)).orElseThrow(() -> refusal(name,
-                    KubernetesNames.printable(name) + ": the value " + NOT_ENCODED));
+            String name = decode(rawName)
+                    .orElseThrow(() -> refusal(
+                            KubernetesNames.printable(rawName),
+                            KubernetesNames.printable(rawName) + ": the name " + NOT_ENCODED));
+            String value = eq < 0
+                    ? ""
+                    : decode(pair.substring(eq + 1))
+                            .orElseThrow(() ->
+                                    refusal(name, KubernetesNames.printable(name) + ": the value " + NOT_ENCODED));
             for (String[] part : new String[][] {{"name", name}, {"value", value}}) {
-                int bad = part[1].codePoints().filter(c -> c < 0x20 || c == 0x7f).findFirst().orElse(-1);
+                int bad = part[1].codePoints()
+                        .filter(c -> c < 0x20 || c == 0x7f)
+                        .findFirst()
+                        .orElse(-1);
                 if (bad >= 0) {
-                    throw refusal(name, KubernetesNames.printable(name) + ": the " + part[0] + " holds the control character "
-                            + String.format("\\x%02x", bad) + ", which no parameter takes");
+                    throw refusal(
+                            name,
+                            KubernetesNames.printable(name) + ": the " + part[0] + " holds the control character "
+                                    + String.format("\\x%02x", bad) + ", which no parameter takes");
                 }
             }
             names.add(name);
@@ -112,8 +127,12 @@ public final class DeclaredParameters implements HandlerInterceptor {
         }
         bytes.writeBytes(run.toString().getBytes(StandardCharsets.UTF_8));
         try {
-            return Optional.of(StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes.toByteArray())).toString());
+            return Optional.of(StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes.toByteArray()))
+                    .toString());
         } catch (CharacterCodingException e) {
             return Optional.empty();
         }

@@ -12,8 +12,7 @@ import org.springframework.http.HttpStatus;
  * same body the controllers' problems have.
  */
 public final class FilterProblems {
-    private FilterProblems() {
-    }
+    private FilterProblems() {}
 
     public static void write(HttpServletResponse response, HttpStatus status, String detail) throws IOException {
         response.setStatus(status.value());

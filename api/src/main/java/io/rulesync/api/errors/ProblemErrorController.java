@@ -24,17 +24,20 @@ public final class ProblemErrorController implements ErrorController {
     public ResponseEntity<ProblemDetail> error(HttpServletRequest request) {
         Object code = request.getAttribute(RequestDispatcher.ERROR_STATUS_CODE);
         if (!(code instanceof Integer status)) {
-            return ResponseEntity.status(HttpStatus.NOT_FOUND).contentType(MediaType.APPLICATION_PROBLEM_JSON)
+            return ResponseEntity.status(HttpStatus.NOT_FOUND)
+                    .contentType(MediaType.APPLICATION_PROBLEM_JSON)
                     .body(ProblemResponses.noRoute(request.getMethod(), request.getRequestURI()));
         }
         HttpStatus known = HttpStatus.resolve(status);
         HttpStatus shown = known == null || status < 400 ? HttpStatus.INTERNAL_SERVER_ERROR : known;
         Object message = request.getAttribute(RequestDispatcher.ERROR_MESSAGE);
-        // A server error's cause is for the log (the container logged it); a client error's message says what was wrong.
+        // A server error's cause is for the log (the container logged it); a client error's message says what was
+        // wrong.
         String detail = shown.is5xxServerError() || !(message instanceof String m) || m.isBlank()
                 ? shown.is5xxServerError() ? "internal error (the api's log has the cause)" : shown.getReasonPhrase()
                 : KubernetesNames.printable(m);
-        return ResponseEntity.status(shown).contentType(MediaType.APPLICATION_PROBLEM_JSON)
+        return ResponseEntity.status(shown)
+                .contentType(MediaType.APPLICATION_PROBLEM_JSON)
                 .body(ProblemDetail.forStatusAndDetail(shown, detail));
     }
 }

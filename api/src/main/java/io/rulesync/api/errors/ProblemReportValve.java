@@ -55,7 +55,8 @@ public final class ProblemReportValve extends ErrorReportValve {
         if (status >= 500) {
             return "internal error (the api's log has the cause)";
         }
-        String said = message != null && !message.isBlank() ? message : throwable != null ? throwable.getMessage() : null;
+        String said =
+                message != null && !message.isBlank() ? message : throwable != null ? throwable.getMessage() : null;
         String lower = said == null ? "" : said.toLowerCase(Locale.ROOT);
         if (lower.contains("header") && lower.contains("too large")) {
             return "headers: the request line and headers are larger than the api takes (8 KB); a long URL is the usual cause";
@@ -67,10 +68,13 @@ public final class ProblemReportValve extends ErrorReportValve {
             return "path: a '%' in the path is not followed by two hex digits";
         }
         if (lower.contains("uri")) {
-            return "path: the URL is not one the api can read (" + KubernetesNames.printable(said) + "): a NUL (%00), bytes that are "
+            return "path: the URL is not one the api can read (" + KubernetesNames.printable(said)
+                    + "): a NUL (%00), bytes that are "
                     + "not UTF-8 and characters that must be percent-encoded are refused";
         }
         HttpStatus known = HttpStatus.resolve(status);
-        return said != null ? KubernetesNames.printable(said) : known != null ? known.getReasonPhrase() : "error " + status;
+        return said != null
+                ? KubernetesNames.printable(said)
+                : known != null ? known.getReasonPhrase() : "error " + status;
     }
 }

@@ -36,28 +36,46 @@ public class EventsController {
     }
 
     /** The answer: one page of events, and the link to the next (null on the last). */
-    public record EventsPage(String cluster, List<EventJson> events, String next) {
-    }
+    public record EventsPage(String cluster, List<EventJson> events, String next) {}
 
-    public record EventJson(long id, String type, String kind, String object, String resourceVersion, String observedAt,
-            String receivedAt, Long version) {
-    }
+    public record EventJson(
+            long id,
+            String type,
+            String kind,
+            String object,
+            String resourceVersion,
+            String observedAt,
+            String receivedAt,
+            Long version) {}
 
     @Operation(summary = "The changes as received, oldest first, with the version each went into")
     @GetMapping("/api/v1/clusters/{cluster}/events")
-    public EventsPage events(@PathVariable("cluster") String cluster, @RequestParam(name = "since", required = false) Since since,
+    public EventsPage events(
+            @PathVariable("cluster") String cluster,
+            @RequestParam(name = "since", required = false) Since since,
             @RequestParam(name = "kind", required = false)
-            @Pattern(regexp = "Service|EndpointSlice|Node", message = "'%s' is not Service, EndpointSlice or Node") String kind,
+                    @Pattern(
+                            regexp = "Service|EndpointSlice|Node",
+                            message = "'%s' is not Service, EndpointSlice or Node")
+                    String kind,
             @RequestParam(name = "namespace", required = false) DnsLabel namespace,
             @RequestParam(name = "name", required = false) DnsSubdomain name,
-            @RequestParam(name = "after", required = false) @Pattern(regexp = "[0-9]{1,18}", message = "'%s' is not an event id") String after,
+            @RequestParam(name = "after", required = false)
+                    @Pattern(regexp = "[0-9]{1,18}", message = "'%s' is not an event id")
+                    String after,
             @RequestParam(name = "limit", required = false) @PageSize(max = MAX_LIMIT) String limit) {
         if (history.head(cluster) == 0) {
             throw ProblemResponses.unknownCluster(cluster);
         }
         int n = limit == null ? 100 : Integer.parseInt(limit);
-        List<EventLog.StoredEvent> page = store.events(cluster, after == null ? 0 : Long.parseLong(after), since == null ? null : since.at(),
-                kind, namespace == null ? null : namespace.name(), name == null ? null : name.name(), n);
+        List<EventLog.StoredEvent> page = store.events(
+                cluster,
+                after == null ? 0 : Long.parseLong(after),
+                since == null ? null : since.at(),
+                kind,
+                namespace == null ? null : namespace.name(),
+                name == null ? null : name.name(),
+                n);
         String next = null;
         if (page.size() == n) {
             Map<String, Object> q = new LinkedHashMap<>();
@@ -70,7 +88,10 @@ public class EventsController {
             StringBuilder link = new StringBuilder("/api/v1/clusters/" + enc(cluster) + "/events?");
             q.forEach((k, v) -> {
                 if (v != null) {
-                    link.append(link.charAt(link.length() - 1) == '?' ? "" : "&").append(k).append('=').append(enc(v.toString()));
+                    link.append(link.charAt(link.length() - 1) == '?' ? "" : "&")
+                            .append(k)
+                            .append('=')
+                            .append(enc(v.toString()));
                 }
             });
             next = link.toString();
@@ -79,7 +100,14 @@ public class EventsController {
     }
 
     private static EventJson json(EventLog.StoredEvent e) {
-        return new EventJson(e.id(), e.type(), e.kind(), e.key(), e.resourceVersion(), e.observedAt().toString(), e.receivedAt().toString(),
+        return new EventJson(
+                e.id(),
+                e.type(),
+                e.kind(),
+                e.key(),
+                e.resourceVersion(),
+                e.observedAt().toString(),
+                e.receivedAt().toString(),
                 e.version());
     }
 

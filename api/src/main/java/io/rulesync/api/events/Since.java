@@ -11,6 +11,7 @@ import java.time.format.DateTimeParseException;
 public record Since(Instant at, String text) {
     /** RFC 3339's range, well inside PostgreSQL's (4713 BC to 294276 AD), which would refuse the query instead. */
     private static final Instant EARLIEST = Instant.parse("0000-01-01T00:00:00Z");
+
     private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999999999Z");
 
     public static Since parse(String s) {

@@ -11,11 +11,10 @@ import tools.jackson.databind.JsonNode;
  * holds (settings, a resync), without the bookkeeping of offsets.
  */
 final class CauseText {
-    private static final Set<String> BOOKKEEPING = Set.of("events", "topic", "partition", "firstOffset", "lastOffset", "objects",
-            "moreObjects", "operatorActions");
+    private static final Set<String> BOOKKEEPING = Set.of(
+            "events", "topic", "partition", "firstOffset", "lastOffset", "objects", "moreObjects", "operatorActions");
 
-    private CauseText() {
-    }
+    private CauseText() {}
 
     static String summary(JsonNode cause) {
         if (cause == null || !cause.isObject()) {
@@ -24,17 +23,25 @@ final class CauseText {
         List<String> parts = new ArrayList<>();
         for (JsonNode a : cause.path("operatorActions")) {
             String what = a.path("action").asString("");
-            parts.add(("rollback".equals(what) ? "rollback to v" + a.path("toVersion").asLong() : what) + " by "
-                    + a.path("actor").asString("") + ": " + a.path("reason").asString(""));
+            parts.add(("rollback".equals(what)
+                            ? "rollback to v" + a.path("toVersion").asLong()
+                            : what) + " by " + a.path("actor").asString("") + ": "
+                    + a.path("reason").asString(""));
         }
         List<String> objects = new ArrayList<>();
         cause.path("objects").forEach(o -> objects.add(o.asString("")));
         if (!objects.isEmpty()) {
-            parts.add(String.join(", ", objects) + (cause.has("moreObjects") ? " (+" + cause.path("moreObjects").asInt() + " more)" : ""));
+            parts.add(String.join(", ", objects)
+                    + (cause.has("moreObjects")
+                            ? " (+" + cause.path("moreObjects").asInt() + " more)"
+                            : ""));
         }
         for (String key : cause.propertyNames()) {
             if (!BOOKKEEPING.contains(key)) {
-                parts.add(key + ": " + (cause.get(key).isString() ? cause.get(key).asString() : cause.get(key).toString()));
+                parts.add(key + ": "
+                        + (cause.get(key).isString()
+                                ? cause.get(key).asString()
+                                : cause.get(key).toString()));
             }
         }
         return parts.isEmpty() ? "-" : String.join("; ", parts);

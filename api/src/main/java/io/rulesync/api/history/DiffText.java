@@ -16,8 +16,7 @@ import java.util.List;
  * starting with a space) for what has no line of its own.
  */
 public final class DiffText {
-    private DiffText() {
-    }
+    private DiffText() {}
 
     public static String chains(String from, String to, List<ChangedNodes> changes, List<String> unchanged) {
         StringBuilder out = header(from, to);
@@ -28,7 +27,11 @@ public final class DiffText {
     /** The hunks of {@link #chains} without its header, for a text that starts with more than the diff. */
     public static void hunks(StringBuilder out, List<ChangedNodes> changes, List<String> unchanged) {
         for (ChangedNodes group : changes) {
-            out.append("@@ ").append(String.join(", ", group.nodes())).append(": ").append(group.change()).append(" @@\n");
+            out.append("@@ ")
+                    .append(String.join(", ", group.nodes()))
+                    .append(": ")
+                    .append(group.change())
+                    .append(" @@\n");
             if (group.change().equals("joined")) {
                 out.append(" (new nodes: every rule of theirs is new; a node's rules show them)\n");
             } else if (group.change().equals("left")) {
@@ -37,18 +40,38 @@ public final class DiffText {
             for (FamilyChanges family : group.families()) {
                 for (TableChanges table : family.tables()) {
                     // As iptables-save writes them, so each line reads as the rule it is.
-                    out.append(" *").append(table.table()).append(" (").append(family.family()).append(")\n");
+                    out.append(" *")
+                            .append(table.table())
+                            .append(" (")
+                            .append(family.family())
+                            .append(")\n");
                     for (VersionDiff.ChainRules added : table.chainsAdded()) {
                         out.append("+:").append(added.chain()).append('\n');
-                        added.rules().forEach(r -> out.append("+-A ").append(added.chain()).append(' ').append(r).append('\n'));
+                        added.rules()
+                                .forEach(r -> out.append("+-A ")
+                                        .append(added.chain())
+                                        .append(' ')
+                                        .append(r)
+                                        .append('\n'));
                     }
-                    table.chainsRemoved().forEach(c -> out.append("-:").append(c).append('\n'));
+                    table.chainsRemoved()
+                            .forEach(c -> out.append("-:").append(c).append('\n'));
                     for (ChainChanges changed : table.chainsChanged()) {
                         if (changed.reordered()) {
                             out.append(" # ").append(changed.chain()).append(": the same rules, reordered\n");
                         }
-                        changed.rulesRemoved().forEach(r -> out.append("--A ").append(changed.chain()).append(' ').append(r).append('\n'));
-                        changed.rulesAdded().forEach(r -> out.append("+-A ").append(changed.chain()).append(' ').append(r).append('\n'));
+                        changed.rulesRemoved()
+                                .forEach(r -> out.append("--A ")
+                                        .append(changed.chain())
+                                        .append(' ')
+                                        .append(r)
+                                        .append('\n'));
+                        changed.rulesAdded()
+                                .forEach(r -> out.append("+-A ")
+                                        .append(changed.chain())
+                                        .append(' ')
+                                        .append(r)
+                                        .append('\n'));
                     }
                 }
             }
@@ -61,34 +84,47 @@ public final class DiffText {
         }
     }
 
-    public static String ipvs(String from, String to, String node, String mode, String change, List<IpvsFamilyChanges> families) {
+    public static String ipvs(
+            String from, String to, String node, String mode, String change, List<IpvsFamilyChanges> families) {
         StringBuilder out = header(from, to);
         ipvsHunk(out, node, mode, change, families);
         return out.toString();
     }
 
     /** The hunk of {@link #ipvs} without its header. */
-    public static void ipvsHunk(StringBuilder out, String node, String mode, String change, List<IpvsFamilyChanges> families) {
-        out.append("@@ ").append(node).append(" (").append(mode).append(" mode): ").append(change).append(" @@\n");
+    public static void ipvsHunk(
+            StringBuilder out, String node, String mode, String change, List<IpvsFamilyChanges> families) {
+        out.append("@@ ")
+                .append(node)
+                .append(" (")
+                .append(mode)
+                .append(" mode): ")
+                .append(change)
+                .append(" @@\n");
         for (IpvsFamilyChanges f : families) {
             out.append(' ').append(f.family()).append('\n');
-            f.virtualServersAdded().forEach(v -> out.append("+virtual server ").append(v).append('\n'));
-            f.virtualServersRemoved().forEach(v -> out.append("-virtual server ").append(v).append('\n'));
+            f.virtualServersAdded()
+                    .forEach(v -> out.append("+virtual server ").append(v).append('\n'));
+            f.virtualServersRemoved()
+                    .forEach(v -> out.append("-virtual server ").append(v).append('\n'));
             for (IpvsVersionDiff.ChangedServer c : f.virtualServersChanged()) {
                 out.append(" virtual server ").append(c.virtualServer()).append('\n');
                 if (!java.util.Objects.equals(c.settingsBefore(), c.settingsAfter())) {
                     out.append("-settings ").append(c.settingsBefore()).append('\n');
                     out.append("+settings ").append(c.settingsAfter()).append('\n');
                 }
-                c.realServersRemoved().forEach(r -> out.append("-real server ").append(r).append('\n'));
-                c.realServersAdded().forEach(r -> out.append("+real server ").append(r).append('\n'));
+                c.realServersRemoved()
+                        .forEach(r -> out.append("-real server ").append(r).append('\n'));
+                c.realServersAdded()
+                        .forEach(r -> out.append("+real server ").append(r).append('\n'));
             }
             for (IpvsVersionDiff.SetChange s : f.sets()) {
                 out.append(" set ").append(s.set()).append('\n');
                 s.removed().forEach(m -> out.append('-').append(m).append('\n'));
                 s.added().forEach(m -> out.append('+').append(m).append('\n'));
             }
-            f.addressesUnbound().forEach(a -> out.append("-kube-ipvs0 ").append(a).append('\n'));
+            f.addressesUnbound()
+                    .forEach(a -> out.append("-kube-ipvs0 ").append(a).append('\n'));
             f.addressesBound().forEach(a -> out.append("+kube-ipvs0 ").append(a).append('\n'));
             f.rulesRemoved().forEach(r -> out.append('-').append(r).append('\n'));
             f.rulesAdded().forEach(r -> out.append('+').append(r).append('\n'));
@@ -103,7 +139,11 @@ public final class DiffText {
 
     /** The hunk of {@link #nftables} without its header: the table's lines lost and gained, per family. */
     public static void nftablesHunk(StringBuilder out, String node, String change, List<NftFamilyChanges> families) {
-        out.append("@@ ").append(node).append(" (nftables mode): ").append(change).append(" @@\n");
+        out.append("@@ ")
+                .append(node)
+                .append(" (nftables mode): ")
+                .append(change)
+                .append(" @@\n");
         for (NftFamilyChanges f : families) {
             out.append(' ').append(f.family()).append('\n');
             f.removed().forEach(l -> out.append('-').append(l).append('\n'));
@@ -117,6 +157,11 @@ public final class DiffText {
     }
 
     public static StringBuilder header(String from, String to) {
-        return new StringBuilder("--- ").append(from).append('\n').append("+++ ").append(to).append('\n');
+        return new StringBuilder("--- ")
+                .append(from)
+                .append('\n')
+                .append("+++ ")
+                .append(to)
+                .append('\n');
     }
 }

@@ -21,26 +21,41 @@ import java.util.TreeSet;
  * to an IPVS node". Per node, not per node class: a node's own addresses are part of its
  * configuration (its NodePort virtual servers), so no two nodes share one.
  */
-public record IpvsVersionDiff(IpFamily family, List<String> virtualServersAdded, List<String> virtualServersRemoved,
-        List<ChangedServer> virtualServersChanged, List<SetChange> sets, List<String> addressesBound, List<String> addressesUnbound,
-        List<String> rulesAdded, List<String> rulesRemoved) {
+public record IpvsVersionDiff(
+        IpFamily family,
+        List<String> virtualServersAdded,
+        List<String> virtualServersRemoved,
+        List<ChangedServer> virtualServersChanged,
+        List<SetChange> sets,
+        List<String> addressesBound,
+        List<String> addressesUnbound,
+        List<String> rulesAdded,
+        List<String> rulesRemoved) {
 
     public IpvsVersionDiff {
         Objects.requireNonNull(family, "family");
     }
 
     /** A virtual server in both versions: its settings ({@code rr}, {@code sh persistent 10800}) if they changed, and its real servers. */
-    public record ChangedServer(String virtualServer, String settingsBefore, String settingsAfter, List<String> realServersAdded,
-            List<String> realServersRemoved) {
-    }
+    public record ChangedServer(
+            String virtualServer,
+            String settingsBefore,
+            String settingsAfter,
+            List<String> realServersAdded,
+            List<String> realServersRemoved) {}
 
     /** One set's members added and removed. */
-    public record SetChange(String set, List<String> added, List<String> removed) {
-    }
+    public record SetChange(String set, List<String> added, List<String> removed) {}
 
     public boolean isEmpty() {
-        return virtualServersAdded.isEmpty() && virtualServersRemoved.isEmpty() && virtualServersChanged.isEmpty() && sets.isEmpty()
-                && addressesBound.isEmpty() && addressesUnbound.isEmpty() && rulesAdded.isEmpty() && rulesRemoved.isEmpty();
+        return virtualServersAdded.isEmpty()
+                && virtualServersRemoved.isEmpty()
+                && virtualServersChanged.isEmpty()
+                && sets.isEmpty()
+                && addressesBound.isEmpty()
+                && addressesUnbound.isEmpty()
+                && rulesAdded.isEmpty()
+                && rulesRemoved.isEmpty();
     }
 
     /** {@code before} or {@code after} null: the node had (or has) no configuration of this family. */
@@ -57,8 +72,12 @@ public record IpvsVersionDiff(IpFamily family, List<String> virtualServersAdded,
             } else if (!old.equals(e.getValue())) {
                 String sb = settings(old);
                 String sa = settings(e.getValue());
-                changed.add(new ChangedServer(e.getKey(), sb.equals(sa) ? null : sb, sb.equals(sa) ? null : sa,
-                        minus(e.getValue().realServers(), old.realServers()), minus(old.realServers(), e.getValue().realServers())));
+                changed.add(new ChangedServer(
+                        e.getKey(),
+                        sb.equals(sa) ? null : sb,
+                        sb.equals(sa) ? null : sa,
+                        minus(e.getValue().realServers(), old.realServers()),
+                        minus(old.realServers(), e.getValue().realServers())));
             }
         }
         was.keySet().stream().filter(k -> !now.containsKey(k)).forEach(removed::add);
@@ -77,9 +96,20 @@ public record IpvsVersionDiff(IpFamily family, List<String> virtualServersAdded,
         SortedSet<IpAddress> boundAfter = after == null ? new TreeSet<>() : after.bound();
         List<String> rulesBefore = rules(before);
         List<String> rulesAfter = rules(after);
-        return new IpvsVersionDiff(family, added, removed, changed, sets,
-                boundAfter.stream().filter(a -> !boundBefore.contains(a)).map(IpAddress::toString).toList(),
-                boundBefore.stream().filter(a -> !boundAfter.contains(a)).map(IpAddress::toString).toList(),
+        return new IpvsVersionDiff(
+                family,
+                added,
+                removed,
+                changed,
+                sets,
+                boundAfter.stream()
+                        .filter(a -> !boundBefore.contains(a))
+                        .map(IpAddress::toString)
+                        .toList(),
+                boundBefore.stream()
+                        .filter(a -> !boundAfter.contains(a))
+                        .map(IpAddress::toString)
+                        .toList(),
                 rulesAfter.stream().filter(r -> !rulesBefore.contains(r)).toList(),
                 rulesBefore.stream().filter(r -> !rulesAfter.contains(r)).toList());
     }
@@ -111,7 +141,12 @@ public record IpvsVersionDiff(IpFamily family, List<String> virtualServersAdded,
     }
 
     private static String reals(VirtualServer vs) {
-        return vs.realServers().isEmpty() ? "" : " -> " + String.join(" ", vs.realServers().stream().map(RealServer::text).toList());
+        return vs.realServers().isEmpty()
+                ? ""
+                : " -> "
+                        + String.join(
+                                " ",
+                                vs.realServers().stream().map(RealServer::text).toList());
     }
 
     private static List<String> minus(List<RealServer> a, List<RealServer> b) {

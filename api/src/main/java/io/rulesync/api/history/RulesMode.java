@@ -6,7 +6,9 @@ import java.util.Locale;
 
 /** {@code ?mode=}: which of a node's rule sets is meant, kube-proxy's iptables mode (the default), its IPVS mode or its nftables mode. */
 public enum RulesMode {
-    IPTABLES, IPVS, NFTABLES;
+    IPTABLES,
+    IPVS,
+    NFTABLES;
 
     public static RulesMode parse(String s) {
         return switch (s) {

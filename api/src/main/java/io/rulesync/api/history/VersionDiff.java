@@ -1,11 +1,11 @@
 package io.rulesync.api.history;
 
 import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.ipvs.IpvsPart;
 import io.rulesync.model.rules.Chain;
 import io.rulesync.model.rules.ChainChanges;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.FragmentKey;
-import io.rulesync.model.ipvs.IpvsPart;
 import io.rulesync.model.rules.RuleFragment;
 import io.rulesync.model.rules.RuleSet;
 import io.rulesync.model.rules.RulesDiff;
@@ -34,29 +34,22 @@ import java.util.function.Predicate;
  */
 public final class VersionDiff {
     /** A chain as a whole (added). */
-    public record ChainRules(String chain, List<String> rules) {
-    }
+    public record ChainRules(String chain, List<String> rules) {}
 
     /** A chain present in both versions whose rules differ. Rules are compared as multisets; a pure reordering says so. */
-    public record ChangedChain(String chain, List<String> removedRules, List<String> addedRules, boolean reordered) {
-    }
+    public record ChangedChain(String chain, List<String> removedRules, List<String> addedRules, boolean reordered) {}
 
-    public record TableDiff(Table table, List<ChainRules> added, List<String> removed, List<ChangedChain> changed) {
-    }
+    public record TableDiff(Table table, List<ChainRules> added, List<String> removed, List<ChangedChain> changed) {}
 
-    public record FamilyDiff(IpFamily family, List<TableDiff> tables) {
-    }
+    public record FamilyDiff(IpFamily family, List<TableDiff> tables) {}
 
     /** Nodes that see the same change. {@code change}: {@code changed}, {@code joined} or {@code left}. */
-    public record NodeGroup(List<String> nodes, String change, List<FamilyDiff> families) {
-    }
+    public record NodeGroup(List<String> nodes, String change, List<FamilyDiff> families) {}
 
     /** The groups, and the nodes (present in both versions) whose rules are equal. */
-    public record Result(List<NodeGroup> groups, List<String> unchanged) {
-    }
+    public record Result(List<NodeGroup> groups, List<String> unchanged) {}
 
-    private VersionDiff() {
-    }
+    private VersionDiff() {}
 
     public static Result between(ClusterRules from, ClusterRules to, Predicate<String> nodes) {
         RulesDiff diff = RulesDiff.between(from, to, null);
@@ -84,8 +77,10 @@ public final class VersionDiff {
             boolean differs = false;
             for (FamilyUnit fu : changedUnits) {
                 // The diff is of iptables rules: a change of the IPVS part only is not one.
-                Optional<RuleFragment> a = from.resolve(node, fu.family(), fu.unit()).map(VersionDiff::iptablesOnly);
-                Optional<RuleFragment> b = to.resolve(node, fu.family(), fu.unit()).map(VersionDiff::iptablesOnly);
+                Optional<RuleFragment> a =
+                        from.resolve(node, fu.family(), fu.unit()).map(VersionDiff::iptablesOnly);
+                Optional<RuleFragment> b =
+                        to.resolve(node, fu.family(), fu.unit()).map(VersionDiff::iptablesOnly);
                 differs |= !a.equals(b);
                 signature.add(a);
                 signature.add(b);
@@ -110,7 +105,8 @@ public final class VersionDiff {
             List<FamilyDiff> families = new ArrayList<>();
             for (IpFamily f : IpFamily.values()) {
                 RuleSet before = fromPart.ruleSet(node, f).orElse(null);
-                ChainChanges changes = ChainChanges.between(before, toPart.ruleSet(node, f).orElse(null));
+                ChainChanges changes =
+                        ChainChanges.between(before, toPart.ruleSet(node, f).orElse(null));
                 if (!changes.isEmpty()) {
                     families.add(new FamilyDiff(f, tables(changes, before)));
                 }
@@ -158,8 +154,13 @@ public final class VersionDiff {
             for (Chain c : t.changed()) {
                 changed.add(changed(Objects.requireNonNull(old.get(c.name())), c));
             }
-            out.add(new TableDiff(t.table(), t.added().stream().map(c -> new ChainRules(c.name(), c.rules())).toList(),
-                    t.removed(), changed));
+            out.add(new TableDiff(
+                    t.table(),
+                    t.added().stream()
+                            .map(c -> new ChainRules(c.name(), c.rules()))
+                            .toList(),
+                    t.removed(),
+                    changed));
         }
         return out;
     }

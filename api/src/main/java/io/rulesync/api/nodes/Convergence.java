@@ -17,7 +17,12 @@ import java.util.function.LongFunction;
  */
 public final class Convergence {
     /** How a node stands against the newest version. */
-    public enum State { CONVERGED, BEHIND, FAILED, UNKNOWN }
+    public enum State {
+        CONVERGED,
+        BEHIND,
+        FAILED,
+        UNKNOWN
+    }
 
     /**
      * One node's standing.
@@ -27,11 +32,10 @@ public final class Convergence {
      * @param behindVersions versions between what it runs and the newest
      * @param lagSeconds     how long it has been behind: since the first version it lacks was created
      */
-    public record NodeState(String node, State state, boolean inCluster, long running, long behindVersions, long lagSeconds) {
-    }
+    public record NodeState(
+            String node, State state, boolean inCluster, long running, long behindVersions, long lagSeconds) {}
 
-    private Convergence() {
-    }
+    private Convergence() {}
 
     /**
      * @param head       the cluster's newest version
@@ -39,9 +43,14 @@ public final class Convergence {
      * @param progress   each acked node's progress, one per node
      * @param createdAt  when a version was created
      */
-    public static List<NodeState> of(long head, Set<String> headNodes, Collection<NodeProgress> progress,
-            LongFunction<Instant> createdAt, Instant now) {
-        // Hashed, and sorted once: every GET /nodes of a 5,000-node cluster runs this, and tree maps of the names were a
+    public static List<NodeState> of(
+            long head,
+            Set<String> headNodes,
+            Collection<NodeProgress> progress,
+            LongFunction<Instant> createdAt,
+            Instant now) {
+        // Hashed, and sorted once: every GET /nodes of a 5,000-node cluster runs this, and tree maps of the names were
+        // a
         // quarter of the api's time while acks streamed in.
         Map<String, NodeProgress> byNode = new HashMap<>(Math.max(16, progress.size() * 2));
         progress.forEach(s -> byNode.put(s.node(), s));
@@ -54,7 +63,11 @@ public final class Convergence {
             NodeProgress s = byNode.get(n);
             long running = s == null ? 0 : s.running();
             long behind = Math.max(0, head - running);
-            long lag = behind == 0 ? 0 : Math.max(0, Duration.between(createdAt.apply(running + 1), now).toSeconds());
+            long lag = behind == 0
+                    ? 0
+                    : Math.max(
+                            0,
+                            Duration.between(createdAt.apply(running + 1), now).toSeconds());
             out.add(new NodeState(n, stateOf(head, s), headNodes.contains(n), running, behind, lag));
         }
         return out;

@@ -39,7 +39,8 @@ public class NodesController {
     private final VersionHistory versions;
     private final NodeStatusStore acks;
     private final Clock clock;
-    private final Cache<String, Set<String>> nodeSets = Caffeine.newBuilder().maximumSize(16).build();
+    private final Cache<String, Set<String>> nodeSets =
+            Caffeine.newBuilder().maximumSize(16).build();
 
     public NodesController(VersionHistory versions, NodeStatusStore acks, Clock clock) {
         this.versions = versions;
@@ -53,8 +54,15 @@ public class NodesController {
      */
     @Operation(summary = "Which node runs which version: state, lag, last ack, last error")
     @GetMapping("/api/v1/clusters/{cluster}/nodes")
-    public NodesPage nodes(@PathVariable("cluster") String cluster, @RequestParam(name = "state", required = false)
-            @Parameter(schema = @Schema(type = "string", allowableValues = {"converged", "behind", "failed", "unknown"})) Convergence.State only,
+    public NodesPage nodes(
+            @PathVariable("cluster") String cluster,
+            @RequestParam(name = "state", required = false)
+                    @Parameter(
+                            schema =
+                                    @Schema(
+                                            type = "string",
+                                            allowableValues = {"converged", "behind", "failed", "unknown"}))
+                    Convergence.State only,
             @RequestParam(name = "after", required = false) String after,
             @RequestParam(name = "limit", required = false) @PageSize(max = MAX_LIMIT) String limit) {
         long head = versions.head(cluster);
@@ -69,8 +77,8 @@ public class NodesController {
         statuses.stream().filter(st -> st.running() < head).forEach(st -> needed.add(st.running() + 1));
         needed.add(1L);
         Map<Long, Instant> created = versions.createdAt(cluster, needed);
-        List<Convergence.NodeState> states = Convergence.of(head, headNodes, statuses,
-                v -> created.getOrDefault(v, Instant.EPOCH), clock.instant());
+        List<Convergence.NodeState> states =
+                Convergence.of(head, headNodes, statuses, v -> created.getOrDefault(v, Instant.EPOCH), clock.instant());
         Map<String, Integer> counts = new LinkedHashMap<>();
         for (Convergence.State st : Convergence.State.values()) {
             counts.put(st.name().toLowerCase(Locale.ROOT), 0);
@@ -79,14 +87,22 @@ public class NodesController {
         List<Convergence.NodeState> page = states.stream()
                 .filter(st -> only == null || st.state() == only)
                 .filter(st -> after == null || st.node().compareTo(after) > 0)
-                .limit(n + 1L).toList();
+                .limit(n + 1L)
+                .toList();
         List<Convergence.NodeState> shown = page.stream().limit(n).toList();
         Map<String, NodeStatus> lastAcks = new HashMap<>();
-        acks.nodeStatus(cluster, shown.stream().map(Convergence.NodeState::node).toList()).forEach(a -> lastAcks.put(a.node(), a));
-        return new NodesPage(cluster, head, counts, shown.stream().map(st -> json(st, lastAcks.get(st.node()))).toList(),
-                page.size() > n ? "/api/v1/clusters/" + URLEncoder.encode(cluster, StandardCharsets.UTF_8) + "/nodes?"
-                        + (only == null ? "" : "state=" + only.name().toLowerCase(Locale.ROOT) + "&") + "after="
-                        + URLEncoder.encode(page.get(n - 1).node(), StandardCharsets.UTF_8) + "&limit=" + n : null);
+        acks.nodeStatus(cluster, shown.stream().map(Convergence.NodeState::node).toList())
+                .forEach(a -> lastAcks.put(a.node(), a));
+        return new NodesPage(
+                cluster,
+                head,
+                counts,
+                shown.stream().map(st -> json(st, lastAcks.get(st.node()))).toList(),
+                page.size() > n
+                        ? "/api/v1/clusters/" + URLEncoder.encode(cluster, StandardCharsets.UTF_8) + "/nodes?"
+                                + (only == null ? "" : "state=" + only.name().toLowerCase(Locale.ROOT) + "&") + "after="
+                                + URLEncoder.encode(page.get(n - 1).node(), StandardCharsets.UTF_8) + "&limit=" + n
+                        : null);
     }
 
     /** A version's node set never changes: kept for the few newest (cluster, version) pairs asked about. */
@@ -103,32 +119,53 @@ public class NodesController {
     }
 
     /** The answer: counts cover the whole cluster, nodes one page of it. */
-    public record NodesPage(String cluster, long version, Map<String, Integer> counts, List<NodeJson> nodes, String next) {
-    }
+    public record NodesPage(
+            String cluster, long version, Map<String, Integer> counts, List<NodeJson> nodes, String next) {}
 
     /** One node in the answer (records, not maps: 5,000 of them are encoded per full page). */
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    public record NodeJson(String node, String state, boolean inCluster, long running, long behindVersions, long lagSeconds,
-            LastAck lastAck, LastError lastError) {
-    }
+    public record NodeJson(
+            String node,
+            String state,
+            boolean inCluster,
+            long running,
+            long behindVersions,
+            long lagSeconds,
+            LastAck lastAck,
+            LastError lastError) {}
 
     /**
      * The newest ack. {@code at} is when the api received it, by the api's clock; {@code nodeAt} is what the node's clock
      * said, shown for display only (a node whose clock is off shows both).
      */
-    public record LastAck(long version, String status, String at, String nodeAt, long durationMs, int ruleCount, String mode) {
-    }
+    public record LastAck(
+            long version, String status, String at, String nodeAt, long durationMs, int ruleCount, String mode) {}
 
-    public record LastError(String message, Long version, String at) {
-    }
+    public record LastError(String message, Long version, String at) {}
 
     private static NodeJson json(Convergence.NodeState s, NodeStatus a) {
-        LastAck ack = a == null ? null : new LastAck(a.lastVersion(), a.lastStatus().name(), a.updatedAt().toString(),
-                a.ackedAt().toString(), a.durationMs(),
-                a.ruleCount(), a.mode());
-        LastError error = a == null || a.lastError() == null ? null
-                : new LastError(a.lastError(), a.lastErrorVersion(), a.lastErrorAt().toString());
-        return new NodeJson(s.node(), s.state().name().toLowerCase(Locale.ROOT), s.inCluster(), s.running(), s.behindVersions(),
-                s.lagSeconds(), ack, error);
+        LastAck ack = a == null
+                ? null
+                : new LastAck(
+                        a.lastVersion(),
+                        a.lastStatus().name(),
+                        a.updatedAt().toString(),
+                        a.ackedAt().toString(),
+                        a.durationMs(),
+                        a.ruleCount(),
+                        a.mode());
+        LastError error = a == null || a.lastError() == null
+                ? null
+                : new LastError(
+                        a.lastError(), a.lastErrorVersion(), a.lastErrorAt().toString());
+        return new NodeJson(
+                s.node(),
+                s.state().name().toLowerCase(Locale.ROOT),
+                s.inCluster(),
+                s.running(),
+                s.behindVersions(),
+                s.lagSeconds(),
+                ack,
+                error);
     }
 }

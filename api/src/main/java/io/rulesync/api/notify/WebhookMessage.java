@@ -20,8 +20,7 @@ public final class WebhookMessage {
     /** The notification's id: a receiver told twice (a retry after a lost answer) sees the same id. */
     public static final String DELIVERY = "X-Rulesync-Delivery";
 
-    private WebhookMessage() {
-    }
+    private WebhookMessage() {}
 
     /** The body: the notification's fields, and one line of text for people. */
     public static String body(Notification n) {
@@ -52,7 +51,8 @@ public final class WebhookMessage {
             case "objects.refused" -> "objects refused";
             default -> n.kind();
         };
-        return "rulesync: " + n.cluster() + (n.version() == null ? "" : " version " + n.version()) + ": " + what + ": " + n.detail();
+        return "rulesync: " + n.cluster() + (n.version() == null ? "" : " version " + n.version()) + ": " + what + ": "
+                + n.detail();
     }
 
     /** The signature header's value for {@code body} sent at {@code epochSeconds}. */

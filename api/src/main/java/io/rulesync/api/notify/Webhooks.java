@@ -38,6 +38,7 @@ public final class Webhooks implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Webhooks.class);
     /** Attempts per notification: about half a minute of backoff (1, 2, 4, 8 s, each ±50 %) before it is given up. */
     public static final int ATTEMPTS = 5;
+
     private static final Duration TIMEOUT = Duration.ofSeconds(5);
     /** Notifications are kept this long, sent or not. */
     private static final Duration KEPT = Duration.ofDays(7);
@@ -49,12 +50,14 @@ public final class Webhooks implements AutoCloseable {
         final String shown;
         /** The failures of the notification at the head of this receiver's queue, and the wait before the next attempt. */
         final Retries retries = new Retries(Duration.ofSeconds(1), Duration.ofSeconds(30), false);
+
         Instant next = Instant.EPOCH;
 
         Destination(URI url) {
             this.url = url;
             this.key = "sha256:" + sha256(url.toString()).substring(0, 32);
-            this.shown = url.getScheme() + "://" + url.getHost() + (url.getPort() < 0 ? "" : ":" + url.getPort()) + "/…";
+            this.shown =
+                    url.getScheme() + "://" + url.getHost() + (url.getPort() < 0 ? "" : ":" + url.getPort()) + "/…";
         }
     }
 
@@ -79,12 +82,17 @@ public final class Webhooks implements AutoCloseable {
             destinations.add(new Destination(checked(u)));
         }
         this.secret = secret == null ? null : secret.clone();
-        this.http = HttpClient.newBuilder().connectTimeout(TIMEOUT).followRedirects(HttpClient.Redirect.NEVER).build();
+        this.http = HttpClient.newBuilder()
+                .connectTimeout(TIMEOUT)
+                .followRedirects(HttpClient.Redirect.NEVER)
+                .build();
         this.clock = clock;
-        this.delivered = Counter.builder("rulesync.webhooks.delivered").description("notifications a webhook receiver accepted")
+        this.delivered = Counter.builder("rulesync.webhooks.delivered")
+                .description("notifications a webhook receiver accepted")
                 .register(meters);
         this.givenUp = Counter.builder("rulesync.webhooks.failed")
-                .description("notifications given up after their attempts, recorded in the audit").register(meters);
+                .description("notifications given up after their attempts, recorded in the audit")
+                .register(meters);
     }
 
     /** A webhook URL, or why it is refused (naming the URL without its path). */
@@ -97,11 +105,13 @@ public final class Webhooks implements AutoCloseable {
         }
         String scheme = u.getScheme() == null ? "" : u.getScheme().toLowerCase(java.util.Locale.ROOT);
         if (u.getHost() == null || !(scheme.equals("https") || scheme.equals("http"))) {
-            throw new IllegalArgumentException("webhook '" + scheme + "://" + u.getHost() + "/…' is not an http(s) URL with a host");
+            throw new IllegalArgumentException(
+                    "webhook '" + scheme + "://" + u.getHost() + "/…' is not an http(s) URL with a host");
         }
         if (scheme.equals("http") && !loopback(u.getHost())) {
-            throw new IllegalArgumentException("webhook 'http://" + u.getHost() + "/…' would send notifications in clear text: "
-                    + "use https (plain http is taken for loopback addresses only)");
+            throw new IllegalArgumentException(
+                    "webhook 'http://" + u.getHost() + "/…' would send notifications in clear text: "
+                            + "use https (plain http is taken for loopback addresses only)");
         }
         return u;
     }
@@ -110,7 +120,9 @@ public final class Webhooks implements AutoCloseable {
     public synchronized void start() {
         for (Destination d : destinations) {
             store.register(d.key);
-            log.info("webhooks: telling {} about rollouts, failing nodes and refused objects{}", d.shown,
+            log.info(
+                    "webhooks: telling {} about rollouts, failing nodes and refused objects{}",
+                    d.shown,
                     secret == null ? " (unsigned: no --webhook-secret-file)" : "");
         }
         thread = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -156,14 +168,26 @@ public final class Webhooks implements AutoCloseable {
                 int attempts = d.retries.failures();
                 if (attempts < ATTEMPTS) {
                     d.next = clock.instant().plus(wait);
-                    log.info("webhooks: {} did not take notification {} ({}), attempt {} of {}; again in {} ms", d.shown, n.id(), error,
-                            attempts, ATTEMPTS, wait.toMillis());
+                    log.info(
+                            "webhooks: {} did not take notification {} ({}), attempt {} of {}; again in {} ms",
+                            d.shown,
+                            n.id(),
+                            error,
+                            attempts,
+                            ATTEMPTS,
+                            wait.toMillis());
                     return done;
                 }
                 store.failed(n, d.shown, attempts, error, clock.instant());
                 givenUp.increment();
-                log.warn("webhooks: gave up telling {} about notification {} ({} of {}) after {} attempts: {}", d.shown, n.id(), n.kind(),
-                        n.cluster(), attempts, error);
+                log.warn(
+                        "webhooks: gave up telling {} about notification {} ({} of {}) after {} attempts: {}",
+                        d.shown,
+                        n.id(),
+                        n.kind(),
+                        n.cluster(),
+                        attempts,
+                        error);
             }
             d.retries.succeeded(); // the next notification starts afresh
             done++;
@@ -174,12 +198,16 @@ public final class Webhooks implements AutoCloseable {
     /** Null when the receiver took it (any 2xx); otherwise what went wrong. */
     private String post(Destination d, Notification n) {
         String body = WebhookMessage.body(n);
-        HttpRequest.Builder r = HttpRequest.newBuilder(d.url).timeout(TIMEOUT)
-                .header("Content-Type", "application/json").header("User-Agent", "rulesync")
+        HttpRequest.Builder r = HttpRequest.newBuilder(d.url)
+                .timeout(TIMEOUT)
+                .header("Content-Type", "application/json")
+                .header("User-Agent", "rulesync")
                 .header(WebhookMessage.DELIVERY, Long.toString(n.id()))
                 .POST(HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
         if (secret != null) {
-            r.header(WebhookMessage.SIGNATURE, WebhookMessage.signature(secret, clock.instant().getEpochSecond(), body));
+            r.header(
+                    WebhookMessage.SIGNATURE,
+                    WebhookMessage.signature(secret, clock.instant().getEpochSecond(), body));
         }
         try {
             HttpResponse<String> answer = http.send(r.build(), HttpResponse.BodyHandlers.ofString());
@@ -187,7 +215,8 @@ public final class Webhooks implements AutoCloseable {
                 return null;
             }
             String said = answer.body() == null ? "" : answer.body().strip();
-            return "HTTP " + answer.statusCode() + (said.isEmpty() ? "" : ": " + said.substring(0, Math.min(200, said.length())));
+            return "HTTP " + answer.statusCode()
+                    + (said.isEmpty() ? "" : ": " + said.substring(0, Math.min(200, said.length())));
         } catch (IOException e) {
             return e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage());
         } catch (InterruptedException e) {
@@ -205,7 +234,8 @@ public final class Webhooks implements AutoCloseable {
 
     private static boolean loopback(String host) {
         try {
-            return host.equalsIgnoreCase("localhost") || InetAddress.getByName(host).isLoopbackAddress();
+            return host.equalsIgnoreCase("localhost")
+                    || InetAddress.getByName(host).isLoopbackAddress();
         } catch (UnknownHostException e) {
             return false;
         }
@@ -213,7 +243,8 @@ public final class Webhooks implements AutoCloseable {
 
     private static String sha256(String s) {
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8)));
+            return HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8)));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is part of every JDK", e);
         }

@@ -19,7 +19,8 @@ public record VersionRef(long number) {
             return new VersionRef(0);
         }
         if (!NUMBER.matcher(s).matches()) {
-            throw new BadValue("'" + KubernetesNames.printable(s) + "' is not a version number (1, 2, ...) or '" + LATEST + "'");
+            throw new BadValue(
+                    "'" + KubernetesNames.printable(s) + "' is not a version number (1, 2, ...) or '" + LATEST + "'");
         }
         return new VersionRef(Long.parseLong(s));
     }

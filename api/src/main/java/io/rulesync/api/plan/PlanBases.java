@@ -35,12 +35,10 @@ public final class PlanBases {
     private final Cache<String, Base> bases;
 
     /** A cluster's base: its head, the newest event folded into it, and the stored version it was last checked with. */
-    private record Base(ClusterHead head, long lastEventId, long version, String lineage) {
-    }
+    private record Base(ClusterHead head, long lastEventId, long version, String lineage) {}
 
     /** What a plan starts from: the head, and the cluster's newest stored version when it was read. */
-    public record Start(ClusterHead head, long version) {
-    }
+    public record Start(ClusterHead head, long version) {}
 
     /** The cluster's stored state is known to be incomplete: a plan from it would be wrong. */
     public static final class Incomplete extends RuntimeException {
@@ -52,7 +50,8 @@ public final class PlanBases {
     public PlanBases(EventLog events, VersionHistory versions, int kept, Duration idle) {
         this.events = events;
         this.versions = versions;
-        this.bases = Caffeine.newBuilder().maximumSize(kept).expireAfterAccess(idle).build();
+        this.bases =
+                Caffeine.newBuilder().maximumSize(kept).expireAfterAccess(idle).build();
     }
 
     /**
@@ -69,8 +68,12 @@ public final class PlanBases {
         Base b = bases.asMap().compute(cluster, (c, old) -> {
             String stale = old == null ? null : stale(c, old, version);
             if (stale != null) {
-                log.warn("cluster {}: the plan base kept since event {} (version {}) no longer matches the database: {}; rebuilt",
-                        c, old.lastEventId(), old.version(), stale);
+                log.warn(
+                        "cluster {}: the plan base kept since event {} (version {}) no longer matches the database: {}; rebuilt",
+                        c,
+                        old.lastEventId(),
+                        old.version(),
+                        stale);
             }
             return old == null || stale != null ? load(c, version, lineage) : caughtUp(old, version, lineage);
         });
@@ -84,7 +87,8 @@ public final class PlanBases {
         }
         Optional<String> then = versions.lineage(cluster, b.version());
         if (then.isEmpty()) {
-            return "version " + b.version() + " is no longer stored"; // retention, or a restore: either way, start again
+            return "version " + b.version()
+                    + " is no longer stored"; // retention, or a restore: either way, start again
         }
         if (!then.get().equals(b.lineage())) {
             return "version " + b.version() + " has another lineage";
@@ -103,7 +107,8 @@ public final class PlanBases {
         }
         List<ClusterEvent> next = decode(b.head().cluster(), stored);
         // No history is given, so an operator action among them is refused here: a base is never pinned.
-        ClusterHead head = next.isEmpty() ? b.head() : b.head().apply(next).next().compiledAsPublished();
+        ClusterHead head =
+                next.isEmpty() ? b.head() : b.head().apply(next).next().compiledAsPublished();
         return new Base(head, stored.get(stored.size() - 1).id(), version, lineage);
     }
 
@@ -116,14 +121,16 @@ public final class PlanBases {
             after = stored.get().lastEventId();
         } else if (events.removedBefore(cluster) > 0) {
             throw new Incomplete("retention removed the events of cluster '" + cluster + "' before event "
-                    + events.removedBefore(cluster) + " and it has no checkpoint that reads back; its watcher's next full listing "
+                    + events.removedBefore(cluster)
+                    + " and it has no checkpoint that reads back; its watcher's next full listing "
                     + "restores it");
         }
         List<EventLog.Payload> rest = events.payloadsAfter(cluster, after);
         folded.addAll(decode(cluster, rest));
         long last = rest.isEmpty() ? after : rest.get(rest.size() - 1).id();
         // Published rules are not read: the base compares with what it compiles, never with a stored version's rules.
-        ClusterHead head = ClusterHead.rebuilt(cluster, folded, version, ClusterRules.EMPTY, null, lineage).compiledAsPublished();
+        ClusterHead head = ClusterHead.rebuilt(cluster, folded, version, ClusterRules.EMPTY, null, lineage)
+                .compiledAsPublished();
         return new Base(head, last, version, lineage);
     }
 
@@ -139,8 +146,11 @@ public final class PlanBases {
             }
         }
         if (refused > 0) {
-            log.warn("cluster {}: {} stored event(s) are refused by this build and left out of its plan base, as the compiler "
-                    + "leaves them out", cluster, refused);
+            log.warn(
+                    "cluster {}: {} stored event(s) are refused by this build and left out of its plan base, as the compiler "
+                            + "leaves them out",
+                    cluster,
+                    refused);
         }
         return out;
     }

@@ -43,51 +43,92 @@ public class ProblemsController {
     }
 
     /** The answer: what is refused now, and the newest dead letters with their total. */
-    public record ClusterProblems(String cluster, long refusedObjects, List<ProblemJson> problems, long deadLetterCount,
-            List<DeadLetterJson> deadLetters) {
-    }
+    public record ClusterProblems(
+            String cluster,
+            long refusedObjects,
+            List<ProblemJson> problems,
+            long deadLetterCount,
+            List<DeadLetterJson> deadLetters) {}
 
-    public record ProblemJson(String source, String location, String object, String field, String reason, String reportedAt) {
-    }
+    public record ProblemJson(
+            String source, String location, String object, String field, String reason, String reportedAt) {}
 
-    public record DeadLetterJson(long id, String topic, int partition, long offset, int epoch, String reason, String receivedAt,
-            String recordStart) {
-    }
+    public record DeadLetterJson(
+            long id,
+            String topic,
+            int partition,
+            long offset,
+            int epoch,
+            String reason,
+            String receivedAt,
+            String recordStart) {}
 
     /** A replay queued: the record goes to {@code topic} again. */
-    public record ReplayJson(String cluster, long deadLetter, String topic, String replayedBy, String queuedAt) {
-    }
+    public record ReplayJson(String cluster, long deadLetter, String topic, String replayedBy, String queuedAt) {}
 
-    @Operation(summary = "The objects the cluster's watcher refuses now, with the field and reason, and the newest dead letters")
+    @Operation(
+            summary =
+                    "The objects the cluster's watcher refuses now, with the field and reason, and the newest dead letters")
     @GetMapping("/api/v1/clusters/{cluster}/problems")
     public ClusterProblems problems(@PathVariable("cluster") String cluster) {
         if (!store.known(cluster)) {
-            throw new ParameterProblem(HttpStatus.NOT_FOUND, "cluster", "cluster: '" + KubernetesNames.printable(cluster)
-                    + "' is not known (nothing of it was received)");
+            throw new ParameterProblem(
+                    HttpStatus.NOT_FOUND,
+                    "cluster",
+                    "cluster: '" + KubernetesNames.printable(cluster) + "' is not known (nothing of it was received)");
         }
         List<ProblemStore.StoredProblem> problems = store.problems(cluster);
-        return new ClusterProblems(cluster, problems.stream().map(p -> List.of(p.source(), p.object())).distinct().count(),
-                problems.stream().map(ProblemsController::json).toList(), store.deadLetterCount(cluster),
-                store.deadLetters(cluster, DEAD_LETTERS, PAYLOAD_CHARS).stream().map(ProblemsController::json).toList());
+        return new ClusterProblems(
+                cluster,
+                problems.stream()
+                        .map(p -> List.of(p.source(), p.object()))
+                        .distinct()
+                        .count(),
+                problems.stream().map(ProblemsController::json).toList(),
+                store.deadLetterCount(cluster),
+                store.deadLetters(cluster, DEAD_LETTERS, PAYLOAD_CHARS).stream()
+                        .map(ProblemsController::json)
+                        .toList());
     }
 
-    @Operation(summary = "Reads a dead letter again: its record is published to the events topic once more, for the compiler to "
-            + "fold as any other (after the fault that made it a dead letter was fixed); answers 202 when queued")
+    @Operation(
+            summary =
+                    "Reads a dead letter again: its record is published to the events topic once more, for the compiler to "
+                            + "fold as any other (after the fault that made it a dead letter was fixed); answers 202 when queued")
     @PostMapping("/api/v1/clusters/{cluster}/dead-letters/{id}/replay")
-    public ResponseEntity<ReplayJson> replay(@PathVariable("cluster") String cluster, @PathVariable("id") long id,
+    public ResponseEntity<ReplayJson> replay(
+            @PathVariable("cluster") String cluster,
+            @PathVariable("id") long id,
             @RequestAttribute(BearerTokenFilter.CALLER) ApiTokens.Caller caller) {
         Instant now = clock.instant();
-        String topic = store.replay(cluster, id, now).orElseThrow(() -> new ParameterProblem(HttpStatus.NOT_FOUND, "id",
-                "id: cluster '" + KubernetesNames.printable(cluster) + "' has no dead letter " + id));
+        String topic = store.replay(cluster, id, now)
+                .orElseThrow(() -> new ParameterProblem(
+                        HttpStatus.NOT_FOUND,
+                        "id",
+                        "id: cluster '" + KubernetesNames.printable(cluster) + "' has no dead letter " + id));
         log.info("dead letter {} of cluster {} queued for {} again by {}", id, cluster, topic, caller.name());
         return ResponseEntity.accepted().body(new ReplayJson(cluster, id, topic, caller.name(), now.toString()));
     }
 
     private static ProblemJson json(ProblemStore.StoredProblem p) {
-        return new ProblemJson(p.source(), p.location(), p.object(), p.field(), p.message(), p.reportedAt().toString());
+        return new ProblemJson(
+                p.source(),
+                p.location(),
+                p.object(),
+                p.field(),
+                p.message(),
+                p.reportedAt().toString());
     }
 
     private static DeadLetterJson json(ProblemStore.DeadLetter d) {
-        return new DeadLetterJson(d.id(), d.topic(), d.partition(), d.offset(), d.epoch(), d.reason(), d.receivedAt().toString(), d.payloadStart());
+        return new DeadLetterJson(
+                d.id(),
+                d.topic(),
+                d.partition(),
+                d.offset(),
+                d.epoch(),
+                d.reason(),
+                d.receivedAt().toString(),
+                d.payloadStart());
     }
 }

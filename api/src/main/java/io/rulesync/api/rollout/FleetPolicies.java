@@ -18,8 +18,7 @@ import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
  * until the api starts again with the file.
  */
 public final class FleetPolicies {
-    private FleetPolicies() {
-    }
+    private FleetPolicies() {}
 
     /**
      * Each declaring cluster's policy, as JSON, by cluster id.
@@ -29,7 +28,8 @@ public final class FleetPolicies {
     public static Map<String, String> read(Path file) {
         Object doc;
         try {
-            doc = new Load(LoadSettings.builder().build()).loadFromString(Files.readString(file, StandardCharsets.UTF_8));
+            doc = new Load(LoadSettings.builder().build())
+                    .loadFromString(Files.readString(file, StandardCharsets.UTF_8));
         } catch (IOException | YamlEngineException e) {
             throw new IllegalArgumentException(file + ": " + e.getMessage());
         }

@@ -16,7 +16,12 @@ import java.util.TreeMap;
  */
 public record NodeSelector(SortedMap<String, String> matchLabels, List<Requirement> matchExpressions) {
 
-    public enum Operator { In, NotIn, Exists, DoesNotExist }
+    public enum Operator {
+        In,
+        NotIn,
+        Exists,
+        DoesNotExist
+    }
 
     /** One of {@code matchExpressions}: {@code key} with {@code operator} and, for In and NotIn, {@code values}. */
     public record Requirement(String key, Operator operator, List<String> values) {
@@ -86,8 +91,9 @@ public record NodeSelector(SortedMap<String, String> matchLabels, List<Requireme
             }
         }
         if (labels.isEmpty() && requirements.isEmpty()) {
-            throw new IllegalArgumentException(at + ": selects every node; give at least one of matchLabels and matchExpressions "
-                    + "(for every node left, use percent: 100)");
+            throw new IllegalArgumentException(
+                    at + ": selects every node; give at least one of matchLabels and matchExpressions "
+                            + "(for every node left, use percent: 100)");
         }
         return new NodeSelector(labels, requirements);
     }
@@ -107,8 +113,9 @@ public record NodeSelector(SortedMap<String, String> matchLabels, List<Requireme
         try {
             op = Operator.valueOf(String.valueOf(r.get("operator")));
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(at + ".operator: '" + KubernetesNames.printable(String.valueOf(r.get("operator")))
-                    + "' is not In, NotIn, Exists or DoesNotExist");
+            throw new IllegalArgumentException(
+                    at + ".operator: '" + KubernetesNames.printable(String.valueOf(r.get("operator")))
+                            + "' is not In, NotIn, Exists or DoesNotExist");
         }
         List<String> values = new ArrayList<>();
         if (r.get("values") instanceof List<?> vs) {
@@ -137,7 +144,8 @@ public record NodeSelector(SortedMap<String, String> matchLabels, List<Requireme
     }
 
     private static String value(Object v, String at) {
-        String bad = v instanceof String s ? KubernetesNames.checkLabelValue(s) : "a label value (a string) is required";
+        String bad =
+                v instanceof String s ? KubernetesNames.checkLabelValue(s) : "a label value (a string) is required";
         if (bad != null) {
             throw new IllegalArgumentException(at + ": " + bad);
         }

@@ -8,8 +8,16 @@ import java.time.Instant;
  *
  * @param revision bumped by every change, so that two api replicas deciding at once store one decision
  */
-public record Rollout(String cluster, long version, long stable, int wave, Instant waveOpenedAt, Instant startedAt, State state,
-        String cause, long revision) {
+public record Rollout(
+        String cluster,
+        long version,
+        long stable,
+        int wave,
+        Instant waveOpenedAt,
+        Instant startedAt,
+        State state,
+        String cause,
+        long revision) {
 
     public enum State {
         /** Waves open as they bake. */
@@ -32,7 +40,9 @@ public record Rollout(String cluster, long version, long stable, int wave, Insta
      * last wave open. Same revision: nothing is stored by reading it so.
      */
     public Rollout within(int waves) {
-        return wave < waves ? this : new Rollout(cluster, version, stable, waves - 1, waveOpenedAt, startedAt, state, cause, revision);
+        return wave < waves
+                ? this
+                : new Rollout(cluster, version, stable, waves - 1, waveOpenedAt, startedAt, state, cause, revision);
     }
 
     /** Rolling or paused: waves still to open, acks that count, and a rollback may supersede it. */

@@ -26,10 +26,14 @@ import tools.jackson.core.JacksonException;
  */
 public record RolloutPolicy(List<Wave> waves, double unacked, Duration ackTimeout, OnFailure onFailure) {
 
-    public enum OnFailure { HALT, ROLLBACK }
+    public enum OnFailure {
+        HALT,
+        ROLLBACK
+    }
 
     /** One wave: exactly one of {@code nodes}, {@code zone}, {@code selector} and {@code percent}, and how long it bakes once opened. */
-    public record Wave(String name, List<String> nodes, String zone, NodeSelector selector, Integer percent, Duration bake) {
+    public record Wave(
+            String name, List<String> nodes, String zone, NodeSelector selector, Integer percent, Duration bake) {
         public Wave {
             nodes = nodes == null ? null : List.copyOf(nodes);
         }
@@ -47,7 +51,7 @@ public record RolloutPolicy(List<Wave> waves, double unacked, Duration ackTimeou
     /**
      * Reads a policy as an operator writes it (JSON, or the same map from YAML):
      * <pre>{"waves": [{"name": "canary", "nodes": ["n1", "n2"], "bake": "60s"},
- *            {"name": "pool-a", "selector": {"matchLabels": {"pool": "a"}}, "bake": "5m"}, {"name": "rest", "percent": 100}],
+     *            {"name": "pool-a", "selector": {"matchLabels": {"pool": "a"}}, "bake": "5m"}, {"name": "rest", "percent": 100}],
      *  "failWhen": {"unacked": 0.1, "ackTimeout": "2m"}, "onFailure": "halt"}</pre>
      *
      * @throws IllegalArgumentException naming the field at fault
@@ -67,9 +71,12 @@ public record RolloutPolicy(List<Wave> waves, double unacked, Duration ackTimeou
             only(w, at + ".", Set.of("name", "nodes", "zone", "selector", "percent", "bake"));
             String name = w.get("name") == null ? "wave-" + (i + 1) : text(w.get("name"), at + ".name");
             if (!names.add(name)) {
-                throw new IllegalArgumentException(at + ".name: '" + KubernetesNames.printable(name) + "' names an earlier wave too");
+                throw new IllegalArgumentException(
+                        at + ".name: '" + KubernetesNames.printable(name) + "' names an earlier wave too");
             }
-            int chosen = (w.containsKey("nodes") ? 1 : 0) + (w.containsKey("zone") ? 1 : 0) + (w.containsKey("selector") ? 1 : 0)
+            int chosen = (w.containsKey("nodes") ? 1 : 0)
+                    + (w.containsKey("zone") ? 1 : 0)
+                    + (w.containsKey("selector") ? 1 : 0)
                     + (w.containsKey("percent") ? 1 : 0);
             if (chosen != 1) {
                 throw new IllegalArgumentException(at + ": give exactly one of nodes, zone, selector and percent");
@@ -89,15 +96,21 @@ public record RolloutPolicy(List<Wave> waves, double unacked, Duration ackTimeou
                 throw new IllegalArgumentException(at + ".nodes: a list of at least one node name is required");
             }
             String zone = w.containsKey("zone") ? text(w.get("zone"), at + ".zone") : null;
-            NodeSelector selector = w.containsKey("selector") ? NodeSelector.from(w.get("selector"), at + ".selector") : null;
+            NodeSelector selector =
+                    w.containsKey("selector") ? NodeSelector.from(w.get("selector"), at + ".selector") : null;
             Integer percent = null;
             if (w.containsKey("percent")) {
-                if (!(w.get("percent") instanceof Number p) || p.doubleValue() != p.intValue() || p.intValue() < 1 || p.intValue() > 100) {
-                    throw new IllegalArgumentException(at + ".percent: '" + w.get("percent") + "' is not a whole number 1-100");
+                if (!(w.get("percent") instanceof Number p)
+                        || p.doubleValue() != p.intValue()
+                        || p.intValue() < 1
+                        || p.intValue() > 100) {
+                    throw new IllegalArgumentException(
+                            at + ".percent: '" + w.get("percent") + "' is not a whole number 1-100");
                 }
                 percent = p.intValue();
             }
-            waves.add(new Wave(name, nodes, zone, selector, percent, duration(w.get("bake"), at + ".bake", Duration.ZERO)));
+            waves.add(new Wave(
+                    name, nodes, zone, selector, percent, duration(w.get("bake"), at + ".bake", Duration.ZERO)));
         }
         double unacked = 0;
         Duration ackTimeout = Duration.ofMinutes(2);
@@ -108,8 +121,8 @@ public record RolloutPolicy(List<Wave> waves, double unacked, Duration ackTimeou
             only(f, "failWhen.", Set.of("unacked", "ackTimeout"));
             if (f.containsKey("unacked")) {
                 if (!(f.get("unacked") instanceof Number u) || u.doubleValue() < 0 || u.doubleValue() >= 1) {
-                    throw new IllegalArgumentException("failWhen.unacked: '" + f.get("unacked") + "' is not a share from 0 up to (not"
-                            + " including) 1");
+                    throw new IllegalArgumentException("failWhen.unacked: '" + f.get("unacked")
+                            + "' is not a share from 0 up to (not" + " including) 1");
                 }
                 unacked = u.doubleValue();
             }
@@ -124,7 +137,8 @@ public record RolloutPolicy(List<Wave> waves, double unacked, Duration ackTimeou
             try {
                 onFailure = OnFailure.valueOf(v.toUpperCase(Locale.ROOT));
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("onFailure: '" + KubernetesNames.printable(v) + "' is not halt or rollback");
+                throw new IllegalArgumentException(
+                        "onFailure: '" + KubernetesNames.printable(v) + "' is not halt or rollback");
             }
         }
         return new RolloutPolicy(waves, unacked, ackTimeout, onFailure);
@@ -176,8 +190,9 @@ public record RolloutPolicy(List<Wave> waves, double unacked, Duration ackTimeou
     private static void only(Map<?, ?> m, String at, Set<String> known) {
         for (Object k : m.keySet()) {
             if (!known.contains(String.valueOf(k))) {
-                throw new IllegalArgumentException(at + KubernetesNames.printable(String.valueOf(k)) + ": unknown field (known: "
-                        + String.join(", ", known.stream().sorted().toList()) + ")");
+                throw new IllegalArgumentException(
+                        at + KubernetesNames.printable(String.valueOf(k)) + ": unknown field (known: "
+                                + String.join(", ", known.stream().sorted().toList()) + ")");
             }
         }
     }
@@ -200,8 +215,8 @@ public record RolloutPolicy(List<Wave> waves, double unacked, Duration ackTimeou
             }
             return d;
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(at + ": '" + KubernetesNames.printable(String.valueOf(v)) + "' is not a duration such "
-                    + "as 30s, 5m or 1h");
+            throw new IllegalArgumentException(at + ": '" + KubernetesNames.printable(String.valueOf(v))
+                    + "' is not a duration such " + "as 30s, 5m or 1h");
         }
     }
 }

@@ -2,6 +2,9 @@ package io.rulesync.api.rollout;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 import io.rulesync.api.rollout.RolloutStep.NodeReport;
 import io.rulesync.api.rollout.RolloutStep.Step;
 import io.rulesync.store.ActionConflictException;
@@ -12,9 +15,6 @@ import io.rulesync.store.OperatorActionStore;
 import io.rulesync.store.RolloutStore;
 import io.rulesync.store.StoreException;
 import io.rulesync.store.VersionHistory;
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Timer;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -24,7 +24,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.NavigableSet;
-import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
@@ -48,8 +47,11 @@ public final class Rollouts implements Release {
      * One cluster's rollout as this replica last read it, with its nodes' labels when a wave selects by label (read each
      * tick, so a node's wave follows its labels within a second).
      */
-    record View(RolloutPolicy policy, Rollout rollout, NavigableSet<Long> halted, Map<String, Map<String, String>> labels) {
-    }
+    record View(
+            RolloutPolicy policy,
+            Rollout rollout,
+            NavigableSet<Long> halted,
+            Map<String, Map<String, String>> labels) {}
 
     private final RolloutStore store;
     private final VersionHistory versions;
@@ -64,22 +66,34 @@ public final class Rollouts implements Release {
      * rolling one version out over a stable one, so no tick evicts what the next one reads.
      */
     private final Cache<String, Map<String, String>> nodeZones = Caffeine.newBuilder()
-            .maximumWeight(1_000_000).weigher((String k, Map<String, String> v) -> Math.max(1, v.size())).build();
+            .maximumWeight(1_000_000)
+            .weigher((String k, Map<String, String> v) -> Math.max(1, v.size()))
+            .build();
+
     private final Counter versionsHalted;
     private final Counter rolledBack;
     private final Timer toLastWave;
-    private volatile BiConsumer<String, Long> onRelease = (c, h) -> { };
-    private final List<java.util.function.Consumer<RolloutStore.Entry>> stepListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private volatile BiConsumer<String, Long> onRelease = (c, h) -> {};
+    private final List<java.util.function.Consumer<RolloutStore.Entry>> stepListeners =
+            new java.util.concurrent.CopyOnWriteArrayList<>();
     /** Whether a tick has read every cluster's rollout since this api started: until then nothing may be released. */
     private volatile boolean loaded;
     /** Clusters with a policy whose rollout no tick could read since this api started (a node of one is answered 503). */
     private volatile Map<String, RuntimeException> unread = Map.of();
     /** Policies a fleet file declares, applied by the first tick that reaches the database; null once applied. */
     private volatile Map<String, String> declared;
+
     private volatile String declaredBy;
 
-    public Rollouts(RolloutStore store, VersionHistory versions, NodeLabelStore nodeLabels, NodeStatusStore acks,
-            OperatorActionStore actions, String eventsTopic, Clock clock, MeterRegistry meters) {
+    public Rollouts(
+            RolloutStore store,
+            VersionHistory versions,
+            NodeLabelStore nodeLabels,
+            NodeStatusStore acks,
+            OperatorActionStore actions,
+            String eventsTopic,
+            Clock clock,
+            MeterRegistry meters) {
         this.store = store;
         this.versions = versions;
         this.nodeLabels = nodeLabels;
@@ -87,11 +101,15 @@ public final class Rollouts implements Release {
         this.actions = actions;
         this.eventsTopic = eventsTopic;
         this.clock = clock;
-        this.versionsHalted = Counter.builder("rulesync.rollout.halted").description("versions halted by their rollout").register(meters);
-        this.rolledBack = Counter.builder("rulesync.rollout.rollbacks").description("automatic rollbacks requested by a rollout")
+        this.versionsHalted = Counter.builder("rulesync.rollout.halted")
+                .description("versions halted by their rollout")
+                .register(meters);
+        this.rolledBack = Counter.builder("rulesync.rollout.rollbacks")
+                .description("automatic rollbacks requested by a rollout")
                 .register(meters);
         this.toLastWave = Timer.builder("rulesync.rollout.duration")
-                .description("from a version's rollout start to its last wave's completion").register(meters);
+                .description("from a version's rollout start to its last wave's completion")
+                .register(meters);
     }
 
     /** Called with (cluster, head) after a step that may release versions to waiting agents. */
@@ -107,8 +125,10 @@ public final class Rollouts implements Release {
     @Override
     public long released(String cluster, String node, long head) {
         if (!loaded) {
-            // The first request after a start (agents reconnect at once) must not get a version its wave is not released:
-            // read the rollouts now rather than at the first tick. A database that is down fails the request, as any read.
+            // The first request after a start (agents reconnect at once) must not get a version its wave is not
+            // released:
+            // read the rollouts now rather than at the first tick. A database that is down fails the request, as any
+            // read.
             tick();
         }
         RuntimeException notRead = unread.get(cluster);
@@ -125,11 +145,19 @@ public final class Rollouts implements Release {
             return Math.min(head, r.state() == Rollout.State.COMPLETE ? r.version() : r.stable());
         }
         // COMPLETE: a newer head waits for the next tick to start it at the first wave.
-        long rel = Math.min(head, r.state() == Rollout.State.COMPLETE ? r.version()
-                : r.releasedTo(Waves.waveOf(v.policy(), cluster, node, zones(cluster, r.version()).getOrDefault(node, ""),
-                        v.labels().getOrDefault(node, Map.of()))));
+        long rel = Math.min(
+                head,
+                r.state() == Rollout.State.COMPLETE
+                        ? r.version()
+                        : r.releasedTo(Waves.waveOf(
+                                v.policy(),
+                                cluster,
+                                node,
+                                zones(cluster, r.version()).getOrDefault(node, ""),
+                                v.labels().getOrDefault(node, Map.of()))));
         if (!zones(cluster, rel).containsKey(node)) {
-            // The version released to its wave does not know the node (it joined since): the oldest that does, since a node
+            // The version released to its wave does not know the node (it joined since): the oldest that does, since a
+            // node
             // must not run nothing.
             rel = rel < r.version() && zones(cluster, r.version()).containsKey(node) ? r.version() : head;
         }
@@ -172,11 +200,19 @@ public final class Rollouts implements Release {
             fromFile.forEach((cluster, json) -> {
                 RolloutStore.StoredPolicy p = stored.get(cluster);
                 if (p == null || !p.json().equals(json)) {
-                    store.setPolicy(cluster, json, declaredBy, "declared in " + declaredBy, versions.head(cluster), now);
+                    store.setPolicy(
+                            cluster, json, declaredBy, "declared in " + declaredBy, versions.head(cluster), now);
                 }
             });
-            stored.values().stream().filter(p -> p.setBy().equals(declaredBy) && !fromFile.containsKey(p.cluster())).forEach(p ->
-                    store.setPolicy(p.cluster(), null, declaredBy, "no longer declared in " + declaredBy, versions.head(p.cluster()), now));
+            stored.values().stream()
+                    .filter(p -> p.setBy().equals(declaredBy) && !fromFile.containsKey(p.cluster()))
+                    .forEach(p -> store.setPolicy(
+                            p.cluster(),
+                            null,
+                            declaredBy,
+                            "no longer declared in " + declaredBy,
+                            versions.head(p.cluster()),
+                            now));
             declared = null;
         }
         Map<String, RolloutStore.StoredPolicy> policies = store.policies();
@@ -191,8 +227,10 @@ public final class Rollouts implements Release {
             try {
                 step(p.cluster(), RolloutPolicy.fromJson(p.json()));
             } catch (RuntimeException e) {
-                // One cluster's trouble (its database rows, a policy stored by a newer api) must not stop the others'. A cluster
-                // read before keeps its last view; one never read holds its nodes (503) rather than release them everything.
+                // One cluster's trouble (its database rows, a policy stored by a newer api) must not stop the others'.
+                // A cluster
+                // read before keeps its last view; one never read holds its nodes (503) rather than release them
+                // everything.
                 log.warn("rollout of cluster {}: {}", p.cluster(), e.toString());
                 if (!views.containsKey(p.cluster())) {
                     failed.put(p.cluster(), e);
@@ -212,8 +250,13 @@ public final class Rollouts implements Release {
         Rollout r = store.rollout(cluster).map(Rollouts::of).orElse(null);
         if (r == null) {
             Rollout settled = Rollout.settled(cluster, head, now);
-            RolloutStore.Entry e = entry(settled, "settled", null, SELF, "a rollout policy is in force; version " + head
-                    + " counts as rolled out", now);
+            RolloutStore.Entry e = entry(
+                    settled,
+                    "settled",
+                    null,
+                    SELF,
+                    "a rollout policy is in force; version " + head + " counts as rolled out",
+                    now);
             if (store.save(row(settled), -1, List.of(e))) {
                 told(e);
                 r = settled;
@@ -227,10 +270,12 @@ public final class Rollouts implements Release {
         Map<String, NodeReport> reports = r.inProgress() ? reports(cluster) : Map.of();
         NavigableSet<Long> halted = new TreeSet<>(store.haltedVersions(cluster));
         // Only a rollout in progress with newer versions waiting can be superseded by a rollback: asked only then.
-        long rollback = r.inProgress() && head > r.version() ? actions.newestRollbackVersion(cluster, r.version(), head) : 0;
+        long rollback =
+                r.inProgress() && head > r.version() ? actions.newestRollbackVersion(cluster, r.version(), head) : 0;
         Step s = RolloutStep.next(r, policy, waves, reports, halted::contains, head, rollback, now);
-        Rollout next = s instanceof Step.Start st ? st.rollout() : s instanceof Step.Advance a ? a.rollout()
-                : s instanceof Step.Fail f ? f.rollout() : null;
+        Rollout next = s instanceof Step.Start st
+                ? st.rollout()
+                : s instanceof Step.Advance a ? a.rollout() : s instanceof Step.Fail f ? f.rollout() : null;
         List<RolloutStore.Entry> logged = next == null ? List.of() : entries(s, r, next, policy, now);
         if (next != null && store.save(row(next), r.revision(), logged)) {
             logged.forEach(this::told);
@@ -257,23 +302,50 @@ public final class Rollouts implements Release {
         }
         if (s instanceof Step.Fail f) {
             versionsHalted.increment();
-            log.warn("rollout of cluster {} halted version {} at wave '{}': {}", next.cluster(), next.version(),
-                    policy.waves().get(next.wave()).name(), f.why());
+            log.warn(
+                    "rollout of cluster {} halted version {} at wave '{}': {}",
+                    next.cluster(),
+                    next.version(),
+                    policy.waves().get(next.wave()).name(),
+                    f.why());
             if (policy.onFailure() == RolloutPolicy.OnFailure.ROLLBACK) {
                 try {
-                    actions.request(next.cluster(), next.stable(), SELF, "version " + next.version() + " halted: " + f.why(), now, eventsTopic);
+                    actions.request(
+                            next.cluster(),
+                            next.stable(),
+                            SELF,
+                            "version " + next.version() + " halted: " + f.why(),
+                            now,
+                            eventsTopic);
                     rolledBack.increment();
-                    logOnly(next, "rollback-requested", policy, "to version " + next.stable() + ", the last that completed every wave",
+                    logOnly(
+                            next,
+                            "rollback-requested",
+                            policy,
+                            "to version " + next.stable() + ", the last that completed every wave",
                             now);
                 } catch (ActionConflictException e) {
-                    logOnly(next, "rollback-refused", policy, "another action of the cluster is pending: " + e.getMessage(), now);
+                    logOnly(
+                            next,
+                            "rollback-refused",
+                            policy,
+                            "another action of the cluster is pending: " + e.getMessage(),
+                            now);
                 }
             }
         }
     }
 
     private void logOnly(Rollout r, String event, RolloutPolicy policy, String detail, Instant now) {
-        RolloutStore.Entry e = entry(r, event, policy.waves().get(Math.min(r.wave(), policy.waves().size() - 1)).name(), SELF, detail, now);
+        RolloutStore.Entry e = entry(
+                r,
+                event,
+                policy.waves()
+                        .get(Math.min(r.wave(), policy.waves().size() - 1))
+                        .name(),
+                SELF,
+                detail,
+                now);
         if (store.save(row(r), r.revision(), List.of(e))) {
             told(e);
         }
@@ -289,21 +361,37 @@ public final class Rollouts implements Release {
         }
     }
 
-    private static List<RolloutStore.Entry> entries(Step s, Rollout before, Rollout next, RolloutPolicy p, Instant now) {
+    private static List<RolloutStore.Entry> entries(
+            Step s, Rollout before, Rollout next, RolloutPolicy p, Instant now) {
         List<RolloutStore.Entry> out = new ArrayList<>();
         if (s instanceof Step.Start st) {
             if (before.inProgress()) {
-                out.add(entry(before, "superseded", p.waves().get(Math.min(before.wave(), p.waves().size() - 1)).name(), SELF,
-                        "by version " + next.version() + ": " + st.why() + "; a node that does not have version " + before.version()
-                                + " never applies it", now));
+                out.add(entry(
+                        before,
+                        "superseded",
+                        p.waves()
+                                .get(Math.min(before.wave(), p.waves().size() - 1))
+                                .name(),
+                        SELF,
+                        "by version " + next.version() + ": " + st.why() + "; a node that does not have version "
+                                + before.version() + " never applies it",
+                        now));
             }
             out.add(entry(next, "started", null, SELF, st.why() + "; the rest keep version " + next.stable(), now));
             out.add(entry(next, "wave-opened", p.waves().get(0).name(), SELF, "the first wave", now));
         } else if (s instanceof Step.Advance a) {
             out.add(entry(next, "baked", p.waves().get(before.wave()).name(), SELF, a.why(), now));
-            out.add(next.state() == Rollout.State.COMPLETE ? entry(next, "completed", null, SELF, "every wave has version "
-                    + next.version(), now) : entry(next, "wave-opened", p.waves().get(next.wave()).name(), SELF, "after wave '"
-                    + p.waves().get(before.wave()).name() + "'", now));
+            out.add(
+                    next.state() == Rollout.State.COMPLETE
+                            ? entry(next, "completed", null, SELF, "every wave has version " + next.version(), now)
+                            : entry(
+                                    next,
+                                    "wave-opened",
+                                    p.waves().get(next.wave()).name(),
+                                    SELF,
+                                    "after wave '"
+                                            + p.waves().get(before.wave()).name() + "'",
+                                    now));
         } else if (s instanceof Step.Fail f) {
             out.add(entry(next, "halted", p.waves().get(next.wave()).name(), SELF, f.why(), now));
         }
@@ -315,14 +403,17 @@ public final class Rollouts implements Release {
      * {@code abort} (halt it where it is). Returns the stored rollout, or the reason it cannot be done.
      */
     public Rollout operator(String cluster, String action, String actor, String reason) throws RefusedException {
-        RolloutStore.StoredPolicy sp = store.policy(cluster).orElseThrow(() -> new RefusedException("cluster '" + cluster
-                + "' has no rollout policy"));
+        RolloutStore.StoredPolicy sp = store.policy(cluster)
+                .orElseThrow(() -> new RefusedException("cluster '" + cluster + "' has no rollout policy"));
         RolloutPolicy policy = RolloutPolicy.fromJson(sp.json());
-        Rollout r = store.rollout(cluster).map(Rollouts::of).orElseThrow(() -> new RefusedException("cluster '" + cluster
-                + "' has no rollout yet")).within(policy.waves().size());
+        Rollout r = store.rollout(cluster)
+                .map(Rollouts::of)
+                .orElseThrow(() -> new RefusedException("cluster '" + cluster + "' has no rollout yet"))
+                .within(policy.waves().size());
         if (!r.inProgress()) {
-            throw new RefusedException("version " + r.version() + " is " + r.state().name().toLowerCase(Locale.ROOT)
-                    + "; only a rolling or paused rollout can be " + action + "d");
+            throw new RefusedException(
+                    "version " + r.version() + " is " + r.state().name().toLowerCase(Locale.ROOT)
+                            + "; only a rolling or paused rollout can be " + action + "d");
         }
         Instant now = clock.instant();
         String wave = policy.waves().get(r.wave()).name();
@@ -330,17 +421,34 @@ public final class Rollouts implements Release {
             throw new RefusedException("version " + r.version() + " is paused already");
         }
         Rollout next = switch (action) {
-            case "promote" -> RolloutStep.advance(r, policy, now, "promoted by " + actor + ": " + reason).rollout();
-            case "pause" -> r.with(Rollout.State.PAUSED, r.wave(), r.waveOpenedAt(), "paused by " + actor + ": " + reason);
-            case "abort" -> r.with(Rollout.State.HALTED, r.wave(), r.waveOpenedAt(), "aborted by " + actor + ": " + reason);
+            case "promote" ->
+                RolloutStep.advance(r, policy, now, "promoted by " + actor + ": " + reason)
+                        .rollout();
+            case "pause" ->
+                r.with(Rollout.State.PAUSED, r.wave(), r.waveOpenedAt(), "paused by " + actor + ": " + reason);
+            case "abort" ->
+                r.with(Rollout.State.HALTED, r.wave(), r.waveOpenedAt(), "aborted by " + actor + ": " + reason);
             default -> throw new IllegalArgumentException(action);
         };
         List<RolloutStore.Entry> steps = new ArrayList<>();
-        steps.add(entry(next, action.equals("abort") ? "aborted" : action.equals("pause") ? "paused" : "promoted", wave, actor, reason,
+        steps.add(entry(
+                next,
+                action.equals("abort") ? "aborted" : action.equals("pause") ? "paused" : "promoted",
+                wave,
+                actor,
+                reason,
                 now));
         if (action.equals("promote")) {
-            steps.add(next.state() == Rollout.State.COMPLETE ? entry(next, "completed", null, actor, "every wave has version "
-                    + next.version(), now) : entry(next, "wave-opened", policy.waves().get(next.wave()).name(), actor, "promoted", now));
+            steps.add(
+                    next.state() == Rollout.State.COMPLETE
+                            ? entry(next, "completed", null, actor, "every wave has version " + next.version(), now)
+                            : entry(
+                                    next,
+                                    "wave-opened",
+                                    policy.waves().get(next.wave()).name(),
+                                    actor,
+                                    "promoted",
+                                    now));
         }
         if (!store.save(row(next), r.revision(), steps)) {
             throw new RefusedException("the rollout moved meanwhile; read it again and retry");
@@ -377,16 +485,33 @@ public final class Rollouts implements Release {
     }
 
     static Rollout of(RolloutStore.Row w) {
-        return new Rollout(w.cluster(), w.version(), w.stable(), w.wave(), w.waveOpenedAt(), w.startedAt(),
-                Rollout.State.valueOf(w.state().toUpperCase(Locale.ROOT)), w.cause(), w.revision());
+        return new Rollout(
+                w.cluster(),
+                w.version(),
+                w.stable(),
+                w.wave(),
+                w.waveOpenedAt(),
+                w.startedAt(),
+                Rollout.State.valueOf(w.state().toUpperCase(Locale.ROOT)),
+                w.cause(),
+                w.revision());
     }
 
     static RolloutStore.Row row(Rollout r) {
-        return new RolloutStore.Row(r.cluster(), r.version(), r.stable(), r.wave(), r.waveOpenedAt(), r.startedAt(),
-                r.state().name().toLowerCase(Locale.ROOT), r.cause(), r.revision());
+        return new RolloutStore.Row(
+                r.cluster(),
+                r.version(),
+                r.stable(),
+                r.wave(),
+                r.waveOpenedAt(),
+                r.startedAt(),
+                r.state().name().toLowerCase(Locale.ROOT),
+                r.cause(),
+                r.revision());
     }
 
-    private static RolloutStore.Entry entry(Rollout r, String event, String wave, String actor, String detail, Instant now) {
+    private static RolloutStore.Entry entry(
+            Rollout r, String event, String wave, String actor, String detail, Instant now) {
         return new RolloutStore.Entry(0, r.cluster(), r.version(), now, event, wave, actor, detail);
     }
 }

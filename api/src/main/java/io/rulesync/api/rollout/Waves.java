@@ -25,23 +25,29 @@ public final class Waves {
     }
 
     /** With {@code labels} by node name; a node missing from it has none (its labels are not known yet). */
-    public static Waves assign(RolloutPolicy policy, String cluster, Map<String, String> nodeZones,
+    public static Waves assign(
+            RolloutPolicy policy,
+            String cluster,
+            Map<String, String> nodeZones,
             Map<String, Map<String, String>> labels) {
         List<RolloutPolicy.Wave> ws = policy.waves();
         List<List<String>> out = new ArrayList<>();
         ws.forEach(w -> out.add(new ArrayList<>()));
         for (String node : nodeZones.keySet().stream().sorted().toList()) {
-            out.get(waveOf(policy, cluster, node, nodeZones.get(node), labels.getOrDefault(node, Map.of()))).add(node);
+            out.get(waveOf(policy, cluster, node, nodeZones.get(node), labels.getOrDefault(node, Map.of())))
+                    .add(node);
         }
         return new Waves(out.stream().map(List::copyOf).toList());
     }
 
     /** The wave of one node, whether or not it is a node of the cluster yet (one that joins gets this one). */
-    public static int waveOf(RolloutPolicy policy, String cluster, String node, String zone, Map<String, String> labels) {
+    public static int waveOf(
+            RolloutPolicy policy, String cluster, String node, String zone, Map<String, String> labels) {
         List<RolloutPolicy.Wave> ws = policy.waves();
         for (int i = 0; i < ws.size(); i++) {
             RolloutPolicy.Wave w = ws.get(i);
-            if (w.nodes() != null && w.nodes().contains(node) || w.zone() != null && w.zone().equals(zone)
+            if (w.nodes() != null && w.nodes().contains(node)
+                    || w.zone() != null && w.zone().equals(zone)
                     || w.selector() != null && w.selector().matches(labels)) {
                 return i;
             }
@@ -83,7 +89,8 @@ public final class Waves {
     /** A node's place in [0, 1), from SHA-256 of cluster and name: the same on every replica and every run. */
     static double hash(String cluster, String node) {
         try {
-            byte[] d = MessageDigest.getInstance("SHA-256").digest((cluster + "/" + node).getBytes(StandardCharsets.UTF_8));
+            byte[] d = MessageDigest.getInstance("SHA-256")
+                    .digest((cluster + "/" + node).getBytes(StandardCharsets.UTF_8));
             long v = 0;
             for (int i = 0; i < 7; i++) {
                 v = v << 8 | (d[i] & 0xff);

@@ -18,12 +18,10 @@ import java.util.function.Supplier;
  */
 public final class RecentVersions {
     /** One stored version, whole: its creation time and every node's rules. */
-    public record StoredVersion(Instant createdAt, ClusterRules rules) {
-    }
+    public record StoredVersion(Instant createdAt, ClusterRules rules) {}
 
     /** By lineage too: after a restore from a backup, a number may come again for other rules. */
-    private record Key(String cluster, long version, String lineage) {
-    }
+    private record Key(String cluster, long version, String lineage) {}
 
     private final Map<Key, CompletableFuture<Optional<StoredVersion>>> entries;
 
@@ -47,7 +45,8 @@ public final class RecentVersions {
      * The version, from memory or from {@code load} (called by one caller at a time per version;
      * the others wait for its result). Empty when {@code load} says the version does not exist.
      */
-    public Optional<StoredVersion> get(String cluster, long version, String lineage, Supplier<Optional<StoredVersion>> load) {
+    public Optional<StoredVersion> get(
+            String cluster, long version, String lineage, Supplier<Optional<StoredVersion>> load) {
         Key key = new Key(cluster, version, lineage);
         CompletableFuture<Optional<StoredVersion>> future;
         boolean loader = false;

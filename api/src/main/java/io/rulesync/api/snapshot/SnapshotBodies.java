@@ -34,12 +34,17 @@ import java.util.zip.GZIPOutputStream;
  */
 public final class SnapshotBodies {
     /** By lineage too: after a restore from a backup, a number may come again for other rules. */
-    private record Key(String cluster, long version, String lineage) {
-    }
+    private record Key(String cluster, long version, String lineage) {}
 
     /** One version, compressed: the fragments' JSON per variant, and every node's zone. */
-    public record Version(String cluster, long version, String lineage, Instant createdAt, Map<Variant, byte[]> groups,
-            SortedMap<String, String> zones, long bytes) {
+    public record Version(
+            String cluster,
+            long version,
+            String lineage,
+            Instant createdAt,
+            Map<Variant, byte[]> groups,
+            SortedMap<String, String> zones,
+            long bytes) {
         /** Node {@code node}'s snapshot as gzip; null when it is not a node of the cluster at this version. */
         public byte[] gzip(String node) {
             String zone = zones.get(node);
@@ -49,7 +54,11 @@ public final class SnapshotBodies {
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             out.writeBytes(SnapshotBodies.gzip(RulesSnapshot.jsonHead(cluster, version, lineage, createdAt)));
             boolean first = true;
-            for (Variant v : List.of(Variant.ALL, new Variant(Variant.ANY, zone), new Variant(node, Variant.ANY), new Variant(node, zone))) {
+            for (Variant v : List.of(
+                    Variant.ALL,
+                    new Variant(Variant.ANY, zone),
+                    new Variant(node, Variant.ANY),
+                    new Variant(node, zone))) {
                 byte[] group = groups.get(v);
                 if (group != null) {
                     if (!first) {
@@ -70,20 +79,27 @@ public final class SnapshotBodies {
 
     /** @param maxBytes compressed bytes to keep (a version of 10,000 Services is a few MB) */
     public SnapshotBodies(long maxBytes) {
-        this.versions = Caffeine.newBuilder().maximumWeight(maxBytes).weigher((Key k, Version c) -> (int) Math.min(Integer.MAX_VALUE,
-                c.bytes())).build();
+        this.versions = Caffeine.newBuilder()
+                .maximumWeight(maxBytes)
+                .weigher((Key k, Version c) -> (int) Math.min(Integer.MAX_VALUE, c.bytes()))
+                .build();
     }
 
     /**
      * Version {@code version} of the cluster, compressed once from what {@code load} gives (the whole cluster's rules),
      * called only when it is not held already; empty when {@code load} says the version does not exist.
      */
-    public Optional<Version> version(String cluster, long version, String lineage, Supplier<Optional<RecentVersions.StoredVersion>> load) {
-        return Optional.ofNullable(versions.get(new Key(cluster, version, lineage),
-                k -> load.get().map(v -> compress(cluster, version, lineage, v.createdAt(), v.rules())).orElse(null)));
+    public Optional<Version> version(
+            String cluster, long version, String lineage, Supplier<Optional<RecentVersions.StoredVersion>> load) {
+        return Optional.ofNullable(versions.get(
+                new Key(cluster, version, lineage),
+                k -> load.get()
+                        .map(v -> compress(cluster, version, lineage, v.createdAt(), v.rules()))
+                        .orElse(null)));
     }
 
-    private static Version compress(String cluster, long version, String lineage, Instant createdAt, ClusterRules rules) {
+    private static Version compress(
+            String cluster, long version, String lineage, Instant createdAt, ClusterRules rules) {
         Map<Variant, StringBuilder> json = new TreeMap<>();
         for (Map.Entry<FragmentKey, RuleFragment> e : rules.fragments().entrySet()) {
             StringBuilder group = json.computeIfAbsent(e.getKey().variant(), v -> new StringBuilder());

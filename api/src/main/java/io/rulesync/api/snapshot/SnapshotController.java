@@ -1,15 +1,15 @@
 package io.rulesync.api.snapshot;
 
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.rulesync.api.ProblemResponses;
 import io.rulesync.api.errors.ParameterProblem;
 import io.rulesync.api.params.DnsSubdomain;
 import io.rulesync.api.params.VersionRef;
-import io.micrometer.core.instrument.DistributionSummary;
-import io.micrometer.core.instrument.MeterRegistry;
 import io.swagger.v3.oas.annotations.Operation;
-import io.swagger.v3.oas.annotations.responses.ApiResponse;
-import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.media.Schema;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -30,6 +30,7 @@ public class SnapshotController {
     private final Snapshots snapshots;
     /** Bytes of snapshot bodies sent, by encoding (a 304 counts as a body of none): what a start-up storm costs the network. */
     private final DistributionSummary gzipBytes;
+
     private final DistributionSummary plainBytes;
     private final DistributionSummary notModified;
 
@@ -41,8 +42,11 @@ public class SnapshotController {
     }
 
     private static DistributionSummary sent(MeterRegistry meters, String encoding) {
-        return DistributionSummary.builder("rulesync.snapshot.bytes").baseUnit("bytes").tag("encoding", encoding)
-                .description("snapshot bodies sent to agents (encoding none: 304, the agent runs the version)").register(meters);
+        return DistributionSummary.builder("rulesync.snapshot.bytes")
+                .baseUnit("bytes")
+                .tag("encoding", encoding)
+                .description("snapshot bodies sent to agents (encoding none: 304, the agent runs the version)")
+                .register(meters);
     }
 
     /**
@@ -51,10 +55,14 @@ public class SnapshotController {
      * that already runs it gets 304.
      */
     @Operation(summary = "What a node agent loads: the node's rules at a version (or 'latest')")
-    @ApiResponse(responseCode = "200", description = "the node's rules (gzip-encoded when asked for)",
+    @ApiResponse(
+            responseCode = "200",
+            description = "the node's rules (gzip-encoded when asked for)",
             content = @Content(mediaType = "application/json", schema = @Schema(type = "object")))
     @GetMapping("/api/v1/clusters/{cluster}/versions/{version}/snapshot")
-    public ResponseEntity<byte[]> snapshot(@PathVariable("cluster") String cluster, @PathVariable("version") VersionRef version,
+    public ResponseEntity<byte[]> snapshot(
+            @PathVariable("cluster") String cluster,
+            @PathVariable("version") VersionRef version,
             @RequestParam(name = "node") DnsSubdomain node,
             @RequestHeader(name = HttpHeaders.IF_NONE_MATCH, required = false) String ifNoneMatch,
             @RequestHeader(name = HttpHeaders.ACCEPT_ENCODING, required = false) String acceptEncoding) {
@@ -67,10 +75,14 @@ public class SnapshotController {
         }
         if (outcome instanceof Snapshots.Outcome.NotModified m) {
             notModified.record(0);
-            return ResponseEntity.status(HttpStatus.NOT_MODIFIED).eTag(Snapshots.etag(m.seq(), m.lineage())).build();
+            return ResponseEntity.status(HttpStatus.NOT_MODIFIED)
+                    .eTag(Snapshots.etag(m.seq(), m.lineage()))
+                    .build();
         }
         Snapshots.Outcome.Found found = (Snapshots.Outcome.Found) outcome;
-        ResponseEntity.BodyBuilder ok = ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).eTag(Snapshots.etag(found.seq(), found.lineage()))
+        ResponseEntity.BodyBuilder ok = ResponseEntity.ok()
+                .contentType(MediaType.APPLICATION_JSON)
+                .eTag(Snapshots.etag(found.seq(), found.lineage()))
                 .varyBy(HttpHeaders.ACCEPT_ENCODING);
         if (acceptsGzip(acceptEncoding)) {
             gzipBytes.record(found.gzip().length);

@@ -30,6 +30,7 @@ final class NodeStreamCall implements StreamObserver<byte[]> {
     private final StreamAccess.Identity id;
     /** The node takes frames deflated. */
     private final boolean deflate;
+
     private final ServerCallStreamObserver<byte[]> out;
     private final DeltaWaits waits;
     private final AckWriter acks;
@@ -39,15 +40,23 @@ final class NodeStreamCall implements StreamObserver<byte[]> {
     /** The newest {@link NodeFrame.Resume} the node sent. */
     private volatile NodeFrame.Resume resumeAt;
     // Guarded by this.
-    private Runnable forget = () -> { };
+    private Runnable forget = () -> {};
     private long parks;
     /** An answer made while the stream could take no more; sent when it can. */
     private DeltaWaits.Answer pending;
+
     private long unreadySince;
     private boolean closed;
 
-    NodeStreamCall(NodeStreams streams, StreamAccess.Identity id, boolean deflate, ServerCallStreamObserver<byte[]> out, DeltaWaits waits,
-            AckWriter acks, AckVersions versions, Executor work) {
+    NodeStreamCall(
+            NodeStreams streams,
+            StreamAccess.Identity id,
+            boolean deflate,
+            ServerCallStreamObserver<byte[]> out,
+            DeltaWaits waits,
+            AckWriter acks,
+            AckVersions versions,
+            Executor work) {
         this.streams = streams;
         this.id = id;
         this.deflate = deflate;
@@ -84,9 +93,13 @@ final class NodeStreamCall implements StreamObserver<byte[]> {
         for (int i = 0; i < list.size(); i++) {
             NodeAck a = list.get(i);
             if (!a.cluster().equals(id.cluster()) || !a.node().equals(id.node())) {
-                fail(Status.PERMISSION_DENIED, "acks[" + i + "]: the ack is for node '" + KubernetesNames.printable(a.node()) + "' of cluster '"
-                        + KubernetesNames.printable(a.cluster()) + "'; this stream speaks for node '" + id.node() + "' of cluster '"
-                        + id.cluster() + "'");
+                fail(
+                        Status.PERMISSION_DENIED,
+                        "acks[" + i + "]: the ack is for node '" + KubernetesNames.printable(a.node())
+                                + "' of cluster '"
+                                + KubernetesNames.printable(a.cluster()) + "'; this stream speaks for node '"
+                                + id.node() + "' of cluster '"
+                                + id.cluster() + "'");
                 return;
             }
         }
@@ -100,7 +113,8 @@ final class NodeStreamCall implements StreamObserver<byte[]> {
                 if (beyond == null) {
                     store(list);
                 } else {
-                    // Dropped, the stream kept: a node restored onto an older history reconnecting would only be refused again.
+                    // Dropped, the stream kept: a node restored onto an older history reconnecting would only be
+                    // refused again.
                     streams.acksRefused(id, beyond);
                 }
             });
@@ -111,7 +125,9 @@ final class NodeStreamCall implements StreamObserver<byte[]> {
         // Not stored: the stream ends, and the node, reconnecting, sends its newest ack again (it is the node's state).
         acks.write(list).whenComplete((stored, failure) -> {
             if (failure != null) {
-                fail(Status.UNAVAILABLE, "storing acks: " + (failure.getCause() == null ? failure : failure.getCause()).getMessage());
+                fail(
+                        Status.UNAVAILABLE,
+                        "storing acks: " + (failure.getCause() == null ? failure : failure.getCause()).getMessage());
             }
         });
     }
@@ -132,14 +148,21 @@ final class NodeStreamCall implements StreamObserver<byte[]> {
         long park = ++parks;
         Runnable f;
         try {
-            f = waits.request(id.cluster(), id.node(), after, lineage, this::answered, e -> fail(Status.UNAVAILABLE, e.getMessage()));
+            f = waits.request(
+                    id.cluster(),
+                    id.node(),
+                    after,
+                    lineage,
+                    this::answered,
+                    e -> fail(Status.UNAVAILABLE, e.getMessage()));
         } catch (RuntimeException e) {
             // The cluster's head or rollout could not be read (the database is away): a stream neither parked nor ended
             // would wait for good, so it ends, and the node reconnects after its backoff.
             fail(Status.UNAVAILABLE, "reading the versions of cluster '" + id.cluster() + "': " + e.getMessage());
             return;
         }
-        // An answer ready at once is written (and parked after) inside request(): its park is the newer, keep its handle.
+        // An answer ready at once is written (and parked after) inside request(): its park is the newer, keep its
+        // handle.
         if (park == parks) {
             forget = f;
         }

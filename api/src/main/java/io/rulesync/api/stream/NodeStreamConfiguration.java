@@ -23,8 +23,13 @@ import org.springframework.context.annotation.Configuration;
 public class NodeStreamConfiguration {
 
     @Bean
-    NodeStreams nodeStreams(DeltaWaits waits, AckWriter acks, AckVersions versions, @Qualifier("deltaWakers") ExecutorService deltaWakers,
-            ApiProperties p, MeterRegistry meters) {
+    NodeStreams nodeStreams(
+            DeltaWaits waits,
+            AckWriter acks,
+            AckVersions versions,
+            @Qualifier("deltaWakers") ExecutorService deltaWakers,
+            ApiProperties p,
+            MeterRegistry meters) {
         return new NodeStreams(waits, acks, versions, deltaWakers, p.maxStreams(), p.maxFallBehind(), meters);
     }
 
@@ -41,12 +46,19 @@ public class NodeStreamConfiguration {
     }
 
     @Bean
-    NodeStreamServer nodeStreamServer(NodeStreams streams, Credentials credentials, Authentication authentication, ApiProperties p,
+    NodeStreamServer nodeStreamServer(
+            NodeStreams streams,
+            Credentials credentials,
+            Authentication authentication,
+            ApiProperties p,
             @Value("${server.address:#{null}}") String address) {
         StreamAccess access = new StreamAccess(authentication);
         credentials.onChange(() -> streams.recheck(credentials));
-        InetSocketAddress at = address == null ? new InetSocketAddress(p.streamPort()) : new InetSocketAddress(address, p.streamPort());
-        NodeStreamServer.Tls tls = p.tlsCert() == null ? null : new NodeStreamServer.Tls(Path.of(p.tlsCert()), Path.of(p.tlsKey()));
+        InetSocketAddress at = address == null
+                ? new InetSocketAddress(p.streamPort())
+                : new InetSocketAddress(address, p.streamPort());
+        NodeStreamServer.Tls tls =
+                p.tlsCert() == null ? null : new NodeStreamServer.Tls(Path.of(p.tlsCert()), Path.of(p.tlsKey()));
         return new NodeStreamServer(at, streams, access, tls);
     }
 }

@@ -2,21 +2,21 @@ package io.rulesync.api.stream;
 
 import io.grpc.Server;
 import io.grpc.ServerInterceptors;
+import io.grpc.TlsServerCredentials;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
+import io.grpc.util.AdvancedTlsX509KeyManager;
 import io.rulesync.client.stream.NodeSync;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import io.grpc.TlsServerCredentials;
-import io.grpc.util.AdvancedTlsX509KeyManager;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.security.GeneralSecurityException;
+import java.util.Arrays;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -36,8 +36,7 @@ public final class NodeStreamServer implements SmartLifecycle {
     private static final Logger log = LoggerFactory.getLogger(NodeStreamServer.class);
 
     /** A certificate chain and its key, PEM files read again when they change. */
-    record Tls(Path cert, Path key) {
-    }
+    record Tls(Path cert, Path key) {}
 
     private final InetSocketAddress address;
     private final NodeStreams streams;
@@ -70,20 +69,30 @@ public final class NodeStreamServer implements SmartLifecycle {
         // (The key manager's own periodic reload did not take a replaced file here; its one-shot update does.)
         byte[][] loaded = {tlsBytes()};
         reloads = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory("stream-tls-reload", true));
-        reloads.scheduleWithFixedDelay(() -> {
-            try {
-                byte[] now = tlsBytes();
-                if (!Arrays.equals(now, loaded[0])) {
-                    keys.updateIdentityCredentials(tls.cert().toFile(), tls.key().toFile());
-                    loaded[0] = now;
-                    log.info("node streams: serving the certificate of {} as it changed", tls.cert());
-                }
-            } catch (IOException | GeneralSecurityException | RuntimeException e) {
-                // Half-written (cert-manager replaces both files): tried again on the next round, the old one served meanwhile.
-                log.warn("node streams: cannot read the changed certificate {} yet: {}", tls.cert(), e.getMessage());
-            }
-        }, 2, 2, TimeUnit.SECONDS);
-        return NettyServerBuilder.forAddress(address, TlsServerCredentials.newBuilder().keyManager(keys).build());
+        reloads.scheduleWithFixedDelay(
+                () -> {
+                    try {
+                        byte[] now = tlsBytes();
+                        if (!Arrays.equals(now, loaded[0])) {
+                            keys.updateIdentityCredentials(
+                                    tls.cert().toFile(), tls.key().toFile());
+                            loaded[0] = now;
+                            log.info("node streams: serving the certificate of {} as it changed", tls.cert());
+                        }
+                    } catch (IOException | GeneralSecurityException | RuntimeException e) {
+                        // Half-written (cert-manager replaces both files): tried again on the next round, the old one
+                        // served meanwhile.
+                        log.warn(
+                                "node streams: cannot read the changed certificate {} yet: {}",
+                                tls.cert(),
+                                e.getMessage());
+                    }
+                },
+                2,
+                2,
+                TimeUnit.SECONDS);
+        return NettyServerBuilder.forAddress(
+                address, TlsServerCredentials.newBuilder().keyManager(keys).build());
     }
 
     @Override
@@ -92,14 +101,19 @@ public final class NodeStreamServer implements SmartLifecycle {
         workers = new NioEventLoopGroup(2, new DefaultThreadFactory("stream-io", true));
         try {
             server = builder()
-                    .bossEventLoopGroup(boss).workerEventLoopGroup(workers).channelType(NioServerSocketChannel.class)
+                    .bossEventLoopGroup(boss)
+                    .workerEventLoopGroup(workers)
+                    .channelType(NioServerSocketChannel.class)
                     .directExecutor()
                     .maxInboundMessageSize(NodeSync.MAX_NODE_MESSAGE)
                     // Dead peers are found without waiting for TCP: a ping every 30 s, answered within 10 s.
-                    .keepAliveTime(30, TimeUnit.SECONDS).keepAliveTimeout(10, TimeUnit.SECONDS)
-                    .permitKeepAliveTime(10, TimeUnit.SECONDS).permitKeepAliveWithoutCalls(true)
+                    .keepAliveTime(30, TimeUnit.SECONDS)
+                    .keepAliveTimeout(10, TimeUnit.SECONDS)
+                    .permitKeepAliveTime(10, TimeUnit.SECONDS)
+                    .permitKeepAliveWithoutCalls(true)
                     .addService(ServerInterceptors.intercept(streams.definition(), access))
-                    .build().start();
+                    .build()
+                    .start();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot serve node streams on " + address, e);
         }

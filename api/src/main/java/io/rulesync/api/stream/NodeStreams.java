@@ -60,14 +60,27 @@ public final class NodeStreams implements ServerCalls.BidiStreamingMethod<byte[]
      * @param maxStreams    the most streams this replica holds
      * @param maxFallBehind how long versions may wait for a stream that does not read before it is ended
      */
-    public NodeStreams(DeltaWaits waits, AckWriter acks, AckVersions versions, Executor work, int maxStreams, Duration maxFallBehind,
+    public NodeStreams(
+            DeltaWaits waits,
+            AckWriter acks,
+            AckVersions versions,
+            Executor work,
+            int maxStreams,
+            Duration maxFallBehind,
             MeterRegistry meters) {
         this(waits, acks, versions, work, maxStreams, maxFallBehind, meters, Clock.systemUTC());
     }
 
     /** @param clock the api's clock, which decides when a credential has expired */
-    public NodeStreams(DeltaWaits waits, AckWriter acks, AckVersions versions, Executor work, int maxStreams, Duration maxFallBehind,
-            MeterRegistry meters, Clock clock) {
+    public NodeStreams(
+            DeltaWaits waits,
+            AckWriter acks,
+            AckVersions versions,
+            Executor work,
+            int maxStreams,
+            Duration maxFallBehind,
+            MeterRegistry meters,
+            Clock clock) {
         this.clock = clock;
         this.waits = waits;
         this.acks = acks;
@@ -75,27 +88,42 @@ public final class NodeStreams implements ServerCalls.BidiStreamingMethod<byte[]
         this.work = work;
         this.maxStreams = maxStreams;
         this.maxFallBehind = maxFallBehind;
-        Gauge.builder("rulesync.streams.open", open, Set::size).description("node streams open on this api replica").register(meters);
-        this.refused = Counter.builder("rulesync.streams.refused").description("node streams refused because this replica held its most")
+        Gauge.builder("rulesync.streams.open", open, Set::size)
+                .description("node streams open on this api replica")
+                .register(meters);
+        this.refused = Counter.builder("rulesync.streams.refused")
+                .description("node streams refused because this replica held its most")
                 .register(meters);
         this.fellBehind = Counter.builder("rulesync.streams.fell.behind")
-                .description("node streams ended because their node did not read its versions in time").register(meters);
-        this.frames = Counter.builder("rulesync.streams.frames").description("frames of deltas written to node streams").register(meters);
-        this.frameBytes = Counter.builder("rulesync.streams.frame.bytes").baseUnit("bytes")
-                .description("bytes of the frames of deltas written to node streams, as they travel (deflated where the node takes it)")
+                .description("node streams ended because their node did not read its versions in time")
+                .register(meters);
+        this.frames = Counter.builder("rulesync.streams.frames")
+                .description("frames of deltas written to node streams")
+                .register(meters);
+        this.frameBytes = Counter.builder("rulesync.streams.frame.bytes")
+                .baseUnit("bytes")
+                .description(
+                        "bytes of the frames of deltas written to node streams, as they travel (deflated where the node takes it)")
                 .register(meters);
         this.snapshots = Counter.builder("rulesync.streams.snapshots")
-                .description("nodes told on their stream to load a snapshot").register(meters);
-        this.ackCount = Counter.builder("rulesync.streams.acks").description("acks received on node streams").register(meters);
+                .description("nodes told on their stream to load a snapshot")
+                .register(meters);
+        this.ackCount = Counter.builder("rulesync.streams.acks")
+                .description("acks received on node streams")
+                .register(meters);
         this.acksRefused = Counter.builder("rulesync.streams.acks.refused")
-                .description("frames of acks dropped because they named a version their cluster does not have").register(meters);
+                .description("frames of acks dropped because they named a version their cluster does not have")
+                .register(meters);
         this.revoked = Counter.builder("rulesync.streams.revoked")
-                .description("node streams ended because their credential was revoked or expired").register(meters);
+                .description("node streams ended because their credential was revoked or expired")
+                .register(meters);
     }
 
     /** The service to serve, behind {@link StreamAccess}. */
     public ServerServiceDefinition definition() {
-        return ServerServiceDefinition.builder(NodeSync.SERVICE).addMethod(NodeSync.STREAM, ServerCalls.asyncBidiStreamingCall(this)).build();
+        return ServerServiceDefinition.builder(NodeSync.SERVICE)
+                .addMethod(NodeSync.STREAM, ServerCalls.asyncBidiStreamingCall(this))
+                .build();
     }
 
     @Override
@@ -103,16 +131,21 @@ public final class NodeStreams implements ServerCalls.BidiStreamingMethod<byte[]
         ServerCallStreamObserver<byte[]> out = (ServerCallStreamObserver<byte[]>) responses;
         StreamAccess.Identity id = StreamAccess.IDENTITY.get();
         if (stopping) {
-            out.onError(Status.UNAVAILABLE.withDescription("this api replica is stopping; reconnect").asRuntimeException());
+            out.onError(Status.UNAVAILABLE
+                    .withDescription("this api replica is stopping; reconnect")
+                    .asRuntimeException());
             return Ignore.INSTANCE;
         }
         if (open.size() >= maxStreams) {
             refused.increment();
-            out.onError(Status.RESOURCE_EXHAUSTED.withDescription("this api replica holds " + open.size() + " node streams, its most;"
-                    + " try again later or another replica").asRuntimeException());
+            out.onError(Status.RESOURCE_EXHAUSTED
+                    .withDescription("this api replica holds " + open.size() + " node streams, its most;"
+                            + " try again later or another replica")
+                    .asRuntimeException());
             return Ignore.INSTANCE;
         }
-        NodeStreamCall call = new NodeStreamCall(this, id, Boolean.TRUE.equals(StreamAccess.DEFLATE.get()), out, waits, acks, versions, work);
+        NodeStreamCall call = new NodeStreamCall(
+                this, id, Boolean.TRUE.equals(StreamAccess.DEFLATE.get()), out, waits, acks, versions, work);
         open.add(call);
         out.setOnCancelHandler(call::gone);
         out.setOnReadyHandler(call::ready);
@@ -142,8 +175,15 @@ public final class NodeStreams implements ServerCalls.BidiStreamingMethod<byte[]
     private void end(NodeStreamCall c, String why) {
         revoked.increment();
         StreamAccess.Identity id = c.identity();
-        log.atWarn().addKeyValue("cluster", id.cluster()).addKeyValue("node", id.node())
-                .log("ending the stream of node {} of cluster {} ({}): {}", id.node(), id.cluster(), id.caller().name(), why);
+        log.atWarn()
+                .addKeyValue("cluster", id.cluster())
+                .addKeyValue("node", id.node())
+                .log(
+                        "ending the stream of node {} of cluster {} ({}): {}",
+                        id.node(),
+                        id.cluster(),
+                        id.caller().name(),
+                        why);
         c.fail(Status.UNAUTHENTICATED, "the stream's credential is no longer valid: " + why);
     }
 
@@ -164,11 +204,18 @@ public final class NodeStreams implements ServerCalls.BidiStreamingMethod<byte[]
             long behind = c.behindNanos(now);
             if (behind > maxFallBehind.toNanos()) {
                 fellBehind.increment();
-                log.atWarn().addKeyValue("cluster", c.identity().cluster()).addKeyValue("node", c.identity().node())
-                        .log("node {} of cluster {} has not read its versions for {} s; ending its stream (it resumes from what it runs)",
-                                c.identity().node(), c.identity().cluster(), behind / 1_000_000_000L);
-                c.fail(Status.RESOURCE_EXHAUSTED, "this node did not read its versions for " + maxFallBehind.toSeconds() + " s; resume from"
-                        + " the version it runs");
+                log.atWarn()
+                        .addKeyValue("cluster", c.identity().cluster())
+                        .addKeyValue("node", c.identity().node())
+                        .log(
+                                "node {} of cluster {} has not read its versions for {} s; ending its stream (it resumes from what it runs)",
+                                c.identity().node(),
+                                c.identity().cluster(),
+                                behind / 1_000_000_000L);
+                c.fail(
+                        Status.RESOURCE_EXHAUSTED,
+                        "this node did not read its versions for " + maxFallBehind.toSeconds() + " s; resume from"
+                                + " the version it runs");
             }
         }
     }
@@ -201,7 +248,9 @@ public final class NodeStreams implements ServerCalls.BidiStreamingMethod<byte[]
     /** Acks dropped for naming a version their cluster does not have. */
     void acksRefused(StreamAccess.Identity id, String why) {
         acksRefused.increment();
-        log.atWarn().addKeyValue("cluster", id.cluster()).addKeyValue("node", id.node())
+        log.atWarn()
+                .addKeyValue("cluster", id.cluster())
+                .addKeyValue("node", id.node())
                 .log("dropping acks of node {} of cluster {}: {}", id.node(), id.cluster(), why);
     }
 
@@ -210,15 +259,12 @@ public final class NodeStreams implements ServerCalls.BidiStreamingMethod<byte[]
         INSTANCE;
 
         @Override
-        public void onNext(byte[] value) {
-        }
+        public void onNext(byte[] value) {}
 
         @Override
-        public void onError(Throwable t) {
-        }
+        public void onError(Throwable t) {}
 
         @Override
-        public void onCompleted() {
-        }
+        public void onCompleted() {}
     }
 }

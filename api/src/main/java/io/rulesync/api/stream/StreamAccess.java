@@ -54,44 +54,68 @@ final class StreamAccess implements ServerInterceptor {
     }
 
     @Override
-    public <Q, A> ServerCall.Listener<Q> interceptCall(ServerCall<Q, A> call, Metadata headers, ServerCallHandler<Q, A> next) {
-        Authentication.Outcome outcome = authentication.authenticate(headers.get(NodeSync.AUTHORIZATION), host(call), "STREAM",
-                NodeSync.SERVICE);
+    public <Q, A> ServerCall.Listener<Q> interceptCall(
+            ServerCall<Q, A> call, Metadata headers, ServerCallHandler<Q, A> next) {
+        Authentication.Outcome outcome = authentication.authenticate(
+                headers.get(NodeSync.AUTHORIZATION), host(call), "STREAM", NodeSync.SERVICE);
         ApiTokens.Caller caller = outcome.caller();
         if (caller == null) {
-            call.close(switch (outcome.refusal()) {
-                case TOO_MANY_FAILURES -> Status.RESOURCE_EXHAUSTED.withDescription("too many failed authentications from this address; "
-                        + "try again in " + RateLimits.retryAfter(outcome.retryAfter()) + " s");
-                case NO_BEARER_TOKEN -> Status.UNAUTHENTICATED.withDescription("this stream needs 'authorization: Bearer TOKEN'");
-                case NOT_VALID -> Status.UNAUTHENTICATED.withDescription(Authentication.NOT_VALID);
-            }, new Metadata());
-            return new ServerCall.Listener<>() { };
+            call.close(
+                    switch (outcome.refusal()) {
+                        case TOO_MANY_FAILURES ->
+                            Status.RESOURCE_EXHAUSTED.withDescription(
+                                    "too many failed authentications from this address; " + "try again in "
+                                            + RateLimits.retryAfter(outcome.retryAfter()) + " s");
+                        case NO_BEARER_TOKEN ->
+                            Status.UNAUTHENTICATED.withDescription("this stream needs 'authorization: Bearer TOKEN'");
+                        case NOT_VALID -> Status.UNAUTHENTICATED.withDescription(Authentication.NOT_VALID);
+                    },
+                    new Metadata());
+            return new ServerCall.Listener<>() {};
         }
         if (caller.role() != Role.AGENT) {
-            return deny(call, caller, "token '" + caller.name() + "' has role " + caller.role().id() + "; the node stream is for agent tokens");
+            return deny(
+                    call,
+                    caller,
+                    "token '" + caller.name() + "' has role " + caller.role().id()
+                            + "; the node stream is for agent tokens");
         }
         String cluster = headers.get(NodeSync.CLUSTER);
         String node = headers.get(NodeSync.NODE);
         Optional<String> bad = names(cluster, node);
         if (bad.isPresent()) {
             call.close(Status.INVALID_ARGUMENT.withDescription(bad.get()), new Metadata());
-            return new ServerCall.Listener<>() { };
+            return new ServerCall.Listener<>() {};
         }
         ApiTokens.Scope scope = caller.scope();
         if (scope.cluster() != null && !scope.cluster().equals(cluster)) {
-            return deny(call, caller, "token '" + caller.name() + "' is bound to cluster '" + scope.cluster() + "'; it may not speak for"
-                    + " cluster '" + cluster + "'");
+            return deny(
+                    call,
+                    caller,
+                    "token '" + caller.name() + "' is bound to cluster '" + scope.cluster() + "'; it may not speak for"
+                            + " cluster '" + cluster + "'");
         }
         if (scope.node() != null && !scope.node().equals(node)) {
-            return deny(call, caller, "token '" + caller.name() + "' is bound to node '" + scope.node() + "' of cluster '" + scope.cluster()
-                    + "'; it may not speak for node '" + node + "'");
+            return deny(
+                    call,
+                    caller,
+                    "token '" + caller.name() + "' is bound to node '" + scope.node() + "' of cluster '"
+                            + scope.cluster() + "'; it may not speak for node '" + node + "'");
         }
         if (!caller.speaksFor(cluster, node)) {
-            return deny(call, caller, "token '" + caller.name() + "' is not bound to a node: a node stream carries acks, which only node '"
-                    + node + "''s own credential may send");
+            return deny(
+                    call,
+                    caller,
+                    "token '" + caller.name()
+                            + "' is not bound to a node: a node stream carries acks, which only node '" + node
+                            + "''s own credential may send");
         }
-        Context ctx = Context.current().withValues(IDENTITY, new Identity(cluster, node, caller, outcome.bearer()), DEFLATE,
-                takesDeflate(headers.get(NodeSync.ACCEPT_ENCODING)));
+        Context ctx = Context.current()
+                .withValues(
+                        IDENTITY,
+                        new Identity(cluster, node, caller, outcome.bearer()),
+                        DEFLATE,
+                        takesDeflate(headers.get(NodeSync.ACCEPT_ENCODING)));
         // Headers at once, before any version: the node knows its stream reached a replica that took it, even while
         // it waits for the next version (NodeStream.Listener#answered).
         ServerCall<Q, A> answered = new HeadersOnce<>(call);
@@ -118,13 +142,15 @@ final class StreamAccess implements ServerInterceptor {
 
     /** Whether {@code accepted} (a comma-separated list; null: an agent that names none) has deflate. */
     static boolean takesDeflate(String accepted) {
-        return accepted != null && Arrays.stream(accepted.split(",")).map(String::strip).anyMatch(ServerFrame.DEFLATE::equals);
+        return accepted != null
+                && Arrays.stream(accepted.split(",")).map(String::strip).anyMatch(ServerFrame.DEFLATE::equals);
     }
 
     /** Why the headers' cluster and node are not names the api takes; empty when they are. */
     static Optional<String> names(String cluster, String node) {
         if (cluster == null || node == null) {
-            return Optional.of("the stream needs the headers " + NodeSync.CLUSTER.name() + " and " + NodeSync.NODE.name());
+            return Optional.of(
+                    "the stream needs the headers " + NodeSync.CLUSTER.name() + " and " + NodeSync.NODE.name());
         }
         String p = KubernetesNames.checkNamespace(cluster);
         if (p != null) {
@@ -137,12 +163,14 @@ final class StreamAccess implements ServerInterceptor {
     /** The caller's IP address, as the REST endpoints key their limits and failure logs by. */
     private static String host(ServerCall<?, ?> call) {
         SocketAddress a = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
-        return a instanceof InetSocketAddress i && i.getAddress() != null ? i.getAddress().getHostAddress() : String.valueOf(a);
+        return a instanceof InetSocketAddress i && i.getAddress() != null
+                ? i.getAddress().getHostAddress()
+                : String.valueOf(a);
     }
 
     private static <Q, A> ServerCall.Listener<Q> deny(ServerCall<Q, A> call, ApiTokens.Caller caller, String why) {
         log.info("refused a node stream to {}: {}", caller.name(), KubernetesNames.printable(why));
         call.close(Status.PERMISSION_DENIED.withDescription(why), new Metadata());
-        return new ServerCall.Listener<>() { };
+        return new ServerCall.Listener<>() {};
     }
 }

@@ -22,10 +22,17 @@ import org.slf4j.LoggerFactory;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @RequiresPostgres
 class AccessApiTest {
-    private static final List<String> READS = List.of("/api/v1/clusters", "/api/v1/clusters/shop/versions",
-            "/api/v1/clusters/shop/versions/2", "/api/v1/clusters/shop/versions/2/rules?node=n1",
-            "/api/v1/clusters/shop/versions/2/diff", "/api/v1/clusters/shop/events", "/api/v1/clusters/shop/nodes",
-            "/api/v1/audit", "/v3/api-docs", "/actuator/prometheus");
+    private static final List<String> READS = List.of(
+            "/api/v1/clusters",
+            "/api/v1/clusters/shop/versions",
+            "/api/v1/clusters/shop/versions/2",
+            "/api/v1/clusters/shop/versions/2/rules?node=n1",
+            "/api/v1/clusters/shop/versions/2/diff",
+            "/api/v1/clusters/shop/events",
+            "/api/v1/clusters/shop/nodes",
+            "/api/v1/audit",
+            "/v3/api-docs",
+            "/actuator/prometheus");
     private static final String SNAPSHOT = "/api/v1/clusters/shop/versions/latest/snapshot?node=n1";
     private TestApi api;
 
@@ -49,9 +56,15 @@ class AccessApiTest {
             assertThat(none.headers().firstValue("WWW-Authenticate")).contains("Bearer realm=\"rulesync\"");
             assertProblem(api.get(path, "rs_not-a-token"), 401, null, "the bearer token is not one the api knows");
         }
-        assertProblem(api.post("/api/v1/clusters/shop/rollback", "{\"toVersion\":1,\"reason\":\"r\"}", null), 401, null, "needs");
+        assertProblem(
+                api.post("/api/v1/clusters/shop/rollback", "{\"toVersion\":1,\"reason\":\"r\"}", null),
+                401,
+                null,
+                "needs");
         // A known token sent some other way than as a bearer token does not count.
-        assertThat(api.get("/api/v1/clusters?access_token=" + TestApi.VIEWER.token(), null).statusCode()).isEqualTo(401);
+        assertThat(api.get("/api/v1/clusters?access_token=" + TestApi.VIEWER.token(), null)
+                        .statusCode())
+                .isEqualTo(401);
     }
 
     @Test
@@ -60,14 +73,18 @@ class AccessApiTest {
             HttpResponse<String> page = api.get(path, null);
             assertThat(page.statusCode()).as(path).isEqualTo(200);
             // Nothing in what anyone may fetch comes from the database or the tokens.
-            assertThat(page.body()).as(path).doesNotContain(TestApi.VIEWER.token(), TestApi.OPERATOR.token(), "10.244.1.3");
+            assertThat(page.body())
+                    .as(path)
+                    .doesNotContain(TestApi.VIEWER.token(), TestApi.OPERATOR.token(), "10.244.1.3");
         }
         assertThat(api.get("/", null).body()).contains("<script type=\"module\" src=\"/ui/app.js\">");
         assertProblem(api.get("/api/v1/whoami", null), 401, null, "needs");
         Map<?, ?> viewer = TestApi.json(api.get("/api/v1/whoami", TestApi.VIEWER.token()));
         assertThat(viewer.get("name")).isEqualTo("vera");
         assertThat(viewer.get("role")).isEqualTo("viewer");
-        assertThat(TestApi.json(api.get("/api/v1/whoami", TestApi.OPERATOR.token())).get("role")).isEqualTo("operator");
+        assertThat(TestApi.json(api.get("/api/v1/whoami", TestApi.OPERATOR.token()))
+                        .get("role"))
+                .isEqualTo("operator");
         assertProblem(api.get("/api/v1/whoami", TestApi.AGENT.token()), 403, null, "needs operator or viewer");
         // Only the page and its assets are open: anything else under / still needs a token.
         assertThat(api.get("/ui-not/app.js", null).statusCode()).isEqualTo(401);
@@ -77,11 +94,19 @@ class AccessApiTest {
     @Test
     void aViewerReadsEverythingButMayNotRollBack() throws Exception {
         for (String path : concat(READS, SNAPSHOT)) {
-            assertThat(api.get(path, TestApi.VIEWER.token()).statusCode()).as(path).isEqualTo(200);
+            assertThat(api.get(path, TestApi.VIEWER.token()).statusCode())
+                    .as(path)
+                    .isEqualTo(200);
         }
         for (String action : List.of("rollback", "resume")) {
-            assertProblem(api.post("/api/v1/clusters/shop/" + action, "{\"toVersion\":1,\"reason\":\"r\"}", TestApi.VIEWER.token()),
-                    403, null, "token 'vera' has role viewer; POST /api/v1/clusters/shop/" + action + " needs operator");
+            assertProblem(
+                    api.post(
+                            "/api/v1/clusters/shop/" + action,
+                            "{\"toVersion\":1,\"reason\":\"r\"}",
+                            TestApi.VIEWER.token()),
+                    403,
+                    null,
+                    "token 'vera' has role viewer; POST /api/v1/clusters/shop/" + action + " needs operator");
         }
         assertThat(api.store().history().head("shop")).isEqualTo(2);
     }
@@ -92,12 +117,20 @@ class AccessApiTest {
         for (String path : READS) {
             assertProblem(api.get(path, TestApi.AGENT.token()), 403, null, "token 'node-agent' has role agent");
         }
-        assertProblem(api.post("/api/v1/clusters/shop/rollback", "{\"toVersion\":1,\"reason\":\"r\"}", TestApi.AGENT.token()),
-                403, null, "needs operator");
+        assertProblem(
+                api.post("/api/v1/clusters/shop/rollback", "{\"toVersion\":1,\"reason\":\"r\"}", TestApi.AGENT.token()),
+                403,
+                null,
+                "needs operator");
         // Path parameters and dot segments do not turn another read into a snapshot read.
-        for (String disguised : List.of("/api/v1/clusters/shop/versions;x=/snapshot", "/api/v1/clusters/shop/versions;/snapshot",
-                "/api/v1/clusters/shop/versions/2/snapshot/../../../versions", "/api/v1/audit;/snapshot")) {
-            assertThat(api.get(disguised, TestApi.AGENT.token()).statusCode()).as(disguised).isIn(400, 403);
+        for (String disguised : List.of(
+                "/api/v1/clusters/shop/versions;x=/snapshot",
+                "/api/v1/clusters/shop/versions;/snapshot",
+                "/api/v1/clusters/shop/versions/2/snapshot/../../../versions",
+                "/api/v1/audit;/snapshot")) {
+            assertThat(api.get(disguised, TestApi.AGENT.token()).statusCode())
+                    .as(disguised)
+                    .isIn(400, 403);
         }
     }
 
@@ -113,15 +146,17 @@ class AccessApiTest {
                 api.raw("GET", "/api/v1/audit", "rs_guess-" + i, "127.0.0.2");
             }
             api.raw("GET", "/api/v1/clusters", null, "127.0.0.3");
-            assertThat(lines.list).extracting(ILoggingEvent::getFormattedMessage).containsExactly(
-                    "authentication failed: GET /api/v1/audit from 127.0.0.2: unknown token",
-                    "authentication failed: GET /api/v1/clusters from 127.0.0.3: no Authorization header");
+            assertThat(lines.list)
+                    .extracting(ILoggingEvent::getFormattedMessage)
+                    .containsExactly(
+                            "authentication failed: GET /api/v1/audit from 127.0.0.2: unknown token",
+                            "authentication failed: GET /api/v1/clusters from 127.0.0.3: no Authorization header");
             assertThat(lines.list).allMatch(e -> e.getLevel() == Level.WARN);
         } finally {
             logger.detachAppender(lines);
         }
-        assertThat(api.get("/actuator/prometheus").body()).containsPattern(
-                "rulesync_api_authentication_failures_total\\{reason=\"unknown token\"\\} [1-9]");
+        assertThat(api.get("/actuator/prometheus").body())
+                .containsPattern("rulesync_api_authentication_failures_total\\{reason=\"unknown token\"\\} [1-9]");
     }
 
     @Test
@@ -140,17 +175,26 @@ class AccessApiTest {
         Map<?, ?> doc = TestApi.json(api.get("/v3/api-docs"));
         assertThat((String) doc.get("openapi")).startsWith("3.");
         assertThat(doc.get("security")).isEqualTo(List.of(Map.of("bearer", List.of())));
-        Map<?, ?> rollback = (Map<?, ?>) ((Map<?, ?>) ((Map<?, ?>) doc.get("paths")).get("/api/v1/clusters/{cluster}/rollback")).get("post");
+        Map<?, ?> rollback = (Map<?, ?>)
+                ((Map<?, ?>) ((Map<?, ?>) doc.get("paths")).get("/api/v1/clusters/{cluster}/rollback")).get("post");
         assertThat((String) rollback.get("summary")).startsWith("Publish an earlier version's rules");
-        assertThat(((Map<?, ?>) doc.get("paths")).keySet().stream().map(Object::toString).toList()).contains("/api/v1/clusters", "/api/v1/clusters/{cluster}/versions",
-                "/api/v1/clusters/{cluster}/versions/{version}/diff", "/api/v1/clusters/{cluster}/rollback",
-                "/api/v1/clusters/{cluster}/resume", "/api/v1/audit", "/api/v1/clusters/{cluster}/nodes",
-                "/api/v1/clusters/{cluster}/events");
+        assertThat(((Map<?, ?>) doc.get("paths"))
+                        .keySet().stream().map(Object::toString).toList())
+                .contains(
+                        "/api/v1/clusters",
+                        "/api/v1/clusters/{cluster}/versions",
+                        "/api/v1/clusters/{cluster}/versions/{version}/diff",
+                        "/api/v1/clusters/{cluster}/rollback",
+                        "/api/v1/clusters/{cluster}/resume",
+                        "/api/v1/audit",
+                        "/api/v1/clusters/{cluster}/nodes",
+                        "/api/v1/clusters/{cluster}/events");
         String metrics = api.get("/actuator/prometheus").body();
         assertThat(metrics).contains("http_server_requests_seconds_count");
     }
 
     private static List<String> concat(List<String> a, String b) {
-        return java.util.stream.Stream.concat(a.stream(), java.util.stream.Stream.of(b)).toList();
+        return java.util.stream.Stream.concat(a.stream(), java.util.stream.Stream.of(b))
+                .toList();
     }
 }

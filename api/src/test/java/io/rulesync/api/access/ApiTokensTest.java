@@ -17,20 +17,25 @@ class ApiTokensTest {
         assertThat(tokens.authenticate(alice.token() + "x")).isEmpty();
         assertThat(tokens.authenticate("")).isEmpty();
         assertThat(alice.line()).startsWith("alice operator sha256:").doesNotContain(alice.token());
-        assertThat(alice.token()).startsWith("rs_").hasSizeGreaterThan(40).isNotEqualTo(ApiTokens.issue("alice", Role.OPERATOR).token());
+        assertThat(alice.token())
+                .startsWith("rs_")
+                .hasSizeGreaterThan(40)
+                .isNotEqualTo(ApiTokens.issue("alice", Role.OPERATOR).token());
     }
 
     @Test
     void badLinesAreRefusedNamingTheSourceAndLine() {
         String hash = "sha256:" + "a".repeat(64);
         assertThatThrownBy(() -> ApiTokens.parse(List.of("# c", "alice operator md5:abc"), "t.txt"))
-                .hasMessage("t.txt line 2: expected 'NAME ROLE sha256:HEX' (64 lower-case hex digits), an agent's optionally "
-                        + "followed by 'cluster=ID' and 'node=NAME'");
+                .hasMessage(
+                        "t.txt line 2: expected 'NAME ROLE sha256:HEX' (64 lower-case hex digits), an agent's optionally "
+                                + "followed by 'cluster=ID' and 'node=NAME'");
         assertThatThrownBy(() -> ApiTokens.parse(List.of("alice root " + hash), "t.txt"))
                 .hasMessage("t.txt line 1: role 'root' is not one of viewer, operator, agent");
         assertThatThrownBy(() -> ApiTokens.parse(List.of("al;ce viewer " + hash), "t.txt"))
                 .hasMessageContaining("t.txt line 1: name 'al;ce' must be");
-        assertThatThrownBy(() -> ApiTokens.parse(List.of("a viewer " + hash, "a operator sha256:" + "b".repeat(64)), "t.txt"))
+        assertThatThrownBy(() ->
+                        ApiTokens.parse(List.of("a viewer " + hash, "a operator sha256:" + "b".repeat(64)), "t.txt"))
                 .hasMessage("t.txt line 2: name 'a' is configured twice");
         assertThatThrownBy(() -> ApiTokens.parse(List.of("a viewer " + hash, "b operator " + hash), "t.txt"))
                 .hasMessage("t.txt line 2: the same token is configured twice");
@@ -40,7 +45,8 @@ class ApiTokensTest {
 
     @Test
     void eachRoleReachesOnlyItsEndpoints() {
-        assertThat(AccessRules.allowed("GET", "/api/v1/clusters/c/versions/latest/snapshot")).contains(Role.AGENT, Role.VIEWER);
+        assertThat(AccessRules.allowed("GET", "/api/v1/clusters/c/versions/latest/snapshot"))
+                .contains(Role.AGENT, Role.VIEWER);
         assertThat(AccessRules.allowed("GET", "/api/v1/clusters/c/versions")).containsOnly(Role.VIEWER, Role.OPERATOR);
         assertThat(AccessRules.allowed("GET", "/actuator/prometheus")).containsOnly(Role.VIEWER, Role.OPERATOR);
         assertThat(AccessRules.allowed("POST", "/api/v1/clusters/c/rollback")).containsOnly(Role.OPERATOR);
@@ -65,16 +71,20 @@ class ApiTokensTest {
         assertThat(shop.line()).endsWith(" cluster=shop");
         assertThat(node.line()).endsWith(" cluster=shop node=n1.example");
         ApiTokens tokens = ApiTokens.parse(List.of(shop.line(), node.line(), any.line()), "t.txt");
-        assertThat(tokens.authenticate(shop.token())).contains(new ApiTokens.Caller("shop-agents", Role.AGENT, new ApiTokens.Scope("shop", null)));
-        assertThat(tokens.authenticate(node.token()).orElseThrow().scope()).isEqualTo(new ApiTokens.Scope("shop", "n1.example"));
+        assertThat(tokens.authenticate(shop.token()))
+                .contains(new ApiTokens.Caller("shop-agents", Role.AGENT, new ApiTokens.Scope("shop", null)));
+        assertThat(tokens.authenticate(node.token()).orElseThrow().scope())
+                .isEqualTo(new ApiTokens.Scope("shop", "n1.example"));
         assertThat(tokens.unboundAgents()).containsExactly("fleet-agents");
     }
 
     @Test
     void aBadScopeIsRefusedNamingTheLineAndTheField() {
         String line = "a agent sha256:" + "a".repeat(64);
-        assertThatThrownBy(() -> ApiTokens.parse(List.of("v viewer sha256:" + "a".repeat(64) + " cluster=shop"), "t.txt"))
-                .hasMessage("t.txt line 1: only agent tokens are bound to a cluster or node; a viewer token's line ends with its hash");
+        assertThatThrownBy(
+                        () -> ApiTokens.parse(List.of("v viewer sha256:" + "a".repeat(64) + " cluster=shop"), "t.txt"))
+                .hasMessage(
+                        "t.txt line 1: only agent tokens are bound to a cluster or node; a viewer token's line ends with its hash");
         assertThatThrownBy(() -> ApiTokens.parse(List.of(line + " cluster=Shop_1"), "t.txt"))
                 .hasMessageStartingWith("t.txt line 1: cluster=Shop_1: ");
         assertThatThrownBy(() -> ApiTokens.parse(List.of(line + " node=n1"), "t.txt"))
@@ -96,12 +106,18 @@ class ApiTokensTest {
         assertThat(AccessRules.outOfScope(shop, "/api/v1/clusters/bank/versions/latest/snapshot", "n2"))
                 .contains("token 'shop-agents' is bound to cluster 'shop'; it may not read cluster 'bank'");
         // A cluster whose name starts like the bound one is another cluster.
-        assertThat(AccessRules.outOfScope(shop, "/api/v1/clusters/shop2/versions/latest/snapshot", "n2")).isPresent();
+        assertThat(AccessRules.outOfScope(shop, "/api/v1/clusters/shop2/versions/latest/snapshot", "n2"))
+                .isPresent();
         assertThat(AccessRules.outOfScope(n1, snapshot, "n1")).isEmpty();
         assertThat(AccessRules.outOfScope(n1, snapshot, "n2"))
-                .contains("token 'shop-n1' is bound to node 'n1' of cluster 'shop'; it may not read the rules of node 'n2'");
-        assertThat(AccessRules.outOfScope(n1, snapshot, null)).get().asString().endsWith("it may not read every node's rules");
-        assertThat(AccessRules.outOfScope(new ApiTokens.Caller("fleet", Role.AGENT), "/api/v1/clusters/bank/versions/1/snapshot", "x"))
+                .contains(
+                        "token 'shop-n1' is bound to node 'n1' of cluster 'shop'; it may not read the rules of node 'n2'");
+        assertThat(AccessRules.outOfScope(n1, snapshot, null))
+                .get()
+                .asString()
+                .endsWith("it may not read every node's rules");
+        assertThat(AccessRules.outOfScope(
+                        new ApiTokens.Caller("fleet", Role.AGENT), "/api/v1/clusters/bank/versions/1/snapshot", "x"))
                 .isEmpty();
     }
 }

@@ -17,10 +17,12 @@ class FailedAuthenticationsTest {
                 .contains("authentication failed: GET /api/v1/clusters from 10.0.0.5: unknown token");
         for (int i = 0; i < 41; i++) {
             now.set(now.get().plusSeconds(1));
-            assertThat(log.failed("GET", "/api/v1/audit", "10.0.0.5", "unknown token")).isEmpty();
+            assertThat(log.failed("GET", "/api/v1/audit", "10.0.0.5", "unknown token"))
+                    .isEmpty();
         }
         // Another address has its own interval.
-        assertThat(log.failed("POST", "/api/v1/clusters/c/rollback", "10.0.0.6", "no Authorization header")).isPresent();
+        assertThat(log.failed("POST", "/api/v1/clusters/c/rollback", "10.0.0.6", "no Authorization header"))
+                .isPresent();
         now.set(now.get().plusSeconds(19));
         assertThat(log.failed("GET", "/api/v1/audit", "10.0.0.5", "unknown token"))
                 .contains("authentication failed: GET /api/v1/audit from 10.0.0.5: unknown token"
@@ -32,7 +34,8 @@ class FailedAuthenticationsTest {
 
     @Test
     void inputIsEscapedAndAddressesAreBounded() {
-        assertThat(log.failed("GET", "/a\nforged line", "10.0.0.5", "unknown token").orElseThrow())
+        assertThat(log.failed("GET", "/a\nforged line", "10.0.0.5", "unknown token")
+                        .orElseThrow())
                 .isEqualTo("authentication failed: GET /a\\x0aforged line from 10.0.0.5: unknown token");
         assertThat(log.failed("GET", "/", "10.0.0.6", "unknown token")).isPresent();
         // A third address pushes out the least recently failing one, which then starts afresh.

@@ -66,7 +66,8 @@ public class CredentialBenchmark {
         Files.writeString(dir.resolve("ec.txt"), "shop https://ec.example ec.jwks.json\n");
         ec = NodeIssuers.read(dir.resolve("ec.txt"));
         ecToken = es.forNode("node-1");
-        if (rsa.verify(rsaToken, clock).caller() == null || ec.verify(ecToken, clock).caller() == null
+        if (rsa.verify(rsaToken, clock).caller() == null
+                || ec.verify(ecToken, clock).caller() == null
                 || tokens.authenticate(token).isEmpty()) {
             throw new IllegalStateException("a credential the benchmark made is refused");
         }

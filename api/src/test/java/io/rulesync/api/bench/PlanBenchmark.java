@@ -43,8 +43,7 @@ public final class PlanBenchmark {
     private static final String C = "bench";
     private static final HttpClient HTTP = HttpClient.newHttpClient();
 
-    private PlanBenchmark() {
-    }
+    private PlanBenchmark() {}
 
     public static void main(String[] args) throws Exception {
         int services = args.length > 0 ? Integer.parseInt(args[0]) : 10_000;
@@ -58,8 +57,14 @@ public final class PlanBenchmark {
             }
             long t0 = System.nanoTime();
             Stored stored = store(store, state);
-            System.out.printf("stored %,d Services, %,d slices, %d nodes: %,d events, a checkpoint, %d events after it (%.1f s)%n",
-                    state.services().size(), state.endpointSlices().size(), nodes, stored.events(), stored.after(), secs(t0));
+            System.out.printf(
+                    "stored %,d Services, %,d slices, %d nodes: %,d events, a checkpoint, %d events after it (%.1f s)%n",
+                    state.services().size(),
+                    state.endpointSlices().size(),
+                    nodes,
+                    stored.events(),
+                    stored.after(),
+                    secs(t0));
             Path export = dir.resolve("export.yaml");
             writeExport(export, state);
             System.out.printf("export: %.1f MB%n", Files.size(export) / 1e6);
@@ -67,8 +72,14 @@ public final class PlanBenchmark {
             // The alternative: rulesync compile of the whole export, for one node (its best case: one node).
             for (int i = 0; i < 3; i++) {
                 long c = System.nanoTime();
-                int exit = new CommandLine(new CompileCommand()).execute("-f", export.toString(), "--node", "node-0", "-o",
-                        dir.resolve("rules.txt").toString());
+                int exit = new CommandLine(new CompileCommand())
+                        .execute(
+                                "-f",
+                                export.toString(),
+                                "--node",
+                                "node-0",
+                                "-o",
+                                dir.resolve("rules.txt").toString());
                 System.out.printf("compile -f export --node node-0, run %d: %.2f s (exit %d)%n", i + 1, secs(c), exit);
             }
 
@@ -83,17 +94,19 @@ public final class PlanBenchmark {
                 time(api, "plan of the whole export (every object unchanged)", Files.readString(export), 2);
                 Runtime rt = Runtime.getRuntime();
                 System.gc();
-                System.out.printf("heap used after (api with one kept base): %d MB%n", (rt.totalMemory() - rt.freeMemory()) >> 20);
+                System.out.printf(
+                        "heap used after (api with one kept base): %d MB%n",
+                        (rt.totalMemory() - rt.freeMemory()) >> 20);
             }
         } finally {
             try (var walk = Files.walk(dir)) {
-                walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                walk.sorted(java.util.Comparator.reverseOrder())
+                        .forEach(p -> p.toFile().delete());
             }
         }
     }
 
-    private record Stored(ClusterHead head, long events, long after, long offset) {
-    }
+    private record Stored(ClusterHead head, long events, long after, long offset) {}
 
     /** Version 1 of every object, its checkpoint, then version 2: ten slices changed after the checkpoint. */
     private static Stored store(CompilerStores store, ClusterState state) throws Exception {
@@ -105,7 +118,9 @@ public final class PlanBenchmark {
         ClusterHead.Step s1 = ClusterHead.empty(C).apply(events);
         commit(store, s1, events, -1);
         long last = store.events().lastEventId(C);
-        store.batches().writeCheckpoint(new Batch.CheckpointRow(C, last, 1, state.objectCount(), Checkpoint.write(s1.next(), at), at));
+        store.batches()
+                .writeCheckpoint(
+                        new Batch.CheckpointRow(C, last, 1, state.objectCount(), Checkpoint.write(s1.next(), at), at));
         List<ClusterEvent> more = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
             more.add(new ObjectUpserted(C, SyntheticCluster.slice(i * 100, 10, 1), "2", at));
@@ -123,17 +138,42 @@ public final class PlanBenchmark {
         commit(store, stored.head().apply(more), more, stored.offset());
     }
 
-    private static void commit(CompilerStores store, ClusterHead.Step step, List<ClusterEvent> events, long expected) throws Exception {
+    private static void commit(CompilerStores store, ClusterHead.Step step, List<ClusterEvent> events, long expected)
+            throws Exception {
         List<Batch.EventRow> rows = new ArrayList<>(events.size());
         long offset = Math.max(expected, 0);
         for (ClusterEvent e : events) {
             ObjectRef ref = ObjectRef.of(((ObjectUpserted) e).object());
-            rows.add(new Batch.EventRow(C, offset++, "upsert", ref.kind().apiName(), ref.key(), "1", e.observedAt(), EventCodec.encode(e),
+            rows.add(new Batch.EventRow(
+                    C,
+                    offset++,
+                    "upsert",
+                    ref.kind().apiName(),
+                    ref.key(),
+                    "1",
+                    e.observedAt(),
+                    EventCodec.encode(e),
                     step.next().version()));
         }
-        store.batches().commit(new Batch("bench", "events-" + C, 0, expected, offset, rows, List.of(),
-                List.of(new Batch.VersionRow(C, step.next().version(), Instant.now(), "{\"bench\":true}", "{}", step.diff(),
-                        step.next().lineage())), List.of(), List.of()));
+        store.batches()
+                .commit(new Batch(
+                        "bench",
+                        "events-" + C,
+                        0,
+                        expected,
+                        offset,
+                        rows,
+                        List.of(),
+                        List.of(new Batch.VersionRow(
+                                C,
+                                step.next().version(),
+                                Instant.now(),
+                                "{\"bench\":true}",
+                                "{}",
+                                step.diff(),
+                                step.next().lineage())),
+                        List.of(),
+                        List.of()));
     }
 
     private static void time(TestApi api, String what, String body, int runs) throws Exception {
@@ -141,9 +181,13 @@ public final class PlanBenchmark {
         String summary = "";
         for (int i = 0; i < runs; i++) {
             long t = System.nanoTime();
-            HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(api.baseUrl() + "/api/v1/clusters/" + C + "/plan"))
-                    .header("Authorization", "Bearer " + TestApi.VIEWER.token()).header("Content-Type", "application/yaml")
-                    .timeout(Duration.ofMinutes(5)).POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+            HttpResponse<String> r = HTTP.send(
+                    HttpRequest.newBuilder(URI.create(api.baseUrl() + "/api/v1/clusters/" + C + "/plan"))
+                            .header("Authorization", "Bearer " + TestApi.VIEWER.token())
+                            .header("Content-Type", "application/yaml")
+                            .timeout(Duration.ofMinutes(5))
+                            .POST(HttpRequest.BodyPublishers.ofString(body))
+                            .build(),
                     HttpResponse.BodyHandlers.ofString());
             s[i] = secs(t);
             if (r.statusCode() != 200) {
@@ -152,7 +196,9 @@ public final class PlanBenchmark {
             summary = r.body().length() + " bytes of answer";
         }
         Arrays.sort(s);
-        System.out.printf("%-70s median %.3f s (min %.3f, max %.3f, %d runs; %s)%n", what, s[runs / 2], s[0], s[runs - 1], runs, summary);
+        System.out.printf(
+                "%-70s median %.3f s (min %.3f, max %.3f, %d runs; %s)%n",
+                what, s[runs / 2], s[0], s[runs - 1], runs, summary);
     }
 
     private static String yaml(ClusterObject o) {

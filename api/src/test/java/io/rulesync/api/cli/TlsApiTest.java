@@ -51,10 +51,12 @@ import picocli.CommandLine;
 @RequiresPostgres
 class TlsApiTest {
     private static final ApiTokens.Issued VIEWER = ApiTokens.issue("vera", Role.VIEWER);
-    private static final ApiTokens.Issued NODE = ApiTokens.issue("shop-n1", Role.AGENT, new ApiTokens.Scope("shop", "n1"));
+    private static final ApiTokens.Issued NODE =
+            ApiTokens.issue("shop-n1", Role.AGENT, new ApiTokens.Scope("shop", "n1"));
 
     @TempDir
     static Path dir;
+
     private TestDatabase db;
     private TestPki pki;
     private TestPki.Issued served;
@@ -70,9 +72,23 @@ class TlsApiTest {
         served = pki.localhost("api");
         Path tokens = Files.writeString(dir.resolve("tokens.txt"), VIEWER.line() + "\n" + NODE.line() + "\n");
         ApiCommand command = new ApiCommand();
-        List<String> args = new ArrayList<>(List.of("--port", "0", "--stream-port", "0", "--address", "127.0.0.1",
-                "--tls-cert", served.certFile().toString(), "--tls-key", served.keyFile().toString(),
-                "--db-url", db.url(), "--db-user", db.user(), "--tokens-file", tokens.toString()));
+        List<String> args = new ArrayList<>(List.of(
+                "--port",
+                "0",
+                "--stream-port",
+                "0",
+                "--address",
+                "127.0.0.1",
+                "--tls-cert",
+                served.certFile().toString(),
+                "--tls-key",
+                served.keyFile().toString(),
+                "--db-url",
+                db.url(),
+                "--db-user",
+                db.user(),
+                "--tokens-file",
+                tokens.toString()));
         args.addAll(db.passwordOptions());
         new CommandLine(command).parseArgs(args.toArray(String[]::new));
         app = command.start();
@@ -91,15 +107,25 @@ class TlsApiTest {
     }
 
     private HttpResponse<String> get(HttpClient http, String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(https + path)).header("Authorization", "Bearer " + VIEWER.token())
-                .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+        return http.send(
+                HttpRequest.newBuilder(URI.create(https + path))
+                        .header("Authorization", "Bearer " + VIEWER.token())
+                        .timeout(Duration.ofSeconds(30))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     @Test
     void clientsVerifyTheApiByTheirCaFileAndRefuseAnother() throws Exception {
-        assertThat(get(ApiClient.newHttpClient(TrustRoots.of(pki.caFile())), "/api/v1/clusters").statusCode()).isEqualTo(200);
-        try (TestNode node = new TestNode(NodeStream.channel(streams, TrustRoots.of(pki.caFile()), null, false, 0), "shop", "n1",
-                NODE.token(), 4)) {
+        assertThat(get(ApiClient.newHttpClient(TrustRoots.of(pki.caFile())), "/api/v1/clusters")
+                        .statusCode())
+                .isEqualTo(200);
+        try (TestNode node = new TestNode(
+                NodeStream.channel(streams, TrustRoots.of(pki.caFile()), null, false, 0),
+                "shop",
+                "n1",
+                NODE.token(),
+                4)) {
             node.stream.send(new NodeFrame.Resume(1));
             assertThat(node.deltas().upTo()).isEqualTo(2);
         }
@@ -107,17 +133,26 @@ class TlsApiTest {
         TestPki other = TestPki.create(dir.resolve("other"), "other");
         HttpClient wrongCa = ApiClient.newHttpClient(TrustRoots.of(other.caFile()));
         assertThatThrownBy(() -> get(wrongCa, "/api/v1/clusters")).isInstanceOf(SSLHandshakeException.class);
-        try (TestNode node = new TestNode(NodeStream.channel(streams, TrustRoots.of(other.caFile()), null, false, 0), "shop", "n1",
-                NODE.token(), 4)) {
+        try (TestNode node = new TestNode(
+                NodeStream.channel(streams, TrustRoots.of(other.caFile()), null, false, 0),
+                "shop",
+                "n1",
+                NODE.token(),
+                4)) {
             Status refused = node.end(20);
             assertThat(refused.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
             assertThat(refused.getCause()).isInstanceOf(SSLHandshakeException.class);
         }
         // Plain text reaches neither: the token is never sent in the clear.
-        HttpResponse<String> plain = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(https.replace("https:", "http:")
-                + "/api/v1/clusters")).timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> plain = HttpClient.newHttpClient()
+                .send(
+                        HttpRequest.newBuilder(URI.create(https.replace("https:", "http:") + "/api/v1/clusters"))
+                                .timeout(Duration.ofSeconds(30))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
         assertThat(plain.statusCode()).isEqualTo(400);
-        try (TestNode node = new TestNode(NodeStream.channel(streams, null, null, false, 0), "shop", "n1", NODE.token(), 4)) {
+        try (TestNode node =
+                new TestNode(NodeStream.channel(streams, null, null, false, 0), "shop", "n1", NODE.token(), 4)) {
             assertThat(node.end(20).getCode()).isEqualTo(Status.Code.UNAVAILABLE);
         }
     }
@@ -131,8 +166,11 @@ class TlsApiTest {
         Files.copy(renewed.certFile(), served.certFile(), StandardCopyOption.REPLACE_EXISTING);
         BigInteger fresh = renewed.certificate().getSerialNumber();
         await().atMost(Duration.ofSeconds(30)).until(() -> fresh.equals(serial(port(https))));
-        await().atMost(Duration.ofSeconds(30)).until(() -> fresh.equals(serial(Integer.parseInt(streams.split(":")[1]))));
-        assertThat(get(ApiClient.newHttpClient(TrustRoots.of(pki.caFile())), "/api/v1/clusters").statusCode()).isEqualTo(200);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> fresh.equals(serial(Integer.parseInt(streams.split(":")[1]))));
+        assertThat(get(ApiClient.newHttpClient(TrustRoots.of(pki.caFile())), "/api/v1/clusters")
+                        .statusCode())
+                .isEqualTo(200);
     }
 
     private static int port(String url) {
@@ -141,7 +179,8 @@ class TlsApiTest {
 
     /** The serial number of the certificate served on this port (ALPN h2, as gRPC's clients ask). */
     private BigInteger serial(int port) throws Exception {
-        try (SSLSocket s = (SSLSocket) TrustRoots.of(pki.caFile()).sslContext().getSocketFactory().createSocket("localhost", port)) {
+        try (SSLSocket s = (SSLSocket)
+                TrustRoots.of(pki.caFile()).sslContext().getSocketFactory().createSocket("localhost", port)) {
             SSLParameters p = s.getSSLParameters();
             p.setApplicationProtocols(new String[] {"h2", "http/1.1"});
             s.setSSLParameters(p);
@@ -154,9 +193,11 @@ class TlsApiTest {
     void plainHttpIsRefusedOnANonLoopbackAddressUnlessTheOperatorSaysSo() {
         ApiCommand command = new ApiCommand();
         new CommandLine(command).parseArgs("--address", "0.0.0.0", "--db-url", db.url());
-        assertThatThrownBy(command::start).isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("the api would serve plain HTTP on 0.0.0.0, where tokens and rules travel in clear text: give --tls-cert "
-                        + "and --tls-key, or --address 127.0.0.1, or --insecure-http to accept it");
+        assertThatThrownBy(command::start)
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(
+                        "the api would serve plain HTTP on 0.0.0.0, where tokens and rules travel in clear text: give --tls-cert "
+                                + "and --tls-key, or --address 127.0.0.1, or --insecure-http to accept it");
         ApiCommand told = new ApiCommand();
         new CommandLine(told).parseArgs("--address", "0.0.0.0", "--insecure-http", "--db-url", db.url());
         assertThat(told.transport()).containsEntry("rulesync.api.insecure-http", true);
@@ -171,6 +212,10 @@ class TlsApiTest {
     @Test
     void theInsecureMetricSaysWhatTheApiWasTold() {
         // This api serves TLS: the metric says 0.
-        assertThat(app.getBean(MeterRegistry.class).get("rulesync.api.insecure.http").gauge().value()).isZero();
+        assertThat(app.getBean(MeterRegistry.class)
+                        .get("rulesync.api.insecure.http")
+                        .gauge()
+                        .value())
+                .isZero();
     }
 }

@@ -12,8 +12,7 @@ import picocli.CommandLine;
 
 /** {@code rulesync token}: the token it prints authenticates as the line it prints says, bound where it was asked. */
 class TokenCommandTest {
-    private record Run(int exit, String out, String err) {
-    }
+    private record Run(int exit, String out, String err) {}
 
     private static Run run(String... args) {
         StringWriter out = new StringWriter();
@@ -26,7 +25,12 @@ class TokenCommandTest {
     }
 
     private static String field(String out, String name) {
-        return out.lines().filter(l -> l.startsWith(name + ":")).findFirst().orElseThrow().substring(name.length() + 1).strip();
+        return out.lines()
+                .filter(l -> l.startsWith(name + ":"))
+                .findFirst()
+                .orElseThrow()
+                .substring(name.length() + 1)
+                .strip();
     }
 
     @Test

@@ -83,18 +83,29 @@ class DeltasApiTest {
         String two = api.store().history().lineage("shop", 2).orElseThrow();
         HttpResponse<String> same = api.get("/api/v1/clusters/shop/deltas?after=1&lineage=" + one + "&node=n1", AGENT);
         assertThat(same.statusCode()).as(same.body()).isEqualTo(200);
-        assertThat(lines(same)).extracting(RulesDelta::baseLineage, RulesDelta::lineage)
+        assertThat(lines(same))
+                .extracting(RulesDelta::baseLineage, RulesDelta::lineage)
                 .containsExactly(org.assertj.core.groups.Tuple.tuple(one, two));
 
         String other = "0123456789abcdef".repeat(2);
         for (String watch : List.of("", "&watch=true")) {
-            assertProblem(api.get("/api/v1/clusters/shop/deltas?after=1&lineage=" + other + "&node=n1" + watch, AGENT), 410, "after",
+            assertProblem(
+                    api.get("/api/v1/clusters/shop/deltas?after=1&lineage=" + other + "&node=n1" + watch, AGENT),
+                    410,
+                    "after",
                     "version 1 that this node runs is of lineage 0123456789ab, but the stored version 1 is of lineage "
-                            + one.substring(0, 12) + ": the database was restored from a backup (or lost commits) since; load a snapshot");
-            assertProblem(api.get("/api/v1/clusters/shop/deltas?after=9&lineage=" + other + "&node=n1" + watch, AGENT), 410, "after",
+                            + one.substring(0, 12)
+                            + ": the database was restored from a backup (or lost commits) since; load a snapshot");
+            assertProblem(
+                    api.get("/api/v1/clusters/shop/deltas?after=9&lineage=" + other + "&node=n1" + watch, AGENT),
+                    410,
+                    "after",
                     "version 9 that this node runs is not stored (the newest is 2)");
         }
-        assertProblem(api.get("/api/v1/clusters/shop/deltas?after=1&lineage=ABC&node=n1", AGENT), 400, "lineage",
+        assertProblem(
+                api.get("/api/v1/clusters/shop/deltas?after=1&lineage=ABC&node=n1", AGENT),
+                400,
+                "lineage",
                 "lineage: 'ABC' is not a lineage (32 lowercase hex digits)");
 
         // A snapshot's entity tag names its lineage too: a node of the lost history is not told it runs the version.
@@ -105,8 +116,8 @@ class DeltasApiTest {
 
     @Test
     void aPollWaitsForTheNextVersionAndGetsItWhenStored() throws Exception {
-        CompletableFuture<HttpResponse<String>> poll = CompletableFuture.supplyAsync(() -> get("/api/v1/clusters/retained/deltas?after=2"
-                + "&wait=30"));
+        CompletableFuture<HttpResponse<String>> poll =
+                CompletableFuture.supplyAsync(() -> get("/api/v1/clusters/retained/deltas?after=2" + "&wait=30"));
         // Parked: nothing new yet. (Waited on, not timed: the check is that it has not answered.)
         Thread.sleep(500);
         assertThat(poll).isNotDone();
@@ -123,8 +134,8 @@ class DeltasApiTest {
         try (TestApi fleet = TestApi.onTwoVersions()) {
             ClusterHead.Step v2 = StoredClusters.twoVersions(fleet.store(), "fleet");
             int agents = 200;
-            List<CompletableFuture<HttpResponse<String>>> polls = parked(fleet, agents, "after=2&wait=60",
-                    i -> HttpResponse.BodyHandlers.ofString());
+            List<CompletableFuture<HttpResponse<String>>> polls =
+                    parked(fleet, agents, "after=2&wait=60", i -> HttpResponse.BodyHandlers.ofString());
             DeltaWaits waits = fleet.context().getBean(DeltaWaits.class);
             StoredClusters.next(fleet.store(), "fleet", v2, 7, "10.244.1.8");
             for (CompletableFuture<HttpResponse<String>> poll : polls) {
@@ -144,17 +155,23 @@ class DeltasApiTest {
     void aWatchStreamsEachNewVersionAsALineOfOneAnswer() throws Exception {
         ClusterHead.Step v2 = StoredClusters.twoVersions(api.store(), "watched");
         java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
-        HttpResponse<java.util.stream.Stream<String>> r = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(
-                api.baseUrl() + "/api/v1/clusters/watched/deltas?after=1&node=n1&watch=true&wait=4"))
-                .header("Authorization", "Bearer " + AGENT).build(), HttpResponse.BodyHandlers.ofLines());
+        HttpResponse<java.util.stream.Stream<String>> r = http.send(
+                java.net.http.HttpRequest.newBuilder(java.net.URI.create(
+                                api.baseUrl() + "/api/v1/clusters/watched/deltas?after=1&node=n1&watch=true&wait=4"))
+                        .header("Authorization", "Bearer " + AGENT)
+                        .build(),
+                HttpResponse.BodyHandlers.ofLines());
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("application/x-ndjson");
         assertThat(r.headers().firstValue(DeltasController.HEAD)).contains("2");
         java.util.concurrent.BlockingQueue<String> lines = new java.util.concurrent.LinkedBlockingQueue<>();
-        CompletableFuture<Void> ended = CompletableFuture.runAsync(() -> r.body().forEach(lines::add));
-        assertThat(RulesDelta.fromJson(lines.poll(10, TimeUnit.SECONDS)).target()).isEqualTo(2);
+        CompletableFuture<Void> ended =
+                CompletableFuture.runAsync(() -> r.body().forEach(lines::add));
+        assertThat(RulesDelta.fromJson(lines.poll(10, TimeUnit.SECONDS)).target())
+                .isEqualTo(2);
         ClusterHead.Step v3 = StoredClusters.next(api.store(), "watched", v2, 7, "10.244.1.7");
-        assertThat(RulesDelta.fromJson(lines.poll(10, TimeUnit.SECONDS)).target()).isEqualTo(3);
+        assertThat(RulesDelta.fromJson(lines.poll(10, TimeUnit.SECONDS)).target())
+                .isEqualTo(3);
         StoredClusters.next(api.store(), "watched", v3, 8, "10.244.1.8");
         RulesDelta d4 = RulesDelta.fromJson(lines.poll(10, TimeUnit.SECONDS));
         assertThat(d4.base()).isEqualTo(3);
@@ -163,7 +180,8 @@ class DeltasApiTest {
         // The wait is up: the answer ends by itself, with nothing more, and nothing of it stays parked.
         ended.get(20, TimeUnit.SECONDS);
         assertThat(lines).isEmpty();
-        await().atMost(java.time.Duration.ofSeconds(10)).until(() -> api.context().getBean(DeltaWaits.class).parked() == 0);
+        await().atMost(java.time.Duration.ofSeconds(10))
+                .until(() -> api.context().getBean(DeltaWaits.class).parked() == 0);
     }
 
     /** A fleet watching: one version reaches every open watch as a line, within the same answers, none of them ending. */
@@ -177,13 +195,17 @@ class DeltasApiTest {
                 lines.add(new java.util.concurrent.LinkedBlockingQueue<>());
             }
             // Each line as it comes, into that watch's queue; the answer's future completes only when the answer ends.
-            List<CompletableFuture<HttpResponse<Void>>> answers = parked(fleet, agents, "after=2&watch=true&wait=60",
+            List<CompletableFuture<HttpResponse<Void>>> answers = parked(
+                    fleet,
+                    agents,
+                    "after=2&watch=true&wait=60",
                     i -> HttpResponse.BodyHandlers.fromLineSubscriber(new Lines(lines.get(i))));
             DeltaWaits waits = fleet.context().getBean(DeltaWaits.class);
             StoredClusters.next(fleet.store(), "fleet", v2, 7, "10.244.1.8");
             for (java.util.concurrent.BlockingQueue<String> mine : lines) {
                 // Well before the watches' 60 s: written by the version, each answer still open.
-                assertThat(RulesDelta.fromJson(mine.poll(20, TimeUnit.SECONDS)).target()).isEqualTo(3);
+                assertThat(RulesDelta.fromJson(mine.poll(20, TimeUnit.SECONDS)).target())
+                        .isEqualTo(3);
             }
             assertThat(answers).noneMatch(CompletableFuture::isDone);
             // Parked again after the version written, waiting for the next.
@@ -194,18 +216,29 @@ class DeltasApiTest {
     /** What is wrong is known before a watch starts, and answered as for a poll; a watch of the head starts empty. */
     @Test
     void aWatchSaysWhatIsWrongBeforeItStreams() throws Exception {
-        assertProblem(api.get("/api/v1/clusters/nowhere/deltas?after=1&watch=true", AGENT), 404, "cluster",
+        assertProblem(
+                api.get("/api/v1/clusters/nowhere/deltas?after=1&watch=true", AGENT),
+                404,
+                "cluster",
                 "cluster: 'nowhere' is not known");
-        assertProblem(api.get("/api/v1/clusters/shop/deltas?after=1&watch=true&wait=61", AGENT), 400, "wait", "is not 0-60");
-        assertProblem(api.get("/api/v1/clusters/shop/deltas?after=1&watch=yes", AGENT), 400, "watch",
+        assertProblem(
+                api.get("/api/v1/clusters/shop/deltas?after=1&watch=true&wait=61", AGENT), 400, "wait", "is not 0-60");
+        assertProblem(
+                api.get("/api/v1/clusters/shop/deltas?after=1&watch=yes", AGENT),
+                400,
+                "watch",
                 "watch: 'yes' is not true or false");
-        assertProblem(api.get("/api/v1/clusters/bank/deltas?after=1&node=n1&watch=true", TestApi.SHOP_N1.token()), 403, null,
+        assertProblem(
+                api.get("/api/v1/clusters/bank/deltas?after=1&node=n1&watch=true", TestApi.SHOP_N1.token()),
+                403,
+                null,
                 "bound to cluster 'shop'");
         HttpResponse<String> atHead = api.get("/api/v1/clusters/bank/deltas?after=latest&watch=true&wait=1", AGENT);
         assertThat(atHead.statusCode()).isEqualTo(200);
         assertThat(atHead.headers().firstValue(DeltasController.HEAD)).contains("2");
         assertThat(atHead.body()).isEmpty();
-        assertThat(lines(api.get("/api/v1/clusters/bank/deltas?after=1&watch=false&wait=0", AGENT))).extracting(RulesDelta::target)
+        assertThat(lines(api.get("/api/v1/clusters/bank/deltas?after=1&watch=false&wait=0", AGENT)))
+                .extracting(RulesDelta::target)
                 .containsExactly(2L);
     }
 
@@ -221,21 +254,35 @@ class DeltasApiTest {
 
     @Test
     void badPollsAreProblems() throws Exception {
-        assertProblem(api.get("/api/v1/clusters/nowhere/deltas?after=1", AGENT), 404, "cluster", "cluster: 'nowhere' is not known");
+        assertProblem(
+                api.get("/api/v1/clusters/nowhere/deltas?after=1", AGENT),
+                404,
+                "cluster",
+                "cluster: 'nowhere' is not known");
         assertProblem(api.get("/api/v1/clusters/shop/deltas", AGENT), 400, "after", "after:");
         assertProblem(api.get("/api/v1/clusters/shop/deltas?after=0", AGENT), 400, "after", "is not a version number");
-        assertProblem(api.get("/api/v1/clusters/shop/deltas?after=1&wait=61", AGENT), 400, "wait", "wait: '61' is not 0-60 (seconds)");
+        assertProblem(
+                api.get("/api/v1/clusters/shop/deltas?after=1&wait=61", AGENT),
+                400,
+                "wait",
+                "wait: '61' is not 0-60 (seconds)");
     }
 
     @Test
     void aDeltaRetentionRemovedSendsTheAgentToASnapshot() throws Exception {
         try (TestApi pruned = TestApi.onTwoVersions()) {
-            StoredClusters.next(pruned.store(), "shop", StoredClusters.twoVersions(pruned.store(), "shop"), 7, "10.244.1.9");
+            StoredClusters.next(
+                    pruned.store(), "shop", StoredClusters.twoVersions(pruned.store(), "shop"), 7, "10.244.1.9");
             new HistoryPruning(pruned.database().dataSource()).prune("shop", 2, 0, 100, 100, Instant.now());
-            // Version 2 is the oldest now: its stored entries are all of its rules, not a change, so no delta leads to it.
-            assertProblem(pruned.get("/api/v1/clusters/shop/deltas?after=1", AGENT), 410, "after",
+            // Version 2 is the oldest now: its stored entries are all of its rules, not a change, so no delta leads to
+            // it.
+            assertProblem(
+                    pruned.get("/api/v1/clusters/shop/deltas?after=1", AGENT),
+                    410,
+                    "after",
                     "the delta to version 2 is no longer stored (retention removed it); versions from 2 remain; load a snapshot");
-            assertThat(lines(pruned.get("/api/v1/clusters/shop/deltas?after=2", AGENT))).extracting(RulesDelta::target)
+            assertThat(lines(pruned.get("/api/v1/clusters/shop/deltas?after=2", AGENT)))
+                    .extracting(RulesDelta::target)
                     .containsExactly(3L);
         }
     }
@@ -261,12 +308,14 @@ class DeltasApiTest {
                     throw new IllegalStateException(e);
                 }
             });
-            await().atMost(java.time.Duration.ofSeconds(30)).until(() -> stopping.context().getBean(DeltaWaits.class).parked() == 2);
+            await().atMost(java.time.Duration.ofSeconds(30))
+                    .until(() -> stopping.context().getBean(DeltaWaits.class).parked() == 2);
         } finally {
             stopping.close();
         }
         assertProblem(poll.get(5, TimeUnit.SECONDS), 503, null, "this api replica is stopping; ask again");
-        // A watch has said 200 already: it just ends, and the agent's next request hears why (or finds another replica).
+        // A watch has said 200 already: it just ends, and the agent's next request hears why (or finds another
+        // replica).
         HttpResponse<String> ended = watch.get(5, TimeUnit.SECONDS);
         assertThat(ended.statusCode()).isEqualTo(200);
         assertThat(ended.body()).isEmpty();
@@ -276,10 +325,17 @@ class DeltasApiTest {
     void aTokenBoundToAClusterReadsNoOtherClustersDeltas() throws Exception {
         // TestApi's bound token: node n1 of shop.
         String n1 = TestApi.SHOP_N1.token();
-        assertThat(api.get("/api/v1/clusters/shop/deltas?after=1&node=n1", n1).statusCode()).isEqualTo(200);
-        assertProblem(api.get("/api/v1/clusters/bank/deltas?after=1&node=n1", n1), 403, null,
+        assertThat(api.get("/api/v1/clusters/shop/deltas?after=1&node=n1", n1).statusCode())
+                .isEqualTo(200);
+        assertProblem(
+                api.get("/api/v1/clusters/bank/deltas?after=1&node=n1", n1),
+                403,
+                null,
                 "token 'shop-n1' is bound to cluster 'shop'; it may not read cluster 'bank'");
-        assertProblem(api.get("/api/v1/clusters/shop/deltas?after=1&node=n2", n1), 403, null,
+        assertProblem(
+                api.get("/api/v1/clusters/shop/deltas?after=1&node=n2", n1),
+                403,
+                null,
                 "token 'shop-n1' is bound to node 'n1' of cluster 'shop'");
     }
 
@@ -289,43 +345,79 @@ class DeltasApiTest {
         String path = "/api/v1/clusters/shop/nodes/n1/acks";
         HttpResponse<String> r = api.post(path, "[" + ack.toJson() + "]", TestApi.SHOP_N1.token());
         assertThat(r.statusCode()).as(r.body()).isEqualTo(204);
-        NodeStatus stored = new NodeStatusStore(api.database().dataSource()).nodeStatus("shop").stream().filter(s -> s.node().equals("n1")).findFirst()
-                .orElseThrow();
+        NodeStatus stored = new NodeStatusStore(api.database().dataSource())
+                .nodeStatus("shop").stream()
+                        .filter(s -> s.node().equals("n1"))
+                        .findFirst()
+                        .orElseThrow();
         assertThat(stored.running()).isEqualTo(1);
         assertThat(stored.ruleCount()).isEqualTo(40);
-        // Acks that piled up go together, oldest first: the newest is what the node runs, and a failure among them is kept.
+        // Acks that piled up go together, oldest first: the newest is what the node runs, and a failure among them is
+        // kept.
         Instant t = Instant.now();
-        NodeAck failed = new NodeAck("shop", "n1", 2, 1, NodeAck.Status.FAILED, "iptables-restore: line 4 failed", 5, 0, "iptables",
+        NodeAck failed = new NodeAck(
+                "shop",
+                "n1",
+                2,
+                1,
+                NodeAck.Status.FAILED,
+                "iptables-restore: line 4 failed",
+                5,
+                0,
+                "iptables",
                 t.plusMillis(1));
-        NodeAck retried = new NodeAck("shop", "n1", 2, 2, NodeAck.Status.APPLIED, null, 5, 41, "iptables", t.plusMillis(2));
-        assertThat(api.post(path, "[" + failed.toJson() + "," + retried.toJson() + "]", TestApi.SHOP_N1.token()).statusCode()).isEqualTo(204);
-        NodeStatus after = new NodeStatusStore(api.database().dataSource()).nodeStatus("shop").stream()
-                .filter(s -> s.node().equals("n1")).findFirst().orElseThrow();
+        NodeAck retried =
+                new NodeAck("shop", "n1", 2, 2, NodeAck.Status.APPLIED, null, 5, 41, "iptables", t.plusMillis(2));
+        assertThat(api.post(path, "[" + failed.toJson() + "," + retried.toJson() + "]", TestApi.SHOP_N1.token())
+                        .statusCode())
+                .isEqualTo(204);
+        NodeStatus after = new NodeStatusStore(api.database().dataSource())
+                .nodeStatus("shop").stream()
+                        .filter(s -> s.node().equals("n1"))
+                        .findFirst()
+                        .orElseThrow();
         assertThat(after.running()).isEqualTo(2);
         assertThat(after.lastError()).isEqualTo("iptables-restore: line 4 failed");
         assertThat(after.lastErrorVersion()).isEqualTo(2);
 
-        NodeAck forN2 = new NodeAck("shop", "n2", 2, 2, NodeAck.Status.APPLIED, null, 12, 40, "iptables", Instant.now());
-        assertProblem(api.post("/api/v1/clusters/shop/nodes/n2/acks", "[" + forN2.toJson() + "]", TestApi.SHOP_N1.token()), 403, null,
+        NodeAck forN2 =
+                new NodeAck("shop", "n2", 2, 2, NodeAck.Status.APPLIED, null, 12, 40, "iptables", Instant.now());
+        assertProblem(
+                api.post("/api/v1/clusters/shop/nodes/n2/acks", "[" + forN2.toJson() + "]", TestApi.SHOP_N1.token()),
+                403,
+                null,
                 "token 'shop-n1' is bound to node 'n1' of cluster 'shop'; it may not acknowledge for node 'n2'");
-        assertProblem(api.post("/api/v1/clusters/bank/nodes/n1/acks", "[" + ack.toJson() + "]", TestApi.SHOP_N1.token()), 403, null,
+        assertProblem(
+                api.post("/api/v1/clusters/bank/nodes/n1/acks", "[" + ack.toJson() + "]", TestApi.SHOP_N1.token()),
+                403,
+                null,
                 "bound to cluster 'shop'");
         // Only nodes acknowledge: an operator's word on what a node runs would be a forged ack.
         assertProblem(api.post(path, "[" + ack.toJson() + "]", TestApi.OPERATOR.token()), 403, null, "needs agent");
         assertProblem(api.post(path, "[" + ack.toJson() + "]", TestApi.VIEWER.token()), 403, null, "needs agent");
         // A credential bound to the cluster only, or to nothing, reads rules but speaks for no node.
-        assertProblem(api.post("/api/v1/clusters/bank/nodes/n1/acks", "[" + ack.toJson() + "]", TestApi.BANK.token()), 403, null,
+        assertProblem(
+                api.post("/api/v1/clusters/bank/nodes/n1/acks", "[" + ack.toJson() + "]", TestApi.BANK.token()),
+                403,
+                null,
                 "token 'bank-agents' is not bound to a node: only node 'n1''s own credential may acknowledge for it");
         assertProblem(api.post(path, "[" + ack.toJson() + "]", AGENT), 403, null, "is not bound to a node");
         String n2 = api.nodeToken("shop", "n2");
-        assertProblem(api.post("/api/v1/clusters/shop/nodes/n2/acks", "[" + forN2.toJson() + "," + ack.toJson() + "]", n2), 400,
-                "body", "body[1]: the ack is for node 'n1' of cluster 'shop', not the node and cluster of the path");
+        assertProblem(
+                api.post("/api/v1/clusters/shop/nodes/n2/acks", "[" + forN2.toJson() + "," + ack.toJson() + "]", n2),
+                400,
+                "body",
+                "body[1]: the ack is for node 'n1' of cluster 'shop', not the node and cluster of the path");
         String n1 = TestApi.SHOP_N1.token();
         assertProblem(api.post(path, "[{\"v\": 1}]", n1), 400, "body", "body[0]: ");
         assertProblem(api.post(path, ack.toJson(), n1), 400, "body", "body: expected a list of 1-1000 acks");
         assertProblem(api.post(path, "[", n1), 400, "body", "body: is not JSON");
-        assertThat(new NodeStatusStore(api.database().dataSource()).nodeStatus("shop", List.of("n2"))).as("nothing stored for n2").isEmpty();
-        assertThat(new NodeStatusStore(api.database().dataSource()).nodeStatus("bank", List.of("n1"))).as("nothing stored for bank").isEmpty();
+        assertThat(new NodeStatusStore(api.database().dataSource()).nodeStatus("shop", List.of("n2")))
+                .as("nothing stored for n2")
+                .isEmpty();
+        assertThat(new NodeStatusStore(api.database().dataSource()).nodeStatus("bank", List.of("n1")))
+                .as("nothing stored for bank")
+                .isEmpty();
     }
 
     @Test
@@ -337,13 +429,16 @@ class DeltasApiTest {
         int nodes = 300;
         List<CompletableFuture<HttpResponse<String>>> sent = new ArrayList<>();
         for (int i = 0; i < nodes; i++) {
-            NodeAck a = new NodeAck("bank", "node-" + i, 2, 2, NodeAck.Status.APPLIED, null, 1, 10, "hollow", Instant.now());
-            sent.add(CompletableFuture.supplyAsync(() -> post("/api/v1/clusters/bank/nodes/" + a.node() + "/acks", "[" + a.toJson() + "]")));
+            NodeAck a = new NodeAck(
+                    "bank", "node-" + i, 2, 2, NodeAck.Status.APPLIED, null, 1, 10, "hollow", Instant.now());
+            sent.add(CompletableFuture.supplyAsync(
+                    () -> post("/api/v1/clusters/bank/nodes/" + a.node() + "/acks", "[" + a.toJson() + "]")));
         }
         for (CompletableFuture<HttpResponse<String>> f : sent) {
             assertThat(f.get(60, TimeUnit.SECONDS).statusCode()).isEqualTo(204);
         }
-        assertThat(new NodeStatusStore(api.database().dataSource()).nodeStatus("bank")).hasSize(nodes);
+        assertThat(new NodeStatusStore(api.database().dataSource()).nodeStatus("bank"))
+                .hasSize(nodes);
         assertThat(batches.totalAmount() - acksBefore).isEqualTo(nodes);
         // Written as they came, but not one transaction each.
         assertThat(batches.count() - batchesBefore).isLessThan(nodes);
@@ -363,9 +458,13 @@ class DeltasApiTest {
                     break;
                 }
             }
-            assertThat(api.get("/api/v1/clusters/shop/nodes").statusCode()).as("a query while the pool is taken").isEqualTo(503);
-            NodeAck a = new NodeAck("shop", "starved", 2, 2, NodeAck.Status.APPLIED, null, 1, 10, "hollow", Instant.now());
-            HttpResponse<String> r = api.post("/api/v1/clusters/shop/nodes/starved/acks", "[" + a.toJson() + "]", starved);
+            assertThat(api.get("/api/v1/clusters/shop/nodes").statusCode())
+                    .as("a query while the pool is taken")
+                    .isEqualTo(503);
+            NodeAck a =
+                    new NodeAck("shop", "starved", 2, 2, NodeAck.Status.APPLIED, null, 1, 10, "hollow", Instant.now());
+            HttpResponse<String> r =
+                    api.post("/api/v1/clusters/shop/nodes/starved/acks", "[" + a.toJson() + "]", starved);
             assertThat(r.statusCode()).as(r.body()).isEqualTo(204);
         } finally {
             for (Connection c : held) {
@@ -373,20 +472,29 @@ class DeltasApiTest {
             }
         }
         assertThat(new NodeStatusStore(api.database().dataSource()).nodeStatus("shop", List.of("starved")))
-                .singleElement().extracting(NodeStatus::running).isEqualTo(2L);
+                .singleElement()
+                .extracting(NodeStatus::running)
+                .isEqualTo(2L);
     }
 
     /**
      * {@code agents} requests for the deltas of cluster "fleet" with {@code query}, sent at once; returns when every one
      * is parked in {@link DeltaWaits}.
      */
-    private static <T> List<CompletableFuture<HttpResponse<T>>> parked(TestApi fleet, int agents, String query,
+    private static <T> List<CompletableFuture<HttpResponse<T>>> parked(
+            TestApi fleet,
+            int agents,
+            String query,
             java.util.function.IntFunction<HttpResponse.BodyHandler<T>> handler) {
         java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
         List<CompletableFuture<HttpResponse<T>>> answers = new ArrayList<>();
         for (int i = 0; i < agents; i++) {
-            answers.add(http.sendAsync(java.net.http.HttpRequest.newBuilder(java.net.URI.create(fleet.baseUrl()
-                    + "/api/v1/clusters/fleet/deltas?" + query)).header("Authorization", "Bearer " + AGENT).build(), handler.apply(i)));
+            answers.add(http.sendAsync(
+                    java.net.http.HttpRequest.newBuilder(
+                                    java.net.URI.create(fleet.baseUrl() + "/api/v1/clusters/fleet/deltas?" + query))
+                            .header("Authorization", "Bearer " + AGENT)
+                            .build(),
+                    handler.apply(i)));
         }
         DeltaWaits waits = fleet.context().getBean(DeltaWaits.class);
         await().atMost(java.time.Duration.ofSeconds(30)).until(() -> waits.parked() == agents);
@@ -394,7 +502,8 @@ class DeltasApiTest {
     }
 
     /** A streamed answer's lines, into a queue as they arrive. */
-    private record Lines(java.util.concurrent.BlockingQueue<String> into) implements java.util.concurrent.Flow.Subscriber<String> {
+    private record Lines(java.util.concurrent.BlockingQueue<String> into)
+            implements java.util.concurrent.Flow.Subscriber<String> {
         @Override
         public void onSubscribe(java.util.concurrent.Flow.Subscription s) {
             s.request(Long.MAX_VALUE);
@@ -411,8 +520,7 @@ class DeltasApiTest {
         }
 
         @Override
-        public void onComplete() {
-        }
+        public void onComplete() {}
     }
 
     private HttpResponse<String> get(String path) {
@@ -435,6 +543,9 @@ class DeltasApiTest {
 
     private static List<RulesDelta> lines(HttpResponse<String> r) {
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-        return Arrays.stream(r.body().split("\n")).filter(l -> !l.isBlank()).map(RulesDelta::fromJson).toList();
+        return Arrays.stream(r.body().split("\n"))
+                .filter(l -> !l.isBlank())
+                .map(RulesDelta::fromJson)
+                .toList();
     }
 }

@@ -9,11 +9,11 @@ import io.rulesync.testing.needs.RequiresTool;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -58,8 +58,13 @@ class OpenApiContractTest {
                     wanted.add("404");
                 }
                 for (String status : wanted) {
-                    JsonNode schema = op.getValue().path("responses").path(status).path("content").path("application/problem+json")
-                            .path("schema").path("$ref");
+                    JsonNode schema = op.getValue()
+                            .path("responses")
+                            .path(status)
+                            .path("content")
+                            .path("application/problem+json")
+                            .path("schema")
+                            .path("$ref");
                     if (!schema.asString("").equals("#/components/schemas/Problem")) {
                         missing.add(op.getKey().toUpperCase() + " " + path.getKey() + " " + status);
                     }
@@ -68,20 +73,27 @@ class OpenApiContractTest {
         }
         assertThat(operations).isGreaterThanOrEqualTo(19);
         assertThat(missing).as("operations without a declared problem").isEmpty();
-        assertThat(doc.path("components").path("schemas").path("Problem").path("properties").propertyNames())
+        assertThat(doc.path("components")
+                        .path("schemas")
+                        .path("Problem")
+                        .path("properties")
+                        .propertyNames())
                 .contains("status", "detail", "parameter");
     }
 
     @Test
     void theAnswersDecidedAtRunTimeAreDeclared() {
-        JsonNode acks = operation("/api/v1/clusters/{cluster}/nodes/{node}/acks", "post").path("responses");
+        JsonNode acks = operation("/api/v1/clusters/{cluster}/nodes/{node}/acks", "post")
+                .path("responses");
         assertThat(acks.has("204")).isTrue();
         assertThat(acks.has("200")).as("acks never answer 200").isFalse();
         for (String action : List.of("rollback", "resume")) {
-            JsonNode r = operation("/api/v1/clusters/{cluster}/" + action, "post").path("responses");
+            JsonNode r =
+                    operation("/api/v1/clusters/{cluster}/" + action, "post").path("responses");
             assertThat(r.propertyNames()).as(action).contains("200", "202", "409");
         }
-        JsonNode replay = operation("/api/v1/clusters/{cluster}/dead-letters/{id}/replay", "post").path("responses");
+        JsonNode replay = operation("/api/v1/clusters/{cluster}/dead-letters/{id}/replay", "post")
+                .path("responses");
         assertThat(replay.propertyNames()).contains("202").doesNotContain("200");
     }
 
@@ -125,11 +137,14 @@ class OpenApiContractTest {
     void redoclysRecommendedRulesFindNothing() throws Exception {
         Path dir = Files.createTempDirectory("openapi-lint");
         try {
-            Path file = Files.writeString(dir.resolve("openapi.json"), api.get("/v3/api-docs").body());
+            Path file = Files.writeString(
+                    dir.resolve("openapi.json"), api.get("/v3/api-docs").body());
             // No licence is declared: the project has not chosen one, and the document should not claim one.
             Files.writeString(dir.resolve("redocly.yaml"), "extends:\n  - recommended\nrules:\n  info-license: off\n");
-            Process p = new ProcessBuilder("redocly", "lint", "--format=stylish", file.toString()).directory(dir.toFile())
-                    .redirectErrorStream(true).start();
+            Process p = new ProcessBuilder("redocly", "lint", "--format=stylish", file.toString())
+                    .directory(dir.toFile())
+                    .redirectErrorStream(true)
+                    .start();
             String said = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
             assertThat(said).as(said).contains("Woohoo! Your API description is valid.");
@@ -157,7 +172,9 @@ class OpenApiContractTest {
             Files.writeString(kept, served);
         }
         assertThat(Files.exists(kept)).as("api/openapi.json exists").isTrue();
-        assertThat(Json.MAPPER.readTree(Files.readString(kept))).as("api/openapi.json is the served document; write it again with "
-                + "mvn -pl api test -Dtest=OpenApiContractTest -Drulesync.openapi.write").isEqualTo(doc);
+        assertThat(Json.MAPPER.readTree(Files.readString(kept)))
+                .as("api/openapi.json is the served document; write it again with "
+                        + "mvn -pl api test -Dtest=OpenApiContractTest -Drulesync.openapi.write")
+                .isEqualTo(doc);
     }
 }

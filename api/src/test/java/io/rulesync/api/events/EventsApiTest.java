@@ -60,17 +60,25 @@ class EventsApiTest {
         Map<?, ?> page = json(get("/api/v1/clusters/shop/events?kind=EndpointSlice&limit=1"));
         assertThat((List<?>) page.get("events")).hasSize(1);
         String next = (String) page.get("next");
-        assertThat(next).startsWith("/api/v1/clusters/shop/events?kind=EndpointSlice&after=").endsWith("&limit=1");
+        assertThat(next)
+                .startsWith("/api/v1/clusters/shop/events?kind=EndpointSlice&after=")
+                .endsWith("&limit=1");
         List<?> second = (List<?>) json(get(next)).get("events");
         assertThat(second).hasSize(1);
-        assertThat(((Map<?, ?>) second.get(0)).get("id")).isNotEqualTo(((Map<?, ?>) ((List<?>) page.get("events")).get(0)).get("id"));
+        assertThat(((Map<?, ?>) second.get(0)).get("id"))
+                .isNotEqualTo(((Map<?, ?>) ((List<?>) page.get("events")).get(0)).get("id"));
     }
 
     @Test
     void badFiltersAreProblemsNamingTheParameter() throws Exception {
         assertThat(get("/api/v1/clusters/nope/events").statusCode()).isEqualTo(404);
-        for (String[] c : new String[][] {{"kind=Pod", "kind"}, {"since=yesterday", "since"}, {"namespace=Bad_NS", "namespace"},
-                {"limit=0", "limit"}, {"after=-3", "after"}}) {
+        for (String[] c : new String[][] {
+            {"kind=Pod", "kind"},
+            {"since=yesterday", "since"},
+            {"namespace=Bad_NS", "namespace"},
+            {"limit=0", "limit"},
+            {"after=-3", "after"}
+        }) {
             HttpResponse<String> r = get("/api/v1/clusters/shop/events?" + c[0]);
             assertThat(r.statusCode()).as(c[0]).isEqualTo(400);
             assertThat(json(r).get("parameter")).as(c[0]).isEqualTo(c[1]);

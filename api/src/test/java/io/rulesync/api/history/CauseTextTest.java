@@ -17,11 +17,15 @@ class CauseTextTest {
                 {"events": 3, "topic": "rulesync.cluster-events", "partition": 0, "firstOffset": 10, "lastOffset": 12,
                  "objects": ["Service shop/web", "EndpointSlice shop/web-1"], "moreObjects": 4,
                  "operatorActions": [{"action": "rollback", "toVersion": 7, "actor": "otto", "reason": "bad deploy"}],
-                 "resync": "digest mismatch"}""")).isEqualTo(
-                "rollback to v7 by otto: bad deploy; Service shop/web, EndpointSlice shop/web-1 (+4 more); resync: digest mismatch");
-        assertThat(summary("{\"operatorActions\": [{\"action\": \"resume\", \"actor\": \"otto\", \"reason\": \"fixed\"}]}"))
+                 "resync": "digest mismatch"}"""))
+                .isEqualTo(
+                        "rollback to v7 by otto: bad deploy; Service shop/web, EndpointSlice shop/web-1 (+4 more); resync: digest mismatch");
+        assertThat(
+                        summary(
+                                "{\"operatorActions\": [{\"action\": \"resume\", \"actor\": \"otto\", \"reason\": \"fixed\"}]}"))
                 .isEqualTo("resume by otto: fixed");
-        assertThat(summary("{\"settings\": {\"masqueradeAll\": true}}")).isEqualTo("settings: {\"masqueradeAll\":true}");
+        assertThat(summary("{\"settings\": {\"masqueradeAll\": true}}"))
+                .isEqualTo("settings: {\"masqueradeAll\":true}");
     }
 
     @Test

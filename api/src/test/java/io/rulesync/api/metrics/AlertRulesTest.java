@@ -57,16 +57,32 @@ class AlertRulesTest {
         try (TestApi api = TestApi.onTwoVersions("shop")) {
             // What the api counts once nodes have acknowledged, one applied and one failed, in its own registry.
             Instant now = Instant.now();
-            new AckMetrics(api.context().getBean(MeterRegistry.class), new EventLog(api.database().dataSource())).stored(List.of(
-                    new NodeAck("shop", "n1", 2, 2, NodeAck.Status.APPLIED, null, 12, 40, "iptables", now),
-                    new NodeAck("shop", "n2", 2, 1, NodeAck.Status.FAILED, "ipv4: iptables-restore exited 1", 7, 0, "iptables", now)),
-                    now);
+            new AckMetrics(
+                            api.context().getBean(MeterRegistry.class),
+                            new EventLog(api.database().dataSource()))
+                    .stored(
+                            List.of(
+                                    new NodeAck(
+                                            "shop", "n1", 2, 2, NodeAck.Status.APPLIED, null, 12, 40, "iptables", now),
+                                    new NodeAck(
+                                            "shop",
+                                            "n2",
+                                            2,
+                                            1,
+                                            NodeAck.Status.FAILED,
+                                            "ipv4: iptables-restore exited 1",
+                                            7,
+                                            0,
+                                            "iptables",
+                                            now)),
+                            now);
             exposed.addAll(sampleNames(api.get("/actuator/prometheus").body()));
         }
         PrometheusMeterRegistry compiler = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         CompilerMetrics metrics = new CompilerMetrics(compiler);
         metrics.refusedObjects("shop", 1);
-        metrics.admissionProblemsChanged("shop", List.of(new Problem("Service shop/web", "Service shop/web", "spec.clusterIP", "taken")));
+        metrics.admissionProblemsChanged(
+                "shop", List.of(new Problem("Service shop/web", "Service shop/web", "spec.clusterIP", "taken")));
         metrics.deadLettered(1);
         exposed.addAll(sampleNames(compiler.scrape()));
 
@@ -74,13 +90,19 @@ class AlertRulesTest {
     }
 
     private static Set<String> sampleNames(String scrape) {
-        return scrape.lines().filter(l -> l.startsWith("rulesync_")).map(l -> l.split("[{ ]", 2)[0]).collect(Collectors.toSet());
+        return scrape.lines()
+                .filter(l -> l.startsWith("rulesync_"))
+                .map(l -> l.split("[{ ]", 2)[0])
+                .collect(Collectors.toSet());
     }
 
     private static String promtool(String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(List.of("promtool"));
         command.addAll(List.of(args));
-        Process p = new ProcessBuilder(command).directory(ALERTS.toFile()).redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(command)
+                .directory(ALERTS.toFile())
+                .redirectErrorStream(true)
+                .start();
         String said = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).as(said).isZero();

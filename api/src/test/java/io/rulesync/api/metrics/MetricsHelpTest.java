@@ -39,11 +39,17 @@ class MetricsHelpTest {
 
     @Test
     void everyMetricOfOursSaysWhatItCounts() {
-        List<String> ours = scrape.lines().filter(l -> l.startsWith("# TYPE rulesync_")).map(l -> l.split(" ")[2]).toList();
+        List<String> ours = scrape.lines()
+                .filter(l -> l.startsWith("# TYPE rulesync_"))
+                .map(l -> l.split(" ")[2])
+                .toList();
         assertThat(ours).contains("rulesync_api_authentication_failures_total", "rulesync_deltas_waiting");
         List<String> silent = new ArrayList<>();
         for (String metric : ours) {
-            String help = scrape.lines().filter(l -> l.startsWith("# HELP " + metric + " ")).findFirst().orElse("# HELP " + metric + " ");
+            String help = scrape.lines()
+                    .filter(l -> l.startsWith("# HELP " + metric + " "))
+                    .findFirst()
+                    .orElse("# HELP " + metric + " ");
             if (help.substring(("# HELP " + metric + " ").length()).isBlank()) {
                 silent.add(metric);
             }
@@ -54,12 +60,16 @@ class MetricsHelpTest {
     @Test
     @RequiresTool("promtool")
     void promtoolFindsNothingToSayAboutOurMetrics() throws Exception {
-        Process p = new ProcessBuilder("promtool", "check", "metrics").redirectErrorStream(true).start();
+        Process p = new ProcessBuilder("promtool", "check", "metrics")
+                .redirectErrorStream(true)
+                .start();
         p.getOutputStream().write(scrape.getBytes(StandardCharsets.UTF_8));
         p.getOutputStream().close();
         String said = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
         // The libraries' metrics (JVM, HTTP server, pools) are theirs to name; ours must pass.
-        assertThat(said.lines().filter(l -> l.contains("rulesync_")).toList()).as(said).isEmpty();
+        assertThat(said.lines().filter(l -> l.contains("rulesync_")).toList())
+                .as(said)
+                .isEmpty();
     }
 }

@@ -3,10 +3,10 @@ package io.rulesync.api.nodes;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.api.testing.TestApi;
-import io.rulesync.store.NodeStatusStore;
-import io.rulesync.testsupport.cluster.Fixtures;
 import io.rulesync.model.ack.NodeAck;
+import io.rulesync.store.NodeStatusStore;
 import io.rulesync.testing.needs.RequiresPostgres;
+import io.rulesync.testsupport.cluster.Fixtures;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
@@ -29,9 +29,21 @@ class NodesApiTest {
     void setUp() throws Exception {
         api = TestApi.onTwoVersions("shop");
         Instant at = Instant.now();
-        api.context().getBean(NodeStatusStore.class).recordAcks(List.of(
-                new NodeAck("shop", "n1", 2, 2, NodeAck.Status.APPLIED, null, 12, 40, "iptables", at),
-                new NodeAck("shop", "n2", 2, 1, NodeAck.Status.FAILED, "ipv4: iptables-restore exited 1", 7, 0, "iptables", at)));
+        api.context()
+                .getBean(NodeStatusStore.class)
+                .recordAcks(List.of(
+                        new NodeAck("shop", "n1", 2, 2, NodeAck.Status.APPLIED, null, 12, 40, "iptables", at),
+                        new NodeAck(
+                                "shop",
+                                "n2",
+                                2,
+                                1,
+                                NodeAck.Status.FAILED,
+                                "ipv4: iptables-restore exited 1",
+                                7,
+                                0,
+                                "iptables",
+                                at)));
     }
 
     @AfterAll
@@ -72,19 +84,32 @@ class NodesApiTest {
         assertThat(all.get("counts")).isEqualTo(Map.of("converged", 1, "behind", 0, "failed", 1, "unknown", 0));
         // n2 lacks version 2, made at T+2s (the fixture's clock): its lag counts from then.
         long lag = ((Number) ((Map<?, ?>) ((List<?>) all.get("nodes")).get(1)).get("lagSeconds")).longValue();
-        assertThat(lag).isGreaterThanOrEqualTo(Duration.between(Fixtures.T.plusSeconds(2), Instant.now()).toSeconds() - 1);
+        assertThat(lag)
+                .isGreaterThanOrEqualTo(Duration.between(Fixtures.T.plusSeconds(2), Instant.now())
+                                .toSeconds()
+                        - 1);
 
         Map<?, ?> first = TestApi.json(get("/api/v1/clusters/shop/nodes?limit=1"));
-        assertThat(((List<?>) first.get("nodes")).stream().map(n -> ((Map<?, ?>) n).get("node")).toList()).isEqualTo(List.of("n1"));
+        assertThat(((List<?>) first.get("nodes"))
+                        .stream().map(n -> ((Map<?, ?>) n).get("node")).toList())
+                .isEqualTo(List.of("n1"));
         assertThat(first.get("next")).isEqualTo("/api/v1/clusters/shop/nodes?after=n1&limit=1");
         Map<?, ?> second = TestApi.json(get((String) first.get("next")));
-        assertThat(((List<?>) second.get("nodes")).stream().map(n -> ((Map<?, ?>) n).get("node")).toList()).isEqualTo(List.of("n2"));
+        assertThat(((List<?>) second.get("nodes"))
+                        .stream().map(n -> ((Map<?, ?>) n).get("node")).toList())
+                .isEqualTo(List.of("n2"));
         assertThat(second.get("next")).isNull();
         assertThat(second.get("counts")).isEqualTo(all.get("counts"));
 
         Map<?, ?> failed = TestApi.json(get("/api/v1/clusters/shop/nodes?state=failed"));
-        assertThat(((List<?>) failed.get("nodes")).stream().map(n -> ((Map<?, ?>) n).get("node")).toList()).isEqualTo(List.of("n2"));
-        TestApi.assertProblem(get("/api/v1/clusters/shop/nodes?state=sad"), 400, "state", "'sad' is not converged, behind, failed or unknown");
+        assertThat(((List<?>) failed.get("nodes"))
+                        .stream().map(n -> ((Map<?, ?>) n).get("node")).toList())
+                .isEqualTo(List.of("n2"));
+        TestApi.assertProblem(
+                get("/api/v1/clusters/shop/nodes?state=sad"),
+                400,
+                "state",
+                "'sad' is not converged, behind, failed or unknown");
         TestApi.assertProblem(get("/api/v1/clusters/shop/nodes?limit=0"), 400, "limit", "limit: '0' is not 1-5000");
     }
 

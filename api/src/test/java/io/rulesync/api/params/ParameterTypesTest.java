@@ -42,9 +42,13 @@ class ParameterTypesTest {
 
     @Test
     void instantsModesFamiliesAndStates() {
-        assertThat(conversions.convert("2026-11-29T12:00:00Z", Since.class).at()).isEqualTo(Instant.parse("2026-11-29T12:00:00Z"));
+        assertThat(conversions.convert("2026-11-29T12:00:00Z", Since.class).at())
+                .isEqualTo(Instant.parse("2026-11-29T12:00:00Z"));
         assertRefused("yesterday", Since.class, "'yesterday' is not an instant like 2026-11-29T12:00:00Z");
-        assertRefused("+10000-01-01T00:00:00Z", Since.class, "'+10000-01-01T00:00:00Z' is outside the years 0000-9999 (RFC 3339's)");
+        assertRefused(
+                "+10000-01-01T00:00:00Z",
+                Since.class,
+                "'+10000-01-01T00:00:00Z' is outside the years 0000-9999 (RFC 3339's)");
         assertThat(conversions.convert("ipvs", RulesMode.class)).isEqualTo(RulesMode.IPVS);
         assertRefused("IPVS", RulesMode.class, "'IPVS' is not iptables, ipvs or nftables");
         assertThat(conversions.convert("ipv6", IpFamily.class)).isEqualTo(IpFamily.IPV6);
@@ -54,7 +58,11 @@ class ParameterTypesTest {
     }
 
     private void assertRefused(String value, Class<?> type, String detail) {
-        assertThatThrownBy(() -> conversions.convert(value, type)).as(value).isInstanceOf(ConversionFailedException.class)
-                .cause().isInstanceOf(BadValue.class).hasMessageStartingWith(detail);
+        assertThatThrownBy(() -> conversions.convert(value, type))
+                .as(value)
+                .isInstanceOf(ConversionFailedException.class)
+                .cause()
+                .isInstanceOf(BadValue.class)
+                .hasMessageStartingWith(detail);
     }
 }

@@ -42,7 +42,9 @@ class RolloutPolicyTest {
         assertThat(s.matches(Map.of("pool", "gpu"))).isTrue();
         assertThat(s.matches(Map.of("pool", "gpu", "tier", "dev"))).isTrue();
         assertThat(s.matches(Map.of("pool", "gpu", "tier", "prod"))).as("NotIn").isFalse();
-        assertThat(s.matches(Map.of("pool", "gpu", "spot", "true"))).as("DoesNotExist").isFalse();
+        assertThat(s.matches(Map.of("pool", "gpu", "spot", "true")))
+                .as("DoesNotExist")
+                .isFalse();
         assertThat(s.matches(Map.of("pool", "cpu"))).as("matchLabels").isFalse();
         assertThat(s.matches(Map.of())).isFalse();
         NodeSelector in = RolloutPolicy.fromJson("""
@@ -52,40 +54,66 @@ class RolloutPolicyTest {
         assertThat(in.matches(Map.of("zone", "c", "ssd", ""))).isFalse();
         assertThat(in.matches(Map.of("zone", "a"))).isFalse();
         assertThat(RolloutPolicy.fromJson(p.toJson())).isEqualTo(p);
-        assertThat(RolloutPolicy.fromJson("{\"waves\": [{\"nodes\": [\"a\"]}]}").selectsByLabel()).isFalse();
+        assertThat(RolloutPolicy.fromJson("{\"waves\": [{\"nodes\": [\"a\"]}]}").selectsByLabel())
+                .isFalse();
     }
 
     @Test
     void eachMistakeIsNamedByItsField() {
         for (List<String> c : List.of(
                 List.of("{}", "waves: a list of at least one wave is required"),
-                List.of("{\"waves\": [{\"nodes\": [\"a\"], \"percent\": 5}]}", "waves[0]: give exactly one of nodes, zone, selector and percent"),
-                List.of("{\"waves\": [{\"selector\": {}}]}", "waves[0].selector: selects every node; give at least one of"),
-                List.of("{\"waves\": [{\"selector\": {\"matchLabel\": {}}}]}", "waves[0].selector.matchLabel: unknown field"),
-                List.of("{\"waves\": [{\"selector\": {\"matchLabels\": {\"pool\": \"a b\"}}}]}",
+                List.of(
+                        "{\"waves\": [{\"nodes\": [\"a\"], \"percent\": 5}]}",
+                        "waves[0]: give exactly one of nodes, zone, selector and percent"),
+                List.of(
+                        "{\"waves\": [{\"selector\": {}}]}",
+                        "waves[0].selector: selects every node; give at least one of"),
+                List.of(
+                        "{\"waves\": [{\"selector\": {\"matchLabel\": {}}}]}",
+                        "waves[0].selector.matchLabel: unknown field"),
+                List.of(
+                        "{\"waves\": [{\"selector\": {\"matchLabels\": {\"pool\": \"a b\"}}}]}",
                         "waves[0].selector.matchLabels.pool: "),
-                List.of("{\"waves\": [{\"selector\": {\"matchExpressions\": [{\"key\": \"pool\", \"operator\": \"Equals\"}]}}]}",
+                List.of(
+                        "{\"waves\": [{\"selector\": {\"matchExpressions\": [{\"key\": \"pool\", \"operator\": \"Equals\"}]}}]}",
                         "waves[0].selector.matchExpressions[0].operator: 'Equals' is not In, NotIn, Exists or DoesNotExist"),
-                List.of("{\"waves\": [{\"selector\": {\"matchExpressions\": [{\"key\": \"pool\", \"operator\": \"In\"}]}}]}",
+                List.of(
+                        "{\"waves\": [{\"selector\": {\"matchExpressions\": [{\"key\": \"pool\", \"operator\": \"In\"}]}}]}",
                         "waves[0].selector.matchExpressions[0].values: In needs at least one value"),
-                List.of("{\"waves\": [{\"selector\": {\"matchExpressions\": [{\"key\": \"-x\", \"operator\": \"Exists\"}]}}]}",
+                List.of(
+                        "{\"waves\": [{\"selector\": {\"matchExpressions\": [{\"key\": \"-x\", \"operator\": \"Exists\"}]}}]}",
                         "waves[0].selector.matchExpressions[0].key: "),
-                List.of("{\"waves\": [{\"selector\": {\"matchExpressions\": [{\"key\": \"gpu\", \"operator\": \"Exists\", "
-                        + "\"values\": [\"1\"]}]}}]}", "waves[0].selector.matchExpressions[0].values: Exists takes no values"),
+                List.of(
+                        "{\"waves\": [{\"selector\": {\"matchExpressions\": [{\"key\": \"gpu\", \"operator\": \"Exists\", "
+                                + "\"values\": [\"1\"]}]}}]}",
+                        "waves[0].selector.matchExpressions[0].values: Exists takes no values"),
                 List.of("{\"waves\": [{\"percent\": 0}]}", "waves[0].percent: '0' is not a whole number 1-100"),
                 List.of("{\"waves\": [{\"percent\": 12.5}]}", "waves[0].percent: '12.5' is not a whole number 1-100"),
-                List.of("{\"waves\": [{\"nodes\": []}]}", "waves[0].nodes: a list of at least one node name is required"),
+                List.of(
+                        "{\"waves\": [{\"nodes\": []}]}",
+                        "waves[0].nodes: a list of at least one node name is required"),
                 List.of("{\"waves\": [{\"nodes\": [\"Bad_Name\"]}]}", "waves[0].nodes[0]: "),
-                List.of("{\"waves\": [{\"percent\": 10, \"bake\": \"soon\"}]}", "waves[0].bake: 'soon' is not a duration such as 30s"),
-                List.of("{\"waves\": [{\"name\": \"a\", \"percent\": 10}, {\"name\": \"a\", \"percent\": 100}]}",
+                List.of(
+                        "{\"waves\": [{\"percent\": 10, \"bake\": \"soon\"}]}",
+                        "waves[0].bake: 'soon' is not a duration such as 30s"),
+                List.of(
+                        "{\"waves\": [{\"name\": \"a\", \"percent\": 10}, {\"name\": \"a\", \"percent\": 100}]}",
                         "waves[1].name: 'a' names an earlier wave too"),
                 List.of("{\"waves\": [{\"percent\": 10, \"bak\": \"1s\"}]}", "waves[0].bak: unknown field"),
-                List.of("{\"waves\": [{\"percent\": 10}], \"failWhen\": {\"unacked\": 1}}", "failWhen.unacked: '1' is not a share"),
-                List.of("{\"waves\": [{\"percent\": 10}], \"failWhen\": {\"ackTimeout\": \"0s\"}}", "failWhen.ackTimeout: must be more than 0"),
-                List.of("{\"waves\": [{\"percent\": 10}], \"onFailure\": \"panic\"}", "onFailure: 'panic' is not halt or rollback"),
+                List.of(
+                        "{\"waves\": [{\"percent\": 10}], \"failWhen\": {\"unacked\": 1}}",
+                        "failWhen.unacked: '1' is not a share"),
+                List.of(
+                        "{\"waves\": [{\"percent\": 10}], \"failWhen\": {\"ackTimeout\": \"0s\"}}",
+                        "failWhen.ackTimeout: must be more than 0"),
+                List.of(
+                        "{\"waves\": [{\"percent\": 10}], \"onFailure\": \"panic\"}",
+                        "onFailure: 'panic' is not halt or rollback"),
                 List.of("[1]", "expected an object with waves"),
                 List.of("{", "not JSON"))) {
-            assertThatThrownBy(() -> RolloutPolicy.fromJson(c.get(0))).as(c.get(0)).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> RolloutPolicy.fromJson(c.get(0)))
+                    .as(c.get(0))
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageStartingWith(c.get(1));
         }
     }

@@ -18,15 +18,20 @@ class RolloutStepPurityTest {
 
     @Test
     void theStepUsesOnlyTheValuesItDecidesFrom() {
-        PureCode.forClasses(List.of(RolloutStep.class), List.of(Rollout.class, RolloutPolicy.class, Waves.class),
-                List.of("io.rulesync.model..")).check(ROLLOUT);
+        PureCode.forClasses(
+                        List.of(RolloutStep.class),
+                        List.of(Rollout.class, RolloutPolicy.class, Waves.class),
+                        List.of("io.rulesync.model.."))
+                .check(ROLLOUT);
     }
 
     /** The rule sees what the step uses: without its values allowed, it refuses them. */
     @Test
     void theRuleWouldRefuseAnythingElse() {
-        assertThatThrownBy(() -> PureCode.forClasses(List.of(RolloutStep.class), List.of(), List.of()).check(ROLLOUT))
-                .isInstanceOf(AssertionError.class).hasMessageContaining("io.rulesync.api.rollout.Rollout")
+        assertThatThrownBy(() -> PureCode.forClasses(List.of(RolloutStep.class), List.of(), List.of())
+                        .check(ROLLOUT))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("io.rulesync.api.rollout.Rollout")
                 .hasMessageContaining("io.rulesync.model.cluster.KubernetesNames");
     }
 }

@@ -38,7 +38,8 @@ class RolloutStepTest {
     @Test
     void aGoodVersionOpensEachWaveOnceTheLastHasAckedAndBaked() {
         Rollout settled = Rollout.settled("shop", 4, T0);
-        assertThat(RolloutStep.next(settled, POLICY, WAVES, Map.of(), NONE, 4, 0, T0)).isInstanceOf(Step.None.class);
+        assertThat(RolloutStep.next(settled, POLICY, WAVES, Map.of(), NONE, 4, 0, T0))
+                .isInstanceOf(Step.None.class);
         Step.Start start = (Step.Start) RolloutStep.next(settled, POLICY, WAVES, Map.of(), NONE, 5, 0, T0);
         Rollout r = start.rollout();
         assertThat(r.version()).isEqualTo(5);
@@ -48,8 +49,10 @@ class RolloutStepTest {
 
         // Acked but not baked; then baked but one canary not acked (a quarter of two nodes is none).
         Map<String, NodeReport> acked = running(5, "c1", "c2");
-        assertThat(RolloutStep.next(r, POLICY, WAVES, acked, NONE, 5, 0, T0.plusSeconds(59))).isInstanceOf(Step.None.class);
-        assertThat(RolloutStep.next(r, POLICY, WAVES, running(5, "c1"), NONE, 5, 0, T0.plusSeconds(61))).isInstanceOf(Step.None.class);
+        assertThat(RolloutStep.next(r, POLICY, WAVES, acked, NONE, 5, 0, T0.plusSeconds(59)))
+                .isInstanceOf(Step.None.class);
+        assertThat(RolloutStep.next(r, POLICY, WAVES, running(5, "c1"), NONE, 5, 0, T0.plusSeconds(61)))
+                .isInstanceOf(Step.None.class);
         Step.Advance open = (Step.Advance) RolloutStep.next(r, POLICY, WAVES, acked, NONE, 5, 0, T0.plusSeconds(61));
         r = open.rollout();
         assertThat(open.why()).isEqualTo("wave 'canary' baked 60 s with 2 of 2 nodes acknowledged; wave 'rest' opens");
@@ -67,24 +70,34 @@ class RolloutStepTest {
 
     @Test
     void aNewVersionWaitsForTheRollingOneButARollbackSupersedesIt() {
-        Rollout r = ((Step.Start) RolloutStep.next(Rollout.settled("shop", 4, T0), POLICY, WAVES, Map.of(), NONE, 5, 0, T0)).rollout();
+        Rollout r = ((Step.Start)
+                        RolloutStep.next(Rollout.settled("shop", 4, T0), POLICY, WAVES, Map.of(), NONE, 5, 0, T0))
+                .rollout();
         // 6, an ordinary change, waits for 5 to go out to every wave.
-        assertThat(RolloutStep.next(r, POLICY, WAVES, running(5, "c1", "c2"), NONE, 6, 0, T0.plusSeconds(10))).isInstanceOf(Step.None.class);
-        // 7 is an operator's rollback: it starts now, from the canaries, and the rest keep what completed every wave (4).
-        Step.Start back = (Step.Start) RolloutStep.next(r, POLICY, WAVES, running(5, "c1", "c2"), NONE, 7, 7, T0.plusSeconds(10));
+        assertThat(RolloutStep.next(r, POLICY, WAVES, running(5, "c1", "c2"), NONE, 6, 0, T0.plusSeconds(10)))
+                .isInstanceOf(Step.None.class);
+        // 7 is an operator's rollback: it starts now, from the canaries, and the rest keep what completed every wave
+        // (4).
+        Step.Start back =
+                (Step.Start) RolloutStep.next(r, POLICY, WAVES, running(5, "c1", "c2"), NONE, 7, 7, T0.plusSeconds(10));
         assertThat(back.rollout().version()).isEqualTo(7);
         assertThat(back.rollout().stable()).isEqualTo(4);
         assertThat(back.rollout().wave()).isZero();
-        assertThat(back.why()).isEqualTo("version 7 is a rollback: it supersedes version 5, which was still rolling out");
+        assertThat(back.why())
+                .isEqualTo("version 7 is a rollback: it supersedes version 5, which was still rolling out");
         // Paused the same; and a rollback older than the rolling version is history.
         Rollout paused = r.with(Rollout.State.PAUSED, 0, T0, "paused by otto: look");
-        assertThat(RolloutStep.next(paused, POLICY, WAVES, Map.of(), NONE, 8, 7, T0.plusSeconds(10))).isInstanceOf(Step.Start.class);
-        assertThat(RolloutStep.next(r, POLICY, WAVES, Map.of(), NONE, 6, 3, T0.plusSeconds(10))).isInstanceOf(Step.None.class);
+        assertThat(RolloutStep.next(paused, POLICY, WAVES, Map.of(), NONE, 8, 7, T0.plusSeconds(10)))
+                .isInstanceOf(Step.Start.class);
+        assertThat(RolloutStep.next(r, POLICY, WAVES, Map.of(), NONE, 6, 3, T0.plusSeconds(10)))
+                .isInstanceOf(Step.None.class);
     }
 
     @Test
     void aFailedAckInAnOpenedWaveHaltsTheVersionThere() {
-        Rollout r = ((Step.Start) RolloutStep.next(Rollout.settled("shop", 4, T0), POLICY, WAVES, Map.of(), NONE, 5, 0, T0)).rollout();
+        Rollout r = ((Step.Start)
+                        RolloutStep.next(Rollout.settled("shop", 4, T0), POLICY, WAVES, Map.of(), NONE, 5, 0, T0))
+                .rollout();
         Map<String, NodeReport> reports = running(5, "c1");
         reports.put("c2", new NodeReport(4, 5L, "iptables-restore: line 7 failed"));
         Step.Fail fail = (Step.Fail) RolloutStep.next(r, POLICY, WAVES, reports, NONE, 5, 0, T0.plusSeconds(3));
@@ -92,39 +105,53 @@ class RolloutStepTest {
         assertThat(fail.nodes()).containsExactly("c2");
         Rollout halted = fail.rollout();
         assertThat(halted.state()).isEqualTo(Rollout.State.HALTED);
-        assertThat(halted.releasedTo(1)).as("the rest keep the previous version").isEqualTo(4);
-        assertThat(RolloutStep.next(halted, POLICY, WAVES, reports, NONE, 5, 0, T0.plusSeconds(600))).isInstanceOf(Step.None.class);
+        assertThat(halted.releasedTo(1))
+                .as("the rest keep the previous version")
+                .isEqualTo(4);
+        assertThat(RolloutStep.next(halted, POLICY, WAVES, reports, NONE, 5, 0, T0.plusSeconds(600)))
+                .isInstanceOf(Step.None.class);
 
         // A newer version (a fix) supersedes it and starts from the canaries, the rest still on 4.
         Step.Start fix = (Step.Start) RolloutStep.next(halted, POLICY, WAVES, reports, NONE, 6, 0, T0.plusSeconds(700));
         assertThat(fix.rollout().version()).isEqualTo(6);
         assertThat(fix.rollout().stable()).isEqualTo(4);
         assertThat(fix.why()).isEqualTo("version 6 supersedes halted version 5");
-        // c2 still reports its failure of 5 (agents retry a version they could not apply): that was 5's rollout, not 6's.
+        // c2 still reports its failure of 5 (agents retry a version they could not apply): that was 5's rollout, not
+        // 6's.
         assertThat(RolloutStep.next(fix.rollout(), POLICY, WAVES, reports, v -> v == 5, 6, 0, T0.plusSeconds(701)))
                 .isInstanceOf(Step.None.class);
-        assertThat(RolloutStep.next(fix.rollout(), POLICY, WAVES, reports, NONE, 6, 0, T0.plusSeconds(701))).isInstanceOf(Step.Fail.class);
+        assertThat(RolloutStep.next(fix.rollout(), POLICY, WAVES, reports, NONE, 6, 0, T0.plusSeconds(701)))
+                .isInstanceOf(Step.Fail.class);
 
         // A failure of a version before the stable one is history, not this rollout's.
         Map<String, NodeReport> old = running(5, "c1");
         old.put("c2", new NodeReport(5, 3L, "long ago"));
-        assertThat(RolloutStep.next(r, POLICY, WAVES, old, NONE, 5, 0, T0.plusSeconds(3))).isInstanceOf(Step.None.class);
+        assertThat(RolloutStep.next(r, POLICY, WAVES, old, NONE, 5, 0, T0.plusSeconds(3)))
+                .isInstanceOf(Step.None.class);
     }
 
     @Test
     void aWaveThatDoesNotAcknowledgeInTimeFailsAndANewerHeadWaits() {
-        Rollout r = ((Step.Start) RolloutStep.next(Rollout.settled("shop", 4, T0), POLICY, WAVES, Map.of(), NONE, 5, 0, T0)).rollout();
+        Rollout r = ((Step.Start)
+                        RolloutStep.next(Rollout.settled("shop", 4, T0), POLICY, WAVES, Map.of(), NONE, 5, 0, T0))
+                .rollout();
         assertThat(RolloutStep.next(r, POLICY, WAVES, running(5, "c1"), NONE, 9, 0, T0.plusSeconds(119)))
-                .as("a newer head waits for the version rolling out").isInstanceOf(Step.None.class);
-        Step.Fail fail = (Step.Fail) RolloutStep.next(r, POLICY, WAVES, running(5, "c1"), NONE, 9, 0, T0.plusSeconds(120));
-        assertThat(fail.why()).isEqualTo("1 of 2 nodes of wave 'canary' did not acknowledge version 5 within 120 s: c2");
+                .as("a newer head waits for the version rolling out")
+                .isInstanceOf(Step.None.class);
+        Step.Fail fail =
+                (Step.Fail) RolloutStep.next(r, POLICY, WAVES, running(5, "c1"), NONE, 9, 0, T0.plusSeconds(120));
+        assertThat(fail.why())
+                .isEqualTo("1 of 2 nodes of wave 'canary' did not acknowledge version 5 within 120 s: c2");
     }
 
     @Test
     void aPausedRolloutOpensNothingUntilPromoted() {
-        Rollout r = ((Step.Start) RolloutStep.next(Rollout.settled("shop", 4, T0), POLICY, WAVES, Map.of(), NONE, 5, 0, T0)).rollout();
+        Rollout r = ((Step.Start)
+                        RolloutStep.next(Rollout.settled("shop", 4, T0), POLICY, WAVES, Map.of(), NONE, 5, 0, T0))
+                .rollout();
         Rollout paused = r.with(Rollout.State.PAUSED, 0, r.waveOpenedAt(), "paused by otto: watching");
-        assertThat(RolloutStep.next(paused, POLICY, WAVES, running(5, "c1", "c2"), NONE, 5, 0, T0.plusSeconds(600))).isInstanceOf(Step.None.class);
+        assertThat(RolloutStep.next(paused, POLICY, WAVES, running(5, "c1", "c2"), NONE, 5, 0, T0.plusSeconds(600)))
+                .isInstanceOf(Step.None.class);
         Step.Advance promoted = RolloutStep.advance(paused, POLICY, T0.plusSeconds(601), "promoted by otto");
         assertThat(promoted.rollout().state()).isEqualTo(Rollout.State.ROLLING);
         assertThat(promoted.rollout().wave()).isEqualTo(1);

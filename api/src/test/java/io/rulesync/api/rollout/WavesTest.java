@@ -23,7 +23,11 @@ class WavesTest {
         assertThat(w.nodes(1)).hasSize(10).allMatch(n -> nodes.get(n).equals("eu-1"));
         // A tenth of the 988 left, near enough: the cut is a hash's, so that it never depends on the other nodes.
         assertThat(w.nodes(2).size()).isBetween(70, 130);
-        assertThat(w.nodes(0).size() + w.nodes(1).size() + w.nodes(2).size() + w.nodes(3).size()).isEqualTo(1000);
+        assertThat(w.nodes(0).size()
+                        + w.nodes(1).size()
+                        + w.nodes(2).size()
+                        + w.nodes(3).size())
+                .isEqualTo(1000);
     }
 
     @Test
@@ -64,7 +68,8 @@ class WavesTest {
         }
         Waves w = Waves.assign(p, "shop", zones, labels);
         assertThat(w.nodes(0)).containsExactly("n-1");
-        assertThat(w.nodes(1)).containsExactlyInAnyOrder("n-11", "n-21", "n-31", "n-41", "n-51", "n-61", "n-71", "n-81", "n-91");
+        assertThat(w.nodes(1))
+                .containsExactlyInAnyOrder("n-11", "n-21", "n-31", "n-41", "n-51", "n-61", "n-71", "n-81", "n-91");
         assertThat(w.nodes(2)).hasSize(90);
         // A node whose labels are not known yet (a row still to come) is placed as one without labels.
         assertThat(Waves.waveOf(p, "shop", "n-11", "", Map.of())).isEqualTo(2);

@@ -18,7 +18,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 class RecentVersionsTest {
-    private static final RecentVersions.StoredVersion V = new RecentVersions.StoredVersion(Instant.EPOCH, ClusterRules.EMPTY);
+    private static final RecentVersions.StoredVersion V =
+            new RecentVersions.StoredVersion(Instant.EPOCH, ClusterRules.EMPTY);
 
     @Test
     void twentyConcurrentRequestsShareOneLoad() throws Exception {
@@ -39,15 +40,18 @@ class RecentVersionsTest {
                     return Optional.of(V);
                 })));
             }
-            await().atMost(60, TimeUnit.SECONDS).pollInterval(10, TimeUnit.MILLISECONDS).until(() -> loads.get() > 0);
+            await().atMost(60, TimeUnit.SECONDS)
+                    .pollInterval(10, TimeUnit.MILLISECONDS)
+                    .until(() -> loads.get() > 0);
             release.countDown();
             for (Future<Optional<RecentVersions.StoredVersion>> f : results) {
                 assertThat(f.get(60, TimeUnit.SECONDS)).containsSame(V);
             }
             assertThat(loads.get()).isEqualTo(1);
             assertThat(recent.get("c", 7, "", () -> {
-                throw new AssertionError("loaded again");
-            })).containsSame(V);
+                        throw new AssertionError("loaded again");
+                    }))
+                    .containsSame(V);
         } finally {
             pool.shutdownNow();
         }
@@ -74,8 +78,9 @@ class RecentVersionsTest {
         RecentVersions recent = new RecentVersions(2);
         assertThat(recent.get("c", 5, "", Optional::empty)).isEmpty();
         assertThatThrownBy(() -> recent.get("c", 6, "", () -> {
-            throw new IllegalStateException("database down");
-        })).hasMessage("database down");
+                    throw new IllegalStateException("database down");
+                }))
+                .hasMessage("database down");
         assertThat(recent.size()).isZero();
         assertThat(recent.get("c", 5, "", () -> Optional.of(V))).containsSame(V);
         assertThat(recent.get("c", 6, "", () -> Optional.of(V))).containsSame(V);

@@ -91,7 +91,8 @@ class NodeStreamApiTest {
     }
 
     private static NodeAck applied(String cluster, String node, long version) {
-        return new NodeAck(cluster, node, version, version, NodeAck.Status.APPLIED, null, 3, 12, "iptables", Instant.now());
+        return new NodeAck(
+                cluster, node, version, version, NodeAck.Status.APPLIED, null, 3, 12, "iptables", Instant.now());
     }
 
     @Test
@@ -100,17 +101,25 @@ class NodeStreamApiTest {
         n1.stream.send(new NodeFrame.Resume(1));
         ServerFrame.Deltas first = n1.deltas();
         assertThat(first.upTo()).isEqualTo(2);
-        assertThat(deltas(first)).extracting(RulesDelta::base, RulesDelta::target).containsExactly(org.assertj.core.groups.Tuple.tuple(1L, 2L));
-        // The header names the lineages the frame joins, so a node can check it follows what it runs before parsing a rule.
-        assertThat(first.baseLineage()).isEqualTo(api.store().history().lineage("shop2", 1).orElseThrow()).hasSize(32);
-        assertThat(first.lineage()).isEqualTo(api.store().history().lineage("shop2", 2).orElseThrow()).isNotEqualTo(first.baseLineage());
+        assertThat(deltas(first))
+                .extracting(RulesDelta::base, RulesDelta::target)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(1L, 2L));
+        // The header names the lineages the frame joins, so a node can check it follows what it runs before parsing a
+        // rule.
+        assertThat(first.baseLineage())
+                .isEqualTo(api.store().history().lineage("shop2", 1).orElseThrow())
+                .hasSize(32);
+        assertThat(first.lineage())
+                .isEqualTo(api.store().history().lineage("shop2", 2).orElseThrow())
+                .isNotEqualTo(first.baseLineage());
         // Applied to version 1 it gives version 2, as the REST watch's delta does.
         assertThat(deltas(first).get(0).diff().applyTo(api.store().history().rules("shop2", 1)))
                 .isEqualTo(api.store().history().rules("shop2", 2));
 
         n1.stream.send(new NodeFrame.Acks(List.of(applied("shop2", "n1", 2))));
         NodeStatusStore statuses = new NodeStatusStore(api.database().dataSource());
-        await().atMost(Duration.ofSeconds(10)).until(() -> statuses.nodeStatus("shop2").stream().anyMatch(s -> s.running() == 2));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> statuses.nodeStatus("shop2").stream().anyMatch(s -> s.running() == 2));
 
         // A new version is written to the open stream as it is stored: no request asks for it.
         shop = StoredClusters.next(api.store(), "shop2", shop, 7, "10.244.1.9");
@@ -118,9 +127,19 @@ class NodeStreamApiTest {
         assertThat(next.upTo()).isEqualTo(3);
         assertThat(deltas(next)).extracting(RulesDelta::target).containsExactly(3L);
         n1.stream.send(new NodeFrame.Acks(List.of(applied("shop2", "n1", 3))));
-        await().atMost(Duration.ofSeconds(10)).until(() -> statuses.nodeStatus("shop2").stream()
-                .filter(s -> s.node().equals("n1")).map(NodeStatus::running).findFirst().orElse(0L) == 3);
-        assertThat(api.context().getBean(MeterRegistry.class).get("rulesync.streams.acks").counter().count()).isGreaterThanOrEqualTo(2);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> statuses.nodeStatus("shop2").stream()
+                                .filter(s -> s.node().equals("n1"))
+                                .map(NodeStatus::running)
+                                .findFirst()
+                                .orElse(0L)
+                        == 3);
+        assertThat(api.context()
+                        .getBean(MeterRegistry.class)
+                        .get("rulesync.streams.acks")
+                        .counter()
+                        .count())
+                .isGreaterThanOrEqualTo(2);
     }
 
     /** Two nodes waiting on the same version get the same bytes: the frame is made once. */
@@ -146,7 +165,8 @@ class NodeStreamApiTest {
         channels.add(ch);
         ClientInterceptor earlierRelease = new ClientInterceptor() {
             @Override
-            public <Q, A> ClientCall<Q, A> interceptCall(MethodDescriptor<Q, A> method, CallOptions options, Channel next) {
+            public <Q, A> ClientCall<Q, A> interceptCall(
+                    MethodDescriptor<Q, A> method, CallOptions options, Channel next) {
                 return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {
                     @Override
                     public void start(Listener<A> listener, Metadata headers) {
@@ -156,7 +176,8 @@ class NodeStreamApiTest {
                 };
             }
         };
-        TestNode plain = new TestNode(ch, ClientInterceptors.intercept(ch, earlierRelease), "bank", "n4", api.nodeToken("bank", "n4"), 4);
+        TestNode plain = new TestNode(
+                ch, ClientInterceptors.intercept(ch, earlierRelease), "bank", "n4", api.nodeToken("bank", "n4"), 4);
         deflating.stream.send(new NodeFrame.Resume(1));
         plain.stream.send(new NodeFrame.Resume(1));
         ServerFrame.Deltas d = deflating.deltas();
@@ -174,18 +195,23 @@ class NodeStreamApiTest {
         assertThat(node(api, "shop", "n1", null, 1).end().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
         Status viewer = node(api, "shop", "n1", TestApi.VIEWER.token(), 1).end();
         assertThat(viewer.getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
-        assertThat(viewer.getDescription()).isEqualTo("token 'vera' has role viewer; the node stream is for agent tokens");
+        assertThat(viewer.getDescription())
+                .isEqualTo("token 'vera' has role viewer; the node stream is for agent tokens");
         Status otherCluster = node(api, "shop", "n1", BANK.token(), 1).end();
         assertThat(otherCluster.getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
-        assertThat(otherCluster.getDescription()).isEqualTo("token 'bank-agents' is bound to cluster 'bank'; it may not speak for cluster 'shop'");
+        assertThat(otherCluster.getDescription())
+                .isEqualTo("token 'bank-agents' is bound to cluster 'bank'; it may not speak for cluster 'shop'");
         Status otherNode = node(api, "shop", "n2", TestApi.SHOP_N1.token(), 1).end();
-        assertThat(otherNode.getDescription()).isEqualTo("token 'shop-n1' is bound to node 'n1' of cluster 'shop'; it may not speak for node 'n2'");
+        assertThat(otherNode.getDescription())
+                .isEqualTo("token 'shop-n1' is bound to node 'n1' of cluster 'shop'; it may not speak for node 'n2'");
         // A credential of the cluster only, or of none, opens no stream: acks ride it, and they speak for the node.
         Status clusterOnly = node(api, "bank", "n1", BANK.token(), 1).end();
         assertThat(clusterOnly.getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
-        assertThat(clusterOnly.getDescription()).isEqualTo("token 'bank-agents' is not bound to a node: a node stream carries acks, "
-                + "which only node 'n1''s own credential may send");
-        assertThat(node(api, "bank", "n1", TestApi.AGENT.token(), 1).end().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
+        assertThat(clusterOnly.getDescription())
+                .isEqualTo("token 'bank-agents' is not bound to a node: a node stream carries acks, "
+                        + "which only node 'n1''s own credential may send");
+        assertThat(node(api, "bank", "n1", TestApi.AGENT.token(), 1).end().getCode())
+                .isEqualTo(Status.Code.PERMISSION_DENIED);
         Status badName = node(api, "shop", "N1!", TestApi.AGENT.token(), 1).end();
         assertThat(badName.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
         assertThat(badName.getDescription()).startsWith("rulesync-node: ");
@@ -198,12 +224,14 @@ class NodeStreamApiTest {
         n1.stream.send(new NodeFrame.Acks(List.of(applied("bank", "n2", 2))));
         Status end = n1.end();
         assertThat(end.getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
-        assertThat(end.getDescription()).isEqualTo("acks[0]: the ack is for node 'n2' of cluster 'bank'; this stream speaks for node 'n1' of "
-                + "cluster 'bank'");
+        assertThat(end.getDescription())
+                .isEqualTo("acks[0]: the ack is for node 'n2' of cluster 'bank'; this stream speaks for node 'n1' of "
+                        + "cluster 'bank'");
         TestNode garbage = node(api, "bank", "n1", api.nodeToken("bank", "n1"), 1);
         garbage.stream.send("{\"v\":1,\"type\":\"acks\",\"acks\":[{\"nonsense\":true}]}".getBytes());
         assertThat(garbage.end().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
-        assertThat(new NodeStatusStore(api.database().dataSource()).nodeStatus("bank")).noneMatch(s -> s.node().equals("n2"));
+        assertThat(new NodeStatusStore(api.database().dataSource()).nodeStatus("bank"))
+                .noneMatch(s -> s.node().equals("n2"));
     }
 
     /** A node whose next delta retention removed is told to load a snapshot, on its stream. */
@@ -229,7 +257,10 @@ class NodeStreamApiTest {
      */
     @Test
     void aNodeThatStopsReadingIsEndedAndHoldsNobodyBack() throws Exception {
-        try (TestApi replica = TestApi.on(api.database().url(), api.database().user(), api.database().password(),
+        try (TestApi replica = TestApi.on(
+                api.database().url(),
+                api.database().user(),
+                api.database().password(),
                 Map.of("rulesync.api.max-fall-behind", "PT2S"))) {
             ClusterHead.Step step = StoredClusters.twoVersions(replica.store(), "slow");
             TestNode reader = node(replica, "slow", "n1", replica.nodeToken("slow", "n1"), 1000);
@@ -240,7 +271,8 @@ class NodeStreamApiTest {
             assertThat(reader.deltas().upTo()).isEqualTo(2);
             long offset = 7;
             for (int i = 0; i < 4; i++) {
-                // Versions of a few hundred kB each: the silent node's window and the api's write buffer fill within them.
+                // Versions of a few hundred kB each: the silent node's window and the api's write buffer fill within
+                // them.
                 String[] ips = new String[600];
                 for (int k = 0; k < ips.length; k++) {
                     ips[k] = "10.245." + (i * 4 + k / 250) + "." + (k % 250 + 1);
@@ -249,7 +281,9 @@ class NodeStreamApiTest {
                 assertThat(reader.deltas().upTo()).isEqualTo(3 + i);
             }
             MeterRegistry meters = replica.context().getBean(MeterRegistry.class);
-            await().atMost(Duration.ofSeconds(10)).until(() -> meters.get("rulesync.streams.fell.behind").counter().count() == 1);
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() ->
+                            meters.get("rulesync.streams.fell.behind").counter().count() == 1);
             assertThat(replica.context().getBean(NodeStreams.class).open()).isEqualTo(1);
             // What the silent node hears once it reads again: what was in flight, then why its stream ended.
             stuck.stream.request(100);
@@ -259,26 +293,37 @@ class NodeStreamApiTest {
             } while (!(o instanceof Status));
             Status ended = (Status) o;
             assertThat(ended.getCode()).as(ended.toString()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
-            assertThat(ended.getDescription()).isEqualTo("this node did not read its versions for 2 s; resume from the version it runs");
+            assertThat(ended.getDescription())
+                    .isEqualTo("this node did not read its versions for 2 s; resume from the version it runs");
         }
     }
 
     @Test
     void aFullReplicaRefusesTheNextStreamAndAStoppingOneEndsItsOwn() throws Exception {
-        TestApi replica = TestApi.on(api.database().url(), api.database().user(), api.database().password(),
+        TestApi replica = TestApi.on(
+                api.database().url(),
+                api.database().user(),
+                api.database().password(),
                 Map.of("rulesync.api.max-streams", 1));
         try {
             TestNode first = node(replica, "bank", "n1", replica.nodeToken("bank", "n1"), 4);
             first.stream.send(new NodeFrame.Resume(1));
             assertThat(first.deltas().upTo()).isEqualTo(2);
-            Status refused = node(replica, "bank", "n2", replica.nodeToken("bank", "n2"), 4).end();
+            Status refused = node(replica, "bank", "n2", replica.nodeToken("bank", "n2"), 4)
+                    .end();
             assertThat(refused.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
             assertThat(refused.getDescription()).startsWith("this api replica holds 1 node streams, its most");
-            assertThat(replica.context().getBean(MeterRegistry.class).get("rulesync.streams.refused").counter().count()).isEqualTo(1);
+            assertThat(replica.context()
+                            .getBean(MeterRegistry.class)
+                            .get("rulesync.streams.refused")
+                            .counter()
+                            .count())
+                    .isEqualTo(1);
             replica.close();
             Status stopped = first.end();
             assertThat(stopped.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
-            assertThat(Optional.ofNullable(stopped.getDescription())).hasValueSatisfying(d -> assertThat(d).contains("stopping"));
+            assertThat(Optional.ofNullable(stopped.getDescription()))
+                    .hasValueSatisfying(d -> assertThat(d).contains("stopping"));
         } finally {
             replica.close();
         }

@@ -5,15 +5,15 @@ import com.nimbusds.jose.JOSEObjectType;
 import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.JWSHeader;
 import com.nimbusds.jose.JWSSigner;
-import com.nimbusds.jose.crypto.RSASSASigner;
-import com.nimbusds.jose.jwk.JWK;
-import com.nimbusds.jose.jwk.RSAKey;
-import com.nimbusds.jose.jwk.gen.RSAKeyGenerator;
 import com.nimbusds.jose.crypto.ECDSASigner;
+import com.nimbusds.jose.crypto.RSASSASigner;
 import com.nimbusds.jose.jwk.Curve;
 import com.nimbusds.jose.jwk.ECKey;
+import com.nimbusds.jose.jwk.JWK;
 import com.nimbusds.jose.jwk.JWKSet;
+import com.nimbusds.jose.jwk.RSAKey;
 import com.nimbusds.jose.jwk.gen.ECKeyGenerator;
+import com.nimbusds.jose.jwk.gen.RSAKeyGenerator;
 import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
 import java.io.IOException;
@@ -48,7 +48,9 @@ public final class NodeTokens {
     /** An issuer signing with ES256. */
     public static NodeTokens es256(String issuer) {
         try {
-            ECKey key = new ECKeyGenerator(Curve.P_256).keyID(UUID.randomUUID().toString()).generate();
+            ECKey key = new ECKeyGenerator(Curve.P_256)
+                    .keyID(UUID.randomUUID().toString())
+                    .generate();
             return new NodeTokens(issuer, key, JWSAlgorithm.ES256, new ECDSASigner(key));
         } catch (JOSEException e) {
             throw new IllegalStateException(e);
@@ -58,7 +60,9 @@ public final class NodeTokens {
     /** An issuer signing as Kubernetes does by default: RS256 with a 2,048-bit key. */
     public static NodeTokens rs256(String issuer) {
         try {
-            RSAKey key = new RSAKeyGenerator(2048).keyID(UUID.randomUUID().toString()).generate();
+            RSAKey key = new RSAKeyGenerator(2048)
+                    .keyID(UUID.randomUUID().toString())
+                    .generate();
             return new NodeTokens(issuer, key, JWSAlgorithm.RS256, new RSASSASigner(key));
         } catch (JOSEException e) {
             throw new IllegalStateException(e);
@@ -84,18 +88,51 @@ public final class NodeTokens {
     /** The claims of {@link #forNode}, to change one of them. */
     public JWTClaimsSet.Builder claims(String node, Instant issued, Instant expires) {
         Map<String, Object> k8s = node == null
-                ? Map.of("namespace", "rulesync", "serviceaccount", Map.of("name", "rulesync-agent", "uid", UUID.randomUUID().toString()))
-                : Map.of("namespace", "rulesync", "node", Map.of("name", node, "uid", UUID.randomUUID().toString()),
-                        "pod", Map.of("name", "rulesync-agent-" + node, "uid", UUID.randomUUID().toString()),
-                        "serviceaccount", Map.of("name", "rulesync-agent", "uid", UUID.randomUUID().toString()));
-        return new JWTClaimsSet.Builder().issuer(issuer).subject("system:serviceaccount:rulesync:rulesync-agent")
-                .audience(List.of("rulesync")).issueTime(Date.from(issued)).notBeforeTime(Date.from(issued))
-                .expirationTime(Date.from(expires)).jwtID(UUID.randomUUID().toString()).claim("kubernetes.io", k8s);
+                ? Map.of(
+                        "namespace",
+                        "rulesync",
+                        "serviceaccount",
+                        Map.of(
+                                "name",
+                                "rulesync-agent",
+                                "uid",
+                                UUID.randomUUID().toString()))
+                : Map.of(
+                        "namespace",
+                        "rulesync",
+                        "node",
+                        Map.of("name", node, "uid", UUID.randomUUID().toString()),
+                        "pod",
+                        Map.of(
+                                "name",
+                                "rulesync-agent-" + node,
+                                "uid",
+                                UUID.randomUUID().toString()),
+                        "serviceaccount",
+                        Map.of(
+                                "name",
+                                "rulesync-agent",
+                                "uid",
+                                UUID.randomUUID().toString()));
+        return new JWTClaimsSet.Builder()
+                .issuer(issuer)
+                .subject("system:serviceaccount:rulesync:rulesync-agent")
+                .audience(List.of("rulesync"))
+                .issueTime(Date.from(issued))
+                .notBeforeTime(Date.from(issued))
+                .expirationTime(Date.from(expires))
+                .jwtID(UUID.randomUUID().toString())
+                .claim("kubernetes.io", k8s);
     }
 
     public String sign(JWTClaimsSet claims) {
         try {
-            SignedJWT jwt = new SignedJWT(new JWSHeader.Builder(algorithm).keyID(key.getKeyID()).type(JOSEObjectType.JWT).build(), claims);
+            SignedJWT jwt = new SignedJWT(
+                    new JWSHeader.Builder(algorithm)
+                            .keyID(key.getKeyID())
+                            .type(JOSEObjectType.JWT)
+                            .build(),
+                    claims);
             jwt.sign(signer);
             return jwt.serialize();
         } catch (JOSEException e) {

@@ -1,17 +1,14 @@
 package io.rulesync.api.testing;
 
 import io.rulesync.api.ApiApplication;
-import io.rulesync.api.stream.NodeStreamServer;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Credentials;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import io.rulesync.api.access.Role;
-import io.rulesync.testsupport.TestDatabase;
+import io.rulesync.api.stream.NodeStreamServer;
 import io.rulesync.compiler.runtime.CompilerStores;
+import io.rulesync.testsupport.TestDatabase;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
@@ -19,6 +16,9 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -36,15 +36,18 @@ import org.springframework.context.ConfigurableApplicationContext;
  * with one fresh token per role ({@link #get} uses the viewer's).
  */
 public final class TestApi implements AutoCloseable {
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(30)).build();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(30)).build();
     public static final ApiTokens.Issued VIEWER = ApiTokens.issue("vera", Role.VIEWER);
     public static final ApiTokens.Issued OPERATOR = ApiTokens.issue("otto", Role.OPERATOR);
     public static final ApiTokens.Issued AGENT = ApiTokens.issue("node-agent", Role.AGENT);
     /** An agent token bound to node n1 of cluster shop. */
-    public static final ApiTokens.Issued SHOP_N1 = ApiTokens.issue("shop-n1", Role.AGENT, new ApiTokens.Scope("shop", "n1"));
+    public static final ApiTokens.Issued SHOP_N1 =
+            ApiTokens.issue("shop-n1", Role.AGENT, new ApiTokens.Scope("shop", "n1"));
 
     /** An agent token bound to cluster bank (any of its nodes). */
-    public static final ApiTokens.Issued BANK = ApiTokens.issue("bank-agents", Role.AGENT, new ApiTokens.Scope("bank", null));
+    public static final ApiTokens.Issued BANK =
+            ApiTokens.issue("bank-agents", Role.AGENT, new ApiTokens.Scope("bank", null));
 
     /** Spring properties that configure the tokens. */
     public static String tokenProperty() {
@@ -53,6 +56,7 @@ public final class TestApi implements AutoCloseable {
 
     /** Null when the caller owns the database ({@link #on}). */
     private final TestDatabase db;
+
     private final CompilerStores store;
     private final ConfigurableApplicationContext app;
     private final String base;
@@ -106,7 +110,8 @@ public final class TestApi implements AutoCloseable {
         return run(url, user, password, Map.of());
     }
 
-    private static ConfigurableApplicationContext run(String url, String user, String password, Map<String, Object> more) {
+    private static ConfigurableApplicationContext run(
+            String url, String user, String password, Map<String, Object> more) {
         Path tokens;
         try {
             tokens = Files.createTempFile("rulesync-test-tokens-", ".txt");
@@ -115,15 +120,32 @@ public final class TestApi implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        Map<String, Object> p = new java.util.HashMap<>(Map.of("server.port", 0, "spring.datasource.url", url,
-                "spring.datasource.username", user, "spring.datasource.password", password, "spring.main.banner-mode", "off",
-                "rulesync.api.tokens-file", tokens.toString(), "rulesync.api.action-wait", "PT1S",
-                "rulesync.api.stream-port", 0));
-        // Every request of the suite comes from one address and a handful of tokens: the rate limits are the trust tests' own.
+        Map<String, Object> p = new java.util.HashMap<>(Map.of(
+                "server.port",
+                0,
+                "spring.datasource.url",
+                url,
+                "spring.datasource.username",
+                user,
+                "spring.datasource.password",
+                password,
+                "spring.main.banner-mode",
+                "off",
+                "rulesync.api.tokens-file",
+                tokens.toString(),
+                "rulesync.api.action-wait",
+                "PT1S",
+                "rulesync.api.stream-port",
+                0));
+        // Every request of the suite comes from one address and a handful of tokens: the rate limits are the trust
+        // tests' own.
         p.put("rulesync.api.writes-per-second", 100_000);
         p.put("rulesync.api.failed-authentications-per-minute", 100_000);
         p.putAll(more);
-        return new SpringApplicationBuilder(ApiApplication.class).web(WebApplicationType.SERVLET).properties(p).run();
+        return new SpringApplicationBuilder(ApiApplication.class)
+                .web(WebApplicationType.SERVLET)
+                .properties(p)
+                .run();
     }
 
     /**
@@ -132,14 +154,19 @@ public final class TestApi implements AutoCloseable {
      */
     public synchronized String nodeToken(String cluster, String node) {
         return nodeTokens.computeIfAbsent(cluster + "/" + node, k -> {
-            ApiTokens.Issued t = ApiTokens.issue("node-" + nodeTokens.size(), Role.AGENT, new ApiTokens.Scope(cluster, node));
+            ApiTokens.Issued t =
+                    ApiTokens.issue("node-" + nodeTokens.size(), Role.AGENT, new ApiTokens.Scope(cluster, node));
             try {
-                Files.writeString(Path.of(app.getEnvironment().getProperty("rulesync.api.tokens-file")), t.line() + "\n",
+                Files.writeString(
+                        Path.of(app.getEnvironment().getProperty("rulesync.api.tokens-file")),
+                        t.line() + "\n",
                         StandardOpenOption.APPEND);
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
-            Assertions.assertThat(app.getBean(Credentials.class).reload()).as("the api read its tokens again").isTrue();
+            Assertions.assertThat(app.getBean(Credentials.class).reload())
+                    .as("the api read its tokens again")
+                    .isTrue();
             return t.token();
         });
     }
@@ -179,18 +206,23 @@ public final class TestApi implements AutoCloseable {
 
     /** POST of a JSON body with {@code token} (null: no Authorization header). */
     public HttpResponse<String> post(String path, String json, String token) throws Exception {
-        return send(request(path, token).header("Content-Type", "application/json")
+        return send(request(path, token)
+                .header("Content-Type", "application/json")
                 .POST(json == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(json)));
     }
 
     /** POST of {@code body} as {@code contentType} with {@code token}. */
     public HttpResponse<String> post(String path, String body, String contentType, String token) throws Exception {
-        return send(request(path, token).header("Content-Type", contentType).POST(HttpRequest.BodyPublishers.ofString(body)));
+        return send(request(path, token)
+                .header("Content-Type", contentType)
+                .POST(HttpRequest.BodyPublishers.ofString(body)));
     }
 
     /** PUT of a JSON body with {@code token}. */
     public HttpResponse<String> put(String path, String json, String token) throws Exception {
-        return send(request(path, token).header("Content-Type", "application/json").PUT(HttpRequest.BodyPublishers.ofString(json)));
+        return send(request(path, token)
+                .header("Content-Type", "application/json")
+                .PUT(HttpRequest.BodyPublishers.ofString(json)));
     }
 
     /**
@@ -205,7 +237,8 @@ public final class TestApi implements AutoCloseable {
     public Raw raw(String method, String target, String token, String localAddress) throws IOException {
         try (Socket s = new Socket()) {
             s.bind(new InetSocketAddress(localAddress, 0));
-            s.connect(new InetSocketAddress("127.0.0.1", Integer.parseInt(app.getEnvironment().getProperty("local.server.port"))));
+            s.connect(new InetSocketAddress(
+                    "127.0.0.1", Integer.parseInt(app.getEnvironment().getProperty("local.server.port"))));
             s.setSoTimeout(60_000);
             String request = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
                     + (token == null ? "" : "Authorization: Bearer " + token + "\r\n") + "\r\n";
@@ -223,7 +256,9 @@ public final class TestApi implements AutoCloseable {
             Map<String, String> headers = new LinkedHashMap<>();
             for (int i = 1; i < head.length; i++) {
                 int colon = head[i].indexOf(':');
-                headers.put(head[i].substring(0, colon).strip().toLowerCase(Locale.ROOT), head[i].substring(colon + 1).strip());
+                headers.put(
+                        head[i].substring(0, colon).strip().toLowerCase(Locale.ROOT),
+                        head[i].substring(colon + 1).strip());
             }
             String body = all.substring(end + 4);
             if ("chunked".equalsIgnoreCase(headers.get("transfer-encoding"))) {
@@ -264,14 +299,24 @@ public final class TestApi implements AutoCloseable {
      * none), whose detail contains {@code detail}.
      */
     public static void assertProblem(HttpResponse<String> r, int status, String parameter, String detail) {
-        assertProblem(new Raw(r.statusCode(), Map.of("content-type", r.headers().firstValue("Content-Type").orElse("")), r.body()),
-                status, parameter, detail);
+        assertProblem(
+                new Raw(
+                        r.statusCode(),
+                        Map.of(
+                                "content-type",
+                                r.headers().firstValue("Content-Type").orElse("")),
+                        r.body()),
+                status,
+                parameter,
+                detail);
     }
 
     /** {@link #assertProblem(HttpResponse, int, String, String)} of a {@link #raw} response. */
     public static void assertProblem(Raw r, int status, String parameter, String detail) {
         Assertions.assertThat(r.status()).as(r.body()).isEqualTo(status);
-        Assertions.assertThat(r.headers().getOrDefault("content-type", "")).as(r.body()).startsWith("application/problem+json");
+        Assertions.assertThat(r.headers().getOrDefault("content-type", ""))
+                .as(r.body())
+                .startsWith("application/problem+json");
         Map<?, ?> p = (Map<?, ?>) new Load(LoadSettings.builder().build()).loadFromString(r.body());
         Assertions.assertThat(p.get("status")).isEqualTo(status);
         Assertions.assertThat(p.get("parameter")).as(r.body()).isEqualTo(parameter);

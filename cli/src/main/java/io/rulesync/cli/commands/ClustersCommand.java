@@ -7,7 +7,9 @@ import io.rulesync.cli.output.Terminal;
 import picocli.CommandLine.Command;
 import tools.jackson.databind.JsonNode;
 
-@Command(name = "clusters", description = "Every cluster: its newest version, pinned or rolling out, and its nodes' convergence.")
+@Command(
+        name = "clusters",
+        description = "Every cluster: its newest version, pinned or rolling out, and its nodes' convergence.")
 final class ClustersCommand extends OperatorCommand {
     @Override
     int run(ApiConnection api, Output out) {
@@ -18,7 +20,11 @@ final class ClustersCommand extends OperatorCommand {
         }
         Table t = new Table("CLUSTER", "VERSION", "STATE", "NODES", "REFUSED");
         for (JsonNode c : answer.path("clusters")) {
-            t.row(c.path("cluster").asString(""), c.path("version").asLong(), state(c), nodes(c.path("nodes"), out.terminal()),
+            t.row(
+                    c.path("cluster").asString(""),
+                    c.path("version").asLong(),
+                    state(c),
+                    nodes(c.path("nodes"), out.terminal()),
                     c.path("refusedObjects").asInt());
         }
         out.table(t);
@@ -28,12 +34,13 @@ final class ClustersCommand extends OperatorCommand {
     static String state(JsonNode c) {
         JsonNode pin = c.path("pinned");
         if (pin.isObject()) {
-            return "pinned to v" + pin.path("toVersion").asLong() + " by " + pin.path("actor").asString("");
+            return "pinned to v" + pin.path("toVersion").asLong() + " by "
+                    + pin.path("actor").asString("");
         }
         JsonNode r = c.path("rollout");
         if (r.isObject() && !"complete".equals(r.path("state").asString(""))) {
-            return "rollout " + r.path("state").asString("") + " v" + r.path("version").asLong() + " (wave " + (r.path("wave").asInt() + 1)
-                    + ")";
+            return "rollout " + r.path("state").asString("") + " v"
+                    + r.path("version").asLong() + " (wave " + (r.path("wave").asInt() + 1) + ")";
         }
         return "live";
     }
@@ -41,7 +48,7 @@ final class ClustersCommand extends OperatorCommand {
     /** Converged, behind and failed, the failed in red on a terminal. */
     static String nodes(JsonNode counts, Terminal t) {
         int failed = counts.path("failed").asInt();
-        return counts.path("converged").asInt() + " converged, " + counts.path("behind").asInt() + " behind, "
-                + (failed > 0 ? t.red(failed + " failed") : "0 failed");
+        return counts.path("converged").asInt() + " converged, "
+                + counts.path("behind").asInt() + " behind, " + (failed > 0 ? t.red(failed + " failed") : "0 failed");
     }
 }

@@ -9,8 +9,11 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
 import tools.jackson.databind.JsonNode;
 
-@Command(name = "diff", description = "What changed between two versions, per group of nodes that saw the same change, as a unified diff "
-        + "(coloured on a terminal). With one version: from the one before it.")
+@Command(
+        name = "diff",
+        description =
+                "What changed between two versions, per group of nodes that saw the same change, as a unified diff "
+                        + "(coloured on a terminal). With one version: from the one before it.")
 final class DiffCommand extends OperatorCommand {
     @Parameters(index = "0", paramLabel = "CLUSTER")
     String cluster;
@@ -25,7 +28,9 @@ final class DiffCommand extends OperatorCommand {
     int run(ApiConnection api, Output out) {
         String to = versions.get(versions.size() - 1);
         String query = (versions.size() == 2 ? "&from=" + ApiConnection.encode(versions.get(0)) : "") + scope.query();
-        JsonNode diff = api.get(DiffScope.withQuery(cluster(cluster) + "/versions/" + ApiConnection.encode(to) + "/diff", query)).json();
+        JsonNode diff = api.get(DiffScope.withQuery(
+                        cluster(cluster) + "/versions/" + ApiConnection.encode(to) + "/diff", query))
+                .json();
         if (out.structured()) {
             out.structured(diff);
         } else {

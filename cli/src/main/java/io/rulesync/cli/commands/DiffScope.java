@@ -10,8 +10,12 @@ final class DiffScope {
     @Option(names = "--node", paramLabel = "NODE", description = "Only this node's changes.")
     String node;
 
-    @Option(names = "--mode", paramLabel = "MODE", description = "ipvs: the node's IPVS mode changes (needs --node); "
-            + "nftables: the lines of its kube-proxy table that change (needs --node); iptables: its iptables rules only.")
+    @Option(
+            names = "--mode",
+            paramLabel = "MODE",
+            description =
+                    "ipvs: the node's IPVS mode changes (needs --node); "
+                            + "nftables: the lines of its kube-proxy table that change (needs --node); iptables: its iptables rules only.")
     String mode;
 
     /** The query parameters these options add ({@code &node=...&mode=...}, or nothing). */
@@ -19,7 +23,8 @@ final class DiffScope {
         if (("ipvs".equals(mode) || "nftables".equals(mode)) && node == null) {
             throw new CliFailure(ExitCode.USAGE, "--mode " + mode + " compares one node's rules: give --node");
         }
-        return (node == null ? "" : "&node=" + ApiConnection.encode(node)) + (mode == null ? "" : "&mode=" + ApiConnection.encode(mode));
+        return (node == null ? "" : "&node=" + ApiConnection.encode(node))
+                + (mode == null ? "" : "&mode=" + ApiConnection.encode(mode));
     }
 
     /** {@code path} with {@code query} ({@code &a=b&c=d}, possibly empty) as its query string. */

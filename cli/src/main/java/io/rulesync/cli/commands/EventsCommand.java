@@ -13,12 +13,17 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import tools.jackson.databind.JsonNode;
 
-@Command(name = "events", description = "The changes a cluster's watcher sent, oldest first, with the version each went into.")
+@Command(
+        name = "events",
+        description = "The changes a cluster's watcher sent, oldest first, with the version each went into.")
 final class EventsCommand extends OperatorCommand {
     @Parameters(index = "0", paramLabel = "CLUSTER")
     String cluster;
 
-    @Option(names = "--since", paramLabel = "WHEN", description = "A duration back from now (30m, 2h, 7d) or an RFC 3339 instant.")
+    @Option(
+            names = "--since",
+            paramLabel = "WHEN",
+            description = "A duration back from now (30m, 2h, 7d) or an RFC 3339 instant.")
     String since;
 
     @Option(names = "--kind", paramLabel = "KIND", description = "Service, EndpointSlice or Node.")
@@ -45,16 +50,23 @@ final class EventsCommand extends OperatorCommand {
 
     @Override
     int run(ApiConnection api, Output out) {
-        JsonNode answer = api.get(cluster(cluster) + "/events?limit=" + limit + (since == null ? "" : "&since=" + ApiConnection.encode(instant(since)))
-                + (kind == null ? "" : "&kind=" + ApiConnection.encode(kind))).json();
+        JsonNode answer = api.get(cluster(cluster) + "/events?limit=" + limit
+                        + (since == null ? "" : "&since=" + ApiConnection.encode(instant(since)))
+                        + (kind == null ? "" : "&kind=" + ApiConnection.encode(kind)))
+                .json();
         if (out.structured()) {
             out.structured(answer);
             return 0;
         }
         Table t = new Table("ID", "RECEIVED", "TYPE", "KIND", "VERSION", "OBJECT");
         for (JsonNode e : answer.path("events")) {
-            t.row(e.path("id").asLong(), e.path("receivedAt").asString(""), e.path("type").asString(""), e.path("kind").asString(null),
-                    e.path("version").isNumber() ? e.path("version").asLong() : null, e.path("object").asString(null));
+            t.row(
+                    e.path("id").asLong(),
+                    e.path("receivedAt").asString(""),
+                    e.path("type").asString(""),
+                    e.path("kind").asString(null),
+                    e.path("version").isNumber() ? e.path("version").asLong() : null,
+                    e.path("object").asString(null));
         }
         out.table(t);
         return 0;

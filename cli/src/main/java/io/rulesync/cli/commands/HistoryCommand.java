@@ -8,7 +8,10 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import tools.jackson.databind.JsonNode;
 
-@Command(name = "history", description = "A cluster's versions, newest first: when, why (the events or the operator action), how much changed.")
+@Command(
+        name = "history",
+        description =
+                "A cluster's versions, newest first: when, why (the events or the operator action), how much changed.")
 final class HistoryCommand extends OperatorCommand {
     @Parameters(index = "0", paramLabel = "CLUSTER")
     String cluster;
@@ -21,15 +24,21 @@ final class HistoryCommand extends OperatorCommand {
 
     @Override
     int run(ApiConnection api, Output out) {
-        JsonNode answer = api.get(cluster(cluster) + "/versions?limit=" + limit + (before == null ? "" : "&before=" + before)).json();
+        JsonNode answer = api.get(
+                        cluster(cluster) + "/versions?limit=" + limit + (before == null ? "" : "&before=" + before))
+                .json();
         if (out.structured()) {
             out.structured(answer);
             return 0;
         }
         Table t = new Table("VERSION", "CREATED", "CHANGED", "CAUSE");
         for (JsonNode v : answer.path("versions")) {
-            t.row(v.path("version").asLong(), v.path("createdAt").asString(""), v.path("fragmentsChanged").asInt() + " fragments, "
-                    + v.path("nodesChanged").asInt() + " nodes", v.path("causeSummary").asString("-"));
+            t.row(
+                    v.path("version").asLong(),
+                    v.path("createdAt").asString(""),
+                    v.path("fragmentsChanged").asInt() + " fragments, "
+                            + v.path("nodesChanged").asInt() + " nodes",
+                    v.path("causeSummary").asString("-"));
         }
         out.table(t);
         return 0;

@@ -27,10 +27,12 @@ import tools.jackson.databind.JsonNode;
  * cluster's stored state with them and stores nothing. The files are read here first, so a mistake in them is named by
  * file and line before anything is sent.
  */
-@Command(name = "plan", description = "What applying the manifests (or removing their objects, with --delete) would change in each "
-        + "node's rules, as a unified diff per group of nodes; nothing is stored. Exit status as kubectl diff's: 0 nothing would "
-        + "change, 1 some node's rules would change, 2 the input is wrong or would be refused (admission, unknown cluster), "
-        + "3 the api cannot be reached.")
+@Command(
+        name = "plan",
+        description = "What applying the manifests (or removing their objects, with --delete) would change in each "
+                + "node's rules, as a unified diff per group of nodes; nothing is stored. Exit status as kubectl diff's: 0 nothing would "
+                + "change, 1 some node's rules would change, 2 the input is wrong or would be refused (admission, unknown cluster), "
+                + "3 the api cannot be reached.")
 final class PlanCommand extends OperatorCommand {
     /** Some node's rules would change (kubectl diff's 1). */
     static final int CHANGES = 1;
@@ -38,8 +40,12 @@ final class PlanCommand extends OperatorCommand {
     @Parameters(index = "0", paramLabel = "CLUSTER")
     String cluster;
 
-    @Option(names = {"-f", "--filename"}, required = true, paramLabel = "PATH",
-            description = "YAML or JSON file, or folder of them (multi-document YAML and kind: List are read). Repeatable.")
+    @Option(
+            names = {"-f", "--filename"},
+            required = true,
+            paramLabel = "PATH",
+            description =
+                    "YAML or JSON file, or folder of them (multi-document YAML and kind: List are read). Repeatable.")
     List<Path> paths = new ArrayList<>();
 
     @Option(names = "--delete", description = "Plan removing the objects the manifests name, instead of applying them.")
@@ -55,7 +61,8 @@ final class PlanCommand extends OperatorCommand {
         check(files);
         JsonNode plan;
         try {
-            plan = api.post(DiffScope.withQuery(cluster(cluster) + "/plan", query), body(files), "application/yaml").json();
+            plan = api.post(DiffScope.withQuery(cluster(cluster) + "/plan", query), body(files), "application/yaml")
+                    .json();
         } catch (CliFailure f) {
             // kubectl diff's habit: 1 means differences, so a refusal is 2 or more.
             throw f.exitCode() == ExitCode.REFUSED ? new CliFailure(ExitCode.USAGE, f.getMessage()) : f;
@@ -101,8 +108,12 @@ final class PlanCommand extends OperatorCommand {
         }
         problems.addAll(0, objects.problems());
         if (!problems.isEmpty()) {
-            throw new CliFailure(ExitCode.USAGE, problems.size() + " problem(s) with the manifests:\n  "
-                    + String.join("\n  ", problems.stream().map(Problem::toString).toList()));
+            throw new CliFailure(
+                    ExitCode.USAGE,
+                    problems.size() + " problem(s) with the manifests:\n  "
+                            + String.join(
+                                    "\n  ",
+                                    problems.stream().map(Problem::toString).toList()));
         }
     }
 

@@ -7,7 +7,9 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-@Command(name = "resume", description = "Unpin a rolled-back cluster: publish a version from its current state (operators).")
+@Command(
+        name = "resume",
+        description = "Unpin a rolled-back cluster: publish a version from its current state (operators).")
 final class ResumeCommand extends OperatorCommand {
     @Parameters(index = "0", paramLabel = "CLUSTER")
     String cluster;

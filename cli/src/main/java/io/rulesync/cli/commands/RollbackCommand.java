@@ -9,12 +9,18 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import tools.jackson.databind.JsonNode;
 
-@Command(name = "rollback", description = "Publish an earlier version's rules as a new version, and pin the cluster there (operators).")
+@Command(
+        name = "rollback",
+        description = "Publish an earlier version's rules as a new version, and pin the cluster there (operators).")
 final class RollbackCommand extends OperatorCommand {
     @Parameters(index = "0", paramLabel = "CLUSTER")
     String cluster;
 
-    @Option(names = "--to", required = true, paramLabel = "VERSION", description = "The version whose rules to publish again.")
+    @Option(
+            names = "--to",
+            required = true,
+            paramLabel = "VERSION",
+            description = "The version whose rules to publish again.")
     long to;
 
     @Option(names = "--reason", required = true, paramLabel = "TEXT", description = "Why; kept in the audit log.")
@@ -26,8 +32,13 @@ final class RollbackCommand extends OperatorCommand {
         body.put("toVersion", to);
         body.put("reason", reason);
         ApiConnection.Answer a = api.post(cluster(cluster) + "/rollback", body);
-        print(a, out, cluster, "rolled back to version " + to, "the cluster is pinned; 'rulesync resume " + cluster
-                + " --reason ...' publishes its current state again");
+        print(
+                a,
+                out,
+                cluster,
+                "rolled back to version " + to,
+                "the cluster is pinned; 'rulesync resume " + cluster
+                        + " --reason ...' publishes its current state again");
         return 0;
     }
 
@@ -37,10 +48,12 @@ final class RollbackCommand extends OperatorCommand {
         if (out.structured()) {
             out.structured(action);
         } else if (a.status() == 202) {
-            out.text(cluster + ": " + action.path("action").asString("") + " requested (audit entry " + action.path("id").asLong()
+            out.text(cluster + ": " + action.path("action").asString("") + " requested (audit entry "
+                    + action.path("id").asLong()
                     + "); the compiler has not carried it out yet: follow it with 'rulesync audit " + cluster + "'");
         } else {
-            out.text(cluster + ": " + done + " as version " + action.path("version").asLong() + "; " + after);
+            out.text(cluster + ": " + done + " as version "
+                    + action.path("version").asLong() + "; " + after);
         }
     }
 }

@@ -6,8 +6,11 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-@Command(name = "rules", description = "A node's exact iptables-restore input at a version (with --mode ipvs: its ipvsadm-restore, "
-        + "ipset and iptables inputs; with --mode nftables: the nft -f input of its kube-proxy table). Always text: -o does not apply.")
+@Command(
+        name = "rules",
+        description =
+                "A node's exact iptables-restore input at a version (with --mode ipvs: its ipvsadm-restore, "
+                        + "ipset and iptables inputs; with --mode nftables: the nft -f input of its kube-proxy table). Always text: -o does not apply.")
 final class RulesCommand extends OperatorCommand {
     @Parameters(index = "0", paramLabel = "CLUSTER")
     String cluster;
@@ -15,7 +18,11 @@ final class RulesCommand extends OperatorCommand {
     @Option(names = "--node", required = true, paramLabel = "NODE")
     String node;
 
-    @Option(names = "--version", paramLabel = "VERSION", defaultValue = "latest", description = "A version number, or latest (default).")
+    @Option(
+            names = "--version",
+            paramLabel = "VERSION",
+            defaultValue = "latest",
+            description = "A version number, or latest (default).")
     String version;
 
     @Option(names = "--mode", paramLabel = "MODE", description = "iptables (default), ipvs or nftables.")
@@ -26,8 +33,9 @@ final class RulesCommand extends OperatorCommand {
 
     @Override
     int run(ApiConnection api, Output out) {
-        out.text(api.get(cluster(cluster) + "/versions/" + ApiConnection.encode(version) + "/rules?node=" + ApiConnection.encode(node)
-                + (mode == null ? "" : "&mode=" + ApiConnection.encode(mode)) + (family == null ? "" : "&family=" + ApiConnection.encode(family)))
+        out.text(api.get(cluster(cluster) + "/versions/" + ApiConnection.encode(version) + "/rules?node="
+                        + ApiConnection.encode(node) + (mode == null ? "" : "&mode=" + ApiConnection.encode(mode))
+                        + (family == null ? "" : "&family=" + ApiConnection.encode(family)))
                 .body());
         return 0;
     }

@@ -7,7 +7,10 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 import tools.jackson.databind.JsonNode;
 
-@Command(name = "show", description = "One version: when and why it was made, the proxy settings it was compiled with, its rollout's steps.")
+@Command(
+        name = "show",
+        description =
+                "One version: when and why it was made, the proxy settings it was compiled with, its rollout's steps.")
 final class ShowCommand extends OperatorCommand {
     @Parameters(index = "0", paramLabel = "CLUSTER")
     String cluster;
@@ -17,7 +20,8 @@ final class ShowCommand extends OperatorCommand {
 
     @Override
     int run(ApiConnection api, Output out) {
-        JsonNode v = api.get(cluster(cluster) + "/versions/" + ApiConnection.encode(version)).json();
+        JsonNode v = api.get(cluster(cluster) + "/versions/" + ApiConnection.encode(version))
+                .json();
         if (out.structured()) {
             out.structured(v);
             return 0;
@@ -26,7 +30,10 @@ final class ShowCommand extends OperatorCommand {
         s.append("Cluster:  ").append(cluster).append('\n');
         s.append("Version:  ").append(v.path("version").asLong()).append('\n');
         s.append("Created:  ").append(v.path("createdAt").asString("")).append('\n');
-        s.append("Changed:  ").append(v.path("fragmentsChanged").asInt()).append(" fragments, ").append(v.path("nodesChanged").asInt())
+        s.append("Changed:  ")
+                .append(v.path("fragmentsChanged").asInt())
+                .append(" fragments, ")
+                .append(v.path("nodesChanged").asInt())
                 .append(" nodes\n");
         s.append("Cause:    ").append(v.path("causeSummary").asString("-")).append('\n');
         s.append(indented(v.path("cause")));
@@ -36,7 +43,11 @@ final class ShowCommand extends OperatorCommand {
             out.text("Rollout:");
             Table t = new Table("AT", "EVENT", "WAVE", "BY", "DETAIL");
             for (JsonNode e : v.path("rollout")) {
-                t.row(e.path("at").asString(""), e.path("event").asString(""), e.path("wave").asString(null), e.path("actor").asString(""),
+                t.row(
+                        e.path("at").asString(""),
+                        e.path("event").asString(""),
+                        e.path("wave").asString(null),
+                        e.path("actor").asString(""),
                         e.path("detail").asString(""));
             }
             out.table(t);

@@ -1,6 +1,7 @@
 package io.rulesync.cli.connect;
 
 import io.rulesync.client.ApiClient;
+import io.rulesync.client.tls.TrustRoots;
 import io.rulesync.model.event.Json;
 import java.io.IOException;
 import java.net.ConnectException;
@@ -12,7 +13,6 @@ import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import javax.net.ssl.SSLHandshakeException;
-import io.rulesync.client.tls.TrustRoots;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 
@@ -50,8 +50,10 @@ public final class ApiConnection {
             try {
                 return Json.MAPPER.readTree(body);
             } catch (JacksonException e) {
-                throw new CliFailure(ExitCode.REFUSED, "the api answered something that is not JSON: "
-                        + body.lines().findFirst().orElse("").strip());
+                throw new CliFailure(
+                        ExitCode.REFUSED,
+                        "the api answered something that is not JSON: "
+                                + body.lines().findFirst().orElse("").strip());
             }
         }
     }
@@ -92,12 +94,15 @@ public final class ApiConnection {
         try {
             r = client.http().send(b.build(), HttpResponse.BodyHandlers.ofString());
         } catch (HttpConnectTimeoutException | ConnectException e) {
-            throw unreachable("nothing answers there (" + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()) + ")");
+            throw unreachable("nothing answers there ("
+                    + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()) + ")");
         } catch (HttpTimeoutException e) {
             throw unreachable("no answer within " + ANSWER.toSeconds() + " s");
         } catch (SSLHandshakeException e) {
-            throw new CliFailure(ExitCode.UNREACHABLE, "the api at " + credentials.api() + " is not trusted: its certificate could not be "
-                    + "verified (" + e.getMessage() + "); give the CA that signed it with --ca-file or RULESYNC_CA_FILE");
+            throw new CliFailure(
+                    ExitCode.UNREACHABLE,
+                    "the api at " + credentials.api() + " is not trusted: its certificate could not be " + "verified ("
+                            + e.getMessage() + "); give the CA that signed it with --ca-file or RULESYNC_CA_FILE");
         } catch (IOException e) {
             throw unreachable(e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
         } catch (InterruptedException e) {
@@ -111,8 +116,9 @@ public final class ApiConnection {
     }
 
     private CliFailure unreachable(String why) {
-        return new CliFailure(ExitCode.UNREACHABLE, "cannot reach the api at " + credentials.api() + ": " + why
-                + " (set --api or RULESYNC_API)");
+        return new CliFailure(
+                ExitCode.UNREACHABLE,
+                "cannot reach the api at " + credentials.api() + ": " + why + " (set --api or RULESYNC_API)");
     }
 
     /** The api's problem detail as one line: {@code 409 Conflict: cluster 'shop' has a pending rollback ...}. */
@@ -126,13 +132,17 @@ public final class ApiConnection {
         } catch (JacksonException | IllegalArgumentException e) {
             detail = body.lines().findFirst().orElse("").strip();
         }
-        String line = status + (title == null ? "" : " " + title) + (detail == null || detail.isEmpty() ? "" : ": " + detail);
+        String line =
+                status + (title == null ? "" : " " + title) + (detail == null || detail.isEmpty() ? "" : ": " + detail);
         line = line.replaceAll("\\s*[\\r\\n]+\\s*", " ");
         if (status == 401) {
-            line += credentials.token() == null ? " (no token: " + credentials.whereTokensComeFrom() + ")" : " (the token is not accepted)";
+            line += credentials.token() == null
+                    ? " (no token: " + credentials.whereTokensComeFrom() + ")"
+                    : " (the token is not accepted)";
         }
-        int code = status == 400 ? ExitCode.USAGE : status == 503 || status == 502 || status == 504 ? ExitCode.UNREACHABLE
-                : ExitCode.REFUSED;
+        int code = status == 400
+                ? ExitCode.USAGE
+                : status == 503 || status == 502 || status == 504 ? ExitCode.UNREACHABLE : ExitCode.REFUSED;
         return new CliFailure(code, line);
     }
 }

@@ -26,10 +26,17 @@ public record Credentials(String api, String token, Path configFile) {
 
     /** Resolves the credentials from {@code apiOption} (may be null), {@code configOption} (may be null) and {@code env}. */
     public static Credentials resolve(String apiOption, Path configOption, Map<String, String> env) {
-        Path config = configOption != null ? configOption
-                : env.get("RULESYNC_CONFIG") != null ? Path.of(env.get("RULESYNC_CONFIG"))
-                : env.get("XDG_CONFIG_HOME") != null ? Path.of(env.get("XDG_CONFIG_HOME"), "rulesync", "config")
-                : Path.of(env.getOrDefault("HOME", System.getProperty("user.home")), ".config", "rulesync", "config");
+        Path config = configOption != null
+                ? configOption
+                : env.get("RULESYNC_CONFIG") != null
+                        ? Path.of(env.get("RULESYNC_CONFIG"))
+                        : env.get("XDG_CONFIG_HOME") != null
+                                ? Path.of(env.get("XDG_CONFIG_HOME"), "rulesync", "config")
+                                : Path.of(
+                                        env.getOrDefault("HOME", System.getProperty("user.home")),
+                                        ".config",
+                                        "rulesync",
+                                        "config");
         Map<?, ?> file = read(config, configOption != null || env.get("RULESYNC_CONFIG") != null);
         String api = first(apiOption, env.get("RULESYNC_API"), text(file, "api", config));
         String token = first(env.get("RULESYNC_TOKEN"), text(file, "token", config), null);
@@ -51,9 +58,13 @@ public record Credentials(String api, String token, Path configFile) {
         }
         try {
             Set<PosixFilePermission> mode = Files.getPosixFilePermissions(config);
-            if (mode.stream().anyMatch(p -> p.name().startsWith("GROUP") || p.name().startsWith("OTHERS"))) {
-                throw new CliFailure(ExitCode.USAGE, "configuration file " + config + " may hold a token and other users can read it ("
-                        + java.nio.file.attribute.PosixFilePermissions.toString(mode) + "); run: chmod 600 " + config);
+            if (mode.stream()
+                    .anyMatch(p -> p.name().startsWith("GROUP") || p.name().startsWith("OTHERS"))) {
+                throw new CliFailure(
+                        ExitCode.USAGE,
+                        "configuration file " + config + " may hold a token and other users can read it ("
+                                + java.nio.file.attribute.PosixFilePermissions.toString(mode) + "); run: chmod 600 "
+                                + config);
             }
         } catch (UnsupportedOperationException e) {
             // Not a POSIX file system: nothing to check.
@@ -66,12 +77,15 @@ public record Credentials(String api, String token, Path configFile) {
                 return Map.of();
             }
             if (!(tree instanceof Map<?, ?> m)) {
-                throw new CliFailure(ExitCode.USAGE, "configuration file " + config + ": expected 'api:' and 'token:' keys");
+                throw new CliFailure(
+                        ExitCode.USAGE, "configuration file " + config + ": expected 'api:' and 'token:' keys");
             }
             return m;
         } catch (IOException | YamlEngineException e) {
-            throw new CliFailure(ExitCode.USAGE, "cannot read configuration file " + config + ": "
-                    + e.getMessage().lines().findFirst().orElse(""));
+            throw new CliFailure(
+                    ExitCode.USAGE,
+                    "cannot read configuration file " + config + ": "
+                            + e.getMessage().lines().findFirst().orElse(""));
         }
     }
 

@@ -11,6 +11,5 @@ public final class ExitCode {
     /** The api could not be reached, or could not answer (its database is down). */
     public static final int UNREACHABLE = 3;
 
-    private ExitCode() {
-    }
+    private ExitCode() {}
 }

@@ -6,8 +6,7 @@ package io.rulesync.cli.output;
  * otherwise, exactly as the api wrote it.
  */
 public final class DiffText {
-    private DiffText() {
-    }
+    private DiffText() {}
 
     public static String colour(String text, Terminal t) {
         StringBuilder out = new StringBuilder();

@@ -13,7 +13,11 @@ import tools.jackson.databind.JsonNode;
  * YAML for scripts ({@code -o json}, {@code -o yaml}), which stays stable whatever the table shows.
  */
 public final class Output {
-    public enum Format { TABLE, JSON, YAML }
+    public enum Format {
+        TABLE,
+        JSON,
+        YAML
+    }
 
     private final Format format;
     private final Terminal terminal;
@@ -46,7 +50,9 @@ public final class Output {
 
     /** {@code tree} as block YAML, as {@code -o yaml} prints it. */
     public static String yaml(JsonNode tree) {
-        return new Dump(DumpSettings.builder().setDefaultFlowStyle(FlowStyle.BLOCK).build())
+        return new Dump(DumpSettings.builder()
+                        .setDefaultFlowStyle(FlowStyle.BLOCK)
+                        .build())
                 .dumpToString(Json.MAPPER.convertValue(tree, Object.class));
     }
 

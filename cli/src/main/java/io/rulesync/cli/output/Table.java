@@ -22,7 +22,9 @@ public final class Table {
         if (cells.length != headers.size()) {
             throw new IllegalArgumentException(cells.length + " cells for " + headers.size() + " columns");
         }
-        rows.add(Arrays.stream(cells).map(c -> c == null ? "-" : String.valueOf(c).replaceAll("\\s*[\\r\\n]+\\s*", " ")).toList());
+        rows.add(Arrays.stream(cells)
+                .map(c -> c == null ? "-" : String.valueOf(c).replaceAll("\\s*[\\r\\n]+\\s*", " "))
+                .toList());
         return this;
     }
 

@@ -35,7 +35,9 @@ public record Terminal(int width, boolean color) {
     /** The terminal's columns, or 0 when they cannot be read. */
     private static int sttyColumns() {
         try {
-            Process p = new ProcessBuilder("sh", "-c", "stty size < /dev/tty").redirectErrorStream(true).start();
+            Process p = new ProcessBuilder("sh", "-c", "stty size < /dev/tty")
+                    .redirectErrorStream(true)
+                    .start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
             if (p.waitFor(1, TimeUnit.SECONDS) && p.exitValue() == 0 && out.matches("[0-9]+ [0-9]+")) {
                 return Integer.parseInt(out.split(" ")[1]);

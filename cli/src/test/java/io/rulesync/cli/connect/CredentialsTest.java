@@ -20,14 +20,27 @@ class CredentialsTest {
         Files.writeString(config, "api: http://config:8080/\ntoken: rs_config\n");
         Files.setPosixFilePermissions(config, PosixFilePermissions.fromString("rw-------"));
         Map<String, String> env = Map.of("HOME", home.toString(), "RULESYNC_CONFIG", config.toString());
-        assertThat(Credentials.resolve(null, null, env)).isEqualTo(new Credentials("http://config:8080", "rs_config", config));
-        assertThat(Credentials.resolve("http://option:1", null, Map.of("HOME", home.toString(), "RULESYNC_CONFIG", config.toString(),
-                "RULESYNC_API", "http://env:2", "RULESYNC_TOKEN", "rs_env"))).isEqualTo(new Credentials("http://option:1", "rs_env", config));
+        assertThat(Credentials.resolve(null, null, env))
+                .isEqualTo(new Credentials("http://config:8080", "rs_config", config));
+        assertThat(Credentials.resolve(
+                        "http://option:1",
+                        null,
+                        Map.of(
+                                "HOME",
+                                home.toString(),
+                                "RULESYNC_CONFIG",
+                                config.toString(),
+                                "RULESYNC_API",
+                                "http://env:2",
+                                "RULESYNC_TOKEN",
+                                "rs_env")))
+                .isEqualTo(new Credentials("http://option:1", "rs_env", config));
         Credentials none = Credentials.resolve(null, null, Map.of("HOME", home.toString()));
         assertThat(none.api()).isEqualTo(Credentials.DEFAULT_API);
         assertThat(none.token()).isNull();
         assertThat(none.configFile()).isEqualTo(home.resolve(".config/rulesync/config"));
-        assertThat(Credentials.resolve(null, null, Map.of("HOME", home.toString(), "XDG_CONFIG_HOME", "/etc/xdg")).configFile())
+        assertThat(Credentials.resolve(null, null, Map.of("HOME", home.toString(), "XDG_CONFIG_HOME", "/etc/xdg"))
+                        .configFile())
                 .isEqualTo(Path.of("/etc/xdg/rulesync/config"));
     }
 

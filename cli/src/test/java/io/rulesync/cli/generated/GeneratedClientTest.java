@@ -57,16 +57,20 @@ class GeneratedClientTest {
         ApiClient viewer = client(TestApi.VIEWER.token());
         ClusterJson shop = new ClustersControllerApi(viewer).cluster("shop");
         assertThat(shop.getVersion()).isEqualTo(2L);
-        assertThat(new ClustersControllerApi(viewer).clusters().getClusters()).extracting(ClusterJson::getCluster).containsExactly("shop");
+        assertThat(new ClustersControllerApi(viewer).clusters().getClusters())
+                .extracting(ClusterJson::getCluster)
+                .containsExactly("shop");
         VersionDetail v2 = new HistoryControllerApi(viewer).version("shop", "latest");
         assertThat(v2.getCauseSummary()).isEqualTo("test: true");
-        assertThat(new HistoryControllerApi(viewer).rules("shop", "1", "n1", null, null)).contains("-A KUBE-SERVICES");
+        assertThat(new HistoryControllerApi(viewer).rules("shop", "1", "n1", null, null))
+                .contains("-A KUBE-SERVICES");
     }
 
     @Test
     void errorsAreProblemsTheClientReads() throws Exception {
         ApiClient viewer = client(TestApi.VIEWER.token());
-        ApiException unknown = catchThrowableOfType(ApiException.class, () -> new ClustersControllerApi(viewer).cluster("nope"));
+        ApiException unknown =
+                catchThrowableOfType(ApiException.class, () -> new ClustersControllerApi(viewer).cluster("nope"));
         assertThat(unknown.getCode()).isEqualTo(404);
         Problem p = problem(viewer, unknown);
         assertThat(p.getStatus()).isEqualTo(404);
@@ -74,17 +78,21 @@ class GeneratedClientTest {
         assertThat(p.getDetail()).isEqualTo("cluster: 'nope' is not known (it has no versions)");
 
         ApiClient nobody = client(null);
-        ApiException unauthenticated = catchThrowableOfType(ApiException.class, () -> new ClustersControllerApi(nobody).clusters());
+        ApiException unauthenticated =
+                catchThrowableOfType(ApiException.class, () -> new ClustersControllerApi(nobody).clusters());
         assertThat(unauthenticated.getCode()).isEqualTo(401);
         assertThat(problem(nobody, unauthenticated).getStatus()).isEqualTo(401);
 
         // A viewer may not roll back: 403, with the reason.
-        ApiException forbidden = catchThrowableOfType(ApiException.class, () -> new ActionsControllerApi(viewer).rollback("shop",
-                new RollbackRequest().toVersion(1L).reason("bad deploy")));
+        ApiException forbidden = catchThrowableOfType(
+                ApiException.class,
+                () -> new ActionsControllerApi(viewer)
+                        .rollback("shop", new RollbackRequest().toVersion(1L).reason("bad deploy")));
         assertThat(forbidden.getCode()).isEqualTo(403);
         assertThat(problem(viewer, forbidden).getDetail()).contains("operator");
 
-        ApiException badVersion = catchThrowableOfType(ApiException.class, () -> new HistoryControllerApi(viewer).version("shop", "two"));
+        ApiException badVersion =
+                catchThrowableOfType(ApiException.class, () -> new HistoryControllerApi(viewer).version("shop", "two"));
         assertThat(badVersion.getCode()).isEqualTo(400);
         assertThat(problem(viewer, badVersion).getParameter()).isEqualTo("version");
     }

@@ -90,19 +90,23 @@ final class AddressList extends NameResolverProvider {
                 try {
                     List<EquivalentAddressGroup> groups = new ArrayList<>();
                     for (InetSocketAddress a : parse(list)) {
-                        // Each address's own host is what its TLS certificate must name: the list has no single authority.
-                        groups.add(new EquivalentAddressGroup(new InetSocketAddress(a.getHostString(), a.getPort()),
-                                Attributes.newBuilder().set(EquivalentAddressGroup.ATTR_AUTHORITY_OVERRIDE, a.getHostString()).build()));
+                        // Each address's own host is what its TLS certificate must name: the list has no single
+                        // authority.
+                        groups.add(new EquivalentAddressGroup(
+                                new InetSocketAddress(a.getHostString(), a.getPort()),
+                                Attributes.newBuilder()
+                                        .set(EquivalentAddressGroup.ATTR_AUTHORITY_OVERRIDE, a.getHostString())
+                                        .build()));
                     }
-                    listener.onResult(ResolutionResult.newBuilder().setAddresses(groups).build());
+                    listener.onResult(
+                            ResolutionResult.newBuilder().setAddresses(groups).build());
                 } catch (IllegalArgumentException e) {
                     listener.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()));
                 }
             }
 
             @Override
-            public void shutdown() {
-            }
+            public void shutdown() {}
         };
     }
 }

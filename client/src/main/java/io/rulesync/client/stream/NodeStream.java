@@ -4,13 +4,13 @@ import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ManagedChannel;
-import io.rulesync.client.tls.TrustRoots;
 import io.grpc.Metadata;
 import io.grpc.NameResolverRegistry;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
+import io.rulesync.client.tls.TrustRoots;
 import io.rulesync.model.stream.NodeFrame;
 import io.rulesync.model.stream.ServerFrame;
 import java.util.List;
@@ -31,8 +31,7 @@ public final class NodeStream {
         void ended(Status status);
 
         /** The api took the stream: its headers arrived (sent at once, before any frame). */
-        default void answered() {
-        }
+        default void answered() {}
     }
 
     static {
@@ -69,16 +68,21 @@ public final class NodeStream {
      * A channel as above over TLS, verifying the api's certificate by {@code tls} (null: plain text, which only an api on
      * a loopback address, or one told {@code --insecure-http}, takes).
      */
-    public static ManagedChannel channel(String target, TrustRoots tls, EventLoopGroup loop, boolean inline, int window) {
+    public static ManagedChannel channel(
+            String target, TrustRoots tls, EventLoopGroup loop, boolean inline, int window) {
         String t = target.contains(":///") ? target : AddressList.target(target);
         if (!target.contains(":///")) {
             AddressList.parse(target); // refused here, naming the item, rather than as a failing connection later
         }
-        NettyChannelBuilder b = (tls == null ? NettyChannelBuilder.forTarget(t).usePlaintext()
-                : NettyChannelBuilder.forTarget(t, tls.channelCredentials()))
-                .defaultServiceConfig(Map.of("loadBalancingConfig", List.of(Map.of("pick_first", Map.of("shuffleAddressList", true)))))
+        NettyChannelBuilder b = (tls == null
+                        ? NettyChannelBuilder.forTarget(t).usePlaintext()
+                        : NettyChannelBuilder.forTarget(t, tls.channelCredentials()))
+                .defaultServiceConfig(Map.of(
+                        "loadBalancingConfig", List.of(Map.of("pick_first", Map.of("shuffleAddressList", true)))))
                 .maxInboundMessageSize(NodeSync.MAX_SERVER_MESSAGE)
-                .keepAliveTime(30, TimeUnit.SECONDS).keepAliveTimeout(10, TimeUnit.SECONDS).keepAliveWithoutCalls(true);
+                .keepAliveTime(30, TimeUnit.SECONDS)
+                .keepAliveTimeout(10, TimeUnit.SECONDS)
+                .keepAliveWithoutCalls(true);
         if (window > 0) {
             b.flowControlWindow(window);
         }
@@ -97,7 +101,8 @@ public final class NodeStream {
      * with the reason: refused, or a certificate that could not be verified) when none can be: the agent says why, and
      * tries again after its own backoff.
      */
-    public static NodeStream open(Channel channel, String cluster, String node, String token, int window, Listener listener) {
+    public static NodeStream open(
+            Channel channel, String cluster, String node, String token, int window, Listener listener) {
         ClientCall<byte[], byte[]> call = channel.newCall(NodeSync.STREAM, CallOptions.DEFAULT);
         Metadata headers = new Metadata();
         if (token != null) {
@@ -106,22 +111,24 @@ public final class NodeStream {
         headers.put(NodeSync.CLUSTER, cluster);
         headers.put(NodeSync.NODE, node);
         headers.put(NodeSync.ACCEPT_ENCODING, ServerFrame.DEFLATE);
-        call.start(new ClientCall.Listener<>() {
-            @Override
-            public void onHeaders(Metadata headers) {
-                listener.answered();
-            }
+        call.start(
+                new ClientCall.Listener<>() {
+                    @Override
+                    public void onHeaders(Metadata headers) {
+                        listener.answered();
+                    }
 
-            @Override
-            public void onMessage(byte[] message) {
-                listener.frame(message);
-            }
+                    @Override
+                    public void onMessage(byte[] message) {
+                        listener.frame(message);
+                    }
 
-            @Override
-            public void onClose(Status status, Metadata trailers) {
-                listener.ended(status);
-            }
-        }, headers);
+                    @Override
+                    public void onClose(Status status, Metadata trailers) {
+                        listener.ended(status);
+                    }
+                },
+                headers);
         if (window > 0) {
             call.request(window);
         }

@@ -21,14 +21,17 @@ import java.io.UncheckedIOException;
  */
 public final class NodeSync {
     public static final String SERVICE = "rulesync.v1.NodeSync";
-    public static final Metadata.Key<String> AUTHORIZATION = Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
-    public static final Metadata.Key<String> CLUSTER = Metadata.Key.of("rulesync-cluster", Metadata.ASCII_STRING_MARSHALLER);
+    public static final Metadata.Key<String> AUTHORIZATION =
+            Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+    public static final Metadata.Key<String> CLUSTER =
+            Metadata.Key.of("rulesync-cluster", Metadata.ASCII_STRING_MARSHALLER);
     public static final Metadata.Key<String> NODE = Metadata.Key.of("rulesync-node", Metadata.ASCII_STRING_MARSHALLER);
     /**
      * The frame encodings the node takes besides plain ({@code deflate}, see {@code ServerFrame}): an agent of a release
      * before deflate sends none, and gets plain frames.
      */
-    public static final Metadata.Key<String> ACCEPT_ENCODING = Metadata.Key.of("rulesync-accept-encoding", Metadata.ASCII_STRING_MARSHALLER);
+    public static final Metadata.Key<String> ACCEPT_ENCODING =
+            Metadata.Key.of("rulesync-accept-encoding", Metadata.ASCII_STRING_MARSHALLER);
     /** The most a node may send in one message: a frame of 100 acks with their errors fits many times over. */
     public static final int MAX_NODE_MESSAGE = 256 * 1024;
     /** The most the api sends in one message: 100 deltas of a large cluster. */
@@ -41,8 +44,7 @@ public final class NodeSync {
             .setResponseMarshaller(Bytes.INSTANCE)
             .build();
 
-    private NodeSync() {
-    }
+    private NodeSync() {}
 
     /** A message is its bytes: handed to the transport as they are, without a copy into an intermediate buffer. */
     private enum Bytes implements MethodDescriptor.Marshaller<byte[]> {
@@ -64,7 +66,8 @@ public final class NodeSync {
                     if (read == message.length && stream.read() == -1) {
                         return message;
                     }
-                    throw new IOException("the message was not as long as its stream said: " + read + " of " + message.length + " bytes");
+                    throw new IOException("the message was not as long as its stream said: " + read + " of "
+                            + message.length + " bytes");
                 }
                 return stream.readAllBytes();
             } catch (IOException e) {

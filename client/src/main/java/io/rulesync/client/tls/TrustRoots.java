@@ -43,7 +43,8 @@ public final class TrustRoots {
      */
     public static TrustRoots of(Path caFile) {
         try (InputStream in = Files.newInputStream(caFile)) {
-            Collection<? extends Certificate> certs = CertificateFactory.getInstance("X.509").generateCertificates(in);
+            Collection<? extends Certificate> certs =
+                    CertificateFactory.getInstance("X.509").generateCertificates(in);
             if (certs.isEmpty()) {
                 throw new IllegalArgumentException(caFile + ": holds no certificate");
             }
@@ -76,7 +77,9 @@ public final class TrustRoots {
             return TlsChannelCredentials.create();
         }
         try {
-            return TlsChannelCredentials.newBuilder().trustManager(caFile.toFile()).build();
+            return TlsChannelCredentials.newBuilder()
+                    .trustManager(caFile.toFile())
+                    .build();
         } catch (IOException e) {
             throw new IllegalArgumentException(caFile + ": " + e.getMessage(), e);
         }

@@ -25,9 +25,11 @@ class NodeSyncTest {
     @Test
     void aMessageIsReadWholeFromAStreamOfKnownLengthAndFromAnyOther() {
         assertThat(NodeSync.STREAM.parseRequest(new Known(MESSAGE))).isEqualTo(MESSAGE);
-        assertThat(NodeSync.STREAM.parseResponse(new ByteArrayInputStream(MESSAGE))).isEqualTo(MESSAGE);
+        assertThat(NodeSync.STREAM.parseResponse(new ByteArrayInputStream(MESSAGE)))
+                .isEqualTo(MESSAGE);
         assertThat(NodeSync.STREAM.parseRequest(new Known(new byte[0]))).isEmpty();
-        assertThat(NodeSync.STREAM.parseRequest(NodeSync.STREAM.streamRequest(MESSAGE))).isEqualTo(MESSAGE);
+        assertThat(NodeSync.STREAM.parseRequest(NodeSync.STREAM.streamRequest(MESSAGE)))
+                .isEqualTo(MESSAGE);
     }
 
     @Test
@@ -45,9 +47,13 @@ class NodeSyncTest {
                 return says;
             }
         }
-        assertThatThrownBy(() -> NodeSync.STREAM.parseRequest(new Lying(new ByteArrayInputStream(MESSAGE), MESSAGE.length - 1)))
-                .isInstanceOf(UncheckedIOException.class).hasMessageContaining("was not as long as its stream said");
-        assertThatThrownBy(() -> NodeSync.STREAM.parseRequest(new Lying(new ByteArrayInputStream(MESSAGE), MESSAGE.length + 1)))
-                .isInstanceOf(UncheckedIOException.class).hasMessageContaining(MESSAGE.length + " of " + (MESSAGE.length + 1));
+        assertThatThrownBy(() ->
+                        NodeSync.STREAM.parseRequest(new Lying(new ByteArrayInputStream(MESSAGE), MESSAGE.length - 1)))
+                .isInstanceOf(UncheckedIOException.class)
+                .hasMessageContaining("was not as long as its stream said");
+        assertThatThrownBy(() ->
+                        NodeSync.STREAM.parseRequest(new Lying(new ByteArrayInputStream(MESSAGE), MESSAGE.length + 1)))
+                .isInstanceOf(UncheckedIOException.class)
+                .hasMessageContaining(MESSAGE.length + " of " + (MESSAGE.length + 1));
     }
 }

@@ -34,21 +34,25 @@ import org.pcollections.TreePSet;
  * and those sharing a ClusterIP or NodePort with them, so a batch costs what it touches.
  */
 public final class Admission {
-    public static final Admission EMPTY = new Admission(TreePMap.empty(), TreePMap.empty(), TreePSet.empty(), TreePMap.empty());
+    public static final Admission EMPTY =
+            new Admission(TreePMap.empty(), TreePMap.empty(), TreePSet.empty(), TreePMap.empty());
 
     /** One thing a Service holds exclusively ({@code ClusterIP 10.96.0.10}, {@code NodePort 30080}) and where it says so. */
-    record Claim(String resource, String field) {
-    }
+    record Claim(String resource, String field) {}
 
     private final TreePMap<NamespacedName, List<Claim>> claims;
     /** Resource to the Services claiming it, in name order. */
     private final TreePMap<String, TreePSet<NamespacedName>> claimants;
+
     private final TreePSet<NamespacedName> excluded;
     /** Problems of a Service that do not depend on the others (special load-balancer IPs), for the Services that have any. */
     private final TreePMap<NamespacedName, List<Problem>> notes;
 
-    private Admission(TreePMap<NamespacedName, List<Claim>> claims, TreePMap<String, TreePSet<NamespacedName>> claimants,
-            TreePSet<NamespacedName> excluded, TreePMap<NamespacedName, List<Problem>> notes) {
+    private Admission(
+            TreePMap<NamespacedName, List<Claim>> claims,
+            TreePMap<String, TreePSet<NamespacedName>> claimants,
+            TreePSet<NamespacedName> excluded,
+            TreePMap<NamespacedName, List<Problem>> notes) {
         this.claims = claims;
         this.claimants = claimants;
         this.excluded = excluded;
@@ -95,7 +99,8 @@ public final class Admission {
             }
             work.add(name);
             for (Claim claim : old == null ? List.<Claim>of() : old) {
-                TreePSet<NamespacedName> rest = by.getOrDefault(claim.resource(), TreePSet.empty()).minus(name);
+                TreePSet<NamespacedName> rest =
+                        by.getOrDefault(claim.resource(), TreePSet.empty()).minus(name);
                 by = rest.isEmpty() ? by.minus(claim.resource()) : by.plus(claim.resource(), rest);
                 work.addAll(rest);
             }
@@ -132,8 +137,11 @@ public final class Admission {
     }
 
     /** The first admitted Service before {@code name} claiming {@code resource}, or null. */
-    private static NamespacedName holder(TreePMap<String, TreePSet<NamespacedName>> by, TreePSet<NamespacedName> excluded,
-            NamespacedName name, String resource) {
+    private static NamespacedName holder(
+            TreePMap<String, TreePSet<NamespacedName>> by,
+            TreePSet<NamespacedName> excluded,
+            NamespacedName name,
+            String resource) {
         for (NamespacedName other : by.getOrDefault(resource, TreePSet.empty()).headSet(name, false)) {
             if (!excluded.contains(other)) {
                 return other;
@@ -175,13 +183,21 @@ public final class Admission {
                 if (holder == null) {
                     continue;
                 }
-                String theirs = claims.get(holder).stream().filter(h -> h.resource().equals(claim.resource()))
-                        .map(Claim::field).findFirst().orElseThrow();
+                String theirs = claims.get(holder).stream()
+                        .filter(h -> h.resource().equals(claim.resource()))
+                        .map(Claim::field)
+                        .findFirst()
+                        .orElseThrow();
                 String kind = claim.resource().substring(0, claim.resource().indexOf(' '));
                 String value = claim.resource().substring(kind.length() + 1);
-                out.add(new Problem("", "Service " + name, claim.field(), value + " is also the " + kind + " of Service "
-                        + holder + " (" + theirs + "), which sorts first and keeps it; the API server allocates a " + kind
-                        + " to one Service only, so this Service is left out of the rules"));
+                out.add(new Problem(
+                        "",
+                        "Service " + name,
+                        claim.field(),
+                        value + " is also the " + kind + " of Service "
+                                + holder + " (" + theirs
+                                + "), which sorts first and keeps it; the API server allocates a " + kind
+                                + " to one Service only, so this Service is left out of the rules"));
             }
         }
         return List.copyOf(out);
@@ -217,9 +233,14 @@ public final class Admission {
             IpAddress ip = ing.ip();
             Optional<SpecialRange> special = ip.specialRange();
             if (!ing.proxyMode() && special.isPresent()) {
-                out.add(new Problem("", "Service " + svc.name(), "status.loadBalancer.ingress", ip + " is "
-                        + special.get().label() + ": the API server accepts it here, but rulesync writes no rule for it"
-                        + " (it would capture traffic meant for the node itself)"));
+                out.add(new Problem(
+                        "",
+                        "Service " + svc.name(),
+                        "status.loadBalancer.ingress",
+                        ip + " is "
+                                + special.get().label()
+                                + ": the API server accepts it here, but rulesync writes no rule for it"
+                                + " (it would capture traffic meant for the node itself)"));
             }
         }
         return List.copyOf(out);
@@ -227,7 +248,10 @@ public final class Admission {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof Admission a && a.claims.equals(claims) && a.claimants.equals(claimants) && a.excluded.equals(excluded)
+        return o instanceof Admission a
+                && a.claims.equals(claims)
+                && a.claimants.equals(claimants)
+                && a.excluded.equals(excluded)
                 && a.notes.equals(notes);
     }
 

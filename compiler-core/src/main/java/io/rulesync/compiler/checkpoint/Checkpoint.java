@@ -32,8 +32,7 @@ import java.util.Map;
  * <p>Objects are written by kind, each kind in name order, so equal states give byte-identical checkpoints.
  */
 public final class Checkpoint {
-    private Checkpoint() {
-    }
+    private Checkpoint() {}
 
     /** What reading a stored checkpoint gave. */
     public sealed interface Read {
@@ -45,8 +44,7 @@ public final class Checkpoint {
         }
 
         /** Why the checkpoint cannot stand for the history (one phrase). */
-        record Unusable(String reason) implements Read {
-        }
+        record Unusable(String reason) implements Read {}
     }
 
     /**
@@ -108,7 +106,8 @@ public final class Checkpoint {
             differences.add("problem reports differ");
         }
         if (!differences.isEmpty()) {
-            return new Read.Unusable("it does not fold to the state it was written from: " + String.join("; ", differences));
+            return new Read.Unusable(
+                    "it does not fold to the state it was written from: " + String.join("; ", differences));
         }
         return new Read.Usable(events);
     }

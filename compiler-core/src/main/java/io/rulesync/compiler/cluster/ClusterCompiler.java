@@ -1,5 +1,9 @@
 package io.rulesync.compiler.cluster;
 
+import io.rulesync.compiler.endpoints.EndpointInfo;
+import io.rulesync.compiler.endpoints.NodeContext;
+import io.rulesync.compiler.endpoints.PortEndpoints;
+import io.rulesync.compiler.endpoints.PortInput;
 import io.rulesync.compiler.endpoints.ServicePortInfo;
 import io.rulesync.compiler.iptables.FixedRules;
 import io.rulesync.compiler.iptables.IptablesCompiler;
@@ -8,10 +12,6 @@ import io.rulesync.compiler.iptables.ProxySettings;
 import io.rulesync.compiler.iptables.ServicePortCompiler;
 import io.rulesync.compiler.ipvs.IpvsCompiler;
 import io.rulesync.compiler.nftables.NftablesCompiler;
-import io.rulesync.compiler.endpoints.EndpointInfo;
-import io.rulesync.compiler.endpoints.PortEndpoints;
-import io.rulesync.compiler.endpoints.PortInput;
-import io.rulesync.compiler.endpoints.NodeContext;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.IpAddress;
@@ -60,8 +60,7 @@ public final class ClusterCompiler {
     /** A node that runs nothing and has no address: the representative of a default node class. */
     private static final String NO_NODE = "";
 
-    private ClusterCompiler() {
-    }
+    private ClusterCompiler() {}
 
     public static CompiledCluster compile(ClusterState state, ClusterSettings settings) {
         Map<FragmentKey, RuleFragment> fragments = new TreeMap<>();
@@ -77,13 +76,16 @@ public final class ClusterCompiler {
                     index.computeIfAbsent(svc.name(), k -> new TreeSet<>()).add(in.unit());
                 }
             }
-            long total = inputs.values().stream().mapToLong(in -> in.endpoints().size()).sum();
+            long total = inputs.values().stream()
+                    .mapToLong(in -> in.endpoints().size())
+                    .sum();
             boolean large = total > NodeRules.LARGE_CLUSTER_ENDPOINTS;
             TreeMap<Unit, Integer> familyCounts = new TreeMap<>();
             fixed(ps, nodes).forEach((v, f) -> fragments.put(new FragmentKey(family, Unit.FIXED, v), f));
             for (PortInput in : inputs.values()) {
                 familyCounts.put(in.unit(), in.endpoints().size());
-                variants(in, ps, settings.ipvsScheduler(), nodes, large).forEach((v, f) -> fragments.put(new FragmentKey(family, in.unit(), v), f));
+                variants(in, ps, settings.ipvsScheduler(), nodes, large)
+                        .forEach((v, f) -> fragments.put(new FragmentKey(family, in.unit(), v), f));
             }
             counts.put(family, TreePMap.fromSortedMap(familyCounts));
         }
@@ -99,8 +101,12 @@ public final class ClusterCompiler {
      * settings or of any Node, or one that moves a family across the large-cluster threshold, is
      * compiled in full, as kube-proxy would.
      */
-    static CompiledCluster.Update update(CompiledCluster prev, ClusterState state, ClusterSettings settings,
-            Collection<NamespacedName> changedServices, boolean nodesChanged) {
+    static CompiledCluster.Update update(
+            CompiledCluster prev,
+            ClusterState state,
+            ClusterSettings settings,
+            Collection<NamespacedName> changedServices,
+            boolean nodesChanged) {
         if (nodesChanged || !settings.equals(prev.settings())) {
             return new CompiledCluster.Update(compile(state, settings), null);
         }
@@ -121,7 +127,9 @@ public final class ClusterCompiler {
                     }
                     c = c.minus(u);
                 }
-                List<PortInput> inputs = state.service(name).map(svc -> PortInput.of(svc, state, family)).orElse(List.of());
+                List<PortInput> inputs = state.service(name)
+                        .map(svc -> PortInput.of(svc, state, family))
+                        .orElse(List.of());
                 for (PortInput in : inputs) {
                     c = c.plus(in.unit(), in.endpoints().size());
                     now.add(in.unit());
@@ -141,7 +149,8 @@ public final class ClusterCompiler {
             ProxySettings ps = proxySettings(settings, family);
             Nodes nodes = Nodes.of(state, family);
             for (PortInput in : fresh.getOrDefault(family, List.of())) {
-                for (Map.Entry<Variant, RuleFragment> v : variants(in, ps, settings.ipvsScheduler(), nodes, large).entrySet()) {
+                for (Map.Entry<Variant, RuleFragment> v :
+                        variants(in, ps, settings.ipvsScheduler(), nodes, large).entrySet()) {
                     rules = rules.with(new FragmentKey(family, in.unit(), v.getKey()), v.getValue());
                 }
             }
@@ -152,8 +161,15 @@ public final class ClusterCompiler {
     /** kube-proxy's flags for one family of this cluster, with the defaults of a modern node. */
     public static ProxySettings proxySettings(ClusterSettings s, IpFamily family) {
         ProxySettings d = ProxySettings.defaults(family);
-        return new ProxySettings(family, s.clusterCidrs(), s.masqueradeAll(), ProxySettings.markForBit(s.masqueradeBit()),
-                d.localhostNodePorts(), d.randomFully(), s.nodePortAddresses(), d.conntrackTcpBeLiberal());
+        return new ProxySettings(
+                family,
+                s.clusterCidrs(),
+                s.masqueradeAll(),
+                ProxySettings.markForBit(s.masqueradeBit()),
+                d.localhostNodePorts(),
+                d.randomFully(),
+                s.nodePortAddresses(),
+                d.conntrackTcpBeLiberal());
     }
 
     /**
@@ -164,23 +180,31 @@ public final class ClusterCompiler {
         Map<Variant, RuleFragment> out = new TreeMap<>();
         boolean perNode = FixedRules.nodeDependent(ps);
         List<NodeContext> served = perNode ? List.of() : List.copyOf(nodes.all());
-        out.put(Variant.ALL, FixedRules.compile(ps, nodes.synthetic(""))
-                .withIpvs(IpvsCompiler.fixedPart(ps, served)).withNftables(NftablesCompiler.fixedPart(ps, served)));
+        out.put(
+                Variant.ALL,
+                FixedRules.compile(ps, nodes.synthetic(""))
+                        .withIpvs(IpvsCompiler.fixedPart(ps, served))
+                        .withNftables(NftablesCompiler.fixedPart(ps, served)));
         if (perNode) {
             for (NodeContext n : nodes.all()) {
-                out.put(new Variant(n.name(), Variant.ANY), FixedRules.compile(ps, n).withIpvs(IpvsCompiler.fixedPart(ps, List.of(n)))
-                        .withNftables(NftablesCompiler.fixedPart(ps, List.of(n))));
+                out.put(
+                        new Variant(n.name(), Variant.ANY),
+                        FixedRules.compile(ps, n)
+                                .withIpvs(IpvsCompiler.fixedPart(ps, List.of(n)))
+                                .withNftables(NftablesCompiler.fixedPart(ps, List.of(n))));
             }
         }
         return out;
     }
 
-    private static Map<Variant, RuleFragment> variants(PortInput in, ProxySettings ps, String scheduler, Nodes nodes, boolean large) {
+    private static Map<Variant, RuleFragment> variants(
+            PortInput in, ProxySettings ps, String scheduler, Nodes nodes, boolean large) {
         ServicePortInfo info = in.info();
         PortEndpoints eps = in.endpoints();
         boolean byLocality = info.usesLocalEndpoints() || !eps.duplicates().isEmpty();
         boolean byZone = zoneHintsInForce(info, eps);
-        boolean byFirewall = !info.loadBalancerVIPs().isEmpty() && !info.loadBalancerSourceRanges().isEmpty();
+        boolean byFirewall = !info.loadBalancerVIPs().isEmpty()
+                && !info.loadBalancerSourceRanges().isEmpty();
 
         Map<Variant, RuleFragment> out = new TreeMap<>();
         Set<String> zones = byZone ? nodes.zones() : Set.of(Variant.ANY);
@@ -194,22 +218,26 @@ public final class ClusterCompiler {
         }
         if (byFirewall) {
             for (NodeContext n : nodes.all()) {
-                if (n.primaryIP().isPresent() && inAny(info.loadBalancerSourceRanges(), n.primaryIP().get())) {
+                if (n.primaryIP().isPresent()
+                        && inAny(info.loadBalancerSourceRanges(), n.primaryIP().get())) {
                     special.add(n.name());
                 }
             }
         }
         for (String name : special) {
-            nodes.get(name).ifPresent(n ->
-                    out.put(new Variant(n.name(), Variant.ANY), compile(in, n, ps, scheduler, large)));
+            nodes.get(name)
+                    .ifPresent(n -> out.put(new Variant(n.name(), Variant.ANY), compile(in, n, ps, scheduler, large)));
         }
         return out;
     }
 
     /** Every mode's rules of one port for one node class, in one fragment. */
-    private static RuleFragment compile(PortInput in, NodeContext node, ProxySettings ps, String scheduler, boolean large) {
-        return ServicePortCompiler.compile(in.info(), in.endpoints(), node, ps, large).rules()
-                .withIpvs(IpvsCompiler.portPart(in, scheduler, node, ps)).withNftables(NftablesCompiler.portPart(in, node, ps));
+    private static RuleFragment compile(
+            PortInput in, NodeContext node, ProxySettings ps, String scheduler, boolean large) {
+        return ServicePortCompiler.compile(in.info(), in.endpoints(), node, ps, large)
+                .rules()
+                .withIpvs(IpvsCompiler.portPart(in, scheduler, node, ps))
+                .withNftables(NftablesCompiler.portPart(in, node, ps));
     }
 
     /** Zone hints decide the cluster endpoints only when every ready endpoint has some. */

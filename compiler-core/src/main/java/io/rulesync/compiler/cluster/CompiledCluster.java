@@ -22,7 +22,10 @@ public final class CompiledCluster {
     private final Map<IpFamily, TreePMap<Unit, Integer>> endpointCounts;
     private final TreePMap<NamespacedName, Set<Unit>> unitsByService;
 
-    CompiledCluster(ClusterSettings settings, ClusterRules rules, Map<IpFamily, TreePMap<Unit, Integer>> endpointCounts,
+    CompiledCluster(
+            ClusterSettings settings,
+            ClusterRules rules,
+            Map<IpFamily, TreePMap<Unit, Integer>> endpointCounts,
             TreePMap<NamespacedName, Set<Unit>> unitsByService) {
         this.settings = settings;
         this.rules = rules;
@@ -36,10 +39,12 @@ public final class CompiledCluster {
      * @param touched the units whose fragments may differ from before; null when everything may
      *                (a full compile), in which case a diff must compare everything
      */
-    public record Update(CompiledCluster compiled, Set<Unit> touched) {
-    }
+    public record Update(CompiledCluster compiled, Set<Unit> touched) {}
 
-    public Update update(ClusterState state, ClusterSettings newSettings, Collection<NamespacedName> changedServices,
+    public Update update(
+            ClusterState state,
+            ClusterSettings newSettings,
+            Collection<NamespacedName> changedServices,
             boolean nodesChanged) {
         return ClusterCompiler.update(this, state, newSettings, changedServices, nodesChanged);
     }

@@ -19,7 +19,8 @@ import java.util.function.Predicate;
 public record EndpointCategories(
         List<EndpointInfo> cluster, List<EndpointInfo> local, List<EndpointInfo> allReachable, boolean hasAny) {
 
-    public static EndpointCategories categorize(List<EndpointInfo> endpoints, ServicePortInfo svc, String node, String zone) {
+    public static EndpointCategories categorize(
+            List<EndpointInfo> endpoints, ServicePortInfo svc, String node, String zone) {
         if (endpoints.isEmpty()) {
             return new EndpointCategories(List.of(), List.of(), List.of(), false);
         }
@@ -29,7 +30,8 @@ public record EndpointCategories(
         if (svc.usesClusterEndpoints()) {
             topologyFiltered = usesZoneHints(endpoints, zone);
             boolean filtered = topologyFiltered;
-            cluster = filter(endpoints, ep -> ep.ready() && (!filtered || ep.zoneHints().contains(zone)));
+            cluster = filter(
+                    endpoints, ep -> ep.ready() && (!filtered || ep.zoneHints().contains(zone)));
             if (cluster.isEmpty()) {
                 cluster = filter(endpoints, ep -> ep.serving() && ep.terminating());
             }

@@ -4,8 +4,8 @@ import io.rulesync.model.cluster.Endpoint;
 import io.rulesync.model.cluster.EndpointPort;
 import io.rulesync.model.cluster.EndpointSlice;
 import io.rulesync.model.cluster.IpFamily;
-import io.rulesync.model.cluster.ServicePortName;
 import io.rulesync.model.cluster.NamespacedName;
+import io.rulesync.model.cluster.ServicePortName;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -23,10 +23,10 @@ import java.util.Map;
 public final class EndpointCollector {
     private static final Comparator<EndpointInfo> BY_TEXT = Comparator.comparing(EndpointInfo::text);
 
-    private EndpointCollector() {
-    }
+    private EndpointCollector() {}
 
-    public static Map<ServicePortName, PortEndpoints> collect(NamespacedName service, List<EndpointSlice> slices, IpFamily family) {
+    public static Map<ServicePortName, PortEndpoints> collect(
+            NamespacedName service, List<EndpointSlice> slices, IpFamily family) {
         Map<ServicePortName, Map<String, List<EndpointInfo>>> byPort = new LinkedHashMap<>();
         for (EndpointSlice slice : slices) {
             if (slice.ignored()) {
@@ -43,9 +43,17 @@ public final class EndpointCollector {
                         continue;
                     }
                     String text = EndpointInfo.joinHostPort(ep.address(), port.port());
-                    copies.computeIfAbsent(text, k -> new ArrayList<>(1)).add(new EndpointInfo(ep.address(),
-                            port.port(), text, ep.ready(), ep.serving(), ep.terminating(), ep.nodeName(),
-                            ep.zoneHints(), ep.nodeHints()));
+                    copies.computeIfAbsent(text, k -> new ArrayList<>(1))
+                            .add(new EndpointInfo(
+                                    ep.address(),
+                                    port.port(),
+                                    text,
+                                    ep.ready(),
+                                    ep.serving(),
+                                    ep.terminating(),
+                                    ep.nodeName(),
+                                    ep.zoneHints(),
+                                    ep.nodeHints()));
                 }
             }
         }

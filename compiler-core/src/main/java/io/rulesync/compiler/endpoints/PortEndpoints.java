@@ -53,11 +53,13 @@ public record PortEndpoints(List<EndpointInfo> endpoints, Map<String, List<Endpo
                 out.add(ep.nodeName());
             }
         }
-        duplicates.values().forEach(copies -> copies.forEach(ep -> {
-            if (!ep.nodeName().isEmpty()) {
-                out.add(ep.nodeName());
-            }
-        }));
+        duplicates
+                .values()
+                .forEach(copies -> copies.forEach(ep -> {
+                    if (!ep.nodeName().isEmpty()) {
+                        out.add(ep.nodeName());
+                    }
+                }));
         return out;
     }
 }

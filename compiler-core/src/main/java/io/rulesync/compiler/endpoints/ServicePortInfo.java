@@ -41,21 +41,35 @@ public record ServicePortInfo(
         if (clusterIP.isEmpty()) {
             return List.of();
         }
-        List<IpAddress> externalIPs = svc.externalIPs().stream().filter(ip -> ip.family() == family).toList();
+        List<IpAddress> externalIPs =
+                svc.externalIPs().stream().filter(ip -> ip.family() == family).toList();
         List<IpAddress> vips = new ArrayList<>();
         for (LoadBalancerIngress ing : svc.loadBalancerIngress()) {
             // Unlike kube-proxy, no rule for a special address (loopback, link-local...): it would capture
             // traffic meant for the node itself. The API server accepts one here; Admission reports it.
-            if (!ing.proxyMode() && ing.ip().family() == family && ing.ip().specialRange().isEmpty()) {
+            if (!ing.proxyMode()
+                    && ing.ip().family() == family
+                    && ing.ip().specialRange().isEmpty()) {
                 vips.add(ing.ip());
             }
         }
-        List<Cidr> ranges = svc.loadBalancerSourceRanges().stream().filter(c -> c.family() == family).toList();
+        List<Cidr> ranges = svc.loadBalancerSourceRanges().stream()
+                .filter(c -> c.family() == family)
+                .toList();
         int healthCheck = svc.needsHealthCheck() ? svc.healthCheckNodePort() : 0;
         List<ServicePortInfo> out = new ArrayList<>(svc.ports().size());
         for (ServicePort p : svc.ports()) {
-            out.add(new ServicePortInfo(svc.portName(p), clusterIP.get(), p.port(), p.nodePort(), externalIPs,
-                    List.copyOf(vips), ranges, healthCheck, svc.externalPolicyLocal(), svc.internalPolicyLocal(),
+            out.add(new ServicePortInfo(
+                    svc.portName(p),
+                    clusterIP.get(),
+                    p.port(),
+                    p.nodePort(),
+                    externalIPs,
+                    List.copyOf(vips),
+                    ranges,
+                    healthCheck,
+                    svc.externalPolicyLocal(),
+                    svc.internalPolicyLocal(),
                     svc.affinityTimeoutSeconds()));
         }
         return out;

@@ -26,8 +26,7 @@ public final class EventAssembly {
     /** What one record was. */
     public sealed interface Outcome {
         /** A whole event, or not an event at all: the decoder's business. */
-        record NotAPart() implements Outcome {
-        }
+        record NotAPart() implements Outcome {}
 
         /**
          * A part to store while the rest comes. {@code abandoned}: the parts of an earlier event of the cluster that
@@ -40,17 +39,14 @@ public final class EventAssembly {
         }
 
         /** The last part: the whole event's text, to decode and store at this record's place. */
-        record Whole(String json) implements Outcome {
-        }
+        record Whole(String json) implements Outcome {}
 
         /** Not a part that fits: why. */
-        record Refused(String reason) implements Outcome {
-        }
+        record Refused(String reason) implements Outcome {}
     }
 
     /** The next assembly and what the record was. */
-    public record Offer(EventAssembly next, Outcome outcome) {
-    }
+    public record Offer(EventAssembly next, Outcome outcome) {}
 
     /** Takes one record (its key and value) of the events log. */
     public Offer offer(String key, String value) {

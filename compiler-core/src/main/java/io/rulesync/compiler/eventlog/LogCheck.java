@@ -21,65 +21,77 @@ import java.util.Optional;
  * </ul>
  */
 public final class LogCheck {
-    private LogCheck() {
-    }
+    private LogCheck() {}
 
     /** What to do with a stored position. {@link #position()} is what to store and where to resume. */
     public sealed interface Verdict {
         LogPosition position();
 
         /** The log the position was taken from; its start and high water refreshed. */
-        record Same(LogPosition position) implements Verdict {
-        }
+        record Same(LogPosition position) implements Verdict {}
 
         /**
          * The first position recorded with its log's identity: nothing was stored yet (start at the
          * beginning), or the stored position predates identities ({@code note} says it was taken on trust).
          */
-        record Adopted(LogPosition position, String note) implements Verdict {
-        }
+        record Adopted(LogPosition position, String note) implements Verdict {}
 
         /** Not the log the position belongs to, or records were lost: resume at {@code position}, and resync. */
-        record Reset(LogPosition position, String reason) implements Verdict {
-        }
+        record Reset(LogPosition position, String reason) implements Verdict {}
     }
 
     public static Verdict judge(Optional<LogPosition> stored, LiveLog live) {
         if (stored.isEmpty()) {
-            return new Verdict.Adopted(new LogPosition(live.start(), 0, live.topicId(), live.start(), live.end()), null);
+            return new Verdict.Adopted(
+                    new LogPosition(live.start(), 0, live.topicId(), live.start(), live.end()), null);
         }
         LogPosition p = stored.get();
         LogPosition fresh = new LogPosition(live.start(), p.epoch() + 1, live.topicId(), live.start(), live.end());
         if (p.topicId() != null && !p.topicId().equals(live.topicId())) {
-            return new Verdict.Reset(fresh, "a different log: its topic id is " + live.topicId() + ", but the stored position "
-                    + p.next() + " was taken from topic id " + p.topicId() + " (the topic was created again, or Kafka was replaced)");
+            return new Verdict.Reset(
+                    fresh,
+                    "a different log: its topic id is " + live.topicId() + ", but the stored position " + p.next()
+                            + " was taken from topic id " + p.topicId()
+                            + " (the topic was created again, or Kafka was replaced)");
         }
         if (live.start() < p.start()) {
-            return new Verdict.Reset(fresh, "a different log: it starts at offset " + live.start()
-                    + ", before offset " + p.start() + " where it started when last seen");
+            return new Verdict.Reset(
+                    fresh,
+                    "a different log: it starts at offset " + live.start() + ", before offset " + p.start()
+                            + " where it started when last seen");
         }
         if (live.end() < p.highWater()) {
             if (p.topicId() == null) {
-                return new Verdict.Reset(fresh, "a different log: the stored position " + p.next()
-                        + " is past its end (offset " + live.end() + ")");
+                return new Verdict.Reset(
+                        fresh,
+                        "a different log: the stored position " + p.next() + " is past its end (offset " + live.end()
+                                + ")");
             }
             // Same topic, fewer records: truncated. Offsets from its end on will be reused, hence the new epoch.
             long resume = Math.min(p.next(), live.end());
-            return new Verdict.Reset(new LogPosition(Math.max(resume, live.start()), p.epoch() + 1, live.topicId(), live.start(),
-                    live.end()), "the log lost records it had: it ends at offset " + live.end() + ", but offsets up to "
-                    + p.highWater() + " were seen in it (truncated, e.g. by an unclean leader election)");
+            return new Verdict.Reset(
+                    new LogPosition(
+                            Math.max(resume, live.start()), p.epoch() + 1, live.topicId(), live.start(), live.end()),
+                    "the log lost records it had: it ends at offset " + live.end() + ", but offsets up to "
+                            + p.highWater() + " were seen in it (truncated, e.g. by an unclean leader election)");
         }
         if (p.next() < live.start()) {
-            String lost = live.start() - p.next() == 1 ? "record " + p.next() + " was"
+            String lost = live.start() - p.next() == 1
+                    ? "record " + p.next() + " was"
                     : "records " + p.next() + "-" + (live.start() - 1) + " were";
-            return new Verdict.Reset(new LogPosition(live.start(), p.epoch(), live.topicId(), live.start(), live.end()),
+            return new Verdict.Reset(
+                    new LogPosition(live.start(), p.epoch(), live.topicId(), live.start(), live.end()),
                     lost + " deleted before being read (the log now starts at " + live.start()
-                    + ": retention passed a compiler that was stopped or behind)");
+                            + ": retention passed a compiler that was stopped or behind)");
         }
-        LogPosition same = new LogPosition(p.next(), p.epoch(), live.topicId(), live.start(), Math.max(p.highWater(), live.end()));
+        LogPosition same =
+                new LogPosition(p.next(), p.epoch(), live.topicId(), live.start(), Math.max(p.highWater(), live.end()));
         if (p.topicId() == null) {
-            return new Verdict.Adopted(same, "the stored position " + p.next() + " was stored without its log's identity"
-                    + " (by an earlier rulesync); it lies within the log, so it is taken to belong to topic id " + live.topicId());
+            return new Verdict.Adopted(
+                    same,
+                    "the stored position " + p.next() + " was stored without its log's identity"
+                            + " (by an earlier rulesync); it lies within the log, so it is taken to belong to topic id "
+                            + live.topicId());
         }
         return new Verdict.Same(same);
     }

@@ -24,12 +24,10 @@ import java.util.TreeSet;
  * an event that repeats the current state changes nothing, and duplicates are harmless.
  */
 public final class ClusterFold {
-    private ClusterFold() {
-    }
+    private ClusterFold() {}
 
     /** The new view and what changed. */
-    public record Folded(ClusterView view, Changes changes) {
-    }
+    public record Folded(ClusterView view, Changes changes) {}
 
     public static Folded applyAll(ClusterView view, List<ClusterEvent> events) {
         // Accumulated in mutable locals: merging immutable Changes per event would be quadratic in the batch.
@@ -106,15 +104,18 @@ public final class ClusterFold {
     private static Folded delete(ClusterView view, ObjectRef ref) {
         ClusterState s = view.state();
         return switch (ref.kind()) {
-            case SERVICE -> s.service(ref.name()).isEmpty()
-                    ? new Folded(view, Changes.NONE)
-                    : changed(view, s.withoutService(ref.name()), Set.of(ref.name()), false);
-            case ENDPOINT_SLICE -> s.endpointSlice(ref.name())
-                    .map(old -> changed(view, s.withoutEndpointSlice(ref.name()), Set.of(old.service()), false))
-                    .orElse(new Folded(view, Changes.NONE));
-            case NODE -> s.node(ref.key()).isEmpty()
-                    ? new Folded(view, Changes.NONE)
-                    : changed(view, s.withoutNode(ref.key()), Set.of(), true);
+            case SERVICE ->
+                s.service(ref.name()).isEmpty()
+                        ? new Folded(view, Changes.NONE)
+                        : changed(view, s.withoutService(ref.name()), Set.of(ref.name()), false);
+            case ENDPOINT_SLICE ->
+                s.endpointSlice(ref.name())
+                        .map(old -> changed(view, s.withoutEndpointSlice(ref.name()), Set.of(old.service()), false))
+                        .orElse(new Folded(view, Changes.NONE));
+            case NODE ->
+                s.node(ref.key()).isEmpty()
+                        ? new Folded(view, Changes.NONE)
+                        : changed(view, s.withoutNode(ref.key()), Set.of(), true);
         };
     }
 

@@ -37,7 +37,9 @@ public final class ProblemReports {
             if (r.cleared()) {
                 return last == null ? this : new ProblemReports(bySource.minus(r.source()));
             }
-            return last != null && last.problems().equals(r.problems()) ? this : new ProblemReports(bySource.plus(r.source(), r));
+            return last != null && last.problems().equals(r.problems())
+                    ? this
+                    : new ProblemReports(bySource.plus(r.source(), r));
         }
         if (event instanceof ProblemSync s) {
             TreePMap<String, ProblemsReported> kept = bySource;
@@ -84,7 +86,9 @@ public final class ProblemReports {
 
     /** Objects refused now, summed over the sources ({@link ProblemsReported#refusedObjects}). */
     public int refusedObjects() {
-        return bySource.values().stream().mapToInt(ProblemsReported::refusedObjects).sum();
+        return bySource.values().stream()
+                .mapToInt(ProblemsReported::refusedObjects)
+                .sum();
     }
 
     /**

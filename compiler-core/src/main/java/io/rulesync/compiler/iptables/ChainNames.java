@@ -24,8 +24,7 @@ public final class ChainNames {
         }
     });
 
-    private ChainNames() {
-    }
+    private ChainNames() {}
 
     /** The 16-character hash shared by a service port's SVC/SVL/EXT/FW chains. */
     public static String portHash(ServicePortName port) {

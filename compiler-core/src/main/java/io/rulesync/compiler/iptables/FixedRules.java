@@ -25,8 +25,7 @@ import java.util.TreeSet;
  * addresses when {@code --nodeport-addresses} is set ({@link #nodeDependent}).
  */
 public final class FixedRules {
-    private FixedRules() {
-    }
+    private FixedRules() {}
 
     public static boolean nodeDependent(ProxySettings settings) {
         return !settings.nodePortCidrs().isEmpty();
@@ -38,31 +37,45 @@ public final class FixedRules {
         List<Rule> forward = new ArrayList<>(3);
         if (!settings.conntrackTcpBeLiberal()) {
             // Without tcp_be_liberal, out-of-window packets are INVALID and would reset connections.
-            forward.add(Rule.with().add(new Part.Conntrack(false, List.of(CtState.INVALID))).then(Target.Verdict.DROP));
+            forward.add(Rule.with()
+                    .add(new Part.Conntrack(false, List.of(CtState.INVALID)))
+                    .then(Target.Verdict.DROP));
         }
-        forward.add(Rule.with().comment("kubernetes forwarding rules").add(new Part.Mark(false, mark, mark))
+        forward.add(Rule.with()
+                .comment("kubernetes forwarding rules")
+                .add(new Part.Mark(false, mark, mark))
                 .then(Target.Verdict.ACCEPT));
-        forward.add(Rule.with().comment("kubernetes forwarding conntrack rule")
-                .add(new Part.Conntrack(false, List.of(CtState.RELATED, CtState.ESTABLISHED))).then(Target.Verdict.ACCEPT));
+        forward.add(Rule.with()
+                .comment("kubernetes forwarding conntrack rule")
+                .add(new Part.Conntrack(false, List.of(CtState.RELATED, CtState.ESTABLISHED)))
+                .then(Target.Verdict.ACCEPT));
         filter.add(chain(TopChains.FORWARD, forward));
         if (settings.effectiveLocalhostNodePorts()) {
             // Localhost NodePorts need route_localnet, which lets martian packets in; this is
             // kube-proxy's (and kubelet's) mitigation for that hole.
             Cidr loopback = Cidr.parse("127.0.0.0/8");
-            filter.add(chain(TopChains.FIREWALL, List.of(Rule.with().comment("block incoming localnet connections")
-                    .destination(false, loopback).source(true, loopback)
-                    .add(new Part.Conntrack(true, List.of(CtState.RELATED, CtState.ESTABLISHED, CtState.DNAT)))
-                    .then(Target.Verdict.DROP))));
+            filter.add(chain(
+                    TopChains.FIREWALL,
+                    List.of(Rule.with()
+                            .comment("block incoming localnet connections")
+                            .destination(false, loopback)
+                            .source(true, loopback)
+                            .add(new Part.Conntrack(true, List.of(CtState.RELATED, CtState.ESTABLISHED, CtState.DNAT)))
+                            .then(Target.Verdict.DROP))));
         }
         List<Chain> nat = List.of(
-                chain(TopChains.POSTROUTING, List.of(
-                        Rule.with().add(new Part.Mark(true, mark, mark)).then(Target.Verdict.RETURN),
-                        // Clear the mark so that a packet re-entering the stack is not masqueraded twice.
-                        Rule.with().then(new Target.SetMark(true, mark)),
-                        Rule.with().comment("kubernetes service traffic requiring SNAT")
-                                .then(new Target.Masquerade(settings.randomFully())))),
+                chain(
+                        TopChains.POSTROUTING,
+                        List.of(
+                                Rule.with().add(new Part.Mark(true, mark, mark)).then(Target.Verdict.RETURN),
+                                // Clear the mark so that a packet re-entering the stack is not masqueraded twice.
+                                Rule.with().then(new Target.SetMark(true, mark)),
+                                Rule.with()
+                                        .comment("kubernetes service traffic requiring SNAT")
+                                        .then(new Target.Masquerade(settings.randomFully())))),
                 chain(TopChains.MARK_MASQ, List.of(Rule.with().then(new Target.SetMark(false, mark)))));
-        return new RuleFragment(Map.of(DispatchChain.NAT_SERVICES, restoreForms(nodePortJumps(settings, node))), filter, nat);
+        return new RuleFragment(
+                Map.of(DispatchChain.NAT_SERVICES, restoreForms(nodePortJumps(settings, node))), filter, nat);
     }
 
     private static Chain chain(String name, List<Rule> rules) {

@@ -9,8 +9,7 @@ import io.rulesync.model.cluster.Node;
  * byte-identical output, whatever order the objects arrived in.
  */
 public final class IptablesCompiler {
-    private IptablesCompiler() {
-    }
+    private IptablesCompiler() {}
 
     public static NodeRules compile(ClusterState state, String nodeName, ProxySettings settings)
             throws UnknownNodeException {

@@ -1,7 +1,7 @@
 package io.rulesync.compiler.iptables;
 
-import io.rulesync.compiler.endpoints.PortInput;
 import io.rulesync.compiler.endpoints.NodeContext;
+import io.rulesync.compiler.endpoints.PortInput;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.NamespacedName;
 import io.rulesync.model.cluster.Node;
@@ -39,8 +39,12 @@ public final class NodeRules {
     private final TreePMap<NamespacedName, List<ServicePortName>> portsByService;
     private final long totalEndpoints;
 
-    private NodeRules(NodeContext node, ProxySettings settings, TreePMap<ServicePortName, ServicePortRules> ports,
-            TreePMap<NamespacedName, List<ServicePortName>> portsByService, long totalEndpoints) {
+    private NodeRules(
+            NodeContext node,
+            ProxySettings settings,
+            TreePMap<ServicePortName, ServicePortRules> ports,
+            TreePMap<NamespacedName, List<ServicePortName>> portsByService,
+            long totalEndpoints) {
         this.node = node;
         this.settings = settings;
         this.ports = ports;
@@ -62,8 +66,11 @@ public final class NodeRules {
         TreeMap<ServicePortName, ServicePortRules> compiled = new TreeMap<>();
         TreeMap<NamespacedName, List<ServicePortName>> byService = new TreeMap<>();
         for (PortInput in : inputs) {
-            compiled.put(in.info().name(), ServicePortCompiler.compile(in.info(), in.endpoints(), ctx, settings, large));
-            byService.computeIfAbsent(in.info().name().service(), k -> new ArrayList<>()).add(in.info().name());
+            compiled.put(
+                    in.info().name(), ServicePortCompiler.compile(in.info(), in.endpoints(), ctx, settings, large));
+            byService
+                    .computeIfAbsent(in.info().name().service(), k -> new ArrayList<>())
+                    .add(in.info().name());
         }
         TreePMap<NamespacedName, List<ServicePortName>> index = TreePMap.empty();
         for (Map.Entry<NamespacedName, List<ServicePortName>> e : byService.entrySet()) {
@@ -107,7 +114,8 @@ public final class NodeRules {
         for (Map.Entry<NamespacedName, List<PortInput>> e : fresh.entrySet()) {
             List<ServicePortName> names = new ArrayList<>();
             for (PortInput in : e.getValue()) {
-                newPorts = newPorts.plus(in.info().name(),
+                newPorts = newPorts.plus(
+                        in.info().name(),
                         ServicePortCompiler.compile(in.info(), in.endpoints(), node, settings, large));
                 names.add(in.info().name());
             }

@@ -40,7 +40,10 @@ public record ProxySettings(
         clusterCidrs = List.copyOf(clusterCidrs);
         nodePortAddresses = List.copyOf(nodePortAddresses);
         if (clusterCidrs.stream().filter(c -> c.family() == IpFamily.IPV4).count() > 1
-                || clusterCidrs.stream().filter(c -> c.family() == IpFamily.IPV6).count() > 1) {
+                || clusterCidrs.stream()
+                                .filter(c -> c.family() == IpFamily.IPV6)
+                                .count()
+                        > 1) {
             throw new IllegalArgumentException("cluster CIDRs: at most one per IP family");
         }
         try {
@@ -52,17 +55,32 @@ public record ProxySettings(
 
     /** kube-proxy's defaults: no cluster CIDR, mark bit 14, localhost NodePorts on, --random-fully supported. */
     public static ProxySettings defaults(IpFamily family) {
-        return new ProxySettings(family, List.of(), false, markForBit(DEFAULT_MASQUERADE_BIT), true, true, List.of(), false);
+        return new ProxySettings(
+                family, List.of(), false, markForBit(DEFAULT_MASQUERADE_BIT), true, true, List.of(), false);
     }
 
     public ProxySettings withFamily(IpFamily f) {
-        return new ProxySettings(f, clusterCidrs, masqueradeAll, masqueradeMark, localhostNodePorts, randomFully,
-                nodePortAddresses, conntrackTcpBeLiberal);
+        return new ProxySettings(
+                f,
+                clusterCidrs,
+                masqueradeAll,
+                masqueradeMark,
+                localhostNodePorts,
+                randomFully,
+                nodePortAddresses,
+                conntrackTcpBeLiberal);
     }
 
     public ProxySettings withClusterCidrs(List<Cidr> cidrs) {
-        return new ProxySettings(family, cidrs, masqueradeAll, masqueradeMark, localhostNodePorts, randomFully,
-                nodePortAddresses, conntrackTcpBeLiberal);
+        return new ProxySettings(
+                family,
+                cidrs,
+                masqueradeAll,
+                masqueradeMark,
+                localhostNodePorts,
+                randomFully,
+                nodePortAddresses,
+                conntrackTcpBeLiberal);
     }
 
     /** The mark for {@code --iptables-masquerade-bit}, formatted like Go's {@code %#08x}: 14 gives 0x00004000. */
@@ -80,7 +98,8 @@ public record ProxySettings(
 
     /** The NodePort CIDRs of this family; empty (or a zero-length prefix) means "all local addresses". */
     public List<Cidr> nodePortCidrs() {
-        List<Cidr> mine = nodePortAddresses.stream().filter(c -> c.family() == family).toList();
+        List<Cidr> mine =
+                nodePortAddresses.stream().filter(c -> c.family() == family).toList();
         return mine.stream().anyMatch(c -> c.prefix() == 0) ? List.of() : mine;
     }
 

@@ -42,8 +42,7 @@ public final class ServicePortCompiler {
         }
     }
 
-    private ServicePortCompiler() {
-    }
+    private ServicePortCompiler() {}
 
     /**
      * kube-proxy's {@code fmt.Sprintf("%0.10f", 1.0/n)}. BigDecimal of the double is its exact
@@ -58,7 +57,10 @@ public final class ServicePortCompiler {
     }
 
     public static ServicePortRules compile(
-            ServicePortInfo svc, PortEndpoints endpoints, NodeContext node, ProxySettings settings,
+            ServicePortInfo svc,
+            PortEndpoints endpoints,
+            NodeContext node,
+            ProxySettings settings,
             boolean largeClusterMode) {
         List<EndpointInfo> allEndpoints = endpoints.forNode(node.name());
         String name = svc.name().toString();
@@ -91,7 +93,8 @@ public final class ServicePortCompiler {
         // Based on hasEndpoints, not hasExternalEndpoints: the short-circuit rules for local
         // traffic are needed even when no endpoint takes external traffic.
         boolean usesExternalChain = hasEndpoints && svc.externallyAccessible();
-        boolean usesFwChain = hasEndpoints && !svc.loadBalancerVIPs().isEmpty()
+        boolean usesFwChain = hasEndpoints
+                && !svc.loadBalancerVIPs().isEmpty()
                 && !svc.loadBalancerSourceRanges().isEmpty();
         String loadBalancerChain = usesFwChain ? fwChain : extChain;
 
@@ -119,60 +122,99 @@ public final class ServicePortCompiler {
 
         // Capture the cluster IP.
         if (hasInternalEndpoints) {
-            add(dispatch, DispatchChain.NAT_SERVICES,
-                    destination(Rule.with().comment(name + " cluster IP"), proto, svc.clusterIP(), port).jump(internalChain));
+            add(
+                    dispatch,
+                    DispatchChain.NAT_SERVICES,
+                    destination(Rule.with().comment(name + " cluster IP"), proto, svc.clusterIP(), port)
+                            .jump(internalChain));
         } else {
-            add(dispatch, DispatchChain.FILTER_SERVICES,
-                    destination(Rule.with().comment(internalFilterComment), proto, svc.clusterIP(), port).then(internalFilterTarget));
+            add(
+                    dispatch,
+                    DispatchChain.FILTER_SERVICES,
+                    destination(Rule.with().comment(internalFilterComment), proto, svc.clusterIP(), port)
+                            .then(internalFilterTarget));
         }
 
         // Capture external IPs.
         for (IpAddress externalIP : svc.externalIPs()) {
             if (hasEndpoints) {
-                add(dispatch, DispatchChain.NAT_SERVICES,
-                        destination(Rule.with().comment(name + " external IP"), proto, externalIP, port).jump(extChain));
+                add(
+                        dispatch,
+                        DispatchChain.NAT_SERVICES,
+                        destination(Rule.with().comment(name + " external IP"), proto, externalIP, port)
+                                .jump(extChain));
             }
             if (!hasExternalEndpoints) {
-                add(dispatch, DispatchChain.FILTER_EXTERNAL_SERVICES,
-                        destination(Rule.with().comment(externalFilterComment), proto, externalIP, port).then(externalFilterTarget));
+                add(
+                        dispatch,
+                        DispatchChain.FILTER_EXTERNAL_SERVICES,
+                        destination(Rule.with().comment(externalFilterComment), proto, externalIP, port)
+                                .then(externalFilterTarget));
             }
         }
 
         // Capture load-balancer ingress.
         for (IpAddress vip : svc.loadBalancerVIPs()) {
             if (hasEndpoints) {
-                add(dispatch, DispatchChain.NAT_SERVICES,
-                        destination(Rule.with().comment(name + " loadbalancer IP"), proto, vip, port).jump(loadBalancerChain));
+                add(
+                        dispatch,
+                        DispatchChain.NAT_SERVICES,
+                        destination(Rule.with().comment(name + " loadbalancer IP"), proto, vip, port)
+                                .jump(loadBalancerChain));
             }
             if (usesFwChain) {
-                add(dispatch, DispatchChain.FILTER_PROXY_FIREWALL,
+                add(
+                        dispatch,
+                        DispatchChain.FILTER_PROXY_FIREWALL,
                         destination(Rule.with().comment(name + " traffic not accepted by " + fwChain), proto, vip, port)
                                 .then(Target.Verdict.DROP));
             }
         }
         if (!hasExternalEndpoints) {
             for (IpAddress vip : svc.loadBalancerVIPs()) {
-                add(dispatch, DispatchChain.FILTER_EXTERNAL_SERVICES,
-                        destination(Rule.with().comment(externalFilterComment), proto, vip, port).then(externalFilterTarget));
+                add(
+                        dispatch,
+                        DispatchChain.FILTER_EXTERNAL_SERVICES,
+                        destination(Rule.with().comment(externalFilterComment), proto, vip, port)
+                                .then(externalFilterTarget));
             }
         }
 
         // Capture node ports; they are not subject to loadBalancerSourceRanges.
         if (svc.nodePort() != 0) {
             if (hasEndpoints) {
-                add(dispatch, DispatchChain.NAT_NODEPORTS,
-                        Rule.with().bareComment(name).protocol(proto).destinationPort(svc.nodePort()).jump(extChain));
+                add(
+                        dispatch,
+                        DispatchChain.NAT_NODEPORTS,
+                        Rule.with()
+                                .bareComment(name)
+                                .protocol(proto)
+                                .destinationPort(svc.nodePort())
+                                .jump(extChain));
             }
             if (!hasExternalEndpoints) {
-                add(dispatch, DispatchChain.FILTER_EXTERNAL_SERVICES, Rule.with().comment(externalFilterComment)
-                        .local(false).protocol(proto).destinationPort(svc.nodePort()).then(externalFilterTarget));
+                add(
+                        dispatch,
+                        DispatchChain.FILTER_EXTERNAL_SERVICES,
+                        Rule.with()
+                                .comment(externalFilterComment)
+                                .local(false)
+                                .protocol(proto)
+                                .destinationPort(svc.nodePort())
+                                .then(externalFilterTarget));
             }
         }
 
         // Accept health-check node ports whether or not this node has local endpoints.
         if (svc.healthCheckNodePort() != 0) {
-            add(dispatch, DispatchChain.FILTER_NODEPORTS, Rule.with().comment(name + " health check node port")
-                    .protocol(Protocol.TCP).destinationPort(svc.healthCheckNodePort()).then(Target.Verdict.ACCEPT));
+            add(
+                    dispatch,
+                    DispatchChain.FILTER_NODEPORTS,
+                    Rule.with()
+                            .comment(name + " health check node port")
+                            .protocol(Protocol.TCP)
+                            .destinationPort(svc.healthCheckNodePort())
+                            .then(Target.Verdict.ACCEPT));
         }
 
         Chains chains = new Chains();
@@ -190,21 +232,36 @@ public final class ServicePortCompiler {
             chains.declare(extChain);
             if (!svc.externalPolicyLocal()) {
                 // Non-local endpoints may be on another node: masquerade so replies come back here.
-                chains.rule(extChain, Rule.with().comment("masquerade traffic for " + name + " external destinations")
-                        .jump(MARK_MASQ));
+                chains.rule(
+                        extChain,
+                        Rule.with()
+                                .comment("masquerade traffic for " + name + " external destinations")
+                                .jump(MARK_MASQ));
             } else {
                 if (detector.isPresent()) {
                     // Pods reaching an external address of the service behave as if going out and
                     // back in through a load balancer: no traffic policy applies.
-                    chains.rule(extChain, Rule.with().comment("pod traffic for " + name + " external destinations")
-                            .source(false, detector.get()).jump(svcChain));
+                    chains.rule(
+                            extChain,
+                            Rule.with()
+                                    .comment("pod traffic for " + name + " external destinations")
+                                    .source(false, detector.get())
+                                    .jump(svcChain));
                 }
                 // Traffic from the node itself has a local source address, so it must be masqueraded
                 // and may go to any endpoint.
-                chains.rule(extChain, Rule.with().comment("masquerade LOCAL traffic for " + name + " external destinations")
-                        .local(true).jump(MARK_MASQ));
-                chains.rule(extChain, Rule.with().comment("route LOCAL traffic for " + name + " external destinations")
-                        .local(true).jump(svcChain));
+                chains.rule(
+                        extChain,
+                        Rule.with()
+                                .comment("masquerade LOCAL traffic for " + name + " external destinations")
+                                .local(true)
+                                .jump(MARK_MASQ));
+                chains.rule(
+                        extChain,
+                        Rule.with()
+                                .comment("route LOCAL traffic for " + name + " external destinations")
+                                .local(true)
+                                .jump(svcChain));
             }
             if (hasExternalEndpoints) {
                 chains.rule(extChain, Rule.with().jump(externalPolicyChain));
@@ -216,8 +273,11 @@ public final class ServicePortCompiler {
             String comment = name + " loadbalancer IP";
             boolean allowFromNode = false;
             for (Cidr cidr : svc.loadBalancerSourceRanges()) {
-                chains.rule(fwChain, Rule.with().comment(comment).source(false, cidr).jump(extChain));
-                if (node.primaryIP().isPresent() && cidr.contains(node.primaryIP().get())) {
+                chains.rule(
+                        fwChain,
+                        Rule.with().comment(comment).source(false, cidr).jump(extChain));
+                if (node.primaryIP().isPresent()
+                        && cidr.contains(node.primaryIP().get())) {
                     allowFromNode = true;
                 }
             }
@@ -225,12 +285,16 @@ public final class ServicePortCompiler {
             // source, so those are allowed too when the node itself is allowed.
             if (allowFromNode) {
                 for (IpAddress vip : svc.loadBalancerVIPs()) {
-                    chains.rule(fwChain, Rule.with().comment(comment).source(vip).jump(extChain));
+                    chains.rule(
+                            fwChain, Rule.with().comment(comment).source(vip).jump(extChain));
                 }
             }
             // Falling off the end means no DNAT; KUBE-PROXY-FIREWALL then drops the packet.
-            chains.rule(fwChain, Rule.with().comment("other traffic to " + name + " will be dropped by KUBE-PROXY-FIREWALL")
-                    .noTarget());
+            chains.rule(
+                    fwChain,
+                    Rule.with()
+                            .comment("other traffic to " + name + " will be dropped by KUBE-PROXY-FIREWALL")
+                            .noTarget());
         }
 
         if (usesClusterPolicyChain) {
@@ -246,7 +310,9 @@ public final class ServicePortCompiler {
             String sep = ChainNames.endpointChain(svc.name(), ep.text());
             chains.declare(sep);
             // Traffic that a pod sends to its own service and that comes back to it (hairpin).
-            chains.rule(sep, commented(largeClusterMode, name, false).source(ep.ip()).jump(MARK_MASQ));
+            chains.rule(
+                    sep,
+                    commented(largeClusterMode, name, false).source(ep.ip()).jump(MARK_MASQ));
             Rule.Builder dnat = commented(largeClusterMode, name, false);
             if (svc.sessionAffinity()) {
                 dnat.add(Part.Recent.remember(sep));
@@ -254,11 +320,16 @@ public final class ServicePortCompiler {
             chains.rule(sep, dnat.protocol(proto).then(new Target.Dnat(ep.ip(), ep.port())));
         }
 
-        return new ServicePortRules(svc.name(), allEndpoints.size(), new RuleFragment(dispatch, List.of(), chains.build()));
+        return new ServicePortRules(
+                svc.name(), allEndpoints.size(), new RuleFragment(dispatch, List.of(), chains.build()));
     }
 
     private static void writeServiceToEndpointRules(
-            Chains chains, String name, ServicePortInfo svc, String chain, List<EndpointInfo> endpoints,
+            Chains chains,
+            String name,
+            ServicePortInfo svc,
+            String chain,
+            List<EndpointInfo> endpoints,
             boolean largeClusterMode) {
         List<String> sepChains = new ArrayList<>(endpoints.size());
         for (EndpointInfo ep : endpoints) {
@@ -267,13 +338,20 @@ public final class ServicePortCompiler {
         if (svc.sessionAffinity()) {
             for (int i = 0; i < endpoints.size(); i++) {
                 String sep = sepChains.get(i);
-                chains.rule(chain, commented(largeClusterMode, name + " -> " + endpoints.get(i).text(), true)
-                        .add(Part.Recent.check(sep, svc.affinityTimeoutSeconds())).jump(sep));
+                chains.rule(
+                        chain,
+                        commented(
+                                        largeClusterMode,
+                                        name + " -> " + endpoints.get(i).text(),
+                                        true)
+                                .add(Part.Recent.check(sep, svc.affinityTimeoutSeconds()))
+                                .jump(sep));
             }
         }
         int n = endpoints.size();
         for (int i = 0; i < n; i++) {
-            Rule.Builder rule = commented(largeClusterMode, name + " -> " + endpoints.get(i).text(), true);
+            Rule.Builder rule =
+                    commented(largeClusterMode, name + " -> " + endpoints.get(i).text(), true);
             // Rule i matches with probability 1/(n-i) of what is left, so each endpoint gets 1/n;
             // the last rule always matches.
             if (i < n - 1) {
@@ -317,7 +395,8 @@ public final class ServicePortCompiler {
 
         List<Chain> build() {
             if (rules.size() != declared.size()) {
-                throw new IllegalStateException("rules written to undeclared chains: " + rules.keySet() + " vs " + declared);
+                throw new IllegalStateException(
+                        "rules written to undeclared chains: " + rules.keySet() + " vs " + declared);
             }
             List<Chain> out = new ArrayList<>(declared.size());
             for (String name : declared) {

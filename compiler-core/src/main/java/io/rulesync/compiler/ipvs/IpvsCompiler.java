@@ -52,10 +52,10 @@ public final class IpvsCompiler {
     /** kube-proxy's default {@code --ipvs-scheduler}. */
     public static final String DEFAULT_SCHEDULER = "rr";
 
-    private IpvsCompiler() {
-    }
+    private IpvsCompiler() {}
 
-    public static IpvsRules compile(ClusterState state, String nodeName, ProxySettings settings, String clusterScheduler)
+    public static IpvsRules compile(
+            ClusterState state, String nodeName, ProxySettings settings, String clusterScheduler)
             throws UnknownNodeException {
         String bad = Service.checkIpvsScheduler(clusterScheduler);
         if (bad != null) {
@@ -65,7 +65,9 @@ public final class IpvsCompiler {
         IpFamily family = settings.family();
         NodeContext ctx = NodeContext.of(node, family);
         List<IpvsPart> ports = new ArrayList<>();
-        for (Service svc : state.services().stream().sorted(Comparator.comparing(Service::name)).toList()) {
+        for (Service svc : state.services().stream()
+                .sorted(Comparator.comparing(Service::name))
+                .toList()) {
             for (PortInput in : PortInput.of(svc, state, family)) {
                 ports.add(portPart(in, clusterScheduler, ctx, settings));
             }
@@ -94,7 +96,8 @@ public final class IpvsCompiler {
         in.endpoints().duplicates().values().forEach(copies::addAll);
         for (EndpointInfo ep : copies) {
             if (!ep.nodeName().isEmpty()) {
-                loopBacks.add(new IpvsPart.LoopBack(ep.nodeName(), ep.ip() + "," + proto + ":" + ep.port() + "," + ep.ip()));
+                loopBacks.add(
+                        new IpvsPart.LoopBack(ep.nodeName(), ep.ip() + "," + proto + ":" + ep.port() + "," + ep.ip()));
             }
         }
         List<EndpointInfo> endpoints = in.endpoints().forNode(node.name());
@@ -104,11 +107,14 @@ public final class IpvsCompiler {
         int persistence = info.affinityTimeoutSeconds();
 
         sets.add(always(IpvsSet.CLUSTER_IP, entry(info.clusterIP(), proto, info.port())));
-        services.add(new IpvsPart.ServiceTemplate(info.clusterIP(), info.port(), protocol, scheduler, persistence, internal));
+        services.add(new IpvsPart.ServiceTemplate(
+                info.clusterIP(), info.port(), protocol, scheduler, persistence, internal));
         binds.add(info.clusterIP());
 
         for (IpAddress ip : info.externalIPs()) {
-            sets.add(always(info.externalPolicyLocal() ? IpvsSet.EXTERNAL_IP_LOCAL : IpvsSet.EXTERNAL_IP, entry(ip, proto, info.port())));
+            sets.add(always(
+                    info.externalPolicyLocal() ? IpvsSet.EXTERNAL_IP_LOCAL : IpvsSet.EXTERNAL_IP,
+                    entry(ip, proto, info.port())));
             services.add(new IpvsPart.ServiceTemplate(ip, info.port(), protocol, scheduler, persistence, external));
             binds.add(ip);
         }
@@ -130,8 +136,13 @@ public final class IpvsCompiler {
                     sets.add(always(IpvsSet.LOAD_BALANCER_SOURCE_IP, e + "," + ip));
                 } else {
                     // The node may not reach the LB IP itself: its own traffic would bypass the source ranges.
-                    rules.add(filter(null, "KUBE-IPVS-OUT-FILTER", Rule.with().source(ip)
-                            .add(new Part.Ipvs(ip, protocol, info.port())).then(Target.Verdict.DROP)));
+                    rules.add(filter(
+                            null,
+                            "KUBE-IPVS-OUT-FILTER",
+                            Rule.with()
+                                    .source(ip)
+                                    .add(new Part.Ipvs(ip, protocol, info.port()))
+                                    .then(Target.Verdict.DROP)));
                 }
             }
             services.add(new IpvsPart.ServiceTemplate(ip, info.port(), protocol, scheduler, persistence, external));
@@ -142,15 +153,19 @@ public final class IpvsCompiler {
         boolean nodePortOnly = info.nodePort() != 0;
         if (info.nodePort() != 0) {
             // bitmap:port sets hold the port only; the SCTP set holds each node address with it.
-            String member = protocol == Protocol.SCTP ? IpvsPart.NODE + ",sctp:" + info.nodePort() : String.valueOf(info.nodePort());
+            String member = protocol == Protocol.SCTP
+                    ? IpvsPart.NODE + ",sctp:" + info.nodePort()
+                    : String.valueOf(info.nodePort());
             sets.add(new IpvsPart.SetEntry(nodePortSet(protocol, false), member, true));
             if (info.externalPolicyLocal()) {
                 sets.add(new IpvsPart.SetEntry(nodePortSet(protocol, true), member, true));
             }
-            services.add(new IpvsPart.ServiceTemplate(null, info.nodePort(), protocol, scheduler, persistence, external));
+            services.add(
+                    new IpvsPart.ServiceTemplate(null, info.nodePort(), protocol, scheduler, persistence, external));
         }
         if (info.healthCheckNodePort() != 0) {
-            sets.add(new IpvsPart.SetEntry(IpvsSet.HEALTH_CHECK_NODE_PORT, String.valueOf(info.healthCheckNodePort()), nodePortOnly));
+            sets.add(new IpvsPart.SetEntry(
+                    IpvsSet.HEALTH_CHECK_NODE_PORT, String.valueOf(info.healthCheckNodePort()), nodePortOnly));
         }
         return new IpvsPart(services, sets, loopBacks, binds, rules, List.of()).sorted();
     }
@@ -190,11 +205,13 @@ public final class IpvsCompiler {
         return ctx.addresses().stream()
                 .filter(ip -> !ip.isLoopback())
                 .filter(ip -> cidrs.isEmpty() ? !linkLocal(ip) : cidrs.stream().anyMatch(c -> c.contains(ip)))
-                .sorted().toList();
+                .sorted()
+                .toList();
     }
 
     private static boolean linkLocal(IpAddress ip) {
-        return ip.family() == IpFamily.IPV6 && ip.toString().toLowerCase(java.util.Locale.ROOT).startsWith("fe80:");
+        return ip.family() == IpFamily.IPV6
+                && ip.toString().toLowerCase(java.util.Locale.ROOT).startsWith("fe80:");
     }
 
     private static String entry(IpAddress ip, String proto, int port) {
@@ -228,11 +245,24 @@ public final class IpvsCompiler {
         Hex mark = Hex.parse(settings.masqueradeMark());
         String services = TopChains.SERVICES;
         List<IpvsPart.Rule> nat = new ArrayList<>();
-        nat.add(nat(null, services, Rule.with().source(false, Cidr.parse(f == IpFamily.IPV4 ? "127.0.0.0/8" : "::1/128"))
-                .then(Target.Verdict.RETURN)));
-        nat.add(nat(IpvsSet.LOOP_BACK, TopChains.POSTROUTING, inSet(IpvsSet.LOOP_BACK, f, "dst,dst,src").then(new Target.Masquerade(false))));
-        nat.add(nat(IpvsSet.LOAD_BALANCER, services, inSet(IpvsSet.LOAD_BALANCER, f, "dst,dst").jump(LOAD_BALANCER)));
-        nat.add(nat(IpvsSet.LOAD_BALANCER_LOCAL, LOAD_BALANCER, inSet(IpvsSet.LOAD_BALANCER_LOCAL, f, "dst,dst").then(Target.Verdict.RETURN)));
+        nat.add(nat(
+                null,
+                services,
+                Rule.with()
+                        .source(false, Cidr.parse(f == IpFamily.IPV4 ? "127.0.0.0/8" : "::1/128"))
+                        .then(Target.Verdict.RETURN)));
+        nat.add(nat(
+                IpvsSet.LOOP_BACK,
+                TopChains.POSTROUTING,
+                inSet(IpvsSet.LOOP_BACK, f, "dst,dst,src").then(new Target.Masquerade(false))));
+        nat.add(nat(
+                IpvsSet.LOAD_BALANCER,
+                services,
+                inSet(IpvsSet.LOAD_BALANCER, f, "dst,dst").jump(LOAD_BALANCER)));
+        nat.add(nat(
+                IpvsSet.LOAD_BALANCER_LOCAL,
+                LOAD_BALANCER,
+                inSet(IpvsSet.LOAD_BALANCER_LOCAL, f, "dst,dst").then(Target.Verdict.RETURN)));
         nat.add(nodePortRule(f, Protocol.TCP, IpvsSet.NODE_PORT_LOCAL_TCP, "dst", Target.Verdict.RETURN));
         nat.add(nodePortRule(f, Protocol.TCP, IpvsSet.NODE_PORT_TCP, "dst", MARK_MASQ));
         nat.add(nodePortRule(f, Protocol.UDP, IpvsSet.NODE_PORT_LOCAL_UDP, "dst", Target.Verdict.RETURN));
@@ -240,39 +270,83 @@ public final class IpvsCompiler {
         nat.add(nodePortRule(f, Protocol.SCTP, IpvsSet.NODE_PORT_LOCAL_SCTP, "dst,dst", Target.Verdict.RETURN));
         nat.add(nodePortRule(f, Protocol.SCTP, IpvsSet.NODE_PORT_SCTP, "dst,dst", MARK_MASQ));
         if (settings.masqueradeAll()) {
-            nat.add(nat(IpvsSet.CLUSTER_IP, services, inSet(IpvsSet.CLUSTER_IP, f, "dst,dst").then(MARK_MASQ)));
+            nat.add(nat(
+                    IpvsSet.CLUSTER_IP,
+                    services,
+                    inSet(IpvsSet.CLUSTER_IP, f, "dst,dst").then(MARK_MASQ)));
         } else if (settings.localDetector().isPresent()) {
-            nat.add(nat(IpvsSet.CLUSTER_IP, services, inSet(IpvsSet.CLUSTER_IP, f, "dst,dst")
-                    .source(true, settings.localDetector().get()).then(MARK_MASQ)));
+            nat.add(nat(
+                    IpvsSet.CLUSTER_IP,
+                    services,
+                    inSet(IpvsSet.CLUSTER_IP, f, "dst,dst")
+                            .source(true, settings.localDetector().get())
+                            .then(MARK_MASQ)));
         } else {
             // Without a local-traffic detector kube-proxy matches src,dst: traffic that is its own hairpin.
-            nat.add(nat(IpvsSet.CLUSTER_IP, services, inSet(IpvsSet.CLUSTER_IP, f, "src,dst").then(MARK_MASQ)));
+            nat.add(nat(
+                    IpvsSet.CLUSTER_IP,
+                    services,
+                    inSet(IpvsSet.CLUSTER_IP, f, "src,dst").then(MARK_MASQ)));
         }
-        nat.add(nat(IpvsSet.EXTERNAL_IP, services, inSet(IpvsSet.EXTERNAL_IP, f, "dst,dst").then(MARK_MASQ)));
-        nat.add(nat(IpvsSet.EXTERNAL_IP, services, inSet(IpvsSet.EXTERNAL_IP, f, "dst,dst").add(new Part.NotBridged())
-                .add(new Part.AddrType(true, true)).then(Target.Verdict.ACCEPT)));
-        nat.add(nat(IpvsSet.EXTERNAL_IP, services, inSet(IpvsSet.EXTERNAL_IP, f, "dst,dst").local(false).then(Target.Verdict.ACCEPT)));
-        nat.add(nat(IpvsSet.EXTERNAL_IP_LOCAL, services, inSet(IpvsSet.EXTERNAL_IP_LOCAL, f, "dst,dst").add(new Part.NotBridged())
-                .add(new Part.AddrType(true, true)).then(Target.Verdict.ACCEPT)));
-        nat.add(nat(IpvsSet.EXTERNAL_IP_LOCAL, services, inSet(IpvsSet.EXTERNAL_IP_LOCAL, f, "dst,dst").local(false)
-                .then(Target.Verdict.ACCEPT)));
+        nat.add(nat(
+                IpvsSet.EXTERNAL_IP,
+                services,
+                inSet(IpvsSet.EXTERNAL_IP, f, "dst,dst").then(MARK_MASQ)));
+        nat.add(nat(
+                IpvsSet.EXTERNAL_IP,
+                services,
+                inSet(IpvsSet.EXTERNAL_IP, f, "dst,dst")
+                        .add(new Part.NotBridged())
+                        .add(new Part.AddrType(true, true))
+                        .then(Target.Verdict.ACCEPT)));
+        nat.add(nat(
+                IpvsSet.EXTERNAL_IP,
+                services,
+                inSet(IpvsSet.EXTERNAL_IP, f, "dst,dst").local(false).then(Target.Verdict.ACCEPT)));
+        nat.add(nat(
+                IpvsSet.EXTERNAL_IP_LOCAL,
+                services,
+                inSet(IpvsSet.EXTERNAL_IP_LOCAL, f, "dst,dst")
+                        .add(new Part.NotBridged())
+                        .add(new Part.AddrType(true, true))
+                        .then(Target.Verdict.ACCEPT)));
+        nat.add(nat(
+                IpvsSet.EXTERNAL_IP_LOCAL,
+                services,
+                inSet(IpvsSet.EXTERNAL_IP_LOCAL, f, "dst,dst").local(false).then(Target.Verdict.ACCEPT)));
         nat.add(nat(null, services, Rule.with().local(false).jump(NODE_PORT)));
         nat.add(nat(null, LOAD_BALANCER, Rule.with().then(MARK_MASQ)));
         for (IpvsSet s : List.of(IpvsSet.CLUSTER_IP, IpvsSet.LOAD_BALANCER)) {
-            nat.add(nat(s, services, Rule.with().add(new Part.SetMatch(s.name(f), "dst,dst")).then(Target.Verdict.ACCEPT)));
+            nat.add(nat(
+                    s,
+                    services,
+                    Rule.with().add(new Part.SetMatch(s.name(f), "dst,dst")).then(Target.Verdict.ACCEPT)));
         }
-        nat.add(nat(null, TopChains.POSTROUTING, Rule.with().add(new Part.Mark(true, mark, mark)).then(Target.Verdict.RETURN)));
+        nat.add(nat(
+                null,
+                TopChains.POSTROUTING,
+                Rule.with().add(new Part.Mark(true, mark, mark)).then(Target.Verdict.RETURN)));
         nat.add(nat(null, TopChains.POSTROUTING, Rule.with().then(new Target.SetMark(true, mark))));
-        nat.add(nat(null, TopChains.POSTROUTING, Rule.with().comment("kubernetes service traffic requiring SNAT")
-                .then(new Target.Masquerade(settings.randomFully()))));
+        nat.add(nat(
+                null,
+                TopChains.POSTROUTING,
+                Rule.with()
+                        .comment("kubernetes service traffic requiring SNAT")
+                        .then(new Target.Masquerade(settings.randomFully()))));
         nat.add(nat(null, TopChains.MARK_MASQ, Rule.with().then(new Target.SetMark(false, mark))));
         return nat;
     }
 
     private static IpvsPart.Rule nodePortRule(IpFamily f, Protocol proto, IpvsSet s, String flags, Target target) {
         // kube-proxy writes -p before the set match, and no -m tcp: the set holds the port.
-        return nat(s, NODE_PORT, Rule.with().add(new Part.Proto(proto)).comment(s.comment()).add(new Part.SetMatch(s.name(f), flags))
-                .then(target));
+        return nat(
+                s,
+                NODE_PORT,
+                Rule.with()
+                        .add(new Part.Proto(proto))
+                        .comment(s.comment())
+                        .add(new Part.SetMatch(s.name(f), flags))
+                        .then(target));
     }
 
     /** The filter rules of writeIptablesRules, in its order; the ports' load-balancer drops go after the source-range DROP. */
@@ -280,26 +354,56 @@ public final class IpvsCompiler {
         IpFamily f = settings.family();
         Hex mark = Hex.parse(settings.masqueradeMark());
         List<IpvsPart.Rule> filter = new ArrayList<>();
-        filter.add(filter(IpvsSet.LOAD_BALANCER_FW, TopChains.PROXY_FIREWALL, inSet(IpvsSet.LOAD_BALANCER_FW, f, "dst,dst")
-                .jump(SOURCE_RANGES_FIREWALL)));
-        filter.add(filter(IpvsSet.LOAD_BALANCER_SOURCE_CIDR, SOURCE_RANGES_FIREWALL,
+        filter.add(filter(
+                IpvsSet.LOAD_BALANCER_FW,
+                TopChains.PROXY_FIREWALL,
+                inSet(IpvsSet.LOAD_BALANCER_FW, f, "dst,dst").jump(SOURCE_RANGES_FIREWALL)));
+        filter.add(filter(
+                IpvsSet.LOAD_BALANCER_SOURCE_CIDR,
+                SOURCE_RANGES_FIREWALL,
                 inSet(IpvsSet.LOAD_BALANCER_SOURCE_CIDR, f, "dst,dst,src").then(Target.Verdict.RETURN)));
-        filter.add(filter(IpvsSet.LOAD_BALANCER_SOURCE_IP, SOURCE_RANGES_FIREWALL,
+        filter.add(filter(
+                IpvsSet.LOAD_BALANCER_SOURCE_IP,
+                SOURCE_RANGES_FIREWALL,
                 inSet(IpvsSet.LOAD_BALANCER_SOURCE_IP, f, "dst,dst,src").then(Target.Verdict.RETURN)));
         filter.add(filter(null, SOURCE_RANGES_FIREWALL, Rule.with().then(Target.Verdict.DROP)));
         filter.add(new IpvsPart.Rule("filter", null, IpvsPart.PORT_RULES));
-        filter.add(filter(null, TopChains.FORWARD, Rule.with().comment("kubernetes forwarding rules").add(new Part.Mark(false, mark, mark))
-                .then(Target.Verdict.ACCEPT)));
-        filter.add(filter(null, TopChains.FORWARD, Rule.with().comment("kubernetes forwarding conntrack rule")
-                .add(new Part.Conntrack(false, List.of(CtState.RELATED, CtState.ESTABLISHED))).then(Target.Verdict.ACCEPT)));
-        filter.add(filter(null, NODE_PORT, inSet(IpvsSet.HEALTH_CHECK_NODE_PORT, f, "dst").then(Target.Verdict.ACCEPT)));
-        for (IpvsSet s : List.of(IpvsSet.LOAD_BALANCER, IpvsSet.CLUSTER_IP, IpvsSet.EXTERNAL_IP, IpvsSet.EXTERNAL_IP_LOCAL)) {
-            filter.add(filter(null, IPVS_FILTER, Rule.with().add(new Part.SetMatch(s.name(f), "dst,dst")).then(Target.Verdict.RETURN)));
+        filter.add(filter(
+                null,
+                TopChains.FORWARD,
+                Rule.with()
+                        .comment("kubernetes forwarding rules")
+                        .add(new Part.Mark(false, mark, mark))
+                        .then(Target.Verdict.ACCEPT)));
+        filter.add(filter(
+                null,
+                TopChains.FORWARD,
+                Rule.with()
+                        .comment("kubernetes forwarding conntrack rule")
+                        .add(new Part.Conntrack(false, List.of(CtState.RELATED, CtState.ESTABLISHED)))
+                        .then(Target.Verdict.ACCEPT)));
+        filter.add(filter(
+                null, NODE_PORT, inSet(IpvsSet.HEALTH_CHECK_NODE_PORT, f, "dst").then(Target.Verdict.ACCEPT)));
+        for (IpvsSet s :
+                List.of(IpvsSet.LOAD_BALANCER, IpvsSet.CLUSTER_IP, IpvsSet.EXTERNAL_IP, IpvsSet.EXTERNAL_IP_LOCAL)) {
+            filter.add(filter(
+                    null,
+                    IPVS_FILTER,
+                    Rule.with().add(new Part.SetMatch(s.name(f), "dst,dst")).then(Target.Verdict.RETURN)));
         }
-        filter.add(filter(null, IPVS_FILTER, Rule.with().add(new Part.SetMatch(IpvsSet.HEALTH_CHECK_NODE_PORT.name(f), "dst"))
-                .then(Target.Verdict.RETURN)));
-        filter.add(filter(null, IPVS_FILTER, Rule.with().add(new Part.Conntrack(false, List.of(CtState.NEW)))
-                .add(new Part.SetMatch(IpvsSet.IPVS_IPS.name(f), "dst")).then(new Target.Reject())));
+        filter.add(filter(
+                null,
+                IPVS_FILTER,
+                Rule.with()
+                        .add(new Part.SetMatch(IpvsSet.HEALTH_CHECK_NODE_PORT.name(f), "dst"))
+                        .then(Target.Verdict.RETURN)));
+        filter.add(filter(
+                null,
+                IPVS_FILTER,
+                Rule.with()
+                        .add(new Part.Conntrack(false, List.of(CtState.NEW)))
+                        .add(new Part.SetMatch(IpvsSet.IPVS_IPS.name(f), "dst"))
+                        .then(new Target.Reject())));
         return filter;
     }
 }

@@ -28,10 +28,10 @@ import java.util.stream.Collectors;
  * node's whole table, the assembly of its parts; the cluster compiler stores the same parts in every fragment.
  */
 public final class NftablesCompiler {
-    private NftablesCompiler() {
-    }
+    private NftablesCompiler() {}
 
-    public static NftTransaction compile(ClusterState state, String nodeName, ProxySettings settings) throws UnknownNodeException {
+    public static NftTransaction compile(ClusterState state, String nodeName, ProxySettings settings)
+            throws UnknownNodeException {
         Node node = state.node(nodeName).orElseThrow(() -> new UnknownNodeException(nodeName));
         IpFamily family = settings.family();
         NodeContext ctx = NodeContext.of(node, family);
@@ -47,7 +47,8 @@ public final class NftablesCompiler {
     /** The fixed unit's part for these nodes: the mark, and each node's NodePort addresses unless NodePorts are served everywhere. */
     public static NftPart.Fixed fixedPart(ProxySettings settings, Collection<NodeContext> nodes) {
         IpFamily family = settings.family();
-        boolean everywhere = settings.nodePortAddresses().stream().anyMatch(c -> c.family() == family && c.prefix() == 0);
+        boolean everywhere =
+                settings.nodePortAddresses().stream().anyMatch(c -> c.family() == family && c.prefix() == 0);
         List<NftPart.NodePorts> listed = new ArrayList<>();
         if (!everywhere) {
             for (NodeContext n : nodes) {
@@ -62,26 +63,48 @@ public final class NftablesCompiler {
      * when none is given (nftables mode's default, unlike iptables mode's every local address); never loopback.
      */
     static List<IpAddress> nodePortIps(NodeContext node, ProxySettings settings, IpFamily family) {
-        List<Cidr> cidrs = settings.nodePortAddresses().stream().filter(c -> c.family() == family).toList();
+        List<Cidr> cidrs = settings.nodePortAddresses().stream()
+                .filter(c -> c.family() == family)
+                .toList();
         if (cidrs.isEmpty()) {
             return node.primaryIP().filter(ip -> !ip.isLoopback()).map(List::of).orElse(List.of());
         }
-        return node.addresses().stream().filter(ip -> !ip.isLoopback() && cidrs.stream().anyMatch(c -> c.contains(ip))).toList();
+        return node.addresses().stream()
+                .filter(ip -> !ip.isLoopback() && cidrs.stream().anyMatch(c -> c.contains(ip)))
+                .toList();
     }
 
     /** One service port on one node class: kube-proxy's choices of endpoints and chains for it. */
     public static NftPart.Port portPart(PortInput in, NodeContext node, ProxySettings settings) {
         ServicePortInfo svc = in.info();
-        EndpointCategories eps = EndpointCategories.categorize(in.endpoints().forNode(node.name()), svc, node.name(), node.zone());
-        List<NftPart.Endpoint> cluster = !eps.cluster().isEmpty() && svc.usesClusterEndpoints() ? endpoints(eps.cluster()) : List.of();
-        List<NftPart.Endpoint> local = !eps.local().isEmpty() && svc.usesLocalEndpoints() ? endpoints(eps.local()) : List.of();
+        EndpointCategories eps =
+                EndpointCategories.categorize(in.endpoints().forNode(node.name()), svc, node.name(), node.zone());
+        List<NftPart.Endpoint> cluster =
+                !eps.cluster().isEmpty() && svc.usesClusterEndpoints() ? endpoints(eps.cluster()) : List.of();
+        List<NftPart.Endpoint> local =
+                !eps.local().isEmpty() && svc.usesLocalEndpoints() ? endpoints(eps.local()) : List.of();
         // The node's own traffic to a VIP can come back with the VIP as its source: let it through.
         boolean allowVips = node.primaryIP().isPresent()
-                && svc.loadBalancerSourceRanges().stream().anyMatch(c -> c.contains(node.primaryIP().get()));
-        return new NftPart.Port((Unit.Port) Unit.of(svc.name()), svc.clusterIP(), svc.port(), svc.nodePort(), svc.externalIPs(),
-                svc.loadBalancerVIPs(), svc.loadBalancerSourceRanges(), allowVips, svc.internalPolicyLocal(),
-                svc.externalPolicyLocal(), svc.affinityTimeoutSeconds(), settings.masqueradeAll(),
-                settings.localDetector().orElse(null), eps.hasAny(), cluster, local, endpoints(eps.allReachable()));
+                && svc.loadBalancerSourceRanges().stream()
+                        .anyMatch(c -> c.contains(node.primaryIP().get()));
+        return new NftPart.Port(
+                (Unit.Port) Unit.of(svc.name()),
+                svc.clusterIP(),
+                svc.port(),
+                svc.nodePort(),
+                svc.externalIPs(),
+                svc.loadBalancerVIPs(),
+                svc.loadBalancerSourceRanges(),
+                allowVips,
+                svc.internalPolicyLocal(),
+                svc.externalPolicyLocal(),
+                svc.affinityTimeoutSeconds(),
+                settings.masqueradeAll(),
+                settings.localDetector().orElse(null),
+                eps.hasAny(),
+                cluster,
+                local,
+                endpoints(eps.allReachable()));
     }
 
     private static List<NftPart.Endpoint> endpoints(List<EndpointInfo> eps) {

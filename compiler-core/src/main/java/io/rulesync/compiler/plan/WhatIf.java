@@ -27,12 +27,12 @@ import java.util.Set;
  * is the effect of these objects alone.
  */
 public final class WhatIf {
-    private WhatIf() {
-    }
+    private WhatIf() {}
 
     /** Whether the objects are applied (created or changed) or removed. */
     public enum Action {
-        APPLY, DELETE
+        APPLY,
+        DELETE
     }
 
     /** What one object would do to the cluster's state. */
@@ -50,8 +50,7 @@ public final class WhatIf {
     }
 
     /** One object of the what-if, named as in problems ({@code Service shop/web}), and what it would do. */
-    public record ObjectChange(String object, Change change) {
-    }
+    public record ObjectChange(String object, Change change) {}
 
     /**
      * The answer.
@@ -64,7 +63,12 @@ public final class WhatIf {
      *     displace, not only theirs
      * @param admitted what admission refuses now and would not any more
      */
-    public record Outcome(ClusterRules before, ClusterRules after, RulesDiff diff, List<ObjectChange> objects, List<Problem> refused,
+    public record Outcome(
+            ClusterRules before,
+            ClusterRules after,
+            RulesDiff diff,
+            List<ObjectChange> objects,
+            List<Problem> refused,
             List<Problem> admitted) {
         public Outcome {
             objects = List.copyOf(objects);
@@ -85,18 +89,24 @@ public final class WhatIf {
             String name = o.kind() + " " + o.key();
             if (action == Action.APPLY) {
                 events.add(new ObjectUpserted(head.cluster(), o, "", at));
-                changes.add(new ObjectChange(name, current.isEmpty() ? Change.CREATED
-                        : current.get().equals(o) ? Change.UNCHANGED : Change.CHANGED));
+                changes.add(new ObjectChange(
+                        name,
+                        current.isEmpty()
+                                ? Change.CREATED
+                                : current.get().equals(o) ? Change.UNCHANGED : Change.CHANGED));
             } else {
                 events.add(new ObjectDeleted(head.cluster(), ref, "", at));
                 changes.add(new ObjectChange(name, current.isEmpty() ? Change.ABSENT : Change.DELETED));
             }
-            state = action == Action.APPLY ? with(state, o) : state; // a later object of the same name compares with this one
+            state = action == Action.APPLY
+                    ? with(state, o)
+                    : state; // a later object of the same name compares with this one
         }
         ClusterHead.Step step = base.apply(events);
         List<Problem> now = base.admissionProblems();
         List<Problem> then = step.next().admissionProblems();
-        return new Outcome(base.published(), step.next().published(), step.diff(), changes, minus(then, now), minus(now, then));
+        return new Outcome(
+                base.published(), step.next().published(), step.diff(), changes, minus(then, now), minus(now, then));
     }
 
     private static Optional<? extends ClusterObject> current(ClusterState s, ClusterObject o) {

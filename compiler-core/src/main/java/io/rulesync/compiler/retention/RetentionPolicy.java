@@ -40,12 +40,10 @@ public record RetentionPolicy(OptionalInt versions, Optional<Duration> age) {
     }
 
     /** A version that must be kept, and why (said when it holds the floor below what the policy asks). */
-    public record Hold(long version, String why) {
-    }
+    public record Hold(long version, String why) {}
 
     /** The oldest version to keep, and what holds it there when that is not the policy ({@code heldBy} empty). */
-    public record Floor(long version, Optional<String> heldBy) {
-    }
+    public record Floor(long version, Optional<String> heldBy) {}
 
     /**
      * The floor of a cluster whose head is {@code head}: versions below it may go.

@@ -1,12 +1,12 @@
 package io.rulesync.compiler.version;
 
 import io.rulesync.compiler.admission.Admission;
+import io.rulesync.compiler.cluster.ClusterCompiler;
+import io.rulesync.compiler.cluster.CompiledCluster;
 import io.rulesync.compiler.fold.Changes;
 import io.rulesync.compiler.fold.ClusterFold;
 import io.rulesync.compiler.fold.ClusterView;
 import io.rulesync.compiler.fold.ProblemReports;
-import io.rulesync.compiler.cluster.ClusterCompiler;
-import io.rulesync.compiler.cluster.CompiledCluster;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.NamespacedName;
 import io.rulesync.model.event.ClusterEvent;
@@ -69,8 +69,7 @@ public final class ClusterHead {
     private final Set<ObjectKind> unlisted;
 
     /** The cluster is held at what rollback {@code actionId} published (the rules of {@code toVersion}). */
-    public record Pin(long actionId, long toVersion) {
-    }
+    public record Pin(long actionId, long toVersion) {}
 
     /** The stored versions' rules, which a rollback republishes. */
     public interface History {
@@ -87,8 +86,17 @@ public final class ClusterHead {
         }
     }
 
-    private ClusterHead(String cluster, ClusterView view, Admission admission, CompiledCluster compiled, ClusterRules published,
-            long version, Pin pin, ProblemReports problems, String lineage, Set<ObjectKind> unlisted) {
+    private ClusterHead(
+            String cluster,
+            ClusterView view,
+            Admission admission,
+            CompiledCluster compiled,
+            ClusterRules published,
+            long version,
+            Pin pin,
+            ProblemReports problems,
+            String lineage,
+            Set<ObjectKind> unlisted) {
         this.cluster = cluster;
         this.view = view;
         this.admission = admission;
@@ -103,8 +111,17 @@ public final class ClusterHead {
 
     /** A cluster no event has been seen for: version 0, no rules. */
     public static ClusterHead empty(String cluster) {
-        return new ClusterHead(cluster, ClusterView.EMPTY, Admission.EMPTY, null, ClusterRules.EMPTY, 0, null, ProblemReports.NONE,
-                Lineage.UNKNOWN, Set.of());
+        return new ClusterHead(
+                cluster,
+                ClusterView.EMPTY,
+                Admission.EMPTY,
+                null,
+                ClusterRules.EMPTY,
+                0,
+                null,
+                ProblemReports.NONE,
+                Lineage.UNKNOWN,
+                Set.of());
     }
 
     /**
@@ -113,15 +130,24 @@ public final class ClusterHead {
      * null), of {@code lineage}. If today's compiler compiles the view differently (an upgrade),
      * {@link #pendingDiff()} says so.
      */
-    public static ClusterHead rebuilt(String cluster, List<ClusterEvent> events, long version, ClusterRules published, Pin pin,
-            String lineage) {
+    public static ClusterHead rebuilt(
+            String cluster, List<ClusterEvent> events, long version, ClusterRules published, Pin pin, String lineage) {
         ClusterView view = ClusterFold.applyAll(ClusterView.EMPTY, events).view();
         Admission admission = Admission.of(view.state());
         boolean facts = events.stream().anyMatch(e -> !ProblemReports.leavesRulesAlone(e));
-        CompiledCluster compiled = version == 0 && !facts ? null
-                : ClusterCompiler.compile(admission.admit(view.state()), view.settings());
-        return new ClusterHead(cluster, view, admission, compiled, published, version, pin, ProblemReports.NONE.applyAll(events),
-                lineage, unlisted(Set.of(), version, events));
+        CompiledCluster compiled =
+                version == 0 && !facts ? null : ClusterCompiler.compile(admission.admit(view.state()), view.settings());
+        return new ClusterHead(
+                cluster,
+                view,
+                admission,
+                compiled,
+                published,
+                version,
+                pin,
+                ProblemReports.NONE.applyAll(events),
+                lineage,
+                unlisted(Set.of(), version, events));
     }
 
     /**
@@ -145,7 +171,12 @@ public final class ClusterHead {
      * @param actions the batch's operator actions, in order, each carried out or refused
      * @param digests the batch's state digests, in order, each checked against the view at its place in the log
      */
-    public record Step(ClusterHead next, Changes changes, RulesDiff diff, boolean newVersion, List<ActionOutcome> actions,
+    public record Step(
+            ClusterHead next,
+            Changes changes,
+            RulesDiff diff,
+            boolean newVersion,
+            List<ActionOutcome> actions,
             List<DigestCheck> digests) {
         public Step {
             actions = List.copyOf(actions);
@@ -169,13 +200,16 @@ public final class ClusterHead {
         ClusterFold.Folded folded = foldChecking(events, digests, reports);
         Set<ObjectKind> nextUnlisted = unlisted(unlisted, version, events);
         if (events.stream().allMatch(ProblemReports::leavesRulesAlone)) {
-            // Only reports, checks and the start of a listing: nothing to compile, and no version (even if today's compiler
+            // Only reports, checks and the start of a listing: nothing to compile, and no version (even if today's
+            // compiler
             // would compile the view differently: that shows in the next version made of facts).
-            ClusterHead head = new ClusterHead(cluster, view, admission, compiled, published, version, pin, reports[0], lineage,
-                    nextUnlisted);
-            return new Step(head, Changes.NONE, RulesDiff.between(published, published, List.of()), false, List.of(), digests);
+            ClusterHead head = new ClusterHead(
+                    cluster, view, admission, compiled, published, version, pin, reports[0], lineage, nextUnlisted);
+            return new Step(
+                    head, Changes.NONE, RulesDiff.between(published, published, List.of()), false, List.of(), digests);
         }
-        Admission.Update admitted = admission.update(folded.view().state(), folded.changes().services());
+        Admission.Update admitted =
+                admission.update(folded.view().state(), folded.changes().services());
         ClusterState state = admitted.next().admit(folded.view().state());
         CompiledCluster next;
         Collection<Unit> touched = null;
@@ -185,7 +219,8 @@ public final class ClusterHead {
             // A Service let in or left out because another one came or went is compiled again too.
             Set<NamespacedName> services = new TreeSet<>(folded.changes().services());
             services.addAll(admitted.flipped());
-            CompiledCluster.Update u = compiled.update(state, folded.view().settings(), services, folded.changes().nodes());
+            CompiledCluster.Update u = compiled.update(
+                    state, folded.view().settings(), services, folded.changes().nodes());
             next = u.compiled();
             // Only when the published rules are what we last compiled may the diff look at touched units alone.
             touched = published.equals(compiled.rules()) ? u.touched() : null;
@@ -198,11 +233,14 @@ public final class ClusterHead {
         List<ActionOutcome> outcomes = new ArrayList<>();
         for (ClusterEvent e : events) {
             if (e instanceof RollbackRequested r) {
-                Optional<ClusterRules> target = r.toVersion() <= version ? history.rules(r.toVersion()) : Optional.empty();
+                Optional<ClusterRules> target =
+                        r.toVersion() <= version ? history.rules(r.toVersion()) : Optional.empty();
                 if (target.isEmpty()) {
-                    outcomes.add(new ActionOutcome(r, r.toVersion() <= version
-                            ? "version " + r.toVersion() + " is no longer stored (retention removed it)"
-                            : "version " + r.toVersion() + " does not exist (the latest is " + version + ")"));
+                    outcomes.add(new ActionOutcome(
+                            r,
+                            r.toVersion() <= version
+                                    ? "version " + r.toVersion() + " is no longer stored (retention removed it)"
+                                    : "version " + r.toVersion() + " does not exist (the latest is " + version + ")"));
                     continue;
                 }
                 nextPin = new Pin(r.actionId(), r.toVersion());
@@ -223,19 +261,31 @@ public final class ClusterHead {
 
         // Pinned, the rules are the rollback's but the nodes are the cluster's: a node that joins gets the
         // pinned rules (through the variants that match it), and one that left is no longer addressed.
-        ClusterRules target = nextPin == null ? next.rules() : pinned.withNodes(next.rules().nodes());
+        ClusterRules target =
+                nextPin == null ? next.rules() : pinned.withNodes(next.rules().nodes());
         // Held by a pin with no action in the batch, no fragment can differ: only the nodes are compared.
         Collection<Unit> compare = acted ? null : pin != null ? List.of() : touched;
         RulesDiff diff = RulesDiff.between(published, target, compare);
         boolean newVersion = acted || !diff.isEmpty();
-        ClusterHead head = new ClusterHead(cluster, folded.view(), admitted.next(), next, newVersion ? target : published,
-                newVersion ? version + 1 : version, nextPin, reports[0], newVersion ? Lineage.next(lineage, version + 1, diff) : lineage,
+        ClusterHead head = new ClusterHead(
+                cluster,
+                folded.view(),
+                admitted.next(),
+                next,
+                newVersion ? target : published,
+                newVersion ? version + 1 : version,
+                nextPin,
+                reports[0],
+                newVersion ? Lineage.next(lineage, version + 1, diff) : lineage,
                 nextUnlisted);
         Step step = new Step(head, folded.changes(), diff, newVersion, outcomes, digests);
         if (version == 0 && !nextUnlisted.isEmpty()) {
-            // A partial state is never a cluster's first version: the nodes would lose what the rest of the listing holds.
-            return withheld(step, "cluster " + cluster + " has no version yet: its watcher's first listing of "
-                    + kinds(nextUnlisted) + " has not come");
+            // A partial state is never a cluster's first version: the nodes would lose what the rest of the listing
+            // holds.
+            return withheld(
+                    step,
+                    "cluster " + cluster + " has no version yet: its watcher's first listing of " + kinds(nextUnlisted)
+                            + " has not come");
         }
         return step;
     }
@@ -268,7 +318,8 @@ public final class ClusterHead {
      * digest describes the watcher's state after the events before it, so each is checked against the
      * view and reports folded up to its place in the batch.
      */
-    private ClusterFold.Folded foldChecking(List<ClusterEvent> events, List<DigestCheck> digests, ProblemReports[] reports) {
+    private ClusterFold.Folded foldChecking(
+            List<ClusterEvent> events, List<DigestCheck> digests, ProblemReports[] reports) {
         ClusterView v = view;
         Changes changes = Changes.NONE;
         int from = 0;
@@ -280,8 +331,12 @@ public final class ClusterHead {
                 changes = changes.plus(f.changes());
                 List<String> differences = new ArrayList<>(d.differences(v.state(), v.settings()));
                 if (d.problems() != null && !d.problems().equals(reports[0].fingerprint())) {
-                    differences.add("sources with problems: " + reports[0].bySource().size() + " here, " + d.problems().count()
-                            + " at the watcher" + (reports[0].bySource().size() == d.problems().count() ? ", with different problems" : ""));
+                    differences.add("sources with problems: "
+                            + reports[0].bySource().size() + " here, "
+                            + d.problems().count() + " at the watcher"
+                            + (reports[0].bySource().size() == d.problems().count()
+                                    ? ", with different problems"
+                                    : ""));
                 }
                 digests.add(new DigestCheck(d, differences));
                 from = i + 1;
@@ -299,10 +354,18 @@ public final class ClusterHead {
      */
     public Step withheld(Step step, String reason) {
         ClusterHead n = step.next();
-        ClusterHead kept = new ClusterHead(cluster, n.view, n.admission, n.compiled, published, version, pin, n.problems, lineage,
-                n.unlisted);
-        List<ActionOutcome> refused = step.actions().stream().map(a -> new ActionOutcome(a.action(), reason)).toList();
-        return new Step(kept, step.changes(), RulesDiff.between(published, published, List.of()), false, refused, step.digests());
+        ClusterHead kept = new ClusterHead(
+                cluster, n.view, n.admission, n.compiled, published, version, pin, n.problems, lineage, n.unlisted);
+        List<ActionOutcome> refused = step.actions().stream()
+                .map(a -> new ActionOutcome(a.action(), reason))
+                .toList();
+        return new Step(
+                kept,
+                step.changes(),
+                RulesDiff.between(published, published, List.of()),
+                false,
+                refused,
+                step.digests());
     }
 
     /**
@@ -317,7 +380,8 @@ public final class ClusterHead {
 
     /** What a version would have to change to catch up with today's compile (empty normally; held changes while pinned). */
     public RulesDiff pendingDiff() {
-        return compiled == null ? RulesDiff.between(published, published, null)
+        return compiled == null
+                ? RulesDiff.between(published, published, null)
                 : RulesDiff.between(published, compiled.rules(), null);
     }
 
@@ -335,8 +399,17 @@ public final class ClusterHead {
         if (diff.isEmpty()) {
             return Optional.empty();
         }
-        ClusterHead next = new ClusterHead(cluster, view, admission, compiled, compiled.rules(), version + 1, null, problems,
-                Lineage.next(lineage, version + 1, diff), Set.of());
+        ClusterHead next = new ClusterHead(
+                cluster,
+                view,
+                admission,
+                compiled,
+                compiled.rules(),
+                version + 1,
+                null,
+                problems,
+                Lineage.next(lineage, version + 1, diff),
+                Set.of());
         return Optional.of(new Step(next, Changes.NONE, diff, true, List.of(), List.of()));
     }
 
@@ -391,9 +464,15 @@ public final class ClusterHead {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof ClusterHead h && h.cluster.equals(cluster) && h.version == version
-                && h.view.equals(view) && h.published.equals(published) && Objects.equals(h.pin, pin)
-                && h.problems.equals(problems) && h.lineage.equals(lineage) && h.unlisted.equals(unlisted);
+        return o instanceof ClusterHead h
+                && h.cluster.equals(cluster)
+                && h.version == version
+                && h.view.equals(view)
+                && h.published.equals(published)
+                && Objects.equals(h.pin, pin)
+                && h.problems.equals(problems)
+                && h.lineage.equals(lineage)
+                && h.unlisted.equals(unlisted);
     }
 
     @Override

@@ -16,8 +16,7 @@ import java.util.List;
  * that rules are never compiled from a partial picture.
  */
 public final class ClusterManifests {
-    private ClusterManifests() {
-    }
+    private ClusterManifests() {}
 
     public static ClusterState load(List<Path> paths) throws ManifestException {
         return load(paths, ManifestReader.DEFAULT_MAX_FILE_BYTES);

@@ -5,7 +5,6 @@ import io.rulesync.compiler.iptables.IptablesCompiler;
 import io.rulesync.compiler.iptables.ProxySettings;
 import io.rulesync.compiler.iptables.UnknownNodeException;
 import io.rulesync.compiler.ipvs.IpvsCompiler;
-import io.rulesync.model.nftables.NftTransaction;
 import io.rulesync.compiler.nftables.NftablesCompiler;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.ClusterState;
@@ -16,6 +15,7 @@ import io.rulesync.model.files.ManifestReader;
 import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.manifest.ManifestException;
 import io.rulesync.model.manifest.Problem;
+import io.rulesync.model.nftables.NftTransaction;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -57,57 +57,95 @@ public final class CompileCommand implements Callable<Integer> {
     @Spec
     private CommandSpec spec;
 
-    @Option(names = {"-f", "--filename"}, required = true, paramLabel = "PATH",
-            description = "YAML or JSON file, or folder of them (multi-document YAML and kind: List are read). Repeatable.")
+    @Option(
+            names = {"-f", "--filename"},
+            required = true,
+            paramLabel = "PATH",
+            description =
+                    "YAML or JSON file, or folder of them (multi-document YAML and kind: List are read). Repeatable.")
     private List<Path> paths = new ArrayList<>();
 
     @Option(names = "--node", required = true, paramLabel = "NODE", description = "Name of the Node to compile for.")
     private String node;
 
-    @Option(names = "--cluster-cidr", paramLabel = "CIDR", converter = CidrConverter.class, split = ",",
-            description = "Pod CIDR(s), at most one per family: traffic from outside them to a ClusterIP is masqueraded.")
+    @Option(
+            names = "--cluster-cidr",
+            paramLabel = "CIDR",
+            converter = CidrConverter.class,
+            split = ",",
+            description =
+                    "Pod CIDR(s), at most one per family: traffic from outside them to a ClusterIP is masqueraded.")
     private List<Cidr> clusterCidrs = new ArrayList<>();
 
-    @Option(names = "--ip-family", paramLabel = "ipv4|ipv6", converter = FamilyConverter.class,
-            description = "Family of the rule set: ipv4 (iptables-restore) or ipv6 (ip6tables-restore). Default: ipv4; with "
-                    + "--mode nftables, every family the node has an address of (a table each).")
+    @Option(
+            names = "--ip-family",
+            paramLabel = "ipv4|ipv6",
+            converter = FamilyConverter.class,
+            description =
+                    "Family of the rule set: ipv4 (iptables-restore) or ipv6 (ip6tables-restore). Default: ipv4; with "
+                            + "--mode nftables, every family the node has an address of (a table each).")
     private IpFamily family;
 
-    @Option(names = {"-o", "--output"}, paramLabel = "FILE", description = "Write the rules to FILE instead of stdout.")
+    @Option(
+            names = {"-o", "--output"},
+            paramLabel = "FILE",
+            description = "Write the rules to FILE instead of stdout.")
     private Path output;
 
-    @Option(names = "--masquerade-all", description = "SNAT all traffic sent to ClusterIPs (kube-proxy --masquerade-all).")
+    @Option(
+            names = "--masquerade-all",
+            description = "SNAT all traffic sent to ClusterIPs (kube-proxy --masquerade-all).")
     private boolean masqueradeAll;
 
-    @Option(names = "--masquerade-bit", paramLabel = "BIT", defaultValue = "14",
-            description = "Bit of the fwmark that marks packets to SNAT (kube-proxy --iptables-masquerade-bit). Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--masquerade-bit",
+            paramLabel = "BIT",
+            defaultValue = "14",
+            description =
+                    "Bit of the fwmark that marks packets to SNAT (kube-proxy --iptables-masquerade-bit). Default: ${DEFAULT-VALUE}.")
     private int masqueradeBit;
 
-    @Option(names = "--nodeport-addresses", paramLabel = "CIDR", converter = CidrConverter.class, split = ",",
+    @Option(
+            names = "--nodeport-addresses",
+            paramLabel = "CIDR",
+            converter = CidrConverter.class,
+            split = ",",
             description = "Serve NodePorts only on node addresses in these CIDRs (kube-proxy --nodeport-addresses).")
     private List<Cidr> nodePortAddresses = new ArrayList<>();
 
-    @Option(names = "--mode", paramLabel = "iptables|ipvs|nftables", defaultValue = "iptables",
-            description = "kube-proxy's mode to compile for; nftables prints an nft -f input that loads the node's whole "
-                    + "kube-proxy tables (kube-proxy v1.33.6's layout). Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--mode",
+            paramLabel = "iptables|ipvs|nftables",
+            defaultValue = "iptables",
+            description =
+                    "kube-proxy's mode to compile for; nftables prints an nft -f input that loads the node's whole "
+                            + "kube-proxy tables (kube-proxy v1.33.6's layout). Default: ${DEFAULT-VALUE}.")
     private String mode;
 
-    @Option(names = "--ipvs-scheduler", paramLabel = "NAME", defaultValue = IpvsCompiler.DEFAULT_SCHEDULER,
+    @Option(
+            names = "--ipvs-scheduler",
+            paramLabel = "NAME",
+            defaultValue = IpvsCompiler.DEFAULT_SCHEDULER,
             description = "IPVS scheduler of Services without the " + Service.IPVS_SCHEDULER_ANNOTATION + " annotation "
                     + "(rr, wrr, lc, wlc, lblc, lblcr, sh, dh, sed, nq, mh). Default: ${DEFAULT-VALUE}.")
     private String ipvsScheduler;
 
-    @Option(names = "--max-file-size", paramLabel = "MIB", defaultValue = "1024",
-            description = "Refuse manifest files larger than this, unread: a safety net against a wrong path. Files are read "
-                    + "object by object (an object is at most 3 MiB, as in Kubernetes), so memory does not grow with them. "
-                    + "Default: ${DEFAULT-VALUE} MiB.")
+    @Option(
+            names = "--max-file-size",
+            paramLabel = "MIB",
+            defaultValue = "1024",
+            description =
+                    "Refuse manifest files larger than this, unread: a safety net against a wrong path. Files are read "
+                            + "object by object (an object is at most 3 MiB, as in Kubernetes), so memory does not grow with them. "
+                            + "Default: ${DEFAULT-VALUE} MiB.")
     private int maxFileMib;
 
     @Override
     public Integer call() {
         PrintWriter err = spec.commandLine().getErr();
         if (maxFileMib < 1 || maxFileMib > ManifestReader.MAX_FILE_LIMIT >> 20) {
-            err.println("--max-file-size: " + maxFileMib + " is out of range (1-" + (ManifestReader.MAX_FILE_LIMIT >> 20) + " MiB)");
+            err.println("--max-file-size: " + maxFileMib + " is out of range (1-"
+                    + (ManifestReader.MAX_FILE_LIMIT >> 20) + " MiB)");
             return EXIT_BAD_INPUT;
         }
         if (!mode.equals("iptables") && !mode.equals("ipvs") && !mode.equals("nftables")) {
@@ -126,8 +164,15 @@ public final class CompileCommand implements Callable<Integer> {
         try {
             IpFamily f = family == null ? IpFamily.IPV4 : family;
             ProxySettings d = ProxySettings.defaults(f);
-            settings = new ProxySettings(f, clusterCidrs, masqueradeAll, ProxySettings.markForBit(masqueradeBit),
-                    d.localhostNodePorts(), d.randomFully(), nodePortAddresses, d.conntrackTcpBeLiberal());
+            settings = new ProxySettings(
+                    f,
+                    clusterCidrs,
+                    masqueradeAll,
+                    ProxySettings.markForBit(masqueradeBit),
+                    d.localhostNodePorts(),
+                    d.randomFully(),
+                    nodePortAddresses,
+                    d.conntrackTcpBeLiberal());
         } catch (IllegalArgumentException e) {
             err.println("--cluster-cidr: " + e.getMessage());
             return EXIT_BAD_INPUT;
@@ -159,7 +204,8 @@ public final class CompileCommand implements Callable<Integer> {
             }
         } catch (UnknownNodeException e) {
             String known = state.nodes().stream().map(Node::name).collect(Collectors.joining(", "));
-            err.println("--node: " + e.getMessage() + (known.isEmpty() ? "; the input holds no Nodes" : "; known nodes: " + known));
+            err.println("--node: " + e.getMessage()
+                    + (known.isEmpty() ? "; the input holds no Nodes" : "; known nodes: " + known));
             return EXIT_BAD_INPUT;
         }
         if (output == null) {
@@ -180,8 +226,12 @@ public final class CompileCommand implements Callable<Integer> {
     /** The node's table of the family asked for, or of each family it has an address of (a dual-stack node runs both). */
     private String nftables(ClusterState state, ProxySettings settings) throws UnknownNodeException {
         Node n = state.node(node).orElseThrow(() -> new UnknownNodeException(node));
-        List<IpFamily> families = family != null ? List.of(family) : java.util.Arrays.stream(IpFamily.values())
-                .filter(f -> n.addresses().stream().anyMatch(a -> a.address().family() == f)).toList();
+        List<IpFamily> families = family != null
+                ? List.of(family)
+                : java.util.Arrays.stream(IpFamily.values())
+                        .filter(f ->
+                                n.addresses().stream().anyMatch(a -> a.address().family() == f))
+                        .toList();
         List<NftTransaction> tables = new ArrayList<>();
         for (IpFamily f : families.isEmpty() ? List.of(IpFamily.IPV4) : families) {
             tables.add(NftablesCompiler.compile(state, node, settings.withFamily(f)));

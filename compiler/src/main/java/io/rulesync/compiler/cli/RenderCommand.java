@@ -1,10 +1,10 @@
 package io.rulesync.compiler.cli;
 
-import io.rulesync.store.DatabaseOptions;
-import io.rulesync.store.VersionHistory;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.RuleSet;
+import io.rulesync.store.DatabaseOptions;
+import io.rulesync.store.VersionHistory;
 import java.io.PrintWriter;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -40,8 +40,12 @@ public final class RenderCommand implements Callable<Integer> {
     @Option(names = "--node", required = true, paramLabel = "NODE")
     private String node;
 
-    @Option(names = "--ip-family", paramLabel = "ipv4|ipv6", converter = CompileCommand.FamilyConverter.class,
-            defaultValue = "ipv4", description = "Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--ip-family",
+            paramLabel = "ipv4|ipv6",
+            converter = CompileCommand.FamilyConverter.class,
+            defaultValue = "ipv4",
+            description = "Default: ${DEFAULT-VALUE}.")
     private IpFamily family;
 
     @Override
@@ -55,7 +59,8 @@ public final class RenderCommand implements Callable<Integer> {
         long head = store.head(cluster);
         long seq = version == null ? head : version;
         if (head == 0 || seq < 1 || seq > head) {
-            err.println("--version: cluster '" + cluster + "' has " + (head == 0 ? "no versions" : "versions 1-" + head));
+            err.println(
+                    "--version: cluster '" + cluster + "' has " + (head == 0 ? "no versions" : "versions 1-" + head));
             return CompileCommand.EXIT_BAD_INPUT;
         }
         ClusterRules rules = store.rules(cluster, seq);

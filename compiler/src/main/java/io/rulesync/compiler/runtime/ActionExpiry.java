@@ -44,11 +44,17 @@ public final class ActionExpiry implements AutoCloseable {
     /** Expires what is overdue now; returns what it expired. */
     public List<RecordedAction> sweep() {
         Instant now = clock.instant();
-        List<RecordedAction> expired = actions.expire(null, now.minus(timeout), now, OperatorActionStore.expiredOutcome(timeout));
+        List<RecordedAction> expired =
+                actions.expire(null, now.minus(timeout), now, OperatorActionStore.expiredOutcome(timeout));
         for (RecordedAction a : expired) {
-            log.warn("operator action {} ({} of cluster {} by {}, requested {}) expired: {}", a.id(),
-                    a.toVersion() == null ? a.action() : a.action() + " to v" + a.toVersion(), a.cluster(), a.actor(),
-                    a.requestedAt(), a.outcome());
+            log.warn(
+                    "operator action {} ({} of cluster {} by {}, requested {}) expired: {}",
+                    a.id(),
+                    a.toVersion() == null ? a.action() : a.action() + " to v" + a.toVersion(),
+                    a.cluster(),
+                    a.actor(),
+                    a.requestedAt(),
+                    a.outcome());
         }
         if (!expired.isEmpty()) {
             metrics.actionsExpired(expired.size());

@@ -27,8 +27,15 @@ final class BatchFailures implements RetryListener {
         while (cause.getCause() != null && cause.getCause() != cause) {
             cause = cause.getCause();
         }
-        log.warn("a batch of {} events of partition(s) {} could not be committed (attempt {}), retrying it from its first record: {}",
-                records.count(), records.partitions().stream().map(TopicPartition::toString).sorted().toList(), attempt, cause.toString());
+        log.warn(
+                "a batch of {} events of partition(s) {} could not be committed (attempt {}), retrying it from its first record: {}",
+                records.count(),
+                records.partitions().stream()
+                        .map(TopicPartition::toString)
+                        .sorted()
+                        .toList(),
+                attempt,
+                cause.toString());
     }
 
     @Override

@@ -1,17 +1,17 @@
 package io.rulesync.compiler.runtime;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.rulesync.store.BatchStore;
 import io.rulesync.store.EventLog;
 import io.rulesync.store.HistoryPruning;
 import io.rulesync.store.NodeLabelStore;
-import io.rulesync.store.OperatorActionStore;
 import io.rulesync.store.Notifications;
+import io.rulesync.store.OperatorActionStore;
 import io.rulesync.store.Outbox;
 import io.rulesync.store.PartitionWriters;
 import io.rulesync.store.StoreConfiguration;
 import io.rulesync.store.VersionHistory;
-import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
 import java.util.Map;
 import java.util.Properties;
@@ -47,8 +47,13 @@ public class CompilerApplication {
 
     /** The stores (StoreConfiguration, after Flyway) as the write path takes them. */
     @Bean
-    CompilerStores compilerStores(BatchStore batches, EventLog events, VersionHistory history, Outbox outbox,
-            NodeLabelStore labels, PartitionWriters writers) {
+    CompilerStores compilerStores(
+            BatchStore batches,
+            EventLog events,
+            VersionHistory history,
+            Outbox outbox,
+            NodeLabelStore labels,
+            PartitionWriters writers) {
         return new CompilerStores(batches, events, history, outbox, labels, writers);
     }
 
@@ -58,10 +63,23 @@ public class CompilerApplication {
     }
 
     @Bean(destroyMethod = "close")
-    RetentionSweep retentionSweep(HistoryPruning pruning, VersionHistory history, EventLog events, CompilerProperties p, Clock clock,
+    RetentionSweep retentionSweep(
+            HistoryPruning pruning,
+            VersionHistory history,
+            EventLog events,
+            CompilerProperties p,
+            Clock clock,
             CompilerMetrics metrics) {
-        return new RetentionSweep(pruning, history, events, p.retention(), clock, metrics, RetentionSweep.DEFAULT_MAX_VERSIONS,
-                RetentionSweep.DEFAULT_MAX_EVENTS, p.retentionInterval());
+        return new RetentionSweep(
+                pruning,
+                history,
+                events,
+                p.retention(),
+                clock,
+                metrics,
+                RetentionSweep.DEFAULT_MAX_VERSIONS,
+                RetentionSweep.DEFAULT_MAX_EVENTS,
+                p.retentionInterval());
     }
 
     @Bean
@@ -109,17 +127,31 @@ public class CompilerApplication {
 
     /** Closed after the container stopped: lets go of its partition claims. */
     @Bean(destroyMethod = "close")
-    EventsListener eventsListener(CompilerProperties p, CompilerStores store, Clock clock,
-            ObjectProvider<PartitionProcessor.VersionListener> versionListener, ObjectProvider<PartitionProcessor.Faults> faults,
-            CompilerMetrics metrics, KafkaLiveLogs logs) {
-        return new EventsListener(store, p.topics(), p.group(), clock,
-                versionListener.getIfAvailable(() -> PartitionProcessor.VersionListener.NONE), metrics, logs,
-                p.resyncCooldown(), p.checkpointEvery(), p.writerLease(), faults.getIfAvailable(() -> PartitionProcessor.Faults.NONE));
+    EventsListener eventsListener(
+            CompilerProperties p,
+            CompilerStores store,
+            Clock clock,
+            ObjectProvider<PartitionProcessor.VersionListener> versionListener,
+            ObjectProvider<PartitionProcessor.Faults> faults,
+            CompilerMetrics metrics,
+            KafkaLiveLogs logs) {
+        return new EventsListener(
+                store,
+                p.topics(),
+                p.group(),
+                clock,
+                versionListener.getIfAvailable(() -> PartitionProcessor.VersionListener.NONE),
+                metrics,
+                logs,
+                p.resyncCooldown(),
+                p.checkpointEvery(),
+                p.writerLease(),
+                faults.getIfAvailable(() -> PartitionProcessor.Faults.NONE));
     }
 
     @Bean
-    ConcurrentMessageListenerContainer<String, String> eventsContainer(CompilerProperties p, KafkaProperties kafka,
-            EventsListener listener, CompilerMetrics metrics) {
+    ConcurrentMessageListenerContainer<String, String> eventsContainer(
+            CompilerProperties p, KafkaProperties kafka, EventsListener listener, CompilerMetrics metrics) {
         Map<String, Object> consumer = kafka.buildConsumerProperties();
         consumer.put(ConsumerConfig.GROUP_ID_CONFIG, p.group());
         consumer.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
@@ -128,7 +160,8 @@ public class CompilerApplication {
         consumer.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         consumer.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         // The coalescing window: a poll returns after this long, or once this much has piled up.
-        consumer.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, (int) p.coalesceWindow().toMillis());
+        consumer.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, (int)
+                p.coalesceWindow().toMillis());
         consumer.put(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, 1024 * 1024);
         consumer.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5000);
 

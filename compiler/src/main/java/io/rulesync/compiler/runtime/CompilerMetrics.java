@@ -34,21 +34,31 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
 
     public CompilerMetrics(MeterRegistry registry) {
         this.registry = registry;
-        this.consumed = Counter.builder("rulesync.events.consumed").description("Records read from the events topic")
+        this.consumed = Counter.builder("rulesync.events.consumed")
+                .description("Records read from the events topic")
                 .register(registry);
         this.batchesFailed = Counter.builder("rulesync.batches.failed")
-                .description("Batches of events that could not be committed and were retried from their first record").register(registry);
+                .description("Batches of events that could not be committed and were retried from their first record")
+                .register(registry);
         this.writerFenced = Counter.builder("rulesync.compiler.writer.fenced")
-                .description("Times this compiler found that another compiler had taken a partition it wrote, and stopped writing it")
+                .description(
+                        "Times this compiler found that another compiler had taken a partition it wrote, and stopped writing it")
                 .register(registry);
         this.quarantined = Counter.builder("rulesync.events.quarantined")
-                .description("Records that failed their batch again and again, and on their own, and were set aside as dead letters "
-                        + "so that their partition goes on").register(registry);
+                .description(
+                        "Records that failed their batch again and again, and on their own, and were set aside as dead letters "
+                                + "so that their partition goes on")
+                .register(registry);
         Gauge.builder("rulesync.compiler.partitions.standing.by", standingBy, AtomicInteger::get)
-                .description("Partitions Kafka gave this compiler that another compiler (another consumer group) writes: "
-                        + "two compiler deployments share one database").register(registry);
-        this.compile = Timer.builder("rulesync.compile.duration").description("Processing one polled batch of one partition: "
-                + "fold, compile, diff and the PostgreSQL transaction").publishPercentileHistogram().register(registry);
+                .description(
+                        "Partitions Kafka gave this compiler that another compiler (another consumer group) writes: "
+                                + "two compiler deployments share one database")
+                .register(registry);
+        this.compile = Timer.builder("rulesync.compile.duration")
+                .description("Processing one polled batch of one partition: "
+                        + "fold, compile, diff and the PostgreSQL transaction")
+                .publishPercentileHistogram()
+                .register(registry);
     }
 
     public void consumed(int records) {
@@ -81,29 +91,45 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
 
     /** A version was stored (not a {@link PartitionProcessor.VersionListener} bean: those are the embedder's). */
     public void stored(String cluster, long seq, RulesDiff diff) {
-        Counter.builder("rulesync.versions.produced").description("versions stored, by cluster").tag("cluster", cluster).register(registry).increment();
-        DistributionSummary.builder("rulesync.delta.fragments").description("Rule fragments a version added, changed or removed")
-                .tag("cluster", cluster).register(registry).record(diff.fragments().size());
+        Counter.builder("rulesync.versions.produced")
+                .description("versions stored, by cluster")
+                .tag("cluster", cluster)
+                .register(registry)
+                .increment();
+        DistributionSummary.builder("rulesync.delta.fragments")
+                .description("Rule fragments a version added, changed or removed")
+                .tag("cluster", cluster)
+                .register(registry)
+                .record(diff.fragments().size());
     }
 
     /** What a retention pass removed ({@link RetentionSweep}), by what: versions, events, fragments, dead letters. */
     public void retentionRemoved(String what, long n) {
         if (n > 0) {
-            Counter.builder("rulesync.retention.removed").description("Rows retention removed from the history")
-                    .tag("what", what).register(registry).increment(n);
+            Counter.builder("rulesync.retention.removed")
+                    .description("Rows retention removed from the history")
+                    .tag("what", what)
+                    .register(registry)
+                    .increment(n);
         }
     }
 
     @Override
     public void digestChecked(String cluster, boolean agrees) {
-        Counter.builder("rulesync.state.digests").description("Watchers' state digests checked against what was folded")
-                .tags("cluster", cluster, "result", agrees ? "agrees" : "differs").register(registry).increment();
+        Counter.builder("rulesync.state.digests")
+                .description("Watchers' state digests checked against what was folded")
+                .tags("cluster", cluster, "result", agrees ? "agrees" : "differs")
+                .register(registry)
+                .increment();
     }
 
     @Override
     public void resyncRequested(String cluster) {
-        Counter.builder("rulesync.resyncs.requested").description("Watchers asked to publish a cluster's whole state again")
-                .tag("cluster", cluster).register(registry).increment();
+        Counter.builder("rulesync.resyncs.requested")
+                .description("Watchers asked to publish a cluster's whole state again")
+                .tag("cluster", cluster)
+                .register(registry)
+                .increment();
     }
 
     @Override
@@ -116,28 +142,36 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
         return problemCounts.computeIfAbsent(cluster, c -> {
             AtomicInteger n = new AtomicInteger();
             Gauge.builder("rulesync.cluster.problems", n, AtomicInteger::get)
-                    .description("What a cluster's folded state holds that the API server would have refused or that is left out of "
-                            + "the rules: Services claiming a ClusterIP or NodePort another Service holds, special load-balancer IPs")
-                    .tag("cluster", c).register(registry);
+                    .description(
+                            "What a cluster's folded state holds that the API server would have refused or that is left out of "
+                                    + "the rules: Services claiming a ClusterIP or NodePort another Service holds, special load-balancer IPs")
+                    .tag("cluster", c)
+                    .register(registry);
             return n;
         });
     }
 
     @Override
     public void positionReset(int partition) {
-        Counter.builder("rulesync.events.position.resets").description("Stored positions that did not belong to the live "
-                + "events log (replaced, truncated, or past by retention) and were reset").register(registry).increment();
+        Counter.builder("rulesync.events.position.resets")
+                .description("Stored positions that did not belong to the live "
+                        + "events log (replaced, truncated, or past by retention) and were reset")
+                .register(registry)
+                .increment();
     }
 
     @Override
     public void refusedObjects(String cluster, int count) {
         refused.computeIfAbsent(cluster, c -> {
-            AtomicInteger n = new AtomicInteger();
-            Gauge.builder(REFUSED, n, AtomicInteger::get)
-                    .description("Objects (and unreadable manifest files) the cluster's watcher refused, as reported to this compiler")
-                    .tag("cluster", c).register(registry);
-            return n;
-        }).set(count);
+                    AtomicInteger n = new AtomicInteger();
+                    Gauge.builder(REFUSED, n, AtomicInteger::get)
+                            .description(
+                                    "Objects (and unreadable manifest files) the cluster's watcher refused, as reported to this compiler")
+                            .tag("cluster", c)
+                            .register(registry);
+                    return n;
+                })
+                .set(count);
     }
 
     /** Clusters of a partition this instance no longer holds: another instance reports them now. */
@@ -154,13 +188,17 @@ public final class CompilerMetrics implements PartitionProcessor.Observer {
 
     @Override
     public void deadLettered(int count) {
-        Counter.builder("rulesync.dead.letters").description("Records of the events topic refused as dead letters")
-                .register(registry).increment(count);
+        Counter.builder("rulesync.dead.letters")
+                .description("Records of the events topic refused as dead letters")
+                .register(registry)
+                .increment(count);
     }
 
     /** Operator actions that expired before a compiler carried them out. */
     public void actionsExpired(int n) {
-        Counter.builder("rulesync.operator.actions.expired").description("Operator actions not carried out in time")
-                .register(registry).increment(n);
+        Counter.builder("rulesync.operator.actions.expired")
+                .description("Operator actions not carried out in time")
+                .register(registry)
+                .increment(n);
     }
 }

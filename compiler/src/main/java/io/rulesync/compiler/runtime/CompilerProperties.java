@@ -1,7 +1,7 @@
 package io.rulesync.compiler.runtime;
 
-import io.rulesync.model.topic.Topics;
 import io.rulesync.compiler.retention.RetentionPolicy;
+import io.rulesync.model.topic.Topics;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -19,10 +19,22 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  */
 @ConfigurationProperties("rulesync.compiler")
 public record CompilerProperties(
-        String eventsTopic, String deltasTopic, String deadLetterTopic, String group, Integer partitions,
-        Duration coalesceWindow, Integer concurrency, String resyncTopic, Duration logCheckInterval,
-        Duration resyncCooldown, Duration actionTimeout, Integer checkpointEvery, Integer retainVersions, Duration retainFor,
-        Duration retentionInterval, Duration writerLease) {
+        String eventsTopic,
+        String deltasTopic,
+        String deadLetterTopic,
+        String group,
+        Integer partitions,
+        Duration coalesceWindow,
+        Integer concurrency,
+        String resyncTopic,
+        Duration logCheckInterval,
+        Duration resyncCooldown,
+        Duration actionTimeout,
+        Integer checkpointEvery,
+        Integer retainVersions,
+        Duration retainFor,
+        Duration retentionInterval,
+        Duration writerLease) {
 
     /** kube-proxy's and the api's default: long enough for a compiler restart, short enough that nobody waits for good. */
     public static final Duration DEFAULT_ACTION_TIMEOUT = Duration.ofMinutes(5);
@@ -53,21 +65,26 @@ public record CompilerProperties(
         retentionInterval = retentionInterval == null ? Duration.ofMinutes(5) : retentionInterval;
         writerLease = writerLease == null ? DEFAULT_WRITER_LEASE : writerLease;
         if (writerLease.compareTo(Duration.ofSeconds(1)) < 0) {
-            throw new IllegalArgumentException("rulesync.compiler.writer-lease must be at least 1s, not " + writerLease);
+            throw new IllegalArgumentException(
+                    "rulesync.compiler.writer-lease must be at least 1s, not " + writerLease);
         }
         if (retainFor == null && retainVersions == null) {
             retainFor = DEFAULT_RETAIN_FOR;
         }
         retention(); // refuses bad limits at start
         if (checkpointEvery < 1) {
-            throw new IllegalArgumentException("rulesync.compiler.checkpoint-every must be at least 1, not " + checkpointEvery);
+            throw new IllegalArgumentException(
+                    "rulesync.compiler.checkpoint-every must be at least 1, not " + checkpointEvery);
         }
     }
 
     /** {@code retain-for} 0 (or a negative) means no age limit; {@code retain-versions} 0, no count limit. */
     public RetentionPolicy retention() {
-        return new RetentionPolicy(retainVersions == null || retainVersions == 0 ? OptionalInt.empty() : OptionalInt.of(retainVersions),
-                retainFor == null || retainFor.isZero() || retainFor.isNegative() ? Optional.empty() : Optional.of(retainFor));
+        return new RetentionPolicy(
+                retainVersions == null || retainVersions == 0 ? OptionalInt.empty() : OptionalInt.of(retainVersions),
+                retainFor == null || retainFor.isZero() || retainFor.isNegative()
+                        ? Optional.empty()
+                        : Optional.of(retainFor));
     }
 
     public Topics topics() {

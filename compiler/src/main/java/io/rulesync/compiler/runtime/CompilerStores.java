@@ -14,7 +14,12 @@ import javax.sql.DataSource;
  * event log and reads heads and rules back when it takes a partition (and puts right the stored node labels), and
  * relays the outbox.
  */
-public record CompilerStores(BatchStore batches, EventLog events, VersionHistory history, Outbox outbox, NodeLabelStore labels,
+public record CompilerStores(
+        BatchStore batches,
+        EventLog events,
+        VersionHistory history,
+        Outbox outbox,
+        NodeLabelStore labels,
         PartitionWriters writers) {
 
     /** These stores, with every batch and position move checked against {@code claim} ({@link BatchStore#fencedBy}). */
@@ -28,7 +33,12 @@ public record CompilerStores(BatchStore batches, EventLog events, VersionHistory
     }
 
     public static CompilerStores on(DataSource ds) {
-        return new CompilerStores(new BatchStore(ds), new EventLog(ds), new VersionHistory(ds), new Outbox(ds),
-                new NodeLabelStore(ds), new PartitionWriters(ds));
+        return new CompilerStores(
+                new BatchStore(ds),
+                new EventLog(ds),
+                new VersionHistory(ds),
+                new Outbox(ds),
+                new NodeLabelStore(ds),
+                new PartitionWriters(ds));
     }
 }

@@ -53,8 +53,11 @@ import org.springframework.kafka.support.Acknowledgment;
  * silent for the lease. A processor whose claim was taken (this compiler froze, and Kafka gave the partition to
  * another member) stops at its next write, says so, and is dropped; it does not rebuild and fight the new writer.
  */
-public final class EventsListener implements BatchAcknowledgingConsumerAwareMessageListener<String, String>,
-        ConsumerAwareRebalanceListener, ConsumerSeekAware, AutoCloseable {
+public final class EventsListener
+        implements BatchAcknowledgingConsumerAwareMessageListener<String, String>,
+                ConsumerAwareRebalanceListener,
+                ConsumerSeekAware,
+                AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(EventsListener.class);
 
     private final CompilerStores store;
@@ -72,16 +75,19 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
         t.setDaemon(true);
         return t;
     });
+
     private final Map<Integer, PartitionProcessor> processors = new ConcurrentHashMap<>();
     /** Partitions whose position could not be checked against the live log yet. */
     private final Set<Integer> unverified = ConcurrentHashMap.newKeySet();
     /** This process, as {@code partition_writer} names it. */
     private final String writer;
+
     private final Duration lease;
     /** The claims this compiler holds, by partition: their epochs. */
     private final Map<Integer, Long> claims = new ConcurrentHashMap<>();
     /** Partitions assigned to this compiler that it does not process, and why. */
     private final Map<Integer, Waiting> waiting = new ConcurrentHashMap<>();
+
     private final ScheduledExecutorService renewals;
     private final PartitionProcessor.Faults faults;
     private final PoisonGuard poison = new PoisonGuard();
@@ -91,8 +97,7 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
      * An assigned partition this compiler does not process: another compiler writes it ({@code holder}; taken again only
      * once that one is silent for the lease), or starting it failed (null; tried again, as assigned).
      */
-    private record Waiting(PartitionWriters.Holder holder, long retryAfterNanos) {
-    }
+    private record Waiting(PartitionWriters.Holder holder, long retryAfterNanos) {}
 
     /** The partition waits, and is tried again after a third of the lease. */
     private void waitFor(int partition, PartitionWriters.Holder holder) {
@@ -100,20 +105,45 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
     }
 
     /** {@code versions} is told about each stored version after {@code metrics} is. */
-    public EventsListener(CompilerStores store, Topics topics, String group, Clock clock,
-            PartitionProcessor.VersionListener versions, CompilerMetrics metrics, LiveLogs logs,
+    public EventsListener(
+            CompilerStores store,
+            Topics topics,
+            String group,
+            Clock clock,
+            PartitionProcessor.VersionListener versions,
+            CompilerMetrics metrics,
+            LiveLogs logs,
             Duration resyncCooldown) {
-        this(store, topics, group, clock, versions, metrics, logs, resyncCooldown,
-                PartitionProcessor.DEFAULT_CHECKPOINT_EVERY, CompilerProperties.DEFAULT_WRITER_LEASE, PartitionProcessor.Faults.NONE);
+        this(
+                store,
+                topics,
+                group,
+                clock,
+                versions,
+                metrics,
+                logs,
+                resyncCooldown,
+                PartitionProcessor.DEFAULT_CHECKPOINT_EVERY,
+                CompilerProperties.DEFAULT_WRITER_LEASE,
+                PartitionProcessor.Faults.NONE);
     }
 
     /**
      * @param lease  how long another group's compiler must be silent before this one takes its partitions
      * @param faults what tests inject into the processors ({@link PartitionProcessor.Faults#NONE} deployed)
      */
-    public EventsListener(CompilerStores store, Topics topics, String group, Clock clock,
-            PartitionProcessor.VersionListener versions, CompilerMetrics metrics, LiveLogs logs,
-            Duration resyncCooldown, int checkpointEvery, Duration lease, PartitionProcessor.Faults faults) {
+    public EventsListener(
+            CompilerStores store,
+            Topics topics,
+            String group,
+            Clock clock,
+            PartitionProcessor.VersionListener versions,
+            CompilerMetrics metrics,
+            LiveLogs logs,
+            Duration resyncCooldown,
+            int checkpointEvery,
+            Duration lease,
+            PartitionProcessor.Faults faults) {
         this.faults = faults;
         this.writer = writerName();
         this.lease = lease;
@@ -146,7 +176,8 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
         } catch (UnknownHostException e) {
             host = "unknown-host";
         }
-        return host + "/" + ProcessHandle.current().pid() + "/" + UUID.randomUUID().toString().substring(0, 8);
+        return host + "/" + ProcessHandle.current().pid() + "/"
+                + UUID.randomUUID().toString().substring(0, 8);
     }
 
     /** This compiler's name in {@code partition_writer}. */
@@ -166,10 +197,16 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
                 holders.putIfAbsent(h.writer(), h);
             }
         }
-        refused.forEach((w, list) -> log.error("events partition(s) {} of {}: written by {}; this compiler ({}, consumer group '{}') "
-                + "does not write them. Two compiler deployments share this database: stop one, or give both the same --group. "
-                + "Standing by: it takes a partition whose writer has been silent for {}", list, topics.events(), holders.get(w), writer,
-                group, lease));
+        refused.forEach((w, list) -> log.error(
+                "events partition(s) {} of {}: written by {}; this compiler ({}, consumer group '{}') "
+                        + "does not write them. Two compiler deployments share this database: stop one, or give both the same --group. "
+                        + "Standing by: it takes a partition whose writer has been silent for {}",
+                list,
+                topics.events(),
+                holders.get(w),
+                writer,
+                group,
+                lease));
         metrics.standingBy(standingBy());
     }
 
@@ -193,15 +230,29 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
         }
         PartitionWriters.Outcome.Granted g = (PartitionWriters.Outcome.Granted) o;
         if (g.previous() != null && !g.previous().group().equals(group)) {
-            log.warn("events partition {}: took it over from {}, silent for longer than the writer lease ({}); resuming where it "
-                    + "stopped", partition, g.previous(), lease);
+            log.warn(
+                    "events partition {}: took it over from {}, silent for longer than the writer lease ({}); resuming where it "
+                            + "stopped",
+                    partition,
+                    g.previous(),
+                    lease);
         }
         waiting.remove(partition);
         claims.put(partition, g.claim().epoch());
         PartitionProcessor p;
         try {
-            p = new PartitionProcessor(store.fencedBy(g.claim()).partition(), topics, group, partition, clock, faults, versions, metrics,
-                    resyncCooldown, checkpointEvery, checkpointWriter);
+            p = new PartitionProcessor(
+                    store.fencedBy(g.claim()).partition(),
+                    topics,
+                    group,
+                    partition,
+                    clock,
+                    faults,
+                    versions,
+                    metrics,
+                    resyncCooldown,
+                    checkpointEvery,
+                    checkpointWriter);
             processors.put(partition, p);
             verify(p);
             p.storeRecompiledVersions();
@@ -215,7 +266,10 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
             return null;
         }
         seek.accept(p.position());
-        log.info("partition {} assigned: {} clusters rebuilt, resuming at offset {}", partition, p.heads().size(),
+        log.info(
+                "partition {} assigned: {} clusters rebuilt, resuming at offset {}",
+                partition,
+                p.heads().size(),
                 Math.max(p.position(), 0));
         return null;
     }
@@ -226,13 +280,18 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
         waitFor(partition, f.holder());
         metrics.writerFenced();
         metrics.standingBy(standingBy());
-        log.error("events partition {}: another compiler took it while this one ({}) was not heard from: {}. This compiler "
-                + "stops writing it, and takes it again only if that writer falls silent for {}", partition, writer,
-                f.getMessage(), lease);
+        log.error(
+                "events partition {}: another compiler took it while this one ({}) was not heard from: {}. This compiler "
+                        + "stops writing it, and takes it again only if that writer falls silent for {}",
+                partition,
+                writer,
+                f.getMessage(),
+                lease);
     }
 
     /** Tries again the waiting partitions of {@code assigned} whose time has come; {@code seek} seeks one of them. */
-    private void retryWaiting(Collection<TopicPartition> assigned, java.util.function.BiConsumer<TopicPartition, Long> seek) {
+    private void retryWaiting(
+            Collection<TopicPartition> assigned, java.util.function.BiConsumer<TopicPartition, Long> seek) {
         if (waiting.isEmpty()) {
             return;
         }
@@ -254,17 +313,20 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
     /** Keeps this compiler's claims alive while it is idle (commits do it too); a claim taken meanwhile is found at the next write. */
     private void renew() {
         try {
-            Map<Integer, PartitionWriters.Holder> lost = store.writers().renew(topics.events(), writer, Map.copyOf(claims));
-            lost.forEach((partition, h) -> log.warn("events partition {}: {} holds it now; this compiler stops at its next write",
-                    partition, h));
+            Map<Integer, PartitionWriters.Holder> lost =
+                    store.writers().renew(topics.events(), writer, Map.copyOf(claims));
+            lost.forEach((partition, h) -> log.warn(
+                    "events partition {}: {} holds it now; this compiler stops at its next write", partition, h));
             if (renewalFailing) {
                 log.info("partition claims renewed again");
                 renewalFailing = false;
             }
         } catch (RuntimeException e) {
             if (!renewalFailing) {
-                log.warn("cannot renew this compiler's partition claims ({}); another group's compiler takes them after {} of this",
-                        e.getMessage(), lease);
+                log.warn(
+                        "cannot renew this compiler's partition claims ({}); another group's compiler takes them after {} of this",
+                        e.getMessage(),
+                        lease);
                 renewalFailing = true;
             }
         }
@@ -280,14 +342,14 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
         try {
             store.writers().release(topics.events(), writer);
         } catch (RuntimeException e) {
-            log.warn("cannot release this compiler's partition claims ({}); they lapse after {}", e.getMessage(), lease);
+            log.warn(
+                    "cannot release this compiler's partition claims ({}); they lapse after {}", e.getMessage(), lease);
         }
     }
 
     /** Both interfaces declare it; the work is done in {@link #onPartitionsRevokedBeforeCommit}. */
     @Override
-    public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-    }
+    public void onPartitionsRevoked(Collection<TopicPartition> partitions) {}
 
     @Override
     public void onPartitionsRevokedBeforeCommit(Consumer<?, ?> consumer, Collection<TopicPartition> partitions) {
@@ -321,7 +383,8 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
         retryWaiting(consumer.assignment(), (tp, position) -> seek(consumer, tp, position));
         Map<Integer, List<PartitionProcessor.Record>> byPartition = new TreeMap<>();
         for (ConsumerRecord<String, String> r : records) {
-            byPartition.computeIfAbsent(r.partition(), k -> new ArrayList<>())
+            byPartition
+                    .computeIfAbsent(r.partition(), k -> new ArrayList<>())
                     .add(new PartitionProcessor.Record(r.offset(), r.key(), r.value()));
         }
         // One look at the topic's id per batch (a metadata request): records of a topic created again under
@@ -343,11 +406,16 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
         }
     }
 
-    private void processBatch(Consumer<?, ?> consumer, PartitionProcessor p, int partition, List<PartitionProcessor.Record> batch,
+    private void processBatch(
+            Consumer<?, ?> consumer,
+            PartitionProcessor p,
+            int partition,
+            List<PartitionProcessor.Record> batch,
             Optional<String> topicId) {
         TopicPartition tp = new TopicPartition(topics.events(), partition);
         long first = batch.get(0).offset();
-        boolean sameLog = topicId.isPresent() && p.logPosition().map(lp -> topicId.get().equals(lp.topicId())).orElse(false);
+        boolean sameLog = topicId.isPresent()
+                && p.logPosition().map(lp -> topicId.get().equals(lp.topicId())).orElse(false);
         if (unverified.contains(partition) || !sameLog || first != p.position()) {
             long before = p.position();
             LogCheck.Verdict v = verify(p);
@@ -367,8 +435,14 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
             if (!poison.takeApart(partition, first, e)) {
                 throw e; // retried whole, from its first record (BatchFailures says so)
             }
-            log.warn("events partition {}: the batch from offset {} failed {} times for what it holds ({}); trying its {} records one "
-                    + "at a time", partition, first, PoisonGuard.ATTEMPTS, e.toString(), batch.size());
+            log.warn(
+                    "events partition {}: the batch from offset {} failed {} times for what it holds ({}); trying its {} records one "
+                            + "at a time",
+                    partition,
+                    first,
+                    PoisonGuard.ATTEMPTS,
+                    e.toString(),
+                    batch.size());
             takeApart(consumer, tp, p, batch);
             return;
         }
@@ -385,7 +459,8 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
      * (ERROR line, {@code rulesync.events.quarantined}); the others are committed as usual. A failure that is not the
      * record's (the database) fails the batch again, and it is retried whole.
      */
-    private void takeApart(Consumer<?, ?> consumer, TopicPartition tp, PartitionProcessor p, List<PartitionProcessor.Record> batch) {
+    private void takeApart(
+            Consumer<?, ?> consumer, TopicPartition tp, PartitionProcessor p, List<PartitionProcessor.Record> batch) {
         int partition = tp.partition();
         for (PartitionProcessor.Record r : batch) {
             if (r.offset() < p.position()) {
@@ -409,21 +484,30 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
                 throw failure;
             }
             if (!poison.mayQuarantine(partition)) {
-                log.error("events partition {}: {} records in a row failed on their own; the fault is not in the records, so none "
-                        + "more is quarantined: the partition waits, retrying, until a batch succeeds ({})", partition,
-                        PoisonGuard.IN_A_ROW, failure.toString());
+                log.error(
+                        "events partition {}: {} records in a row failed on their own; the fault is not in the records, so none "
+                                + "more is quarantined: the partition waits, retrying, until a batch succeeds ({})",
+                        partition,
+                        PoisonGuard.IN_A_ROW,
+                        failure.toString());
                 throw failure;
             }
-            String reason = "the compiler failed on this record (" + failure + "); quarantined so that the partition goes on";
+            String reason =
+                    "the compiler failed on this record (" + failure + "); quarantined so that the partition goes on";
             if (!p.quarantine(r, reason)) {
                 seek(consumer, tp, p.position());
                 return;
             }
             metrics.quarantined();
             String key = r.key() == null ? "none" : Printable.escape(r.key());
-            log.error("events partition {}: record at offset {} (key {}) quarantined as a dead letter after it failed on its own: {}. "
-                    + "The partition goes on without it; it is kept in the dead letters (GET /clusters/{}/problems)", partition,
-                    r.offset(), key, failure.toString(), key);
+            log.error(
+                    "events partition {}: record at offset {} (key {}) quarantined as a dead letter after it failed on its own: {}. "
+                            + "The partition goes on without it; it is kept in the dead letters (GET /clusters/{}/problems)",
+                    partition,
+                    r.offset(),
+                    key,
+                    failure.toString(),
+                    key);
         }
     }
 
@@ -466,8 +550,11 @@ public final class EventsListener implements BatchAcknowledgingConsumerAwareMess
             throw f;
         } catch (RuntimeException e) {
             if (unverified.add(p.partition())) {
-                log.warn("partition {}: cannot check the stored position against the live log yet ({}); will check again before "
-                        + "its next batch", p.partition(), e.getMessage());
+                log.warn(
+                        "partition {}: cannot check the stored position against the live log yet ({}); will check again before "
+                                + "its next batch",
+                        p.partition(),
+                        e.getMessage());
             }
             return null;
         }

@@ -41,22 +41,31 @@ public final class KafkaLiveLogs implements LiveLogs, AutoCloseable {
         String id = topicId(topic).orElseThrow(() -> new IllegalStateException("topic " + topic + " does not exist"));
         TopicPartition tp = new TopicPartition(topic, partition);
         ListOffsetsOptions committed = new ListOffsetsOptions(IsolationLevel.READ_COMMITTED);
-        long start = get(admin.listOffsets(Map.of(tp, OffsetSpec.earliest()), committed).partitionResult(tp)).offset();
-        long end = get(admin.listOffsets(Map.of(tp, OffsetSpec.latest()), committed).partitionResult(tp)).offset();
+        long start = get(admin.listOffsets(Map.of(tp, OffsetSpec.earliest()), committed)
+                        .partitionResult(tp))
+                .offset();
+        long end = get(admin.listOffsets(Map.of(tp, OffsetSpec.latest()), committed)
+                        .partitionResult(tp))
+                .offset();
         return new LiveLog(id, start, Math.max(start, end));
     }
 
     private Optional<TopicDescription> describe(String topic) {
         try {
-            return Optional.of(admin.describeTopics(List.of(topic), new DescribeTopicsOptions().timeoutMs((int) TIMEOUT.toMillis()))
-                    .allTopicNames().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).get(topic));
+            return Optional.of(admin.describeTopics(
+                            List.of(topic), new DescribeTopicsOptions().timeoutMs((int) TIMEOUT.toMillis()))
+                    .allTopicNames()
+                    .get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+                    .get(topic));
         } catch (ExecutionException e) {
             if (e.getCause() instanceof UnknownTopicOrPartitionException) {
                 return Optional.empty();
             }
-            throw new IllegalStateException("cannot describe topic " + topic + ": " + e.getCause().getMessage(), e.getCause());
+            throw new IllegalStateException(
+                    "cannot describe topic " + topic + ": " + e.getCause().getMessage(), e.getCause());
         } catch (TimeoutException e) {
-            throw new IllegalStateException("cannot describe topic " + topic + ": no answer within " + TIMEOUT.toSeconds() + " s", e);
+            throw new IllegalStateException(
+                    "cannot describe topic " + topic + ": no answer within " + TIMEOUT.toSeconds() + " s", e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted", e);
@@ -67,7 +76,8 @@ public final class KafkaLiveLogs implements LiveLogs, AutoCloseable {
         try {
             return f.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
-            throw new IllegalStateException("cannot read offsets: " + e.getCause().getMessage(), e.getCause());
+            throw new IllegalStateException(
+                    "cannot read offsets: " + e.getCause().getMessage(), e.getCause());
         } catch (TimeoutException e) {
             throw new IllegalStateException("cannot read offsets: no answer within " + TIMEOUT.toSeconds() + " s", e);
         } catch (InterruptedException e) {

@@ -86,7 +86,10 @@ public final class OutboxRelay implements AutoCloseable {
             } catch (RuntimeException e) {
                 // 200 ms doubling to 5 s, each ±50 %: compilers that lost the broker together retry apart.
                 long backoff = PAUSES.apply(++failures);
-                log.warn("outbox relay failed, retrying in {} ms: {}{}", backoff, e.getMessage(),
+                log.warn(
+                        "outbox relay failed, retrying in {} ms: {}{}",
+                        backoff,
+                        e.getMessage(),
                         e.getCause() == null ? "" : " (" + e.getCause().getMessage() + ")");
                 try {
                     Thread.sleep(backoff);

@@ -53,8 +53,8 @@ import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.stream.Collectors;
 import java.util.concurrent.Executor;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -94,8 +94,7 @@ public final class PartitionProcessor {
     public static final String ADMISSION_SOURCE = "compiler: admission";
 
     /** One consumed record. */
-    public record Record(long offset, String key, String value) {
-    }
+    public record Record(long offset, String key, String value) {}
 
     /** What happened to a batch. */
     public enum Outcome {
@@ -124,50 +123,45 @@ public final class PartitionProcessor {
     }
 
     /** Places where a test may simulate a crash. */
-    public enum Point { BEFORE_COMMIT, AFTER_COMMIT }
+    public enum Point {
+        BEFORE_COMMIT,
+        AFTER_COMMIT
+    }
 
     public interface Faults {
-        Faults NONE = p -> { };
+        Faults NONE = p -> {};
 
         void at(Point point);
 
         /** Before each record of a batch is read: a test may fail here, as a compiler bug that one record triggers would. */
-        default void reading(Record r) {
-        }
+        default void reading(Record r) {}
     }
 
     /** Told about every stored version, after its transaction committed. */
     public interface VersionListener {
-        VersionListener NONE = (cluster, seq, diff, cause) -> { };
+        VersionListener NONE = (cluster, seq, diff, cause) -> {};
 
         void stored(String cluster, long seq, RulesDiff diff, String cause);
     }
 
     /** Told, after the fact, about digests checked, resyncs asked for and positions reset (for metrics). */
     public interface Observer {
-        Observer NONE = new Observer() {
-        };
+        Observer NONE = new Observer() {};
 
-        default void digestChecked(String cluster, boolean agrees) {
-        }
+        default void digestChecked(String cluster, boolean agrees) {}
 
-        default void resyncRequested(String cluster) {
-        }
+        default void resyncRequested(String cluster) {}
 
-        default void positionReset(int partition) {
-        }
+        default void positionReset(int partition) {}
 
         /** What {@link ClusterHead#admissionProblems()} says of a cluster changed (or was first seen by this processor). */
-        default void admissionProblemsChanged(String cluster, List<Problem> problems) {
-        }
+        default void admissionProblemsChanged(String cluster, List<Problem> problems) {}
 
         /** The objects a cluster's watcher refused, as now folded (after a batch changed them, and after a rebuild). */
-        default void refusedObjects(String cluster, int count) {
-        }
+        default void refusedObjects(String cluster, int count) {}
 
         /** Records of the events topic refused as dead letters in a committed batch. */
-        default void deadLettered(int count) {
-        }
+        default void deadLettered(int count) {}
     }
 
     /** How often at most one cluster's watcher is asked for a resync after a disagreeing digest. */
@@ -208,21 +202,66 @@ public final class PartitionProcessor {
     private final Map<String, Instant> resyncAsked = new HashMap<>();
     /** Each cluster's problems as last logged, so that they are logged once per change, not per batch or rebuild. */
     private final Map<String, List<Problem>> reported = new HashMap<>();
+
     private LogPosition position;
 
-    public PartitionProcessor(PartitionStore store, Topics topics, String group, int partition, Clock clock, Faults faults,
+    public PartitionProcessor(
+            PartitionStore store,
+            Topics topics,
+            String group,
+            int partition,
+            Clock clock,
+            Faults faults,
             VersionListener listener) {
         this(store, topics, group, partition, clock, faults, listener, Observer.NONE, DEFAULT_RESYNC_COOLDOWN);
     }
 
-    public PartitionProcessor(PartitionStore store, Topics topics, String group, int partition, Clock clock, Faults faults,
-            VersionListener listener, Observer observer, Duration resyncCooldown) {
-        this(store, topics, group, partition, clock, faults, listener, observer, resyncCooldown, DEFAULT_CHECKPOINT_EVERY);
+    public PartitionProcessor(
+            PartitionStore store,
+            Topics topics,
+            String group,
+            int partition,
+            Clock clock,
+            Faults faults,
+            VersionListener listener,
+            Observer observer,
+            Duration resyncCooldown) {
+        this(
+                store,
+                topics,
+                group,
+                partition,
+                clock,
+                faults,
+                listener,
+                observer,
+                resyncCooldown,
+                DEFAULT_CHECKPOINT_EVERY);
     }
 
-    public PartitionProcessor(PartitionStore store, Topics topics, String group, int partition, Clock clock, Faults faults,
-            VersionListener listener, Observer observer, Duration resyncCooldown, int checkpointEvery) {
-        this(store, topics, group, partition, clock, faults, listener, observer, resyncCooldown, checkpointEvery, Runnable::run);
+    public PartitionProcessor(
+            PartitionStore store,
+            Topics topics,
+            String group,
+            int partition,
+            Clock clock,
+            Faults faults,
+            VersionListener listener,
+            Observer observer,
+            Duration resyncCooldown,
+            int checkpointEvery) {
+        this(
+                store,
+                topics,
+                group,
+                partition,
+                clock,
+                faults,
+                listener,
+                observer,
+                resyncCooldown,
+                checkpointEvery,
+                Runnable::run);
     }
 
     /**
@@ -230,8 +269,18 @@ public final class PartitionProcessor {
      * thread of its own, so that a batch never waits for one (a 10,000-Service checkpoint takes about half a
      * second to write); tests and benchmarks run it in place.
      */
-    public PartitionProcessor(PartitionStore store, Topics topics, String group, int partition, Clock clock, Faults faults,
-            VersionListener listener, Observer observer, Duration resyncCooldown, int checkpointEvery, Executor checkpointWriter) {
+    public PartitionProcessor(
+            PartitionStore store,
+            Topics topics,
+            String group,
+            int partition,
+            Clock clock,
+            Faults faults,
+            VersionListener listener,
+            Observer observer,
+            Duration resyncCooldown,
+            int checkpointEvery,
+            Executor checkpointWriter) {
         this.checkpointWriter = Objects.requireNonNull(checkpointWriter, "checkpointWriter");
         if (checkpointEvery < 1) {
             throw new IllegalArgumentException("checkpointEvery must be at least 1, not " + checkpointEvery);
@@ -289,18 +338,25 @@ public final class PartitionProcessor {
                     events.addAll(u.events());
                     after = stored.get().lastEventId();
                 } else {
-                    unusable = "its checkpoint at event " + stored.get().lastEventId() + " (version " + stored.get().versionSeq()
-                            + ") is not used: " + ((Checkpoint.Read.Unusable) read).reason();
+                    unusable = "its checkpoint at event " + stored.get().lastEventId() + " (version "
+                            + stored.get().versionSeq() + ") is not used: "
+                            + ((Checkpoint.Read.Unusable) read).reason();
                 }
             }
             long removedBefore = unusable == null ? 0 : store.events().removedBefore(cluster);
             if (removedBefore > 0) {
                 held.put(cluster, "retention removed its events before event " + removedBefore + " and " + unusable);
-                log.warn("cluster {}: retention removed its events before event {} and {}; rebuilt from the events kept, it "
-                        + "publishes no version until its watcher's resync completes (asked for now)", cluster, removedBefore, unusable);
+                log.warn(
+                        "cluster {}: retention removed its events before event {} and {}; rebuilt from the events kept, it "
+                                + "publishes no version until its watcher's resync completes (asked for now)",
+                        cluster,
+                        removedBefore,
+                        unusable);
             } else if (stored.isPresent() && unusable != null) {
-                log.warn("cluster {}: {}; rebuilt from the whole log instead, and a new checkpoint is written with its next batch",
-                        cluster, unusable);
+                log.warn(
+                        "cluster {}: {}; rebuilt from the whole log instead, and a new checkpoint is written with its next batch",
+                        cluster,
+                        unusable);
             }
             boolean fromCheckpoint = after > 0;
             List<String> payloads = store.events().eventPayloadsAfter(cluster, after);
@@ -321,8 +377,11 @@ public final class PartitionProcessor {
                 }
             }
             if (refused > 0) {
-                log.warn("cluster {}: {} stored event(s) are refused by this compiler and left out of its rebuild; the first: {}",
-                        cluster, refused, firstReason);
+                log.warn(
+                        "cluster {}: {} stored event(s) are refused by this compiler and left out of its rebuild; the first: {}",
+                        cluster,
+                        refused,
+                        firstReason);
             }
             List<EventParts.Part> pending = new ArrayList<>();
             for (String payload : store.events().pendingParts(cluster)) {
@@ -330,23 +389,35 @@ public final class PartitionProcessor {
             }
             assembly = assembly.restored(cluster, pending);
             long version = store.versions().head(cluster);
-            ClusterHead.Pin pin = store.versions().pinning(cluster).map(a -> new ClusterHead.Pin(a.id(), a.toVersion())).orElse(null);
-            ClusterHead head = ClusterHead.rebuilt(cluster, events, version, store.versions().rules(cluster, version), pin,
+            ClusterHead.Pin pin = store.versions()
+                    .pinning(cluster)
+                    .map(a -> new ClusterHead.Pin(a.id(), a.toVersion()))
+                    .orElse(null);
+            ClusterHead head = ClusterHead.rebuilt(
+                    cluster,
+                    events,
+                    version,
+                    store.versions().rules(cluster, version),
+                    pin,
                     store.versions().lineage(cluster, version).orElse(Lineage.UNKNOWN));
             heads.put(cluster, head);
             report(cluster, head.admissionProblems());
             int relabelled = store.labels().reconcile(cluster, labels(head));
             if (relabelled > 0) {
-                log.info("cluster {}: the stored labels of {} node(s) were not those of its folded state (stored before "
-                        + "labels were, or by a batch that did not commit); rewritten", cluster, relabelled);
+                log.info(
+                        "cluster {}: the stored labels of {} node(s) were not those of its folded state (stored before "
+                                + "labels were, or by a batch that did not commit); rewritten",
+                        cluster,
+                        relabelled);
             }
         }
-        heads.forEach((cluster, head) -> observer.refusedObjects(cluster, head.problems().refusedObjects()));
+        heads.forEach((cluster, head) ->
+                observer.refusedObjects(cluster, head.problems().refusedObjects()));
         if (!held.isEmpty()) {
             Instant now = clock.instant();
             List<Batch.OutboxRow> resyncs = new ArrayList<>();
-            held.forEach((cluster, why) -> resyncs.add(resyncRow(cluster, "the compiler's state of the cluster is incomplete: " + why,
-                    now)));
+            held.forEach((cluster, why) ->
+                    resyncs.add(resyncRow(cluster, "the compiler's state of the cluster is incomplete: " + why, now)));
             store.writes().enqueue(resyncs);
             resyncs.forEach(row -> {
                 resyncAsked.put(row.key(), now);
@@ -382,11 +453,20 @@ public final class PartitionProcessor {
     private void writeCheckpoint(ClusterHead head, long lastEventId, Instant now) {
         checkpointWriter.execute(() -> {
             try {
-                store.writes().writeCheckpoint(new Batch.CheckpointRow(head.cluster(), lastEventId, head.version(),
-                        head.view().state().objectCount(), Checkpoint.write(head, now), now));
+                store.writes()
+                        .writeCheckpoint(new Batch.CheckpointRow(
+                                head.cluster(),
+                                lastEventId,
+                                head.version(),
+                                head.view().state().objectCount(),
+                                Checkpoint.write(head, now),
+                                now));
             } catch (RuntimeException e) {
-                log.warn("cluster {}: writing its checkpoint at event {} failed ({}); a rebuild replays from the previous one",
-                        head.cluster(), lastEventId, e.getMessage());
+                log.warn(
+                        "cluster {}: writing its checkpoint at event {} failed ({}); a rebuild replays from the previous one",
+                        head.cluster(),
+                        lastEventId,
+                        e.getMessage());
             }
         });
     }
@@ -405,14 +485,18 @@ public final class PartitionProcessor {
         Map<String, ClusterHead> next = new TreeMap<>();
         for (Map.Entry<String, ClusterHead> e : new TreeMap<>(heads).entrySet()) {
             // A held cluster's state is incomplete: what it compiles to is no upgrade.
-            Optional<ClusterHead.Step> step = held.containsKey(e.getKey()) ? Optional.empty() : e.getValue().recompiled();
+            Optional<ClusterHead.Step> step = held.containsKey(e.getKey())
+                    ? Optional.empty()
+                    : e.getValue().recompiled();
             if (step.isEmpty()) {
                 continue;
             }
             String cluster = e.getKey();
             long seq = step.get().next().version();
-            String cause = causeWithoutEvents("compilerUpgrade", "this compiler compiles the same events into different rules than "
-                    + "version " + (seq - 1) + " holds; this version publishes them before any new event");
+            String cause = causeWithoutEvents(
+                    "compilerUpgrade",
+                    "this compiler compiles the same events into different rules than " + "version " + (seq - 1)
+                            + " holds; this version publishes them before any new event");
             addVersion(cluster, e.getValue().lineage(), step.get(), cause, now, versions, outbox);
             next.put(cluster, step.get().next());
         }
@@ -421,8 +505,19 @@ public final class PartitionProcessor {
         }
         long at = position.next();
         try {
-            store.writes().commit(new Batch(group, topics.events(), partition, at, at, List.of(), List.of(), versions, List.of(),
-                    outbox, position.epoch()));
+            store.writes()
+                    .commit(new Batch(
+                            group,
+                            topics.events(),
+                            partition,
+                            at,
+                            at,
+                            List.of(),
+                            List.of(),
+                            versions,
+                            List.of(),
+                            outbox,
+                            position.epoch()));
         } catch (WriterFencedException fenced) {
             throw new Fenced(fenced);
         } catch (StaleWriteException stale) {
@@ -431,10 +526,17 @@ public final class PartitionProcessor {
         }
         heads.putAll(next);
         for (Batch.VersionRow v : versions) {
-            log.atWarn().addKeyValue("cluster", v.cluster()).addKeyValue("version", v.seq())
-                    .addKeyValue("fragments", v.diff().fragments().size()).addKeyValue("nodes", v.diff().nodes().size())
-                    .log("cluster {}: this compiler compiles its events differently from version {}; stored version {} (cause: "
-                            + "compiler upgrade) before any new event", v.cluster(), v.seq() - 1, v.seq());
+            log.atWarn()
+                    .addKeyValue("cluster", v.cluster())
+                    .addKeyValue("version", v.seq())
+                    .addKeyValue("fragments", v.diff().fragments().size())
+                    .addKeyValue("nodes", v.diff().nodes().size())
+                    .log(
+                            "cluster {}: this compiler compiles its events differently from version {}; stored version {} (cause: "
+                                    + "compiler upgrade) before any new event",
+                            v.cluster(),
+                            v.seq() - 1,
+                            v.seq());
             listener.stored(v.cluster(), v.seq(), v.diff(), v.cause());
         }
         return List.copyOf(next.keySet());
@@ -489,21 +591,36 @@ public final class PartitionProcessor {
                 throw new Fenced(fenced);
             } catch (StaleWriteException stale) {
                 if (attempt > 2) {
-                    throw new IllegalStateException("the position of partition " + partition + " keeps moving: " + stale.getMessage());
+                    throw new IllegalStateException(
+                            "the position of partition " + partition + " keeps moving: " + stale.getMessage());
                 }
                 rebuild(); // another instance moved it: judge again from what it stored
                 continue;
             }
-            if (v instanceof LogCheck.Verdict.Reset r && heads.isEmpty() && stored.map(LogPosition::next).orElse(0L) == 0) {
-                // Nothing was ever read from this partition: nothing can have been missed, and there is no one to resync.
-                log.debug("events partition {} ({}): {}; nothing was read from it, resuming at offset {}", partition,
-                        topics.events(), r.reason(), v.position().next());
+            if (v instanceof LogCheck.Verdict.Reset r
+                    && heads.isEmpty()
+                    && stored.map(LogPosition::next).orElse(0L) == 0) {
+                // Nothing was ever read from this partition: nothing can have been missed, and there is no one to
+                // resync.
+                log.debug(
+                        "events partition {} ({}): {}; nothing was read from it, resuming at offset {}",
+                        partition,
+                        topics.events(),
+                        r.reason(),
+                        v.position().next());
                 position = v.position();
             } else if (v instanceof LogCheck.Verdict.Reset r) {
-                log.warn("events partition {} ({}): {}; resuming at offset {} (epoch {}), rebuilt from the database, and asked "
-                        + "for a resync of {}", partition, topics.events(), r.reason(), v.position().next(), v.position().epoch(),
-                        heads.isEmpty() ? "no cluster (none is stored from it)" : heads.size() + " cluster(s): "
-                                + String.join(", ", new TreeSet<>(heads.keySet())));
+                log.warn(
+                        "events partition {} ({}): {}; resuming at offset {} (epoch {}), rebuilt from the database, and asked "
+                                + "for a resync of {}",
+                        partition,
+                        topics.events(),
+                        r.reason(),
+                        v.position().next(),
+                        v.position().epoch(),
+                        heads.isEmpty()
+                                ? "no cluster (none is stored from it)"
+                                : heads.size() + " cluster(s): " + String.join(", ", new TreeSet<>(heads.keySet())));
                 rebuild();
                 resyncs.forEach(row -> {
                     resyncAsked.put(row.key(), now);
@@ -562,10 +679,17 @@ public final class PartitionProcessor {
      * @param released held clusters whose watcher's digest agrees again: no longer held once this batch committed
      * @param warnings lines to log once committed (not on every retry of a failing batch)
      */
-    private record Plan(Batch batch, Instant now, Map<String, ClusterHead> next, Map<String, Long> counted, EventAssembly assembled,
-            List<Disagreement> digestsSeen, List<Disagreement> resyncsAsked, List<Carried> outcomes, Set<String> released,
-            List<String> warnings) {
-    }
+    private record Plan(
+            Batch batch,
+            Instant now,
+            Map<String, ClusterHead> next,
+            Map<String, Long> counted,
+            EventAssembly assembled,
+            List<Disagreement> digestsSeen,
+            List<Disagreement> resyncsAsked,
+            List<Carried> outcomes,
+            Set<String> released,
+            List<String> warnings) {}
 
     /** The batch {@code records} make from the stored position on; null when none of them is new. */
     private Plan plan(List<Record> records) {
@@ -595,11 +719,13 @@ public final class PartitionProcessor {
             if (offer.outcome() instanceof EventAssembly.Outcome.Stored stored) {
                 EventParts.Part p = stored.part();
                 if (!stored.abandoned().isEmpty()) {
-                    warnings.add("cluster " + p.cluster() + ": event " + stored.abandoned().get(0).event() + " stopped after "
-                            + stored.abandoned().size() + " of " + stored.abandoned().get(0).parts() + " parts; its parts are left unused");
+                    warnings.add("cluster " + p.cluster() + ": event "
+                            + stored.abandoned().get(0).event() + " stopped after "
+                            + stored.abandoned().size() + " of "
+                            + stored.abandoned().get(0).parts() + " parts; its parts are left unused");
                 }
-                partRows.add(new Batch.EventRow(p.cluster(), r.offset(), "part", null, null, null, p.observedAt(), r.value(),
-                        null));
+                partRows.add(new Batch.EventRow(
+                        p.cluster(), r.offset(), "part", null, null, null, p.observedAt(), r.value(), null));
                 continue;
             }
             if (offer.outcome() instanceof EventAssembly.Outcome.Whole whole) {
@@ -619,7 +745,8 @@ public final class PartitionProcessor {
                 deadLetter(r, reason, dead, outbox);
             } else {
                 ClusterEvent e = ((EventCodec.Decoded.Valid) d).event();
-                byCluster.computeIfAbsent(e.cluster(), k -> new ArrayList<>())
+                byCluster
+                        .computeIfAbsent(e.cluster(), k -> new ArrayList<>())
                         .add(new Decoded(new Record(r.offset(), r.key(), value), e));
             }
         }
@@ -636,38 +763,61 @@ public final class PartitionProcessor {
         for (Map.Entry<String, List<Decoded>> e : byCluster.entrySet()) {
             String cluster = e.getKey();
             ClusterHead head = heads.getOrDefault(cluster, ClusterHead.empty(cluster));
-            ClusterHead.Step step = head.apply(e.getValue().stream().map(Decoded::event).toList(),
-                    v -> store.versions().version(cluster, v).map(stored -> store.versions().rules(cluster, v)));
+            ClusterHead.Step step = head.apply(
+                    e.getValue().stream().map(Decoded::event).toList(),
+                    v -> store.versions()
+                            .version(cluster, v)
+                            .map(stored -> store.versions().rules(cluster, v)));
             String heldBecause = held.get(cluster);
             String releaseCause = null;
             if (heldBecause != null) {
                 if (step.digests().stream().anyMatch(ClusterHead.DigestCheck::agrees)) {
                     // The watcher's digest says the folded state is whole again: publish from it, now (the resync's
-                    // digest may come in a batch of its own). Released once this batch committed: a retry after a failed
+                    // digest may come in a batch of its own). Released once this batch committed: a retry after a
+                    // failed
                     // commit must catch up just the same.
                     released.add(cluster);
-                    Optional<ClusterHead.Step> caughtUp = step.newVersion() ? Optional.empty() : step.next().recompiled();
+                    Optional<ClusterHead.Step> caughtUp =
+                            step.newVersion() ? Optional.empty() : step.next().recompiled();
                     if (caughtUp.isPresent()) {
                         step = caughtUp.get();
-                        releaseCause = causeWithoutEvents("resync", "the watcher's resync made the cluster's state whole again ("
-                                + heldBecause + "); this version publishes what it compiles to");
+                        releaseCause = causeWithoutEvents(
+                                "resync",
+                                "the watcher's resync made the cluster's state whole again (" + heldBecause
+                                        + "); this version publishes what it compiles to");
                     }
                 } else {
-                    step = head.withheld(step, "cluster " + cluster + " publishes no version until its watcher's resync completes: "
-                            + heldBecause);
+                    step = head.withheld(
+                            step,
+                            "cluster " + cluster + " publishes no version until its watcher's resync completes: "
+                                    + heldBecause);
                 }
             }
             if (!step.next().awaitingListing().equals(head.awaitingListing())) {
-                log.info("cluster {}: {}", cluster, step.next().awaitingListing().isEmpty()
-                        ? "its watcher's first listing has come" + (step.newVersion() ? "; version " + step.next().version() + " publishes it" : "")
-                        : "no version until its watcher's first listing has come (still to come: " + step.next().awaitingListing().stream()
-                                .map(ObjectKind::apiName).collect(Collectors.joining(", ")) + ")");
+                log.info(
+                        "cluster {}: {}",
+                        cluster,
+                        step.next().awaitingListing().isEmpty()
+                                ? "its watcher's first listing has come"
+                                        + (step.newVersion()
+                                                ? "; version " + step.next().version() + " publishes it"
+                                                : "")
+                                : "no version until its watcher's first listing has come (still to come: "
+                                        + step.next().awaitingListing().stream()
+                                                .map(ObjectKind::apiName)
+                                                .collect(Collectors.joining(", "))
+                                        + ")");
             }
             for (ClusterHead.DigestCheck check : step.digests()) {
                 digestsSeen.add(new Disagreement(cluster, check));
-                if (!check.agrees() && resyncsAsked.stream().noneMatch(d -> d.cluster().equals(cluster)) && resyncDue(cluster, now)) {
-                    outbox.add(resyncRow(cluster, "the watcher's state digest disagrees with what the compiler folded: "
-                            + String.join("; ", check.differences()), now));
+                if (!check.agrees()
+                        && resyncsAsked.stream().noneMatch(d -> d.cluster().equals(cluster))
+                        && resyncDue(cluster, now)) {
+                    outbox.add(resyncRow(
+                            cluster,
+                            "the watcher's state digest disagrees with what the compiler folded: "
+                                    + String.join("; ", check.differences()),
+                            now));
                     resyncsAsked.add(new Disagreement(cluster, check));
                 }
             }
@@ -679,7 +829,13 @@ public final class PartitionProcessor {
             Long seq = null;
             if (step.newVersion()) {
                 seq = step.next().version();
-                addVersion(cluster, head.lineage(), step, releaseCause != null ? releaseCause : cause(e.getValue(), step.actions()), now, versions,
+                addVersion(
+                        cluster,
+                        head.lineage(),
+                        step,
+                        releaseCause != null ? releaseCause : cause(e.getValue(), step.actions()),
+                        now,
+                        versions,
                         outbox);
             }
             for (ClusterHead.ActionOutcome o : step.actions()) {
@@ -690,12 +846,17 @@ public final class PartitionProcessor {
             if (e.getValue().stream().anyMatch(d -> touchesNodes(d.event()))) {
                 nodeLabels.addAll(NodeLabelStore.changes(cluster, labels(head), labels(step.next())));
             }
-            step.next().problems().changedSince(head.problems()).forEach((source, report) -> problems.add(report == null
-                    ? new Batch.ProblemRow(cluster, source, List.of(), now)
-                    : new Batch.ProblemRow(cluster, source, report.problems(), report.observedAt())));
+            step.next()
+                    .problems()
+                    .changedSince(head.problems())
+                    .forEach((source, report) -> problems.add(
+                            report == null
+                                    ? new Batch.ProblemRow(cluster, source, List.of(), now)
+                                    : new Batch.ProblemRow(cluster, source, report.problems(), report.observedAt())));
             if (!step.next().admissionProblems().equals(head.admissionProblems())) {
                 // The compiler's own findings sit beside the watcher's reports, so the api shows both in one place.
-                problems.add(new Batch.ProblemRow(cluster, ADMISSION_SOURCE, step.next().admissionProblems(), now));
+                problems.add(new Batch.ProblemRow(
+                        cluster, ADMISSION_SOURCE, step.next().admissionProblems(), now));
             }
             for (Decoded d : e.getValue()) {
                 // A digest only checks what was folded; the rebuild does not need it, so it is not stored.
@@ -707,7 +868,8 @@ public final class PartitionProcessor {
         }
 
         events.addAll(partRows);
-        // In log order: a cluster's parts before the event they make up, which is what a rebuild's pending parts rely on.
+        // In log order: a cluster's parts before the event they make up, which is what a rebuild's pending parts rely
+        // on.
         events.sort(Comparator.comparingLong(Batch.EventRow::offset));
         // Each cluster's stored events since its checkpoint, this batch's included (a batch of parts alone too).
         Map<String, Long> counted = new HashMap<>();
@@ -724,8 +886,21 @@ public final class PartitionProcessor {
 
         long newPosition = fresh.get(fresh.size() - 1).offset() + 1;
         int epoch = position == null ? 0 : position.epoch();
-        Batch batch = new Batch(group, topics.events(), partition, from, newPosition, events, dead, versions, actions,
-                outbox, epoch, problems, checkpointsDue, nodeLabels);
+        Batch batch = new Batch(
+                group,
+                topics.events(),
+                partition,
+                from,
+                newPosition,
+                events,
+                dead,
+                versions,
+                actions,
+                outbox,
+                epoch,
+                problems,
+                checkpointsDue,
+                nodeLabels);
         return new Plan(batch, now, next, counted, assembled, digestsSeen, resyncsAsked, outcomes, released, warnings);
     }
 
@@ -740,7 +915,9 @@ public final class PartitionProcessor {
         plan.warnings().forEach(log::warn);
         for (String cluster : new TreeSet<>(plan.released())) {
             held.remove(cluster);
-            log.info("cluster {}: its watcher's state digest agrees with the folded state again; versions resume", cluster);
+            log.info(
+                    "cluster {}: its watcher's state digest agrees with the folded state again; versions resume",
+                    cluster);
         }
         checkpointAt.forEach((cluster, lastEventId) -> writeCheckpoint(next.get(cluster), lastEventId, now));
         for (Map.Entry<String, ClusterHead> e : new TreeMap<>(next).entrySet()) {
@@ -755,8 +932,13 @@ public final class PartitionProcessor {
         if (!dead.isEmpty()) {
             // One line per batch, not per record: a flood of garbage on the topic must not flood the log.
             Batch.DeadLetterRow first = dead.get(0);
-            log.warn("events partition {} ({}): {} record(s) refused as dead letters; the first, offset {} (key {}): {}", partition,
-                    topics.events(), dead.size(), first.offset(), first.key() == null ? "none" : Printable.escape(first.key()),
+            log.warn(
+                    "events partition {} ({}): {} record(s) refused as dead letters; the first, offset {} (key {}): {}",
+                    partition,
+                    topics.events(),
+                    dead.size(),
+                    first.offset(),
+                    first.key() == null ? "none" : Printable.escape(first.key()),
                     Printable.escape(first.reason()));
             observer.deadLettered(dead.size());
         }
@@ -766,35 +948,52 @@ public final class PartitionProcessor {
         }
         for (Disagreement d : plan.resyncsAsked()) {
             resyncAsked.put(d.cluster(), now);
-            log.warn("cluster {}: the watcher's state digest disagrees with what was folded ({}); asked it for a resync",
-                    d.cluster(), String.join("; ", d.check().differences()));
+            log.warn(
+                    "cluster {}: the watcher's state digest disagrees with what was folded ({}); asked it for a resync",
+                    d.cluster(),
+                    String.join("; ", d.check().differences()));
             observer.resyncRequested(d.cluster());
         }
         for (Batch.VersionRow v : plan.batch().versions()) {
-            log.atInfo().addKeyValue("cluster", v.cluster()).addKeyValue("version", v.seq())
-                    .addKeyValue("fragments", v.diff().fragments().size()).addKeyValue("nodes", v.diff().nodes().size())
+            log.atInfo()
+                    .addKeyValue("cluster", v.cluster())
+                    .addKeyValue("version", v.seq())
+                    .addKeyValue("fragments", v.diff().fragments().size())
+                    .addKeyValue("nodes", v.diff().nodes().size())
                     .log("version stored");
             listener.stored(v.cluster(), v.seq(), v.diff(), v.cause());
         }
         for (Carried c : plan.outcomes()) {
             OperatorAction a = c.outcome().action();
-            log.atInfo().addKeyValue("cluster", c.cluster()).addKeyValue("version", c.version()).addKeyValue("action", a.actionId())
+            log.atInfo()
+                    .addKeyValue("cluster", c.cluster())
+                    .addKeyValue("version", c.version())
+                    .addKeyValue("action", a.actionId())
                     .addKeyValue("actor", a.actor())
-                    .log(describe(a) + (c.outcome().accepted() ? ": done" : ": refused, " + c.outcome().refusal()));
+                    .log(describe(a)
+                            + (c.outcome().accepted()
+                                    ? ": done"
+                                    : ": refused, " + c.outcome().refusal()));
         }
     }
 
-    private record Decoded(Record record, ClusterEvent event) {
-    }
+    private record Decoded(Record record, ClusterEvent event) {}
 
     /** A new version of {@code step}'s cluster, with its delta (in parts where large) for the outbox. */
-    private void addVersion(String cluster, String baseLineage, ClusterHead.Step step, String cause, Instant now,
-            List<Batch.VersionRow> versions, List<Batch.OutboxRow> outbox) {
+    private void addVersion(
+            String cluster,
+            String baseLineage,
+            ClusterHead.Step step,
+            String cause,
+            Instant now,
+            List<Batch.VersionRow> versions,
+            List<Batch.OutboxRow> outbox) {
         long seq = step.next().version();
         String lineage = step.next().lineage();
         String settings = Json.write(EventCodec.settingsMap(step.next().view().settings()));
         versions.add(new Batch.VersionRow(cluster, seq, now, cause, settings, step.diff(), lineage));
-        for (String part : new RulesDelta(cluster, seq - 1, seq, now, step.diff(), baseLineage, lineage).toJsonParts(MAX_MESSAGE_CHARS)) {
+        for (String part : new RulesDelta(cluster, seq - 1, seq, now, step.diff(), baseLineage, lineage)
+                .toJsonParts(MAX_MESSAGE_CHARS)) {
             outbox.add(new Batch.OutboxRow(topics.deltas(), cluster, part));
         }
     }
@@ -815,8 +1014,20 @@ public final class PartitionProcessor {
         List<Batch.OutboxRow> outbox = new ArrayList<>();
         deadLetter(r, reason, dead, outbox);
         try {
-            store.writes().commit(new Batch(group, topics.events(), partition, position(), r.offset() + 1, List.of(), dead, List.of(),
-                    List.of(), outbox, position == null ? 0 : position.epoch(), List.of()));
+            store.writes()
+                    .commit(new Batch(
+                            group,
+                            topics.events(),
+                            partition,
+                            position(),
+                            r.offset() + 1,
+                            List.of(),
+                            dead,
+                            List.of(),
+                            List.of(),
+                            outbox,
+                            position == null ? 0 : position.epoch(),
+                            List.of()));
         } catch (WriterFencedException fenced) {
             throw new Fenced(fenced);
         } catch (StaleWriteException stale) {
@@ -836,12 +1047,12 @@ public final class PartitionProcessor {
     /** A record refused, with the reason: kept in {@code dead_letter} and published to the dead-letter topic. */
     private void deadLetter(Record r, String reason, List<Batch.DeadLetterRow> dead, List<Batch.OutboxRow> outbox) {
         dead.add(new Batch.DeadLetterRow(r.offset(), r.key(), r.value(), reason));
-        outbox.add(new Batch.OutboxRow(topics.deadLetters(), r.key() == null ? "" : r.key(), deadLetterJson(r, reason)));
+        outbox.add(
+                new Batch.OutboxRow(topics.deadLetters(), r.key() == null ? "" : r.key(), deadLetterJson(r, reason)));
     }
 
     /** A digest checked in a batch, of {@code cluster}. */
-    private record Disagreement(String cluster, ClusterHead.DigestCheck check) {
-    }
+    private record Disagreement(String cluster, ClusterHead.DigestCheck check) {}
 
     private boolean resyncDue(String cluster, Instant now) {
         Instant last = resyncAsked.get(cluster);
@@ -849,8 +1060,7 @@ public final class PartitionProcessor {
     }
 
     /** An operator action's outcome, logged once its batch committed; {@code version}: the one it made or left. */
-    private record Carried(String cluster, long version, ClusterHead.ActionOutcome outcome) {
-    }
+    private record Carried(String cluster, long version, ClusterHead.ActionOutcome outcome) {}
 
     /**
      * Why an operator action on the topic is not carried out, or null when it is pending. Only the api
@@ -867,9 +1077,12 @@ public final class PartitionProcessor {
         if (status.equals(Optional.of("pending"))) {
             return null;
         }
-        return which + " is " + status.map(st -> st + " in operator_action, not pending"
-                        + ("expired".equals(st) ? " (it waited too long; it was not carried out)" : " (already carried out)"))
-                .orElse("not in operator_action (the api never recorded it)");
+        return which + " is "
+                + status.map(st -> st + " in operator_action, not pending"
+                                + ("expired".equals(st)
+                                        ? " (it waited too long; it was not carried out)"
+                                        : " (already carried out)"))
+                        .orElse("not in operator_action (the api never recorded it)");
     }
 
     private static String describe(OperatorAction a) {
@@ -911,8 +1124,16 @@ public final class PartitionProcessor {
             // An event type added to the codec without a stored type here must not be stored as another one.
             throw new IllegalStateException("no stored type for " + e.getClass().getSimpleName() + " events");
         }
-        return new Batch.EventRow(e.cluster(), d.record().offset(), type, kind, key, rv, e.observedAt(),
-                d.record().value(), seq);
+        return new Batch.EventRow(
+                e.cluster(),
+                d.record().offset(),
+                type,
+                kind,
+                key,
+                rv,
+                e.observedAt(),
+                d.record().value(),
+                seq);
     }
 
     /**
@@ -921,7 +1142,9 @@ public final class PartitionProcessor {
      */
     private String cause(List<Decoded> all, List<ClusterHead.ActionOutcome> outcomes) {
         // Digests and problem reports change no rules: they are not why a version exists.
-        List<Decoded> events = all.stream().filter(d -> !ProblemReports.leavesRulesAlone(d.event())).toList();
+        List<Decoded> events = all.stream()
+                .filter(d -> !ProblemReports.leavesRulesAlone(d.event()))
+                .toList();
         TreeSet<String> objects = new TreeSet<>();
         for (Decoded d : events) {
             if (d.event() instanceof OperatorAction) {

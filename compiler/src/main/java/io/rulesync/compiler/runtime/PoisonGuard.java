@@ -30,8 +30,7 @@ final class PoisonGuard {
     /** Records quarantined in a row, with no success between, before the guard concludes the records are not at fault. */
     static final int IN_A_ROW = 5;
 
-    private record Key(int partition, long firstOffset) {
-    }
+    private record Key(int partition, long firstOffset) {}
 
     private final Map<Key, Integer> attempts = new HashMap<>();
     private final Map<Integer, Integer> quarantinedInARow = new HashMap<>();
@@ -71,8 +70,10 @@ final class PoisonGuard {
     /** Whether {@code e} says the data was at fault (see the class), rather than the database or its reach. */
     static boolean recordsFault(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof TransientDataAccessException || t instanceof RecoverableDataAccessException
-                    || t instanceof CannotGetJdbcConnectionException || t instanceof SQLTransientException
+            if (t instanceof TransientDataAccessException
+                    || t instanceof RecoverableDataAccessException
+                    || t instanceof CannotGetJdbcConnectionException
+                    || t instanceof SQLTransientException
                     || t instanceof java.io.IOException) {
                 return false;
             }
@@ -83,6 +84,7 @@ final class PoisonGuard {
         }
         // No SQLSTATE: a database failure without one (a closed pool, a timeout) is not the data's; anything else is
         // the compiler's own code failing on this input.
-        return !(e instanceof io.rulesync.store.StoreException) && !(e instanceof org.springframework.dao.DataAccessException);
+        return !(e instanceof io.rulesync.store.StoreException)
+                && !(e instanceof org.springframework.dao.DataAccessException);
     }
 }

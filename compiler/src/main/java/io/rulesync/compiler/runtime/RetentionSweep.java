@@ -50,8 +50,16 @@ public final class RetentionSweep implements AutoCloseable {
     /** Per cluster, what held its floor below the policy when last said (said once per change). */
     private final Map<String, String> heldBy = new HashMap<>();
 
-    public RetentionSweep(HistoryPruning pruning, VersionHistory history, EventLog events, RetentionPolicy policy, Clock clock,
-            CompilerMetrics metrics, int maxVersions, int maxEvents, Duration interval) {
+    public RetentionSweep(
+            HistoryPruning pruning,
+            VersionHistory history,
+            EventLog events,
+            RetentionPolicy policy,
+            Clock clock,
+            CompilerMetrics metrics,
+            int maxVersions,
+            int maxEvents,
+            Duration interval) {
         this.pruning = pruning;
         this.history = history;
         this.events = events;
@@ -69,7 +77,8 @@ public final class RetentionSweep implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        scheduler.scheduleWithFixedDelay(this::sweepQuietly, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
+        scheduler.scheduleWithFixedDelay(
+                this::sweepQuietly, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     /** One pass over every cluster; returns what it removed from each cluster it removed something from. */
@@ -82,17 +91,29 @@ public final class RetentionSweep implements AutoCloseable {
         for (String cluster : history.heads().keySet()) {
             HistoryPruning.Holds h = pruning.holds(cluster, policy.ageCut(now).orElse(null));
             List<RetentionPolicy.Hold> holds = new ArrayList<>();
-            h.oldestRunning().ifPresent(n -> holds.add(new RetentionPolicy.Hold(n.version(), "node " + n.node() + " runs version "
-                    + n.version())));
-            h.pinnedTo().ifPresent(v -> holds.add(new RetentionPolicy.Hold(v, "the cluster is pinned to version " + v)));
-            h.pendingRollbackTo().ifPresent(v -> holds.add(new RetentionPolicy.Hold(v, "a pending rollback names version " + v)));
+            h.oldestRunning()
+                    .ifPresent(n -> holds.add(new RetentionPolicy.Hold(
+                            n.version(), "node " + n.node() + " runs version " + n.version())));
+            h.pinnedTo()
+                    .ifPresent(v -> holds.add(new RetentionPolicy.Hold(v, "the cluster is pinned to version " + v)));
+            h.pendingRollbackTo()
+                    .ifPresent(v -> holds.add(new RetentionPolicy.Hold(v, "a pending rollback names version " + v)));
             RetentionPolicy.Floor floor = policy.floor(h.head(), h.firstYoung(), holds);
             sayHeld(cluster, floor);
-            HistoryPruning.Pruned p = pruning.prune(cluster, floor.version(), usableCheckpoint(cluster), maxVersions, maxEvents, now);
+            HistoryPruning.Pruned p =
+                    pruning.prune(cluster, floor.version(), usableCheckpoint(cluster), maxVersions, maxEvents, now);
             if (p.any()) {
                 out.put(cluster, p);
-                log.info("cluster {}: retention removed {} version(s) (versions {}-{} remain), {} event(s), {} fragment(s) and {} "
-                        + "dead letter(s)", cluster, p.versions(), p.oldest(), h.head(), p.events(), p.fragments(), p.deadLetters());
+                log.info(
+                        "cluster {}: retention removed {} version(s) (versions {}-{} remain), {} event(s), {} fragment(s) and {} "
+                                + "dead letter(s)",
+                        cluster,
+                        p.versions(),
+                        p.oldest(),
+                        h.head(),
+                        p.events(),
+                        p.fragments(),
+                        p.deadLetters());
                 metrics.retentionRemoved("versions", p.versions());
                 metrics.retentionRemoved("events", p.events());
                 metrics.retentionRemoved("fragments", p.fragments());
@@ -124,8 +145,12 @@ public final class RetentionSweep implements AutoCloseable {
         long last = stored.get().lastEventId(); // a later one may have been written since
         if (Checkpoint.read(cluster, stored.get().text()) instanceof Checkpoint.Read.Unusable u) {
             judgedCheckpoints.put(cluster, -last);
-            log.warn("cluster {}: its checkpoint at event {} does not read back ({}); retention keeps its events until a "
-                    + "usable checkpoint is written", cluster, last, u.reason());
+            log.warn(
+                    "cluster {}: its checkpoint at event {} does not read back ({}); retention keeps its events until a "
+                            + "usable checkpoint is written",
+                    cluster,
+                    last,
+                    u.reason());
             return 0;
         }
         judgedCheckpoints.put(cluster, last);
@@ -135,8 +160,11 @@ public final class RetentionSweep implements AutoCloseable {
     private void sayHeld(String cluster, RetentionPolicy.Floor floor) {
         String now = floor.heldBy().orElse(null);
         if (now != null && !now.equals(heldBy.get(cluster))) {
-            log.info("cluster {}: history is kept from version {}, older than the retention policy asks: {}", cluster,
-                    floor.version(), now);
+            log.info(
+                    "cluster {}: history is kept from version {}, older than the retention policy asks: {}",
+                    cluster,
+                    floor.version(),
+                    now);
         }
         if (now == null) {
             heldBy.remove(cluster);

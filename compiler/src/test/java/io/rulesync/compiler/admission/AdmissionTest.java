@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.compiler.iptables.IptablesCompiler;
 import io.rulesync.compiler.iptables.ProxySettings;
-import io.rulesync.testsupport.cluster.Fixtures;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.IpFamily;
@@ -15,6 +14,7 @@ import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
 import io.rulesync.model.event.ObjectKind;
 import io.rulesync.model.event.ObjectRef;
 import io.rulesync.model.manifest.Problem;
+import io.rulesync.testsupport.cluster.Fixtures;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -60,9 +60,12 @@ class AdmissionTest {
 
     @Test
     void twoServicesClaimingOneClusterIpTheFirstByNameKeepsItWhateverCameFirst() throws Exception {
-        List<ClusterEvent> events = List.of(NODE,
-                up(Fixtures.service("web", "10.96.0.10")), up(Fixtures.slice("web", "node-a", "10.244.0.10")),
-                up(Fixtures.service("api", "10.96.0.10")), up(Fixtures.slice("api", "node-a", "10.244.0.20")));
+        List<ClusterEvent> events = List.of(
+                NODE,
+                up(Fixtures.service("web", "10.96.0.10")),
+                up(Fixtures.slice("web", "node-a", "10.244.0.10")),
+                up(Fixtures.service("api", "10.96.0.10")),
+                up(Fixtures.slice("api", "node-a", "10.244.0.20")));
         List<ClusterEvent> reversed = new ArrayList<>(events);
         Collections.reverse(reversed);
 
@@ -70,22 +73,28 @@ class AdmissionTest {
         ClusterHead backward = fold(reversed);
         assertThat(rules(forward)).isEqualTo(rules(backward));
         // shop/api sorts before shop/web: api keeps 10.96.0.10, web is left out as a whole.
-        assertThat(rules(forward)).contains("shop/api:http cluster IP", "10.244.0.20:8080")
+        assertThat(rules(forward))
+                .contains("shop/api:http cluster IP", "10.244.0.20:8080")
                 .doesNotContain("shop/web", "10.244.0.10");
-        assertThat(forward.admissionProblems()).isEqualTo(backward.admissionProblems()).extracting(Problem::toString).containsExactly(
-                "Service shop/web: spec.clusterIPs[0]: 10.96.0.10 is also the ClusterIP of Service shop/api (spec.clusterIPs[0]),"
-                        + " which sorts first and keeps it; the API server allocates a ClusterIP to one Service only, so this"
-                        + " Service is left out of the rules");
+        assertThat(forward.admissionProblems())
+                .isEqualTo(backward.admissionProblems())
+                .extracting(Problem::toString)
+                .containsExactly(
+                        "Service shop/web: spec.clusterIPs[0]: 10.96.0.10 is also the ClusterIP of Service shop/api (spec.clusterIPs[0]),"
+                                + " which sorts first and keeps it; the API server allocates a ClusterIP to one Service only, so this"
+                                + " Service is left out of the rules");
         // What the compile command does with the same state gives the same rules.
         ClusterState state = forward.view().state();
         Admission a = Admission.of(state);
-        assertThat(IptablesCompiler.compile(a.admit(state), "node-a", ProxySettings.defaults(IpFamily.IPV4)).render())
+        assertThat(IptablesCompiler.compile(a.admit(state), "node-a", ProxySettings.defaults(IpFamily.IPV4))
+                        .render())
                 .isEqualTo(rules(forward));
     }
 
     @Test
     void theLoserComesInWhenTheHolderGoesOrMovesAndGoesOutWhenAnEarlierOneArrives() {
-        ClusterHead h = fold(List.of(NODE, up(Fixtures.service("web", "10.96.0.10")), up(Fixtures.slice("web", "node-a", "10.244.0.10"))));
+        ClusterHead h = fold(List.of(
+                NODE, up(Fixtures.service("web", "10.96.0.10")), up(Fixtures.slice("web", "node-a", "10.244.0.10"))));
         assertThat(rules(h)).contains("shop/web:http");
 
         // An earlier Service claims web's address: web goes, although web itself did not change.
@@ -104,13 +113,20 @@ class AdmissionTest {
         assertThat(moves.next().admissionProblems()).isEmpty();
 
         // And the same after api comes back and is deleted.
-        ClusterHead back = moves.next().apply(List.of(up(Fixtures.service("api", "10.96.0.10")))).next();
+        ClusterHead back = moves.next()
+                .apply(List.of(up(Fixtures.service("api", "10.96.0.10"))))
+                .next();
         ClusterHead.Step gone = back.apply(List.of(delete("api")));
-        assertThat(rules(gone.next())).contains("shop/web:http", "10.244.0.10:8080").doesNotContain("shop/api");
+        assertThat(rules(gone.next()))
+                .contains("shop/web:http", "10.244.0.10:8080")
+                .doesNotContain("shop/api");
         assertThat(gone.next().admissionProblems()).isEmpty();
         // Incremental all along: equal to folding everything at once.
-        assertThat(rules(gone.next())).isEqualTo(rules(fold(List.of(NODE,
-                up(Fixtures.service("web", "10.96.0.10")), up(Fixtures.slice("web", "node-a", "10.244.0.10"))))));
+        assertThat(rules(gone.next()))
+                .isEqualTo(rules(fold(List.of(
+                        NODE,
+                        up(Fixtures.service("web", "10.96.0.10")),
+                        up(Fixtures.slice("web", "node-a", "10.244.0.10"))))));
     }
 
     @Test
@@ -137,10 +153,12 @@ class AdmissionTest {
                 """);
         Admission adm = Admission.of(ClusterState.of(List.of(a, b, c), List.of(), List.of()));
         assertThat(adm.excluded()).extracting(Object::toString).containsExactly("shop/b");
-        assertThat(adm.problems()).extracting(Problem::toString).containsExactly(
-                "Service shop/b: spec.ports[1].nodePort: 30001 is also the NodePort of Service shop/a (spec.ports[0].nodePort),"
-                        + " which sorts first and keeps it; the API server allocates a NodePort to one Service only, so this"
-                        + " Service is left out of the rules");
+        assertThat(adm.problems())
+                .extracting(Problem::toString)
+                .containsExactly(
+                        "Service shop/b: spec.ports[1].nodePort: 30001 is also the NodePort of Service shop/a (spec.ports[0].nodePort),"
+                                + " which sorts first and keeps it; the API server allocates a NodePort to one Service only, so this"
+                                + " Service is left out of the rules");
 
         // Without a, b is in, and c (whose health-check port b now holds) is out.
         Admission.Update u = adm.update(ClusterState.of(List.of(b, c), List.of(), List.of()), List.of(a.name()));
@@ -158,7 +176,9 @@ class AdmissionTest {
                   clusterIP: 10.96.0.53
                   ports: [{name: dns, port: 53, protocol: UDP, nodePort: 30053}, {name: dns-tcp, port: 53, nodePort: 30053}]
                 """);
-        assertThat(Admission.of(ClusterState.of(List.of(both), List.of(), List.of())).problems()).isEmpty();
+        assertThat(Admission.of(ClusterState.of(List.of(both), List.of(), List.of()))
+                        .problems())
+                .isEmpty();
     }
 
     @Test
@@ -170,11 +190,14 @@ class AdmissionTest {
                 status: {loadBalancer: {ingress: [{ip: 169.254.169.254}, {ip: 203.0.113.5}, {ip: 127.0.0.1, ipMode: Proxy}]}}
                 """), up(Fixtures.slice("web", "node-a", "10.244.0.10"))));
         assertThat(rules(h)).contains("-d 203.0.113.5 --dport 80").doesNotContain("169.254.169.254");
-        assertThat(h.published().ipvs("node-a", IpFamily.IPV4).orElseThrow().render()).contains("203.0.113.5")
+        assertThat(h.published().ipvs("node-a", IpFamily.IPV4).orElseThrow().render())
+                .contains("203.0.113.5")
                 .doesNotContain("169.254.169.254");
-        assertThat(h.admissionProblems()).extracting(Problem::toString).containsExactly(
-                "Service shop/web: status.loadBalancer.ingress: 169.254.169.254 is link-local: the API server accepts it here,"
-                        + " but rulesync writes no rule for it (it would capture traffic meant for the node itself)");
+        assertThat(h.admissionProblems())
+                .extracting(Problem::toString)
+                .containsExactly(
+                        "Service shop/web: status.loadBalancer.ingress: 169.254.169.254 is link-local: the API server accepts it here,"
+                                + " but rulesync writes no rule for it (it would capture traffic meant for the node itself)");
     }
 
     static long[] seeds() {
@@ -214,7 +237,11 @@ class AdmissionTest {
         // Only the last event of each Service counts; keep those in random order.
         TreeMap<String, ClusterEvent> last = new TreeMap<>();
         for (ClusterEvent e : shuffled) {
-            last.put(e instanceof ObjectDeleted d ? d.ref().key() : ((ClusterEvent.ObjectUpserted) e).ref().key(), e);
+            last.put(
+                    e instanceof ObjectDeleted d
+                            ? d.ref().key()
+                            : ((ClusterEvent.ObjectUpserted) e).ref().key(),
+                    e);
         }
         List<ClusterEvent> other = new ArrayList<>(last.values());
         Collections.shuffle(other, r);

@@ -16,14 +16,13 @@ import java.util.List;
  * the initial load of a {@link PipelineBenchmark}-shaped cluster, and batches of records at consecutive offsets.
  */
 final class BenchFeed {
-    private BenchFeed() {
-    }
+    private BenchFeed() {}
 
     /** The settings, the nodes, then each Service and its slice, as one cluster's events. */
     static List<String> initialLoad(String cluster, int services, int endpoints, int nodes, Instant at) {
         List<String> initial = new ArrayList<>();
-        ClusterSettings settings = new ClusterSettings(List.of(IpFamily.IPV4), List.of(Cidr.parse("10.64.0.0/10")), false, 14,
-                List.of());
+        ClusterSettings settings =
+                new ClusterSettings(List.of(IpFamily.IPV4), List.of(Cidr.parse("10.64.0.0/10")), false, 14, List.of());
         initial.add(EventCodec.encode(new ClusterEvent.SettingsChanged(cluster, settings, at)));
         for (int n = 0; n < nodes; n++) {
             initial.add(upsert(cluster, PipelineBenchmark.node(n), at));

@@ -31,7 +31,9 @@ import org.openjdk.jmh.annotations.Warmup;
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
-@Fork(value = 1, jvmArgsAppend = {"-Xmx4g"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"-Xmx4g"})
 @Warmup(iterations = 8, time = 3)
 @Measurement(iterations = 5, time = 3)
 public class CompilerBenchmark {
@@ -68,7 +70,9 @@ public class CompilerBenchmark {
     @BenchmarkMode(Mode.SingleShotTime)
     @Warmup(iterations = 0)
     @Measurement(iterations = 1)
-    @Fork(value = 5, jvmArgsAppend = {"-Xmx4g"})
+    @Fork(
+            value = 5,
+            jvmArgsAppend = {"-Xmx4g"})
     @OutputTimeUnit(TimeUnit.MILLISECONDS)
     public String coldFullCompileAndRender() throws Exception {
         return IptablesCompiler.compile(state, SyntheticCluster.NODE, settings).render();

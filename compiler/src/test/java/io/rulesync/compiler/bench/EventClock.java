@@ -44,7 +44,8 @@ public final class EventClock implements PartitionProcessor.VersionListener {
     }
 
     /** Sends the values keyed by cluster, timing each; returns the last offset. */
-    public long send(KafkaProducer<String, String> producer, String topic, String cluster, List<String> values) throws Exception {
+    public long send(KafkaProducer<String, String> producer, String topic, String cluster, List<String> values)
+            throws Exception {
         long last = -1;
         List<Future<RecordMetadata>> acks = new ArrayList<>();
         for (String v : values) {
@@ -66,7 +67,10 @@ public final class EventClock implements PartitionProcessor.VersionListener {
      * time, so it polls at once and every 5 ms; a benchmark has no deadline.
      */
     public void awaitStored(long offset) {
-        await("the version covering offset " + offset).forever().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(5))
+        await("the version covering offset " + offset)
+                .forever()
+                .pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(5))
                 .until(() -> lastStoredOffset.get() >= offset);
     }
 

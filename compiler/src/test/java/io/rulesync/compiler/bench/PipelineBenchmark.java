@@ -1,8 +1,8 @@
 package io.rulesync.compiler.bench;
 
 import io.rulesync.compiler.runtime.CompilerApplication;
-import io.rulesync.compiler.runtime.PartitionProcessor;
 import io.rulesync.compiler.runtime.CompilerStores;
+import io.rulesync.compiler.runtime.PartitionProcessor;
 import io.rulesync.model.cluster.AddressType;
 import io.rulesync.model.cluster.Endpoint;
 import io.rulesync.model.cluster.EndpointPort;
@@ -53,8 +53,7 @@ public final class PipelineBenchmark {
     private static final String TOPIC = "rulesync.cluster-events";
     private final EventClock clock = new EventClock();
 
-    private PipelineBenchmark() {
-    }
+    private PipelineBenchmark() {}
 
     public static void main(String[] args) throws Exception {
         int services = arg(args, 0, 10_000);
@@ -67,7 +66,8 @@ public final class PipelineBenchmark {
     }
 
     private void run(int services, int endpoints, int nodes, int rate, int seconds) throws Exception {
-        String db = "rulesync_bench_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+        String db = "rulesync_bench_"
+                + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
         admin("CREATE DATABASE " + db);
         EmbeddedKafkaKraftBroker kafka = new EmbeddedKafkaKraftBroker(1, 6, TOPIC);
         kafka.afterPropertiesSet();
@@ -80,7 +80,9 @@ public final class PipelineBenchmark {
             props.put("spring.main.banner-mode", "off");
             props.put("logging.level.root", "WARN");
             PartitionProcessor.VersionListener listener = clock;
-            app = new SpringApplicationBuilder(CompilerApplication.class).web(WebApplicationType.NONE).properties(props)
+            app = new SpringApplicationBuilder(CompilerApplication.class)
+                    .web(WebApplicationType.NONE)
+                    .properties(props)
                     .initializers(ctx -> ((org.springframework.context.support.GenericApplicationContext) ctx)
                             .registerBean(PartitionProcessor.VersionListener.class, () -> listener))
                     .run();
@@ -89,7 +91,8 @@ public final class PipelineBenchmark {
             try (KafkaProducer<String, String> producer = producer(kafka.getBrokersAsString())) {
                 // 1. Initial load.
                 List<String> load = new ArrayList<>();
-                load.add(EventCodec.encode(new ClusterEvent.SettingsChanged(CLUSTER, ClusterSettings.DEFAULT, Instant.now())));
+                load.add(EventCodec.encode(
+                        new ClusterEvent.SettingsChanged(CLUSTER, ClusterSettings.DEFAULT, Instant.now())));
                 for (int n = 0; n < nodes; n++) {
                     load.add(up(node(n)));
                 }
@@ -101,8 +104,15 @@ public final class PipelineBenchmark {
                 long last = send(producer, load);
                 clock.awaitStored(last);
                 double loadSeconds = (System.nanoTime() - t0) / 1e9;
-                System.out.printf("initial load: %d events (%d Services x %d endpoints, %d nodes) stored in %.1f s: %.0f events/s;"
-                        + " head version %d%n", load.size(), services, endpoints, nodes, loadSeconds, load.size() / loadSeconds,
+                System.out.printf(
+                        "initial load: %d events (%d Services x %d endpoints, %d nodes) stored in %.1f s: %.0f events/s;"
+                                + " head version %d%n",
+                        load.size(),
+                        services,
+                        endpoints,
+                        nodes,
+                        loadSeconds,
+                        load.size() / loadSeconds,
                         store.history().head(CLUSTER));
 
                 // 2. Sustained absorption: endpoint changes as fast as the producer goes.
@@ -115,8 +125,12 @@ public final class PipelineBenchmark {
                 last = send(producer, changes);
                 clock.awaitStored(last);
                 double burstSeconds = (System.nanoTime() - t0) / 1e9;
-                System.out.printf("sustained: %d endpoint-change events absorbed in %.1f s: %.0f events/s (head version %d)%n",
-                        burst, burstSeconds, burst / burstSeconds, store.history().head(CLUSTER));
+                System.out.printf(
+                        "sustained: %d endpoint-change events absorbed in %.1f s: %.0f events/s (head version %d)%n",
+                        burst,
+                        burstSeconds,
+                        burst / burstSeconds,
+                        store.history().head(CLUSTER));
 
                 // 3. Latency at a steady rate: event sent -> version committed.
                 List<Long> offsets = new ArrayList<>();
@@ -136,9 +150,12 @@ public final class PipelineBenchmark {
                     offsets.add(lastOffset);
                 }
                 clock.awaitStored(lastOffset);
-                long[] l = offsets.stream().mapToLong(clock::storedAfter).sorted().toArray();
-                System.out.printf("latency at %d endpoint changes/s for %d s (%d events): p50 %.1f ms, p90 %.1f ms, p99 %.1f ms,"
-                        + " max %.1f ms%n", rate, seconds, l.length, pct(l, 50), pct(l, 90), pct(l, 99), l[l.length - 1] / 1e6);
+                long[] l =
+                        offsets.stream().mapToLong(clock::storedAfter).sorted().toArray();
+                System.out.printf(
+                        "latency at %d endpoint changes/s for %d s (%d events): p50 %.1f ms, p90 %.1f ms, p99 %.1f ms,"
+                                + " max %.1f ms%n",
+                        rate, seconds, l.length, pct(l, 50), pct(l, 90), pct(l, 99), l[l.length - 1] / 1e6);
 
                 // 4. Storage: a version made of exactly one endpoint change, against the full snapshot.
                 clock.awaitStored(send(producer, List.of(up(slice(1, endpoints, nodes, 1_000_000)))));
@@ -150,11 +167,19 @@ public final class PipelineBenchmark {
                     textBytes += f.text().length();
                 }
                 String node0 = rules.nodes().firstKey();
-                long rendered = rules.ruleSet(node0, io.rulesync.model.cluster.IpFamily.IPV4).orElseThrow().render().length();
-                System.out.printf("storage: a one-endpoint version (v%d) stored %d bytes; the full snapshot holds %d fragments,"
-                        + " %d bytes of rule text (one node's rendered rules: %d bytes); database size %s%n",
-                        oneChange, oneChange < 0 ? -1 : store.history().storedBytes(CLUSTER, oneChange), rules.fragments().size(),
-                        textBytes, rendered, databaseSize(db));
+                long rendered = rules.ruleSet(node0, io.rulesync.model.cluster.IpFamily.IPV4)
+                        .orElseThrow()
+                        .render()
+                        .length();
+                System.out.printf(
+                        "storage: a one-endpoint version (v%d) stored %d bytes; the full snapshot holds %d fragments,"
+                                + " %d bytes of rule text (one node's rendered rules: %d bytes); database size %s%n",
+                        oneChange,
+                        oneChange < 0 ? -1 : store.history().storedBytes(CLUSTER, oneChange),
+                        rules.fragments().size(),
+                        textBytes,
+                        rendered,
+                        databaseSize(db));
             }
         } finally {
             if (app != null) {
@@ -175,17 +200,29 @@ public final class PipelineBenchmark {
 
     /** Node n of the benchmark cluster (three zones). */
     public static Node node(int n) {
-        return new Node("node-" + n, "zone-" + (n % 3), List.of(new Node.NodeAddress("InternalIP",
-                IpAddress.parse("192.168." + (n / 250) + "." + (1 + n % 250)))));
+        return new Node(
+                "node-" + n,
+                "zone-" + (n % 3),
+                List.of(new Node.NodeAddress(
+                        "InternalIP", IpAddress.parse("192.168." + (n / 250) + "." + (1 + n % 250)))));
     }
 
     /** Service i: every 10th a NodePort with externalTrafficPolicy Local, every 7th with ClientIP affinity. */
     public static Service service(int i) {
         boolean local = i % 10 == 9;
-        return new Service(new NamespacedName("ns" + (i % 50), "svc" + i), local ? ServiceType.NODE_PORT : ServiceType.CLUSTER_IP,
+        return new Service(
+                new NamespacedName("ns" + (i % 50), "svc" + i),
+                local ? ServiceType.NODE_PORT : ServiceType.CLUSTER_IP,
                 List.of(IpAddress.parse("172.30." + (i / 250) + "." + (1 + i % 250))),
-                List.of(new ServicePort("http", Protocol.TCP, 80, local ? 30000 + i % 2768 : 0)), List.of(), List.of(), List.of(),
-                local ? TrafficPolicy.LOCAL : TrafficPolicy.CLUSTER, TrafficPolicy.CLUSTER, i % 7 == 6 ? 10800 : 0, 0, false);
+                List.of(new ServicePort("http", Protocol.TCP, 80, local ? 30000 + i % 2768 : 0)),
+                List.of(),
+                List.of(),
+                List.of(),
+                local ? TrafficPolicy.LOCAL : TrafficPolicy.CLUSTER,
+                TrafficPolicy.CLUSTER,
+                i % 7 == 6 ? 10800 : 0,
+                0,
+                false);
     }
 
     /** Service i's slice; {@code generation} moves its first endpoint to a new address. */
@@ -196,8 +233,13 @@ public final class PipelineBenchmark {
             IpAddress ip = IpAddress.parse("10." + (64 + (n >> 16) % 128) + "." + ((n >> 8) & 255) + "." + (n & 255));
             eps.add(Endpoint.ready(ip, "node-" + ((i * endpoints + e) % nodes)));
         }
-        return new EndpointSlice(new NamespacedName("ns" + (i % 50), "svc" + i + "-abcde"), "svc" + i, AddressType.IPV4,
-                List.of(new EndpointPort("http", Protocol.TCP, 8080)), eps, false);
+        return new EndpointSlice(
+                new NamespacedName("ns" + (i % 50), "svc" + i + "-abcde"),
+                "svc" + i,
+                AddressType.IPV4,
+                List.of(new EndpointPort("http", Protocol.TCP, 8080)),
+                eps,
+                false);
     }
 
     /** An idempotent producer that sends at once (linger 0). */

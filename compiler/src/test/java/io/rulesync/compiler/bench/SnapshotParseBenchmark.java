@@ -32,8 +32,7 @@ import tools.jackson.core.JsonToken;
 public final class SnapshotParseBenchmark {
     private static final int WARM_UP = 3;
 
-    private SnapshotParseBenchmark() {
-    }
+    private SnapshotParseBenchmark() {}
 
     public static void main(String[] args) {
         int services = arg(args, 0, 10_000);
@@ -50,30 +49,42 @@ public final class SnapshotParseBenchmark {
         for (int n = 0; n < nodes; n++) {
             nodeList.add(PipelineBenchmark.node(n));
         }
-        ClusterSettings settings = new ClusterSettings(List.of(IpFamily.IPV4), List.of(Cidr.parse("10.64.0.0/10")), false, 14,
-                List.of());
-        ClusterRules rules = ClusterCompiler.compile(ClusterState.of(svcs, slices, nodeList), settings).rules();
+        ClusterSettings settings =
+                new ClusterSettings(List.of(IpFamily.IPV4), List.of(Cidr.parse("10.64.0.0/10")), false, 14, List.of());
+        ClusterRules rules = ClusterCompiler.compile(ClusterState.of(svcs, slices, nodeList), settings)
+                .rules();
         RulesSnapshot snapshot = new RulesSnapshot("bench", 1, Instant.EPOCH, rules.forNode("node-0"));
 
         String json = snapshot.toJson();
         double[] writeMs = time(rounds, () -> snapshot.toJson().length());
-        double[] readMs = time(rounds, () -> RulesSnapshot.fromJson(json).rules().fragments().size());
+        double[] readMs = time(
+                rounds, () -> RulesSnapshot.fromJson(json).rules().fragments().size());
         // The same reads by what this thread did (CPU time, bytes allocated): wall time on a shared
         // machine also counts waiting for a core, and the first touch of heap the JVM just grew.
         com.sun.management.ThreadMXBean thread = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         long allocated = thread.getCurrentThreadAllocatedBytes();
-        double[] readCpuMs = time(rounds, () -> RulesSnapshot.fromJson(json).rules().fragments().size(),
+        double[] readCpuMs = time(
+                rounds,
+                () -> RulesSnapshot.fromJson(json).rules().fragments().size(),
                 () -> thread.getCurrentThreadCpuTime());
         double readMb = (thread.getCurrentThreadAllocatedBytes() - allocated) / 1e6 / (rounds + WARM_UP);
         // The JSON layer alone, both ways it has been read: the YAML 1.2 parser into maps (before
         // issue 14) and Jackson's tokens (the rest of fromJson is parsing and hashing the fragments).
-        double[] yamlMs = time(rounds, () -> ((Map<?, ?>) new Load(LoadSettings.builder().setAllowDuplicateKeys(false)
-                .setCodePointLimit(Integer.MAX_VALUE).build()).loadFromString(json)).size());
+        double[] yamlMs = time(
+                rounds,
+                () -> ((Map<?, ?>) new Load(LoadSettings.builder()
+                                        .setAllowDuplicateKeys(false)
+                                        .setCodePointLimit(Integer.MAX_VALUE)
+                                        .build())
+                                .loadFromString(json))
+                        .size());
         double[] tokensMs = time(rounds, () -> {
             int n = 0;
             try (JsonParser p = Json.MAPPER.createParser(json)) {
                 while (p.nextToken() != null) {
-                    n += p.currentToken() == JsonToken.VALUE_STRING ? p.getString().length() : 1;
+                    n += p.currentToken() == JsonToken.VALUE_STRING
+                            ? p.getString().length()
+                            : 1;
                 }
             }
             return n;
@@ -81,13 +92,17 @@ public final class SnapshotParseBenchmark {
         if (!RulesSnapshot.fromJson(json).equals(snapshot)) {
             throw new IllegalStateException("the snapshot read back differs from the one written");
         }
-        System.out.printf("snapshot of node-0: %,d Services x %,d endpoints over %,d nodes; %,d fragments, %.1f MB%n",
+        System.out.printf(
+                "snapshot of node-0: %,d Services x %,d endpoints over %,d nodes; %,d fragments, %.1f MB%n",
                 services, endpoints, nodes, snapshot.rules().fragments().size(), json.length() / 1e6);
-        System.out.printf("median of %d after %d warm-ups: toJson %.0f ms (min %.0f), fromJson %.0f ms (min %.0f)%n",
+        System.out.printf(
+                "median of %d after %d warm-ups: toJson %.0f ms (min %.0f), fromJson %.0f ms (min %.0f)%n",
                 rounds, WARM_UP, writeMs[rounds / 2], writeMs[0], readMs[rounds / 2], readMs[0]);
-        System.out.printf("fromJson on its thread: CPU %.0f ms (min %.0f), %.0f MB allocated per read%n",
+        System.out.printf(
+                "fromJson on its thread: CPU %.0f ms (min %.0f), %.0f MB allocated per read%n",
                 readCpuMs[rounds / 2], readCpuMs[0], readMb);
-        System.out.printf("the JSON layer alone: snakeyaml-engine into maps %.0f ms (min %.0f), Jackson tokens %.0f ms (min %.0f)%n",
+        System.out.printf(
+                "the JSON layer alone: snakeyaml-engine into maps %.0f ms (min %.0f), Jackson tokens %.0f ms (min %.0f)%n",
                 yamlMs[rounds / 2], yamlMs[0], tokensMs[rounds / 2], tokensMs[0]);
     }
 
@@ -96,7 +111,8 @@ public final class SnapshotParseBenchmark {
     }
 
     /** {@code clock} in nanoseconds. */
-    private static double[] time(int rounds, java.util.function.IntSupplier work, java.util.function.LongSupplier clock) {
+    private static double[] time(
+            int rounds, java.util.function.IntSupplier work, java.util.function.LongSupplier clock) {
         long sink = 0;
         for (int i = 0; i < WARM_UP; i++) {
             sink += work.getAsInt();

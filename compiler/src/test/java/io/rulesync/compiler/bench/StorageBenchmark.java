@@ -42,20 +42,34 @@ public final class StorageBenchmark {
     private static final Duration WINDOW = Duration.ofMillis(100);
     private static final Instant START = Instant.parse("2026-12-01T00:00:00Z");
 
-    private StorageBenchmark() {
-    }
+    private StorageBenchmark() {}
 
     public static void main(String[] args) {
         int services = args.length > 0 ? Integer.parseInt(args[0]) : 1_000;
         int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 600;
         int retain = args.length > 2 ? Integer.parseInt(args[2]) : 300;
         int every = args.length > 3 ? Integer.parseInt(args[3]) : 2_000;
-        double[] rates = args.length > 4 ? Arrays.stream(args, 4, args.length).mapToDouble(Double::parseDouble).toArray()
+        double[] rates = args.length > 4
+                ? Arrays.stream(args, 4, args.length)
+                        .mapToDouble(Double::parseDouble)
+                        .toArray()
                 : new double[] {1, 10, 100};
-        System.out.printf("storage of one cluster of %,d Services (%d endpoints, %d nodes), %d s simulated per run, checkpoint "
-                + "every %,d events; retention keeps the newest %,d versions%n", services, ENDPOINTS, NODES, seconds, every, retain);
-        System.out.printf("%8s %10s %9s %9s %10s %11s %11s %12s %16s %10s%n", "rate/s", "retention", "events", "versions",
-                "loaded MB", "end MB", "B/version", "B/event", "MB/day or held", "prune ms");
+        System.out.printf(
+                "storage of one cluster of %,d Services (%d endpoints, %d nodes), %d s simulated per run, checkpoint "
+                        + "every %,d events; retention keeps the newest %,d versions%n",
+                services, ENDPOINTS, NODES, seconds, every, retain);
+        System.out.printf(
+                "%8s %10s %9s %9s %10s %11s %11s %12s %16s %10s%n",
+                "rate/s",
+                "retention",
+                "events",
+                "versions",
+                "loaded MB",
+                "end MB",
+                "B/version",
+                "B/event",
+                "MB/day or held",
+                "prune ms");
         for (double rate : rates) {
             run(services, seconds, rate, every, 0);
             run(services, seconds, rate, every, retain);
@@ -67,13 +81,31 @@ public final class StorageBenchmark {
             CompilerStores store = CompilerStores.on(db.dataSource());
             JdbcTemplate sql = new JdbcTemplate(db.dataSource());
             MutableClock clock = new MutableClock(START);
-            PartitionProcessor p = new PartitionProcessor(store.partition(), Topics.DEFAULT, "bench", 0, clock, PartitionProcessor.Faults.NONE,
-                    PartitionProcessor.VersionListener.NONE, PartitionProcessor.Observer.NONE, Duration.ofMinutes(1), every);
-            RetentionSweep sweep = new RetentionSweep(new HistoryPruning(db.dataSource()), store.history(), store.events(),
-                    retain > 0 ? new RetentionPolicy(OptionalInt.of(retain), Optional.empty()) : RetentionPolicy.KEEP_ALL, clock,
-                    new CompilerMetrics(new SimpleMeterRegistry()), RetentionSweep.DEFAULT_MAX_VERSIONS,
-                    RetentionSweep.DEFAULT_MAX_EVENTS, null);
-            long offset = BenchFeed.deliver(p, CLUSTER, 0, BenchFeed.initialLoad(CLUSTER, services, ENDPOINTS, NODES, START));
+            PartitionProcessor p = new PartitionProcessor(
+                    store.partition(),
+                    Topics.DEFAULT,
+                    "bench",
+                    0,
+                    clock,
+                    PartitionProcessor.Faults.NONE,
+                    PartitionProcessor.VersionListener.NONE,
+                    PartitionProcessor.Observer.NONE,
+                    Duration.ofMinutes(1),
+                    every);
+            RetentionSweep sweep = new RetentionSweep(
+                    new HistoryPruning(db.dataSource()),
+                    store.history(),
+                    store.events(),
+                    retain > 0
+                            ? new RetentionPolicy(OptionalInt.of(retain), Optional.empty())
+                            : RetentionPolicy.KEEP_ALL,
+                    clock,
+                    new CompilerMetrics(new SimpleMeterRegistry()),
+                    RetentionSweep.DEFAULT_MAX_VERSIONS,
+                    RetentionSweep.DEFAULT_MAX_EVENTS,
+                    null);
+            long offset =
+                    BenchFeed.deliver(p, CLUSTER, 0, BenchFeed.initialLoad(CLUSTER, services, ENDPOINTS, NODES, START));
             vacuum(sql);
             long loaded = size(sql);
             long versions0 = sql.queryForObject("SELECT count(*) FROM version", Long.class);
@@ -94,7 +126,8 @@ public final class StorageBenchmark {
                 List<String> batch = new ArrayList<>();
                 for (; due >= 1; due--) {
                     int i = r.nextInt(services);
-                    batch.add(BenchFeed.upsert(CLUSTER, PipelineBenchmark.slice(i, ENDPOINTS, NODES, ++generation[i]), START));
+                    batch.add(BenchFeed.upsert(
+                            CLUSTER, PipelineBenchmark.slice(i, ENDPOINTS, NODES, ++generation[i]), START));
                 }
                 if (!batch.isEmpty()) {
                     offset = BenchFeed.deliver(p, CLUSTER, offset, batch);
@@ -132,12 +165,20 @@ public final class StorageBenchmark {
                 }
             }
             long versions = sql.queryForObject("SELECT max(seq) FROM version", Long.class) - versions0;
-            String growth = retain > 0 ? String.format("held %.1f-%.1f", low / 1e6, high / 1e6)
+            String growth = retain > 0
+                    ? String.format("held %.1f-%.1f", low / 1e6, high / 1e6)
                     : String.format("%,.0f", (end - loaded) / (double) seconds * 86_400 / 1e6);
-            System.out.printf("%8.0f %10s %,9d %,9d %10.1f %11.1f %11s %12s %16s %10s%n", rate,
-                    retain > 0 ? "newest " + retain : "none", events, versions, loaded / 1e6, end / 1e6,
+            System.out.printf(
+                    "%8.0f %10s %,9d %,9d %10.1f %11.1f %11s %12s %16s %10s%n",
+                    rate,
+                    retain > 0 ? "newest " + retain : "none",
+                    events,
+                    versions,
+                    loaded / 1e6,
+                    end / 1e6,
                     retain > 0 ? "-" : String.format("%,d", (end - loaded) / Math.max(1, versions)),
-                    retain > 0 ? "-" : String.format("%,d", (end - loaded) / Math.max(1, events)), growth,
+                    retain > 0 ? "-" : String.format("%,d", (end - loaded) / Math.max(1, events)),
+                    growth,
                     retain > 0 ? String.format("%.0f", pruneNanos / 1e6 / Math.max(1, passes)) : "-");
             System.out.println("    second half, MB by table:" + grew);
         }
@@ -145,14 +186,18 @@ public final class StorageBenchmark {
 
     /** The rulesync tables' size on disk: heap, TOAST and indexes. */
     private static long size(JdbcTemplate sql) {
-        return sql.queryForObject("SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n ON n.oid = "
-                + "c.relnamespace WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relname <> 'flyway_schema_history'", Long.class);
+        return sql.queryForObject(
+                "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n ON n.oid = "
+                        + "c.relnamespace WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relname <> 'flyway_schema_history'",
+                Long.class);
     }
 
     private static java.util.Map<String, Long> tables(JdbcTemplate sql) {
         java.util.Map<String, Long> out = new java.util.TreeMap<>();
-        sql.query("SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-                + "WHERE n.nspname = 'public' AND c.relkind = 'r'", rs -> {
+        sql.query(
+                "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                        + "WHERE n.nspname = 'public' AND c.relkind = 'r'",
+                rs -> {
                     out.put(rs.getString(1), rs.getLong(2));
                 });
         return out;

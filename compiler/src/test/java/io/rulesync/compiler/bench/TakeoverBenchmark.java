@@ -39,19 +39,21 @@ public final class TakeoverBenchmark {
     private static final int ENDPOINTS = 10;
     private static final int BATCH = 5_000;
 
-    private TakeoverBenchmark() {
-    }
+    private TakeoverBenchmark() {}
 
     public static void main(String[] args) {
         int services = args.length > 0 ? Integer.parseInt(args[0]) : 10_000;
         int every = args.length > 1 ? Integer.parseInt(args[1]) : PartitionProcessor.DEFAULT_CHECKPOINT_EVERY;
         int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 3;
-        long[] sizes = args.length > 3 ? Arrays.stream(args, 3, args.length).mapToLong(Long::parseLong).toArray()
+        long[] sizes = args.length > 3
+                ? Arrays.stream(args, 3, args.length).mapToLong(Long::parseLong).toArray()
                 : new long[] {20_000, 100_000, 1_000_000};
-        System.out.printf("takeover of one cluster of %,d Services (%d endpoints, %d nodes), checkpoint every %,d events%n",
+        System.out.printf(
+                "takeover of one cluster of %,d Services (%d endpoints, %d nodes), checkpoint every %,d events%n",
                 services, ENDPOINTS, NODES, every);
-        System.out.printf("%10s %9s %9s %12s %12s %14s %14s%n", "events", "versions", "db", "fill s", "since cp",
-                "checkpoint s", "whole log s");
+        System.out.printf(
+                "%10s %9s %9s %12s %12s %14s %14s%n",
+                "events", "versions", "db", "fill s", "since cp", "checkpoint s", "whole log s");
         // The JIT first: without this the first size's rebuilds run colder code than the later ones.
         run(Math.max(1, services / 5), every, 1, 2L * every + 1_000, false);
         for (long n : sizes) {
@@ -69,9 +71,13 @@ public final class TakeoverBenchmark {
             double fill = (System.nanoTime() - t0) / 1e9;
             long stored = sql.queryForObject("SELECT count(*) FROM cluster_event", Long.class);
             long versions = sql.queryForObject("SELECT count(*) FROM version", Long.class);
-            long since = sql.queryForObject("SELECT count(*) FROM cluster_event WHERE id > coalesce("
-                    + "(SELECT last_event_id FROM cluster_checkpoint WHERE cluster = ?), 0)", Long.class, CLUSTER);
-            String size = sql.queryForObject("SELECT pg_size_pretty(pg_database_size(current_database()))", String.class);
+            long since = sql.queryForObject(
+                    "SELECT count(*) FROM cluster_event WHERE id > coalesce("
+                            + "(SELECT last_event_id FROM cluster_checkpoint WHERE cluster = ?), 0)",
+                    Long.class,
+                    CLUSTER);
+            String size =
+                    sql.queryForObject("SELECT pg_size_pretty(pg_database_size(current_database()))", String.class);
 
             System.gc(); // the fill's garbage is not the rebuild's
             double withCheckpoint = median(rounds, true, () -> processor(store, clock, every));
@@ -85,8 +91,9 @@ public final class TakeoverBenchmark {
             if (!report) {
                 return;
             }
-            System.out.printf("%,10d %,9d %9s %12.1f %,12d %14.2f %14.2f%n", stored, versions, size, fill, since,
-                    withCheckpoint, wholeLog);
+            System.out.printf(
+                    "%,10d %,9d %9s %12.1f %,12d %14.2f %14.2f%n",
+                    stored, versions, size, fill, since, withCheckpoint, wholeLog);
         }
     }
 
@@ -106,7 +113,8 @@ public final class TakeoverBenchmark {
             List<String> batch = new ArrayList<>(size);
             for (int k = 0; k < size; k++) {
                 int i = r.nextInt(services);
-                batch.add(BenchFeed.upsert(CLUSTER, PipelineBenchmark.slice(i, ENDPOINTS, NODES, ++generation[i]), Instant.now()));
+                batch.add(BenchFeed.upsert(
+                        CLUSTER, PipelineBenchmark.slice(i, ENDPOINTS, NODES, ++generation[i]), Instant.now()));
             }
             offset = deliver(p, offset, batch);
         }
@@ -121,7 +129,8 @@ public final class TakeoverBenchmark {
         EventLog.StoredCheckpoint cp = store.events().checkpoint(CLUSTER).orElseThrow();
         long fetch = System.nanoTime() - t;
         t = System.nanoTime();
-        List<ClusterEvent> events = new ArrayList<>(((Checkpoint.Read.Usable) Checkpoint.read(CLUSTER, cp.text())).events());
+        List<ClusterEvent> events =
+                new ArrayList<>(((Checkpoint.Read.Usable) Checkpoint.read(CLUSTER, cp.text())).events());
         long read = System.nanoTime() - t;
         t = System.nanoTime();
         List<String> after = store.events().eventPayloadsAfter(CLUSTER, cp.lastEventId());
@@ -136,17 +145,34 @@ public final class TakeoverBenchmark {
         t = System.nanoTime();
         ClusterHead.rebuilt(CLUSTER, events, head, published, null, Lineage.UNKNOWN);
         long fold = System.nanoTime() - t;
-        System.out.printf("    phases (s): clusters %.2f, checkpoint fetch %.2f, read and check %.2f, events after: fetch %.2f, "
-                        + "decode %.2f (%,d); head's rules %.2f; fold and compile %.2f%n", clustersOn / 1e9, fetch / 1e9, read / 1e9,
-                fetchAfter / 1e9, decodeAfter / 1e9, after.size(), rules / 1e9, fold / 1e9);
+        System.out.printf(
+                "    phases (s): clusters %.2f, checkpoint fetch %.2f, read and check %.2f, events after: fetch %.2f, "
+                        + "decode %.2f (%,d); head's rules %.2f; fold and compile %.2f%n",
+                clustersOn / 1e9,
+                fetch / 1e9,
+                read / 1e9,
+                fetchAfter / 1e9,
+                decodeAfter / 1e9,
+                after.size(),
+                rules / 1e9,
+                fold / 1e9);
         if (clusters.size() != 1) {
             throw new IllegalStateException("one cluster was stored, not " + clusters);
         }
     }
 
     private static PartitionProcessor processor(CompilerStores store, Clock clock, int every) {
-        return new PartitionProcessor(store.partition(), Topics.DEFAULT, "bench", 0, clock, PartitionProcessor.Faults.NONE,
-                PartitionProcessor.VersionListener.NONE, PartitionProcessor.Observer.NONE, Duration.ofMinutes(1), every);
+        return new PartitionProcessor(
+                store.partition(),
+                Topics.DEFAULT,
+                "bench",
+                0,
+                clock,
+                PartitionProcessor.Faults.NONE,
+                PartitionProcessor.VersionListener.NONE,
+                PartitionProcessor.Observer.NONE,
+                Duration.ofMinutes(1),
+                every);
     }
 
     private static long deliver(PartitionProcessor p, long offset, List<String> values) {

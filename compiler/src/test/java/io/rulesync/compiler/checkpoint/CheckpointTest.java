@@ -40,7 +40,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 class CheckpointTest {
     private static final String C = "prod";
     private static final Instant T = Instant.parse("2026-12-02T00:00:00Z");
-    private static final ClusterSettings MASQUERADE_ALL = new ClusterSettings(List.of(IpFamily.IPV4), List.of(), true, 14, List.of());
+    private static final ClusterSettings MASQUERADE_ALL =
+            new ClusterSettings(List.of(IpFamily.IPV4), List.of(), true, 14, List.of());
 
     static Stream<Long> seeds() {
         return LongStream.range(0, 40).boxed();
@@ -62,9 +63,14 @@ class CheckpointTest {
         for (ClusterObject o : objects) {
             log.add(new ObjectUpserted(C, o, "1", T));
         }
-        log.add(ProblemsReported.of(C, "shop/bad.yaml", List.of(new Problem("shop/bad.yaml", "Service shop/bad",
-                "spec.ports[0].port", "must be between 1 and 65535")), T));
-        log.add(ProblemsReported.of(C, "shop/worse.yaml", List.of(new Problem("shop/worse.yaml", "", "", "not YAML")), T));
+        log.add(ProblemsReported.of(
+                C,
+                "shop/bad.yaml",
+                List.of(new Problem(
+                        "shop/bad.yaml", "Service shop/bad", "spec.ports[0].port", "must be between 1 and 65535")),
+                T));
+        log.add(ProblemsReported.of(
+                C, "shop/worse.yaml", List.of(new Problem("shop/worse.yaml", "", "", "not YAML")), T));
         ClusterGenerator more = new ClusterGenerator(r);
         for (int i = 0; i < 20; i++) {
             ClusterObject o = objects.get(r.nextInt(objects.size()));
@@ -81,8 +87,10 @@ class CheckpointTest {
                 default -> log.add(new ObjectUpserted(C, o, "3", T)); // a repeat: changes nothing
             }
         }
-        Set<String> kept = objects.stream().filter(o -> o instanceof EndpointSlice && r.nextBoolean())
-                .map(o -> ObjectRef.of(o).key()).collect(Collectors.toCollection(TreeSet::new));
+        Set<String> kept = objects.stream()
+                .filter(o -> o instanceof EndpointSlice && r.nextBoolean())
+                .map(o -> ObjectRef.of(o).key())
+                .collect(Collectors.toCollection(TreeSet::new));
         log.add(new SyncMarker(C, ObjectKind.ENDPOINT_SLICE, kept, T));
         return log;
     }
@@ -110,14 +118,17 @@ class CheckpointTest {
         assertThat(shortened.admissionProblems()).isEqualTo(whole.admissionProblems());
         assertThat(shortened.pendingDiff()).isEqualTo(whole.pendingDiff());
         // As short as the state: one line per object, the digest, the settings and one per source with problems.
-        assertThat(text.lines().count()).isEqualTo(2L + fold(log.subList(0, cut)).view().state().objectCount()
-                + fold(log.subList(0, cut)).problems().bySource().size());
+        assertThat(text.lines().count())
+                .isEqualTo(2L
+                        + fold(log.subList(0, cut)).view().state().objectCount()
+                        + fold(log.subList(0, cut)).problems().bySource().size());
     }
 
     @Test
     void equalStatesGiveByteIdenticalCheckpointsWhateverTheOrderOfTheirEvents() {
         List<ClusterEvent> log = log(new Random(7));
-        List<ClusterEvent> upserts = new ArrayList<>(log.stream().filter(e -> e instanceof ObjectUpserted).toList());
+        List<ClusterEvent> upserts = new ArrayList<>(
+                log.stream().filter(e -> e instanceof ObjectUpserted).toList());
         List<ClusterEvent> a = new ArrayList<>(upserts);
         List<ClusterEvent> b = new ArrayList<>(upserts);
         Collections.shuffle(a, new Random(1));
@@ -142,9 +153,12 @@ class CheckpointTest {
         int service = indexOf(lines, "\"kind\":\"Service\"");
         lines.remove(service);
         Checkpoint.Read read = Checkpoint.read(C, String.join("\n", lines));
-        assertThat(read).isInstanceOfSatisfying(Checkpoint.Read.Unusable.class, u -> assertThat(u.reason())
-                .startsWith("it does not fold to the state it was written from: Services: ")
-                .contains(" here, "));
+        assertThat(read)
+                .isInstanceOfSatisfying(
+                        Checkpoint.Read.Unusable.class,
+                        u -> assertThat(u.reason())
+                                .startsWith("it does not fold to the state it was written from: Services: ")
+                                .contains(" here, "));
     }
 
     @Test
@@ -155,13 +169,18 @@ class CheckpointTest {
         List<String> garbled = new ArrayList<>(lines);
         garbled.set(3, "{\"v\":1,\"cluster\":\"prod\",\"type\":");
         assertThat(Checkpoint.read(C, String.join("\n", garbled)))
-                .isInstanceOfSatisfying(Checkpoint.Read.Unusable.class, u -> assertThat(u.reason()).startsWith("line 4 is refused: "));
+                .isInstanceOfSatisfying(
+                        Checkpoint.Read.Unusable.class,
+                        u -> assertThat(u.reason()).startsWith("line 4 is refused: "));
 
         assertThat(Checkpoint.read("staging", text))
-                .isInstanceOfSatisfying(Checkpoint.Read.Unusable.class, u -> assertThat(u.reason()).isEqualTo("line 1 is of cluster prod"));
+                .isInstanceOfSatisfying(
+                        Checkpoint.Read.Unusable.class,
+                        u -> assertThat(u.reason()).isEqualTo("line 1 is of cluster prod"));
 
         assertThat(Checkpoint.read(C, String.join("\n", lines.subList(1, lines.size()))))
-                .isInstanceOfSatisfying(Checkpoint.Read.Unusable.class,
+                .isInstanceOfSatisfying(
+                        Checkpoint.Read.Unusable.class,
                         u -> assertThat(u.reason()).isEqualTo("it does not start with a state digest"));
 
         assertThat(Checkpoint.read(C, "")).isInstanceOf(Checkpoint.Read.Unusable.class);
@@ -173,15 +192,19 @@ class CheckpointTest {
         String text = Checkpoint.write(fold(List.of(new SettingsChanged(C, ClusterSettings.DEFAULT, T), node)), T);
         String other = Checkpoint.write(fold(List.of(new SettingsChanged(C, MASQUERADE_ALL, T), node)), T);
         // The first head's digest over the second head's settings.
-        String forged = text.lines().findFirst().orElseThrow() + "\n" + other.lines().skip(1).collect(Collectors.joining("\n"));
-        assertThat(Checkpoint.read(C, forged)).isInstanceOfSatisfying(Checkpoint.Read.Unusable.class,
-                u -> assertThat(u.reason()).endsWith("settings differ"));
+        String forged = text.lines().findFirst().orElseThrow() + "\n"
+                + other.lines().skip(1).collect(Collectors.joining("\n"));
+        assertThat(Checkpoint.read(C, forged))
+                .isInstanceOfSatisfying(
+                        Checkpoint.Read.Unusable.class,
+                        u -> assertThat(u.reason()).endsWith("settings differ"));
     }
 
     @Test
     void aClusterWithoutAVersionHasNothingToCheckpoint() {
         ClusterHead head = ClusterHead.rebuilt(C, List.of(), 0, ClusterRules.EMPTY, null, Lineage.UNKNOWN);
-        assertThatThrownBy(() -> Checkpoint.write(head, T)).hasMessage("cluster prod has no version: nothing to check point");
+        assertThatThrownBy(() -> Checkpoint.write(head, T))
+                .hasMessage("cluster prod has no version: nothing to check point");
     }
 
     private static int indexOf(List<String> lines, String fragment) {

@@ -44,8 +44,7 @@ class CompileCommandTest {
             endpoints: [{addresses: ["fd00:244::10"], nodeName: node-a}]
             """;
 
-    record Run(int exit, String out, String err) {
-    }
+    record Run(int exit, String out, String err) {}
 
     private Run run(String... args) {
         StringWriter out = new StringWriter();
@@ -64,8 +63,12 @@ class CompileCommandTest {
         Run r = run("-f", dir.toString(), "--node", "node-a", "--cluster-cidr", "10.244.0.0/16");
         assertThat(r.exit()).isZero();
         assertThat(r.err()).isEmpty();
-        assertThat(r.out()).startsWith("*filter\n").contains("\nCOMMIT\n*nat\n").endsWith("COMMIT\n")
-                .contains("-A KUBE-SERVICES -m comment --comment \"shop/web:http cluster IP\" -m tcp -p tcp -d 10.96.0.10 --dport 80 -j KUBE-SVC-")
+        assertThat(r.out())
+                .startsWith("*filter\n")
+                .contains("\nCOMMIT\n*nat\n")
+                .endsWith("COMMIT\n")
+                .contains(
+                        "-A KUBE-SERVICES -m comment --comment \"shop/web:http cluster IP\" -m tcp -p tcp -d 10.96.0.10 --dport 80 -j KUBE-SVC-")
                 .contains("! -s 10.244.0.0/16 -j KUBE-MARK-MASQ")
                 .contains("-j DNAT --to-destination 10.244.0.10:8080");
     }
@@ -73,22 +76,40 @@ class CompileCommandTest {
     @Test
     void ipv6GivesTheIp6tablesRuleSet() throws Exception {
         Files.writeString(dir.resolve("all.yaml"), NODE + "---\n" + WEB);
-        Run r = run("-f", dir.resolve("all.yaml").toString(), "--node", "node-a", "--ip-family", "ipv6",
-                "--cluster-cidr", "10.244.0.0/16,fd00:244::/64");
+        Run r = run(
+                "-f",
+                dir.resolve("all.yaml").toString(),
+                "--node",
+                "node-a",
+                "--ip-family",
+                "ipv6",
+                "--cluster-cidr",
+                "10.244.0.0/16,fd00:244::/64");
         assertThat(r.exit()).isZero();
-        assertThat(r.out()).contains("-d fd00:96::10 --dport 80").contains("! -s fd00:244::/64")
+        assertThat(r.out())
+                .contains("-d fd00:96::10 --dport 80")
+                .contains("! -s fd00:244::/64")
                 .contains("--to-destination [fd00:244::10]:8080")
                 .contains("-m addrtype --dst-type LOCAL ! -d ::1/128 -j KUBE-NODEPORTS")
-                .doesNotContain("10.96.0.10").doesNotContain("KUBE-FIREWALL");
+                .doesNotContain("10.96.0.10")
+                .doesNotContain("KUBE-FIREWALL");
     }
 
     @Test
     void nftablesModePrintsATableForEachFamilyOfADualStackNode() throws Exception {
         Files.writeString(dir.resolve("all.yaml"), NODE + "---\n" + WEB);
-        Run r = run("-f", dir.resolve("all.yaml").toString(), "--node", "node-a", "--mode", "nftables",
-                "--cluster-cidr", "10.244.0.0/16,fd00:244::/64");
+        Run r = run(
+                "-f",
+                dir.resolve("all.yaml").toString(),
+                "--node",
+                "node-a",
+                "--mode",
+                "nftables",
+                "--cluster-cidr",
+                "10.244.0.0/16,fd00:244::/64");
         assertThat(r.exit()).as(r.err()).isZero();
-        assertThat(r.out()).startsWith("add table ip kube-proxy { comment \"rules for kube-proxy\" ; }\n")
+        assertThat(r.out())
+                .startsWith("add table ip kube-proxy { comment \"rules for kube-proxy\" ; }\n")
                 .contains("\nadd table ip6 kube-proxy { comment \"rules for kube-proxy\" ; }\n")
                 .contains("add element ip kube-proxy service-ips { 10.96.0.10 . tcp . 80 : goto service-")
                 .contains("ip daddr 10.96.0.10 tcp dport 80 ip saddr != 10.244.0.0/16 jump mark-for-masquerade")
@@ -97,9 +118,19 @@ class CompileCommandTest {
                 .contains("meta l4proto tcp dnat to [fd00:244::10]:8080")
                 .doesNotContain("KUBE-");
         // One family when asked for one.
-        Run v6 = run("-f", dir.resolve("all.yaml").toString(), "--node", "node-a", "--mode", "nftables", "--ip-family", "ipv6");
+        Run v6 = run(
+                "-f",
+                dir.resolve("all.yaml").toString(),
+                "--node",
+                "node-a",
+                "--mode",
+                "nftables",
+                "--ip-family",
+                "ipv6");
         assertThat(v6.out()).startsWith("add table ip6 kube-proxy").doesNotContain("add table ip kube-proxy");
-        assertThat(run("-f", dir.toString(), "--node", "node-a", "--mode", "ebpf").err()).contains("is not iptables, ipvs or nftables");
+        assertThat(run("-f", dir.toString(), "--node", "node-a", "--mode", "ebpf")
+                        .err())
+                .contains("is not iptables, ipvs or nftables");
     }
 
     @Test
@@ -124,8 +155,9 @@ class CompileCommandTest {
         Run r = run("-f", dir.toString(), "--node", "node-a");
         assertThat(r.exit()).isEqualTo(2);
         assertThat(r.out()).isEmpty();
-        assertThat(r.err().strip()).isEqualTo(dir.resolve("bad.yaml")
-                + " (document 1): Service shop/web: spec.ports[0].port: 99999 is out of range (1-65535)");
+        assertThat(r.err().strip())
+                .isEqualTo(dir.resolve("bad.yaml")
+                        + " (document 1): Service shop/web: spec.ports[0].port: 99999 is out of range (1-65535)");
     }
 
     @Test
@@ -155,7 +187,9 @@ class CompileCommandTest {
         r = run("-f", dir.toString(), "--node", "node-a");
         assertThat(r.exit()).isEqualTo(2);
         assertThat(r.out()).isEmpty();
-        assertThat(r.err()).contains("Service shop/web: spec.externalIPs[0]: '1.2.3.4 -j ACCEPT\\x0a-A INPUT' is not a valid IP address");
+        assertThat(r.err())
+                .contains(
+                        "Service shop/web: spec.externalIPs[0]: '1.2.3.4 -j ACCEPT\\x0a-A INPUT' is not a valid IP address");
     }
 
     @Test
@@ -174,7 +208,9 @@ class CompileCommandTest {
         assertThat(r.exit()).isEqualTo(2);
         assertThat(r.out()).isEmpty();
         assertThat(r.err()).contains("invalid prefix length");
-        assertThat(run("-f", dir.toString(), "--node", "node-a", "--ip-family", "ipv5").exit()).isEqualTo(2);
+        assertThat(run("-f", dir.toString(), "--node", "node-a", "--ip-family", "ipv5")
+                        .exit())
+                .isEqualTo(2);
         assertThat(run("-f", dir.toString()).exit()).isEqualTo(2);
     }
 
@@ -184,8 +220,11 @@ class CompileCommandTest {
      */
     @Test
     void aClusterIpClaimedTwiceLeavesTheLaterServiceOutWithAWarningInAnyFileOrder() throws Exception {
-        String api = WEB.replace("name: web", "name: api").replace("service-name: web", "service-name: api")
-                .replace("web-v", "api-v").replace("10.244.0.10", "10.244.0.20").replace("fd00:244::10", "fd00:244::20");
+        String api = WEB.replace("name: web", "name: api")
+                .replace("service-name: web", "service-name: api")
+                .replace("web-v", "api-v")
+                .replace("10.244.0.10", "10.244.0.20")
+                .replace("fd00:244::10", "fd00:244::20");
         Path first = Files.createDirectory(dir.resolve("first"));
         Files.writeString(first.resolve("a.yaml"), NODE + "---\n" + WEB);
         Files.writeString(first.resolve("b.yaml"), api);
@@ -195,14 +234,19 @@ class CompileCommandTest {
         Run one = run("-f", first.toString(), "--node", "node-a");
         Run two = run("-f", second.toString(), "--node", "node-a");
         assertThat(one.exit()).isZero();
-        assertThat(one.out()).isEqualTo(two.out()).contains("shop/api:http", "10.244.0.20:8080").doesNotContain("shop/web");
-        assertThat(one.err()).isEqualTo(two.err()).isEqualTo(
-                "warning: Service shop/web: spec.clusterIPs[0]: 10.96.0.10 is also the ClusterIP of Service shop/api"
-                        + " (spec.clusterIPs[0]), which sorts first and keeps it; the API server allocates a ClusterIP to one"
-                        + " Service only, so this Service is left out of the rules\n"
-                        + "warning: Service shop/web: spec.clusterIPs[1]: fd00:96::10 is also the ClusterIP of Service shop/api"
-                        + " (spec.clusterIPs[1]), which sorts first and keeps it; the API server allocates a ClusterIP to one"
-                        + " Service only, so this Service is left out of the rules\n");
+        assertThat(one.out())
+                .isEqualTo(two.out())
+                .contains("shop/api:http", "10.244.0.20:8080")
+                .doesNotContain("shop/web");
+        assertThat(one.err())
+                .isEqualTo(two.err())
+                .isEqualTo(
+                        "warning: Service shop/web: spec.clusterIPs[0]: 10.96.0.10 is also the ClusterIP of Service shop/api"
+                                + " (spec.clusterIPs[0]), which sorts first and keeps it; the API server allocates a ClusterIP to one"
+                                + " Service only, so this Service is left out of the rules\n"
+                                + "warning: Service shop/web: spec.clusterIPs[1]: fd00:96::10 is also the ClusterIP of Service shop/api"
+                                + " (spec.clusterIPs[1]), which sorts first and keeps it; the API server allocates a ClusterIP to one"
+                                + " Service only, so this Service is left out of the rules\n");
         Run ipvs = run("-f", second.toString(), "--node", "node-a", "--mode", "ipvs");
         assertThat(ipvs.out()).contains("10.244.0.20:8080").doesNotContain("10.244.0.10");
     }
@@ -213,8 +257,10 @@ class CompileCommandTest {
         Run r = run("-f", dir.toString(), "--node", "node-a");
         assertThat(r.exit()).isEqualTo(2);
         assertThat(r.out()).isEmpty();
-        assertThat(r.err()).isEqualTo(dir.resolve("all.yaml") + " (document 3): EndpointSlice shop/web-v4: endpoints[0].addresses[0]:"
-                + " 169.254.169.254 is link-local (the API server refuses it)\n");
+        assertThat(r.err())
+                .isEqualTo(
+                        dir.resolve("all.yaml") + " (document 3): EndpointSlice shop/web-v4: endpoints[0].addresses[0]:"
+                                + " 169.254.169.254 is link-local (the API server refuses it)\n");
     }
 
     @Test
@@ -223,9 +269,15 @@ class CompileCommandTest {
         // (1 GiB), over a limit of 1 MiB.
         StringBuilder nodes = new StringBuilder("kind: List\nitems:\n");
         for (int i = 0; i < 500; i++) {
-            nodes.append("- {kind: Node, metadata: {name: node-").append(i).append(", annotations: {note: ")
-                    .append("n".repeat(2500)).append("}}, status: {addresses: [{type: InternalIP, address: 192.168.")
-                    .append(i / 250).append('.').append(i % 250 + 1).append("}]}}\n");
+            nodes.append("- {kind: Node, metadata: {name: node-")
+                    .append(i)
+                    .append(", annotations: {note: ")
+                    .append("n".repeat(2500))
+                    .append("}}, status: {addresses: [{type: InternalIP, address: 192.168.")
+                    .append(i / 250)
+                    .append('.')
+                    .append(i % 250 + 1)
+                    .append("}]}}\n");
         }
         Path file = Files.writeString(dir.resolve("nodes.yaml"), nodes.toString());
         long size = Files.size(file);
@@ -234,10 +286,15 @@ class CompileCommandTest {
         Run r = run("-f", file.toString(), "--node", "node-0", "--max-file-size", "1");
         assertThat(r.exit()).isEqualTo(2);
         assertThat(r.out()).isEmpty();
-        assertThat(r.err().lines()).containsExactly(String.format(java.util.Locale.ROOT,
-                "%s: is %,d bytes (%.1f MiB), over the limit of 1,048,576 bytes (1.0 MiB) per file; split it into several files",
-                file, size, size / 1048576.0));
-        assertThat(run("-f", file.toString(), "--node", "node-0", "--max-file-size", "0").err())
+        assertThat(r.err().lines())
+                .containsExactly(String.format(
+                        java.util.Locale.ROOT,
+                        "%s: is %,d bytes (%.1f MiB), over the limit of 1,048,576 bytes (1.0 MiB) per file; split it into several files",
+                        file,
+                        size,
+                        size / 1048576.0));
+        assertThat(run("-f", file.toString(), "--node", "node-0", "--max-file-size", "0")
+                        .err())
                 .contains("--max-file-size: 0 is out of range (1-65536 MiB)");
     }
 }

@@ -44,31 +44,49 @@ class CompilerKafkaAclsTest {
 
     @Test
     void theCompilerWorksAsUserCompilerUnderTheDocumentedAcls() throws Exception {
-        try (SecuredKafka kafka = SecuredKafka.start(dir); TestDatabase db = TestDatabase.create()) {
+        try (SecuredKafka kafka = SecuredKafka.start(dir);
+                TestDatabase db = TestDatabase.create()) {
             try (ConfigurableApplicationContext compiler = kafka.startCompiler(db)) {
                 try (Admin admin = kafka.broker().admin()) {
                     Set<String> mine = Set.of(TOPICS.events(), TOPICS.deltas(), TOPICS.deadLetters(), TOPICS.resyncs());
-                    await("the compiler to create its topics").atMost(WAIT)
-                            .until(() -> admin.listTopics().names().get(10, TimeUnit.SECONDS).containsAll(mine));
+                    await("the compiler to create its topics")
+                            .atMost(WAIT)
+                            .until(() -> admin.listTopics()
+                                    .names()
+                                    .get(10, TimeUnit.SECONDS)
+                                    .containsAll(mine));
                 }
                 CompilerStores store = compiler.getBean(CompilerStores.class);
 
                 // The watcher's events, in its transaction, as user watcher: a version with the endpoint, then another.
                 try (KafkaProducer<String, String> watcher = kafka.watcher(CLUSTER)) {
-                    SecuredKafka.publish(watcher, CLUSTER, new ClusterEvent.SettingsChanged(CLUSTER, ClusterSettings.DEFAULT, Fixtures.T),
-                            up(Fixtures.node("n1", "10.1.0.1")), up(Fixtures.service("web", "10.96.0.10")),
+                    SecuredKafka.publish(
+                            watcher,
+                            CLUSTER,
+                            new ClusterEvent.SettingsChanged(CLUSTER, ClusterSettings.DEFAULT, Fixtures.T),
+                            up(Fixtures.node("n1", "10.1.0.1")),
+                            up(Fixtures.service("web", "10.96.0.10")),
                             up(Fixtures.slice("web", "n1", "10.244.0.1")));
-                    await("a version with the endpoint").atMost(WAIT).until(() -> runs(store, store.history().head(CLUSTER), "10.244.0.1:8080"));
+                    await("a version with the endpoint")
+                            .atMost(WAIT)
+                            .until(() -> runs(store, store.history().head(CLUSTER), "10.244.0.1:8080"));
                     long first = store.history().head(CLUSTER);
                     SecuredKafka.publish(watcher, CLUSTER, up(Fixtures.slice("web", "n1", "10.244.0.1", "10.244.0.2")));
-                    await("the next version").atMost(WAIT).until(() -> store.history().head(CLUSTER) == first + 1);
+                    await("the next version")
+                            .atMost(WAIT)
+                            .until(() -> store.history().head(CLUSTER) == first + 1);
                     // The outbox relay deletes a row once Kafka acknowledged it: the deltas were written.
-                    await("the deltas published").atMost(WAIT).until(() -> store.outbox().pending(10).isEmpty());
+                    await("the deltas published")
+                            .atMost(WAIT)
+                            .until(() -> store.outbox().pending(10).isEmpty());
 
                     // A rollback, recorded as the api records it; the relay carries it to the events topic.
                     OperatorActionStore actions = new OperatorActionStore(db.dataSource());
-                    long id = actions.request(CLUSTER, first, "otto", "second endpoint is broken", Instant.now(), TOPICS.events());
-                    await("the rollback carried out").atMost(WAIT).until(() -> actions.find(id).map(a -> !a.pending()).orElse(false));
+                    long id = actions.request(
+                            CLUSTER, first, "otto", "second endpoint is broken", Instant.now(), TOPICS.events());
+                    await("the rollback carried out")
+                            .atMost(WAIT)
+                            .until(() -> actions.find(id).map(a -> !a.pending()).orElse(false));
                     RecordedAction done = actions.find(id).orElseThrow();
                     assertThat(done.status()).as(done.outcome()).isEqualTo("done");
                     assertThat(done.resultVersion()).isEqualTo(first + 2);
@@ -83,7 +101,11 @@ class CompilerKafkaAclsTest {
     }
 
     private static boolean runs(CompilerStores store, long version, String endpoint) {
-        return version >= 1 && store.history().rules(CLUSTER, version).ruleSet("n1", IpFamily.IPV4)
-                .map(r -> r.render().contains(endpoint)).orElse(false);
+        return version >= 1
+                && store.history()
+                        .rules(CLUSTER, version)
+                        .ruleSet("n1", IpFamily.IPV4)
+                        .map(r -> r.render().contains(endpoint))
+                        .orElse(false);
     }
 }

@@ -2,7 +2,6 @@ package io.rulesync.compiler.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.testsupport.cluster.ClusterGenerator;
 import io.rulesync.compiler.iptables.IptablesCompiler;
 import io.rulesync.compiler.ipvs.IpvsCompiler;
 import io.rulesync.compiler.nftables.NftablesCompiler;
@@ -16,9 +15,10 @@ import io.rulesync.model.cluster.Node;
 import io.rulesync.model.cluster.Service;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.ipvs.IpvsRules;
-import io.rulesync.model.rules.RuleFragment;
 import io.rulesync.model.rules.ClusterRules;
+import io.rulesync.model.rules.RuleFragment;
 import io.rulesync.model.rules.RulesDiff;
+import io.rulesync.testsupport.cluster.ClusterGenerator;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -44,7 +44,8 @@ class ClusterCompilerPropertiesTest {
             case 1 -> List.of(IpFamily.IPV6);
             default -> List.of(IpFamily.IPV4, IpFamily.IPV6);
         };
-        List<Cidr> cidrs = r.nextInt(4) == 0 ? List.of() : List.of(Cidr.parse("10.180.0.0/16"), Cidr.parse("fd00:180::/64"));
+        List<Cidr> cidrs =
+                r.nextInt(4) == 0 ? List.of() : List.of(Cidr.parse("10.180.0.0/16"), Cidr.parse("fd00:180::/64"));
         List<Cidr> nodePorts = switch (r.nextInt(6)) {
             case 0 -> List.of(Cidr.parse("192.168.0.0/24"), Cidr.parse("fd00:192::/64"));
             case 1 -> List.of(Cidr.parse("0.0.0.0/0"), Cidr.parse("::/0"));
@@ -54,15 +55,19 @@ class ClusterCompilerPropertiesTest {
         return new ClusterSettings(families, cidrs, r.nextInt(5) == 0, 14, nodePorts, scheduler);
     }
 
-    private static void assertEveryNodeMatches(ClusterRules rules, ClusterState state, ClusterSettings settings, long seed)
-            throws Exception {
+    private static void assertEveryNodeMatches(
+            ClusterRules rules, ClusterState state, ClusterSettings settings, long seed) throws Exception {
         for (Node node : state.nodes()) {
             for (IpFamily f : settings.families()) {
-                String expected = IptablesCompiler.compile(state, node.name(), ClusterCompiler.proxySettings(settings, f)).render();
+                String expected = IptablesCompiler.compile(
+                                state, node.name(), ClusterCompiler.proxySettings(settings, f))
+                        .render();
                 assertThat(rules.ruleSet(node.name(), f).orElseThrow().render())
-                        .as("seed %d node %s family %s", seed, node.name(), f).isEqualTo(expected);
+                        .as("seed %d node %s family %s", seed, node.name(), f)
+                        .isEqualTo(expected);
                 // IPVS mode from the same fragments: the parts of the node's classes, completed for the node.
-                IpvsRules ipvs = IpvsCompiler.compile(state, node.name(), ClusterCompiler.proxySettings(settings, f), settings.ipvsScheduler());
+                IpvsRules ipvs = IpvsCompiler.compile(
+                        state, node.name(), ClusterCompiler.proxySettings(settings, f), settings.ipvsScheduler());
                 IpvsRules assembled = rules.ipvs(node.name(), f).orElseThrow();
                 String as = "IPVS, seed " + seed + " node " + node.name() + " family " + f;
                 assertThat(assembled.ipvsadmRestore()).as(as).isEqualTo(ipvs.ipvsadmRestore());
@@ -70,8 +75,11 @@ class ClusterCompilerPropertiesTest {
                 assertThat(assembled.iptablesRestore()).as(as).isEqualTo(ipvs.iptablesRestore());
                 assertThat(assembled).as(as).isEqualTo(ipvs);
                 // nftables mode too: the node's table from its classes' parts is the one compiled for it alone.
-                assertThat(rules.nftables(node.name(), f).orElseThrow().render()).as("nftables, seed %d node %s family %s", seed, node.name(), f)
-                        .isEqualTo(NftablesCompiler.compile(state, node.name(), ClusterCompiler.proxySettings(settings, f)).render());
+                assertThat(rules.nftables(node.name(), f).orElseThrow().render())
+                        .as("nftables, seed %d node %s family %s", seed, node.name(), f)
+                        .isEqualTo(
+                                NftablesCompiler.compile(state, node.name(), ClusterCompiler.proxySettings(settings, f))
+                                        .render());
             }
         }
         // Every fragment reads back from its text: what the api sends is what the compiler made.
@@ -131,7 +139,9 @@ class ClusterCompilerPropertiesTest {
                 }
                 case 3 -> {
                     nodes = true;
-                    state = state.withNode(new Node("node-e" + step, "zone-" + r.nextInt(3),
+                    state = state.withNode(new Node(
+                            "node-e" + step,
+                            "zone-" + r.nextInt(3),
                             List.of(new Node.NodeAddress("InternalIP", IpAddress.parse("192.168.0." + (100 + step))))));
                 }
                 default -> {
@@ -144,7 +154,8 @@ class ClusterCompilerPropertiesTest {
             CompiledCluster full = ClusterCompiler.compile(state, settings);
             assertThat(u.compiled().rules()).as("seed %d step %d", seed, step).isEqualTo(full.rules());
             RulesDiff diff = RulesDiff.between(compiled.rules(), u.compiled().rules(), u.touched());
-            assertThat(diff).isEqualTo(RulesDiff.between(compiled.rules(), u.compiled().rules(), null));
+            assertThat(diff)
+                    .isEqualTo(RulesDiff.between(compiled.rules(), u.compiled().rules(), null));
             assertThat(diff.applyTo(compiled.rules())).isEqualTo(full.rules());
             compiled = u.compiled();
         }

@@ -34,8 +34,9 @@ class EventAssemblyTest {
         String wholeA = null;
         String wholeB = null;
         for (int i = 0; i < Math.max(a.size(), b.size()); i++) {
-            for (String[] kv : new String[][] {i < a.size() ? new String[] {"a", a.get(i)} : null,
-                    i < b.size() ? new String[] {"b", b.get(i)} : null}) {
+            for (String[] kv : new String[][] {
+                i < a.size() ? new String[] {"a", a.get(i)} : null, i < b.size() ? new String[] {"b", b.get(i)} : null
+            }) {
                 if (kv == null) {
                     continue;
                 }
@@ -52,8 +53,10 @@ class EventAssemblyTest {
                 }
             }
         }
-        assertThat(((SyncMarker) ((EventCodec.Decoded.Valid) EventCodec.decode(wholeA)).event()).cluster()).isEqualTo("a");
-        assertThat(((SyncMarker) ((EventCodec.Decoded.Valid) EventCodec.decode(wholeB)).event()).keys()).hasSize(2_000);
+        assertThat(((SyncMarker) ((EventCodec.Decoded.Valid) EventCodec.decode(wholeA)).event()).cluster())
+                .isEqualTo("a");
+        assertThat(((SyncMarker) ((EventCodec.Decoded.Valid) EventCodec.decode(wholeB)).event()).keys())
+                .hasSize(2_000);
         assertThat(assembly.pending("a")).isEmpty();
         assertThat(assembly.offer("a", "{\"v\":1}").outcome()).isInstanceOf(EventAssembly.Outcome.NotAPart.class);
     }
@@ -61,8 +64,11 @@ class EventAssemblyTest {
     @Test
     void aRestoredUnfinishedEventIsCompletedAndAnotherFirstPartAbandonsIt() {
         List<String> a = parts("a", "web-");
-        EventAssembly restored = EventAssembly.EMPTY.restored("a",
-                a.subList(0, 2).stream().map(p -> EventParts.read(p).orElseThrow()).toList());
+        EventAssembly restored = EventAssembly.EMPTY.restored(
+                "a",
+                a.subList(0, 2).stream()
+                        .map(p -> EventParts.read(p).orElseThrow())
+                        .toList());
         EventAssembly assembly = restored;
         for (String p : a.subList(2, a.size())) {
             EventAssembly.Offer o = assembly.offer("a", p);
@@ -73,18 +79,24 @@ class EventAssemblyTest {
         // A new event's first part while the restored one is unfinished: the old parts are abandoned, and said to be.
         List<String> other = parts("a", "db-");
         EventAssembly.Offer o = restored.offer("a", other.get(0));
-        assertThat(o.outcome()).isInstanceOfSatisfying(EventAssembly.Outcome.Stored.class,
-                s -> assertThat(s.abandoned()).hasSize(2));
+        assertThat(o.outcome())
+                .isInstanceOfSatisfying(
+                        EventAssembly.Outcome.Stored.class,
+                        s -> assertThat(s.abandoned()).hasSize(2));
         assertThat(o.next().pending("a")).hasSize(1);
     }
 
     @Test
     void aPartOfAnotherClustersKeyOrOutOfItsPlaceIsRefusedWithTheReason() {
         List<String> a = parts("a", "web-");
-        assertThat(EventAssembly.EMPTY.offer("b", a.get(0)).outcome()).isEqualTo(
-                new EventAssembly.Outcome.Refused("record key 'b' is not the part's cluster 'a'"));
-        assertThat(EventAssembly.EMPTY.offer("a", a.get(1)).outcome()).isInstanceOfSatisfying(EventAssembly.Outcome.Refused.class,
-                r -> assertThat(r.reason()).startsWith("part 2 of event ").endsWith(" came without the parts before it"));
+        assertThat(EventAssembly.EMPTY.offer("b", a.get(0)).outcome())
+                .isEqualTo(new EventAssembly.Outcome.Refused("record key 'b' is not the part's cluster 'a'"));
+        assertThat(EventAssembly.EMPTY.offer("a", a.get(1)).outcome())
+                .isInstanceOfSatisfying(
+                        EventAssembly.Outcome.Refused.class,
+                        r -> assertThat(r.reason())
+                                .startsWith("part 2 of event ")
+                                .endsWith(" came without the parts before it"));
         // Refused, the assembly is unchanged: the next part in order still fits.
         EventAssembly first = EventAssembly.EMPTY.offer("a", a.get(0)).next();
         assertThat(first.offer("a", a.get(2)).next().pending("a")).hasSize(1);

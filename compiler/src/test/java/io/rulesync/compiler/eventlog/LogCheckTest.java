@@ -30,7 +30,8 @@ class LogCheckTest {
         assertThat(v).isInstanceOf(Verdict.Same.class);
         assertThat(v.position()).isEqualTo(new LogPosition(50, 2, A, 10, 75));
         // At its very end, too.
-        assertThat(judge(new LogPosition(75, 2, A, 10, 75), new LiveLog(A, 10, 75))).isInstanceOf(Verdict.Same.class);
+        assertThat(judge(new LogPosition(75, 2, A, 10, 75), new LiveLog(A, 10, 75)))
+                .isInstanceOf(Verdict.Same.class);
     }
 
     @Test
@@ -38,16 +39,23 @@ class LogCheckTest {
         // Kafka itself reads a recreated topic on from the old offset when the new log is long enough.
         Verdict v = judge(new LogPosition(5, 0, A, 0, 5), new LiveLog(B, 0, 10));
         assertThat(v).isInstanceOf(Verdict.Reset.class);
-        assertThat(v.position()).as("the whole new log is new: from its start, in a new epoch")
+        assertThat(v.position())
+                .as("the whole new log is new: from its start, in a new epoch")
                 .isEqualTo(new LogPosition(0, 1, B, 0, 10));
-        assertThat(((Verdict.Reset) v).reason()).contains("a different log").contains(A).contains(B).contains("position 5");
+        assertThat(((Verdict.Reset) v).reason())
+                .contains("a different log")
+                .contains(A)
+                .contains(B)
+                .contains("position 5");
     }
 
     @Test
     void aPositionStoredBeforeIdentitiesWereKeptIsAdoptedWhenItLiesWithinTheLog() {
         Verdict v = judge(new LogPosition(30, 0, null, 0, 30), new LiveLog(A, 0, 45));
         assertThat(v).isInstanceOf(Verdict.Adopted.class);
-        assertThat(((Verdict.Adopted) v).note()).contains("without its log's identity").contains(A);
+        assertThat(((Verdict.Adopted) v).note())
+                .contains("without its log's identity")
+                .contains(A);
         assertThat(v.position()).isEqualTo(new LogPosition(30, 0, A, 0, 45));
     }
 
@@ -82,7 +90,9 @@ class LogCheckTest {
     void recordsDeletedBeforeTheyWereReadSkipToTheLogsStartInTheSameEpoch() {
         Verdict v = judge(new LogPosition(100, 1, A, 0, 150), new LiveLog(A, 400, 420));
         assertThat(v).isInstanceOf(Verdict.Reset.class);
-        assertThat(v.position()).as("offsets keep growing: no new epoch").isEqualTo(new LogPosition(400, 1, A, 400, 420));
+        assertThat(v.position())
+                .as("offsets keep growing: no new epoch")
+                .isEqualTo(new LogPosition(400, 1, A, 400, 420));
         assertThat(((Verdict.Reset) v).reason()).contains("records 100-399 were deleted before being read");
     }
 }

@@ -37,12 +37,22 @@ class ChainNamesTest {
         "ns1, svc1, 10.0.1.1:80, KUBE-SEP-SNQ3ZNILQDEJNDQO",
     })
     void endpointChainMatchesKubeProxy(String ns, String name, String endpoint, String chain) {
-        assertThat(ChainNames.endpointChain(port(ns, name, "p80", Protocol.TCP), endpoint)).isEqualTo(chain);
+        assertThat(ChainNames.endpointChain(port(ns, name, "p80", Protocol.TCP), endpoint))
+                .isEqualTo(chain);
     }
 
     @ParameterizedTest
-    @CsvSource({"3, 0.3333333333", "2, 0.5000000000", "4, 0.2500000000", "7, 0.1428571429", "6, 0.1666666667",
-        "1000, 0.0010000000", "1001, 0.0009990010", "100223, 0.0000099777", "30000, 0.0000333333"})
+    @CsvSource({
+        "3, 0.3333333333",
+        "2, 0.5000000000",
+        "4, 0.2500000000",
+        "7, 0.1428571429",
+        "6, 0.1666666667",
+        "1000, 0.0010000000",
+        "1001, 0.0009990010",
+        "100223, 0.0000099777",
+        "30000, 0.0000333333"
+    })
     void probabilityIsFormattedLikeGo(int n, String expected) {
         assertThat(ServicePortCompiler.probability(n).probability()).isEqualTo(expected);
     }

@@ -45,8 +45,15 @@ class CompilerPropertiesTest {
 
     private static ProxySettings settings(IpFamily family, Random r) {
         ProxySettings d = ProxySettings.defaults(family);
-        List<Cidr> cidrs = r.nextInt(4) == 0 ? List.of() : List.of(Cidr.parse("10.0.0.0/8"), Cidr.parse("fd00:10::/64"));
-        return new ProxySettings(family, cidrs, r.nextInt(5) == 0, d.masqueradeMark(), r.nextBoolean(), r.nextBoolean(),
+        List<Cidr> cidrs =
+                r.nextInt(4) == 0 ? List.of() : List.of(Cidr.parse("10.0.0.0/8"), Cidr.parse("fd00:10::/64"));
+        return new ProxySettings(
+                family,
+                cidrs,
+                r.nextInt(5) == 0,
+                d.masqueradeMark(),
+                r.nextBoolean(),
+                r.nextBoolean(),
                 r.nextInt(5) == 0 ? List.of(Cidr.parse("192.168.0.0/24"), Cidr.parse("fd00:192::/64")) : List.of(),
                 r.nextInt(5) == 0);
     }
@@ -63,14 +70,17 @@ class CompilerPropertiesTest {
         for (IpFamily family : IpFamily.values()) {
             RuleSet rules = compile(c.state(), "node-a", settings(family, r));
             for (Chain chain : rules.nat()) {
-                if (!chain.name().startsWith(ServiceChain.SVC.prefix()) && !chain.name().startsWith(ServiceChain.SVL.prefix())) {
+                if (!chain.name().startsWith(ServiceChain.SVC.prefix())
+                        && !chain.name().startsWith(ServiceChain.SVL.prefix())) {
                     continue;
                 }
                 List<String> jumps = chain.rules().stream()
                         .filter(rule -> rule.contains("-j KUBE-SEP-") && !rule.contains("-m recent"))
                         .toList();
                 int n = jumps.size();
-                assertThat(n).as("seed %d chain %s has endpoints", seed, chain.name()).isPositive();
+                assertThat(n)
+                        .as("seed %d chain %s has endpoints", seed, chain.name())
+                        .isPositive();
                 double remaining = 1.0;
                 Set<String> targets = new HashSet<>();
                 for (int i = 0; i < n; i++) {
@@ -78,19 +88,26 @@ class CompilerPropertiesTest {
                     Matcher m = PROBABILITY.matcher(rule);
                     double p;
                     if (i == n - 1) {
-                        assertThat(m.find()).as("seed %d: last rule of %s is unconditional", seed, chain.name()).isFalse();
+                        assertThat(m.find())
+                                .as("seed %d: last rule of %s is unconditional", seed, chain.name())
+                                .isFalse();
                         p = 1.0;
                     } else {
-                        assertThat(m.find()).as("seed %d: rule %d of %s is random", seed, i, chain.name()).isTrue();
+                        assertThat(m.find())
+                                .as("seed %d: rule %d of %s is random", seed, i, chain.name())
+                                .isTrue();
                         p = Double.parseDouble(m.group(1));
                     }
                     double chosen = remaining * p;
-                    assertThat(chosen).as("seed %d: %s endpoint %d of %d", seed, chain.name(), i, n)
+                    assertThat(chosen)
+                            .as("seed %d: %s endpoint %d of %d", seed, chain.name(), i, n)
                             .isCloseTo(1.0 / n, org.assertj.core.data.Offset.offset(1e-8));
                     remaining -= chosen;
                     targets.add(jumpTarget(rule));
                 }
-                assertThat(targets).as("seed %d: every endpoint once in %s", seed, chain.name()).hasSize(n);
+                assertThat(targets)
+                        .as("seed %d: every endpoint once in %s", seed, chain.name())
+                        .hasSize(n);
             }
         }
     }
@@ -101,14 +118,18 @@ class CompilerPropertiesTest {
         Random r = new Random(seed);
         ClusterGenerator.Cluster c = new ClusterGenerator(r).cluster(10);
         for (IpFamily family : IpFamily.values()) {
-            RuleSet rules = compile(c.state(), ClusterGenerator.NODES.get(r.nextInt(ClusterGenerator.NODES.size())),
+            RuleSet rules = compile(
+                    c.state(),
+                    ClusterGenerator.NODES.get(r.nextInt(ClusterGenerator.NODES.size())),
                     settings(family, r));
             // The agent's grammar accepts the whole set, and each rule it reads writes the same text again.
             RuleGrammar.check(rules);
             for (Table t : Table.values()) {
                 for (Chain chain : rules.chains(t)) {
-                    assertThat(RuleGrammar.check(t, family, chain)).extracting(Rule::restoreForm)
-                            .as("seed %d: %s", seed, chain.name()).isEqualTo(chain.rules());
+                    assertThat(RuleGrammar.check(t, family, chain))
+                            .extracting(Rule::restoreForm)
+                            .as("seed %d: %s", seed, chain.name())
+                            .isEqualTo(chain.rules());
                 }
             }
         }
@@ -125,13 +146,17 @@ class CompilerPropertiesTest {
                 for (Table t : Table.values()) {
                     Set<String> declared = new HashSet<>();
                     for (Chain chain : rules.chains(t)) {
-                        assertThat(declared.add(chain.name())).as("seed %d: %s declared twice", seed, chain.name()).isTrue();
+                        assertThat(declared.add(chain.name()))
+                                .as("seed %d: %s declared twice", seed, chain.name())
+                                .isTrue();
                     }
                     for (Chain chain : rules.chains(t)) {
                         for (String rule : chain.rules()) {
                             String target = jumpTarget(rule);
                             if (target != null && !BUILTIN_TARGETS.contains(target)) {
-                                assertThat(declared).as("seed %d: %s -> %s", seed, chain.name(), target).contains(target);
+                                assertThat(declared)
+                                        .as("seed %d: %s -> %s", seed, chain.name(), target)
+                                        .contains(target);
                             }
                         }
                     }
@@ -139,7 +164,8 @@ class CompilerPropertiesTest {
                 // The rendered text declares each chain on exactly one line per table.
                 for (String table : rules.render().split("COMMIT\n")) {
                     assertThat(table.lines().filter(l -> l.startsWith(":")).toList())
-                            .as("seed %d", seed).doesNotHaveDuplicates();
+                            .as("seed %d", seed)
+                            .doesNotHaveDuplicates();
                 }
             }
         }
@@ -164,7 +190,8 @@ class CompilerPropertiesTest {
         for (Service svc : c.services()) {
             for (IpFamily f : IpFamily.values()) {
                 List<EndpointSlice> mine = byService.getOrDefault(svc.name(), List.of()).stream()
-                        .filter(sl -> sl.addressType().name().equals(f.name())).toList();
+                        .filter(sl -> sl.addressType().name().equals(f.name()))
+                        .toList();
                 if (mine.isEmpty()) {
                     continue;
                 }
@@ -179,7 +206,8 @@ class CompilerPropertiesTest {
 
         for (String node : ClusterGenerator.NODES) {
             String a = compile(c.state(), node, s).render();
-            String b = compile(ClusterState.of(services, regrouped, nodes), node, s).render();
+            String b = compile(ClusterState.of(services, regrouped, nodes), node, s)
+                    .render();
             assertThat(b).as("seed %d node %s", seed, node).isEqualTo(a);
         }
     }
@@ -223,7 +251,8 @@ class CompilerPropertiesTest {
                 }
             }
             rules = rules.update(state, changed);
-            assertThat(rules.render()).as("seed %d step %d", seed, step)
+            assertThat(rules.render())
+                    .as("seed %d step %d", seed, step)
                     .isEqualTo(IptablesCompiler.compile(state, "node-b", s).render());
         }
     }

@@ -34,8 +34,8 @@ public record GoldenCase(Path dir, String node, ProxySettings settings, ClusterS
 
     @SuppressWarnings("unchecked")
     public static GoldenCase load(Path dir) throws Exception {
-        Map<String, Object> c = (Map<String, Object>) new Load(LoadSettings.builder().build())
-                .loadFromString(Files.readString(dir.resolve("case.yaml")));
+        Map<String, Object> c = (Map<String, Object>)
+                new Load(LoadSettings.builder().build()).loadFromString(Files.readString(dir.resolve("case.yaml")));
         IpFamily family = IpFamily.fromId((String) c.getOrDefault("ipFamily", "ipv4"));
         ProxySettings d = ProxySettings.defaults(family);
         ProxySettings settings = new ProxySettings(
@@ -47,9 +47,14 @@ public record GoldenCase(Path dir, String node, ProxySettings settings, ClusterS
                 (Boolean) c.getOrDefault("randomFully", d.randomFully()),
                 cidrs(c.get("nodePortAddresses")),
                 (Boolean) c.getOrDefault("conntrackTcpBeLiberal", d.conntrackTcpBeLiberal()));
-        ClusterState state = ClusterManifests.fromDocuments(ManifestReader.read(List.of(dir.resolve("manifests.yaml"))));
+        ClusterState state =
+                ClusterManifests.fromDocuments(ManifestReader.read(List.of(dir.resolve("manifests.yaml"))));
         Path expected = dir.resolve("expected.iptables");
-        return new GoldenCase(dir, (String) c.get("node"), settings, state,
+        return new GoldenCase(
+                dir,
+                (String) c.get("node"),
+                settings,
+                state,
                 Files.exists(expected) ? Files.readString(expected) : null);
     }
 

@@ -19,10 +19,12 @@ class KubeProxyConformanceTest {
 
     @TestFactory
     Stream<DynamicTest> matchesKubeProxyTestExpectations() throws Exception {
-        return GoldenCase.folders("kube-proxy").stream().map(dir -> DynamicTest.dynamicTest(
-                dir.getFileName().toString(), () -> {
+        return GoldenCase.folders("kube-proxy").stream()
+                .map(dir -> DynamicTest.dynamicTest(dir.getFileName().toString(), () -> {
                     GoldenCase c = GoldenCase.load(dir);
-                    assertEquals(KubeProxyDump.normalize(c.expected()), KubeProxyDump.normalize(c.compile()),
+                    assertEquals(
+                            KubeProxyDump.normalize(c.expected()),
+                            KubeProxyDump.normalize(c.compile()),
                             "case " + dir.getFileName());
                 }));
     }
@@ -31,8 +33,11 @@ class KubeProxyConformanceTest {
     @TestFactory
     Stream<DynamicTest> normalisesLikeKubeProxy() throws Exception {
         Path root = GoldenCase.ROOT.resolve("kube-proxy/_sort-iptables-rules");
-        return Files.list(root).sorted().map(dir -> DynamicTest.dynamicTest(dir.getFileName().toString(), () ->
-                assertThat(KubeProxyDump.normalize(Files.readString(dir.resolve("input.iptables"))))
-                        .isEqualTo(Files.readString(dir.resolve("output.iptables")))));
+        return Files.list(root)
+                .sorted()
+                .map(dir -> DynamicTest.dynamicTest(
+                        dir.getFileName().toString(),
+                        () -> assertThat(KubeProxyDump.normalize(Files.readString(dir.resolve("input.iptables"))))
+                                .isEqualTo(Files.readString(dir.resolve("output.iptables")))));
     }
 }

@@ -16,8 +16,7 @@ import java.util.Map;
  * comment, with the "must be the last rule" rule kept last.
  */
 final class KubeProxyDump {
-    private KubeProxyDump() {
-    }
+    private KubeProxyDump() {}
 
     static String normalize(String restoreInput) {
         List<Table> tables = new ArrayList<>();

@@ -3,11 +3,11 @@ package io.rulesync.compiler.iptables;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.rulesync.testsupport.cluster.SyntheticCluster;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.NamespacedName;
 import io.rulesync.model.rules.Chain;
+import io.rulesync.testsupport.cluster.SyntheticCluster;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -15,7 +15,10 @@ class NodeRulesTest {
     private static final ProxySettings SETTINGS = ProxySettings.defaults(IpFamily.IPV4);
 
     private static Chain chain(NodeRules rules, String prefix) {
-        return rules.ruleSet().nat().stream().filter(c -> c.name().startsWith(prefix)).findFirst().orElseThrow();
+        return rules.ruleSet().nat().stream()
+                .filter(c -> c.name().startsWith(prefix))
+                .findFirst()
+                .orElseThrow();
     }
 
     /** Past 1000 endpoints kube-proxy drops the per-endpoint comments, and only those. */
@@ -44,7 +47,9 @@ class NodeRulesTest {
 
         NodeRules shrunk = rules.update(smaller, Set.of(victim));
         assertThat(shrunk.largeClusterMode()).isFalse();
-        assertThat(shrunk.render()).isEqualTo(IptablesCompiler.compile(smaller, SyntheticCluster.NODE, SETTINGS).render());
+        assertThat(shrunk.render())
+                .isEqualTo(IptablesCompiler.compile(smaller, SyntheticCluster.NODE, SETTINGS)
+                        .render());
 
         NodeRules grown = shrunk.update(big, Set.of(victim));
         assertThat(grown.largeClusterMode()).isTrue();
@@ -54,14 +59,16 @@ class NodeRulesTest {
     @Test
     void unknownNodesAreRefused() {
         assertThatThrownBy(() -> IptablesCompiler.compile(SyntheticCluster.build(1, 1), "nope", SETTINGS))
-                .isInstanceOf(UnknownNodeException.class).hasMessageContaining("'nope'");
+                .isInstanceOf(UnknownNodeException.class)
+                .hasMessageContaining("'nope'");
     }
 
     @Test
     void aChangedNodeRecompilesEverything() throws Exception {
         ClusterState state = SyntheticCluster.build(20, 3);
         NodeRules rules = IptablesCompiler.compile(state, "node-1", SETTINGS);
-        ClusterState moved = state.withNode(new io.rulesync.model.cluster.Node("node-1", "zone-z", java.util.List.of()));
+        ClusterState moved =
+                state.withNode(new io.rulesync.model.cluster.Node("node-1", "zone-z", java.util.List.of()));
         assertThat(rules.update(moved, Set.of()).render())
                 .isEqualTo(IptablesCompiler.compile(moved, "node-1", SETTINGS).render());
         assertThatThrownBy(() -> rules.update(state.withoutNode("node-1"), Set.of()))

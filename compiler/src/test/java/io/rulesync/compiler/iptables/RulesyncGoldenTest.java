@@ -19,8 +19,8 @@ class RulesyncGoldenTest {
     @TestFactory
     Stream<DynamicTest> rendersExactlyTheReviewedOutput() throws Exception {
         boolean update = Boolean.getBoolean("rulesync.golden.update");
-        return GoldenCase.folders("rulesync").stream().map(dir -> DynamicTest.dynamicTest(
-                dir.getFileName().toString(), () -> {
+        return GoldenCase.folders("rulesync").stream()
+                .map(dir -> DynamicTest.dynamicTest(dir.getFileName().toString(), () -> {
                     GoldenCase c = GoldenCase.load(dir);
                     String actual = c.compile();
                     if (update) {

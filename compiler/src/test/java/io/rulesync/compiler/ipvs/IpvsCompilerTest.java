@@ -1,6 +1,4 @@
 package io.rulesync.compiler.ipvs;
-import io.rulesync.model.ipvs.IpvsRules;
-import io.rulesync.model.ipvs.IpvsSet;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -9,6 +7,8 @@ import io.rulesync.compiler.iptables.GoldenCase;
 import io.rulesync.compiler.iptables.ProxySettings;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.ipvs.IpvsRules;
+import io.rulesync.model.ipvs.IpvsSet;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -32,9 +32,11 @@ class IpvsCompilerTest {
             Collections.shuffle(objects, r);
             ClusterState shuffled = ClusterState.empty();
             for (Object o : objects) {
-                shuffled = o instanceof io.rulesync.model.cluster.Service s ? shuffled.withService(s)
-                        : o instanceof io.rulesync.model.cluster.EndpointSlice e ? shuffled.withEndpointSlice(e)
-                        : shuffled.withNode((io.rulesync.model.cluster.Node) o);
+                shuffled = o instanceof io.rulesync.model.cluster.Service s
+                        ? shuffled.withService(s)
+                        : o instanceof io.rulesync.model.cluster.EndpointSlice e
+                                ? shuffled.withEndpointSlice(e)
+                                : shuffled.withNode((io.rulesync.model.cluster.Node) o);
             }
             IpvsRules again = IpvsCompiler.compile(shuffled, c.node(), c.settings(), "rr");
             assertThat(again.ipvsadmRestore()).isEqualTo(reference.ipvsadmRestore());
@@ -48,10 +50,15 @@ class IpvsCompilerTest {
         GoldenCase c = GoldenCase.load(SHOP);
         IpvsRules b = IpvsCompiler.compile(c.state(), "node-b", c.settings(), "rr");
         // node-b holds checkout's only endpoint: its eTP=Local NodePort uses it as a local endpoint.
-        assertThat(b.ipvsadmRestore()).contains("-A -t 192.168.50.11:30443 -s rr\n-a -t 192.168.50.11:30443 -r 10.244.1.31:8443 -m -w 1\n")
+        assertThat(b.ipvsadmRestore())
+                .contains("-A -t 192.168.50.11:30443 -s rr\n-a -t 192.168.50.11:30443 -r 10.244.1.31:8443 -m -w 1\n")
                 .doesNotContain("192.168.50.1:");
-        assertThat(b.sets().get(IpvsSet.LOOP_BACK)).containsExactly("10.244.1.12,tcp:8080,10.244.1.12",
-                "10.244.1.13,tcp:8080,10.244.1.13", "10.244.1.21,tcp:8080,10.244.1.21", "10.244.1.31,tcp:8443,10.244.1.31");
+        assertThat(b.sets().get(IpvsSet.LOOP_BACK))
+                .containsExactly(
+                        "10.244.1.12,tcp:8080,10.244.1.12",
+                        "10.244.1.13,tcp:8080,10.244.1.13",
+                        "10.244.1.21,tcp:8080,10.244.1.21",
+                        "10.244.1.31,tcp:8443,10.244.1.31");
     }
 
     @Test
@@ -61,7 +68,8 @@ class IpvsCompilerTest {
         assertThat(r.virtualServers()).hasSize(7);
         assertThat(r.realServerCount()).isEqualTo(9);
         assertThat(r.setMemberCount()).isEqualTo(19);
-        assertThat(r.iptablesRuleCount()).isEqualTo(r.natRules().size() + r.filterRules().size() + 9);
+        assertThat(r.iptablesRuleCount())
+                .isEqualTo(r.natRules().size() + r.filterRules().size() + 9);
     }
 
     @Test
@@ -75,7 +83,9 @@ class IpvsCompilerTest {
 
     @Test
     void ipv6SetNamesAreCutToIpsetsLimit() {
-        assertThat(IpvsSet.LOAD_BALANCER_SOURCE_CIDR.name(IpFamily.IPV6)).isEqualTo("KUBE-6-LOAD-BALANCER-SOURCE-CID").hasSize(31);
+        assertThat(IpvsSet.LOAD_BALANCER_SOURCE_CIDR.name(IpFamily.IPV6))
+                .isEqualTo("KUBE-6-LOAD-BALANCER-SOURCE-CID")
+                .hasSize(31);
         assertThat(IpvsSet.NODE_PORT_LOCAL_SCTP.name(IpFamily.IPV6)).isEqualTo("KUBE-6-NODE-PORT-LOCAL-SCTP-HAS");
         assertThat(IpvsSet.CLUSTER_IP.name(IpFamily.IPV6)).isEqualTo("KUBE-6-CLUSTER-IP");
         assertThat(IpvsSet.CLUSTER_IP.name(IpFamily.IPV4)).isEqualTo("KUBE-CLUSTER-IP");

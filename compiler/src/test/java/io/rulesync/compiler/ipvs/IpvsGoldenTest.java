@@ -1,9 +1,9 @@
 package io.rulesync.compiler.ipvs;
-import io.rulesync.model.ipvs.IpvsRules;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.rulesync.compiler.iptables.GoldenCase;
+import io.rulesync.model.ipvs.IpvsRules;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -24,24 +24,27 @@ class IpvsGoldenTest {
     /** What {@code rulesync compile --mode ipvs} prints for a case. */
     static String render(Path dir) throws Exception {
         GoldenCase c = GoldenCase.load(dir);
-        Map<?, ?> raw = (Map<?, ?>) new Load(LoadSettings.builder().build()).loadFromString(Files.readString(dir.resolve("case.yaml")));
-        String scheduler = (String) ((Map<String, Object>) raw).getOrDefault("ipvsScheduler", IpvsCompiler.DEFAULT_SCHEDULER);
+        Map<?, ?> raw = (Map<?, ?>)
+                new Load(LoadSettings.builder().build()).loadFromString(Files.readString(dir.resolve("case.yaml")));
+        String scheduler =
+                (String) ((Map<String, Object>) raw).getOrDefault("ipvsScheduler", IpvsCompiler.DEFAULT_SCHEDULER);
         IpvsRules r = IpvsCompiler.compile(c.state(), c.node(), c.settings(), scheduler);
-        return "######## ipvsadm-restore ########\n" + r.ipvsadmRestore() + "######## ipset restore ########\n" + r.ipsetRestore()
-                + "######## iptables-restore --noflush ########\n" + r.iptablesRestore();
+        return "######## ipvsadm-restore ########\n" + r.ipvsadmRestore() + "######## ipset restore ########\n"
+                + r.ipsetRestore() + "######## iptables-restore --noflush ########\n" + r.iptablesRestore();
     }
 
     @TestFactory
     Stream<DynamicTest> rendersExactlyTheReviewedOutput() throws Exception {
         boolean update = Boolean.getBoolean("rulesync.golden.update");
-        return GoldenCase.folders("ipvs").stream().map(dir -> DynamicTest.dynamicTest(dir.getFileName().toString(), () -> {
-            String actual = render(dir);
-            Path expected = dir.resolve("expected.ipvs");
-            if (update) {
-                Files.writeString(expected, actual);
-            } else {
-                assertEquals(Files.readString(expected), actual, "case " + dir.getFileName());
-            }
-        }));
+        return GoldenCase.folders("ipvs").stream()
+                .map(dir -> DynamicTest.dynamicTest(dir.getFileName().toString(), () -> {
+                    String actual = render(dir);
+                    Path expected = dir.resolve("expected.ipvs");
+                    if (update) {
+                        Files.writeString(expected, actual);
+                    } else {
+                        assertEquals(Files.readString(expected), actual, "case " + dir.getFileName());
+                    }
+                }));
     }
 }

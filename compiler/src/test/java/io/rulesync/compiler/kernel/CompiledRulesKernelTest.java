@@ -24,7 +24,8 @@ class CompiledRulesKernelTest extends ServiceKernelContract {
 
     @Override
     void load(NetnsLab lab, ClusterState state) throws Exception {
-        ProxySettings settings = ProxySettings.defaults(IpFamily.IPV4).withClusterCidrs(List.of(Cidr.parse("10.244.0.0/16")));
+        ProxySettings settings =
+                ProxySettings.defaults(IpFamily.IPV4).withClusterCidrs(List.of(Cidr.parse("10.244.0.0/16")));
         lab.restore(false, IptablesCompiler.compile(state, "node-a", settings).render());
         lab.installKubeProxyJumps(false);
         // The same objects' IPv6 rule set, as a dual-stack node loads it with ip6tables-restore.
@@ -37,16 +38,24 @@ class CompiledRulesKernelTest extends ServiceKernelContract {
     @Test
     void localhostNodePortsAreServed() {
         // kube-proxy's default in iptables mode, with route_localnet.
-        assertThat(answers(lab.probe(lab.nodeNs(), "tcp", "127.0.0.1", 30080, 10, TIMEOUT_MS)).keySet())
+        assertThat(answers(lab.probe(lab.nodeNs(), "tcp", "127.0.0.1", 30080, 10, TIMEOUT_MS))
+                        .keySet())
                 .isSubsetOf("pod0", "pod1", "pod2");
     }
 
     @Test
     void theSourceRangeDropIsKubeProxyFirewalls() {
-        assertThat(lab.probe(lab.clientNs(), "tcp", "198.51.100.11", 80, 1, DROP_WAIT_MS)).containsOnly("TIMEOUT");
-        String counters = lab.exec(lab.nodeNs(), "iptables", "-t", "filter", "-L", "KUBE-PROXY-FIREWALL", "-v", "-n", "-x")
-                .orThrow().stdout();
-        assertThat(counters.lines().filter(l -> l.contains("198.51.100.11")).findFirst().orElseThrow().strip())
+        assertThat(lab.probe(lab.clientNs(), "tcp", "198.51.100.11", 80, 1, DROP_WAIT_MS))
+                .containsOnly("TIMEOUT");
+        String counters = lab.exec(
+                        lab.nodeNs(), "iptables", "-t", "filter", "-L", "KUBE-PROXY-FIREWALL", "-v", "-n", "-x")
+                .orThrow()
+                .stdout();
+        assertThat(counters.lines()
+                        .filter(l -> l.contains("198.51.100.11"))
+                        .findFirst()
+                        .orElseThrow()
+                        .strip())
                 .matches("[1-9][0-9]* +[0-9]+ +DROP.*");
     }
 }

@@ -1,18 +1,18 @@
 package io.rulesync.compiler.kernel;
 
-import io.rulesync.testsupport.netns.NetnsLab;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.compiler.iptables.GoldenCase;
 import io.rulesync.compiler.ipvs.IpvsCompiler;
+import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.ipvs.IpvsSet;
 import io.rulesync.model.ipvs.VirtualServer;
-import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.testing.needs.KernelFeature;
 import io.rulesync.testing.needs.RequiresKernelFeature;
 import io.rulesync.testing.needs.RequiresNetns;
 import io.rulesync.testing.needs.RequiresTool;
+import io.rulesync.testsupport.netns.NetnsLab;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -55,13 +55,16 @@ class IpvsKernelTest {
             return rules.iptablesRestore();
         }
         System.out.println("IpvsKernelTest: this kernel has no IPVS; the -m ipvs output filter rules are not loaded");
-        return Arrays.stream(rules.iptablesRestore().split("\n")).filter(l -> !l.contains("-m ipvs "))
+        return Arrays.stream(rules.iptablesRestore().split("\n"))
+                .filter(l -> !l.contains("-m ipvs "))
                 .collect(Collectors.joining("\n", "", "\n"));
     }
 
     private void load() {
-        lab.execWithInput(lab.nodeNs(), rules.ipsetRestore(), "ipset", "restore").orThrow();
-        lab.execWithInput(lab.nodeNs(), loadable, "iptables-restore", "--noflush").orThrow();
+        lab.execWithInput(lab.nodeNs(), rules.ipsetRestore(), "ipset", "restore")
+                .orThrow();
+        lab.execWithInput(lab.nodeNs(), loadable, "iptables-restore", "--noflush")
+                .orThrow();
         for (IpvsRules.Jump j : IpvsRules.JUMPS) {
             List<String> argv = new java.util.ArrayList<>(List.of("iptables", "-t", j.table(), "-I", j.chain(), "1"));
             argv.addAll(shellWords(j.rule()));
@@ -72,7 +75,8 @@ class IpvsKernelTest {
     /** Splits a rule into arguments, keeping a quoted comment whole. */
     private static List<String> shellWords(String rule) {
         List<String> out = new java.util.ArrayList<>();
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"([^\"]*)\"|(\\S+)").matcher(rule);
+        java.util.regex.Matcher m =
+                java.util.regex.Pattern.compile("\"([^\"]*)\"|(\\S+)").matcher(rule);
         while (m.find()) {
             out.add(m.group(1) != null ? m.group(1) : m.group(2));
         }
@@ -83,23 +87,35 @@ class IpvsKernelTest {
     void theSetsAndRulesLoadAsCompiled() {
         load();
         for (IpvsSet s : IpvsSet.values()) {
-            List<String> members = lab.exec(lab.nodeNs(), "ipset", "list", s.name(IpFamily.IPV4)).orThrow().lines().stream()
-                    .dropWhile(l -> !l.equals("Members:")).skip(1).filter(l -> !l.isBlank()).sorted().toList();
-            assertThat(members).as(s.name(IpFamily.IPV4)).isEqualTo(rules.sets().get(s).stream().sorted().toList());
+            List<String> members =
+                    lab.exec(lab.nodeNs(), "ipset", "list", s.name(IpFamily.IPV4)).orThrow().lines().stream()
+                            .dropWhile(l -> !l.equals("Members:"))
+                            .skip(1)
+                            .filter(l -> !l.isBlank())
+                            .sorted()
+                            .toList();
+            assertThat(members)
+                    .as(s.name(IpFamily.IPV4))
+                    .isEqualTo(rules.sets().get(s).stream().sorted().toList());
         }
         for (String table : List.of("nat", "filter")) {
             List<String> chains = table.equals("nat") ? IpvsRules.NAT_CHAINS : IpvsRules.FILTER_CHAINS;
             for (String chain : chains) {
-                long expected = Arrays.stream(loadable.split("\n")).filter(l -> l.startsWith("-A " + chain + " "))
-                        .filter(l -> table.equals("nat") == rules.natRules().contains(l)).count();
+                long expected = Arrays.stream(loadable.split("\n"))
+                        .filter(l -> l.startsWith("-A " + chain + " "))
+                        .filter(l -> table.equals("nat") == rules.natRules().contains(l))
+                        .count();
                 long actual = lab.exec(lab.nodeNs(), "iptables", "-t", table, "-S", chain).orThrow().lines().stream()
-                        .filter(l -> l.startsWith("-A ")).count();
+                        .filter(l -> l.startsWith("-A "))
+                        .count();
                 assertThat(actual).as("%s %s", table, chain).isEqualTo(expected);
             }
         }
         // kube-proxy's successive inserts leave INPUT as: ipvs filter, proxy firewall, health-check node ports.
-        assertThat(lab.exec(lab.nodeNs(), "iptables", "-S", "INPUT").orThrow().lines().stream().filter(l -> l.startsWith("-A "))
-                .map(l -> l.substring(l.lastIndexOf(' ') + 1)).toList())
+        assertThat(lab.exec(lab.nodeNs(), "iptables", "-S", "INPUT").orThrow().lines().stream()
+                        .filter(l -> l.startsWith("-A "))
+                        .map(l -> l.substring(l.lastIndexOf(' ') + 1))
+                        .toList())
                 .startsWith("KUBE-IPVS-FILTER", "KUBE-PROXY-FIREWALL", "KUBE-NODE-PORT");
     }
 
@@ -109,9 +125,13 @@ class IpvsKernelTest {
         // The service addresses as kube-proxy binds them, and a server on the node answering every port.
         // kube-proxy binds them to the dummy device kube-ipvs0; where the kernel has no dummy driver (this
         // one), the loopback device makes them local addresses just the same.
-        String device = lab.exec(lab.nodeNs(), "ip", "link", "add", "kube-ipvs0", "type", "dummy").ok() ? "kube-ipvs0" : "lo";
+        String device = lab.exec(lab.nodeNs(), "ip", "link", "add", "kube-ipvs0", "type", "dummy")
+                        .ok()
+                ? "kube-ipvs0"
+                : "lo";
         for (var ip : rules.bound()) {
-            lab.exec(lab.nodeNs(), "ip", "addr", "add", ip + "/32", "dev", device).orThrow();
+            lab.exec(lab.nodeNs(), "ip", "addr", "add", ip + "/32", "dev", device)
+                    .orThrow();
         }
         lab.serveIn(lab.nodeNs(), "tcp", 80, "node80");
         lab.serveIn(lab.nodeNs(), "tcp", 81, "node81");
@@ -124,7 +144,8 @@ class IpvsKernelTest {
     @RequiresKernelFeature(KernelFeature.IPVS)
     @RequiresTool("ipvsadm")
     void virtualServersLoadWhereTheKernelHasIpvs() {
-        lab.execWithInput(lab.nodeNs(), rules.ipvsadmRestore(), "ipvsadm-restore").orThrow();
+        lab.execWithInput(lab.nodeNs(), rules.ipvsadmRestore(), "ipvsadm-restore")
+                .orThrow();
         String saved = lab.exec(lab.nodeNs(), "ipvsadm", "-S", "-n").orThrow().stdout();
         for (VirtualServer vs : rules.virtualServers()) {
             assertThat(saved).contains("-A " + vs.service());

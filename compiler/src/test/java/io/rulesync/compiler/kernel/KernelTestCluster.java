@@ -13,8 +13,7 @@ import java.util.stream.Collectors;
 
 /** The cluster the kernel tests compile for a {@link NetnsLab}, whatever the mode, and how they read the probes' answers. */
 final class KernelTestCluster {
-    private KernelTestCluster() {
-    }
+    private KernelTestCluster() {}
 
     /** The cluster below, decoded. */
     static ClusterState state(NetnsLab lab) throws Exception {
@@ -40,9 +39,16 @@ final class KernelTestCluster {
         return nodes
                 + service(lab, "web", "10.96.0.10", "", "", List.of(0, 1, 2), List.of(3))
                 + service(lab, "sticky", "10.96.0.20", "sessionAffinity: ClientIP", "", List.of(0, 1, 2), List.of())
-                + service(lab, "web-np", "10.96.0.11", "type: NodePort", "nodePort: 30080, ", List.of(0, 1, 2), List.of())
-                + service(lab, "local-np", "10.96.0.12", "type: NodePort, externalTrafficPolicy: Local", "nodePort: 30081, ",
-                        List.of(0, 2), List.of())
+                + service(
+                        lab, "web-np", "10.96.0.11", "type: NodePort", "nodePort: 30080, ", List.of(0, 1, 2), List.of())
+                + service(
+                        lab,
+                        "local-np",
+                        "10.96.0.12",
+                        "type: NodePort, externalTrafficPolicy: Local",
+                        "nodePort: 30081, ",
+                        List.of(0, 2),
+                        List.of())
                 + service(lab, "empty", "10.96.0.30", "type: NodePort", "nodePort: 30082, ", List.of(), List.of())
                 + service(lab, "solo", "10.96.0.40", "", "", List.of(0), List.of())
                 + service(lab, "local-only", "10.96.0.50", "internalTrafficPolicy: Local", "", List.of(2), List.of())
@@ -83,7 +89,13 @@ final class KernelTestCluster {
                 """.formatted(lab.podIPv4(0), lab.podIPv4(1), lab.podIPv6(0), lab.podIPv6(1));
     }
 
-    private static String service(NetnsLab lab, String name, String clusterIP, String specExtra, String portExtra, List<Integer> ready,
+    private static String service(
+            NetnsLab lab,
+            String name,
+            String clusterIP,
+            String specExtra,
+            String portExtra,
+            List<Integer> ready,
             List<Integer> notReady) {
         String extra = specExtra.isEmpty() ? "" : specExtra + ", ";
         return """
@@ -136,12 +148,13 @@ final class KernelTestCluster {
     /** Responder ids ("pod0") counted over all answers; any non-OK line fails the probe. */
     static Map<String, Long> answers(List<String> lines) {
         assertThat(lines).allSatisfy(l -> assertThat(l).startsWith("OK "));
-        return lines.stream().map(l -> l.split(" ")[1]).collect(Collectors.groupingBy(Function.identity(), Collectors.counting()));
+        return lines.stream()
+                .map(l -> l.split(" ")[1])
+                .collect(Collectors.groupingBy(Function.identity(), Collectors.counting()));
     }
 
     /** The source address the pod saw ("OK pod0 10.244.0.1" gives 10.244.0.1). */
     static String peer(String line) {
         return line.split(" ")[2];
     }
-
 }

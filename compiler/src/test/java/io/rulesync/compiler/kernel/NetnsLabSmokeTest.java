@@ -1,9 +1,9 @@
 package io.rulesync.compiler.kernel;
 
-import io.rulesync.testsupport.netns.NetnsLab;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.testing.needs.RequiresNetns;
+import io.rulesync.testsupport.netns.NetnsLab;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -28,19 +28,24 @@ class NetnsLabSmokeTest {
             lab.serve(1, "tcp", 8080, "pod1");
             lab.serve(1, "udp", 8080, "pod1");
 
-            lab.restore(false, String.join("\n",
-                    "*nat",
-                    ":KUBE-SERVICES - [0:0]",
-                    ":KUBE-SVC-SMOKE - [0:0]",
-                    "-A KUBE-SERVICES -d 10.96.0.1/32 -j KUBE-SVC-SMOKE",
-                    "-A KUBE-SVC-SMOKE -p tcp -m tcp --dport 80 -j DNAT --to-destination " + lab.podIPv4(0) + ":8080",
-                    "-A KUBE-SVC-SMOKE -p udp -m udp --dport 53 -j DNAT --to-destination " + lab.podIPv4(1) + ":8080",
-                    "COMMIT",
-                    "*filter",
-                    ":KUBE-SERVICES - [0:0]",
-                    "-A KUBE-SERVICES -d 10.96.0.2/32 -p tcp -m tcp --dport 80 -j REJECT",
-                    "-A KUBE-SERVICES -d 10.96.0.2/32 -p udp -m udp --dport 53 -j REJECT",
-                    "COMMIT"));
+            lab.restore(
+                    false,
+                    String.join(
+                            "\n",
+                            "*nat",
+                            ":KUBE-SERVICES - [0:0]",
+                            ":KUBE-SVC-SMOKE - [0:0]",
+                            "-A KUBE-SERVICES -d 10.96.0.1/32 -j KUBE-SVC-SMOKE",
+                            "-A KUBE-SVC-SMOKE -p tcp -m tcp --dport 80 -j DNAT --to-destination " + lab.podIPv4(0)
+                                    + ":8080",
+                            "-A KUBE-SVC-SMOKE -p udp -m udp --dport 53 -j DNAT --to-destination " + lab.podIPv4(1)
+                                    + ":8080",
+                            "COMMIT",
+                            "*filter",
+                            ":KUBE-SERVICES - [0:0]",
+                            "-A KUBE-SERVICES -d 10.96.0.2/32 -p tcp -m tcp --dport 80 -j REJECT",
+                            "-A KUBE-SERVICES -d 10.96.0.2/32 -p udp -m udp --dport 53 -j REJECT",
+                            "COMMIT"));
             lab.installKubeProxyJumps(false);
 
             long p0 = System.nanoTime();
@@ -72,27 +77,34 @@ class NetnsLabSmokeTest {
         try (NetnsLab lab = new NetnsLab(2)) {
             lab.serve(0, "tcp", 8080, "pod0");
             lab.serve(1, "tcp", 8080, "pod1");
-            lab.restore(false, String.join("\n",
-                    "*nat",
-                    ":KUBE-SERVICES - [0:0]",
-                    ":KUBE-POSTROUTING - [0:0]",
-                    "-A KUBE-SERVICES -d 10.96.0.1/32 -p tcp -m tcp --dport 80 -j DNAT --to-destination "
-                            + lab.podIPv4(0) + ":8080",
-                    // hairpin: pod 0 reaching itself through the Service must be masqueraded
-                    "-A KUBE-POSTROUTING -s " + lab.podIPv4(0) + "/32 -d " + lab.podIPv4(0) + "/32 -j MASQUERADE",
-                    "COMMIT"));
-            lab.restore(true, String.join("\n",
-                    "*nat",
-                    ":KUBE-SERVICES - [0:0]",
-                    ":KUBE-POSTROUTING - [0:0]",
-                    "-A KUBE-SERVICES -d fd00:96::1/128 -p tcp -m tcp --dport 80 -j DNAT --to-destination ["
-                            + lab.podIPv6(1) + "]:8080",
-                    "COMMIT",
-                    "*filter",
-                    ":KUBE-SERVICES - [0:0]",
-                    "-A KUBE-SERVICES -d fd00:96::2/128 -p tcp -m tcp --dport 80 -j REJECT",
-                    "-A KUBE-SERVICES -d fd00:96::3/128 -p udp -m udp --dport 53 -j DROP",
-                    "COMMIT"));
+            lab.restore(
+                    false,
+                    String.join(
+                            "\n",
+                            "*nat",
+                            ":KUBE-SERVICES - [0:0]",
+                            ":KUBE-POSTROUTING - [0:0]",
+                            "-A KUBE-SERVICES -d 10.96.0.1/32 -p tcp -m tcp --dport 80 -j DNAT --to-destination "
+                                    + lab.podIPv4(0) + ":8080",
+                            // hairpin: pod 0 reaching itself through the Service must be masqueraded
+                            "-A KUBE-POSTROUTING -s " + lab.podIPv4(0) + "/32 -d " + lab.podIPv4(0)
+                                    + "/32 -j MASQUERADE",
+                            "COMMIT"));
+            lab.restore(
+                    true,
+                    String.join(
+                            "\n",
+                            "*nat",
+                            ":KUBE-SERVICES - [0:0]",
+                            ":KUBE-POSTROUTING - [0:0]",
+                            "-A KUBE-SERVICES -d fd00:96::1/128 -p tcp -m tcp --dport 80 -j DNAT --to-destination ["
+                                    + lab.podIPv6(1) + "]:8080",
+                            "COMMIT",
+                            "*filter",
+                            ":KUBE-SERVICES - [0:0]",
+                            "-A KUBE-SERVICES -d fd00:96::2/128 -p tcp -m tcp --dport 80 -j REJECT",
+                            "-A KUBE-SERVICES -d fd00:96::3/128 -p udp -m udp --dport 53 -j DROP",
+                            "COMMIT"));
             lab.installKubeProxyJumps(false);
             lab.installKubeProxyJumps(true);
 
@@ -110,13 +122,17 @@ class NetnsLabSmokeTest {
             // IPv6 pod to pod directly, and a port nothing listens on
             assertThat(lab.probe(lab.podNs(0), "tcp", lab.podIPv6(1), 8080, 1, 2000))
                     .containsOnly("OK pod1 " + lab.podIPv6(0));
-            assertThat(lab.probe(lab.podNs(0), "udp", lab.podIPv6(1), 9999, 1, 2000)).containsOnly("REFUSED");
+            assertThat(lab.probe(lab.podNs(0), "udp", lab.podIPv6(1), 9999, 1, 2000))
+                    .containsOnly("REFUSED");
             // Kernel quirk: the ICMPv6 error of an IPv6 TCP REJECT reaches the socket while connect() still holds
             // its lock and is dropped (TcpExtLockDroppedIcmps); the SYN retransmission ~1 s later is refused.
-            assertThat(lab.probe(lab.podNs(0), "tcp", "fd00:96::2", 80, 1, 3000)).containsOnly("REFUSED");
+            assertThat(lab.probe(lab.podNs(0), "tcp", "fd00:96::2", 80, 1, 3000))
+                    .containsOnly("REFUSED");
             // A DROP on the node's own output path fails a UDP send with EPERM at once (no ICMP: not a REJECT).
             assertThat(lab.probe(lab.nodeNs(), "udp", "fd00:96::3", 53, 1, 1000))
-                    .singleElement().asString().startsWith("ERROR EPERM");
+                    .singleElement()
+                    .asString()
+                    .startsWith("ERROR EPERM");
         }
     }
 
@@ -126,26 +142,31 @@ class NetnsLabSmokeTest {
             lab.installKubeProxyJumps(false);
             lab.installKubeProxyJumps(false);
             lab.installKubeProxyJumps(true);
-            assertThat(chain(lab, false, "filter", "FORWARD")).containsExactly(
-                    "-A FORWARD -m conntrack --ctstate NEW -m comment --comment \"kubernetes load balancer firewall\" -j KUBE-PROXY-FIREWALL",
-                    "-A FORWARD -m comment --comment \"kubernetes forwarding rules\" -j KUBE-FORWARD",
-                    "-A FORWARD -m conntrack --ctstate NEW -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES",
-                    "-A FORWARD -m conntrack --ctstate NEW -m comment --comment \"kubernetes externally-visible service portals\" -j KUBE-EXTERNAL-SERVICES");
-            assertThat(chain(lab, false, "filter", "INPUT")).containsExactly(
-                    "-A INPUT -j KUBE-FIREWALL",
-                    "-A INPUT -m conntrack --ctstate NEW -m comment --comment \"kubernetes load balancer firewall\" -j KUBE-PROXY-FIREWALL",
-                    "-A INPUT -m comment --comment \"kubernetes health check service ports\" -j KUBE-NODEPORTS",
-                    "-A INPUT -m conntrack --ctstate NEW -m comment --comment \"kubernetes externally-visible service portals\" -j KUBE-EXTERNAL-SERVICES");
-            assertThat(chain(lab, false, "filter", "OUTPUT")).containsExactly(
-                    "-A OUTPUT -j KUBE-FIREWALL",
-                    "-A OUTPUT -m conntrack --ctstate NEW -m comment --comment \"kubernetes load balancer firewall\" -j KUBE-PROXY-FIREWALL",
-                    "-A OUTPUT -m conntrack --ctstate NEW -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES");
-            assertThat(chain(lab, false, "nat", "PREROUTING")).containsExactly(
-                    "-A PREROUTING -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES");
-            assertThat(chain(lab, false, "nat", "OUTPUT")).containsExactly(
-                    "-A OUTPUT -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES");
-            assertThat(chain(lab, false, "nat", "POSTROUTING")).containsExactly(
-                    "-A POSTROUTING -m comment --comment \"kubernetes postrouting rules\" -j KUBE-POSTROUTING");
+            assertThat(chain(lab, false, "filter", "FORWARD"))
+                    .containsExactly(
+                            "-A FORWARD -m conntrack --ctstate NEW -m comment --comment \"kubernetes load balancer firewall\" -j KUBE-PROXY-FIREWALL",
+                            "-A FORWARD -m comment --comment \"kubernetes forwarding rules\" -j KUBE-FORWARD",
+                            "-A FORWARD -m conntrack --ctstate NEW -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES",
+                            "-A FORWARD -m conntrack --ctstate NEW -m comment --comment \"kubernetes externally-visible service portals\" -j KUBE-EXTERNAL-SERVICES");
+            assertThat(chain(lab, false, "filter", "INPUT"))
+                    .containsExactly(
+                            "-A INPUT -j KUBE-FIREWALL",
+                            "-A INPUT -m conntrack --ctstate NEW -m comment --comment \"kubernetes load balancer firewall\" -j KUBE-PROXY-FIREWALL",
+                            "-A INPUT -m comment --comment \"kubernetes health check service ports\" -j KUBE-NODEPORTS",
+                            "-A INPUT -m conntrack --ctstate NEW -m comment --comment \"kubernetes externally-visible service portals\" -j KUBE-EXTERNAL-SERVICES");
+            assertThat(chain(lab, false, "filter", "OUTPUT"))
+                    .containsExactly(
+                            "-A OUTPUT -j KUBE-FIREWALL",
+                            "-A OUTPUT -m conntrack --ctstate NEW -m comment --comment \"kubernetes load balancer firewall\" -j KUBE-PROXY-FIREWALL",
+                            "-A OUTPUT -m conntrack --ctstate NEW -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES");
+            assertThat(chain(lab, false, "nat", "PREROUTING"))
+                    .containsExactly(
+                            "-A PREROUTING -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES");
+            assertThat(chain(lab, false, "nat", "OUTPUT"))
+                    .containsExactly("-A OUTPUT -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES");
+            assertThat(chain(lab, false, "nat", "POSTROUTING"))
+                    .containsExactly(
+                            "-A POSTROUTING -m comment --comment \"kubernetes postrouting rules\" -j KUBE-POSTROUTING");
             assertThat(chain(lab, true, "filter", "INPUT")).noneMatch(l -> l.contains("KUBE-FIREWALL"));
             assertThat(chain(lab, true, "filter", "INPUT")).hasSize(3);
             assertThat(lab.save(true)).doesNotContain("KUBE-FIREWALL ");
@@ -153,14 +174,21 @@ class NetnsLabSmokeTest {
     }
 
     private static List<String> chain(NetnsLab lab, boolean ipv6, String table, String chain) {
-        return lab.exec(lab.nodeNs(), ipv6 ? "ip6tables" : "iptables", "-t", table, "-S", chain).orThrow().lines()
-                .stream().filter(l -> l.startsWith("-A ")).toList();
+        return lab
+                .exec(lab.nodeNs(), ipv6 ? "ip6tables" : "iptables", "-t", table, "-S", chain)
+                .orThrow()
+                .lines()
+                .stream()
+                .filter(l -> l.startsWith("-A "))
+                .toList();
     }
 
     /** Cross-check of {@link NetnsLab#listNamespaces()} with {@code ip netns list} itself. */
     private static List<String> ipNetnsList() {
         try {
-            Process p = new ProcessBuilder("ip", "netns", "list").redirectErrorStream(true).start();
+            Process p = new ProcessBuilder("ip", "netns", "list")
+                    .redirectErrorStream(true)
+                    .start();
             String out = new String(p.getInputStream().readAllBytes());
             p.waitFor();
             return out.lines().map(l -> l.split(" ")[0]).toList();

@@ -60,8 +60,10 @@ abstract class ServiceKernelContract {
         assertThat(seen.values()).allSatisfy(n -> assertThat(n).isBetween(60L, 140L));
 
         // From the node itself (the output path) as well.
-        assertThat(answers(lab.probe(lab.nodeNs(), "tcp", "10.96.0.10", 80, 60, TIMEOUT_MS)).keySet())
-                .isSubsetOf("pod0", "pod1", "pod2").hasSizeGreaterThan(1);
+        assertThat(answers(lab.probe(lab.nodeNs(), "tcp", "10.96.0.10", 80, 60, TIMEOUT_MS))
+                        .keySet())
+                .isSubsetOf("pod0", "pod1", "pod2")
+                .hasSizeGreaterThan(1);
     }
 
     @Test
@@ -77,7 +79,8 @@ abstract class ServiceKernelContract {
         Map<String, Long> fromPod5 = answers(lab.probe(lab.podNs(5), "tcp", "10.96.0.20", 80, 40, TIMEOUT_MS));
         assertThat(fromPod5).hasSize(1);
         // The same client keeps its endpoint across separate probe runs too.
-        assertThat(answers(lab.probe(lab.podNs(4), "tcp", "10.96.0.20", 80, 10, TIMEOUT_MS)).keySet())
+        assertThat(answers(lab.probe(lab.podNs(4), "tcp", "10.96.0.20", 80, 10, TIMEOUT_MS))
+                        .keySet())
                 .isEqualTo(fromPod4.keySet());
     }
 
@@ -88,7 +91,8 @@ abstract class ServiceKernelContract {
         // externalTrafficPolicy Cluster: the endpoint may be on another node, so the source is masqueraded.
         assertThat(outside).allSatisfy(l -> assertThat(peer(l)).isNotEqualTo(lab.clientIPv4()));
 
-        assertThat(answers(lab.probe(lab.nodeNs(), "tcp", lab.nodeIPv4(), 30080, 20, TIMEOUT_MS)).keySet())
+        assertThat(answers(lab.probe(lab.nodeNs(), "tcp", lab.nodeIPv4(), 30080, 20, TIMEOUT_MS))
+                        .keySet())
                 .isSubsetOf("pod0", "pod1", "pod2");
     }
 
@@ -99,21 +103,26 @@ abstract class ServiceKernelContract {
         assertThat(outside).allSatisfy(l -> assertThat(peer(l)).isEqualTo(lab.clientIPv4()));
 
         // Its ClusterIP still uses every endpoint.
-        assertThat(answers(lab.probe(lab.podNs(4), "tcp", "10.96.0.12", 80, 60, TIMEOUT_MS)).keySet())
+        assertThat(answers(lab.probe(lab.podNs(4), "tcp", "10.96.0.12", 80, 60, TIMEOUT_MS))
+                        .keySet())
                 .containsExactlyInAnyOrder("pod0", "pod2");
     }
 
     @Test
     void servicesWithoutEndpointsRefuseAtOnce() {
-        assertThat(lab.probe(lab.podNs(4), "tcp", "10.96.0.30", 80, 3, TIMEOUT_MS)).containsOnly("REFUSED");
-        assertThat(lab.probe(lab.nodeNs(), "tcp", "10.96.0.30", 80, 3, TIMEOUT_MS)).containsOnly("REFUSED");
-        assertThat(lab.probe(lab.clientNs(), "tcp", lab.nodeIPv4(), 30082, 3, TIMEOUT_MS)).containsOnly("REFUSED");
+        assertThat(lab.probe(lab.podNs(4), "tcp", "10.96.0.30", 80, 3, TIMEOUT_MS))
+                .containsOnly("REFUSED");
+        assertThat(lab.probe(lab.nodeNs(), "tcp", "10.96.0.30", 80, 3, TIMEOUT_MS))
+                .containsOnly("REFUSED");
+        assertThat(lab.probe(lab.clientNs(), "tcp", lab.nodeIPv4(), 30082, 3, TIMEOUT_MS))
+                .containsOnly("REFUSED");
     }
 
     @Test
     void internalTrafficPolicyLocalWithoutLocalEndpointsDrops() {
         // The only endpoint is on node-b: kube-proxy drops (not rejects) ClusterIP traffic on node-a.
-        assertThat(lab.probe(lab.podNs(4), "tcp", "10.96.0.50", 80, 1, DROP_WAIT_MS)).containsOnly("TIMEOUT");
+        assertThat(lab.probe(lab.podNs(4), "tcp", "10.96.0.50", 80, 1, DROP_WAIT_MS))
+                .containsOnly("TIMEOUT");
     }
 
     @Test
@@ -126,18 +135,23 @@ abstract class ServiceKernelContract {
 
     @Test
     void loadBalancerSourceRangesAdmitAndDrop() {
-        assertThat(answers(lab.probe(lab.clientNs(), "tcp", "198.51.100.10", 80, 5, TIMEOUT_MS)).keySet())
+        assertThat(answers(lab.probe(lab.clientNs(), "tcp", "198.51.100.10", 80, 5, TIMEOUT_MS))
+                        .keySet())
                 .containsExactly("pod1");
-        assertThat(lab.probe(lab.clientNs(), "tcp", "198.51.100.11", 80, 1, DROP_WAIT_MS)).containsOnly("TIMEOUT");
+        assertThat(lab.probe(lab.clientNs(), "tcp", "198.51.100.11", 80, 1, DROP_WAIT_MS))
+                .containsOnly("TIMEOUT");
     }
 
     @Test
     void ipv6RulesCarryClusterIPAndNodePortTraffic() {
-        assertThat(answers(lab.probe(lab.podNs(4), "tcp", "fd00:96::70", 80, 60, TIMEOUT_MS)).keySet())
+        assertThat(answers(lab.probe(lab.podNs(4), "tcp", "fd00:96::70", 80, 60, TIMEOUT_MS))
+                        .keySet())
                 .containsExactlyInAnyOrder("pod0", "pod1");
-        assertThat(answers(lab.probe(lab.clientNs(), "tcp", lab.nodeIPv6(), 30083, 20, TIMEOUT_MS)).keySet())
+        assertThat(answers(lab.probe(lab.clientNs(), "tcp", lab.nodeIPv6(), 30083, 20, TIMEOUT_MS))
+                        .keySet())
                 .isSubsetOf("pod0", "pod1");
         // The IPv4 rules know nothing of the IPv6-only slice: no IPv4 endpoints, so REJECT.
-        assertThat(lab.probe(lab.podNs(4), "tcp", "10.96.0.70", 80, 1, TIMEOUT_MS)).containsOnly("REFUSED");
+        assertThat(lab.probe(lab.podNs(4), "tcp", "10.96.0.70", 80, 1, TIMEOUT_MS))
+                .containsOnly("REFUSED");
     }
 }

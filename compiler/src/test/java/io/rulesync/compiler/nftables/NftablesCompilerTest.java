@@ -13,7 +13,6 @@ import io.rulesync.model.cluster.Protocol;
 import io.rulesync.model.cluster.ServicePortName;
 import io.rulesync.model.files.ManifestReader;
 import io.rulesync.model.nftables.NftNames;
-import io.rulesync.model.nftables.NftTransaction;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -23,8 +22,15 @@ import org.junit.jupiter.api.Test;
  * compared with the upstream transaction's as a set, because kube-proxy writes Services in a Go map's order.
  */
 class NftablesCompilerTest {
-    private static final ProxySettings SETTINGS = new ProxySettings(IpFamily.IPV4, List.of(Cidr.parse("10.0.0.0/8")), false,
-            ProxySettings.markForBit(14), false, true, List.of(Cidr.parse("192.168.0.2/32")), false);
+    private static final ProxySettings SETTINGS = new ProxySettings(
+            IpFamily.IPV4,
+            List.of(Cidr.parse("10.0.0.0/8")),
+            false,
+            ProxySettings.markForBit(14),
+            false,
+            true,
+            List.of(Cidr.parse("192.168.0.2/32")),
+            false);
 
     @Test
     void namesAreKubeProxysHashAndBase() {
@@ -32,10 +38,13 @@ class NftablesCompilerTest {
         assertThat(NftNames.servicePort(p80)).isEqualTo("ULMVA6XW-ns1/svc1/tcp/p80");
         assertThat(NftNames.servicePort(new ServicePortName(new NamespacedName("ns5", "svc5"), "p80", Protocol.TCP)))
                 .isEqualTo("HVFWP5L3-ns5/svc5/tcp/p80");
-        assertThat(NftNames.endpoint(p80, IpAddress.parse("10.180.0.1"), 80)).isEqualTo("5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80");
-        assertThat(NftNames.endpoint(p80, IpAddress.parse("fd00:10:180::2:1"), 80)).isEqualTo("2CRNCTTE-ns1/svc1/tcp/p80__fd00.10.180..2.1/80");
+        assertThat(NftNames.endpoint(p80, IpAddress.parse("10.180.0.1"), 80))
+                .isEqualTo("5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80");
+        assertThat(NftNames.endpoint(p80, IpAddress.parse("fd00:10:180::2:1"), 80))
+                .isEqualTo("2CRNCTTE-ns1/svc1/tcp/p80__fd00.10.180..2.1/80");
         // An unnamed port leaves the trailing slash; a name past 240 characters is cut and marked.
-        assertThat(NftNames.servicePort(new ServicePortName(new NamespacedName("ns1", "web"), "", Protocol.TCP))).endsWith("-ns1/web/tcp/");
+        assertThat(NftNames.servicePort(new ServicePortName(new NamespacedName("ns1", "web"), "", Protocol.TCP)))
+                .endsWith("-ns1/web/tcp/");
         String cut = NftNames.hashAndTruncate("x".repeat(300));
         assertThat(cut).hasSize(240).endsWith("...");
     }
@@ -51,23 +60,35 @@ class NftablesCompilerTest {
         for (String ip : ips) {
             eps.append("- {addresses: [").append(ip).append("], nodeName: node2}\n");
         }
-        return "---\nkind: EndpointSlice\napiVersion: discovery.k8s.io/v1\nmetadata: {name: " + svc + "-1, namespace: " + ns
-                + ", labels: {kubernetes.io/service-name: " + svc + "}}\naddressType: IPv4\nports: [{name: " + port + ", port: "
+        return "---\nkind: EndpointSlice\napiVersion: discovery.k8s.io/v1\nmetadata: {name: " + svc + "-1, namespace: "
+                + ns
+                + ", labels: {kubernetes.io/service-name: " + svc + "}}\naddressType: IPv4\nports: [{name: " + port
+                + ", port: "
                 + targetPort + "}]\nendpoints:\n" + eps;
     }
 
     private static List<String> compile(String manifests) throws Exception {
         ClusterState state = ClusterManifests.fromDocuments(ManifestReader.parse("upstream.yaml", NODE + manifests));
-        return NftablesCompiler.compile(state, "node1", SETTINGS).render().lines().toList();
+        return NftablesCompiler.compile(state, "node1", SETTINGS)
+                .render()
+                .lines()
+                .toList();
     }
 
     /** The lines of the transaction that belong to a Service: those naming its chains or its addresses. */
     private static List<String> linesOf(List<String> all, String... marks) {
-        return all.stream().filter(l -> java.util.Arrays.stream(marks).anyMatch(l::contains)).sorted().toList();
+        return all.stream()
+                .filter(l -> java.util.Arrays.stream(marks).anyMatch(l::contains))
+                .sorted()
+                .toList();
     }
 
     private static List<String> sorted(String text) {
-        return text.lines().map(String::strip).filter(l -> !l.isEmpty()).sorted().toList();
+        return text.lines()
+                .map(String::strip)
+                .filter(l -> !l.isEmpty())
+                .sorted()
+                .toList();
     }
 
     @Test
@@ -216,7 +237,8 @@ class NftablesCompilerTest {
                 add element ip kube-proxy no-endpoint-services { 172.30.0.46 . tcp . 80 comment "ns6/svc6:p80" : goto reject-chain }
                 """));
 
-        // externalTrafficPolicy Local whose only endpoint is on another node: the short-circuits, and drops for outsiders.
+        // externalTrafficPolicy Local whose only endpoint is on another node: the short-circuits, and drops for
+        // outsiders.
         List<String> local = compile("""
                 ---
                 kind: Service
@@ -230,24 +252,31 @@ class NftablesCompilerTest {
                 status: {loadBalancer: {ingress: [{ip: 1.2.3.4}]}}
                 """ + slice("ns2", "svc2", "p80", 80, "10.180.0.2"));
         String ext = "external-42NFTM6N-ns2/svc2/tcp/p80";
-        assertThat(local).contains(
-                "add rule ip kube-proxy " + ext + " ip saddr 10.0.0.0/8 goto service-42NFTM6N-ns2/svc2/tcp/p80 comment \"short-circuit pod traffic\"",
-                "add rule ip kube-proxy " + ext + " fib saddr type local jump mark-for-masquerade comment \"masquerade local traffic\"",
-                "add rule ip kube-proxy " + ext + " fib saddr type local goto service-42NFTM6N-ns2/svc2/tcp/p80 comment \"short-circuit local traffic\"",
-                "add element ip kube-proxy service-ips { 1.2.3.4 . tcp . 80 : goto " + ext + " }",
-                "add element ip kube-proxy service-ips { 192.168.99.22 . tcp . 80 : goto " + ext + " }",
-                "add element ip kube-proxy service-nodeports { tcp . 3001 : goto " + ext + " }",
-                "add element ip kube-proxy no-endpoint-services { 1.2.3.4 . tcp . 80 comment \"ns2/svc2:p80\" : drop }",
-                "add element ip kube-proxy no-endpoint-services { 192.168.99.22 . tcp . 80 comment \"ns2/svc2:p80\" : drop }",
-                "add element ip kube-proxy no-endpoint-nodeports { tcp . 3001 comment \"ns2/svc2:p80\" : drop }");
-        assertThat(local.stream().filter(l -> l.startsWith("add rule ip kube-proxy " + ext + " "))).hasSize(3);
+        assertThat(local)
+                .contains(
+                        "add rule ip kube-proxy " + ext
+                                + " ip saddr 10.0.0.0/8 goto service-42NFTM6N-ns2/svc2/tcp/p80 comment \"short-circuit pod traffic\"",
+                        "add rule ip kube-proxy " + ext
+                                + " fib saddr type local jump mark-for-masquerade comment \"masquerade local traffic\"",
+                        "add rule ip kube-proxy " + ext
+                                + " fib saddr type local goto service-42NFTM6N-ns2/svc2/tcp/p80 comment \"short-circuit local traffic\"",
+                        "add element ip kube-proxy service-ips { 1.2.3.4 . tcp . 80 : goto " + ext + " }",
+                        "add element ip kube-proxy service-ips { 192.168.99.22 . tcp . 80 : goto " + ext + " }",
+                        "add element ip kube-proxy service-nodeports { tcp . 3001 : goto " + ext + " }",
+                        "add element ip kube-proxy no-endpoint-services { 1.2.3.4 . tcp . 80 comment \"ns2/svc2:p80\" : drop }",
+                        "add element ip kube-proxy no-endpoint-services { 192.168.99.22 . tcp . 80 comment \"ns2/svc2:p80\" : drop }",
+                        "add element ip kube-proxy no-endpoint-nodeports { tcp . 3001 comment \"ns2/svc2:p80\" : drop }");
+        assertThat(local.stream().filter(l -> l.startsWith("add rule ip kube-proxy " + ext + " ")))
+                .hasSize(3);
     }
 
     @Test
     void theBaseChainsAreThoseOfV1336() throws Exception {
         List<String> all = compile("");
-        assertThat(all).startsWith("add table ip kube-proxy { comment \"rules for kube-proxy\" ; }")
-                .contains("add chain ip kube-proxy filter-prerouting-pre-dnat { type filter hook prerouting priority -110 ; }",
+        assertThat(all)
+                .startsWith("add table ip kube-proxy { comment \"rules for kube-proxy\" ; }")
+                .contains(
+                        "add chain ip kube-proxy filter-prerouting-pre-dnat { type filter hook prerouting priority -110 ; }",
                         "add chain ip kube-proxy filter-output-pre-dnat { type filter hook output priority -110 ; }",
                         "add chain ip kube-proxy filter-input { type filter hook input priority 0 ; }",
                         "add chain ip kube-proxy filter-forward { type filter hook forward priority 0 ; }",

@@ -22,7 +22,8 @@ import org.junit.jupiter.api.Test;
 class PureCoreTest {
     static final List<String> ADAPTERS = List.of("io.rulesync.model.files..");
     private static final JavaClasses COMPILER = new ClassFileImporter()
-            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS).importPackages("io.rulesync.model", "io.rulesync.compiler");
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .importPackages("io.rulesync.model", "io.rulesync.compiler");
 
     /**
      * The model and every package of the compiler-core module, found in the classes rather than listed: a package
@@ -32,7 +33,9 @@ class PureCoreTest {
         Set<String> packages = new TreeSet<>();
         packages.add("io.rulesync.model..");
         for (JavaClass c : COMPILER) {
-            boolean inCore = c.getSource().map(src -> src.getUri().toString().contains("compiler-core")).orElse(false);
+            boolean inCore = c.getSource()
+                    .map(src -> src.getUri().toString().contains("compiler-core"))
+                    .orElse(false);
             if (inCore) {
                 packages.add(c.getPackageName() + "..");
             }
@@ -42,8 +45,13 @@ class PureCoreTest {
 
     @Test
     void theCorePackagesAreFoundInTheModule() {
-        assertThat(core()).contains("io.rulesync.model..", "io.rulesync.compiler.iptables..", "io.rulesync.compiler.nftables..",
-                "io.rulesync.compiler.fold..").doesNotContain("io.rulesync.compiler.runtime..");
+        assertThat(core())
+                .contains(
+                        "io.rulesync.model..",
+                        "io.rulesync.compiler.iptables..",
+                        "io.rulesync.compiler.nftables..",
+                        "io.rulesync.compiler.fold..")
+                .doesNotContain("io.rulesync.compiler.runtime..");
     }
 
     @Test
@@ -55,7 +63,8 @@ class PureCoreTest {
     @Test
     void theRuleCatchesAFrameworkFilesTheNetworkAndProcesses() {
         JavaClasses fixture = new ClassFileImporter().importClasses(ImpureFixture.class);
-        assertThatThrownBy(() -> PureCode.rule(List.of("io.rulesync.compiler.purity.."), List.of(), List.of()).check(fixture))
+        assertThatThrownBy(() -> PureCode.rule(List.of("io.rulesync.compiler.purity.."), List.of(), List.of())
+                        .check(fixture))
                 .isInstanceOf(AssertionError.class)
                 .hasMessageContaining("java.sql.Connection")
                 .hasMessageContaining("java.io.File")
@@ -73,7 +82,8 @@ class PureCoreTest {
     @Test
     void theRuleCatchesThreadsExecutorsLoggingReflectionAndTheEnvironment() {
         JavaClasses fixture = new ClassFileImporter().importClasses(RunsAndLooksUpFixture.class);
-        assertThatThrownBy(() -> PureCode.rule(List.of("io.rulesync.compiler.purity.."), List.of(), List.of()).check(fixture))
+        assertThatThrownBy(() -> PureCode.rule(List.of("io.rulesync.compiler.purity.."), List.of(), List.of())
+                        .check(fixture))
                 .isInstanceOf(AssertionError.class)
                 .hasMessageContaining("java.lang.Thread")
                 .hasMessageContaining("java.util.concurrent.ExecutorService")
@@ -99,8 +109,9 @@ class PureCoreTest {
     @Test
     void theRuleCatchesAnExcludedAdapter() {
         JavaClasses fixture = new ClassFileImporter().importClasses(UsesAnAdapter.class);
-        assertThatThrownBy(() -> PureCode.rule(List.of("io.rulesync.compiler.purity.."), List.of("io.rulesync.model.."), ADAPTERS)
-                .check(fixture))
+        assertThatThrownBy(() -> PureCode.rule(
+                                List.of("io.rulesync.compiler.purity.."), List.of("io.rulesync.model.."), ADAPTERS)
+                        .check(fixture))
                 .isInstanceOf(AssertionError.class)
                 .hasMessageContaining("io.rulesync.model.files.KafkaClientConfig");
     }
@@ -126,7 +137,7 @@ class PureCoreTest {
         java.util.concurrent.atomic.AtomicLong total = new java.util.concurrent.atomic.AtomicLong();
 
         void start() {
-            new Thread(() -> { }).start();
+            new Thread(() -> {}).start();
         }
 
         void submit() {

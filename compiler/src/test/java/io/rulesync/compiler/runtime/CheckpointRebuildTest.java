@@ -32,8 +32,17 @@ class CheckpointRebuildTest {
     private static final int EVERY = 4;
 
     private static PartitionProcessor processor(CompilerStores store) {
-        return new PartitionProcessor(store.partition(), Topics.DEFAULT, "compiler", 0, CLOCK, PartitionProcessor.Faults.NONE,
-                PartitionProcessor.VersionListener.NONE, PartitionProcessor.Observer.NONE, Duration.ofMinutes(1), EVERY);
+        return new PartitionProcessor(
+                store.partition(),
+                Topics.DEFAULT,
+                "compiler",
+                0,
+                CLOCK,
+                PartitionProcessor.Faults.NONE,
+                PartitionProcessor.VersionListener.NONE,
+                PartitionProcessor.Observer.NONE,
+                Duration.ofMinutes(1),
+                EVERY);
     }
 
     private static void deliver(PartitionProcessor p, List<List<PartitionProcessor.Record>> batches) {
@@ -43,7 +52,8 @@ class CheckpointRebuildTest {
     }
 
     private static long lastEventId(TestDatabase db, String cluster) {
-        return new JdbcTemplate(db.dataSource()).queryForObject("SELECT max(id) FROM cluster_event WHERE cluster = ?", Long.class, cluster);
+        return new JdbcTemplate(db.dataSource())
+                .queryForObject("SELECT max(id) FROM cluster_event WHERE cluster = ?", Long.class, cluster);
     }
 
     @Test
@@ -67,12 +77,14 @@ class CheckpointRebuildTest {
             assertThat(processor(store).heads()).isEqualTo(heads);
 
             // Events a checkpoint stands for are not read again: garbling them changes nothing for a rebuild...
-            int garbled = new JdbcTemplate(db.dataSource()).update("UPDATE cluster_event SET payload = '{}' WHERE cluster = 'b' AND id <= ?", b.lastEventId());
+            int garbled = new JdbcTemplate(db.dataSource())
+                    .update("UPDATE cluster_event SET payload = '{}' WHERE cluster = 'b' AND id <= ?", b.lastEventId());
             assertThat(garbled).isEqualTo(4);
             assertThat(processor(store).heads().get("b")).isEqualTo(heads.get("b"));
             // ...whereas without the checkpoint the rebuild reads them, refuses them, and b is empty.
             new JdbcTemplate(db.dataSource()).update("DELETE FROM cluster_checkpoint WHERE cluster = 'b'");
-            assertThat(processor(store).heads().get("b").view().state().objectCount()).isZero();
+            assertThat(processor(store).heads().get("b").view().state().objectCount())
+                    .isZero();
         }
     }
 
@@ -82,17 +94,30 @@ class CheckpointRebuildTest {
         try (TestDatabase db = TestDatabase.create()) {
             CompilerStores store = CompilerStores.on(db.dataSource());
             java.util.List<Runnable> writes = new java.util.ArrayList<>();
-            PartitionProcessor p = new PartitionProcessor(store.partition(), Topics.DEFAULT, "compiler", 0, CLOCK, PartitionProcessor.Faults.NONE,
-                    PartitionProcessor.VersionListener.NONE, PartitionProcessor.Observer.NONE, Duration.ofMinutes(1), EVERY, writes::add);
+            PartitionProcessor p = new PartitionProcessor(
+                    store.partition(),
+                    Topics.DEFAULT,
+                    "compiler",
+                    0,
+                    CLOCK,
+                    PartitionProcessor.Faults.NONE,
+                    PartitionProcessor.VersionListener.NONE,
+                    PartitionProcessor.Observer.NONE,
+                    Duration.ofMinutes(1),
+                    EVERY,
+                    writes::add);
             deliver(p, ScriptedEvents.batches());
-            assertThat(store.events().checkpoint("a")).as("committed, not yet written").isEmpty();
+            assertThat(store.events().checkpoint("a"))
+                    .as("committed, not yet written")
+                    .isEmpty();
             assertThat(writes).hasSize(3); // a after batches 1 and 4, b after batch 5
 
             // The newest first, then the older one of a, late: it changes nothing.
             writes.get(1).run();
             long newest = store.events().checkpoint("a").orElseThrow().lastEventId();
             writes.get(0).run();
-            assertThat(store.events().checkpoint("a").orElseThrow().lastEventId()).isEqualTo(newest);
+            assertThat(store.events().checkpoint("a").orElseThrow().lastEventId())
+                    .isEqualTo(newest);
             writes.get(2).run();
             assertThat(processor(store).heads()).isEqualTo(p.heads());
         }
@@ -107,8 +132,10 @@ class CheckpointRebuildTest {
             Map<String, ClusterHead> heads = p.heads();
             EventLog.StoredCheckpoint before = store.events().checkpoint("a").orElseThrow();
             // a's row now holds b's checkpoint: damaged, as far as a is concerned.
-            new JdbcTemplate(db.dataSource()).update("UPDATE cluster_checkpoint SET body = (SELECT body FROM cluster_checkpoint WHERE cluster = 'b') "
-                    + "WHERE cluster = 'a'");
+            new JdbcTemplate(db.dataSource())
+                    .update(
+                            "UPDATE cluster_checkpoint SET body = (SELECT body FROM cluster_checkpoint WHERE cluster = 'b') "
+                                    + "WHERE cluster = 'a'");
 
             Logger logger = (Logger) LoggerFactory.getLogger(PartitionProcessor.class);
             ListAppender<ILoggingEvent> logs = new ListAppender<>();
@@ -121,15 +148,19 @@ class CheckpointRebuildTest {
                 logger.detachAppender(logs);
             }
             assertThat(rebuilt.heads()).isEqualTo(heads);
-            assertThat(logs.list).extracting(ILoggingEvent::getFormattedMessage)
+            assertThat(logs.list)
+                    .extracting(ILoggingEvent::getFormattedMessage)
                     .filteredOn(m -> m.contains("checkpoint"))
-                    .containsExactly("cluster a: its checkpoint at event " + before.lastEventId() + " (version 2) is not used: line 1 is of cluster b; rebuilt from the whole log instead, and a new checkpoint "
+                    .containsExactly("cluster a: its checkpoint at event " + before.lastEventId()
+                            + " (version 2) is not used: line 1 is of cluster b; rebuilt from the whole log instead, and a new checkpoint "
                             + "is written with its next batch");
 
             // The next batch of a writes a good checkpoint again, standing for every event of a so far.
             long offset = rebuilt.position();
-            deliver(rebuilt, List.of(List.of(new PartitionProcessor.Record(offset, "a",
-                    ScriptedEvents.service("a", "cache", "10.96.0.7")))));
+            deliver(
+                    rebuilt,
+                    List.of(List.of(new PartitionProcessor.Record(
+                            offset, "a", ScriptedEvents.service("a", "cache", "10.96.0.7")))));
             EventLog.StoredCheckpoint renewed = store.events().checkpoint("a").orElseThrow();
             assertThat(renewed.lastEventId()).isEqualTo(lastEventId(db, "a"));
             assertThat(processor(store).heads()).isEqualTo(rebuilt.heads());

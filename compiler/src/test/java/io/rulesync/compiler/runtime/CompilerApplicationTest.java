@@ -1,18 +1,18 @@
 package io.rulesync.compiler.runtime;
 
-import io.rulesync.model.topic.Topics;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.compiler.testing.TestCompiler;
-import io.rulesync.testsupport.TestInfrastructure;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.EventCodec;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.RulesDelta;
+import io.rulesync.model.topic.Topics;
 import io.rulesync.testing.needs.RequiresKafka;
 import io.rulesync.testing.needs.RequiresPostgres;
+import io.rulesync.testsupport.TestDatabase;
+import io.rulesync.testsupport.TestInfrastructure;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -53,7 +53,8 @@ class CompilerApplicationTest {
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
             for (PartitionProcessor.Record r : records) {
-                producer.send(new ProducerRecord<>(topics.events(), r.key(), r.value())).get();
+                producer.send(new ProducerRecord<>(topics.events(), r.key(), r.value()))
+                        .get();
             }
         }
     }
@@ -87,7 +88,8 @@ class CompilerApplicationTest {
         List<ClusterEvent> events = new ArrayList<>();
         for (PartitionProcessor.Record r : records) {
             if (EventCodec.decode(r.value()) instanceof EventCodec.Decoded.Valid v
-                    && v.event().cluster().equals(cluster) && r.key().equals(cluster)) {
+                    && v.event().cluster().equals(cluster)
+                    && r.key().equals(cluster)) {
                 events.add(v.event());
             }
         }
@@ -104,8 +106,16 @@ class CompilerApplicationTest {
             produce(all);
             ClusterRules finalA = expectedFinal("a", all);
             ClusterRules finalB = expectedFinal("b", all);
-            await("both clusters compiled", () -> store.history().head("a") > 0 && store.history().head("b") > 0
-                    && store.history().rules("a", store.history().head("a")).equals(finalA) && store.history().rules("b", store.history().head("b")).equals(finalB));
+            await(
+                    "both clusters compiled",
+                    () -> store.history().head("a") > 0
+                            && store.history().head("b") > 0
+                            && store.history()
+                                    .rules("a", store.history().head("a"))
+                                    .equals(finalA)
+                            && store.history()
+                                    .rules("b", store.history().head("b"))
+                                    .equals(finalB));
             await("all events stored", () -> db.count("cluster_event") + db.count("dead_letter") == all.size());
             assertThat(db.count("dead_letter")).isEqualTo(2);
 
@@ -127,7 +137,8 @@ class CompilerApplicationTest {
                 assertThat(seq).isEqualTo(store.history().head(cluster));
                 assertThat(rules).isEqualTo(cluster.equals("a") ? finalA : finalB);
             }
-            assertThat(consumeAll(topics.deadLetters(), 2)).extracting(ConsumerRecord::value)
+            assertThat(consumeAll(topics.deadLetters(), 2))
+                    .extracting(ConsumerRecord::value)
                     .anySatisfy(v -> assertThat(v).contains("not JSON"));
 
             // Restart: nothing is compiled twice.
@@ -135,9 +146,14 @@ class CompilerApplicationTest {
             app = start(db);
             ConfigurableApplicationContext second = start(db); // a second instance in the same group
             long events = db.count("cluster_event");
-            produce(List.of(new PartitionProcessor.Record(0, "a", ScriptedEvents.slice("a", "web", "10.244.0.7")),
-                    new PartitionProcessor.Record(0, "b", ScriptedEvents.slice("b", "api", "10.244.9.9", "10.244.9.10"))));
-            await("the new events compiled", () -> store.history().head("a") == headA + 1 && store.history().head("b") == headB + 1);
+            produce(List.of(
+                    new PartitionProcessor.Record(0, "a", ScriptedEvents.slice("a", "web", "10.244.0.7")),
+                    new PartitionProcessor.Record(
+                            0, "b", ScriptedEvents.slice("b", "api", "10.244.9.9", "10.244.9.10"))));
+            await(
+                    "the new events compiled",
+                    () -> store.history().head("a") == headA + 1
+                            && store.history().head("b") == headB + 1);
             await("no stray events", () -> db.count("cluster_event") == events + 2);
             Thread.sleep(1000); // deliberate: time for a wrong second compile to show up before the checks
             assertThat(store.history().head("a")).isEqualTo(headA + 1);

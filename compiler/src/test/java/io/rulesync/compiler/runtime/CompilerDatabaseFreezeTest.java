@@ -18,7 +18,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import javax.sql.DataSource;
@@ -47,19 +46,29 @@ class CompilerDatabaseFreezeTest {
             ds.setUser("postgres");
             // The defaults' 40 s socket timeout, shortened so that the test does not wait for it; the server's
             // limits are the defaults', checked below.
-            try (ConfigurableApplicationContext compiler = TestCompiler.start(url, "postgres", "", topics, run,
-                    Map.of("spring.datasource.hikari.data-source-properties.socketTimeout", "5"));
+            try (ConfigurableApplicationContext compiler = TestCompiler.start(
+                            url,
+                            "postgres",
+                            "",
+                            topics,
+                            run,
+                            Map.of("spring.datasource.hikari.data-source-properties.socketTimeout", "5"));
                     ShopCluster shop = new ShopCluster(topics.events());
                     Connection locker = ds.getConnection()) {
                 CompilerStores store = compiler.getBean(CompilerStores.class);
-                try (Connection c = compiler.getBean(DataSource.class).getConnection(); Statement st = c.createStatement()) {
+                try (Connection c = compiler.getBean(DataSource.class).getConnection();
+                        Statement st = c.createStatement()) {
                     assertThat(show(st, "statement_timeout")).isEqualTo("30s");
                     assertThat(show(st, "lock_timeout")).isEqualTo("10s");
                     assertThat(show(st, "idle_in_transaction_session_timeout")).isEqualTo("30s");
-                    assertThat(c.getNetworkTimeout()).as("the driver's socket timeout, ms").isEqualTo(5_000);
+                    assertThat(c.getNetworkTimeout())
+                            .as("the driver's socket timeout, ms")
+                            .isEqualTo(5_000);
                 }
                 shop.start();
-                await("a version with the endpoint").atMost(Duration.ofSeconds(60)).until(() -> runs(store, "10.244.0.1:8080"));
+                await("a version with the endpoint")
+                        .atMost(Duration.ofSeconds(60))
+                        .until(() -> runs(store, "10.244.0.1:8080"));
                 long first = store.history().head(CLUSTER);
                 long events = count(ds, "cluster_event");
 
@@ -69,41 +78,58 @@ class CompilerDatabaseFreezeTest {
                     st.execute("LOCK TABLE cluster_event IN ACCESS EXCLUSIVE MODE");
                 }
                 shop.send(up(Fixtures.slice("web", "n1", "10.244.0.1", "10.244.0.2")));
-                await("the batch waiting on the lock").atMost(Duration.ofSeconds(30)).until(() -> waitingOnALock(ds) > 0);
+                await("the batch waiting on the lock")
+                        .atMost(Duration.ofSeconds(30))
+                        .until(() -> waitingOnALock(ds) > 0);
                 MeterRegistry meters = compiler.getBean(MeterRegistry.class);
                 pg.freeze();
                 try {
                     // Past the socket timeout the batch is given up, while the server still says nothing: without a
                     // socket timeout it would wait here as long as the server does.
-                    await("the batch given up while the database is frozen").atMost(Duration.ofSeconds(15))
-                            .until(() -> meters.get("rulesync.batches.failed").counter().count() >= 1);
+                    await("the batch given up while the database is frozen")
+                            .atMost(Duration.ofSeconds(15))
+                            .until(() -> meters.get("rulesync.batches.failed")
+                                            .counter()
+                                            .count()
+                                    >= 1);
                 } finally {
                     pg.thaw();
                 }
                 locker.rollback();
                 long back = System.nanoTime();
 
-                await("the batch committed again").atMost(Duration.ofSeconds(30)).until(() -> store.history().head(CLUSTER) == first + 1);
-                System.out.printf("the database answering again: the batch committed after %d ms%n",
+                await("the batch committed again")
+                        .atMost(Duration.ofSeconds(30))
+                        .until(() -> store.history().head(CLUSTER) == first + 1);
+                System.out.printf(
+                        "the database answering again: the batch committed after %d ms%n",
                         Duration.ofNanos(System.nanoTime() - back).toMillis());
                 assertThat(runs(store, "10.244.0.2:8080")).isTrue();
-                assertThat(count(ds, "cluster_event")).as("the event stored once").isEqualTo(events + 1);
-                assertThat(count(ds, "version")).as("versions 1.." + (first + 1) + ", no gap or duplicate").isEqualTo(first + 1);
+                assertThat(count(ds, "cluster_event"))
+                        .as("the event stored once")
+                        .isEqualTo(events + 1);
+                assertThat(count(ds, "version"))
+                        .as("versions 1.." + (first + 1) + ", no gap or duplicate")
+                        .isEqualTo(first + 1);
             }
         }
     }
 
     private static long count(DataSource ds, String table) throws SQLException {
-        try (Connection c = ds.getConnection(); Statement st = c.createStatement();
-                ResultSet rs = st.executeQuery("SELECT count(*) FROM " + table + " WHERE cluster = '" + CLUSTER + "'")) {
+        try (Connection c = ds.getConnection();
+                Statement st = c.createStatement();
+                ResultSet rs =
+                        st.executeQuery("SELECT count(*) FROM " + table + " WHERE cluster = '" + CLUSTER + "'")) {
             rs.next();
             return rs.getLong(1);
         }
     }
 
     private static int waitingOnALock(DataSource ds) throws SQLException {
-        try (Connection c = ds.getConnection(); Statement st = c.createStatement();
-                ResultSet rs = st.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")) {
+        try (Connection c = ds.getConnection();
+                Statement st = c.createStatement();
+                ResultSet rs =
+                        st.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")) {
             rs.next();
             return rs.getInt(1);
         }

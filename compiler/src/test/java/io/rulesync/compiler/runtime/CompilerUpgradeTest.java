@@ -2,9 +2,9 @@ package io.rulesync.compiler.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rulesync.model.nftables.NftPart;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.FragmentKey;
-import io.rulesync.model.nftables.NftPart;
 import io.rulesync.model.rules.RuleFragment;
 import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.model.rules.RulesDiff;
@@ -31,7 +31,13 @@ class CompilerUpgradeTest {
     private static final Clock CLOCK = Clock.fixed(Instant.parse("2026-12-02T00:00:00Z"), ZoneOffset.UTC);
 
     private static PartitionProcessor processor(CompilerStores store) {
-        return new PartitionProcessor(store.partition(), Topics.DEFAULT, "compiler", 0, CLOCK, PartitionProcessor.Faults.NONE,
+        return new PartitionProcessor(
+                store.partition(),
+                Topics.DEFAULT,
+                "compiler",
+                0,
+                CLOCK,
+                PartitionProcessor.Faults.NONE,
                 PartitionProcessor.VersionListener.NONE);
     }
 
@@ -44,18 +50,40 @@ class CompilerUpgradeTest {
                 first.process(b);
             }
             assertThat(store.history().head("a")).isEqualTo(3);
-            assertThat(first.storeRecompiledVersions()).as("the compiler that wrote them agrees with itself").isEmpty();
+            assertThat(first.storeRecompiledVersions())
+                    .as("the compiler that wrote them agrees with itself")
+                    .isEmpty();
 
-            // As the compiler before nftables mode wrote it: version 4 of a holds one Service's fragment without its nftables part.
+            // As the compiler before nftables mode wrote it: version 4 of a holds one Service's fragment without its
+            // nftables part.
             ClusterRules v3 = store.history().rules("a", 3);
             Map.Entry<FragmentKey, RuleFragment> web = v3.fragments().entrySet().stream()
-                    .filter(e -> e.getKey().unit().id().startsWith("shop/web:")).findFirst().orElseThrow();
-            RuleFragment old = RuleFragment.parse(web.getValue().withNftables(NftPart.NONE).text());
+                    .filter(e -> e.getKey().unit().id().startsWith("shop/web:"))
+                    .findFirst()
+                    .orElseThrow();
+            RuleFragment old =
+                    RuleFragment.parse(web.getValue().withNftables(NftPart.NONE).text());
             long at = first.position();
-            store.batches().commit(new Batch("compiler", Topics.DEFAULT.events(), 0, at, at, List.of(), List.of(),
-                    List.of(new Batch.VersionRow("a", 4, CLOCK.instant(), "{}", "{}",
-                            new RulesDiff(List.of(new RulesDiff.FragmentChange(web.getKey(), web.getValue(), old)), List.of()))),
-                    List.of(), List.of()));
+            store.batches()
+                    .commit(new Batch(
+                            "compiler",
+                            Topics.DEFAULT.events(),
+                            0,
+                            at,
+                            at,
+                            List.of(),
+                            List.of(),
+                            List.of(new Batch.VersionRow(
+                                    "a",
+                                    4,
+                                    CLOCK.instant(),
+                                    "{}",
+                                    "{}",
+                                    new RulesDiff(
+                                            List.of(new RulesDiff.FragmentChange(web.getKey(), web.getValue(), old)),
+                                            List.of()))),
+                            List.of(),
+                            List.of()));
             int outboxBefore = store.outbox().pending(1000).size();
 
             PartitionProcessor upgraded = processor(store);
@@ -82,7 +110,8 @@ class CompilerUpgradeTest {
 
             // The next event's version shows only what it changed.
             long offset = upgraded.position();
-            upgraded.process(List.of(new PartitionProcessor.Record(offset, "a", ScriptedEvents.service("a", "cache", "10.96.0.7"))));
+            upgraded.process(List.of(
+                    new PartitionProcessor.Record(offset, "a", ScriptedEvents.service("a", "cache", "10.96.0.7"))));
             assertThat(store.history().version("a", 6).orElseThrow().cause()).contains("Service shop/cache");
             assertThat(store.history().rules("a", 6).fragments()).containsAllEntriesOf(v3.fragments());
         }

@@ -5,14 +5,13 @@ import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.rulesync.compiler.bench.PipelineBenchmark;
-import io.rulesync.model.topic.LogPosition;
-import io.rulesync.testsupport.TestDatabase;
-import io.rulesync.compiler.testing.TestCompiler;
-import io.rulesync.testsupport.TestInfrastructure;
 import io.rulesync.model.event.ResyncRequest;
+import io.rulesync.model.topic.LogPosition;
 import io.rulesync.model.topic.Topics;
 import io.rulesync.testing.needs.RequiresKafka;
 import io.rulesync.testing.needs.RequiresPostgres;
+import io.rulesync.testsupport.TestDatabase;
+import io.rulesync.testsupport.TestInfrastructure;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,7 +30,6 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 import org.springframework.kafka.listener.ConsumerSeekAware.ConsumerSeekCallback;
@@ -54,7 +52,8 @@ class EventsListenerTest {
     }
 
     private void produce(String... values) throws Exception {
-        try (KafkaProducer<String, String> producer = PipelineBenchmark.producer(TestInfrastructure.kafkaBootstrapServers())) {
+        try (KafkaProducer<String, String> producer =
+                PipelineBenchmark.producer(TestInfrastructure.kafkaBootstrapServers())) {
             for (String v : values) {
                 producer.send(new ProducerRecord<>(topics.events(), 0, "a", v)).get();
             }
@@ -104,12 +103,21 @@ class EventsListenerTest {
 
     @Test
     void theIdleCheckAloneNoticesAReplacedTopicWhoseUnreadRecordsAreGone() throws Exception {
-        try (TestDatabase db = TestDatabase.create(); Admin admin = Admin.create(admin());
+        try (TestDatabase db = TestDatabase.create();
+                Admin admin = Admin.create(admin());
                 KafkaLiveLogs logs = new KafkaLiveLogs(admin())) {
-            admin.createTopics(List.of(new NewTopic(topics.events(), 1, (short) 1))).all().get();
+            admin.createTopics(List.of(new NewTopic(topics.events(), 1, (short) 1)))
+                    .all()
+                    .get();
             CompilerStores store = CompilerStores.on(db.dataSource());
-            EventsListener listener = new EventsListener(store, topics, "compiler-" + run, Clock.systemUTC(),
-                    PartitionProcessor.VersionListener.NONE, new CompilerMetrics(new SimpleMeterRegistry()), logs,
+            EventsListener listener = new EventsListener(
+                    store,
+                    topics,
+                    "compiler-" + run,
+                    Clock.systemUTC(),
+                    PartitionProcessor.VersionListener.NONE,
+                    new CompilerMetrics(new SimpleMeterRegistry()),
+                    logs,
                     Duration.ofMinutes(1));
             Properties p = new Properties();
             p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, TestInfrastructure.kafkaBootstrapServers());
@@ -119,41 +127,60 @@ class EventsListenerTest {
             try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p)) {
                 consumer.assign(List.of(tp));
                 listener.onPartitionsAssigned(consumer, List.of(tp));
-                produce(ScriptedEvents.settings("a"), ScriptedEvents.node("a", "n1", "10.1.0.1"),
-                        ScriptedEvents.service("a", "web", "10.96.0.1"), ScriptedEvents.slice("a", "web", "10.244.0.1"));
+                produce(
+                        ScriptedEvents.settings("a"), ScriptedEvents.node("a", "n1", "10.1.0.1"),
+                        ScriptedEvents.service("a", "web", "10.96.0.1"),
+                                ScriptedEvents.slice("a", "web", "10.244.0.1"));
                 List<ConsumerRecord<String, String>> read = new ArrayList<>();
                 // In the test's thread: a KafkaConsumer is not for several threads.
-                await("the four records").atMost(Duration.ofSeconds(60)).pollInSameThread().until(() -> {
-                    consumer.poll(Duration.ofMillis(100)).forEach(read::add);
-                    return read.size() == 4;
-                });
+                await("the four records")
+                        .atMost(Duration.ofSeconds(60))
+                        .pollInSameThread()
+                        .until(() -> {
+                            consumer.poll(Duration.ofMillis(100)).forEach(read::add);
+                            return read.size() == 4;
+                        });
                 listener.onMessage(read, null, consumer);
                 assertThat(store.history().head("a")).isPositive();
-                String oldId = store.batches().position("compiler-" + run, topics.events(), 0).orElseThrow().topicId();
+                String oldId = store.batches()
+                        .position("compiler-" + run, topics.events(), 0)
+                        .orElseThrow()
+                        .topicId();
 
                 // An edit nobody reads, then the topic is replaced: the edit is gone, and nothing new arrives.
                 produce(ScriptedEvents.slice("a", "web", "10.244.0.1", "10.244.0.2"));
                 admin.deleteTopics(List.of(topics.events())).all().get();
-                await("the topic to be created again").atMost(Duration.ofSeconds(60)).until(() -> {
-                    try {
-                        admin.createTopics(List.of(new NewTopic(topics.events(), 1, (short) 1))).all().get();
-                        return true;
-                    } catch (ExecutionException | InterruptedException e) {
-                        return false; // still being deleted
-                    }
-                });
+                await("the topic to be created again")
+                        .atMost(Duration.ofSeconds(60))
+                        .until(() -> {
+                            try {
+                                admin.createTopics(List.of(new NewTopic(topics.events(), 1, (short) 1)))
+                                        .all()
+                                        .get();
+                                return true;
+                            } catch (ExecutionException | InterruptedException e) {
+                                return false; // still being deleted
+                            }
+                        });
 
                 // The idle check comes every 30 s; here, once the new topic is visible.
-                await("the new topic to be visible").atMost(Duration.ofSeconds(60)).until(
-                        () -> logs.topicId(topics.events()).filter(id -> !id.equals(oldId)).isPresent());
+                await("the new topic to be visible")
+                        .atMost(Duration.ofSeconds(60))
+                        .until(() -> logs.topicId(topics.events())
+                                .filter(id -> !id.equals(oldId))
+                                .isPresent());
                 List<String> seeks = new ArrayList<>();
                 listener.onIdleContainer(Map.of(tp, 5L), seeking(consumer, seeks));
                 assertThat(seeks).containsExactly(topics.events() + "/0@0");
-                LogPosition now = store.batches().position("compiler-" + run, topics.events(), 0).orElseThrow();
+                LogPosition now = store.batches()
+                        .position("compiler-" + run, topics.events(), 0)
+                        .orElseThrow();
                 assertThat(now.topicId()).isNotEqualTo(oldId);
                 assertThat(now.epoch()).isEqualTo(1);
-                assertThat(store.outbox().pending(100)).filteredOn(m -> m.topic().equals(topics.resyncs()))
-                        .extracting(m -> ResyncRequest.decode(m.payload()).cluster()).containsExactly("a");
+                assertThat(store.outbox().pending(100))
+                        .filteredOn(m -> m.topic().equals(topics.resyncs()))
+                        .extracting(m -> ResyncRequest.decode(m.payload()).cluster())
+                        .containsExactly("a");
 
                 // Idle again on the same log: nothing to do.
                 seeks.clear();

@@ -4,15 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.rulesync.compiler.bench.PipelineBenchmark;
-import io.rulesync.model.topic.LogPosition;
-import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.compiler.testing.TestCompiler;
-import io.rulesync.testsupport.TestInfrastructure;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ResyncRequest;
+import io.rulesync.model.topic.LogPosition;
 import io.rulesync.model.topic.Topics;
 import io.rulesync.testing.needs.RequiresKafka;
 import io.rulesync.testing.needs.RequiresPostgres;
+import io.rulesync.testsupport.TestDatabase;
+import io.rulesync.testsupport.TestInfrastructure;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -58,11 +58,13 @@ class EventsLogKafkaTest {
     }
 
     private static Admin admin() {
-        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, TestInfrastructure.kafkaBootstrapServers()));
+        return Admin.create(
+                Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, TestInfrastructure.kafkaBootstrapServers()));
     }
 
     private void produce(String... values) throws Exception {
-        try (KafkaProducer<String, String> producer = PipelineBenchmark.producer(TestInfrastructure.kafkaBootstrapServers())) {
+        try (KafkaProducer<String, String> producer =
+                PipelineBenchmark.producer(TestInfrastructure.kafkaBootstrapServers())) {
             for (String v : values) {
                 producer.send(new ProducerRecord<>(topics.events(), "a", v)).get();
             }
@@ -71,13 +73,23 @@ class EventsLogKafkaTest {
 
     /** Cluster a, one Service, its endpoints. */
     private static String[] state(String... endpoints) {
-        return new String[] {ScriptedEvents.settings("a"), ScriptedEvents.node("a", "n1", "10.1.0.1"),
-            ScriptedEvents.service("a", "web", "10.96.0.1"), ScriptedEvents.slice("a", "web", endpoints)};
+        return new String[] {
+            ScriptedEvents.settings("a"),
+            ScriptedEvents.node("a", "n1", "10.1.0.1"),
+            ScriptedEvents.service("a", "web", "10.96.0.1"),
+            ScriptedEvents.slice("a", "web", endpoints)
+        };
     }
 
     private static String rules(CompilerStores store) {
         long head = store.history().head("a");
-        return head == 0 ? "" : store.history().rules("a", head).ruleSet("n1", IpFamily.IPV4).map(r -> r.render()).orElse("");
+        return head == 0
+                ? ""
+                : store.history()
+                        .rules("a", head)
+                        .ruleSet("n1", IpFamily.IPV4)
+                        .map(r -> r.render())
+                        .orElse("");
     }
 
     private void firstVersion(CompilerStores store) throws Exception {
@@ -123,7 +135,9 @@ class EventsLogKafkaTest {
             }
         });
         try {
-            admin.createTopics(List.of(new NewTopic(topics.events(), 2, (short) 1))).all().get();
+            admin.createTopics(List.of(new NewTopic(topics.events(), 2, (short) 1)))
+                    .all()
+                    .get();
         } catch (ExecutionException e) {
             assertThat(e.getCause()).isInstanceOf(TopicExistsException.class);
         }
@@ -134,7 +148,11 @@ class EventsLogKafkaTest {
             return Optional.empty();
         }
         try {
-            return Optional.of(admin.describeTopics(List.of(topics.events())).allTopicNames().get().get(topics.events()).topicId());
+            return Optional.of(admin.describeTopics(List.of(topics.events()))
+                    .allTopicNames()
+                    .get()
+                    .get(topics.events())
+                    .topicId());
         } catch (ExecutionException e) {
             if (e.getCause() instanceof UnknownTopicOrPartitionException) {
                 return Optional.empty();
@@ -144,16 +162,23 @@ class EventsLogKafkaTest {
     }
 
     private Optional<LogPosition> positionOfA(CompilerStores store, Admin admin) throws Exception {
-        int partitions = admin.describeTopics(List.of(topics.events())).allTopicNames().get().get(topics.events()).partitions().size();
+        int partitions = admin.describeTopics(List.of(topics.events()))
+                .allTopicNames()
+                .get()
+                .get(topics.events())
+                .partitions()
+                .size();
         // The default partitioner: murmur2 of the key, as the producer chose.
-        int partition = org.apache.kafka.common.utils.Utils.toPositive(org.apache.kafka.common.utils.Utils.murmur2("a".getBytes()))
+        int partition = org.apache.kafka.common.utils.Utils.toPositive(
+                        org.apache.kafka.common.utils.Utils.murmur2("a".getBytes()))
                 % partitions;
         return store.batches().position("compiler-" + run, topics.events(), partition);
     }
 
     @Test
     void aTopicCreatedAgainUnderARunningCompilerIsReadFromItsStartAndResynced() throws Exception {
-        try (TestDatabase db = TestDatabase.create(); Admin admin = admin()) {
+        try (TestDatabase db = TestDatabase.create();
+                Admin admin = admin()) {
             CompilerStores store = CompilerStores.on(db.dataSource());
             try (ConfigurableApplicationContext compiler = start(db)) {
                 firstVersion(store);
@@ -169,26 +194,32 @@ class EventsLogKafkaTest {
                 }
                 produce(newLog.toArray(String[]::new));
 
-                await("the edit in the new log to become a version").atMost(DEADLINE).until(
-                        () -> rules(store).contains("10.244.0.2:8080") && rules(store).contains("shop/extra-0:http"));
+                await("the edit in the new log to become a version")
+                        .atMost(DEADLINE)
+                        .until(() -> rules(store).contains("10.244.0.2:8080")
+                                && rules(store).contains("shop/extra-0:http"));
                 LogPosition p = positionOfA(store, admin).orElseThrow();
                 assertThat(p.topicId()).isNotEqualTo(oldId);
                 assertThat(p.epoch()).isEqualTo(1);
                 assertThat(p.next()).isEqualTo(newLog.size());
-                assertThat(awaitResyncRequest().reason()).contains("a different log").contains(oldId);
+                assertThat(awaitResyncRequest().reason())
+                        .contains("a different log")
+                        .contains(oldId);
             }
         }
     }
 
     @Test
     void aTopicCreatedAgainIsNoticedEvenWhenNothingArrivesOnIt() throws Exception {
-        try (TestDatabase db = TestDatabase.create(); Admin admin = admin()) {
+        try (TestDatabase db = TestDatabase.create();
+                Admin admin = admin()) {
             CompilerStores store = CompilerStores.on(db.dataSource());
             try (ConfigurableApplicationContext compiler = start(db)) {
                 firstVersion(store);
                 String oldId = positionOfA(store, admin).orElseThrow().topicId();
 
-                // Records published to the old topic and not read yet would be gone with it, and nothing new arrives: the
+                // Records published to the old topic and not read yet would be gone with it, and nothing new arrives:
+                // the
                 // container's rebalance (here) or the idle check (EventsListenerTest) must notice.
                 recreate(admin);
                 await("the replaced log to be noticed").atMost(DEADLINE).until(() -> {
@@ -206,7 +237,8 @@ class EventsLogKafkaTest {
 
     @Test
     void recordsDeletedBeforeTheyWereReadAreHealedByTheResyncTheCompilerAsksFor() throws Exception {
-        try (TestDatabase db = TestDatabase.create(); Admin admin = admin()) {
+        try (TestDatabase db = TestDatabase.create();
+                Admin admin = admin()) {
             CompilerStores store = CompilerStores.on(db.dataSource());
             try (ConfigurableApplicationContext compiler = start(db)) {
                 firstVersion(store);
@@ -218,7 +250,10 @@ class EventsLogKafkaTest {
             Map<TopicPartition, RecordsToDelete> all = new HashMap<>();
             for (int partition = 0; partition < 2; partition++) {
                 TopicPartition tp = new TopicPartition(topics.events(), partition);
-                long end = admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get().offset();
+                long end = admin.listOffsets(Map.of(tp, OffsetSpec.latest()))
+                        .partitionResult(tp)
+                        .get()
+                        .offset();
                 all.put(tp, RecordsToDelete.beforeOffset(end));
             }
             admin.deleteRecords(all).all().get();
@@ -226,10 +261,14 @@ class EventsLogKafkaTest {
             try (ConfigurableApplicationContext compiler = start(db)) {
                 ResyncRequest request = awaitResyncRequest();
                 assertThat(request.reason()).contains("deleted before being read");
-                assertThat(store.history().head("a")).as("nothing to compile from the deleted edit").isEqualTo(versions);
+                assertThat(store.history().head("a"))
+                        .as("nothing to compile from the deleted edit")
+                        .isEqualTo(versions);
                 // The watcher answers with the cluster's whole state, which includes the lost edit.
                 produce(state("10.244.0.1", "10.244.0.3"));
-                await("the lost edit to become a version").atMost(DEADLINE).until(() -> rules(store).contains("10.244.0.3:8080"));
+                await("the lost edit to become a version")
+                        .atMost(DEADLINE)
+                        .until(() -> rules(store).contains("10.244.0.3:8080"));
                 assertThat(store.history().head("a")).isEqualTo(versions + 1);
                 assertThat(positionOfA(store, admin).orElseThrow().epoch()).isZero();
             }

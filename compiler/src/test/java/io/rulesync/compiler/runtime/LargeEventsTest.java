@@ -29,7 +29,13 @@ class LargeEventsTest {
     private static final Clock CLOCK = Clock.fixed(Instant.parse("2026-12-02T00:00:00Z"), ZoneOffset.UTC);
 
     private static PartitionProcessor processor(CompilerStores store) {
-        return new PartitionProcessor(store.partition(), Topics.DEFAULT, "compiler", 0, CLOCK, PartitionProcessor.Faults.NONE,
+        return new PartitionProcessor(
+                store.partition(),
+                Topics.DEFAULT,
+                "compiler",
+                0,
+                CLOCK,
+                PartitionProcessor.Faults.NONE,
                 PartitionProcessor.VersionListener.NONE);
     }
 
@@ -56,8 +62,13 @@ class LargeEventsTest {
         try (TestDatabase db = TestDatabase.create()) {
             CompilerStores store = CompilerStores.on(db.dataSource());
             PartitionProcessor p = processor(store);
-            p.process(records(0, List.of(ScriptedEvents.settings("a"), ScriptedEvents.node("a", "n1", "10.1.0.1"),
-                    ScriptedEvents.service("a", "web", "10.96.0.1"), ScriptedEvents.service("a", "old", "10.96.0.2"))));
+            p.process(records(
+                    0,
+                    List.of(
+                            ScriptedEvents.settings("a"),
+                            ScriptedEvents.node("a", "n1", "10.1.0.1"),
+                            ScriptedEvents.service("a", "web", "10.96.0.1"),
+                            ScriptedEvents.service("a", "old", "10.96.0.2"))));
             assertThat(p.heads().get("a").view().state().services()).hasSize(2);
 
             String json = EventCodec.encode(marker());
@@ -66,19 +77,23 @@ class LargeEventsTest {
             assertThat(parts).hasSizeGreaterThanOrEqualTo(4);
             long at = p.position();
             p.process(records(at, parts.subList(0, 2)));
-            assertThat(p.heads().get("a").view().state().services()).as("nothing folded before the last part").hasSize(2);
+            assertThat(p.heads().get("a").view().state().services())
+                    .as("nothing folded before the last part")
+                    .hasSize(2);
 
             // A restart between the parts: the ones stored come back from the database.
             PartitionProcessor restarted = processor(store);
             restarted.process(records(at + 2, parts.subList(2, parts.size())));
-            assertThat(restarted.heads().get("a").view().state().services()).extracting(s -> s.name().toString())
+            assertThat(restarted.heads().get("a").view().state().services())
+                    .extracting(s -> s.name().toString())
                     .containsExactly("shop/web");
             assertThat(db.count("dead_letter")).isZero();
             // Stored: each part but the last as a part, and the whole marker at the last part's offset.
             assertThat(db.count("cluster_event")).isEqualTo(4 + parts.size());
             assertThat(store.events().eventPayloads("a")).last().isEqualTo(json);
             // And a rebuild folds the marker from its whole, not from the parts.
-            assertThat(processor(store).heads().get("a")).isEqualTo(restarted.heads().get("a"));
+            assertThat(processor(store).heads().get("a"))
+                    .isEqualTo(restarted.heads().get("a"));
         }
     }
 
@@ -89,14 +104,30 @@ class LargeEventsTest {
             CompilerStores store = CompilerStores.on(db.dataSource());
             List<String> parts = EventParts.split("a", EventCodec.encode(marker()), CLOCK.instant(), 400_000);
             int n = parts.size();
-            PartitionProcessor p = new PartitionProcessor(store.partition(), Topics.DEFAULT, "compiler", 0, CLOCK, PartitionProcessor.Faults.NONE,
-                    PartitionProcessor.VersionListener.NONE, PartitionProcessor.Observer.NONE, Duration.ofMinutes(1), 4 + n);
-            p.process(records(0, List.of(ScriptedEvents.settings("a"), ScriptedEvents.node("a", "n1", "10.1.0.1"),
-                    ScriptedEvents.service("a", "web", "10.96.0.1"), ScriptedEvents.service("a", "old", "10.96.0.2"))));
+            PartitionProcessor p = new PartitionProcessor(
+                    store.partition(),
+                    Topics.DEFAULT,
+                    "compiler",
+                    0,
+                    CLOCK,
+                    PartitionProcessor.Faults.NONE,
+                    PartitionProcessor.VersionListener.NONE,
+                    PartitionProcessor.Observer.NONE,
+                    Duration.ofMinutes(1),
+                    4 + n);
+            p.process(records(
+                    0,
+                    List.of(
+                            ScriptedEvents.settings("a"),
+                            ScriptedEvents.node("a", "n1", "10.1.0.1"),
+                            ScriptedEvents.service("a", "web", "10.96.0.1"),
+                            ScriptedEvents.service("a", "old", "10.96.0.2"))));
             p.process(records(4, parts.subList(0, n - 1)));
             assertThat(store.events().checkpoint("a")).isEmpty();
             p.process(records(4 + n - 1, parts.subList(n - 1, n)));
-            assertThat(store.events().checkpoint("a")).as("4 events and %d parts stored: the interval", n).isPresent();
+            assertThat(store.events().checkpoint("a"))
+                    .as("4 events and %d parts stored: the interval", n)
+                    .isPresent();
         }
     }
 
@@ -110,9 +141,12 @@ class LargeEventsTest {
             p.process(records(0, List.of(parts.get(1))));
             p.process(records(1, List.of(parts.get(0), parts.get(2))));
             assertThat(db.count("dead_letter")).isEqualTo(2);
-            assertThat(store.outbox().pending(100)).extracting(m -> m.payload())
-                    .anySatisfy(m -> assertThat(m).contains("part 2 of event").contains("came without the parts before it"))
-                    .anySatisfy(m -> assertThat(m).contains("part 3 of event").contains("came without the parts before it"));
+            assertThat(store.outbox().pending(100))
+                    .extracting(m -> m.payload())
+                    .anySatisfy(
+                            m -> assertThat(m).contains("part 2 of event").contains("came without the parts before it"))
+                    .anySatisfy(m ->
+                            assertThat(m).contains("part 3 of event").contains("came without the parts before it"));
         }
     }
 }

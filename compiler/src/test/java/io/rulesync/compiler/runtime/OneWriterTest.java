@@ -33,11 +33,13 @@ import org.springframework.context.ConfigurableApplicationContext;
  */
 @RequiresPostgres
 @RequiresKafka
-@ExtendWith(OutputCaptureExtension.class) // the log as printed: each compiler's Spring Boot start resets logback's appenders
+@ExtendWith(
+        OutputCaptureExtension
+                .class) // the log as printed: each compiler's Spring Boot start resets logback's appenders
 class OneWriterTest {
     /** Short, so that the test sees a takeover; the idle check, which retries a waiting partition, as often. */
-    private static final Map<String, Object> QUICK = Map.of("rulesync.compiler.writer-lease", "2s",
-            "rulesync.compiler.log-check-interval", "500ms");
+    private static final Map<String, Object> QUICK =
+            Map.of("rulesync.compiler.writer-lease", "2s", "rulesync.compiler.log-check-interval", "500ms");
 
     private final String run = UUID.randomUUID().toString().substring(0, 8);
     private final Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run);
@@ -59,18 +61,27 @@ class OneWriterTest {
             ConfigurableApplicationContext first = TestCompiler.start(db, topics, run, QUICK);
             CompilerStores store = CompilerStores.on(db.dataSource());
             shop.start();
-            await("the first compiler's version").atMost(Duration.ofSeconds(60)).until(() -> runs(store, "10.244.0.1:8080"));
+            await("the first compiler's version")
+                    .atMost(Duration.ofSeconds(60))
+                    .until(() -> runs(store, "10.244.0.1:8080"));
 
             Map<String, Object> otherGroup = new java.util.HashMap<>(QUICK);
             otherGroup.put("rulesync.compiler.group", "other-" + run);
             try (ConfigurableApplicationContext second = TestCompiler.start(db, topics, run, otherGroup)) {
                 String secondWriter = second.getBean(EventsListener.class).writer();
                 MeterRegistry meters = second.getBean(MeterRegistry.class);
-                await("the second compiler standing by").atMost(Duration.ofSeconds(60))
-                        .until(() -> meters.get("rulesync.compiler.partitions.standing.by").gauge().value() == 2);
-                assertThat(errors(log, secondWriter)).singleElement().asString()
+                await("the second compiler standing by")
+                        .atMost(Duration.ofSeconds(60))
+                        .until(() -> meters.get("rulesync.compiler.partitions.standing.by")
+                                        .gauge()
+                                        .value()
+                                == 2);
+                assertThat(errors(log, secondWriter))
+                        .singleElement()
+                        .asString()
                         .contains("events partition(s) [0, 1] of " + topics.events() + ": written by compiler "
-                                + first.getBean(EventsListener.class).writer() + " of consumer group 'compiler-" + run + "'")
+                                + first.getBean(EventsListener.class).writer() + " of consumer group 'compiler-" + run
+                                + "'")
                         .contains("Two compiler deployments share this database");
 
                 // Edits while both run: stored once, by the first; the second neither writes nor rebuilds.
@@ -78,22 +89,35 @@ class OneWriterTest {
                 for (int i = 2; i <= 6; i++) {
                     shop.send(up(Fixtures.slice("web", "n1", "10.244.0.1", "10.244.0." + i)));
                     int n = i;
-                    await("edit " + i).atMost(Duration.ofSeconds(30)).until(() -> runs(store, "10.244.0." + n + ":8080"));
+                    await("edit " + i)
+                            .atMost(Duration.ofSeconds(30))
+                            .until(() -> runs(store, "10.244.0." + n + ":8080"));
                 }
-                Thread.sleep(1500); // deliberate: a lease's worth of time for a wrong write or rebuild by the second to show
-                assertThat(db.count("cluster_event")).as("every event stored once").isEqualTo(9);
+                Thread.sleep(
+                        1500); // deliberate: a lease's worth of time for a wrong write or rebuild by the second to show
+                assertThat(db.count("cluster_event"))
+                        .as("every event stored once")
+                        .isEqualTo(9);
                 assertThat(store.history().head(CLUSTER)).isEqualTo(head + 5);
                 assertThat(lines(log)).noneMatch(m -> m.contains("another instance moved on"));
                 assertThat(errors(log, secondWriter)).hasSize(1);
 
-                // The first stops (a deployment removed): the second takes its partitions and goes on from where it stopped.
+                // The first stops (a deployment removed): the second takes its partitions and goes on from where it
+                // stopped.
                 first.close();
                 shop.send(up(Fixtures.slice("web", "n1", "10.244.0.1", "10.244.0.7")));
-                await("the edit stored by the second").atMost(Duration.ofSeconds(60)).until(() -> runs(store, "10.244.0.7:8080"));
+                await("the edit stored by the second")
+                        .atMost(Duration.ofSeconds(60))
+                        .until(() -> runs(store, "10.244.0.7:8080"));
                 assertThat(store.history().head(CLUSTER)).isEqualTo(head + 6);
-                assertThat(db.count("cluster_event")).as("nothing the first stored was stored again").isEqualTo(10);
-                assertThat(meters.get("rulesync.compiler.partitions.standing.by").gauge().value()).isZero();
-                assertThat(lines(log)).anyMatch(m -> m.contains("took it over from compiler " ));
+                assertThat(db.count("cluster_event"))
+                        .as("nothing the first stored was stored again")
+                        .isEqualTo(10);
+                assertThat(meters.get("rulesync.compiler.partitions.standing.by")
+                                .gauge()
+                                .value())
+                        .isZero();
+                assertThat(lines(log)).anyMatch(m -> m.contains("took it over from compiler "));
             }
         }
     }
@@ -114,21 +138,37 @@ class OneWriterTest {
             // claimed them (here, that member is this test, claiming as Kafka's assignment lets it).
             PartitionWriters writers = new PartitionWriters(db.dataSource());
             for (int partition = 0; partition < 2; partition++) {
-                assertThat(writers.claim(topics.events(), partition, "compiler-" + run, "the-new-member", Duration.ofSeconds(2), true))
+                assertThat(writers.claim(
+                                topics.events(),
+                                partition,
+                                "compiler-" + run,
+                                "the-new-member",
+                                Duration.ofSeconds(2),
+                                true))
                         .isInstanceOf(PartitionWriters.Outcome.Granted.class);
             }
             shop.send(up(Fixtures.slice("web", "n1", "10.244.0.1", "10.244.0.2")));
-            await("the stale writer fenced").atMost(Duration.ofSeconds(30))
-                    .until(() -> meters.get("rulesync.compiler.writer.fenced").counter().count() >= 1);
-            assertThat(errors(log, writer)).singleElement().asString()
+            await("the stale writer fenced")
+                    .atMost(Duration.ofSeconds(30))
+                    .until(() -> meters.get("rulesync.compiler.writer.fenced")
+                                    .counter()
+                                    .count()
+                            >= 1);
+            assertThat(errors(log, writer))
+                    .singleElement()
+                    .asString()
                     .contains("another compiler took it while this one (" + writer + ") was not heard from")
                     .contains("compiler the-new-member of consumer group 'compiler-" + run + "'");
-            assertThat(store.history().head(CLUSTER)).as("nothing written by the fenced writer").isEqualTo(head);
+            assertThat(store.history().head(CLUSTER))
+                    .as("nothing written by the fenced writer")
+                    .isEqualTo(head);
             assertThat(db.count("cluster_event")).isEqualTo(events);
             assertThat(lines(log)).noneMatch(m -> m.contains("another instance moved on"));
 
-            // The new member never writes (it is the test): silent past the lease, its partitions return to this compiler.
-            await("the edit stored once the new member fell silent").atMost(Duration.ofSeconds(60))
+            // The new member never writes (it is the test): silent past the lease, its partitions return to this
+            // compiler.
+            await("the edit stored once the new member fell silent")
+                    .atMost(Duration.ofSeconds(60))
                     .until(() -> runs(store, "10.244.0.2:8080"));
             assertThat(store.history().head(CLUSTER)).isEqualTo(head + 1);
             assertThat(db.count("cluster_event")).isEqualTo(events + 1);
@@ -141,6 +181,8 @@ class OneWriterTest {
 
     /** The compilers' ERROR lines about the compiler named {@code writer}. */
     private static List<String> errors(CapturedOutput log, String writer) {
-        return lines(log).stream().filter(l -> l.contains(" ERROR ") && l.contains("EventsListener") && l.contains("(" + writer)).toList();
+        return lines(log).stream()
+                .filter(l -> l.contains(" ERROR ") && l.contains("EventsListener") && l.contains("(" + writer))
+                .toList();
     }
 }

@@ -39,10 +39,12 @@ class OutboxRelayTest {
 
     @Test
     void anInsertByAnotherConnectionIsPublishedAtOnceAndOneNobodyAnnouncedOnTheFallbackTimer() throws Exception {
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, TestInfrastructure.kafkaBootstrapServers()))) {
+        try (Admin admin = Admin.create(
+                Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, TestInfrastructure.kafkaBootstrapServers()))) {
             admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get();
         }
-        try (TestDatabase db = TestDatabase.create(); KafkaConsumer<String, String> consumer = consumer()) {
+        try (TestDatabase db = TestDatabase.create();
+                KafkaConsumer<String, String> consumer = consumer()) {
             consumer.assign(List.of(new TopicPartition(topic, 0)));
             List<String> read = new ArrayList<>();
 
@@ -50,19 +52,27 @@ class OutboxRelayTest {
             try (OutboxRelay relay = relay(db, Duration.ofHours(1))) {
                 Thread.sleep(500); // the relay has read the empty outbox and waits
                 insert(db, "announced");
-                await("the announced row published").atMost(Duration.ofSeconds(30)).pollInSameThread()
+                await("the announced row published")
+                        .atMost(Duration.ofSeconds(30))
+                        .pollInSameThread()
                         .until(() -> poll(consumer, read).contains("announced"));
-                await("and taken out of the outbox").atMost(Duration.ofSeconds(10)).until(() -> db.count("outbox") == 0);
+                await("and taken out of the outbox")
+                        .atMost(Duration.ofSeconds(10))
+                        .until(() -> db.count("outbox") == 0);
             }
 
-            // Announcements off (the trigger disabled, as if the relay's connection had missed them): the timer finds it.
-            try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement()) {
+            // Announcements off (the trigger disabled, as if the relay's connection had missed them): the timer finds
+            // it.
+            try (Connection c = db.dataSource().getConnection();
+                    Statement st = c.createStatement()) {
                 st.execute("ALTER TABLE outbox DISABLE TRIGGER outbox_inserted");
             }
             try (OutboxRelay relay = relay(db, Duration.ofSeconds(2))) {
                 Thread.sleep(500);
                 insert(db, "unannounced");
-                await("the unannounced row published on the timer").atMost(Duration.ofSeconds(30)).pollInSameThread()
+                await("the unannounced row published on the timer")
+                        .atMost(Duration.ofSeconds(30))
+                        .pollInSameThread()
                         .until(() -> poll(consumer, read).contains("unannounced"));
             }
             assertThat(read).containsExactly("announced", "unannounced");
@@ -72,12 +82,15 @@ class OutboxRelayTest {
     private OutboxRelay relay(TestDatabase db, Duration fallback) {
         Properties p = new Properties();
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestInfrastructure.kafkaBootstrapServers());
-        return new OutboxRelay(new Outbox(db.dataSource()), new Notifications(db.dataSource(), Notifications.OUTBOX), fallback, p);
+        return new OutboxRelay(
+                new Outbox(db.dataSource()), new Notifications(db.dataSource(), Notifications.OUTBOX), fallback, p);
     }
 
     private void insert(TestDatabase db, String payload) throws Exception {
-        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement()) {
-            st.execute("INSERT INTO outbox (topic, record_key, payload, created_at) VALUES ('" + topic + "', 'k', '" + payload + "', now())");
+        try (Connection c = db.dataSource().getConnection();
+                Statement st = c.createStatement()) {
+            st.execute("INSERT INTO outbox (topic, record_key, payload, created_at) VALUES ('" + topic + "', 'k', '"
+                    + payload + "', now())");
         }
     }
 

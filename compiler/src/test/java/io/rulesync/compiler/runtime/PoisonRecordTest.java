@@ -39,8 +39,7 @@ class PoisonRecordTest {
     /** Fails on any record that carries the Service named "poison". */
     private static final PartitionProcessor.Faults BUG = new PartitionProcessor.Faults() {
         @Override
-        public void at(PartitionProcessor.Point point) {
-        }
+        public void at(PartitionProcessor.Point point) {}
 
         @Override
         public void reading(PartitionProcessor.Record r) {
@@ -62,23 +61,45 @@ class PoisonRecordTest {
             long head = store.history().head(CLUSTER);
 
             // An edit, the poison, an edit: sent together, so that the poison fails a batch holding the others.
-            shop.send(up(Fixtures.slice("web", "n1", "10.244.0.1", "10.244.0.2")), up(Fixtures.service("poison", "10.96.0.66")),
+            shop.send(
+                    up(Fixtures.slice("web", "n1", "10.244.0.1", "10.244.0.2")),
+                    up(Fixtures.service("poison", "10.96.0.66")),
                     up(Fixtures.slice("web", "n1", "10.244.0.1", "10.244.0.2", "10.244.0.3")));
-            await("the edits after the poison stored").atMost(Duration.ofSeconds(60)).until(() -> runs(store, "10.244.0.3:8080"));
+            await("the edits after the poison stored")
+                    .atMost(Duration.ofSeconds(60))
+                    .until(() -> runs(store, "10.244.0.3:8080"));
 
             JdbcClient sql = JdbcClient.create(db.dataSource());
-            List<String> reasons = sql.sql("SELECT reason FROM dead_letter").query(String.class).list();
-            assertThat(reasons).singleElement().asString().isEqualTo("the compiler failed on this record (java.lang.IllegalStateException: "
-                    + "a compiler bug this object triggers); quarantined so that the partition goes on");
-            assertThat(sql.sql("SELECT payload FROM dead_letter").query(String.class).single()).contains("poison");
-            assertThat(meters.get("rulesync.events.quarantined").counter().count()).isEqualTo(1);
-            assertThat(meters.get("rulesync.batches.failed").counter().count()).as("whole-batch attempts before taking it apart")
+            List<String> reasons = sql.sql("SELECT reason FROM dead_letter")
+                    .query(String.class)
+                    .list();
+            assertThat(reasons)
+                    .singleElement()
+                    .asString()
+                    .isEqualTo("the compiler failed on this record (java.lang.IllegalStateException: "
+                            + "a compiler bug this object triggers); quarantined so that the partition goes on");
+            assertThat(sql.sql("SELECT payload FROM dead_letter")
+                            .query(String.class)
+                            .single())
+                    .contains("poison");
+            assertThat(meters.get("rulesync.events.quarantined").counter().count())
+                    .isEqualTo(1);
+            assertThat(meters.get("rulesync.batches.failed").counter().count())
+                    .as("whole-batch attempts before taking it apart")
                     .isEqualTo(PoisonGuard.ATTEMPTS - 1);
-            assertThat(db.count("cluster_event")).as("the four, and the two edits; not the poison").isEqualTo(6);
-            assertThat(runs(store, "10.96.0.66")).as("no rule of the poison's Service").isFalse();
+            assertThat(db.count("cluster_event"))
+                    .as("the four, and the two edits; not the poison")
+                    .isEqualTo(6);
+            assertThat(runs(store, "10.96.0.66"))
+                    .as("no rule of the poison's Service")
+                    .isFalse();
             assertThat(store.history().head(CLUSTER)).isGreaterThan(head);
-            assertThat(log.getAll().lines().filter(l -> l.contains(" ERROR ") && l.contains("quarantined as a dead letter")))
-                    .singleElement().asString().contains("record at offset 5 (key shop)");
+            assertThat(log.getAll()
+                            .lines()
+                            .filter(l -> l.contains(" ERROR ") && l.contains("quarantined as a dead letter")))
+                    .singleElement()
+                    .asString()
+                    .contains("record at offset 5 (key shop)");
         }
     }
 }

@@ -2,14 +2,14 @@ package io.rulesync.compiler.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.store.ProblemStore;
-import io.rulesync.testsupport.TestDatabase;
 import io.rulesync.model.event.ClusterEvent.ProblemSync;
 import io.rulesync.model.event.ClusterEvent.ProblemsReported;
 import io.rulesync.model.event.EventCodec;
 import io.rulesync.model.manifest.Problem;
 import io.rulesync.model.topic.Topics;
+import io.rulesync.store.ProblemStore;
 import io.rulesync.testing.needs.RequiresPostgres;
+import io.rulesync.testsupport.TestDatabase;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -30,8 +30,8 @@ import org.junit.jupiter.api.Test;
 class ProblemReportsStoredTest {
     private static final Instant T = Instant.parse("2026-11-29T12:00:00Z");
     private static final Clock CLOCK = Clock.fixed(T.plusSeconds(3600), ZoneOffset.UTC);
-    private static final Problem PORT = new Problem("shop/web.yaml (document 1)", "Service shop/bad", "spec.ports[0].port",
-            "0 is out of range (1-65535)");
+    private static final Problem PORT = new Problem(
+            "shop/web.yaml (document 1)", "Service shop/bad", "spec.ports[0].port", "0 is out of range (1-65535)");
     private static final Problem YAML = new Problem("shop/new.yaml", "", "", "not valid YAML or JSON: ...");
 
     private long offset;
@@ -51,8 +51,16 @@ class ProblemReportsStoredTest {
     };
 
     private PartitionProcessor processor(CompilerStores store) {
-        return new PartitionProcessor(store.partition(), Topics.DEFAULT, "compiler", 0, CLOCK, PartitionProcessor.Faults.NONE,
-                PartitionProcessor.VersionListener.NONE, observer, PartitionProcessor.DEFAULT_RESYNC_COOLDOWN);
+        return new PartitionProcessor(
+                store.partition(),
+                Topics.DEFAULT,
+                "compiler",
+                0,
+                CLOCK,
+                PartitionProcessor.Faults.NONE,
+                PartitionProcessor.VersionListener.NONE,
+                observer,
+                PartitionProcessor.DEFAULT_RESYNC_COOLDOWN);
     }
 
     private List<PartitionProcessor.Record> batch(String... kv) {
@@ -68,7 +76,8 @@ class ProblemReportsStoredTest {
     }
 
     private static List<String> stored(ProblemStore problems) {
-        return problems.problems("a").stream().map(p -> p.source() + " | " + p.object() + " | " + p.field() + " | " + p.reportedAt())
+        return problems.problems("a").stream()
+                .map(p -> p.source() + " | " + p.object() + " | " + p.field() + " | " + p.reportedAt())
                 .toList();
     }
 
@@ -78,31 +87,52 @@ class ProblemReportsStoredTest {
             CompilerStores store = CompilerStores.on(db.dataSource());
             ProblemStore problems = new ProblemStore(db.dataSource());
             PartitionProcessor p = processor(store);
-            p.process(batch("a", ScriptedEvents.settings("a"), "a", ScriptedEvents.node("a", "n1", "10.1.0.1"),
-                    "a", report("shop/web.yaml", T, PORT), "a", report("shop/new.yaml", T, YAML)));
+            p.process(batch(
+                    "a",
+                    ScriptedEvents.settings("a"),
+                    "a",
+                    ScriptedEvents.node("a", "n1", "10.1.0.1"),
+                    "a",
+                    report("shop/web.yaml", T, PORT),
+                    "a",
+                    report("shop/new.yaml", T, YAML)));
             long head = store.history().head("a");
-            assertThat(stored(problems)).containsExactly(
-                    "shop/new.yaml |  |  | " + T, "shop/web.yaml | Service shop/bad | spec.ports[0].port | " + T);
+            assertThat(stored(problems))
+                    .containsExactly(
+                            "shop/new.yaml |  |  | " + T,
+                            "shop/web.yaml | Service shop/bad | spec.ports[0].port | " + T);
             assertThat(problems.refusedObjects()).containsExactly(Map.entry("a", 2));
             assertThat(refused).containsExactly(Map.entry("a", 2));
-            assertThat(store.history().versions("a").get(0).cause()).as("reports are not why a version exists")
-                    .doesNotContain("problems").contains("\"events\":2");
+            assertThat(store.history().versions("a").get(0).cause())
+                    .as("reports are not why a version exists")
+                    .doesNotContain("problems")
+                    .contains("\"events\":2");
 
             // The same problems again (a watcher restart): nothing changes, not even when they were reported.
             // Then new.yaml is fixed, and web.yaml gets a second problem: its rows are replaced.
-            Problem ip = new Problem("shop/web.yaml (document 1)", "Service shop/bad", "spec.clusterIP", "'x' is not an IP address");
+            Problem ip = new Problem(
+                    "shop/web.yaml (document 1)", "Service shop/bad", "spec.clusterIP", "'x' is not an IP address");
             p.process(batch("a", report("shop/web.yaml", T.plusSeconds(60), PORT)));
-            p.process(batch("a", report("shop/new.yaml", T.plusSeconds(120)), "a", report("shop/web.yaml", T.plusSeconds(120), PORT, ip)));
-            assertThat(stored(problems)).containsExactly("shop/web.yaml | Service shop/bad | spec.ports[0].port | " + T.plusSeconds(120),
-                    "shop/web.yaml | Service shop/bad | spec.clusterIP | " + T.plusSeconds(120));
+            p.process(batch(
+                    "a",
+                    report("shop/new.yaml", T.plusSeconds(120)),
+                    "a",
+                    report("shop/web.yaml", T.plusSeconds(120), PORT, ip)));
+            assertThat(stored(problems))
+                    .containsExactly(
+                            "shop/web.yaml | Service shop/bad | spec.ports[0].port | " + T.plusSeconds(120),
+                            "shop/web.yaml | Service shop/bad | spec.clusterIP | " + T.plusSeconds(120));
             assertThat(refused).containsExactly(Map.entry("a", 1));
             assertThat(store.history().head("a")).as("no version of reports").isEqualTo(head);
-            assertThat(store.events().events("a", 0, null, null, null, null, 100)).filteredOn(e -> e.type().equals("problems"))
-                    .hasSize(5).allSatisfy(e -> assertThat(e.version()).isNull());
+            assertThat(store.events().events("a", 0, null, null, null, null, 100))
+                    .filteredOn(e -> e.type().equals("problems"))
+                    .hasSize(5)
+                    .allSatisfy(e -> assertThat(e.version()).isNull());
 
             // A restarted processor holds the same problems, and a sync drops the sources it does not list.
             PartitionProcessor restarted = processor(store);
-            assertThat(restarted.heads().get("a").problems()).isEqualTo(p.heads().get("a").problems());
+            assertThat(restarted.heads().get("a").problems())
+                    .isEqualTo(p.heads().get("a").problems());
             restarted.process(batch("a", EventCodec.encode(new ProblemSync("a", Set.of(), T.plusSeconds(180)))));
             assertThat(problems.problems("a")).isEmpty();
             assertThat(problems.refusedObjects()).isEmpty();
@@ -118,11 +148,18 @@ class ProblemReportsStoredTest {
             ProblemStore problems = new ProblemStore(db.dataSource());
             PartitionProcessor p = processor(store);
             assertThat(problems.known("a")).isFalse();
-            p.process(batch("a", report("shop/web.yaml", T, PORT), "a", "{\"v\":1,\"cluster\":\"a\",\"type\":\"rename\"}",
-                    "c", "not json\nINFO forged"));
+            p.process(batch(
+                    "a",
+                    report("shop/web.yaml", T, PORT),
+                    "a",
+                    "{\"v\":1,\"cluster\":\"a\",\"type\":\"rename\"}",
+                    "c",
+                    "not json\nINFO forged"));
             assertThat(store.history().head("a")).isZero();
             assertThat(problems.known("a")).isTrue();
-            assertThat(problems.known("c")).as("known from its dead letter alone").isTrue();
+            assertThat(problems.known("c"))
+                    .as("known from its dead letter alone")
+                    .isTrue();
             assertThat(problems.known("b")).isFalse();
             assertThat(problems.problems("a")).hasSize(1);
             assertThat(problems.deadLetters("a", 10, 20)).singleElement().satisfies(d -> {

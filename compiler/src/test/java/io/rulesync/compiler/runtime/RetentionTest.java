@@ -49,20 +49,38 @@ class RetentionTest {
     private static final int SERVICES = 20;
     /** Small, so that checkpoints fall inside the history: retention may remove only the events one stands for. */
     private static final int EVERY = 25;
+
     private static final Instant START = Instant.parse("2026-10-01T00:00:00Z");
 
     /** Moved one minute per batch, so versions have distinct creation times. */
     private final MutableClock clock = new MutableClock(START);
 
     private PartitionProcessor processor(CompilerStores store) {
-        return new PartitionProcessor(store.partition(), Topics.DEFAULT, "compiler", 0, clock, PartitionProcessor.Faults.NONE,
-                PartitionProcessor.VersionListener.NONE, PartitionProcessor.Observer.NONE, Duration.ofMinutes(1), EVERY);
+        return new PartitionProcessor(
+                store.partition(),
+                Topics.DEFAULT,
+                "compiler",
+                0,
+                clock,
+                PartitionProcessor.Faults.NONE,
+                PartitionProcessor.VersionListener.NONE,
+                PartitionProcessor.Observer.NONE,
+                Duration.ofMinutes(1),
+                EVERY);
     }
 
     private RetentionSweep sweep(TestDatabase db, RetentionPolicy policy) {
         CompilerStores store = CompilerStores.on(db.dataSource());
-        return new RetentionSweep(new HistoryPruning(db.dataSource()), store.history(), store.events(), policy, clock,
-                new CompilerMetrics(new SimpleMeterRegistry()), 10_000, 100_000, null);
+        return new RetentionSweep(
+                new HistoryPruning(db.dataSource()),
+                store.history(),
+                store.events(),
+                policy,
+                clock,
+                new CompilerMetrics(new SimpleMeterRegistry()),
+                10_000,
+                100_000,
+                null);
     }
 
     private static String up(ClusterObject o) {
@@ -85,7 +103,8 @@ class RetentionTest {
     private static List<List<String>> history() {
         List<List<String>> batches = new ArrayList<>();
         ClusterState s = SyntheticCluster.build(SERVICES, 2);
-        List<String> first = new ArrayList<>(List.of(EventCodec.encode(new SettingsChanged(C, ClusterSettings.DEFAULT, START))));
+        List<String> first =
+                new ArrayList<>(List.of(EventCodec.encode(new SettingsChanged(C, ClusterSettings.DEFAULT, START))));
         s.nodes().forEach(n -> first.add(up(n)));
         s.services().forEach(x -> first.add(up(x)));
         s.endpointSlices().forEach(x -> first.add(up(x)));
@@ -97,7 +116,8 @@ class RetentionTest {
             } else if (i == 20) {
                 b.add(EventCodec.encode(new ObjectDeleted(C, new ObjectRef(ObjectKind.NODE, "node-1"), "2", START)));
             } else if (i == 30) {
-                b.add(EventCodec.encode(new ObjectDeleted(C, new ObjectRef(ObjectKind.SERVICE, "ns5/svc5"), "2", START)));
+                b.add(EventCodec.encode(
+                        new ObjectDeleted(C, new ObjectRef(ObjectKind.SERVICE, "ns5/svc5"), "2", START)));
             } else if (i == 45) {
                 b.add(up(SyntheticCluster.service(5)));
             }
@@ -128,34 +148,48 @@ class RetentionTest {
             SortedMap<Long, ClusterRules> before = rulesOf(store, 1, 60);
             Map<String, ClusterHead> heads = p.heads();
             long checkpointEvent = store.events().checkpoint(C).orElseThrow().lastEventId();
-            long keptVersionsEvents = count(db, "SELECT count(*) FROM cluster_event WHERE cluster = '" + C + "' AND version_seq >= 46");
+            long keptVersionsEvents =
+                    count(db, "SELECT count(*) FROM cluster_event WHERE cluster = '" + C + "' AND version_seq >= 46");
             // A record no cluster could use, received long ago: as old as the versions retention removes.
             deliver(p, List.of(List.of("{not json")));
-            new JdbcTemplate(db.dataSource()).update("UPDATE dead_letter SET received_at = ?", java.sql.Timestamp.from(START));
+            new JdbcTemplate(db.dataSource())
+                    .update("UPDATE dead_letter SET received_at = ?", java.sql.Timestamp.from(START));
 
-            Map<String, HistoryPruning.Pruned> pruned = sweep(db, new RetentionPolicy(OptionalInt.of(15), Optional.empty())).sweep();
+            Map<String, HistoryPruning.Pruned> pruned = sweep(
+                            db, new RetentionPolicy(OptionalInt.of(15), Optional.empty()))
+                    .sweep();
 
             assertThat(pruned.get(C).versions()).isEqualTo(45);
             assertThat(store.history().oldest(C)).isEqualTo(46);
-            assertThat(store.history().versions(C)).extracting(v -> v.seq()).containsExactlyElementsOf(before.tailMap(46L).keySet());
+            assertThat(store.history().versions(C))
+                    .extracting(v -> v.seq())
+                    .containsExactlyElementsOf(before.tailMap(46L).keySet());
             // Every kept version reads back exactly, nodes included (node-3 joined and node-1 left before the floor).
             assertThat(rulesOf(store, 46, 60)).isEqualTo(before.tailMap(46L));
             assertThat(store.history().nodes(C, 46)).containsOnlyKeys("node-0", "node-2", "node-3");
             // No fragment is kept that nothing refers to, and the ones only removed versions used are gone.
             assertThat(pruned.get(C).fragments()).isPositive();
-            assertThat(count(db, "SELECT count(*) FROM fragment f WHERE NOT EXISTS (SELECT 1 FROM version_entry e WHERE e.hash = f.hash) "
-                    + "AND NOT EXISTS (SELECT 1 FROM cluster_head_entry h WHERE h.hash = f.hash)")).isZero();
+            assertThat(count(
+                            db,
+                            "SELECT count(*) FROM fragment f WHERE NOT EXISTS (SELECT 1 FROM version_entry e WHERE e.hash = f.hash) "
+                                    + "AND NOT EXISTS (SELECT 1 FROM cluster_head_entry h WHERE h.hash = f.hash)"))
+                    .isZero();
             // Events: those the checkpoint stands for and no kept version needs; the checkpoint's own event stays.
             assertThat(pruned.get(C).events()).isPositive();
-            assertThat(count(db, "SELECT min(id) FROM cluster_event WHERE cluster = '" + C + "'")).isLessThanOrEqualTo(checkpointEvent);
-            assertThat(count(db, "SELECT count(*) FROM cluster_event WHERE cluster = '" + C + "' AND version_seq >= 46"))
-                    .isEqualTo(keptVersionsEvents).isEqualTo(16); // one per version, two in version 46
+            assertThat(count(db, "SELECT min(id) FROM cluster_event WHERE cluster = '" + C + "'"))
+                    .isLessThanOrEqualTo(checkpointEvent);
+            assertThat(count(
+                            db, "SELECT count(*) FROM cluster_event WHERE cluster = '" + C + "' AND version_seq >= 46"))
+                    .isEqualTo(keptVersionsEvents)
+                    .isEqualTo(16); // one per version, two in version 46
             assertThat(count(db, "SELECT count(*) FROM dead_letter")).isZero();
             assertThat(store.events().removedBefore(C)).isPositive();
 
             // A compiler taking over sees no difference, and a second pass finds nothing more to do.
             assertThat(processor(store).heads()).isEqualTo(heads);
-            assertThat(sweep(db, new RetentionPolicy(OptionalInt.of(15), Optional.empty())).sweep()).isEmpty();
+            assertThat(sweep(db, new RetentionPolicy(OptionalInt.of(15), Optional.empty()))
+                            .sweep())
+                    .isEmpty();
         }
     }
 
@@ -165,28 +199,38 @@ class RetentionTest {
             CompilerStores store = CompilerStores.on(db.dataSource());
             deliver(processor(store), history());
             JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
-            jdbc.update("INSERT INTO node_status (cluster, node, running, last_version, last_status, duration_ms, rule_count, mode, "
-                    + "acked_at, updated_at) VALUES (?, 'node-2', 30, 30, 'APPLIED', 1, 1, 'dry-run', now(), now())", C);
+            jdbc.update(
+                    "INSERT INTO node_status (cluster, node, running, last_version, last_status, duration_ms, rule_count, mode, "
+                            + "acked_at, updated_at) VALUES (?, 'node-2', 30, 30, 'APPLIED', 1, 1, 'dry-run', now(), now())",
+                    C);
             // node-1 left the cluster at version 21: what it last ran holds nothing back.
-            jdbc.update("INSERT INTO node_status (cluster, node, running, last_version, last_status, duration_ms, rule_count, mode, "
-                    + "acked_at, updated_at) VALUES (?, 'node-1', 3, 3, 'APPLIED', 1, 1, 'dry-run', now(), now())", C);
+            jdbc.update(
+                    "INSERT INTO node_status (cluster, node, running, last_version, last_status, duration_ms, rule_count, mode, "
+                            + "acked_at, updated_at) VALUES (?, 'node-1', 3, 3, 'APPLIED', 1, 1, 'dry-run', now(), now())",
+                    C);
             RetentionSweep sweep = sweep(db, new RetentionPolicy(OptionalInt.of(5), Optional.empty()));
             sweep.sweep();
             assertThat(store.history().oldest(C)).isEqualTo(30);
 
-            jdbc.update("INSERT INTO operator_action (cluster, action, to_version, actor, reason, requested_at) "
-                    + "VALUES (?, 'rollback', 12, 'alice', 'test', now())", C);
+            jdbc.update(
+                    "INSERT INTO operator_action (cluster, action, to_version, actor, reason, requested_at) "
+                            + "VALUES (?, 'rollback', 12, 'alice', 'test', now())",
+                    C);
             jdbc.update("UPDATE node_status SET running = 60 WHERE node = 'node-2'");
             sweep.sweep();
-            assertThat(store.history().oldest(C)).isEqualTo(30); // below the pending rollback's target nothing was left to keep
+            assertThat(store.history().oldest(C))
+                    .isEqualTo(30); // below the pending rollback's target nothing was left to keep
 
             jdbc.update("UPDATE operator_action SET status = 'done', result_version = 60, completed_at = now()");
             jdbc.update("DELETE FROM node_status");
             sweep.sweep();
-            assertThat(store.history().oldest(C)).isEqualTo(30); // pinned to 12 (already gone): kept from the oldest there is
+            assertThat(store.history().oldest(C))
+                    .isEqualTo(30); // pinned to 12 (already gone): kept from the oldest there is
 
-            jdbc.update("INSERT INTO operator_action (cluster, action, actor, reason, requested_at, status, result_version, completed_at) "
-                    + "VALUES (?, 'resume', 'alice', 'test', now(), 'done', 61, now())", C);
+            jdbc.update(
+                    "INSERT INTO operator_action (cluster, action, actor, reason, requested_at, status, result_version, completed_at) "
+                            + "VALUES (?, 'resume', 'alice', 'test', now(), 'done', 61, now())",
+                    C);
             sweep.sweep();
             assertThat(store.history().oldest(C)).isEqualTo(56);
             // The audit log keeps every action, whatever the versions they name.
@@ -200,7 +244,8 @@ class RetentionTest {
             CompilerStores store = CompilerStores.on(db.dataSource());
             deliver(processor(store), history());
             // The clock is at START + 60 min: versions 1-40 are older than 20 minutes.
-            sweep(db, new RetentionPolicy(OptionalInt.empty(), Optional.of(Duration.ofMinutes(20)))).sweep();
+            sweep(db, new RetentionPolicy(OptionalInt.empty(), Optional.of(Duration.ofMinutes(20))))
+                    .sweep();
             assertThat(store.history().oldest(C)).isEqualTo(41);
         }
     }
@@ -220,11 +265,14 @@ class RetentionTest {
             new JdbcTemplate(db.dataSource()).update("DELETE FROM cluster_checkpoint");
             PartitionProcessor q = processor(store);
             assertThat(q.held()).containsOnlyKeys(C);
-            assertThat(store.outbox().pending(100)).filteredOn(m -> m.topic().equals(Topics.DEFAULT.resyncs()))
-                    .anySatisfy(m -> assertThat(m.payload()).contains("incomplete").contains("it has no checkpoint"));
+            assertThat(store.outbox().pending(100))
+                    .filteredOn(m -> m.topic().equals(Topics.DEFAULT.resyncs()))
+                    .anySatisfy(
+                            m -> assertThat(m.payload()).contains("incomplete").contains("it has no checkpoint"));
             assertThat(q.storeRecompiledVersions()).isEmpty();
 
-            // A change arrives: stored, folded, but no version (it would take from the nodes what the lost events held).
+            // A change arrives: stored, folded, but no version (it would take from the nodes what the lost events
+            // held).
             deliver(q, List.of(List.of(EventCodec.encode(change))));
             assertThat(store.history().head(C)).isEqualTo(60);
             assertThat(store.history().rules(C, 60)).isEqualTo(head);
@@ -241,10 +289,17 @@ class RetentionTest {
             }
             deliver(q, List.of(resync));
             assertThat(store.history().head(C)).isEqualTo(60);
-            deliver(q, List.of(List.of(EventCodec.encode(new StateDigest(C, Map.of(
-                    ObjectKind.SERVICE, StateDigest.of(s.services()),
-                    ObjectKind.ENDPOINT_SLICE, StateDigest.of(s.endpointSlices()),
-                    ObjectKind.NODE, StateDigest.of(s.nodes())), Fingerprint.of(ClusterSettings.DEFAULT), null, START)))));
+            deliver(
+                    q,
+                    List.of(List.of(EventCodec.encode(new StateDigest(
+                            C,
+                            Map.of(
+                                    ObjectKind.SERVICE, StateDigest.of(s.services()),
+                                    ObjectKind.ENDPOINT_SLICE, StateDigest.of(s.endpointSlices()),
+                                    ObjectKind.NODE, StateDigest.of(s.nodes())),
+                            Fingerprint.of(ClusterSettings.DEFAULT),
+                            null,
+                            START)))));
             assertThat(q.held()).isEmpty();
             assertThat(store.history().head(C)).isEqualTo(61);
             assertThat(store.history().rules(C, 61)).isEqualTo(expected.published());
@@ -266,7 +321,8 @@ class RetentionTest {
             RetentionSweep sweep = sweep(db, new RetentionPolicy(OptionalInt.of(1), Optional.empty()));
             java.util.concurrent.atomic.AtomicBoolean writing = new java.util.concurrent.atomic.AtomicBoolean(true);
             java.util.concurrent.atomic.AtomicInteger passes = new java.util.concurrent.atomic.AtomicInteger();
-            java.util.concurrent.atomic.AtomicReference<Throwable> failed = new java.util.concurrent.atomic.AtomicReference<>();
+            java.util.concurrent.atomic.AtomicReference<Throwable> failed =
+                    new java.util.concurrent.atomic.AtomicReference<>();
             Thread pruner = new Thread(() -> {
                 try {
                     while (writing.get()) {
@@ -297,7 +353,8 @@ class RetentionTest {
     private static java.util.Set<String> keys(ClusterState s, ObjectKind k) {
         return switch (k) {
             case SERVICE -> s.services().stream().map(x -> x.name().toString()).collect(Collectors.toSet());
-            case ENDPOINT_SLICE -> s.endpointSlices().stream().map(x -> x.name().toString()).collect(Collectors.toSet());
+            case ENDPOINT_SLICE ->
+                s.endpointSlices().stream().map(x -> x.name().toString()).collect(Collectors.toSet());
             case NODE -> s.nodes().stream().map(x -> x.name()).collect(Collectors.toSet());
         };
     }

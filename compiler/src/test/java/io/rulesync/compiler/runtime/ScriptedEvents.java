@@ -1,7 +1,5 @@
 package io.rulesync.compiler.runtime;
 
-import io.rulesync.testsupport.cluster.Fixtures;
-import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
 import io.rulesync.model.event.ClusterEvent.SettingsChanged;
 import io.rulesync.model.event.ClusterEvent.SyncMarker;
@@ -9,6 +7,7 @@ import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.event.EventCodec;
 import io.rulesync.model.event.ObjectKind;
 import io.rulesync.model.event.ObjectRef;
+import io.rulesync.testsupport.cluster.Fixtures;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,8 +17,7 @@ import java.util.Set;
 final class ScriptedEvents {
     static final Instant T = Fixtures.T;
 
-    private ScriptedEvents() {
-    }
+    private ScriptedEvents() {}
 
     static String up(String cluster, String yaml) {
         return EventCodec.encode(Fixtures.upsert(cluster, yaml));
@@ -52,13 +50,20 @@ final class ScriptedEvents {
     /** Batches of (key, value) records; offsets follow from their position. */
     static List<List<PartitionProcessor.Record>> batches() {
         List<List<String[]>> script = List.of(
-                List.of(kv("a", settings("a")), kv("a", node("a", "n1", "10.1.0.1")), kv("b", settings("b")),
-                        kv("a", service("a", "web", "10.96.0.1")), kv("a", slice("a", "web", "10.244.0.1"))),
-                List.of(kv("a", slice("a", "web", "10.244.0.1", "10.244.0.2")), kv("b", node("b", "n1", "10.2.0.1")),
+                List.of(
+                        kv("a", settings("a")),
+                        kv("a", node("a", "n1", "10.1.0.1")),
+                        kv("b", settings("b")),
+                        kv("a", service("a", "web", "10.96.0.1")),
+                        kv("a", slice("a", "web", "10.244.0.1"))),
+                List.of(
+                        kv("a", slice("a", "web", "10.244.0.1", "10.244.0.2")), kv("b", node("b", "n1", "10.2.0.1")),
                         kv("a", "{not json"), kv("b", service("a", "stray", "10.96.0.9"))),
                 List.of(kv("a", node("a", "n1", "10.1.0.1")), kv("b", service("b", "api", "10.96.1.1"))),
                 List.of(kv("a", service("a", "db", "10.96.0.5")), kv("a", sync("a", ObjectKind.SERVICE, "shop/web"))),
-                List.of(kv("a", deleted("a", ObjectKind.ENDPOINT_SLICE, "shop/web-1")), kv("b", slice("b", "api", "10.244.9.9"))));
+                List.of(
+                        kv("a", deleted("a", ObjectKind.ENDPOINT_SLICE, "shop/web-1")),
+                        kv("b", slice("b", "api", "10.244.9.9"))));
         List<List<PartitionProcessor.Record>> out = new ArrayList<>();
         long offset = 0;
         for (List<String[]> batch : script) {

@@ -31,14 +31,18 @@ final class ShopCluster implements AutoCloseable {
 
     /** The settings, node n1, Service web and its endpoint 10.244.0.1 on n1. */
     void start() throws Exception {
-        send(new ClusterEvent.SettingsChanged(CLUSTER, ClusterSettings.DEFAULT, Fixtures.T), up(Fixtures.node("n1", "10.1.0.1")),
-                up(Fixtures.service("web", "10.96.0.10")), up(Fixtures.slice("web", "n1", "10.244.0.1")));
+        send(
+                new ClusterEvent.SettingsChanged(CLUSTER, ClusterSettings.DEFAULT, Fixtures.T),
+                up(Fixtures.node("n1", "10.1.0.1")),
+                up(Fixtures.service("web", "10.96.0.10")),
+                up(Fixtures.slice("web", "n1", "10.244.0.1")));
     }
 
     /** Sends the events in order, each acknowledged by the broker. */
     void send(ClusterEvent... events) throws Exception {
         for (ClusterEvent e : events) {
-            producer.send(new ProducerRecord<>(eventsTopic, CLUSTER, EventCodec.encode(e))).get();
+            producer.send(new ProducerRecord<>(eventsTopic, CLUSTER, EventCodec.encode(e)))
+                    .get();
         }
     }
 
@@ -49,8 +53,12 @@ final class ShopCluster implements AutoCloseable {
     /** Whether the cluster's newest stored version sends traffic to {@code endpoint} ("IP:port") from node n1. */
     static boolean runs(CompilerStores store, String endpoint) {
         long head = store.history().head(CLUSTER);
-        return head >= 1 && store.history().rules(CLUSTER, head).ruleSet("n1", IpFamily.IPV4).map(r -> r.render().contains(endpoint))
-                .orElse(false);
+        return head >= 1
+                && store.history()
+                        .rules(CLUSTER, head)
+                        .ruleSet("n1", IpFamily.IPV4)
+                        .map(r -> r.render().contains(endpoint))
+                        .orElse(false);
     }
 
     @Override

@@ -6,12 +6,12 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.rulesync.store.ProblemStore;
-import io.rulesync.testsupport.TestDatabase;
-import io.rulesync.testsupport.cluster.Fixtures;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.topic.Topics;
+import io.rulesync.store.ProblemStore;
 import io.rulesync.testing.needs.RequiresPostgres;
+import io.rulesync.testsupport.TestDatabase;
+import io.rulesync.testsupport.cluster.Fixtures;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Clock;
@@ -22,9 +22,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 import org.snakeyaml.engine.v2.api.Load;
 import org.snakeyaml.engine.v2.api.LoadSettings;
-import org.slf4j.LoggerFactory;
 
 /**
  * The events topic is a way in too: a crafted event carrying an address the API server refuses
@@ -38,17 +38,19 @@ class SpecialAddressEventsTest {
 
     /** Special addresses of both families, and the IPv4-mapped form, as the probe sent them. */
     static final List<String> SPECIAL_V4 = List.of("127.0.0.1", "169.254.169.254", "0.0.0.0", "224.0.0.1");
+
     static final List<String> SPECIAL_V6 = List.of("::1", "fe80::1", "::", "ff02::1", "::ffff:127.0.0.1");
     static final List<String> CONTROLS_V4 = List.of("10.0.0.1", "8.8.8.8");
     static final List<String> CONTROLS_V6 = List.of("2001:db8::1");
 
     /** A field of an event's object: a valid object with PLACEHOLDER where the address goes, and the field's path. */
-    record Field(String path, String ipv4Yaml, String ipv6Yaml) {
-    }
+    record Field(String path, String ipv4Yaml, String ipv6Yaml) {}
 
     static final List<Field> FIELDS = List.of(
             new Field("endpoints[0].addresses[0]", slice("IPv4", "10.244.0.99"), slice("IPv6", "\"fd00:244::99\"")),
-            new Field("spec.externalIPs[0]", service("10.96.0.10", "externalIPs: [203.0.113.99], "),
+            new Field(
+                    "spec.externalIPs[0]",
+                    service("10.96.0.10", "externalIPs: [203.0.113.99], "),
                     service("\"fd00:96::10\"", "externalIPs: [\"2001:db8::99\"], ")),
             new Field("spec.clusterIPs[0]", service("10.96.0.99", ""), service("\"fd00:96::99\"", "")));
 
@@ -66,14 +68,26 @@ class SpecialAddressEventsTest {
     /** The wire form of a valid event, with its placeholder address replaced: what someone writing the topic could send. */
     static String crafted(Field f, boolean ipv6, String address) {
         String yaml = ipv6 ? f.ipv6Yaml() : f.ipv4Yaml();
-        String placeholder = List.of("10.244.0.99", "fd00:244::99", "203.0.113.99", "2001:db8::99", "10.96.0.99", "fd00:96::99")
-                .stream().filter(yaml::contains).findFirst().orElseThrow();
+        String placeholder =
+                List.of("10.244.0.99", "fd00:244::99", "203.0.113.99", "2001:db8::99", "10.96.0.99", "fd00:96::99")
+                        .stream()
+                        .filter(yaml::contains)
+                        .findFirst()
+                        .orElseThrow();
         return ScriptedEvents.up("a", yaml).replace(placeholder, address);
     }
 
     private static PartitionProcessor processor(CompilerStores store, PartitionProcessor.Observer observer) {
-        return new PartitionProcessor(store.partition(), Topics.DEFAULT, "compiler", 0, CLOCK, PartitionProcessor.Faults.NONE,
-                PartitionProcessor.VersionListener.NONE, observer, Duration.ofMinutes(1));
+        return new PartitionProcessor(
+                store.partition(),
+                Topics.DEFAULT,
+                "compiler",
+                0,
+                CLOCK,
+                PartitionProcessor.Faults.NONE,
+                PartitionProcessor.VersionListener.NONE,
+                observer,
+                Duration.ofMinutes(1));
     }
 
     @Test
@@ -89,10 +103,16 @@ class SpecialAddressEventsTest {
                 for (boolean ipv6 : new boolean[] {false, true}) {
                     for (String address : ipv6 ? SPECIAL_V6 : SPECIAL_V4) {
                         batch.add(new PartitionProcessor.Record(batch.size(), "a", crafted(f, ipv6, address)));
-                        String why = address.startsWith("::ffff:") ? "is an IPv4-mapped IPv6 address"
-                                : "is " + io.rulesync.model.cluster.IpAddress.parse(address).specialRange().orElseThrow().label();
-                        expected.add((f.path().startsWith("endpoints") ? "EndpointSlice shop/web-1: " : "Service shop/web: ")
-                                + f.path() + ": " + address + " " + why + " (the API server refuses it)");
+                        String why = address.startsWith("::ffff:")
+                                ? "is an IPv4-mapped IPv6 address"
+                                : "is "
+                                        + io.rulesync.model.cluster.IpAddress.parse(address)
+                                                .specialRange()
+                                                .orElseThrow()
+                                                .label();
+                        expected.add(
+                                (f.path().startsWith("endpoints") ? "EndpointSlice shop/web-1: " : "Service shop/web: ")
+                                        + f.path() + ": " + address + " " + why + " (the API server refuses it)");
                     }
                     for (String address : ipv6 ? CONTROLS_V6 : CONTROLS_V4) {
                         batch.add(new PartitionProcessor.Record(batch.size(), "a", crafted(f, ipv6, address)));
@@ -104,13 +124,19 @@ class SpecialAddressEventsTest {
 
             List<String> reasons = store.outbox().pending(1000).stream()
                     .filter(m -> m.topic().equals(Topics.DEFAULT.deadLetters()))
-                    .map(m -> (String) ((Map<?, ?>) new Load(LoadSettings.builder().build()).loadFromString(m.payload())).get("reason"))
+                    .map(m -> (String)
+                            ((Map<?, ?>) new Load(LoadSettings.builder().build()).loadFromString(m.payload()))
+                                    .get("reason"))
                     .toList();
             assertThat(reasons).containsExactlyElementsOf(expected);
             assertThat(db.count("dead_letter")).isEqualTo(expected.size());
             // The controls went through: the last of them is what the cluster holds now.
             assertThat(db.count("cluster_event")).isEqualTo(1 + controls.size());
-            String rules = store.history().rules("a", store.history().head("a")).ruleSet("n1", IpFamily.IPV4).orElseThrow().render();
+            String rules = store.history()
+                    .rules("a", store.history().head("a"))
+                    .ruleSet("n1", IpFamily.IPV4)
+                    .orElseThrow()
+                    .render();
             for (String special : SPECIAL_V4) {
                 assertThat(rules).doesNotContain(" " + special + " ", special + ":");
             }
@@ -135,12 +161,22 @@ class SpecialAddressEventsTest {
             // Unrelated events do not repeat it.
             p.process(List.of(new PartitionProcessor.Record(3, "a", ScriptedEvents.slice("a", "web", "10.244.0.1"))));
             p.process(List.of(new PartitionProcessor.Record(4, "a", ScriptedEvents.slice("a", "web", "10.244.0.2"))));
-            assertThat(conflictLines(logs)).containsExactly("WARN cluster a: Service shop/web: spec.clusterIPs[0]: 10.96.0.10 is"
-                    + " also the ClusterIP of Service shop/api (spec.clusterIPs[0]), which sorts first and keeps it; the API server"
-                    + " allocates a ClusterIP to one Service only, so this Service is left out of the rules");
-            assertThat(registry.get("rulesync.cluster.problems").tag("cluster", "a").gauge().value()).isEqualTo(1.0);
-            assertThat(store.history().rules("a", store.history().head("a")).ruleSet("n1", IpFamily.IPV4).orElseThrow().render())
-                    .doesNotContain("shop/web").contains("shop/api:http");
+            assertThat(conflictLines(logs))
+                    .containsExactly("WARN cluster a: Service shop/web: spec.clusterIPs[0]: 10.96.0.10 is"
+                            + " also the ClusterIP of Service shop/api (spec.clusterIPs[0]), which sorts first and keeps it; the API server"
+                            + " allocates a ClusterIP to one Service only, so this Service is left out of the rules");
+            assertThat(registry.get("rulesync.cluster.problems")
+                            .tag("cluster", "a")
+                            .gauge()
+                            .value())
+                    .isEqualTo(1.0);
+            assertThat(store.history()
+                            .rules("a", store.history().head("a"))
+                            .ruleSet("n1", IpFamily.IPV4)
+                            .orElseThrow()
+                            .render())
+                    .doesNotContain("shop/web")
+                    .contains("shop/api:http");
             // Stored beside the watcher's reports, where the api's problems endpoint reads them.
             ProblemStore problems = new ProblemStore(db.dataSource());
             assertThat(problems.problems("a")).singleElement().satisfies(sp -> {
@@ -151,9 +187,21 @@ class SpecialAddressEventsTest {
 
             // api moves away: resolved once, and web's rules come back.
             p.process(List.of(new PartitionProcessor.Record(5, "a", ScriptedEvents.service("a", "api", "10.96.0.11"))));
-            assertThat(conflictLines(logs)).hasSize(2).last().asString().startsWith("INFO cluster a: resolved: Service shop/web");
-            assertThat(registry.get("rulesync.cluster.problems").tag("cluster", "a").gauge().value()).isZero();
-            assertThat(store.history().rules("a", store.history().head("a")).ruleSet("n1", IpFamily.IPV4).orElseThrow().render())
+            assertThat(conflictLines(logs))
+                    .hasSize(2)
+                    .last()
+                    .asString()
+                    .startsWith("INFO cluster a: resolved: Service shop/web");
+            assertThat(registry.get("rulesync.cluster.problems")
+                            .tag("cluster", "a")
+                            .gauge()
+                            .value())
+                    .isZero();
+            assertThat(store.history()
+                            .rules("a", store.history().head("a"))
+                            .ruleSet("n1", IpFamily.IPV4)
+                            .orElseThrow()
+                            .render())
                     .contains("--to-destination 10.244.0.2:8080");
             assertThat(problems.problems("a")).isEmpty();
         } finally {
@@ -162,8 +210,10 @@ class SpecialAddressEventsTest {
     }
 
     private static List<String> conflictLines(ListAppender<ILoggingEvent> logs) {
-        return logs.list.stream().filter(e -> e.getFormattedMessage().contains("Service shop/web"))
-                .map(e -> e.getLevel() + " " + e.getFormattedMessage()).toList();
+        return logs.list.stream()
+                .filter(e -> e.getFormattedMessage().contains("Service shop/web"))
+                .map(e -> e.getLevel() + " " + e.getFormattedMessage())
+                .toList();
     }
 
     /** An event stored before the decoder refused special addresses does not stop the rebuild; its object is left out. */
@@ -178,19 +228,27 @@ class SpecialAddressEventsTest {
                     new PartitionProcessor.Record(2, "a", ScriptedEvents.slice("a", "web", "10.244.0.7"))));
             // What an older compiler would have stored: the same slice pointing at the metadata service.
             try (Connection c = db.dataSource().getConnection();
-                    PreparedStatement ps = c.prepareStatement("UPDATE cluster_event SET payload = replace(payload, ?, ?) WHERE strpos(payload, ?) > 0")) {
+                    PreparedStatement ps = c.prepareStatement(
+                            "UPDATE cluster_event SET payload = replace(payload, ?, ?) WHERE strpos(payload, ?) > 0")) {
                 ps.setString(1, "10.244.0.7");
                 ps.setString(2, "169.254.169.254");
                 ps.setString(3, "10.244.0.7");
                 assertThat(ps.executeUpdate()).isEqualTo(1);
             }
             PartitionProcessor restarted = processor(store, PartitionProcessor.Observer.NONE);
-            assertThat(restarted.heads().get("a").view().state().endpointSlices()).isEmpty();
+            assertThat(restarted.heads().get("a").view().state().endpointSlices())
+                    .isEmpty();
             assertThat(restarted.heads().get("a").view().state().services()).hasSize(1);
             // The next event publishes rules without the refused slice.
-            restarted.process(List.of(new PartitionProcessor.Record(3, "a", ScriptedEvents.node("a", "n2", "10.1.0.2"))));
-            assertThat(store.history().rules("a", store.history().head("a")).ruleSet("n1", IpFamily.IPV4).orElseThrow().render())
-                    .doesNotContain("10.244.0.7").contains("shop/web:http has no endpoints");
+            restarted.process(
+                    List.of(new PartitionProcessor.Record(3, "a", ScriptedEvents.node("a", "n2", "10.1.0.2"))));
+            assertThat(store.history()
+                            .rules("a", store.history().head("a"))
+                            .ruleSet("n1", IpFamily.IPV4)
+                            .orElseThrow()
+                            .render())
+                    .doesNotContain("10.244.0.7")
+                    .contains("shop/web:http has no endpoints");
         }
     }
 

@@ -77,12 +77,22 @@ public final class CompilerSimulation {
 
         Instance(int id, long claim) {
             this.id = id;
-            this.processor = new PartitionProcessor(store.as(PARTITION, claim), Topics.DEFAULT, GROUP, PARTITION, clock, point -> {
-                if (point == crashAt) {
-                    crashAt = null;
-                    throw new Crash("at " + point);
-                }
-            }, PartitionProcessor.VersionListener.NONE, PartitionProcessor.Observer.NONE, Duration.ofMinutes(1), checkpointEvery,
+            this.processor = new PartitionProcessor(
+                    store.as(PARTITION, claim),
+                    Topics.DEFAULT,
+                    GROUP,
+                    PARTITION,
+                    clock,
+                    point -> {
+                        if (point == crashAt) {
+                            crashAt = null;
+                            throw new Crash("at " + point);
+                        }
+                    },
+                    PartitionProcessor.VersionListener.NONE,
+                    PartitionProcessor.Observer.NONE,
+                    Duration.ofMinutes(1),
+                    checkpointEvery,
                     checkpoints::add);
             this.fetch = Math.max(0, processor.position());
         }
@@ -93,6 +103,7 @@ public final class CompilerSimulation {
     private final MemoryPartitionStore store;
     /** Moved by the scheduler, either way. */
     private final MutableClock clock = new MutableClock(Fixtures.T);
+
     private final int checkpointEvery;
     private final List<PartitionProcessor.Record> log = new ArrayList<>();
     private final List<String> trace = new ArrayList<>();
@@ -114,8 +125,14 @@ public final class CompilerSimulation {
     }
 
     /** What a run did, for the sweep's summary. */
-    public record Result(long seed, int records, int versions, int crashes, int unknownCommits, int fencedAttempts, int rebalances) {
-    }
+    public record Result(
+            long seed,
+            int records,
+            int versions,
+            int crashes,
+            int unknownCommits,
+            int fencedAttempts,
+            int rebalances) {}
 
     private int crashes;
     private int unknownCommits;
@@ -141,8 +158,10 @@ public final class CompilerSimulation {
             check();
         } catch (AssertionError | RuntimeException e) {
             List<String> last = trace.subList(Math.max(0, trace.size() - 40), trace.size());
-            throw new AssertionError("seed " + seed + ": " + e + "\n  replay: faults/simulate seed " + seed + "\n  last steps:\n    "
-                    + String.join("\n    ", last), e);
+            throw new AssertionError(
+                    "seed " + seed + ": " + e + "\n  replay: faults/simulate seed " + seed + "\n  last steps:\n    "
+                            + String.join("\n    ", last),
+                    e);
         }
         int versions = CLUSTERS.stream().mapToInt(c -> store.versions(c).size()).sum();
         return new Result(seed, log.size(), versions, crashes, unknownCommits, fencedAttempts, rebalances);
@@ -177,7 +196,8 @@ public final class CompilerSimulation {
             operatorAction();
         } else if (r < 67) {
             // The outbox relay delivers at least once: an action's record arrives again.
-            List<PartitionProcessor.Record> actions = log.stream().filter(x -> x.value().contains("\"actionId\"")).toList();
+            List<PartitionProcessor.Record> actions =
+                    log.stream().filter(x -> x.value().contains("\"actionId\"")).toList();
             if (!actions.isEmpty()) {
                 PartitionProcessor.Record again = actions.get(random.nextInt(actions.size()));
                 trace.add("action record at offset " + again.offset() + " delivered again");
@@ -265,19 +285,22 @@ public final class CompilerSimulation {
             trace.add("operator: refused, an action of cluster " + cluster + " is pending");
             return;
         }
-        OperatorAction a = to == null ? new ResumeRequested(cluster, id, "sim", "seeded", clock.instant())
+        OperatorAction a = to == null
+                ? new ResumeRequested(cluster, id, "sim", "seeded", clock.instant())
                 : new RollbackRequested(cluster, id, to, "sim", "seeded", clock.instant());
         trace.add("operator: " + a);
         append(cluster, EventCodec.encode(a));
     }
 
     private void crashNextCommit() {
-        owner.crashAt = random.nextBoolean() ? PartitionProcessor.Point.BEFORE_COMMIT : PartitionProcessor.Point.AFTER_COMMIT;
+        owner.crashAt =
+                random.nextBoolean() ? PartitionProcessor.Point.BEFORE_COMMIT : PartitionProcessor.Point.AFTER_COMMIT;
         trace.add("instance " + owner.id + " will crash " + owner.crashAt);
     }
 
     private void troubleNextCommit() {
-        MemoryPartitionStore.Trouble t = random.nextBoolean() ? MemoryPartitionStore.Trouble.FAIL_BEFORE
+        MemoryPartitionStore.Trouble t = random.nextBoolean()
+                ? MemoryPartitionStore.Trouble.FAIL_BEFORE
                 : MemoryPartitionStore.Trouble.FAIL_AFTER;
         trace.add("the next commit: " + t);
         store.troubleNextCommit(t);
@@ -301,7 +324,8 @@ public final class CompilerSimulation {
         if (batch.isEmpty()) {
             return;
         }
-        trace.add("zombie " + z.id + " tries offsets " + batch.get(0).offset() + ".." + batch.get(batch.size() - 1).offset());
+        trace.add("zombie " + z.id + " tries offsets " + batch.get(0).offset() + ".."
+                + batch.get(batch.size() - 1).offset());
         try {
             PartitionProcessor.Outcome o = z.processor.process(batch);
             if (store.changes() != afterCheckpoints) {
@@ -358,16 +382,19 @@ public final class CompilerSimulation {
         }
         for (int attempt = 0; ; attempt++) {
             if (attempt > 5) {
-                throw new AssertionError("the batch from offset " + batch.get(0).offset() + " failed 5 times without a fault injected");
+                throw new AssertionError(
+                        "the batch from offset " + batch.get(0).offset() + " failed 5 times without a fault injected");
             }
             try {
                 PartitionProcessor.Outcome o = i.processor.process(batch);
                 if (o == PartitionProcessor.Outcome.STALE) {
-                    trace.add("instance " + i.id + ": stale at offset " + batch.get(0).offset() + "; rebuilt, reads from "
-                            + i.processor.position());
+                    trace.add("instance " + i.id + ": stale at offset "
+                            + batch.get(0).offset() + "; rebuilt, reads from " + i.processor.position());
                     i.fetch = Math.max(0, i.processor.position());
                 } else {
-                    trace.add("instance " + i.id + " processed offsets " + batch.get(0).offset() + ".." + batch.get(batch.size() - 1).offset());
+                    trace.add("instance " + i.id + " processed offsets "
+                            + batch.get(0).offset() + ".."
+                            + batch.get(batch.size() - 1).offset());
                     i.fetch = batch.get(batch.size() - 1).offset() + 1;
                 }
                 if (!faults || random.nextInt(3) == 0) {
@@ -399,7 +426,8 @@ public final class CompilerSimulation {
         trace.add("drain");
         for (int guard = 0; owner.fetch < log.size(); guard++) {
             if (guard > 10 * log.size() + 100) {
-                throw new AssertionError("the owner does not reach the end of the log (at " + owner.fetch + " of " + log.size() + ")");
+                throw new AssertionError(
+                        "the owner does not reach the end of the log (at " + owner.fetch + " of " + log.size() + ")");
             }
             poll(owner, false);
         }
@@ -409,8 +437,10 @@ public final class CompilerSimulation {
         for (String c : CLUSTERS) {
             ClusterHead rebuilt = again.processor.heads().get(c);
             ClusterHead held = owner.processor.heads().get(c);
-            if (held != null && (rebuilt == null || !rebuilt.published().equals(held.published())
-                    || rebuilt.version() != held.version())) {
+            if (held != null
+                    && (rebuilt == null
+                            || !rebuilt.published().equals(held.published())
+                            || rebuilt.version() != held.version())) {
                 throw new AssertionError("cluster " + c + ": a rebuild does not give the head the last instance held");
             }
         }
@@ -436,7 +466,8 @@ public final class CompilerSimulation {
         }
         for (Map.Entry<Long, MemoryPartitionStore.Action> a : store.actions().entrySet()) {
             if (store.actionStatusOf(a.getKey()).equals("pending")) {
-                throw new AssertionError("operator action " + a.getKey() + " is still pending after its record was read");
+                throw new AssertionError(
+                        "operator action " + a.getKey() + " is still pending after its record was read");
             }
         }
     }
@@ -445,7 +476,8 @@ public final class CompilerSimulation {
         List<MemoryPartitionStore.Version> versions = store.versions(cluster);
         for (int i = 0; i < versions.size(); i++) {
             if (versions.get(i).seq() != i + 1) {
-                throw new AssertionError("cluster " + cluster + ": versions are not 1..N: " + versions.stream().map(v -> v.seq()).toList());
+                throw new AssertionError("cluster " + cluster + ": versions are not 1..N: "
+                        + versions.stream().map(v -> v.seq()).toList());
             }
         }
         // The deltas, in the order published, give every version.
@@ -455,54 +487,74 @@ public final class CompilerSimulation {
             if (row.topic().equals(Topics.DEFAULT.deltas()) && row.key().equals(cluster)) {
                 RulesDelta d = RulesDelta.fromJson(row.payload());
                 if (d.base() != at) {
-                    throw new AssertionError("cluster " + cluster + ": the delta to " + d.target() + " follows " + at + ", not " + d.base());
+                    throw new AssertionError("cluster " + cluster + ": the delta to " + d.target() + " follows " + at
+                            + ", not " + d.base());
                 }
                 rules = d.diff().applyTo(rules);
                 at = d.target();
                 if (!rules.equals(versions.get((int) at - 1).rules())) {
-                    throw new AssertionError("cluster " + cluster + ": the deltas up to " + at + " do not give version " + at);
+                    throw new AssertionError(
+                            "cluster " + cluster + ": the deltas up to " + at + " do not give version " + at);
                 }
             }
         }
         if (at != versions.size()) {
-            throw new AssertionError("cluster " + cluster + ": deltas published up to " + at + " of " + versions.size() + " versions");
+            throw new AssertionError(
+                    "cluster " + cluster + ": deltas published up to " + at + " of " + versions.size() + " versions");
         }
         // Pinned, only actions and nodes make versions.
         for (MemoryPartitionStore.Version v : versions) {
             if (v.pinnedBefore() && !v.acted() && !v.row().diff().fragments().isEmpty()) {
-                throw new AssertionError("cluster " + cluster + ": version " + v.seq() + " changed " + v.row().diff().fragments().size()
-                        + " fragment(s) while the cluster was pinned; its cause: " + v.cause() + "; the cluster's actions: "
+                throw new AssertionError("cluster " + cluster + ": version " + v.seq() + " changed "
+                        + v.row().diff().fragments().size()
+                        + " fragment(s) while the cluster was pinned; its cause: " + v.cause()
+                        + "; the cluster's actions: "
                         + actionsOf(cluster));
             }
         }
         if (versions.isEmpty()) {
             return;
         }
-        // The newest rules: a fresh compile of the final objects (on a pin: the pinned version's rules, on today's nodes).
+        // The newest rules: a fresh compile of the final objects (on a pin: the pinned version's rules, on today's
+        // nodes).
         List<ClusterEvent> facts = new ArrayList<>();
         Set<Long> deadOffsets = new HashSet<>();
         store.deadLetters().forEach(d -> deadOffsets.add(d.offset()));
         for (PartitionProcessor.Record r : log) {
-            if (r.key().equals(cluster) && !deadOffsets.contains(r.offset())
-                    && EventCodec.decode(r.value()) instanceof EventCodec.Decoded.Valid v && !(v.event() instanceof OperatorAction)) {
+            if (r.key().equals(cluster)
+                    && !deadOffsets.contains(r.offset())
+                    && EventCodec.decode(r.value()) instanceof EventCodec.Decoded.Valid v
+                    && !(v.event() instanceof OperatorAction)) {
                 facts.add(v.event());
             }
         }
         ClusterRules fresh = ClusterHead.empty(cluster).apply(facts).next().published();
         MemoryPartitionStore.Version newest = versions.get(versions.size() - 1);
         Long pinnedTo = store.pinning(cluster).map(RecordedAction::toVersion).orElse(null);
-        ClusterRules expected = pinnedTo == null ? fresh : versions.get((int) (long) pinnedTo - 1).rules().withNodes(fresh.nodes());
+        ClusterRules expected = pinnedTo == null
+                ? fresh
+                : versions.get((int) (long) pinnedTo - 1).rules().withNodes(fresh.nodes());
         if (!newest.rules().equals(expected)) {
             throw new AssertionError("cluster " + cluster + ": the newest version (" + newest.seq() + ") is not "
-                    + (pinnedTo == null ? "a fresh compile of the final objects" : "version " + pinnedTo + "'s rules on today's nodes"));
+                    + (pinnedTo == null
+                            ? "a fresh compile of the final objects"
+                            : "version " + pinnedTo + "'s rules on today's nodes"));
         }
     }
 
     private String actionsOf(String cluster) {
         StringBuilder out = new StringBuilder();
-        store.actions().values().stream().filter(a -> a.cluster.equals(cluster)).sorted((x, y) -> Long.compare(x.id, y.id))
-                .forEach(a -> out.append(a.id).append(' ').append(a.kind).append(a.toVersion == null ? "" : " to " + a.toVersion)
-                        .append(": ").append(a.status).append(a.resultVersion == null ? "" : " as " + a.resultVersion).append("; "));
+        store.actions().values().stream()
+                .filter(a -> a.cluster.equals(cluster))
+                .sorted((x, y) -> Long.compare(x.id, y.id))
+                .forEach(a -> out.append(a.id)
+                        .append(' ')
+                        .append(a.kind)
+                        .append(a.toVersion == null ? "" : " to " + a.toVersion)
+                        .append(": ")
+                        .append(a.status)
+                        .append(a.resultVersion == null ? "" : " as " + a.resultVersion)
+                        .append("; "));
         return out.toString();
     }
 
@@ -559,13 +611,32 @@ public final class CompilerSimulation {
     public static final int STEPS = 150;
 
     /** What a sweep found. */
-    public record Sweep(int seeds, long millis, long records, long versions, long crashes, long unknownCommits, long fenced,
-            long rebalances, List<String> failures) {
+    public record Sweep(
+            int seeds,
+            long millis,
+            long records,
+            long versions,
+            long crashes,
+            long unknownCommits,
+            long fenced,
+            long rebalances,
+            List<String> failures) {
         @Override
         public String toString() {
-            return String.format("%,d seeds in %.1f s: %,d records, %,d versions; injected %,d crashes, %,d failed or lost commits, "
-                    + "%,d rebalances (%,d zombie commits fenced); %s", seeds, millis / 1e3, records, versions, crashes, unknownCommits,
-                    rebalances, fenced, failures.isEmpty() ? "every invariant held" : failures.size() + " failed:\n" + String.join("\n", failures));
+            return String.format(
+                    "%,d seeds in %.1f s: %,d records, %,d versions; injected %,d crashes, %,d failed or lost commits, "
+                            + "%,d rebalances (%,d zombie commits fenced); %s",
+                    seeds,
+                    millis / 1e3,
+                    records,
+                    versions,
+                    crashes,
+                    unknownCommits,
+                    rebalances,
+                    fenced,
+                    failures.isEmpty()
+                            ? "every invariant held"
+                            : failures.size() + " failed:\n" + String.join("\n", failures));
         }
     }
 
@@ -578,13 +649,16 @@ public final class CompilerSimulation {
     public static Sweep sweep(long first, int count, int steps, MemoryPartitionStore.Defect defect) {
         long t0 = System.nanoTime();
         // Seeds share nothing: they run on every core, and are summed in seed order.
-        List<Object> outcomes = java.util.stream.LongStream.range(first, first + count).parallel().mapToObj(s -> {
-            try {
-                return (Object) new CompilerSimulation(s, defect).run(steps);
-            } catch (AssertionError e) {
-                return e.getMessage();
-            }
-        }).toList();
+        List<Object> outcomes = java.util.stream.LongStream.range(first, first + count)
+                .parallel()
+                .mapToObj(s -> {
+                    try {
+                        return (Object) new CompilerSimulation(s, defect).run(steps);
+                    } catch (AssertionError e) {
+                        return e.getMessage();
+                    }
+                })
+                .toList();
         long records = 0;
         long versions = 0;
         long crashes = 0;
@@ -604,7 +678,16 @@ public final class CompilerSimulation {
                 failures.add((String) o);
             }
         }
-        return new Sweep(count, (System.nanoTime() - t0) / 1_000_000, records, versions, crashes, unknown, fenced, rebalances, failures);
+        return new Sweep(
+                count,
+                (System.nanoTime() - t0) / 1_000_000,
+                records,
+                versions,
+                crashes,
+                unknown,
+                fenced,
+                rebalances,
+                failures);
     }
 
     /** The processor logs each version and refusal: at thousands of seeds, only errors are worth a line. */

@@ -32,8 +32,15 @@ import java.util.TreeSet;
  */
 public final class MemoryPartitionStore {
     /** A stored event: {@code id} as PostgreSQL's sequence would give it. */
-    public record Event(long id, String cluster, int partition, int epoch, long offset, String type, String payload, Long versionSeq) {
-    }
+    public record Event(
+            long id,
+            String cluster,
+            int partition,
+            int epoch,
+            long offset,
+            String type,
+            String payload,
+            Long versionSeq) {}
 
     /** A stored version, with its whole rules (PostgreSQL keeps what changed, and reads the rest back). */
     public record Version(Batch.VersionRow row, ClusterRules rules, boolean pinnedBefore, boolean acted) {
@@ -82,7 +89,11 @@ public final class MemoryPartitionStore {
     }
 
     /** What a commit does besides succeeding: fail before writing, or write and then fail (the outcome unknown to the caller). */
-    public enum Trouble { NONE, FAIL_BEFORE, FAIL_AFTER }
+    public enum Trouble {
+        NONE,
+        FAIL_BEFORE,
+        FAIL_AFTER
+    }
 
     private final Map<String, LogPosition> positions = new HashMap<>();
     private final Map<Integer, Long> claims = new HashMap<>();
@@ -96,6 +107,7 @@ public final class MemoryPartitionStore {
     private long nextEventId = 1;
     /** Counts every change: a writer that must not write shows as a change of this. */
     private long changes;
+
     private Trouble nextCommit = Trouble.NONE;
     private final Defect defect;
     private int commits;
@@ -181,12 +193,21 @@ public final class MemoryPartitionStore {
         }
 
         @Override
-        public void movePosition(String group, String topic, int p, Optional<LogPosition> expected, LogPosition next,
-                List<Batch.OutboxRow> rows) throws StaleWriteException {
+        public void movePosition(
+                String group,
+                String topic,
+                int p,
+                Optional<LogPosition> expected,
+                LogPosition next,
+                List<Batch.OutboxRow> rows)
+                throws StaleWriteException {
             fence(topic, p);
             LogPosition stored = positions.get(key(group, topic, p));
-            boolean same = expected.isEmpty() ? stored == null
-                    : stored != null && stored.next() == expected.get().next() && stored.epoch() == expected.get().epoch();
+            boolean same = expected.isEmpty()
+                    ? stored == null
+                    : stored != null
+                            && stored.next() == expected.get().next()
+                            && stored.epoch() == expected.get().epoch();
             if (!same) {
                 throw new StaleWriteException("position of " + topic + "/" + p + " moved since " + expected);
             }
@@ -200,12 +221,16 @@ public final class MemoryPartitionStore {
             Trouble t = nextCommit;
             nextCommit = Trouble.NONE;
             if (t == Trouble.FAIL_BEFORE) {
-                throw new StoreException("commit of " + b.topic() + "/" + b.partition() + " failed", new RuntimeException("connection lost"));
+                throw new StoreException(
+                        "commit of " + b.topic() + "/" + b.partition() + " failed",
+                        new RuntimeException("connection lost"));
             }
             Map<String, Long> out = write(b);
             if (t == Trouble.FAIL_AFTER) {
                 // Committed, but the answer was lost: the caller cannot tell this from a failure.
-                throw new StoreException("commit of " + b.topic() + "/" + b.partition() + " failed", new RuntimeException("connection lost"));
+                throw new StoreException(
+                        "commit of " + b.topic() + "/" + b.partition() + " failed",
+                        new RuntimeException("connection lost"));
             }
             return out;
         }
@@ -214,9 +239,12 @@ public final class MemoryPartitionStore {
             fence(b.topic(), b.partition());
             String key = key(b.group(), b.topic(), b.partition());
             LogPosition stored = positions.get(key);
-            if (defect != Defect.NO_POSITION_FENCE && (b.expectedPosition() < 0 ? stored != null
-                    : stored == null || stored.next() != b.expectedPosition() || stored.epoch() != b.epoch())) {
-                throw new StaleWriteException("position of " + b.topic() + "/" + b.partition() + " moved since " + b.expectedPosition());
+            if (defect != Defect.NO_POSITION_FENCE
+                    && (b.expectedPosition() < 0
+                            ? stored != null
+                            : stored == null || stored.next() != b.expectedPosition() || stored.epoch() != b.epoch())) {
+                throw new StaleWriteException(
+                        "position of " + b.topic() + "/" + b.partition() + " moved since " + b.expectedPosition());
             }
             // Checked before anything is written: the transaction writes all or nothing.
             Map<String, Long> heads = new HashMap<>();
@@ -234,18 +262,28 @@ public final class MemoryPartitionStore {
                 }
             }
             for (Batch.EventRow e : b.events()) {
-                if (defect != Defect.NO_POSITION_FENCE && events.stream().anyMatch(x -> x.partition() == b.partition() && x.epoch() == b.epoch() && x.offset() == e.offset())) {
+                if (defect != Defect.NO_POSITION_FENCE
+                        && events.stream()
+                                .anyMatch(x -> x.partition() == b.partition()
+                                        && x.epoch() == b.epoch()
+                                        && x.offset() == e.offset())) {
                     throw new StaleWriteException("already written by another instance: event at offset " + e.offset());
                 }
             }
-            positions.put(key, stored == null ? new LogPosition(b.newPosition(), b.epoch(), null, 0, b.newPosition())
-                    : stored.advancedTo(b.newPosition()));
+            positions.put(
+                    key,
+                    stored == null
+                            ? new LogPosition(b.newPosition(), b.epoch(), null, 0, b.newPosition())
+                            : stored.advancedTo(b.newPosition()));
             for (Batch.VersionRow v : b.versions()) {
                 List<Version> list = versions.computeIfAbsent(v.cluster(), c -> new ArrayList<>());
-                ClusterRules parent = list.isEmpty() ? ClusterRules.EMPTY : list.get(list.size() - 1).rules();
+                ClusterRules parent = list.isEmpty()
+                        ? ClusterRules.EMPTY
+                        : list.get(list.size() - 1).rules();
                 boolean pinnedBefore = pinning(v.cluster()).isPresent();
-                boolean acted = b.actions().stream().anyMatch(a -> Objects.equals(a.resultVersion(), v.seq())
-                        && actions.get(a.id()).cluster.equals(v.cluster()));
+                boolean acted = b.actions().stream()
+                        .anyMatch(a -> Objects.equals(a.resultVersion(), v.seq())
+                                && actions.get(a.id()).cluster.equals(v.cluster()));
                 list.add(new Version(v, v.diff().applyTo(parent), pinnedBefore, acted));
             }
             for (Batch.ActionRow a : b.actions()) {
@@ -255,7 +293,15 @@ public final class MemoryPartitionStore {
             }
             boolean drop = defect == Defect.DROP_EVENTS && ++commits % 10 == 0;
             for (Batch.EventRow e : drop ? List.<Batch.EventRow>of() : b.events()) {
-                events.add(new Event(nextEventId++, e.cluster(), b.partition(), b.epoch(), e.offset(), e.type(), e.payload(), e.versionSeq()));
+                events.add(new Event(
+                        nextEventId++,
+                        e.cluster(),
+                        b.partition(),
+                        b.epoch(),
+                        e.offset(),
+                        e.type(),
+                        e.payload(),
+                        e.versionSeq()));
             }
             deadLetters.addAll(b.deadLetters());
             for (Batch.NodeLabelRow r : b.nodeLabels()) {
@@ -270,20 +316,25 @@ public final class MemoryPartitionStore {
             changes++;
             Map<String, Long> last = new TreeMap<>();
             for (String cluster : b.checkpointsDue()) {
-                events.stream().filter(e -> e.cluster().equals(cluster)).mapToLong(Event::id).max().ifPresent(id -> last.put(cluster, id));
+                events.stream()
+                        .filter(e -> e.cluster().equals(cluster))
+                        .mapToLong(Event::id)
+                        .max()
+                        .ifPresent(id -> last.put(cluster, id));
             }
             return last;
         }
 
-
         private void fence(String topic, int p) throws WriterFencedException {
             if (p != partition) {
-                throw new IllegalArgumentException("a store fenced by a claim on partition " + partition + " cannot write " + p);
+                throw new IllegalArgumentException(
+                        "a store fenced by a claim on partition " + partition + " cannot write " + p);
             }
             long holder = claims.getOrDefault(partition, 0L);
             if (holder != claim && defect != Defect.NO_WRITER_FENCE) {
-                throw new WriterFencedException(topic + "/" + p + " is no longer written by claim " + claim + ": claim " + holder
-                        + " holds it", null);
+                throw new WriterFencedException(
+                        topic + "/" + p + " is no longer written by claim " + claim + ": claim " + holder + " holds it",
+                        null);
             }
         }
 
@@ -291,8 +342,10 @@ public final class MemoryPartitionStore {
         public void writeCheckpoint(Batch.CheckpointRow c) {
             EventLog.StoredCheckpoint now = checkpoints.get(c.cluster());
             if (now == null || now.lastEventId() < c.lastEventId()) {
-                checkpoints.put(c.cluster(), new EventLog.StoredCheckpoint(c.cluster(), c.lastEventId(), c.versionSeq(), c.objects(),
-                        c.text(), c.createdAt()));
+                checkpoints.put(
+                        c.cluster(),
+                        new EventLog.StoredCheckpoint(
+                                c.cluster(), c.lastEventId(), c.versionSeq(), c.objects(), c.text(), c.createdAt()));
                 changes++;
             }
         }
@@ -313,7 +366,10 @@ public final class MemoryPartitionStore {
     private final class Events implements PartitionStore.Events {
         @Override
         public List<String> clustersOn(String topic, int partition) {
-            return List.copyOf(new TreeSet<>(events.stream().filter(e -> e.partition() == partition).map(Event::cluster).toList()));
+            return List.copyOf(new TreeSet<>(events.stream()
+                    .filter(e -> e.partition() == partition)
+                    .map(Event::cluster)
+                    .toList()));
         }
 
         @Override
@@ -328,16 +384,25 @@ public final class MemoryPartitionStore {
 
         @Override
         public List<String> eventPayloadsAfter(String cluster, long afterId) {
-            return events.stream().filter(e -> e.cluster().equals(cluster) && e.id() > afterId && !e.type().equals("part"))
-                    .map(Event::payload).toList();
+            return events.stream()
+                    .filter(e -> e.cluster().equals(cluster)
+                            && e.id() > afterId
+                            && !e.type().equals("part"))
+                    .map(Event::payload)
+                    .toList();
         }
 
         @Override
         public List<String> pendingParts(String cluster) {
-            long lastWhole = events.stream().filter(e -> e.cluster().equals(cluster) && !e.type().equals("part")).mapToLong(Event::id)
-                    .max().orElse(0);
-            return events.stream().filter(e -> e.cluster().equals(cluster) && e.type().equals("part") && e.id() > lastWhole)
-                    .map(Event::payload).toList();
+            long lastWhole = events.stream()
+                    .filter(e -> e.cluster().equals(cluster) && !e.type().equals("part"))
+                    .mapToLong(Event::id)
+                    .max()
+                    .orElse(0);
+            return events.stream()
+                    .filter(e -> e.cluster().equals(cluster) && e.type().equals("part") && e.id() > lastWhole)
+                    .map(Event::payload)
+                    .toList();
         }
     }
 
@@ -364,12 +429,22 @@ public final class MemoryPartitionStore {
 
         @Override
         public Optional<VersionHistory.VersionInfo> version(String cluster, long seq) {
-            return find(cluster, seq).map(v -> new VersionHistory.VersionInfo(cluster, seq, v.row().createdAt(), v.cause(), v.settings(),
-                    v.row().diff().fragments().size(), v.row().diff().nodes().size(), v.row().lineage()));
+            return find(cluster, seq)
+                    .map(v -> new VersionHistory.VersionInfo(
+                            cluster,
+                            seq,
+                            v.row().createdAt(),
+                            v.cause(),
+                            v.settings(),
+                            v.row().diff().fragments().size(),
+                            v.row().diff().nodes().size(),
+                            v.row().lineage()));
         }
 
         private Optional<Version> find(String cluster, long seq) {
-            return versions.getOrDefault(cluster, List.of()).stream().filter(v -> v.seq() == seq).findFirst();
+            return versions.getOrDefault(cluster, List.of()).stream()
+                    .filter(v -> v.seq() == seq)
+                    .findFirst();
         }
     }
 
@@ -380,11 +455,22 @@ public final class MemoryPartitionStore {
 
     /** The rollback that pins {@code cluster}: its carried-out action of the newest version, when that is a rollback. */
     public Optional<RecordedAction> pinning(String cluster) {
-        return actions.values().stream().filter(a -> a.cluster.equals(cluster) && a.status.equals("done"))
+        return actions.values().stream()
+                .filter(a -> a.cluster.equals(cluster) && a.status.equals("done"))
                 .max((x, y) -> Long.compare(x.resultVersion, y.resultVersion))
                 .filter(a -> a.kind.equals("rollback"))
-                .map(a -> new RecordedAction(a.id, a.cluster, a.kind, a.toVersion, "sim", "sim", Instant.EPOCH, a.status,
-                        a.resultVersion, null, null));
+                .map(a -> new RecordedAction(
+                        a.id,
+                        a.cluster,
+                        a.kind,
+                        a.toVersion,
+                        "sim",
+                        "sim",
+                        Instant.EPOCH,
+                        a.status,
+                        a.resultVersion,
+                        null,
+                        null));
     }
 
     private int reconcile(String cluster, Map<String, ? extends Map<String, String>> nodes) {

@@ -36,8 +36,17 @@ class MemoryStoreContractTest {
     private static final Clock CLOCK = Clock.fixed(Instant.parse("2026-12-04T12:00:00Z"), ZoneOffset.UTC);
 
     private static PartitionProcessor processor(io.rulesync.store.PartitionStore store) {
-        return new PartitionProcessor(store, Topics.DEFAULT, "compiler", 0, CLOCK, PartitionProcessor.Faults.NONE,
-                PartitionProcessor.VersionListener.NONE, PartitionProcessor.Observer.NONE, java.time.Duration.ofMinutes(1), 7,
+        return new PartitionProcessor(
+                store,
+                Topics.DEFAULT,
+                "compiler",
+                0,
+                CLOCK,
+                PartitionProcessor.Faults.NONE,
+                PartitionProcessor.VersionListener.NONE,
+                PartitionProcessor.Observer.NONE,
+                java.time.Duration.ofMinutes(1),
+                7,
                 Runnable::run);
     }
 
@@ -60,14 +69,22 @@ class MemoryStoreContractTest {
             long resume = 0;
             while (at < log.size()) {
                 if (at > 60 && rollback == 0) {
-                    rollback = pgActions.request("a", 2L, "alice", "contract", CLOCK.instant(), Topics.DEFAULT.events());
+                    rollback =
+                            pgActions.request("a", 2L, "alice", "contract", CLOCK.instant(), Topics.DEFAULT.events());
                     assertThat(mem.recordAction(rollback, "a", "rollback", 2L)).isTrue();
-                    log.add(at, record(at, "a", EventCodec.encode(new RollbackRequested("a", rollback, 2, "alice", "contract", CLOCK.instant()))));
+                    log.add(
+                            at,
+                            record(
+                                    at,
+                                    "a",
+                                    EventCodec.encode(new RollbackRequested(
+                                            "a", rollback, 2, "alice", "contract", CLOCK.instant()))));
                     renumber(log);
                 } else if (at > 110 && resume == 0) {
                     resume = pgActions.request("a", null, "bob", "contract", CLOCK.instant(), Topics.DEFAULT.events());
                     assertThat(mem.recordAction(resume, "a", "resume", null)).isTrue();
-                    String value = EventCodec.encode(new ResumeRequested("a", resume, "bob", "contract", CLOCK.instant()));
+                    String value =
+                            EventCodec.encode(new ResumeRequested("a", resume, "bob", "contract", CLOCK.instant()));
                     log.add(at, record(at, "a", value));
                     log.add(at + 1, record(at + 1, "a", value)); // delivered twice: carried out once
                     renumber(log);
@@ -77,8 +94,11 @@ class MemoryStoreContractTest {
                     behindPg = processor(pg.partition());
                     behindMem = processor(memStore);
                 }
-                List<PartitionProcessor.Record> batch = log.subList(at, Math.min(log.size(), at + 1 + random.nextInt(9)));
-                assertThat(onMem.process(batch)).isEqualTo(onPg.process(batch)).isEqualTo(PartitionProcessor.Outcome.DONE);
+                List<PartitionProcessor.Record> batch =
+                        log.subList(at, Math.min(log.size(), at + 1 + random.nextInt(9)));
+                assertThat(onMem.process(batch))
+                        .isEqualTo(onPg.process(batch))
+                        .isEqualTo(PartitionProcessor.Outcome.DONE);
                 at += batch.size();
             }
             List<PartitionProcessor.Record> last = log.subList(log.size() - 3, log.size());
@@ -88,32 +108,52 @@ class MemoryStoreContractTest {
             for (String c : List.of("a", "b")) {
                 List<VersionHistory.VersionInfo> pgVersions = pg.history().versions(c);
                 List<MemoryPartitionStore.Version> memVersions = mem.versions(c);
-                assertThat(memVersions).extracting(v -> v.seq() + " " + v.cause() + " " + v.settings())
-                        .containsExactlyElementsOf(pgVersions.stream().map(v -> v.seq() + " " + v.cause() + " " + v.settings()).toList());
+                assertThat(memVersions)
+                        .extracting(v -> v.seq() + " " + v.cause() + " " + v.settings())
+                        .containsExactlyElementsOf(pgVersions.stream()
+                                .map(v -> v.seq() + " " + v.cause() + " " + v.settings())
+                                .toList());
                 for (MemoryPartitionStore.Version v : memVersions) {
-                    assertThat(v.rules()).as("%s version %d", c, v.seq()).isEqualTo(pg.history().rules(c, v.seq()));
-                    assertThat(v.row().lineage()).isEqualTo(pg.history().lineage(c, v.seq()).orElseThrow());
+                    assertThat(v.rules())
+                            .as("%s version %d", c, v.seq())
+                            .isEqualTo(pg.history().rules(c, v.seq()));
+                    assertThat(v.row().lineage())
+                            .isEqualTo(pg.history().lineage(c, v.seq()).orElseThrow());
                 }
                 assertThat(memStore.versions().pinning(c).map(a -> a.id()))
                         .isEqualTo(pg.history().pinning(c).map(a -> a.id()));
             }
             assertThat(pg.history().versions("a")).hasSizeGreaterThan(5);
-            assertThat(mem.actions().get(rollback).resultVersion).isEqualTo(pgActions.find(rollback).orElseThrow().resultVersion());
-            assertThat(mem.actions().get(resume).resultVersion).isEqualTo(pgActions.find(resume).orElseThrow().resultVersion())
+            assertThat(mem.actions().get(rollback).resultVersion)
+                    .isEqualTo(pgActions.find(rollback).orElseThrow().resultVersion());
+            assertThat(mem.actions().get(resume).resultVersion)
+                    .isEqualTo(pgActions.find(resume).orElseThrow().resultVersion())
                     .isNotNull();
 
             JdbcClient sql = JdbcClient.create(db.dataSource());
-            assertThat(mem.events()).extracting(e -> e.offset() + " " + e.type() + " " + e.versionSeq())
-                    .containsExactlyElementsOf(sql.sql("SELECT kafka_offset, event_type, version_seq FROM cluster_event ORDER BY id")
-                            .query((rs, n) -> rs.getLong(1) + " " + rs.getString(2) + " " + rs.getObject(3)).list());
-            assertThat(mem.deadLetters()).extracting(Batch.DeadLetterRow::offset).hasSizeGreaterThan(1)
-                    .containsExactlyElementsOf(sql.sql("SELECT kafka_offset FROM dead_letter ORDER BY id").query(Long.class).list());
-            // What agents and the dead-letter topic receive, byte for byte (the api's action requests left out: the memory
+            assertThat(mem.events())
+                    .extracting(e -> e.offset() + " " + e.type() + " " + e.versionSeq())
+                    .containsExactlyElementsOf(
+                            sql.sql("SELECT kafka_offset, event_type, version_seq FROM cluster_event ORDER BY id")
+                                    .query((rs, n) -> rs.getLong(1) + " " + rs.getString(2) + " " + rs.getObject(3))
+                                    .list());
+            assertThat(mem.deadLetters())
+                    .extracting(Batch.DeadLetterRow::offset)
+                    .hasSizeGreaterThan(1)
+                    .containsExactlyElementsOf(sql.sql("SELECT kafka_offset FROM dead_letter ORDER BY id")
+                            .query(Long.class)
+                            .list());
+            // What agents and the dead-letter topic receive, byte for byte (the api's action requests left out: the
+            // memory
             // store has no api in front of it).
             List<Outbox.OutboxMessage> pgOutbox = pg.outbox().pending(10_000).stream()
-                    .filter(m -> !m.topic().equals(Topics.DEFAULT.events())).toList();
-            assertThat(mem.outbox()).extracting(o -> o.topic() + " " + o.key() + " " + o.payload())
-                    .containsExactlyElementsOf(pgOutbox.stream().map(m -> m.topic() + " " + m.key() + " " + m.payload()).toList());
+                    .filter(m -> !m.topic().equals(Topics.DEFAULT.events()))
+                    .toList();
+            assertThat(mem.outbox())
+                    .extracting(o -> o.topic() + " " + o.key() + " " + o.payload())
+                    .containsExactlyElementsOf(pgOutbox.stream()
+                            .map(m -> m.topic() + " " + m.key() + " " + m.payload())
+                            .toList());
 
             // A rebuild reads back the same heads from either.
             Map<String, String> pgHeads = heads(processor(pg.partition()));
@@ -123,7 +163,11 @@ class MemoryStoreContractTest {
 
     private static Map<String, String> heads(PartitionProcessor p) {
         Map<String, String> out = new TreeMap<>();
-        p.heads().forEach((c, h) -> out.put(c, h.version() + " " + h.lineage() + " " + h.pin() + " " + h.published().hashCode()));
+        p.heads()
+                .forEach((c, h) -> out.put(
+                        c,
+                        h.version() + " " + h.lineage() + " " + h.pin() + " "
+                                + h.published().hashCode()));
         return out;
     }
 

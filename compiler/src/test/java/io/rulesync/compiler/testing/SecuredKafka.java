@@ -27,8 +27,8 @@ import picocli.CommandLine;
  * deployment gives them; the compiler runs as {@code rulesync compiler --kafka-config FILE} does.
  */
 public final class SecuredKafka implements AutoCloseable {
-    private static final Map<String, String> PASSWORDS = Map.of("watcher", "secret-of-watcher", "compiler", "secret-of-compiler",
-            "agent", "secret-of-agent");
+    private static final Map<String, String> PASSWORDS =
+            Map.of("watcher", "secret-of-watcher", "compiler", "secret-of-compiler", "agent", "secret-of-agent");
 
     private final SecuredKafkaBroker broker;
     private final Path dir;
@@ -58,7 +58,8 @@ public final class SecuredKafka implements AutoCloseable {
     /** A role's client.properties, as deploy/README.md gives each role. */
     public Path clientFile(String user) {
         Path file = dir.resolve(user + "-client.properties");
-        SecuredKafkaBroker.writeClientFile(file, SecuredKafkaBroker.clientSettings(user, PASSWORDS.get(user), broker.caFile()));
+        SecuredKafkaBroker.writeClientFile(
+                file, SecuredKafkaBroker.clientSettings(user, PASSWORDS.get(user), broker.caFile()));
         return file;
     }
 
@@ -76,7 +77,8 @@ public final class SecuredKafka implements AutoCloseable {
 
     /** As the watcher publishes {@code cluster}: a transactional producer whose id has the documented prefix. */
     public KafkaProducer<String, String> watcher(String cluster) {
-        KafkaProducer<String, String> p = producer("watcher", ProducerConfig.TRANSACTIONAL_ID_CONFIG, "rulesync-watcher." + cluster);
+        KafkaProducer<String, String> p =
+                producer("watcher", ProducerConfig.TRANSACTIONAL_ID_CONFIG, "rulesync-watcher." + cluster);
         p.initTransactions();
         return p;
     }
@@ -92,8 +94,19 @@ public final class SecuredKafka implements AutoCloseable {
 
     /** The compiler's command as user compiler on {@code db}; topics and groups are the defaults the ACLs name. */
     public ConfigurableApplicationContext startCompiler(TestDatabase db) {
-        List<String> args = new ArrayList<>(List.of("--kafka", broker.bootstrap(), "--kafka-config", clientFile("compiler").toString(),
-                "--db-url", db.url(), "--db-user", db.user(), "--port", "0", "--partitions", "2"));
+        List<String> args = new ArrayList<>(List.of(
+                "--kafka",
+                broker.bootstrap(),
+                "--kafka-config",
+                clientFile("compiler").toString(),
+                "--db-url",
+                db.url(),
+                "--db-user",
+                db.user(),
+                "--port",
+                "0",
+                "--partitions",
+                "2"));
         args.addAll(db.passwordOptions());
         CompilerCommand command = new CompilerCommand();
         new CommandLine(command).parseArgs(args.toArray(String[]::new));

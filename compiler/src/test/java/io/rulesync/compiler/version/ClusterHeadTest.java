@@ -2,8 +2,6 @@ package io.rulesync.compiler.version;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.model.rules.Lineage;
-import io.rulesync.testsupport.cluster.Fixtures;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
 import io.rulesync.model.event.ClusterEvent.SettingsChanged;
@@ -13,8 +11,10 @@ import io.rulesync.model.event.ObjectKind;
 import io.rulesync.model.event.ObjectRef;
 import io.rulesync.model.ipvs.IpvsPart;
 import io.rulesync.model.nftables.NftPart;
+import io.rulesync.model.rules.Lineage;
 import io.rulesync.model.rules.RulesDiff;
 import io.rulesync.model.rules.Unit;
+import io.rulesync.testsupport.cluster.Fixtures;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,7 +40,8 @@ class ClusterHeadTest {
     @Test
     void versionsAdvanceOnlyWhenSomeNodesRulesChange() {
         ClusterHead h = ClusterHead.empty(C);
-        ClusterHead.Step s1 = h.apply(List.of(new SettingsChanged(C, ClusterSettings.DEFAULT, T), NODE_A, WEB, slice("10.244.0.10")));
+        ClusterHead.Step s1 =
+                h.apply(List.of(new SettingsChanged(C, ClusterSettings.DEFAULT, T), NODE_A, WEB, slice("10.244.0.10")));
         assertThat(s1.newVersion()).isTrue();
         assertThat(s1.next().version()).isEqualTo(1);
 
@@ -63,8 +64,12 @@ class ClusterHeadTest {
         for (RulesDiff.FragmentChange c : s3.diff().fragments()) {
             assertThat(c.after().withIpvs(IpvsPart.EMPTY).withNftables(NftPart.NONE))
                     .isEqualTo(c.before().withIpvs(IpvsPart.EMPTY).withNftables(NftPart.NONE));
-            assertThat(c.after().ipvs().nodes()).extracting(IpvsPart.NodeAddresses::node).containsExactly("node-a", "node-b");
-            assertThat(((NftPart.Fixed) c.after().nftables()).nodes()).extracting(NftPart.NodePorts::node).containsExactly("node-a", "node-b");
+            assertThat(c.after().ipvs().nodes())
+                    .extracting(IpvsPart.NodeAddresses::node)
+                    .containsExactly("node-a", "node-b");
+            assertThat(((NftPart.Fixed) c.after().nftables()).nodes())
+                    .extracting(NftPart.NodePorts::node)
+                    .containsExactly("node-a", "node-b");
         }
         assertThat(s3.diff().nodes()).extracting(RulesDiff.NodeChange::node).containsExactly("node-b");
     }
@@ -80,28 +85,50 @@ class ClusterHeadTest {
         assertThat(ClusterHead.empty(C).lineage()).isEqualTo(Lineage.UNKNOWN);
         assertThat(s1.next().lineage()).isEqualTo(Lineage.next(Lineage.UNKNOWN, 1, s1.diff()));
         assertThat(s2.next().lineage()).isEqualTo(Lineage.next(s1.next().lineage(), 2, s2.diff()));
-        assertThat(s2.next().apply(List.of(slice("10.244.0.11"))).next().lineage()).as("no version, the same lineage")
+        assertThat(s2.next().apply(List.of(slice("10.244.0.11"))).next().lineage())
+                .as("no version, the same lineage")
                 .isEqualTo(s2.next().lineage());
 
-        ClusterHead replayed = ClusterHead.empty(C).apply(List.of(NODE_A, WEB, slice("10.244.0.10"))).next()
-                .apply(List.of(slice("10.244.0.11"))).next();
+        ClusterHead replayed = ClusterHead.empty(C)
+                .apply(List.of(NODE_A, WEB, slice("10.244.0.10")))
+                .next()
+                .apply(List.of(slice("10.244.0.11")))
+                .next();
         assertThat(replayed.lineage()).isEqualTo(s2.next().lineage());
         ClusterHead other = s1.next().apply(List.of(slice("10.244.0.12"))).next();
         assertThat(other.version()).isEqualTo(2);
         assertThat(other.lineage()).isNotEqualTo(s2.next().lineage());
-        assertThat(ClusterHead.rebuilt(C, List.of(NODE_A, WEB, slice("10.244.0.11")), 2, s2.next().published(), null,
-                s2.next().lineage()).apply(List.of(slice("10.244.0.13"))).next().lineage())
-                .isEqualTo(Lineage.next(s2.next().lineage(), 3, s2.next().apply(List.of(slice("10.244.0.13"))).diff()));
+        assertThat(ClusterHead.rebuilt(
+                                C,
+                                List.of(NODE_A, WEB, slice("10.244.0.11")),
+                                2,
+                                s2.next().published(),
+                                null,
+                                s2.next().lineage())
+                        .apply(List.of(slice("10.244.0.13")))
+                        .next()
+                        .lineage())
+                .isEqualTo(Lineage.next(
+                        s2.next().lineage(),
+                        3,
+                        s2.next().apply(List.of(slice("10.244.0.13"))).diff()));
     }
 
     @Test
     void aSyncMarkerDropsWhatWasDeletedWhileNobodyWatched() {
-        ClusterHead h = ClusterHead.empty(C).apply(List.of(NODE_A, WEB, slice("10.244.0.10"))).next();
+        ClusterHead h = ClusterHead.empty(C)
+                .apply(List.of(NODE_A, WEB, slice("10.244.0.10")))
+                .next();
         ClusterHead.Step s = h.apply(List.of(new SyncMarker(C, ObjectKind.SERVICE, Set.of(), T)));
         assertThat(s.changes().services()).extracting(Object::toString).containsExactly("shop/web");
-        assertThat(s.next().published().fragments().keySet()).extracting(k -> k.unit()).containsOnly(Unit.FIXED);
+        assertThat(s.next().published().fragments().keySet())
+                .extracting(k -> k.unit())
+                .containsOnly(Unit.FIXED);
         // A marker listing what exists changes nothing.
-        assertThat(s.next().apply(List.of(new SyncMarker(C, ObjectKind.NODE, Set.of("node-a"), T))).newVersion()).isFalse();
+        assertThat(s.next()
+                        .apply(List.of(new SyncMarker(C, ObjectKind.NODE, Set.of("node-a"), T)))
+                        .newVersion())
+                .isFalse();
     }
 
     /**
@@ -114,7 +141,9 @@ class ClusterHeadTest {
         List<ClusterEvent> events = List.of(NODE_A, WEB, slice("10.244.0.10"));
         ClusterHead today = ClusterHead.empty(C).apply(events).next();
         // "An older compiler" wrote the rules of another endpoint for the same events.
-        ClusterHead older = ClusterHead.empty(C).apply(List.of(NODE_A, WEB, slice("10.244.0.99"))).next();
+        ClusterHead older = ClusterHead.empty(C)
+                .apply(List.of(NODE_A, WEB, slice("10.244.0.99")))
+                .next();
         ClusterHead rebuilt = ClusterHead.rebuilt(C, events, 1, older.published(), null, Lineage.UNKNOWN);
 
         ClusterHead.Step step = rebuilt.recompiled().orElseThrow();
@@ -125,9 +154,15 @@ class ClusterHeadTest {
         assertThat(step.diff().fragments()).extracting(c -> c.key().unit().id()).containsOnly("shop/web:http/TCP");
         assertThat(step.next().recompiled()).isEmpty();
 
-        assertThat(ClusterHead.rebuilt(C, events, 1, today.published(), null, Lineage.UNKNOWN).recompiled()).isEmpty();
-        assertThat(ClusterHead.rebuilt(C, events, 1, older.published(), new ClusterHead.Pin(7, 1), Lineage.UNKNOWN).recompiled()).isEmpty();
-        assertThat(ClusterHead.rebuilt(C, List.of(), 0, older.published(), null, Lineage.UNKNOWN).recompiled()).isEmpty();
+        assertThat(ClusterHead.rebuilt(C, events, 1, today.published(), null, Lineage.UNKNOWN)
+                        .recompiled())
+                .isEmpty();
+        assertThat(ClusterHead.rebuilt(C, events, 1, older.published(), new ClusterHead.Pin(7, 1), Lineage.UNKNOWN)
+                        .recompiled())
+                .isEmpty();
+        assertThat(ClusterHead.rebuilt(C, List.of(), 0, older.published(), null, Lineage.UNKNOWN)
+                        .recompiled())
+                .isEmpty();
     }
 
     @Test
@@ -143,7 +178,8 @@ class ClusterHeadTest {
         for (int i = 0; i < batches.size(); i++) {
             if (i == 3) {
                 // "Restart": rebuild from the stored events and the stored head version.
-                ClusterHead rebuilt = ClusterHead.rebuilt(C, seen, live.version(), live.published(), live.pin(), live.lineage());
+                ClusterHead rebuilt =
+                        ClusterHead.rebuilt(C, seen, live.version(), live.published(), live.pin(), live.lineage());
                 assertThat(rebuilt.pendingDiff().isEmpty()).isTrue();
                 live = rebuilt;
             }

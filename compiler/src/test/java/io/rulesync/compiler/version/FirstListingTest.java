@@ -34,10 +34,15 @@ class FirstListingTest {
         return new SyncMarker(C, kind, Set.of(keys), T);
     }
 
-    private static final List<ClusterEvent> LISTING = List.of(new ListingStarted(C, T), new SettingsChanged(C, ClusterSettings.DEFAULT, T),
-            up(Fixtures.node("node-a", "192.168.0.2")), marker(ObjectKind.NODE, "node-a"),
-            up(Fixtures.service("web", "10.96.0.1")), marker(ObjectKind.SERVICE, "shop/web"),
-            up(Fixtures.slice("web", "node-a", "10.244.0.10")), marker(ObjectKind.ENDPOINT_SLICE, "shop/web-1"));
+    private static final List<ClusterEvent> LISTING = List.of(
+            new ListingStarted(C, T),
+            new SettingsChanged(C, ClusterSettings.DEFAULT, T),
+            up(Fixtures.node("node-a", "192.168.0.2")),
+            marker(ObjectKind.NODE, "node-a"),
+            up(Fixtures.service("web", "10.96.0.1")),
+            marker(ObjectKind.SERVICE, "shop/web"),
+            up(Fixtures.slice("web", "node-a", "10.244.0.10")),
+            marker(ObjectKind.ENDPOINT_SLICE, "shop/web-1"));
 
     @Test
     void nothingIsPublishedBeforeEveryKindIsListedWhateverTheBatches() {
@@ -51,8 +56,13 @@ class FirstListingTest {
             assertThat(rest.newVersion()).as("cut at %d", cut).isTrue();
             assertThat(rest.next().version()).isEqualTo(1);
             assertThat(rest.next().awaitingListing()).isEmpty();
-            assertThat(rest.next().published().ruleSet("node-a", IpFamily.IPV4).orElseThrow().render())
-                    .contains("10.96.0.1").contains("10.244.0.10");
+            assertThat(rest.next()
+                            .published()
+                            .ruleSet("node-a", IpFamily.IPV4)
+                            .orElseThrow()
+                            .render())
+                    .contains("10.96.0.1")
+                    .contains("10.244.0.10");
         }
         ClusterHead.Step partial = ClusterHead.empty(C).apply(LISTING.subList(0, 6));
         assertThat(partial.next().awaitingListing()).containsExactly(ObjectKind.ENDPOINT_SLICE);
@@ -61,24 +71,28 @@ class FirstListingTest {
     @Test
     void aRestartedListingAsksForEveryKindAgain() {
         List<ClusterEvent> events = new ArrayList<>(LISTING.subList(0, 6)); // Nodes and Services listed, not the slices
-        events.add(new ListingStarted(C, T));                               // the watcher restarted
+        events.add(new ListingStarted(C, T)); // the watcher restarted
         events.add(marker(ObjectKind.ENDPOINT_SLICE, "shop/web-1"));
         ClusterHead.Step s = ClusterHead.empty(C).apply(events);
         assertThat(s.newVersion()).isFalse();
         assertThat(s.next().awaitingListing()).containsExactlyInAnyOrder(ObjectKind.NODE, ObjectKind.SERVICE);
-        ClusterHead.Step done = s.next().apply(List.of(marker(ObjectKind.NODE, "node-a"), marker(ObjectKind.SERVICE, "shop/web")));
+        ClusterHead.Step done =
+                s.next().apply(List.of(marker(ObjectKind.NODE, "node-a"), marker(ObjectKind.SERVICE, "shop/web")));
         assertThat(done.next().version()).isEqualTo(1);
     }
 
     @Test
     void aFeedThatAnnouncesNoListingAndAClusterWithVersionsAreNotHeld() {
-        ClusterHead.Step unannounced = ClusterHead.empty(C).apply(List.of(new SettingsChanged(C, ClusterSettings.DEFAULT, T),
-                up(Fixtures.node("node-a", "192.168.0.2"))));
+        ClusterHead.Step unannounced = ClusterHead.empty(C)
+                .apply(List.of(
+                        new SettingsChanged(C, ClusterSettings.DEFAULT, T),
+                        up(Fixtures.node("node-a", "192.168.0.2"))));
         assertThat(unannounced.next().version()).isEqualTo(1);
 
         // A watcher restarting against a cluster with versions: its changes publish at once, markers or not.
         ClusterHead v1 = ClusterHead.empty(C).apply(LISTING).next();
-        ClusterHead.Step restart = v1.apply(List.of(new ListingStarted(C, T), up(Fixtures.slice("web", "node-a", "10.244.0.11"))));
+        ClusterHead.Step restart =
+                v1.apply(List.of(new ListingStarted(C, T), up(Fixtures.slice("web", "node-a", "10.244.0.11"))));
         assertThat(restart.newVersion()).isTrue();
         assertThat(restart.next().version()).isEqualTo(2);
         assertThat(restart.next().awaitingListing()).isEmpty();
@@ -86,19 +100,30 @@ class FirstListingTest {
 
     @Test
     void aRebuildRemembersWhatIsStillToBeListed() {
-        ClusterHead rebuilt = ClusterHead.rebuilt(C, LISTING.subList(0, 6), 0, io.rulesync.model.rules.ClusterRules.EMPTY, null,
+        ClusterHead rebuilt = ClusterHead.rebuilt(
+                C,
+                LISTING.subList(0, 6),
+                0,
+                io.rulesync.model.rules.ClusterRules.EMPTY,
+                null,
                 io.rulesync.model.rules.Lineage.UNKNOWN);
         assertThat(rebuilt.awaitingListing()).containsExactly(ObjectKind.ENDPOINT_SLICE);
-        assertThat(rebuilt).isEqualTo(ClusterHead.empty(C).apply(LISTING.subList(0, 6)).next());
+        assertThat(rebuilt)
+                .isEqualTo(ClusterHead.empty(C).apply(LISTING.subList(0, 6)).next());
         ClusterHead.Step done = rebuilt.apply(LISTING.subList(6, LISTING.size()));
         assertThat(done.next().version()).isEqualTo(1);
     }
 
     @Test
     void anOperatorActionWhileTheFirstListingIsAwaitedIsRefusedWithTheReason() {
-        ClusterHead.Step s = ClusterHead.empty(C).apply(List.of(LISTING.get(0), LISTING.get(2),
-                new RollbackRequested(C, 3, 1, "alice", "too early", T)));
-        assertThat(s.actions()).singleElement().satisfies(a -> assertThat(a.refusal())
-                .contains("has no version yet: its watcher's first listing of Service, EndpointSlice, Node has not come"));
+        ClusterHead.Step s = ClusterHead.empty(C)
+                .apply(List.of(
+                        LISTING.get(0), LISTING.get(2), new RollbackRequested(C, 3, 1, "alice", "too early", T)));
+        assertThat(s.actions())
+                .singleElement()
+                .satisfies(
+                        a -> assertThat(a.refusal())
+                                .contains(
+                                        "has no version yet: its watcher's first listing of Service, EndpointSlice, Node has not come"));
     }
 }

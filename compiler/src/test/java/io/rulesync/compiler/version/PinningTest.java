@@ -6,13 +6,13 @@ import static io.rulesync.compiler.version.ClusterHeadTest.WEB;
 import static io.rulesync.compiler.version.ClusterHeadTest.slice;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.testsupport.cluster.Fixtures;
+import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.ResumeRequested;
 import io.rulesync.model.event.ClusterEvent.RollbackRequested;
-import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.RulesDiff;
+import io.rulesync.testsupport.cluster.Fixtures;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -27,6 +27,7 @@ class PinningTest {
 
     /** Every version's published rules, as the store would hold them. */
     private final Map<Long, ClusterRules> stored = new HashMap<>();
+
     private final ClusterHead.History history = v -> Optional.ofNullable(stored.get(v));
     private ClusterHead head;
     private long actions;
@@ -49,9 +50,9 @@ class PinningTest {
     @BeforeEach
     void threeVersions() {
         head = ClusterHead.empty(C);
-        step(NODE_A, WEB, slice("10.244.0.10"));             // v1
-        step(slice("10.244.0.10", "10.244.0.11"));           // v2
-        step(slice("10.244.0.12"));                          // v3
+        step(NODE_A, WEB, slice("10.244.0.10")); // v1
+        step(slice("10.244.0.10", "10.244.0.11")); // v2
+        step(slice("10.244.0.12")); // v3
         assertThat(head.version()).isEqualTo(3);
     }
 
@@ -62,7 +63,9 @@ class PinningTest {
         assertThat(head.version()).isEqualTo(4);
         assertThat(head.published()).isEqualTo(stored.get(1L));
         assertThat(head.pin()).isEqualTo(new ClusterHead.Pin(1, 1));
-        assertThat(back.actions()).singleElement().satisfies(o -> assertThat(o.accepted()).isTrue());
+        assertThat(back.actions())
+                .singleElement()
+                .satisfies(o -> assertThat(o.accepted()).isTrue());
         // The delta takes a node from v3's rules to v1's.
         assertThat(back.diff().isEmpty()).isFalse();
 
@@ -80,7 +83,11 @@ class PinningTest {
         assertThat(joined.diff().nodes()).extracting(RulesDiff.NodeChange::node).containsExactly("node-b");
         assertThat(head.version()).isEqualTo(5);
         assertThat(head.published().fragments()).isEqualTo(stored.get(1L).fragments());
-        assertThat(head.published().ruleSet("node-b", IpFamily.IPV4).orElseThrow().render()).contains("10.244.0.10:8080")
+        assertThat(head.published()
+                        .ruleSet("node-b", IpFamily.IPV4)
+                        .orElseThrow()
+                        .render())
+                .contains("10.244.0.10:8080")
                 .doesNotContain("10.244.0.20:8080");
 
         // Resume publishes the current state: what an unpinned cluster would run.
@@ -90,7 +97,8 @@ class PinningTest {
         assertThat(head.pin()).isNull();
         assertThat(head.pendingDiff().isEmpty()).isTrue();
         ClusterHead neverPinned = ClusterHead.empty(C);
-        for (List<ClusterEvent> b : List.of(List.of(NODE_A, WEB, slice("10.244.0.10")), List.of(slice("10.244.0.20"), NODE_B))) {
+        for (List<ClusterEvent> b :
+                List.of(List.of(NODE_A, WEB, slice("10.244.0.10")), List.of(slice("10.244.0.20"), NODE_B))) {
             neverPinned = neverPinned.apply(b).next();
         }
         assertThat(head.published()).isEqualTo(neverPinned.published());
@@ -113,8 +121,11 @@ class PinningTest {
         ClusterHead.Step s = step(rollback(9), resume());
         assertThat(s.newVersion()).isFalse();
         assertThat(head).isEqualTo(before);
-        assertThat(s.actions()).extracting(ClusterHead.ActionOutcome::refusal).containsExactly(
-                "version 9 does not exist (the latest is 3)", "the cluster is not pinned: there is nothing to resume");
+        assertThat(s.actions())
+                .extracting(ClusterHead.ActionOutcome::refusal)
+                .containsExactly(
+                        "version 9 does not exist (the latest is 3)",
+                        "the cluster is not pinned: there is nothing to resume");
     }
 
     @Test
@@ -134,8 +145,8 @@ class PinningTest {
 
     @Test
     void aRestartWhilePinnedStaysPinned() {
-        List<ClusterEvent> log = new ArrayList<>(List.of(NODE_A, WEB, slice("10.244.0.10"), slice("10.244.0.10", "10.244.0.11"),
-                slice("10.244.0.12")));
+        List<ClusterEvent> log = new ArrayList<>(
+                List.of(NODE_A, WEB, slice("10.244.0.10"), slice("10.244.0.10", "10.244.0.11"), slice("10.244.0.12")));
         RollbackRequested r = rollback(1);
         step(r);
         step(slice("10.244.0.40"));
@@ -143,6 +154,7 @@ class PinningTest {
         log.add(slice("10.244.0.40"));
         ClusterHead rebuilt = ClusterHead.rebuilt(C, log, head.version(), head.published(), head.pin(), head.lineage());
         assertThat(rebuilt).isEqualTo(head);
-        assertThat(rebuilt.apply(List.of(slice("10.244.0.41")), history).newVersion()).isFalse();
+        assertThat(rebuilt.apply(List.of(slice("10.244.0.41")), history).newVersion())
+                .isFalse();
     }
 }

@@ -1,23 +1,23 @@
 package io.rulesync.launcher.demo;
 
 import io.rulesync.agent.AgentConfig;
+import io.rulesync.agent.AgentLoop;
 import io.rulesync.agent.mode.ModeChoice.WhenUnavailable;
 import io.rulesync.agent.mode.ProxyMode;
-import io.rulesync.agent.AgentLoop;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.Credentials;
 import io.rulesync.api.access.Role;
 import io.rulesync.api.cli.ApiCommand;
-import io.rulesync.api.stream.NodeStreamServer;
 import io.rulesync.api.rollout.Rollouts;
+import io.rulesync.api.stream.NodeStreamServer;
 import io.rulesync.compiler.runtime.CompilerApplication;
 import io.rulesync.compiler.runtime.PartitionProcessor;
-import io.rulesync.store.VersionHistory;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.manifest.Problem;
 import io.rulesync.model.rules.RulesDiff;
 import io.rulesync.model.topic.Topics;
+import io.rulesync.store.VersionHistory;
 import io.rulesync.watcher.Watcher;
 import io.rulesync.watcher.fleet.FleetConfig;
 import io.rulesync.watcher.fleet.FleetException;
@@ -26,8 +26,8 @@ import java.io.PrintWriter;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.LocalTime;
 import java.time.format.DateTimeFormatter;
@@ -70,27 +70,39 @@ public final class DemoCommand implements Callable<Integer> {
     @Spec
     private CommandSpec spec;
 
-    @Option(names = "--fleet", defaultValue = "examples/fleet.yaml", paramLabel = "FILE",
+    @Option(
+            names = "--fleet",
+            defaultValue = "examples/fleet.yaml",
+            paramLabel = "FILE",
             description = "Fleet file of the clusters to watch. Default: ${DEFAULT-VALUE}.")
     private Path fleetFile;
 
-    @Option(names = "--api-port", defaultValue = "8080",
+    @Option(
+            names = "--api-port",
+            defaultValue = "8080",
             description = "Port of the api (0: any free port). Default: ${DEFAULT-VALUE}.")
     private int apiPort;
 
-    @Option(names = "--rules-dir", paramLabel = "DIR",
-            description = "Where the dry-run agents write each node's rules. Default: a temporary directory, deleted at exit.")
+    @Option(
+            names = "--rules-dir",
+            paramLabel = "DIR",
+            description =
+                    "Where the dry-run agents write each node's rules. Default: a temporary directory, deleted at exit.")
     private Path rulesDir;
 
-    @Option(names = "--nftables-cluster", defaultValue = "edge", paramLabel = "CLUSTER",
-            description = "The cluster whose agents program kube-proxy's nftables mode (writing nft -f files); the others' "
-                    + "program iptables mode. Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--nftables-cluster",
+            defaultValue = "edge",
+            paramLabel = "CLUSTER",
+            description =
+                    "The cluster whose agents program kube-proxy's nftables mode (writing nft -f files); the others' "
+                            + "program iptables mode. Default: ${DEFAULT-VALUE}.")
     private String nftablesCluster;
 
     private final Map<String, String> env;
     private final CountDownLatch stop = new CountDownLatch(1);
     private final CountDownLatch stopped = new CountDownLatch(1);
-    private volatile Runnable started = () -> { };
+    private volatile Runnable started = () -> {};
 
     public DemoCommand() {
         this(System.getenv());
@@ -128,19 +140,22 @@ public final class DemoCommand implements Callable<Integer> {
         QuietLogging.apply(QuietLogging.EMBEDDED_POSTGRES);
         List<AutoCloseable> running = new ArrayList<>();
         // On Ctrl-C the JVM exits when its hooks return: this one waits for the orderly stop below.
-        Thread hook = new Thread(() -> {
-            stop();
-            try {
-                stopped.await(30, java.util.concurrent.TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }, "rulesync-demo-shutdown");
+        Thread hook = new Thread(
+                () -> {
+                    stop();
+                    try {
+                        stopped.await(30, java.util.concurrent.TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                },
+                "rulesync-demo-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             say(out, "starting Kafka (in-process KRaft broker)");
             Topics topics = Topics.DEFAULT;
-            EmbeddedKafka kafka = EmbeddedKafka.start(6, topics.events(), topics.deltas(), topics.deadLetters(), topics.resyncs());
+            EmbeddedKafka kafka =
+                    EmbeddedKafka.start(6, topics.events(), topics.deltas(), topics.deadLetters(), topics.resyncs());
             running.add(kafka);
             DemoDatabase db;
             try {
@@ -157,9 +172,10 @@ public final class DemoCommand implements Callable<Integer> {
                     .web(WebApplicationType.NONE)
                     .properties(compilerProperties(kafka, db))
                     .registerShutdownHook(false)
-                    .initializers(ctx -> ((GenericApplicationContext) ctx).registerBean(
-                            PartitionProcessor.VersionListener.class, () -> (cluster, seq, diff, cause) ->
-                                    say(out, describe(cluster, seq, diff, cause))))
+                    .initializers(ctx -> ((GenericApplicationContext) ctx)
+                            .registerBean(
+                                    PartitionProcessor.VersionListener.class,
+                                    () -> (cluster, seq, diff, cause) -> say(out, describe(cluster, seq, diff, cause))))
                     .run();
             running.add(compiler::close);
             VersionHistory store = compiler.getBean(VersionHistory.class);
@@ -170,38 +186,63 @@ public final class DemoCommand implements Callable<Integer> {
                     resumed.add(c.id() + " at v" + head);
                 }
             });
-            say(out, "compiler running" + (resumed.isEmpty() ? ""
-                    : "; history kept from earlier runs: " + String.join(", ", resumed) + " (new versions only when something changes)"));
+            say(
+                    out,
+                    "compiler running"
+                            + (resumed.isEmpty()
+                                    ? ""
+                                    : "; history kept from earlier runs: " + String.join(", ", resumed)
+                                            + " (new versions only when something changes)"));
 
             // Tokens for this run only: made fresh, printed once, configured by their hashes.
             ApiTokens.Issued viewer = ApiTokens.issue("demo-viewer", Role.VIEWER);
             ApiTokens.Issued operator = ApiTokens.issue("demo-operator", Role.OPERATOR);
-            // In a file only this user reads, which the api reads again when it changes: each node's own token is added once
+            // In a file only this user reads, which the api reads again when it changes: each node's own token is added
+            // once
             // the nodes are known (only a node's own credential may acknowledge for it).
-            Path tokensFile = Files.createTempFile("rulesync-demo-tokens-", ".txt",
+            Path tokensFile = Files.createTempFile(
+                    "rulesync-demo-tokens-",
+                    ".txt",
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
             running.add(() -> Files.deleteIfExists(tokensFile));
             Files.write(tokensFile, List.of(viewer.line(), operator.line()));
             // Stopped in order below (agents, then the api), not by Spring's own hook at Ctrl-C.
             ApiCommand apiCommand = new ApiCommand().withoutShutdownHook();
             // Plain HTTP on 127.0.0.1 only; node streams on any free port: only this process's agents use them.
-            new CommandLine(apiCommand).parseArgs("--port=" + apiPort, "--stream-port=0", "--address=127.0.0.1",
-                    "--tokens-file=" + tokensFile, "--db-url=" + db.jdbcUrl(), "--db-user=" + db.user(),
-                    "--events-topic=" + topics.events(), "--fleet=" + fleetFile);
+            new CommandLine(apiCommand)
+                    .parseArgs(
+                            "--port=" + apiPort,
+                            "--stream-port=0",
+                            "--address=127.0.0.1",
+                            "--tokens-file=" + tokensFile,
+                            "--db-url=" + db.jdbcUrl(),
+                            "--db-user=" + db.user(),
+                            "--events-topic=" + topics.events(),
+                            "--fleet=" + fleetFile);
             apiCommand.withDatabasePassword(db.password());
             ConfigurableApplicationContext api = apiCommand.start();
             running.add(api::close);
             // A cluster with a rollout policy in the fleet file: each step of its rollouts, as it is taken.
-            api.getBean(Rollouts.class).onStep(e -> say(out, String.format("%-8s v%-4d rollout: %s%s: %s", e.cluster(), e.version(),
-                    e.event(), e.wave() == null ? "" : " '" + e.wave() + "'", e.detail())));
+            api.getBean(Rollouts.class)
+                    .onStep(e -> say(
+                            out,
+                            String.format(
+                                    "%-8s v%-4d rollout: %s%s: %s",
+                                    e.cluster(),
+                                    e.version(),
+                                    e.event(),
+                                    e.wave() == null ? "" : " '" + e.wave() + "'",
+                                    e.detail())));
             URI apiUrl = URI.create("http://127.0.0.1:" + api.getEnvironment().getProperty("local.server.port"));
             String streams = "127.0.0.1:" + api.getBean(NodeStreamServer.class).port();
             say(out, "api at " + apiUrl + "/api/v1/clusters (OpenAPI: /v3/api-docs). Tokens for this run:");
             say(out, "  viewer   " + viewer.token());
             say(out, "  operator " + operator.token() + "  (may roll back and resume)");
             say(out, "  e.g. curl -H 'Authorization: Bearer " + viewer.token() + "' " + apiUrl + "/api/v1/clusters");
-            say(out, "dashboard at " + apiUrl + "/ (log in with a token above); or the command line: RULESYNC_API=" + apiUrl
-                    + " RULESYNC_TOKEN=" + viewer.token() + " ./rulesync clusters");
+            say(
+                    out,
+                    "dashboard at " + apiUrl + "/ (log in with a token above); or the command line: RULESYNC_API="
+                            + apiUrl + " RULESYNC_TOKEN=" + viewer.token() + " ./rulesync clusters");
 
             Properties producer = new Properties();
             producer.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
@@ -217,7 +258,8 @@ public final class DemoCommand implements Callable<Integer> {
             Map<String, ApiTokens.Issued> nodeTokens = new TreeMap<>();
             for (var c : fleet.clusters()) {
                 for (String node : nodesOf(store, c.id())) {
-                    ApiTokens.Issued t = ApiTokens.issue("demo-" + c.id() + "-" + node, Role.AGENT, new ApiTokens.Scope(c.id(), node));
+                    ApiTokens.Issued t = ApiTokens.issue(
+                            "demo-" + c.id() + "-" + node, Role.AGENT, new ApiTokens.Scope(c.id(), node));
                     nodeTokens.put(c.id() + "/" + node, t);
                     Files.writeString(tokensFile, t.line() + "\n", StandardOpenOption.APPEND);
                 }
@@ -227,20 +269,43 @@ public final class DemoCommand implements Callable<Integer> {
             for (var c : fleet.clusters()) {
                 for (String node : nodesOf(store, c.id())) {
                     ProxyMode mode = c.id().equals(nftablesCluster) ? ProxyMode.NFTABLES : ProxyMode.IPTABLES;
-                    AgentConfig config = new AgentConfig(c.id(), node, kafka.bootstrapServers(), Map.of(), topics, apiUrl,
-                            nodeTokens.get(c.id() + "/" + node).token(), List.of(IpFamily.IPV4, IpFamily.IPV6), rules, null, state,
-                            Duration.ofSeconds(30), 200, mode, WhenUnavailable.REFUSE).withStream(streams);
+                    AgentConfig config = new AgentConfig(
+                                    c.id(),
+                                    node,
+                                    kafka.bootstrapServers(),
+                                    Map.of(),
+                                    topics,
+                                    apiUrl,
+                                    nodeTokens.get(c.id() + "/" + node).token(),
+                                    List.of(IpFamily.IPV4, IpFamily.IPV6),
+                                    rules,
+                                    null,
+                                    state,
+                                    Duration.ofSeconds(30),
+                                    200,
+                                    mode,
+                                    WhenUnavailable.REFUSE)
+                            .withStream(streams);
                     // The acks are what the demo shows of an agent: each version applied or not, as it happens.
-                    AgentLoop loop = config.loop(ack -> say(out, String.format("%-8s %-8s %s", c.id(), node, applied(ack)))).start();
+                    AgentLoop loop = config.loop(
+                                    ack -> say(out, String.format("%-8s %-8s %s", c.id(), node, applied(ack))))
+                            .start();
                     running.add(loop);
                     agents++;
                 }
             }
-            say(out, agents + " dry-run agents (one per node, each on a stream to " + streams + ") write their rules to " + rules
-                    + (fleet.clusters().stream().anyMatch(c -> c.id().equals(nftablesCluster))
-                            ? "; " + nftablesCluster + "'s in nftables mode (NODE-ipv4.nft), the others' in iptables mode" : ""));
-            say(out, "watching " + fleet.clusters().size() + " clusters of " + fleetFile
-                    + "; edit a manifest there to see a new version. Ctrl-C stops.");
+            say(
+                    out,
+                    agents + " dry-run agents (one per node, each on a stream to " + streams + ") write their rules to "
+                            + rules
+                            + (fleet.clusters().stream().anyMatch(c -> c.id().equals(nftablesCluster))
+                                    ? "; " + nftablesCluster
+                                            + "'s in nftables mode (NODE-ipv4.nft), the others' in iptables mode"
+                                    : ""));
+            say(
+                    out,
+                    "watching " + fleet.clusters().size() + " clusters of " + fleetFile
+                            + "; edit a manifest there to see a new version. Ctrl-C stops.");
             started.run();
             stop.await();
             say(out, "stopping");
@@ -271,7 +336,8 @@ public final class DemoCommand implements Callable<Integer> {
         long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
         while (true) {
             long head = store.head(cluster);
-            java.util.Set<String> nodes = head < 1 ? java.util.Set.of() : store.nodes(cluster, head).keySet();
+            java.util.Set<String> nodes =
+                    head < 1 ? java.util.Set.of() : store.nodes(cluster, head).keySet();
             if (!nodes.isEmpty() || System.nanoTime() > deadline) {
                 return nodes;
             }
@@ -296,26 +362,32 @@ public final class DemoCommand implements Callable<Integer> {
     static String describe(String cluster, long seq, RulesDiff diff, String cause) {
         Map<?, ?> c = (Map<?, ?>) new Load(LoadSettings.builder().build()).loadFromString(cause);
         Object objects = c.get("objects");
-        String why = objects instanceof List<?> l && !l.isEmpty() ? String.join(", ", l.stream().map(String::valueOf).toList()) : "";
+        String why = objects instanceof List<?> l && !l.isEmpty()
+                ? String.join(", ", l.stream().map(String::valueOf).toList())
+                : "";
         if (c.get("moreObjects") != null) {
             why += " and " + c.get("moreObjects") + " more";
         }
         if (c.get("operatorActions") instanceof List<?> actions) {
             for (Object o : actions) {
                 Map<?, ?> a = (Map<?, ?>) o;
-                String what = "rollback".equals(a.get("action")) ? "rollback to v" + a.get("toVersion") : String.valueOf(a.get("action"));
+                String what = "rollback".equals(a.get("action"))
+                        ? "rollback to v" + a.get("toVersion")
+                        : String.valueOf(a.get("action"));
                 why = what + " by " + a.get("actor") + " (" + a.get("reason") + ")" + (why.isEmpty() ? "" : ", " + why);
             }
         }
-        return String.format("%-8s v%-4d %3d fragments, %d nodes changed   <- %s", cluster, seq, diff.fragments().size(),
-                diff.nodes().size(), why);
+        return String.format(
+                "%-8s v%-4d %3d fragments, %d nodes changed   <- %s",
+                cluster, seq, diff.fragments().size(), diff.nodes().size(), why);
     }
 
     /** What an agent's ack says, as the agent's own log says it. */
     static String applied(NodeAck ack) {
         String keeps = ack.running() == 0 ? "no known version" : "version " + ack.running();
         return ack.status() == NodeAck.Status.APPLIED
-                ? "applied version " + ack.version() + " (" + ack.durationMs() + " ms, " + ack.ruleCount() + " rules, " + ack.mode() + ")"
+                ? "applied version " + ack.version() + " (" + ack.durationMs() + " ms, " + ack.ruleCount() + " rules, "
+                        + ack.mode() + ")"
                 : "version " + ack.version() + " not applied, node keeps " + keeps + ": " + ack.error();
     }
 

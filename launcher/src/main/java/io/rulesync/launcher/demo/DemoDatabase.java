@@ -46,6 +46,7 @@ import org.postgresql.Driver;
 public final class DemoDatabase implements AutoCloseable {
     /** The database used on a local or embedded server. */
     public static final String DATABASE = "rulesync_demo";
+
     public static final String ENV_URL = "RULESYNC_DB_URL";
     public static final String ENV_USER = "RULESYNC_DB_USER";
     public static final String ENV_PASSWORD = "RULESYNC_DB_PASSWORD";
@@ -70,7 +71,12 @@ public final class DemoDatabase implements AutoCloseable {
     private final String description;
     private final EmbeddedPostgres embedded;
 
-    private DemoDatabase(Source source, String jdbcUrl, String user, String password, String description,
+    private DemoDatabase(
+            Source source,
+            String jdbcUrl,
+            String user,
+            String password,
+            String description,
             EmbeddedPostgres embedded) {
         this.source = source;
         this.jdbcUrl = jdbcUrl;
@@ -193,11 +199,13 @@ public final class DemoDatabase implements AutoCloseable {
         } catch (SQLException e) {
             DatabaseUnavailableException failure = new DatabaseUnavailableException(ENV_URL + " points at " + where
                     + ", which refused user " + user + " (" + oneLine(e.getMessage()) + "): fix " + ENV_URL
-                    + " (or " + ENV_USER + " and " + ENV_PASSWORD + "), or unset it to use a local or embedded PostgreSQL.");
+                    + " (or " + ENV_USER + " and " + ENV_PASSWORD
+                    + "), or unset it to use a local or embedded PostgreSQL.");
             failure.addSuppressed(e);
             throw failure;
         }
-        return new DemoDatabase(Source.ENVIRONMENT, url, user, password, "PostgreSQL at " + where + " (from " + ENV_URL + ")", null);
+        return new DemoDatabase(
+                Source.ENVIRONMENT, url, user, password, "PostgreSQL at " + where + " (from " + ENV_URL + ")", null);
     }
 
     // --- b. a local server -----------------------------------------------------------------------
@@ -211,7 +219,8 @@ public final class DemoDatabase implements AutoCloseable {
         }
     }
 
-    private static DemoDatabase fromLocalServer(InetSocketAddress server, String user, String password) throws SQLException {
+    private static DemoDatabase fromLocalServer(InetSocketAddress server, String user, String password)
+            throws SQLException {
         try (Connection admin = connect(url(server, "postgres"), user, password)) {
             createDatabaseIfMissing(admin);
         }
@@ -219,8 +228,13 @@ public final class DemoDatabase implements AutoCloseable {
         try (Connection connection = connect(url, user, password)) {
             connection.isValid(5);
         }
-        return new DemoDatabase(Source.LOCAL_SERVER, url, user, password,
-                "PostgreSQL at " + hostPort(server) + ", database " + DATABASE, null);
+        return new DemoDatabase(
+                Source.LOCAL_SERVER,
+                url,
+                user,
+                password,
+                "PostgreSQL at " + hostPort(server) + ", database " + DATABASE,
+                null);
     }
 
     // --- c. embedded -----------------------------------------------------------------------------
@@ -235,7 +249,8 @@ public final class DemoDatabase implements AutoCloseable {
                     .setDataDirectory(dataDirectory)
                     .setCleanDataDirectory(true)
                     .setPGStartupWait(EMBEDDED_STARTUP_WAIT)
-                    // initdb takes its locale from LANG otherwise, and refuses one the machine has not generated (a LANG
+                    // initdb takes its locale from LANG otherwise, and refuses one the machine has not generated (a
+                    // LANG
                     // forwarded by ssh); names sort bytewise in C, as the rest of rulesync sorts them.
                     .setLocaleConfig("locale", "C")
                     .start();
@@ -250,7 +265,11 @@ public final class DemoDatabase implements AutoCloseable {
                 createDatabaseIfMissing(admin);
                 version = serverVersion(admin);
             }
-            return new DemoDatabase(Source.EMBEDDED, url(address, DATABASE), DEFAULT_USER, "",
+            return new DemoDatabase(
+                    Source.EMBEDDED,
+                    url(address, DATABASE),
+                    DEFAULT_USER,
+                    "",
                     "embedded PostgreSQL " + version + " at " + hostPort(address) + ", database " + DATABASE
                             + " (deleted on exit)",
                     postgres);
@@ -287,7 +306,8 @@ public final class DemoDatabase implements AutoCloseable {
     }
 
     private static String serverVersion(Connection connection) throws SQLException {
-        try (Statement statement = connection.createStatement(); ResultSet rows = statement.executeQuery("SHOW server_version")) {
+        try (Statement statement = connection.createStatement();
+                ResultSet rows = statement.executeQuery("SHOW server_version")) {
             rows.next();
             return rows.getString(1).split(" ")[0];
         }

@@ -99,8 +99,9 @@ public final class EmbeddedKafka implements AutoCloseable {
             } catch (PortTakenException e) {
                 // Another process took a port between our choice and the broker's bind: choose again.
                 if (failure == null) {
-                    failure = new IllegalStateException("Kafka did not start: its listener ports were taken "
-                            + START_ATTEMPTS + " times in a row", e);
+                    failure = new IllegalStateException(
+                            "Kafka did not start: its listener ports were taken " + START_ATTEMPTS + " times in a row",
+                            e);
                 } else {
                     failure.addSuppressed(e);
                 }
@@ -155,7 +156,8 @@ public final class EmbeddedKafka implements AutoCloseable {
         try {
             String logDir = dataDirectory.resolve("log").toString();
             format(nodeId, logDir);
-            KafkaConfig config = new KafkaConfig(brokerConfig(nodeId, partitions, logDir, brokerPort, controllerPort), false);
+            KafkaConfig config =
+                    new KafkaConfig(brokerConfig(nodeId, partitions, logDir, brokerPort, controllerPort), false);
             server = new KafkaRaftServer(config, Time.SYSTEM);
             server.startup(); // returns once the broker is registered and unfenced
             String bootstrapServers = LOOPBACK + ":" + brokerPort;
@@ -177,7 +179,9 @@ public final class EmbeddedKafka implements AutoCloseable {
         props.put("process.roles", "broker,controller");
         props.put("node.id", Integer.toString(nodeId));
         props.put("controller.quorum.voters", nodeId + "@" + LOOPBACK + ":" + controllerPort);
-        props.put("listeners", "PLAINTEXT://" + LOOPBACK + ":" + brokerPort + ",CONTROLLER://" + LOOPBACK + ":" + controllerPort);
+        props.put(
+                "listeners",
+                "PLAINTEXT://" + LOOPBACK + ":" + brokerPort + ",CONTROLLER://" + LOOPBACK + ":" + controllerPort);
         props.put("advertised.listeners", "PLAINTEXT://" + LOOPBACK + ":" + brokerPort);
         props.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
         props.put("controller.listener.names", "CONTROLLER");
@@ -279,7 +283,8 @@ public final class EmbeddedKafka implements AutoCloseable {
 
     private static int[] twoFreeLoopbackPorts() throws IOException {
         InetAddress loopback = InetAddress.getByName(LOOPBACK);
-        try (ServerSocket first = new ServerSocket(); ServerSocket second = new ServerSocket()) {
+        try (ServerSocket first = new ServerSocket();
+                ServerSocket second = new ServerSocket()) {
             first.bind(new InetSocketAddress(loopback, 0));
             second.bind(new InetSocketAddress(loopback, 0));
             return new int[] {first.getLocalPort(), second.getLocalPort()};

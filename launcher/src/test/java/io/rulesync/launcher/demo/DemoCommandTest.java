@@ -36,15 +36,22 @@ class DemoCommandTest {
             int before = demo.output().length();
 
             Path web = dir.resolve("shop/web.yaml");
-            Files.writeString(web, Files.readString(web).replace("- {addresses: [10.244.1.12], nodeName: node-b}",
-                    "- {addresses: [10.244.1.12], nodeName: node-b}\n- {addresses: [10.244.1.99], nodeName: node-b}"));
+            Files.writeString(
+                    web,
+                    Files.readString(web)
+                            .replace(
+                                    "- {addresses: [10.244.1.12], nodeName: node-b}",
+                                    "- {addresses: [10.244.1.12], nodeName: node-b}\n- {addresses: [10.244.1.99], nodeName: node-b}"));
             demo.await(before, "EndpointSlice shop/web-7xk2p");
             assertThat(demo.output().substring(before)).containsPattern("shop {5}v[0-9]+ ");
-            // Every node's dry-run agent applies it; node-a's rules file then sends the web Service to the new endpoint.
+            // Every node's dry-run agent applies it; node-a's rules file then sends the web Service to the new
+            // endpoint.
             demo.await(before, "shop     node-a   applied version");
             demo.await(before, "shop     node-b   applied version");
             DemoRun.awaitRules(dir, "node-a", "10.244.1.99:8080");
-            assertThat(demo.output().substring(before)).as("the edit touches shop only").doesNotContain("edge     v");
+            assertThat(demo.output().substring(before))
+                    .as("the edit touches shop only")
+                    .doesNotContain("edge     v");
         } finally {
             DemoRun.drop(db);
         }

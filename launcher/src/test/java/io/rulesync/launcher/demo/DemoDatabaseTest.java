@@ -38,7 +38,8 @@ class DemoDatabaseTest {
             assertThat(db.jdbcUrl()).isEqualTo("jdbc:postgresql://127.0.0.1:5432/postgres");
             assertThat(db.user()).isEqualTo("postgres");
             assertThat(db.password()).isEmpty();
-            assertThat(db.description()).isEqualTo("PostgreSQL at 127.0.0.1:5432, database postgres (from RULESYNC_DB_URL)");
+            assertThat(db.description())
+                    .isEqualTo("PostgreSQL at 127.0.0.1:5432, database postgres (from RULESYNC_DB_URL)");
             assertThat(currentDatabase(db)).isEqualTo("postgres");
         }
     }
@@ -60,7 +61,8 @@ class DemoDatabaseTest {
     @Test
     void anEnvironmentUrlThatDoesNotWorkIsReportedNotSkipped() throws Exception {
         InetSocketAddress closed = closedPort();
-        Map<String, String> env = Map.of(DemoDatabase.ENV_URL, "jdbc:postgresql://127.0.0.1:" + closed.getPort() + "/rulesync");
+        Map<String, String> env =
+                Map.of(DemoDatabase.ENV_URL, "jdbc:postgresql://127.0.0.1:" + closed.getPort() + "/rulesync");
 
         assertThatThrownBy(() -> DemoDatabase.choose(env, LOCAL, true))
                 .isInstanceOf(DatabaseUnavailableException.class)
@@ -70,10 +72,12 @@ class DemoDatabaseTest {
                         + " or unset it to use a local or embedded PostgreSQL.")
                 .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));
 
-        assertThatThrownBy(() -> DemoDatabase.choose(Map.of(DemoDatabase.ENV_URL, "postgres://h/db?password=secret"), LOCAL, true))
+        assertThatThrownBy(() -> DemoDatabase.choose(
+                        Map.of(DemoDatabase.ENV_URL, "postgres://h/db?password=secret"), LOCAL, true))
                 .isInstanceOf(DatabaseUnavailableException.class)
-                .hasMessage("RULESYNC_DB_URL must be a PostgreSQL JDBC URL such as jdbc:postgresql://host:5432/rulesync,"
-                        + " but it is 'postgres://h/db?password=***'.");
+                .hasMessage(
+                        "RULESYNC_DB_URL must be a PostgreSQL JDBC URL such as jdbc:postgresql://host:5432/rulesync,"
+                                + " but it is 'postgres://h/db?password=***'.");
     }
 
     @Test
@@ -102,9 +106,11 @@ class DemoDatabaseTest {
             assertThat(db.user()).isEqualTo("postgres");
             assertThat(db.password()).isEmpty();
             assertThat(db.description())
-                    .matches("embedded PostgreSQL 17\\.\\d+ at 127\\.0\\.0\\.1:\\d+, database rulesync_demo \\(deleted on exit\\)");
+                    .matches(
+                            "embedded PostgreSQL 17\\.\\d+ at 127\\.0\\.0\\.1:\\d+, database rulesync_demo \\(deleted on exit\\)");
             assertThat(currentDatabase(db)).isEqualTo("rulesync_demo");
-            try (Connection c = db.connect(); Statement s = c.createStatement()) {
+            try (Connection c = db.connect();
+                    Statement s = c.createStatement()) {
                 s.execute("CREATE TABLE t (x int)");
                 s.execute("INSERT INTO t VALUES (42)");
                 try (ResultSet rs = s.executeQuery("SELECT x FROM t")) {
@@ -125,8 +131,9 @@ class DemoDatabaseTest {
 
         assertThatThrownBy(() -> DemoDatabase.choose(Map.of(), closed, false))
                 .isInstanceOf(DatabaseUnavailableException.class)
-                .hasMessage("No PostgreSQL found: set RULESYNC_DB_URL to a JDBC URL (e.g. jdbc:postgresql://host:5432/rulesync),"
-                        + " or start PostgreSQL on 127.0.0.1:" + closed.getPort() + ".");
+                .hasMessage(
+                        "No PostgreSQL found: set RULESYNC_DB_URL to a JDBC URL (e.g. jdbc:postgresql://host:5432/rulesync),"
+                                + " or start PostgreSQL on 127.0.0.1:" + closed.getPort() + ".");
     }
 
     @Test
@@ -148,9 +155,11 @@ class DemoDatabaseTest {
 
             assertThatThrownBy(() -> DemoDatabase.choose(Map.of(), target, false))
                     .isInstanceOf(DatabaseUnavailableException.class)
-                    .hasMessageStartingWith("PostgreSQL on 127.0.0.1:" + impostor.getLocalPort() + " refused user postgres (")
-                    .hasMessageEndingWith("): set RULESYNC_DB_USER and RULESYNC_DB_PASSWORD, or RULESYNC_DB_URL to a JDBC URL"
-                            + " (e.g. jdbc:postgresql://host:5432/rulesync).")
+                    .hasMessageStartingWith(
+                            "PostgreSQL on 127.0.0.1:" + impostor.getLocalPort() + " refused user postgres (")
+                    .hasMessageEndingWith(
+                            "): set RULESYNC_DB_USER and RULESYNC_DB_PASSWORD, or RULESYNC_DB_URL to a JDBC URL"
+                                    + " (e.g. jdbc:postgresql://host:5432/rulesync).")
                     .satisfies(e -> assertThat(e.getSuppressed()).hasSize(1));
         }
     }
@@ -158,7 +167,9 @@ class DemoDatabaseTest {
     // ---------------------------------------------------------------------------------------------
 
     private static String currentDatabase(DemoDatabase db) throws SQLException {
-        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT current_database()")) {
+        try (Connection c = db.connect();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT current_database()")) {
             rs.next();
             return rs.getString(1);
         }

@@ -43,31 +43,42 @@ class DemoRestartTest {
                 assertThat(second.started()).isTrue();
                 assertThat(second.output()).contains("history kept from earlier runs");
                 // The new broker's log is another one: every position was reset, in a new epoch.
-                assertThat(DemoRun.queryLong(db, "SELECT min(log_epoch) FROM consumer_position")).isPositive();
+                assertThat(DemoRun.queryLong(db, "SELECT min(log_epoch) FROM consumer_position"))
+                        .isPositive();
                 second.await(0, "shop     node-a   applied version");
                 int before = second.output().length();
 
                 Path web = dir.resolve("shop/web.yaml");
-                Files.writeString(web, Files.readString(web).replace("- {addresses: [10.244.1.12], nodeName: node-b}",
-                        "- {addresses: [10.244.1.12], nodeName: node-b}\n- {addresses: [10.244.1.77], nodeName: node-b}"));
+                Files.writeString(
+                        web,
+                        Files.readString(web)
+                                .replace(
+                                        "- {addresses: [10.244.1.12], nodeName: node-b}",
+                                        "- {addresses: [10.244.1.12], nodeName: node-b}\n- {addresses: [10.244.1.77], nodeName: node-b}"));
                 second.await(before, "EndpointSlice shop/web-7xk2p");
                 second.await(before, "shop     node-a   applied version");
                 DemoRun.awaitRules(dir, "node-a", "10.244.1.77:8080");
                 long edited = DemoRun.queryLong(db, "SELECT seq FROM cluster_head WHERE cluster = 'shop'");
                 assertThat(edited).isGreaterThan(shopHead);
 
-                // A rollback requested after the restart is carried out (its event is not dropped below a stale position).
+                // A rollback requested after the restart is carried out (its event is not dropped below a stale
+                // position).
                 String api = second.find("api at (http://127\\.0\\.0\\.1:[0-9]+)/api/v1/clusters");
                 String operator = second.find("operator (rs_[A-Za-z0-9_-]+)");
-                HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
-                                URI.create(api + "/api/v1/clusters/shop/rollback"))
-                        .header("Authorization", "Bearer " + operator).header("Content-Type", "application/json")
-                        .POST(HttpRequest.BodyPublishers.ofString("{\"toVersion\": " + shopHead + ", \"reason\": \"undo the edit\"}"))
-                        .build(), HttpResponse.BodyHandlers.ofString());
+                HttpResponse<String> r = HttpClient.newHttpClient()
+                        .send(
+                                HttpRequest.newBuilder(URI.create(api + "/api/v1/clusters/shop/rollback"))
+                                        .header("Authorization", "Bearer " + operator)
+                                        .header("Content-Type", "application/json")
+                                        .POST(HttpRequest.BodyPublishers.ofString(
+                                                "{\"toVersion\": " + shopHead + ", \"reason\": \"undo the edit\"}"))
+                                        .build(),
+                                HttpResponse.BodyHandlers.ofString());
                 assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
                 assertThat(r.body()).contains("\"status\":\"done\"").contains("\"version\":" + (edited + 1));
                 second.await(before, "rollback to v" + shopHead + " by demo-operator (undo the edit)");
-                assertThat(DemoRun.queryLong(db, "SELECT count(*) FROM operator_action WHERE status = 'pending'")).isZero();
+                assertThat(DemoRun.queryLong(db, "SELECT count(*) FROM operator_action WHERE status = 'pending'"))
+                        .isZero();
             }
         } finally {
             DemoRun.drop(db);

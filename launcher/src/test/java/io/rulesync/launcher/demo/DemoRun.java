@@ -50,7 +50,10 @@ final class DemoRun implements AutoCloseable {
         cmd.setOut(new PrintWriter(out, true));
         cmd.setErr(new PrintWriter(out, true));
         demo.onStarted(started::countDown);
-        exit = exec.submit(() -> cmd.execute("--fleet", dir.resolve("fleet.yaml").toString(), "--api-port=0",
+        exit = exec.submit(() -> cmd.execute(
+                "--fleet",
+                dir.resolve("fleet.yaml").toString(),
+                "--api-port=0",
                 "--rules-dir=" + dir.resolve("rules")));
     }
 
@@ -66,14 +69,17 @@ final class DemoRun implements AutoCloseable {
     /** Waits for {@code text} in the output after position {@code from}. */
     void await(int from, String text) {
         // The matcher's mismatch shows the output so far.
-        Awaitility.await("'" + text + "' in the demo's output").atMost(DEADLINE)
+        Awaitility.await("'" + text + "' in the demo's output")
+                .atMost(DEADLINE)
                 .until(() -> output().substring(from), containsString(text));
     }
 
     /** The first group of {@code regex} in the output. */
     String find(String regex) {
         Matcher m = Pattern.compile(regex).matcher(output());
-        assertThat(m.find()).as("'%s' in the demo's output:\n%s", regex, output()).isTrue();
+        assertThat(m.find())
+                .as("'%s' in the demo's output:\n%s", regex, output())
+                .isTrue();
         return m.group(1);
     }
 
@@ -100,7 +106,8 @@ final class DemoRun implements AutoCloseable {
     }
 
     static long queryLong(String db, String sql) throws SQLException {
-        try (Connection c = DriverManager.getConnection(SERVER + db, "postgres", ""); Statement s = c.createStatement();
+        try (Connection c = DriverManager.getConnection(SERVER + db, "postgres", "");
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery(sql)) {
             rs.next();
             return rs.getLong(1);
@@ -108,7 +115,8 @@ final class DemoRun implements AutoCloseable {
     }
 
     private static void admin(String sql) throws SQLException {
-        try (Connection c = DriverManager.getConnection(SERVER + "postgres", "postgres", ""); Statement s = c.createStatement()) {
+        try (Connection c = DriverManager.getConnection(SERVER + "postgres", "postgres", "");
+                Statement s = c.createStatement()) {
             s.execute(sql);
         }
     }
@@ -131,7 +139,8 @@ final class DemoRun implements AutoCloseable {
     /** Waits until node-a's rules file holds {@code text}. */
     static void awaitRules(Path dir, String node, String text) throws Exception {
         Path file = dir.resolve("rules/" + node + "-ipv4.rules");
-        Awaitility.await(node + "'s rules to show " + text).atMost(DEADLINE)
+        Awaitility.await(node + "'s rules to show " + text)
+                .atMost(DEADLINE)
                 .until(() -> Files.exists(file) && Files.readString(file).contains(text));
     }
 }

@@ -48,9 +48,13 @@ class EmbeddedKafkaTest {
             assertThat(kafka.topics()).containsExactly(EVENTS, DELTAS, DLT);
             assertThat(kafka.dataDirectory()).isDirectory();
 
-            try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {
-                Map<String, TopicDescription> topics = admin.describeTopics(List.of(EVENTS, DELTAS, DLT)).allTopicNames().get();
-                assertThat(topics.values()).allSatisfy(t -> assertThat(t.partitions()).hasSize(3));
+            try (Admin admin =
+                    Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {
+                Map<String, TopicDescription> topics = admin.describeTopics(List.of(EVENTS, DELTAS, DLT))
+                        .allTopicNames()
+                        .get();
+                assertThat(topics.values())
+                        .allSatisfy(t -> assertThat(t.partitions()).hasSize(3));
             }
 
             try (KafkaProducer<String, String> producer = producer(kafka)) {
@@ -68,15 +72,18 @@ class EmbeddedKafkaTest {
 
     @Test
     void twoBrokersRunSideBySideInOneJvm() throws Exception {
-        try (EmbeddedKafka first = EmbeddedKafka.start(1, EVENTS); EmbeddedKafka second = EmbeddedKafka.start(1, EVENTS)) {
+        try (EmbeddedKafka first = EmbeddedKafka.start(1, EVENTS);
+                EmbeddedKafka second = EmbeddedKafka.start(1, EVENTS)) {
             assertThat(first.bootstrapServers()).isNotEqualTo(second.bootstrapServers());
             assertThat(first.dataDirectory()).isNotEqualTo(second.dataDirectory());
 
             try (KafkaProducer<String, String> producer = producer(second)) {
-                producer.send(new ProducerRecord<>(EVENTS, "k", "only-in-second")).get();
+                producer.send(new ProducerRecord<>(EVENTS, "k", "only-in-second"))
+                        .get();
             }
             try (KafkaProducer<String, String> producer = producer(first)) {
-                producer.send(new ProducerRecord<>(EVENTS, "k", "only-in-first")).get();
+                producer.send(new ProducerRecord<>(EVENTS, "k", "only-in-first"))
+                        .get();
             }
             assertThat(consumeOne(first, EVENTS).value()).isEqualTo("only-in-first");
             assertThat(consumeOne(second, EVENTS).value()).isEqualTo("only-in-second");
@@ -126,7 +133,11 @@ class EmbeddedKafkaTest {
 
     private static KafkaProducer<String, String> producer(EmbeddedKafka kafka) {
         return new KafkaProducer<>(
-                Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(), ProducerConfig.ACKS_CONFIG, "all"),
+                Map.of(
+                        ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                        kafka.bootstrapServers(),
+                        ProducerConfig.ACKS_CONFIG,
+                        "all"),
                 new StringSerializer(),
                 new StringSerializer());
     }
@@ -136,7 +147,8 @@ class EmbeddedKafkaTest {
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
                 ConsumerConfig.GROUP_ID_CONFIG, "embedded-kafka-test",
                 ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer())) {
+        try (KafkaConsumer<String, String> consumer =
+                new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer())) {
             consumer.subscribe(List.of(topic));
             long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
             while (System.nanoTime() < deadline) {
@@ -174,7 +186,8 @@ class EmbeddedKafkaTest {
                 continue;
             }
             for (InetAddress address : Collections.list(nif.getInetAddresses())) {
-                if (!address.isLoopbackAddress() && !address.isLinkLocalAddress()
+                if (!address.isLoopbackAddress()
+                        && !address.isLinkLocalAddress()
                         && !(address instanceof Inet6Address && ((Inet6Address) address).getScopeId() != 0)) {
                     result.add(address);
                 }
@@ -188,7 +201,8 @@ class EmbeddedKafkaTest {
             socket.connect(new InetSocketAddress(address, port), 2000);
             throw new AssertionError("port " + port + " accepted a connection on " + address.getHostAddress());
         } catch (IOException notListening) {
-            // Refused, or unanswered where a host firewall drops traffic to its own addresses: either way nothing is served
+            // Refused, or unanswered where a host firewall drops traffic to its own addresses: either way nothing is
+            // served
             // there. Only an accepted connection is the failure.
         }
     }

@@ -22,15 +22,27 @@ import tools.jackson.databind.JsonNode;
  * @param ruleCount  rules the node holds for this version (both families)
  * @param mode       how rules are programmed, e.g. {@code iptables} or {@code dry-run}
  */
-public record NodeAck(String cluster, String node, long version, long running, Status status, String error,
-        long durationMs, int ruleCount, String mode, Instant at) {
+public record NodeAck(
+        String cluster,
+        String node,
+        long version,
+        long running,
+        Status status,
+        String error,
+        long durationMs,
+        int ruleCount,
+        String mode,
+        Instant at) {
     public static final int FORMAT = 1;
     /** Characters of {@code error} an ack may carry: a tool's reason, bounded already by the agent, fits many times over. */
     public static final int MAX_ERROR = 4_096;
     /** Characters of {@code mode}: a mode and its fallback reason. */
     public static final int MAX_MODE = 1_024;
 
-    public enum Status { APPLIED, FAILED }
+    public enum Status {
+        APPLIED,
+        FAILED
+    }
 
     public NodeAck {
         Objects.requireNonNull(cluster, "cluster");
@@ -126,8 +138,16 @@ public record NodeAck(String cluster, String node, long version, long running, S
         };
         String at = text(m, "at");
         try {
-            return new NodeAck(text(m, "cluster"), text(m, "node"), whole(m, "version"), whole(m, "running"), status,
-                    text(m, "error"), whole(m, "durationMs"), count(m, "ruleCount"), text(m, "mode"),
+            return new NodeAck(
+                    text(m, "cluster"),
+                    text(m, "node"),
+                    whole(m, "version"),
+                    whole(m, "running"),
+                    status,
+                    text(m, "error"),
+                    whole(m, "durationMs"),
+                    count(m, "ruleCount"),
+                    text(m, "mode"),
                     instant(required(at, "at")));
         } catch (DateTimeParseException e) {
             throw wrongType("at: " + e.getMessage());
@@ -141,8 +161,15 @@ public record NodeAck(String cluster, String node, long version, long running, S
      */
     static Instant instant(String s) {
         int n = s.length();
-        if (n < 20 || n > 30 || s.charAt(4) != '-' || s.charAt(7) != '-' || s.charAt(10) != 'T' || s.charAt(13) != ':'
-                || s.charAt(16) != ':' || s.charAt(n - 1) != 'Z' || (n > 20 && (s.charAt(19) != '.' || n == 21))) {
+        if (n < 20
+                || n > 30
+                || s.charAt(4) != '-'
+                || s.charAt(7) != '-'
+                || s.charAt(10) != 'T'
+                || s.charAt(13) != ':'
+                || s.charAt(16) != ':'
+                || s.charAt(n - 1) != 'Z'
+                || (n > 20 && (s.charAt(19) != '.' || n == 21))) {
             return Instant.parse(s);
         }
         int year = digits(s, 0, 4);
@@ -152,8 +179,18 @@ public record NodeAck(String cluster, String node, long version, long running, S
         int minute = digits(s, 14, 16);
         int second = digits(s, 17, 19);
         int fraction = n > 20 ? digits(s, 20, n - 1) : 0;
-        if (year < 0 || month < 1 || month > 12 || day < 1 || day > 31 || hour < 0 || hour > 23 || minute < 0 || minute > 59
-                || second < 0 || second > 59 || fraction < 0) {
+        if (year < 0
+                || month < 1
+                || month > 12
+                || day < 1
+                || day > 31
+                || hour < 0
+                || hour > 23
+                || minute < 0
+                || minute > 59
+                || second < 0
+                || second > 59
+                || fraction < 0) {
             return Instant.parse(s); // a leap second, or not digits: the formatter decides
         }
         for (int i = n - 1; i < 29; i++) {

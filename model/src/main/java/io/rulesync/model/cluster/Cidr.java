@@ -32,7 +32,9 @@ public final class Cidr {
         String p = t.substring(slash + 1);
         int max = addr.length() * 8;
         int prefix;
-        if (p.isEmpty() || p.length() > 3 || !p.chars().allMatch(Character::isDigit)
+        if (p.isEmpty()
+                || p.length() > 3
+                || !p.chars().allMatch(Character::isDigit)
                 || (p.length() > 1 && p.charAt(0) == '0')
                 || (prefix = Integer.parseInt(p)) > max) {
             throw new IllegalArgumentException("'" + s + "' has an invalid prefix length (0-" + max + ")");

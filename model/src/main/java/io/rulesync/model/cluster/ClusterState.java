@@ -39,7 +39,8 @@ public final class ClusterState {
     }
 
     /** Builds a state from objects in any order; for equal keys the later object wins. */
-    public static ClusterState of(Collection<Service> services, Collection<EndpointSlice> slices, Collection<Node> nodes) {
+    public static ClusterState of(
+            Collection<Service> services, Collection<EndpointSlice> slices, Collection<Node> nodes) {
         ClusterState s = EMPTY;
         for (Service svc : services) {
             s = s.withService(svc);
@@ -64,7 +65,8 @@ public final class ClusterState {
 
     public ClusterState withEndpointSlice(EndpointSlice slice) {
         Objects.requireNonNull(slice, "slice");
-        TreePMap<NamespacedName, TreePSet<NamespacedName>> index = unindex(slicesByService, endpointSlices.get(slice.name()));
+        TreePMap<NamespacedName, TreePSet<NamespacedName>> index =
+                unindex(slicesByService, endpointSlices.get(slice.name()));
         TreePSet<NamespacedName> names = index.getOrDefault(slice.service(), TreePSet.empty());
         index = index.plus(slice.service(), names.plus(slice.name()));
         return new ClusterState(services, endpointSlices.plus(slice.name(), slice), nodes, index);

@@ -16,12 +16,13 @@ public record EndpointSlice(
         AddressType addressType,
         List<EndpointPort> ports,
         List<Endpoint> endpoints,
-        boolean ignored) implements ClusterObject {
+        boolean ignored)
+        implements ClusterObject {
 
     public EndpointSlice {
         Objects.requireNonNull(name, "name");
-        KubernetesNames.require("label kubernetes.io/service-name", serviceName,
-                KubernetesNames.checkServiceName(serviceName));
+        KubernetesNames.require(
+                "label kubernetes.io/service-name", serviceName, KubernetesNames.checkServiceName(serviceName));
         Objects.requireNonNull(addressType, "addressType");
         ports = List.copyOf(ports);
         endpoints = List.copyOf(endpoints);

@@ -18,8 +18,7 @@ public final class KubernetesNames {
     /** The most a label value, or the name part of a label or annotation key, may hold. */
     public static final int MAX_LABEL_LENGTH = 63;
 
-    private KubernetesNames() {
-    }
+    private KubernetesNames() {}
 
     /** Namespaces: a DNS-1123 label. Returns null when valid, else the reason. */
     public static String checkNamespace(String s) {
@@ -28,7 +27,10 @@ public final class KubernetesNames {
 
     /** Service names: a DNS-1035 label (must start with a letter). */
     public static String checkServiceName(String s) {
-        return check(s, DNS1035_LABEL, 63,
+        return check(
+                s,
+                DNS1035_LABEL,
+                63,
                 "a DNS-1035 label (starts with a lower-case letter; letters, digits and '-'; at most 63)");
     }
 
@@ -38,7 +40,8 @@ public final class KubernetesNames {
             return "must not be empty";
         }
         if (s.length() > 253 || !isSubdomain(s)) {
-            return "'" + printable(s) + "' is not a DNS-1123 subdomain (lower-case letters, digits, '-' and '.', at most 253)";
+            return "'" + printable(s)
+                    + "' is not a DNS-1123 subdomain (lower-case letters, digits, '-' and '.', at most 253)";
         }
         return null;
     }
@@ -85,7 +88,9 @@ public final class KubernetesNames {
         String name = slash < 0 ? key : key.substring(slash + 1);
         if (slash >= 0) {
             String prefix = key.substring(0, slash);
-            if (prefix.isEmpty() || prefix.length() > 253 || !DNS1123_SUBDOMAIN.matcher(prefix).matches()) {
+            if (prefix.isEmpty()
+                    || prefix.length() > 253
+                    || !DNS1123_SUBDOMAIN.matcher(prefix).matches()) {
                 return "the key's prefix '" + printable(prefix) + "' is not a DNS-1123 subdomain"
                         + " (lower-case letters, digits, '-' and '.', at most 253)";
             }
@@ -103,7 +108,8 @@ public final class KubernetesNames {
     /** Label values: empty, or at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit. */
     public static String checkLabelValue(String value) {
         if (value.length() > MAX_LABEL_LENGTH) {
-            return "is " + value.length() + " characters long, over the limit of " + MAX_LABEL_LENGTH + " for a label value";
+            return "is " + value.length() + " characters long, over the limit of " + MAX_LABEL_LENGTH
+                    + " for a label value";
         }
         if (!value.isEmpty() && !QUALIFIED_NAME.matcher(value).matches()) {
             return "'" + printable(value) + "' is not a label value"

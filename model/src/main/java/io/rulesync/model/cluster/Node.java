@@ -28,7 +28,8 @@ public record Node(String name, String zone, List<NodeAddress> addresses, Sorted
         if (labelled == null && !zone.isEmpty()) {
             l.put(ZONE_LABEL, zone);
         } else if (labelled != null && !labelled.equals(zone)) {
-            throw new IllegalArgumentException("Node " + name + ": zone '" + zone + "' but label " + ZONE_LABEL + "=" + labelled);
+            throw new IllegalArgumentException(
+                    "Node " + name + ": zone '" + zone + "' but label " + ZONE_LABEL + "=" + labelled);
         }
         labels = Collections.unmodifiableSortedMap(l);
     }

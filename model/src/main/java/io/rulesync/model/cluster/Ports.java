@@ -5,8 +5,7 @@ public final class Ports {
     public static final int MAX_AFFINITY_TIMEOUT_SECONDS = 86_400;
     public static final int DEFAULT_AFFINITY_TIMEOUT_SECONDS = 10_800;
 
-    private Ports() {
-    }
+    private Ports() {}
 
     /** Returns null when {@code port} is a valid TCP/UDP/SCTP port number, else the reason. */
     public static String checkPort(long port) {

@@ -31,7 +31,8 @@ public record Service(
         int affinityTimeoutSeconds,
         int healthCheckNodePort,
         boolean ignored,
-        String ipvsScheduler) implements ClusterObject {
+        String ipvsScheduler)
+        implements ClusterObject {
 
     /**
      * Picks an IPVS scheduler for one Service. kube-proxy has only the node-wide
@@ -39,21 +40,45 @@ public record Service(
      */
     public static final String IPVS_SCHEDULER_ANNOTATION = "rulesync.io/ipvs-scheduler";
     /** The schedulers of the kernel's IPVS that kube-proxy passes through. */
-    public static final List<String> IPVS_SCHEDULERS = List.of("rr", "wrr", "lc", "wlc", "lblc", "lblcr", "sh", "dh", "sed", "nq", "mh");
+    public static final List<String> IPVS_SCHEDULERS =
+            List.of("rr", "wrr", "lc", "wlc", "lblc", "lblcr", "sh", "dh", "sed", "nq", "mh");
 
     /** A Service that leaves the IPVS scheduler to the cluster. */
-    public Service(NamespacedName name, ServiceType type, List<IpAddress> clusterIPs, List<ServicePort> ports,
-            List<IpAddress> externalIPs, List<LoadBalancerIngress> loadBalancerIngress, List<Cidr> loadBalancerSourceRanges,
-            TrafficPolicy externalTrafficPolicy, TrafficPolicy internalTrafficPolicy, int affinityTimeoutSeconds,
-            int healthCheckNodePort, boolean ignored) {
-        this(name, type, clusterIPs, ports, externalIPs, loadBalancerIngress, loadBalancerSourceRanges, externalTrafficPolicy,
-                internalTrafficPolicy, affinityTimeoutSeconds, healthCheckNodePort, ignored, null);
+    public Service(
+            NamespacedName name,
+            ServiceType type,
+            List<IpAddress> clusterIPs,
+            List<ServicePort> ports,
+            List<IpAddress> externalIPs,
+            List<LoadBalancerIngress> loadBalancerIngress,
+            List<Cidr> loadBalancerSourceRanges,
+            TrafficPolicy externalTrafficPolicy,
+            TrafficPolicy internalTrafficPolicy,
+            int affinityTimeoutSeconds,
+            int healthCheckNodePort,
+            boolean ignored) {
+        this(
+                name,
+                type,
+                clusterIPs,
+                ports,
+                externalIPs,
+                loadBalancerIngress,
+                loadBalancerSourceRanges,
+                externalTrafficPolicy,
+                internalTrafficPolicy,
+                affinityTimeoutSeconds,
+                healthCheckNodePort,
+                ignored,
+                null);
     }
 
     /** Why {@code scheduler} is no IPVS scheduler, or null. */
     public static String checkIpvsScheduler(String scheduler) {
-        return IPVS_SCHEDULERS.contains(scheduler) ? null
-                : "'" + KubernetesNames.printable(scheduler) + "' is not an IPVS scheduler (" + String.join(", ", IPVS_SCHEDULERS) + ")";
+        return IPVS_SCHEDULERS.contains(scheduler)
+                ? null
+                : "'" + KubernetesNames.printable(scheduler) + "' is not an IPVS scheduler ("
+                        + String.join(", ", IPVS_SCHEDULERS) + ")";
     }
 
     public Service {
@@ -68,7 +93,8 @@ public record Service(
         Objects.requireNonNull(externalTrafficPolicy, "externalTrafficPolicy");
         Objects.requireNonNull(internalTrafficPolicy, "internalTrafficPolicy");
         if (clusterIPs.size() > 2
-                || (clusterIPs.size() == 2 && clusterIPs.get(0).family() == clusterIPs.get(1).family())) {
+                || (clusterIPs.size() == 2
+                        && clusterIPs.get(0).family() == clusterIPs.get(1).family())) {
             throw new IllegalArgumentException("clusterIPs: at most one address per IP family");
         }
         Set<String> portNames = new HashSet<>();
@@ -85,8 +111,8 @@ public record Service(
             Ports.requirePort("healthCheckNodePort", healthCheckNodePort);
         }
         if (ipvsScheduler != null && checkIpvsScheduler(ipvsScheduler) != null) {
-            throw new IllegalArgumentException("metadata.annotations[" + IPVS_SCHEDULER_ANNOTATION + "]: "
-                    + checkIpvsScheduler(ipvsScheduler));
+            throw new IllegalArgumentException(
+                    "metadata.annotations[" + IPVS_SCHEDULER_ANNOTATION + "]: " + checkIpvsScheduler(ipvsScheduler));
         }
     }
 

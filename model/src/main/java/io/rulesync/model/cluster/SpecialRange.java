@@ -69,6 +69,8 @@ public enum SpecialRange {
         if (ip.byteAt(0) == 0xfe && (ip.byteAt(1) & 0xc0) == 0x80) {
             return Optional.of(LINK_LOCAL);
         }
-        return ip.byteAt(0) == 0xff && (ip.byteAt(1) & 0x0f) == 0x02 ? Optional.of(LINK_LOCAL_MULTICAST) : Optional.empty();
+        return ip.byteAt(0) == 0xff && (ip.byteAt(1) & 0x0f) == 0x02
+                ? Optional.of(LINK_LOCAL_MULTICAST)
+                : Optional.empty();
     }
 }

@@ -9,8 +9,9 @@ public enum TrafficPolicy {
         return switch (s) {
             case "Cluster" -> CLUSTER;
             case "Local" -> LOCAL;
-            default -> throw new IllegalArgumentException(
-                    "'" + KubernetesNames.printable(s) + "' is not a traffic policy (expected Cluster or Local)");
+            default ->
+                throw new IllegalArgumentException(
+                        "'" + KubernetesNames.printable(s) + "' is not a traffic policy (expected Cluster or Local)");
         };
     }
 }

@@ -89,8 +89,13 @@ public sealed interface ClusterEvent {
      * exactly that state; one that does not has missed something, and asks for a resync. It changes
      * nothing by itself.
      */
-    record StateDigest(String cluster, Map<ObjectKind, Fingerprint> objects, Fingerprint settings, Fingerprint problems,
-            Instant observedAt) implements ClusterEvent {
+    record StateDigest(
+            String cluster,
+            Map<ObjectKind, Fingerprint> objects,
+            Fingerprint settings,
+            Fingerprint problems,
+            Instant observedAt)
+            implements ClusterEvent {
         public StateDigest {
             requireCluster(cluster);
             objects = Map.copyOf(objects);
@@ -98,7 +103,8 @@ public sealed interface ClusterEvent {
         }
 
         /** A digest that says nothing about problem reports. */
-        public StateDigest(String cluster, Map<ObjectKind, Fingerprint> objects, Fingerprint settings, Instant observedAt) {
+        public StateDigest(
+                String cluster, Map<ObjectKind, Fingerprint> objects, Fingerprint settings, Instant observedAt) {
             this(cluster, objects, settings, null, observedAt);
         }
 
@@ -128,11 +134,14 @@ public sealed interface ClusterEvent {
             List<String> out = new ArrayList<>();
             Map<ObjectKind, Fingerprint> here = new EnumMap<>(ObjectKind.class);
             for (ObjectKind k : objects.keySet()) {
-                here.put(k, of(switch (k) {
-                    case SERVICE -> state.services();
-                    case ENDPOINT_SLICE -> state.endpointSlices();
-                    case NODE -> state.nodes();
-                }));
+                here.put(
+                        k,
+                        of(
+                                switch (k) {
+                                    case SERVICE -> state.services();
+                                    case ENDPOINT_SLICE -> state.endpointSlices();
+                                    case NODE -> state.nodes();
+                                }));
             }
             for (ObjectKind k : ObjectKind.values()) {
                 Fingerprint theirs = objects.get(k);
@@ -140,9 +149,10 @@ public sealed interface ClusterEvent {
                 if (theirs == null || theirs.equals(ours)) {
                     continue;
                 }
-                out.add(k.apiName() + "s: " + (theirs.count() == ours.count()
-                        ? ours.count() + " here and at the watcher, with different content"
-                        : ours.count() + " here, " + theirs.count() + " at the watcher"));
+                out.add(k.apiName() + "s: "
+                        + (theirs.count() == ours.count()
+                                ? ours.count() + " here and at the watcher, with different content"
+                                : ours.count() + " here, " + theirs.count() + " at the watcher"));
             }
             if (settings != null && !settings.equals(Fingerprint.of(current))) {
                 out.add("settings differ");
@@ -162,7 +172,8 @@ public sealed interface ClusterEvent {
      * view or make a version. Every text is printable (no control characters: see {@link Printable})
      * and bounded, so a report is safe to log and small on the wire; {@link #of} makes one so.
      */
-    record ProblemsReported(String cluster, String source, List<Problem> problems, Instant observedAt) implements ClusterEvent {
+    record ProblemsReported(String cluster, String source, List<Problem> problems, Instant observedAt)
+            implements ClusterEvent {
         /** Most problems in one report; {@link #of} keeps the first ones and says how many more there were. */
         public static final int MAX_PROBLEMS = 100;
         /** Longest source, and longest part of a problem, in characters. */
@@ -220,7 +231,8 @@ public sealed interface ClusterEvent {
         private static void requireText(String what, String text) {
             Objects.requireNonNull(text, what);
             if (text.length() > MAX_TEXT) {
-                throw new IllegalArgumentException(what + ": " + text.length() + " characters are more than " + MAX_TEXT);
+                throw new IllegalArgumentException(
+                        what + ": " + text.length() + " characters are more than " + MAX_TEXT);
             }
             if (!Printable.isPrintable(text)) {
                 throw new IllegalArgumentException(what + ": contains control characters");
@@ -301,7 +313,8 @@ public sealed interface ClusterEvent {
                 return "is " + reason.length() + " characters long; at most " + MAX_REASON + " are kept";
             }
             return reason.chars().anyMatch(ch -> Character.isISOControl(ch) && ch != '\n' && ch != '\t')
-                    ? "contains control characters" : null;
+                    ? "contains control characters"
+                    : null;
         }
 
         /** Why {@code actor} is unusable, or null. */
@@ -333,12 +346,14 @@ public sealed interface ClusterEvent {
      * Publish the rules of {@code toVersion} as a new version and pin the cluster there: watched
      * changes are still folded and compiled, but not published until a {@link ResumeRequested}.
      */
-    record RollbackRequested(String cluster, long actionId, long toVersion, String actor, String reason, Instant observedAt)
+    record RollbackRequested(
+            String cluster, long actionId, long toVersion, String actor, String reason, Instant observedAt)
             implements OperatorAction {
         public RollbackRequested {
             OperatorAction.validate(cluster, actionId, actor, reason, observedAt);
             if (toVersion < 1) {
-                throw new IllegalArgumentException("toVersion: " + toVersion + " is not a version (versions start at 1)");
+                throw new IllegalArgumentException(
+                        "toVersion: " + toVersion + " is not a version (versions start at 1)");
             }
         }
     }

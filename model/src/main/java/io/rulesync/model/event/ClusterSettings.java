@@ -13,15 +13,25 @@ import java.util.Objects;
  * Part of the event stream, so that a version is a pure function of the events before it.
  */
 public record ClusterSettings(
-        List<IpFamily> families, List<Cidr> clusterCidrs, boolean masqueradeAll, int masqueradeBit,
-        List<Cidr> nodePortAddresses, String ipvsScheduler) {
+        List<IpFamily> families,
+        List<Cidr> clusterCidrs,
+        boolean masqueradeAll,
+        int masqueradeBit,
+        List<Cidr> nodePortAddresses,
+        String ipvsScheduler) {
 
     /** kube-proxy's default {@code --ipvs-scheduler}. */
     public static final String DEFAULT_IPVS_SCHEDULER = "rr";
-    public static final ClusterSettings DEFAULT = new ClusterSettings(List.of(IpFamily.IPV4), List.of(), false, 14, List.of());
+
+    public static final ClusterSettings DEFAULT =
+            new ClusterSettings(List.of(IpFamily.IPV4), List.of(), false, 14, List.of());
 
     /** Settings with the default IPVS scheduler. */
-    public ClusterSettings(List<IpFamily> families, List<Cidr> clusterCidrs, boolean masqueradeAll, int masqueradeBit,
+    public ClusterSettings(
+            List<IpFamily> families,
+            List<Cidr> clusterCidrs,
+            boolean masqueradeAll,
+            int masqueradeBit,
             List<Cidr> nodePortAddresses) {
         this(families, clusterCidrs, masqueradeAll, masqueradeBit, nodePortAddresses, DEFAULT_IPVS_SCHEDULER);
     }

@@ -42,16 +42,13 @@ public final class EventCodec {
 
     /** The result of reading one event. */
     public sealed interface Decoded {
-        record Valid(ClusterEvent event) implements Decoded {
-        }
+        record Valid(ClusterEvent event) implements Decoded {}
 
         /** Not an event rulesync can use, and why: goes to the dead-letter topic. */
-        record Invalid(String reason) implements Decoded {
-        }
+        record Invalid(String reason) implements Decoded {}
     }
 
-    private EventCodec() {
-    }
+    private EventCodec() {}
 
     public static String encode(ClusterEvent event) {
         Map<String, Object> m = new LinkedHashMap<>();
@@ -139,10 +136,13 @@ public final class EventCodec {
     public static Map<String, Object> settingsMap(ClusterSettings st) {
         Map<String, Object> settings = new LinkedHashMap<>();
         settings.put("families", st.families().stream().map(IpFamily::id).toList());
-        settings.put("clusterCIDRs", st.clusterCidrs().stream().map(Cidr::toString).toList());
+        settings.put(
+                "clusterCIDRs", st.clusterCidrs().stream().map(Cidr::toString).toList());
         settings.put("masqueradeAll", st.masqueradeAll());
         settings.put("masqueradeBit", st.masqueradeBit());
-        settings.put("nodePortAddresses", st.nodePortAddresses().stream().map(Cidr::toString).toList());
+        settings.put(
+                "nodePortAddresses",
+                st.nodePortAddresses().stream().map(Cidr::toString).toList());
         settings.put("ipvsScheduler", st.ipvsScheduler());
         return settings;
     }
@@ -152,8 +152,8 @@ public final class EventCodec {
      * way in is validated by the same code). Jackson, with duplicate keys refused, not the YAML parser the files
      * need: it reads the same documents about ten times faster, and a rebuild reads every stored event.
      */
-    private static final ObjectReader READER = Json.MAPPER.readerFor(Object.class)
-            .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    private static final ObjectReader READER =
+            Json.MAPPER.readerFor(Object.class).with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
     public static Decoded decode(String json) {
         if (json == null) {
@@ -166,8 +166,11 @@ public final class EventCodec {
         try {
             parsed = READER.readValue(json);
         } catch (JacksonException e) {
-            return new Decoded.Invalid("not JSON: " + e.getOriginalMessage().replaceAll("\\s+", " ").strip()
-                    + (e.getLocation() == null ? "" : " (at character " + e.getLocation().getCharOffset() + ")"));
+            return new Decoded.Invalid("not JSON: "
+                    + e.getOriginalMessage().replaceAll("\\s+", " ").strip()
+                    + (e.getLocation() == null
+                            ? ""
+                            : " (at character " + e.getLocation().getCharOffset() + ")"));
         }
         if (!(parsed instanceof Map<?, ?> map)) {
             return new Decoded.Invalid("not a JSON object");
@@ -197,8 +200,8 @@ public final class EventCodec {
                 Map<String, Object> content = (Map<String, Object>) object;
                 ManifestDecoder.Decoded d = ManifestDecoder.decode(new ManifestDocument("", content));
                 if (d instanceof ManifestDecoder.Decoded.Rejected r) {
-                    throw new IllegalArgumentException(r.problems().stream().map(Problem::toString)
-                            .collect(Collectors.joining("; ")));
+                    throw new IllegalArgumentException(
+                            r.problems().stream().map(Problem::toString).collect(Collectors.joining("; ")));
                 }
                 if (!(d instanceof ManifestDecoder.Decoded.Accepted a)) {
                     throw new IllegalArgumentException("object: not a Service, EndpointSlice or Node");
@@ -210,11 +213,15 @@ public final class EventCodec {
                 return new ObjectUpserted(cluster, o, optionalText(m, "resourceVersion"), observedAt);
             }
             case "delete" -> {
-                return new ObjectDeleted(cluster, new ObjectRef(ObjectKind.fromApiName(text(m, "kind")), text(m, "key")),
-                        optionalText(m, "resourceVersion"), observedAt);
+                return new ObjectDeleted(
+                        cluster,
+                        new ObjectRef(ObjectKind.fromApiName(text(m, "kind")), text(m, "key")),
+                        optionalText(m, "resourceVersion"),
+                        observedAt);
             }
             case "sync" -> {
-                return new SyncMarker(cluster, ObjectKind.fromApiName(text(m, "kind")), Set.copyOf(strings(m, "keys")), observedAt);
+                return new SyncMarker(
+                        cluster, ObjectKind.fromApiName(text(m, "kind")), Set.copyOf(strings(m, "keys")), observedAt);
             }
             case "listing" -> {
                 return new ListingStarted(cluster, observedAt);
@@ -223,19 +230,26 @@ public final class EventCodec {
                 if (!(m.get("settings") instanceof Map<?, ?> s)) {
                     throw new IllegalArgumentException("settings: expected an object");
                 }
-                List<IpFamily> families = strings(s, "families").stream().map(IpFamily::fromId).toList();
+                List<IpFamily> families =
+                        strings(s, "families").stream().map(IpFamily::fromId).toList();
                 Object bit = s.get("masqueradeBit");
                 Object all = s.get("masqueradeAll");
                 if (!(bit instanceof Integer b) || !(all instanceof Boolean a)) {
-                    throw new IllegalArgumentException("settings: masqueradeBit must be a number and masqueradeAll a boolean");
+                    throw new IllegalArgumentException(
+                            "settings: masqueradeBit must be a number and masqueradeAll a boolean");
                 }
                 // Absent in events written before IPVS mode: those clusters ran the default.
-                Object scheduler = s.containsKey("ipvsScheduler") ? s.get("ipvsScheduler") : ClusterSettings.DEFAULT_IPVS_SCHEDULER;
+                Object scheduler = s.containsKey("ipvsScheduler")
+                        ? s.get("ipvsScheduler")
+                        : ClusterSettings.DEFAULT_IPVS_SCHEDULER;
                 if (!(scheduler instanceof String sched)) {
                     throw new IllegalArgumentException("settings: ipvsScheduler must be a string");
                 }
-                return new SettingsChanged(cluster, new ClusterSettings(families, cidrs(s, "clusterCIDRs"), a, b,
-                        cidrs(s, "nodePortAddresses"), sched), observedAt);
+                return new SettingsChanged(
+                        cluster,
+                        new ClusterSettings(
+                                families, cidrs(s, "clusterCIDRs"), a, b, cidrs(s, "nodePortAddresses"), sched),
+                        observedAt);
             }
             case "digest" -> {
                 if (!(m.get("objects") instanceof Map<?, ?> objects)) {
@@ -264,14 +278,17 @@ public final class EventCodec {
                     throw new IllegalArgumentException("problems: expected a list");
                 }
                 if (list.size() > ProblemsReported.MAX_PROBLEMS) {
-                    throw new IllegalArgumentException("problems: " + list.size() + " are more than " + ProblemsReported.MAX_PROBLEMS);
+                    throw new IllegalArgumentException(
+                            "problems: " + list.size() + " are more than " + ProblemsReported.MAX_PROBLEMS);
                 }
                 List<Problem> problems = new ArrayList<>(list.size());
                 for (int n = 0; n < list.size(); n++) {
                     if (!(list.get(n) instanceof Map<?, ?> p)) {
-                        throw new IllegalArgumentException("problems[" + n + "]: expected {source, object, field, message}");
+                        throw new IllegalArgumentException(
+                                "problems[" + n + "]: expected {source, object, field, message}");
                     }
-                    problems.add(new Problem(text(p, "source"), text(p, "object"), text(p, "field"), text(p, "message")));
+                    problems.add(
+                            new Problem(text(p, "source"), text(p, "object"), text(p, "field"), text(p, "message")));
                 }
                 return new ProblemsReported(cluster, text(m, "source"), problems, observedAt);
             }
@@ -279,14 +296,22 @@ public final class EventCodec {
                 return new ProblemSync(cluster, Set.copyOf(strings(m, "sources")), observedAt);
             }
             case "rollback" -> {
-                return new RollbackRequested(cluster, number(m, "actionId"), number(m, "toVersion"), text(m, "actor"),
-                        text(m, "reason"), observedAt);
+                return new RollbackRequested(
+                        cluster,
+                        number(m, "actionId"),
+                        number(m, "toVersion"),
+                        text(m, "actor"),
+                        text(m, "reason"),
+                        observedAt);
             }
             case "resume" -> {
-                return new ResumeRequested(cluster, number(m, "actionId"), text(m, "actor"), text(m, "reason"), observedAt);
+                return new ResumeRequested(
+                        cluster, number(m, "actionId"), text(m, "actor"), text(m, "reason"), observedAt);
             }
-            default -> throw new IllegalArgumentException(
-                    "type: '" + type + "' is not upsert, delete, sync, listing, settings, digest, problems, problem-sync, rollback or resume");
+            default ->
+                throw new IllegalArgumentException(
+                        "type: '" + type
+                                + "' is not upsert, delete, sync, listing, settings, digest, problems, problem-sync, rollback or resume");
         }
     }
 

@@ -29,12 +29,10 @@ public final class EventParts {
     /** Most characters of a whole event put back together (the decoder's limit for one message is {@link EventCodec#MAX_BYTES}). */
     public static final int MAX_TOTAL_CHARS = 64 * 1024 * 1024;
 
-    private EventParts() {
-    }
+    private EventParts() {}
 
     /** One part as read: which event, which part of how many, and its slice of the text. */
-    public record Part(String cluster, String event, int part, int parts, String text, Instant observedAt) {
-    }
+    public record Part(String cluster, String event, int part, int parts, String text, Instant observedAt) {}
 
     /**
      * {@code json}, an encoded event of {@code cluster}, as messages of at most about {@code maxChars}:
@@ -48,8 +46,8 @@ public final class EventParts {
         int slice = Math.max(1, (maxChars - 512) / 2);
         int parts = (json.length() + slice - 1) / slice;
         if (parts > MAX_PARTS) {
-            throw new IllegalArgumentException("an event of " + json.length() + " characters needs " + parts + " parts of "
-                    + slice + " (at most " + MAX_PARTS + ")");
+            throw new IllegalArgumentException("an event of " + json.length() + " characters needs " + parts
+                    + " parts of " + slice + " (at most " + MAX_PARTS + ")");
         }
         String id = idOf(json);
         List<String> out = new ArrayList<>(parts);
@@ -118,21 +116,23 @@ public final class EventParts {
         for (int i = 0; i < parts.size(); i++) {
             Part p = parts.get(i);
             if (!p.event().equals(first.event()) || p.parts() != first.parts() || p.part() != i + 1) {
-                throw new IllegalArgumentException("part " + p.part() + " of event " + p.event() + " where part " + (i + 1)
-                        + " of event " + first.event() + " was expected");
+                throw new IllegalArgumentException("part " + p.part() + " of event " + p.event() + " where part "
+                        + (i + 1) + " of event " + first.event() + " was expected");
             }
             out.append(p.text());
             if (out.length() > MAX_TOTAL_CHARS) {
-                throw new IllegalArgumentException("event " + first.event() + " exceeds " + MAX_TOTAL_CHARS + " characters");
+                throw new IllegalArgumentException(
+                        "event " + first.event() + " exceeds " + MAX_TOTAL_CHARS + " characters");
             }
         }
         if (parts.size() != first.parts()) {
-            throw new IllegalArgumentException("event " + first.event() + " has " + parts.size() + " of " + first.parts() + " parts");
+            throw new IllegalArgumentException(
+                    "event " + first.event() + " has " + parts.size() + " of " + first.parts() + " parts");
         }
         String whole = out.toString();
         if (!idOf(whole).equals(first.event())) {
-            throw new IllegalArgumentException("the parts of event " + first.event() + " do not add up to it (its id is the "
-                    + "SHA-256 of the whole text)");
+            throw new IllegalArgumentException("the parts of event " + first.event()
+                    + " do not add up to it (its id is the " + "SHA-256 of the whole text)");
         }
         return whole;
     }

@@ -76,7 +76,8 @@ public record Fingerprint(long count, long high, long low) {
         if (sum == null || !sum.matches("[0-9a-f]{32}")) {
             throw new IllegalArgumentException("sum: expected 32 lower-case hex digits");
         }
-        return new Fingerprint(count, HexFormat.fromHexDigitsToLong(sum, 0, 16), HexFormat.fromHexDigitsToLong(sum, 16, 32));
+        return new Fingerprint(
+                count, HexFormat.fromHexDigitsToLong(sum, 0, 16), HexFormat.fromHexDigitsToLong(sum, 16, 32));
     }
 
     @Override

@@ -26,16 +26,19 @@ public final class Json {
      * size limit, since a node's snapshot at 10k Services is ~46 MB of mostly one-line strings.
      */
     public static final JsonMapper MAPPER = JsonMapper.builder(JsonFactory.builder()
-            .characterEscapes(new WireEscapes())
-            .disable(JsonWriteFeature.WRITE_HEX_UPPER_CASE)
-            .disable(JsonWriteFeature.ESCAPE_FORWARD_SLASHES)
-            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
-            .streamReadConstraints(StreamReadConstraints.builder()
-                    .maxStringLength(Integer.MAX_VALUE).maxDocumentLength(-1).maxTokenCount(-1).build())
-            .build()).build();
+                    .characterEscapes(new WireEscapes())
+                    .disable(JsonWriteFeature.WRITE_HEX_UPPER_CASE)
+                    .disable(JsonWriteFeature.ESCAPE_FORWARD_SLASHES)
+                    .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+                    .streamReadConstraints(StreamReadConstraints.builder()
+                            .maxStringLength(Integer.MAX_VALUE)
+                            .maxDocumentLength(-1)
+                            .maxTokenCount(-1)
+                            .build())
+                    .build())
+            .build();
 
-    private Json() {
-    }
+    private Json() {}
 
     /** Maps (in their iteration order), lists, strings, whole numbers, booleans and null, as JSON. */
     public static String write(Object value) {
@@ -57,7 +60,8 @@ public final class Json {
         private static final SerializableString PARAGRAPH_SEPARATOR = new SerializedString("\\u2029");
 
         static {
-            // Only newline, carriage return and tab have short forms on the wire: backspace and form feed take six characters.
+            // Only newline, carriage return and tab have short forms on the wire: backspace and form feed take six
+            // characters.
             ASCII['\b'] = CharacterEscapes.ESCAPE_STANDARD;
             ASCII['\f'] = CharacterEscapes.ESCAPE_STANDARD;
             ASCII['/'] = CharacterEscapes.ESCAPE_NONE;

@@ -27,8 +27,7 @@ public final class ManifestEncoder {
     /** Stands for "some other proxy owns this": the decoder only checks that the label exists. */
     private static final String IGNORED_BY = "not-rulesync";
 
-    private ManifestEncoder() {
-    }
+    private ManifestEncoder() {}
 
     public static Map<String, Object> encode(ClusterObject o) {
         if (o instanceof Service s) {
@@ -66,7 +65,9 @@ public final class ManifestEncoder {
         }
         spec.put("ports", ports);
         spec.put("externalIPs", strings(s.externalIPs()));
-        spec.put("loadBalancerSourceRanges", s.loadBalancerSourceRanges().stream().map(Cidr::toString).toList());
+        spec.put(
+                "loadBalancerSourceRanges",
+                s.loadBalancerSourceRanges().stream().map(Cidr::toString).toList());
         spec.put("externalTrafficPolicy", policy(s.externalTrafficPolicy()));
         spec.put("internalTrafficPolicy", policy(s.internalTrafficPolicy()));
         if (s.affinityTimeoutSeconds() > 0) {

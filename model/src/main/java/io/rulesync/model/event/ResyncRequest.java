@@ -37,7 +37,8 @@ public record ResyncRequest(String cluster, String reason, Instant requestedAt) 
     /** Reads a request; throws {@link IllegalArgumentException} naming what is wrong with it. */
     public static ResyncRequest decode(String json) {
         if (json == null || json.length() > 4 * MAX_REASON + 1024) {
-            throw new IllegalArgumentException("not a resync request: " + (json == null ? "empty" : json.length() + " characters"));
+            throw new IllegalArgumentException(
+                    "not a resync request: " + (json == null ? "empty" : json.length() + " characters"));
         }
         try {
             JsonNode m = Json.MAPPER.readTree(json);
@@ -47,12 +48,18 @@ public record ResyncRequest(String cluster, String reason, Instant requestedAt) 
             JsonNode cluster = m.get("cluster");
             JsonNode reason = m.get("reason");
             JsonNode at = m.get("requestedAt");
-            if (cluster == null || !cluster.isString() || reason == null || !reason.isString() || at == null || !at.isString()) {
+            if (cluster == null
+                    || !cluster.isString()
+                    || reason == null
+                    || !reason.isString()
+                    || at == null
+                    || !at.isString()) {
                 throw new IllegalArgumentException("cluster, reason and requestedAt must be strings");
             }
             return new ResyncRequest(cluster.stringValue(), reason.stringValue(), Instant.parse(at.stringValue()));
         } catch (JacksonException | DateTimeParseException e) {
-            throw new IllegalArgumentException("not a resync request: " + e.getMessage().replaceAll("\\s+", " ").strip());
+            throw new IllegalArgumentException("not a resync request: "
+                    + e.getMessage().replaceAll("\\s+", " ").strip());
         }
     }
 }

@@ -21,8 +21,7 @@ import java.util.TreeMap;
  * {@code model.topic}, because it reads a file (see ARCHITECTURE.md, "Purity").
  */
 public final class KafkaClientConfig {
-    private KafkaClientConfig() {
-    }
+    private KafkaClientConfig() {}
 
     /** The file's settings, by name; empty for a null or blank path. */
     public static Map<String, String> load(String path) {

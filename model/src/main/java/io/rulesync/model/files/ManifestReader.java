@@ -47,8 +47,7 @@ public final class ManifestReader {
     /** The highest file limit a caller may set. */
     public static final long MAX_FILE_LIMIT = 64L << 30;
 
-    private ManifestReader() {
-    }
+    private ManifestReader() {}
 
     /** Every object in the given files and folders, in a stable order; files over the default limit are refused. */
     public static List<ManifestDocument> read(List<Path> paths) throws ManifestException {
@@ -68,9 +67,11 @@ public final class ManifestReader {
      * the end, so when this throws, {@code sink} may have taken objects of the input: drop them, as the input is
      * refused whole.
      */
-    public static void readEach(List<Path> paths, long maxFileBytes, Consumer<ManifestDocument> sink) throws ManifestException {
+    public static void readEach(List<Path> paths, long maxFileBytes, Consumer<ManifestDocument> sink)
+            throws ManifestException {
         if (maxFileBytes < 1 || maxFileBytes > MAX_FILE_LIMIT) {
-            throw new IllegalArgumentException("maxFileBytes " + maxFileBytes + " is out of range (1 to " + MAX_FILE_LIMIT + ")");
+            throw new IllegalArgumentException(
+                    "maxFileBytes " + maxFileBytes + " is out of range (1 to " + MAX_FILE_LIMIT + ")");
         }
         List<Problem> problems = new ArrayList<>();
         for (Path p : paths) {
@@ -124,7 +125,8 @@ public final class ManifestReader {
         return n.endsWith(".yaml") || n.endsWith(".yml") || n.endsWith(".json");
     }
 
-    private static void readFile(Path file, long maxFileBytes, Consumer<ManifestDocument> sink, List<Problem> problems) {
+    private static void readFile(
+            Path file, long maxFileBytes, Consumer<ManifestDocument> sink, List<Problem> problems) {
         String name = file.toString();
         try {
             // Checked before reading, and again as it is read (the file may grow meanwhile).
@@ -134,8 +136,12 @@ public final class ManifestReader {
                 return;
             }
             try (InputStream in = new BoundedInput(Files.newInputStream(file), maxFileBytes);
-                    Reader text = new InputStreamReader(in, StandardCharsets.UTF_8.newDecoder()
-                            .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT))) {
+                    Reader text = new InputStreamReader(
+                            in,
+                            StandardCharsets.UTF_8
+                                    .newDecoder()
+                                    .onMalformedInput(CodingErrorAction.REPORT)
+                                    .onUnmappableCharacter(CodingErrorAction.REPORT))) {
                 ManifestParser.parseEach(name, text, size, sink, problems);
             }
         } catch (GrewPastLimit e) {
@@ -148,7 +154,11 @@ public final class ManifestReader {
     }
 
     private static Problem readProblem(String name, IOException e) {
-        return new Problem(name, "", "", e instanceof CharacterCodingException ? "not valid UTF-8" : "cannot read: " + e.getMessage());
+        return new Problem(
+                name,
+                "",
+                "",
+                e instanceof CharacterCodingException ? "not valid UTF-8" : "cannot read: " + e.getMessage());
     }
 
     /** The file grew past the limit while it was read. */

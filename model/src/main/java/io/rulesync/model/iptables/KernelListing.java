@@ -8,8 +8,7 @@ import java.util.List;
 
 /** What {@code iptables -t TABLE -S CHAIN} prints for a chain after it was restored: the agent's read-back check. */
 public final class KernelListing {
-    private KernelListing() {
-    }
+    private KernelListing() {}
 
     /**
      * {@code -N CHAIN}, then one {@code -A} line per rule. Checks the chain with

@@ -18,11 +18,9 @@ final class KernelText {
     // glibc inet_ntop prints an address whose first 96 bits are zero (and the next 16 are not) in
     // the deprecated IPv4-compatible form ::a.b.c.d; IpAddress (RFC 5952) prints ::x:y.
     private static final Pattern IPV4_COMPATIBLE = Pattern.compile("::([0-9a-f]{1,4}):([0-9a-f]{1,4})");
-    private static final String NO_QUOTE_CHARS =
-            "_-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    private static final String NO_QUOTE_CHARS = "_-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 
-    private KernelText() {
-    }
+    private KernelText() {}
 
     /** An address as inet_ntop prints it. */
     static String address(IpAddress ip) {
@@ -51,8 +49,12 @@ final class KernelText {
      */
     static String probability(String written) {
         BigDecimal exact = new BigDecimal(Double.parseDouble(written));
-        long stored = exact.multiply(TWO_POW_31).setScale(0, RoundingMode.HALF_UP).longValueExact();
-        return BigDecimal.valueOf(stored).divide(TWO_POW_31).setScale(11, RoundingMode.HALF_EVEN).toPlainString();
+        long stored =
+                exact.multiply(TWO_POW_31).setScale(0, RoundingMode.HALF_UP).longValueExact();
+        return BigDecimal.valueOf(stored)
+                .divide(TWO_POW_31)
+                .setScale(11, RoundingMode.HALF_EVEN)
+                .toPlainString();
     }
 
     /**

@@ -42,7 +42,8 @@ public sealed interface Part {
         public Address {
             Objects.requireNonNull(cidr, "cidr");
             if (!prefixWritten && !cidr.isHost()) {
-                throw new IllegalArgumentException((source ? "-s " : "-d ") + cidr + ": only a single address is written without a prefix");
+                throw new IllegalArgumentException(
+                        (source ? "-s " : "-d ") + cidr + ": only a single address is written without a prefix");
             }
             if (negated && cidr.prefix() == 0) {
                 throw new IllegalArgumentException("! " + (source ? "-s " : "-d ") + cidr
@@ -144,11 +145,13 @@ public sealed interface Part {
         public Comment {
             Objects.requireNonNull(text, "text");
             if (text.length() > MAX_LENGTH) {
-                throw new IllegalArgumentException("--comment: " + text.length() + " characters, the kernel keeps at most " + MAX_LENGTH);
+                throw new IllegalArgumentException(
+                        "--comment: " + text.length() + " characters, the kernel keeps at most " + MAX_LENGTH);
             }
             if (!isCommentText(text)) {
-                throw new IllegalArgumentException("--comment " + Printable.quoted(text)
-                        + ": only letters, digits, space and . / : ; [ ] > _ - + = , ' are allowed, starting with a letter or digit");
+                throw new IllegalArgumentException(
+                        "--comment " + Printable.quoted(text)
+                                + ": only letters, digits, space and . / : ; [ ] > _ - + = , ' are allowed, starting with a letter or digit");
             }
             if (!quoted && (text.indexOf(' ') >= 0 || text.indexOf('\'') >= 0)) {
                 throw new IllegalArgumentException("--comment " + Printable.quoted(text)
@@ -161,7 +164,10 @@ public sealed interface Part {
 
         static {
             for (char c = 0; c < 128; c++) {
-                ALLOWED[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || PUNCTUATION.indexOf(c) >= 0;
+                ALLOWED[c] = c >= 'a' && c <= 'z'
+                        || c >= 'A' && c <= 'Z'
+                        || c >= '0' && c <= '9'
+                        || PUNCTUATION.indexOf(c) >= 0;
             }
         }
 
@@ -221,14 +227,19 @@ public sealed interface Part {
         public Statistic {
             Objects.requireNonNull(probability, "probability");
             int n = probability.length();
-            if (n < 3 || n > 12 || probability.charAt(1) != '.' || probability.charAt(0) != '0' && probability.charAt(0) != '1') {
-                throw new IllegalArgumentException("--probability " + Printable.shown(probability) + ": not a decimal like 0.5000000000");
+            if (n < 3
+                    || n > 12
+                    || probability.charAt(1) != '.'
+                    || probability.charAt(0) != '0' && probability.charAt(0) != '1') {
+                throw new IllegalArgumentException(
+                        "--probability " + Printable.shown(probability) + ": not a decimal like 0.5000000000");
             }
             boolean fractionZero = true;
             for (int i = 2; i < n; i++) {
                 char c = probability.charAt(i);
                 if (c < '0' || c > '9') {
-                    throw new IllegalArgumentException("--probability " + Printable.shown(probability) + ": not a decimal like 0.5000000000");
+                    throw new IllegalArgumentException(
+                            "--probability " + Printable.shown(probability) + ": not a decimal like 0.5000000000");
                 }
                 fractionZero &= c == '0';
             }
@@ -259,14 +270,15 @@ public sealed interface Part {
         public Recent {
             Objects.requireNonNull(name, "name");
             if (!ServiceChain.SEP.names(name)) {
-                throw new IllegalArgumentException("--name " + Printable.shown(name)
-                        + ": rulesync names recent lists after KUBE-SEP-… chains");
+                throw new IllegalArgumentException(
+                        "--name " + Printable.shown(name) + ": rulesync names recent lists after KUBE-SEP-… chains");
             }
             if (set && seconds != 0) {
                 throw new IllegalArgumentException("-m recent --set with --seconds is not something rulesync emits");
             }
             if (!set && (seconds < 1 || seconds > Ports.MAX_AFFINITY_TIMEOUT_SECONDS)) {
-                throw new IllegalArgumentException("--seconds " + seconds + ": not a number in 1-" + Ports.MAX_AFFINITY_TIMEOUT_SECONDS);
+                throw new IllegalArgumentException(
+                        "--seconds " + seconds + ": not a number in 1-" + Ports.MAX_AFFINITY_TIMEOUT_SECONDS);
             }
         }
 
@@ -287,8 +299,8 @@ public sealed interface Part {
         public String kernelText(IpFamily family) {
             // The kernel prints the defaults the compiler leaves out: the full-length source mask and --rsource.
             String mask = family == IpFamily.IPV4 ? "255.255.255.255" : "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff";
-            return "-m recent" + (set ? " --set" : " --rcheck --seconds " + seconds + " --reap")
-                    + " --name " + name + " --mask " + mask + " --rsource";
+            return "-m recent" + (set ? " --set" : " --rcheck --seconds " + seconds + " --reap") + " --name " + name
+                    + " --mask " + mask + " --rsource";
         }
     }
 
@@ -326,14 +338,16 @@ public sealed interface Part {
 
         @Override
         public String restoreText() {
-            return "-m conntrack " + (negated ? "! " : "") + "--ctstate " + String.join(",", states.stream().map(Enum::name).toList());
+            return "-m conntrack " + (negated ? "! " : "") + "--ctstate "
+                    + String.join(",", states.stream().map(Enum::name).toList());
         }
 
         @Override
         public String kernelText(IpFamily family) {
             // The kernel keeps a bit set and prints it in bit order, whatever order it was given in.
             return "-m conntrack " + (negated ? "! " : "") + "--ctstate "
-                    + String.join(",", EnumSet.copyOf(states).stream().map(Enum::name).toList());
+                    + String.join(
+                            ",", EnumSet.copyOf(states).stream().map(Enum::name).toList());
         }
     }
 
@@ -345,12 +359,15 @@ public sealed interface Part {
             Objects.requireNonNull(name, "name");
             Objects.requireNonNull(flags, "flags");
             // IPSET_MAXNAMELEN is 32 with the terminating NUL; kube-proxy's sets are KUBE-… in capitals.
-            if (!name.startsWith("KUBE-") || name.length() > 31
+            if (!name.startsWith("KUBE-")
+                    || name.length() > 31
                     || !name.chars().allMatch(c -> c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-')) {
-                throw new IllegalArgumentException("--match-set " + Printable.shown(name) + ": not one of kube-proxy's set names");
+                throw new IllegalArgumentException(
+                        "--match-set " + Printable.shown(name) + ": not one of kube-proxy's set names");
             }
             if (!FLAGS.contains(flags)) {
-                throw new IllegalArgumentException("--match-set " + name + " " + Printable.shown(flags) + ": flags are one of " + FLAGS);
+                throw new IllegalArgumentException(
+                        "--match-set " + name + " " + Printable.shown(flags) + ": flags are one of " + FLAGS);
             }
         }
 
@@ -405,6 +422,12 @@ public sealed interface Part {
 
     /** Conntrack states in the order libxt_conntrack prints them. */
     enum CtState {
-        INVALID, NEW, RELATED, ESTABLISHED, UNTRACKED, SNAT, DNAT
+        INVALID,
+        NEW,
+        RELATED,
+        ESTABLISHED,
+        UNTRACKED,
+        SNAT,
+        DNAT
     }
 }

@@ -46,7 +46,7 @@ public final class RejectedRuleException extends IllegalArgumentException {
     }
 
     private static String format(Table table, String chain, int ruleNumber, String problem) {
-        return table.restoreName() + " chain " + Printable.shown(chain)
-                + (ruleNumber > 0 ? ": rule " + ruleNumber : "") + ": " + problem;
+        return table.restoreName() + " chain " + Printable.shown(chain) + (ruleNumber > 0 ? ": rule " + ruleNumber : "")
+                + ": " + problem;
     }
 }

@@ -22,9 +22,19 @@ import java.util.OptionalInt;
  */
 public record Rule(List<Part> parts, Optional<Target> target) {
     /** The kinds of part that appear at most once, besides -s and -d. */
-    private static final List<Class<? extends Part>> KINDS = List.of(Part.Proto.class, Part.PortMatch.class,
-            Part.DestinationPort.class, Part.Comment.class, Part.AddrType.class, Part.Statistic.class, Part.Recent.class,
-            Part.Mark.class, Part.Conntrack.class, Part.SetMatch.class, Part.NotBridged.class, Part.Ipvs.class);
+    private static final List<Class<? extends Part>> KINDS = List.of(
+            Part.Proto.class,
+            Part.PortMatch.class,
+            Part.DestinationPort.class,
+            Part.Comment.class,
+            Part.AddrType.class,
+            Part.Statistic.class,
+            Part.Recent.class,
+            Part.Mark.class,
+            Part.Conntrack.class,
+            Part.SetMatch.class,
+            Part.NotBridged.class,
+            Part.Ipvs.class);
 
     public Rule {
         parts = List.copyOf(parts);
@@ -90,7 +100,9 @@ public record Rule(List<Part> parts, Optional<Target> target) {
     }
 
     public OptionalInt destinationPort() {
-        return first(Part.DestinationPort.class).map(d -> OptionalInt.of(d.port())).orElse(OptionalInt.empty());
+        return first(Part.DestinationPort.class)
+                .map(d -> OptionalInt.of(d.port()))
+                .orElse(OptionalInt.empty());
     }
 
     /** The {@code -m} matches in the order written. */
@@ -142,7 +154,8 @@ public record Rule(List<Part> parts, Optional<Target> target) {
             int kind = 1 << kind(p);
             if ((seen & kind) != 0) {
                 if (p instanceof Part.PortMatch pm && portMatch != pm.protocol()) {
-                    throw new IllegalArgumentException(describe(p) + " after -m " + portMatch.lower() + ": a rule has one protocol match");
+                    throw new IllegalArgumentException(
+                            describe(p) + " after -m " + portMatch.lower() + ": a rule has one protocol match");
                 }
                 throw new IllegalArgumentException(describe(p) + " appears twice");
             }
@@ -205,8 +218,7 @@ public record Rule(List<Part> parts, Optional<Target> target) {
     public static final class Builder {
         private final List<Part> parts = new ArrayList<>(6);
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** {@code -m comment --comment "TEXT"}. */
         public Builder comment(String text) {

@@ -43,10 +43,20 @@ public final class RuleGrammar {
     /** Which mode's rules: they differ in chains, targets and matches, not in how a rule is written. */
     public enum Dialect {
         /** iptables mode: kube-proxy's fixed chains and each Service port's own. */
-        IPTABLES(Map.of(Table.FILTER, Set.of("ACCEPT", "DROP", "REJECT"), Table.NAT, Set.of("RETURN", "DNAT", "MARK", "MASQUERADE")),
+        IPTABLES(
+                Map.of(
+                        Table.FILTER,
+                        Set.of("ACCEPT", "DROP", "REJECT"),
+                        Table.NAT,
+                        Set.of("RETURN", "DNAT", "MARK", "MASQUERADE")),
                 Set.of("comment", "tcp", "udp", "sctp", "addrtype", "statistic", "recent", "mark", "conntrack")),
         /** IPVS mode's fixed rules around its ipsets; a {@code -p} there comes without its port match. */
-        IPVS(Map.of(Table.FILTER, Set.of("ACCEPT", "DROP", "REJECT", "RETURN"), Table.NAT, Set.of("ACCEPT", "RETURN", "MARK", "MASQUERADE")),
+        IPVS(
+                Map.of(
+                        Table.FILTER,
+                        Set.of("ACCEPT", "DROP", "REJECT", "RETURN"),
+                        Table.NAT,
+                        Set.of("ACCEPT", "RETURN", "MARK", "MASQUERADE")),
                 Set.of("comment", "addrtype", "mark", "conntrack", "set", "physdev", "ipvs"));
 
         private final Map<Table, Set<String>> builtins;
@@ -68,17 +78,21 @@ public final class RuleGrammar {
         /** A chain the rules jump to; never an entry chain such as KUBE-SERVICES. */
         boolean jumpsTo(Table table, String chain) {
             if (this == IPVS) {
-                return table == Table.NAT ? IPVS_NAT_JUMPS.contains(chain) : chain.equals("KUBE-SOURCE-RANGES-FIREWALL");
+                return table == Table.NAT
+                        ? IPVS_NAT_JUMPS.contains(chain)
+                        : chain.equals("KUBE-SOURCE-RANGES-FIREWALL");
             }
             return table == Table.NAT
-                    && (chain.equals(TopChains.MARK_MASQ) || chain.equals(TopChains.NODEPORTS) || isPerServiceChain(chain));
+                    && (chain.equals(TopChains.MARK_MASQ)
+                            || chain.equals(TopChains.NODEPORTS)
+                            || isPerServiceChain(chain));
         }
     }
 
-    private static final Set<String> IPVS_NAT_JUMPS = Set.of(TopChains.MARK_MASQ, "KUBE-LOAD-BALANCER", "KUBE-NODE-PORT");
+    private static final Set<String> IPVS_NAT_JUMPS =
+            Set.of(TopChains.MARK_MASQ, "KUBE-LOAD-BALANCER", "KUBE-NODE-PORT");
 
-    private RuleGrammar() {
-    }
+    private RuleGrammar() {}
 
     /**
      * Parses one rule body of a chain in {@code table} in a mode's rules. The chain name is checked too.
@@ -87,8 +101,12 @@ public final class RuleGrammar {
      */
     public static Rule parse(Dialect dialect, Table table, IpFamily family, String chain, String body) {
         if (chain == null || !dialect.owns(table, chain)) {
-            throw new RejectedRuleException(table, chain == null ? "(none)" : chain, 0, "chain name " + Printable.quoted(chain)
-                    + " is not one rulesync owns in the " + table.restoreName() + " table");
+            throw new RejectedRuleException(
+                    table,
+                    chain == null ? "(none)" : chain,
+                    0,
+                    "chain name " + Printable.quoted(chain) + " is not one rulesync owns in the " + table.restoreName()
+                            + " table");
         }
         return new Parser(dialect, table, family, chain, 0, body).parse();
     }
@@ -142,13 +160,16 @@ public final class RuleGrammar {
             throw new RejectedRuleException(table, "(none)", 0, "a chain needs a name");
         }
         if (!Dialect.IPTABLES.owns(table, name)) {
-            throw new RejectedRuleException(table, name, 0,
-                    "chain name " + Printable.quoted(name) + " is not one rulesync owns in the " + table.restoreName() + " table");
+            throw new RejectedRuleException(
+                    table,
+                    name,
+                    0,
+                    "chain name " + Printable.quoted(name) + " is not one rulesync owns in the " + table.restoreName()
+                            + " table");
         }
     }
 
-    private record Token(String text, boolean quoted) {
-    }
+    private record Token(String text, boolean quoted) {}
 
     private static final class Parser {
         private final Dialect dialect;
@@ -190,20 +211,27 @@ public final class RuleGrammar {
             } catch (IllegalArgumentException e) {
                 throw fail(e.getMessage());
             }
-            if (dialect == Dialect.IPTABLES && rule.protocol().isPresent() && rule.first(Part.PortMatch.class).isEmpty()) {
+            if (dialect == Dialect.IPTABLES
+                    && rule.protocol().isPresent()
+                    && rule.first(Part.PortMatch.class).isEmpty()) {
                 String p = rule.protocol().get().lower();
                 throw fail("-p " + p + " without -m " + p + " is not something rulesync emits");
             }
             if (target instanceof Target.Dnat && rule.protocol().isEmpty()) {
-                throw fail("--to-destination " + ((Target.Dnat) target).address().withPort(((Target.Dnat) target).port())
-                        + ": a destination port needs -p tcp, udp or sctp");
+                throw fail(
+                        "--to-destination " + ((Target.Dnat) target).address().withPort(((Target.Dnat) target).port())
+                                + ": a destination port needs -p tcp, udp or sctp");
             }
             Optional<Part.Address> dst = rule.destination();
-            if (dst.isPresent() && rule.destinationPort().isPresent() && !dst.get().negated()) {
+            if (dst.isPresent()
+                    && rule.destinationPort().isPresent()
+                    && !dst.get().negated()) {
                 // -d with --dport is a Service's address (ClusterIP, external or load-balancer IP); one in a
                 // special range would capture traffic for the node itself. The node's own addresses for
                 // NodePorts (loopback included) and the localnet guard come without a port and stay allowed.
-                notSpecial("-d " + dst.get().cidr().network(), dst.get().cidr().network(),
+                notSpecial(
+                        "-d " + dst.get().cidr().network(),
+                        dst.get().cidr().network(),
                         "a Service's address there would capture traffic meant for the node itself");
             }
             return rule;
@@ -221,7 +249,9 @@ public final class RuleGrammar {
             int n = body.length();
             int i = 0;
             while (true) {
-                String where = out.isEmpty() ? "at the start of the rule" : "after " + Printable.shown(out.get(out.size() - 1).text());
+                String where = out.isEmpty()
+                        ? "at the start of the rule"
+                        : "after " + Printable.shown(out.get(out.size() - 1).text());
                 char c = body.charAt(i);
                 if (c == ' ') {
                     throw fail("a stray space " + where + " (words are separated by exactly one space)");
@@ -257,14 +287,17 @@ public final class RuleGrammar {
                 }
                 i++; // the separating space
                 if (i == n) {
-                    throw fail("a trailing space after " + Printable.shown(out.get(out.size() - 1).text()));
+                    throw fail("a trailing space after "
+                            + Printable.shown(out.get(out.size() - 1).text()));
                 }
             }
         }
 
         private void checkChar(char c, boolean quoted, String where) {
-            // A single quote means nothing to iptables-restore inside double quotes (kube-proxy's IPVS comments hold some).
-            boolean ok = c > 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '\'' || quoted && (c == ' ' || c == '\'');
+            // A single quote means nothing to iptables-restore inside double quotes (kube-proxy's IPVS comments hold
+            // some).
+            boolean ok =
+                    c > 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '\'' || quoted && (c == ' ' || c == '\'');
             if (!ok) {
                 throw fail("character " + describe(c) + " " + where + " is not allowed in a rule");
             }
@@ -293,7 +326,8 @@ public final class RuleGrammar {
             }
             Token t = tokens.get(pos++);
             if (t.quoted() && !option.equals("--comment")) {
-                throw fail(option + " \"" + Printable.shown(t.text()) + "\": a quoted value is only used for --comment");
+                throw fail(
+                        option + " \"" + Printable.shown(t.text()) + "\": a quoted value is only used for --comment");
             }
             return t.text();
         }
@@ -302,7 +336,8 @@ public final class RuleGrammar {
         private void expect(String module, String option) {
             String next = peek();
             if (!option.equals(next)) {
-                throw fail(module + " without " + option + (next == null ? "" : " (found " + Printable.shown(next) + ")"));
+                throw fail(
+                        module + " without " + option + (next == null ? "" : " (found " + Printable.shown(next) + ")"));
             }
             pos++;
         }
@@ -326,7 +361,10 @@ public final class RuleGrammar {
             if (word.equals("!")) {
                 String n = peek();
                 if (n == null) {
-                    throw fail(more() ? "'!' before a quoted value is not something rulesync emits" : "'!' at the end of the rule");
+                    throw fail(
+                            more()
+                                    ? "'!' before a quoted value is not something rulesync emits"
+                                    : "'!' at the end of the rule");
                 }
                 if (!n.equals("-s") && !n.equals("-d")) {
                     throw fail("'!' before " + Printable.shown(n) + " is not something rulesync emits");
@@ -337,9 +375,12 @@ public final class RuleGrammar {
             }
             if (target != null) {
                 // The compiler writes the target last, with its options right after it.
-                throw fail(word.startsWith("--")
-                        ? "option " + Printable.shown(word) + " after -j " + targetName + " is not one rulesync emits there"
-                        : Printable.shown(word) + " after -j " + targetName + " is not something rulesync emits");
+                throw fail(
+                        word.startsWith("--")
+                                ? "option " + Printable.shown(word) + " after -j " + targetName
+                                        + " is not one rulesync emits there"
+                                : Printable.shown(word) + " after -j " + targetName
+                                        + " is not something rulesync emits");
             }
             switch (word) {
                 case "-s", "-d" -> parts.add(address(word, negated, value(word)));
@@ -350,9 +391,11 @@ public final class RuleGrammar {
                     targetName = value(word);
                     target = target(targetName);
                 }
-                default -> throw fail(word.startsWith("--")
-                        ? "option " + Printable.shown(word) + " is not one rulesync emits"
-                        : Printable.quoted(word) + " is not an option rulesync emits");
+                default ->
+                    throw fail(
+                            word.startsWith("--")
+                                    ? "option " + Printable.shown(word) + " is not one rulesync emits"
+                                    : Printable.quoted(word) + " is not an option rulesync emits");
             }
         }
 
@@ -375,7 +418,8 @@ public final class RuleGrammar {
                 case "comment" -> {
                     expect("-m comment", "--comment");
                     String value = value("--comment");
-                    yield guard(() -> new Part.Comment(value, tokens.get(pos - 1).quoted()));
+                    yield guard(
+                            () -> new Part.Comment(value, tokens.get(pos - 1).quoted()));
                 }
                 case "tcp", "udp", "sctp" -> new Part.PortMatch(protocol(name));
                 case "addrtype" -> {
@@ -386,7 +430,8 @@ public final class RuleGrammar {
                     }
                     String type = value(source ? "--src-type" : "--dst-type");
                     if (!type.equals("LOCAL")) {
-                        throw fail((source ? "--src-type " : "--dst-type ") + Printable.shown(type) + ": rulesync only emits LOCAL");
+                        throw fail((source ? "--src-type " : "--dst-type ") + Printable.shown(type)
+                                + ": rulesync only emits LOCAL");
                     }
                     yield new Part.AddrType(source, negated);
                 }
@@ -434,7 +479,8 @@ public final class RuleGrammar {
                     if (slash < 0) {
                         throw fail("--mark " + Printable.shown(v) + ": rulesync emits VALUE/MASK");
                     }
-                    yield new Part.Mark(negated, hex("--mark", v.substring(0, slash)), hex("--mark", v.substring(slash + 1)));
+                    yield new Part.Mark(
+                            negated, hex("--mark", v.substring(0, slash)), hex("--mark", v.substring(slash + 1)));
                 }
                 case "conntrack" -> {
                     boolean negated = accept("!");
@@ -540,7 +586,8 @@ public final class RuleGrammar {
                 throw fail(flag + " " + Printable.shown(v) + ": " + e.getMessage());
             }
             if (cidr.family() != family) {
-                throw fail(flag + " " + v + ": an " + cidr.family().id() + " address in an " + family.id() + " rule set");
+                throw fail(
+                        flag + " " + v + ": an " + cidr.family().id() + " address in an " + family.id() + " rule set");
             }
             Cidr checked = cidr;
             return guard(() -> new Part.Address(flag.equals("-s"), negated, checked, prefixWritten));

@@ -32,7 +32,9 @@ public sealed interface Target {
 
     /** A built-in target without options. */
     enum Verdict implements Target {
-        ACCEPT, DROP, RETURN;
+        ACCEPT,
+        DROP,
+        RETURN;
 
         @Override
         public String restoreText() {
@@ -54,7 +56,8 @@ public sealed interface Target {
 
         @Override
         public String kernelText(IpFamily family) {
-            return "-j REJECT --reject-with " + (family == IpFamily.IPV4 ? "icmp-port-unreachable" : "icmp6-port-unreachable");
+            return "-j REJECT --reject-with "
+                    + (family == IpFamily.IPV4 ? "icmp-port-unreachable" : "icmp6-port-unreachable");
         }
     }
 
@@ -75,7 +78,8 @@ public sealed interface Target {
         @Override
         public String kernelText(IpFamily family) {
             String host = KernelText.address(address);
-            return "-j DNAT --to-destination " + (address.family() == IpFamily.IPV6 ? "[" + host + "]" : host) + ":" + port;
+            return "-j DNAT --to-destination " + (address.family() == IpFamily.IPV6 ? "[" + host + "]" : host) + ":"
+                    + port;
         }
     }
 

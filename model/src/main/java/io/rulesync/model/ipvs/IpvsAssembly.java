@@ -20,8 +20,7 @@ import java.util.TreeSet;
  * all assemble with this one function.
  */
 public final class IpvsAssembly {
-    private IpvsAssembly() {
-    }
+    private IpvsAssembly() {}
 
     public static IpvsRules assemble(String node, IpFamily family, IpvsPart fixed, List<IpvsPart> ports) {
         List<IpAddress> addresses = List.of();

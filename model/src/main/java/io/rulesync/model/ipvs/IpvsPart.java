@@ -28,8 +28,13 @@ import java.util.Objects;
  * @param rules       iptables rules: the fixed unit's in order; a port's load-balancer drops
  * @param nodes       the fixed unit's: the addresses of the nodes this variant serves
  */
-public record IpvsPart(List<ServiceTemplate> services, List<SetEntry> sets, List<LoopBack> loopBacks, List<IpAddress> binds,
-        List<Rule> rules, List<NodeAddresses> nodes) {
+public record IpvsPart(
+        List<ServiceTemplate> services,
+        List<SetEntry> sets,
+        List<LoopBack> loopBacks,
+        List<IpAddress> binds,
+        List<Rule> rules,
+        List<NodeAddresses> nodes) {
 
     public static final IpvsPart EMPTY = new IpvsPart(List.of(), List.of(), List.of(), List.of(), List.of(), List.of());
     /** Stands for each NodePort address of the node, in addresses and set members. */
@@ -51,7 +56,12 @@ public record IpvsPart(List<ServiceTemplate> services, List<SetEntry> sets, List
     }
 
     /** A virtual server; {@code address} null: one per NodePort address of the node. */
-    public record ServiceTemplate(IpAddress address, int port, Protocol protocol, String scheduler, int persistenceSeconds,
+    public record ServiceTemplate(
+            IpAddress address,
+            int port,
+            Protocol protocol,
+            String scheduler,
+            int persistenceSeconds,
             List<RealServer> realServers) {
         public ServiceTemplate {
             Objects.requireNonNull(protocol, "protocol");
@@ -90,7 +100,8 @@ public record IpvsPart(List<ServiceTemplate> services, List<SetEntry> sets, List
 
         /** Why the member does not have the form of its set's type, or null. */
         String problem() {
-            String bad = set.checkMember(member.startsWith(NODE) ? "192.0.2.1" + member.substring(NODE.length()) : member);
+            String bad =
+                    set.checkMember(member.startsWith(NODE) ? "192.0.2.1" + member.substring(NODE.length()) : member);
             return bad == null ? null : set.name() + " member: " + bad;
         }
     }
@@ -119,10 +130,12 @@ public record IpvsPart(List<ServiceTemplate> services, List<SetEntry> sets, List
     public record Rule(String table, IpvsSet requires, String text) {
         public Rule {
             if (!table.equals("nat") && !table.equals("filter")) {
-                throw new IllegalArgumentException("table: '" + KubernetesNames.printable(table) + "' is not nat or filter");
+                throw new IllegalArgumentException(
+                        "table: '" + KubernetesNames.printable(table) + "' is not nat or filter");
             }
             if (!text.equals(PORT_RULES) && !text.startsWith("-A KUBE-")) {
-                throw new IllegalArgumentException("rule: '" + KubernetesNames.printable(text) + "' does not append to a KUBE- chain");
+                throw new IllegalArgumentException(
+                        "rule: '" + KubernetesNames.printable(text) + "' does not append to a KUBE- chain");
             }
             if (text.indexOf('\n') >= 0 || text.indexOf('\r') >= 0) {
                 throw new IllegalArgumentException("rule: holds a line break");
@@ -146,14 +159,16 @@ public record IpvsPart(List<ServiceTemplate> services, List<SetEntry> sets, List
             out.add("node " + n.node() + " " + list(n.addresses()) + " " + list(n.nodePortAddresses()));
         }
         for (ServiceTemplate s : services) {
-            out.add("service " + s.protocol().name() + " " + (s.address() == null ? NODE : s.address().toString()) + " " + s.port()
-                    + " " + s.scheduler() + " " + s.persistenceSeconds());
+            out.add("service " + s.protocol().name() + " "
+                    + (s.address() == null ? NODE : s.address().toString()) + " " + s.port() + " " + s.scheduler() + " "
+                    + s.persistenceSeconds());
             for (RealServer r : s.realServers()) {
                 out.add("real " + r.address() + " " + r.port() + " " + r.weight());
             }
         }
         for (SetEntry e : sets) {
-            out.add("set " + (e.nodePortOnly() ? "nodeport " : "always ") + e.set().name() + " " + e.member());
+            out.add("set " + (e.nodePortOnly() ? "nodeport " : "always ")
+                    + e.set().name() + " " + e.member());
         }
         for (LoopBack l : loopBacks) {
             out.add("loopback " + l.node() + " " + l.member());
@@ -162,7 +177,8 @@ public record IpvsPart(List<ServiceTemplate> services, List<SetEntry> sets, List
             out.add("bind " + b);
         }
         for (Rule r : rules) {
-            out.add("rule " + r.table() + " " + (r.requires() == null ? "-" : r.requires().name()) + " " + r.text());
+            out.add("rule " + r.table() + " "
+                    + (r.requires() == null ? "-" : r.requires().name()) + " " + r.text());
         }
         return out;
     }
@@ -183,8 +199,13 @@ public record IpvsPart(List<ServiceTemplate> services, List<SetEntry> sets, List
             try {
                 String[] f = words(line, line.startsWith("rule ") ? 4 : -1);
                 if (!f[0].equals("real") && open != null) {
-                    services.add(new ServiceTemplate(open.address(), open.port(), open.protocol(), open.scheduler(),
-                            open.persistenceSeconds(), reals));
+                    services.add(new ServiceTemplate(
+                            open.address(),
+                            open.port(),
+                            open.protocol(),
+                            open.scheduler(),
+                            open.persistenceSeconds(),
+                            reals));
                     open = null;
                     reals = new ArrayList<>();
                 }
@@ -195,8 +216,13 @@ public record IpvsPart(List<ServiceTemplate> services, List<SetEntry> sets, List
                     }
                     case "service" -> {
                         fields(f, 6);
-                        open = new ServiceTemplate(f[2].equals(NODE) ? null : IpAddress.parse(f[2]), number(f[3]),
-                                Protocol.valueOf(f[1]), f[4], number(f[5]), List.of());
+                        open = new ServiceTemplate(
+                                f[2].equals(NODE) ? null : IpAddress.parse(f[2]),
+                                number(f[3]),
+                                Protocol.valueOf(f[1]),
+                                f[4],
+                                number(f[5]),
+                                List.of());
                     }
                     case "real" -> {
                         fields(f, 4);
@@ -208,7 +234,8 @@ public record IpvsPart(List<ServiceTemplate> services, List<SetEntry> sets, List
                     case "set" -> {
                         fields(f, 4);
                         if (!f[1].equals("always") && !f[1].equals("nodeport")) {
-                            throw new IllegalArgumentException("'" + KubernetesNames.printable(f[1]) + "' is not always or nodeport");
+                            throw new IllegalArgumentException(
+                                    "'" + KubernetesNames.printable(f[1]) + "' is not always or nodeport");
                         }
                         SetEntry e = new SetEntry(IpvsSet.valueOf(f[2]), f[3], f[1].equals("nodeport"));
                         String bad = e.problem();
@@ -234,26 +261,38 @@ public record IpvsPart(List<ServiceTemplate> services, List<SetEntry> sets, List
                         fields(f, 4);
                         rules.add(new Rule(f[1], f[2].equals("-") ? null : IpvsSet.valueOf(f[2]), f[3]));
                     }
-                    default -> throw new IllegalArgumentException("unknown entry '" + KubernetesNames.printable(f[0]) + "'");
+                    default ->
+                        throw new IllegalArgumentException("unknown entry '" + KubernetesNames.printable(f[0]) + "'");
                 }
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("line " + lineNo + ": " + e.getMessage(), e);
             }
         }
         if (open != null) {
-            services.add(new ServiceTemplate(open.address(), open.port(), open.protocol(), open.scheduler(), open.persistenceSeconds(), reals));
+            services.add(new ServiceTemplate(
+                    open.address(), open.port(), open.protocol(), open.scheduler(), open.persistenceSeconds(), reals));
         }
         return new IpvsPart(services, sets, loopBacks, binds, rules, nodes);
     }
 
     /** The same part with its lists in a canonical order, so that equal content renders equal text. */
     public IpvsPart sorted() {
-        Comparator<ServiceTemplate> svc = Comparator.comparing((ServiceTemplate s) -> s.address() == null ? "" : s.address().toString())
-                .thenComparing(ServiceTemplate::protocol).thenComparingInt(ServiceTemplate::port);
-        return new IpvsPart(services.stream().sorted(svc).toList(),
-                sets.stream().sorted(Comparator.comparing(SetEntry::set).thenComparing(SetEntry::member)).distinct().toList(),
-                loopBacks.stream().sorted(Comparator.comparing(LoopBack::node).thenComparing(LoopBack::member)).distinct().toList(),
-                binds.stream().sorted().distinct().toList(), rules,
+        Comparator<ServiceTemplate> svc = Comparator.comparing((ServiceTemplate s) ->
+                        s.address() == null ? "" : s.address().toString())
+                .thenComparing(ServiceTemplate::protocol)
+                .thenComparingInt(ServiceTemplate::port);
+        return new IpvsPart(
+                services.stream().sorted(svc).toList(),
+                sets.stream()
+                        .sorted(Comparator.comparing(SetEntry::set).thenComparing(SetEntry::member))
+                        .distinct()
+                        .toList(),
+                loopBacks.stream()
+                        .sorted(Comparator.comparing(LoopBack::node).thenComparing(LoopBack::member))
+                        .distinct()
+                        .toList(),
+                binds.stream().sorted().distinct().toList(),
+                rules,
                 nodes.stream().sorted(Comparator.comparing(NodeAddresses::node)).toList());
     }
 
@@ -305,7 +344,9 @@ public record IpvsPart(List<ServiceTemplate> services, List<SetEntry> sets, List
     }
 
     private static String list(List<IpAddress> ips) {
-        return ips.isEmpty() ? "-" : String.join(",", ips.stream().map(IpAddress::toString).toList());
+        return ips.isEmpty()
+                ? "-"
+                : String.join(",", ips.stream().map(IpAddress::toString).toList());
     }
 
     private static List<IpAddress> addresses(String s) {

@@ -17,19 +17,28 @@ import java.util.TreeSet;
  * {@code ipset restore} and {@code iptables-restore} input; every rendering is sorted, so equal
  * states give byte-identical text.
  */
-public record IpvsRules(IpFamily family, SortedSet<IpAddress> bound, List<VirtualServer> virtualServers,
-        Map<IpvsSet, SortedSet<String>> sets, List<String> natRules, List<String> filterRules) {
+public record IpvsRules(
+        IpFamily family,
+        SortedSet<IpAddress> bound,
+        List<VirtualServer> virtualServers,
+        Map<IpvsSet, SortedSet<String>> sets,
+        List<String> natRules,
+        List<String> filterRules) {
 
     /** Declared in the nat table, in kube-proxy's order. */
-    public static final List<String> NAT_CHAINS = List.of("KUBE-SERVICES", "KUBE-POSTROUTING", "KUBE-NODE-PORT",
-            "KUBE-LOAD-BALANCER", "KUBE-MARK-MASQ");
+    public static final List<String> NAT_CHAINS =
+            List.of("KUBE-SERVICES", "KUBE-POSTROUTING", "KUBE-NODE-PORT", "KUBE-LOAD-BALANCER", "KUBE-MARK-MASQ");
     /** Declared in the filter table, in kube-proxy's order. */
-    public static final List<String> FILTER_CHAINS = List.of("KUBE-FORWARD", "KUBE-NODE-PORT", "KUBE-PROXY-FIREWALL",
-            "KUBE-SOURCE-RANGES-FIREWALL", "KUBE-IPVS-FILTER", "KUBE-IPVS-OUT-FILTER");
+    public static final List<String> FILTER_CHAINS = List.of(
+            "KUBE-FORWARD",
+            "KUBE-NODE-PORT",
+            "KUBE-PROXY-FIREWALL",
+            "KUBE-SOURCE-RANGES-FIREWALL",
+            "KUBE-IPVS-FILTER",
+            "KUBE-IPVS-OUT-FILTER");
 
     /** A rule kube-proxy inserts at the top of a built-in chain ({@code iptables -I CHAIN 1 RULE}) unless present. */
-    public record Jump(String table, String chain, String rule) {
-    }
+    public record Jump(String table, String chain, String rule) {}
 
     /** In insertion order: on a fresh host INPUT ends up IPVS-FILTER, PROXY-FIREWALL, NODE-PORT. */
     public static final List<Jump> JUMPS = List.of(
@@ -41,7 +50,10 @@ public record IpvsRules(IpFamily family, SortedSet<IpAddress> bound, List<Virtua
             new Jump("filter", "INPUT", "-m comment --comment \"kube-proxy firewall rules\" -j KUBE-PROXY-FIREWALL"),
             new Jump("filter", "FORWARD", "-m comment --comment \"kube-proxy firewall rules\" -j KUBE-PROXY-FIREWALL"),
             new Jump("filter", "INPUT", "-m comment --comment \"kubernetes ipvs access filter\" -j KUBE-IPVS-FILTER"),
-            new Jump("filter", "OUTPUT", "-m comment --comment \"kubernetes ipvs access filter\" -j KUBE-IPVS-OUT-FILTER"));
+            new Jump(
+                    "filter",
+                    "OUTPUT",
+                    "-m comment --comment \"kubernetes ipvs access filter\" -j KUBE-IPVS-OUT-FILTER"));
 
     public IpvsRules {
         bound = new TreeSet<>(bound);
@@ -83,7 +95,11 @@ public record IpvsRules(IpFamily family, SortedSet<IpAddress> bound, List<Virtua
         for (IpvsSet s : IpvsSet.values()) {
             out.append(createLine(s, s.name(family))).append('\n');
             for (String member : sets.get(s)) {
-                out.append("add ").append(s.name(family)).append(' ').append(member).append('\n');
+                out.append("add ")
+                        .append(s.name(family))
+                        .append(' ')
+                        .append(member)
+                        .append('\n');
             }
         }
         return out.toString();
@@ -91,8 +107,10 @@ public record IpvsRules(IpFamily family, SortedSet<IpAddress> bound, List<Virtua
 
     /** The {@code create} line of a set as kube-proxy creates it, under the name {@code as}. */
     public String createLine(IpvsSet s, String as) {
-        return "create " + as + " " + s.type() + (s.bitmap() ? " range 0-65535"
-                : " family " + (family == IpFamily.IPV4 ? "inet" : "inet6") + " hashsize 1024 maxelem 65536");
+        return "create " + as + " " + s.type()
+                + (s.bitmap()
+                        ? " range 0-65535"
+                        : " family " + (family == IpFamily.IPV4 ? "inet" : "inet6") + " hashsize 1024 maxelem 65536");
     }
 
     /** {@code iptables-restore --noflush} input, nat then filter, as kube-proxy's IPVS proxier writes them. */
@@ -111,8 +129,12 @@ public record IpvsRules(IpFamily family, SortedSet<IpAddress> bound, List<Virtua
      * {@code compile --mode ipvs} prints and the api serves for a node in IPVS mode.
      */
     public String render() {
-        return section("ipvsadm-restore") + ipvsadmRestore() + section("ipset restore") + ipsetRestore()
-                + section("iptables-restore --noflush") + iptablesRestore();
+        return section("ipvsadm-restore")
+                + ipvsadmRestore()
+                + section("ipset restore")
+                + ipsetRestore()
+                + section("iptables-restore --noflush")
+                + iptablesRestore();
     }
 
     private static String section(String tool) {

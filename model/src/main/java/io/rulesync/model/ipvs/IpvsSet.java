@@ -11,26 +11,49 @@ import java.util.List;
  * order, with their types and the comments its iptables rules carry.
  */
 public enum IpvsSet {
-    LOOP_BACK("KUBE-LOOP-BACK", "hash:ip,port,ip", "Kubernetes endpoints dst ip:port, source ip for solving hairpin purpose"),
+    LOOP_BACK(
+            "KUBE-LOOP-BACK",
+            "hash:ip,port,ip",
+            "Kubernetes endpoints dst ip:port, source ip for solving hairpin purpose"),
     CLUSTER_IP("KUBE-CLUSTER-IP", "hash:ip,port", "Kubernetes service cluster ip + port for masquerade purpose"),
-    EXTERNAL_IP("KUBE-EXTERNAL-IP", "hash:ip,port", "Kubernetes service external ip + port for masquerade and filter purpose"),
-    EXTERNAL_IP_LOCAL("KUBE-EXTERNAL-IP-LOCAL", "hash:ip,port", "Kubernetes service external ip + port with externalTrafficPolicy=local"),
+    EXTERNAL_IP(
+            "KUBE-EXTERNAL-IP",
+            "hash:ip,port",
+            "Kubernetes service external ip + port for masquerade and filter purpose"),
+    EXTERNAL_IP_LOCAL(
+            "KUBE-EXTERNAL-IP-LOCAL",
+            "hash:ip,port",
+            "Kubernetes service external ip + port with externalTrafficPolicy=local"),
     LOAD_BALANCER("KUBE-LOAD-BALANCER", "hash:ip,port", "Kubernetes service lb portal"),
-    LOAD_BALANCER_FW("KUBE-LOAD-BALANCER-FW", "hash:ip,port",
+    LOAD_BALANCER_FW(
+            "KUBE-LOAD-BALANCER-FW",
+            "hash:ip,port",
             "Kubernetes service load balancer ip + port for load balancer with sourceRange"),
-    LOAD_BALANCER_LOCAL("KUBE-LOAD-BALANCER-LOCAL", "hash:ip,port",
+    LOAD_BALANCER_LOCAL(
+            "KUBE-LOAD-BALANCER-LOCAL",
+            "hash:ip,port",
             "Kubernetes service load balancer ip + port with externalTrafficPolicy=local"),
-    LOAD_BALANCER_SOURCE_IP("KUBE-LOAD-BALANCER-SOURCE-IP", "hash:ip,port,ip",
+    LOAD_BALANCER_SOURCE_IP(
+            "KUBE-LOAD-BALANCER-SOURCE-IP",
+            "hash:ip,port,ip",
             "Kubernetes service load balancer ip + port + source IP for packet filter purpose"),
-    LOAD_BALANCER_SOURCE_CIDR("KUBE-LOAD-BALANCER-SOURCE-CIDR", "hash:ip,port,net",
+    LOAD_BALANCER_SOURCE_CIDR(
+            "KUBE-LOAD-BALANCER-SOURCE-CIDR",
+            "hash:ip,port,net",
             "Kubernetes service load balancer ip + port + source cidr for packet filter purpose"),
     NODE_PORT_TCP("KUBE-NODE-PORT-TCP", "bitmap:port", "Kubernetes nodeport TCP port for masquerade purpose"),
-    NODE_PORT_LOCAL_TCP("KUBE-NODE-PORT-LOCAL-TCP", "bitmap:port", "Kubernetes nodeport TCP port with externalTrafficPolicy=local"),
+    NODE_PORT_LOCAL_TCP(
+            "KUBE-NODE-PORT-LOCAL-TCP", "bitmap:port", "Kubernetes nodeport TCP port with externalTrafficPolicy=local"),
     NODE_PORT_UDP("KUBE-NODE-PORT-UDP", "bitmap:port", "Kubernetes nodeport UDP port for masquerade purpose"),
-    NODE_PORT_LOCAL_UDP("KUBE-NODE-PORT-LOCAL-UDP", "bitmap:port", "Kubernetes nodeport UDP port with externalTrafficPolicy=local"),
-    NODE_PORT_SCTP("KUBE-NODE-PORT-SCTP-HASH", "hash:ip,port",
+    NODE_PORT_LOCAL_UDP(
+            "KUBE-NODE-PORT-LOCAL-UDP", "bitmap:port", "Kubernetes nodeport UDP port with externalTrafficPolicy=local"),
+    NODE_PORT_SCTP(
+            "KUBE-NODE-PORT-SCTP-HASH",
+            "hash:ip,port",
             "Kubernetes nodeport SCTP port for masquerade purpose with type 'hash ip:port'"),
-    NODE_PORT_LOCAL_SCTP("KUBE-NODE-PORT-LOCAL-SCTP-HASH", "hash:ip,port",
+    NODE_PORT_LOCAL_SCTP(
+            "KUBE-NODE-PORT-LOCAL-SCTP-HASH",
+            "hash:ip,port",
             "Kubernetes nodeport SCTP port with externalTrafficPolicy=local with type 'hash ip:port'"),
     HEALTH_CHECK_NODE_PORT("KUBE-HEALTH-CHECK-NODE-PORT", "bitmap:port", "Kubernetes health check node port"),
     IPVS_IPS("KUBE-IPVS-IPS", "hash:ip", "Addresses on the ipvs interface");
@@ -99,7 +122,9 @@ public enum IpvsSet {
 
     private static boolean protoPort(String p) {
         int colon = p.indexOf(':');
-        return colon > 0 && List.of("tcp", "udp", "sctp").contains(p.substring(0, colon)) && port(p.substring(colon + 1));
+        return colon > 0
+                && List.of("tcp", "udp", "sctp").contains(p.substring(0, colon))
+                && port(p.substring(colon + 1));
     }
 
     private static boolean port(String p) {

@@ -10,8 +10,14 @@ import java.util.List;
  *
  * @param persistenceSeconds 0: no persistence
  */
-public record VirtualServer(IpAddress address, int port, Protocol protocol, String scheduler, int persistenceSeconds,
-        List<RealServer> realServers) implements Comparable<VirtualServer> {
+public record VirtualServer(
+        IpAddress address,
+        int port,
+        Protocol protocol,
+        String scheduler,
+        int persistenceSeconds,
+        List<RealServer> realServers)
+        implements Comparable<VirtualServer> {
 
     public VirtualServer {
         realServers = realServers.stream().sorted().toList();
@@ -34,7 +40,8 @@ public record VirtualServer(IpAddress address, int port, Protocol protocol, Stri
 
     /** Its lines of {@code ipvsadm-restore} input: the service, then its real servers (masquerading). */
     public List<String> restoreLines() {
-        StringBuilder head = new StringBuilder("-A ").append(service()).append(" -s ").append(scheduler);
+        StringBuilder head =
+                new StringBuilder("-A ").append(service()).append(" -s ").append(scheduler);
         if (persistenceSeconds > 0) {
             head.append(" -p ").append(persistenceSeconds);
         }

@@ -38,8 +38,7 @@ final class ItemSplitter implements Parser {
         }
 
         /** The {@code document}-th document of the text, whole. */
-        record Whole(int document) implements Piece {
-        }
+        record Whole(int document) implements Piece {}
 
         /** The {@code index}-th item (from 0) of the {@code document}-th document's top-level {@code items}. */
         record Item(int document, int index) implements Piece {
@@ -50,8 +49,7 @@ final class ItemSplitter implements Parser {
         }
 
         /** The {@code document}-th document without its {@code items}, of which there were {@code items} (-1: none taken out). */
-        record Rest(int document, int items) implements Piece {
-        }
+        record Rest(int document, int items) implements Piece {}
     }
 
     /** An object's text past the limit: the parse ends here. */
@@ -66,7 +64,17 @@ final class ItemSplitter implements Parser {
         }
     }
 
-    private enum State { BETWEEN, ROOT, WHOLE, KEY, COMPLEX_KEY, VALUE, ITEMS, ITEM, REST_END }
+    private enum State {
+        BETWEEN,
+        ROOT,
+        WHOLE,
+        KEY,
+        COMPLEX_KEY,
+        VALUE,
+        ITEMS,
+        ITEM,
+        REST_END
+    }
 
     private final Parser events;
     private final long maxObjectChars;
@@ -172,8 +180,11 @@ final class ItemSplitter implements Parser {
                 if (e.getEventId() == Event.ID.MappingEnd) {
                     rest.add(e);
                     state = State.REST_END;
-                } else if (items < 0 && e instanceof ScalarEvent key && key.getValue().equals("items") // plain, or quoted (JSON)
-                        && events.hasNext() && events.peekEvent().getEventId() == Event.ID.SequenceStart
+                } else if (items < 0
+                        && e instanceof ScalarEvent key
+                        && key.getValue().equals("items") // plain, or quoted (JSON)
+                        && events.hasNext()
+                        && events.peekEvent().getEventId() == Event.ID.SequenceStart
                         && !anchored(events.peekEvent())) {
                     Event sequence = events.next();
                     items = 0;
@@ -204,7 +215,8 @@ final class ItemSplitter implements Parser {
                 }
                 objectStart = index(e.getStartMark());
                 pieces.add(new Piece.Item(document, items));
-                ready.add(new DocumentStartEvent(false, Optional.empty(), Map.of(), e.getStartMark(), e.getStartMark()));
+                ready.add(
+                        new DocumentStartEvent(false, Optional.empty(), Map.of(), e.getStartMark(), e.getStartMark()));
                 ready.add(e);
                 depth = opens(e);
                 if (depth == 0) {
@@ -240,7 +252,11 @@ final class ItemSplitter implements Parser {
 
     /** The object being read has run past the limit inside one token (the reader saw it first). */
     TooLarge tooLarge(long chars) {
-        return new TooLarge(state == State.ITEM || state == State.ITEMS ? new Piece.Item(document, items) : new Piece.Whole(document), chars);
+        return new TooLarge(
+                state == State.ITEM || state == State.ITEMS
+                        ? new Piece.Item(document, items)
+                        : new Piece.Whole(document),
+                chars);
     }
 
     private void endItem(Event last) {

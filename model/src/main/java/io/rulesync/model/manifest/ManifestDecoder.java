@@ -46,25 +46,22 @@ public final class ManifestDecoder {
     public static final int MAX_ANNOTATIONS_BYTES = 256 * 1024;
     /** Endpoints in one EndpointSlice, and addresses in one endpoint (the API server's limits). */
     public static final int MAX_ENDPOINTS = 1000;
+
     public static final int MAX_ADDRESSES_PER_ENDPOINT = 100;
 
     /** The outcome of decoding one object. */
     public sealed interface Decoded {
         /** A valid Service, EndpointSlice or Node. */
-        record Accepted(String source, ClusterObject object) implements Decoded {
-        }
+        record Accepted(String source, ClusterObject object) implements Decoded {}
 
         /** An invalid object, with everything wrong with it. */
-        record Rejected(List<Problem> problems) implements Decoded {
-        }
+        record Rejected(List<Problem> problems) implements Decoded {}
 
         /** An object of a kind rule compilation does not read (a Deployment, a ConfigMap, ...). */
-        record Skipped(String source, String kind) implements Decoded {
-        }
+        record Skipped(String source, String kind) implements Decoded {}
     }
 
-    private ManifestDecoder() {
-    }
+    private ManifestDecoder() {}
 
     public static Decoded decode(ManifestDocument doc) {
         Problems problems = new Problems(doc.source());
@@ -151,7 +148,8 @@ public final class ManifestDecoder {
         FieldReader affinity = spec.field("sessionAffinity");
         String affinityType = affinity.string("None");
         if (affinityType.equals("ClientIP")) {
-            FieldReader timeout = spec.field("sessionAffinityConfig").field("clientIP").field("timeoutSeconds");
+            FieldReader timeout =
+                    spec.field("sessionAffinityConfig").field("clientIP").field("timeoutSeconds");
             long t = timeout.integer(Ports.DEFAULT_AFFINITY_TIMEOUT_SECONDS);
             if (t < 1 || t > Ports.MAX_AFFINITY_TIMEOUT_SECONDS) {
                 timeout.fail(t + " is out of range (1-" + Ports.MAX_AFFINITY_TIMEOUT_SECONDS + ")");
@@ -159,12 +157,14 @@ public final class ManifestDecoder {
                 affinityTimeout = (int) t;
             }
         } else if (!affinityType.equals("None")) {
-            affinity.fail("'" + KubernetesNames.printable(affinityType) + "' is not a session affinity (expected None or ClientIP)");
+            affinity.fail("'" + KubernetesNames.printable(affinityType)
+                    + "' is not a session affinity (expected None or ClientIP)");
         }
         int healthCheckNodePort = port(spec.field("healthCheckNodePort"), false);
 
         List<LoadBalancerIngress> ingress = new ArrayList<>();
-        for (FieldReader f : root.field("status").field("loadBalancer").field("ingress").list()) {
+        for (FieldReader f :
+                root.field("status").field("loadBalancer").field("ingress").list()) {
             FieldReader ipField = f.field("ip");
             if (!ipField.present()) {
                 continue; // hostname-only ingress: kube-proxy writes no rule for it
@@ -184,8 +184,20 @@ public final class ManifestDecoder {
         if (!problems.isEmpty()) {
             return null;
         }
-        return new Service(new NamespacedName(namespace, name), type, clusterIPs, ports, externalIPs, ingress,
-                sourceRanges, etp, itp, affinityTimeout, healthCheckNodePort, ignored, scheduler);
+        return new Service(
+                new NamespacedName(namespace, name),
+                type,
+                clusterIPs,
+                ports,
+                externalIPs,
+                ingress,
+                sourceRanges,
+                etp,
+                itp,
+                affinityTimeout,
+                healthCheckNodePort,
+                ignored,
+                scheduler);
     }
 
     /**
@@ -217,7 +229,8 @@ public final class ManifestDecoder {
         if (!clusterIP.isEmpty() && !out.isEmpty() && !many.get(0).string("").equals(clusterIP)) {
             many.get(0).fail("must equal spec.clusterIP (" + KubernetesNames.printable(clusterIP) + ")");
         }
-        if (out.size() > 2 || (out.size() == 2 && out.get(0).family() == out.get(1).family())) {
+        if (out.size() > 2
+                || (out.size() == 2 && out.get(0).family() == out.get(1).family())) {
             spec.field("clusterIPs").fail("holds at most one address of each IP family");
         }
         return out;
@@ -239,9 +252,7 @@ public final class ManifestDecoder {
             check(serviceLabel, KubernetesNames.checkServiceName(serviceName));
         }
         FieldReader typeField = root.field("addressType");
-        AddressType addressType = typeField.present()
-                ? parse(typeField, null, AddressType::fromApiName)
-                : null;
+        AddressType addressType = typeField.present() ? parse(typeField, null, AddressType::fromApiName) : null;
         if (addressType == null && !typeField.present()) {
             typeField.fail("is required (IPv4, IPv6 or FQDN)");
         }
@@ -292,16 +303,25 @@ public final class ManifestDecoder {
             Set<String> nodeHints = hintNames(hints.field("forNodes"));
             if (first != null && problems.isEmpty()) {
                 // nil conditions are read the way kube-proxy reads them.
-                endpoints.add(new Endpoint(first, ready == null || ready, serving == null || serving,
-                        terminating != null && terminating, nodeName, zone, zoneHints, nodeHints));
+                endpoints.add(new Endpoint(
+                        first,
+                        ready == null || ready,
+                        serving == null || serving,
+                        terminating != null && terminating,
+                        nodeName,
+                        zone,
+                        zoneHints,
+                        nodeHints));
             }
         }
         if (!problems.isEmpty()) {
             return null;
         }
-        boolean ignored = labels.containsKey(LABEL_PROXY_NAME) || labels.containsKey(LABEL_HEADLESS)
+        boolean ignored = labels.containsKey(LABEL_PROXY_NAME)
+                || labels.containsKey(LABEL_HEADLESS)
                 || addressType == AddressType.FQDN;
-        return new EndpointSlice(new NamespacedName(namespace, name), serviceName, addressType, ports, endpoints, ignored);
+        return new EndpointSlice(
+                new NamespacedName(namespace, name), serviceName, addressType, ports, endpoints, ignored);
     }
 
     private static Set<String> hintNames(FieldReader list) {
@@ -361,20 +381,31 @@ public final class ManifestDecoder {
         long total = 0;
         for (Map.Entry<String, String> e : annotations.stringEntries().entrySet()) {
             // The API server checks annotation keys in lower case.
-            check(annotations.key(e.getKey()), KubernetesNames.checkQualifiedName(e.getKey().toLowerCase(Locale.ROOT)));
-            total += e.getKey().getBytes(StandardCharsets.UTF_8).length + e.getValue().getBytes(StandardCharsets.UTF_8).length;
+            check(
+                    annotations.key(e.getKey()),
+                    KubernetesNames.checkQualifiedName(e.getKey().toLowerCase(Locale.ROOT)));
+            total += e.getKey().getBytes(StandardCharsets.UTF_8).length
+                    + e.getValue().getBytes(StandardCharsets.UTF_8).length;
         }
         if (total > MAX_ANNOTATIONS_BYTES) {
-            annotations.fail(String.format(Locale.ROOT, "hold %,d bytes in all, over the limit of %,d (256 KiB) per object",
-                    total, MAX_ANNOTATIONS_BYTES));
+            annotations.fail(String.format(
+                    Locale.ROOT,
+                    "hold %,d bytes in all, over the limit of %,d (256 KiB) per object",
+                    total,
+                    MAX_ANNOTATIONS_BYTES));
         }
         if (kind.equals("EndpointSlice")) {
             FieldReader endpoints = root.field("endpoints");
             if (endpoints.size() > MAX_ENDPOINTS) {
-                endpoints.fail(String.format(Locale.ROOT, "holds %,d endpoints, over the limit of %,d per EndpointSlice",
-                        endpoints.size(), MAX_ENDPOINTS));
+                endpoints.fail(String.format(
+                        Locale.ROOT,
+                        "holds %,d endpoints, over the limit of %,d per EndpointSlice",
+                        endpoints.size(),
+                        MAX_ENDPOINTS));
             }
-            for (FieldReader ef : endpoints.size() == 0 || endpoints.size() > MAX_ENDPOINTS ? List.<FieldReader>of() : endpoints.list()) {
+            for (FieldReader ef : endpoints.size() == 0 || endpoints.size() > MAX_ENDPOINTS
+                    ? List.<FieldReader>of()
+                    : endpoints.list()) {
                 FieldReader addresses = ef.isMapping() ? ef.field("addresses") : null;
                 if (addresses != null && addresses.size() > MAX_ADDRESSES_PER_ENDPOINT) {
                     addresses.fail("holds " + addresses.size() + " addresses, over the limit of "
@@ -413,8 +444,9 @@ public final class ManifestDecoder {
             case "TCP" -> Protocol.TCP;
             case "UDP" -> Protocol.UDP;
             case "SCTP" -> Protocol.SCTP;
-            default -> throw new IllegalArgumentException(
-                    "'" + KubernetesNames.printable(s) + "' is not a protocol (expected TCP, UDP or SCTP)");
+            default ->
+                throw new IllegalArgumentException(
+                        "'" + KubernetesNames.printable(s) + "' is not a protocol (expected TCP, UDP or SCTP)");
         };
     }
 

@@ -7,8 +7,11 @@ public class ManifestException extends Exception {
     private final List<Problem> problems;
 
     public ManifestException(List<Problem> problems) {
-        super(problems.isEmpty() ? "invalid input" : problems.get(0).toString()
-                + (problems.size() > 1 ? " (and " + (problems.size() - 1) + " more)" : ""));
+        super(
+                problems.isEmpty()
+                        ? "invalid input"
+                        : problems.get(0).toString()
+                                + (problems.size() > 1 ? " (and " + (problems.size() - 1) + " more)" : ""));
         this.problems = List.copyOf(problems);
     }
 

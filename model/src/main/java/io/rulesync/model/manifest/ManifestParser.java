@@ -42,8 +42,7 @@ public final class ManifestParser {
      */
     public static final int MAX_OBJECT_CHARS = 3 << 20;
 
-    private ManifestParser() {
-    }
+    private ManifestParser() {}
 
     /**
      * Objects in one YAML/JSON text; {@code sourceName} is used in problem locations. A text longer
@@ -64,13 +63,17 @@ public final class ManifestParser {
 
     /** The problem for a text or file over a size limit. */
     public static Problem tooLarge(String name, long size, long limit) {
-        return new Problem(name, "", "", "is " + size(size) + ", over the limit of " + size(limit)
-                + " per file; split it into several files");
+        return new Problem(
+                name,
+                "",
+                "",
+                "is " + size(size) + ", over the limit of " + size(limit) + " per file; split it into several files");
     }
 
     /** {@code 10,485,760 bytes (10.0 MiB)}: exact, and readable. */
     static String size(long bytes) {
-        return bytes < (1 << 20) ? String.format(Locale.ROOT, "%,d bytes", bytes)
+        return bytes < (1 << 20)
+                ? String.format(Locale.ROOT, "%,d bytes", bytes)
                 : String.format(Locale.ROOT, "%,d bytes (%.1f MiB)", bytes, bytes / (1024.0 * 1024.0));
     }
 
@@ -87,7 +90,8 @@ public final class ManifestParser {
      * (a file's size), or -1. When {@code problems} grew, {@code sink} may already have taken some of the stream's
      * objects: callers drop the whole stream's objects then, as a stream with problems is not read in part.
      */
-    public static void parseEach(String name, Reader text, long length, Consumer<ManifestDocument> sink, List<Problem> problems) {
+    public static void parseEach(
+            String name, Reader text, long length, Consumer<ManifestDocument> sink, List<Problem> problems) {
         // A window as large as the stream, up to an object's limit: any one token fits in it, so reading stays linear
         // (see settings), and a small file does not pay for a large window.
         int window = (int) Math.min(length < 0 ? MAX_OBJECT_CHARS : length, MAX_OBJECT_CHARS) + 1;
@@ -107,7 +111,8 @@ public final class ManifestParser {
                 try {
                     n = super.read(buf, off, len);
                 } catch (IOException e) {
-                    throw new UncheckedIOException(e); // the caller's to name (a file that cannot be read, or not UTF-8)
+                    throw new UncheckedIOException(
+                            e); // the caller's to name (a file that cannot be read, or not UTF-8)
                 }
                 delivered += Math.max(n, 0);
                 return n;
@@ -125,17 +130,29 @@ public final class ManifestParser {
                     addItem(piece.source(name), value, sink, problems);
                 } else if (piece instanceof ItemSplitter.Piece.Rest r && r.items() >= 0) {
                     if (!(value instanceof Map<?, ?> m && m.get("kind") instanceof String k && k.endsWith("List"))) {
-                        problems.add(new Problem(piece.source(name), "", "items", "only a List (kind: List, ServiceList, ...) holds "
-                                + "items; this document's kind is " + (value instanceof Map<?, ?> m && m.get("kind") instanceof String k ? k : "not given")));
+                        problems.add(new Problem(
+                                piece.source(name),
+                                "",
+                                "items",
+                                "only a List (kind: List, ServiceList, ...) holds " + "items; this document's kind is "
+                                        + (value instanceof Map<?, ?> m && m.get("kind") instanceof String k
+                                                ? k
+                                                : "not given")));
                     }
                 } else {
                     addDocument(name, piece.document(), value, sink, problems);
                 }
             }
         } catch (ItemSplitter.TooLarge e) {
-            problems.add(new Problem(e.piece.source(name), "", "", String.format(Locale.ROOT,
-                    "is at least %,d characters long, over the API server's limit of %,d (3 MiB) per object; read no further",
-                    e.chars, MAX_OBJECT_CHARS)));
+            problems.add(new Problem(
+                    e.piece.source(name),
+                    "",
+                    "",
+                    String.format(
+                            Locale.ROOT,
+                            "is at least %,d characters long, over the API server's limit of %,d (3 MiB) per object; read no further",
+                            e.chars,
+                            MAX_OBJECT_CHARS)));
         } catch (YamlEngineException e) {
             problems.add(new Problem(name, "", "", "not valid YAML or JSON: " + oneLine(e.getMessage())));
         }
@@ -153,7 +170,8 @@ public final class ManifestParser {
                 .setAllowDuplicateKeys(false)
                 .setAllowRecursiveKeys(false)
                 .setMaxAliasesForCollections(64)
-                .setCodePointLimit(Integer.MAX_VALUE) // sizes are checked here: files before reading, objects as they are read
+                .setCodePointLimit(
+                        Integer.MAX_VALUE) // sizes are checked here: files before reading, objects as they are read
                 .setBufferSize(bufferSize)
                 .build();
     }
@@ -173,14 +191,15 @@ public final class ManifestParser {
      * A document composed whole: an object, or a List whose items were not read one by one (an anchored List). Sizes
      * were checked as it was read ({@link ItemSplitter}), so a whole document, and each item of it, is within the limit.
      */
-    private static void addDocument(String name, int index, Object doc, Consumer<ManifestDocument> out, List<Problem> problems) {
+    private static void addDocument(
+            String name, int index, Object doc, Consumer<ManifestDocument> out, List<Problem> problems) {
         String source = name + " (document " + index + ")";
         if (doc == null) {
             return; // an empty document, e.g. a trailing "---"
         }
         if (!(doc instanceof Map<?, ?> map)) {
-            problems.add(new Problem(source, "", "", "expected a Kubernetes object (a mapping), found "
-                    + FieldReader.describe(doc)));
+            problems.add(new Problem(
+                    source, "", "", "expected a Kubernetes object (a mapping), found " + FieldReader.describe(doc)));
             return;
         }
         Map<String, Object> obj = stringKeyed(map, source, problems);

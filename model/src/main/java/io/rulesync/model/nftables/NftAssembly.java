@@ -40,8 +40,7 @@ public final class NftAssembly {
     static final String MARK_FOR_MASQUERADE = "mark-for-masquerade";
     static final String REJECT_CHAIN = "reject-chain";
 
-    private NftAssembly() {
-    }
+    private NftAssembly() {}
 
     public static NftTransaction table(String node, IpFamily family, NftPart.Fixed fixed, List<NftPart.Port> ports) {
         Syntax s = new Syntax(family);
@@ -109,7 +108,9 @@ public final class NftAssembly {
         ops.add(new AddRule("masquerading", "mark set mark xor " + mark));
         ops.add(new AddRule("masquerading", "masquerade fully-random"));
         ops.add(new AddSet(CLUSTER_IPS, s.addrType(), List.of(), 0, "Active ClusterIPs"));
-        ops.add(new AddRule("cluster-ips-check", s.daddr() + " @" + CLUSTER_IPS + " reject comment \"Reject traffic to invalid ports of ClusterIPs\""));
+        ops.add(new AddRule(
+                "cluster-ips-check",
+                s.daddr() + " @" + CLUSTER_IPS + " reject comment \"Reject traffic to invalid ports of ClusterIPs\""));
         if (!everywhere) {
             ops.add(new AddSet(NODEPORT_IPS, s.addrType(), List.of(), 0, "IPs that accept NodePort traffic"));
             ops.add(new FlushSet(NODEPORT_IPS));
@@ -119,24 +120,39 @@ public final class NftAssembly {
                 }
             }
         }
-        ops.add(new AddMap(NO_ENDPOINT_SERVICES, s.addrType() + " . inet_proto . inet_service",
+        ops.add(new AddMap(
+                NO_ENDPOINT_SERVICES,
+                s.addrType() + " . inet_proto . inet_service",
                 "vmap to drop or reject packets to services with no endpoints"));
-        ops.add(new AddMap(NO_ENDPOINT_NODEPORTS, "inet_proto . inet_service",
+        ops.add(new AddMap(
+                NO_ENDPOINT_NODEPORTS,
+                "inet_proto . inet_service",
                 "vmap to drop or reject packets to service nodeports with no endpoints"));
         ops.chain(new AddChain(REJECT_CHAIN, null, "helper for @no-endpoint-services / @no-endpoint-nodeports"));
         ops.add(new AddRule(REJECT_CHAIN, "reject"));
-        ops.add(new AddRule("service-endpoints-check", s.daddr() + " . meta l4proto . th dport vmap @" + NO_ENDPOINT_SERVICES));
-        ops.add(new AddRule("nodeport-endpoints-check", (everywhere ? s.daddr() + " != " + s.loopback() : s.daddr() + " @" + NODEPORT_IPS)
-                + " meta l4proto . th dport vmap @" + NO_ENDPOINT_NODEPORTS));
-        ops.add(new AddMap(FIREWALL_IPS, s.addrType() + " . inet_proto . inet_service",
+        ops.add(new AddRule(
+                "service-endpoints-check", s.daddr() + " . meta l4proto . th dport vmap @" + NO_ENDPOINT_SERVICES));
+        ops.add(new AddRule(
+                "nodeport-endpoints-check",
+                (everywhere ? s.daddr() + " != " + s.loopback() : s.daddr() + " @" + NODEPORT_IPS)
+                        + " meta l4proto . th dport vmap @" + NO_ENDPOINT_NODEPORTS));
+        ops.add(new AddMap(
+                FIREWALL_IPS,
+                s.addrType() + " . inet_proto . inet_service",
                 "destinations that are subject to LoadBalancerSourceRanges"));
         ops.add(new AddRule("firewall-check", s.daddr() + " . meta l4proto . th dport vmap @" + FIREWALL_IPS));
-        ops.add(new AddMap(SERVICE_IPS, s.addrType() + " . inet_proto . inet_service", "ClusterIP, ExternalIP and LoadBalancer IP traffic"));
+        ops.add(new AddMap(
+                SERVICE_IPS,
+                s.addrType() + " . inet_proto . inet_service",
+                "ClusterIP, ExternalIP and LoadBalancer IP traffic"));
         ops.add(new AddMap(SERVICE_NODEPORTS, "inet_proto . inet_service", "NodePort traffic"));
         ops.add(new AddRule("services", s.daddr() + " . meta l4proto . th dport vmap @" + SERVICE_IPS));
-        ops.add(new AddRule("services", everywhere
-                ? "fib daddr type local " + s.daddr() + " != " + s.loopback() + " meta l4proto . th dport vmap @" + SERVICE_NODEPORTS
-                : s.daddr() + " @" + NODEPORT_IPS + " meta l4proto . th dport vmap @" + SERVICE_NODEPORTS));
+        ops.add(new AddRule(
+                "services",
+                everywhere
+                        ? "fib daddr type local " + s.daddr() + " != " + s.loopback()
+                                + " meta l4proto . th dport vmap @" + SERVICE_NODEPORTS
+                        : s.daddr() + " @" + NODEPORT_IPS + " meta l4proto . th dport vmap @" + SERVICE_NODEPORTS));
     }
 
     /** One service port: its chains, its map and set elements, then its rules, in kube-proxy's order. */
@@ -156,7 +172,8 @@ public final class NftAssembly {
         boolean hasInternalEndpoints = p.internalLocal() ? usesLocalChain : hasEndpoints;
         boolean hasExternalEndpoints = p.externalLocal() ? usesLocalChain : hasEndpoints;
         boolean usesExternalChain = hasEndpoints && p.externallyAccessible();
-        boolean usesFirewallChain = !p.loadBalancerIPs().isEmpty() && !p.sourceRanges().isEmpty();
+        boolean usesFirewallChain =
+                !p.loadBalancerIPs().isEmpty() && !p.sourceRanges().isEmpty();
 
         for (NftPart.Endpoint ep : p.reachable()) {
             ops.chain(new AddChain("endpoint-" + NftNames.endpoint(svc, ep.ip(), ep.port())));
@@ -178,7 +195,8 @@ public final class NftAssembly {
         if (hasInternalEndpoints) {
             ops.add(new AddElement(SERVICE_IPS, clusterKey, null, "goto " + internalChain));
         } else {
-            ops.add(new AddElement(NO_ENDPOINT_SERVICES, clusterKey, name, hasEndpoints ? "drop" : "goto " + REJECT_CHAIN));
+            ops.add(new AddElement(
+                    NO_ENDPOINT_SERVICES, clusterKey, name, hasEndpoints ? "drop" : "goto " + REJECT_CHAIN));
         }
         // External IPs, then load-balancer IPs (kube-proxy's order), and the NodePort.
         if (usesFirewallChain) {
@@ -192,12 +210,14 @@ public final class NftAssembly {
                 ops.add(new AddElement(SERVICE_IPS, key, null, "goto " + externalChain));
             }
             if (!hasExternalEndpoints) {
-                ops.add(new AddElement(NO_ENDPOINT_SERVICES, key, name, hasEndpoints ? "drop" : "goto " + REJECT_CHAIN));
+                ops.add(new AddElement(
+                        NO_ENDPOINT_SERVICES, key, name, hasEndpoints ? "drop" : "goto " + REJECT_CHAIN));
             }
         }
         if (usesFirewallChain) {
             for (IpAddress vip : p.loadBalancerIPs()) {
-                ops.add(new AddElement(FIREWALL_IPS, vip + " . " + proto + " . " + port, null, "goto " + firewallChain));
+                ops.add(new AddElement(
+                        FIREWALL_IPS, vip + " . " + proto + " . " + port, null, "goto " + firewallChain));
             }
         }
         if (p.nodePort() != 0) {
@@ -206,7 +226,8 @@ public final class NftAssembly {
                 ops.add(new AddElement(SERVICE_NODEPORTS, key, null, "goto " + externalChain));
             }
             if (!hasExternalEndpoints) {
-                ops.add(new AddElement(NO_ENDPOINT_NODEPORTS, key, name, hasEndpoints ? "drop" : "goto " + REJECT_CHAIN));
+                ops.add(new AddElement(
+                        NO_ENDPOINT_NODEPORTS, key, name, hasEndpoints ? "drop" : "goto " + REJECT_CHAIN));
             }
         }
 
@@ -216,7 +237,9 @@ public final class NftAssembly {
             if (p.masqueradeAll()) {
                 ops.add(new AddRule(internalChain, match + " jump " + MARK_FOR_MASQUERADE));
             } else if (p.podCidr() != null) {
-                ops.add(new AddRule(internalChain, match + " " + s.saddr() + " != " + p.podCidr() + " jump " + MARK_FOR_MASQUERADE));
+                ops.add(new AddRule(
+                        internalChain,
+                        match + " " + s.saddr() + " != " + p.podCidr() + " jump " + MARK_FOR_MASQUERADE));
             }
         }
         if (usesExternalChain) {
@@ -225,17 +248,25 @@ public final class NftAssembly {
                 ops.add(new AddRule(externalChain, "goto " + clusterChain));
             } else {
                 if (p.podCidr() != null) {
-                    ops.add(new AddRule(externalChain, s.saddr() + " " + p.podCidr() + " goto " + clusterChain + " comment \"short-circuit pod traffic\""));
+                    ops.add(new AddRule(
+                            externalChain,
+                            s.saddr() + " " + p.podCidr() + " goto " + clusterChain
+                                    + " comment \"short-circuit pod traffic\""));
                 }
-                ops.add(new AddRule(externalChain, "fib saddr type local jump " + MARK_FOR_MASQUERADE + " comment \"masquerade local traffic\""));
-                ops.add(new AddRule(externalChain, "fib saddr type local goto " + clusterChain + " comment \"short-circuit local traffic\""));
+                ops.add(new AddRule(
+                        externalChain,
+                        "fib saddr type local jump " + MARK_FOR_MASQUERADE + " comment \"masquerade local traffic\""));
+                ops.add(new AddRule(
+                        externalChain,
+                        "fib saddr type local goto " + clusterChain + " comment \"short-circuit local traffic\""));
                 if (hasExternalEndpoints) {
                     ops.add(new AddRule(externalChain, "goto " + localChain));
                 }
             }
         }
         if (usesFirewallChain) {
-            List<String> allowed = new ArrayList<>(p.sourceRanges().stream().map(Cidr::toString).toList());
+            List<String> allowed = new ArrayList<>(
+                    p.sourceRanges().stream().map(Cidr::toString).toList());
             // The node's own traffic to a VIP can come back with the VIP as its source: let it through.
             if (p.allowVipSources()) {
                 p.loadBalancerIPs().forEach(v -> allowed.add(v.toString()));
@@ -246,8 +277,12 @@ public final class NftAssembly {
         // Affinity sets, the policy chains' choice of an endpoint, and the endpoint chains.
         if (p.affinitySeconds() > 0) {
             for (NftPart.Endpoint ep : p.reachable()) {
-                ops.add(new AddSet("affinity-" + NftNames.endpoint(svc, ep.ip(), ep.port()), s.addrType(), List.of("dynamic", "timeout"),
-                        p.affinitySeconds(), null));
+                ops.add(new AddSet(
+                        "affinity-" + NftNames.endpoint(svc, ep.ip(), ep.port()),
+                        s.addrType(),
+                        List.of("dynamic", "timeout"),
+                        p.affinitySeconds(),
+                        null));
             }
         }
         if (usesClusterChain) {
@@ -281,7 +316,8 @@ public final class NftAssembly {
             NftPart.Endpoint ep = endpoints.get(i);
             choices.add(i + " : goto endpoint-" + NftNames.endpoint(svc, ep.ip(), ep.port()));
         }
-        ops.add(new AddRule(chain, "numgen random mod " + endpoints.size() + " vmap { " + String.join(" , ", choices) + " }"));
+        ops.add(new AddRule(
+                chain, "numgen random mod " + endpoints.size() + " vmap { " + String.join(" , ", choices) + " }"));
     }
 
     /** What differs between the {@code ip} and {@code ip6} tables' rules. */

@@ -19,8 +19,7 @@ import java.util.Map;
  */
 public final class NftContent {
     /** A chain as a full transaction leaves it: how it is declared and its rules in order. */
-    public record Chain(AddChain declaration, List<String> rules) {
-    }
+    public record Chain(AddChain declaration, List<String> rules) {}
 
     private final IpFamily family;
     private final Map<String, NftOp> sets = new LinkedHashMap<>();
@@ -45,7 +44,9 @@ public final class NftContent {
                 c.sets.put(m.name(), m);
             } else if (op instanceof AddElement e) {
                 c.elements.put(e.set() + " " + e.key(), e);
-            } else if (!(op instanceof NftOp.FlushChain || op instanceof NftOp.FlushSet || op instanceof NftOp.AddTable)) {
+            } else if (!(op instanceof NftOp.FlushChain
+                    || op instanceof NftOp.FlushSet
+                    || op instanceof NftOp.AddTable)) {
                 throw new IllegalArgumentException("not a full transaction's operation: " + op);
             }
         }

@@ -48,7 +48,9 @@ public record NftDelta(NftTransaction main, NftTransaction cleanup) {
         });
         a.elements().forEach((key, op) -> {
             AddElement now = b.elements().get(key);
-            if (now == null || !Objects.equals(now.value(), op.value()) || !Objects.equals(now.comment(), op.comment())) {
+            if (now == null
+                    || !Objects.equals(now.value(), op.value())
+                    || !Objects.equals(now.comment(), op.comment())) {
                 ops.add(new DeleteElement(op.set(), op.key()));
             }
         });
@@ -61,11 +63,15 @@ public record NftDelta(NftTransaction main, NftTransaction cleanup) {
             b.chains().get(name).rules().forEach(r -> ops.add(new AddRule(name, r)));
         }
         List<NftOp> cleanup = new ArrayList<>();
-        a.chains().keySet().stream().filter(name -> !b.chains().containsKey(name)).forEach(name -> {
-            ops.add(new FlushChain(name));
-            cleanup.add(new DeleteChain(name));
-        });
-        a.sets().keySet().stream().filter(name -> !b.sets().containsKey(name)).forEach(name -> ops.add(new DeleteSet(name)));
+        a.chains().keySet().stream()
+                .filter(name -> !b.chains().containsKey(name))
+                .forEach(name -> {
+                    ops.add(new FlushChain(name));
+                    cleanup.add(new DeleteChain(name));
+                });
+        a.sets().keySet().stream()
+                .filter(name -> !b.sets().containsKey(name))
+                .forEach(name -> ops.add(new DeleteSet(name)));
         return new NftDelta(new NftTransaction(b.family(), ops), new NftTransaction(b.family(), cleanup));
     }
 

@@ -19,18 +19,18 @@ public final class NftNames {
 
     private static final char[] BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567".toCharArray();
 
-    private NftNames() {
-    }
+    private NftNames() {}
 
     /** {@code HASH-ns/svc/proto/port}: the part after {@code service-}, {@code local-}, {@code external-}, {@code firewall-}. */
     public static String servicePort(ServicePortName p) {
-        return hashAndTruncate(p.service().namespace() + "/" + p.service().name() + "/" + p.protocol().lower() + "/" + p.port());
+        return hashAndTruncate(p.service().namespace() + "/" + p.service().name() + "/"
+                + p.protocol().lower() + "/" + p.port());
     }
 
     /** {@code HASH-ns/svc/proto/port__ip/port}: the part after {@code endpoint-} and {@code affinity-}; IPv6 colons become dots. */
     public static String endpoint(ServicePortName p, IpAddress ip, int port) {
-        return hashAndTruncate(p.service().namespace() + "/" + p.service().name() + "/" + p.protocol().lower() + "/" + p.port()
-                + "__" + ip.toString().replace(':', '.') + "/" + port);
+        return hashAndTruncate(p.service().namespace() + "/" + p.service().name() + "/"
+                + p.protocol().lower() + "/" + p.port() + "__" + ip.toString().replace(':', '.') + "/" + port);
     }
 
     /** {@code HASH-base}, cut to {@value #BASE_MAX} characters. */

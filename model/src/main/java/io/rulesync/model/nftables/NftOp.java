@@ -29,7 +29,8 @@ public sealed interface NftOp {
         public String render(String family) {
             String head = "add chain " + family + " " + NftTransaction.TABLE + " " + name;
             if (base != null) {
-                return head + " { type " + base.type() + " hook " + base.hook() + " priority " + base.priority() + " ; }";
+                return head + " { type " + base.type() + " hook " + base.hook() + " priority " + base.priority()
+                        + " ; }";
             }
             return comment == null ? head : head + " { comment \"" + comment + "\" ; }";
         }
@@ -58,8 +59,15 @@ public sealed interface NftOp {
 
         @Override
         public String render(String family) {
-            StringBuilder b = new StringBuilder("add set ").append(family).append(' ').append(NftTransaction.TABLE).append(' ')
-                    .append(name).append(" { type ").append(type).append(" ; ");
+            StringBuilder b = new StringBuilder("add set ")
+                    .append(family)
+                    .append(' ')
+                    .append(NftTransaction.TABLE)
+                    .append(' ')
+                    .append(name)
+                    .append(" { type ")
+                    .append(type)
+                    .append(" ; ");
             if (!flags.isEmpty()) {
                 b.append("flags ").append(String.join(",", flags)).append(" ; ");
             }
@@ -77,8 +85,8 @@ public sealed interface NftOp {
     record AddMap(String name, String type, String comment) implements NftOp {
         @Override
         public String render(String family) {
-            return "add map " + family + " " + NftTransaction.TABLE + " " + name + " { type " + type + " : verdict ; comment \"" + comment
-                    + "\" ; }";
+            return "add map " + family + " " + NftTransaction.TABLE + " " + name + " { type " + type
+                    + " : verdict ; comment \"" + comment + "\" ; }";
         }
     }
 
@@ -94,7 +102,8 @@ public sealed interface NftOp {
         @Override
         public String render(String family) {
             return "add element " + family + " " + NftTransaction.TABLE + " " + set + " { " + key
-                    + (comment == null ? "" : " comment \"" + comment + "\"") + (value == null ? "" : " : " + value) + " }";
+                    + (comment == null ? "" : " comment \"" + comment + "\"") + (value == null ? "" : " : " + value)
+                    + " }";
         }
     }
 
@@ -123,6 +132,5 @@ public sealed interface NftOp {
     }
 
     /** A base chain's type, hook and priority (a number, as knftables writes it). */
-    record BaseChain(String type, String hook, int priority) {
-    }
+    record BaseChain(String type, String hook, int priority) {}
 }

@@ -107,7 +107,8 @@ public sealed interface NftPart {
         static Endpoint parse(String s) {
             int colon = s.lastIndexOf(':');
             if (colon <= 0) {
-                throw new IllegalArgumentException("endpoint '" + KubernetesNames.printable(s) + "' is not address:port");
+                throw new IllegalArgumentException(
+                        "endpoint '" + KubernetesNames.printable(s) + "' is not address:port");
             }
             String host = s.substring(0, colon);
             if (host.startsWith("[") && host.endsWith("]")) {
@@ -115,7 +116,8 @@ public sealed interface NftPart {
             }
             Endpoint e = new Endpoint(IpAddress.parse(host), number(s.substring(colon + 1)));
             if (!e.toString().equals(s)) {
-                throw new IllegalArgumentException("endpoint '" + KubernetesNames.printable(s) + "' is not in canonical form");
+                throw new IllegalArgumentException(
+                        "endpoint '" + KubernetesNames.printable(s) + "' is not in canonical form");
             }
             return e;
         }
@@ -135,10 +137,25 @@ public sealed interface NftPart {
      * @param localChain      the endpoints the {@code local-} chain picks from (empty: no such chain)
      * @param reachable       every endpoint with a chain on this node class, in order
      */
-    record Port(Unit.Port unit, IpAddress clusterIP, int port, int nodePort, List<IpAddress> externalIPs,
-            List<IpAddress> loadBalancerIPs, List<Cidr> sourceRanges, boolean allowVipSources, boolean internalLocal,
-            boolean externalLocal, int affinitySeconds, boolean masqueradeAll, Cidr podCidr, boolean hasEndpoints,
-            List<Endpoint> clusterChain, List<Endpoint> localChain, List<Endpoint> reachable) implements NftPart {
+    record Port(
+            Unit.Port unit,
+            IpAddress clusterIP,
+            int port,
+            int nodePort,
+            List<IpAddress> externalIPs,
+            List<IpAddress> loadBalancerIPs,
+            List<Cidr> sourceRanges,
+            boolean allowVipSources,
+            boolean internalLocal,
+            boolean externalLocal,
+            int affinitySeconds,
+            boolean masqueradeAll,
+            Cidr podCidr,
+            boolean hasEndpoints,
+            List<Endpoint> clusterChain,
+            List<Endpoint> localChain,
+            List<Endpoint> reachable)
+            implements NftPart {
         /** kube-proxy's largest ClientIP timeout (a day). */
         static final int MAX_AFFINITY = 86_400;
 
@@ -154,7 +171,8 @@ public sealed interface NftPart {
             localChain = List.copyOf(localChain);
             reachable = List.copyOf(reachable);
             if (affinitySeconds < 0 || affinitySeconds > MAX_AFFINITY) {
-                throw new IllegalArgumentException("affinity: " + affinitySeconds + " is not 0.." + MAX_AFFINITY + " seconds");
+                throw new IllegalArgumentException(
+                        "affinity: " + affinitySeconds + " is not 0.." + MAX_AFFINITY + " seconds");
             }
             IpFamily family = clusterIP.family();
             List<IpAddress> all = new ArrayList<>(externalIPs);
@@ -167,16 +185,21 @@ public sealed interface NftPart {
             }
             for (Cidr c : sourceRanges) {
                 if (c.family() != family) {
-                    throw new IllegalArgumentException(unit.id() + ": source range " + c + " is not of the ClusterIP's family");
+                    throw new IllegalArgumentException(
+                            unit.id() + ": source range " + c + " is not of the ClusterIP's family");
                 }
             }
             if (podCidr != null && podCidr.family() != family) {
-                throw new IllegalArgumentException(unit.id() + ": pod CIDR " + podCidr + " is not of the ClusterIP's family");
+                throw new IllegalArgumentException(
+                        unit.id() + ": pod CIDR " + podCidr + " is not of the ClusterIP's family");
             }
             // Every chain a rule jumps to is one this part declares.
             Set<Endpoint> known = new HashSet<>(reachable);
-            if (known.size() != reachable.size() || !known.containsAll(clusterChain) || !known.containsAll(localChain)) {
-                throw new IllegalArgumentException(unit.id() + ": the chains' endpoints are not the reachable ones, each once");
+            if (known.size() != reachable.size()
+                    || !known.containsAll(clusterChain)
+                    || !known.containsAll(localChain)) {
+                throw new IllegalArgumentException(
+                        unit.id() + ": the chains' endpoints are not the reachable ones, each once");
             }
             if ((!clusterChain.isEmpty() || !localChain.isEmpty()) && !hasEndpoints) {
                 throw new IllegalArgumentException(unit.id() + ": endpoint chains without endpoints");
@@ -227,12 +250,15 @@ public sealed interface NftPart {
             if (head[0].equals("fixed")) {
                 fields(head, 3);
                 if (!head[1].startsWith("0x") || !Pattern.matches("[0-9a-f]{1,8}", head[1].substring(2))) {
-                    throw new IllegalArgumentException("mark '" + KubernetesNames.printable(head[1]) + "' is not a hex number");
+                    throw new IllegalArgumentException(
+                            "mark '" + KubernetesNames.printable(head[1]) + "' is not a hex number");
                 }
                 boolean everywhere = switch (head[2]) {
                     case "everywhere" -> true;
                     case "listed" -> false;
-                    default -> throw new IllegalArgumentException("'" + KubernetesNames.printable(head[2]) + "' is not everywhere or listed");
+                    default ->
+                        throw new IllegalArgumentException(
+                                "'" + KubernetesNames.printable(head[2]) + "' is not everywhere or listed");
                 };
                 List<NodePorts> nodes = new ArrayList<>();
                 for (String line : lines.subList(1, lines.size())) {
@@ -255,7 +281,8 @@ public sealed interface NftPart {
             }
             fields(head, 11);
             if (!(Unit.parse(head[1]) instanceof Unit.Port unit)) {
-                throw new IllegalArgumentException("'" + KubernetesNames.printable(head[1]) + "' is not a service port");
+                throw new IllegalArgumentException(
+                        "'" + KubernetesNames.printable(head[1]) + "' is not a service port");
             }
             List<IpAddress> external = List.of();
             List<IpAddress> lb = List.of();
@@ -269,25 +296,47 @@ public sealed interface NftPart {
                 String[] f = line.split(" ", -1);
                 List<String> rest = List.of(f).subList(1, f.length);
                 switch (f[0]) {
-                    case "external" -> external = rest.stream().map(IpAddress::parse).toList();
+                    case "external" ->
+                        external = rest.stream().map(IpAddress::parse).toList();
                     case "lb" -> lb = rest.stream().map(IpAddress::parse).toList();
                     case "ranges" -> {
-                        if (rest.isEmpty() || !(rest.get(0).equals("vips") || rest.get(0).equals("-"))) {
+                        if (rest.isEmpty()
+                                || !(rest.get(0).equals("vips") || rest.get(0).equals("-"))) {
                             throw new IllegalArgumentException("expected 'ranges vips|- CIDR...'");
                         }
                         allowVips = rest.get(0).equals("vips");
-                        ranges = rest.subList(1, rest.size()).stream().map(Cidr::parse).toList();
+                        ranges = rest.subList(1, rest.size()).stream()
+                                .map(Cidr::parse)
+                                .toList();
                     }
-                    case "reachable" -> reachable = rest.stream().map(Endpoint::parse).toList();
-                    case "cluster" -> cluster = rest.stream().map(Endpoint::parse).toList();
+                    case "reachable" ->
+                        reachable = rest.stream().map(Endpoint::parse).toList();
+                    case "cluster" ->
+                        cluster = rest.stream().map(Endpoint::parse).toList();
                     case "local" -> local = rest.stream().map(Endpoint::parse).toList();
-                    default -> throw new IllegalArgumentException("unexpected '" + KubernetesNames.printable(f[0]) + "'");
+                    default ->
+                        throw new IllegalArgumentException("unexpected '" + KubernetesNames.printable(f[0]) + "'");
                 }
             }
             lineNo = firstLineNo;
-            NftPart p = new Port(unit, IpAddress.parse(head[2]), number(head[3]), number(head[4]), external, lb, ranges, allowVips,
-                    policy(head[6]), policy(head[7]), number(head[5]), flag(head[9], "masquerade-all"),
-                    head[10].equals("-") ? null : Cidr.parse(head[10]), endpoints(head[8]), cluster, local, reachable);
+            NftPart p = new Port(
+                    unit,
+                    IpAddress.parse(head[2]),
+                    number(head[3]),
+                    number(head[4]),
+                    external,
+                    lb,
+                    ranges,
+                    allowVips,
+                    policy(head[6]),
+                    policy(head[7]),
+                    number(head[5]),
+                    flag(head[9], "masquerade-all"),
+                    head[10].equals("-") ? null : Cidr.parse(head[10]),
+                    endpoints(head[8]),
+                    cluster,
+                    local,
+                    reachable);
             return canonical(p, lines);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("line " + lineNo + ": nftables part: " + e.getMessage(), e);
@@ -306,7 +355,9 @@ public sealed interface NftPart {
         return switch (s) {
             case "local" -> true;
             case "cluster" -> false;
-            default -> throw new IllegalArgumentException("policy '" + KubernetesNames.printable(s) + "' is not cluster or local");
+            default ->
+                throw new IllegalArgumentException(
+                        "policy '" + KubernetesNames.printable(s) + "' is not cluster or local");
         };
     }
 
@@ -321,7 +372,8 @@ public sealed interface NftPart {
         return switch (s) {
             case "endpoints" -> true;
             case "none" -> false;
-            default -> throw new IllegalArgumentException("'" + KubernetesNames.printable(s) + "' is not endpoints or none");
+            default ->
+                throw new IllegalArgumentException("'" + KubernetesNames.printable(s) + "' is not endpoints or none");
         };
     }
 

@@ -65,7 +65,9 @@ public record ChainChanges(List<TableChanges> tables) {
     /** The node's view of a delta applied to {@code base}: its chains added, changed and removed. */
     public static ChainChanges forNode(ClusterRules base, RulesDelta delta, String node, IpFamily family) {
         ClusterRules next = delta.diff().applyTo(base);
-        return between(base.ruleSet(node, family).orElse(null), next.ruleSet(node, family).orElse(null));
+        return between(
+                base.ruleSet(node, family).orElse(null),
+                next.ruleSet(node, family).orElse(null));
     }
 
     private static Map<String, Chain> byName(List<Chain> chains) {

@@ -1,8 +1,8 @@
 package io.rulesync.model.rules;
 
+import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.ipvs.IpvsAssembly;
 import io.rulesync.model.ipvs.IpvsRules;
-import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.nftables.NftAssembly;
 import io.rulesync.model.nftables.NftPart;
 import io.rulesync.model.nftables.NftTransaction;
@@ -73,7 +73,8 @@ public final class ClusterRules {
 
     /** The fragments of one unit and family (all its variants). */
     public SortedMap<FragmentKey, RuleFragment> unit(IpFamily family, Unit unit) {
-        return fragments.subMap(new FragmentKey(family, unit, new Variant("", "")),
+        return fragments.subMap(
+                new FragmentKey(family, unit, new Variant("", "")),
                 new FragmentKey(family, unit, new Variant("\uffff", "\uffff")));
     }
 
@@ -84,8 +85,12 @@ public final class ClusterRules {
 
     /** One node's IPVS configuration for one family, from the same fragments; empty when the node is not in this version. */
     public Optional<IpvsRules> ipvs(String node, IpFamily family) {
-        return chosen(node, family).map(c -> IpvsAssembly.assemble(node, family, c.fixed().ipvs(),
-                c.ports().stream().map(RuleFragment::ipvs).toList()));
+        return chosen(node, family)
+                .map(c -> IpvsAssembly.assemble(
+                        node,
+                        family,
+                        c.fixed().ipvs(),
+                        c.ports().stream().map(RuleFragment::ipvs).toList()));
     }
 
     /**
@@ -100,12 +105,14 @@ public final class ClusterRules {
         }
         return chosen(node, family).map(c -> {
             if (!(c.fixed().nftables() instanceof NftPart.Fixed fixed)) {
-                throw new IllegalStateException("this version was compiled before nftables mode: it has no nftables rules");
+                throw new IllegalStateException(
+                        "this version was compiled before nftables mode: it has no nftables rules");
             }
             List<NftPart.Port> ports = new ArrayList<>(c.ports().size());
             for (RuleFragment f : c.ports()) {
                 if (!(f.nftables() instanceof NftPart.Port p)) {
-                    throw new IllegalStateException("this version was compiled before nftables mode: it has no nftables rules");
+                    throw new IllegalStateException(
+                            "this version was compiled before nftables mode: it has no nftables rules");
                 }
                 ports.add(p);
             }
@@ -114,8 +121,7 @@ public final class ClusterRules {
     }
 
     /** The fragments a node uses: the fixed unit's, then one per service port, in rule order. */
-    private record Chosen(RuleFragment fixed, List<RuleFragment> ports) {
-    }
+    private record Chosen(RuleFragment fixed, List<RuleFragment> ports) {}
 
     private Optional<Chosen> chosen(String node, IpFamily family) {
         String zone = nodeZones.get(node);
@@ -174,13 +180,16 @@ public final class ClusterRules {
 
     /** Whether a fragment of this variant may be chosen for the node. */
     public static boolean matches(Variant v, String node, String zone) {
-        return (v.node().equals(node) || v.node().equals(Variant.ANY)) && (v.zone().equals(zone) || v.zone().equals(Variant.ANY));
+        return (v.node().equals(node) || v.node().equals(Variant.ANY))
+                && (v.zone().equals(zone) || v.zone().equals(Variant.ANY));
     }
 
     /** The fragment a node uses for one unit, if any. */
     public Optional<RuleFragment> resolve(String node, IpFamily family, Unit unit) {
         String zone = nodeZones.get(node);
-        return zone == null ? Optional.empty() : Optional.ofNullable(choose(unit(family, unit).entrySet(), node, zone));
+        return zone == null
+                ? Optional.empty()
+                : Optional.ofNullable(choose(unit(family, unit).entrySet(), node, zone));
     }
 
     /** The most specific variant: this node and its zone, this node, any node in its zone, any node. */
@@ -205,7 +214,9 @@ public final class ClusterRules {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof ClusterRules other && fragments.equals(other.fragments) && nodeZones.equals(other.nodeZones);
+        return o instanceof ClusterRules other
+                && fragments.equals(other.fragments)
+                && nodeZones.equals(other.nodeZones);
     }
 
     @Override

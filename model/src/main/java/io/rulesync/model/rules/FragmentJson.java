@@ -17,8 +17,7 @@ import tools.jackson.core.JsonToken;
  * into the fragments themselves, with no tree of maps in between.
  */
 final class FragmentJson {
-    private FragmentJson() {
-    }
+    private FragmentJson() {}
 
     /** A field that is missing or of the wrong type; its message names it. */
     static final class WrongField extends IllegalArgumentException {
@@ -75,18 +74,21 @@ final class FragmentJson {
         return readObject(() -> Json.MAPPER.createParser(json), what, body);
     }
 
-    private static <T> T readObject(java.util.function.Supplier<JsonParser> open, String what, Function<JsonParser, T> body) {
+    private static <T> T readObject(
+            java.util.function.Supplier<JsonParser> open, String what, Function<JsonParser, T> body) {
         try (JsonParser p = open.get()) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 throw new IllegalArgumentException(what + " is not a JSON object");
             }
             T read = body.apply(p);
             if (p.nextToken() != null) {
-                throw new IllegalArgumentException(what + " is not JSON: more after its object at " + p.currentLocation());
+                throw new IllegalArgumentException(
+                        what + " is not JSON: more after its object at " + p.currentLocation());
             }
             return read;
         } catch (JacksonException e) {
-            throw new IllegalArgumentException(what + " is not JSON: " + e.getOriginalMessage() + " at " + e.getLocation(), e);
+            throw new IllegalArgumentException(
+                    what + " is not JSON: " + e.getOriginalMessage() + " at " + e.getLocation(), e);
         }
     }
 
@@ -139,7 +141,8 @@ final class FragmentJson {
         return fragments;
     }
 
-    private static RulesDiff.FragmentChange readFragment(JsonParser p, String at, MessageDigest sha, StringBuilder scratch) {
+    private static RulesDiff.FragmentChange readFragment(
+            JsonParser p, String at, MessageDigest sha, StringBuilder scratch) {
         if (p.currentToken() != JsonToken.START_OBJECT) {
             throw new WrongField(at + ": expected an object");
         }
@@ -161,15 +164,17 @@ final class FragmentJson {
                 default -> p.skipChildren();
             }
         }
-        FragmentKey key = new FragmentKey(IpFamily.fromId(required(family, at + ".family")),
-                Unit.parse(required(unit, at + ".unit")), Variant.parse(required(variant, at + ".variant")));
+        FragmentKey key = new FragmentKey(
+                IpFamily.fromId(required(family, at + ".family")),
+                Unit.parse(required(unit, at + ".unit")),
+                Variant.parse(required(variant, at + ".variant")));
         if (removed) {
             return new RulesDiff.FragmentChange(key, RuleFragment.EMPTY, null);
         }
         RuleFragment after = RuleFragment.parse(required(rules, at + ".rules"));
         if (hash == null || !after.isReceivedAs(rules, hash, sha, scratch)) {
-            throw new IllegalArgumentException("fragment " + key.unit().id() + " (" + key.variant().id()
-                    + "): content does not match its hash");
+            throw new IllegalArgumentException(
+                    "fragment " + key.unit().id() + " (" + key.variant().id() + "): content does not match its hash");
         }
         return new RulesDiff.FragmentChange(key, null, after);
     }

@@ -24,16 +24,17 @@ public final class Lineage {
     /** 128 bits of SHA-256, in hex. */
     private static final Pattern FORM = Pattern.compile("[0-9a-f]{32}");
 
-    private Lineage() {
-    }
+    private Lineage() {}
 
     /** The lineage of version {@code seq}, which made {@code diff} on top of a version of lineage {@code parent}. */
     public static String next(String parent, long seq, RulesDiff diff) {
         // Sorted, so that the same change hashes the same whatever order the compiler listed it in.
-        List<String> lines = new ArrayList<>(diff.fragments().size() + diff.nodes().size());
+        List<String> lines =
+                new ArrayList<>(diff.fragments().size() + diff.nodes().size());
         for (RulesDiff.FragmentChange c : diff.fragments()) {
             FragmentKey k = c.key();
-            lines.add("f " + k.family().id() + " " + k.unit().id() + " " + k.variant().id() + " "
+            lines.add("f " + k.family().id() + " " + k.unit().id() + " "
+                    + k.variant().id() + " "
                     + (c.after() == null ? "-" : c.after().hash()));
         }
         for (RulesDiff.NodeChange n : diff.nodes()) {
@@ -69,7 +70,8 @@ public final class Lineage {
             return UNKNOWN;
         }
         if (!FORM.matcher(lineage).matches()) {
-            throw new IllegalArgumentException(field + ": '" + abbreviate(lineage) + "' is not a lineage (32 lowercase hex digits)");
+            throw new IllegalArgumentException(
+                    field + ": '" + abbreviate(lineage) + "' is not a lineage (32 lowercase hex digits)");
         }
         return lineage;
     }

@@ -46,7 +46,11 @@ public final class RuleFragment {
         this(appends, filterChains, natChains, IpvsPart.EMPTY, NftPart.NONE);
     }
 
-    public RuleFragment(Map<DispatchChain, List<String>> appends, List<Chain> filterChains, List<Chain> natChains, IpvsPart ipvs,
+    public RuleFragment(
+            Map<DispatchChain, List<String>> appends,
+            List<Chain> filterChains,
+            List<Chain> natChains,
+            IpvsPart ipvs,
             NftPart nftables) {
         EnumMap<DispatchChain, List<String>> copy = new EnumMap<>(DispatchChain.class);
         appends.forEach((k, v) -> {
@@ -98,13 +102,19 @@ public final class RuleFragment {
         if (o == this) {
             return true;
         }
-        return o instanceof RuleFragment f && appends.equals(f.appends) && filterChains.equals(f.filterChains)
-                && natChains.equals(f.natChains) && ipvs.equals(f.ipvs) && nftables.equals(f.nftables);
+        return o instanceof RuleFragment f
+                && appends.equals(f.appends)
+                && filterChains.equals(f.filterChains)
+                && natChains.equals(f.natChains)
+                && ipvs.equals(f.ipvs)
+                && nftables.equals(f.nftables);
     }
 
     @Override
     public int hashCode() {
-        return (((appends.hashCode() * 31 + filterChains.hashCode()) * 31 + natChains.hashCode()) * 31 + ipvs.hashCode()) * 31
+        return (((appends.hashCode() * 31 + filterChains.hashCode()) * 31 + natChains.hashCode()) * 31
+                                + ipvs.hashCode())
+                        * 31
                 + nftables.hashCode();
     }
 
@@ -321,13 +331,14 @@ public final class RuleFragment {
                     throw new IllegalArgumentException("line " + lineNo + ": chain " + name + " declared twice");
                 }
             } else {
-                throw new IllegalArgumentException("line " + lineNo + ": unexpected '" + text.substring(start, stop) + "'");
+                throw new IllegalArgumentException(
+                        "line " + lineNo + ": unexpected '" + text.substring(start, stop) + "'");
             }
         }
         List<Chain> filter = new ArrayList<>();
         List<Chain> nat = new ArrayList<>();
-        owned.forEach((t, chains) -> chains.forEach((name, rules) ->
-                (t == Table.FILTER ? filter : nat).add(new Chain(name, rules))));
+        owned.forEach((t, chains) ->
+                chains.forEach((name, rules) -> (t == Table.FILTER ? filter : nat).add(new Chain(name, rules))));
         return new RuleFragment(appends, filter, nat, ipvs, nftables);
     }
 

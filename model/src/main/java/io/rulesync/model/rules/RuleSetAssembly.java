@@ -14,8 +14,7 @@ import java.util.List;
  * stored version always reads back byte for byte as it was compiled.
  */
 public final class RuleSetAssembly {
-    private RuleSetAssembly() {
-    }
+    private RuleSetAssembly() {}
 
     public static RuleSet assemble(IpFamily family, RuleFragment fixed, Iterable<RuleFragment> ports) {
         List<Chain> filter = new ArrayList<>();

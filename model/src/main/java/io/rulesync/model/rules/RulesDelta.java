@@ -17,8 +17,8 @@ import tools.jackson.core.JsonToken;
  * fragments whose variant resolves to it ({@link ClusterRules#ruleSet}), so one message serves every
  * node and its size grows with the change, not with the number of nodes.
  */
-public record RulesDelta(String cluster, long base, long target, Instant createdAt, RulesDiff diff, String baseLineage,
-        String lineage) {
+public record RulesDelta(
+        String cluster, long base, long target, Instant createdAt, RulesDiff diff, String baseLineage, String lineage) {
     public static final int FORMAT = 1;
 
     /**
@@ -120,14 +120,22 @@ public record RulesDelta(String cluster, long base, long target, Instant created
         List<RulesDiff.FragmentChange> fragments = new ArrayList<>();
         List<RulesDiff.NodeChange> nodes = new ArrayList<>();
         for (RulesDelta d : read) {
-            if (!d.cluster().equals(first.cluster()) || d.target() != first.target() || !d.lineage().equals(first.lineage())) {
+            if (!d.cluster().equals(first.cluster())
+                    || d.target() != first.target()
+                    || !d.lineage().equals(first.lineage())) {
                 throw new IllegalArgumentException("parts of different deltas");
             }
             fragments.addAll(d.diff().fragments());
             nodes.addAll(d.diff().nodes());
         }
-        return new RulesDelta(first.cluster(), first.base(), first.target(), first.createdAt(), new RulesDiff(fragments, nodes),
-                first.baseLineage(), first.lineage());
+        return new RulesDelta(
+                first.cluster(),
+                first.base(),
+                first.target(),
+                first.createdAt(),
+                new RulesDiff(fragments, nodes),
+                first.baseLineage(),
+                first.lineage());
     }
 
     /** Which part of its delta a message is, and of how many: {@code [part, parts]}. */
@@ -161,8 +169,7 @@ public record RulesDelta(String cluster, long base, long target, Instant created
     }
 
     /** One message of a delta: which part of how many, and what it holds. */
-    private record Part(int part, int parts, RulesDelta delta) {
-    }
+    private record Part(int part, int parts, RulesDelta delta) {}
 
     private static Part read(JsonParser p) {
         try {
@@ -185,7 +192,8 @@ public record RulesDelta(String cluster, long base, long target, Instant created
                     case "base" -> base = FragmentJson.whole(p, "base");
                     case "target" -> target = FragmentJson.whole(p, "target");
                     case "createdAt" -> createdAt = FragmentJson.text(p, "createdAt");
-                    case "baseLineage" -> baseLineage = Lineage.check("baseLineage", FragmentJson.text(p, "baseLineage"));
+                    case "baseLineage" ->
+                        baseLineage = Lineage.check("baseLineage", FragmentJson.text(p, "baseLineage"));
                     case "lineage" -> lineage = Lineage.check("lineage", FragmentJson.text(p, "lineage"));
                     case "part" -> part = FragmentJson.whole(p, "part");
                     case "parts" -> parts = FragmentJson.whole(p, "parts");
@@ -197,13 +205,18 @@ public record RulesDelta(String cluster, long base, long target, Instant created
             if (!format) {
                 throw new IllegalArgumentException("v: delta format null is not supported");
             }
-            RulesDelta delta = new RulesDelta(FragmentJson.required(cluster, "cluster"), FragmentJson.required(base, "base"),
-                    FragmentJson.required(target, "target"), Instant.parse(FragmentJson.required(createdAt, "createdAt")),
-                    new RulesDiff(FragmentJson.required(fragments, "fragments"), FragmentJson.required(nodes, "nodes")), baseLineage,
+            RulesDelta delta = new RulesDelta(
+                    FragmentJson.required(cluster, "cluster"),
+                    FragmentJson.required(base, "base"),
+                    FragmentJson.required(target, "target"),
+                    Instant.parse(FragmentJson.required(createdAt, "createdAt")),
+                    new RulesDiff(FragmentJson.required(fragments, "fragments"), FragmentJson.required(nodes, "nodes")),
+                    baseLineage,
                     lineage);
             return new Part(Math.toIntExact(part), Math.toIntExact(parts), delta);
         } catch (FragmentJson.WrongField | DateTimeParseException | ArithmeticException e) {
-            throw new IllegalArgumentException("delta is missing a field or has one of the wrong type: " + e.getMessage(), e);
+            throw new IllegalArgumentException(
+                    "delta is missing a field or has one of the wrong type: " + e.getMessage(), e);
         }
     }
 

@@ -34,8 +34,7 @@ public record RulesDiff(List<FragmentChange> fragments, List<NodeChange> nodes) 
     }
 
     /** {@code zoneBefore} null: the node is new; {@code zoneAfter} null: the node is gone. */
-    public record NodeChange(String node, String zoneBefore, String zoneAfter) {
-    }
+    public record NodeChange(String node, String zoneBefore, String zoneAfter) {}
 
     public boolean isEmpty() {
         return fragments.isEmpty() && nodes.isEmpty();
@@ -75,11 +74,10 @@ public record RulesDiff(List<FragmentChange> fragments, List<NodeChange> nodes) 
         return new RulesDiff(changes, nodes);
     }
 
-    private record IpFamilyUnit(IpFamily family, Unit unit) {
-    }
+    private record IpFamilyUnit(IpFamily family, Unit unit) {}
 
-    private static void compare(SortedMap<FragmentKey, RuleFragment> a, SortedMap<FragmentKey, RuleFragment> b,
-            List<FragmentChange> out) {
+    private static void compare(
+            SortedMap<FragmentKey, RuleFragment> a, SortedMap<FragmentKey, RuleFragment> b, List<FragmentChange> out) {
         TreeSet<FragmentKey> keys = new TreeSet<>(a.keySet());
         keys.addAll(b.keySet());
         for (FragmentKey k : keys) {

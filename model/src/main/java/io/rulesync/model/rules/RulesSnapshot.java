@@ -118,11 +118,17 @@ public record RulesSnapshot(String cluster, long version, Instant createdAt, Clu
             if (!format) {
                 throw new IllegalArgumentException("v: snapshot format null is not supported");
             }
-            RulesDiff diff = new RulesDiff(FragmentJson.required(fragments, "fragments"), FragmentJson.required(nodes, "nodes"));
-            return new RulesSnapshot(FragmentJson.required(cluster, "cluster"), FragmentJson.required(version, "version"),
-                    Instant.parse(FragmentJson.required(createdAt, "createdAt")), diff.applyTo(ClusterRules.EMPTY), lineage);
+            RulesDiff diff =
+                    new RulesDiff(FragmentJson.required(fragments, "fragments"), FragmentJson.required(nodes, "nodes"));
+            return new RulesSnapshot(
+                    FragmentJson.required(cluster, "cluster"),
+                    FragmentJson.required(version, "version"),
+                    Instant.parse(FragmentJson.required(createdAt, "createdAt")),
+                    diff.applyTo(ClusterRules.EMPTY),
+                    lineage);
         } catch (FragmentJson.WrongField | DateTimeParseException e) {
-            throw new IllegalArgumentException("snapshot is missing a field or has one of the wrong type: " + e.getMessage(), e);
+            throw new IllegalArgumentException(
+                    "snapshot is missing a field or has one of the wrong type: " + e.getMessage(), e);
         }
     }
 

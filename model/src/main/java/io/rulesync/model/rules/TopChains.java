@@ -26,8 +26,7 @@ public final class TopChains {
     /** The nat chains declared before any per-service chain. */
     static final List<String> NAT_ORDER = List.of(SERVICES, NODEPORTS, POSTROUTING, MARK_MASQ);
 
-    private TopChains() {
-    }
+    private TopChains() {}
 
     /** The fixed chains of {@code table}, in kube-proxy's declaration order. */
     public static List<String> of(Table table) {

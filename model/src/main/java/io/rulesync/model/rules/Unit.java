@@ -27,10 +27,13 @@ public sealed interface Unit extends Comparable<Unit> {
         int colon = id.indexOf(':', slash + 1);
         int last = id.lastIndexOf('/');
         if (slash < 0 || colon < 0 || last <= colon) {
-            throw new IllegalArgumentException("'" + id + "' is not a unit (expected ~fixed or namespace/name:port/PROTOCOL)");
+            throw new IllegalArgumentException(
+                    "'" + id + "' is not a unit (expected ~fixed or namespace/name:port/PROTOCOL)");
         }
-        return new Port(new ServicePortName(new NamespacedName(id.substring(0, slash), id.substring(slash + 1, colon)),
-                id.substring(colon + 1, last), Protocol.valueOf(id.substring(last + 1))));
+        return new Port(new ServicePortName(
+                new NamespacedName(id.substring(0, slash), id.substring(slash + 1, colon)),
+                id.substring(colon + 1, last),
+                Protocol.valueOf(id.substring(last + 1))));
     }
 
     @Override

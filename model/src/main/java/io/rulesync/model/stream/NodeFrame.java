@@ -60,16 +60,17 @@ public sealed interface NodeFrame {
         }
         // Each ack in its own wire form, as POST .../acks carries it.
         return Json.generate(g -> {
-            g.writeStartObject();
-            g.writeNumberProperty("v", FORMAT);
-            g.writeStringProperty("type", "acks");
-            g.writeArrayPropertyStart("acks");
-            for (NodeAck a : ((Acks) this).acks()) {
-                a.write(g);
-            }
-            g.writeEndArray();
-            g.writeEndObject();
-        }).getBytes(StandardCharsets.UTF_8);
+                    g.writeStartObject();
+                    g.writeNumberProperty("v", FORMAT);
+                    g.writeStringProperty("type", "acks");
+                    g.writeArrayPropertyStart("acks");
+                    for (NodeAck a : ((Acks) this).acks()) {
+                        a.write(g);
+                    }
+                    g.writeEndArray();
+                    g.writeEndObject();
+                })
+                .getBytes(StandardCharsets.UTF_8);
     }
 
     /**
@@ -85,7 +86,8 @@ public sealed interface NodeFrame {
             throw new IllegalArgumentException("not JSON: " + e.getOriginalMessage());
         }
         if (m == null || !m.isObject() || m.path("v").asInt(-1) != FORMAT) {
-            throw new IllegalArgumentException("v: frame format " + (m == null ? null : m.get("v")) + " is not supported");
+            throw new IllegalArgumentException(
+                    "v: frame format " + (m == null ? null : m.get("v")) + " is not supported");
         }
         String type = m.path("type").asString("");
         switch (type) {

@@ -58,8 +58,7 @@ public sealed interface ServerFrame {
     }
 
     /** The node must load a snapshot (it fell too far behind, or the next delta is gone), then resume after its version. */
-    record Snapshot(long head, String why) implements ServerFrame {
-    }
+    record Snapshot(long head, String why) implements ServerFrame {}
 
     /**
      * A frame of deltas, whose header names its versions and their lineages, its body's length and SHA-256: a node can
@@ -67,7 +66,8 @@ public sealed interface ServerFrame {
      * deflated (zlib), for nodes that said they take it; length and digest are then those of the deflated bytes, the
      * ones that travel.
      */
-    static byte[] deltas(long head, long after, long upTo, String baseLineage, String lineage, byte[] ndjson, boolean deflate) {
+    static byte[] deltas(
+            long head, long after, long upTo, String baseLineage, String lineage, byte[] ndjson, boolean deflate) {
         byte[] body = deflate ? deflate(ndjson) : ndjson;
         Map<String, Object> h = new LinkedHashMap<>();
         h.put("v", FORMAT);
@@ -127,12 +127,13 @@ public sealed interface ServerFrame {
                 n += got;
             }
             if (n != length || !i.finished()) {
-                throw new IllegalArgumentException("deltas to " + upTo + ": the deflated body does not inflate to the " + length
-                        + " bytes its header says");
+                throw new IllegalArgumentException("deltas to " + upTo + ": the deflated body does not inflate to the "
+                        + length + " bytes its header says");
             }
             return out;
         } catch (DataFormatException e) {
-            throw new IllegalArgumentException("deltas to " + upTo + ": the deflated body is not deflate data: " + e.getMessage());
+            throw new IllegalArgumentException(
+                    "deltas to " + upTo + ": the deflated body is not deflate data: " + e.getMessage());
         } finally {
             i.end();
         }
@@ -178,26 +179,36 @@ public sealed interface ServerFrame {
                 int start = Math.min(nl + 1, frame.length);
                 int length = frame.length - start;
                 if (whole(h, "bytes") != length) {
-                    throw new IllegalArgumentException("deltas to " + upTo + ": " + length + " bytes, the header says " + h.get("bytes"));
+                    throw new IllegalArgumentException(
+                            "deltas to " + upTo + ": " + length + " bytes, the header says " + h.get("bytes"));
                 }
                 String sum = HexFormat.of().formatHex(sha256(frame, start, length));
                 if (!sum.equals(h.path("sha256").asString(""))) {
-                    throw new IllegalArgumentException("deltas to " + upTo + ": SHA-256 " + sum + ", the header says " + h.get("sha256"));
+                    throw new IllegalArgumentException(
+                            "deltas to " + upTo + ": SHA-256 " + sum + ", the header says " + h.get("sha256"));
                 }
                 int inflated = -1;
                 String encoding = h.path("encoding").asString("identity");
                 if (encoding.equals(DEFLATE)) {
                     long n = whole(h, "inflated");
                     if (n > MAX_INFLATED) {
-                        throw new IllegalArgumentException("deltas to " + upTo + ": " + n + " bytes inflated, more than the " + MAX_INFLATED
-                                + " a node takes");
+                        throw new IllegalArgumentException("deltas to " + upTo + ": " + n
+                                + " bytes inflated, more than the " + MAX_INFLATED + " a node takes");
                     }
                     inflated = (int) n;
                 } else if (!encoding.equals("identity")) {
-                    throw new IllegalArgumentException("deltas to " + upTo + ": encoding '" + encoding + "' is not deflate");
+                    throw new IllegalArgumentException(
+                            "deltas to " + upTo + ": encoding '" + encoding + "' is not deflate");
                 }
-                return new Deltas(head, after, upTo, Lineage.check("frame header: baseLineage", h.path("baseLineage").asString("")),
-                        Lineage.check("frame header: lineage", h.path("lineage").asString("")), Arrays.copyOfRange(frame, start, frame.length),
+                return new Deltas(
+                        head,
+                        after,
+                        upTo,
+                        Lineage.check(
+                                "frame header: baseLineage",
+                                h.path("baseLineage").asString("")),
+                        Lineage.check("frame header: lineage", h.path("lineage").asString("")),
+                        Arrays.copyOfRange(frame, start, frame.length),
                         inflated);
             }
             case "snapshot" -> {

@@ -8,8 +8,7 @@ package io.rulesync.model.text;
  * as it is, so a message still reads naturally.
  */
 public final class Printable {
-    private Printable() {
-    }
+    private Printable() {}
 
     /** {@code s} with every character that could break or disguise a line escaped; null stays "null". */
     public static String escape(CharSequence s) {
@@ -62,8 +61,12 @@ public final class Printable {
 
     private static boolean unsafe(CharSequence s, int i) {
         char c = s.charAt(i);
-        if (Character.isISOControl(c) || c == 0x2028 || c == 0x2029 || (c >= 0x202a && c <= 0x202e)
-                || (c >= 0x2066 && c <= 0x2069) || c == 0xfeff) {
+        if (Character.isISOControl(c)
+                || c == 0x2028
+                || c == 0x2029
+                || (c >= 0x202a && c <= 0x202e)
+                || (c >= 0x2066 && c <= 0x2069)
+                || c == 0xfeff) {
             return true;
         }
         if (Character.isHighSurrogate(c)) {

@@ -15,8 +15,8 @@ package io.rulesync.model.topic;
 public record LogPosition(long next, int epoch, String topicId, long start, long highWater) {
     public LogPosition {
         if (next < 0 || epoch < 0 || start < 0 || highWater < next) {
-            throw new IllegalArgumentException("position " + next + ", epoch " + epoch + ", start " + start
-                    + ", high water " + highWater);
+            throw new IllegalArgumentException(
+                    "position " + next + ", epoch " + epoch + ", start " + start + ", high water " + highWater);
         }
     }
 

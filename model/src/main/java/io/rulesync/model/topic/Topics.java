@@ -12,7 +12,8 @@ import java.util.Objects;
  * @param resyncs     compiler → watchers: requests to publish a cluster's whole state again
  */
 public record Topics(String events, String deltas, String deadLetters, String resyncs) {
-    public static final Topics DEFAULT = new Topics("rulesync.cluster-events", "rulesync.rule-deltas", "rulesync.cluster-events.dlt");
+    public static final Topics DEFAULT =
+            new Topics("rulesync.cluster-events", "rulesync.rule-deltas", "rulesync.cluster-events.dlt");
 
     public Topics {
         Objects.requireNonNull(events, "events");

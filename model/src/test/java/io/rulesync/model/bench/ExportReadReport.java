@@ -32,8 +32,7 @@ import org.snakeyaml.engine.v2.nodes.Node;
  * EndpointSlice of two endpoints, and the file with 100 Nodes.
  */
 public final class ExportReadReport {
-    private ExportReadReport() {
-    }
+    private ExportReadReport() {}
 
     public static void main(String[] args) throws Exception {
         List<Integer> counts = new ArrayList<>();
@@ -43,7 +42,11 @@ public final class ExportReadReport {
         if (counts.isEmpty()) {
             counts = List.of(10_000, 50_000, 120_000);
         }
-        System.out.printf(Locale.ROOT, "heap (-Xmx): %d MB, JDK %s%n", Runtime.getRuntime().maxMemory() >> 20, Runtime.version());
+        System.out.printf(
+                Locale.ROOT,
+                "heap (-Xmx): %d MB, JDK %s%n",
+                Runtime.getRuntime().maxMemory() >> 20,
+                Runtime.version());
         Path dir = Files.createTempDirectory("manifest-export");
         try {
             Path warm = export(dir, 2_000);
@@ -52,7 +55,15 @@ public final class ExportReadReport {
                 read("whole", warm);
             }
             Files.delete(warm);
-            System.out.printf(Locale.ROOT, "%-9s %9s %10s %9s %8s %11s%n", "reader", "Services", "file", "objects", "s", "kept heap");
+            System.out.printf(
+                    Locale.ROOT,
+                    "%-9s %9s %10s %9s %8s %11s%n",
+                    "reader",
+                    "Services",
+                    "file",
+                    "objects",
+                    "s",
+                    "kept heap");
             for (int n : counts) {
                 Path file = export(dir, n);
                 for (String mode : List.of("streamed", "whole")) {
@@ -68,8 +79,9 @@ public final class ExportReadReport {
     private record Result(int objects, double seconds, long keptBytes, String failure) {
         String line(String mode, int services, long fileBytes) {
             String head = String.format(Locale.ROOT, "%-9s %9d %7.1f MB", mode, services, fileBytes / 1e6);
-            return failure != null ? head + "   " + failure : head + String.format(Locale.ROOT, " %9d %8.2f %8d MB",
-                    objects, seconds, keptBytes >> 20);
+            return failure != null
+                    ? head + "   " + failure
+                    : head + String.format(Locale.ROOT, " %9d %8.2f %8d MB", objects, seconds, keptBytes >> 20);
         }
     }
 
@@ -103,12 +115,18 @@ public final class ExportReadReport {
     /** As files were read before they were streamed: the whole text, the whole document's node tree, then its items. */
     private static void whole(Path file, List<ClusterObject> kept, List<Problem> problems) throws Exception {
         String text = Files.readString(file, StandardCharsets.UTF_8);
-        LoadSettings settings = LoadSettings.builder().setLabel(file.toString()).setAllowDuplicateKeys(false)
-                .setAllowRecursiveKeys(false).setMaxAliasesForCollections(64).setCodePointLimit(Integer.MAX_VALUE)
-                .setBufferSize(text.length() + 1).build();
+        LoadSettings settings = LoadSettings.builder()
+                .setLabel(file.toString())
+                .setAllowDuplicateKeys(false)
+                .setAllowRecursiveKeys(false)
+                .setMaxAliasesForCollections(64)
+                .setCodePointLimit(Integer.MAX_VALUE)
+                .setBufferSize(text.length() + 1)
+                .build();
         StandardConstructor constructor = new StandardConstructor(settings);
         for (Node node : new Compose(settings).composeAllFromString(text)) {
-            if (constructor.constructSingleDocument(Optional.of(node)) instanceof Map<?, ?> doc && doc.get("items") instanceof List<?> items) {
+            if (constructor.constructSingleDocument(Optional.of(node)) instanceof Map<?, ?> doc
+                    && doc.get("items") instanceof List<?> items) {
                 for (Object item : items) {
                     @SuppressWarnings("unchecked")
                     Map<String, Object> obj = (Map<String, Object>) item;

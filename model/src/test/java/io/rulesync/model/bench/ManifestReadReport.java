@@ -24,8 +24,7 @@ import org.snakeyaml.engine.v2.api.LoadSettings;
  * figure is the median of three reads in one JVM, after warm-up reads of 1 MB.
  */
 public final class ManifestReadReport {
-    private ManifestReadReport() {
-    }
+    private ManifestReadReport() {}
 
     public static void main(String[] args) throws Exception {
         String which = args.length > 0 ? args[0] : "both";
@@ -39,7 +38,8 @@ public final class ManifestReadReport {
         Path dir = Files.createTempDirectory("manifest-read");
         try {
             // Warm-up: both readers on both kinds of file, so that the first figures are not the JIT's.
-            for (Path warm : List.of(write(dir, "warm-single.yaml", singleLine(1_000_000)),
+            for (Path warm : List.of(
+                    write(dir, "warm-single.yaml", singleLine(1_000_000)),
                     write(dir, "warm-multi.yaml", multiLine(1_000_000)))) {
                 for (int i = 0; i < 3; i++) {
                     read("before", warm);
@@ -60,10 +60,17 @@ public final class ManifestReadReport {
                         }
                         java.util.Arrays.sort(t);
                         String name = f.getFileName().toString();
-                        System.out.printf(Locale.ROOT, "%-8s %-16s %6d MB %10.2f%n", mode,
-                                name.startsWith("single") ? "YAML long line" : name.startsWith("json") ? "JSON one line"
-                                : name.startsWith("list") ? "List of Services" : "YAML 100 B lines",
-                                mb, t[1]);
+                        System.out.printf(
+                                Locale.ROOT,
+                                "%-8s %-16s %6d MB %10.2f%n",
+                                mode,
+                                name.startsWith("single")
+                                        ? "YAML long line"
+                                        : name.startsWith("json")
+                                                ? "JSON one line"
+                                                : name.startsWith("list") ? "List of Services" : "YAML 100 B lines",
+                                mb,
+                                t[1]);
                     }
                 }
             }
@@ -81,8 +88,13 @@ public final class ManifestReadReport {
     private static double read(String mode, Path file) throws Exception {
         long t0 = System.nanoTime();
         if (mode.equals("before")) {
-            LoadSettings settings = LoadSettings.builder().setLabel(file.toString()).setAllowDuplicateKeys(false)
-                    .setAllowRecursiveKeys(false).setMaxAliasesForCollections(64).setCodePointLimit(64 * 1024 * 1024).build();
+            LoadSettings settings = LoadSettings.builder()
+                    .setLabel(file.toString())
+                    .setAllowDuplicateKeys(false)
+                    .setAllowRecursiveKeys(false)
+                    .setMaxAliasesForCollections(64)
+                    .setCodePointLimit(64 * 1024 * 1024)
+                    .build();
             try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
                 for (Object ignored : new Load(settings).loadAllFromReader(r)) {
                     // parse only
@@ -105,7 +117,8 @@ public final class ManifestReadReport {
     }
 
     static String json(int bytes) {
-        String head = "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"web\",\"annotations\":{\"big\":\"";
+        String head =
+                "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"web\",\"annotations\":{\"big\":\"";
         String tail = "\"}},\"spec\":{\"clusterIP\":\"10.96.0.80\",\"ports\":[{\"port\":80}]}}\n";
         return head + "a".repeat(Math.max(0, bytes - head.length() - tail.length())) + tail;
     }
@@ -124,8 +137,13 @@ public final class ManifestReadReport {
     static String list(int bytes) {
         StringBuilder sb = new StringBuilder("apiVersion: v1\nkind: List\nitems:\n");
         for (int i = 0; sb.length() < bytes - 200; i++) {
-            sb.append("- {apiVersion: v1, kind: Service, metadata: {name: svc-").append(i).append(", namespace: shop}, ")
-                    .append("spec: {clusterIP: 10.96.").append(i / 250 % 250).append('.').append(i % 250 + 1)
+            sb.append("- {apiVersion: v1, kind: Service, metadata: {name: svc-")
+                    .append(i)
+                    .append(", namespace: shop}, ")
+                    .append("spec: {clusterIP: 10.96.")
+                    .append(i / 250 % 250)
+                    .append('.')
+                    .append(i % 250 + 1)
                     .append(", ports: [{name: http, port: 80, targetPort: 8080}]}}\n");
         }
         return sb.toString();

@@ -21,12 +21,23 @@ class CidrTest {
         assertThat(c.contains(IpAddress.parse("10.255.1.2"))).isTrue();
         assertThat(c.contains(IpAddress.parse("11.0.0.1"))).isFalse();
         assertThat(c.contains(IpAddress.parse("::a00:1"))).isFalse();
-        assertThat(Cidr.parse("192.168.0.0/23").contains(IpAddress.parse("192.168.1.200"))).isTrue();
-        assertThat(Cidr.parse("192.168.0.0/23").contains(IpAddress.parse("192.168.2.1"))).isFalse();
+        assertThat(Cidr.parse("192.168.0.0/23").contains(IpAddress.parse("192.168.1.200")))
+                .isTrue();
+        assertThat(Cidr.parse("192.168.0.0/23").contains(IpAddress.parse("192.168.2.1")))
+                .isFalse();
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"10.0.0.0", "10.0.0.0/33", "fd00::/129", "10.0.0.0/-1", "10.0.0.0/08", "10.0.0.0/8 -j ACCEPT", "/8"})
+    @ValueSource(
+            strings = {
+                "10.0.0.0",
+                "10.0.0.0/33",
+                "fd00::/129",
+                "10.0.0.0/-1",
+                "10.0.0.0/08",
+                "10.0.0.0/8 -j ACCEPT",
+                "/8"
+            })
     void refusesInvalidCidrs(String s) {
         assertThatThrownBy(() -> Cidr.parse(s)).isInstanceOf(IllegalArgumentException.class);
     }

@@ -14,15 +14,29 @@ class ClusterStateTest {
     private static final NamespacedName API = new NamespacedName("shop", "api");
 
     private static EndpointSlice slice(String name, String service, String ip) {
-        return new EndpointSlice(new NamespacedName("shop", name), service, AddressType.IPV4,
+        return new EndpointSlice(
+                new NamespacedName("shop", name),
+                service,
+                AddressType.IPV4,
                 List.of(new EndpointPort("", Protocol.TCP, 80)),
-                List.of(Endpoint.ready(IpAddress.parse(ip), "")), false);
+                List.of(Endpoint.ready(IpAddress.parse(ip), "")),
+                false);
     }
 
     private static Service service(NamespacedName name) {
-        return new Service(name, ServiceType.CLUSTER_IP, List.of(IpAddress.parse("10.96.0.1")),
-                List.of(new ServicePort("", Protocol.TCP, 80, 0)), List.of(), List.of(), List.of(),
-                TrafficPolicy.CLUSTER, TrafficPolicy.CLUSTER, 0, 0, false);
+        return new Service(
+                name,
+                ServiceType.CLUSTER_IP,
+                List.of(IpAddress.parse("10.96.0.1")),
+                List.of(new ServicePort("", Protocol.TCP, 80, 0)),
+                List.of(),
+                List.of(),
+                List.of(),
+                TrafficPolicy.CLUSTER,
+                TrafficPolicy.CLUSTER,
+                0,
+                0,
+                false);
     }
 
     @Test
@@ -36,7 +50,8 @@ class ClusterStateTest {
         assertThat(s.slicesOf(WEB)).extracting(e -> e.name().name()).containsExactly("web-a");
         assertThat(s.slicesOf(API)).extracting(e -> e.name().name()).containsExactly("web-b");
 
-        s = s.withoutEndpointSlice(new NamespacedName("shop", "web-a")).withoutEndpointSlice(new NamespacedName("shop", "nope"));
+        s = s.withoutEndpointSlice(new NamespacedName("shop", "web-a"))
+                .withoutEndpointSlice(new NamespacedName("shop", "nope"));
         assertThat(s.slicesOf(WEB)).isEmpty();
     }
 

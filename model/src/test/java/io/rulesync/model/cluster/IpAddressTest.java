@@ -34,9 +34,27 @@ class IpAddressTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"", "10.0.0", "10.0.0.1.2", "10.0.0.256", "010.0.0.1", "10.0.0.1 ", " 10.0.0.1",
-        "10.0.0.1\n-A", "1:2:3:4:5:6:7:8:9", "1::2::3", ":1::", "1:", "g::1", "12345::", "example.com",
-        "10.0.0.1/8", "::ffff:10.0.0.256", "1.2.3.4:80"})
+    @ValueSource(
+            strings = {
+                "",
+                "10.0.0",
+                "10.0.0.1.2",
+                "10.0.0.256",
+                "010.0.0.1",
+                "10.0.0.1 ",
+                " 10.0.0.1",
+                "10.0.0.1\n-A",
+                "1:2:3:4:5:6:7:8:9",
+                "1::2::3",
+                ":1::",
+                "1:",
+                "g::1",
+                "12345::",
+                "example.com",
+                "10.0.0.1/8",
+                "::ffff:10.0.0.256",
+                "1.2.3.4:80"
+            })
     void refusesAnythingButAnAddressLiteral(String input) {
         assertThatThrownBy(() -> IpAddress.parse(input)).isInstanceOf(IllegalArgumentException.class);
     }

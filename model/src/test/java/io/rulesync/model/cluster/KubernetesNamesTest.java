@@ -26,7 +26,9 @@ class KubernetesNamesTest {
             from = to;
         }
         for (String s : all) {
-            assertThat(KubernetesNames.isSubdomain(s)).as(s).isEqualTo(DNS1123_SUBDOMAIN.matcher(s).matches());
+            assertThat(KubernetesNames.isSubdomain(s))
+                    .as(s)
+                    .isEqualTo(DNS1123_SUBDOMAIN.matcher(s).matches());
         }
     }
 

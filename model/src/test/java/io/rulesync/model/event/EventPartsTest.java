@@ -41,11 +41,14 @@ class EventPartsTest {
         List<String> messages = EventParts.split("prod", json, T, 900_000);
         assertThat(messages).hasSizeGreaterThan(1).allMatch(m -> m.length() <= 900_000);
         List<EventParts.Part> parts = read(messages);
-        assertThat(parts).extracting(EventParts.Part::part)
-                .containsExactlyElementsOf(IntStream.rangeClosed(1, parts.size()).boxed().toList());
+        assertThat(parts)
+                .extracting(EventParts.Part::part)
+                .containsExactlyElementsOf(
+                        IntStream.rangeClosed(1, parts.size()).boxed().toList());
         String whole = EventParts.join(parts);
         assertThat(whole).isEqualTo(json);
-        assertThat(((EventCodec.Decoded.Valid) EventCodec.decode(whole)).event()).isEqualTo(bigMarker());
+        assertThat(((EventCodec.Decoded.Valid) EventCodec.decode(whole)).event())
+                .isEqualTo(bigMarker());
     }
 
     @Test
@@ -55,7 +58,8 @@ class EventPartsTest {
         assertThat(EventParts.read(json)).isEmpty();
         assertThat(EventParts.read("{not json")).isEmpty();
         // An object whose own fields say "part" is still an event.
-        assertThat(EventParts.read("{\"v\":1,\"cluster\":\"prod\",\"type\":\"upsert\",\"object\":{\"type\":\"part\"}}")).isEmpty();
+        assertThat(EventParts.read("{\"v\":1,\"cluster\":\"prod\",\"type\":\"upsert\",\"object\":{\"type\":\"part\"}}"))
+                .isEmpty();
     }
 
     @Test
@@ -77,15 +81,25 @@ class EventPartsTest {
         // The same numbers and id but other text: the id (a SHA-256 of the whole) catches it.
         List<EventParts.Part> forged = new ArrayList<>(parts);
         EventParts.Part p = parts.get(1);
-        forged.set(1, new EventParts.Part(p.cluster(), p.event(), p.part(), p.parts(), p.text().replace("service-1", "service-9"), p.observedAt()));
+        forged.set(
+                1,
+                new EventParts.Part(
+                        p.cluster(),
+                        p.event(),
+                        p.part(),
+                        p.parts(),
+                        p.text().replace("service-1", "service-9"),
+                        p.observedAt()));
         assertThatThrownBy(() -> EventParts.join(forged)).hasMessageContaining("do not add up to it");
     }
 
     @Test
     void aPartWithABadFieldIsRefusedNamingIt() {
-        String good = EventParts.split("prod", EventCodec.encode(bigMarker()), T, 900_000).get(0);
+        String good = EventParts.split("prod", EventCodec.encode(bigMarker()), T, 900_000)
+                .get(0);
         assertThatThrownBy(() -> EventParts.read(good.replace("\"parts\":", "\"parts\":1000")))
-                .hasMessageStartingWith("parts: ").hasMessageContaining("out of range");
+                .hasMessageStartingWith("parts: ")
+                .hasMessageContaining("out of range");
         assertThatThrownBy(() -> EventParts.read(good.replaceFirst("\"event\":\"[0-9a-f]+\"", "\"event\":\"x\"")))
                 .hasMessage("event: expected 32 lower-case hex digits");
         assertThatThrownBy(() -> EventParts.read(good.replace("\"part\":1,", "\"part\":0,")))

@@ -15,24 +15,31 @@ class ProblemsReportedTest {
 
     @Test
     void aProblemPrintsOnOneLineWhateverItHolds() {
-        Problem p = new Problem("shop/a\nb.yaml (document 1)", "Service shop/web\nINFO forged", "spec.ports[0].name", "bad \u001b[2J");
-        assertThat(p.toString()).doesNotContain("\n").doesNotContain("\u001b")
-                .isEqualTo("shop/a\\x0ab.yaml (document 1): Service shop/web\\x0aINFO forged: spec.ports[0].name: bad \\x1b[2J");
+        Problem p = new Problem(
+                "shop/a\nb.yaml (document 1)", "Service shop/web\nINFO forged", "spec.ports[0].name", "bad \u001b[2J");
+        assertThat(p.toString())
+                .doesNotContain("\n")
+                .doesNotContain("\u001b")
+                .isEqualTo(
+                        "shop/a\\x0ab.yaml (document 1): Service shop/web\\x0aINFO forged: spec.ports[0].name: bad \\x1b[2J");
     }
 
     @Test
     void ofEscapesEveryTextSoThatTheReportCanTravelAndBeLogged() {
-        ProblemsReported r = ProblemsReported.of("shop", "dir/a\nb.yaml", List.of(new Problem("dir/a\nb.yaml", "", "", "x\ty")), T);
+        ProblemsReported r =
+                ProblemsReported.of("shop", "dir/a\nb.yaml", List.of(new Problem("dir/a\nb.yaml", "", "", "x\ty")), T);
         assertThat(r.source()).isEqualTo("dir/a\\x0ab.yaml");
         assertThat(r.problems()).containsExactly(new Problem("dir/a\\x0ab.yaml", "", "", "x\\x09y"));
-        assertThatThrownBy(() -> new ProblemsReported("shop", "a\nb", List.of(), T)).hasMessage("source: contains control characters");
+        assertThatThrownBy(() -> new ProblemsReported("shop", "a\nb", List.of(), T))
+                .hasMessage("source: contains control characters");
     }
 
     @Test
     void ofKeepsTheFirstProblemsAndSaysHowManyMoreThereWere() {
         List<Problem> many = new ArrayList<>();
         for (int i = 0; i < 250; i++) {
-            many.add(new Problem("big.yaml", "Service shop/s" + i, "spec.ports[0].port", "0 is out of range (1-65535)"));
+            many.add(
+                    new Problem("big.yaml", "Service shop/s" + i, "spec.ports[0].port", "0 is out of range (1-65535)"));
         }
         ProblemsReported r = ProblemsReported.of("shop", "big.yaml", many, T);
         assertThat(r.problems()).hasSize(ProblemsReported.MAX_PROBLEMS);
@@ -51,19 +58,34 @@ class ProblemsReportedTest {
 
     @Test
     void refusedObjectsCountsDistinctObjectsOfAReport() {
-        ProblemsReported r = ProblemsReported.of("shop", "a.yaml", List.of(
-                new Problem("a.yaml (document 1)", "Service shop/web", "spec.ports[0].port", "0 is out of range (1-65535)"),
-                new Problem("a.yaml (document 1)", "Service shop/web", "spec.clusterIP", "'x' is not an IP address"),
-                new Problem("a.yaml (document 2)", "Node n1", "metadata.name", "must not be empty")), T);
+        ProblemsReported r = ProblemsReported.of(
+                "shop",
+                "a.yaml",
+                List.of(
+                        new Problem(
+                                "a.yaml (document 1)",
+                                "Service shop/web",
+                                "spec.ports[0].port",
+                                "0 is out of range (1-65535)"),
+                        new Problem(
+                                "a.yaml (document 1)",
+                                "Service shop/web",
+                                "spec.clusterIP",
+                                "'x' is not an IP address"),
+                        new Problem("a.yaml (document 2)", "Node n1", "metadata.name", "must not be empty")),
+                T);
         assertThat(r.refusedObjects()).isEqualTo(2);
-        assertThat(ProblemsReported.of("shop", "a.yaml", List.of(), T).cleared()).isTrue();
+        assertThat(ProblemsReported.of("shop", "a.yaml", List.of(), T).cleared())
+                .isTrue();
     }
 
     @Test
     void aFingerprintCoversSourceAndProblemsButNotTheTime() {
         ProblemsReported a = ProblemsReported.of("shop", "a.yaml", List.of(new Problem("a.yaml", "", "", "m")), T);
-        assertThat(Fingerprint.of(a)).isEqualTo(Fingerprint.of(ProblemsReported.of("shop", "a.yaml", a.problems(), T.plusSeconds(60))))
+        assertThat(Fingerprint.of(a))
+                .isEqualTo(Fingerprint.of(ProblemsReported.of("shop", "a.yaml", a.problems(), T.plusSeconds(60))))
                 .isNotEqualTo(Fingerprint.of(ProblemsReported.of("shop", "b.yaml", a.problems(), T)))
-                .isNotEqualTo(Fingerprint.of(ProblemsReported.of("shop", "a.yaml", List.of(new Problem("a.yaml", "", "", "n")), T)));
+                .isNotEqualTo(Fingerprint.of(
+                        ProblemsReported.of("shop", "a.yaml", List.of(new Problem("a.yaml", "", "", "n")), T)));
     }
 }

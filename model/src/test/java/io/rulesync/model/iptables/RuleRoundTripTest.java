@@ -28,8 +28,11 @@ import org.junit.jupiter.params.provider.MethodSource;
 class RuleRoundTripTest {
     private static final String COMMENT_CHARS = "abcXYZ019 ./:;[]>_-+=,'";
     private static final List<String> SERVICE_CHAINS = List.of(
-            "KUBE-SVC-XPGD46QRK7WJZT7O", "KUBE-SVL-GNZBNJ2PO5MGZ6GT", "KUBE-EXT-XPGD46QRK7WJZT7O",
-            "KUBE-FW-GNZBNJ2PO5MGZ6GT", "KUBE-SEP-SXIVWICOYRO3J4NJ");
+            "KUBE-SVC-XPGD46QRK7WJZT7O",
+            "KUBE-SVL-GNZBNJ2PO5MGZ6GT",
+            "KUBE-EXT-XPGD46QRK7WJZT7O",
+            "KUBE-FW-GNZBNJ2PO5MGZ6GT",
+            "KUBE-SEP-SXIVWICOYRO3J4NJ");
 
     static long[] seeds() {
         return new Random(7).longs(300).toArray();
@@ -54,7 +57,10 @@ class RuleRoundTripTest {
 
     @Test
     void iptablesModeWritesNoProtocolWithoutItsPortMatch() {
-        String text = Rule.with().add(new Part.Proto(Protocol.UDP)).jump(TopChains.MARK_MASQ).restoreForm();
+        String text = Rule.with()
+                .add(new Part.Proto(Protocol.UDP))
+                .jump(TopChains.MARK_MASQ)
+                .restoreForm();
         assertThatThrownBy(() -> RuleGrammar.parse(Table.NAT, IpFamily.IPV4, TopChains.SERVICES, text))
                 .hasMessageContaining("-p udp without -m udp");
     }
@@ -71,7 +77,8 @@ class RuleRoundTripTest {
             String chain = chains.get(r.nextInt(chains.size()));
             Rule rule = randomIpvsRule(r, family, table);
             String text = rule.restoreForm();
-            assertThat(RuleGrammar.parse(RuleGrammar.Dialect.IPVS, table, family, chain, text)).as("seed %d: %s", seed, text)
+            assertThat(RuleGrammar.parse(RuleGrammar.Dialect.IPVS, table, family, chain, text))
+                    .as("seed %d: %s", seed, text)
                     .isEqualTo(rule);
         }
     }
@@ -80,16 +87,23 @@ class RuleRoundTripTest {
     void aRuleThatIptablesWouldRefuseCannotBeBuilt() {
         assertThatThrownBy(() -> Rule.with().destinationPort(80).jump(TopChains.MARK_MASQ))
                 .hasMessageContaining("--dport without -m tcp");
-        assertThatThrownBy(() -> Rule.with().add(new Part.PortMatch(Protocol.TCP)).add(new Part.Proto(Protocol.UDP)).noTarget())
+        assertThatThrownBy(() -> Rule.with()
+                        .add(new Part.PortMatch(Protocol.TCP))
+                        .add(new Part.Proto(Protocol.UDP))
+                        .noTarget())
                 .hasMessageContaining("-m tcp needs -p tcp, not -p udp");
-        assertThatThrownBy(() -> Rule.with().source(IpAddress.parse("10.0.0.1")).source(IpAddress.parse("10.0.0.2")).noTarget())
+        assertThatThrownBy(() -> Rule.with()
+                        .source(IpAddress.parse("10.0.0.1"))
+                        .source(IpAddress.parse("10.0.0.2"))
+                        .noTarget())
                 .hasMessageContaining("-s appears twice");
         assertThatThrownBy(() -> Rule.with().comment("a \"b").noTarget()).hasMessageContaining("--comment");
         assertThatThrownBy(() -> Rule.with().bareComment("a b").noTarget()).hasMessageContaining("double quotes");
         assertThatThrownBy(() -> new Part.Address(true, false, Cidr.parse("10.0.0.0/8"), false))
                 .hasMessageContaining("only a single address");
         assertThatThrownBy(() -> new Part.Statistic("1.5")).hasMessageContaining("not in (0, 1]");
-        assertThatThrownBy(() -> Part.Recent.check("KUBE-SVC-XPGD46QRK7WJZT7O", 10)).hasMessageContaining("--name");
+        assertThatThrownBy(() -> Part.Recent.check("KUBE-SVC-XPGD46QRK7WJZT7O", 10))
+                .hasMessageContaining("--name");
         assertThatThrownBy(() -> new Hex(0x10000, 4)).hasMessageContaining("does not fit 4 hex digits");
         assertThatThrownBy(() -> Rule.with().noTarget()).hasMessageContaining("empty");
     }
@@ -155,7 +169,8 @@ class RuleRoundTripTest {
             parts.add(comment(r));
         }
         if (r.nextBoolean()) {
-            parts.add(new Part.SetMatch("KUBE-" + (r.nextBoolean() ? "6-" : "") + "SET-" + r.nextInt(1000),
+            parts.add(new Part.SetMatch(
+                    "KUBE-" + (r.nextBoolean() ? "6-" : "") + "SET-" + r.nextInt(1000),
                     List.of("dst", "dst,dst", "src,dst", "dst,dst,src").get(r.nextInt(4))));
         }
         if (r.nextInt(4) == 0) {
@@ -165,7 +180,8 @@ class RuleRoundTripTest {
             parts.add(new Part.AddrType(r.nextBoolean(), r.nextBoolean()));
         }
         if (r.nextInt(4) == 0) {
-            parts.add(new Part.Ipvs(host(r, family), Protocol.values()[r.nextInt(Protocol.values().length)], 1 + r.nextInt(65535)));
+            parts.add(new Part.Ipvs(
+                    host(r, family), Protocol.values()[r.nextInt(Protocol.values().length)], 1 + r.nextInt(65535)));
         }
         if (r.nextInt(4) == 0) {
             parts.add(new Part.Mark(r.nextBoolean(), hex(r), hex(r)));
@@ -175,10 +191,19 @@ class RuleRoundTripTest {
         }
         Collections.shuffle(parts, r);
         List<Target> targets = table == Table.NAT
-                ? List.of(Target.Verdict.ACCEPT, Target.Verdict.RETURN, new Target.Masquerade(r.nextBoolean()),
-                        new Target.SetMark(r.nextBoolean(), hex(r)), new Target.Jump("KUBE-MARK-MASQ"), new Target.Jump("KUBE-NODE-PORT"),
+                ? List.of(
+                        Target.Verdict.ACCEPT,
+                        Target.Verdict.RETURN,
+                        new Target.Masquerade(r.nextBoolean()),
+                        new Target.SetMark(r.nextBoolean(), hex(r)),
+                        new Target.Jump("KUBE-MARK-MASQ"),
+                        new Target.Jump("KUBE-NODE-PORT"),
                         new Target.Jump("KUBE-LOAD-BALANCER"))
-                : List.of(Target.Verdict.ACCEPT, Target.Verdict.DROP, Target.Verdict.RETURN, new Target.Reject(),
+                : List.of(
+                        Target.Verdict.ACCEPT,
+                        Target.Verdict.DROP,
+                        Target.Verdict.RETURN,
+                        new Target.Reject(),
                         new Target.Jump("KUBE-SOURCE-RANGES-FIREWALL"));
         return new Rule(parts, Optional.of(targets.get(r.nextInt(targets.size()))));
     }
@@ -188,16 +213,18 @@ class RuleRoundTripTest {
             return Optional.empty();
         }
         if (table == Table.FILTER) {
-            return Optional.of(List.of(Target.Verdict.ACCEPT, Target.Verdict.DROP, new Target.Reject()).get(r.nextInt(3)));
+            return Optional.of(List.of(Target.Verdict.ACCEPT, Target.Verdict.DROP, new Target.Reject())
+                    .get(r.nextInt(3)));
         }
-        return Optional.of(switch (r.nextInt(6)) {
-            case 0 -> new Target.Jump(SERVICE_CHAINS.get(r.nextInt(SERVICE_CHAINS.size())));
-            case 1 -> new Target.Jump(r.nextBoolean() ? TopChains.MARK_MASQ : TopChains.NODEPORTS);
-            case 2 -> Target.Verdict.RETURN;
-            case 3 -> new Target.Dnat(host(r, family), 1 + r.nextInt(65535));
-            case 4 -> new Target.SetMark(r.nextBoolean(), hex(r));
-            default -> new Target.Masquerade(r.nextBoolean());
-        });
+        return Optional.of(
+                switch (r.nextInt(6)) {
+                    case 0 -> new Target.Jump(SERVICE_CHAINS.get(r.nextInt(SERVICE_CHAINS.size())));
+                    case 1 -> new Target.Jump(r.nextBoolean() ? TopChains.MARK_MASQ : TopChains.NODEPORTS);
+                    case 2 -> Target.Verdict.RETURN;
+                    case 3 -> new Target.Dnat(host(r, family), 1 + r.nextInt(65535));
+                    case 4 -> new Target.SetMark(r.nextBoolean(), hex(r));
+                    default -> new Target.Masquerade(r.nextBoolean());
+                });
     }
 
     private static Part.Address address(Random r, IpFamily family, boolean source) {
@@ -217,7 +244,8 @@ class RuleRoundTripTest {
         if (family == IpFamily.IPV4) {
             return IpAddress.parse("10." + r.nextInt(256) + "." + r.nextInt(256) + "." + (1 + r.nextInt(254)));
         }
-        return IpAddress.parse("fd00:" + Integer.toHexString(r.nextInt(0x10000)) + "::" + Integer.toHexString(1 + r.nextInt(0xfffe)));
+        return IpAddress.parse(
+                "fd00:" + Integer.toHexString(r.nextInt(0x10000)) + "::" + Integer.toHexString(1 + r.nextInt(0xfffe)));
     }
 
     private static Part.Comment comment(Random r) {

@@ -1,6 +1,5 @@
 package io.rulesync.model.manifest;
 
-import io.rulesync.model.files.ManifestReader;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.model.cluster.EndpointSlice;
@@ -10,6 +9,7 @@ import io.rulesync.model.cluster.Protocol;
 import io.rulesync.model.cluster.Service;
 import io.rulesync.model.cluster.ServiceType;
 import io.rulesync.model.cluster.TrafficPolicy;
+import io.rulesync.model.files.ManifestReader;
 import io.rulesync.model.manifest.ManifestDecoder.Decoded;
 import java.util.List;
 import java.util.Map;
@@ -41,13 +41,17 @@ class ManifestDecoderTest {
                 kind: Service
                 metadata: {name: web}
                 spec: {clusterIP: 10.96.0.10, ports: [{port: 80}]}
-                """)).object()).ipvsScheduler()).isNull();
+                """)).object()).ipvsScheduler())
+                .isNull();
         assertThat(problems("""
                 kind: Service
                 metadata: {name: web, annotations: {rulesync.io/ipvs-scheduler: "rr -j ACCEPT"}}
                 spec: {clusterIP: 10.96.0.10, ports: [{port: 80}]}
-                """)).singleElement().satisfies(p -> assertThat(p.toString())
-                        .contains("metadata.annotations.rulesync.io/ipvs-scheduler").contains("'rr -j ACCEPT' is not an IPVS scheduler"));
+                """))
+                .singleElement()
+                .satisfies(p -> assertThat(p.toString())
+                        .contains("metadata.annotations.rulesync.io/ipvs-scheduler")
+                        .contains("'rr -j ACCEPT' is not an IPVS scheduler"));
     }
 
     @Test
@@ -67,7 +71,8 @@ class ManifestDecoderTest {
         assertThat(s.ports().get(0).name()).isEmpty();
         assertThat(s.affinityTimeoutSeconds()).isEqualTo(10800);
         assertThat(s.externalTrafficPolicy()).isEqualTo(TrafficPolicy.CLUSTER);
-        assertThat(s.clusterIP(IpFamily.IPV4)).hasValueSatisfying(ip -> assertThat(ip.toString()).isEqualTo("10.96.0.10"));
+        assertThat(s.clusterIP(IpFamily.IPV4))
+                .hasValueSatisfying(ip -> assertThat(ip.toString()).isEqualTo("10.96.0.10"));
     }
 
     @Test
@@ -97,11 +102,13 @@ class ManifestDecoderTest {
                   - {name: http, port: 70000}
                   - {name: http, port: 81, protocol: ICMP}
                 """);
-        assertThat(problems).extracting(Problem::toString).containsExactlyInAnyOrder(
-                "in.yaml (document 1): Service shop/web: spec.clusterIP: '10.96.0.300' is not a valid IP address",
-                "in.yaml (document 1): Service shop/web: spec.ports[0].port: 70000 is out of range (1-65535)",
-                "in.yaml (document 1): Service shop/web: spec.ports[1].name: duplicate port name 'http'",
-                "in.yaml (document 1): Service shop/web: spec.ports[1].protocol: 'ICMP' is not a protocol (expected TCP, UDP or SCTP)");
+        assertThat(problems)
+                .extracting(Problem::toString)
+                .containsExactlyInAnyOrder(
+                        "in.yaml (document 1): Service shop/web: spec.clusterIP: '10.96.0.300' is not a valid IP address",
+                        "in.yaml (document 1): Service shop/web: spec.ports[0].port: 70000 is out of range (1-65535)",
+                        "in.yaml (document 1): Service shop/web: spec.ports[1].name: duplicate port name 'http'",
+                        "in.yaml (document 1): Service shop/web: spec.ports[1].protocol: 'ICMP' is not a protocol (expected TCP, UDP or SCTP)");
     }
 
     @Test
@@ -111,7 +118,8 @@ class ManifestDecoderTest {
                 metadata: {name: "web\\" -j ACCEPT", namespace: "shop\\n-A INPUT"}
                 spec: {clusterIP: 10.96.0.1, ports: [{name: "x -j DROP", port: 80}]}
                 """);
-        assertThat(problems).extracting(Problem::field)
+        assertThat(problems)
+                .extracting(Problem::field)
                 .containsExactlyInAnyOrder("metadata.namespace", "metadata.name", "spec.ports[0].name");
         assertThat(problems.get(0).toString()).contains("\\x0a");
     }
@@ -130,11 +138,13 @@ class ManifestDecoderTest {
                 - addresses: ["fd00::1"]
                 - addresses: []
                 """);
-        assertThat(problems).extracting(p -> p.field() + ": " + p.message()).containsExactlyInAnyOrder(
-                "ports[0].port: expected an integer, found the string \"80\"",
-                "endpoints[0].conditions.ready: expected true or false, found the string \"yes\"",
-                "endpoints[1].addresses[0]: fd00::1 is not an IPv4 address",
-                "endpoints[2].addresses: needs at least one address");
+        assertThat(problems)
+                .extracting(p -> p.field() + ": " + p.message())
+                .containsExactlyInAnyOrder(
+                        "ports[0].port: expected an integer, found the string \"80\"",
+                        "endpoints[0].conditions.ready: expected true or false, found the string \"yes\"",
+                        "endpoints[1].addresses[0]: fd00::1 is not an IPv4 address",
+                        "endpoints[2].addresses: needs at least one address");
     }
 
     @Test
@@ -143,9 +153,11 @@ class ManifestDecoderTest {
                 kind: Service
                 metadata: {name: 42, namespace: shop}
                 spec: {clusterIP: 10.96.0.1, externalIPs: [true], ports: [{port: 80}]}
-                """)).extracting(p -> p.field() + ": " + p.message()).containsExactlyInAnyOrder(
-                "metadata.name: expected a string, found the number 42",
-                "spec.externalIPs[0]: expected a string, found the boolean true");
+                """))
+                .extracting(p -> p.field() + ": " + p.message())
+                .containsExactlyInAnyOrder(
+                        "metadata.name: expected a string, found the number 42",
+                        "spec.externalIPs[0]: expected a string, found the boolean true");
     }
 
     @Test
@@ -201,8 +213,10 @@ class ManifestDecoderTest {
                   - {type: InternalIP, address: "fd00::2"}
                 """)).object();
         assertThat(node.zone()).isEqualTo("z1");
-        assertThat(node.primaryIP(IpFamily.IPV4)).hasValueSatisfying(ip -> assertThat(ip).hasToString("192.168.0.2"));
-        assertThat(node.primaryIP(IpFamily.IPV6)).hasValueSatisfying(ip -> assertThat(ip).hasToString("fd00::2"));
+        assertThat(node.primaryIP(IpFamily.IPV4))
+                .hasValueSatisfying(ip -> assertThat(ip).hasToString("192.168.0.2"));
+        assertThat(node.primaryIP(IpFamily.IPV6))
+                .hasValueSatisfying(ip -> assertThat(ip).hasToString("fd00::2"));
     }
 
     @Test
@@ -212,24 +226,33 @@ class ManifestDecoderTest {
                 metadata: {name: node-a, labels: {pool: gpu, topology.kubernetes.io/zone: z1, kubernetes.io/arch: arm64}}
                 status: {addresses: [{type: InternalIP, address: 192.168.0.2}]}
                 """)).object();
-        assertThat(node.labels()).containsExactly(Map.entry("kubernetes.io/arch", "arm64"), Map.entry("pool", "gpu"),
-                Map.entry("topology.kubernetes.io/zone", "z1"));
+        assertThat(node.labels())
+                .containsExactly(
+                        Map.entry("kubernetes.io/arch", "arm64"),
+                        Map.entry("pool", "gpu"),
+                        Map.entry("topology.kubernetes.io/zone", "z1"));
         assertThat(node.zone()).isEqualTo("z1");
         // Only staged rollout reads the other labels: a node that differs in them alone compiles to the same rules.
-        Node relabelled = Node.labelled("node-a", Map.of("pool", "cpu", "topology.kubernetes.io/zone", "z1"), node.addresses());
+        Node relabelled =
+                Node.labelled("node-a", Map.of("pool", "cpu", "topology.kubernetes.io/zone", "z1"), node.addresses());
         assertThat(relabelled).isNotEqualTo(node);
         assertThat(relabelled.sameForRules(node)).isTrue();
-        assertThat(Node.labelled("node-a", Map.of("topology.kubernetes.io/zone", "z2"), node.addresses()).sameForRules(node)).isFalse();
+        assertThat(Node.labelled("node-a", Map.of("topology.kubernetes.io/zone", "z2"), node.addresses())
+                        .sameForRules(node))
+                .isFalse();
         assertThat(problems("""
                 kind: Node
                 metadata: {name: node-a, labels: {pool: "no spaces"}}
-                """)).singleElement().satisfies(p -> assertThat(p.field()).isEqualTo("metadata.labels.pool"));
+                """))
+                .singleElement()
+                .satisfies(p -> assertThat(p.field()).isEqualTo("metadata.labels.pool"));
     }
 
     @Test
     void skipsKindsThatRulesDoNotDependOn() throws Exception {
         assertThat(decodeOne("kind: Deployment\nmetadata: {name: web}\n")).isInstanceOf(Decoded.Skipped.class);
-        assertThat(problems("metadata: {name: web}\n")).singleElement()
+        assertThat(problems("metadata: {name: web}\n"))
+                .singleElement()
                 .satisfies(p -> assertThat(p.field()).isEqualTo("kind"));
     }
 }

@@ -24,19 +24,23 @@ class ManifestStreamingTest {
     }
 
     private List<String> names() {
-        return read.stream().map(d -> (String) ((Map<?, ?>) d.content().get("metadata")).get("name")).toList();
+        return read.stream()
+                .map(d -> (String) ((Map<?, ?>) d.content().get("metadata")).get("name"))
+                .toList();
     }
 
     @Test
     void theItemsOfAListAreHandedOnBeforeTheRestOfTheStreamIsRead() {
-        itemsComeBeforeAFailure("apiVersion: v1\nitems:\n- {kind: Service, metadata: {name: a}}\n- {kind: Service, metadata: {name: b}}\n"
-                + "- {kind: Service, metadata: {name: c");
+        itemsComeBeforeAFailure(
+                "apiVersion: v1\nitems:\n- {kind: Service, metadata: {name: a}}\n- {kind: Service, metadata: {name: b}}\n"
+                        + "- {kind: Service, metadata: {name: c");
     }
 
     @Test
     void soAreThoseOfAJsonList() {
-        itemsComeBeforeAFailure("{\n  \"apiVersion\": \"v1\",\n  \"items\": [\n    {\"kind\": \"Service\", \"metadata\": {\"name\": \"a\"}},\n"
-                + "    {\"kind\": \"Service\", \"metadata\": {\"name\": \"b\"}},\n    {\"kind\": \"Service\", \"metadata\": {\"name\": \"c");
+        itemsComeBeforeAFailure(
+                "{\n  \"apiVersion\": \"v1\",\n  \"items\": [\n    {\"kind\": \"Service\", \"metadata\": {\"name\": \"a\"}},\n"
+                        + "    {\"kind\": \"Service\", \"metadata\": {\"name\": \"b\"}},\n    {\"kind\": \"Service\", \"metadata\": {\"name\": \"c");
     }
 
     private void itemsComeBeforeAFailure(String head) {
@@ -54,8 +58,7 @@ class ManifestStreamingTest {
             }
 
             @Override
-            public void close() {
-            }
+            public void close() {}
         };
         try {
             ManifestParser.parseEach("in.yaml", failing, -1, read::add, problems);
@@ -84,18 +87,22 @@ class ManifestStreamingTest {
                 metadata: {name: after, namespace: shop}
                 """);
         assertThat(problems).isEmpty();
-        assertThat(read).extracting(ManifestDocument::source).containsExactly("in.yaml (document 1, items[0])",
-                "in.yaml (document 1, items[1])", "in.yaml (document 2)");
+        assertThat(read)
+                .extracting(ManifestDocument::source)
+                .containsExactly(
+                        "in.yaml (document 1, items[0])", "in.yaml (document 1, items[1])", "in.yaml (document 2)");
         assertThat(names()).containsExactly("web", "n1", "after");
     }
 
     @Test
     void jsonOnOneLineIsReadItemByItem() {
-        parse("{\"apiVersion\":\"v1\",\"items\":[{\"kind\":\"Service\",\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\"}},"
-                + "{\"kind\":\"Service\",\"metadata\":{\"name\":\"b\",\"namespace\":\"shop\",\"labels\":{\"x\":\"yes\"}}}],\"kind\":\"List\"}");
+        parse(
+                "{\"apiVersion\":\"v1\",\"items\":[{\"kind\":\"Service\",\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\"}},"
+                        + "{\"kind\":\"Service\",\"metadata\":{\"name\":\"b\",\"namespace\":\"shop\",\"labels\":{\"x\":\"yes\"}}}],\"kind\":\"List\"}");
         assertThat(problems).isEmpty();
         assertThat(names()).containsExactly("a", "b");
-        assertThat(((Map<?, ?>) ((Map<?, ?>) read.get(1).content().get("metadata")).get("labels")).get("x")).isEqualTo("yes");
+        assertThat(((Map<?, ?>) ((Map<?, ?>) read.get(1).content().get("metadata")).get("labels")).get("x"))
+                .isEqualTo("yes");
     }
 
     @Test
@@ -111,28 +118,37 @@ class ManifestStreamingTest {
                 items: []
                 """);
         assertThat(problems).isEmpty();
-        assertThat(read).singleElement().satisfies(d -> assertThat(d.content().get("spec")).isEqualTo(Map.of("items", List.of(1, 2))));
+        assertThat(read)
+                .singleElement()
+                .satisfies(d -> assertThat(d.content().get("spec")).isEqualTo(Map.of("items", List.of(1, 2))));
     }
 
     @Test
     void itemsOutsideAListAreAProblemNamingTheDocumentAndItsKind() {
         parse("kind: Service\nmetadata: {name: web}\nitems:\n- {kind: Service, metadata: {name: a}}\n");
-        assertThat(problems).extracting(Problem::toString).containsExactly(
-                "in.yaml (document 1): items: only a List (kind: List, ServiceList, ...) holds items; this document's kind is Service");
+        assertThat(problems)
+                .extracting(Problem::toString)
+                .containsExactly(
+                        "in.yaml (document 1): items: only a List (kind: List, ServiceList, ...) holds items; this document's kind is Service");
     }
 
     @Test
     void whatIsWrongInOneItemIsNamedByItsPlace() {
-        parse("kind: List\nitems:\n- {kind: Service, metadata: {name: a}}\n- just a string\n- {kind: Service, metadata: {name: a, name: b}}\n");
+        parse(
+                "kind: List\nitems:\n- {kind: Service, metadata: {name: a}}\n- just a string\n- {kind: Service, metadata: {name: a, name: b}}\n");
         assertThat(names()).containsExactly("a");
         assertThat(problems).extracting(Problem::source).containsExactly("in.yaml (document 1, items[1])", "in.yaml");
-        assertThat(problems.get(1).message()).startsWith("not valid YAML or JSON: ").contains("duplicate key name");
+        assertThat(problems.get(1).message())
+                .startsWith("not valid YAML or JSON: ")
+                .contains("duplicate key name");
     }
 
     @Test
     void anAnchorIsNotSharedBetweenItemsButAnAnchoredListIsReadWhole() {
         parse("kind: List\nitems:\n- {kind: Service, metadata: &m {name: a}}\n- {kind: Service, metadata: *m}\n");
-        assertThat(problems).singleElement().satisfies(p -> assertThat(p.message()).contains("m"));
+        assertThat(problems)
+                .singleElement()
+                .satisfies(p -> assertThat(p.message()).contains("m"));
 
         read.clear();
         problems.clear();
@@ -140,12 +156,15 @@ class ManifestStreamingTest {
         assertThat(problems).isEmpty();
         assertThat(names()).containsExactly("a");
     }
+
     @Test
     void aTokenThatNeverEndsIsRefusedOnceItIsLongerThanAnyObject() {
-        // An annotation whose value goes on for ever: the read stops a few MiB in, where the parser would have held it all.
+        // An annotation whose value goes on for ever: the read stops a few MiB in, where the parser would have held it
+        // all.
         long[] delivered = {0};
         Reader endless = new Reader() {
-            private final Reader head = new StringReader("kind: Service\nmetadata:\n  name: x\n  annotations:\n    big: ");
+            private final Reader head =
+                    new StringReader("kind: Service\nmetadata:\n  name: x\n  annotations:\n    big: ");
 
             @Override
             public int read(char[] buf, int off, int len) throws IOException {
@@ -159,13 +178,17 @@ class ManifestStreamingTest {
             }
 
             @Override
-            public void close() {
-            }
+            public void close() {}
         };
         ManifestParser.parseEach("in.yaml", endless, -1, read::add, problems);
         assertThat(read).isEmpty();
-        assertThat(problems).singleElement().satisfies(p -> assertThat(p.toString()).startsWith("in.yaml (document 1): is at least ")
-                .endsWith(" characters long, over the API server's limit of 3,145,728 (3 MiB) per object; read no further"));
+        assertThat(problems)
+                .singleElement()
+                .satisfies(
+                        p -> assertThat(p.toString())
+                                .startsWith("in.yaml (document 1): is at least ")
+                                .endsWith(
+                                        " characters long, over the API server's limit of 3,145,728 (3 MiB) per object; read no further"));
         assertThat(delivered[0]).isLessThan(16L << 20);
     }
 }

@@ -1,10 +1,10 @@
 package io.rulesync.model.manifest;
 
-import io.rulesync.model.files.ManifestReader;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.SpecialRange;
+import io.rulesync.model.files.ManifestReader;
 import io.rulesync.model.manifest.ManifestDecoder.Decoded;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,8 +22,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 class SpecialAddressesTest {
 
     /** Address, family, and what the decoder says about it ("is loopback"...); null: it passes. */
-    record Case(String address, boolean ipv6, String verdict) {
-    }
+    record Case(String address, boolean ipv6, String verdict) {}
 
     static final List<Case> ADDRESSES = List.of(
             new Case("127.0.0.1", false, "is loopback"),
@@ -82,14 +81,17 @@ class SpecialAddressesTest {
                     ports: [{name: http, port: 8080}]
                     endpoints: [{addresses: [ADDR]}]
                     """),
-            new Field("an EndpointSlice's later address (kube-proxy reads only the first; the API server checks all)",
-                    "endpoints[1].addresses[1]", """
+            new Field(
+                    "an EndpointSlice's later address (kube-proxy reads only the first; the API server checks all)",
+                    "endpoints[1].addresses[1]",
+                    """
                     kind: EndpointSlice
                     apiVersion: discovery.k8s.io/v1
                     metadata: {name: web-1, namespace: shop, labels: {kubernetes.io/service-name: web}}
                     addressType: IPv4
                     endpoints: [{addresses: [10.0.0.9]}, {addresses: [10.0.0.8, ADDR]}]
-                    """, """
+                    """,
+                    """
                     kind: EndpointSlice
                     apiVersion: discovery.k8s.io/v1
                     metadata: {name: web-1, namespace: shop, labels: {kubernetes.io/service-name: web}}
@@ -136,14 +138,17 @@ class SpecialAddressesTest {
 
     @ParameterizedTest(name = "{0} = {1}")
     @MethodSource("refusingFields")
-    void fieldsCheckedAsValidateNonSpecialIPRefuseSpecialAddressesWithTheFieldAndWhy(Field field, Case c) throws Exception {
+    void fieldsCheckedAsValidateNonSpecialIPRefuseSpecialAddressesWithTheFieldAndWhy(Field field, Case c)
+            throws Exception {
         Decoded d = decode(field.manifest(c));
         if (c.verdict() == null) {
             assertThat(d).isInstanceOf(Decoded.Accepted.class);
         } else {
             assertThat(d).isInstanceOf(Decoded.Rejected.class);
-            assertThat(((Decoded.Rejected) d).problems()).extracting(p -> p.field() + ": " + p.message())
-                    .containsExactly(field.path() + ": " + c.address() + " " + c.verdict() + " (the API server refuses it)");
+            assertThat(((Decoded.Rejected) d).problems())
+                    .extracting(p -> p.field() + ": " + p.message())
+                    .containsExactly(
+                            field.path() + ": " + c.address() + " " + c.verdict() + " (the API server refuses it)");
         }
     }
 
@@ -158,8 +163,10 @@ class SpecialAddressesTest {
                 status: {loadBalancer: {ingress: [{hostname: lb.example.com}, {ip: "%s"}]}}
                 """.formatted(c.ipv6() ? "\"fd00:96::10\"" : "10.96.0.10", c.address()));
         if (IpAddress.parse(c.address()).isIpv4Mapped()) {
-            assertThat(((Decoded.Rejected) d).problems()).extracting(p -> p.field() + ": " + p.message()).containsExactly(
-                    "status.loadBalancer.ingress[1].ip: " + c.address() + " is an IPv4-mapped IPv6 address (the API server refuses it)");
+            assertThat(((Decoded.Rejected) d).problems())
+                    .extracting(p -> p.field() + ": " + p.message())
+                    .containsExactly("status.loadBalancer.ingress[1].ip: " + c.address()
+                            + " is an IPv4-mapped IPv6 address (the API server refuses it)");
         } else {
             assertThat(d).isInstanceOf(Decoded.Accepted.class);
         }
@@ -182,11 +189,13 @@ class SpecialAddressesTest {
 
     /** Forms that never parse: leading zeros (octal to libc, CVE-2021-29923) and zone ids. */
     @ParameterizedTest(name = "{0}")
-    @org.junit.jupiter.params.provider.ValueSource(strings = {"010.0.0.1", "10.0.0.01", "fe80::1%eth0", "::1%1", "[::1]"})
+    @org.junit.jupiter.params.provider.ValueSource(
+            strings = {"010.0.0.1", "10.0.0.01", "fe80::1%eth0", "::1%1", "[::1]"})
     void ambiguousFormsAreRefusedEverywhere(String address) throws Exception {
         for (Field f : REFUSING_FIELDS) {
             Decoded d = decode(f.manifest(new Case(address, address.contains(":"), null)));
-            assertThat(((Decoded.Rejected) d).problems()).extracting(p -> p.field() + ": " + p.message())
+            assertThat(((Decoded.Rejected) d).problems())
+                    .extracting(p -> p.field() + ": " + p.message())
                     .containsExactly(f.path() + ": '" + address + "' is not a valid IP address");
         }
         Decoded node = decode("""
@@ -202,11 +211,15 @@ class SpecialAddressesTest {
     @MethodSource("addresses")
     void specialRangeFollowsGo(Case c) {
         IpAddress ip = IpAddress.parse(c.address());
-        String expected = c.verdict() == null || !c.verdict().startsWith("is ") || ip.isIpv4Mapped() ? null
+        String expected = c.verdict() == null || !c.verdict().startsWith("is ") || ip.isIpv4Mapped()
+                ? null
                 : c.verdict().substring(3);
         if (ip.isIpv4Mapped()) {
             // Go's To4 judges ::ffff:a.b.c.d as a.b.c.d.
-            expected = IpAddress.parse(c.address().substring("::ffff:".length())).specialRange().map(SpecialRange::label).orElse(null);
+            expected = IpAddress.parse(c.address().substring("::ffff:".length()))
+                    .specialRange()
+                    .map(SpecialRange::label)
+                    .orElse(null);
         }
         assertThat(ip.specialRange().map(SpecialRange::label).orElse(null)).isEqualTo(expected);
     }

@@ -17,7 +17,10 @@ class ChainVocabularyTest {
     @EnumSource(ServiceChain.class)
     void aServiceChainIsItsPrefixAndAHashAndIsRecognisedAsItsKind(ServiceChain kind) {
         String name = kind.named(HASH);
-        assertThat(name).isEqualTo(kind.prefix() + HASH).startsWith("KUBE-").hasSizeLessThanOrEqualTo(TopChains.MAX_NAME_LENGTH);
+        assertThat(name)
+                .isEqualTo(kind.prefix() + HASH)
+                .startsWith("KUBE-")
+                .hasSizeLessThanOrEqualTo(TopChains.MAX_NAME_LENGTH);
         assertThat(ServiceChain.of(name)).contains(kind);
         assertThat(Stream.of(ServiceChain.values()).filter(k -> k.names(name))).containsExactly(kind);
     }
@@ -35,9 +38,20 @@ class ChainVocabularyTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"KUBE-SVC-XPGD46QRK7WJZT7", "KUBE-SVC-XPGD46QRK7WJZT7OA", "KUBE-SVC-xPGD46QRK7WJZT7O",
-        "KUBE-SVC-XPGD46QRK7WJZT70", "KUBE-SVC-XPGD46QRK7WJZT1O", "KUBE-XLB-XPGD46QRK7WJZT7O", "KUBE-SVCXPGD46QRK7WJZT7O",
-        "KUBE-SVC--PGD46QRK7WJZT7O", " KUBE-SVC-XPGD46QRK7WJZT7O", "KUBE-SERVICES", ""})
+    @ValueSource(
+            strings = {
+                "KUBE-SVC-XPGD46QRK7WJZT7",
+                "KUBE-SVC-XPGD46QRK7WJZT7OA",
+                "KUBE-SVC-xPGD46QRK7WJZT7O",
+                "KUBE-SVC-XPGD46QRK7WJZT70",
+                "KUBE-SVC-XPGD46QRK7WJZT1O",
+                "KUBE-XLB-XPGD46QRK7WJZT7O",
+                "KUBE-SVCXPGD46QRK7WJZT7O",
+                "KUBE-SVC--PGD46QRK7WJZT7O",
+                " KUBE-SVC-XPGD46QRK7WJZT7O",
+                "KUBE-SERVICES",
+                ""
+            })
     void anythingElseIsNoServiceChain(String name) {
         assertThat(ServiceChain.of(name)).isEmpty();
     }

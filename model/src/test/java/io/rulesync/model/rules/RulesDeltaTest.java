@@ -16,19 +16,26 @@ import org.junit.jupiter.api.Test;
 
 class RulesDeltaTest {
     private static RuleFragment fragment(int i) {
-        return new RuleFragment(Map.of(DispatchChain.NAT_SERVICES, List.of("-m comment --comment \"ns/s" + i + " cluster IP\" -j KUBE-SVC-" + i)),
-                List.of(), List.of(new Chain("KUBE-SVC-" + i, List.of("-j KUBE-SEP-" + i))));
+        return new RuleFragment(
+                Map.of(
+                        DispatchChain.NAT_SERVICES,
+                        List.of("-m comment --comment \"ns/s" + i + " cluster IP\" -j KUBE-SVC-" + i)),
+                List.of(),
+                List.of(new Chain("KUBE-SVC-" + i, List.of("-j KUBE-SEP-" + i))));
     }
 
     private static RulesDiff diff(int fragments) {
         List<RulesDiff.FragmentChange> changes = new ArrayList<>();
         for (int i = 0; i < fragments; i++) {
             Unit u = Unit.of(new ServicePortName(new NamespacedName("ns", "s" + i), "", Protocol.TCP));
-            changes.add(new RulesDiff.FragmentChange(new FragmentKey(IpFamily.IPV4, u, Variant.ALL), null, fragment(i)));
+            changes.add(
+                    new RulesDiff.FragmentChange(new FragmentKey(IpFamily.IPV4, u, Variant.ALL), null, fragment(i)));
         }
-        changes.add(new RulesDiff.FragmentChange(new FragmentKey(IpFamily.IPV4, Unit.FIXED, new Variant("n1", "*")),
-                fragment(0), null));
-        return new RulesDiff(changes, List.of(new RulesDiff.NodeChange("n1", null, "z1"), new RulesDiff.NodeChange("n2", "z", null)));
+        changes.add(new RulesDiff.FragmentChange(
+                new FragmentKey(IpFamily.IPV4, Unit.FIXED, new Variant("n1", "*")), fragment(0), null));
+        return new RulesDiff(
+                changes,
+                List.of(new RulesDiff.NodeChange("n1", null, "z1"), new RulesDiff.NodeChange("n2", "z", null)));
     }
 
     @Test
@@ -40,15 +47,22 @@ class RulesDeltaTest {
         List<String> shuffled = new ArrayList<>(parts);
         Collections.reverse(shuffled);
         RulesDelta back = RulesDelta.fromJsonParts(shuffled);
-        assertThat(back.diff().fragments()).extracting(RulesDiff.FragmentChange::key)
-                .containsExactlyElementsOf(d.diff().fragments().stream().map(RulesDiff.FragmentChange::key).toList());
-        assertThat(back.diff().fragments().get(0).after()).isEqualTo(d.diff().fragments().get(0).after());
+        assertThat(back.diff().fragments())
+                .extracting(RulesDiff.FragmentChange::key)
+                .containsExactlyElementsOf(d.diff().fragments().stream()
+                        .map(RulesDiff.FragmentChange::key)
+                        .toList());
+        assertThat(back.diff().fragments().get(0).after())
+                .isEqualTo(d.diff().fragments().get(0).after());
         assertThat(back.diff().fragments().get(500).after()).isNull();
-        assertThat(back.diff().nodes()).extracting(RulesDiff.NodeChange::zoneAfter).containsExactly("z1", null);
+        assertThat(back.diff().nodes())
+                .extracting(RulesDiff.NodeChange::zoneAfter)
+                .containsExactly("z1", null);
         assertThat(RulesDelta.partOf(parts.get(1))).containsExactly(2, parts.size());
         assertThatThrownBy(() -> RulesDelta.fromJsonParts(parts.subList(0, 2))).hasMessageContaining("parts");
         // Small deltas stay one message.
-        assertThat(new RulesDelta("c", 0, 1, Instant.EPOCH, diff(2)).toJsonParts(1_000_000)).hasSize(1);
+        assertThat(new RulesDelta("c", 0, 1, Instant.EPOCH, diff(2)).toJsonParts(1_000_000))
+                .hasSize(1);
     }
 
     @Test
@@ -61,10 +75,13 @@ class RulesDeltaTest {
     void refusesWhatIsNotADeltaNamingWhy() {
         String good = new RulesDelta("c", 0, 1, Instant.EPOCH, diff(1)).toJson();
         assertThat(RulesDelta.partOf(good)).containsExactly(1, 1);
-        assertThatThrownBy(() -> RulesDelta.fromJson(good.replace("\"v\":1", "\"v\":2"))).hasMessage("v: delta format 2 is not supported");
-        assertThatThrownBy(() -> RulesDelta.fromJson(good.substring(0, good.length() - 1))).hasMessageStartingWith("delta is not JSON");
+        assertThatThrownBy(() -> RulesDelta.fromJson(good.replace("\"v\":1", "\"v\":2")))
+                .hasMessage("v: delta format 2 is not supported");
+        assertThatThrownBy(() -> RulesDelta.fromJson(good.substring(0, good.length() - 1)))
+                .hasMessageStartingWith("delta is not JSON");
         assertThatThrownBy(() -> RulesDelta.fromJson(good.replace("\"base\":0", "\"base\":0,\"base\":0")))
-                .hasMessageStartingWith("delta is not JSON").hasMessageContaining("base");
+                .hasMessageStartingWith("delta is not JSON")
+                .hasMessageContaining("base");
         assertThatThrownBy(() -> RulesDelta.fromJson(good.replace("\"target\":1", "\"target\":true")))
                 .hasMessage("delta is missing a field or has one of the wrong type: target: expected a whole number");
         assertThatThrownBy(() -> RulesDelta.partOf(good.replace("\"parts\":1", "\"parts\":\"1\"")))

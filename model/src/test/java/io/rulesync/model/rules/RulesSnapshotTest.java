@@ -22,11 +22,18 @@ class RulesSnapshotTest {
     private static final Instant T = Instant.parse("2026-11-29T12:00:00Z");
 
     private static RulesSnapshot snapshot(String comment) {
-        RuleFragment f = new RuleFragment(Map.of(DispatchChain.NAT_SERVICES, List.of("-m comment --comment \"" + comment + "\" -j KUBE-SVC-1")),
-                List.of(), List.of(new Chain("KUBE-SVC-1", List.of("-j KUBE-SEP-1"))));
+        RuleFragment f = new RuleFragment(
+                Map.of(DispatchChain.NAT_SERVICES, List.of("-m comment --comment \"" + comment + "\" -j KUBE-SVC-1")),
+                List.of(),
+                List.of(new Chain("KUBE-SVC-1", List.of("-j KUBE-SEP-1"))));
         Unit u = Unit.of(new ServicePortName(new NamespacedName("ns", "s"), "", Protocol.TCP));
-        return new RulesSnapshot("c", 3, T, ClusterRules.of(new TreeMap<>(Map.of(new FragmentKey(IpFamily.IPV4, u, Variant.ALL), f)),
-                new TreeMap<>(Map.of("n1", "z1"))));
+        return new RulesSnapshot(
+                "c",
+                3,
+                T,
+                ClusterRules.of(
+                        new TreeMap<>(Map.of(new FragmentKey(IpFamily.IPV4, u, Variant.ALL), f)),
+                        new TreeMap<>(Map.of("n1", "z1"))));
     }
 
     @Test
@@ -54,17 +61,23 @@ class RulesSnapshotTest {
         assertThatThrownBy(() -> RulesSnapshot.fromJson("{\"v\":1")).hasMessageStartingWith("snapshot is not JSON");
         assertThatThrownBy(() -> RulesSnapshot.fromJson(good + "{}")).hasMessageStartingWith("snapshot is not JSON");
         assertThatThrownBy(() -> RulesSnapshot.fromJson("[1]")).hasMessage("snapshot is not a JSON object");
-        assertThatThrownBy(() -> RulesSnapshot.fromJson(good.replace("\"v\":1", "\"v\":2"))).hasMessage("v: snapshot format 2 is not supported");
-        assertThatThrownBy(() -> RulesSnapshot.fromJson(good.replace("\"v\":1,", ""))).hasMessage("v: snapshot format null is not supported");
+        assertThatThrownBy(() -> RulesSnapshot.fromJson(good.replace("\"v\":1", "\"v\":2")))
+                .hasMessage("v: snapshot format 2 is not supported");
+        assertThatThrownBy(() -> RulesSnapshot.fromJson(good.replace("\"v\":1,", "")))
+                .hasMessage("v: snapshot format null is not supported");
         assertThatThrownBy(() -> RulesSnapshot.fromJson(good.replace("\"version\":3", "\"version\":3,\"version\":4")))
-                .hasMessageStartingWith("snapshot is not JSON").hasMessageContaining("version");
+                .hasMessageStartingWith("snapshot is not JSON")
+                .hasMessageContaining("version");
         assertThatThrownBy(() -> RulesSnapshot.fromJson(good.replace("\"version\":3", "\"version\":\"3\"")))
-                .hasMessage("snapshot is missing a field or has one of the wrong type: version: expected a whole number");
+                .hasMessage(
+                        "snapshot is missing a field or has one of the wrong type: version: expected a whole number");
         assertThatThrownBy(() -> RulesSnapshot.fromJson(good.replace("\"family\":\"ipv4\",", "")))
                 .hasMessage("snapshot is missing a field or has one of the wrong type: fragments[0].family: missing");
         assertThatThrownBy(() -> RulesSnapshot.fromJson(good.replace("\"node\":\"n1\"", "\"node\":1")))
-                .hasMessage("snapshot is missing a field or has one of the wrong type: nodes[0].node: expected a string");
-        assertThatThrownBy(() -> RulesSnapshot.fromJson(good.replace("KUBE-SEP-1", "KUBE-SEP-2"))).hasMessageContaining("does not match its hash");
+                .hasMessage(
+                        "snapshot is missing a field or has one of the wrong type: nodes[0].node: expected a string");
+        assertThatThrownBy(() -> RulesSnapshot.fromJson(good.replace("KUBE-SEP-1", "KUBE-SEP-2")))
+                .hasMessageContaining("does not match its hash");
     }
 
     @Test
@@ -73,7 +86,12 @@ class RulesSnapshotTest {
         RuleFragment f = s.rules().fragments().values().iterator().next();
         String good = s.toJson();
         // The fragment read keeps the hash it was sent, which is the hash of its canonical text.
-        RuleFragment read = RulesSnapshot.fromJson(good).rules().fragments().values().iterator().next();
+        RuleFragment read = RulesSnapshot.fromJson(good)
+                .rules()
+                .fragments()
+                .values()
+                .iterator()
+                .next();
         assertThat(read.hash()).isEqualTo(f.hash());
         assertThat(read.text()).isEqualTo(f.text());
         // The same rules in a text that is not canonical (a blank line): with the canonical text's
@@ -85,15 +103,18 @@ class RulesSnapshotTest {
         assertThat(good).contains(jsonRules);
         assertThat(RulesSnapshot.fromJson(good.replace(jsonRules, jsonLoose))).isEqualTo(s);
         String ownHash = sha256(loose);
-        assertThatThrownBy(() -> RulesSnapshot.fromJson(good.replace(jsonRules, jsonLoose).replace(f.hash(), ownHash)))
+        assertThatThrownBy(() -> RulesSnapshot.fromJson(
+                        good.replace(jsonRules, jsonLoose).replace(f.hash(), ownHash)))
                 .hasMessageContaining("does not match its hash");
         // Rules changed on the way are refused against the hash sent with them.
         String tampered = f.text().replace("KUBE-SEP-1", "KUBE-SEP-2");
         String jsonTampered = "\"rules\":\"" + tampered.replace("\n", "\\n").replace("\"", "\\\"") + "\"";
-        assertThatThrownBy(() -> RulesSnapshot.fromJson(good.replace(jsonRules, jsonTampered))).hasMessageContaining("does not match its hash");
+        assertThatThrownBy(() -> RulesSnapshot.fromJson(good.replace(jsonRules, jsonTampered)))
+                .hasMessageContaining("does not match its hash");
     }
 
     private static String sha256(String text) throws Exception {
-        return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+        return HexFormat.of()
+                .formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
     }
 }

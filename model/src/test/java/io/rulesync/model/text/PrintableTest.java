@@ -8,7 +8,8 @@ class PrintableTest {
     @Test
     void controlCharactersSeparatorsAndOverridesBecomeEscapes() {
         assertThat(Printable.escape("web\nFAKE 12:00 INFO all good")).isEqualTo("web\\x0aFAKE 12:00 INFO all good");
-        assertThat(Printable.escape("a\r\tb\u0000\u001b[31m\u007f\u0085")).isEqualTo("a\\x0d\\x09b\\x00\\x1b[31m\\x7f\\x85");
+        assertThat(Printable.escape("a\r\tb\u0000\u001b[31m\u007f\u0085"))
+                .isEqualTo("a\\x0d\\x09b\\x00\\x1b[31m\\x7f\\x85");
         assertThat(Printable.escape("x\u2028y\u2029z")).isEqualTo("x\\u2028y\\u2029z");
         assertThat(Printable.escape("file\u202egpj.yaml")).isEqualTo("file\\u202egpj.yaml");
         assertThat(Printable.escape("lone \ud800 surrogate")).isEqualTo("lone \\ud800 surrogate");

@@ -41,17 +41,19 @@ import java.util.TreeMap;
 final class WireSamples {
     static final Instant T = Instant.parse("2026-11-29T17:00:00.123Z");
     /** Every character class the writer treats apart: quotes, backslash, C0 controls, DEL, non-ASCII, U+2028/9, a surrogate pair. */
-    static final String NASTY = "q\"b\\s/ n\n r\r t\t b\b f\f nul\u0000 us\u001f del\u007f é ü € \u2028 \u2029 \uD83D\uDE00 <&>";
+    static final String NASTY =
+            "q\"b\\s/ n\n r\r t\t b\b f\f nul\u0000 us\u001f del\u007f é ü € \u2028 \u2029 \uD83D\uDE00 <&>";
 
     /** What operator texts may hold (no control characters). */
     static final String PRINTABLE = "q\"b\\s/ é ü € \uD83D\uDE00 <&>";
 
-    private WireSamples() {
-    }
+    private WireSamples() {}
 
     static ClusterObject object(String yaml) {
         try {
-            return ((ManifestDecoder.Decoded.Accepted) ManifestDecoder.decode(ManifestReader.parse("t.yaml", yaml).get(0))).object();
+            return ((ManifestDecoder.Decoded.Accepted) ManifestDecoder.decode(
+                            ManifestReader.parse("t.yaml", yaml).get(0)))
+                    .object();
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }
@@ -92,35 +94,62 @@ final class WireSamples {
                 metadata: {name: n1, labels: {topology.kubernetes.io/zone: z1}}
                 status: {addresses: [{type: InternalIP, address: 10.0.0.1}, {type: ExternalIP, address: 1.1.1.1}]}
                 """);
-        ClusterSettings settings = new ClusterSettings(List.of(IpFamily.IPV6, IpFamily.IPV4), List.of(Cidr.parse("10.244.0.0/16")),
-                true, 15, List.of(Cidr.parse("192.168.0.0/24")), "lc");
-        ClusterEvent.ProblemsReported problems = ClusterEvent.ProblemsReported.of("prod-eu", "files/é.yaml",
-                List.of(new Problem("files/é.yaml", "shop/web", "spec.ports[0]", "bad \"port\" ü €"),
-                        new Problem("x", "", "", "")), T);
+        ClusterSettings settings = new ClusterSettings(
+                List.of(IpFamily.IPV6, IpFamily.IPV4),
+                List.of(Cidr.parse("10.244.0.0/16")),
+                true,
+                15,
+                List.of(Cidr.parse("192.168.0.0/24")),
+                "lc");
+        ClusterEvent.ProblemsReported problems = ClusterEvent.ProblemsReported.of(
+                "prod-eu",
+                "files/é.yaml",
+                List.of(
+                        new Problem("files/é.yaml", "shop/web", "spec.ports[0]", "bad \"port\" ü €"),
+                        new Problem("x", "", "", "")),
+                T);
         out.put("event.upsert.service", EventCodec.encode(new ClusterEvent.ObjectUpserted("prod-eu", svc, "42", T)));
         out.put("event.upsert.slice", EventCodec.encode(new ClusterEvent.ObjectUpserted("prod-eu", slice, "43", T)));
         out.put("event.upsert.node", EventCodec.encode(new ClusterEvent.ObjectUpserted("prod-eu", node, "", T)));
-        out.put("event.delete", EventCodec.encode(new ClusterEvent.ObjectDeleted("prod-eu",
-                new ObjectRef(ObjectKind.ENDPOINT_SLICE, "shop/web-1"), "44", T)));
-        out.put("event.sync", EventCodec.encode(new ClusterEvent.SyncMarker("prod-eu", ObjectKind.SERVICE, Set.of("shop/web", "a/b"), T)));
+        out.put(
+                "event.delete",
+                EventCodec.encode(new ClusterEvent.ObjectDeleted(
+                        "prod-eu", new ObjectRef(ObjectKind.ENDPOINT_SLICE, "shop/web-1"), "44", T)));
+        out.put(
+                "event.sync",
+                EventCodec.encode(
+                        new ClusterEvent.SyncMarker("prod-eu", ObjectKind.SERVICE, Set.of("shop/web", "a/b"), T)));
         out.put("event.listing", EventCodec.encode(new ClusterEvent.ListingStarted("prod-eu", T)));
         out.put("event.settings", EventCodec.encode(new ClusterEvent.SettingsChanged("prod-eu", settings, T)));
-        out.put("event.digest", EventCodec.encode(new ClusterEvent.StateDigest("prod-eu",
-                Map.of(ObjectKind.SERVICE, Fingerprint.of(svc), ObjectKind.NODE, Fingerprint.of(node)), Fingerprint.of(settings),
-                Fingerprint.of(problems), T)));
-        out.put("event.digest.bare", EventCodec.encode(new ClusterEvent.StateDigest("prod-eu", Map.of(), null, null, T)));
+        out.put(
+                "event.digest",
+                EventCodec.encode(new ClusterEvent.StateDigest(
+                        "prod-eu",
+                        Map.of(ObjectKind.SERVICE, Fingerprint.of(svc), ObjectKind.NODE, Fingerprint.of(node)),
+                        Fingerprint.of(settings),
+                        Fingerprint.of(problems),
+                        T)));
+        out.put(
+                "event.digest.bare",
+                EventCodec.encode(new ClusterEvent.StateDigest("prod-eu", Map.of(), null, null, T)));
         out.put("event.problems", EventCodec.encode(problems));
         out.put("event.problem-sync", EventCodec.encode(new ClusterEvent.ProblemSync("prod-eu", Set.of("b", "a"), T)));
-        out.put("event.rollback", EventCodec.encode(new ClusterEvent.RollbackRequested("prod-eu", 7, 41, "alice@example.org",
-                "v42 broke \"checkout\"\nsee INC-9 – é", T)));
+        out.put(
+                "event.rollback",
+                EventCodec.encode(new ClusterEvent.RollbackRequested(
+                        "prod-eu", 7, 41, "alice@example.org", "v42 broke \"checkout\"\nsee INC-9 – é", T)));
         out.put("event.resume", EventCodec.encode(new ClusterEvent.ResumeRequested("prod-eu", 8, "bob", PRINTABLE, T)));
         out.put("fingerprint.service", Fingerprint.of(svc).sum());
         out.put("fingerprint.slice", Fingerprint.of(slice).sum());
         out.put("fingerprint.settings", Fingerprint.of(settings).sum());
         out.put("fingerprint.problems", Fingerprint.of(problems).sum());
         out.put("resync", new ResyncRequest("prod-eu", NASTY, T).encode());
-        out.put("ack.applied", new NodeAck("shop", "node-a", 7, 7, NodeAck.Status.APPLIED, null, 12, 345, "iptables", T).toJson());
-        out.put("ack.failed", new NodeAck("shop", "node-a", 8, 7, NodeAck.Status.FAILED, NASTY, 5, 0, "ipvs", T).toJson());
+        out.put(
+                "ack.applied",
+                new NodeAck("shop", "node-a", 7, 7, NodeAck.Status.APPLIED, null, 12, 345, "iptables", T).toJson());
+        out.put(
+                "ack.failed",
+                new NodeAck("shop", "node-a", 8, 7, NodeAck.Status.FAILED, NASTY, 5, 0, "ipvs", T).toJson());
         Map<String, Object> plain = new LinkedHashMap<>();
         plain.put("text", NASTY);
         plain.put("int", Integer.MIN_VALUE);
@@ -134,7 +163,8 @@ final class WireSamples {
 
         RulesDiff diff = diff();
         List<RulesDiff.FragmentChange> changes = new ArrayList<>(diff.fragments());
-        changes.add(new RulesDiff.FragmentChange(new FragmentKey(IpFamily.IPV4, Unit.FIXED, Variant.ALL), fragment(5), null));
+        changes.add(new RulesDiff.FragmentChange(
+                new FragmentKey(IpFamily.IPV4, Unit.FIXED, Variant.ALL), fragment(5), null));
         List<RulesDiff.NodeChange> nodes = new ArrayList<>(diff.nodes());
         nodes.add(new RulesDiff.NodeChange("n3", "z3", null));
         RulesDelta delta = new RulesDelta("prod-eu", 4, 5, T, new RulesDiff(changes, nodes));
@@ -155,23 +185,29 @@ final class WireSamples {
         for (char c = 0; c < 0x20; c++) {
             sb.append(c);
         }
-        return sb.append("\u007f\u0080\u009f\u00a0\u2027\u2028\u2029\u202a\ufeff\uffff").toString();
+        return sb.append("\u007f\u0080\u009f\u00a0\u2027\u2028\u2029\u202a\ufeff\uffff")
+                .toString();
     }
 
     static RuleFragment fragment(int i) {
-        return new RuleFragment(Map.of(DispatchChain.NAT_SERVICES,
-                        List.of("-m comment --comment \"ns/s" + i + " cluster IP\" -d 10.0.0." + i + " -j KUBE-SVC-" + i)),
-                List.of(), List.of(new Chain("KUBE-SVC-" + i, List.of("-j KUBE-SEP-" + i))));
+        return new RuleFragment(
+                Map.of(
+                        DispatchChain.NAT_SERVICES,
+                        List.of("-m comment --comment \"ns/s" + i + " cluster IP\" -d 10.0.0." + i + " -j KUBE-SVC-"
+                                + i)),
+                List.of(),
+                List.of(new Chain("KUBE-SVC-" + i, List.of("-j KUBE-SEP-" + i))));
     }
 
     static RulesDiff diff() {
         List<RulesDiff.FragmentChange> changes = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
             Unit u = Unit.of(new ServicePortName(new NamespacedName("ns", "s" + i), "", Protocol.TCP));
-            changes.add(new RulesDiff.FragmentChange(new FragmentKey(IpFamily.IPV4, u, Variant.ALL), null, fragment(i)));
+            changes.add(
+                    new RulesDiff.FragmentChange(new FragmentKey(IpFamily.IPV4, u, Variant.ALL), null, fragment(i)));
         }
-        changes.add(new RulesDiff.FragmentChange(new FragmentKey(IpFamily.IPV6, Unit.FIXED, new Variant("n1", "*")),
-                null, fragment(9)));
+        changes.add(new RulesDiff.FragmentChange(
+                new FragmentKey(IpFamily.IPV6, Unit.FIXED, new Variant("n1", "*")), null, fragment(9)));
         Map<String, String> zones = new TreeMap<>(Map.of("n1", "z1", "n2", ""));
         List<RulesDiff.NodeChange> nodes = new ArrayList<>();
         zones.forEach((n, z) -> nodes.add(new RulesDiff.NodeChange(n, null, z)));

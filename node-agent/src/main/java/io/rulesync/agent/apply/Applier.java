@@ -113,7 +113,8 @@ public final class Applier {
                 done.add(f);
                 List<String> problems = verify(nf, target, plan);
                 if (!problems.isEmpty()) {
-                    throw new RestoreFailedException("the kernel does not hold what was applied: " + String.join("; ", problems));
+                    throw new RestoreFailedException(
+                            "the kernel does not hold what was applied: " + String.join("; ", problems));
                 }
             } catch (RestoreFailedException ex) {
                 String error = f.id() + ": " + ex.getMessage();
@@ -137,14 +138,16 @@ public final class Applier {
                 int n = Integer.parseInt(m.group(1));
                 if (n >= 1 && n <= lines.length) {
                     String l = lines[n - 1];
-                    throw new RestoreFailedException(e.getMessage() + " [line " + n + ": " + (l.length() > 300 ? l.substring(0, 300) + "..." : l) + "]");
+                    throw new RestoreFailedException(e.getMessage() + " [line " + n + ": "
+                            + (l.length() > 300 ? l.substring(0, 300) + "..." : l) + "]");
                 }
             }
             throw e;
         }
     }
 
-    private void rollBack(Map<IpFamily, RuleSet> before, Map<IpFamily, RuleSet> after, List<IpFamily> done, String error) {
+    private void rollBack(
+            Map<IpFamily, RuleSet> before, Map<IpFamily, RuleSet> after, List<IpFamily> done, String error) {
         if (before == null) {
             log.warn("apply failed on a full sync, nothing to roll back to: {}", error);
             return;
@@ -257,7 +260,8 @@ public final class Applier {
             String w = i < want.size() ? want.get(i) : "(nothing)";
             String g = i < got.size() ? got.get(i) : "(nothing)";
             if (!w.equals(g)) {
-                return t.restoreName() + " chain " + expected.name() + " line " + (i + 1) + ": expected '" + w + "', kernel has '" + g + "'";
+                return t.restoreName() + " chain " + expected.name() + " line " + (i + 1) + ": expected '" + w
+                        + "', kernel has '" + g + "'";
             }
         }
         return t.restoreName() + " chain " + expected.name() + " differs";

@@ -32,8 +32,7 @@ import java.util.Set;
  * treats as such (the next attempt is again a full load).
  */
 final class FullLoad {
-    private FullLoad() {
-    }
+    private FullLoad() {}
 
     static List<String> scripts(Netfilter nf, RuleSet target, Collection<RestorePlan.TableChain> stale, int maxLines) {
         List<String> out = new ArrayList<>();
@@ -51,8 +50,10 @@ final class FullLoad {
             Map<String, List<String>> kernelDispatch = new LinkedHashMap<>();
             b.line(":" + OwnedChains.CANARY + " - [0:0]");
             for (Chain d : dispatch) {
-                nf.chain(t, d.name()).ifPresentOrElse(lines -> kernelDispatch.put(d.name(), lines.subList(1, lines.size())),
-                        () -> b.line(":" + d.name() + " - [0:0]"));
+                nf.chain(t, d.name())
+                        .ifPresentOrElse(
+                                lines -> kernelDispatch.put(d.name(), lines.subList(1, lines.size())),
+                                () -> b.line(":" + d.name() + " - [0:0]"));
             }
             Set<String> done = new HashSet<>();
             for (Chain c : own.values()) {
@@ -73,13 +74,17 @@ final class FullLoad {
                     b.line("-D " + d.name() + " " + (e.deletes().get(k).index() + 1));
                 }
                 for (SequenceEdits.Insert i : e.inserts()) {
-                    b.line("-I " + d.name() + " " + (i.index() + 1) + " " + d.rules().get(i.index()));
+                    b.line("-I " + d.name() + " " + (i.index() + 1) + " "
+                            + d.rules().get(i.index()));
                 }
             }
             b.cut();
             List<String> gone = new ArrayList<>();
             for (RestorePlan.TableChain s : stale) {
-                if (s.table() == t && !s.chain().equals(OwnedChains.CANARY) && !own.containsKey(s.chain()) && dispatch.stream().noneMatch(d -> d.name().equals(s.chain()))) {
+                if (s.table() == t
+                        && !s.chain().equals(OwnedChains.CANARY)
+                        && !own.containsKey(s.chain())
+                        && dispatch.stream().noneMatch(d -> d.name().equals(s.chain()))) {
                     gone.add(s.chain());
                 }
             }
@@ -143,7 +148,8 @@ final class FullLoad {
             if (lines.isEmpty()) {
                 return;
             }
-            StringBuilder sb = new StringBuilder("*").append(table.restoreName()).append('\n');
+            StringBuilder sb =
+                    new StringBuilder("*").append(table.restoreName()).append('\n');
             lines.forEach(l -> sb.append(l).append('\n'));
             sb.append("COMMIT\n");
             scripts.add(sb.toString());

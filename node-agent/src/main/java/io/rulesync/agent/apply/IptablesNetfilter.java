@@ -24,7 +24,8 @@ public final class IptablesNetfilter implements Netfilter {
     @FunctionalInterface
     public interface Printer {
         /** The grammar's reading of the rule, printed as the kernel does ({@link Rule#kernelForm}). */
-        Printer KERNEL_FORM = (family, table, chain, rule) -> RuleGrammar.parse(table, family, chain, rule).kernelForm(family, chain);
+        Printer KERNEL_FORM = (family, table, chain, rule) ->
+                RuleGrammar.parse(table, family, chain, rule).kernelForm(family, chain);
 
         String printed(IpFamily family, Table table, String chain, String rule);
     }
@@ -62,10 +63,12 @@ public final class IptablesNetfilter implements Netfilter {
         } catch (UncheckedIOException e) {
             // The tool never ran (its input could not be written: a full temporary space), so the kernel is as it was:
             // an apply that failed, which the applier rolls back and the agent reports, not an agent that dies.
-            throw new RestoreFailedException(e.getMessage() + ": " + e.getCause().getMessage());
+            throw new RestoreFailedException(
+                    e.getMessage() + ": " + e.getCause().getMessage());
         }
         if (r.exit() != 0) {
-            throw new RestoreFailedException(tool("iptables-restore") + " exited " + r.exit() + ": " + ToolMessage.of(r));
+            throw new RestoreFailedException(
+                    tool("iptables-restore") + " exited " + r.exit() + ": " + ToolMessage.of(r));
         }
     }
 
@@ -74,12 +77,13 @@ public final class IptablesNetfilter implements Netfilter {
         CommandRunner.Result r = run(null, tool("iptables"), "-w", "5", "-t", table.restoreName(), "-S", chain);
         if (r.exit() != 0) {
             // iptables-nft 1.8.9 says "incompatible" for a missing chain while the table has no base chain yet.
-            if (r.stderr().contains("No chain/target/match by that name") || r.stderr().contains("does not exist")
+            if (r.stderr().contains("No chain/target/match by that name")
+                    || r.stderr().contains("does not exist")
                     || r.stderr().contains("is incompatible")) {
                 return Optional.empty();
             }
-            throw new IllegalStateException(tool("iptables") + " -t " + table.restoreName() + " -S " + chain + " exited " + r.exit()
-                    + ": " + ToolMessage.of(r));
+            throw new IllegalStateException(tool("iptables") + " -t " + table.restoreName() + " -S " + chain
+                    + " exited " + r.exit() + ": " + ToolMessage.of(r));
         }
         return Optional.of(lines(r.stdout()));
     }
@@ -88,7 +92,8 @@ public final class IptablesNetfilter implements Netfilter {
     public List<String> chainNames(Table table) {
         CommandRunner.Result r = run(null, tool("iptables"), "-w", "5", "-t", table.restoreName(), "-S");
         if (r.exit() != 0) {
-            throw new IllegalStateException(tool("iptables") + " -t " + table.restoreName() + " -S exited " + r.exit() + ": " + ToolMessage.of(r));
+            throw new IllegalStateException(tool("iptables") + " -t " + table.restoreName() + " -S exited " + r.exit()
+                    + ": " + ToolMessage.of(r));
         }
         List<String> out = new ArrayList<>();
         for (String l : lines(r.stdout())) {

@@ -1,7 +1,7 @@
 package io.rulesync.agent.apply;
 
-import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.rules.Table;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,14 +24,16 @@ public final class KubeJumps {
 
     private static final String NEW = "-m conntrack --ctstate NEW ";
 
-    private KubeJumps() {
-    }
+    private KubeJumps() {}
 
     /** In kube-proxy's order; each is inserted at position 1, so the last listed ends up first. */
     public static List<Jump> of(IpFamily family) {
         List<Jump> j = new ArrayList<>();
-        j.add(filter("INPUT", NEW + comment("kubernetes externally-visible service portals") + "-j KUBE-EXTERNAL-SERVICES"));
-        j.add(filter("FORWARD", NEW + comment("kubernetes externally-visible service portals") + "-j KUBE-EXTERNAL-SERVICES"));
+        j.add(filter(
+                "INPUT", NEW + comment("kubernetes externally-visible service portals") + "-j KUBE-EXTERNAL-SERVICES"));
+        j.add(filter(
+                "FORWARD",
+                NEW + comment("kubernetes externally-visible service portals") + "-j KUBE-EXTERNAL-SERVICES"));
         j.add(filter("INPUT", comment("kubernetes health check service ports") + "-j KUBE-NODEPORTS"));
         j.add(filter("FORWARD", NEW + comment("kubernetes service portals") + "-j KUBE-SERVICES"));
         j.add(filter("OUTPUT", NEW + comment("kubernetes service portals") + "-j KUBE-SERVICES"));
@@ -51,7 +53,8 @@ public final class KubeJumps {
 
     /** IPVS mode's jumps ({@link IpvsRules#JUMPS}), in kube-proxy's order of insertion. */
     public static List<Jump> ipvs() {
-        return IpvsRules.JUMPS.stream().map(j -> new Jump(j.table().equals("nat") ? Table.NAT : Table.FILTER, j.chain(), j.rule()))
+        return IpvsRules.JUMPS.stream()
+                .map(j -> new Jump(j.table().equals("nat") ? Table.NAT : Table.FILTER, j.chain(), j.rule()))
                 .toList();
     }
 
@@ -64,7 +67,8 @@ public final class KubeJumps {
     public static List<Jump> builtins(List<Jump> jumps) {
         List<Jump> out = new ArrayList<>();
         for (Jump j : jumps) {
-            if (out.stream().noneMatch(o -> o.table() == j.table() && o.builtin().equals(j.builtin()))) {
+            if (out.stream()
+                    .noneMatch(o -> o.table() == j.table() && o.builtin().equals(j.builtin()))) {
                 out.add(j);
             }
         }
@@ -87,7 +91,9 @@ public final class KubeJumps {
                 continue;
             }
             String line = "-A " + j.builtin() + " " + j.spec();
-            long count = builtinLines.getOrDefault(j.builtin(), List.of()).stream().filter(line::equals).count();
+            long count = builtinLines.getOrDefault(j.builtin(), List.of()).stream()
+                    .filter(line::equals)
+                    .count();
             if (count == 0) {
                 out.add("-I " + j.builtin() + " 1 " + j.spec());
             }

@@ -22,21 +22,29 @@ import java.util.function.BiPredicate;
 public final class Leftovers {
     /** IPVS mode's chains that iptables mode does not have. */
     private static final List<String> IPVS_ONLY_NAT = List.of("KUBE-NODE-PORT", "KUBE-LOAD-BALANCER");
-    private static final List<String> IPVS_ONLY_FILTER = List.of("KUBE-NODE-PORT", "KUBE-SOURCE-RANGES-FIREWALL", "KUBE-IPVS-FILTER",
-            "KUBE-IPVS-OUT-FILTER");
 
-    private Leftovers() {
-    }
+    private static final List<String> IPVS_ONLY_FILTER =
+            List.of("KUBE-NODE-PORT", "KUBE-SOURCE-RANGES-FIREWALL", "KUBE-IPVS-FILTER", "KUBE-IPVS-OUT-FILTER");
+
+    private Leftovers() {}
 
     /** Removes iptables mode's leftovers before IPVS mode takes over; returns the number of chains and jumps removed. */
     public static int leaveIptablesMode(Netfilter nf) throws RestoreFailedException {
-        return remove(nf, KubeJumps.of(nf.family()), KubeJumps.ipvs(),
-                (t, c) -> OwnedChains.owns(t, c) && !(t == Table.NAT ? IpvsRules.NAT_CHAINS : IpvsRules.FILTER_CHAINS).contains(c));
+        return remove(
+                nf,
+                KubeJumps.of(nf.family()),
+                KubeJumps.ipvs(),
+                (t, c) -> OwnedChains.owns(t, c)
+                        && !(t == Table.NAT ? IpvsRules.NAT_CHAINS : IpvsRules.FILTER_CHAINS).contains(c));
     }
 
     /** Removes IPVS mode's leftover chains and jumps before iptables mode takes over (its ipsets, virtual servers and kube-ipvs0 stay). */
     public static int leaveIpvsMode(Netfilter nf) throws RestoreFailedException {
-        return remove(nf, KubeJumps.ipvs(), KubeJumps.of(nf.family()), (t, c) -> (t == Table.NAT ? IPVS_ONLY_NAT : IPVS_ONLY_FILTER).contains(c));
+        return remove(
+                nf,
+                KubeJumps.ipvs(),
+                KubeJumps.of(nf.family()),
+                (t, c) -> (t == Table.NAT ? IPVS_ONLY_NAT : IPVS_ONLY_FILTER).contains(c));
     }
 
     /**
@@ -46,20 +54,29 @@ public final class Leftovers {
     public static int leaveForNftables(Netfilter nf) throws RestoreFailedException {
         List<KubeJumps.Jump> jumps = new ArrayList<>(KubeJumps.of(nf.family()));
         KubeJumps.ipvs().stream().filter(j -> !jumps.contains(j)).forEach(jumps::add);
-        return remove(nf, jumps, List.of(), (t, c) -> OwnedChains.owns(t, c) || (t == Table.NAT ? IPVS_ONLY_NAT : IPVS_ONLY_FILTER).contains(c));
+        return remove(
+                nf,
+                jumps,
+                List.of(),
+                (t, c) -> OwnedChains.owns(t, c) || (t == Table.NAT ? IPVS_ONLY_NAT : IPVS_ONLY_FILTER).contains(c));
     }
 
-    private static int remove(Netfilter nf, List<KubeJumps.Jump> jumps, List<KubeJumps.Jump> keep, BiPredicate<Table, String> gone) throws RestoreFailedException {
+    private static int remove(
+            Netfilter nf, List<KubeJumps.Jump> jumps, List<KubeJumps.Jump> keep, BiPredicate<Table, String> gone)
+            throws RestoreFailedException {
         String script = script(nf, jumps, keep, gone);
         if (script.isEmpty()) {
             return 0;
         }
         nf.restore(script);
-        return (int) script.lines().filter(l -> l.startsWith("-D ") || l.startsWith("-X ")).count();
+        return (int) script.lines()
+                .filter(l -> l.startsWith("-D ") || l.startsWith("-X "))
+                .count();
     }
 
     /** The restore input that removes the leftovers the kernel holds; empty when there are none. */
-    static String script(Netfilter nf, List<KubeJumps.Jump> jumps, List<KubeJumps.Jump> keep, BiPredicate<Table, String> gone) {
+    static String script(
+            Netfilter nf, List<KubeJumps.Jump> jumps, List<KubeJumps.Jump> keep, BiPredicate<Table, String> gone) {
         StringBuilder out = new StringBuilder();
         for (Table t : Table.values()) {
             List<String> lines = new ArrayList<>();
@@ -71,13 +88,18 @@ public final class Leftovers {
                     if (j.table() != t || !j.builtin().equals(builtin) || keep.contains(j)) {
                         continue;
                     }
-                    long copies = held.stream().filter(("-A " + builtin + " " + j.spec())::equals).count();
+                    long copies = held.stream()
+                            .filter(("-A " + builtin + " " + j.spec())::equals)
+                            .count();
                     for (long i = 0; i < copies; i++) {
                         lines.add("-D " + builtin + " " + j.spec());
                     }
                 }
             }
-            List<String> chains = nf.chainNames(t).stream().filter(c -> gone.test(t, c)).sorted().toList();
+            List<String> chains = nf.chainNames(t).stream()
+                    .filter(c -> gone.test(t, c))
+                    .sorted()
+                    .toList();
             chains.forEach(c -> lines.add(":" + c + " - [0:0]"));
             chains.forEach(c -> lines.add("-X " + c));
             if (!lines.isEmpty()) {

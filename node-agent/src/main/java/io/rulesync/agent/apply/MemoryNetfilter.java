@@ -33,8 +33,8 @@ public final class MemoryNetfilter implements Netfilter {
     private final Path dir;
     private final String name;
     private final Map<Table, LinkedHashMap<String, List<String>>> tables = empty();
-    private final Map<Table, Map<String, Integer>> references = new EnumMap<>(Map.of(Table.FILTER, new java.util.HashMap<>(),
-            Table.NAT, new java.util.HashMap<>()));
+    private final Map<Table, Map<String, Integer>> references =
+            new EnumMap<>(Map.of(Table.FILTER, new java.util.HashMap<>(), Table.NAT, new java.util.HashMap<>()));
 
     /** {@code dir} may be null: keep the rules in memory only. */
     public MemoryNetfilter(IpFamily family, Path dir, String name) {
@@ -172,8 +172,8 @@ public final class MemoryNetfilter implements Netfilter {
         return target.startsWith("KUBE-") ? target : null;
     }
 
-    private static void remember(Map<String, List<String>> t, Table table, String chain,
-            Map<RestorePlan.TableChain, List<String>> undo) {
+    private static void remember(
+            Map<String, List<String>> t, Table table, String chain, Map<RestorePlan.TableChain, List<String>> undo) {
         RestorePlan.TableChain key = new RestorePlan.TableChain(table, chain);
         if (!undo.containsKey(key)) {
             List<String> old = t.get(chain);
@@ -205,7 +205,9 @@ public final class MemoryNetfilter implements Netfilter {
 
     @Override
     public synchronized List<String> chainNames(Table table) {
-        return tables.get(table).keySet().stream().filter(c -> !builtins(table).contains(c)).toList();
+        return tables.get(table).keySet().stream()
+                .filter(c -> !builtins(table).contains(c))
+                .toList();
     }
 
     @Override
@@ -218,9 +220,14 @@ public final class MemoryNetfilter implements Netfilter {
         StringBuilder sb = new StringBuilder();
         for (Table table : Table.values()) {
             sb.append('*').append(table.restoreName()).append('\n');
-            tables.get(table).forEach((c, rules) -> sb.append(':').append(c)
-                    .append(builtins(table).contains(c) ? " ACCEPT" : " -").append(" [0:0]\n"));
-            tables.get(table).forEach((c, rules) -> rules.forEach(r -> sb.append("-A ").append(c).append(' ').append(r).append('\n')));
+            tables.get(table)
+                    .forEach((c, rules) -> sb.append(':')
+                            .append(c)
+                            .append(builtins(table).contains(c) ? " ACCEPT" : " -")
+                            .append(" [0:0]\n"));
+            tables.get(table)
+                    .forEach((c, rules) -> rules.forEach(r ->
+                            sb.append("-A ").append(c).append(' ').append(r).append('\n')));
             sb.append("COMMIT\n");
         }
         return sb.toString();

@@ -20,7 +20,8 @@ import java.util.List;
  */
 public record NarrowedChange(RuleSet before, RuleSet after) {
 
-    public static NarrowedChange of(ClusterRules before, ClusterRules after, String node, IpFamily family, Collection<Unit> units) {
+    public static NarrowedChange of(
+            ClusterRules before, ClusterRules after, String node, IpFamily family, Collection<Unit> units) {
         List<Chain> bf = new ArrayList<>();
         List<Chain> bn = new ArrayList<>();
         List<Chain> af = new ArrayList<>();

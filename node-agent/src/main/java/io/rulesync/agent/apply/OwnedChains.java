@@ -13,8 +13,7 @@ public final class OwnedChains {
     /** kube-proxy's canary chain: if it is gone, someone flushed the table and a full apply is due. */
     public static final String CANARY = "KUBE-PROXY-CANARY";
 
-    private OwnedChains() {
-    }
+    private OwnedChains() {}
 
     public static boolean owns(Table table, String chain) {
         if (chain.equals(CANARY)) {

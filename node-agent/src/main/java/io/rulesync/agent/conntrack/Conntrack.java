@@ -1,8 +1,8 @@
 package io.rulesync.agent.conntrack;
 
+import io.rulesync.agent.plan.NodeView;
 import io.rulesync.exec.CommandRunner;
 import io.rulesync.exec.ToolMessage;
-import io.rulesync.agent.plan.NodeView;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.RuleFragment;
 import io.rulesync.model.rules.Unit;
@@ -36,7 +36,10 @@ public final class Conntrack {
         for (IpFamily f : families) {
             List<StaleFlows.Flush> flushes = new ArrayList<>();
             for (Unit u : touched) {
-                flushes.addAll(StaleFlows.between(f, u, from.rules().resolve(node, f, u).orElse(RuleFragment.EMPTY),
+                flushes.addAll(StaleFlows.between(
+                        f,
+                        u,
+                        from.rules().resolve(node, f, u).orElse(RuleFragment.EMPTY),
                         to.rules().resolve(node, f, u).orElse(RuleFragment.EMPTY)));
             }
             if (!flushes.isEmpty()) {

@@ -31,8 +31,7 @@ import java.util.TreeSet;
  * nothing but what the agent applies.
  */
 public final class StaleFlows {
-    private StaleFlows() {
-    }
+    private StaleFlows() {}
 
     /** One {@code conntrack -D} call. */
     public record Flush(IpAddress serviceIp, int nodePort, IpAddress endpoint) {
@@ -85,12 +84,16 @@ public final class StaleFlows {
             for (DispatchChain d : DispatchChain.values()) {
                 for (String rule : f.appended(d)) {
                     Rule r = RuleGrammar.parse(d.table(), family, d.chain(), rule);
-                    boolean nodePort = d == DispatchChain.NAT_NODEPORTS || d == DispatchChain.FILTER_NODEPORTS
-                            || r.first(Part.AddrType.class).filter(t -> !t.source()).isPresent();
+                    boolean nodePort = d == DispatchChain.NAT_NODEPORTS
+                            || d == DispatchChain.FILTER_NODEPORTS
+                            || r.first(Part.AddrType.class)
+                                    .filter(t -> !t.source())
+                                    .isPresent();
                     if (nodePort) {
                         r.destinationPort().ifPresent(ports::add);
                     } else {
-                        r.destination().filter(dst -> !dst.negated() && dst.cidr().isHost())
+                        r.destination()
+                                .filter(dst -> !dst.negated() && dst.cidr().isHost())
                                 .ifPresent(dst -> ips.add(dst.cidr().network()));
                     }
                 }
@@ -98,7 +101,9 @@ public final class StaleFlows {
             for (Chain c : f.chains(Table.NAT)) {
                 for (String rule : c.rules()) {
                     Rule r = RuleGrammar.parse(Table.NAT, family, c.name(), rule);
-                    r.target().filter(t -> t instanceof Target.Dnat).ifPresent(t -> endpoints.add(((Target.Dnat) t).address()));
+                    r.target()
+                            .filter(t -> t instanceof Target.Dnat)
+                            .ifPresent(t -> endpoints.add(((Target.Dnat) t).address()));
                 }
             }
             return new Shape(ips, ports, endpoints);

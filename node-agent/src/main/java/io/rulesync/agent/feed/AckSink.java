@@ -7,6 +7,5 @@ public interface AckSink extends AutoCloseable {
     void publish(NodeAck ack);
 
     @Override
-    default void close() {
-    }
+    default void close() {}
 }

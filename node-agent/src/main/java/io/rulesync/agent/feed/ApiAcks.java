@@ -34,9 +34,11 @@ public final class ApiAcks implements AckSink {
     private final Deque<NodeAck> queue = new ArrayDeque<>();
     /** A request is out, or one is due: publish only queues. */
     private boolean sending;
+
     private boolean closed;
     /** The next request, while it waits for the interval (not for a retry): a failure sends it at once. */
     private CompletableFuture<Void> dueAfterInterval;
+
     private long lastSentNanos;
     private final Retries retry = Retries.forRequests();
 
@@ -56,8 +58,13 @@ public final class ApiAcks implements AckSink {
             queue.addLast(ack);
             if (queue.size() > KEPT) {
                 NodeAck dropped = queue.removeFirst();
-                log.atWarn().addKeyValue("cluster", dropped.cluster()).addKeyValue("node", dropped.node())
-                        .log("more than {} acks waiting for the api; dropping the oldest (version {})", KEPT, dropped.version());
+                log.atWarn()
+                        .addKeyValue("cluster", dropped.cluster())
+                        .addKeyValue("node", dropped.node())
+                        .log(
+                                "more than {} acks waiting for the api; dropping the oldest (version {})",
+                                KEPT,
+                                dropped.version());
             }
             if (!sending) {
                 sending = true;
@@ -88,8 +95,8 @@ public final class ApiAcks implements AckSink {
             return;
         }
         // Waited out on the delay's own timer thread: the default would start a thread per wait here.
-        CompletableFuture<Void> due = CompletableFuture.runAsync(() -> { },
-                CompletableFuture.delayedExecutor(delayMs, TimeUnit.MILLISECONDS, Runnable::run));
+        CompletableFuture<Void> due = CompletableFuture.runAsync(
+                () -> {}, CompletableFuture.delayedExecutor(delayMs, TimeUnit.MILLISECONDS, Runnable::run));
         dueAfterInterval = forInterval ? due : null;
         due.thenRun(() -> {
             synchronized (queue) {
@@ -109,11 +116,15 @@ public final class ApiAcks implements AckSink {
         NodeAck first = batch.get(0);
         StringBuilder body = new StringBuilder("[");
         batch.forEach(a -> body.append(body.length() == 1 ? "" : ",").append(a.toJson()));
-        HttpRequest req = api.clusterRequest(first.cluster(), "nodes/" + ApiClient.encode(first.node()) + "/acks", Duration.ofSeconds(30))
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body.append(']').toString()))
+        HttpRequest req = api.clusterRequest(
+                        first.cluster(), "nodes/" + ApiClient.encode(first.node()) + "/acks", Duration.ofSeconds(30))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body.append(']').toString()))
                 .build();
         lastSentNanos = System.nanoTime();
-        api.http().sendAsync(req, HttpResponse.BodyHandlers.ofString()).whenComplete((resp, failure) -> sent(batch, req, resp, failure));
+        api.http()
+                .sendAsync(req, HttpResponse.BodyHandlers.ofString())
+                .whenComplete((resp, failure) -> sent(batch, req, resp, failure));
     }
 
     private void sent(List<NodeAck> batch, HttpRequest req, HttpResponse<String> resp, Throwable failure) {
@@ -122,8 +133,15 @@ public final class ApiAcks implements AckSink {
             NodeAck last = batch.get(batch.size() - 1);
             if (status / 100 == 2 || status / 100 == 4) {
                 if (status / 100 == 4) {
-                    log.atWarn().addKeyValue("cluster", last.cluster()).addKeyValue("node", last.node()).log("acks up to version {} "
-                            + "refused: POST {}: HTTP {} {}", last.version(), req.uri(), status, ApiClient.abbreviate(resp.body()));
+                    log.atWarn()
+                            .addKeyValue("cluster", last.cluster())
+                            .addKeyValue("node", last.node())
+                            .log(
+                                    "acks up to version {} " + "refused: POST {}: HTTP {} {}",
+                                    last.version(),
+                                    req.uri(),
+                                    status,
+                                    ApiClient.abbreviate(resp.body()));
                 }
                 batch.forEach(queue::remove);
                 queue.notifyAll();
@@ -134,9 +152,17 @@ public final class ApiAcks implements AckSink {
             }
             long waitMs = retry.failed().toMillis();
             if (waitMs > 0) {
-                log.atWarn().addKeyValue("cluster", last.cluster()).addKeyValue("node", last.node()).log("acks up to version {} not "
-                        + "taken: POST {}: {}; sending them again in {} s", last.version(), req.uri(), failure != null ? failure.toString()
-                        : "HTTP " + status + " " + ApiClient.abbreviate(resp.body()), waitMs / 1000);
+                log.atWarn()
+                        .addKeyValue("cluster", last.cluster())
+                        .addKeyValue("node", last.node())
+                        .log(
+                                "acks up to version {} not " + "taken: POST {}: {}; sending them again in {} s",
+                                last.version(),
+                                req.uri(),
+                                failure != null
+                                        ? failure.toString()
+                                        : "HTTP " + status + " " + ApiClient.abbreviate(resp.body()),
+                                waitMs / 1000);
             }
             sendAfter(waitMs, false);
         }

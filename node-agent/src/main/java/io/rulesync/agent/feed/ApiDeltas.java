@@ -38,14 +38,11 @@ public final class ApiDeltas implements DeltaSource {
     public static final Duration DEFAULT_HOLD = Duration.ofSeconds(25);
 
     /** What the current answer has brought: a line, or its end (with the status and, for an error, the body). */
-    private sealed interface Arrival {
-    }
+    private sealed interface Arrival {}
 
-    private record Line(String text) implements Arrival {
-    }
+    private record Line(String text) implements Arrival {}
 
-    private record End(int status, String body, Throwable failure) implements Arrival {
-    }
+    private record End(int status, String body, Throwable failure) implements Arrival {}
 
     private final ApiClient api;
     private final String cluster;
@@ -67,7 +64,13 @@ public final class ApiDeltas implements DeltaSource {
      * @param runningLineage that version's lineage, sent along so that the api can tell a version of another history
      * @param hold           how long the api keeps one answer open
      */
-    public ApiDeltas(ApiClient api, String cluster, String node, LongSupplier running, Supplier<String> runningLineage, Duration hold,
+    public ApiDeltas(
+            ApiClient api,
+            String cluster,
+            String node,
+            LongSupplier running,
+            Supplier<String> runningLineage,
+            Duration hold,
             Clock clock) {
         this.api = api;
         this.cluster = cluster;
@@ -122,16 +125,25 @@ public final class ApiDeltas implements DeltaSource {
             return false;
         }
         String lineage = after == runs ? runningLineage.get() : deliveredLineage;
-        HttpRequest req = api.clusterRequest(cluster, "deltas?after=" + after + (lineage.isEmpty() ? "" : "&lineage=" + lineage)
-                        + "&node=" + ApiClient.encode(node) + "&watch=true&wait=" + hold.toSeconds(), hold.plusSeconds(15))
-                .header("Accept", "application/x-ndjson").GET().build();
+        HttpRequest req = api.clusterRequest(
+                        cluster,
+                        "deltas?after=" + after + (lineage.isEmpty() ? "" : "&lineage=" + lineage) + "&node="
+                                + ApiClient.encode(node) + "&watch=true&wait=" + hold.toSeconds(),
+                        hold.plusSeconds(15))
+                .header("Accept", "application/x-ndjson")
+                .GET()
+                .build();
         inFlightRequest = req;
         // A 200 streams its lines into the queue as they come; any other status is read whole, for its message.
-        CompletableFuture<HttpResponse<String>> exchange = api.http().sendAsync(req, info -> info.statusCode() == 200
-                ? BodySubscribers.fromLineSubscriber(new Lines(), s -> (String) null, StandardCharsets.UTF_8, null)
-                : BodySubscribers.ofString(StandardCharsets.UTF_8));
-        exchange.whenComplete((resp, failure) -> arrivals.add(resp == null ? new End(0, null, failure)
-                : new End(resp.statusCode(), resp.body(), failure)));
+        CompletableFuture<HttpResponse<String>> exchange = api.http()
+                .sendAsync(
+                        req,
+                        info -> info.statusCode() == 200
+                                ? BodySubscribers.fromLineSubscriber(
+                                        new Lines(), s -> (String) null, StandardCharsets.UTF_8, null)
+                                : BodySubscribers.ofString(StandardCharsets.UTF_8));
+        exchange.whenComplete((resp, failure) -> arrivals.add(
+                resp == null ? new End(0, null, failure) : new End(resp.statusCode(), resp.body(), failure)));
         inFlight = exchange; // the exchange itself, so that close() cancels the open answer, not a stage after it
         return true;
     }
@@ -156,15 +168,17 @@ public final class ApiDeltas implements DeltaSource {
         }
 
         @Override
-        public void onComplete() {
-        }
+        public void onComplete() {}
     }
 
     /** The answer ended: null when it just ran its time, else a gap to close with a snapshot (410) or nothing (a failure). */
     private String ended(End e) {
         String where = "GET " + inFlightRequest.uri();
         if (e.failure() != null) {
-            failed(where + ": " + (e.failure().getCause() == null ? e.failure() : e.failure().getCause()));
+            failed(where + ": "
+                    + (e.failure().getCause() == null
+                            ? e.failure()
+                            : e.failure().getCause()));
             return null;
         }
         if (e.status() == 200) {
@@ -173,7 +187,8 @@ public final class ApiDeltas implements DeltaSource {
         }
         String problem = where + ": HTTP " + e.status() + " " + ApiClient.abbreviate(e.body());
         if (e.status() == 410) {
-            // The agent loads a snapshot; asked again too soon, the same answer would come back while it cannot. What was
+            // The agent loads a snapshot; asked again too soon, the same answer would come back while it cannot. What
+            // was
             // handed over may not follow any more (another history): the next request goes on from what the agent runs.
             retryAt = clock.instant().plusSeconds(1);
             delivered = -1;
@@ -197,8 +212,9 @@ public final class ApiDeltas implements DeltaSource {
             }
         } catch (RuntimeException e) {
             // A delta the agent cannot read is a gap: the next readable one asks for a snapshot.
-            log.atWarn().addKeyValue("cluster", cluster).log("skipping an unreadable delta from {}: {}", inFlightRequest.uri(),
-                    e.getMessage());
+            log.atWarn()
+                    .addKeyValue("cluster", cluster)
+                    .log("skipping an unreadable delta from {}: {}", inFlightRequest.uri(), e.getMessage());
         }
     }
 
@@ -209,7 +225,9 @@ public final class ApiDeltas implements DeltaSource {
             return;
         }
         retryAt = clock.instant().plus(wait);
-        log.atWarn().addKeyValue("cluster", cluster).log("reading deltas: {}; asking again in {} s", problem, wait.toSeconds());
+        log.atWarn()
+                .addKeyValue("cluster", cluster)
+                .log("reading deltas: {}; asking again in {} s", problem, wait.toSeconds());
     }
 
     private static void pause(Duration wait) {

@@ -35,30 +35,40 @@ public final class ApiSnapshots implements SnapshotSource {
     }
 
     @Override
-    public Optional<RulesSnapshot> otherThan(String cluster, String node, long running, String lineage) throws SnapshotUnavailableException {
-        return fetch(cluster, node, "latest", new SnapshotTag(running, lineage).header()).filter(s -> SnapshotSource.replaces(s, running, lineage));
+    public Optional<RulesSnapshot> otherThan(String cluster, String node, long running, String lineage)
+            throws SnapshotUnavailableException {
+        return fetch(cluster, node, "latest", new SnapshotTag(running, lineage).header())
+                .filter(s -> SnapshotSource.replaces(s, running, lineage));
     }
 
     /** Empty on 304 (the node runs what it would get). */
     private Optional<RulesSnapshot> fetch(String cluster, String node, String version, String ifNoneMatch)
             throws SnapshotUnavailableException {
-        HttpRequest.Builder b = api.clusterRequest(cluster, "versions/" + version + "/snapshot?node=" + ApiClient.encode(node),
-                Duration.ofSeconds(60)).header("Accept", "application/json").header("Accept-Encoding", "gzip");
+        HttpRequest.Builder b = api.clusterRequest(
+                        cluster,
+                        "versions/" + version + "/snapshot?node=" + ApiClient.encode(node),
+                        Duration.ofSeconds(60))
+                .header("Accept", "application/json")
+                .header("Accept-Encoding", "gzip");
         if (ifNoneMatch != null) {
             b.header("If-None-Match", ifNoneMatch);
         }
         HttpRequest req = b.GET().build();
         try {
             HttpResponse<InputStream> resp = api.http().send(req, HttpResponse.BodyHandlers.ofInputStream());
-            try (InputStream body = resp.headers().firstValue("Content-Encoding").filter("gzip"::equalsIgnoreCase).isPresent()
-                    ? new GZIPInputStream(resp.body(), 64 * 1024) : resp.body()) {
+            try (InputStream body = resp.headers()
+                            .firstValue("Content-Encoding")
+                            .filter("gzip"::equalsIgnoreCase)
+                            .isPresent()
+                    ? new GZIPInputStream(resp.body(), 64 * 1024)
+                    : resp.body()) {
                 if (resp.statusCode() == 304 && ifNoneMatch != null) {
                     return Optional.empty();
                 }
                 if (resp.statusCode() != 200) {
                     String text = new String(body.readNBytes(300), StandardCharsets.UTF_8);
-                    throw new SnapshotUnavailableException("GET " + req.uri() + ": HTTP " + resp.statusCode() + " "
-                            + ApiClient.abbreviate(text));
+                    throw new SnapshotUnavailableException(
+                            "GET " + req.uri() + ": HTTP " + resp.statusCode() + " " + ApiClient.abbreviate(text));
                 }
                 RulesSnapshot s = RulesSnapshot.fromJson(body);
                 if (!s.cluster().equals(cluster)) {

@@ -67,7 +67,8 @@ public final class DeltaFeed implements DeltaSource {
                 break;
             }
             if (clock.instant().isAfter(deadline)) {
-                throw new IllegalStateException("topic " + topic + " does not exist (waited " + timeout.toSeconds() + " s)");
+                throw new IllegalStateException(
+                        "topic " + topic + " does not exist (waited " + timeout.toSeconds() + " s)");
             }
             log.atInfo().addKeyValue("cluster", cluster).log("waiting for topic {}", topic);
             sleep(1000);
@@ -77,7 +78,9 @@ public final class DeltaFeed implements DeltaSource {
         consumer.assign(List.of(tp));
         consumer.seekToEnd(List.of(tp));
         long position = consumer.position(tp);
-        log.atInfo().addKeyValue("cluster", cluster).log("reading deltas of cluster {} from {}-{} at offset {}", cluster, topic, partition, position);
+        log.atInfo()
+                .addKeyValue("cluster", cluster)
+                .log("reading deltas of cluster {} from {}-{} at offset {}", cluster, topic, partition, position);
     }
 
     /** The partition Kafka's default partitioner picks for a key (murmur2), as the compiler's producer does. */
@@ -112,8 +115,14 @@ public final class DeltaFeed implements DeltaSource {
                 }
             } catch (RuntimeException e) {
                 // A delta the agent cannot read is a gap: the next readable one asks for a snapshot.
-                log.atWarn().addKeyValue("cluster", cluster)
-                        .log("skipping unreadable delta at {}-{}@{}: {}", r.topic(), r.partition(), r.offset(), e.getMessage());
+                log.atWarn()
+                        .addKeyValue("cluster", cluster)
+                        .log(
+                                "skipping unreadable delta at {}-{}@{}: {}",
+                                r.topic(),
+                                r.partition(),
+                                r.offset(),
+                                e.getMessage());
             }
         }
         return new Polled(out, null);

@@ -18,7 +18,8 @@ public interface SnapshotSource {
      * node runs it. A source that can (the api, with version and lineage as entity tag) avoids sending what the node
      * already has.
      */
-    default Optional<RulesSnapshot> otherThan(String cluster, String node, long running, String lineage) throws SnapshotUnavailableException {
+    default Optional<RulesSnapshot> otherThan(String cluster, String node, long running, String lineage)
+            throws SnapshotUnavailableException {
         return Optional.of(latest(cluster, node)).filter(s -> replaces(s, running, lineage));
     }
 

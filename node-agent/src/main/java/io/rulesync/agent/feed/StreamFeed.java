@@ -50,14 +50,11 @@ public final class StreamFeed implements DeltaSource, AckSink {
     /** The most acks kept while none can be sent: the api stores only the newest (and the newest failure). */
     static final int KEPT = 100;
 
-    private sealed interface Arrival {
-    }
+    private sealed interface Arrival {}
 
-    private record Frame(NodeStream from, byte[] bytes) implements Arrival {
-    }
+    private record Frame(NodeStream from, byte[] bytes) implements Arrival {}
 
-    private record End(NodeStream from, Status status) implements Arrival {
-    }
+    private record End(NodeStream from, Status status) implements Arrival {}
 
     private final Supplier<ManagedChannel> channels;
     private final boolean ownsChannel;
@@ -77,6 +74,7 @@ public final class StreamFeed implements DeltaSource, AckSink {
     private Instant openedAt = Instant.MIN;
     /** The newest stream the api took (its headers arrived); set on gRPC's thread. */
     private volatile NodeStream answered;
+
     private long resumedAt = -1;
     private String resumedLineage = Lineage.UNKNOWN;
     private boolean snapshotAsked;
@@ -96,8 +94,16 @@ public final class StreamFeed implements DeltaSource, AckSink {
      * @param runningLineage that version's lineage, sent along so that the api can tell a version of another history
      * @param ackInterval the least time between two frames of acks (zero: each ack at once); a failure never waits
      */
-    public StreamFeed(Supplier<ManagedChannel> channels, boolean ownsChannel, String cluster, String node, Supplier<String> token, LongSupplier running,
-            Supplier<String> runningLineage, Duration ackInterval, Clock clock) {
+    public StreamFeed(
+            Supplier<ManagedChannel> channels,
+            boolean ownsChannel,
+            String cluster,
+            String node,
+            Supplier<String> token,
+            LongSupplier running,
+            Supplier<String> runningLineage,
+            Duration ackInterval,
+            Clock clock) {
         this.channels = channels;
         this.ownsChannel = ownsChannel;
         this.cluster = cluster;
@@ -148,7 +154,10 @@ public final class StreamFeed implements DeltaSource, AckSink {
 
     /** Opens the stream once the agent runs a version and no wait for a retry is on. */
     private void open() {
-        if (stream != null || closed || running.getAsLong() < 1 || clock.instant().isBefore(retryAt)) {
+        if (stream != null
+                || closed
+                || running.getAsLong() < 1
+                || clock.instant().isBefore(retryAt)) {
             return;
         }
         if (channel == null) {
@@ -190,11 +199,15 @@ public final class StreamFeed implements DeltaSource, AckSink {
 
     /** Ends a stream the api has not taken within {@link #CONNECT_TIMEOUT}; a new channel is made for the next. */
     private void giveUpOnAConnectionNeverReady() {
-        if (stream == null || channel == null || answered == stream || clock.instant().isBefore(openedAt.plus(CONNECT_TIMEOUT))) {
+        if (stream == null
+                || channel == null
+                || answered == stream
+                || clock.instant().isBefore(openedAt.plus(CONNECT_TIMEOUT))) {
             return;
         }
         ConnectivityState state = channel.getState(false);
-        String why = "the api did not take the stream within " + CONNECT_TIMEOUT.toSeconds() + " s (the channel is " + state + ")";
+        String why = "the api did not take the stream within " + CONNECT_TIMEOUT.toSeconds() + " s (the channel is "
+                + state + ")";
         stream.cancel(why);
         // Ended here, not when gRPC reports the cancel: a stream stuck inside the channel may never report it. What it
         // reports later belongs to a stream that is no longer this one, and is dropped.
@@ -257,11 +270,15 @@ public final class StreamFeed implements DeltaSource, AckSink {
         try {
             frame = ServerFrame.read(bytes);
             if (frame instanceof ServerFrame.Deltas d) {
-                lines = d.text(); // inflated here if it came deflated: a body that does not inflate is refused as a bad frame
+                lines = d.text(); // inflated here if it came deflated: a body that does not inflate is refused
+                // as a bad frame
             }
         } catch (IllegalArgumentException e) {
-            // Bytes that are not what the api made: nothing of them is applied; a new stream starts from what the node runs.
-            log.atWarn().addKeyValue("cluster", cluster).log("refusing a frame from the api: {}; opening the stream again", e.getMessage());
+            // Bytes that are not what the api made: nothing of them is applied; a new stream starts from what the node
+            // runs.
+            log.atWarn()
+                    .addKeyValue("cluster", cluster)
+                    .log("refusing a frame from the api: {}; opening the stream again", e.getMessage());
             stream.cancel("unreadable frame");
             return gap;
         }
@@ -304,22 +321,30 @@ public final class StreamFeed implements DeltaSource, AckSink {
         Duration wait = status.isOk() ? Duration.ZERO : retries.failed();
         retryAt = clock.instant().plus(wait);
         if (!status.isOk() && ownsChannel && channel != null) {
-            // The next attempt gets a new channel: it picks again among the replicas (this one may be full, or gone), and
+            // The next attempt gets a new channel: it picks again among the replicas (this one may be full, or gone),
+            // and
             // it has no state of gRPC's own. A channel kicked out of its reconnect backoff right after a refused
-            // connection was seen here to report READY once the api was back while the new stream stayed queued inside it
+            // connection was seen here to report READY once the api was back while the new stream stayed queued inside
+            // it
             // for good (legacy pick_first after a resolver refresh, grpc-java issue 12958): the node never resumed.
             channel.shutdownNow();
             channel = null;
         }
         if (!status.isOk()) {
-            // The cause says what the description does not: a refused connection, a certificate that could not be verified.
+            // The cause says what the description does not: a refused connection, a certificate that could not be
+            // verified.
             Throwable cause = status.getCause();
             while (cause != null && cause.getCause() != null && cause.getCause() != cause) {
                 cause = cause.getCause(); // "General OpenSslEngine problem" wraps "PKIX path building failed"
             }
-            log.atWarn().addKeyValue("cluster", cluster).log("node stream ended: {}{}{}; opening it again in {} ms", status.getCode(),
-                    status.getDescription() == null ? "" : ": " + status.getDescription(),
-                    cause == null || cause.getMessage() == null ? "" : " (" + cause.getMessage() + ")", wait.toMillis());
+            log.atWarn()
+                    .addKeyValue("cluster", cluster)
+                    .log(
+                            "node stream ended: {}{}{}; opening it again in {} ms",
+                            status.getCode(),
+                            status.getDescription() == null ? "" : ": " + status.getDescription(),
+                            cause == null || cause.getMessage() == null ? "" : " (" + cause.getMessage() + ")",
+                            wait.toMillis());
         }
     }
 

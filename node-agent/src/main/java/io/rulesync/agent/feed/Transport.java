@@ -11,7 +11,9 @@ import java.util.Locale;
  * clusters share; for agents inside the control plane's own trust boundary only.
  */
 public enum Transport {
-    STREAM, API, KAFKA;
+    STREAM,
+    API,
+    KAFKA;
 
     public String id() {
         return name().toLowerCase(Locale.ROOT);

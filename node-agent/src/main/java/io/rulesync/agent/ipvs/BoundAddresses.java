@@ -9,8 +9,8 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
-import java.util.Map;
 import java.util.Locale;
+import java.util.Map;
 import java.util.SortedMap;
 import java.util.SortedSet;
 import java.util.TreeMap;
@@ -91,7 +91,9 @@ public final class BoundAddresses {
                 String cidr = f[i + 1];
                 int slash = cidr.indexOf('/');
                 IpAddress a = IpAddress.parse(slash < 0 ? cidr : cidr.substring(0, slash));
-                int len = slash < 0 ? (a.family() == IpFamily.IPV4 ? 32 : 128) : Integer.parseInt(cidr.substring(slash + 1));
+                int len = slash < 0
+                        ? (a.family() == IpFamily.IPV4 ? 32 : 128)
+                        : Integer.parseInt(cidr.substring(slash + 1));
                 if (!a.toString().toLowerCase(Locale.ROOT).startsWith("fe80:")) {
                     out.put(a, len);
                 }
@@ -131,7 +133,8 @@ public final class BoundAddresses {
      * listing the device: the per-version path. A device changed behind the agent's back makes
      * this fail, and the next attempt syncs.
      */
-    public Diff update(IpFamily family, Collection<IpAddress> before, Collection<IpAddress> after) throws IpvsApplyException {
+    public Diff update(IpFamily family, Collection<IpAddress> before, Collection<IpAddress> after)
+            throws IpvsApplyException {
         Diff diff = Diff.between(family, after, before);
         batch(diff, Map.of());
         return diff;
@@ -149,14 +152,23 @@ public final class BoundAddresses {
         }
         for (IpAddress a : diff.add()) {
             // nodad: the address is usable at once; a dummy device does no DAD anyway (it is NOARP).
-            lines.add(a.family() == IpFamily.IPV4 ? "addr add " + a + "/32 dev " + device : "addr add " + a + "/128 dev " + device + " nodad");
+            lines.add(
+                    a.family() == IpFamily.IPV4
+                            ? "addr add " + a + "/32 dev " + device
+                            : "addr add " + a + "/128 dev " + device + " nodad");
         }
         CommandRunner.Result r = exec(List.of("ip", "-batch", "-"), String.join("\n", lines) + "\n");
         if (!r.ok()) {
             Matcher m = FAILED_LINE.matcher(r.stderr());
-            String line = m.find() && Integer.parseInt(m.group(1)) <= lines.size() ? lines.get(Integer.parseInt(m.group(1)) - 1) : "ip -batch";
+            String line = m.find() && Integer.parseInt(m.group(1)) <= lines.size()
+                    ? lines.get(Integer.parseInt(m.group(1)) - 1)
+                    : "ip -batch";
             List<String> said = ToolMessage.lines(r.stderr());
-            String reason = said.stream().filter(l -> !FAILED_LINE.matcher(l).find()).findFirst().map(ToolMessage::bounded).orElse(ToolMessage.of(r));
+            String reason = said.stream()
+                    .filter(l -> !FAILED_LINE.matcher(l).find())
+                    .findFirst()
+                    .map(ToolMessage::bounded)
+                    .orElse(ToolMessage.of(r));
             throw new IpvsApplyException("ip", List.of(new IpvsApplyException.Failure(line, reason)));
         }
     }
@@ -168,9 +180,11 @@ public final class BoundAddresses {
         }
         CommandRunner.Result r = exec(List.of("ip", "link", "add", device, "type", "dummy"), null);
         if (!r.ok()) {
-            String why = r.stderr().contains("Unknown device type") ? ": this kernel has no dummy link driver (module dummy)" : "";
-            throw new IpvsApplyException("cannot create the dummy device " + device + " (ip link add " + device + " type dummy: "
-                    + ToolMessage.of(r) + ")" + why);
+            String why = r.stderr().contains("Unknown device type")
+                    ? ": this kernel has no dummy link driver (module dummy)"
+                    : "";
+            throw new IpvsApplyException("cannot create the dummy device " + device + " (ip link add " + device
+                    + " type dummy: " + ToolMessage.of(r) + ")" + why);
         }
     }
 

@@ -1,8 +1,8 @@
 package io.rulesync.agent.ipvs;
 
+import io.rulesync.agent.plan.ipvs.IpsetPlan;
 import io.rulesync.exec.CommandRunner;
 import io.rulesync.exec.ToolMessage;
-import io.rulesync.agent.plan.ipvs.IpsetPlan;
 import io.rulesync.model.ipvs.IpvsRules;
 import java.time.Duration;
 import java.util.List;
@@ -72,7 +72,10 @@ public final class IpsetSync {
             int n = Integer.parseInt(m.group(1));
             String[] lines = script.split("\n");
             String line = n >= 1 && n <= lines.length ? lines[n - 1] : "line " + n;
-            throw new IpvsApplyException("ipset restore", List.of(new IpvsApplyException.Failure(line, ToolMessage.bounded(m.group(2).strip()))));
+            throw new IpvsApplyException(
+                    "ipset restore",
+                    List.of(new IpvsApplyException.Failure(
+                            line, ToolMessage.bounded(m.group(2).strip()))));
         }
         throw new IpvsApplyException("ipset restore failed: " + ToolMessage.of(r));
     }

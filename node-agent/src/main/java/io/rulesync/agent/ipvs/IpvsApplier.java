@@ -56,8 +56,13 @@ public final class IpvsApplier {
     private Map<IpFamily, IpvsRules> last = Map.of();
 
     /** @param excluded virtual servers in these ranges are someone else's: never deleted (kube-proxy's --ipvs-exclude-cidrs) */
-    public IpvsApplier(List<Netfilter> netfilters, IpvsKernel kernel, IpsetSync ipsets, BoundAddresses addresses,
-            Duration drainTimeout, List<Cidr> excluded) {
+    public IpvsApplier(
+            List<Netfilter> netfilters,
+            IpvsKernel kernel,
+            IpsetSync ipsets,
+            BoundAddresses addresses,
+            Duration drainTimeout,
+            List<Cidr> excluded) {
         Map<IpFamily, Netfilter> m = new EnumMap<>(IpFamily.class);
         netfilters.forEach(n -> m.put(n.family(), n));
         this.netfilters = m;
@@ -126,23 +131,32 @@ public final class IpvsApplier {
             try {
                 IpvsRules before = fromKernel ? null : last.get(e.getKey());
                 IpsetPlan p = before == null ? ipsets.sync(rules) : ipsets.update(before, rules);
-                sets += p.created().size() + p.swapped().size() + p.recreated().size() + p.patched().size();
+                sets += p.created().size()
+                        + p.swapped().size()
+                        + p.recreated().size()
+                        + p.patched().size();
                 step = "iptables";
                 // The ~30 rules change only when a set empties or fills; jumps and leftovers are the check's business.
-                if (before == null || !before.natRules().equals(rules.natRules()) || !before.filterRules().equals(rules.filterRules())) {
+                if (before == null
+                        || !before.natRules().equals(rules.natRules())
+                        || !before.filterRules().equals(rules.filterRules())) {
                     e.getValue().restore(rules.iptablesRestore());
                 }
                 if (before == null) {
                     Applier.ensureJumps(e.getValue(), KubeJumps.ipvs());
                     int left = Leftovers.leaveIptablesMode(e.getValue());
                     if (left > 0) {
-                        log.info("{}: removed {} chains and jumps iptables mode had left", e.getKey().id(), left);
+                        log.info(
+                                "{}: removed {} chains and jumps iptables mode had left",
+                                e.getKey().id(),
+                                left);
                     }
                 }
                 step = "virtual servers";
                 commands += servers(before, rules, now);
                 step = "addresses on " + BoundAddresses.DEVICE;
-                BoundAddresses.Diff d = before == null ? addresses.sync(rules.family(), rules.bound())
+                BoundAddresses.Diff d = before == null
+                        ? addresses.sync(rules.family(), rules.bound())
                         : addresses.update(rules.family(), before.bound(), rules.bound());
                 bound += d.add().size() + d.remove().size();
             } catch (IpvsApplyException | RestoreFailedException | IllegalArgumentException ex) {
@@ -158,7 +172,8 @@ public final class IpvsApplier {
     private int servers(IpvsRules before, IpvsRules rules, Instant now) throws IpvsApplyException {
         IpvsPlan plan;
         if (before == null) {
-            plan = IpvsPlan.plan(rules.family(), rules.virtualServers(), ours(kernel.list(), rules), draining, now, drainTimeout);
+            plan = IpvsPlan.plan(
+                    rules.family(), rules.virtualServers(), ours(kernel.list(), rules), draining, now, drainTimeout);
             draining = draining.after(plan.draining(), id -> id.address().family() == rules.family());
         } else {
             Map<ServiceId, VirtualServer> was = byId(before.virtualServers());
@@ -177,7 +192,9 @@ public final class IpvsApplier {
             if (changed.isEmpty()) {
                 return 0;
             }
-            List<VirtualServer> desired = rules.virtualServers().stream().filter(vs -> changed.contains(ServiceId.of(vs))).toList();
+            List<VirtualServer> desired = rules.virtualServers().stream()
+                    .filter(vs -> changed.contains(ServiceId.of(vs)))
+                    .toList();
             plan = IpvsPlan.plan(rules.family(), desired, kernel.list(changed), draining, now, drainTimeout);
             draining = draining.after(plan.draining(), changed::contains);
         }
@@ -193,7 +210,10 @@ public final class IpvsApplier {
             return listing;
         }
         Set<ServiceId> desired = byId(rules.virtualServers()).keySet();
-        return listing.stream().filter(k -> desired.contains(k.service()) || excluded.stream().noneMatch(c -> c.contains(k.service().address())))
+        return listing.stream()
+                .filter(k -> desired.contains(k.service())
+                        || excluded.stream()
+                                .noneMatch(c -> c.contains(k.service().address())))
                 .toList();
     }
 
@@ -215,7 +235,8 @@ public final class IpvsApplier {
         try {
             List<KernelVirtualServer> current = kernel.list();
             for (IpvsRules rules : last.values()) {
-                IpvsPlan plan = IpvsPlan.plan(rules.family(), rules.virtualServers(), ours(current, rules), draining, now, drainTimeout);
+                IpvsPlan plan = IpvsPlan.plan(
+                        rules.family(), rules.virtualServers(), ours(current, rules), draining, now, drainTimeout);
                 if (!plan.isEmpty()) {
                     kernel.run(plan.commands());
                     commands += plan.commands().size();

@@ -1,11 +1,11 @@
 package io.rulesync.agent.ipvs;
 
-import io.rulesync.exec.CommandRunner;
-import io.rulesync.exec.ToolMessage;
 import io.rulesync.agent.plan.ipvs.IpvsCommand;
 import io.rulesync.agent.plan.ipvs.KernelRealServer;
 import io.rulesync.agent.plan.ipvs.KernelVirtualServer;
 import io.rulesync.agent.plan.ipvs.ServiceId;
+import io.rulesync.exec.CommandRunner;
+import io.rulesync.exec.ToolMessage;
 import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.Protocol;
 import java.time.Duration;
@@ -95,7 +95,8 @@ public final class IpvsadmKernel implements IpvsKernel {
         try {
             missing = notInEffect(commands, list());
         } catch (IpvsApplyException e) {
-            throw new IpvsApplyException("ipvsadm -R failed (" + all + ") and the table cannot be listed: " + e.getMessage());
+            throw new IpvsApplyException(
+                    "ipvsadm -R failed (" + all + ") and the table cannot be listed: " + e.getMessage());
         }
         if (missing.isEmpty() && r.ok()) {
             return; // a refusal whose effect holds anyway, such as adding what was just added by someone else
@@ -103,7 +104,8 @@ public final class IpvsadmKernel implements IpvsKernel {
         List<IpvsApplyException.Failure> failures = new ArrayList<>();
         if (missing.isEmpty()) {
             // The exit status is the last line's.
-            failures.add(new IpvsApplyException.Failure(commands.get(commands.size() - 1).line(), all));
+            failures.add(new IpvsApplyException.Failure(
+                    commands.get(commands.size() - 1).line(), all));
         }
         for (int i = 0; i < missing.size(); i++) {
             // One message per refused line, in order, when the counts agree; otherwise all of them.
@@ -133,7 +135,9 @@ public final class IpvsadmKernel implements IpvsKernel {
                 done = holds(k, e.real().address(), e.real().port(), e.real().weight());
             } else {
                 IpvsCommand.DeleteReal d = (IpvsCommand.DeleteReal) c;
-                done = k == null || k.realServers().stream().noneMatch(r -> r.address().equals(d.address()) && r.port() == d.port());
+                done = k == null
+                        || k.realServers().stream()
+                                .noneMatch(r -> r.address().equals(d.address()) && r.port() == d.port());
             }
             if (!done) {
                 out.add(c);
@@ -143,8 +147,12 @@ public final class IpvsadmKernel implements IpvsKernel {
     }
 
     private static boolean holds(KernelVirtualServer k, IpAddress address, int port, int weight) {
-        return k != null && k.realServers().stream().anyMatch(r -> r.address().equals(address) && r.port() == port
-                && r.weight() == weight && r.masquerades());
+        return k != null
+                && k.realServers().stream()
+                        .anyMatch(r -> r.address().equals(address)
+                                && r.port() == port
+                                && r.weight() == weight
+                                && r.masquerades());
     }
 
     /**
@@ -170,7 +178,10 @@ public final class IpvsadmKernel implements IpvsKernel {
         boolean skipping = false;
         for (String line : text.split("\n")) {
             String t = line.strip();
-            if (t.isEmpty() || t.startsWith("IP Virtual Server") || t.startsWith("Prot ") || t.startsWith("-> RemoteAddress")) {
+            if (t.isEmpty()
+                    || t.startsWith("IP Virtual Server")
+                    || t.startsWith("Prot ")
+                    || t.startsWith("-> RemoteAddress")) {
                 continue;
             }
             String[] f = t.split("\\s+");
@@ -200,7 +211,8 @@ public final class IpvsadmKernel implements IpvsKernel {
     }
 
     /** A service while its real servers are read. */
-    private record Building(ServiceId id, String scheduler, int persistence, SortedSet<String> flags, List<KernelRealServer> reals) {
+    private record Building(
+            ServiceId id, String scheduler, int persistence, SortedSet<String> flags, List<KernelRealServer> reals) {
         KernelVirtualServer build() {
             return new KernelVirtualServer(id, scheduler, persistence, flags, reals);
         }
@@ -235,17 +247,18 @@ public final class IpvsadmKernel implements IpvsKernel {
                 flags.add(w);
             }
         }
-        return new Building(new ServiceId(vip.address(), vip.port(), protocol), f[2], persistence, flags, new ArrayList<>());
+        return new Building(
+                new ServiceId(vip.address(), vip.port(), protocol), f[2], persistence, flags, new ArrayList<>());
     }
 
     private static KernelRealServer realServer(String[] f, String line) {
         Endpoint rs = endpoint(f[1], line);
         int n = f.length;
-        return new KernelRealServer(rs.address(), rs.port(), f[2], number(f[n - 3], line), number(f[n - 2], line), number(f[n - 1], line));
+        return new KernelRealServer(
+                rs.address(), rs.port(), f[2], number(f[n - 3], line), number(f[n - 2], line), number(f[n - 1], line));
     }
 
-    private record Endpoint(IpAddress address, int port) {
-    }
+    private record Endpoint(IpAddress address, int port) {}
 
     /** {@code 10.0.0.1:80} or {@code [fd00::1]:80}. */
     private static Endpoint endpoint(String s, String line) {

@@ -25,8 +25,8 @@ import java.util.TreeSet;
  */
 public final class MemoryIpvs implements IpvsKernel {
     /** The kernel's schedulers (net/netfilter/ipvs/ip_vs_*.c); others are refused as by the kernel. */
-    static final Set<String> SCHEDULERS = Set.of("rr", "wrr", "lc", "wlc", "lblc", "lblcr", "dh", "sh", "sed", "nq", "fo",
-            "ovf", "mh", "twos");
+    static final Set<String> SCHEDULERS =
+            Set.of("rr", "wrr", "lc", "wlc", "lblc", "lblcr", "dh", "sh", "sed", "nq", "fo", "ovf", "mh", "twos");
     /** ipvsadm's MAX_TIMEOUT: 31 days. */
     private static final int MAX_PERSISTENCE = 86400 * 31;
 
@@ -45,8 +45,12 @@ public final class MemoryIpvs implements IpvsKernel {
     @Override
     public List<KernelVirtualServer> list() {
         List<KernelVirtualServer> out = new ArrayList<>();
-        services.forEach((id, s) -> out.add(new KernelVirtualServer(id, s.settings.scheduler(), s.settings.persistenceSeconds(),
-                KernelVirtualServer.flagsOf(s.settings), List.copyOf(s.reals.values()))));
+        services.forEach((id, s) -> out.add(new KernelVirtualServer(
+                id,
+                s.settings.scheduler(),
+                s.settings.persistenceSeconds(),
+                KernelVirtualServer.flagsOf(s.settings),
+                List.copyOf(s.reals.values()))));
         return out;
     }
 
@@ -121,7 +125,15 @@ public final class MemoryIpvs implements IpvsKernel {
             }
             String bad = realProblem(id, a.real());
             if (bad == null) {
-                s.reals.put(key, new KernelRealServer(a.real().address(), a.real().port(), KernelRealServer.MASQ, a.real().weight(), 0, 0));
+                s.reals.put(
+                        key,
+                        new KernelRealServer(
+                                a.real().address(),
+                                a.real().port(),
+                                KernelRealServer.MASQ,
+                                a.real().weight(),
+                                0,
+                                0));
             }
             return bad;
         }
@@ -133,8 +145,15 @@ public final class MemoryIpvs implements IpvsKernel {
             }
             String bad = realProblem(id, e.real());
             if (bad == null) {
-                s.reals.put(key, new KernelRealServer(r.address(), r.port(), KernelRealServer.MASQ, e.real().weight(),
-                        r.activeConnections(), r.inactiveConnections()));
+                s.reals.put(
+                        key,
+                        new KernelRealServer(
+                                r.address(),
+                                r.port(),
+                                KernelRealServer.MASQ,
+                                e.real().weight(),
+                                r.activeConnections(),
+                                r.inactiveConnections()));
             }
             return bad;
         }
@@ -163,6 +182,8 @@ public final class MemoryIpvs implements IpvsKernel {
         if (r.weight() < 0 || r.weight() > 65535) {
             return "illegal weight specified";
         }
-        return r.address().family() != id.address().family() ? "Operation not supported with specified address family" : null;
+        return r.address().family() != id.address().family()
+                ? "Operation not supported with specified address family"
+                : null;
     }
 }

@@ -41,14 +41,23 @@ public final class MetricsServer implements AutoCloseable {
      * Serves {@code agent}'s metrics on {@code metricsAt} and its health on {@code healthzAt} (either
      * null: not served); {@code alive} says whether its loop still runs.
      */
-    public static MetricsServer start(InetSocketAddress metricsAt, InetSocketAddress healthzAt, Agent agent, String cluster, String node,
-            BooleanSupplier alive) throws IOException {
+    public static MetricsServer start(
+            InetSocketAddress metricsAt,
+            InetSocketAddress healthzAt,
+            Agent agent,
+            String cluster,
+            String node,
+            BooleanSupplier alive)
+            throws IOException {
         HttpServer metrics = metricsAt == null ? null : HttpServer.create(metricsAt, 16);
         HttpServer healthz;
         try {
             // Port 0 asks for any free port: each such address gets one of its own.
-            healthz = healthzAt == null ? null
-                    : healthzAt.getPort() != 0 && healthzAt.equals(metricsAt) ? metrics : HttpServer.create(healthzAt, 16);
+            healthz = healthzAt == null
+                    ? null
+                    : healthzAt.getPort() != 0 && healthzAt.equals(metricsAt)
+                            ? metrics
+                            : HttpServer.create(healthzAt, 16);
         } catch (IOException e) {
             if (metrics != null) {
                 metrics.stop(0);
@@ -57,13 +66,21 @@ public final class MetricsServer implements AutoCloseable {
         }
         if (metrics != null) {
             PrometheusMeterRegistry registry = registry(agent, cluster, node);
-            metrics.createContext("/metrics", ex -> reply(ex, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape()));
+            metrics.createContext(
+                    "/metrics", ex -> reply(ex, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape()));
         }
         if (healthz != null) {
             healthz.createContext("/healthz", ex -> {
                 boolean ok = alive.getAsBoolean() && agent.running() > 0;
-                reply(ex, ok ? 200 : 503, "text/plain; charset=utf-8", ok ? "ok: running version " + agent.running() + "\n"
-                        : (alive.getAsBoolean() ? "not ready: no version applied yet\n" : "the agent loop stopped\n"));
+                reply(
+                        ex,
+                        ok ? 200 : 503,
+                        "text/plain; charset=utf-8",
+                        ok
+                                ? "ok: running version " + agent.running() + "\n"
+                                : (alive.getAsBoolean()
+                                        ? "not ready: no version applied yet\n"
+                                        : "the agent loop stopped\n"));
             });
         }
         if (metrics != null) {
@@ -78,18 +95,34 @@ public final class MetricsServer implements AutoCloseable {
     private static PrometheusMeterRegistry registry(Agent agent, String cluster, String node) {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         Tags tags = Tags.of("cluster", cluster, "node", node);
-        FunctionCounter.builder("rulesync.agent.applies", agent, Agent::applies).description("Versions applied").tags(tags)
+        FunctionCounter.builder("rulesync.agent.applies", agent, Agent::applies)
+                .description("Versions applied")
+                .tags(tags)
                 .register(registry);
         FunctionCounter.builder("rulesync.agent.apply.failures", agent, Agent::failures)
-                .description("Versions refused or failed to apply (the node kept its rules)").tags(tags).register(registry);
+                .description("Versions refused or failed to apply (the node kept its rules)")
+                .tags(tags)
+                .register(registry);
         FunctionCounter.builder("rulesync.agent.drift.repairs", agent, Agent::repairs)
-                .description("Chains found changed behind the agent's back and rewritten").tags(tags).register(registry);
-        FunctionTimer.builder("rulesync.agent.apply.duration", agent, Agent::applies, Agent::applyMillis, TimeUnit.MILLISECONDS)
-                .description("Time spent applying versions, validation included").tags(tags).register(registry);
-        Gauge.builder("rulesync.agent.running.version", agent, Agent::running).description("The version the kernel holds (-1: none)")
-                .tags(tags).register(registry);
+                .description("Chains found changed behind the agent's back and rewritten")
+                .tags(tags)
+                .register(registry);
+        FunctionTimer.builder(
+                        "rulesync.agent.apply.duration",
+                        agent,
+                        Agent::applies,
+                        Agent::applyMillis,
+                        TimeUnit.MILLISECONDS)
+                .description("Time spent applying versions, validation included")
+                .tags(tags)
+                .register(registry);
+        Gauge.builder("rulesync.agent.running.version", agent, Agent::running)
+                .description("The version the kernel holds (-1: none)")
+                .tags(tags)
+                .register(registry);
         Gauge.builder("rulesync.agent.ipvs.draining.real.servers", agent, Agent::draining)
-                .description("IPVS mode: removed TCP real servers at weight 0, waiting for their connections to end").tags(tags)
+                .description("IPVS mode: removed TCP real servers at weight 0, waiting for their connections to end")
+                .tags(tags)
                 .register(registry);
         return registry;
     }

@@ -41,6 +41,7 @@ public final class IptablesMode implements KernelMode {
     private final int chainsPerSecond;
     /** How many rules the running version has on this node, or -1 when not known. */
     private int runningRules = -1;
+
     private Instant sampleAt;
     private FragmentKey sampleCursor;
 
@@ -118,8 +119,15 @@ public final class IptablesMode implements KernelMode {
     @Override
     public DriftCheck.Result check(NodeView running) {
         Map<IpFamily, RuleSet> shared = new EnumMap<>(IpFamily.class);
-        ruleSets(running).forEach((f, rs) -> shared.put(f, new RuleSet(f, rs.filter(),
-                rs.nat().stream().filter(c -> !RuleGrammar.isPerServiceChain(c.name())).toList())));
+        ruleSets(running)
+                .forEach((f, rs) -> shared.put(
+                        f,
+                        new RuleSet(
+                                f,
+                                rs.filter(),
+                                rs.nat().stream()
+                                        .filter(c -> !RuleGrammar.isPerServiceChain(c.name()))
+                                        .toList())));
         return logged(running, drift.check(applier, shared));
     }
 
@@ -136,7 +144,8 @@ public final class IptablesMode implements KernelMode {
     /** A missing canary is the agent's business (a full apply); repairs are said here, where the details are. */
     private static DriftCheck.Result logged(NodeView running, DriftCheck.Result r) {
         if (!r.canaryMissing() && (r.repaired() > 0 || !r.problems().isEmpty())) {
-            log.atWarn().addKeyValue("version", running.version())
+            log.atWarn()
+                    .addKeyValue("version", running.version())
                     .log("drift repaired ({}): {}", r.repaired(), String.join("; ", r.problems()));
         }
         return r;
@@ -156,13 +165,17 @@ public final class IptablesMode implements KernelMode {
                 sampleCursor = k;
                 return out;
             }
-            if (previous != null && previous.family() == k.family() && previous.unit().equals(k.unit())) {
+            if (previous != null
+                    && previous.family() == k.family()
+                    && previous.unit().equals(k.unit())) {
                 continue; // another node class of the same unit
             }
             previous = k;
             if (applier.families().contains(k.family()) && k.unit() instanceof Unit.Port) {
-                running.rules().resolve(node, k.family(), k.unit()).ifPresent(f -> f.natChains()
-                        .forEach(c -> out.add(new DriftCheck.Slot(k.family(), Table.NAT, c))));
+                running.rules()
+                        .resolve(node, k.family(), k.unit())
+                        .ifPresent(f ->
+                                f.natChains().forEach(c -> out.add(new DriftCheck.Slot(k.family(), Table.NAT, c))));
             }
         }
         sampleCursor = null; // the end: start over next time

@@ -79,13 +79,20 @@ public final class IpvsMode implements KernelMode {
     public DriftCheck.Result verify(NodeView running) {
         IpvsApplier.Outcome o = ipvs.apply(ipvsRules(running), clock.instant(), true);
         if (!o.ok()) {
-            log.atWarn().addKeyValue("version", running.version())
+            log.atWarn()
+                    .addKeyValue("version", running.version())
                     .log("drift: could not reconcile IPVS mode with version {}: {}", running.version(), o.error());
             return new DriftCheck.Result(false, 0, 0, List.of(o.error()));
         }
         if (o.changes() > 0) {
-            log.atWarn().addKeyValue("version", running.version()).log("drift repaired ({}): {} ipsets, {} IPVS changes, {} addresses",
-                    o.changes(), o.setsChanged(), o.ipvsCommands(), o.addressesChanged());
+            log.atWarn()
+                    .addKeyValue("version", running.version())
+                    .log(
+                            "drift repaired ({}): {} ipsets, {} IPVS changes, {} addresses",
+                            o.changes(),
+                            o.setsChanged(),
+                            o.ipvsCommands(),
+                            o.addressesChanged());
         }
         return new DriftCheck.Result(false, 0, o.changes(), List.of());
     }
@@ -99,9 +106,12 @@ public final class IpvsMode implements KernelMode {
         settleAt = now.plus(SETTLE_EVERY);
         IpvsApplier.Outcome o = ipvs.settle(now);
         if (!o.ok()) {
-            log.atWarn().addKeyValue("version", running.version()).log("could not delete drained real servers: {}", o.error());
+            log.atWarn()
+                    .addKeyValue("version", running.version())
+                    .log("could not delete drained real servers: {}", o.error());
         } else if (o.ipvsCommands() > 0) {
-            log.atInfo().addKeyValue("version", running.version())
+            log.atInfo()
+                    .addKeyValue("version", running.version())
                     .log("deleted {} drained real servers, {} still draining", o.ipvsCommands(), ipvs.draining());
         }
         return NOTHING; // deleting drained servers is no repair

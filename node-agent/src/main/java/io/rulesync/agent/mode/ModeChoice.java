@@ -45,8 +45,11 @@ public record ModeChoice(String note, String refusal) {
             return AS_ASKED;
         }
         String note = asked.id() + " unavailable: " + problem.get();
-        return policy == WhenUnavailable.FALLBACK ? new ModeChoice(note, null)
-                : new ModeChoice(note, asked.id() + " mode was asked for and cannot be used (" + problem.get()
-                        + "); refusing to program anything else (--mode-unavailable=refuse)");
+        return policy == WhenUnavailable.FALLBACK
+                ? new ModeChoice(note, null)
+                : new ModeChoice(
+                        note,
+                        asked.id() + " mode was asked for and cannot be used (" + problem.get()
+                                + "); refusing to program anything else (--mode-unavailable=refuse)");
     }
 }

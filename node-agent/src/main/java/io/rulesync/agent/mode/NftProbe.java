@@ -23,22 +23,24 @@ public final class NftProbe {
             delete table ip rulesync-probe
             """;
 
-    private NftProbe() {
-    }
+    private NftProbe() {}
 
     /** Why nftables mode cannot be used here, or empty when it can. */
     public static Optional<String> problem(CommandRunner runner) {
         try {
             CommandRunner.Result v = runner.run(List.of("nft", "--version"), null, Duration.ofSeconds(10));
             if (!v.ok()) {
-                return Optional.of(v.stderr().contains("No such file or directory") ? "nft is not installed" : ToolMessage.of(v));
+                return Optional.of(
+                        v.stderr().contains("No such file or directory") ? "nft is not installed" : ToolMessage.of(v));
             }
             Optional<String> p = versionProblem(v.stdout());
             if (p.isPresent()) {
                 return p;
             }
             CommandRunner.Result probe = runner.run(List.of("nft", "-f", "-"), PROBE, Duration.ofSeconds(10));
-            return probe.ok() ? Optional.empty() : Optional.of("the kernel refused nftables mode's rules: " + ToolMessage.of(probe));
+            return probe.ok()
+                    ? Optional.empty()
+                    : Optional.of("the kernel refused nftables mode's rules: " + ToolMessage.of(probe));
         } catch (IOException e) {
             return Optional.of("nft is not installed (" + e.getMessage() + ")");
         } catch (InterruptedException e) {
@@ -51,12 +53,15 @@ public final class NftProbe {
     static Optional<String> versionProblem(String output) {
         Matcher m = VERSION.matcher(output);
         if (!m.find()) {
-            return Optional.of("cannot tell the nft version from '" + ToolMessage.bounded(String.join("; ", ToolMessage.lines(output))) + "'");
+            return Optional.of("cannot tell the nft version from '"
+                    + ToolMessage.bounded(String.join("; ", ToolMessage.lines(output))) + "'");
         }
         int major = Integer.parseInt(m.group(1));
         int minor = Integer.parseInt(m.group(2));
         int patch = Integer.parseInt(m.group(3));
         boolean old = major < 1 || major == 1 && minor == 0 && patch < 1;
-        return old ? Optional.of("nft " + major + "." + minor + "." + patch + " is older than 1.0.1") : Optional.empty();
+        return old
+                ? Optional.of("nft " + major + "." + minor + "." + patch + " is older than 1.0.1")
+                : Optional.empty();
     }
 }

@@ -65,6 +65,7 @@ public final class NftablesMode implements KernelMode {
     private Duration tableRead = Duration.ZERO;
     /** iptables mode's packet filters, cleaned of its chains before the first full load; none in a dry run. */
     private final List<Netfilter> iptables;
+
     private boolean leftoversRemoved;
     /** What each family's table holds, as written; absent: not known (start, failure, drift): the next apply is full. */
     private final Map<IpFamily, Written> applied = new EnumMap<>(IpFamily.class);
@@ -72,7 +73,12 @@ public final class NftablesMode implements KernelMode {
     private final Map<IpFamily, Map<String, List<String>>> readings = new EnumMap<>(IpFamily.class);
 
     /** @param iptables the packet filters iptables and IPVS mode wrote to, cleaned of their chains once, at the first apply */
-    public NftablesMode(String node, NftKernel kernel, List<IpFamily> families, Conntrack conntrack, List<Netfilter> iptables,
+    public NftablesMode(
+            String node,
+            NftKernel kernel,
+            List<IpFamily> families,
+            Conntrack conntrack,
+            List<Netfilter> iptables,
             Clock clock) {
         this.node = Objects.requireNonNull(node, "node");
         this.kernel = Objects.requireNonNull(kernel, "kernel");
@@ -113,7 +119,8 @@ public final class NftablesMode implements KernelMode {
             try {
                 t = to.rules().nftables(node, f);
             } catch (IllegalStateException e) {
-                return Applied.failed("version " + to.version() + ": " + e.getMessage() + "; the next version the compiler writes has them");
+                return Applied.failed("version " + to.version() + ": " + e.getMessage()
+                        + "; the next version the compiler writes has them");
             }
             if (t.isEmpty()) {
                 continue; // not a node of this version
@@ -138,9 +145,12 @@ public final class NftablesMode implements KernelMode {
                 }
                 operations += d.main().ops().size() + d.cleanup().ops().size();
                 // The Services' own chains first: they say which endpoints are chosen.
-                d.main().ops().stream().filter(op -> op instanceof NftOp.AddChain c && !c.name().startsWith("endpoint-"))
+                d.main().ops().stream()
+                        .filter(op ->
+                                op instanceof NftOp.AddChain c && !c.name().startsWith("endpoint-"))
                         .forEach(op -> written.add(((NftOp.AddChain) op).name()));
-                d.main().ops().stream().filter(op -> op instanceof NftOp.AddChain c && c.name().startsWith("endpoint-"))
+                d.main().ops().stream()
+                        .filter(op -> op instanceof NftOp.AddChain c && c.name().startsWith("endpoint-"))
                         .forEach(op -> written.add(((NftOp.AddChain) op).name()));
             }
             applied.remove(f); // until it is known to hold
@@ -161,7 +171,13 @@ public final class NftablesMode implements KernelMode {
             conntrack.clearStale(node, IptablesMode.families(to, families), from, to, touched);
         }
         int byNetlink = kernel.sentByNetlink() - netlinkBefore;
-        return new Applied(null, rules, full ? "full" : operations + " operations" + (byNetlink > 0 ? ", " + byNetlink + " transactions by netlink" : ""));
+        return new Applied(
+                null,
+                rules,
+                full
+                        ? "full"
+                        : operations + " operations"
+                                + (byNetlink > 0 ? ", " + byNetlink + " transactions by netlink" : ""));
     }
 
     /**
@@ -176,10 +192,14 @@ public final class NftablesMode implements KernelMode {
             try {
                 int n = Leftovers.leaveForNftables(nf);
                 if (n > 0) {
-                    log.info("{}: removed {} chains and jumps iptables or IPVS mode had left", nf.family().id(), n);
+                    log.info(
+                            "{}: removed {} chains and jumps iptables or IPVS mode had left",
+                            nf.family().id(),
+                            n);
                 }
             } catch (RestoreFailedException e) {
-                return "cannot remove what iptables mode left (" + e.getMessage() + "); its rules would answer before nftables mode's";
+                return "cannot remove what iptables mode left (" + e.getMessage()
+                        + "); its rules would answer before nftables mode's";
             }
         }
         leftoversRemoved = true;
@@ -194,15 +214,17 @@ public final class NftablesMode implements KernelMode {
         }
 
         int rules() {
-            return expected.rules().values().stream().mapToInt(Integer::intValue).sum();
+            return expected.rules().values().stream()
+                    .mapToInt(Integer::intValue)
+                    .sum();
         }
     }
 
     /** The table replaced whole, atomically: created if missing, deleted, and written again. */
     private static String replacement(NftTransaction target) {
         String family = target.familyName();
-        return "add table " + family + " " + NftTransaction.TABLE + "\ndelete table " + family + " " + NftTransaction.TABLE + "\n"
-                + target.render();
+        return "add table " + family + " " + NftTransaction.TABLE + "\ndelete table " + family + " "
+                + NftTransaction.TABLE + "\n" + target.render();
     }
 
     /**
@@ -225,7 +247,9 @@ public final class NftablesMode implements KernelMode {
                 }
                 return problems;
             }
-            Set<String> read = new LinkedHashSet<>(written.stream().limit(tableRead.compareTo(READ_BACK_LIMIT) < 0 ? READ_BACK_CHAINS : 0).toList());
+            Set<String> read = new LinkedHashSet<>(written.stream()
+                    .limit(tableRead.compareTo(READ_BACK_LIMIT) < 0 ? READ_BACK_CHAINS : 0)
+                    .toList());
             Map<String, List<String>> now = kernel.chains(f, read);
             Map<String, List<String>> kept = readings.computeIfAbsent(f, k -> new HashMap<>());
             kept.keySet().retainAll(expected.rules().keySet());
@@ -275,7 +299,9 @@ public final class NftablesMode implements KernelMode {
                     table.orElseThrow().chains().forEach(kept::putIfAbsent);
                 }
             } catch (NftReadException e) {
-                log.atWarn().addKeyValue("version", running.version()).log("cannot read the nftables table to check it: {}", e.getMessage());
+                log.atWarn()
+                        .addKeyValue("version", running.version())
+                        .log("cannot read the nftables table to check it: {}", e.getMessage());
                 return new DriftCheck.Result(false, chains, 0, List.of(e.getMessage()));
             }
         }

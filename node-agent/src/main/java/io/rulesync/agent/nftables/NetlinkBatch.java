@@ -19,8 +19,7 @@ import java.util.Optional;
  * says what is wrong with it.
  */
 final class NetlinkBatch {
-    private NetlinkBatch() {
-    }
+    private NetlinkBatch() {}
 
     /** The set and map types declared in {@code table}, by name. */
     static Map<String, String> setTypes(NftTransaction table) {
@@ -93,7 +92,9 @@ final class NetlinkBatch {
                     } catch (IllegalArgumentException e) {
                         return Optional.empty();
                     }
-                    if (ip.family() != wanted || wanted != family || !ip.toString().equals(v)) {
+                    if (ip.family() != wanted
+                            || wanted != family
+                            || !ip.toString().equals(v)) {
                         return Optional.empty();
                     }
                     k.address(ip.toBytes());
@@ -133,7 +134,8 @@ final class NetlinkBatch {
         }
         String[] words = value.split(" ", -1);
         if (words.length == 2 && (words[0].equals("goto") || words[0].equals("jump")) && !words[1].isEmpty()) {
-            return Optional.of(words[0].equals("goto") ? NftNetlink.Verdict.goTo(words[1]) : NftNetlink.Verdict.jump(words[1]));
+            return Optional.of(
+                    words[0].equals("goto") ? NftNetlink.Verdict.goTo(words[1]) : NftNetlink.Verdict.jump(words[1]));
         }
         return Optional.empty();
     }

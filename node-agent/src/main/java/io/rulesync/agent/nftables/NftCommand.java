@@ -15,9 +15,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.slf4j.LoggerFactory;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
-import org.slf4j.LoggerFactory;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -29,6 +29,7 @@ import tools.jackson.databind.json.JsonMapper;
 public final class NftCommand implements NftKernel {
     /** A full load of 10,000 Services took about 3 minutes with nft 1.0.6 on a small machine. */
     private static final Duration RUN_TIMEOUT = Duration.ofMinutes(10);
+
     private static final Duration READ_TIMEOUT = Duration.ofMinutes(2);
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
@@ -107,8 +108,8 @@ public final class NftCommand implements NftKernel {
                 netlink = new NftNetlink(netns);
             } catch (IllegalStateException e) {
                 netlinkFailed = true;
-                LoggerFactory.getLogger(NftCommand.class).warn("nftables: no netlink socket ({}); every transaction goes to nft",
-                        e.getMessage());
+                LoggerFactory.getLogger(NftCommand.class)
+                        .warn("nftables: no netlink socket ({}); every transaction goes to nft", e.getMessage());
                 return null;
             }
         }
@@ -127,8 +128,13 @@ public final class NftCommand implements NftKernel {
             try {
                 String family = NftTransaction.familyName(f);
                 CommandRunner.Result listed = runner.run(List.of("nft", "list", "tables", family), null, READ_TIMEOUT);
-                if (listed.ok() && listed.stdout().contains("table " + family + " " + NftTransaction.TABLE + "\n")
-                        && runner.run(List.of("nft", "delete", "table", family, NftTransaction.TABLE), null, RUN_TIMEOUT).ok()) {
+                if (listed.ok()
+                        && listed.stdout().contains("table " + family + " " + NftTransaction.TABLE + "\n")
+                        && runner.run(
+                                        List.of("nft", "delete", "table", family, NftTransaction.TABLE),
+                                        null,
+                                        RUN_TIMEOUT)
+                                .ok()) {
                     n++;
                 }
             } catch (IOException e) {
@@ -159,7 +165,8 @@ public final class NftCommand implements NftKernel {
             if (item.has("chain")) {
                 chains.putIfAbsent(item.get("chain").path("name").asString(), new ArrayList<>());
             } else if (item.has("rule")) {
-                chains.computeIfAbsent(item.get("rule").path("chain").asString(), k -> new ArrayList<>()).add(rule(item.get("rule")));
+                chains.computeIfAbsent(item.get("rule").path("chain").asString(), k -> new ArrayList<>())
+                        .add(rule(item.get("rule")));
             } else if (set != null) {
                 elements.put(set.path("name").asString(), set.path("elem").size());
             }

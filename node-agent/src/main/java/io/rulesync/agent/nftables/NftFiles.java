@@ -29,7 +29,9 @@ public final class NftFiles implements NftKernel {
         try {
             Files.createDirectories(dir);
             Path name = dir.resolve(prefix + "-" + family.id() + ".nft");
-            Files.writeString(dir.resolve(name.getFileName() + "-last"), String.join("", transactions.stream().map(Step::text).toList()));
+            Files.writeString(
+                    dir.resolve(name.getFileName() + "-last"),
+                    String.join("", transactions.stream().map(Step::text).toList()));
             Files.writeString(name, table.render());
             return null;
         } catch (IOException e) {

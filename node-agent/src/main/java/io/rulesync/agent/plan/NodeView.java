@@ -30,8 +30,7 @@ public record NodeView(String cluster, String node, long version, ClusterRules r
     }
 
     /** The result of offering a delta. */
-    public sealed interface Step {
-    }
+    public sealed interface Step {}
 
     /** The delta follows this version: here is the next view, and the units whose fragments changed for this node. */
     public record Advanced(NodeView next, Set<Unit> touched) implements Step {
@@ -41,15 +40,14 @@ public record NodeView(String cluster, String node, long version, ClusterRules r
     }
 
     /** Already at or past the delta's target (a redelivery): nothing to do. */
-    public record Stale() implements Step {
-    }
+    public record Stale() implements Step {}
 
     /** The delta does not follow this version, or changes this node's zone: take a snapshot. */
-    public record NeedsSnapshot(String reason) implements Step {
-    }
+    public record NeedsSnapshot(String reason) implements Step {}
 
     public static NodeView of(RulesSnapshot snapshot, String node) {
-        return new NodeView(snapshot.cluster(), node, snapshot.version(), snapshot.rules().forNode(node), snapshot.lineage());
+        return new NodeView(
+                snapshot.cluster(), node, snapshot.version(), snapshot.rules().forNode(node), snapshot.lineage());
     }
 
     /** Whether the node is part of this version (the Node object exists in the cluster). */
@@ -69,12 +67,16 @@ public record NodeView(String cluster, String node, long version, ClusterRules r
             return new Stale();
         }
         if (delta.base() != version) {
-            return new NeedsSnapshot("delta " + delta.base() + "->" + delta.target() + " does not follow version " + version);
+            return new NeedsSnapshot(
+                    "delta " + delta.base() + "->" + delta.target() + " does not follow version " + version);
         }
         if (!Lineage.agree(lineage, delta.baseLineage())) {
-            return new NeedsSnapshot("delta " + delta.base() + "->" + delta.target() + " follows version " + version + " of lineage "
-                    + Lineage.shortForm(delta.baseLineage()) + ", but this node runs version " + version + " of lineage "
-                    + Lineage.shortForm(lineage) + " (the control plane's database was restored from a backup, or lost commits)");
+            return new NeedsSnapshot(
+                    "delta " + delta.base() + "->" + delta.target() + " follows version " + version + " of lineage "
+                            + Lineage.shortForm(delta.baseLineage()) + ", but this node runs version " + version
+                            + " of lineage "
+                            + Lineage.shortForm(lineage)
+                            + " (the control plane's database was restored from a backup, or lost commits)");
         }
         String nextLineage = delta.lineage(); // unknown for a delta from before lineages: nothing to compare then
         String zone = rules.nodes().get(node);
@@ -82,8 +84,9 @@ public record NodeView(String cluster, String node, long version, ClusterRules r
         for (RulesDiff.NodeChange n : delta.diff().nodes()) {
             if (n.node().equals(node)) {
                 if (zone != null || n.zoneAfter() == null) {
-                    return new NeedsSnapshot("node " + node + (n.zoneAfter() == null ? " left the cluster"
-                            : " moved to zone '" + n.zoneAfter() + "'") + " in version " + delta.target());
+                    return new NeedsSnapshot("node " + node
+                            + (n.zoneAfter() == null ? " left the cluster" : " moved to zone '" + n.zoneAfter() + "'")
+                            + " in version " + delta.target());
                 }
                 mine.add(n);
             }

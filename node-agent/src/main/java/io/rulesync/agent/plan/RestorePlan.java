@@ -28,7 +28,8 @@ import java.util.TreeSet;
  * </ol>
  * Chains not in either rule set are never named, so other software's chains and rules survive.
  */
-public record RestorePlan(String script, Map<Table, List<String>> rewritten, Map<Table, List<String>> removed, int lines) {
+public record RestorePlan(
+        String script, Map<Table, List<String>> rewritten, Map<Table, List<String>> removed, int lines) {
 
     public RestorePlan {
         Objects.requireNonNull(script, "script");
@@ -55,10 +56,10 @@ public record RestorePlan(String script, Map<Table, List<String>> rewritten, Map
     }
 
     /** A chain in a table. */
-    public record TableChain(Table table, String chain) {
-    }
+    public record TableChain(Table table, String chain) {}
 
-    private static RestorePlan build(RuleSet before, RuleSet after, Collection<TableChain> extra, Collection<TableChain> stale) {
+    private static RestorePlan build(
+            RuleSet before, RuleSet after, Collection<TableChain> extra, Collection<TableChain> stale) {
         Objects.requireNonNull(after, "after");
         StringBuilder sb = new StringBuilder();
         Map<Table, List<String>> rewritten = new EnumMap<>(Table.class);
@@ -80,7 +81,8 @@ public record RestorePlan(String script, Map<Table, List<String>> rewritten, Map
                     // appears twice and -D spec would take the first copy.
                     for (int k = e.deletes().size() - 1; k >= 0; k--) {
                         SequenceEdits.Delete d = e.deletes().get(k);
-                        edits.add("-D " + c.name() + " " + (copies.get(d.rule()) == 1 ? d.rule() : Integer.toString(d.index() + 1)));
+                        edits.add("-D " + c.name() + " "
+                                + (copies.get(d.rule()) == 1 ? d.rule() : Integer.toString(d.index() + 1)));
                     }
                     for (SequenceEdits.Insert i : e.inserts()) {
                         edits.add("-I " + c.name() + " " + (i.index() + 1) + " " + i.rule());

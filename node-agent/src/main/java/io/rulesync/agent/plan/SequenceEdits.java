@@ -17,12 +17,10 @@ public final class SequenceEdits {
     static final int MAX_EDITS = 2_000;
 
     /** Remove the rule at {@code index} of the old list. */
-    public record Delete(int index, String rule) {
-    }
+    public record Delete(int index, String rule) {}
 
     /** Insert {@code rule} so that it ends up at {@code index} of the new list. */
-    public record Insert(int index, String rule) {
-    }
+    public record Insert(int index, String rule) {}
 
     private final List<Delete> deletes;
     private final List<Insert> inserts;
@@ -78,7 +76,8 @@ public final class SequenceEdits {
     }
 
     /** Fills the edits and returns true, or returns false when more than MAX_EDITS are needed. */
-    private static boolean myers(List<String> a, List<String> b, int offset, List<Delete> deletes, List<Insert> inserts) {
+    private static boolean myers(
+            List<String> a, List<String> b, int offset, List<Delete> deletes, List<Insert> inserts) {
         int n = a.size();
         int m = b.size();
         if (n == 0 && m == 0) {
@@ -112,8 +111,17 @@ public final class SequenceEdits {
         return false;
     }
 
-    private static void backtrack(List<int[]> trace, int limit, int dEnd, int n, int m, List<String> a, List<String> b,
-            int offset, List<Delete> deletes, List<Insert> inserts) {
+    private static void backtrack(
+            List<int[]> trace,
+            int limit,
+            int dEnd,
+            int n,
+            int m,
+            List<String> a,
+            List<String> b,
+            int offset,
+            List<Delete> deletes,
+            List<Insert> inserts) {
         int x = n;
         int y = m;
         List<Delete> ds = new ArrayList<>();

@@ -17,8 +17,7 @@ import java.util.Map;
  * a whole rule set is checked only when a snapshot is loaded.
  */
 public final class FragmentCheck {
-    private FragmentCheck() {
-    }
+    private FragmentCheck() {}
 
     /** @throws RejectedRuleException naming table, chain, rule number and the offending part */
     public static void check(IpFamily family, RuleFragment fragment) {

@@ -26,11 +26,13 @@ import java.util.Set;
 public final class IpvsRuleCheck {
     /** kube-proxy's dummy device for the Services' addresses (BoundAddresses.DEVICE). */
     private static final String IPVS_DEVICE = "kube-ipvs0";
-    private static final Set<String> FIXED_COMMENTS = Set.of("kubernetes service traffic requiring SNAT",
-            "kubernetes forwarding rules", "kubernetes forwarding conntrack rule");
 
-    private IpvsRuleCheck() {
-    }
+    private static final Set<String> FIXED_COMMENTS = Set.of(
+            "kubernetes service traffic requiring SNAT",
+            "kubernetes forwarding rules",
+            "kubernetes forwarding conntrack rule");
+
+    private IpvsRuleCheck() {}
 
     /** Checks every iptables rule of an IPVS configuration; throws naming the first that is not kube-proxy's. */
     public static void check(IpvsRules rules) throws RejectedRuleException {
@@ -52,16 +54,21 @@ public final class IpvsRuleCheck {
             throws RejectedRuleException {
         int space = line.indexOf(' ', 3);
         if (!line.startsWith("-A ") || space < 0) {
-            throw new RejectedRuleException(table, "(none)", 0, "IPVS rule '" + Printable.shown(line) + "': not -A CHAIN RULE");
+            throw new RejectedRuleException(
+                    table, "(none)", 0, "IPVS rule '" + Printable.shown(line) + "': not -A CHAIN RULE");
         }
         String chain = line.substring(3, space);
         Rule rule = RuleGrammar.parse(RuleGrammar.Dialect.IPVS, table, family, chain, line.substring(space + 1));
         for (Part p : rule.parts()) {
             if (p instanceof Part.Comment c && !comments.contains(c.text())) {
-                throw new RejectedRuleException(table, chain, 0, "--comment " + Printable.quoted(c.text()) + " is not one of IPVS mode's");
+                throw new RejectedRuleException(
+                        table, chain, 0, "--comment " + Printable.quoted(c.text()) + " is not one of IPVS mode's");
             }
             if (p instanceof Part.SetMatch m && !sets.contains(m.name())) {
-                throw new RejectedRuleException(table, chain, 0,
+                throw new RejectedRuleException(
+                        table,
+                        chain,
+                        0,
                         "--match-set " + m.name() + " is not one of IPVS mode's " + family.id() + " sets");
             }
         }

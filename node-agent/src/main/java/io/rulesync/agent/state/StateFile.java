@@ -35,8 +35,7 @@ public final class StateFile {
     }
 
     /** What an earlier run applied: a version, and its lineage (unknown in a file written before lineages). */
-    public record Claim(long version, String lineage) {
-    }
+    public record Claim(long version, String lineage) {}
 
     /** The version applied by an earlier run, if this file is there and is for this cluster and node. */
     public Optional<Claim> read() {
@@ -49,7 +48,8 @@ public final class StateFile {
             if (!cluster.equals(p.getProperty("cluster")) || !node.equals(p.getProperty("node"))) {
                 return Optional.empty();
             }
-            return Optional.of(new Claim(Long.parseLong(p.getProperty("version", "")), Lineage.check("lineage", p.getProperty("lineage"))));
+            return Optional.of(new Claim(
+                    Long.parseLong(p.getProperty("version", "")), Lineage.check("lineage", p.getProperty("lineage"))));
         } catch (IOException | IllegalArgumentException e) {
             return Optional.empty(); // not a claim to trust: the agent loads in full
         }

@@ -27,12 +27,10 @@ public final class DriftCheck {
     private int cursor;
 
     /** What a check found. */
-    public record Result(boolean canaryMissing, int chainsRead, int repaired, List<String> problems) {
-    }
+    public record Result(boolean canaryMissing, int chainsRead, int repaired, List<String> problems) {}
 
     /** A chain rulesync owns, in a family and table. */
-    public record Slot(IpFamily family, Table table, Chain chain) {
-    }
+    public record Slot(IpFamily family, Table table, Chain chain) {}
 
     public DriftCheck(int chainsPerCheck) {
         if (chainsPerCheck < 1) {
@@ -48,7 +46,8 @@ public final class DriftCheck {
             Netfilter nf = applier.netfilter(e.getKey());
             for (Table t : Table.values()) {
                 if (nf.chain(t, OwnedChains.CANARY).isEmpty()) {
-                    problems.add(e.getKey().id() + " " + t.restoreName() + ": canary chain " + OwnedChains.CANARY + " is gone");
+                    problems.add(e.getKey().id() + " " + t.restoreName() + ": canary chain " + OwnedChains.CANARY
+                            + " is gone");
                     return new Result(true, 0, 0, problems);
                 }
             }
@@ -89,15 +88,18 @@ public final class DriftCheck {
             if (diff != null) {
                 problems.add(s.family().id() + " " + diff);
                 broken.computeIfAbsent(s.family(), k -> new EnumMap<>(Table.class))
-                        .computeIfAbsent(s.table(), k -> new ArrayList<>()).add(s.chain());
+                        .computeIfAbsent(s.table(), k -> new ArrayList<>())
+                        .add(s.chain());
             }
         }
         int repaired = 0;
         for (Map.Entry<IpFamily, Map<Table, List<Chain>>> e : broken.entrySet()) {
             Map<Table, List<Chain>> bad = e.getValue();
-            RuleSet only = new RuleSet(e.getKey(), bad.getOrDefault(Table.FILTER, List.of()), bad.getOrDefault(Table.NAT, List.of()));
+            RuleSet only = new RuleSet(
+                    e.getKey(), bad.getOrDefault(Table.FILTER, List.of()), bad.getOrDefault(Table.NAT, List.of()));
             try {
-                applier.netfilter(e.getKey()).restore(RestorePlan.full(only, List.of(), List.of()).script());
+                applier.netfilter(e.getKey())
+                        .restore(RestorePlan.full(only, List.of(), List.of()).script());
                 repaired += bad.values().stream().mapToInt(List::size).sum();
             } catch (RestoreFailedException ex) {
                 problems.add(e.getKey().id() + ": repair failed: " + ex.getMessage());

@@ -2,8 +2,8 @@ package io.rulesync.agent.apply;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rulesync.agent.testing.History;
 import io.rulesync.agent.plan.RestorePlan;
+import io.rulesync.agent.testing.History;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.rules.Chain;
 import io.rulesync.model.rules.RuleSet;
@@ -33,8 +33,13 @@ class RestorePlanTest {
             for (Chain c : expected.chains(t)) {
                 assertThat(Applier.compare(nf, t, c)).as("%s %s", t, c.name()).isNull();
             }
-            List<String> owned = nf.chainNames(t).stream().filter(c -> OwnedChains.owns(t, c)).filter(c -> !c.equals(OwnedChains.CANARY)).toList();
-            assertThat(owned).containsExactlyInAnyOrderElementsOf(expected.chains(t).stream().map(Chain::name).toList());
+            List<String> owned = nf.chainNames(t).stream()
+                    .filter(c -> OwnedChains.owns(t, c))
+                    .filter(c -> !c.equals(OwnedChains.CANARY))
+                    .toList();
+            assertThat(owned)
+                    .containsExactlyInAnyOrderElementsOf(
+                            expected.chains(t).stream().map(Chain::name).toList());
         }
     }
 
@@ -58,7 +63,8 @@ class RestorePlanTest {
             assertHolds(nf, rules(h, v + 1));
         }
         assertThat(nf.chain(Table.FILTER, "INPUT").orElseThrow()).contains("-A INPUT " + FOREIGN);
-        assertThat(nf.chain(Table.FILTER, "OTHER-CHAIN").orElseThrow()).containsExactly("-N OTHER-CHAIN", "-A OTHER-CHAIN -j ACCEPT");
+        assertThat(nf.chain(Table.FILTER, "OTHER-CHAIN").orElseThrow())
+                .containsExactly("-N OTHER-CHAIN", "-A OTHER-CHAIN -j ACCEPT");
     }
 
     @ParameterizedTest(name = "seed {0}")
@@ -75,7 +81,8 @@ class RestorePlanTest {
             d.diff().fragments().forEach(c -> units.add(c.key().unit()));
             NarrowedChange n = NarrowedChange.of(h.rules(v), h.rules(v + 1), History.NODE, IpFamily.IPV4, units);
             RestorePlan narrow = RestorePlan.between(n.before(), n.after());
-            assertThat(narrow.lines()).isEqualTo(RestorePlan.between(rules(h, v), rules(h, v + 1)).lines());
+            assertThat(narrow.lines())
+                    .isEqualTo(RestorePlan.between(rules(h, v), rules(h, v + 1)).lines());
             nf.restore(narrow.script());
             assertHolds(nf, rules(h, v + 1));
             assertThat(n.after().ruleCount() - n.before().ruleCount())
@@ -98,7 +105,9 @@ class RestorePlanTest {
         nf.restore(RestorePlan.full(rules(h, from), List.of(), List.of()).script());
         List<RestorePlan.TableChain> stale = new java.util.ArrayList<>();
         for (Table t : Table.values()) {
-            nf.chainNames(t).stream().filter(c -> OwnedChains.owns(t, c)).forEach(c -> stale.add(new RestorePlan.TableChain(t, c)));
+            nf.chainNames(t).stream()
+                    .filter(c -> OwnedChains.owns(t, c))
+                    .forEach(c -> stale.add(new RestorePlan.TableChain(t, c)));
         }
         // Each batch is its own restore: the in-memory kernel refuses any jump to a chain not there yet.
         for (String script : FullLoad.scripts(nf, rules(h, to), stale, 40)) {
@@ -115,21 +124,25 @@ class RestorePlanTest {
         h.moveEndpoint(17, 1);
         RestorePlan plan = RestorePlan.between(rules(h, 1), rules(h, 2));
         assertThat(plan.script()).doesNotContain("KUBE-SERVICES").doesNotContain("KUBE-NODEPORTS");
-        assertThat(plan.rewritten().get(Table.NAT)).allMatch(c -> c.startsWith("KUBE-SVC-") || c.startsWith("KUBE-SEP-"));
+        assertThat(plan.rewritten().get(Table.NAT))
+                .allMatch(c -> c.startsWith("KUBE-SVC-") || c.startsWith("KUBE-SEP-"));
         assertThat(plan.removed().get(Table.NAT)).hasSize(1).allMatch(c -> c.startsWith("KUBE-SEP-"));
     }
 
     @Test
     void addingAServiceInsertsSingleDispatchRules() throws Exception {
         History h = new History(200);
-        RulesDelta d = h.next(new Random(1) {
-            @Override
-            public int nextInt(int bound) {
-                return 0; // op 0: add a Service
-            }
-        }, 1);
+        RulesDelta d = h.next(
+                new Random(1) {
+                    @Override
+                    public int nextInt(int bound) {
+                        return 0; // op 0: add a Service
+                    }
+                },
+                1);
         RestorePlan plan = RestorePlan.between(rules(h, 1), rules(h, 2));
-        assertThat(plan.script().lines().filter(l -> l.contains("KUBE-SERVICES"))).allMatch(l -> l.startsWith("-I KUBE-SERVICES "));
+        assertThat(plan.script().lines().filter(l -> l.contains("KUBE-SERVICES")))
+                .allMatch(l -> l.startsWith("-I KUBE-SERVICES "));
         assertThat(plan.script()).doesNotContain(":KUBE-SERVICES");
         assertThat(plan.lines()).isLessThan(20);
         MemoryNetfilter nf = new MemoryNetfilter(IpFamily.IPV4, null, "n");
@@ -143,11 +156,18 @@ class RestorePlanTest {
     void aFullPlanRemovesStaleOwnedChainsOnly() throws Exception {
         History h = new History(20);
         MemoryNetfilter nf = new MemoryNetfilter(IpFamily.IPV4, null, "n");
-        nf.restore("*nat\n:KUBE-SEP-AAAAAAAAAAAAAAAA - [0:0]\n:MY-CHAIN - [0:0]\n-A KUBE-SEP-AAAAAAAAAAAAAAAA -j RETURN\nCOMMIT\n");
-        List<RestorePlan.TableChain> stale = nf.chainNames(Table.NAT).stream().filter(c -> OwnedChains.owns(Table.NAT, c))
-                .map(c -> new RestorePlan.TableChain(Table.NAT, c)).toList();
-        nf.restore(RestorePlan.full(rules(h, 1), List.of(new RestorePlan.TableChain(Table.NAT, OwnedChains.CANARY)), stale).script());
+        nf.restore(
+                "*nat\n:KUBE-SEP-AAAAAAAAAAAAAAAA - [0:0]\n:MY-CHAIN - [0:0]\n-A KUBE-SEP-AAAAAAAAAAAAAAAA -j RETURN\nCOMMIT\n");
+        List<RestorePlan.TableChain> stale = nf.chainNames(Table.NAT).stream()
+                .filter(c -> OwnedChains.owns(Table.NAT, c))
+                .map(c -> new RestorePlan.TableChain(Table.NAT, c))
+                .toList();
+        nf.restore(
+                RestorePlan.full(rules(h, 1), List.of(new RestorePlan.TableChain(Table.NAT, OwnedChains.CANARY)), stale)
+                        .script());
         assertHolds(nf, rules(h, 1));
-        assertThat(nf.chainNames(Table.NAT)).contains("MY-CHAIN", OwnedChains.CANARY).doesNotContain("KUBE-SEP-AAAAAAAAAAAAAAAA");
+        assertThat(nf.chainNames(Table.NAT))
+                .contains("MY-CHAIN", OwnedChains.CANARY)
+                .doesNotContain("KUBE-SEP-AAAAAAAAAAAAAAAA");
     }
 }

@@ -43,8 +43,8 @@ public final class KernelApplyBenchmark {
         } else {
             System.out.println("keeping network namespace " + ns + " (ip netns del " + ns + " removes it)");
         }
-        IptablesNetfilter nf = new IptablesNetfilter(IpFamily.IPV4, HostCommand.PROCESSES.inNetns(ns),
-                IptablesNetfilter.Printer.KERNEL_FORM);
+        IptablesNetfilter nf = new IptablesNetfilter(
+                IpFamily.IPV4, HostCommand.PROCESSES.inNetns(ns), IptablesNetfilter.Printer.KERNEL_FORM);
         Applier applier = new Applier(List.of(nf));
 
         ClusterState full = SyntheticCluster.build(services, endpoints);
@@ -54,18 +54,21 @@ public final class KernelApplyBenchmark {
             ClusterState part = prefix(full, n);
             RuleSet next = rules(ClusterCompiler.compile(part, ClusterSettings.DEFAULT));
             long t0 = System.nanoTime();
-            Applier.Outcome o = applier.apply(before == null ? null : Map.of(IpFamily.IPV4, before), Map.of(IpFamily.IPV4, next));
+            Applier.Outcome o =
+                    applier.apply(before == null ? null : Map.of(IpFamily.IPV4, before), Map.of(IpFamily.IPV4, next));
             if (!o.ok()) {
                 throw new IllegalStateException("loading " + n + " Services failed: " + o.error());
             }
-            System.out.printf("loaded %6d Services: %6d restore lines in %8.1f ms (restore %8.1f ms)%n", n, o.restoreLines(),
-                    (System.nanoTime() - t0) / 1e6, (double) o.restoreMillis());
+            System.out.printf(
+                    "loaded %6d Services: %6d restore lines in %8.1f ms (restore %8.1f ms)%n",
+                    n, o.restoreLines(), (System.nanoTime() - t0) / 1e6, (double) o.restoreMillis());
             before = next;
             if (n == services) {
                 break;
             }
         }
-        System.out.printf("node loaded with %d rules in %.1f s%n", before.ruleCount(), (System.nanoTime() - loadStart) / 1e9);
+        System.out.printf(
+                "node loaded with %d rules in %.1f s%n", before.ruleCount(), (System.nanoTime() - loadStart) / 1e9);
 
         CompiledCluster compiled = ClusterCompiler.compile(full, ClusterSettings.DEFAULT);
         ClusterState state = full;
@@ -78,10 +81,13 @@ public final class KernelApplyBenchmark {
                 i++; // Services without endpoints stay so
             }
             state = state.withEndpointSlice(SyntheticCluster.slice(i, endpoints, r + 1));
-            CompiledCluster.Update u = compiled.update(state, ClusterSettings.DEFAULT, List.of(SyntheticCluster.serviceName(i)), false);
-            // What the agent does with a delta: only the touched units' chains (and dispatch chains if their share changed).
+            CompiledCluster.Update u =
+                    compiled.update(state, ClusterSettings.DEFAULT, List.of(SyntheticCluster.serviceName(i)), false);
+            // What the agent does with a delta: only the touched units' chains (and dispatch chains if their share
+            // changed).
             long t1 = System.nanoTime();
-            NarrowedChange n = NarrowedChange.of(compiled.rules(), u.compiled().rules(), SyntheticCluster.NODE, IpFamily.IPV4, u.touched());
+            NarrowedChange n = NarrowedChange.of(
+                    compiled.rules(), u.compiled().rules(), SyntheticCluster.NODE, IpFamily.IPV4, u.touched());
             RestorePlan p = RestorePlan.between(n.before(), n.after());
             long t2 = System.nanoTime();
             Applier.Outcome o = applier.apply(Map.of(IpFamily.IPV4, n.before()), Map.of(IpFamily.IPV4, n.after()));
@@ -129,8 +135,12 @@ public final class KernelApplyBenchmark {
     static String summary(List<Double> xs) {
         List<Double> s = new ArrayList<>(xs);
         s.sort(null);
-        return String.format("p50 %.1f, p90 %.1f, p99 %.1f, max %.1f", s.get(s.size() / 2), s.get((int) (s.size() * 0.9)),
-                s.get(Math.min(s.size() - 1, (int) Math.ceil(s.size() * 0.99) - 1)), s.get(s.size() - 1));
+        return String.format(
+                "p50 %.1f, p90 %.1f, p99 %.1f, max %.1f",
+                s.get(s.size() / 2),
+                s.get((int) (s.size() * 0.9)),
+                s.get(Math.min(s.size() - 1, (int) Math.ceil(s.size() * 0.99) - 1)),
+                s.get(s.size() - 1));
     }
 
     private static void run(String... cmd) {

@@ -30,8 +30,7 @@ import java.util.List;
  * <p>Usage: {@code bench/nft-agent [SERVICES [ENDPOINTS [RUNS]]]} (default 10000 10 3). Needs root and nft.
  */
 public final class NftAgentApplyReport {
-    private NftAgentApplyReport() {
-    }
+    private NftAgentApplyReport() {}
 
     public static void main(String[] args) throws Exception {
         int services = args.length > 0 ? Integer.parseInt(args[0]) : 10_000;
@@ -42,14 +41,20 @@ public final class NftAgentApplyReport {
         try {
             CommandRunner inNs = HostCommand.PROCESSES.inNetns(ns);
             // As the agent runs: chains and elements alone as netlink messages, the rest through nft.
-            KernelMode mode = new NftablesMode(SyntheticCluster.NODE, new NftCommand(inNs, ns, true), List.of(IpFamily.IPV4),
-                    new Conntrack(inNs, true), List.of(), java.time.Clock.systemUTC());
+            KernelMode mode = new NftablesMode(
+                    SyntheticCluster.NODE,
+                    new NftCommand(inNs, ns, true),
+                    List.of(IpFamily.IPV4),
+                    new Conntrack(inNs, true),
+                    List.of(),
+                    java.time.Clock.systemUTC());
             ClusterState state = SyntheticCluster.build(services, endpoints);
             NodeView current = view(state, 1);
             long t = System.nanoTime();
             check(mode.apply(null, current, null));
-            System.out.printf("%,d Services x %d endpoints, agent's first apply (the table whole, read back): %.1f s%n", services, endpoints,
-                    (System.nanoTime() - t) / 1e9);
+            System.out.printf(
+                    "%,d Services x %d endpoints, agent's first apply (the table whole, read back): %.1f s%n",
+                    services, endpoints, (System.nanoTime() - t) / 1e9);
             double[] moved = new double[runs];
             double[] added = new double[runs];
             double[] empty = new double[runs];
@@ -59,14 +64,19 @@ public final class NftAgentApplyReport {
                 state = state.withEndpointSlice(SyntheticCluster.slice(r * 101 % services, endpoints, r + 1));
                 NodeView next = view(state, ++version);
                 long c = System.nanoTime();
-                NftTransaction before = current.rules().nftables(SyntheticCluster.NODE, IpFamily.IPV4).orElseThrow();
-                NftTransaction after = next.rules().nftables(SyntheticCluster.NODE, IpFamily.IPV4).orElseThrow();
+                NftTransaction before = current.rules()
+                        .nftables(SyntheticCluster.NODE, IpFamily.IPV4)
+                        .orElseThrow();
+                NftTransaction after = next.rules()
+                        .nftables(SyntheticCluster.NODE, IpFamily.IPV4)
+                        .orElseThrow();
                 NftDelta.between(before, after);
                 cpu[r] = (System.nanoTime() - c) / 1e9 / 2; // two tables assembled: the agent keeps the one before
                 moved[r] = timed(mode, current, next);
                 current = next;
                 int fresh = services + 1 + r;
-                state = state.withService(SyntheticCluster.service(fresh)).withEndpointSlice(SyntheticCluster.slice(fresh, endpoints, 0));
+                state = state.withService(SyntheticCluster.service(fresh))
+                        .withEndpointSlice(SyntheticCluster.slice(fresh, endpoints, 0));
                 next = view(state, ++version);
                 added[r] = timed(mode, current, next);
                 current = next;
@@ -81,22 +91,27 @@ public final class NftAgentApplyReport {
             print("a new Service without endpoints (map elements only), as the agent applies it", empty);
             print("the agent's CPU for one version: the node's table assembled", cpu);
             String chain = current.rules().nftables(SyntheticCluster.NODE, IpFamily.IPV4).orElseThrow().ops().stream()
-                    .filter(op -> op instanceof io.rulesync.model.nftables.NftOp.AddChain a && a.name().startsWith("service-"))
-                    .map(op -> ((io.rulesync.model.nftables.NftOp.AddChain) op).name()).findFirst().orElseThrow();
+                    .filter(op -> op instanceof io.rulesync.model.nftables.NftOp.AddChain a
+                            && a.name().startsWith("service-"))
+                    .map(op -> ((io.rulesync.model.nftables.NftOp.AddChain) op).name())
+                    .findFirst()
+                    .orElseThrow();
             long c = System.nanoTime();
             new NftCommand(inNs).chains(IpFamily.IPV4, List.of(chain));
             System.out.printf("one chain read back (nft -j list chain): %.1f s%n", (System.nanoTime() - c) / 1e9);
             c = System.nanoTime();
             var check = mode.verify(current);
-            System.out.printf("a check (the whole table read and compared): %.1f s, %d problems%n", (System.nanoTime() - c) / 1e9,
-                    check.problems().size());
+            System.out.printf(
+                    "a check (the whole table read and compared): %.1f s, %d problems%n",
+                    (System.nanoTime() - c) / 1e9, check.problems().size());
         } finally {
             run(HostCommand.PROCESSES, "ip", "netns", "delete", ns);
         }
     }
 
     private static NodeView view(ClusterState state, long version) {
-        ClusterRules rules = ClusterCompiler.compile(state, ClusterSettings.DEFAULT).rules().forNode(SyntheticCluster.NODE);
+        ClusterRules rules =
+                ClusterCompiler.compile(state, ClusterSettings.DEFAULT).rules().forNode(SyntheticCluster.NODE);
         return new NodeView("bench", SyntheticCluster.NODE, version, rules, Lineage.UNKNOWN);
     }
 
@@ -122,7 +137,8 @@ public final class NftAgentApplyReport {
     private static void print(String what, double[] s) {
         double[] sorted = s.clone();
         Arrays.sort(sorted);
-        System.out.printf("%-70s median %.3f s (min %.3f, max %.3f, %d runs)%n", what, sorted[sorted.length / 2], sorted[0],
-                sorted[sorted.length - 1], sorted.length);
+        System.out.printf(
+                "%-70s median %.3f s (min %.3f, max %.3f, %d runs)%n",
+                what, sorted[sorted.length / 2], sorted[0], sorted[sorted.length - 1], sorted.length);
     }
 }

@@ -39,22 +39,49 @@ class AgentCommandTest {
         assertThat(c.mode()).isEqualTo(ProxyMode.IPTABLES);
         assertThat(c.ipvsDrainTimeout()).isEqualTo(Duration.ofSeconds(900));
 
-        AgentConfig ipvs = parse("--cluster", "shop", "--node", "node-a", "--mode", "ipvs", "--ipvs-unavailable", "refuse",
-                "--ipvs-drain-timeout", "120", "--ipvs-exclude-cidrs", "192.0.2.0/24,fd00:beef::/64");
+        AgentConfig ipvs = parse(
+                "--cluster",
+                "shop",
+                "--node",
+                "node-a",
+                "--mode",
+                "ipvs",
+                "--ipvs-unavailable",
+                "refuse",
+                "--ipvs-drain-timeout",
+                "120",
+                "--ipvs-exclude-cidrs",
+                "192.0.2.0/24,fd00:beef::/64");
         assertThat(ipvs.mode()).isEqualTo(ProxyMode.IPVS);
         assertThat(ipvs.whenUnavailable()).isEqualTo(ModeChoice.WhenUnavailable.REFUSE);
         assertThat(ipvs.ipvsDrainTimeout()).isEqualTo(Duration.ofSeconds(120));
-        assertThat(ipvs.ipvsExcludeCidrs()).extracting(Object::toString).containsExactly("192.0.2.0/24", "fd00:beef::/64");
+        assertThat(ipvs.ipvsExcludeCidrs())
+                .extracting(Object::toString)
+                .containsExactly("192.0.2.0/24", "fd00:beef::/64");
         assertThat(c.ipvsExcludeCidrs()).isEmpty();
         // --ipvs-unavailable above is the old name of the one policy for both modes.
-        AgentConfig nft = parse("--cluster", "shop", "--node", "node-a", "--mode", "nftables", "--mode-unavailable", "refuse");
+        AgentConfig nft =
+                parse("--cluster", "shop", "--node", "node-a", "--mode", "nftables", "--mode-unavailable", "refuse");
         assertThat(nft.mode()).isEqualTo(ProxyMode.NFTABLES);
         assertThat(nft.whenUnavailable()).isEqualTo(ModeChoice.WhenUnavailable.REFUSE);
 
-        AgentConfig dry = parse("--cluster", "shop", "--node", "node-a", "--dry-run", "/tmp/rules", "--ip-families", "ipv4",
-                "--kafka-property", "security.protocol=SSL", "--verify-interval", "5");
+        AgentConfig dry = parse(
+                "--cluster",
+                "shop",
+                "--node",
+                "node-a",
+                "--dry-run",
+                "/tmp/rules",
+                "--ip-families",
+                "ipv4",
+                "--kafka-property",
+                "security.protocol=SSL",
+                "--verify-interval",
+                "5");
         assertThat(dry.dryRun()).isEqualTo(Path.of("/tmp/rules"));
-        assertThat(dry.stateDir()).as("a dry run keeps its state with its rules").isEqualTo(Path.of("/tmp/rules"));
+        assertThat(dry.stateDir())
+                .as("a dry run keeps its state with its rules")
+                .isEqualTo(Path.of("/tmp/rules"));
         assertThat(dry.families()).isEqualTo(List.of(IpFamily.IPV4));
         assertThat(dry.kafkaSettings()).containsEntry("security.protocol", "SSL");
         assertThat(dry.verifyEvery()).isEqualTo(Duration.ofSeconds(5));
@@ -69,12 +96,28 @@ class AgentCommandTest {
                 sasl.mechanism=SCRAM-SHA-512
                 sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="a" password="${env:KAFKA_PASSWORD}";
                 """);
-        AgentConfig c = parse("--cluster", "shop", "--node", "node-a", "--kafka-config", file.toString(),
-                "--kafka-property", "sasl.mechanism=PLAIN");
-        assertThat(c.kafkaSettings()).containsEntry("security.protocol", "SASL_SSL").containsEntry("sasl.mechanism", "PLAIN");
-        // The reference stays for Kafka's EnvVarConfigProvider to resolve: the secret is never in a file or an argument.
+        AgentConfig c = parse(
+                "--cluster",
+                "shop",
+                "--node",
+                "node-a",
+                "--kafka-config",
+                file.toString(),
+                "--kafka-property",
+                "sasl.mechanism=PLAIN");
+        assertThat(c.kafkaSettings())
+                .containsEntry("security.protocol", "SASL_SSL")
+                .containsEntry("sasl.mechanism", "PLAIN");
+        // The reference stays for Kafka's EnvVarConfigProvider to resolve: the secret is never in a file or an
+        // argument.
         assertThat((String) c.kafkaSettings().get("sasl.jaas.config")).contains("password=\"${env:KAFKA_PASSWORD}\"");
-        assertThatThrownBy(() -> parse("--cluster", "shop", "--node", "a", "--kafka-config", dir.resolve("missing").toString()))
+        assertThatThrownBy(() -> parse(
+                        "--cluster",
+                        "shop",
+                        "--node",
+                        "a",
+                        "--kafka-config",
+                        dir.resolve("missing").toString()))
                 .hasMessageContaining("Kafka client config " + dir.resolve("missing"));
         assertThat(parse("--cluster", "shop", "--node", "a").kafkaSettings()).isEmpty();
     }
@@ -85,53 +128,73 @@ class AgentCommandTest {
         new CommandLine(c).parseArgs("--cluster", "shop", "--node", "a");
         assertThat(c.metricsAddress()).isEqualTo(new InetSocketAddress("127.0.0.1", 10249));
         assertThat(c.healthzAddress()).isEqualTo(new InetSocketAddress("0.0.0.0", 10256));
-        new CommandLine(c).parseArgs("--cluster", "shop", "--node", "a", "--metrics-bind-address", "off",
-                "--healthz-bind-address", "[::]:10256");
+        new CommandLine(c)
+                .parseArgs(
+                        "--cluster",
+                        "shop",
+                        "--node",
+                        "a",
+                        "--metrics-bind-address",
+                        "off",
+                        "--healthz-bind-address",
+                        "[::]:10256");
         assertThat(c.metricsAddress()).isNull();
         assertThat(c.healthzAddress()).isEqualTo(new InetSocketAddress("::", 10256));
         new CommandLine(c).parseArgs("--cluster", "shop", "--node", "a", "--metrics-bind-address", "9469");
         assertThatThrownBy(c::metricsAddress).hasMessage("--metrics-bind-address: '9469' is not HOST:PORT or off");
-        assertThatThrownBy(() -> new CommandLine(new AgentCommand()).parseArgs("--cluster", "shop", "--node", "a",
-                "--metrics-address", "0.0.0.0:9469")).isInstanceOf(CommandLine.ParameterException.class)
+        assertThatThrownBy(() -> new CommandLine(new AgentCommand())
+                        .parseArgs("--cluster", "shop", "--node", "a", "--metrics-address", "0.0.0.0:9469"))
+                .isInstanceOf(CommandLine.ParameterException.class)
                 .hasMessageStartingWith("--metrics-address is now --metrics-bind-address");
     }
 
     @Test
-    void theApiTokenComesFromAFileOnlyItsOwnerReadsOrTheEnvironmentNeverTheCommandLine(@TempDir Path dir) throws Exception {
+    void theApiTokenComesFromAFileOnlyItsOwnerReadsOrTheEnvironmentNeverTheCommandLine(@TempDir Path dir)
+            throws Exception {
         assertThatThrownBy(() -> parse("--cluster", "shop", "--node", "a", "--api-token", "rs_secret"))
-                .isInstanceOf(CommandLine.ParameterException.class).hasMessageNotContaining("rs_secret")
-                .hasMessage("--api-token is not taken: other local users can read a command line. Give the token in the environment "
-                        + "variable RULESYNC_API_TOKEN, or in a file only you can read with --api-token-file FILE.");
+                .isInstanceOf(CommandLine.ParameterException.class)
+                .hasMessageNotContaining("rs_secret")
+                .hasMessage(
+                        "--api-token is not taken: other local users can read a command line. Give the token in the environment "
+                                + "variable RULESYNC_API_TOKEN, or in a file only you can read with --api-token-file FILE.");
         Path file = dir.resolve("token");
         Files.writeString(file, "rs_from-file\n");
         Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
-        assertThat(parse("--cluster", "shop", "--node", "a", "--api-token-file", file.toString()).apiToken()).isEqualTo("rs_from-file");
+        assertThat(parse("--cluster", "shop", "--node", "a", "--api-token-file", file.toString())
+                        .apiToken())
+                .isEqualTo("rs_from-file");
         Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-r--r--"));
         assertThatThrownBy(() -> parse("--cluster", "shop", "--node", "a", "--api-token-file", file.toString()))
-                .hasMessage("--api-token-file " + file + ": every user of this machine may read it; chmod o-r it (600 or 640)");
+                .hasMessage("--api-token-file " + file
+                        + ": every user of this machine may read it; chmod o-r it (600 or 640)");
 
         AgentCommand fromEnv = new AgentCommand();
         fromEnv.env = Map.of("RULESYNC_API_TOKEN", "rs_from-env");
         new CommandLine(fromEnv).parseArgs("--cluster", "shop", "--node", "a");
         assertThat(fromEnv.config().apiToken()).isEqualTo("rs_from-env");
         String help = new CommandLine(new AgentCommand()).getUsageMessage().replaceAll("\\s+", " ");
-        assertThat(help).contains("--api-token-file=FILE", "RULESYNC_API_TOKEN", "There is no --api-token")
+        assertThat(help)
+                .contains("--api-token-file=FILE", "RULESYNC_API_TOKEN", "There is no --api-token")
                 .doesNotContain("--api-token=");
     }
 
     @Test
     void kafkaSecretsAreRefusedOnTheCommandLine() {
-        for (String key : List.of("sasl.jaas.config", "ssl.key.password", "ssl.keystore.password", "ssl.truststore.password")) {
+        for (String key :
+                List.of("sasl.jaas.config", "ssl.key.password", "ssl.keystore.password", "ssl.truststore.password")) {
             assertThatThrownBy(() -> parse("--cluster", "shop", "--node", "a", "--kafka-property", key + "=secret"))
-                    .hasMessageStartingWith("--kafka-property: " + key + " holds a secret").hasMessageNotContaining("=secret");
+                    .hasMessageStartingWith("--kafka-property: " + key + " holds a secret")
+                    .hasMessageNotContaining("=secret");
         }
-        assertThat(parse("--cluster", "shop", "--node", "a", "--kafka-property", "sasl.mechanism=PLAIN").kafkaSettings())
+        assertThat(parse("--cluster", "shop", "--node", "a", "--kafka-property", "sasl.mechanism=PLAIN")
+                        .kafkaSettings())
                 .containsEntry("sasl.mechanism", "PLAIN");
     }
 
     @Test
     void badOptionsAreNamed() {
-        assertThatThrownBy(() -> parse("--cluster", "shop", "--node", "Node_A")).hasMessageStartingWith("--node: 'Node_A'");
+        assertThatThrownBy(() -> parse("--cluster", "shop", "--node", "Node_A"))
+                .hasMessageStartingWith("--node: 'Node_A'");
         assertThatThrownBy(() -> parse("--cluster", "shop", "--node", "a", "--ip-families", "ipv5"))
                 .hasMessage("--ip-families: 'ipv5' is not ipv4 or ipv6");
         assertThatThrownBy(() -> parse("--cluster", "shop", "--node", "a", "--kafka-property", "oops"))
@@ -139,7 +202,8 @@ class AgentCommandTest {
         assertThatThrownBy(() -> parse("--cluster", "shop", "--node", "a", "--ipvs-drain-timeout", "-1"))
                 .hasMessageStartingWith("--ipvs-drain-timeout: ");
         assertThatThrownBy(() -> parse("--cluster", "shop", "--node", "a", "--ipvs-exclude-cidrs", "192.0.2.0/33"))
-                .hasMessageStartingWith("--ipvs-exclude-cidrs: ").hasMessageContaining("192.0.2.0/33");
+                .hasMessageStartingWith("--ipvs-exclude-cidrs: ")
+                .hasMessageContaining("192.0.2.0/33");
     }
 
     /**
@@ -151,15 +215,33 @@ class AgentCommandTest {
         Path file = dir.resolve("token");
         Files.writeString(file, "eyJfirst.a.b\n");
         Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
-        Path ca = io.rulesync.testsupport.tls.TestPki.create(dir.resolve("pki"), "api").caFile();
-        AgentConfig config = parse("--cluster", "shop", "--node", "a", "--api", "https://api.example:8080", "--api-token-file",
-                file.toString(), "--ca-file", ca.toString()).withStream("api.example:8081");
+        Path ca = io.rulesync.testsupport.tls.TestPki.create(dir.resolve("pki"), "api")
+                .caFile();
+        AgentConfig config = parse(
+                        "--cluster",
+                        "shop",
+                        "--node",
+                        "a",
+                        "--api",
+                        "https://api.example:8080",
+                        "--api-token-file",
+                        file.toString(),
+                        "--ca-file",
+                        ca.toString())
+                .withStream("api.example:8081");
         assertThat(config.tls()).hasToString(ca.toString());
         assertThat(config.apiClient().token()).isEqualTo("eyJfirst.a.b");
         Files.writeString(file, "eyJrenewed.a.b\n");
-        Files.setLastModifiedTime(file, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() + 1_000));
+        Files.setLastModifiedTime(
+                file, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() + 1_000));
         assertThat(config.apiClient().token()).isEqualTo("eyJrenewed.a.b");
-        assertThatThrownBy(() -> parse("--cluster", "shop", "--node", "a", "--ca-file", dir.resolve("missing.crt").toString()))
+        assertThatThrownBy(() -> parse(
+                        "--cluster",
+                        "shop",
+                        "--node",
+                        "a",
+                        "--ca-file",
+                        dir.resolve("missing.crt").toString()))
                 .hasMessageContaining("missing.crt");
     }
 }

@@ -55,17 +55,22 @@ class StaleFlowsTest {
                 yaml.append("- {addresses: [").append(e).append("], nodeName: node-a}\n");
             }
         }
-        return ClusterCompiler.compile(ClusterManifests.fromDocuments(ManifestReader.parse("dns.yaml", yaml.toString())),
-                ClusterSettings.DEFAULT).rules();
+        return ClusterCompiler.compile(
+                        ClusterManifests.fromDocuments(ManifestReader.parse("dns.yaml", yaml.toString())),
+                        ClusterSettings.DEFAULT)
+                .rules();
     }
 
     static List<String> calls(List<StaleFlows.Flush> flushes) {
-        return flushes.stream().map(f -> String.join(" ", f.arguments(IpFamily.IPV4))).toList();
+        return flushes.stream()
+                .map(f -> String.join(" ", f.arguments(IpFamily.IPV4)))
+                .toList();
     }
 
     @Test
     void aRemovedEndpointsFlowsAreFlushedFromEveryServiceAddressAndNodePort() throws Exception {
-        assertThat(calls(StaleFlows.between(IpFamily.IPV4, DNS, dns("10.244.0.10", "10.244.0.11"), dns("10.244.0.10", "10.244.0.12"))))
+        assertThat(calls(StaleFlows.between(
+                        IpFamily.IPV4, DNS, dns("10.244.0.10", "10.244.0.11"), dns("10.244.0.10", "10.244.0.12"))))
                 .containsExactlyInAnyOrder(
                         "-f ipv4 -p udp --orig-dst 10.96.0.53 --dst-nat 10.244.0.11",
                         "-f ipv4 -p udp --orig-dst 198.51.100.53 --dst-nat 10.244.0.11",
@@ -75,19 +80,24 @@ class StaleFlowsTest {
     @Test
     void aServiceGainingItsFirstEndpointFlushesItsRejectedFlows() throws Exception {
         assertThat(calls(StaleFlows.between(IpFamily.IPV4, DNS, dns(), dns("10.244.0.10"))))
-                .containsExactlyInAnyOrder("-f ipv4 -p udp --orig-dst 10.96.0.53", "-f ipv4 -p udp --orig-dst 198.51.100.53",
+                .containsExactlyInAnyOrder(
+                        "-f ipv4 -p udp --orig-dst 10.96.0.53",
+                        "-f ipv4 -p udp --orig-dst 198.51.100.53",
                         "-f ipv4 -p udp --dport 30053");
     }
 
     @Test
     void aRemovedServiceFlushesItsAddresses() throws Exception {
         assertThat(calls(StaleFlows.between(IpFamily.IPV4, DNS, dns("10.244.0.10"), RuleFragment.EMPTY)))
-                .containsExactlyInAnyOrder("-f ipv4 -p udp --orig-dst 10.96.0.53", "-f ipv4 -p udp --orig-dst 198.51.100.53");
+                .containsExactlyInAnyOrder(
+                        "-f ipv4 -p udp --orig-dst 10.96.0.53", "-f ipv4 -p udp --orig-dst 198.51.100.53");
     }
 
     @Test
     void unchangedEndpointsAndTcpNeedNothing() throws Exception {
-        assertThat(StaleFlows.between(IpFamily.IPV4, DNS, dns("10.244.0.10"), dns("10.244.0.10", "10.244.0.11"))).isEmpty();
-        assertThat(StaleFlows.between(IpFamily.IPV4, Unit.parse("kube-system/dns:dns/TCP"), dns("10.244.0.10"), dns())).isEmpty();
+        assertThat(StaleFlows.between(IpFamily.IPV4, DNS, dns("10.244.0.10"), dns("10.244.0.10", "10.244.0.11")))
+                .isEmpty();
+        assertThat(StaleFlows.between(IpFamily.IPV4, Unit.parse("kube-system/dns:dns/TCP"), dns("10.244.0.10"), dns()))
+                .isEmpty();
     }
 }

@@ -14,10 +14,14 @@ class LargeSnapshotTest {
         History h = new History(3_000);
         RulesSnapshot s = h.snapshot(1, History.NODE);
         String json = s.toJson();
-        assertThat(json.length()).as("above the parser's default limit of 3 MiB").isGreaterThan(3 * 1024 * 1024);
+        assertThat(json.length())
+                .as("above the parser's default limit of 3 MiB")
+                .isGreaterThan(3 * 1024 * 1024);
         long t0 = System.nanoTime();
         RulesSnapshot back = RulesSnapshot.fromJson(json);
-        System.out.printf("read a %d MB snapshot in %d ms%n", json.length() >> 20, (System.nanoTime() - t0) / 1_000_000);
-        assertThat(back.rules().ruleSet(History.NODE, IpFamily.IPV4)).isEqualTo(s.rules().ruleSet(History.NODE, IpFamily.IPV4));
+        System.out.printf(
+                "read a %d MB snapshot in %d ms%n", json.length() >> 20, (System.nanoTime() - t0) / 1_000_000);
+        assertThat(back.rules().ruleSet(History.NODE, IpFamily.IPV4))
+                .isEqualTo(s.rules().ruleSet(History.NODE, IpFamily.IPV4));
     }
 }

@@ -27,11 +27,20 @@ class StreamFeedTest {
         String target = "127.0.0.1:1";
         List<ManagedChannel> made = new CopyOnWriteArrayList<>();
         MutableClock clock = new MutableClock();
-        StreamFeed feed = new StreamFeed(() -> {
-            ManagedChannel c = NodeStream.channel(target, null, false);
-            made.add(c);
-            return c;
-        }, true, "shop", "n1", () -> "rs_token", () -> 1, () -> "", Duration.ZERO, clock);
+        StreamFeed feed = new StreamFeed(
+                () -> {
+                    ManagedChannel c = NodeStream.channel(target, null, false);
+                    made.add(c);
+                    return c;
+                },
+                true,
+                "shop",
+                "n1",
+                () -> "rs_token",
+                () -> 1,
+                () -> "",
+                Duration.ZERO,
+                clock);
         try {
             for (int attempt = 1; attempt <= 3; attempt++) {
                 int before = made.size();
@@ -41,7 +50,8 @@ class StreamFeedTest {
                     feed.poll(Duration.ofMillis(100));
                 }
                 assertThat(made).hasSize(attempt);
-                // Refused at once, as a rule; gRPC's channel sometimes keeps such a stream queued instead (a race in its
+                // Refused at once, as a rule; gRPC's channel sometimes keeps such a stream queued instead (a race in
+                // its
                 // pick_first), which the feed ends once the api has not taken it within its limit.
                 await().pollInSameThread().atMost(Duration.ofSeconds(10)).until(() -> {
                     feed.poll(Duration.ofMillis(50)); // the agent's loop, one thread
@@ -75,8 +85,16 @@ class StreamFeedTest {
             acceptor.start();
             MutableClock clock = new MutableClock();
             String target = "127.0.0.1:" + silent.getLocalPort();
-            StreamFeed feed = new StreamFeed(() -> NodeStream.channel(target, null, false), true, "shop", "n1", () -> "rs_token",
-                    () -> 1, () -> "", Duration.ZERO, clock);
+            StreamFeed feed = new StreamFeed(
+                    () -> NodeStream.channel(target, null, false),
+                    true,
+                    "shop",
+                    "n1",
+                    () -> "rs_token",
+                    () -> 1,
+                    () -> "",
+                    Duration.ZERO,
+                    clock);
             try {
                 feed.poll(Duration.ofMillis(200));
                 await().atMost(Duration.ofSeconds(10)).until(() -> held.size() == 1);
@@ -84,10 +102,12 @@ class StreamFeedTest {
                 clock.advance(StreamFeed.CONNECT_TIMEOUT.minusSeconds(1));
                 feed.poll(Duration.ofMillis(200));
                 assertThat(held).hasSize(1);
-                // Past it: the stream is ended, its channel closed, and after the jittered wait a new connection is made.
+                // Past it: the stream is ended, its channel closed, and after the jittered wait a new connection is
+                // made.
                 clock.advance(Duration.ofSeconds(2));
                 feed.poll(Duration.ofMillis(200));
-                await().atMost(Duration.ofSeconds(10)).until(() -> held.get(0).getInputStream().read() == -1);
+                await().atMost(Duration.ofSeconds(10))
+                        .until(() -> held.get(0).getInputStream().read() == -1);
                 for (int i = 0; i < 20 && held.size() < 2; i++) {
                     clock.advance(Duration.ofSeconds(30));
                     feed.poll(Duration.ofMillis(200));

@@ -23,20 +23,30 @@ class BoundAddressesTest {
 
     @Test
     void readsAddressesWithPrefixesAndLeavesLinkLocalOut() {
-        assertThat(BoundAddresses.parse(SHOWN)).containsExactly(Map.entry(ip("10.0.0.0"), 24), Map.entry(ip("10.96.0.10"), 32),
-                Map.entry(ip("10.96.0.11"), 32), Map.entry(ip("fd00:10:96::20"), 128));
+        assertThat(BoundAddresses.parse(SHOWN))
+                .containsExactly(
+                        Map.entry(ip("10.0.0.0"), 24),
+                        Map.entry(ip("10.96.0.10"), 32),
+                        Map.entry(ip("10.96.0.11"), 32),
+                        Map.entry(ip("fd00:10:96::20"), 128));
         assertThat(BoundAddresses.parse("")).isEmpty();
     }
 
     @Test
     void onlyTheFamilysAddressesChange() {
-        BoundAddresses.Diff d = BoundAddresses.Diff.between(IpFamily.IPV4, List.of(ip("10.96.0.10"), ip("10.96.0.12")),
+        BoundAddresses.Diff d = BoundAddresses.Diff.between(
+                IpFamily.IPV4,
+                List.of(ip("10.96.0.10"), ip("10.96.0.12")),
                 BoundAddresses.parse(SHOWN).keySet());
         assertThat(d.add()).containsExactly(ip("10.96.0.12"));
         assertThat(d.remove()).containsExactly(ip("10.0.0.0"), ip("10.96.0.11"));
-        BoundAddresses.Diff v6 = BoundAddresses.Diff.between(IpFamily.IPV6, List.of(ip("fd00:10:96::20")), BoundAddresses.parse(SHOWN).keySet());
+        BoundAddresses.Diff v6 = BoundAddresses.Diff.between(
+                IpFamily.IPV6,
+                List.of(ip("fd00:10:96::20")),
+                BoundAddresses.parse(SHOWN).keySet());
         assertThat(v6.isEmpty()).isTrue();
-        BoundAddresses.Diff none = BoundAddresses.Diff.between(IpFamily.IPV6, List.of(), BoundAddresses.parse(SHOWN).keySet());
+        BoundAddresses.Diff none = BoundAddresses.Diff.between(
+                IpFamily.IPV6, List.of(), BoundAddresses.parse(SHOWN).keySet());
         assertThat(none.remove()).containsExactly(ip("fd00:10:96::20"));
         assertThat(none.add()).isEmpty();
     }

@@ -3,16 +3,16 @@ package io.rulesync.agent.ipvs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.rulesync.exec.HostCommand;
 import io.rulesync.agent.plan.ipvs.IpsetPlan;
 import io.rulesync.agent.plan.ipvs.IpsetPlanTest;
 import io.rulesync.agent.plan.ipvs.SetMember;
-import io.rulesync.testsupport.netns.NetnsLab;
+import io.rulesync.exec.HostCommand;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.ipvs.IpvsSet;
 import io.rulesync.testing.needs.RequiresNetns;
 import io.rulesync.testing.needs.RequiresTool;
+import io.rulesync.testsupport.netns.NetnsLab;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -48,21 +48,27 @@ class IpsetSyncNamespaceTest {
         }
     }
 
-    static final IpvsRules FIRST = IpsetPlanTest.rules(IpFamily.IPV4, Map.of(
-            IpvsSet.LOOP_BACK, List.of("10.244.1.5,tcp:53,10.244.1.5", "10.244.1.5,udp:53,10.244.1.5"),
-            IpvsSet.CLUSTER_IP, List.of("10.96.0.10,tcp:53", "10.96.0.10,udp:53", "10.96.0.20,sctp:3868"),
-            IpvsSet.LOAD_BALANCER_SOURCE_CIDR, List.of("203.0.113.5,tcp:80,192.168.0.0/16", "203.0.113.5,tcp:80,10.1.2.3/32"),
-            IpvsSet.NODE_PORT_TCP, List.of("30080", "31000"),
-            IpvsSet.HEALTH_CHECK_NODE_PORT, List.of("32000"),
-            IpvsSet.IPVS_IPS, List.of("10.96.0.10", "10.96.0.20")));
+    static final IpvsRules FIRST = IpsetPlanTest.rules(
+            IpFamily.IPV4,
+            Map.of(
+                    IpvsSet.LOOP_BACK, List.of("10.244.1.5,tcp:53,10.244.1.5", "10.244.1.5,udp:53,10.244.1.5"),
+                    IpvsSet.CLUSTER_IP, List.of("10.96.0.10,tcp:53", "10.96.0.10,udp:53", "10.96.0.20,sctp:3868"),
+                    IpvsSet.LOAD_BALANCER_SOURCE_CIDR,
+                            List.of("203.0.113.5,tcp:80,192.168.0.0/16", "203.0.113.5,tcp:80,10.1.2.3/32"),
+                    IpvsSet.NODE_PORT_TCP, List.of("30080", "31000"),
+                    IpvsSet.HEALTH_CHECK_NODE_PORT, List.of("32000"),
+                    IpvsSet.IPVS_IPS, List.of("10.96.0.10", "10.96.0.20")));
 
-    static final IpvsRules SECOND = IpsetPlanTest.rules(IpFamily.IPV4, Map.of(
-            IpvsSet.LOOP_BACK, List.of("10.244.1.5,tcp:53,10.244.1.5", "10.244.1.5,udp:53,10.244.1.5"),
-            IpvsSet.CLUSTER_IP, List.of("10.96.0.10,tcp:53", "10.96.0.30,tcp:443"),
-            IpvsSet.LOAD_BALANCER_SOURCE_CIDR, List.of("203.0.113.5,tcp:80,192.168.0.0/16", "203.0.113.5,tcp:80,10.1.2.3/32"),
-            IpvsSet.NODE_PORT_TCP, List.of("30080", "30443"),
-            IpvsSet.HEALTH_CHECK_NODE_PORT, List.of("32000"),
-            IpvsSet.IPVS_IPS, List.of("10.96.0.10", "10.96.0.30")));
+    static final IpvsRules SECOND = IpsetPlanTest.rules(
+            IpFamily.IPV4,
+            Map.of(
+                    IpvsSet.LOOP_BACK, List.of("10.244.1.5,tcp:53,10.244.1.5", "10.244.1.5,udp:53,10.244.1.5"),
+                    IpvsSet.CLUSTER_IP, List.of("10.96.0.10,tcp:53", "10.96.0.30,tcp:443"),
+                    IpvsSet.LOAD_BALANCER_SOURCE_CIDR,
+                            List.of("203.0.113.5,tcp:80,192.168.0.0/16", "203.0.113.5,tcp:80,10.1.2.3/32"),
+                    IpvsSet.NODE_PORT_TCP, List.of("30080", "30443"),
+                    IpvsSet.HEALTH_CHECK_NODE_PORT, List.of("32000"),
+                    IpvsSet.IPVS_IPS, List.of("10.96.0.10", "10.96.0.30")));
 
     /** Every set of the namespace with its members as ipset prints them. */
     private Map<String, SortedSet<String>> saved() {
@@ -84,7 +90,9 @@ class IpsetSyncNamespaceTest {
         for (IpvsSet s : IpvsSet.values()) {
             SortedSet<String> want = new TreeSet<>();
             rules.sets().get(s).forEach(m -> want.add(SetMember.canonical(s.type(), m)));
-            assertThat(saved.get(s.name(rules.family()))).as(s.name(rules.family())).isEqualTo(want);
+            assertThat(saved.get(s.name(rules.family())))
+                    .as(s.name(rules.family()))
+                    .isEqualTo(want);
         }
         assertThat(saved.keySet()).noneMatch(n -> n.startsWith("RSYNC-TMP-"));
     }
@@ -99,13 +107,31 @@ class IpsetSyncNamespaceTest {
         IpsetPlan first = sync.sync(FIRST);
         assertThat(first.created()).hasSize(IpvsSet.values().length);
         assertHolds(FIRST);
-        System.out.println("IpsetSyncNamespaceTest: ipset printed back:\n" + lab.exec(lab.nodeNs(), "ipset", "save").orThrow().stdout()
-                .lines().filter(l -> l.startsWith("add ") || l.contains("SOURCE-CIDR") || l.contains("NODE-PORT-TCP "))
-                .map(l -> "  " + l).reduce((a, b) -> a + "\n" + b).orElse(""));
+        System.out.println("IpsetSyncNamespaceTest: ipset printed back:\n"
+                + lab.exec(lab.nodeNs(), "ipset", "save")
+                        .orThrow()
+                        .stdout()
+                        .lines()
+                        .filter(l -> l.startsWith("add ") || l.contains("SOURCE-CIDR") || l.contains("NODE-PORT-TCP "))
+                        .map(l -> "  " + l)
+                        .reduce((a, b) -> a + "\n" + b)
+                        .orElse(""));
         assertThat(sync.sync(FIRST).isEmpty()).as("the same state again").isTrue();
 
         // A rule matches the set while it is replaced: a swap keeps it working (a destroy would be refused).
-        lab.exec(lab.nodeNs(), "iptables", "-A", "INPUT", "-m", "set", "--match-set", "KUBE-CLUSTER-IP", "dst,dst", "-j", "ACCEPT").orThrow();
+        lab.exec(
+                        lab.nodeNs(),
+                        "iptables",
+                        "-A",
+                        "INPUT",
+                        "-m",
+                        "set",
+                        "--match-set",
+                        "KUBE-CLUSTER-IP",
+                        "dst,dst",
+                        "-j",
+                        "ACCEPT")
+                .orThrow();
         IpsetPlan second = sync.sync(SECOND);
         assertThat(second.swapped()).containsExactly("KUBE-CLUSTER-IP", "KUBE-NODE-PORT-TCP", "KUBE-IPVS-IPS");
         assertThat(second.created()).isEmpty();
@@ -114,25 +140,39 @@ class IpsetSyncNamespaceTest {
             assertThat(names(second, untouched)).as(untouched + " is not named").isFalse();
         }
         assertHolds(SECOND);
-        assertThat(lab.exec(lab.nodeNs(), "iptables", "-S", "INPUT").orThrow().stdout()).contains("--match-set KUBE-CLUSTER-IP dst,dst");
+        assertThat(lab.exec(lab.nodeNs(), "iptables", "-S", "INPUT").orThrow().stdout())
+                .contains("--match-set KUBE-CLUSTER-IP dst,dst");
         assertThat(sync.sync(SECOND).isEmpty()).isTrue();
     }
 
     @Test
     void ipv6SetsInOtherSpellingsConverge() throws Exception {
-        IpvsRules v6 = IpsetPlanTest.rules(IpFamily.IPV6, Map.of(
-                IpvsSet.LOOP_BACK, List.of("fd00:10:244::5,sctp:3868,fd00:10:244:0:0:0:0:5"),
-                IpvsSet.CLUSTER_IP, List.of("FD00:10:96::20,tcp:3868", "fd00:10:96::20,80"),
-                IpvsSet.LOAD_BALANCER_SOURCE_CIDR, List.of("2001:db8::20,tcp:80,2001:db8:1::/48", "2001:db8::20,tcp:80,2001:db8:2::5/128"),
-                IpvsSet.NODE_PORT_TCP, List.of("31869"),
-                IpvsSet.IPVS_IPS, List.of("fd00:10:96::20", "::ffff:10.0.0.1")));
+        IpvsRules v6 = IpsetPlanTest.rules(
+                IpFamily.IPV6,
+                Map.of(
+                        IpvsSet.LOOP_BACK, List.of("fd00:10:244::5,sctp:3868,fd00:10:244:0:0:0:0:5"),
+                        IpvsSet.CLUSTER_IP, List.of("FD00:10:96::20,tcp:3868", "fd00:10:96::20,80"),
+                        IpvsSet.LOAD_BALANCER_SOURCE_CIDR,
+                                List.of("2001:db8::20,tcp:80,2001:db8:1::/48", "2001:db8::20,tcp:80,2001:db8:2::5/128"),
+                        IpvsSet.NODE_PORT_TCP, List.of("31869"),
+                        IpvsSet.IPVS_IPS, List.of("fd00:10:96::20", "::ffff:10.0.0.1")));
         sync.sync(FIRST); // the IPv4 sets beside them are not the IPv6 sync's business
         IpsetPlan first = sync.sync(v6);
-        assertThat(first.created()).containsExactlyElementsOf(Arrays.stream(IpvsSet.values()).map(s -> s.name(IpFamily.IPV6)).toList());
+        assertThat(first.created())
+                .containsExactlyElementsOf(Arrays.stream(IpvsSet.values())
+                        .map(s -> s.name(IpFamily.IPV6))
+                        .toList());
         assertHolds(v6);
         assertHolds(FIRST);
-        System.out.println("IpsetSyncNamespaceTest: ipset printed back (IPv6):\n" + lab.exec(lab.nodeNs(), "ipset", "save").orThrow().stdout()
-                .lines().filter(l -> l.startsWith("add KUBE-6-")).map(l -> "  " + l).reduce((a, b) -> a + "\n" + b).orElse(""));
+        System.out.println("IpsetSyncNamespaceTest: ipset printed back (IPv6):\n"
+                + lab.exec(lab.nodeNs(), "ipset", "save")
+                        .orThrow()
+                        .stdout()
+                        .lines()
+                        .filter(l -> l.startsWith("add KUBE-6-"))
+                        .map(l -> "  " + l)
+                        .reduce((a, b) -> a + "\n" + b)
+                        .orElse(""));
         assertThat(sync.sync(v6).isEmpty()).as("canonical forms compare equal").isTrue();
         assertThat(sync.sync(FIRST).isEmpty()).isTrue();
     }
@@ -140,14 +180,33 @@ class IpsetSyncNamespaceTest {
     @Test
     void aNewVersionPatchesSmallChangesWithoutReadingTheKernel() throws Exception {
         sync.sync(FIRST);
-        lab.exec(lab.nodeNs(), "iptables", "-A", "INPUT", "-m", "set", "--match-set", "KUBE-LOOP-BACK", "dst,dst,src", "-j", "ACCEPT").orThrow();
-        IpvsRules third = IpsetPlanTest.rules(IpFamily.IPV4, Map.of(
-                IpvsSet.LOOP_BACK, List.of("10.244.1.5,tcp:53,10.244.1.5", "10.244.1.5,udp:53,10.244.1.5", "10.244.1.6,tcp:80,10.244.1.6"),
-                IpvsSet.CLUSTER_IP, List.of("10.96.0.10,tcp:53", "10.96.0.10,udp:53", "10.96.0.20,sctp:3868"),
-                IpvsSet.LOAD_BALANCER_SOURCE_CIDR, List.of("203.0.113.5,tcp:80,192.168.0.0/16", "203.0.113.5,tcp:80,10.1.2.3/32"),
-                IpvsSet.NODE_PORT_TCP, List.of("30080", "31000"),
-                IpvsSet.HEALTH_CHECK_NODE_PORT, List.of("32000"),
-                IpvsSet.IPVS_IPS, List.of("10.96.0.10", "10.96.0.20")));
+        lab.exec(
+                        lab.nodeNs(),
+                        "iptables",
+                        "-A",
+                        "INPUT",
+                        "-m",
+                        "set",
+                        "--match-set",
+                        "KUBE-LOOP-BACK",
+                        "dst,dst,src",
+                        "-j",
+                        "ACCEPT")
+                .orThrow();
+        IpvsRules third = IpsetPlanTest.rules(
+                IpFamily.IPV4,
+                Map.of(
+                        IpvsSet.LOOP_BACK,
+                                List.of(
+                                        "10.244.1.5,tcp:53,10.244.1.5",
+                                        "10.244.1.5,udp:53,10.244.1.5",
+                                        "10.244.1.6,tcp:80,10.244.1.6"),
+                        IpvsSet.CLUSTER_IP, List.of("10.96.0.10,tcp:53", "10.96.0.10,udp:53", "10.96.0.20,sctp:3868"),
+                        IpvsSet.LOAD_BALANCER_SOURCE_CIDR,
+                                List.of("203.0.113.5,tcp:80,192.168.0.0/16", "203.0.113.5,tcp:80,10.1.2.3/32"),
+                        IpvsSet.NODE_PORT_TCP, List.of("30080", "31000"),
+                        IpvsSet.HEALTH_CHECK_NODE_PORT, List.of("32000"),
+                        IpvsSet.IPVS_IPS, List.of("10.96.0.10", "10.96.0.20")));
         IpsetPlan plan = sync.update(FIRST, third);
         assertThat(plan.patched()).containsExactly("KUBE-LOOP-BACK");
         assertThat(plan.script()).isEqualTo("add KUBE-LOOP-BACK 10.244.1.6,tcp:80,10.244.1.6 -exist\n");
@@ -176,17 +235,40 @@ class IpsetSyncNamespaceTest {
         assertThat(plan.recreated()).containsExactly("KUBE-IPVS-IPS");
         assertThat(plan.leftovers()).containsExactly("RSYNC-TMP-4-5");
         assertHolds(FIRST);
-        assertThat(lab.exec(lab.nodeNs(), "ipset", "save", "KUBE-NODE-PORT-TCP").orThrow().stdout())
+        assertThat(lab.exec(lab.nodeNs(), "ipset", "save", "KUBE-NODE-PORT-TCP")
+                        .orThrow()
+                        .stdout())
                 .startsWith("create KUBE-NODE-PORT-TCP bitmap:port range 0-65535\n");
-        assertThat(lab.exec(lab.nodeNs(), "ipset", "save", "KUBE-IPVS-IPS").orThrow().stdout()).startsWith("create KUBE-IPVS-IPS hash:ip family inet ");
+        assertThat(lab.exec(lab.nodeNs(), "ipset", "save", "KUBE-IPVS-IPS")
+                        .orThrow()
+                        .stdout())
+                .startsWith("create KUBE-IPVS-IPS hash:ip family inet ");
         assertThat(saved().get("SOMEONE-ELSE")).containsExactly("192.0.2.1");
     }
 
     @Test
     void aRefusedLineIsNamed() {
-        // A set of the wrong type that a rule still references cannot be recreated: the kernel says why, and which line it was.
-        lab.execWithInput(lab.nodeNs(), "create KUBE-IPVS-IPS hash:net family inet hashsize 1024 maxelem 65536\n", "ipset", "restore").orThrow();
-        lab.exec(lab.nodeNs(), "iptables", "-A", "INPUT", "-m", "set", "--match-set", "KUBE-IPVS-IPS", "dst", "-j", "ACCEPT").orThrow();
+        // A set of the wrong type that a rule still references cannot be recreated: the kernel says why, and which line
+        // it was.
+        lab.execWithInput(
+                        lab.nodeNs(),
+                        "create KUBE-IPVS-IPS hash:net family inet hashsize 1024 maxelem 65536\n",
+                        "ipset",
+                        "restore")
+                .orThrow();
+        lab.exec(
+                        lab.nodeNs(),
+                        "iptables",
+                        "-A",
+                        "INPUT",
+                        "-m",
+                        "set",
+                        "--match-set",
+                        "KUBE-IPVS-IPS",
+                        "dst",
+                        "-j",
+                        "ACCEPT")
+                .orThrow();
         assertThatThrownBy(() -> sync.sync(FIRST)).isInstanceOfSatisfying(IpvsApplyException.class, e -> {
             assertThat(e.failures()).singleElement().satisfies(f -> {
                 assertThat(f.command()).isEqualTo("destroy KUBE-IPVS-IPS");

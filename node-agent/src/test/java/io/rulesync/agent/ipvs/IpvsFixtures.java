@@ -16,8 +16,7 @@ public final class IpvsFixtures {
     public static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
     public static final Duration DRAIN = Duration.ofMinutes(15);
 
-    private IpvsFixtures() {
-    }
+    private IpvsFixtures() {}
 
     public static IpAddress ip(String s) {
         return IpAddress.parse(s);
@@ -27,7 +26,8 @@ public final class IpvsFixtures {
         return new RealServer(ip(address), port, 1);
     }
 
-    public static VirtualServer vs(String address, int port, Protocol protocol, String scheduler, int persistence, RealServer... reals) {
+    public static VirtualServer vs(
+            String address, int port, Protocol protocol, String scheduler, int persistence, RealServer... reals) {
         return new VirtualServer(ip(address), port, protocol, scheduler, persistence, List.of(reals));
     }
 

@@ -62,6 +62,7 @@ class IpvsModeAgentTest {
     MemoryIpvs ipvs;
     /** Full listings of the IPVS table: what the agent reads at start and at checks, not per version. */
     int fullListings;
+
     List<NodeAck> acks;
     AgentLogs logs;
     MutableClock clock;
@@ -71,7 +72,20 @@ class IpvsModeAgentTest {
         ns = "rs-ipvsagent-" + UUID.randomUUID().toString().substring(0, 8);
         run("ip", "netns", "add", ns);
         // This kernel has no dummy driver; a veth named kube-ipvs0 holds addresses just the same.
-        run("ip", "netns", "exec", ns, "ip", "link", "add", BoundAddresses.DEVICE, "type", "veth", "peer", "name", "kipvs-peer");
+        run(
+                "ip",
+                "netns",
+                "exec",
+                ns,
+                "ip",
+                "link",
+                "add",
+                BoundAddresses.DEVICE,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                "kipvs-peer");
         history = new History(20);
         ipvs = new MemoryIpvs();
         acks = new ArrayList<>();
@@ -122,11 +136,27 @@ class IpvsModeAgentTest {
             }
         };
         KernelMode mode = ipvsMode
-                ? new IpvsMode(History.NODE, new IpvsApplier(nf, counting, new IpsetSync(inNs), new BoundAddresses(inNs), Duration.ofMinutes(15),
-                        List.of(io.rulesync.model.cluster.Cidr.parse(KEEPALIVED.address() + "/32"))), conntrack, clock)
+                ? new IpvsMode(
+                        History.NODE,
+                        new IpvsApplier(
+                                nf,
+                                counting,
+                                new IpsetSync(inNs),
+                                new BoundAddresses(inNs),
+                                Duration.ofMinutes(15),
+                                List.of(io.rulesync.model.cluster.Cidr.parse(KEEPALIVED.address() + "/32"))),
+                        conntrack,
+                        clock)
                 : new IptablesMode(History.NODE, new Applier(nf, null, clock), conntrack, Duration.ofSeconds(30), 100);
-        return new Agent(History.CLUSTER, History.NODE, snapshots, mode, acks::add,
-                new StateFile(stateDir, History.CLUSTER, History.NODE), clock, Duration.ofSeconds(30));
+        return new Agent(
+                History.CLUSTER,
+                History.NODE,
+                snapshots,
+                mode,
+                acks::add,
+                new StateFile(stateDir, History.CLUSTER, History.NODE),
+                clock,
+                Duration.ofSeconds(30));
     }
 
     IpvsRules expected(long v) {
@@ -137,7 +167,8 @@ class IpvsModeAgentTest {
     void assertKernelHolds(long v) throws Exception {
         IpvsRules want = expected(v);
         Map<String, SortedSet<String>> sets = new TreeMap<>();
-        for (String line : run("ip", "netns", "exec", ns, "ipset", "save").stdout().split("\n")) {
+        for (String line :
+                run("ip", "netns", "exec", ns, "ipset", "save").stdout().split("\n")) {
             String[] f = line.split(" ");
             if (f[0].equals("create")) {
                 sets.put(f[1], new TreeSet<>());
@@ -146,51 +177,77 @@ class IpvsModeAgentTest {
             }
         }
         for (IpvsSet s : IpvsSet.values()) {
-            assertThat(sets.get(s.name(IpFamily.IPV4))).as("version %d set %s", v, s).isEqualTo(want.sets().get(s));
+            assertThat(sets.get(s.name(IpFamily.IPV4)))
+                    .as("version %d set %s", v, s)
+                    .isEqualTo(want.sets().get(s));
         }
-        String nat = run("ip", "netns", "exec", ns, "iptables", "-t", "nat", "-S", "KUBE-SERVICES").stdout();
+        String nat = run("ip", "netns", "exec", ns, "iptables", "-t", "nat", "-S", "KUBE-SERVICES")
+                .stdout();
         assertThat(nat).contains("-A KUBE-SERVICES -s 127.0.0.0/8 -j RETURN", "--match-set KUBE-CLUSTER-IP");
         String input = run("ip", "netns", "exec", ns, "iptables", "-S", "INPUT").stdout();
-        assertThat(input).contains("-j KUBE-IPVS-FILTER").contains("-j KUBE-PROXY-FIREWALL").contains("-j KUBE-NODE-PORT");
-        assertThat(new BoundAddresses(HostCommand.PROCESSES.inNetns(ns)).list().keySet()).as("version %d addresses", v).containsExactlyElementsOf(want.bound());
+        assertThat(input)
+                .contains("-j KUBE-IPVS-FILTER")
+                .contains("-j KUBE-PROXY-FIREWALL")
+                .contains("-j KUBE-NODE-PORT");
+        assertThat(new BoundAddresses(HostCommand.PROCESSES.inNetns(ns)).list().keySet())
+                .as("version %d addresses", v)
+                .containsExactlyElementsOf(want.bound());
 
         Map<ServiceId, List<String>> have = new TreeMap<>();
         for (KernelVirtualServer k : ipvs.list()) {
             if (!k.service().equals(KEEPALIVED)) {
-                have.put(k.service(), k.realServers().stream().filter(r -> r.weight() > 0).map(KernelRealServer::text).sorted().toList());
+                have.put(
+                        k.service(),
+                        k.realServers().stream()
+                                .filter(r -> r.weight() > 0)
+                                .map(KernelRealServer::text)
+                                .sorted()
+                                .toList());
             }
         }
         Map<ServiceId, List<String>> wantServers = new TreeMap<>();
         for (VirtualServer vs : want.virtualServers()) {
-            wantServers.put(ServiceId.of(vs), vs.realServers().stream().map(RealServer::text).sorted().toList());
+            wantServers.put(
+                    ServiceId.of(vs),
+                    vs.realServers().stream().map(RealServer::text).sorted().toList());
         }
         assertThat(have).as("version %d virtual servers", v).isEqualTo(wantServers);
     }
 
     /** Someone else's virtual server, in a range excluded with --ipvs-exclude-cidrs. */
-    static final ServiceId KEEPALIVED = new ServiceId(IpAddress.parse("192.0.2.10"), 80, io.rulesync.model.cluster.Protocol.TCP);
+    static final ServiceId KEEPALIVED =
+            new ServiceId(IpAddress.parse("192.0.2.10"), 80, io.rulesync.model.cluster.Protocol.TCP);
     /** Someone else's, not excluded: removed, as kube-proxy removes every virtual server that is not its own. */
-    static final ServiceId STRAY = new ServiceId(IpAddress.parse("198.51.100.7"), 80, io.rulesync.model.cluster.Protocol.TCP);
+    static final ServiceId STRAY =
+            new ServiceId(IpAddress.parse("198.51.100.7"), 80, io.rulesync.model.cluster.Protocol.TCP);
 
     @Test
     void appliesEveryVersionAcksIpvsAndRepairsDrift() throws Exception {
         for (ServiceId foreign : List.of(KEEPALIVED, STRAY)) {
-            ipvs.run(List.of(new IpvsCommand.AddService(new VirtualServer(foreign.address(), foreign.port(), foreign.protocol(), "wrr", 0,
+            ipvs.run(List.of(new IpvsCommand.AddService(new VirtualServer(
+                    foreign.address(),
+                    foreign.port(),
+                    foreign.protocol(),
+                    "wrr",
+                    0,
                     List.of(new RealServer(IpAddress.parse("192.0.2.20"), 80, 1))))));
         }
         Agent a = agent();
         a.start();
         assertThat(ipvs.serviceIds()).contains(KEEPALIVED).doesNotContain(STRAY);
-        assertThat(acks.get(acks.size() - 1)).extracting(NodeAck::version, NodeAck::status, NodeAck::mode)
+        assertThat(acks.get(acks.size() - 1))
+                .extracting(NodeAck::version, NodeAck::status, NodeAck::mode)
                 .containsExactly(1L, NodeAck.Status.APPLIED, "ipvs");
-        assertThat(expected(1).virtualServers()).hasSizeGreaterThan(20); // NodePorts too: the node's address × each NodePort
+        assertThat(expected(1).virtualServers())
+                .hasSizeGreaterThan(20); // NodePorts too: the node's address × each NodePort
         assertKernelHolds(1);
 
         assertThat(fullListings).isEqualTo(1);
         Random r = new Random(7);
         for (int i = 0; i < 6; i++) {
             a.onDeltas(List.of(history.next(r, 3)));
-            assertThat(acks.get(acks.size() - 1)).extracting(NodeAck::version, NodeAck::status)
+            assertThat(acks.get(acks.size() - 1))
+                    .extracting(NodeAck::version, NodeAck::status)
                     .containsExactly(history.latest(), NodeAck.Status.APPLIED);
             assertKernelHolds(history.latest());
         }
@@ -204,7 +261,8 @@ class IpvsModeAgentTest {
         run("ip", "netns", "exec", ns, "ipset", "del", IpvsSet.CLUSTER_IP.name(IpFamily.IPV4), member);
         VirtualServer gone = want.virtualServers().get(0);
         ipvs.run(List.of(new IpvsCommand.DeleteService(ServiceId.of(gone))));
-        ipvs.run(List.of(new IpvsCommand.AddService(new VirtualServer(STRAY.address(), STRAY.port(), STRAY.protocol(), "wrr", 0, List.of()))));
+        ipvs.run(List.of(new IpvsCommand.AddService(
+                new VirtualServer(STRAY.address(), STRAY.port(), STRAY.protocol(), "wrr", 0, List.of()))));
         IpAddress unbound = want.bound().first();
         run("ip", "netns", "exec", ns, "ip", "addr", "del", unbound + "/32", "dev", BoundAddresses.DEVICE);
         long repairs = a.repairs();
@@ -220,7 +278,8 @@ class IpvsModeAgentTest {
         int before = applied.size();
         agent().start();
         assertThat(ipvs.applied()).hasSize(before);
-        assertThat(logs.lines().get(logs.lines().size() - 1)).startsWith("applied version " + history.latest() + " (0 changes");
+        assertThat(logs.lines().get(logs.lines().size() - 1))
+                .startsWith("applied version " + history.latest() + " (0 changes");
     }
 
     @Test
@@ -231,7 +290,9 @@ class IpvsModeAgentTest {
         a.onDeltas(List.of(history.moveEndpoint(2, 7)));
         assertKernelHolds(history.latest());
         List<String> drained = drained();
-        assertThat(drained).as("moving Service 2's endpoints drains the old ones").isNotEmpty();
+        assertThat(drained)
+                .as("moving Service 2's endpoints drains the old ones")
+                .isNotEmpty();
         assertThat(a.draining()).isEqualTo(drained.size());
 
         // Still connected after the next looks: still there, at weight 0.
@@ -273,10 +334,13 @@ class IpvsModeAgentTest {
 
         // To IPVS mode: iptables mode's REJECTs for Services without endpoints must not outlive it.
         agent(true, dir.resolve("ipvs")).start();
-        assertThat(acks.get(acks.size() - 1)).extracting(NodeAck::mode, NodeAck::status).containsExactly("ipvs", NodeAck.Status.APPLIED);
+        assertThat(acks.get(acks.size() - 1))
+                .extracting(NodeAck::mode, NodeAck::status)
+                .containsExactly("ipvs", NodeAck.Status.APPLIED);
         assertThat(chains("filter")).containsExactlyInAnyOrder(IpvsRules.FILTER_CHAINS.toArray(String[]::new));
         assertThat(chains("nat")).containsExactlyInAnyOrder(IpvsRules.NAT_CHAINS.toArray(String[]::new));
-        assertThat(jumps("filter", "INPUT")).containsExactly("KUBE-IPVS-FILTER", "KUBE-PROXY-FIREWALL", "KUBE-NODE-PORT");
+        assertThat(jumps("filter", "INPUT"))
+                .containsExactly("KUBE-IPVS-FILTER", "KUBE-PROXY-FIREWALL", "KUBE-NODE-PORT");
         assertThat(jumps("filter", "FORWARD")).containsExactlyInAnyOrder("KUBE-PROXY-FIREWALL", "KUBE-FORWARD");
         assertThat(jumps("filter", "OUTPUT")).containsExactly("KUBE-IPVS-OUT-FILTER");
         assertThat(logs.lines()).anyMatch(l -> l.contains("chains and jumps iptables mode had left"));
@@ -285,9 +349,13 @@ class IpvsModeAgentTest {
         // And back: IPVS mode's filter would reject new connections to the addresses of its old sets.
         agent(false, dir.resolve("iptables-again")).start();
         assertThat(acks.get(acks.size() - 1).mode()).isEqualTo("iptables");
-        assertThat(chains("filter")).doesNotContain("KUBE-IPVS-FILTER", "KUBE-IPVS-OUT-FILTER", "KUBE-SOURCE-RANGES-FIREWALL", "KUBE-NODE-PORT")
+        assertThat(chains("filter"))
+                .doesNotContain(
+                        "KUBE-IPVS-FILTER", "KUBE-IPVS-OUT-FILTER", "KUBE-SOURCE-RANGES-FIREWALL", "KUBE-NODE-PORT")
                 .contains("KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES");
-        assertThat(chains("nat")).doesNotContain("KUBE-NODE-PORT", "KUBE-LOAD-BALANCER").contains("KUBE-NODEPORTS");
+        assertThat(chains("nat"))
+                .doesNotContain("KUBE-NODE-PORT", "KUBE-LOAD-BALANCER")
+                .contains("KUBE-NODEPORTS");
         assertThat(jumps("filter", "INPUT")).doesNotContain("KUBE-IPVS-FILTER", "KUBE-NODE-PORT");
         assertThat(jumps("filter", "OUTPUT")).doesNotContain("KUBE-IPVS-OUT-FILTER");
         assertThat(logs.lines()).anyMatch(l -> l.contains("chains and jumps IPVS mode had left"));
@@ -295,14 +363,22 @@ class IpvsModeAgentTest {
 
     /** The KUBE- chains of a table in the namespace. */
     List<String> chains(String table) throws Exception {
-        return run("ip", "netns", "exec", ns, "iptables", "-t", table, "-S").stdout().lines()
-                .filter(l -> l.startsWith("-N KUBE-")).map(l -> l.substring(3)).toList();
+        return run("ip", "netns", "exec", ns, "iptables", "-t", table, "-S")
+                .stdout()
+                .lines()
+                .filter(l -> l.startsWith("-N KUBE-"))
+                .map(l -> l.substring(3))
+                .toList();
     }
 
     /** The targets of a built-in chain's KUBE- jumps, in order. */
     List<String> jumps(String table, String builtin) throws Exception {
-        return run("ip", "netns", "exec", ns, "iptables", "-t", table, "-S", builtin).stdout().lines()
-                .filter(l -> l.contains("-j KUBE-")).map(l -> l.substring(l.lastIndexOf("-j ") + 3)).toList();
+        return run("ip", "netns", "exec", ns, "iptables", "-t", table, "-S", builtin)
+                .stdout()
+                .lines()
+                .filter(l -> l.contains("-j KUBE-"))
+                .map(l -> l.substring(l.lastIndexOf("-j ") + 3))
+                .toList();
     }
 
     /** Every real server has an open connection. */
@@ -326,5 +402,4 @@ class IpvsModeAgentTest {
         }
         return out;
     }
-
 }

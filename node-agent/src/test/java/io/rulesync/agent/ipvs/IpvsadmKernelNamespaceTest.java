@@ -9,14 +9,13 @@ import static io.rulesync.agent.ipvs.IpvsFixtures.vs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.rulesync.exec.HostCommand;
 import io.rulesync.agent.plan.ipvs.Draining;
 import io.rulesync.agent.plan.ipvs.IpvsCommand;
 import io.rulesync.agent.plan.ipvs.IpvsPlan;
 import io.rulesync.agent.plan.ipvs.KernelRealServer;
 import io.rulesync.agent.plan.ipvs.KernelVirtualServer;
 import io.rulesync.agent.plan.ipvs.ServiceId;
-import io.rulesync.testsupport.netns.NetnsLab;
+import io.rulesync.exec.HostCommand;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.cluster.Protocol;
 import io.rulesync.model.ipvs.VirtualServer;
@@ -25,6 +24,7 @@ import io.rulesync.testing.needs.RequiresKernelFeature;
 import io.rulesync.testing.needs.RequiresKernelWithout;
 import io.rulesync.testing.needs.RequiresNetns;
 import io.rulesync.testing.needs.RequiresTool;
+import io.rulesync.testsupport.netns.NetnsLab;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -64,13 +64,25 @@ class IpvsadmKernelNamespaceTest {
 
     /** The kernel holds exactly {@code desired} of the family: settings, and real servers masquerading at weight 1. */
     private void assertHolds(IpFamily family, List<VirtualServer> desired) throws Exception {
-        List<KernelVirtualServer> held = kernel.list().stream().filter(k -> k.service().address().family() == family).toList();
-        assertThat(held).extracting(KernelVirtualServer::service).containsExactlyElementsOf(desired.stream().map(ServiceId::of).sorted().toList());
+        List<KernelVirtualServer> held = kernel.list().stream()
+                .filter(k -> k.service().address().family() == family)
+                .toList();
+        assertThat(held)
+                .extracting(KernelVirtualServer::service)
+                .containsExactlyElementsOf(
+                        desired.stream().map(ServiceId::of).sorted().toList());
         for (KernelVirtualServer k : held) {
-            VirtualServer w = desired.stream().filter(v -> ServiceId.of(v).equals(k.service())).findFirst().orElseThrow();
+            VirtualServer w = desired.stream()
+                    .filter(v -> ServiceId.of(v).equals(k.service()))
+                    .findFirst()
+                    .orElseThrow();
             assertThat(k.sameSettings(w)).as(k.toString()).isTrue();
-            assertThat(k.realServers()).as(k.service().key()).extracting(KernelRealServer::text, KernelRealServer::forward, KernelRealServer::weight)
-                    .containsExactlyElementsOf(w.realServers().stream().map(r -> org.assertj.core.groups.Tuple.tuple(r.text(), "Masq", 1)).toList());
+            assertThat(k.realServers())
+                    .as(k.service().key())
+                    .extracting(KernelRealServer::text, KernelRealServer::forward, KernelRealServer::weight)
+                    .containsExactlyElementsOf(w.realServers().stream()
+                            .map(r -> org.assertj.core.groups.Tuple.tuple(r.text(), "Masq", 1))
+                            .toList());
         }
     }
 
@@ -82,13 +94,17 @@ class IpvsadmKernelNamespaceTest {
                 vs("10.96.0.10", 53, Protocol.UDP, "rr", 0, rs("10.244.1.5", 53)),
                 vs("10.96.0.20", 3868, Protocol.SCTP, "mh", 600, rs("10.244.1.6", 3868)),
                 vs("192.168.50.1", 30080, Protocol.TCP, "wlc", 10800, rs("10.244.1.5", 8080)));
-        List<VirtualServer> v6 = List.of(vs("fd00:10:96::20", 3868, Protocol.TCP, "mh", 600, rs("fd00:10:244::5", 3868)));
+        List<VirtualServer> v6 =
+                List.of(vs("fd00:10:96::20", 3868, Protocol.TCP, "mh", 600, rs("fd00:10:244::5", 3868)));
         Draining d4 = sync(IpFamily.IPV4, v4, Draining.none()).draining();
         sync(IpFamily.IPV6, v6, Draining.none());
-        System.out.println("IpvsadmKernelNamespaceTest: ipvsadm -Ln:\n" + lab.exec(lab.nodeNs(), "ipvsadm", "-Ln").orThrow().stdout());
+        System.out.println("IpvsadmKernelNamespaceTest: ipvsadm -Ln:\n"
+                + lab.exec(lab.nodeNs(), "ipvsadm", "-Ln").orThrow().stdout());
         assertHolds(IpFamily.IPV4, v4);
         assertHolds(IpFamily.IPV6, v6);
-        assertThat(IpvsPlan.plan(IpFamily.IPV4, v4, kernel.list(), d4, T0, DRAIN).commands()).isEmpty();
+        assertThat(IpvsPlan.plan(IpFamily.IPV4, v4, kernel.list(), d4, T0, DRAIN)
+                        .commands())
+                .isEmpty();
 
         // A real server goes (no connections: deleted at once), a scheduler changes, a virtual server goes.
         List<VirtualServer> next = List.of(
@@ -96,19 +112,26 @@ class IpvsadmKernelNamespaceTest {
                 vs("10.96.0.20", 3868, Protocol.SCTP, "mh", 600, rs("10.244.1.6", 3868), rs("10.244.1.7", 3868)),
                 vs("192.168.50.1", 30080, Protocol.TCP, "wlc", 0, rs("10.244.1.5", 8080)));
         IpvsPlan plan = sync(IpFamily.IPV4, next, d4);
-        assertThat(plan.commands()).extracting(IpvsCommand::line).containsExactly(
-                "-E -t 10.96.0.10:53 -s lc",
-                "-d -t 10.96.0.10:53 -r 10.244.2.7:53",
-                "-D -u 10.96.0.10:53",
-                "-a --sctp-service 10.96.0.20:3868 -r 10.244.1.7:3868 -m -w 1",
-                "-E -t 192.168.50.1:30080 -s wlc");
+        assertThat(plan.commands())
+                .extracting(IpvsCommand::line)
+                .containsExactly(
+                        "-E -t 10.96.0.10:53 -s lc",
+                        "-d -t 10.96.0.10:53 -r 10.244.2.7:53",
+                        "-D -u 10.96.0.10:53",
+                        "-a --sctp-service 10.96.0.20:3868 -r 10.244.1.7:3868 -m -w 1",
+                        "-E -t 192.168.50.1:30080 -s wlc");
         assertHolds(IpFamily.IPV4, next);
         assertHolds(IpFamily.IPV6, v6);
-        assertThat(IpvsPlan.plan(IpFamily.IPV4, next, kernel.list(), plan.draining(), T0, DRAIN).commands()).isEmpty();
+        assertThat(IpvsPlan.plan(IpFamily.IPV4, next, kernel.list(), plan.draining(), T0, DRAIN)
+                        .commands())
+                .isEmpty();
 
         // Reading a few virtual servers one by one gives what the full listing gives; an absent one is left out.
         List<ServiceId> some = List.of(ServiceId.of(next.get(0)), ServiceId.of(next.get(1)), ServiceId.of(v4.get(1)));
-        assertThat(kernel.list(some)).isEqualTo(kernel.list().stream().filter(k -> some.contains(k.service())).toList());
+        assertThat(kernel.list(some))
+                .isEqualTo(kernel.list().stream()
+                        .filter(k -> some.contains(k.service()))
+                        .toList());
         assertThat(kernel.list(some)).hasSize(2);
     }
 
@@ -127,14 +150,17 @@ class IpvsadmKernelNamespaceTest {
             });
         });
         // The line before it was applied: ipvsadm -R goes on past refusals, and so does the plan's next run.
-        assertThat(kernel.list().get(0).realServers()).extracting(KernelRealServer::address).containsExactly(ip("10.244.1.5"));
+        assertThat(kernel.list().get(0).realServers())
+                .extracting(KernelRealServer::address)
+                .containsExactly(ip("10.244.1.5"));
     }
 
     /** Whether or not this machine has kmod and a module directory (modprobe then speaks first), the reason is ipvsadm's. */
     @Test
     @RequiresKernelWithout(KernelFeature.IPVS)
     void withoutIpvsTheAdapterSaysWhy() {
-        assertThatThrownBy(() -> kernel.list()).isInstanceOf(IpvsApplyException.class)
+        assertThatThrownBy(() -> kernel.list())
+                .isInstanceOf(IpvsApplyException.class)
                 .hasMessage("ipvsadm -Ln failed: Can't initialize ipvs: Protocol not available");
     }
 }

@@ -52,16 +52,27 @@ class IpvsadmListingTest {
     @Test
     void readsServicesRealServersAndCounts() {
         List<KernelVirtualServer> l = IpvsadmKernel.parseListing(LISTING);
-        assertThat(l).extracting(k -> k.service().key()).containsExactly("10.96.0.1:443/TCP", "10.96.0.10:53/TCP", "10.96.0.10:53/UDP",
-                "10.96.0.20:3868/SCTP", "192.168.50.1:30080/TCP", "[fd00:10:96::20]:3868/TCP", "[2001:db8::53]:53/UDP");
+        assertThat(l)
+                .extracting(k -> k.service().key())
+                .containsExactly(
+                        "10.96.0.1:443/TCP",
+                        "10.96.0.10:53/TCP",
+                        "10.96.0.10:53/UDP",
+                        "10.96.0.20:3868/SCTP",
+                        "192.168.50.1:30080/TCP",
+                        "[fd00:10:96::20]:3868/TCP",
+                        "[2001:db8::53]:53/UDP");
         KernelVirtualServer dns = l.get(1);
         assertThat(dns.scheduler()).isEqualTo("rr");
         assertThat(dns.persistenceSeconds()).isEqualTo(10800);
         assertThat(dns.flags()).isEmpty();
-        assertThat(dns.realServers()).containsExactly(
-                new KernelRealServer(ip("10.244.1.5"), 53, "Masq", 1, 0, 0),
-                new KernelRealServer(ip("10.244.2.7"), 53, "Masq", 0, 2, 5));
-        assertThat(l.get(0).realServers()).singleElement().satisfies(r -> assertThat(r.connections()).isEqualTo(4));
+        assertThat(dns.realServers())
+                .containsExactly(
+                        new KernelRealServer(ip("10.244.1.5"), 53, "Masq", 1, 0, 0),
+                        new KernelRealServer(ip("10.244.2.7"), 53, "Masq", 0, 2, 5));
+        assertThat(l.get(0).realServers())
+                .singleElement()
+                .satisfies(r -> assertThat(r.connections()).isEqualTo(4));
         assertThat(l.get(3).flags()).containsExactly("mh-port");
         assertThat(l.get(3).service().protocol()).isEqualTo(Protocol.SCTP);
         assertThat(l.get(4).realServers()).isEmpty();
@@ -69,7 +80,8 @@ class IpvsadmListingTest {
         assertThat(v6.service()).isEqualTo(id("fd00:10:96::20", 3868, Protocol.TCP));
         assertThat(v6.flags()).containsExactly("mask=64", "mh-fallback", "mh-port");
         assertThat(v6.persistenceSeconds()).isEqualTo(600);
-        assertThat(v6.realServers()).containsExactly(new KernelRealServer(ip("fd00:10:244::5"), 3868, "Masq", 1, 12, 40));
+        assertThat(v6.realServers())
+                .containsExactly(new KernelRealServer(ip("fd00:10:244::5"), 3868, "Masq", 1, 12, 40));
         assertThat(l.get(6).flags()).containsExactly("ops");
     }
 
@@ -82,11 +94,15 @@ class IpvsadmListingTest {
                 + String.format("%-4s %s", "TCP", "10.96.0.10:80") + " rr\n"
                 + String.format("  -> %-28s %-7s %-6d %-10d %-10d%n", "10.244.1.5:8080", "Masq", 1, 7, 123456789)
                 + String.format("%-4s %s", "SCTP", "[fd00::1]:80") + " mh (mh-port)\n"
-                + String.format("  -> %-28s %-7s %-6d %-10d %-10d%n", "[fd00:10:244:ffff:ffff:ffff:ffff:ffff]:65535", "Masq", 65535, 0, 0);
+                + String.format(
+                        "  -> %-28s %-7s %-6d %-10d %-10d%n",
+                        "[fd00:10:244:ffff:ffff:ffff:ffff:ffff]:65535", "Masq", 65535, 0, 0);
         List<KernelVirtualServer> l = IpvsadmKernel.parseListing(text);
-        assertThat(l.get(0).realServers()).containsExactly(new KernelRealServer(ip("10.244.1.5"), 8080, "Masq", 1, 7, 123456789));
-        assertThat(l.get(1).realServers()).containsExactly(
-                new KernelRealServer(ip("fd00:10:244:ffff:ffff:ffff:ffff:ffff"), 65535, "Masq", 65535, 0, 0));
+        assertThat(l.get(0).realServers())
+                .containsExactly(new KernelRealServer(ip("10.244.1.5"), 8080, "Masq", 1, 7, 123456789));
+        assertThat(l.get(1).realServers())
+                .containsExactly(
+                        new KernelRealServer(ip("fd00:10:244:ffff:ffff:ffff:ffff:ffff"), 65535, "Masq", 65535, 0, 0));
     }
 
     @Test
@@ -99,9 +115,10 @@ class IpvsadmListingTest {
                   -> 10.244.1.5:80                Tunnel  gue:6080      3      1          2
                   -> 10.244.1.6:80                Masq                  1      0          0
                 """;
-        assertThat(IpvsadmKernel.parseListing(text).get(0).realServers()).containsExactly(
-                new KernelRealServer(ip("10.244.1.5"), 80, "Tunnel", 3, 1, 2),
-                new KernelRealServer(ip("10.244.1.6"), 80, "Masq", 1, 0, 0));
+        assertThat(IpvsadmKernel.parseListing(text).get(0).realServers())
+                .containsExactly(
+                        new KernelRealServer(ip("10.244.1.5"), 80, "Tunnel", 3, 1, 2),
+                        new KernelRealServer(ip("10.244.1.6"), 80, "Masq", 1, 0, 0));
     }
 
     @Test
@@ -115,9 +132,12 @@ class IpvsadmListingTest {
 
     @Test
     void unreadableLinesAreQuoted() {
-        assertThatThrownBy(() -> IpvsadmKernel.parseListing("ICMP 10.0.0.1:80 rr\n")).hasMessageContaining("'ICMP 10.0.0.1:80 rr'");
-        assertThatThrownBy(() -> IpvsadmKernel.parseListing("  -> 10.0.0.1:80 Masq 1 0 0\n")).hasMessageContaining("unexpected real server");
-        assertThatThrownBy(() -> IpvsadmKernel.parseListing("TCP  10.0.0.1:80 rr persistent x\n")).hasMessageContaining("'x' is not a number");
+        assertThatThrownBy(() -> IpvsadmKernel.parseListing("ICMP 10.0.0.1:80 rr\n"))
+                .hasMessageContaining("'ICMP 10.0.0.1:80 rr'");
+        assertThatThrownBy(() -> IpvsadmKernel.parseListing("  -> 10.0.0.1:80 Masq 1 0 0\n"))
+                .hasMessageContaining("unexpected real server");
+        assertThatThrownBy(() -> IpvsadmKernel.parseListing("TCP  10.0.0.1:80 rr persistent x\n"))
+                .hasMessageContaining("'x' is not a number");
     }
 
     @Test
@@ -125,8 +145,15 @@ class IpvsadmListingTest {
         VirtualServer desired = IpvsFixtures.vs("10.96.0.20", 3868, Protocol.SCTP, "mh", 600, rs("10.244.1.6", 3868));
         KernelVirtualServer listed = IpvsadmKernel.parseListing(LISTING).get(3);
         assertThat(listed.sameSettings(desired)).isTrue();
-        assertThat(IpvsPlan.plan(io.rulesync.model.cluster.IpFamily.IPV4, List.of(desired), List.of(listed), Draining.none(),
-                IpvsFixtures.T0, IpvsFixtures.DRAIN).commands()).isEmpty();
+        assertThat(IpvsPlan.plan(
+                                io.rulesync.model.cluster.IpFamily.IPV4,
+                                List.of(desired),
+                                List.of(listed),
+                                Draining.none(),
+                                IpvsFixtures.T0,
+                                IpvsFixtures.DRAIN)
+                        .commands())
+                .isEmpty();
     }
 
     @Test
@@ -159,14 +186,18 @@ class IpvsadmListingTest {
                 Can't initialize ipvs: Protocol not available
                 Are you sure that IP Virtual Server is built in the kernel or as module?
                 """;
-        IpvsadmKernel kernel = new IpvsadmKernel((argv, stdin, timeout) -> new io.rulesync.exec.CommandRunner.Result(2, "", err));
-        assertThatThrownBy(kernel::list).isInstanceOf(IpvsApplyException.class)
+        IpvsadmKernel kernel =
+                new IpvsadmKernel((argv, stdin, timeout) -> new io.rulesync.exec.CommandRunner.Result(2, "", err));
+        assertThatThrownBy(kernel::list)
+                .isInstanceOf(IpvsApplyException.class)
                 .hasMessage("ipvsadm -Ln failed: Can't initialize ipvs: Protocol not available");
-        assertThatThrownBy(() -> kernel.list(List.of(id("10.96.0.10", 53, Protocol.TCP)))).isInstanceOf(IpvsApplyException.class)
+        assertThatThrownBy(() -> kernel.list(List.of(id("10.96.0.10", 53, Protocol.TCP))))
+                .isInstanceOf(IpvsApplyException.class)
                 .hasMessage("ipvsadm -Ln -t 10.96.0.10:53 failed: Can't initialize ipvs: Protocol not available");
         assertThatThrownBy(() -> kernel.run(List.of(new IpvsCommand.DeleteService(id("10.96.0.10", 53, Protocol.TCP)))))
                 .isInstanceOf(IpvsApplyException.class)
-                .hasMessage("ipvsadm -R failed (Can't initialize ipvs: Protocol not available) and the table cannot be listed: "
-                        + "ipvsadm -Ln failed: Can't initialize ipvs: Protocol not available");
+                .hasMessage(
+                        "ipvsadm -R failed (Can't initialize ipvs: Protocol not available) and the table cannot be listed: "
+                                + "ipvsadm -Ln failed: Can't initialize ipvs: Protocol not available");
     }
 }

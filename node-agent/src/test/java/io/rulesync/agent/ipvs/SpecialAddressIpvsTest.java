@@ -6,8 +6,8 @@ import static io.rulesync.agent.ipvs.IpvsFixtures.tcp;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.agent.apply.MemoryNetfilter;
-import io.rulesync.exec.CommandRunner;
 import io.rulesync.agent.rules.IpvsRuleCheck;
+import io.rulesync.exec.CommandRunner;
 import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.ipvs.IpvsRules;
@@ -35,24 +35,30 @@ class SpecialAddressIpvsTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @CsvSource(delimiter = '|', value = {
-        "127.0.0.1       | IPV4 | 127.0.0.1 is loopback",
-        "169.254.169.254 | IPV4 | 169.254.169.254 is link-local",
-        "0.0.0.0         | IPV4 | 0.0.0.0 is unspecified",
-        "224.0.0.1       | IPV4 | 224.0.0.1 is link-local multicast",
-        "::1             | IPV6 | ::1 is loopback",
-        "fe80::1         | IPV6 | fe80::1 is link-local",
-        "ff02::1         | IPV6 | ff02::1 is link-local multicast",
-        "::ffff:127.0.0.1 | IPV6 | ::ffff:127.0.0.1 is an IPv4-mapped IPv6 address",
-        "10.0.0.1        | IPV4 |",
-        "8.8.8.8         | IPV4 |",
-        "2001:db8::1     | IPV6 |",
-    })
-    void realServersAndBoundAddressesInASpecialRangeAreRefusedBeforeTheKernel(String address, IpFamily family, String verdict) {
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "127.0.0.1       | IPV4 | 127.0.0.1 is loopback",
+                "169.254.169.254 | IPV4 | 169.254.169.254 is link-local",
+                "0.0.0.0         | IPV4 | 0.0.0.0 is unspecified",
+                "224.0.0.1       | IPV4 | 224.0.0.1 is link-local multicast",
+                "::1             | IPV6 | ::1 is loopback",
+                "fe80::1         | IPV6 | fe80::1 is link-local",
+                "ff02::1         | IPV6 | ff02::1 is link-local multicast",
+                "::ffff:127.0.0.1 | IPV6 | ::ffff:127.0.0.1 is an IPv4-mapped IPv6 address",
+                "10.0.0.1        | IPV4 |",
+                "8.8.8.8         | IPV4 |",
+                "2001:db8::1     | IPV6 |",
+            })
+    void realServersAndBoundAddressesInASpecialRangeAreRefusedBeforeTheKernel(
+            String address, IpFamily family, String verdict) {
         String vip = family == IpFamily.IPV4 ? "10.96.0.10" : "fd00:96::10";
         String pod = family == IpFamily.IPV4 ? "10.244.0.5" : "fd00:244::5";
-        String node = family == IpFamily.IPV4 ? "169.254.7.7" : "fe80::7"; // link-local node addresses are the node's business
-        IpvsRules endpoint = rules(family, List.of(vip), List.of(tcp(vip, 80, rs(address, 8080)), tcp(node, 30080, rs(pod, 8080))));
+        String node = family == IpFamily.IPV4
+                ? "169.254.7.7"
+                : "fe80::7"; // link-local node addresses are the node's business
+        IpvsRules endpoint =
+                rules(family, List.of(vip), List.of(tcp(vip, 80, rs(address, 8080)), tcp(node, 30080, rs(pod, 8080))));
         IpvsRules bound = rules(family, List.of(address), List.of(tcp(address, 80, rs(pod, 8080))));
         List<String> outcomes = new ArrayList<>();
         for (IpvsRules r : List.of(endpoint, bound)) {
@@ -62,8 +68,13 @@ class SpecialAddressIpvsTest {
             CommandRunner none = (argv, stdin, timeout) -> {
                 throw new java.io.IOException("no host tools in this test: " + argv);
             };
-            IpvsApplier applier = new IpvsApplier(List.of(netfilter), kernel, new IpsetSync(none), new BoundAddresses(none),
-                    Duration.ofMinutes(15), List.of());
+            IpvsApplier applier = new IpvsApplier(
+                    List.of(netfilter),
+                    kernel,
+                    new IpsetSync(none),
+                    new BoundAddresses(none),
+                    Duration.ofMinutes(15),
+                    List.of());
             IpvsApplier.Outcome o = applier.apply(Map.of(family, r), IpvsFixtures.T0, true);
             if (verdict == null) {
                 assertThat(IpvsRuleCheck.addressRefusal(r)).isEmpty();
@@ -77,12 +88,13 @@ class SpecialAddressIpvsTest {
         if (verdict != null) {
             String v = family.id();
             String port = family == IpFamily.IPV4 ? address + ":" : "[" + address + "]:";
-            assertThat(outcomes).containsExactly(
-                    "refused " + v + " IPVS configuration: real server " + port + "8080 of "
-                            + (family == IpFamily.IPV4 ? vip + ":80" : "[" + vip + "]:80") + "/TCP: " + verdict
-                            + " (the API server refuses it as an endpoint)",
-                    "refused " + v + " IPVS configuration: address " + address + " on kube-ipvs0: " + verdict
-                            + " (a Service's address there would take traffic meant for the node itself)");
+            assertThat(outcomes)
+                    .containsExactly(
+                            "refused " + v + " IPVS configuration: real server " + port + "8080 of "
+                                    + (family == IpFamily.IPV4 ? vip + ":80" : "[" + vip + "]:80") + "/TCP: " + verdict
+                                    + " (the API server refuses it as an endpoint)",
+                            "refused " + v + " IPVS configuration: address " + address + " on kube-ipvs0: " + verdict
+                                    + " (a Service's address there would take traffic meant for the node itself)");
         }
     }
 }

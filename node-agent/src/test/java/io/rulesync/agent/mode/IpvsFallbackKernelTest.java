@@ -4,13 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.agent.Agent;
 import io.rulesync.agent.AgentConfig;
-import io.rulesync.exec.HostCommand;
 import io.rulesync.agent.feed.SnapshotSource;
 import io.rulesync.agent.mode.ModeChoice.WhenUnavailable;
 import io.rulesync.agent.testing.AgentLogs;
-import io.rulesync.testsupport.netns.NetnsLab;
-import io.rulesync.testsupport.cluster.Fixtures;
 import io.rulesync.compiler.version.ClusterHead;
+import io.rulesync.exec.HostCommand;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpFamily;
@@ -23,6 +21,8 @@ import io.rulesync.testing.needs.KernelFeature;
 import io.rulesync.testing.needs.RequiresKernelWithout;
 import io.rulesync.testing.needs.RequiresNetns;
 import io.rulesync.testing.needs.RequiresTool;
+import io.rulesync.testsupport.cluster.Fixtures;
+import io.rulesync.testsupport.netns.NetnsLab;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -52,9 +52,11 @@ class IpvsFallbackKernelTest {
 
     @TempDir
     Path dir;
+
     private NetnsLab lab;
     /** What the agent logs during the test, opened with it. */
     private final AgentLogs log = new AgentLogs();
+
     private ClusterRules rules;
 
     /** A namespace lab of its own per test: what one test programs must not be what the next one sees. */
@@ -64,11 +66,16 @@ class IpvsFallbackKernelTest {
         for (int pod = 0; pod < 2; pod++) {
             lab.serve(pod, "tcp", 8080, "pod" + pod);
         }
-        ClusterSettings settings = new ClusterSettings(List.of(IpFamily.IPV4), List.of(Cidr.parse("10.244.0.0/16")), false, 14, List.of());
-        rules = ClusterHead.empty(CLUSTER).apply(List.of(new SettingsChanged(CLUSTER, settings, Fixtures.T),
-                Fixtures.upsert(CLUSTER, Fixtures.node("node-a", lab.nodeIPv4())),
-                Fixtures.upsert(CLUSTER, Fixtures.service("web", CLUSTER_IP)),
-                Fixtures.upsert(CLUSTER, Fixtures.slice("web", "node-a", lab.podIPv4(0), lab.podIPv4(1))))).next().published();
+        ClusterSettings settings =
+                new ClusterSettings(List.of(IpFamily.IPV4), List.of(Cidr.parse("10.244.0.0/16")), false, 14, List.of());
+        rules = ClusterHead.empty(CLUSTER)
+                .apply(List.of(
+                        new SettingsChanged(CLUSTER, settings, Fixtures.T),
+                        Fixtures.upsert(CLUSTER, Fixtures.node("node-a", lab.nodeIPv4())),
+                        Fixtures.upsert(CLUSTER, Fixtures.service("web", CLUSTER_IP)),
+                        Fixtures.upsert(CLUSTER, Fixtures.slice("web", "node-a", lab.podIPv4(0), lab.podIPv4(1)))))
+                .next()
+                .published();
     }
 
     @AfterEach
@@ -91,9 +98,22 @@ class IpvsFallbackKernelTest {
                 return new RulesSnapshot(CLUSTER, 1, Fixtures.T, rules.forNode(node));
             }
         };
-        AgentConfig config = new AgentConfig(CLUSTER, "node-a", "127.0.0.1:9", Map.of(), Topics.DEFAULT, URI.create("http://127.0.0.1:9"),
-                null, List.of(IpFamily.IPV4), null, lab.nodeNs(), Files.createTempDirectory(dir, "state"), Duration.ofSeconds(30), 50,
-                ProxyMode.IPVS, when);
+        AgentConfig config = new AgentConfig(
+                CLUSTER,
+                "node-a",
+                "127.0.0.1:9",
+                Map.of(),
+                Topics.DEFAULT,
+                URI.create("http://127.0.0.1:9"),
+                null,
+                List.of(IpFamily.IPV4),
+                null,
+                lab.nodeNs(),
+                Files.createTempDirectory(dir, "state"),
+                Duration.ofSeconds(30),
+                50,
+                ProxyMode.IPVS,
+                when);
         return config.agent(snapshots, acks::add);
     }
 
@@ -128,14 +148,24 @@ class IpvsFallbackKernelTest {
         assertThat(acks).singleElement().satisfies(a -> {
             assertThat(a.status()).isEqualTo(NodeAck.Status.FAILED);
             assertThat(a.running()).isZero();
-            assertThat(a.error()).startsWith("ipvs mode was asked for and cannot be used (").endsWith("(--mode-unavailable=refuse)");
+            assertThat(a.error())
+                    .startsWith("ipvs mode was asked for and cannot be used (")
+                    .endsWith("(--mode-unavailable=refuse)");
             assertThat(a.mode()).startsWith("iptables (ipvs unavailable: ");
         });
-        assertThat(log.lines()).anyMatch(l -> l.startsWith("ipvs mode asked for, ipvs unavailable: ") && l.endsWith("applying nothing (--mode-unavailable=refuse)"));
-        assertThat(lab.exec(lab.nodeNs(), "iptables", "-t", "nat", "-S").orThrow().stdout()).doesNotContain("KUBE-SERVICES");
+        assertThat(log.lines())
+                .anyMatch(l -> l.startsWith("ipvs mode asked for, ipvs unavailable: ")
+                        && l.endsWith("applying nothing (--mode-unavailable=refuse)"));
+        assertThat(lab.exec(lab.nodeNs(), "iptables", "-t", "nat", "-S")
+                        .orThrow()
+                        .stdout())
+                .doesNotContain("KUBE-SERVICES");
         assertThat(answering()).isEmpty();
         agent.tick(); // no drift check, no repair: nothing here is the agent's
-        assertThat(lab.exec(lab.nodeNs(), "iptables", "-t", "nat", "-S").orThrow().stdout()).doesNotContain("KUBE-");
+        assertThat(lab.exec(lab.nodeNs(), "iptables", "-t", "nat", "-S")
+                        .orThrow()
+                        .stdout())
+                .doesNotContain("KUBE-");
     }
 
     @Test
@@ -146,9 +176,13 @@ class IpvsFallbackKernelTest {
         assertThat(acks).singleElement().satisfies(a -> {
             assertThat(a.status()).isEqualTo(NodeAck.Status.APPLIED);
             assertThat(a.version()).isEqualTo(1);
-            assertThat(a.mode()).isEqualTo("iptables (ipvs unavailable: " + IpvsProbe.problem(HostCommand.PROCESSES.inNetns(lab.nodeNs())).orElseThrow() + ")");
+            assertThat(a.mode())
+                    .isEqualTo("iptables (ipvs unavailable: "
+                            + IpvsProbe.problem(HostCommand.PROCESSES.inNetns(lab.nodeNs()))
+                                    .orElseThrow() + ")");
         });
-        assertThat(log.lines()).anyMatch(l -> l.endsWith("programming iptables mode instead (--mode-unavailable=fallback)"));
+        assertThat(log.lines())
+                .anyMatch(l -> l.endsWith("programming iptables mode instead (--mode-unavailable=fallback)"));
         assertThat(answering()).isEqualTo(Set.of("pod0", "pod1"));
     }
 }

@@ -27,11 +27,17 @@ class IpvsProbeTest {
 
     @Test
     void usableWhenIpsetIsRecentAndTheKernelTakesAVirtualServerWhichIsRemovedAgain() {
-        CommandRunner runner = scripted(Map.of("ipset", new CommandRunner.Result(0, "ipset v7.17, protocol version: 7\n", ""),
-                "ipvsadm", new CommandRunner.Result(0, "", "")));
+        CommandRunner runner = scripted(Map.of(
+                "ipset",
+                new CommandRunner.Result(0, "ipset v7.17, protocol version: 7\n", ""),
+                "ipvsadm",
+                new CommandRunner.Result(0, "", "")));
         assertThat(IpvsProbe.problem(runner)).isEmpty();
-        assertThat(ran).containsExactly("ipset --version", "ipvsadm -A -t " + IpvsProbe.DUMMY_SERVICE + " -s rr",
-                "ipvsadm -D -t " + IpvsProbe.DUMMY_SERVICE);
+        assertThat(ran)
+                .containsExactly(
+                        "ipset --version",
+                        "ipvsadm -A -t " + IpvsProbe.DUMMY_SERVICE + " -s rr",
+                        "ipvsadm -D -t " + IpvsProbe.DUMMY_SERVICE);
     }
 
     @Test
@@ -39,9 +45,18 @@ class IpvsProbeTest {
         assertThat(IpvsProbe.problem(scripted(Map.of()))).contains("ipset is not installed");
         assertThat(IpvsProbe.problem(scripted(Map.of("ipset", new CommandRunner.Result(0, "ipset v7.17\n", "")))))
                 .contains("ipvsadm is not installed");
-        assertThat(IpvsProbe.problem(scripted(Map.of("ipset", new CommandRunner.Result(0, "ipset v7.17\n", ""),
-                "ipvsadm", new CommandRunner.Result(2, "", "Can't initialize ipvs: Protocol not available\n"
-                        + "Are you sure that IP Virtual Server is built in the kernel or as module?\n")))))
+        assertThat(
+                        IpvsProbe.problem(
+                                scripted(
+                                        Map.of(
+                                                "ipset",
+                                                new CommandRunner.Result(0, "ipset v7.17\n", ""),
+                                                "ipvsadm",
+                                                new CommandRunner.Result(
+                                                        2,
+                                                        "",
+                                                        "Can't initialize ipvs: Protocol not available\n"
+                                                                + "Are you sure that IP Virtual Server is built in the kernel or as module?\n")))))
                 .contains("Can't initialize ipvs: Protocol not available");
     }
 
@@ -53,7 +68,11 @@ class IpvsProbeTest {
                 Can't initialize ipvs: Protocol not available
                 Are you sure that IP Virtual Server is built in the kernel or as module?
                 """;
-        assertThat(IpvsProbe.problem(scripted(Map.of("ipset", new CommandRunner.Result(0, "ipset v7.17\n", ""),
-                "ipvsadm", new CommandRunner.Result(2, "", err))))).contains("Can't initialize ipvs: Protocol not available");
+        assertThat(IpvsProbe.problem(scripted(Map.of(
+                        "ipset",
+                        new CommandRunner.Result(0, "ipset v7.17\n", ""),
+                        "ipvsadm",
+                        new CommandRunner.Result(2, "", err)))))
+                .contains("Can't initialize ipvs: Protocol not available");
     }
 }

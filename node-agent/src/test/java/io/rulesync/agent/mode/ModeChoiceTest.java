@@ -12,18 +12,22 @@ class ModeChoiceTest {
     void iptablesModeAndUsableIpvsRunAsAsked() {
         assertThat(ModeChoice.decide(ProxyMode.IPTABLES, Optional.of("no ipvs"), WhenUnavailable.REFUSE))
                 .isEqualTo(ModeChoice.AS_ASKED);
-        assertThat(ModeChoice.decide(ProxyMode.IPVS, Optional.empty(), WhenUnavailable.REFUSE)).isEqualTo(ModeChoice.AS_ASKED);
+        assertThat(ModeChoice.decide(ProxyMode.IPVS, Optional.empty(), WhenUnavailable.REFUSE))
+                .isEqualTo(ModeChoice.AS_ASKED);
     }
 
     @Test
     void unusableIpvsFallsBackOrIsRefusedAndEitherWaySaysWhy() {
-        ModeChoice fallback = ModeChoice.decide(ProxyMode.IPVS, Optional.of("Protocol not available"), WhenUnavailable.FALLBACK);
+        ModeChoice fallback =
+                ModeChoice.decide(ProxyMode.IPVS, Optional.of("Protocol not available"), WhenUnavailable.FALLBACK);
         assertThat(fallback.note()).isEqualTo("ipvs unavailable: Protocol not available");
         assertThat(fallback.refusal()).isNull();
-        ModeChoice refuse = ModeChoice.decide(ProxyMode.IPVS, Optional.of("Protocol not available"), WhenUnavailable.REFUSE);
+        ModeChoice refuse =
+                ModeChoice.decide(ProxyMode.IPVS, Optional.of("Protocol not available"), WhenUnavailable.REFUSE);
         assertThat(refuse.note()).isEqualTo(fallback.note());
-        assertThat(refuse.refusal()).isEqualTo("ipvs mode was asked for and cannot be used (Protocol not available); "
-                + "refusing to program anything else (--mode-unavailable=refuse)");
+        assertThat(refuse.refusal())
+                .isEqualTo("ipvs mode was asked for and cannot be used (Protocol not available); "
+                        + "refusing to program anything else (--mode-unavailable=refuse)");
     }
 
     @Test
@@ -31,24 +35,31 @@ class ModeChoiceTest {
         assertThat(ProxyMode.parse("ipvs")).isEqualTo(ProxyMode.IPVS);
         assertThat(WhenUnavailable.parse("refuse")).isEqualTo(WhenUnavailable.REFUSE);
         assertThat(ProxyMode.parse("nftables")).isEqualTo(ProxyMode.NFTABLES);
-        assertThatThrownBy(() -> ProxyMode.parse("ebpf")).hasMessage("--mode: 'ebpf' is not iptables, ipvs or nftables");
-        assertThatThrownBy(() -> WhenUnavailable.parse("crash")).hasMessage("--mode-unavailable: 'crash' is not fallback or refuse");
+        assertThatThrownBy(() -> ProxyMode.parse("ebpf"))
+                .hasMessage("--mode: 'ebpf' is not iptables, ipvs or nftables");
+        assertThatThrownBy(() -> WhenUnavailable.parse("crash"))
+                .hasMessage("--mode-unavailable: 'crash' is not fallback or refuse");
     }
 
     @Test
     void unusableNftablesIsSaidTheSameWay() {
-        ModeChoice refuse = ModeChoice.decide(ProxyMode.NFTABLES, Optional.of("nft 0.9.8 is older than 1.0.1"), WhenUnavailable.REFUSE);
+        ModeChoice refuse = ModeChoice.decide(
+                ProxyMode.NFTABLES, Optional.of("nft 0.9.8 is older than 1.0.1"), WhenUnavailable.REFUSE);
         assertThat(refuse.note()).isEqualTo("nftables unavailable: nft 0.9.8 is older than 1.0.1");
-        assertThat(refuse.refusal()).startsWith("nftables mode was asked for and cannot be used (nft 0.9.8 is older than 1.0.1)");
+        assertThat(refuse.refusal())
+                .startsWith("nftables mode was asked for and cannot be used (nft 0.9.8 is older than 1.0.1)");
     }
 
     @Test
     void nftMustBeOneDotZeroDotOneOrNewer() {
         assertThat(NftProbe.versionProblem("nftables v1.0.6 (Lester Gooch #5)")).isEmpty();
-        assertThat(NftProbe.versionProblem("nftables v1.0.1 (Fearless Fosdick #3)")).isEmpty();
-        assertThat(NftProbe.versionProblem("nftables v1.0.0 (Fearless Fosdick)")).contains("nft 1.0.0 is older than 1.0.1");
+        assertThat(NftProbe.versionProblem("nftables v1.0.1 (Fearless Fosdick #3)"))
+                .isEmpty();
+        assertThat(NftProbe.versionProblem("nftables v1.0.0 (Fearless Fosdick)"))
+                .contains("nft 1.0.0 is older than 1.0.1");
         assertThat(NftProbe.versionProblem("nftables v0.9.8 (E.D.S.)")).contains("nft 0.9.8 is older than 1.0.1");
-        assertThat(NftProbe.versionProblem("nft: command not found").orElseThrow()).startsWith("cannot tell the nft version");
+        assertThat(NftProbe.versionProblem("nft: command not found").orElseThrow())
+                .startsWith("cannot tell the nft version");
     }
 
     @Test

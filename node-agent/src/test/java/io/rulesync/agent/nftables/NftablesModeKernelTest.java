@@ -60,6 +60,7 @@ class NftablesModeKernelTest {
 
     @TempDir
     Path dir;
+
     private final List<String> namespaces = new ArrayList<>();
     private final AgentLogs logs = new AgentLogs();
     private final List<NodeAck> acks = new ArrayList<>();
@@ -100,12 +101,16 @@ class NftablesModeKernelTest {
         Random r = new Random(34);
         for (int step = 0; step < 6; step++) {
             agent.onDeltas(List.of(history.next(r, 3)));
-            assertThat(acks).last().satisfies(a -> assertThat(a.status()).as(a.error()).isEqualTo(NodeAck.Status.APPLIED));
+            assertThat(acks)
+                    .last()
+                    .satisfies(a -> assertThat(a.status()).as(a.error()).isEqualTo(NodeAck.Status.APPLIED));
             assertThat(acks.get(acks.size() - 1).running()).isEqualTo(history.latest());
             assertSameAsFreshLoad(node, fresh, history.rules(history.latest()));
         }
         // The first apply loaded the table whole; each delta was a partial transaction.
-        List<String> applied = logs.lines().stream().filter(l -> l.startsWith("applied version ")).toList();
+        List<String> applied = logs.lines().stream()
+                .filter(l -> l.startsWith("applied version "))
+                .toList();
         assertThat(applied).hasSize(7);
         assertThat(applied.get(0)).startsWith("applied version 1 (full, ");
         assertThat(applied.subList(1, 7)).allMatch(l -> l.matches("applied version \\d+ \\(\\d+ operations, .*"));
@@ -113,11 +118,16 @@ class NftablesModeKernelTest {
         assertThat(applied).anyMatch(l -> l.matches(".*operations, \\d+ transactions by netlink.*"));
 
         // Drift: a chain emptied and a map element deleted by hand. The check finds both and replaces the table.
-        String chain = listing(node).stream().filter(l -> l.startsWith("chain service-")).findFirst().orElseThrow()
-                .replace("chain ", "").replace(" {", "");
+        String chain = listing(node).stream()
+                .filter(l -> l.startsWith("chain service-"))
+                .findFirst()
+                .orElseThrow()
+                .replace("chain ", "")
+                .replace(" {", "");
         run(List.of("ip", "netns", "exec", node, "nft", "flush", "chain", "ip", "kube-proxy", chain), null);
-        assertThat(agent.verify().problems()).anyMatch(p -> p.equals("ipv4: chain " + chain + " has 0 rules, not 2")
-                || p.startsWith("ipv4: chain " + chain + " has 0 rules"));
+        assertThat(agent.verify().problems())
+                .anyMatch(p -> p.equals("ipv4: chain " + chain + " has 0 rules, not 2")
+                        || p.startsWith("ipv4: chain " + chain + " has 0 rules"));
         assertSameAsFreshLoad(node, fresh, history.rules(history.latest()));
         assertThat(logs.lines()).anyMatch(l -> l.startsWith("drift: ipv4: chain " + chain + " has 0 rules"));
         run(List.of("ip", "netns", "exec", node, "nft", "add", "chain", "ip", "kube-proxy", "intruder"), null);
@@ -144,11 +154,14 @@ class NftablesModeKernelTest {
         agent(node, history, ProxyMode.NFTABLES).start();
         assertThat(iptablesSave(node)).doesNotContain("KUBE-");
         assertSameAsFreshLoad(node, namespaces.get(1), history.rules(1));
-        assertThat(logs.lines()).anyMatch(l -> l.matches("ipv4: removed \\d+ chains and jumps iptables or IPVS mode had left"));
+        assertThat(logs.lines())
+                .anyMatch(l -> l.matches("ipv4: removed \\d+ chains and jumps iptables or IPVS mode had left"));
 
         // And back: the kube-proxy table goes.
         agent(node, history, ProxyMode.IPTABLES).start();
-        assertThat(run(List.of("ip", "netns", "exec", node, "nft", "list", "tables"), null).stdout()).doesNotContain("kube-proxy");
+        assertThat(run(List.of("ip", "netns", "exec", node, "nft", "list", "tables"), null)
+                        .stdout())
+                .doesNotContain("kube-proxy");
         assertThat(iptablesSave(node)).contains(":KUBE-SERVICES");
         assertThat(acks).allSatisfy(a -> assertThat(a.status()).as(a.error()).isEqualTo(NodeAck.Status.APPLIED));
     }
@@ -163,13 +176,17 @@ class NftablesModeKernelTest {
             for (int pod = 0; pod < 2; pod++) {
                 lab.serve(pod, "tcp", 8080, "pod" + pod);
             }
-            ClusterSettings settings = new ClusterSettings(List.of(IpFamily.IPV4), List.of(Cidr.parse(lab.podCidrIPv4())), false, 14, List.of());
-            ClusterHead.Step one = ClusterHead.empty("shop").apply(List.<ClusterEvent>of(new SettingsChanged("shop", settings, Fixtures.T),
-                    Fixtures.upsert("shop", Fixtures.node("node-a", lab.nodeIPv4())),
-                    Fixtures.upsert("shop", Fixtures.service("web", "10.96.0.10")),
-                    Fixtures.upsert("shop", Fixtures.slice("web", "node-a", lab.podIPv4(0), lab.podIPv4(1)))));
+            ClusterSettings settings = new ClusterSettings(
+                    List.of(IpFamily.IPV4), List.of(Cidr.parse(lab.podCidrIPv4())), false, 14, List.of());
+            ClusterHead.Step one = ClusterHead.empty("shop")
+                    .apply(List.<ClusterEvent>of(
+                            new SettingsChanged("shop", settings, Fixtures.T),
+                            Fixtures.upsert("shop", Fixtures.node("node-a", lab.nodeIPv4())),
+                            Fixtures.upsert("shop", Fixtures.service("web", "10.96.0.10")),
+                            Fixtures.upsert("shop", Fixtures.slice("web", "node-a", lab.podIPv4(0), lab.podIPv4(1)))));
             ClusterRules v1 = one.next().published();
-            ClusterHead.Step two = one.next().apply(List.of(Fixtures.upsert("shop", Fixtures.slice("web", "node-a", lab.podIPv4(0)))));
+            ClusterHead.Step two =
+                    one.next().apply(List.of(Fixtures.upsert("shop", Fixtures.slice("web", "node-a", lab.podIPv4(0)))));
             SnapshotSource snapshots = new SnapshotSource() {
                 @Override
                 public RulesSnapshot latest(String cluster, String node) {
@@ -181,7 +198,8 @@ class NftablesModeKernelTest {
                     return new RulesSnapshot("shop", 1, Fixtures.T, v1.forNode(node));
                 }
             };
-            Agent agent = config("shop", "node-a").agent(snapshots, acks::add, HostCommand.PROCESSES.inNetns(lab.nodeNs()), new MutableClock());
+            Agent agent = config("shop", "node-a")
+                    .agent(snapshots, acks::add, HostCommand.PROCESSES.inNetns(lab.nodeNs()), new MutableClock());
             agent.start();
             assertThat(answering(lab)).containsExactly("pod0", "pod1");
 
@@ -201,8 +219,8 @@ class NftablesModeKernelTest {
     /** An agent whose transactions of chains and elements alone go as netlink messages, in the lab's namespace. */
     private Agent agent(String ns, History history, ProxyMode mode) throws Exception {
         SnapshotSource snapshots = history.snapshots();
-        return config(History.CLUSTER, History.NODE, mode).agent(snapshots, acks::add, HostCommand.PROCESSES.inNetns(ns), ns,
-                new MutableClock());
+        return config(History.CLUSTER, History.NODE, mode)
+                .agent(snapshots, acks::add, HostCommand.PROCESSES.inNetns(ns), ns, new MutableClock());
     }
 
     private AgentConfig config(String cluster, String node) throws Exception {
@@ -210,27 +228,48 @@ class NftablesModeKernelTest {
     }
 
     private AgentConfig config(String cluster, String node, ProxyMode mode) throws Exception {
-        return new AgentConfig(cluster, node, "127.0.0.1:9", Map.of(), Topics.DEFAULT, URI.create("http://127.0.0.1:9"), null,
-                List.of(IpFamily.IPV4), null, null, Files.createTempDirectory(dir, "state"), Duration.ofSeconds(30), 50,
-                mode, WhenUnavailable.REFUSE);
+        return new AgentConfig(
+                cluster,
+                node,
+                "127.0.0.1:9",
+                Map.of(),
+                Topics.DEFAULT,
+                URI.create("http://127.0.0.1:9"),
+                null,
+                List.of(IpFamily.IPV4),
+                null,
+                null,
+                Files.createTempDirectory(dir, "state"),
+                Duration.ofSeconds(30),
+                50,
+                mode,
+                WhenUnavailable.REFUSE);
     }
 
     /** The node's table, listed, against the same version loaded whole into an empty namespace. */
     private static void assertSameAsFreshLoad(String node, String fresh, ClusterRules version) throws Exception {
-        String table = version.nftables(History.NODE, IpFamily.IPV4).orElseThrow().render();
-        run(List.of("ip", "netns", "exec", fresh, "nft", "-f", "-"),
+        String table =
+                version.nftables(History.NODE, IpFamily.IPV4).orElseThrow().render();
+        run(
+                List.of("ip", "netns", "exec", fresh, "nft", "-f", "-"),
                 "add table ip kube-proxy\ndelete table ip kube-proxy\n" + table);
         assertThat(listing(node)).isEqualTo(listing(fresh));
     }
 
     /** The table's lines, sorted: chains and elements are listed in the order they were made, which differs. */
     private static List<String> listing(String ns) throws Exception {
-        return run(List.of("ip", "netns", "exec", ns, "nft", "-s", "list", "table", "ip", "kube-proxy"), null).stdout().lines()
-                .map(String::strip).flatMap(l -> Arrays.stream(l.split(", "))).sorted().toList();
+        return run(List.of("ip", "netns", "exec", ns, "nft", "-s", "list", "table", "ip", "kube-proxy"), null)
+                .stdout()
+                .lines()
+                .map(String::strip)
+                .flatMap(l -> Arrays.stream(l.split(", ")))
+                .sorted()
+                .toList();
     }
 
     private static String foreign(String ns) throws Exception {
-        return run(List.of("ip", "netns", "exec", ns, "nft", "list", "table", "inet", "foreign"), null).stdout();
+        return run(List.of("ip", "netns", "exec", ns, "nft", "list", "table", "inet", "foreign"), null)
+                .stdout();
     }
 
     private static Set<String> answering(NetnsLab lab) {

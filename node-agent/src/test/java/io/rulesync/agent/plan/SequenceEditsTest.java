@@ -55,24 +55,30 @@ class SequenceEditsTest {
         SequenceEdits e = SequenceEdits.between(before, after);
         assertThat(replay(before, e)).as("seed %d", seed).isEqualTo(after);
         if (changes <= 8) {
-            assertThat(e.deletes().size() + e.inserts().size()).as("seed %d: edits stay small", seed).isLessThanOrEqualTo(2 * changes);
+            assertThat(e.deletes().size() + e.inserts().size())
+                    .as("seed %d: edits stay small", seed)
+                    .isLessThanOrEqualTo(2 * changes);
         }
     }
 
     @Test
     void addingOneServiceInsertsItsRulesOnly() {
-        List<String> before = IntStream.range(0, 10_000).mapToObj(i -> "svc-" + i).toList();
+        List<String> before =
+                IntStream.range(0, 10_000).mapToObj(i -> "svc-" + i).toList();
         List<String> after = new ArrayList<>(before);
         after.add(5_000, "svc-new");
         after.add(9_001, "svc-new-2");
         SequenceEdits e = SequenceEdits.between(before, after);
         assertThat(e.deletes()).isEmpty();
-        assertThat(e.inserts()).containsExactly(new SequenceEdits.Insert(5_000, "svc-new"), new SequenceEdits.Insert(9_001, "svc-new-2"));
+        assertThat(e.inserts())
+                .containsExactly(
+                        new SequenceEdits.Insert(5_000, "svc-new"), new SequenceEdits.Insert(9_001, "svc-new-2"));
     }
 
     @Test
     void removingOneServiceDeletesItsRulesOnly() {
-        List<String> before = IntStream.range(0, 10_000).mapToObj(i -> "svc-" + i).toList();
+        List<String> before =
+                IntStream.range(0, 10_000).mapToObj(i -> "svc-" + i).toList();
         List<String> after = new ArrayList<>(before);
         after.remove(123);
         SequenceEdits e = SequenceEdits.between(before, after);
@@ -82,7 +88,8 @@ class SequenceEditsTest {
 
     @Test
     void equalListsNeedNothing() {
-        assertThat(SequenceEdits.between(List.of("a", "b"), List.of("a", "b")).isEmpty()).isTrue();
+        assertThat(SequenceEdits.between(List.of("a", "b"), List.of("a", "b")).isEmpty())
+                .isTrue();
         assertThat(SequenceEdits.between(List.of(), List.of()).isEmpty()).isTrue();
     }
 }

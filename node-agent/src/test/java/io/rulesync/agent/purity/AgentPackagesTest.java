@@ -30,25 +30,40 @@ class AgentPackagesTest {
 
     /** Package, then the rulesync packages it may use (as in the README's table). */
     static final Map<String, List<String>> TABLE = Map.of(
-            "io.rulesync.agent.mode", List.of("io.rulesync.agent.apply..", "io.rulesync.agent.ipvs..", "io.rulesync.agent.nftables..",
-                    "io.rulesync.agent.conntrack..", "io.rulesync.agent.verify..", "io.rulesync.agent.plan..", "io.rulesync.agent.rules..", EXEC),
+            "io.rulesync.agent.mode",
+                    List.of(
+                            "io.rulesync.agent.apply..",
+                            "io.rulesync.agent.ipvs..",
+                            "io.rulesync.agent.nftables..",
+                            "io.rulesync.agent.conntrack..",
+                            "io.rulesync.agent.verify..",
+                            "io.rulesync.agent.plan..",
+                            "io.rulesync.agent.rules..",
+                            EXEC),
             "io.rulesync.agent.apply", List.of("io.rulesync.agent.plan..", "io.rulesync.agent.rules..", EXEC),
-            "io.rulesync.agent.ipvs", List.of("io.rulesync.agent.apply..", "io.rulesync.agent.plan..", "io.rulesync.agent.rules..", EXEC),
+            "io.rulesync.agent.ipvs",
+                    List.of("io.rulesync.agent.apply..", "io.rulesync.agent.plan..", "io.rulesync.agent.rules..", EXEC),
             "io.rulesync.agent.nftables", List.of("io.rulesync.agent.plan..", EXEC),
             "io.rulesync.agent.conntrack", List.of("io.rulesync.agent.plan..", "io.rulesync.agent.rules..", EXEC),
             "io.rulesync.agent.verify", List.of("io.rulesync.agent.apply..", "io.rulesync.agent.plan.."),
             "io.rulesync.agent.feed", List.of("io.rulesync.client.."),
             "io.rulesync.agent.state", List.of(),
             "io.rulesync.agent.metrics", List.of("io.rulesync.agent"),
-            "io.rulesync.agent.cli", List.of("io.rulesync.agent", "io.rulesync.agent.mode..", "io.rulesync.agent.metrics..",
-                    "io.rulesync.agent.feed..", "io.rulesync.client.."));
+            "io.rulesync.agent.cli",
+                    List.of(
+                            "io.rulesync.agent",
+                            "io.rulesync.agent.mode..",
+                            "io.rulesync.agent.metrics..",
+                            "io.rulesync.agent.feed..",
+                            "io.rulesync.client.."));
 
     static List<String> packages() {
         return new ArrayList<>(TABLE.keySet());
     }
 
-    private static final JavaClasses CLASSES =
-            new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS).importPackages("io.rulesync");
+    private static final JavaClasses CLASSES = new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .importPackages("io.rulesync");
 
     private static JavaClasses agent() {
         return CLASSES;
@@ -63,7 +78,11 @@ class AgentPackagesTest {
         DescribedPredicate<JavaClass> others = resideInAPackage("io.rulesync..")
                 .and(DescribedPredicate.not(resideInAnyPackage(allowed.toArray(String[]::new))))
                 .as("rulesync packages other than " + String.join(", ", allowed));
-        noClasses().that().resideInAPackage(pkg + "..").should().dependOnClassesThat(others)
+        noClasses()
+                .that()
+                .resideInAPackage(pkg + "..")
+                .should()
+                .dependOnClassesThat(others)
                 .because("node-agent/README.md's package table says what " + pkg + " may use")
                 .check(agent());
     }
@@ -71,6 +90,7 @@ class AgentPackagesTest {
     /** The mode decision is pure, though its package holds the modes that drive the kernel. */
     @Test
     void theModeChoiceIsPure() {
-        PureCode.forClasses(List.of(ModeChoice.class), List.of(ProxyMode.class), List.of()).check(agent());
+        PureCode.forClasses(List.of(ModeChoice.class), List.of(ProxyMode.class), List.of())
+                .check(agent());
     }
 }

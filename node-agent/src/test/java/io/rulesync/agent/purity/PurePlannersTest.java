@@ -35,8 +35,9 @@ class PurePlannersTest {
     @Test
     void theRuleCatchesHostCommandsProcessesAndFiles() {
         JavaClasses fixture = new ClassFileImporter().importClasses(ImpureFixture.class);
-        assertThatThrownBy(() -> PureCode.rule(List.of("io.rulesync.agent.purity.."), List.of("io.rulesync.model.."), List.of())
-                .check(fixture))
+        assertThatThrownBy(() -> PureCode.rule(
+                                List.of("io.rulesync.agent.purity.."), List.of("io.rulesync.model.."), List.of())
+                        .check(fixture))
                 .isInstanceOf(AssertionError.class)
                 .hasMessageContaining("io.rulesync.exec.HostCommand")
                 .hasMessageContaining("java.lang.ProcessBuilder")

@@ -55,11 +55,14 @@ record RestoreFile(String name, Path path, IpFamily family, Map<Table, List<Chai
     /** The edge-case files; the family is the file name's suffix ({@code -ipv4}/{@code -ipv6}). */
     static List<RestoreFile> edgeCases() {
         try (Stream<Path> s = Files.list(EDGE_CASES)) {
-            return s.filter(p -> p.toString().endsWith(".iptables")).sorted().map(p -> {
-                String file = p.getFileName().toString();
-                IpFamily family = file.endsWith("-ipv6.iptables") ? IpFamily.IPV6 : IpFamily.IPV4;
-                return read("edge/" + file, p, family);
-            }).toList();
+            return s.filter(p -> p.toString().endsWith(".iptables"))
+                    .sorted()
+                    .map(p -> {
+                        String file = p.getFileName().toString();
+                        IpFamily family = file.endsWith("-ipv6.iptables") ? IpFamily.IPV6 : IpFamily.IPV4;
+                        return read("edge/" + file, p, family);
+                    })
+                    .toList();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

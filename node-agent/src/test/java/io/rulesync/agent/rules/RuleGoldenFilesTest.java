@@ -48,8 +48,10 @@ class RuleGoldenFilesTest {
             }
         }
         assertThat(rules).isPositive();
-        RuleSet set = new RuleSet(file.family(),
-                file.chains().getOrDefault(Table.FILTER, List.of()), file.chains().getOrDefault(Table.NAT, List.of()));
+        RuleSet set = new RuleSet(
+                file.family(),
+                file.chains().getOrDefault(Table.FILTER, List.of()),
+                file.chains().getOrDefault(Table.NAT, List.of()));
         assertThatCode(() -> RuleGrammar.check(set)).doesNotThrowAnyException();
     }
 
@@ -60,12 +62,15 @@ class RuleGoldenFilesTest {
             for (Chain chain : e.getValue()) {
                 List<String> first = KernelListing.of(e.getKey(), file.family(), chain);
                 // A fresh parse of copies of the same text gives the same lines: no hidden state.
-                Chain copy = new Chain(new String(chain.name()), chain.rules().stream().map(String::new).toList());
+                Chain copy = new Chain(
+                        new String(chain.name()),
+                        chain.rules().stream().map(String::new).toList());
                 assertThat(KernelListing.of(e.getKey(), file.family(), copy)).isEqualTo(first);
                 List<String> perRule = new ArrayList<>();
                 perRule.add("-N " + chain.name());
                 for (String body : chain.rules()) {
-                    perRule.add(RuleGrammar.parse(e.getKey(), file.family(), chain.name(), body).kernelForm(file.family(), chain.name()));
+                    perRule.add(RuleGrammar.parse(e.getKey(), file.family(), chain.name(), body)
+                            .kernelForm(file.family(), chain.name()));
                 }
                 assertThat(perRule).isEqualTo(first);
             }

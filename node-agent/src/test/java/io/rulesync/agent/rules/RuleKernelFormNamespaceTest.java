@@ -42,12 +42,26 @@ class RuleKernelFormNamespaceTest {
         try {
             String tool = file.family() == IpFamily.IPV4 ? "iptables" : "ip6tables";
             Result restore = run(List.of("ip", "netns", "exec", ns, tool + "-restore"), file.path());
-            assertThat(restore.code()).as("%s-restore of %s: %s", tool, file.path(), restore.stderr()).isZero();
+            assertThat(restore.code())
+                    .as("%s-restore of %s: %s", tool, file.path(), restore.stderr())
+                    .isZero();
             for (Map.Entry<Table, List<Chain>> e : file.chains().entrySet()) {
                 for (Chain chain : e.getValue()) {
-                    Result listing = run(List.of("ip", "netns", "exec", ns, tool, "-t", e.getKey().restoreName(),
-                            "-S", chain.name()), null);
-                    assertThat(listing.code()).as("%s -S %s: %s", tool, chain.name(), listing.stderr()).isZero();
+                    Result listing = run(
+                            List.of(
+                                    "ip",
+                                    "netns",
+                                    "exec",
+                                    ns,
+                                    tool,
+                                    "-t",
+                                    e.getKey().restoreName(),
+                                    "-S",
+                                    chain.name()),
+                            null);
+                    assertThat(listing.code())
+                            .as("%s -S %s: %s", tool, chain.name(), listing.stderr())
+                            .isZero();
                     List<String> actual = listing.stdout().lines().toList();
                     assertThat(KernelListing.of(e.getKey(), file.family(), chain))
                             .as("%s %s chain %s", file, e.getKey().restoreName(), chain.name())
@@ -56,12 +70,13 @@ class RuleKernelFormNamespaceTest {
             }
         } finally {
             Result del = run(List.of("ip", "netns", "delete", ns), null);
-            assertThat(del.code()).as("ip netns delete %s: %s", ns, del.stderr()).isZero();
+            assertThat(del.code())
+                    .as("ip netns delete %s: %s", ns, del.stderr())
+                    .isZero();
         }
     }
 
-    private record Result(int code, String stdout, String stderr) {
-    }
+    private record Result(int code, String stdout, String stderr) {}
 
     private static Result run(List<String> command, Path stdin) throws IOException {
         ProcessBuilder pb = new ProcessBuilder(command);

@@ -87,25 +87,50 @@ class SpecialAddressRulesTest {
     static final String CAPTURE = "a Service's address there would capture traffic meant for the node itself";
 
     static final List<Place> PLACES = List.of(
-            new Place("an endpoint (DNAT)", Table.NAT, SEP,
+            new Place(
+                    "an endpoint (DNAT)",
+                    Table.NAT,
+                    SEP,
                     "-m comment --comment ns1/svc1:p80 -m tcp -p tcp -j DNAT --to-destination ADDR_PORT",
-                    "--to-destination ADDR_PORT", "the API server refuses it as an endpoint"),
-            new Place("an endpoint with affinity (DNAT)", Table.NAT, SEP,
-                    "-m comment --comment ns1/svc1:p80 -m recent --name " + SEP + " --set -m tcp -p tcp -j DNAT --to-destination ADDR_PORT",
-                    "--to-destination ADDR_PORT", "the API server refuses it as an endpoint"),
-            new Place("a ClusterIP", Table.NAT, "KUBE-SERVICES",
+                    "--to-destination ADDR_PORT",
+                    "the API server refuses it as an endpoint"),
+            new Place(
+                    "an endpoint with affinity (DNAT)",
+                    Table.NAT,
+                    SEP,
+                    "-m comment --comment ns1/svc1:p80 -m recent --name " + SEP
+                            + " --set -m tcp -p tcp -j DNAT --to-destination ADDR_PORT",
+                    "--to-destination ADDR_PORT",
+                    "the API server refuses it as an endpoint"),
+            new Place(
+                    "a ClusterIP",
+                    Table.NAT,
+                    "KUBE-SERVICES",
                     "-m comment --comment \"ns1/svc1:p80 cluster IP\" -m tcp -p tcp -d ADDR --dport 80 -j " + SVC,
-                    "-d ADDR", CAPTURE),
-            new Place("an external IP", Table.NAT, "KUBE-SERVICES",
+                    "-d ADDR",
+                    CAPTURE),
+            new Place(
+                    "an external IP",
+                    Table.NAT,
+                    "KUBE-SERVICES",
                     "-m comment --comment \"ns1/svc1:p80 external IP\" -m tcp -p tcp -d ADDR --dport 80 -j " + EXT,
-                    "-d ADDR", CAPTURE),
-            new Place("a REJECT for a Service without endpoints", Table.FILTER, "KUBE-EXTERNAL-SERVICES",
+                    "-d ADDR",
+                    CAPTURE),
+            new Place(
+                    "a REJECT for a Service without endpoints",
+                    Table.FILTER,
+                    "KUBE-EXTERNAL-SERVICES",
                     "-m comment --comment \"ns1/svc1:p80 has no endpoints\" -m tcp -p tcp -d ADDR --dport 80 -j REJECT",
-                    "-d ADDR", CAPTURE),
-            new Place("a load-balancer firewall DROP", Table.FILTER, "KUBE-PROXY-FIREWALL",
+                    "-d ADDR",
+                    CAPTURE),
+            new Place(
+                    "a load-balancer firewall DROP",
+                    Table.FILTER,
+                    "KUBE-PROXY-FIREWALL",
                     "-m comment --comment \"ns1/svc1:p80 traffic not accepted by KUBE-FW-XPGD46QRK7WJZT7O\" -m tcp -p tcp"
                             + " -d ADDR --dport 80 -j DROP",
-                    "-d ADDR", CAPTURE));
+                    "-d ADDR",
+                    CAPTURE));
 
     static Stream<Arguments> cases() {
         List<Arguments> out = new ArrayList<>();
@@ -126,30 +151,46 @@ class SpecialAddressRulesTest {
     void noRuleSendsTrafficToOrCapturesItAtASpecialAddress(Place place, Address a) {
         String rule = fill(place.rule(), a);
         if (a.verdict() == null) {
-            assertThatCode(() -> RuleGrammar.parse(place.table(), a.family(), place.chain(), rule)).doesNotThrowAnyException();
+            assertThatCode(() -> RuleGrammar.parse(place.table(), a.family(), place.chain(), rule))
+                    .doesNotThrowAnyException();
             return;
         }
         RejectedRuleException e = catchThrowableOfType(
                 () -> RuleGrammar.parse(place.table(), a.family(), place.chain(), rule), RejectedRuleException.class);
         assertThat(e).as("expected a refusal of %s", rule).isNotNull();
         assertThat(e.chain()).isEqualTo(place.chain());
-        assertThat(e.problem()).isEqualTo(fill(place.named(), a) + ": " + a.text() + " " + a.verdict() + " (" + place.why() + ")");
+        assertThat(e.problem())
+                .isEqualTo(fill(place.named(), a) + ": " + a.text() + " " + a.verdict() + " (" + place.why() + ")");
     }
 
     /** kube-proxy's own rules that name loopback: localhost NodePorts, their exclusion, and the martian guard. */
     @Test
     void theFixedRulesThatNameLoopbackStillPass() {
-        String nodePorts = "-m comment --comment \"kubernetes service nodeports; NOTE: this must be the last rule in this chain\" ";
+        String nodePorts =
+                "-m comment --comment \"kubernetes service nodeports; NOTE: this must be the last rule in this chain\" ";
         assertThatCode(() -> {
-            RuleGrammar.parse(Table.NAT, IpFamily.IPV4, "KUBE-SERVICES", nodePorts + "-d 127.0.0.1 -j KUBE-NODEPORTS");
-            RuleGrammar.parse(Table.NAT, IpFamily.IPV4, "KUBE-SERVICES", nodePorts + "-d 169.254.3.4 -j KUBE-NODEPORTS");
-            RuleGrammar.parse(Table.NAT, IpFamily.IPV4, "KUBE-SERVICES",
-                    nodePorts + "-m addrtype --dst-type LOCAL ! -d 127.0.0.0/8 -j KUBE-NODEPORTS");
-            RuleGrammar.parse(Table.NAT, IpFamily.IPV6, "KUBE-SERVICES",
-                    nodePorts + "-m addrtype --dst-type LOCAL ! -d ::1/128 -j KUBE-NODEPORTS");
-            RuleGrammar.parse(Table.FILTER, IpFamily.IPV4, "KUBE-FIREWALL", "-m comment --comment \"block incoming localnet"
-                    + " connections\" -d 127.0.0.0/8 ! -s 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP");
-        }).doesNotThrowAnyException();
+                    RuleGrammar.parse(
+                            Table.NAT, IpFamily.IPV4, "KUBE-SERVICES", nodePorts + "-d 127.0.0.1 -j KUBE-NODEPORTS");
+                    RuleGrammar.parse(
+                            Table.NAT, IpFamily.IPV4, "KUBE-SERVICES", nodePorts + "-d 169.254.3.4 -j KUBE-NODEPORTS");
+                    RuleGrammar.parse(
+                            Table.NAT,
+                            IpFamily.IPV4,
+                            "KUBE-SERVICES",
+                            nodePorts + "-m addrtype --dst-type LOCAL ! -d 127.0.0.0/8 -j KUBE-NODEPORTS");
+                    RuleGrammar.parse(
+                            Table.NAT,
+                            IpFamily.IPV6,
+                            "KUBE-SERVICES",
+                            nodePorts + "-m addrtype --dst-type LOCAL ! -d ::1/128 -j KUBE-NODEPORTS");
+                    RuleGrammar.parse(
+                            Table.FILTER,
+                            IpFamily.IPV4,
+                            "KUBE-FIREWALL",
+                            "-m comment --comment \"block incoming localnet"
+                                    + " connections\" -d 127.0.0.0/8 ! -s 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP");
+                })
+                .doesNotThrowAnyException();
     }
 
     /**
@@ -162,9 +203,15 @@ class SpecialAddressRulesTest {
         Service metadata = service("metadata", "10.96.0.10", List.of());
         Service external = service("external", "10.96.0.11", List.of(IpAddress.parse("169.254.169.254")));
         Service fine = service("fine", "10.96.0.12", List.of());
-        ClusterState state = ClusterState.of(List.of(metadata, external, fine),
-                List.of(slice("metadata", "169.254.169.254"), slice("external", "10.244.0.5"), slice("fine", "10.244.0.6")), List.of(node));
-        ClusterRules rules = ClusterCompiler.compile(state, ClusterSettings.DEFAULT).rules();
+        ClusterState state = ClusterState.of(
+                List.of(metadata, external, fine),
+                List.of(
+                        slice("metadata", "169.254.169.254"),
+                        slice("external", "10.244.0.5"),
+                        slice("fine", "10.244.0.6")),
+                List.of(node));
+        ClusterRules rules =
+                ClusterCompiler.compile(state, ClusterSettings.DEFAULT).rules();
         List<String> refused = new ArrayList<>();
         for (Map.Entry<FragmentKey, RuleFragment> e : rules.fragments().entrySet()) {
             try {
@@ -173,22 +220,39 @@ class SpecialAddressRulesTest {
                 refused.add(e.getKey().unit().id() + ": " + x.getMessage());
             }
         }
-        assertThat(refused).containsExactly(
-                "shop/external:http/TCP: nat chain KUBE-SERVICES: rule 2: -d 169.254.169.254: 169.254.169.254 is link-local (" + CAPTURE + ")",
-                "shop/metadata:http/TCP: nat chain KUBE-SEP-" + refused.get(1).replaceAll(".*KUBE-SEP-([A-Z2-7]{16}).*", "$1")
-                        + ": rule 2: --to-destination 169.254.169.254:8080: 169.254.169.254 is link-local"
-                        + " (the API server refuses it as an endpoint)");
+        assertThat(refused)
+                .containsExactly(
+                        "shop/external:http/TCP: nat chain KUBE-SERVICES: rule 2: -d 169.254.169.254: 169.254.169.254 is link-local ("
+                                + CAPTURE + ")",
+                        "shop/metadata:http/TCP: nat chain KUBE-SEP-"
+                                + refused.get(1).replaceAll(".*KUBE-SEP-([A-Z2-7]{16}).*", "$1")
+                                + ": rule 2: --to-destination 169.254.169.254:8080: 169.254.169.254 is link-local"
+                                + " (the API server refuses it as an endpoint)");
     }
 
     static Service service(String name, String clusterIP, List<IpAddress> externalIPs) {
-        return new Service(new NamespacedName("shop", name), ServiceType.CLUSTER_IP, List.of(IpAddress.parse(clusterIP)),
-                List.of(new ServicePort("http", Protocol.TCP, 80, 0)), externalIPs, List.of(), List.of(), TrafficPolicy.CLUSTER,
-                TrafficPolicy.CLUSTER, 0, 0, false);
+        return new Service(
+                new NamespacedName("shop", name),
+                ServiceType.CLUSTER_IP,
+                List.of(IpAddress.parse(clusterIP)),
+                List.of(new ServicePort("http", Protocol.TCP, 80, 0)),
+                externalIPs,
+                List.of(),
+                List.of(),
+                TrafficPolicy.CLUSTER,
+                TrafficPolicy.CLUSTER,
+                0,
+                0,
+                false);
     }
 
     static EndpointSlice slice(String service, String address) {
-        return new EndpointSlice(new NamespacedName("shop", service + "-1"), service, AddressType.IPV4,
+        return new EndpointSlice(
+                new NamespacedName("shop", service + "-1"),
+                service,
+                AddressType.IPV4,
                 List.of(new EndpointPort("http", Protocol.TCP, 8080)),
-                List.of(new Endpoint(IpAddress.parse(address), true, true, false, "n1", "", Set.of(), Set.of())), false);
+                List.of(new Endpoint(IpAddress.parse(address), true, true, false, "n1", "", Set.of(), Set.of())),
+                false);
     }
 }

@@ -35,7 +35,10 @@ public final class AgentLogs extends AppenderBase<ILoggingEvent> implements Auto
 
     /** The messages logged with {@code node} as their node field, each as {@code node: message}. */
     public List<String> linesOf(String node) {
-        return events.stream().filter(e -> node.equals(field(e, "node"))).map(e -> node + ": " + e.getFormattedMessage()).toList();
+        return events.stream()
+                .filter(e -> node.equals(field(e, "node")))
+                .map(e -> node + ": " + e.getFormattedMessage())
+                .toList();
     }
 
     private static Object field(ILoggingEvent e, String key) {

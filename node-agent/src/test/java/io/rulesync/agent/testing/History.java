@@ -1,7 +1,6 @@
 package io.rulesync.agent.testing;
 
 import io.rulesync.agent.feed.SnapshotSource;
-import io.rulesync.testsupport.cluster.SyntheticCluster;
 import io.rulesync.compiler.cluster.ClusterCompiler;
 import io.rulesync.model.cluster.ClusterState;
 import io.rulesync.model.cluster.NamespacedName;
@@ -11,6 +10,7 @@ import io.rulesync.model.rules.Lineage;
 import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.model.rules.RulesDiff;
 import io.rulesync.model.rules.RulesSnapshot;
+import io.rulesync.testsupport.cluster.SyntheticCluster;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -92,11 +92,13 @@ public final class History {
                         .withEndpointSlice(SyntheticCluster.slice(nextService, 1 + r.nextInt(3), 0));
                 nextService++;
             } else if (op == 1) {
-                state = state.withoutService(svc).withoutEndpointSlice(SyntheticCluster.slice(i, 1, 0).name());
+                state = state.withoutService(svc)
+                        .withoutEndpointSlice(SyntheticCluster.slice(i, 1, 0).name());
             } else if (op == 2 && state.service(svc).isPresent()) {
                 state = state.withEndpointSlice(SyntheticCluster.slice(i, 1 + r.nextInt(4), 1 + r.nextInt(5)));
             } else {
-                state = state.withoutEndpointSlice(SyntheticCluster.slice(i, 1, 0).name());
+                state = state.withoutEndpointSlice(
+                        SyntheticCluster.slice(i, 1, 0).name());
             }
         }
         return step(ClusterCompiler.compile(state, ClusterSettings.DEFAULT).rules());
@@ -114,7 +116,8 @@ public final class History {
         RulesDiff diff = RulesDiff.between(prev, next, null);
         versions.add(next);
         lineages.add(Lineage.next(base, versions.size(), diff));
-        RulesDelta d = new RulesDelta(CLUSTER, versions.size() - 1, versions.size(), T, diff, base, lineages.get(lineages.size() - 1));
+        RulesDelta d = new RulesDelta(
+                CLUSTER, versions.size() - 1, versions.size(), T, diff, base, lineages.get(lineages.size() - 1));
         return RulesDelta.fromJsonParts(d.toJsonParts(900_000));
     }
 }

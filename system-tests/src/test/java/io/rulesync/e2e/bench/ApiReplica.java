@@ -8,8 +8,7 @@ import picocli.CommandLine;
  * options, on the benchmark's database. It serves until killed.
  */
 public final class ApiReplica {
-    private ApiReplica() {
-    }
+    private ApiReplica() {}
 
     public static void main(String[] args) {
         System.exit(new CommandLine(new ApiCommand()).execute(args));

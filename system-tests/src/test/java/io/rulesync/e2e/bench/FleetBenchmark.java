@@ -14,8 +14,7 @@ import java.util.List;
  * {@code nokernel} puts a hollow agent in the real-kernel agent's place.
  */
 public final class FleetBenchmark {
-    private FleetBenchmark() {
-    }
+    private FleetBenchmark() {}
 
     public static void main(String[] args) throws Exception {
         int[] n = new int[6];
@@ -62,15 +61,16 @@ public final class FleetBenchmark {
         for (int c = 1; c < clusters; c++) {
             shape.add(new PropagationBenchmark.Cluster("fleet-" + c, 0, perCluster, false));
         }
-        new PropagationBenchmark(transport, thin == null ? transport == Transport.STREAM : thin, slow, twoReplicas).run(shape, n[1], n[2],
-                n[4], n[5]);
+        new PropagationBenchmark(transport, thin == null ? transport == Transport.STREAM : thin, slow, twoReplicas)
+                .run(shape, n[1], n[2], n[4], n[5]);
         System.exit(0);
     }
 
     private static void usage(String problem) {
         System.err.println("bench/fleet: " + problem);
-        System.err.println("usage: bench/fleet CLUSTERS SERVICES ENDPOINTS AGENTS_PER_CLUSTER RATE SECONDS [stream|api|kafka] [thin|full] "
-                + "[slow=CLUSTER/NODE] [replicas=2] [nokernel]");
+        System.err.println(
+                "usage: bench/fleet CLUSTERS SERVICES ENDPOINTS AGENTS_PER_CLUSTER RATE SECONDS [stream|api|kafka] [thin|full] "
+                        + "[slow=CLUSTER/NODE] [replicas=2] [nokernel]");
         System.exit(2);
     }
 }

@@ -18,8 +18,7 @@ import java.util.List;
  * (one node, every Service with its own EndpointSlice); each change replaces the endpoints of one Service.
  */
 public final class FrameSizeReport {
-    private FrameSizeReport() {
-    }
+    private FrameSizeReport() {}
 
     public static void main(String[] args) {
         int services = args.length > 0 ? Integer.parseInt(args[0]) : 1_000;
@@ -36,8 +35,8 @@ public final class FrameSizeReport {
         long[] deflated = new long[changes];
         byte[] ndjson = null;
         for (int i = 0; i < changes; i++) {
-            ClusterHead.Step step = head.apply(List.of(new ClusterEvent.ObjectUpserted("c", SyntheticCluster.slice(i * 37 % services, endpoints,
-                    100 + i), "1", t)));
+            ClusterHead.Step step = head.apply(List.of(new ClusterEvent.ObjectUpserted(
+                    "c", SyntheticCluster.slice(i * 37 % services, endpoints, 100 + i), "1", t)));
             head = step.next();
             ndjson = (new RulesDelta("c", 1, 2, t, step.diff()).toJson() + "\n").getBytes(StandardCharsets.UTF_8);
             plain[i] = ServerFrame.deltas(2, 1, 2, Lineage.UNKNOWN, Lineage.UNKNOWN, ndjson, false).length;
@@ -45,8 +44,15 @@ public final class FrameSizeReport {
         }
         Arrays.sort(plain);
         Arrays.sort(deflated);
-        System.out.printf("one endpoint change at %d Services x %d endpoints, %d changes: frame p50 %d bytes plain, %d deflated (max %d, %d)%n",
-                services, endpoints, changes, plain[changes / 2], deflated[changes / 2], plain[changes - 1], deflated[changes - 1]);
+        System.out.printf(
+                "one endpoint change at %d Services x %d endpoints, %d changes: frame p50 %d bytes plain, %d deflated (max %d, %d)%n",
+                services,
+                endpoints,
+                changes,
+                plain[changes / 2],
+                deflated[changes / 2],
+                plain[changes - 1],
+                deflated[changes - 1]);
         byte[] frame = ServerFrame.deltas(2, 1, 2, Lineage.UNKNOWN, Lineage.UNKNOWN, ndjson, true);
         ServerFrame.Deltas d = (ServerFrame.Deltas) ServerFrame.read(frame);
         long sink = 0;
@@ -61,7 +67,8 @@ public final class FrameSizeReport {
             }
             long t2 = System.nanoTime();
             if (round == 1) {
-                System.out.printf("deflating the frame (the api, once per group of nodes): %.1f µs; inflating it (a node, once per frame): %.1f µs%n",
+                System.out.printf(
+                        "deflating the frame (the api, once per group of nodes): %.1f µs; inflating it (a node, once per frame): %.1f µs%n",
                         (t1 - t0) / 1e3 / 100_000, (t2 - t1) / 1e3 / 100_000);
             }
         }

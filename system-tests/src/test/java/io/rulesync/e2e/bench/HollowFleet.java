@@ -1,12 +1,12 @@
 package io.rulesync.e2e.bench;
 
 import io.rulesync.agent.AgentLoop;
-import io.rulesync.client.ApiClient;
-import io.rulesync.e2e.AgentTokens;
 import io.rulesync.agent.feed.ApiSnapshots;
 import io.rulesync.agent.feed.Transport;
 import io.rulesync.agent.mode.HollowMode;
 import io.rulesync.agent.rules.FragmentCheck;
+import io.rulesync.client.ApiClient;
+import io.rulesync.e2e.AgentTokens;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,8 +23,7 @@ import java.util.List;
  * cluster.
  */
 public final class HollowFleet {
-    private HollowFleet() {
-    }
+    private HollowFleet() {}
 
     public static void main(String[] args) throws Exception {
         URI api = URI.create(args[0]);
@@ -37,14 +36,20 @@ public final class HollowFleet {
             clusters.add(args[i].split(":"));
         }
         Path state = Files.createTempDirectory("rulesync-hollow-fleet");
-        // Each real agent warms its own JIT on its own node; here a thousand share one, and cold they would queue for its
-        // compiler (snapshots hashed and parsed interpreted, minutes of it): so warm it once, then start every agent at once.
+        // Each real agent warms its own JIT on its own node; here a thousand share one, and cold they would queue for
+        // its
+        // compiler (snapshots hashed and parsed interpreted, minutes of it): so warm it once, then start every agent at
+        // once.
         long w0 = System.nanoTime();
-        // One cluster's snapshot only: another cluster's first snapshot is a build in the api that the cold start measures.
+        // One cluster's snapshot only: another cluster's first snapshot is a build in the api that the cold start
+        // measures.
         String[] c0 = clusters.get(0);
         ApiClient warm = new ApiClient(api, tokens.token(c0[0], "node-" + c0[1]), ApiClient.newHttpClient());
         for (int i = 0; i < 20; i++) {
-            FragmentCheck.refusal(new ApiSnapshots(warm).latest(c0[0], "node-" + c0[1]).rules().fragments());
+            FragmentCheck.refusal(new ApiSnapshots(warm)
+                    .latest(c0[0], "node-" + c0[1])
+                    .rules()
+                    .fragments());
         }
         System.out.printf("warmed in %.1f s%n", (System.nanoTime() - w0) / 1e9);
         System.out.flush();
@@ -57,27 +62,30 @@ public final class HollowFleet {
                 String token = tokens.token(c[0], node);
                 ApiClient connection = clients.next(api, token);
                 loops.add(PropagationBenchmark.config(bootstrap, api, c[0], token, node, state, transport, streams)
-                        .loop(connection, new ApiSnapshots(connection), new HollowMode(), ack -> { }).start());
+                        .loop(connection, new ApiSnapshots(connection), new HollowMode(), ack -> {})
+                        .start());
             }
         }
         System.out.println("started " + loops.size());
         System.out.flush();
-        Thread watchdog = new Thread(() -> {
-            while (true) {
-                for (AgentLoop l : loops) {
-                    if (l.died() != null) {
-                        System.out.println("agent " + l.agent().node() + " died: " + l.died());
-                        System.out.flush();
-                        Runtime.getRuntime().halt(3);
+        Thread watchdog = new Thread(
+                () -> {
+                    while (true) {
+                        for (AgentLoop l : loops) {
+                            if (l.died() != null) {
+                                System.out.println("agent " + l.agent().node() + " died: " + l.died());
+                                System.out.flush();
+                                Runtime.getRuntime().halt(3);
+                            }
+                        }
+                        try {
+                            Thread.sleep(1000);
+                        } catch (InterruptedException e) {
+                            return;
+                        }
                     }
-                }
-                try {
-                    Thread.sleep(1000);
-                } catch (InterruptedException e) {
-                    return;
-                }
-            }
-        }, "fleet-watchdog");
+                },
+                "fleet-watchdog");
         watchdog.setDaemon(true);
         watchdog.start();
         while (System.in.read() != -1) {

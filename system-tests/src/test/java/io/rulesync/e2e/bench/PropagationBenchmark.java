@@ -15,7 +15,6 @@ import io.rulesync.agent.feed.Transport;
 import io.rulesync.agent.mode.HollowMode;
 import io.rulesync.agent.mode.IptablesMode;
 import io.rulesync.agent.mode.KernelMode;
-import io.rulesync.api.access.Role;
 import io.rulesync.api.cli.ApiCommand;
 import io.rulesync.api.stream.NodeStreamServer;
 import io.rulesync.api.stream.NodeStreams;
@@ -88,9 +87,11 @@ public final class PropagationBenchmark {
      * versions are its own, so every figure is kept per cluster and node.
      */
     private final Map<String, Long> acked = new ConcurrentHashMap<>();
+
     private final Map<String, Map<Long, Long>> ackedAt = new ConcurrentHashMap<>();
     /** "cluster/node" → durations (ms) of its APPLIED acks while recording. */
     private final Map<String, List<Long>> applyMillis = new ConcurrentHashMap<>();
+
     private volatile boolean recording;
     private final Transport transport;
     /** With the stream transport: thin hollow agents ({@link ThinFleet}), or full ones ({@link HollowFleet}). */
@@ -101,13 +102,16 @@ public final class PropagationBenchmark {
     private String streams;
     /** A second api replica in a process of its own, killed halfway through the steady phase; or null. */
     private Process replica;
+
     private final boolean twoReplicas;
     private final AgentClients clients = new AgentClients();
     /** The hollow agents' process, if any: its CPU time is reported apart. */
     private Process fleet;
+
     private volatile boolean fleetClosing;
     /** When the hollow fleet's JVM was warm and started its agents, all at once (nanoTime). */
-    private final java.util.concurrent.CompletableFuture<Long> fleetWarm = new java.util.concurrent.CompletableFuture<>();
+    private final java.util.concurrent.CompletableFuture<Long> fleetWarm =
+            new java.util.concurrent.CompletableFuture<>();
 
     /**
      * One cluster of a run and its agents, numbered node-0 on: first the dry-run ones, then the hollow ones, then the
@@ -124,7 +128,9 @@ public final class PropagationBenchmark {
 
         /** The simulated agents' keys (dry-run and hollow), as acks are kept. */
         List<String> simulated() {
-            return java.util.stream.IntStream.range(0, dryRun + hollow).mapToObj(n -> key(name, "node-" + n)).toList();
+            return java.util.stream.IntStream.range(0, dryRun + hollow)
+                    .mapToObj(n -> key(name, "node-" + n))
+                    .toList();
         }
 
         String realNode() {
@@ -171,11 +177,17 @@ public final class PropagationBenchmark {
         int seconds = arg(args, 4, 30);
         boolean realAgent = arg(args, 5, 1) == 1;
         int hollow = arg(args, 6, 0);
-        PropagationBenchmark bench = new PropagationBenchmark(args.length > 7 ? Transport.parse(args[7]) : Transport.STREAM);
+        PropagationBenchmark bench =
+                new PropagationBenchmark(args.length > 7 ? Transport.parse(args[7]) : Transport.STREAM);
         if (realAgent && !kernelAvailable()) {
             System.out.println("no real-kernel agent: needs root and iptables-restore");
         }
-        bench.run(List.of(new Cluster("bench", dryRun, hollow, realAgent && kernelAvailable())), services, endpoints, rate, seconds);
+        bench.run(
+                List.of(new Cluster("bench", dryRun, hollow, realAgent && kernelAvailable())),
+                services,
+                endpoints,
+                rate,
+                seconds);
         System.exit(0);
     }
 
@@ -188,7 +200,8 @@ public final class PropagationBenchmark {
         int simulated = dryRunAgents + hollowAgents;
         boolean kernel = first.real();
         String realKey = key(first.name(), first.realNode());
-        String db = "rulesync_bench_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+        String db = "rulesync_bench_"
+                + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
         PipelineBenchmark.admin("CREATE DATABASE " + db);
         String ns = "rs-prop-bench-" + ProcessHandle.current().pid();
         EmbeddedKafkaKraftBroker kafka = new EmbeddedKafkaKraftBroker(1, 6, topics.events(), topics.deltas());
@@ -204,18 +217,23 @@ public final class PropagationBenchmark {
             props.put("spring.main.banner-mode", "off");
             props.put("logging.level.root", "WARN");
             // Each cluster's versions are timed by its own clock: its events' offsets are those of its one partition.
-            PartitionProcessor.VersionListener listener = (cluster, seq, diff, cause) -> byName.get(cluster).clock().stored(cluster, seq,
-                    diff, cause);
+            PartitionProcessor.VersionListener listener =
+                    (cluster, seq, diff, cause) -> byName.get(cluster).clock().stored(cluster, seq, diff, cause);
             ConfigurableApplicationContext compiler = new SpringApplicationBuilder(CompilerApplication.class)
-                    .web(WebApplicationType.NONE).properties(props)
+                    .web(WebApplicationType.NONE)
+                    .properties(props)
                     .initializers(ctx -> ((org.springframework.context.support.GenericApplicationContext) ctx)
                             .registerBean(PartitionProcessor.VersionListener.class, () -> listener))
                     .run();
             close.add(compiler::close);
             tokenLines = tokenLines(shape);
             ApiCommand apiCommand = new ApiCommand().withTokens(tokenLines);
-            new CommandLine(apiCommand).parseArgs("--port=0", "--stream-port=0", "--address=127.0.0.1",
-                    "--db-url=jdbc:postgresql://127.0.0.1:5432/" + db);
+            new CommandLine(apiCommand)
+                    .parseArgs(
+                            "--port=0",
+                            "--stream-port=0",
+                            "--address=127.0.0.1",
+                            "--db-url=jdbc:postgresql://127.0.0.1:5432/" + db);
             ConfigurableApplicationContext api = apiCommand.start();
             close.add(api::close);
             URI apiUrl = URI.create("http://127.0.0.1:" + api.getEnvironment().getProperty("local.server.port"));
@@ -228,15 +246,21 @@ public final class PropagationBenchmark {
                         + "; each agent picks one of the two at random");
             }
 
-            // When a node acked a version is when PostgreSQL records it (node_status), what GET /nodes shows: the same point
+            // When a node acked a version is when PostgreSQL records it (node_status), what GET /nodes shows: the same
+            // point
             // for both transports, read every 20 ms.
             String url = "jdbc:postgresql://127.0.0.1:5432/" + db;
             Thread status = new Thread(() -> watchNodeStatus(url), "node-status-reader");
             status.setDaemon(true);
             status.start();
-            System.out.printf("agents' transport: %s%s; %d cluster%s of %d Services × %d endpoints%n", transport.id(),
-                    thin ? " (thin hollow agents)" : hollowAgents > 0 ? " (full hollow agents)" : "", shape.size(),
-                    shape.size() == 1 ? "" : "s", services, endpoints);
+            System.out.printf(
+                    "agents' transport: %s%s; %d cluster%s of %d Services × %d endpoints%n",
+                    transport.id(),
+                    thin ? " (thin hollow agents)" : hollowAgents > 0 ? " (full hollow agents)" : "",
+                    shape.size(),
+                    shape.size() == 1 ? "" : "s",
+                    services,
+                    endpoints);
 
             try (KafkaProducer<String, String> producer = PipelineBenchmark.producer(bootstrap)) {
                 long t0 = System.nanoTime();
@@ -244,7 +268,8 @@ public final class PropagationBenchmark {
                 Map<Cluster, Long> loaded = new java.util.LinkedHashMap<>();
                 for (Cluster c : shape) {
                     List<String> load = new ArrayList<>();
-                    load.add(EventCodec.encode(new ClusterEvent.SettingsChanged(c.name(), ClusterSettings.DEFAULT, Instant.now())));
+                    load.add(EventCodec.encode(
+                            new ClusterEvent.SettingsChanged(c.name(), ClusterSettings.DEFAULT, Instant.now())));
                     for (int n = 0; n < c.nodes(); n++) {
                         load.add(up(c.name(), PipelineBenchmark.node(n)));
                     }
@@ -256,12 +281,19 @@ public final class PropagationBenchmark {
                     events += load.size();
                 }
                 loaded.forEach((c, offset) -> c.clock().awaitStored(offset));
-                System.out.printf("initial load: %,d events stored in %.1f s%n", events, (System.nanoTime() - t0) / 1e9);
+                System.out.printf(
+                        "initial load: %,d events stored in %.1f s%n", events, (System.nanoTime() - t0) / 1e9);
 
                 List<String> agentKeys = new ArrayList<>();
                 for (int n = 0; n < dryRunAgents; n++) {
                     String node = "node-" + n;
-                    close.add(agent(bootstrap, apiUrl, first.name(), node, new MemoryNetfilter(IpFamily.IPV4, null, node), state));
+                    close.add(agent(
+                            bootstrap,
+                            apiUrl,
+                            first.name(),
+                            node,
+                            new MemoryNetfilter(IpFamily.IPV4, null, node),
+                            state));
                 }
                 shape.forEach(c -> agentKeys.addAll(c.agents()));
                 long heapBefore = heapAfterGc();
@@ -270,9 +302,16 @@ public final class PropagationBenchmark {
                 }
                 if (kernel) {
                     run("ip", "netns", "add", ns);
-                    close.add(agent(bootstrap, apiUrl, first.name(), first.realNode(), new IptablesNetfilter(IpFamily.IPV4,
-                            HostCommand.PROCESSES.inNetns(ns),
-                            IptablesNetfilter.Printer.KERNEL_FORM), state));
+                    close.add(agent(
+                            bootstrap,
+                            apiUrl,
+                            first.name(),
+                            first.realNode(),
+                            new IptablesNetfilter(
+                                    IpFamily.IPV4,
+                                    HostCommand.PROCESSES.inNetns(ns),
+                                    IptablesNetfilter.Printer.KERNEL_FORM),
+                            state));
                 }
                 Map<String, Long> heads = new HashMap<>();
                 shape.forEach(c -> heads.put(c.name(), c.clock().head()));
@@ -286,38 +325,65 @@ public final class PropagationBenchmark {
                 long coldCpu0 = controlCpuNanos();
                 long coldPostgres0 = postgresCpuNanos();
                 double bytes0 = snapshotBytes(meters);
-                long sent0 = meters.get("rulesync.snapshot.bytes").tag("encoding", "gzip").summary().count();
+                long sent0 = meters.get("rulesync.snapshot.bytes")
+                        .tag("encoding", "gzip")
+                        .summary()
+                        .count();
                 Broker coldBroker0 = Broker.read();
                 // Inside the measured time: polls at once, then every 100 ms; a benchmark has no deadline.
-                await("every agent at its cluster's head").forever().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(100))
-                        .until(() -> agentKeys.stream().allMatch(k -> acked.getOrDefault(k, 0L) >= heads.get(clusterOf(k))));
+                await("every agent at its cluster's head")
+                        .forever()
+                        .pollDelay(Duration.ZERO)
+                        .pollInterval(Duration.ofMillis(100))
+                        .until(() ->
+                                agentKeys.stream().allMatch(k -> acked.getOrDefault(k, 0L) >= heads.get(clusterOf(k))));
                 double coldSeconds = (System.nanoTime() - t0) / 1e9;
-                System.out.printf("agents started and at their cluster's head in %.1f s (%d dry-run, %d hollow%s)%n", coldSeconds,
-                        dryRunAgents, hollowAgents, kernel ? " + 1 real-kernel agent, full load through iptables-restore" : "");
-                long snapshotsSent = meters.get("rulesync.snapshot.bytes").tag("encoding", "gzip").summary().count() - sent0;
+                System.out.printf(
+                        "agents started and at their cluster's head in %.1f s (%d dry-run, %d hollow%s)%n",
+                        coldSeconds,
+                        dryRunAgents,
+                        hollowAgents,
+                        kernel ? " + 1 real-kernel agent, full load through iptables-restore" : "");
+                long snapshotsSent = meters.get("rulesync.snapshot.bytes")
+                                .tag("encoding", "gzip")
+                                .summary()
+                                .count()
+                        - sent0;
                 double mb = (snapshotBytes(meters) - bytes0) / 1e6;
-                System.out.printf("cold start: %d snapshots, %.1f MB sent gzip (%.0f kB each); CPU: control plane process %.1f s, "
-                        + "PostgreSQL %.1f s; broker: %s%n", snapshotsSent, mb, mb * 1e3 / Math.max(1, snapshotsSent),
-                        (controlCpuNanos() - coldCpu0) / 1e9, (postgresCpuNanos() - coldPostgres0) / 1e9,
+                System.out.printf(
+                        "cold start: %d snapshots, %.1f MB sent gzip (%.0f kB each); CPU: control plane process %.1f s, "
+                                + "PostgreSQL %.1f s; broker: %s%n",
+                        snapshotsSent,
+                        mb,
+                        mb * 1e3 / Math.max(1, snapshotsSent),
+                        (controlCpuNanos() - coldCpu0) / 1e9,
+                        (postgresCpuNanos() - coldPostgres0) / 1e9,
                         Broker.read().since(coldBroker0, coldSeconds));
                 if (transport == Transport.STREAM) {
                     // What the streams hold in the api (and what the cold start left in its caches: an upper bound).
                     long open = api.getBean(NodeStreams.class).open();
                     long heap = heapAfterGc() - heapBefore;
-                    System.out.printf("the api's heap with %d streams open: %+.0f MB after a full GC (%.0f kB a stream, with what the cold"
-                            + " start left in its caches)%n", open, heap / 1e6, heap / 1e3 / Math.max(1, open));
+                    System.out.printf(
+                            "the api's heap with %d streams open: %+.0f MB after a full GC (%.0f kB a stream, with what the cold"
+                                    + " start left in its caches)%n",
+                            open, heap / 1e6, heap / 1e3 / Math.max(1, open));
                 }
                 if (fleet != null) {
                     System.out.println("memory: " + fleetHeap(hollowAgents));
-                    System.out.println("the hollow fleet's collections so far: " + fleetGc().since(Gc.NONE));
+                    System.out.println("the hollow fleet's collections so far: "
+                            + fleetGc().since(Gc.NONE));
                 }
 
-                // Warm-up: 20 s of the same changes, not recorded. The path a version takes after the start (deltas parsed,
-                // checked and acked by every agent, written to every watch) has not run yet, and cold it ran interpreted in
+                // Warm-up: 20 s of the same changes, not recorded. The path a version takes after the start (deltas
+                // parsed,
+                // checked and acked by every agent, written to every watch) has not run yet, and cold it ran
+                // interpreted in
                 // hundreds of agent threads queued for the JIT: the first recorded changes measured a 15 s stall.
                 awaitAll(changes(producer, shape, services, endpoints, rate, rate * 20, 50_000));
-                // Then on until the JIT compilers are quiet, here and in the fleet (under 100 ms of their CPU in 10 s, for at
-                // most 3 minutes): a control plane runs for days, and its compilation is paid once, not per node. On two
+                // Then on until the JIT compilers are quiet, here and in the fleet (under 100 ms of their CPU in 10 s,
+                // for at
+                // most 3 minutes): a control plane runs for days, and its compilation is paid once, not per node. On
+                // two
                 // cores a compiler thread busy for a second also starves the simulated nodes, which the latency shows.
                 long warmed0 = System.nanoTime();
                 int generation = 60_000;
@@ -329,60 +395,90 @@ public final class PropagationBenchmark {
                         break;
                     }
                 }
-                System.out.printf("warmed up: 20 s of changes, then %.0f s until the JIT compilers were quiet%n",
+                System.out.printf(
+                        "warmed up: 20 s of changes, then %.0f s until the JIT compilers were quiet%n",
                         (System.nanoTime() - warmed0) / 1e9);
                 idle();
-                // Steady endpoint changes; each event's latency is measured to every agent of its cluster acking its version.
+                // Steady endpoint changes; each event's latency is measured to every agent of its cluster acking its
+                // version.
                 recording = true;
                 long cpu0 = controlCpuNanos();
                 Map<String, Long> threads0 = cpuByThreadGroup();
                 long[] gc0 = gcTotals();
                 long fleetCpu0 = fleetCpuNanos();
-                Map<String, Long> fleetThreads0 = fleet == null ? Map.of() : cpuByThreadGroup(Long.toString(fleet.pid()));
+                Map<String, Long> fleetThreads0 =
+                        fleet == null ? Map.of() : cpuByThreadGroup(Long.toString(fleet.pid()));
                 Gc fleetGc0 = fleetGc();
                 long postgresCpu0 = postgresCpuNanos();
                 Broker broker0 = Broker.read();
                 Postgres pg0 = postgres(url);
                 long ackBatches0 = meters.get("rulesync.acks.write").timer().count();
-                double acksWritten0 = meters.get("rulesync.acks.batch").summary().totalAmount();
-                double frames0 = transport == Transport.STREAM ? meters.get("rulesync.streams.frames").counter().count() : 0;
-                double frameBytes0 = transport == Transport.STREAM ? meters.get("rulesync.streams.frame.bytes").counter().count() : 0;
+                double acksWritten0 =
+                        meters.get("rulesync.acks.batch").summary().totalAmount();
+                double frames0 = transport == Transport.STREAM
+                        ? meters.get("rulesync.streams.frames").counter().count()
+                        : 0;
+                double frameBytes0 = transport == Transport.STREAM
+                        ? meters.get("rulesync.streams.frame.bytes").counter().count()
+                        : 0;
                 long steady0 = System.nanoTime();
                 // A timeline of the api's counters every 50 ms, to show what stopped when a change was slow.
                 List<long[]> timeline = java.util.Collections.synchronizedList(new ArrayList<>());
-                java.util.concurrent.ScheduledExecutorService sampler = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
-                        r -> new Thread(r, "timeline-sampler"));
+                java.util.concurrent.ScheduledExecutorService sampler =
+                        java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+                                r -> new Thread(r, "timeline-sampler"));
                 if (transport == Transport.STREAM) {
-                    sampler.scheduleAtFixedRate(() -> timeline.add(new long[] {System.nanoTime(),
-                            (long) meters.get("rulesync.streams.frames").counter().count(),
-                            (long) meters.get("rulesync.streams.acks").counter().count(),
-                            (long) meters.get("rulesync.acks.batch").summary().totalAmount()}), 0, 50, java.util.concurrent.TimeUnit.MILLISECONDS);
+                    sampler.scheduleAtFixedRate(
+                            () -> timeline.add(new long[] {
+                                System.nanoTime(),
+                                (long) meters.get("rulesync.streams.frames")
+                                        .counter()
+                                        .count(),
+                                (long) meters.get("rulesync.streams.acks")
+                                        .counter()
+                                        .count(),
+                                (long) meters.get("rulesync.acks.batch")
+                                        .summary()
+                                        .totalAmount()
+                            }),
+                            0,
+                            50,
+                            java.util.concurrent.TimeUnit.MILLISECONDS);
                 }
                 NodeStreams mine = api.getBean(NodeStreams.class);
                 int before = mine.open();
                 long[] moved = new long[2];
                 Thread killer = null;
                 if (replica != null) {
-                    long replicaCpu = replica.info().totalCpuDuration().map(Duration::toNanos).orElse(0L);
+                    long replicaCpu = replica.info()
+                            .totalCpuDuration()
+                            .map(Duration::toNanos)
+                            .orElse(0L);
                     replicaCpu0 = replicaCpu;
-                    killer = new Thread(() -> {
-                        try {
-                            Thread.sleep(seconds * 500L);
-                            replicaCpuAtKill = replica.info().totalCpuDuration().map(Duration::toNanos).orElse(0L);
-                            postgresCpuNanos(); // its backends' CPU, read before they go
-                            long k = System.nanoTime();
-                            killedAt = k;
-                            replica.destroyForcibly(); // SIGKILL: a crash, not a graceful stop
-                            // Its nodes reconnect with jitter and pick again among the replicas: here the one left.
-                            while (mine.open() < simulated && System.nanoTime() - k < 60_000_000_000L) {
-                                Thread.sleep(10);
-                            }
-                            moved[0] = System.nanoTime() - k;
-                            moved[1] = mine.open();
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                        }
-                    }, "replica-killer");
+                    killer = new Thread(
+                            () -> {
+                                try {
+                                    Thread.sleep(seconds * 500L);
+                                    replicaCpuAtKill = replica.info()
+                                            .totalCpuDuration()
+                                            .map(Duration::toNanos)
+                                            .orElse(0L);
+                                    postgresCpuNanos(); // its backends' CPU, read before they go
+                                    long k = System.nanoTime();
+                                    killedAt = k;
+                                    replica.destroyForcibly(); // SIGKILL: a crash, not a graceful stop
+                                    // Its nodes reconnect with jitter and pick again among the replicas: here the one
+                                    // left.
+                                    while (mine.open() < simulated && System.nanoTime() - k < 60_000_000_000L) {
+                                        Thread.sleep(10);
+                                    }
+                                    moved[0] = System.nanoTime() - k;
+                                    moved[1] = mine.open();
+                                } catch (InterruptedException e) {
+                                    Thread.currentThread().interrupt();
+                                }
+                            },
+                            "replica-killer");
                     killer.start();
                 }
                 List<Change> recorded = changes(producer, shape, services, endpoints, rate, rate * seconds, 100);
@@ -390,39 +486,62 @@ public final class PropagationBenchmark {
                 sampler.shutdownNow();
                 if (killer != null) {
                     killer.join();
-                    System.out.printf("a replica killed halfway: this one went from %d streams to %d in %.1f s%n", before, moved[1],
-                            moved[0] / 1e9);
+                    System.out.printf(
+                            "a replica killed halfway: this one went from %d streams to %d in %.1f s%n",
+                            before, moved[1], moved[0] / 1e9);
                 }
                 double steadySeconds = (System.nanoTime() - steady0) / 1e9;
                 // CPU of the steady phase, per agent and version delivered: what the transport costs.
                 double agentVersions = 0;
                 for (Cluster c : shape) {
-                    LongSummaryStatistics v = recorded.stream().filter(ch -> ch.cluster() == c).mapToLong(Change::version).summaryStatistics();
+                    LongSummaryStatistics v = recorded.stream()
+                            .filter(ch -> ch.cluster() == c)
+                            .mapToLong(Change::version)
+                            .summaryStatistics();
                     if (v.getCount() > 0) {
                         agentVersions += (double) (c.dryRun() + c.hollow()) * (v.getMax() - v.getMin() + 1);
                     }
                 }
                 double control = (controlCpuNanos() - cpu0) / 1e6;
                 if (replica != null) {
-                    // The second replica's CPU until it was killed (its process's own count; a crash leaves nothing after).
+                    // The second replica's CPU until it was killed (its process's own count; a crash leaves nothing
+                    // after).
                     control += (replicaCpuAtKill - replicaCpu0) / 1e6;
                 }
                 Map<String, Long> threads1 = cpuByThreadGroup();
                 double fleetMs = (fleetCpuNanos() - fleetCpu0) / 1e6;
                 double pg = (postgresCpuNanos() - postgresCpu0) / 1e6;
-                System.out.printf("CPU in the steady phase: control plane process (broker, compiler, api%s) %.1f s, PostgreSQL %.1f s, "
-                        + "hollow agents' process %.1f s; per agent and version: %.2f ms + %.2f ms + %.2f ms (%,.0f agent-versions)%n",
-                        "", control / 1e3, pg / 1e3, fleetMs / 1e3, control / agentVersions,
-                        pg / agentVersions, fleetMs / agentVersions, agentVersions);
+                System.out.printf(
+                        "CPU in the steady phase: control plane process (broker, compiler, api%s) %.1f s, PostgreSQL %.1f s, "
+                                + "hollow agents' process %.1f s; per agent and version: %.2f ms + %.2f ms + %.2f ms (%,.0f agent-versions)%n",
+                        "",
+                        control / 1e3,
+                        pg / 1e3,
+                        fleetMs / 1e3,
+                        control / agentVersions,
+                        pg / agentVersions,
+                        fleetMs / agentVersions,
+                        agentVersions);
                 long ackBatches = meters.get("rulesync.acks.write").timer().count() - ackBatches0;
-                System.out.printf("control plane JVM's collections in the steady phase: %s; ack batches written: %d of %.0f acks on average,"
-                        + " longest %.0f ms%n", gcSince(gc0), ackBatches,
-                        (meters.get("rulesync.acks.batch").summary().totalAmount() - acksWritten0) / Math.max(1, ackBatches),
+                System.out.printf(
+                        "control plane JVM's collections in the steady phase: %s; ack batches written: %d of %.0f acks on average,"
+                                + " longest %.0f ms%n",
+                        gcSince(gc0),
+                        ackBatches,
+                        (meters.get("rulesync.acks.batch").summary().totalAmount() - acksWritten0)
+                                / Math.max(1, ackBatches),
                         meters.get("rulesync.acks.write").timer().max(java.util.concurrent.TimeUnit.MILLISECONDS));
                 if (transport == Transport.STREAM) {
-                    double frames = meters.get("rulesync.streams.frames").counter().count() - frames0;
-                    System.out.printf("frames written to streams in the steady phase: %.0f, %.0f bytes each on average, as they travel%n",
-                            frames, (meters.get("rulesync.streams.frame.bytes").counter().count() - frameBytes0) / Math.max(1, frames));
+                    double frames =
+                            meters.get("rulesync.streams.frames").counter().count() - frames0;
+                    System.out.printf(
+                            "frames written to streams in the steady phase: %.0f, %.0f bytes each on average, as they travel%n",
+                            frames,
+                            (meters.get("rulesync.streams.frame.bytes")
+                                                    .counter()
+                                                    .count()
+                                            - frameBytes0)
+                                    / Math.max(1, frames));
                 }
                 // Where the control plane process's CPU went, by thread: what to work on next.
                 double versions = agentVersions;
@@ -433,16 +552,21 @@ public final class PropagationBenchmark {
                     System.out.println("the hollow fleet by thread, per agent and version: "
                             + busiest(fleetThreads0, fleetThreads1, 8, name -> true, 1e3 * versions, "µs"));
                 }
-                System.out.printf("in the steady phase (%.1f s): %s; broker: %s%n", steadySeconds, postgres(url).since(pg0, steadySeconds),
+                System.out.printf(
+                        "in the steady phase (%.1f s): %s; broker: %s%n",
+                        steadySeconds,
+                        postgres(url).since(pg0, steadySeconds),
                         Broker.read().since(broker0, steadySeconds));
                 if (fleet != null) {
-                    System.out.println("the hollow fleet's collections in the steady phase: " + fleetGc().since(fleetGc0));
+                    System.out.println("the hollow fleet's collections in the steady phase: "
+                            + fleetGc().since(fleetGc0));
                 }
                 List<Long> allAgents = new ArrayList<>();
                 List<Long> real = new ArrayList<>();
                 List<Long> stored = new ArrayList<>();
                 List<Long> fanOut = new ArrayList<>();
-                // Each agent's own latency too, every (agent, change) pair: whether a few agents or all of them are slow.
+                // Each agent's own latency too, every (agent, change) pair: whether a few agents or all of them are
+                // slow.
                 List<Long> each = new ArrayList<>();
                 Map<String, Integer> slow = new java.util.TreeMap<>();
                 List<Long> slowNodes = new ArrayList<>();
@@ -451,7 +575,8 @@ public final class PropagationBenchmark {
                 List<Long> failover = new ArrayList<>();
                 long moveEnd = killedAt == 0 ? 0 : killedAt + moved[0];
                 for (Change ch : recorded) {
-                    boolean duringFailover = killedAt != 0 && ch.sent() >= killedAt - 1_000_000_000L && ch.sent() <= moveEnd;
+                    boolean duringFailover =
+                            killedAt != 0 && ch.sent() >= killedAt - 1_000_000_000L && ch.sent() <= moveEnd;
                     long worst = 0;
                     for (String k : ch.cluster().simulated()) {
                         long l = reached(k, ch.version()) - ch.sent();
@@ -478,7 +603,8 @@ public final class PropagationBenchmark {
                 }
                 System.out.printf("change → version stored (compiler): %s%n", summary(stored));
                 if (!timeline.isEmpty() && !allAgents.isEmpty()) {
-                    // The slowest change: frames written, acks received and acks stored every 50 ms from when it was sent.
+                    // The slowest change: frames written, acks received and acks stored every 50 ms from when it was
+                    // sent.
                     int worst = 0;
                     for (int i = 0; i < allAgents.size(); i++) {
                         if (allAgents.get(i) > allAgents.get(worst)) {
@@ -486,42 +612,70 @@ public final class PropagationBenchmark {
                         }
                     }
                     long sentAt = recorded.get(worst).sent();
-                    StringBuilder line = new StringBuilder("slowest change (" + worst + "), every 50 ms from its send: frames/acks in/acks stored:");
+                    StringBuilder line = new StringBuilder(
+                            "slowest change (" + worst + "), every 50 ms from its send: frames/acks in/acks stored:");
                     long[] prev = null;
                     for (long[] t : new ArrayList<>(timeline)) {
                         if (t[0] < sentAt - 100_000_000L || t[0] > sentAt + allAgents.get(worst) + 200_000_000L) {
                             continue;
                         }
                         if (prev != null) {
-                            line.append(' ').append(t[1] - prev[1]).append('/').append(t[2] - prev[2]).append('/').append(t[3] - prev[3]);
+                            line.append(' ')
+                                    .append(t[1] - prev[1])
+                                    .append('/')
+                                    .append(t[2] - prev[2])
+                                    .append('/')
+                                    .append(t[3] - prev[3]);
                         }
                         prev = t;
                     }
                     System.out.println(line);
                 }
                 if (simulated > 0) {
-                    System.out.printf("change → acked, each agent on its own: %s; agents ever over 5 s: %d (most often: %s)%n", summary(each),
-                            slow.size(), slow.entrySet().stream().sorted(Map.Entry.<String, Integer>comparingByValue().reversed()).limit(5)
-                                    .map(e -> e.getKey() + " ×" + e.getValue()).toList());
+                    System.out.printf(
+                            "change → acked, each agent on its own: %s; agents ever over 5 s: %d (most often: %s)%n",
+                            summary(each),
+                            slow.size(),
+                            slow.entrySet().stream()
+                                    .sorted(Map.Entry.<String, Integer>comparingByValue()
+                                            .reversed())
+                                    .limit(5)
+                                    .map(e -> e.getKey() + " ×" + e.getValue())
+                                    .toList());
                     String all = (shape.size() == 1 ? "all " + simulated + " agents" : "all agents of its cluster")
                             + (slowNode == null ? "" : " but the slow one");
-                    System.out.printf("version stored → acked by %s (the fan-out, %s): %s%n", all, transport.id(), summary(fanOut));
-                    System.out.printf("change → acked by %s (%d dry-run, %d hollow in %d cluster%s), %d changes at %d/s: %s%n", all,
-                            dryRunAgents, hollowAgents, shape.size(), shape.size() == 1 ? "" : "s", recorded.size(), rate,
+                    System.out.printf(
+                            "version stored → acked by %s (the fan-out, %s): %s%n",
+                            all, transport.id(), summary(fanOut));
+                    System.out.printf(
+                            "change → acked by %s (%d dry-run, %d hollow in %d cluster%s), %d changes at %d/s: %s%n",
+                            all,
+                            dryRunAgents,
+                            hollowAgents,
+                            shape.size(),
+                            shape.size() == 1 ? "" : "s",
+                            recorded.size(),
+                            rate,
                             summary(allAgents));
                     // In the order sent: whether the slow ones are scattered or one stall that every agent waited out.
-                    System.out.println("  each change in turn (s): " + allAgents.stream().map(l -> String.format("%.1f", l / 1e9))
-                            .collect(java.util.stream.Collectors.joining(" ")));
+                    System.out.println("  each change in turn (s): "
+                            + allAgents.stream()
+                                    .map(l -> String.format("%.1f", l / 1e9))
+                                    .collect(java.util.stream.Collectors.joining(" ")));
                 }
                 if (!slowNodes.isEmpty()) {
-                    System.out.printf("change → acked by the slow agent %s (acks 5 s late, reads a frame a second): %s%n", slowNode,
-                            summary(slowNodes));
+                    System.out.printf(
+                            "change → acked by the slow agent %s (acks 5 s late, reads a frame a second): %s%n",
+                            slowNode, summary(slowNodes));
                 }
                 if (kernel) {
-                    System.out.printf("change → acked by the real-kernel agent (%d Services in its netns): %s%n", services, summary(real));
+                    System.out.printf(
+                            "change → acked by the real-kernel agent (%d Services in its netns): %s%n",
+                            services, summary(real));
                     List<Long> d = applyMillis.getOrDefault(realKey, List.of());
-                    System.out.printf("real-kernel agent: %d applies for %d changes; apply duration (from its acks): %s%n", d.size(),
-                            real.size(), summary(d));
+                    System.out.printf(
+                            "real-kernel agent: %d applies for %d changes; apply duration (from its acks): %s%n",
+                            d.size(), real.size(), summary(d));
                 }
                 if (dryRunAgents > 0) {
                     List<Long> d = applyMillis.getOrDefault(key(first.name(), "node-0"), List.of());
@@ -529,20 +683,40 @@ public final class PropagationBenchmark {
                 }
                 // The figures a run is for, last.
                 if (!failover.isEmpty()) {
-                    long[] f = failover.stream().mapToLong(Long::longValue).sorted().toArray();
-                    System.out.printf("RESULT change → acked by all its agents while a killed replica's nodes moved (%d changes): max %.0f ms%n",
+                    long[] f = failover.stream()
+                            .mapToLong(Long::longValue)
+                            .sorted()
+                            .toArray();
+                    System.out.printf(
+                            "RESULT change → acked by all its agents while a killed replica's nodes moved (%d changes): max %.0f ms%n",
                             f.length, f[f.length - 1] / 1e6);
                 }
                 if (simulated > 0) {
-                    long[] sorted = allAgents.stream().mapToLong(Long::longValue).sorted().toArray();
-                    System.out.printf("RESULT change → acked by %s: p99 %.0f ms, max %.0f ms (%d changes at %d/s%s)%n",
-                            shape.size() == 1 ? "all its agents" : "all agents of its cluster", pct(sorted, 99), sorted[sorted.length - 1] / 1e6,
-                            sorted.length, rate, failover.isEmpty() ? "" : ", outside the failover");
-                    double jit = threads1.entrySet().stream().filter(e -> e.getKey().contains("CompilerThre"))
-                            .mapToLong(e -> e.getValue() - threads0.getOrDefault(e.getKey(), 0L)).sum() / 1e3 / agentVersions;
-                    System.out.printf("RESULT CPU per agent and version: control plane (broker, compiler, api, PostgreSQL) %.0f µs, of "
-                            + "which %.0f µs the JIT still compiling; %s hollow agents %.0f µs%n", (control + pg) * 1e3 / agentVersions, jit,
-                            thin ? "thin" : "full", fleetMs * 1e3 / agentVersions);
+                    long[] sorted = allAgents.stream()
+                            .mapToLong(Long::longValue)
+                            .sorted()
+                            .toArray();
+                    System.out.printf(
+                            "RESULT change → acked by %s: p99 %.0f ms, max %.0f ms (%d changes at %d/s%s)%n",
+                            shape.size() == 1 ? "all its agents" : "all agents of its cluster",
+                            pct(sorted, 99),
+                            sorted[sorted.length - 1] / 1e6,
+                            sorted.length,
+                            rate,
+                            failover.isEmpty() ? "" : ", outside the failover");
+                    double jit = threads1.entrySet().stream()
+                                    .filter(e -> e.getKey().contains("CompilerThre"))
+                                    .mapToLong(e -> e.getValue() - threads0.getOrDefault(e.getKey(), 0L))
+                                    .sum()
+                            / 1e3
+                            / agentVersions;
+                    System.out.printf(
+                            "RESULT CPU per agent and version: control plane (broker, compiler, api, PostgreSQL) %.0f µs, of "
+                                    + "which %.0f µs the JIT still compiling; %s hollow agents %.0f µs%n",
+                            (control + pg) * 1e3 / agentVersions,
+                            jit,
+                            thin ? "thin" : "full",
+                            fleetMs * 1e3 / agentVersions);
                 }
             }
         } finally {
@@ -559,15 +733,15 @@ public final class PropagationBenchmark {
                 run("ip", "netns", "del", ns);
             }
             try (java.util.stream.Stream<Path> files = Files.walk(state)) {
-                files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+                files.sorted(java.util.Comparator.reverseOrder())
+                        .forEach(f -> f.toFile().delete());
             }
             PipelineBenchmark.admin("DROP DATABASE IF EXISTS " + db + " WITH (FORCE)");
         }
     }
 
     /** One recorded change: its cluster, the version that covers it, when it was sent (nanoTime), and how long until stored. */
-    private record Change(Cluster cluster, long version, long sent, long storedAfter) {
-    }
+    private record Change(Cluster cluster, long version, long sent, long storedAfter) {}
 
     /**
      * The embedded broker's own counters, read from its JMX beans (the broker runs in this process): open connections, and
@@ -576,7 +750,11 @@ public final class PropagationBenchmark {
     record Broker(double connections, double fetches) {
         static Broker read() {
             javax.management.MBeanServer beans = java.lang.management.ManagementFactory.getPlatformMBeanServer();
-            return new Broker(sum(beans, "kafka.server:type=socket-server-metrics,listener=*,networkProcessor=*", "connection-count"),
+            return new Broker(
+                    sum(
+                            beans,
+                            "kafka.server:type=socket-server-metrics,listener=*,networkProcessor=*",
+                            "connection-count"),
                     sum(beans, "kafka.network:type=RequestMetrics,name=RequestsPerSec,request=Fetch*,*", "Count"));
         }
 
@@ -594,7 +772,9 @@ public final class PropagationBenchmark {
 
         /** Connections now, and fetch requests a second since {@code before}. */
         String since(Broker before, double seconds) {
-            return String.format("%.0f connections, %.0f fetch requests a second", connections, (fetches - before.fetches) / seconds);
+            return String.format(
+                    "%.0f connections, %.0f fetch requests a second",
+                    connections, (fetches - before.fetches) / seconds);
         }
     }
 
@@ -605,24 +785,30 @@ public final class PropagationBenchmark {
     private record Postgres(long nodeStatusRows, long hotUpdates, long updates, long commits) {
         String since(Postgres before, double seconds) {
             long upd = updates - before.updates;
-            return String.format("node_status %.0f rows written a second (%.0f %% of updates HOT); %.0f commits a second in the database"
-                    + " (all writers)", (nodeStatusRows - before.nodeStatusRows) / seconds,
-                    upd == 0 ? 0.0 : 100.0 * (hotUpdates - before.hotUpdates) / upd, (commits - before.commits) / seconds);
+            return String.format(
+                    "node_status %.0f rows written a second (%.0f %% of updates HOT); %.0f commits a second in the database"
+                            + " (all writers)",
+                    (nodeStatusRows - before.nodeStatusRows) / seconds,
+                    upd == 0 ? 0.0 : 100.0 * (hotUpdates - before.hotUpdates) / upd,
+                    (commits - before.commits) / seconds);
         }
     }
 
     private Postgres postgres(String url) throws java.sql.SQLException {
         try (java.sql.Connection c = java.sql.DriverManager.getConnection(url, "postgres", "");
-                java.sql.ResultSet rs = c.createStatement().executeQuery("SELECT (SELECT xact_commit FROM pg_stat_database WHERE "
-                        + "datname = current_database()), coalesce(sum(n_tup_ins + n_tup_upd), 0), coalesce(sum(n_tup_hot_upd), 0), "
-                        + "coalesce(sum(n_tup_upd), 0) FROM pg_stat_user_tables WHERE relname = 'node_status'")) {
+                java.sql.ResultSet rs = c.createStatement()
+                        .executeQuery(
+                                "SELECT (SELECT xact_commit FROM pg_stat_database WHERE "
+                                        + "datname = current_database()), coalesce(sum(n_tup_ins + n_tup_upd), 0), coalesce(sum(n_tup_hot_upd), 0), "
+                                        + "coalesce(sum(n_tup_upd), 0) FROM pg_stat_user_tables WHERE relname = 'node_status'")) {
             rs.next();
             return new Postgres(rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(1) - readerQueries.get());
         }
     }
 
     static boolean kernelAvailable() {
-        return ProcessHandle.current().info().user().orElse("").equals("root") && Files.exists(Path.of("/usr/sbin/iptables-restore"));
+        return ProcessHandle.current().info().user().orElse("").equals("root")
+                && Files.exists(Path.of("/usr/sbin/iptables-restore"));
     }
 
     static String key(String cluster, String node) {
@@ -635,6 +821,7 @@ public final class PropagationBenchmark {
 
     /** Every node's own token (only it may ack for it), made from one secret the fleet's process is given. */
     private static final AgentTokens AGENTS = AgentTokens.random();
+
     private List<String> tokenLines = List.of();
 
     /** The api's token lines: one per node of every cluster, the real node's too. */
@@ -648,26 +835,58 @@ public final class PropagationBenchmark {
         return lines;
     }
 
-    private AgentLoop agent(String bootstrap, URI api, String cluster, String node, Netfilter nf, Path state) throws InterruptedException {
-        return agent(bootstrap, api, cluster, node, new IptablesMode(node, new Applier(List.of(nf), null, Clock.systemUTC()),
-                new Conntrack(HostCommand.PROCESSES, true), Duration.ofSeconds(30), 200), state);
+    private AgentLoop agent(String bootstrap, URI api, String cluster, String node, Netfilter nf, Path state)
+            throws InterruptedException {
+        return agent(
+                bootstrap,
+                api,
+                cluster,
+                node,
+                new IptablesMode(
+                        node,
+                        new Applier(List.of(nf), null, Clock.systemUTC()),
+                        new Conntrack(HostCommand.PROCESSES, true),
+                        Duration.ofSeconds(30),
+                        200),
+                state);
     }
 
-    private AgentLoop agent(String bootstrap, URI api, String cluster, String node, KernelMode mode, Path state) throws InterruptedException {
+    private AgentLoop agent(String bootstrap, URI api, String cluster, String node, KernelMode mode, Path state)
+            throws InterruptedException {
         ApiClient connection = clients.next(api, AGENTS.token(cluster, node));
         // Acks are timed from node_status; the observer only collects how long each apply took.
-        return config(bootstrap, api, cluster, AGENTS.token(cluster, node), node, state, transport, streams).loop(connection,
-                new ApiSnapshots(connection), mode, this::record).start();
+        return config(bootstrap, api, cluster, AGENTS.token(cluster, node), node, state, transport, streams)
+                .loop(connection, new ApiSnapshots(connection), mode, this::record)
+                .start();
     }
 
     /**
      * One simulated node's configuration (its kernel is given by the caller), reaching the control plane by {@code via}
      * ({@code streams}: the api's stream address, for the stream transport).
      */
-    static AgentConfig config(String bootstrap, URI api, String cluster, String token, String node, Path state, Transport via,
+    static AgentConfig config(
+            String bootstrap,
+            URI api,
+            String cluster,
+            String token,
+            String node,
+            Path state,
+            Transport via,
             String streams) {
-        AgentConfig c = new AgentConfig(cluster, node, bootstrap, Map.of(), Topics.DEFAULT, api, token, List.of(IpFamily.IPV4), null, null,
-                state, Duration.ofSeconds(30), 200);
+        AgentConfig c = new AgentConfig(
+                cluster,
+                node,
+                bootstrap,
+                Map.of(),
+                Topics.DEFAULT,
+                api,
+                token,
+                List.of(IpFamily.IPV4),
+                null,
+                null,
+                state,
+                Duration.ofSeconds(30),
+                200);
         return via == Transport.STREAM ? c.withStream(streams) : c.withTransport(via);
     }
 
@@ -676,17 +895,28 @@ public final class PropagationBenchmark {
      * PostgreSQL records them, and its output is shown but for INFO lines. Closing the returned handle ends it.
      */
     private AutoCloseable hollowFleet(URI api, List<Cluster> shape, String bootstrap) throws Exception {
-        // Hundreds of agents inflating their gzip snapshots at once hold JDK 17's GC locker (the Inflater pins its arrays)
+        // Hundreds of agents inflating their gzip snapshots at once hold JDK 17's GC locker (the Inflater pins its
+        // arrays)
         // so often that G1 gives up after two retries and throws OutOfMemoryError with the heap mostly free: one agent
         // per JVM never meets this, a fleet in one JVM does. Later JDKs have no GC locker in G1 (JDK-8308507).
-        // Full hollow agents do a node's work (parsing and checking every delta) and are niced, or they starve the control
+        // Full hollow agents do a node's work (parsing and checking every delta) and are niced, or they starve the
+        // control
         // plane's single-threaded parts. Thin ones do what a node costs the control plane and no more, and run at the
-        // control plane's priority: niced, every burst of the control plane (a compilation by the JIT, a fan-out) stopped
+        // control plane's priority: niced, every burst of the control plane (a compilation by the JIT, a fan-out)
+        // stopped
         // them for as long, which measured the scheduler rather than the control plane.
-        List<String> cmd = new ArrayList<>(List.of("nice", "-n", thin ? "0" : "19", Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx12g", "-XX:+UnlockDiagnosticVMOptions", "-XX:GCLockerRetryAllocationCount=1000",
-                // The JDK's HTTP client completes every sendAsync on CompletableFuture's default pool, which on two cores
-                // (common pool parallelism 1) is a new thread per task: a thread started per ack and per watch answer, a
+        List<String> cmd = new ArrayList<>(List.of(
+                "nice",
+                "-n",
+                thin ? "0" : "19",
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx12g",
+                "-XX:+UnlockDiagnosticVMOptions",
+                "-XX:GCLockerRetryAllocationCount=1000",
+                // The JDK's HTTP client completes every sendAsync on CompletableFuture's default pool, which on two
+                // cores
+                // (common pool parallelism 1) is a new thread per task: a thread started per ack and per watch answer,
+                // a
                 // trifle for one agent, 100 a second for a fleet of 1,000 in one JVM (a JFR of the 1,000-agent run).
                 "-Djava.util.concurrent.ForkJoinPool.common.parallelism=2"));
         // FLEET_JAVA_OPTS: more options for the fleet's JVM (say, -XX:+UseStringDeduplication), split on spaces.
@@ -696,11 +926,24 @@ public final class PropagationBenchmark {
             System.out.println("the hollow fleet's JVM also gets: " + extra);
         }
         if (thin) {
-            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), ThinFleet.class.getName(), api.toString(), streams,
-                    AGENTS.secret(), slowNode == null ? "none" : slowNode));
+            cmd.addAll(List.of(
+                    "-cp",
+                    System.getProperty("java.class.path"),
+                    ThinFleet.class.getName(),
+                    api.toString(),
+                    streams,
+                    AGENTS.secret(),
+                    slowNode == null ? "none" : slowNode));
         } else {
-            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), HollowFleet.class.getName(), api.toString(), AGENTS.secret(),
-                    transport.id(), bootstrap, streams));
+            cmd.addAll(List.of(
+                    "-cp",
+                    System.getProperty("java.class.path"),
+                    HollowFleet.class.getName(),
+                    api.toString(),
+                    AGENTS.secret(),
+                    transport.id(),
+                    bootstrap,
+                    streams));
         }
         int count = 0;
         for (Cluster c : shape) {
@@ -709,7 +952,9 @@ public final class PropagationBenchmark {
                 count += c.hollow();
             }
         }
-        Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        Process p = new ProcessBuilder(cmd)
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
         fleet = p;
         // A fleet that ends on its own lost agents (it says which): the waits for all agents would never end.
         p.onExit().thenAccept(ended -> {
@@ -718,26 +963,29 @@ public final class PropagationBenchmark {
                 System.exit(1);
             }
         });
-        java.io.BufferedReader lines = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(),
-                java.nio.charset.StandardCharsets.UTF_8));
-        Thread reader = new Thread(() -> {
-            try {
-                for (String line = lines.readLine(); line != null; line = lines.readLine()) {
-                    if (line.startsWith("warmed ")) {
-                        fleetWarm.complete(System.nanoTime());
+        java.io.BufferedReader lines = new java.io.BufferedReader(
+                new java.io.InputStreamReader(p.getInputStream(), java.nio.charset.StandardCharsets.UTF_8));
+        Thread reader = new Thread(
+                () -> {
+                    try {
+                        for (String line = lines.readLine(); line != null; line = lines.readLine()) {
+                            if (line.startsWith("warmed ")) {
+                                fleetWarm.complete(System.nanoTime());
+                            }
+                            if (!line.contains(" INFO ")) {
+                                System.out.println("hollow fleet: " + line);
+                            }
+                        }
+                    } catch (java.io.IOException e) {
+                        System.out.println("hollow fleet: " + e);
                     }
-                    if (!line.contains(" INFO ")) {
-                        System.out.println("hollow fleet: " + line);
-                    }
-                }
-            } catch (java.io.IOException e) {
-                System.out.println("hollow fleet: " + e);
-            }
-        }, "hollow-fleet-output");
+                },
+                "hollow-fleet-output");
         reader.setDaemon(true);
         reader.start();
-        System.out.printf("%d %s hollow agents in a child process (nice %d, pid %d)%n", count, thin ? "thin" : "full", thin ? 0 : 19,
-                p.pid());
+        System.out.printf(
+                "%d %s hollow agents in a child process (nice %d, pid %d)%n",
+                count, thin ? "thin" : "full", thin ? 0 : 19, p.pid());
         return () -> {
             fleetClosing = true;
             p.getOutputStream().close();
@@ -753,16 +1001,25 @@ public final class PropagationBenchmark {
      */
     private String fleetHeap(int agents) {
         try {
-            String jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();
-            new ProcessBuilder(jcmd, Long.toString(fleet.pid()), "GC.run").redirectErrorStream(true).start().waitFor();
-            Process info = new ProcessBuilder(jcmd, Long.toString(fleet.pid()), "GC.heap_info").redirectErrorStream(true).start();
+            String jcmd =
+                    Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();
+            new ProcessBuilder(jcmd, Long.toString(fleet.pid()), "GC.run")
+                    .redirectErrorStream(true)
+                    .start()
+                    .waitFor();
+            Process info = new ProcessBuilder(jcmd, Long.toString(fleet.pid()), "GC.heap_info")
+                    .redirectErrorStream(true)
+                    .start();
             String out = new String(info.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-            java.util.regex.Matcher m = java.util.regex.Pattern.compile("used (\\d+)K").matcher(out);
+            java.util.regex.Matcher m =
+                    java.util.regex.Pattern.compile("used (\\d+)K").matcher(out);
             if (!m.find()) {
                 return "heap not read: " + out.strip();
             }
             long usedKb = Long.parseLong(m.group(1));
-            return String.format("the hollow fleet's heap after a full GC %.0f MB, %.1f MB per agent", usedKb / 1024.0, usedKb / 1024.0 / agents);
+            return String.format(
+                    "the hollow fleet's heap after a full GC %.0f MB, %.1f MB per agent",
+                    usedKb / 1024.0, usedKb / 1024.0 / agents);
         } catch (java.io.IOException e) {
             return "heap not read: " + e;
         } catch (InterruptedException e) {
@@ -776,7 +1033,9 @@ public final class PropagationBenchmark {
         static final Gc NONE = new Gc(0, 0, 0);
 
         String since(Gc before) {
-            return String.format("%d young, %d full, %.1f s paused", young - before.young, full - before.full, seconds - before.seconds);
+            return String.format(
+                    "%d young, %d full, %.1f s paused",
+                    young - before.young, full - before.full, seconds - before.seconds);
         }
     }
 
@@ -786,12 +1045,22 @@ public final class PropagationBenchmark {
             return Gc.NONE;
         }
         try {
-            Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jstat").toString(), "-gc",
-                    Long.toString(fleet.pid())).redirectErrorStream(true).start();
-            List<String> lines = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).strip().lines().toList();
+            Process p = new ProcessBuilder(
+                            Path.of(System.getProperty("java.home"), "bin", "jstat")
+                                    .toString(),
+                            "-gc",
+                            Long.toString(fleet.pid()))
+                    .redirectErrorStream(true)
+                    .start();
+            List<String> lines = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8)
+                    .strip()
+                    .lines()
+                    .toList();
             List<String> names = List.of(lines.get(0).strip().split("\\s+"));
             String[] values = lines.get(lines.size() - 1).strip().split("\\s+");
-            return new Gc(Long.parseLong(values[names.indexOf("YGC")]), Long.parseLong(values[names.indexOf("FGC")]),
+            return new Gc(
+                    Long.parseLong(values[names.indexOf("YGC")]),
+                    Long.parseLong(values[names.indexOf("FGC")]),
                     Double.parseDouble(values[names.indexOf("GCT")]));
         } catch (java.io.IOException | RuntimeException e) {
             System.out.println("the hollow fleet's collections not read: " + e);
@@ -803,8 +1072,15 @@ public final class PropagationBenchmark {
      * Sends {@code count} endpoint changes at {@code rate} a second, paced, each to the next cluster in turn; returns
      * them once their versions are stored.
      */
-    private List<Change> changes(KafkaProducer<String, String> producer, List<Cluster> shape, int services, int endpoints, int rate,
-            int count, int generation) throws Exception {
+    private List<Change> changes(
+            KafkaProducer<String, String> producer,
+            List<Cluster> shape,
+            int services,
+            int endpoints,
+            int rate,
+            int count,
+            int generation)
+            throws Exception {
         List<Map.Entry<Cluster, Long>> sent = new ArrayList<>();
         long intervalNanos = 1_000_000_000L / rate;
         long start = System.nanoTime();
@@ -815,14 +1091,21 @@ public final class PropagationBenchmark {
             }
             Cluster c = shape.get(k % shape.size());
             int svc = (k / shape.size() * 7919) % services;
-            long offset = send(producer, c, List.of(up(c.name(), PipelineBenchmark.slice(svc, endpoints, c.nodes(), generation + k))));
+            long offset = send(
+                    producer,
+                    c,
+                    List.of(up(c.name(), PipelineBenchmark.slice(svc, endpoints, c.nodes(), generation + k))));
             sent.add(Map.entry(c, offset));
         }
         List<Change> changes = new ArrayList<>();
         for (Map.Entry<Cluster, Long> e : sent) {
             EventClock clock = e.getKey().clock();
             clock.awaitStored(e.getValue());
-            changes.add(new Change(e.getKey(), clock.versionOf(e.getValue()), clock.sentAt(e.getValue()), clock.storedAfter(e.getValue())));
+            changes.add(new Change(
+                    e.getKey(),
+                    clock.versionOf(e.getValue()),
+                    clock.sentAt(e.getValue()),
+                    clock.storedAfter(e.getValue())));
         }
         return changes;
     }
@@ -833,22 +1116,31 @@ public final class PropagationBenchmark {
         changes.forEach(ch -> newest.merge(ch.cluster(), ch.version(), Math::max));
         Map<String, Long> last = new HashMap<>();
         newest.forEach((c, v) -> c.agents().forEach(k -> last.put(k, v)));
-        await("every agent at the version of its cluster's last change").forever().pollDelay(Duration.ZERO)
-                .pollInterval(Duration.ofMillis(50)).until(() -> last.entrySet().stream()
-                        .allMatch(e -> acked.getOrDefault(e.getKey(), 0L) >= e.getValue()));
+        await("every agent at the version of its cluster's last change")
+                .forever()
+                .pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(50))
+                .until(() ->
+                        last.entrySet().stream().allMatch(e -> acked.getOrDefault(e.getKey(), 0L) >= e.getValue()));
     }
 
     private static double snapshotBytes(MeterRegistry meters) {
-        return meters.get("rulesync.snapshot.bytes").tag("encoding", "gzip").summary().totalAmount();
+        return meters.get("rulesync.snapshot.bytes")
+                .tag("encoding", "gzip")
+                .summary()
+                .totalAmount();
     }
 
     private static long processCpuNanos() {
-        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+        return ((com.sun.management.OperatingSystemMXBean)
+                        java.lang.management.ManagementFactory.getOperatingSystemMXBean())
                 .getProcessCpuTime();
     }
 
     private long fleetCpuNanos() {
-        return fleet == null ? 0 : fleet.info().totalCpuDuration().map(Duration::toNanos).orElse(0L);
+        return fleet == null
+                ? 0
+                : fleet.info().totalCpuDuration().map(Duration::toNanos).orElse(0L);
     }
 
     /** The server process serving the node_status reader: its CPU is the benchmark's, not the control plane's. */
@@ -860,9 +1152,14 @@ public final class PropagationBenchmark {
      */
     private long postgresCpuNanos() {
         // Per process, the most seen: a backend that ended (a killed replica's connections) keeps what it used.
-        ProcessHandle.allProcesses().filter(ph -> ph.pid() != readerBackend)
-                .filter(ph -> ph.info().command().map(c -> c.contains("postgres")).orElse(false))
-                .forEach(ph -> postgresSeen.merge(ph.pid(), ph.info().totalCpuDuration().map(Duration::toNanos).orElse(0L), Math::max));
+        ProcessHandle.allProcesses()
+                .filter(ph -> ph.pid() != readerBackend)
+                .filter(ph ->
+                        ph.info().command().map(c -> c.contains("postgres")).orElse(false))
+                .forEach(ph -> postgresSeen.merge(
+                        ph.pid(),
+                        ph.info().totalCpuDuration().map(Duration::toNanos).orElse(0L),
+                        Math::max));
         return postgresSeen.values().stream().mapToLong(Long::longValue).sum();
     }
 
@@ -882,7 +1179,9 @@ public final class PropagationBenchmark {
     /** An ack as its agent sent it: how long its apply took (when it was stored is read from node_status). */
     private void record(NodeAck a) {
         if (a.status() == NodeAck.Status.APPLIED && recording) {
-            applyMillis.computeIfAbsent(key(a.cluster(), a.node()), k -> java.util.Collections.synchronizedList(new ArrayList<>()))
+            applyMillis
+                    .computeIfAbsent(
+                            key(a.cluster(), a.node()), k -> java.util.Collections.synchronizedList(new ArrayList<>()))
                     .add(a.durationMs() * 1_000_000);
         }
     }
@@ -898,6 +1197,7 @@ public final class PropagationBenchmark {
 
     /** The node_status reader's thread: its CPU is the benchmark's, not the control plane's, and is left out. */
     private volatile Thread statusReader;
+
     private volatile boolean statusReaderStopping;
 
     private void watchNodeStatus(String url) {
@@ -905,8 +1205,8 @@ public final class PropagationBenchmark {
         // Only the rows written since the last read (with a second's overlap for transactions that committed late): a
         // thousand rows read every 20 ms cost PostgreSQL more than the acks it measures.
         try (java.sql.Connection c = java.sql.DriverManager.getConnection(url, "postgres", "");
-                java.sql.PreparedStatement q = c.prepareStatement("SELECT cluster, node, running, updated_at FROM node_status "
-                        + "WHERE updated_at > ?")) {
+                java.sql.PreparedStatement q = c.prepareStatement(
+                        "SELECT cluster, node, running, updated_at FROM node_status " + "WHERE updated_at > ?")) {
             try (java.sql.ResultSet rs = c.createStatement().executeQuery("SELECT pg_backend_pid()")) {
                 rs.next();
                 readerBackend = rs.getLong(1);
@@ -984,22 +1284,38 @@ public final class PropagationBenchmark {
         double seconds = (System.nanoTime() - t0) / 1e9;
         double control = (controlCpuNanos() - cpu0) / 1e6 / seconds;
         double pg = (postgresCpuNanos() - pg0) / 1e6 / seconds;
-        System.out.printf("idle for %.0f s, every stream open: control plane %.1f ms of CPU a second, PostgreSQL %.1f ms a second; by thread: %s%n",
-                seconds, control, pg, busiest(threads0, cpuByThreadGroup(), 10,
+        System.out.printf(
+                "idle for %.0f s, every stream open: control plane %.1f ms of CPU a second, PostgreSQL %.1f ms a second; by thread: %s%n",
+                seconds,
+                control,
+                pg,
+                busiest(
+                        threads0,
+                        cpuByThreadGroup(),
+                        10,
                         // /proc gives names cut to 15 characters
-                        name -> BENCH_THREADS.stream().noneMatch(b -> b.startsWith(name)) && !name.startsWith("agent-"), 1e6 * seconds, "ms/s"));
+                        name -> BENCH_THREADS.stream().noneMatch(b -> b.startsWith(name)) && !name.startsWith("agent-"),
+                        1e6 * seconds,
+                        "ms/s"));
     }
 
     /**
      * The {@code limit} thread groups of {@code shown} names that used the most CPU between two {@link #cpuByThreadGroup}
      * readings, most first, each as its name and its CPU divided by {@code nanosPerUnit}, in {@code unit}.
      */
-    private static String busiest(Map<String, Long> before, Map<String, Long> after, int limit, java.util.function.Predicate<String> shown,
-            double nanosPerUnit, String unit) {
+    private static String busiest(
+            Map<String, Long> before,
+            Map<String, Long> after,
+            int limit,
+            java.util.function.Predicate<String> shown,
+            double nanosPerUnit,
+            String unit) {
         return after.entrySet().stream()
                 .filter(e -> shown.test(e.getKey()))
                 .map(e -> Map.entry(e.getKey(), e.getValue() - before.getOrDefault(e.getKey(), 0L)))
-                .filter(e -> e.getValue() > 0).sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(limit)
+                .filter(e -> e.getValue() > 0)
+                .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                .limit(limit)
                 .map(e -> String.format("%s %.1f %s", e.getKey(), e.getValue() / nanosPerUnit, unit))
                 .collect(java.util.stream.Collectors.joining(", "));
     }
@@ -1008,8 +1324,10 @@ public final class PropagationBenchmark {
     private long jitNanos() {
         long sum = 0;
         for (String pid : fleet == null ? List.of("self") : List.of("self", Long.toString(fleet.pid()))) {
-            sum += cpuByThreadGroup(pid).entrySet().stream().filter(e -> e.getKey().contains("CompilerThre"))
-                    .mapToLong(Map.Entry::getValue).sum();
+            sum += cpuByThreadGroup(pid).entrySet().stream()
+                    .filter(e -> e.getKey().contains("CompilerThre"))
+                    .mapToLong(Map.Entry::getValue)
+                    .sum();
         }
         return sum;
     }
@@ -1017,6 +1335,7 @@ public final class PropagationBenchmark {
     private volatile long replicaCpu0;
     /** When the second replica was killed (nanoTime), and how long its nodes took to move; 0 when it was not. */
     private volatile long killedAt;
+
     private volatile long replicaCpuAtKill;
 
     /** Starts the second replica on the benchmark's database; returns its stream port, read from its log. */
@@ -1024,26 +1343,36 @@ public final class PropagationBenchmark {
         Path tokens = Files.createTempFile("rulesync-bench-tokens", ".txt");
         Files.write(tokens, tokenLines);
         tokens.toFile().deleteOnExit();
-        List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx4g",
-                "-Djava.util.concurrent.ForkJoinPool.common.parallelism=2", "-cp", System.getProperty("java.class.path"),
-                ApiReplica.class.getName(), "--port=0", "--stream-port=0", "--address=127.0.0.1", "--tokens-file=" + tokens,
+        List<String> cmd = List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx4g",
+                "-Djava.util.concurrent.ForkJoinPool.common.parallelism=2",
+                "-cp",
+                System.getProperty("java.class.path"),
+                ApiReplica.class.getName(),
+                "--port=0",
+                "--stream-port=0",
+                "--address=127.0.0.1",
+                "--tokens-file=" + tokens,
                 "--db-url=jdbc:postgresql://127.0.0.1:5432/" + db);
         replica = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        java.io.BufferedReader lines = new java.io.BufferedReader(new java.io.InputStreamReader(replica.getInputStream(),
-                java.nio.charset.StandardCharsets.UTF_8));
+        java.io.BufferedReader lines = new java.io.BufferedReader(
+                new java.io.InputStreamReader(replica.getInputStream(), java.nio.charset.StandardCharsets.UTF_8));
         java.util.regex.Pattern port = java.util.regex.Pattern.compile("node streams on port (\\d+)");
         for (String line = lines.readLine(); line != null; line = lines.readLine()) {
             java.util.regex.Matcher m = port.matcher(line);
             if (m.find()) {
-                Thread drain = new Thread(() -> {
-                    try {
-                        while (lines.readLine() != null) {
-                            // its log is not shown
-                        }
-                    } catch (java.io.IOException ignored) {
-                        // killed
-                    }
-                }, "replica-output");
+                Thread drain = new Thread(
+                        () -> {
+                            try {
+                                while (lines.readLine() != null) {
+                                    // its log is not shown
+                                }
+                            } catch (java.io.IOException ignored) {
+                                // killed
+                            }
+                        },
+                        "replica-output");
                 drain.setDaemon(true);
                 drain.start();
                 return Integer.parseInt(m.group(1));
@@ -1053,20 +1382,23 @@ public final class PropagationBenchmark {
     }
 
     /** The benchmark's own threads in this process: their CPU is not the control plane's. */
-    private static final java.util.Set<String> BENCH_THREADS = java.util.Set.of("main", "node-status-reader", "timeline-sampler",
-            "replica-killer", "replica-output");
+    private static final java.util.Set<String> BENCH_THREADS =
+            java.util.Set.of("main", "node-status-reader", "timeline-sampler", "replica-killer", "replica-output");
 
     /** This JVM's heap in use after a full collection, in bytes. */
     private static long heapAfterGc() {
         System.gc();
-        return java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+        return java.lang.management.ManagementFactory.getMemoryMXBean()
+                .getHeapMemoryUsage()
+                .getUsed();
     }
 
     /** This JVM's collections so far: their count and milliseconds, all collectors together. */
     private static long[] gcTotals() {
         long count = 0;
         long ms = 0;
-        for (java.lang.management.GarbageCollectorMXBean g : java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
+        for (java.lang.management.GarbageCollectorMXBean g :
+                java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
             count += Math.max(0, g.getCollectionCount());
             ms += Math.max(0, g.getCollectionTime());
         }
@@ -1086,14 +1418,19 @@ public final class PropagationBenchmark {
     private long controlCpuNanos() {
         java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
         for (java.lang.management.ThreadInfo t : mx.getThreadInfo(mx.getAllThreadIds())) {
-            if (t != null && (BENCH_THREADS.contains(t.getThreadName()) || t.getThreadName().startsWith("agent-")
-                    || t.getThreadName().equals("process reaper"))) {
+            if (t != null
+                    && (BENCH_THREADS.contains(t.getThreadName())
+                            || t.getThreadName().startsWith("agent-")
+                            || t.getThreadName().equals("process reaper"))) {
                 benchThreadsSeen.merge(t.getThreadId(), Math.max(0, mx.getThreadCpuTime(t.getThreadId())), Math::max);
             }
         }
-        // Per thread, the most seen: a thread that ended (a process reaper idle for a minute) still took what it took. Summing
-        // only the living ones gave the control plane, at the end of a phase, all a dead reaper had used since the start.
-        return processCpuNanos() - benchThreadsSeen.values().stream().mapToLong(Long::longValue).sum();
+        // Per thread, the most seen: a thread that ended (a process reaper idle for a minute) still took what it took.
+        // Summing
+        // only the living ones gave the control plane, at the end of a phase, all a dead reaper had used since the
+        // start.
+        return processCpuNanos()
+                - benchThreadsSeen.values().stream().mapToLong(Long::longValue).sum();
     }
 
     private final Map<Long, Long> benchThreadsSeen = new ConcurrentHashMap<>();
@@ -1108,7 +1445,9 @@ public final class PropagationBenchmark {
 
     private static String summary(List<Long> nanos) {
         long[] s = nanos.stream().mapToLong(Long::longValue).sorted().toArray();
-        return String.format("p50 %.0f ms, p90 %.0f ms, p99 %.0f ms, max %.0f ms", pct(s, 50), pct(s, 90), pct(s, 99), s[s.length - 1] / 1e6);
+        return String.format(
+                "p50 %.0f ms, p90 %.0f ms, p99 %.0f ms, max %.0f ms",
+                pct(s, 50), pct(s, 90), pct(s, 99), s[s.length - 1] / 1e6);
     }
 
     private static double pct(long[] sorted, int p) {

@@ -5,10 +5,10 @@ import io.grpc.Status;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import io.rulesync.client.ApiClient;
-import io.rulesync.client.SnapshotTag;
-import io.rulesync.e2e.AgentTokens;
 import io.rulesync.client.Retries;
+import io.rulesync.client.SnapshotTag;
 import io.rulesync.client.stream.NodeStream;
+import io.rulesync.e2e.AgentTokens;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.rules.Lineage;
 import io.rulesync.model.stream.NodeFrame;
@@ -57,6 +57,7 @@ public final class ThinFleet {
     private final String streams;
     /** Each node's own token, made from the benchmark's secret. */
     private final AgentTokens tokens;
+
     private final List<HttpClient> http = new ArrayList<>();
 
     private ThinFleet(URI api, String streams, AgentTokens tokens) {
@@ -64,11 +65,14 @@ public final class ThinFleet {
         this.streams = streams;
         this.tokens = tokens;
         for (int i = 0; i < 4; i++) {
-            http.add(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).executor(Executors.newFixedThreadPool(1, r -> {
-                Thread t = new Thread(r, "thin-http");
-                t.setDaemon(true);
-                return t;
-            })).build());
+            http.add(HttpClient.newBuilder()
+                    .connectTimeout(Duration.ofSeconds(10))
+                    .executor(Executors.newFixedThreadPool(1, r -> {
+                        Thread t = new Thread(r, "thin-http");
+                        t.setDaemon(true);
+                        return t;
+                    }))
+                    .build());
         }
     }
 
@@ -88,13 +92,19 @@ public final class ThinFleet {
         System.out.println("warmed in 0.0 s");
         System.out.flush();
         agents.forEach(Thin::start);
-        System.out.println("started " + agents.size() + " thin agents; threads in this process: " + Thread.activeCount());
+        System.out.println(
+                "started " + agents.size() + " thin agents; threads in this process: " + Thread.activeCount());
         System.out.flush();
-        TIMER.scheduleAtFixedRate(() -> {
-            if (REFUSED.get() + OUT_OF_ORDER.get() > 0) {
-                System.out.println("frames refused so far: " + REFUSED.get() + ", out of sequence: " + OUT_OF_ORDER.get());
-            }
-        }, 10, 10, TimeUnit.SECONDS);
+        TIMER.scheduleAtFixedRate(
+                () -> {
+                    if (REFUSED.get() + OUT_OF_ORDER.get() > 0) {
+                        System.out.println(
+                                "frames refused so far: " + REFUSED.get() + ", out of sequence: " + OUT_OF_ORDER.get());
+                    }
+                },
+                10,
+                10,
+                TimeUnit.SECONDS);
         while (System.in.read() != -1) {
             // the parent keeps stdin open while it wants the fleet
         }
@@ -131,27 +141,35 @@ public final class ThinFleet {
 
         /** The node's snapshot, read to its last byte and not parsed; its version and lineage are the ETag's. */
         private CompletableFuture<Void> snapshot() {
-            HttpRequest req = new ApiClient(api, tokens.token(cluster, node), client).clusterRequest(cluster, "versions/latest/snapshot?node=" + node,
-                    Duration.ofMinutes(5)).header("Accept-Encoding", "gzip").GET().build();
-            return client.sendAsync(req, HttpResponse.BodyHandlers.ofByteArray()).thenAccept(r -> {
-                if (r.statusCode() != 200) {
-                    throw new IllegalStateException("snapshot of " + node + ": HTTP " + r.statusCode());
-                }
-                SnapshotTag tag = SnapshotTag.parse(r.headers().firstValue("ETag").orElseThrow());
-                synchronized (this) {
-                    running = tag.version();
-                    lineage = tag.lineage();
-                }
-            }).exceptionallyCompose(e -> {
-                if (retries.failures() == 0) {
-                    System.out.println(node + ": " + e.getMessage() + "; trying again");
-                    System.out.flush();
-                }
-                CompletableFuture<Void> again = new CompletableFuture<>();
-                TIMER.schedule(() -> snapshot().whenComplete((v, f) -> again.complete(null)), retries.failed().toMillis(),
-                        TimeUnit.MILLISECONDS);
-                return again;
-            });
+            HttpRequest req = new ApiClient(api, tokens.token(cluster, node), client)
+                    .clusterRequest(cluster, "versions/latest/snapshot?node=" + node, Duration.ofMinutes(5))
+                    .header("Accept-Encoding", "gzip")
+                    .GET()
+                    .build();
+            return client.sendAsync(req, HttpResponse.BodyHandlers.ofByteArray())
+                    .thenAccept(r -> {
+                        if (r.statusCode() != 200) {
+                            throw new IllegalStateException("snapshot of " + node + ": HTTP " + r.statusCode());
+                        }
+                        SnapshotTag tag =
+                                SnapshotTag.parse(r.headers().firstValue("ETag").orElseThrow());
+                        synchronized (this) {
+                            running = tag.version();
+                            lineage = tag.lineage();
+                        }
+                    })
+                    .exceptionallyCompose(e -> {
+                        if (retries.failures() == 0) {
+                            System.out.println(node + ": " + e.getMessage() + "; trying again");
+                            System.out.flush();
+                        }
+                        CompletableFuture<Void> again = new CompletableFuture<>();
+                        TIMER.schedule(
+                                () -> snapshot().whenComplete((v, f) -> again.complete(null)),
+                                retries.failed().toMillis(),
+                                TimeUnit.MILLISECONDS);
+                        return again;
+                    });
         }
 
         private synchronized void open() {
@@ -197,8 +215,17 @@ public final class ThinFleet {
                 f = ServerFrame.read(bytes);
             } catch (IllegalArgumentException e) {
                 REFUSED.incrementAndGet();
-                ack(new NodeAck(cluster, node, running + 1, running, NodeAck.Status.FAILED, "frame refused: " + e.getMessage(), 0, 0,
-                        "hollow", Instant.now()));
+                ack(new NodeAck(
+                        cluster,
+                        node,
+                        running + 1,
+                        running,
+                        NodeAck.Status.FAILED,
+                        "frame refused: " + e.getMessage(),
+                        0,
+                        0,
+                        "hollow",
+                        Instant.now()));
                 return;
             }
             if (f instanceof ServerFrame.Snapshot) {

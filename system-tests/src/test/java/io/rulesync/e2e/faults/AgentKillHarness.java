@@ -55,8 +55,7 @@ public final class AgentKillHarness {
     private static final String NODE = "node-0";
     private static final Duration CONVERGE = Duration.ofSeconds(90);
 
-    private AgentKillHarness() {
-    }
+    private AgentKillHarness() {}
 
     public static void main(String[] args) throws Exception {
         int kills = args.length > 0 ? Integer.parseInt(args[0]) : 40;
@@ -73,13 +72,16 @@ public final class AgentKillHarness {
         Topics topics = new Topics("events-" + run, "deltas-" + run, "dlt-" + run);
         List<AutoCloseable> close = new ArrayList<>();
         RulesyncProcess agent = null;
-        try (TestDatabase db = TestDatabase.create(); NetnsLab lab = new NetnsLab(0)) {
+        try (TestDatabase db = TestDatabase.create();
+                NetnsLab lab = new NetnsLab(0)) {
             ConfigurableApplicationContext compiler = TestCompiler.start(db, topics, run);
             close.add(compiler::close);
             // The node's own token: it acks for itself only.
-            ApiTokens.Issued agentToken = ApiTokens.issue("agent-" + NODE, Role.AGENT, new ApiTokens.Scope(CLUSTER, NODE));
+            ApiTokens.Issued agentToken =
+                    ApiTokens.issue("agent-" + NODE, Role.AGENT, new ApiTokens.Scope(CLUSTER, NODE));
             ApiCommand apiCommand = new ApiCommand().withTokens(List.of(agentToken.line()));
-            new CommandLine(apiCommand).parseArgs("--port=0", "--address=127.0.0.1", "--db-url=" + db.url(), "--db-user=" + db.user());
+            new CommandLine(apiCommand)
+                    .parseArgs("--port=0", "--address=127.0.0.1", "--db-url=" + db.url(), "--db-user=" + db.user());
             apiCommand.withDatabasePassword(db.password());
             ConfigurableApplicationContext api = apiCommand.start();
             close.add(api::close);
@@ -89,21 +91,51 @@ public final class AgentKillHarness {
             Files.writeString(token, agentToken.token() + "\n");
             Files.setPosixFilePermissions(token, PosixFilePermissions.fromString("rw-------"));
             Path state = Files.createDirectories(dir.resolve("state-" + run));
-            List<String> agentArgs = List.of("agent", "--cluster", CLUSTER, "--node", NODE, "--kafka",
-                    TestInfrastructure.kafkaBootstrapServers(), "--deltas-topic", topics.deltas(),
-                    "--api", apiUrl, "--api-token-file", token.toString(), "--netns", lab.nodeNs(), "--state-dir", state.toString(),
-                    "--ip-families", "ipv4", "--metrics-bind-address", "off", "--healthz-bind-address", "off", "--verify-interval", "5");
+            List<String> agentArgs = List.of(
+                    "agent",
+                    "--cluster",
+                    CLUSTER,
+                    "--node",
+                    NODE,
+                    "--kafka",
+                    TestInfrastructure.kafkaBootstrapServers(),
+                    "--deltas-topic",
+                    topics.deltas(),
+                    "--api",
+                    apiUrl,
+                    "--api-token-file",
+                    token.toString(),
+                    "--netns",
+                    lab.nodeNs(),
+                    "--state-dir",
+                    state.toString(),
+                    "--ip-families",
+                    "ipv4",
+                    "--metrics-bind-address",
+                    "off",
+                    "--healthz-bind-address",
+                    "off",
+                    "--verify-interval",
+                    "5");
 
-            ChangeStream stream = new ChangeStream(CLUSTER, TestInfrastructure.kafkaBootstrapServers(), topics.events(), services, rate);
+            ChangeStream stream = new ChangeStream(
+                    CLUSTER, TestInfrastructure.kafkaBootstrapServers(), topics.events(), services, rate);
             stream.start();
             VersionHistory history = new VersionHistory(db.dataSource());
             JdbcTemplate sql = new JdbcTemplate(db.dataSource());
-            Eventually.require("the initial state stored", Duration.ofMinutes(2),
-                    () -> history.head(CLUSTER) > 0 && history.nodes(CLUSTER, history.head(CLUSTER)).size() == ChangeStream.NODES
-                            && history.rules(CLUSTER, history.head(CLUSTER)).fragments().size() > services);
-            System.out.printf("agent killed %d times mid-apply (half during a full load, half during an incremental apply); %d Services x "
-                    + "%d endpoints, %d changes/s; kernel: network namespace %s%n", kills, services, ChangeStream.ENDPOINTS, rate,
-                    lab.nodeNs());
+            Eventually.require(
+                    "the initial state stored",
+                    Duration.ofMinutes(2),
+                    () -> history.head(CLUSTER) > 0
+                            && history.nodes(CLUSTER, history.head(CLUSTER)).size() == ChangeStream.NODES
+                            && history.rules(CLUSTER, history.head(CLUSTER))
+                                            .fragments()
+                                            .size()
+                                    > services);
+            System.out.printf(
+                    "agent killed %d times mid-apply (half during a full load, half during an incremental apply); %d Services x "
+                            + "%d endpoints, %d changes/s; kernel: network namespace %s%n",
+                    kills, services, ChangeStream.ENDPOINTS, rate, lab.nodeNs());
 
             Random random = new Random(kills);
             Map<String, Integer> outcomes = new TreeMap<>();
@@ -127,7 +159,8 @@ public final class AgentKillHarness {
                     continue;
                 }
                 Thread.sleep(random.nextInt(100));
-                // Odd kills take the JVM alone (its iptables-restore finishes on its own), even ones every process of the
+                // Odd kills take the JVM alone (its iptables-restore finishes on its own), even ones every process of
+                // the
                 // agent at once, as a container's kill: the tool dies mid-restore too.
                 if (k % 4 < 2) {
                     agent.kill();
@@ -138,9 +171,11 @@ public final class AgentKillHarness {
 
                 Map<Table, Map<String, List<String>>> kernel = kernel(lab);
                 String doubled = doubled(lab);
-                String verdict = doubled != null ? doubled
+                String verdict = doubled != null
+                        ? doubled
                         : judge(kernel, history, Math.max(1, Math.min(runningBefore, headBefore)), headAfter, full);
-                outcomes.merge((full ? "full load: " : "incremental: ") + verdict.replaceAll(" \\d+.*", ""), 1, Integer::sum);
+                outcomes.merge(
+                        (full ? "full load: " : "incremental: ") + verdict.replaceAll(" \\d+.*", ""), 1, Integer::sum);
                 if (verdict.startsWith("FAILED")) {
                     failures.add("kill " + (k + 1) + " (" + (full ? "full load" : "incremental") + "): " + verdict);
                 }
@@ -149,8 +184,8 @@ public final class AgentKillHarness {
                 agent = RulesyncProcess.start("agent", jar, List.of("-Xmx512m"), agentArgs, null);
                 long target = history.head(CLUSTER);
                 if (!Eventually.within(CONVERGE, () -> running(sql) >= target)) {
-                    failures.add("kill " + (k + 1) + ": restarted, the agent did not acknowledge version " + target + " within " + CONVERGE
-                            + " (it runs " + running(sql) + ")");
+                    failures.add("kill " + (k + 1) + ": restarted, the agent did not acknowledge version " + target
+                            + " within " + CONVERGE + " (it runs " + running(sql) + ")");
                 } else {
                     recoveries.add((System.nanoTime() - t) / 1_000_000);
                     // Converged means the kernel holds exactly a version, not just that the agent says so.
@@ -164,8 +199,10 @@ public final class AgentKillHarness {
                 }
             }
             stream.stop();
-            // The end: the stream stopped, the agent acknowledges the head, and its kernel holds exactly the head's rules.
-            new PipelineChecks(CLUSTER, db.dataSource()).awaitStored(stream.delivered().size(), Duration.ofMinutes(1));
+            // The end: the stream stopped, the agent acknowledges the head, and its kernel holds exactly the head's
+            // rules.
+            new PipelineChecks(CLUSTER, db.dataSource())
+                    .awaitStored(stream.delivered().size(), Duration.ofMinutes(1));
             long head = history.head(CLUSTER);
             long finalHead = head;
             if (!Eventually.within(CONVERGE, () -> running(sql) == finalHead)) {
@@ -173,7 +210,8 @@ public final class AgentKillHarness {
             } else if (!matches(kernel(lab), expected(history, head))) {
                 Map<Table, Map<String, List<String>>> k = kernel(lab);
                 failures.add("end: the kernel does not hold exactly the rules of version " + head + ": filter: "
-                        + difference(k.get(Table.FILTER), expected(history, head).get(Table.FILTER)) + "; nat: "
+                        + difference(
+                                k.get(Table.FILTER), expected(history, head).get(Table.FILTER)) + "; nat: "
                         + difference(k.get(Table.NAT), expected(history, head).get(Table.NAT)));
             }
             agent.stop();
@@ -181,10 +219,13 @@ public final class AgentKillHarness {
             long[] r = recoveries.stream().mapToLong(Long::longValue).sorted().toArray();
             System.out.printf("kills: %s%n", outcomes);
             if (r.length > 0) {
-                System.out.printf("restarted agent to the newest version acknowledged: median %.1f s, max %.1f s%n", r[r.length / 2] / 1000.0,
-                        r[r.length - 1] / 1000.0);
+                System.out.printf(
+                        "restarted agent to the newest version acknowledged: median %.1f s, max %.1f s%n",
+                        r[r.length / 2] / 1000.0, r[r.length - 1] / 1000.0);
             }
-            System.out.printf("end: version %d, the agent runs %d; %,d events sent%n", head, running(sql), stream.delivered().size());
+            System.out.printf(
+                    "end: version %d, the agent runs %d; %,d events sent%n",
+                    head, running(sql), stream.delivered().size());
         } finally {
             if (agent != null) {
                 agent.kill();
@@ -193,8 +234,10 @@ public final class AgentKillHarness {
                 close.get(i).close();
             }
         }
-        System.out.println(failures.isEmpty() ? "RESULT: every apply whole, no rule twice, every restart converged"
-                : "RESULT: FAILED: " + String.join("; ", failures));
+        System.out.println(
+                failures.isEmpty()
+                        ? "RESULT: every apply whole, no rule twice, every restart converged"
+                        : "RESULT: FAILED: " + String.join("; ", failures));
         System.exit(failures.isEmpty() ? 0 : 1);
     }
 
@@ -202,19 +245,22 @@ public final class AgentKillHarness {
      * What the kernel holds after a kill: "nothing" (killed during a full load before anything was committed), "version N"
      * (both tables exactly that version's; the lowest of several that match), or "FAILED: ..." saying what is wrong.
      */
-    private static String judge(Map<Table, Map<String, List<String>>> kernel, VersionHistory history, long from, long to, boolean full) {
+    private static String judge(
+            Map<Table, Map<String, List<String>>> kernel, VersionHistory history, long from, long to, boolean full) {
         boolean empty = kernel.values().stream().allMatch(Map::isEmpty);
         if (empty && full) {
             return "nothing yet";
         }
         String version = oneVersion(kernel, history, from, to);
-        // A full load is written in several restores (a few hundred Services each): killed between two, the kernel holds
+        // A full load is written in several restores (a few hundred Services each): killed between two, the kernel
+        // holds
         // the first part, which the restarted agent replaces. Only an incremental apply must be all or nothing.
         return version.startsWith("FAILED") && full ? "part of a full load" : version;
     }
 
     /** "version N" when both tables hold exactly the rules of version N (the lowest such), else what is wrong. */
-    private static String oneVersion(Map<Table, Map<String, List<String>>> kernel, VersionHistory history, long from, long to) {
+    private static String oneVersion(
+            Map<Table, Map<String, List<String>>> kernel, VersionHistory history, long from, long to) {
         Set<Long> both = null;
         for (Table table : Table.values()) {
             Set<Long> matching = new TreeSet<>();
@@ -229,11 +275,13 @@ public final class AgentKillHarness {
                 both.retainAll(matching);
             }
             if (matching.isEmpty()) {
-                return "FAILED: table " + table.restoreName() + " holds the rules of no version between " + from + " and " + to
-                        + " (against " + to + ": " + difference(kernel.get(table), expected(history, to).get(table)) + ")";
+                return "FAILED: table " + table.restoreName() + " holds the rules of no version between " + from
+                        + " and " + to + " (against " + to + ": "
+                        + difference(kernel.get(table), expected(history, to).get(table)) + ")";
             }
         }
-        return both.isEmpty() ? "FAILED: the tables hold the rules of different versions (between " + from + " and " + to + ")"
+        return both.isEmpty()
+                ? "FAILED: the tables hold the rules of different versions (between " + from + " and " + to + ")"
                 : "version " + both.iterator().next();
     }
 
@@ -249,17 +297,20 @@ public final class AgentKillHarness {
         return "none";
     }
 
-    private static boolean matches(Map<Table, Map<String, List<String>>> kernel, Map<Table, Map<String, List<String>>> expected) {
+    private static boolean matches(
+            Map<Table, Map<String, List<String>>> kernel, Map<Table, Map<String, List<String>>> expected) {
         return kernel.equals(expected);
     }
 
     /** Each version's expected listing, for the few versions one check compares with. */
-    private static final Cache<Long, Map<Table, Map<String, List<String>>>> EXPECTED = Caffeine.newBuilder().maximumSize(64).build();
+    private static final Cache<Long, Map<Table, Map<String, List<String>>>> EXPECTED =
+            Caffeine.newBuilder().maximumSize(64).build();
 
     /** What {@code iptables -t TABLE -S} prints for the node's own chains (KUBE-*) at version {@code v}. */
     private static Map<Table, Map<String, List<String>>> expected(VersionHistory history, long v) {
         return EXPECTED.get(v, x -> {
-            RuleSet rules = history.rules(CLUSTER, v).ruleSet(NODE, IpFamily.IPV4).orElseThrow();
+            RuleSet rules =
+                    history.rules(CLUSTER, v).ruleSet(NODE, IpFamily.IPV4).orElseThrow();
             Map<Table, Map<String, List<String>>> out = new HashMap<>();
             for (Table t : Table.values()) {
                 Map<String, List<String>> chains = new TreeMap<>();
@@ -281,7 +332,9 @@ public final class AgentKillHarness {
     private static String doubled(NetnsLab lab) {
         for (Table t : Table.values()) {
             Set<String> seen = new HashSet<>();
-            for (String line : lab.exec(lab.nodeNs(), "iptables", "-w", "5", "-t", t.restoreName(), "-S").orThrow().lines()) {
+            for (String line : lab.exec(lab.nodeNs(), "iptables", "-w", "5", "-t", t.restoreName(), "-S")
+                    .orThrow()
+                    .lines()) {
                 if (line.startsWith("-A ") && !seen.add(line)) {
                     return "FAILED: table " + t.restoreName() + " holds a rule twice: " + line;
                 }
@@ -295,10 +348,15 @@ public final class AgentKillHarness {
         Map<Table, Map<String, List<String>>> out = new HashMap<>();
         for (Table t : Table.values()) {
             Map<String, List<String>> chains = new TreeMap<>();
-            for (String line : lab.exec(lab.nodeNs(), "iptables", "-w", "5", "-t", t.restoreName(), "-S").orThrow().lines()) {
+            for (String line : lab.exec(lab.nodeNs(), "iptables", "-w", "5", "-t", t.restoreName(), "-S")
+                    .orThrow()
+                    .lines()) {
                 String[] f = line.split(" ", 3);
                 // The agent's canary chain (kube-proxy's way to notice a flush) is the agent's, not a version's.
-                if (f.length >= 2 && f[1].startsWith("KUBE-") && !f[1].endsWith("-CANARY") && (f[0].equals("-N") || f[0].equals("-A"))) {
+                if (f.length >= 2
+                        && f[1].startsWith("KUBE-")
+                        && !f[1].endsWith("-CANARY")
+                        && (f[0].equals("-N") || f[0].equals("-A"))) {
                     chains.computeIfAbsent(f[1], k -> new ArrayList<>()).add(line);
                 }
             }
@@ -308,15 +366,21 @@ public final class AgentKillHarness {
     }
 
     private static long running(JdbcTemplate sql) {
-        return sql.queryForList("SELECT running FROM node_status WHERE cluster = ? AND node = ?", Long.class, CLUSTER, NODE).stream()
-                .findFirst().orElse(0L);
+        return sql
+                .queryForList(
+                        "SELECT running FROM node_status WHERE cluster = ? AND node = ?", Long.class, CLUSTER, NODE)
+                .stream()
+                .findFirst()
+                .orElse(0L);
     }
 
     /** Waits until one of the agent's child processes is an iptables-restore; false when none came within {@code timeout}. */
     private static boolean awaitRestore(RulesyncProcess agent, Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline && agent.alive()) {
-            boolean restoring = agent.process().descendants().anyMatch(p -> p.info().commandLine().orElse("").contains("iptables-restore"));
+            boolean restoring = agent.process()
+                    .descendants()
+                    .anyMatch(p -> p.info().commandLine().orElse("").contains("iptables-restore"));
             if (restoring) {
                 return true;
             }

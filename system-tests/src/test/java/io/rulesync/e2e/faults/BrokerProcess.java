@@ -36,27 +36,32 @@ final class BrokerProcess implements AutoCloseable {
         int port = RulesyncProcess.freePort();
         int controller = RulesyncProcess.freePort();
         Path config = dir.resolve("server.properties");
-        Files.writeString(config, String.join("\n",
-                "process.roles=broker,controller",
-                "node.id=1",
-                "controller.quorum.voters=1@127.0.0.1:" + controller,
-                "listeners=PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controller,
-                "advertised.listeners=PLAINTEXT://127.0.0.1:" + port,
-                "controller.listener.names=CONTROLLER",
-                "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-                "inter.broker.listener.name=PLAINTEXT",
-                "log.dirs=" + dir.resolve("logs"),
-                "offsets.topic.replication.factor=1",
-                "transaction.state.log.replication.factor=1",
-                "transaction.state.log.min.isr=1",
-                "group.initial.rebalance.delay.ms=0",
-                "num.partitions=1",
-                "") );
+        Files.writeString(
+                config,
+                String.join(
+                        "\n",
+                        "process.roles=broker,controller",
+                        "node.id=1",
+                        "controller.quorum.voters=1@127.0.0.1:" + controller,
+                        "listeners=PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controller,
+                        "advertised.listeners=PLAINTEXT://127.0.0.1:" + port,
+                        "controller.listener.names=CONTROLLER",
+                        "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                        "inter.broker.listener.name=PLAINTEXT",
+                        "log.dirs=" + dir.resolve("logs"),
+                        "offsets.topic.replication.factor=1",
+                        "transaction.state.log.replication.factor=1",
+                        "transaction.state.log.min.isr=1",
+                        "group.initial.rebalance.delay.ms=0",
+                        "num.partitions=1",
+                        ""));
         BrokerProcess b = new BrokerProcess(dir, port, config);
         String clusterId = org.apache.kafka.common.Uuid.randomUuid().toString();
-        Process format = b.java("kafka.tools.StorageTool", "format", "-t", clusterId, "-c", config.toString()).start();
+        Process format = b.java("kafka.tools.StorageTool", "format", "-t", clusterId, "-c", config.toString())
+                .start();
         if (format.waitFor() != 0) {
-            throw new IllegalStateException("formatting the broker's log directory failed (see target/faults-broker.log)");
+            throw new IllegalStateException(
+                    "formatting the broker's log directory failed (see target/faults-broker.log)");
         }
         b.start(Duration.ofSeconds(60));
         return b;
@@ -72,7 +77,8 @@ final class BrokerProcess implements AutoCloseable {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
             if (!process.isAlive()) {
-                throw new IllegalStateException("the broker exited with " + process.exitValue() + " (see target/faults-broker.log)");
+                throw new IllegalStateException(
+                        "the broker exited with " + process.exitValue() + " (see target/faults-broker.log)");
             }
             try (Socket s = new Socket()) {
                 s.connect(new InetSocketAddress("127.0.0.1", port), 500);
@@ -97,11 +103,18 @@ final class BrokerProcess implements AutoCloseable {
     }
 
     private ProcessBuilder java(String main, String... args) {
-        List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-Xmx512m",
-                "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), main));
+        List<String> cmd = new ArrayList<>(List.of(
+                ProcessHandle.current().info().command().orElse("java"),
+                "-Xmx512m",
+                "-XX:TieredStopAtLevel=1",
+                "-cp",
+                System.getProperty("java.class.path"),
+                main));
         cmd.addAll(List.of(args));
-        return new ProcessBuilder(cmd).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(Path.of("target", "faults-broker.log").toFile()));
+        return new ProcessBuilder(cmd)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(
+                        Path.of("target", "faults-broker.log").toFile()));
     }
 
     @Override

@@ -90,7 +90,8 @@ final class ChangeStream {
         while (running.get()) {
             int i = random.nextInt(services);
             send(List.of(upsert(SyntheticCluster.slice(i, ENDPOINTS, ++generation[i]))));
-            next = Math.max(next + 1_000_000_000L / rate, System.nanoTime() - 1_000_000_000L); // no burst after an outage
+            next = Math.max(
+                    next + 1_000_000_000L / rate, System.nanoTime() - 1_000_000_000L); // no burst after an outage
             long wait = next - System.nanoTime();
             if (wait > 0) {
                 try {
@@ -127,7 +128,9 @@ final class ChangeStream {
             synchronized (this) {
                 retried += d.failed().cardinality();
             }
-            events = Arrays.stream(d.failed().stream().toArray()).mapToObj(events::get).toList();
+            events = Arrays.stream(d.failed().stream().toArray())
+                    .mapToObj(events::get)
+                    .toList();
         }
     }
 

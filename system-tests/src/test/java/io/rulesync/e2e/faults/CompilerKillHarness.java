@@ -31,8 +31,7 @@ import picocli.CommandLine;
 public final class CompilerKillHarness {
     private static final String CLUSTER = "faults";
 
-    private CompilerKillHarness() {
-    }
+    private CompilerKillHarness() {}
 
     public static void main(String[] args) throws Exception {
         int kills = args.length > 0 ? Integer.parseInt(args[0]) : 200;
@@ -45,18 +44,25 @@ public final class CompilerKillHarness {
         DryRunAgents agents = null;
         ConfigurableApplicationContext api = null;
         try (TestDatabase db = TestDatabase.create()) {
-            System.out.printf("compiler killed %d times; %d Services x %d endpoints over %d nodes, %d changes/s; topic %s%n",
+            System.out.printf(
+                    "compiler killed %d times; %d Services x %d endpoints over %d nodes, %d changes/s; topic %s%n",
                     kills, services, ChangeStream.ENDPOINTS, ChangeStream.NODES, rate, topic);
             ChangeStream stream = new ChangeStream(CLUSTER, kafka, topic, services, rate);
             stream.start();
             PipelineChecks checks = new PipelineChecks(CLUSTER, db.dataSource());
             // The api (in the harness: it is not what is killed here) serves the agents' snapshots.
             ApiCommand apiCommand = new ApiCommand().withTokens(DryRunAgents.tokenLines(CLUSTER, ChangeStream.NODES));
-            new CommandLine(apiCommand).parseArgs("--port=0", "--address=127.0.0.1", "--db-url=" + db.url(), "--db-user=" + db.user());
+            new CommandLine(apiCommand)
+                    .parseArgs("--port=0", "--address=127.0.0.1", "--db-url=" + db.url(), "--db-user=" + db.user());
             apiCommand.withDatabasePassword(db.password());
             api = apiCommand.start();
-            agents = DryRunAgents.start(jar, CLUSTER, ChangeStream.NODES, kafka, "http://127.0.0.1:"
-                    + api.getEnvironment().getProperty("local.server.port"), Path.of("target", "faults-compiler-kill"));
+            agents = DryRunAgents.start(
+                    jar,
+                    CLUSTER,
+                    ChangeStream.NODES,
+                    kafka,
+                    "http://127.0.0.1:" + api.getEnvironment().getProperty("local.server.port"),
+                    Path.of("target", "faults-compiler-kill"));
 
             Random random = new Random(kills);
             List<Long> startups = new ArrayList<>();
@@ -67,7 +73,8 @@ public final class CompilerKillHarness {
                 startups.add(c.awaitHealthy(Duration.ofSeconds(120)));
                 // Working, not just started: it was assigned the partitions and committed a batch of its own.
                 while (checks.committed() <= before) {
-                    if (System.nanoTime() - c.startedAt() > Duration.ofSeconds(120).toNanos()) {
+                    if (System.nanoTime() - c.startedAt()
+                            > Duration.ofSeconds(120).toNanos()) {
                         throw new IllegalStateException("the compiler committed nothing within 120 s of its start");
                     }
                     Thread.sleep(100);
@@ -76,7 +83,9 @@ public final class CompilerKillHarness {
                 Thread.sleep(500 + random.nextInt(2500));
                 c.kill();
                 if ((k + 1) % 20 == 0) {
-                    System.out.printf("  %d kills, %,d events sent%n", k + 1, stream.delivered().size());
+                    System.out.printf(
+                            "  %d kills, %,d events sent%n",
+                            k + 1, stream.delivered().size());
                 }
             }
             stream.stop();
@@ -98,14 +107,22 @@ public final class CompilerKillHarness {
             }
             long[] s = startups.stream().mapToLong(Long::longValue).sorted().toArray();
             long[] t = takeovers.stream().mapToLong(Long::longValue).sorted().toArray();
-            System.out.printf("kills: %d; compiler start to healthy: median %.1f s, max %.1f s; to its first committed batch: "
-                    + "median %.1f s, max %.1f s%n", kills, s[s.length / 2] / 1000.0, s[s.length - 1] / 1000.0,
-                    t[t.length / 2] / 1000.0, t[t.length - 1] / 1000.0);
-            System.out.printf("events: %,d delivered, %,d stored (%d refused sends retried by the sink); versions: %,d, 1..%d%n",
+            System.out.printf(
+                    "kills: %d; compiler start to healthy: median %.1f s, max %.1f s; to its first committed batch: "
+                            + "median %.1f s, max %.1f s%n",
+                    kills,
+                    s[s.length / 2] / 1000.0,
+                    s[s.length - 1] / 1000.0,
+                    t[t.length / 2] / 1000.0,
+                    t[t.length - 1] / 1000.0);
+            System.out.printf(
+                    "events: %,d delivered, %,d stored (%d refused sends retried by the sink); versions: %,d, 1..%d%n",
                     stream.delivered().size(), checks.stored(), stream.retried(), checks.head(), checks.head());
-            System.out.printf("rules of the newest version equal the compile of the final objects: %s; the agents run %s%n",
+            System.out.printf(
+                    "rules of the newest version equal the compile of the final objects: %s; the agents run %s%n",
                     checks.newestRulesMatch(stream), running);
-            System.out.println(failures.isEmpty() ? "RESULT: nothing lost" : "RESULT: FAILED: " + String.join("; ", failures));
+            System.out.println(
+                    failures.isEmpty() ? "RESULT: nothing lost" : "RESULT: FAILED: " + String.join("; ", failures));
             ok = failures.isEmpty();
         } finally {
             if (agents != null) {
@@ -122,7 +139,8 @@ public final class CompilerKillHarness {
     static Path jar() {
         Path jar = Path.of(System.getProperty("rulesync.jar", "launcher/target/rulesync.jar"));
         if (!Files.isRegularFile(jar)) {
-            throw new IllegalStateException(jar + " is missing: build it with ./rulesync --help (or mvn -DskipTests package)");
+            throw new IllegalStateException(
+                    jar + " is missing: build it with ./rulesync --help (or mvn -DskipTests package)");
         }
         return jar;
     }
@@ -132,12 +150,24 @@ public final class CompilerKillHarness {
      * default: 45 s); the harnesses kill every few seconds, so their compilers use a short session, as a deployment
      * that wants fast failover would.
      */
-    static RulesyncProcess compiler(Path jar, String kafka, String url, String user, List<String> password) throws IOException {
+    static RulesyncProcess compiler(Path jar, String kafka, String url, String user, List<String> password)
+            throws IOException {
         int port = RulesyncProcess.freePort();
-        List<String> args = new ArrayList<>(List.of("compiler", "--kafka", kafka, "--db-url", url, "--db-user", user, "--port",
-                Integer.toString(port), "--kafka-config", kafkaConfig().toString()));
+        List<String> args = new ArrayList<>(List.of(
+                "compiler",
+                "--kafka",
+                kafka,
+                "--db-url",
+                url,
+                "--db-user",
+                user,
+                "--port",
+                Integer.toString(port),
+                "--kafka-config",
+                kafkaConfig().toString()));
         args.addAll(password);
-        return RulesyncProcess.start("compiler", jar, List.of("-Xmx768m"), args, "http://127.0.0.1:" + port + "/actuator/health");
+        return RulesyncProcess.start(
+                "compiler", jar, List.of("-Xmx768m"), args, "http://127.0.0.1:" + port + "/actuator/health");
     }
 
     private static Path kafkaConfig() throws IOException {

@@ -38,7 +38,8 @@ final class DryRunAgents implements AutoCloseable {
         this.processes = processes;
     }
 
-    static DryRunAgents start(Path jar, String cluster, int nodes, String kafka, String api, Path dir) throws IOException {
+    static DryRunAgents start(Path jar, String cluster, int nodes, String kafka, String api, Path dir)
+            throws IOException {
         Files.createDirectories(dir);
         List<RulesyncProcess> processes = new ArrayList<>();
         for (int n = 0; n < nodes; n++) {
@@ -47,26 +48,52 @@ final class DryRunAgents implements AutoCloseable {
             Files.writeString(token, TOKENS.token(cluster, node) + "\n");
             // The agent refuses a token file others may read.
             Files.setPosixFilePermissions(token, PosixFilePermissions.fromString("rw-------"));
-            processes.add(RulesyncProcess.start("agent-" + node, jar, List.of("-Xmx256m", "-XX:TieredStopAtLevel=1"), List.of("agent",
-                    "--cluster", cluster, "--node", node, "--kafka", kafka, "--api", api, "--api-token-file", token.toString(),
-                    "--dry-run", Files.createDirectories(dir.resolve(node)).toString(), "--ip-families", "ipv4",
-                    "--metrics-bind-address", "off", "--healthz-bind-address", "off"), null));
+            processes.add(RulesyncProcess.start(
+                    "agent-" + node,
+                    jar,
+                    List.of("-Xmx256m", "-XX:TieredStopAtLevel=1"),
+                    List.of(
+                            "agent",
+                            "--cluster",
+                            cluster,
+                            "--node",
+                            node,
+                            "--kafka",
+                            kafka,
+                            "--api",
+                            api,
+                            "--api-token-file",
+                            token.toString(),
+                            "--dry-run",
+                            Files.createDirectories(dir.resolve(node)).toString(),
+                            "--ip-families",
+                            "ipv4",
+                            "--metrics-bind-address",
+                            "off",
+                            "--healthz-bind-address",
+                            "off"),
+                    null));
         }
         return new DryRunAgents(cluster, processes);
     }
 
     /** Agents that exited (they should not). */
     List<String> exited() {
-        return processes.stream().filter(p -> !p.alive()).map(p -> p.name() + " exited (see target/faults-" + p.name() + ".log)")
+        return processes.stream()
+                .filter(p -> !p.alive())
+                .map(p -> p.name() + " exited (see target/faults-" + p.name() + ".log)")
                 .toList();
     }
 
     /** The version each node runs, from its acks. */
     Map<String, Long> running(JdbcTemplate sql) {
         Map<String, Long> out = new TreeMap<>();
-        sql.query("SELECT node, running FROM node_status WHERE cluster = ? AND last_status = 'APPLIED'", rs -> {
-            out.put(rs.getString(1), rs.getLong(2));
-        }, cluster);
+        sql.query(
+                "SELECT node, running FROM node_status WHERE cluster = ? AND last_status = 'APPLIED'",
+                rs -> {
+                    out.put(rs.getString(1), rs.getLong(2));
+                },
+                cluster);
         return out;
     }
 
@@ -74,7 +101,8 @@ final class DryRunAgents implements AutoCloseable {
     boolean awaitAll(JdbcTemplate sql, long version, Duration timeout) {
         return Eventually.within(timeout, () -> {
             Map<String, Long> running = running(sql);
-            return running.size() == processes.size() && running.values().stream().allMatch(v -> v == version);
+            return running.size() == processes.size()
+                    && running.values().stream().allMatch(v -> v == version);
         });
     }
 

@@ -12,13 +12,16 @@ import org.awaitility.core.ConditionTimeoutException;
 final class Eventually {
     private static final Duration POLL = Duration.ofMillis(250);
 
-    private Eventually() {
-    }
+    private Eventually() {}
 
     /** Whether {@code done} held within {@code timeout}. */
     static boolean within(Duration timeout, BooleanSupplier done) {
         try {
-            Awaitility.await().atMost(timeout).pollDelay(Duration.ZERO).pollInterval(POLL).ignoreExceptions()
+            Awaitility.await()
+                    .atMost(timeout)
+                    .pollDelay(Duration.ZERO)
+                    .pollInterval(POLL)
+                    .ignoreExceptions()
                     .until(done::getAsBoolean);
             return true;
         } catch (ConditionTimeoutException e) {

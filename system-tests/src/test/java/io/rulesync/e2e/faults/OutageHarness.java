@@ -34,10 +34,10 @@ public final class OutageHarness {
     private static final String CLUSTER = "faults";
     private static final Duration DB_DOWN = Duration.ofSeconds(30);
     private static final Duration FAST = Duration.ofSeconds(5);
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
-    private OutageHarness() {
-    }
+    private OutageHarness() {}
 
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 5;
@@ -47,17 +47,21 @@ public final class OutageHarness {
         List<String> failures = new ArrayList<>();
         List<RulesyncProcess> processes = new ArrayList<>();
         DryRunAgents agents = null;
-        try (PrivatePostgres pg = PrivatePostgres.create(); BrokerProcess broker = BrokerProcess.start()) {
+        try (PrivatePostgres pg = PrivatePostgres.create();
+                BrokerProcess broker = BrokerProcess.start()) {
             String url = pg.url("postgres");
             PGSimpleDataSource ds = new PGSimpleDataSource();
             ds.setUrl(url);
             ds.setUser("postgres");
             ds.setConnectTimeout(2);
             PipelineChecks checks = new PipelineChecks(CLUSTER, ds);
-            System.out.printf("outages: %d rounds of broker restart and 30 s of PostgreSQL down; %d Services x %d endpoints over "
-                    + "%d nodes, %d changes/s%n", rounds, services, ChangeStream.ENDPOINTS, ChangeStream.NODES, rate);
+            System.out.printf(
+                    "outages: %d rounds of broker restart and 30 s of PostgreSQL down; %d Services x %d endpoints over "
+                            + "%d nodes, %d changes/s%n",
+                    rounds, services, ChangeStream.ENDPOINTS, ChangeStream.NODES, rate);
 
-            RulesyncProcess compiler = CompilerKillHarness.compiler(jar, broker.bootstrap(), url, "postgres", List.of());
+            RulesyncProcess compiler =
+                    CompilerKillHarness.compiler(jar, broker.bootstrap(), url, "postgres", List.of());
             processes.add(compiler);
             compiler.awaitHealthy(Duration.ofSeconds(120));
             int apiPort = RulesyncProcess.freePort();
@@ -68,13 +72,28 @@ public final class OutageHarness {
             lines.add(viewer.line());
             Files.write(tokens, lines);
             String api = "http://127.0.0.1:" + apiPort;
-            RulesyncProcess apiProcess = RulesyncProcess.start("api", jar, List.of("-Xmx512m"), List.of("api", "--port",
-                    Integer.toString(apiPort), "--address", "127.0.0.1", "--db-url", url, "--db-user", "postgres", "--tokens-file", tokens.toString()),
+            RulesyncProcess apiProcess = RulesyncProcess.start(
+                    "api",
+                    jar,
+                    List.of("-Xmx512m"),
+                    List.of(
+                            "api",
+                            "--port",
+                            Integer.toString(apiPort),
+                            "--address",
+                            "127.0.0.1",
+                            "--db-url",
+                            url,
+                            "--db-user",
+                            "postgres",
+                            "--tokens-file",
+                            tokens.toString()),
                     api + "/actuator/health/readiness");
             processes.add(apiProcess);
             apiProcess.awaitHealthy(Duration.ofSeconds(120));
 
-            ChangeStream stream = new ChangeStream(CLUSTER, broker.bootstrap(), Topics.DEFAULT.events(), services, rate);
+            ChangeStream stream =
+                    new ChangeStream(CLUSTER, broker.bootstrap(), Topics.DEFAULT.events(), services, rate);
             stream.start();
             Eventually.require("the first version", Duration.ofSeconds(120), () -> checks.head() > 0);
             agents = DryRunAgents.start(jar, CLUSTER, ChangeStream.NODES, broker.bootstrap(), api, dir);
@@ -96,7 +115,9 @@ public final class OutageHarness {
                 broker.start(Duration.ofSeconds(60));
                 long t0 = System.nanoTime();
                 long before = checks.committed(); // nothing was fetched while the broker was down
-                Eventually.require("the compiler committing again after the broker's " + (crash ? "crash" : "restart"), Duration.ofMinutes(3),
+                Eventually.require(
+                        "the compiler committing again after the broker's " + (crash ? "crash" : "restart"),
+                        Duration.ofMinutes(3),
                         () -> checks.committed() > before);
                 brokerBack.add(ms(t0));
 
@@ -110,22 +131,34 @@ public final class OutageHarness {
                 pg.start();
                 long t1 = System.nanoTime();
                 long beforeDb = checks.committed(); // nothing was stored while the database was down
-                Eventually.require("the api ready again", Duration.ofMinutes(1), () -> status(api + "/actuator/health/readiness", null) == 200);
+                Eventually.require(
+                        "the api ready again",
+                        Duration.ofMinutes(1),
+                        () -> status(api + "/actuator/health/readiness", null) == 200);
                 apiBack.add(ms(t1));
-                Eventually.require("the compiler committing again after the database came back", Duration.ofMinutes(3),
+                Eventually.require(
+                        "the compiler committing again after the database came back",
+                        Duration.ofMinutes(3),
                         () -> checks.committed() > beforeDb);
                 dbBack.add(ms(t1));
                 for (RulesyncProcess p : processes) {
                     if (!p.alive()) {
-                        failures.add("round " + r + ": " + p.name() + " exited (see target/faults-" + p.name() + ".log)");
+                        failures.add(
+                                "round " + r + ": " + p.name() + " exited (see target/faults-" + p.name() + ".log)");
                     }
                 }
                 for (String exited : agents.exited()) {
                     failures.add("round " + r + ": " + exited);
                 }
-                System.out.printf("  round %d: broker %s, back in %.1f s; database down 30 s, api ready again %.1f s and the compiler "
-                        + "committing %.1f s after; %,d events sent%n", r, crash ? "killed" : "stopped", brokerBack.get(r - 1) / 1000.0,
-                        apiBack.get(r - 1) / 1000.0, dbBack.get(r - 1) / 1000.0, stream.delivered().size());
+                System.out.printf(
+                        "  round %d: broker %s, back in %.1f s; database down 30 s, api ready again %.1f s and the compiler "
+                                + "committing %.1f s after; %,d events sent%n",
+                        r,
+                        crash ? "killed" : "stopped",
+                        brokerBack.get(r - 1) / 1000.0,
+                        apiBack.get(r - 1) / 1000.0,
+                        dbBack.get(r - 1) / 1000.0,
+                        stream.delivered().size());
             }
             stream.stop();
             checks.awaitStored(stream.delivered().size(), Duration.ofMinutes(3));
@@ -138,11 +171,16 @@ public final class OutageHarness {
             }
             failures.addAll(checks.failures(stream));
             System.out.printf("broker back to the compiler committing: %s ms%n", brokerBack);
-            System.out.printf("database down 30 s: api answers while down (ms): %s; ready again after: %s ms; compiler committing "
-                    + "after: %s ms%n", failFast, apiBack, dbBack);
-            System.out.printf("events: %,d delivered, %,d stored (%d sends retried by the sink); versions: 1..%,d; agents run: %s%n",
+            System.out.printf(
+                    "database down 30 s: api answers while down (ms): %s; ready again after: %s ms; compiler committing "
+                            + "after: %s ms%n",
+                    failFast, apiBack, dbBack);
+            System.out.printf(
+                    "events: %,d delivered, %,d stored (%d sends retried by the sink); versions: 1..%,d; agents run: %s%n",
                     stream.delivered().size(), checks.stored(), stream.retried(), head, running);
-            System.out.printf("rules of the newest version equal the compile of the final objects: %s%n", checks.newestRulesMatch(stream));
+            System.out.printf(
+                    "rules of the newest version equal the compile of the final objects: %s%n",
+                    checks.newestRulesMatch(stream));
         } finally {
             if (agents != null) {
                 agents.close();
@@ -151,7 +189,8 @@ public final class OutageHarness {
                 p.stop();
             }
         }
-        System.out.println(failures.isEmpty() ? "RESULT: nothing lost" : "RESULT: FAILED: " + String.join("; ", failures));
+        System.out.println(
+                failures.isEmpty() ? "RESULT: nothing lost" : "RESULT: FAILED: " + String.join("; ", failures));
         System.exit(failures.isEmpty() ? 0 : 1);
     }
 
@@ -159,9 +198,11 @@ public final class OutageHarness {
      * The api while the database is down: readiness DOWN and a read answered with a 503 problem, each within {@link #FAST}.
      * Returns how long each took, in ms.
      */
-    private static List<Long> duringOutage(String api, String token, List<String> failures, int round) throws Exception {
+    private static List<Long> duringOutage(String api, String token, List<String> failures, int round)
+            throws Exception {
         List<Long> took = new ArrayList<>();
-        for (String[] probe : Arrays.asList(new String[] {"/actuator/health/readiness", null},
+        for (String[] probe : Arrays.asList(
+                new String[] {"/actuator/health/readiness", null},
                 new String[] {"/api/v1/clusters/" + CLUSTER + "/versions", token})) {
             long t = System.nanoTime();
             HttpResponse<String> r;
@@ -173,10 +214,11 @@ public final class OutageHarness {
             }
             long ms = ms(t);
             took.add(ms);
-            boolean problem = probe[1] == null || r.headers().firstValue("Content-Type").orElse("").startsWith("application/problem+json");
+            boolean problem = probe[1] == null
+                    || r.headers().firstValue("Content-Type").orElse("").startsWith("application/problem+json");
             if (r.statusCode() != 503 || !problem || ms > FAST.toMillis()) {
-                failures.add("round " + round + ": GET " + probe[0] + " answered " + r.statusCode() + " in " + ms + " ms while the "
-                        + "database was down: " + r.body());
+                failures.add("round " + round + ": GET " + probe[0] + " answered " + r.statusCode() + " in " + ms
+                        + " ms while the " + "database was down: " + r.body());
             }
         }
         return took;

@@ -58,15 +58,20 @@ final class PipelineChecks {
             failures.add("the stream of changes stopped: " + stream.failure());
         }
         List<String> sent = stream.delivered();
-        List<String> payloads = sql.queryForList("SELECT payload FROM cluster_event WHERE cluster = ? ORDER BY id", String.class,
-                cluster);
+        List<String> payloads = sql.queryForList(
+                "SELECT payload FROM cluster_event WHERE cluster = ? ORDER BY id", String.class, cluster);
         if (!multiset(payloads).equals(multiset(sent))) {
-            failures.add("events: " + sent.size() + " delivered, " + payloads.size() + " stored, and not the same ones");
+            failures.add(
+                    "events: " + sent.size() + " delivered, " + payloads.size() + " stored, and not the same ones");
         }
-        Map<String, Object> v = sql.queryForMap("SELECT count(*) AS n, coalesce(min(seq), 0) AS lo, coalesce(max(seq), 0) AS hi "
-                + "FROM version WHERE cluster = ?", cluster);
+        Map<String, Object> v = sql.queryForMap(
+                "SELECT count(*) AS n, coalesce(min(seq), 0) AS lo, coalesce(max(seq), 0) AS hi "
+                        + "FROM version WHERE cluster = ?",
+                cluster);
         long versions = ((Number) v.get("n")).longValue();
-        if (versions == 0 || ((Number) v.get("lo")).longValue() != 1 || ((Number) v.get("hi")).longValue() != versions) {
+        if (versions == 0
+                || ((Number) v.get("lo")).longValue() != 1
+                || ((Number) v.get("hi")).longValue() != versions) {
             failures.add("versions: " + v + " is not 1..N without gaps");
         }
         if (!newestRulesMatch(stream)) {
@@ -78,7 +83,8 @@ final class PipelineChecks {
     boolean newestRulesMatch(ChangeStream stream) {
         VersionHistory history = new VersionHistory(ds);
         ClusterRules newest = history.rules(cluster, history.head(cluster));
-        return newest.equals(ClusterCompiler.compile(stream.finalState(), ClusterSettings.DEFAULT).rules());
+        return newest.equals(ClusterCompiler.compile(stream.finalState(), ClusterSettings.DEFAULT)
+                .rules());
     }
 
     private static Map<String, Integer> multiset(List<String> values) {

@@ -29,27 +29,37 @@ record RulesyncProcess(String name, Process process, String health, long started
      * Starts {@code java JVM... -jar JAR ARGS...}; {@code health} is the URL that answers 200 with "UP" once it serves (null:
      * none to wait for).
      */
-    static RulesyncProcess start(String name, Path jar, List<String> jvm, List<String> args, String health) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java")));
+    static RulesyncProcess start(String name, Path jar, List<String> jvm, List<String> args, String health)
+            throws IOException {
+        List<String> cmd =
+                new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java")));
         cmd.addAll(jvm);
         cmd.addAll(List.of("-jar", jar.toString()));
         cmd.addAll(args);
         Files.createDirectories(Path.of("target"));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(Path.of("target", "faults-" + name + ".log").toFile())).start();
+        Process p = new ProcessBuilder(cmd)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(
+                        Path.of("target", "faults-" + name + ".log").toFile()))
+                .start();
         return new RulesyncProcess(name, p, health, System.nanoTime());
     }
 
     /** Milliseconds from the start until its health URL says UP. */
     long awaitHealthy(Duration timeout) throws Exception {
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+        HttpClient http =
+                HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
         long deadline = startedAt + timeout.toNanos();
         while (System.nanoTime() < deadline) {
             if (!process.isAlive()) {
-                throw new IllegalStateException(name + " exited with " + process.exitValue() + " (see target/faults-" + name + ".log)");
+                throw new IllegalStateException(
+                        name + " exited with " + process.exitValue() + " (see target/faults-" + name + ".log)");
             }
             try {
-                HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(health)).timeout(Duration.ofSeconds(2)).build(),
+                HttpResponse<String> r = http.send(
+                        HttpRequest.newBuilder(URI.create(health))
+                                .timeout(Duration.ofSeconds(2))
+                                .build(),
                         HttpResponse.BodyHandlers.ofString());
                 if (r.statusCode() == 200 && r.body().contains("\"UP\"")) {
                     return (System.nanoTime() - startedAt) / 1_000_000;

@@ -31,6 +31,7 @@ import java.util.Set;
 public final class ClusterGenerator {
     /** The nodes that run endpoints (a fourth, node-d, runs none). */
     public static final List<String> NODES = List.of("node-a", "node-b", "node-c");
+
     private final Random r;
     private int nextIp = 1;
 
@@ -54,18 +55,22 @@ public final class ClusterGenerator {
         }
         List<Node> nodes = new ArrayList<>();
         // node-d runs nothing: it exercises the default node class.
-        nodes.add(new Node("node-d", "zone-1", List.of(
-                new Node.NodeAddress("InternalIP", IpAddress.parse("203.0.113.9")))));
+        nodes.add(new Node(
+                "node-d", "zone-1", List.of(new Node.NodeAddress("InternalIP", IpAddress.parse("203.0.113.9")))));
         for (int i = 0; i < NODES.size(); i++) {
-            nodes.add(new Node(NODES.get(i), "zone-" + (i % 2), List.of(
-                    new Node.NodeAddress("InternalIP", IpAddress.parse("192.168.0." + (i + 2))),
-                    new Node.NodeAddress("InternalIP", IpAddress.parse("fd00:192::" + (i + 2))))));
+            nodes.add(new Node(
+                    NODES.get(i),
+                    "zone-" + (i % 2),
+                    List.of(
+                            new Node.NodeAddress("InternalIP", IpAddress.parse("192.168.0." + (i + 2))),
+                            new Node.NodeAddress("InternalIP", IpAddress.parse("fd00:192::" + (i + 2))))));
         }
         return new Cluster(svcs, slices, nodes);
     }
 
     public Service service(NamespacedName name) {
-        ServiceType type = pick(ServiceType.CLUSTER_IP, ServiceType.CLUSTER_IP, ServiceType.NODE_PORT, ServiceType.LOAD_BALANCER);
+        ServiceType type =
+                pick(ServiceType.CLUSTER_IP, ServiceType.CLUSTER_IP, ServiceType.NODE_PORT, ServiceType.LOAD_BALANCER);
         int nPorts = 1 + r.nextInt(3);
         List<ServicePort> ports = new ArrayList<>();
         Set<Integer> used = new HashSet<>();
@@ -84,7 +89,8 @@ public final class ClusterGenerator {
         if (clusterIPs.isEmpty() || r.nextBoolean()) {
             clusterIPs.add(ip(IpFamily.IPV6, "fd00:30"));
         }
-        List<IpAddress> externalIPs = r.nextInt(4) == 0 ? List.of(ip(IpFamily.IPV4, "198.51"), ip(IpFamily.IPV6, "fd00:99")) : List.of();
+        List<IpAddress> externalIPs =
+                r.nextInt(4) == 0 ? List.of(ip(IpFamily.IPV4, "198.51"), ip(IpFamily.IPV6, "fd00:99")) : List.of();
         List<LoadBalancerIngress> ingress = new ArrayList<>();
         List<Cidr> ranges = new ArrayList<>();
         if (type == ServiceType.LOAD_BALANCER) {
@@ -100,7 +106,20 @@ public final class ClusterGenerator {
         int affinity = r.nextInt(4) == 0 ? 1 + r.nextInt(86400) : 0;
         int healthCheck = type == ServiceType.LOAD_BALANCER && etp == TrafficPolicy.LOCAL ? 30000 + r.nextInt(2000) : 0;
         String scheduler = r.nextInt(5) == 0 ? "sh" : null; // the IPVS annotation, overriding the cluster's scheduler
-        return new Service(name, type, clusterIPs, ports, externalIPs, ingress, ranges, etp, itp, affinity, healthCheck, false, scheduler);
+        return new Service(
+                name,
+                type,
+                clusterIPs,
+                ports,
+                externalIPs,
+                ingress,
+                ranges,
+                etp,
+                itp,
+                affinity,
+                healthCheck,
+                false,
+                scheduler);
     }
 
     public List<EndpointSlice> slicesFor(Service s) {
@@ -113,8 +132,15 @@ public final class ClusterGenerator {
             for (int i = 0; i < n; i++) {
                 Endpoint ep = endpoint(family);
                 if (hinted) {
-                    ep = new Endpoint(ep.address(), ep.ready(), ep.serving(), ep.terminating(), ep.nodeName(), ep.zone(),
-                            Set.of("zone-" + r.nextInt(2)), Set.of());
+                    ep = new Endpoint(
+                            ep.address(),
+                            ep.ready(),
+                            ep.serving(),
+                            ep.terminating(),
+                            ep.nodeName(),
+                            ep.zone(),
+                            Set.of("zone-" + r.nextInt(2)),
+                            Set.of());
                 }
                 eps.add(ep);
             }
@@ -143,8 +169,13 @@ public final class ClusterGenerator {
         for (List<Endpoint> g : groups) {
             Collections.shuffle(g, r);
             String sliceName = s.name().name() + "-" + family.id() + "-" + Integer.toString(r.nextInt(1 << 20), 36);
-            out.add(new EndpointSlice(new NamespacedName(s.name().namespace(), sliceName), s.name().name(),
-                    family == IpFamily.IPV4 ? AddressType.IPV4 : AddressType.IPV6, ports, g, false));
+            out.add(new EndpointSlice(
+                    new NamespacedName(s.name().namespace(), sliceName),
+                    s.name().name(),
+                    family == IpFamily.IPV4 ? AddressType.IPV4 : AddressType.IPV6,
+                    ports,
+                    g,
+                    false));
         }
         return out;
     }
@@ -155,8 +186,15 @@ public final class ClusterGenerator {
         boolean terminating = !ready && r.nextBoolean();
         String node = r.nextInt(6) == 0 ? "" : pick(NODES.toArray(new String[0]));
         Set<String> hints = r.nextInt(5) == 0 ? Set.of("zone-" + r.nextInt(2)) : Set.of();
-        return new Endpoint(ip(family, family == IpFamily.IPV4 ? "10.180" : "fd00:180"), ready, serving, terminating,
-                node, "", hints, Set.of());
+        return new Endpoint(
+                ip(family, family == IpFamily.IPV4 ? "10.180" : "fd00:180"),
+                ready,
+                serving,
+                terminating,
+                node,
+                "",
+                hints,
+                Set.of());
     }
 
     /** A fresh address: unique within one generator, so endpoints never collide by accident. */

@@ -24,8 +24,7 @@ import java.util.List;
 public final class SyntheticCluster {
     public static final String NODE = "node-0";
 
-    private SyntheticCluster() {
-    }
+    private SyntheticCluster() {}
 
     public static ClusterState build(int services, int endpointsPerService) {
         List<Service> svcs = new ArrayList<>(services);
@@ -46,11 +45,19 @@ public final class SyntheticCluster {
 
     public static Service service(int i) {
         boolean nodePort = i % 10 == 9;
-        return new Service(serviceName(i), nodePort ? ServiceType.NODE_PORT : ServiceType.CLUSTER_IP,
+        return new Service(
+                serviceName(i),
+                nodePort ? ServiceType.NODE_PORT : ServiceType.CLUSTER_IP,
                 List.of(IpAddress.parse("172.30." + (i / 250) + "." + (1 + i % 250))),
                 List.of(new ServicePort("http", Protocol.TCP, 80, nodePort ? 30000 + i % 2768 : 0)),
-                List.of(), List.of(), List.of(), TrafficPolicy.CLUSTER, TrafficPolicy.CLUSTER,
-                i % 7 == 6 ? 10800 : 0, 0, false);
+                List.of(),
+                List.of(),
+                List.of(),
+                TrafficPolicy.CLUSTER,
+                TrafficPolicy.CLUSTER,
+                i % 7 == 6 ? 10800 : 0,
+                0,
+                false);
     }
 
     /** The slice of Service i; {@code generation} shifts one endpoint's address, to model a change. */
@@ -62,12 +69,18 @@ public final class SyntheticCluster {
             IpAddress ip = IpAddress.parse("10." + (64 + (n >> 16) % 128) + "." + ((n >> 8) & 255) + "." + (n & 255));
             eps.add(Endpoint.ready(ip, "node-" + (e % 3)));
         }
-        return new EndpointSlice(new NamespacedName("ns" + (i % 50), "svc" + i + "-abcde"), "svc" + i,
-                AddressType.IPV4, List.of(new EndpointPort("http", Protocol.TCP, 8080)), eps, false);
+        return new EndpointSlice(
+                new NamespacedName("ns" + (i % 50), "svc" + i + "-abcde"),
+                "svc" + i,
+                AddressType.IPV4,
+                List.of(new EndpointPort("http", Protocol.TCP, 8080)),
+                eps,
+                false);
     }
 
     /** Node n of the synthetic cluster; {@link #build} makes node-0 to node-2. */
     public static Node node(int n) {
-        return new Node("node-" + n, "", List.of(new Node.NodeAddress("InternalIP", IpAddress.parse("192.168.0." + (n + 2)))));
+        return new Node(
+                "node-" + n, "", List.of(new Node.NodeAddress("InternalIP", IpAddress.parse("192.168.0." + (n + 2)))));
     }
 }

@@ -25,8 +25,7 @@ import org.apache.kafka.common.resource.ResourceType;
 public final class KafkaAclCommands {
     private static final String TOOL = "kafka-acls.sh";
 
-    private KafkaAclCommands() {
-    }
+    private KafkaAclCommands() {}
 
     public static List<AclBinding> read(Path document) {
         List<String> lines;
@@ -39,7 +38,9 @@ public final class KafkaAclCommands {
         for (String line : lines) {
             String command = line.strip();
             if (command.startsWith(TOOL + " ")) {
-                out.addAll(parse(document + ": " + command, command.substring(TOOL.length()).strip().split("\\s+")));
+                out.addAll(parse(
+                        document + ": " + command,
+                        command.substring(TOOL.length()).strip().split("\\s+")));
             }
         }
         if (out.isEmpty()) {
@@ -70,7 +71,9 @@ public final class KafkaAclCommands {
             String v = args[++i];
             switch (a) {
                 case "--allow-principal" -> principals.add(v);
-                case "--operation" -> operations.add(AclOperation.fromString(v.toUpperCase(Locale.ROOT).replace("-", "_")));
+                case "--operation" ->
+                    operations.add(
+                            AclOperation.fromString(v.toUpperCase(Locale.ROOT).replace("-", "_")));
                 case "--topic", "--group", "--transactional-id" -> named.add(new String[] {a, v});
                 case "--resource-pattern-type" -> pattern = PatternType.fromString(v.toUpperCase(Locale.ROOT));
                 default -> throw new IllegalArgumentException(what + ": " + a + " is not understood here");
@@ -84,8 +87,12 @@ public final class KafkaAclCommands {
             };
             resources.add(new ResourcePattern(type, n[1], pattern));
         }
-        if (!add || principals.isEmpty() || operations.isEmpty() || resources.isEmpty()
-                || operations.contains(AclOperation.UNKNOWN) || pattern == PatternType.UNKNOWN) {
+        if (!add
+                || principals.isEmpty()
+                || operations.isEmpty()
+                || resources.isEmpty()
+                || operations.contains(AclOperation.UNKNOWN)
+                || pattern == PatternType.UNKNOWN) {
             throw new IllegalArgumentException(what + ": needs --add, --allow-principal, --operation and a resource");
         }
         List<AclBinding> out = new ArrayList<>();

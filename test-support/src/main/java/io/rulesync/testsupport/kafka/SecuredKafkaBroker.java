@@ -68,19 +68,27 @@ public final class SecuredKafkaBroker implements AutoCloseable {
         MetadataVersion version = MetadataVersion.latestProduction();
         Map<String, Short> features = Feature.PRODUCTION_FEATURES.stream()
                 .collect(Collectors.toMap(Feature::featureName, f -> f.defaultLevel(version)));
-        List<ApiMessageAndVersion> records = new ArrayList<>(BootstrapMetadata.fromVersions(version, features, "rulesync test").records());
+        List<ApiMessageAndVersion> records =
+                new ArrayList<>(BootstrapMetadata.fromVersions(version, features, "rulesync test")
+                        .records());
         records.add(new ApiMessageAndVersion(scramRecord(ADMIN, password), (short) 0));
         TestKitNodes nodes = new TestKitNodes.Builder(BootstrapMetadata.fromRecords(records, "rulesync test"))
-                .setCombined(true).setNumBrokerNodes(1).setNumControllerNodes(1).build();
+                .setCombined(true)
+                .setNumBrokerNodes(1)
+                .setNumControllerNodes(1)
+                .build();
 
         Map<String, String> props = new HashMap<>();
         props.put("listener.security.protocol.map", LISTENER + ":SASL_SSL," + CONTROLLER + ":SASL_PLAINTEXT");
         props.put("sasl.enabled.mechanisms", SCRAM);
         props.put("sasl.mechanism.inter.broker.protocol", SCRAM);
-        props.put(listener(LISTENER, "scram-sha-512.sasl.jaas.config"), jaas("scram.ScramLoginModule", ADMIN, password, ""));
+        props.put(
+                listener(LISTENER, "scram-sha-512.sasl.jaas.config"),
+                jaas("scram.ScramLoginModule", ADMIN, password, ""));
         props.put(listener(CONTROLLER, "sasl.enabled.mechanisms"), "PLAIN");
         props.put("sasl.mechanism.controller.protocol", "PLAIN");
-        props.put(listener(CONTROLLER, "plain.sasl.jaas.config"),
+        props.put(
+                listener(CONTROLLER, "plain.sasl.jaas.config"),
                 jaas("plain.PlainLoginModule", ADMIN, password, " user_" + ADMIN + "=\"" + password + "\""));
         // PEM files as production mounts them: the key and its certificate in one file, the CA in another.
         Path keystore = pki.caFile().resolveSibling("kafka-broker-keystore.pem");
@@ -119,16 +127,20 @@ public final class SecuredKafkaBroker implements AutoCloseable {
     }
 
     private static String jaas(String module, String user, String password, String more) {
-        return "org.apache.kafka.common.security." + module + " required username=\"" + user + "\" password=\"" + password + "\""
-                + more + ";";
+        return "org.apache.kafka.common.security." + module + " required username=\"" + user + "\" password=\""
+                + password + "\"" + more + ";";
     }
 
     /** A credential as {@code kafka-storage.sh format --add-scram 'SCRAM-SHA-512=[name=...,password=...]'} writes it. */
     private static UserScramCredentialRecord scramRecord(String user, String password) throws NoSuchAlgorithmException {
         ScramCredential c = new ScramFormatter(ScramMechanism.SCRAM_SHA_512).generateCredential(password, 4096);
-        return new UserScramCredentialRecord().setName(user)
+        return new UserScramCredentialRecord()
+                .setName(user)
                 .setMechanism(org.apache.kafka.clients.admin.ScramMechanism.SCRAM_SHA_512.type())
-                .setSalt(c.salt()).setStoredKey(c.storedKey()).setServerKey(c.serverKey()).setIterations(c.iterations());
+                .setSalt(c.salt())
+                .setStoredKey(c.storedKey())
+                .setServerKey(c.serverKey())
+                .setIterations(c.iterations());
     }
 
     /** {@code host:port} of the SASL_SSL listener. */
@@ -150,9 +162,17 @@ public final class SecuredKafkaBroker implements AutoCloseable {
 
     /** Client settings of {@code user}, as a {@code client.properties} file would give them. */
     public static Map<String, String> clientSettings(String user, String password, Path caFile) {
-        return Map.of("security.protocol", "SASL_SSL", SaslConfigs.SASL_MECHANISM, SCRAM,
-                SaslConfigs.SASL_JAAS_CONFIG, jaas("scram.ScramLoginModule", user, password, ""),
-                "ssl.truststore.type", "PEM", "ssl.truststore.location", caFile.toString());
+        return Map.of(
+                "security.protocol",
+                "SASL_SSL",
+                SaslConfigs.SASL_MECHANISM,
+                SCRAM,
+                SaslConfigs.SASL_JAAS_CONFIG,
+                jaas("scram.ScramLoginModule", user, password, ""),
+                "ssl.truststore.type",
+                "PEM",
+                "ssl.truststore.location",
+                caFile.toString());
     }
 
     /**
@@ -162,11 +182,16 @@ public final class SecuredKafkaBroker implements AutoCloseable {
     public void addUsers(Map<String, String> passwords) throws Exception {
         try (Admin admin = admin()) {
             List<UserScramCredentialAlteration> add = new ArrayList<>();
-            passwords.forEach((user, password) -> add.add(new UserScramCredentialUpsertion(user,
-                    new ScramCredentialInfo(org.apache.kafka.clients.admin.ScramMechanism.SCRAM_SHA_512, 4096), password)));
+            passwords.forEach((user, password) -> add.add(new UserScramCredentialUpsertion(
+                    user,
+                    new ScramCredentialInfo(org.apache.kafka.clients.admin.ScramMechanism.SCRAM_SHA_512, 4096),
+                    password)));
             admin.alterUserScramCredentials(add).all().get(30, TimeUnit.SECONDS);
             long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (!admin.describeUserScramCredentials().users().get(30, TimeUnit.SECONDS).containsAll(passwords.keySet())) {
+            while (!admin.describeUserScramCredentials()
+                    .users()
+                    .get(30, TimeUnit.SECONDS)
+                    .containsAll(passwords.keySet())) {
                 if (System.nanoTime() > deadline) {
                     throw new IllegalStateException("the broker does not know the users " + passwords.keySet());
                 }
@@ -182,7 +207,10 @@ public final class SecuredKafkaBroker implements AutoCloseable {
         try (Admin admin = admin()) {
             admin.createAcls(acls).all().get(30, TimeUnit.SECONDS);
             long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (!admin.describeAcls(AclBindingFilter.ANY).values().get(30, TimeUnit.SECONDS).containsAll(acls)) {
+            while (!admin.describeAcls(AclBindingFilter.ANY)
+                    .values()
+                    .get(30, TimeUnit.SECONDS)
+                    .containsAll(acls)) {
                 if (System.nanoTime() > deadline) {
                     throw new IllegalStateException("the broker does not apply the ACLs " + acls);
                 }
@@ -205,7 +233,8 @@ public final class SecuredKafkaBroker implements AutoCloseable {
     /** Writes {@code settings} as a client.properties file (Java properties, values escaped). */
     public static void writeClientFile(Path file, Map<String, String> settings) {
         StringBuilder out = new StringBuilder();
-        settings.forEach((k, v) -> out.append(k).append('=').append(v.replace("\\", "\\\\")).append('\n'));
+        settings.forEach((k, v) ->
+                out.append(k).append('=').append(v.replace("\\", "\\\\")).append('\n'));
         try {
             Files.writeString(file, out);
         } catch (IOException e) {

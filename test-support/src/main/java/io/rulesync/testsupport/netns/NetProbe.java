@@ -1,7 +1,6 @@
 package io.rulesync.testsupport.netns;
 
 import io.rulesync.model.cluster.IpAddress;
-
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -45,8 +44,7 @@ import java.nio.charset.StandardCharsets;
  */
 public final class NetProbe {
 
-    private NetProbe() {
-    }
+    private NetProbe() {}
 
     public static void main(String[] args) throws Exception {
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
@@ -60,9 +58,10 @@ public final class NetProbe {
             int timeoutMs = Integer.parseInt(args[5]);
             InetAddress source = args.length == 7 ? InetAddress.getByName(args[6]) : null;
             for (int i = 0; i < count; i++) {
-                out.println(proto.equals("tcp")
-                        ? connectTcp(target, port, timeoutMs, source)
-                        : connectUdp(target, port, timeoutMs, source));
+                out.println(
+                        proto.equals("tcp")
+                                ? connectTcp(target, port, timeoutMs, source)
+                                : connectUdp(target, port, timeoutMs, source));
             }
             out.flush();
         } else {
@@ -121,18 +120,20 @@ public final class NetProbe {
 
     /** The parent holds our stdin pipe; when it goes away (even by SIGKILL), exit instead of lingering. */
     private static void exitOnStdinEof() {
-        Thread t = new Thread(() -> {
-            try {
-                InputStream in = System.in;
-                byte[] buf = new byte[256];
-                while (in.read(buf) >= 0) {
-                    // discard
-                }
-            } catch (IOException ignored) {
-                // treat like EOF
-            }
-            System.exit(0);
-        }, "stdin-watch");
+        Thread t = new Thread(
+                () -> {
+                    try {
+                        InputStream in = System.in;
+                        byte[] buf = new byte[256];
+                        while (in.read(buf) >= 0) {
+                            // discard
+                        }
+                    } catch (IOException ignored) {
+                        // treat like EOF
+                    }
+                    System.exit(0);
+                },
+                "stdin-watch");
         t.setDaemon(true);
         t.start();
     }
@@ -164,7 +165,8 @@ public final class NetProbe {
     }
 
     static String connectUdp(InetAddress target, int port, int timeoutMs, InetAddress source) {
-        try (DatagramSocket s = source == null ? new DatagramSocket() : new DatagramSocket(new InetSocketAddress(source, 0))) {
+        try (DatagramSocket s =
+                source == null ? new DatagramSocket() : new DatagramSocket(new InetSocketAddress(source, 0))) {
             s.connect(target, port); // connected, so ICMP errors come back as PortUnreachableException
             s.setSoTimeout(Math.max(1, timeoutMs));
             byte[] probe = "probe".getBytes(StandardCharsets.UTF_8);
@@ -212,6 +214,7 @@ public final class NetProbe {
     static String text(InetAddress a) {
         String literal = a.getHostAddress();
         int scope = literal.indexOf('%');
-        return IpAddress.parse(scope < 0 ? literal : literal.substring(0, scope)).toString();
+        return IpAddress.parse(scope < 0 ? literal : literal.substring(0, scope))
+                .toString();
     }
 }

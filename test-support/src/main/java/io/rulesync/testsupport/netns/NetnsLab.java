@@ -4,7 +4,6 @@ import io.rulesync.exec.CommandRunner;
 import io.rulesync.exec.HostCommand;
 import io.rulesync.model.cluster.IpAddress;
 import io.rulesync.testing.needs.Need;
-
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -94,16 +93,20 @@ public final class NetnsLab implements AutoCloseable {
     private static final Path NETNS_DIR = Paths.get("/run/netns");
     private static final AtomicInteger SEQ = new AtomicInteger();
     private static final Set<NetnsLab> OPEN = Collections.synchronizedSet(new LinkedHashSet<>());
-    private static final Pattern FAILED_LINE = Pattern.compile("(?:line:? (\\d+) failed|Error occurred at line: (\\d+))");
+    private static final Pattern FAILED_LINE =
+            Pattern.compile("(?:line:? (\\d+) failed|Error occurred at line: (\\d+))");
 
     static {
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            List<NetnsLab> labs;
-            synchronized (OPEN) {
-                labs = new ArrayList<>(OPEN);
-            }
-            labs.forEach(NetnsLab::close);
-        }, "netns-lab-cleanup"));
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            List<NetnsLab> labs;
+                            synchronized (OPEN) {
+                                labs = new ArrayList<>(OPEN);
+                            }
+                            labs.forEach(NetnsLab::close);
+                        },
+                        "netns-lab-cleanup"));
     }
 
     private final int pods;
@@ -148,8 +151,10 @@ public final class NetnsLab implements AutoCloseable {
         if (!netns.met()) {
             return Optional.of(netns.message());
         }
-        return Files.isExecutable(Paths.get(javaExecutable())) ? Optional.empty()
-                : Optional.of("needs a java executable at " + javaExecutable() + " to run NetProbe: run the tests on a full JDK");
+        return Files.isExecutable(Paths.get(javaExecutable()))
+                ? Optional.empty()
+                : Optional.of("needs a java executable at " + javaExecutable()
+                        + " to run NetProbe: run the tests on a full JDK");
     }
 
     /**
@@ -204,16 +209,25 @@ public final class NetnsLab implements AutoCloseable {
                 "net.ipv6.icmp.ratelimit=0", "net.ipv6.icmp.ratemask=");
         List<String> nodeOnly = List.of(
                 "net.ipv4.ip_forward=1",
-                "net.ipv6.conf.all.forwarding=1", "net.ipv6.conf.default.forwarding=1",
-                "net.ipv4.conf.all.route_localnet=1", "net.ipv4.conf.default.route_localnet=1",
-                "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
-                "net.ipv4.conf.all.send_redirects=0", "net.ipv4.conf.default.send_redirects=0",
+                "net.ipv6.conf.all.forwarding=1",
+                "net.ipv6.conf.default.forwarding=1",
+                "net.ipv4.conf.all.route_localnet=1",
+                "net.ipv4.conf.default.route_localnet=1",
+                "net.ipv4.conf.all.rp_filter=0",
+                "net.ipv4.conf.default.rp_filter=0",
+                "net.ipv4.conf.all.send_redirects=0",
+                "net.ipv4.conf.default.send_redirects=0",
                 // Set, not assumed: a fresh namespace takes br_netfilter's default, which a host may have changed.
-                "net.bridge.bridge-nf-call-iptables=1", "net.bridge.bridge-nf-call-ip6tables=1");
+                "net.bridge.bridge-nf-call-iptables=1",
+                "net.bridge.bridge-nf-call-ip6tables=1");
         StringBuilder sysctl = new StringBuilder("set -e\n");
         for (String ns : namespaces) {
-            sysctl.append(shellQuote(tool("ip"))).append(" netns exec ").append(ns).append(' ')
-                    .append(shellQuote(tool("sysctl"))).append(" -q -e -w");
+            sysctl.append(shellQuote(tool("ip")))
+                    .append(" netns exec ")
+                    .append(ns)
+                    .append(' ')
+                    .append(shellQuote(tool("sysctl")))
+                    .append(" -q -e -w");
             common.forEach(kv -> sysctl.append(' ').append(shellQuote(kv)));
             if (ns.equals(nodeNs)) {
                 nodeOnly.forEach(kv -> sysctl.append(' ').append(shellQuote(kv)));
@@ -224,26 +238,74 @@ public final class NetnsLab implements AutoCloseable {
 
         StringBuilder node = new StringBuilder()
                 .append("link set lo up\n")
-                .append("link add ").append(BRIDGE).append(" type bridge\n")
-                .append("addr add ").append(bridgeIPv4()).append("/24 dev ").append(BRIDGE).append('\n')
-                .append("addr add ").append(bridgeIPv6()).append("/64 dev ").append(BRIDGE).append(" nodad\n")
-                .append("link set ").append(BRIDGE).append(" up\n")
-                .append("link add ").append(ETH0).append(" type veth peer name ").append(ETH0)
-                .append(" netns ").append(clientNs).append('\n')
-                .append("addr add ").append(nodeIPv4()).append("/24 dev ").append(ETH0).append('\n')
-                .append("addr add ").append(nodeIPv6()).append("/64 dev ").append(ETH0).append(" nodad\n")
-                .append("link set ").append(ETH0).append(" up\n");
+                .append("link add ")
+                .append(BRIDGE)
+                .append(" type bridge\n")
+                .append("addr add ")
+                .append(bridgeIPv4())
+                .append("/24 dev ")
+                .append(BRIDGE)
+                .append('\n')
+                .append("addr add ")
+                .append(bridgeIPv6())
+                .append("/64 dev ")
+                .append(BRIDGE)
+                .append(" nodad\n")
+                .append("link set ")
+                .append(BRIDGE)
+                .append(" up\n")
+                .append("link add ")
+                .append(ETH0)
+                .append(" type veth peer name ")
+                .append(ETH0)
+                .append(" netns ")
+                .append(clientNs)
+                .append('\n')
+                .append("addr add ")
+                .append(nodeIPv4())
+                .append("/24 dev ")
+                .append(ETH0)
+                .append('\n')
+                .append("addr add ")
+                .append(nodeIPv6())
+                .append("/64 dev ")
+                .append(ETH0)
+                .append(" nodad\n")
+                .append("link set ")
+                .append(ETH0)
+                .append(" up\n");
         for (int i = 0; i < pods; i++) {
             String veth = podHostVeth(i);
-            node.append("link add ").append(veth).append(" type veth peer name ").append(ETH0)
-                    .append(" netns ").append(podNs.get(i)).append('\n')
-                    .append("link set ").append(veth).append(" master ").append(BRIDGE).append('\n')
-                    .append("link set ").append(veth).append(" type bridge_slave hairpin on\n")
-                    .append("link set ").append(veth).append(" up\n");
+            node.append("link add ")
+                    .append(veth)
+                    .append(" type veth peer name ")
+                    .append(ETH0)
+                    .append(" netns ")
+                    .append(podNs.get(i))
+                    .append('\n')
+                    .append("link set ")
+                    .append(veth)
+                    .append(" master ")
+                    .append(BRIDGE)
+                    .append('\n')
+                    .append("link set ")
+                    .append(veth)
+                    .append(" type bridge_slave hairpin on\n")
+                    .append("link set ")
+                    .append(veth)
+                    .append(" up\n");
         }
         // onlink: the client end is not up yet, so the gateway has no carrier at this point
-        node.append("route add default via ").append(clientIPv4()).append(" dev ").append(ETH0).append(" onlink\n")
-                .append("route add ::/0 via ").append(clientIPv6()).append(" dev ").append(ETH0).append(" onlink\n");
+        node.append("route add default via ")
+                .append(clientIPv4())
+                .append(" dev ")
+                .append(ETH0)
+                .append(" onlink\n")
+                .append("route add ::/0 via ")
+                .append(clientIPv6())
+                .append(" dev ")
+                .append(ETH0)
+                .append(" onlink\n");
         ipBatch(nodeNs, node);
 
         ipBatch(clientNs, endpointConfig(clientIPv4(), clientIPv6(), nodeIPv4(), nodeIPv6()));
@@ -255,15 +317,35 @@ public final class NetnsLab implements AutoCloseable {
     private static StringBuilder endpointConfig(String v4, String v6, String gw4, String gw6) {
         return new StringBuilder()
                 .append("link set lo up\n")
-                .append("addr add ").append(v4).append("/24").append(" dev ").append(ETH0).append('\n')
-                .append("addr add ").append(v6).append("/64 dev ").append(ETH0).append(" nodad\n")
-                .append("link set ").append(ETH0).append(" up\n")
-                .append("route add default via ").append(gw4).append(" dev ").append(ETH0).append('\n')
-                .append("route add ::/0 via ").append(gw6).append(" dev ").append(ETH0).append('\n');
+                .append("addr add ")
+                .append(v4)
+                .append("/24")
+                .append(" dev ")
+                .append(ETH0)
+                .append('\n')
+                .append("addr add ")
+                .append(v6)
+                .append("/64 dev ")
+                .append(ETH0)
+                .append(" nodad\n")
+                .append("link set ")
+                .append(ETH0)
+                .append(" up\n")
+                .append("route add default via ")
+                .append(gw4)
+                .append(" dev ")
+                .append(ETH0)
+                .append('\n')
+                .append("route add ::/0 via ")
+                .append(gw6)
+                .append(" dev ")
+                .append(ETH0)
+                .append('\n');
     }
 
     private void ipBatch(String ns, CharSequence commands) {
-        run(List.of(tool("ip"), "-n", ns, "-batch", "-"), commands.toString(), 30).orThrow();
+        run(List.of(tool("ip"), "-n", ns, "-batch", "-"), commands.toString(), 30)
+                .orThrow();
     }
 
     // ------------------------------------------------------------------------------------------------ names
@@ -384,25 +466,28 @@ public final class NetnsLab implements AutoCloseable {
         // stdin stays open on purpose: NetProbe exits at EOF, i.e. when this JVM goes away.
         CompletableFuture<Void> ready = new CompletableFuture<>();
         StringBuilder early = new StringBuilder();
-        Thread reader = new Thread(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = r.readLine()) != null) {
-                    if (!ready.isDone()) {
-                        if (line.equals("READY")) {
-                            ready.complete(null);
-                        } else {
-                            synchronized (early) {
-                                early.append(line).append('\n');
+        Thread reader = new Thread(
+                () -> {
+                    try (BufferedReader r =
+                            new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                        String line;
+                        while ((line = r.readLine()) != null) {
+                            if (!ready.isDone()) {
+                                if (line.equals("READY")) {
+                                    ready.complete(null);
+                                } else {
+                                    synchronized (early) {
+                                        early.append(line).append('\n');
+                                    }
+                                }
                             }
                         }
+                    } catch (IOException ignored) {
+                        // process killed
                     }
-                }
-            } catch (IOException ignored) {
-                // process killed
-            }
-            ready.completeExceptionally(new IllegalStateException("server exited before READY"));
-        }, "netprobe-" + id);
+                    ready.completeExceptionally(new IllegalStateException("server exited before READY"));
+                },
+                "netprobe-" + id);
         reader.setDaemon(true);
         reader.start();
         try {
@@ -416,8 +501,10 @@ public final class NetnsLab implements AutoCloseable {
             synchronized (early) {
                 out = early.toString().strip();
             }
-            throw new IllegalStateException("NetProbe serve " + proto + " " + port + " " + id + " in " + ns
-                    + " did not become ready: " + e.getMessage() + (out.isEmpty() ? "" : "\noutput: " + out), e);
+            throw new IllegalStateException(
+                    "NetProbe serve " + proto + " " + port + " " + id + " in " + ns + " did not become ready: "
+                            + e.getMessage() + (out.isEmpty() ? "" : "\noutput: " + out),
+                    e);
         }
     }
 
@@ -438,8 +525,8 @@ public final class NetnsLab implements AutoCloseable {
         checkOwn(ns);
         List<String> cmd = new ArrayList<>(List.of(tool("ip"), "netns", "exec", ns));
         cmd.addAll(javaCommand());
-        cmd.addAll(List.of("connect", proto, ip, Integer.toString(port), Integer.toString(count),
-                Integer.toString(timeoutMs)));
+        cmd.addAll(List.of(
+                "connect", proto, ip, Integer.toString(port), Integer.toString(count), Integer.toString(timeoutMs)));
         if (sourceIp != null) {
             cmd.add(sourceIp);
         }
@@ -476,11 +563,16 @@ public final class NetnsLab implements AutoCloseable {
      */
     public void restore(boolean ipv6, String iptablesRestoreInput) {
         String bin = tool(ipv6 ? "ip6tables-restore" : "iptables-restore");
-        ExecResult r = run(List.of(tool("ip"), "netns", "exec", nodeNs, bin, "--noflush"),
-                iptablesRestoreInput.endsWith("\n") ? iptablesRestoreInput : iptablesRestoreInput + "\n", 600);
+        ExecResult r = run(
+                List.of(tool("ip"), "netns", "exec", nodeNs, bin, "--noflush"),
+                iptablesRestoreInput.endsWith("\n") ? iptablesRestoreInput : iptablesRestoreInput + "\n",
+                600);
         if (!r.ok()) {
-            StringBuilder msg = new StringBuilder(bin).append(" --noflush failed (exit ").append(r.exitCode())
-                    .append("): ").append(r.stderr().strip());
+            StringBuilder msg = new StringBuilder(bin)
+                    .append(" --noflush failed (exit ")
+                    .append(r.exitCode())
+                    .append("): ")
+                    .append(r.stderr().strip());
             Matcher m = FAILED_LINE.matcher(r.stderr());
             if (m.find()) {
                 int n = Integer.parseInt(m.group(1) != null ? m.group(1) : m.group(2));
@@ -495,7 +587,9 @@ public final class NetnsLab implements AutoCloseable {
 
     /** {@code iptables-save} (or ip6tables-save) of the node ns, for assertions and failure messages. */
     public String save(boolean ipv6) {
-        return exec(nodeNs, tool(ipv6 ? "ip6tables-save" : "iptables-save")).orThrow().stdout();
+        return exec(nodeNs, tool(ipv6 ? "ip6tables-save" : "iptables-save"))
+                .orThrow()
+                .stdout();
     }
 
     /**
@@ -507,8 +601,14 @@ public final class NetnsLab implements AutoCloseable {
     public void installKubeProxyJumps(boolean ipv6) {
         List<List<String>> jumps = new ArrayList<>();
         String newOnly = "-m conntrack --ctstate NEW";
-        jumps.add(jump("filter", "INPUT", "KUBE-EXTERNAL-SERVICES", newOnly, "kubernetes externally-visible service portals"));
-        jumps.add(jump("filter", "FORWARD", "KUBE-EXTERNAL-SERVICES", newOnly, "kubernetes externally-visible service portals"));
+        jumps.add(jump(
+                "filter", "INPUT", "KUBE-EXTERNAL-SERVICES", newOnly, "kubernetes externally-visible service portals"));
+        jumps.add(jump(
+                "filter",
+                "FORWARD",
+                "KUBE-EXTERNAL-SERVICES",
+                newOnly,
+                "kubernetes externally-visible service portals"));
         jumps.add(jump("filter", "INPUT", "KUBE-NODEPORTS", "", "kubernetes health check service ports"));
         jumps.add(jump("filter", "FORWARD", "KUBE-SERVICES", newOnly, "kubernetes service portals"));
         jumps.add(jump("filter", "OUTPUT", "KUBE-SERVICES", newOnly, "kubernetes service portals"));
@@ -524,7 +624,9 @@ public final class NetnsLab implements AutoCloseable {
             jumps.add(jump("filter", "OUTPUT", "KUBE-FIREWALL", "", ""));
         }
         StringBuilder script = new StringBuilder()
-                .append("ipt=").append(shellQuote(tool(ipv6 ? "ip6tables" : "iptables"))).append('\n')
+                .append("ipt=")
+                .append(shellQuote(tool(ipv6 ? "ip6tables" : "iptables")))
+                .append('\n')
                 .append("ensure_chain() { out=$(\"$ipt\" -t \"$1\" -N \"$2\" 2>&1) || case \"$out\" in")
                 .append(" *'already exists'*) ;; *) echo \"$out\" >&2; exit 1;; esac; }\n")
                 .append("ensure_rule() { t=$1; c=$2; shift 2; \"$ipt\" -t \"$t\" -C \"$c\" \"$@\" 2>/dev/null")
@@ -533,7 +635,11 @@ public final class NetnsLab implements AutoCloseable {
             String table = j.get(0);
             String chain = j.get(1);
             String target = j.get(2);
-            script.append("ensure_chain ").append(table).append(' ').append(target).append('\n');
+            script.append("ensure_chain ")
+                    .append(table)
+                    .append(' ')
+                    .append(target)
+                    .append('\n');
             script.append("ensure_rule ").append(table).append(' ').append(chain);
             for (String arg : j.subList(3, j.size())) {
                 script.append(' ').append(shellQuote(arg));
@@ -658,8 +764,16 @@ public final class NetnsLab implements AutoCloseable {
     // ------------------------------------------------------------------------------------------------ plumbing
 
     private static List<String> javaCommand() {
-        return List.of(javaExecutable(), "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:-UsePerfData",
-                "-Xss512k", "-Xmx64m", "-cp", netProbeClassPath(), NetProbe.class.getName());
+        return List.of(
+                javaExecutable(),
+                "-XX:TieredStopAtLevel=1",
+                "-XX:+UseSerialGC",
+                "-XX:-UsePerfData",
+                "-Xss512k",
+                "-Xmx64m",
+                "-cp",
+                netProbeClassPath(),
+                NetProbe.class.getName());
     }
 
     private static String javaExecutable() {
@@ -672,9 +786,17 @@ public final class NetnsLab implements AutoCloseable {
      */
     private static String netProbeClassPath() {
         try {
-            return Paths.get(NetProbe.class.getProtectionDomain().getCodeSource().getLocation().toURI())
+            return Paths.get(NetProbe.class
+                            .getProtectionDomain()
+                            .getCodeSource()
+                            .getLocation()
+                            .toURI())
                     + java.io.File.pathSeparator
-                    + Paths.get(IpAddress.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+                    + Paths.get(IpAddress.class
+                            .getProtectionDomain()
+                            .getCodeSource()
+                            .getLocation()
+                            .toURI());
         } catch (Exception e) {
             return System.getProperty("java.class.path");
         }

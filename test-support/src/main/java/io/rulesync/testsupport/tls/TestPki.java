@@ -48,8 +48,7 @@ public final class TestPki {
     private static final AtomicLong SERIAL = new AtomicLong(System.currentTimeMillis());
 
     /** A certificate and its key, in memory and as PEM files. */
-    public record Issued(X509Certificate certificate, KeyPair keys, Path certFile, Path keyFile) {
-    }
+    public record Issued(X509Certificate certificate, KeyPair keys, Path certFile, Path keyFile) {}
 
     private final Path dir;
     private final String name;
@@ -72,8 +71,13 @@ public final class TestPki {
             KeyPair keys = keyPair();
             X500Name subject = new X500Name("CN=" + name + " test CA");
             Instant now = Instant.now();
-            X509v3CertificateBuilder b = new JcaX509v3CertificateBuilder(subject, serial(), Date.from(now.minus(Duration.ofHours(1))),
-                    Date.from(now.plus(Duration.ofDays(2))), subject, keys.getPublic());
+            X509v3CertificateBuilder b = new JcaX509v3CertificateBuilder(
+                    subject,
+                    serial(),
+                    Date.from(now.minus(Duration.ofHours(1))),
+                    Date.from(now.plus(Duration.ofDays(2))),
+                    subject,
+                    keys.getPublic());
             JcaX509ExtensionUtils ext = new JcaX509ExtensionUtils();
             b.addExtension(Extension.basicConstraints, true, new BasicConstraints(true));
             b.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign));
@@ -116,12 +120,18 @@ public final class TestPki {
         return issue(commonName, List.of(), List.of(), KeyPurposeId.id_kp_clientAuth, Duration.ofDays(1));
     }
 
-    private Issued issue(String commonName, List<String> dnsNames, List<String> ipAddresses, KeyPurposeId purpose, Duration valid) {
+    private Issued issue(
+            String commonName, List<String> dnsNames, List<String> ipAddresses, KeyPurposeId purpose, Duration valid) {
         try {
             KeyPair leaf = keyPair();
             Instant now = Instant.now();
-            X509v3CertificateBuilder b = new JcaX509v3CertificateBuilder(certificate, serial(), Date.from(now.minus(Duration.ofHours(1))),
-                    Date.from(now.plus(valid)), new X500Name("CN=" + commonName), leaf.getPublic());
+            X509v3CertificateBuilder b = new JcaX509v3CertificateBuilder(
+                    certificate,
+                    serial(),
+                    Date.from(now.minus(Duration.ofHours(1))),
+                    Date.from(now.plus(valid)),
+                    new X500Name("CN=" + commonName),
+                    leaf.getPublic());
             JcaX509ExtensionUtils ext = new JcaX509ExtensionUtils();
             b.addExtension(Extension.basicConstraints, true, new BasicConstraints(false));
             b.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature | KeyUsage.keyAgreement));
@@ -130,10 +140,12 @@ public final class TestPki {
             List<GeneralName> names = new ArrayList<>();
             dnsNames.forEach(n -> names.add(new GeneralName(GeneralName.dNSName, n)));
             for (String ip : ipAddresses) {
-                names.add(new GeneralName(GeneralName.iPAddress, InetAddress.getByName(ip).getHostAddress()));
+                names.add(new GeneralName(
+                        GeneralName.iPAddress, InetAddress.getByName(ip).getHostAddress()));
             }
             if (!names.isEmpty()) {
-                b.addExtension(Extension.subjectAlternativeName, false, new GeneralNames(names.toArray(GeneralName[]::new)));
+                b.addExtension(
+                        Extension.subjectAlternativeName, false, new GeneralNames(names.toArray(GeneralName[]::new)));
             }
             X509Certificate cert = convert(b, keys);
             Path certFile = dir.resolve(commonName + ".crt");

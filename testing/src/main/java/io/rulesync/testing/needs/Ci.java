@@ -10,14 +10,15 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 final class Ci {
     static final String PARAMETER = "rulesync.ci";
 
-    private Ci() {
-    }
+    private Ci() {}
 
     static boolean strict() {
         return "true".equalsIgnoreCase(System.getenv("CI"));
     }
 
     static boolean strict(ExtensionContext context) {
-        return context.getConfigurationParameter(PARAMETER).map(Boolean::parseBoolean).orElseGet(Ci::strict);
+        return context.getConfigurationParameter(PARAMETER)
+                .map(Boolean::parseBoolean)
+                .orElseGet(Ci::strict);
     }
 }

@@ -53,8 +53,12 @@ public enum KernelFeature {
 
     private boolean moduleList(String list) {
         try {
-            Path f = Path.of("/lib/modules", Files.readString(Path.of("/proc/sys/kernel/osrelease")).strip(), list);
-            return Files.isReadable(f) && Files.readAllLines(f).stream().anyMatch(l -> l.contains("/" + module + ".ko"));
+            Path f = Path.of(
+                    "/lib/modules",
+                    Files.readString(Path.of("/proc/sys/kernel/osrelease")).strip(),
+                    list);
+            return Files.isReadable(f)
+                    && Files.readAllLines(f).stream().anyMatch(l -> l.contains("/" + module + ".ko"));
         } catch (IOException e) {
             return false;
         }
@@ -62,8 +66,10 @@ public enum KernelFeature {
 
     private boolean loads() {
         try {
-            Process p = new ProcessBuilder("modprobe", module).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            Process p = new ProcessBuilder("modprobe", module)
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .start();
             return p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0 && loaded();
         } catch (IOException e) {
             return false;

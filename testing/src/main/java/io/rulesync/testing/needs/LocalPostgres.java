@@ -16,8 +16,7 @@ import java.util.Properties;
 final class LocalPostgres {
     static final String ADDRESS = "127.0.0.1:5432";
 
-    private LocalPostgres() {
-    }
+    private LocalPostgres() {}
 
     static Optional<String> problem() {
         Properties login = new Properties();

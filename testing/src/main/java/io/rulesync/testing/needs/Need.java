@@ -63,8 +63,7 @@ public record Need(String what, Optional<String> missing, boolean installable) {
 
     /** A program on the PATH (or in the sbin directories, which a non-root PATH may lack). */
     public static Need tool(String name) {
-        return new Need(name, Tools.find(name).isPresent() ? Optional.empty()
-                : Optional.of(Tools.install(name)), true);
+        return new Need(name, Tools.find(name).isPresent() ? Optional.empty() : Optional.of(Tools.install(name)), true);
     }
 
     /**
@@ -93,20 +92,28 @@ public record Need(String what, Optional<String> missing, boolean installable) {
 
     /** The local server itself, {@value LocalPostgres#ADDRESS}, user postgres without a password. */
     public static Need localPostgres() {
-        return checked("postgres", () -> new Need("PostgreSQL at " + LocalPostgres.ADDRESS + " (user postgres, trust)",
-                LocalPostgres.problem(), true));
+        return checked(
+                "postgres",
+                () -> new Need(
+                        "PostgreSQL at " + LocalPostgres.ADDRESS + " (user postgres, trust)",
+                        LocalPostgres.problem(),
+                        true));
     }
 
     /** A kernel built with {@code feature}: no install brings it. */
     public static Need kernelWith(KernelFeature feature) {
-        return new Need("a kernel with " + feature.label(), feature.present() ? Optional.empty()
-                : Optional.of("this kernel has none, and no install brings it"), false);
+        return new Need(
+                "a kernel with " + feature.label(),
+                feature.present() ? Optional.empty() : Optional.of("this kernel has none, and no install brings it"),
+                false);
     }
 
     /** A kernel without {@code feature}, for tests of how the code copes with its absence. */
     public static Need kernelWithout(KernelFeature feature) {
-        return new Need("a kernel without " + feature.label(), feature.present()
-                ? Optional.of("this kernel has it, and no install removes it") : Optional.empty(), false);
+        return new Need(
+                "a kernel without " + feature.label(),
+                feature.present() ? Optional.of("this kernel has it, and no install removes it") : Optional.empty(),
+                false);
     }
 
     private static Need checked(String key, Supplier<Need> check) {

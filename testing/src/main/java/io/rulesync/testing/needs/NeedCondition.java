@@ -29,7 +29,8 @@ public final class NeedCondition implements ExecutionCondition, BeforeAllCallbac
             return ConditionEvaluationResult.enabled("has what it needs");
         }
         if (missing.get().fails(Ci.strict(context))) {
-            return ConditionEvaluationResult.enabled("CI=true, so this fails: " + missing.get().message());
+            return ConditionEvaluationResult.enabled(
+                    "CI=true, so this fails: " + missing.get().message());
         }
         return ConditionEvaluationResult.disabled(missing.get().message());
     }
@@ -53,7 +54,10 @@ public final class NeedCondition implements ExecutionCondition, BeforeAllCallbac
 
     /** The element's own needs (a method's, not its class's: the class was evaluated as a container). */
     private static Optional<Need> firstMissing(ExtensionContext context) {
-        return context.getElement().stream().flatMap(e -> needs(e).stream()).filter(n -> !n.met()).findFirst();
+        return context.getElement().stream()
+                .flatMap(e -> needs(e).stream())
+                .filter(n -> !n.met())
+                .findFirst();
     }
 
     /**
@@ -64,11 +68,13 @@ public final class NeedCondition implements ExecutionCondition, BeforeAllCallbac
         List<Need> needs = new ArrayList<>();
         findAnnotation(element, RequiresKernelFeature.class).ifPresent(a -> needs.add(Need.kernelWith(a.value())));
         findAnnotation(element, RequiresKernelWithout.class).ifPresent(a -> needs.add(Need.kernelWithout(a.value())));
-        findAnnotation(element, RequiresTool.class).ifPresent(a -> Arrays.stream(a.value()).map(Need::tool).forEach(needs::add));
+        findAnnotation(element, RequiresTool.class)
+                .ifPresent(a -> Arrays.stream(a.value()).map(Need::tool).forEach(needs::add));
         if (findAnnotation(element, RequiresNetns.class).isPresent()) {
             needs.add(Need.networkNamespaces());
         }
-        findAnnotation(element, RequiresPostgres.class).ifPresent(a -> needs.add(a.local() ? Need.localPostgres() : Need.postgres()));
+        findAnnotation(element, RequiresPostgres.class)
+                .ifPresent(a -> needs.add(a.local() ? Need.localPostgres() : Need.postgres()));
         return needs;
     }
 }

@@ -12,12 +12,20 @@ import java.util.Optional;
 /** Whether this machine lets tests build network namespaces and use iptables inside them. */
 final class NetworkNamespaces {
     /** What building a namespace node and filling its tables takes (NetnsLab uses every one). */
-    static final List<String> TOOLS = List.of("ip", "iptables", "ip6tables", "iptables-restore", "ip6tables-restore",
-            "iptables-save", "ip6tables-save", "sysctl", "sh");
+    static final List<String> TOOLS = List.of(
+            "ip",
+            "iptables",
+            "ip6tables",
+            "iptables-restore",
+            "ip6tables-restore",
+            "iptables-save",
+            "ip6tables-save",
+            "sysctl",
+            "sh");
+
     private static final String HOW = "run the tests as root on a Linux host (or a --privileged container)";
 
-    private NetworkNamespaces() {
-    }
+    private NetworkNamespaces() {}
 
     /** Why namespaces cannot be used here, or empty; assumes {@link #TOOLS} are installed. */
     static Optional<String> problem() {
@@ -36,10 +44,12 @@ final class NetworkNamespaces {
             if (add != null) {
                 return Optional.of("'ip netns add' fails (" + add + "); " + HOW);
             }
-            // The lab's pod-to-pod paths are bridged and need br_netfilter; its every node has IPv6 addresses. Both are kernel
+            // The lab's pod-to-pod paths are bridged and need br_netfilter; its every node has IPv6 addresses. Both are
+            // kernel
             // settings a machine of this kind may lack, so they are checked here rather than found as a timeout later.
             if (!Files.exists(Path.of("/proc/net/if_inet6"))) {
-                return Optional.of("IPv6 is disabled in this kernel (booted with ipv6.disable=1?); the lab's nodes are dual-stack");
+                return Optional.of(
+                        "IPv6 is disabled in this kernel (booted with ipv6.disable=1?); the lab's nodes are dual-stack");
             }
             String bridged = run("ip", "netns", "exec", ns, "sysctl", "-n", "net.bridge.bridge-nf-call-iptables");
             if (bridged != null) {
@@ -60,8 +70,11 @@ final class NetworkNamespaces {
 
     private static String effectiveUid() {
         try {
-            return Files.readAllLines(Path.of("/proc/self/status")).stream().filter(l -> l.startsWith("Uid:"))
-                    .map(l -> l.trim().split("\\s+")[2]).findFirst().orElse("unknown");
+            return Files.readAllLines(Path.of("/proc/self/status")).stream()
+                    .filter(l -> l.startsWith("Uid:"))
+                    .map(l -> l.trim().split("\\s+")[2])
+                    .findFirst()
+                    .orElse("unknown");
         } catch (IOException e) {
             return "unknown (" + e.getMessage() + ")";
         }
@@ -75,12 +88,19 @@ final class NetworkNamespaces {
         List<String> argv = new ArrayList<>(List.of(command));
         argv.set(0, Tools.find(command[0]).map(Path::toString).orElse(command[0]));
         try {
-            Process p = new ProcessBuilder(argv).redirectErrorStream(true).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+            Process p = new ProcessBuilder(argv)
+                    .redirectErrorStream(true)
+                    .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                     .start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
             int exit = p.waitFor();
-            return exit == 0 ? null : out.lines().filter(l -> !l.startsWith("modprobe: ")).findFirst()
-                    .or(() -> out.lines().findFirst()).orElse("exit code " + exit);
+            return exit == 0
+                    ? null
+                    : out.lines()
+                            .filter(l -> !l.startsWith("modprobe: "))
+                            .findFirst()
+                            .or(() -> out.lines().findFirst())
+                            .orElse("exit code " + exit);
         } catch (IOException e) {
             return e.getMessage();
         } catch (InterruptedException e) {

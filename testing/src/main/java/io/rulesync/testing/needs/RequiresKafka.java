@@ -18,5 +18,4 @@ import org.junit.jupiter.api.Tag;
 @Documented
 @Inherited
 @Tag(Tiers.INTEGRATION)
-public @interface RequiresKafka {
-}
+public @interface RequiresKafka {}

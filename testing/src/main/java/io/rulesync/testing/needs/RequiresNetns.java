@@ -21,5 +21,4 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @Inherited
 @ExtendWith(NeedCondition.class)
 @Tag(Tiers.KERNEL)
-public @interface RequiresNetns {
-}
+public @interface RequiresNetns {}

@@ -3,7 +3,6 @@ package io.rulesync.testing.purity;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.belongToAnyOf;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
-
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
 import com.tngtech.archunit.base.DescribedPredicate;
@@ -39,10 +38,17 @@ import java.util.stream.Stream;
 public final class PureCode {
     /** JDK and library packages pure code may use, with their subpackages. */
     static final String[] ALLOWED_TREES = {
-        "java.lang..", "java.util..", "java.time..", "java.math..", "java.text..", "java.nio.charset..",
-        "org.pcollections..", "org.snakeyaml.engine..",
+        "java.lang..",
+        "java.util..",
+        "java.time..",
+        "java.math..",
+        "java.text..",
+        "java.nio.charset..",
+        "org.pcollections..",
+        "org.snakeyaml.engine..",
         // Jackson (issue 14): the model's one configured mapper writes every wire form and streams snapshots in.
-        "tools.jackson.core..", "tools.jackson.databind..",
+        "tools.jackson.core..",
+        "tools.jackson.databind..",
     };
 
     /** JDK packages pure code may use without their subpackages: buffers (not files), digests (not key stores' files). */
@@ -53,43 +59,62 @@ public final class PureCode {
      * ({@code FilterReader} to wrap one): pure code may read a stream its caller opened (a snapshot parsed as it arrives, a
      * manifest file read object by object), never open one. Files, streams over files and consoles stay out.
      */
-    static final List<Class<?>> ALLOWED_JAVA_IO = List.of(java.io.Serializable.class, java.io.IOException.class,
-            java.io.UncheckedIOException.class, java.io.StringReader.class, java.io.StringWriter.class, java.io.InputStream.class,
-            java.io.Reader.class, java.io.FilterReader.class);
+    static final List<Class<?>> ALLOWED_JAVA_IO = List.of(
+            java.io.Serializable.class,
+            java.io.IOException.class,
+            java.io.UncheckedIOException.class,
+            java.io.StringReader.class,
+            java.io.StringWriter.class,
+            java.io.InputStream.class,
+            java.io.Reader.class,
+            java.io.FilterReader.class);
 
     /** Inside {@code java.lang}: what starts processes (or exits the JVM). */
-    static final List<Class<?>> BANNED_JAVA_LANG = List.of(ProcessBuilder.class, ProcessBuilder.Redirect.class,
-            Process.class, ProcessHandle.class, Runtime.class);
+    static final List<Class<?>> BANNED_JAVA_LANG = List.of(
+            ProcessBuilder.class, ProcessBuilder.Redirect.class, Process.class, ProcessHandle.class, Runtime.class);
 
     /** Inside {@code java.lang} and {@code java.util}: what starts or steers threads. */
-    static final List<Class<?>> BANNED_THREADS = List.of(Thread.class, ThreadGroup.class, java.util.Timer.class,
-            java.util.TimerTask.class);
+    static final List<Class<?>> BANNED_THREADS =
+            List.of(Thread.class, ThreadGroup.class, java.util.Timer.class, java.util.TimerTask.class);
 
     /**
      * Packages inside the allowed trees that pure code may not use: executors, futures and locks (running
      * things is a shell's job), logging (a side channel to consoles and files), and reflection.
      */
-    static final String[] BANNED_PACKAGES = {"java.util.concurrent", "java.util.concurrent.locks..", "java.util.logging..",
-        "java.lang.reflect..", "java.lang.invoke.."};
+    static final String[] BANNED_PACKAGES = {
+        "java.util.concurrent",
+        "java.util.concurrent.locks..",
+        "java.util.logging..",
+        "java.lang.reflect..",
+        "java.lang.invoke.."
+    };
 
     /**
      * What stays allowed of {@code java.util.concurrent}: its thread-safe collections and {@link TimeUnit} are data,
      * like the atomics of {@code java.util.concurrent.atomic}, which the ban does not reach.
      */
-    static final List<Class<?>> ALLOWED_CONCURRENT = List.of(ConcurrentMap.class, ConcurrentNavigableMap.class,
-            ConcurrentHashMap.class, ConcurrentSkipListMap.class, ConcurrentSkipListSet.class, ConcurrentLinkedQueue.class,
-            ConcurrentLinkedDeque.class, CopyOnWriteArrayList.class, CopyOnWriteArraySet.class, TimeUnit.class);
+    static final List<Class<?>> ALLOWED_CONCURRENT = List.of(
+            ConcurrentMap.class,
+            ConcurrentNavigableMap.class,
+            ConcurrentHashMap.class,
+            ConcurrentSkipListMap.class,
+            ConcurrentSkipListSet.class,
+            ConcurrentLinkedQueue.class,
+            ConcurrentLinkedDeque.class,
+            CopyOnWriteArrayList.class,
+            CopyOnWriteArraySet.class,
+            TimeUnit.class);
 
     /** Methods of allowed classes that read the process's environment or system properties, or load a class by name. */
     static final Map<String, Set<String>> BANNED_CALLS = Map.of(
-            "java.lang.System", Set.of("getenv", "getProperty", "getProperties", "setProperty", "setProperties", "clearProperty"),
+            "java.lang.System",
+                    Set.of("getenv", "getProperty", "getProperties", "setProperty", "setProperties", "clearProperty"),
             "java.lang.Integer", Set.of("getInteger"),
             "java.lang.Long", Set.of("getLong"),
             "java.lang.Boolean", Set.of("getBoolean"),
             "java.lang.Class", Set.of("forName"));
 
-    private PureCode() {
-    }
+    private PureCode() {}
 
     /**
      * Classes in {@code purePackages} (ArchUnit package patterns, e.g. {@code io.rulesync.model..}) depend only
@@ -100,9 +125,12 @@ public final class PureCode {
     public static ArchRule rule(List<String> purePackages, List<String> mayUse, List<String> excluded) {
         String[] own = Stream.concat(purePackages.stream(), mayUse.stream()).toArray(String[]::new);
         DescribedPredicate<JavaClass> adapter = resideInAnyPackage(excluded.toArray(String[]::new));
-        DescribedPredicate<JavaClass> pure = resideInAnyPackage(purePackages.toArray(String[]::new)).and(DescribedPredicate.not(adapter))
-                .as("reside in " + String.join(", ", purePackages) + (excluded.isEmpty() ? "" : " but not " + String.join(", ", excluded)));
-        DescribedPredicate<JavaClass> ownCode = resideInAnyPackage(own).and(DescribedPredicate.not(adapter))
+        DescribedPredicate<JavaClass> pure = resideInAnyPackage(purePackages.toArray(String[]::new))
+                .and(DescribedPredicate.not(adapter))
+                .as("reside in " + String.join(", ", purePackages)
+                        + (excluded.isEmpty() ? "" : " but not " + String.join(", ", excluded)));
+        DescribedPredicate<JavaClass> ownCode = resideInAnyPackage(own)
+                .and(DescribedPredicate.not(adapter))
                 .as(String.join(", ", own) + (excluded.isEmpty() ? "" : " but not " + String.join(", ", excluded)));
         return rule(pure, ownCode);
     }
@@ -112,13 +140,20 @@ public final class PureCode {
      * its driver: {@code pureClasses} (and their nested classes) depend only on the JDK's pure parts, the chosen
      * libraries, each other, {@code mayUseClasses} and {@code mayUsePackages}.
      */
-    public static ArchRule forClasses(List<Class<?>> pureClasses, List<Class<?>> mayUseClasses, List<String> mayUsePackages) {
+    public static ArchRule forClasses(
+            List<Class<?>> pureClasses, List<Class<?>> mayUseClasses, List<String> mayUsePackages) {
         DescribedPredicate<JavaClass> pure = belongToAnyOf(pureClasses.toArray(Class<?>[]::new));
-        List<String> own = Stream.concat(pureClasses.stream(), mayUseClasses.stream()).map(Class::getName).toList();
+        List<String> own = Stream.concat(pureClasses.stream(), mayUseClasses.stream())
+                .map(Class::getName)
+                .toList();
         // An enum's values() returns an array of it: the array's element type is what counts.
-        DescribedPredicate<JavaClass> ownCode = DescribedPredicate.<JavaClass>describe(String.join(", ", own),
-                c -> own.stream().anyMatch(n -> c.getBaseComponentType().getName().equals(n)
-                        || c.getBaseComponentType().getName().startsWith(n + "$")))
+        DescribedPredicate<JavaClass> ownCode = DescribedPredicate.<JavaClass>describe(
+                        String.join(", ", own),
+                        c -> own.stream()
+                                .anyMatch(n -> c.getBaseComponentType()
+                                                .getName()
+                                                .equals(n)
+                                        || c.getBaseComponentType().getName().startsWith(n + "$")))
                 .or(resideInAnyPackage(mayUsePackages.toArray(String[]::new)));
         return rule(pure, ownCode);
     }
@@ -132,19 +167,29 @@ public final class PureCode {
                 .and(DescribedPredicate.not(belongToAnyOf(BANNED_THREADS.toArray(Class<?>[]::new))))
                 .and(DescribedPredicate.not(resideInAnyPackage(BANNED_PACKAGES)
                         .and(DescribedPredicate.not(belongToAnyOf(ALLOWED_CONCURRENT.toArray(Class<?>[]::new))))))
-                .as("the JDK's pure parts (java.lang without processes, threads, reflection or method handles; java.util without"
-                        + " executors, locks or logging, but with its concurrent collections and atomics; java.time, java.math, java.text,"
-                        + " java.nio buffers and charsets, java.security digests, java.io's exceptions, string streams, and InputStream and Reader as types),"
-                        + " pcollections, snakeyaml-engine, or " + ownCode.getDescription());
+                .as(
+                        "the JDK's pure parts (java.lang without processes, threads, reflection or method handles; java.util without"
+                                + " executors, locks or logging, but with its concurrent collections and atomics; java.time, java.math, java.text,"
+                                + " java.nio buffers and charsets, java.security digests, java.io's exceptions, string streams, and InputStream and Reader as types),"
+                                + " pcollections, snakeyaml-engine, or " + ownCode.getDescription());
         DescribedPredicate<JavaCall<?>> environment = DescribedPredicate.describe(
                 "reads the environment or system properties, or loads a class by name",
-                call -> BANNED_CALLS.getOrDefault(call.getTargetOwner().getName(), Set.of()).contains(call.getName()));
-        return CompositeArchRule
-                .of(classes().that(pure)
-                        .should().onlyDependOnClassesThat(allowed)
-                        .because("pure code is tested and run without frameworks, files, the network or processes; adapters wrap it"))
-                .and(noClasses().that(pure)
-                        .should().callCodeUnitWhere(environment)
-                        .because("pure code gets its settings as arguments; the shells read the environment and system properties"));
+                call -> BANNED_CALLS
+                        .getOrDefault(call.getTargetOwner().getName(), Set.of())
+                        .contains(call.getName()));
+        return CompositeArchRule.of(
+                        classes()
+                                .that(pure)
+                                .should()
+                                .onlyDependOnClassesThat(allowed)
+                                .because(
+                                        "pure code is tested and run without frameworks, files, the network or processes; adapters wrap it"))
+                .and(
+                        noClasses()
+                                .that(pure)
+                                .should()
+                                .callCodeUnitWhere(environment)
+                                .because(
+                                        "pure code gets its settings as arguments; the shells read the environment and system properties"));
     }
 }

@@ -17,8 +17,7 @@ import java.util.stream.Stream;
  * module was tested, it prints nothing.
  */
 public final class BuildSkipReport {
-    private BuildSkipReport() {
-    }
+    private BuildSkipReport() {}
 
     public static void main(String[] args) {
         line(Path.of(args[0]), Instant.parse(args[1])).ifPresent(System.out::println);
@@ -39,7 +38,10 @@ public final class BuildSkipReport {
             return List.of();
         }
         try (Stream<Path> files = Files.list(folder)) {
-            return files.filter(f -> f.toString().endsWith(".tsv")).filter(f -> !modified(f).isBefore(start)).sorted().toList();
+            return files.filter(f -> f.toString().endsWith(".tsv"))
+                    .filter(f -> !modified(f).isBefore(start))
+                    .sorted()
+                    .toList();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -34,7 +34,10 @@ public final class SkipReportListener implements TestExecutionListener {
     private volatile TestPlan plan;
 
     public SkipReportListener() {
-        this(System.getProperty(MODULE, "tests"), Optional.ofNullable(System.getProperty(FOLDER)).map(Path::of), System.out);
+        this(
+                System.getProperty(MODULE, "tests"),
+                Optional.ofNullable(System.getProperty(FOLDER)).map(Path::of),
+                System.out);
     }
 
     SkipReportListener(String module, Optional<Path> folder, PrintStream out) {
@@ -63,7 +66,9 @@ public final class SkipReportListener implements TestExecutionListener {
         if (result.getStatus() == TestExecutionResult.Status.ABORTED) {
             String reason = result.getThrowable().map(Throwable::getMessage).orElse(null);
             // A failed assumption's message starts with this; the reason is what follows.
-            skipped.add(reason == null ? null : reason.replaceFirst("^Assumption failed: ", ""), className(id),
+            skipped.add(
+                    reason == null ? null : reason.replaceFirst("^Assumption failed: ", ""),
+                    className(id),
                     Math.max(1, notStarted(id)));
         }
     }
@@ -97,7 +102,9 @@ public final class SkipReportListener implements TestExecutionListener {
         if (source.isPresent() && source.get() instanceof ClassSource c) {
             return simple(c.getClassName());
         }
-        return plan == null ? id.getDisplayName() : plan.getParent(id).map(this::className).orElse(id.getDisplayName());
+        return plan == null
+                ? id.getDisplayName()
+                : plan.getParent(id).map(this::className).orElse(id.getDisplayName());
     }
 
     /** {@code Outer.Nested} for a nested class. */

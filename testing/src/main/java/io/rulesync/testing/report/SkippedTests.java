@@ -22,13 +22,14 @@ public final class SkippedTests {
     /** Enough class names to find the tests; the rest are counted. */
     private static final int NAMED_CLASSES = 6;
 
-    private record Skip(int count, String className, String reason) {
-    }
+    private record Skip(int count, String className, String reason) {}
 
     private final List<Skip> skips = new ArrayList<>();
 
     public synchronized void add(String reason, String className, int count) {
-        String oneLine = reason == null || reason.isBlank() ? "no reason given" : reason.strip().lines().findFirst().orElseThrow();
+        String oneLine = reason == null || reason.isBlank()
+                ? "no reason given"
+                : reason.strip().lines().findFirst().orElseThrow();
         skips.add(new Skip(count, className.replace('\t', ' '), oneLine.replace('\t', ' ')));
     }
 
@@ -41,9 +42,11 @@ public final class SkippedTests {
         if (skips.isEmpty()) {
             return "skipped nothing";
         }
-        Map<String, List<Skip>> byReason = skips.stream().collect(Collectors.groupingBy(Skip::reason, LinkedHashMap::new, Collectors.toList()));
+        Map<String, List<Skip>> byReason =
+                skips.stream().collect(Collectors.groupingBy(Skip::reason, LinkedHashMap::new, Collectors.toList()));
         String reasons = byReason.entrySet().stream()
-                .sorted(Comparator.comparingInt((Map.Entry<String, List<Skip>> e) -> -sum(e.getValue())).thenComparing(Map.Entry::getKey))
+                .sorted(Comparator.comparingInt((Map.Entry<String, List<Skip>> e) -> -sum(e.getValue()))
+                        .thenComparing(Map.Entry::getKey))
                 .map(e -> sum(e.getValue()) + " × " + e.getKey() + " (" + classes(e.getValue()) + ")")
                 .collect(Collectors.joining("; "));
         int total = count();
@@ -55,15 +58,22 @@ public final class SkippedTests {
     }
 
     private static String classes(List<Skip> skips) {
-        List<String> names = new ArrayList<>(skips.stream().map(Skip::className).collect(Collectors.toCollection(TreeSet::new)));
-        return names.size() <= NAMED_CLASSES ? String.join(", ", names)
-                : String.join(", ", names.subList(0, NAMED_CLASSES)) + " and " + (names.size() - NAMED_CLASSES) + " more";
+        List<String> names =
+                new ArrayList<>(skips.stream().map(Skip::className).collect(Collectors.toCollection(TreeSet::new)));
+        return names.size() <= NAMED_CLASSES
+                ? String.join(", ", names)
+                : String.join(", ", names.subList(0, NAMED_CLASSES)) + " and " + (names.size() - NAMED_CLASSES)
+                        + " more";
     }
 
     public synchronized void save(Path file) {
         try {
             Files.createDirectories(file.toAbsolutePath().getParent());
-            Files.write(file, skips.stream().map(s -> s.count() + "\t" + s.className() + "\t" + s.reason()).toList());
+            Files.write(
+                    file,
+                    skips.stream()
+                            .map(s -> s.count() + "\t" + s.className() + "\t" + s.reason())
+                            .toList());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -17,5 +17,4 @@ import org.junit.jupiter.api.Tag;
 @Documented
 @Inherited
 @Tag(Tiers.E2E)
-public @interface EndToEnd {
-}
+public @interface EndToEnd {}

@@ -14,6 +14,5 @@ public final class Tiers {
     /** The whole pipeline, from a watched cluster to programmed nodes. */
     public static final String E2E = "e2e";
 
-    private Tiers() {
-    }
+    private Tiers() {}
 }

@@ -36,7 +36,9 @@ class DockerfileTest {
             copied.add(c.group(1));
         }
         assertThat(modules).isNotEmpty();
-        assertThat(copied).as("module poms copied before the dependency layer").containsExactlyInAnyOrderElementsOf(modules);
+        assertThat(copied)
+                .as("module poms copied before the dependency layer")
+                .containsExactlyInAnyOrderElementsOf(modules);
         assertThat(dockerfile).as("a step whose failure is ignored").doesNotContain("|| true");
     }
 }

@@ -23,10 +23,26 @@ class SelfContainedRepositoryTest {
     private static final Pattern MARKDOWN_LINK = Pattern.compile("\\]\\(([^)\\s]+)\\)");
     /** The folder of reference notes beside a checkout on the team's machines: not part of the repository. */
     private static final String NOTES = "shared" + "/reference"; // split, so that this file does not name it
-    private static final Pattern OUTSIDE_NOTES = Pattern.compile("\\.\\./shared/|" + NOTES + "|(?i)the shared " + "reference");
+
+    private static final Pattern OUTSIDE_NOTES =
+            Pattern.compile("\\.\\./shared/|" + NOTES + "|(?i)the shared " + "reference");
     private static final Set<String> SKIPPED_DIRS = Set.of(".git", "target", "node_modules", ".idea");
-    private static final Set<String> TEXT = Set.of("md", "java", "yaml", "yml", "xml", "sh", "properties", "json", "txt",
-            "sql", "html", "js", "css", "iptables", "nft");
+    private static final Set<String> TEXT = Set.of(
+            "md",
+            "java",
+            "yaml",
+            "yml",
+            "xml",
+            "sh",
+            "properties",
+            "json",
+            "txt",
+            "sql",
+            "html",
+            "js",
+            "css",
+            "iptables",
+            "nft");
 
     @Test
     void noFileReferencesAnythingOutsideTheRepository() throws IOException {
@@ -39,8 +55,9 @@ class SelfContainedRepositoryTest {
         for (Path f : read) {
             found.addAll(outsideReferences(root, f, Files.readString(f, StandardCharsets.UTF_8)));
         }
-        assertThat(read).as("the docs were read").contains(root.resolve("README.md"), root.resolve("ARCHITECTURE.md"),
-                root.resolve("Dockerfile"));
+        assertThat(read)
+                .as("the docs were read")
+                .contains(root.resolve("README.md"), root.resolve("ARCHITECTURE.md"), root.resolve("Dockerfile"));
         assertThat(found).as("references to outside the repository").isEmpty();
     }
 
@@ -48,11 +65,15 @@ class SelfContainedRepositoryTest {
     void theCheckFindsWhatItLooksFor() {
         Path root = Path.of("/repo");
         Path readme = root.resolve("docs/README.md");
-        assertThat(outsideReferences(root, readme, "see [facts](../../" + NOTES + "/facts.md) and [x](../../../etc/passwd)"))
+        assertThat(outsideReferences(
+                        root, readme, "see [facts](../../" + NOTES + "/facts.md) and [x](../../../etc/passwd)"))
                 .hasSize(3);
-        assertThat(outsideReferences(root, readme, "[ok](https://example.org/a) [anchor](#modes) [mail](mailto:a@b)")).isEmpty();
-        assertThat(outsideReferences(root, root.resolve("Foo.java"), "// from kube-proxy-facts in ../" + NOTES)).hasSize(1);
-        assertThat(outsideReferences(root, root.resolve("Foo.java"), "// as The shared " + "reference measured")).hasSize(1);
+        assertThat(outsideReferences(root, readme, "[ok](https://example.org/a) [anchor](#modes) [mail](mailto:a@b)"))
+                .isEmpty();
+        assertThat(outsideReferences(root, root.resolve("Foo.java"), "// from kube-proxy-facts in ../" + NOTES))
+                .hasSize(1);
+        assertThat(outsideReferences(root, root.resolve("Foo.java"), "// as The shared " + "reference measured"))
+                .hasSize(1);
     }
 
     /** What in {@code text} (the content of {@code file}) points outside {@code root}: each as "file: what". */
@@ -71,10 +92,14 @@ class SelfContainedRepositoryTest {
                     continue;
                 }
                 int anchor = target.indexOf('#');
-                Path resolved = file.getParent().resolve(anchor < 0 ? target : target.substring(0, anchor)).normalize();
+                Path resolved = file.getParent()
+                        .resolve(anchor < 0 ? target : target.substring(0, anchor))
+                        .normalize();
                 if (!resolved.startsWith(root)) {
                     out.add(where + ": links " + target + ", outside the repository");
-                } else if (root.getFileSystem() == file.getFileSystem() && Files.isDirectory(root) && !Files.exists(resolved)) {
+                } else if (root.getFileSystem() == file.getFileSystem()
+                        && Files.isDirectory(root)
+                        && !Files.exists(resolved)) {
                     out.add(where + ": links " + target + ", which does not exist");
                 }
             }
@@ -90,7 +115,8 @@ class SelfContainedRepositoryTest {
         }
         String name = p.getFileName().toString();
         int dot = name.lastIndexOf('.');
-        boolean text = dot > 0 ? TEXT.contains(name.substring(dot + 1)) : name.equals("Dockerfile") || isScript(root, p);
+        boolean text =
+                dot > 0 ? TEXT.contains(name.substring(dot + 1)) : name.equals("Dockerfile") || isScript(root, p);
         try {
             return text && Files.isRegularFile(p) && Files.size(p) < 4_000_000;
         } catch (IOException e) {
@@ -100,17 +126,21 @@ class SelfContainedRepositoryTest {
 
     private static boolean isScript(Path root, Path p) {
         Path rel = root.relativize(p);
-        return rel.getNameCount() == 2 && (rel.startsWith("bench") || rel.startsWith(".ci") || rel.startsWith("rulesync"))
+        return rel.getNameCount() == 2
+                        && (rel.startsWith("bench") || rel.startsWith(".ci") || rel.startsWith("rulesync"))
                 || rel.toString().equals("rulesync");
     }
 
     /** The checkout: the nearest directory above the module that holds the root pom and the README. */
     static Path root() {
         Path dir = Path.of("").toAbsolutePath();
-        while (dir != null && !(Files.exists(dir.resolve("README.md")) && Files.exists(dir.resolve("ARCHITECTURE.md")))) {
+        while (dir != null
+                && !(Files.exists(dir.resolve("README.md")) && Files.exists(dir.resolve("ARCHITECTURE.md")))) {
             dir = dir.getParent();
         }
-        assertThat(dir).as("the repository's root above " + Path.of("").toAbsolutePath()).isNotNull();
+        assertThat(dir)
+                .as("the repository's root above " + Path.of("").toAbsolutePath())
+                .isNotNull();
         return dir;
     }
 }

@@ -42,17 +42,14 @@ class NeedConditionTest {
 
         @Test
         @RequiresTool(NO_SUCH_TOOL)
-        void needsIt() {
-        }
+        void needsIt() {}
 
         @Test
         @RequiresTool("sh")
-        void needsWhatIsThere() {
-        }
+        void needsWhatIsThere() {}
 
         @Test
-        void needsNothing() {
-        }
+        void needsNothing() {}
     }
 
     @RequiresTool({"sh", NO_SUCH_TOOL})
@@ -63,32 +60,27 @@ class NeedConditionTest {
         }
 
         @Test
-        void one() {
-        }
+        void one() {}
 
         @Test
-        void two() {
-        }
+        void two() {}
     }
 
     /** Exactly one of the two kernel needs is missing on any machine. */
     static class KernelFeatures {
         @Test
         @RequiresKernelFeature(KernelFeature.IPVS)
-        void withIpvs() {
-        }
+        void withIpvs() {}
 
         @Test
         @RequiresKernelWithout(KernelFeature.IPVS)
-        void withoutIpvs() {
-        }
+        void withoutIpvs() {}
 
         @Test
         @RequiresKernelFeature(KernelFeature.IPVS)
         @RequiresKernelWithout(KernelFeature.IPVS)
         @RequiresTool(NO_SUCH_TOOL)
-        void aKernelFeatureOutranksAMissingTool() {
-        }
+        void aKernelFeatureOutranksAMissingTool() {}
     }
 
     @RequiresNetns
@@ -96,33 +88,31 @@ class NeedConditionTest {
     @RequiresKernelFeature(KernelFeature.IPVS)
     static class KernelTier {
         @Test
-        void t() {
-        }
+        void t() {}
     }
 
     @RequiresPostgres
     static class IntegrationTier {
         @Test
-        void t() {
-        }
+        void t() {}
 
         @Test
         @RequiresKafka
-        void kafka() {
-        }
+        void kafka() {}
     }
 
     @EndToEnd
     @RequiresKafka
     static class EndToEndTier {
         @Test
-        void t() {
-        }
+        void t() {}
     }
 
     private static EngineExecutionResults run(Class<?> testClass, boolean ci) {
-        return EngineTestKit.engine("junit-jupiter").configurationParameter(Ci.PARAMETER, String.valueOf(ci))
-                .selectors(selectClass(testClass)).execute();
+        return EngineTestKit.engine("junit-jupiter")
+                .configurationParameter(Ci.PARAMETER, String.valueOf(ci))
+                .selectors(selectClass(testClass))
+                .execute();
     }
 
     @Test
@@ -138,21 +128,35 @@ class NeedConditionTest {
     void underCiAMissingToolFailsTheTestWithTheSameLineBeforeItsSetUp() {
         SET_UPS.set(0);
         EngineExecutionResults results = run(MissingToolOnAMethod.class, true);
-        results.allEvents().assertThatEvents().haveExactly(1,
-                event(test("needsIt"), finishedWithFailure(instanceOf(AssertionFailedError.class), message(MISSING))));
+        results.allEvents()
+                .assertThatEvents()
+                .haveExactly(
+                        1,
+                        event(
+                                test("needsIt"),
+                                finishedWithFailure(instanceOf(AssertionFailedError.class), message(MISSING))));
         assertThat(results.allEvents().skipped().count()).isZero();
         assertThat(results.testEvents().succeeded().count()).isEqualTo(2);
-        assertThat(SET_UPS).as("set-up of the two tests that have what they need").hasValue(2);
+        assertThat(SET_UPS)
+                .as("set-up of the two tests that have what they need")
+                .hasValue(2);
     }
 
     @Test
     void aClassThatNeedsAMissingToolIsSkippedWholeOrUnderCiFailsBeforeItsBeforeAll() {
         SET_UPS.set(0);
-        run(MissingToolOnTheClass.class, false).allEvents().assertThatEvents()
+        run(MissingToolOnTheClass.class, false)
+                .allEvents()
+                .assertThatEvents()
                 .haveExactly(1, event(container(MissingToolOnTheClass.class), skippedWithReason(MISSING)));
         EngineExecutionResults ci = run(MissingToolOnTheClass.class, true);
-        ci.allEvents().assertThatEvents().haveExactly(1, event(container(MissingToolOnTheClass.class),
-                finishedWithFailure(instanceOf(AssertionFailedError.class), message(MISSING))));
+        ci.allEvents()
+                .assertThatEvents()
+                .haveExactly(
+                        1,
+                        event(
+                                container(MissingToolOnTheClass.class),
+                                finishedWithFailure(instanceOf(AssertionFailedError.class), message(MISSING))));
         assertThat(ci.testEvents().started().count()).isZero();
         assertThat(SET_UPS).hasValue(0);
     }
@@ -162,23 +166,35 @@ class NeedConditionTest {
         EngineExecutionResults results = run(KernelFeatures.class, true);
         assertThat(results.allEvents().failed().count()).isZero();
         assertThat(results.testEvents().succeeded().count()).isEqualTo(1);
-        String missing = KernelFeature.IPVS.present() ? "needs a kernel without IPVS: this kernel has it, and no install removes it"
+        String missing = KernelFeature.IPVS.present()
+                ? "needs a kernel without IPVS: this kernel has it, and no install removes it"
                 : "needs a kernel with IPVS: this kernel has none, and no install brings it";
         results.allEvents().assertThatEvents().haveExactly(2, event(test(), skippedWithReason(missing)));
     }
 
     @Test
     void theAnnotationsPlaceTestsInTheirTiers() {
-        TestPlan plan = LauncherFactory.create().discover(LauncherDiscoveryRequestBuilder.request()
-                .selectors(selectClass(KernelTier.class), selectClass(IntegrationTier.class), selectClass(EndToEndTier.class)).build());
+        TestPlan plan = LauncherFactory.create()
+                .discover(LauncherDiscoveryRequestBuilder.request()
+                        .selectors(
+                                selectClass(KernelTier.class),
+                                selectClass(IntegrationTier.class),
+                                selectClass(EndToEndTier.class))
+                        .build());
         assertThat(tags(plan, "KernelTier")).containsExactly("kernel");
         assertThat(tags(plan, "IntegrationTier")).containsExactly("integration");
         assertThat(tags(plan, "EndToEndTier")).containsExactlyInAnyOrder("e2e", "integration");
     }
 
     private static List<String> tags(TestPlan plan, String className) {
-        return plan.getRoots().stream().flatMap(r -> plan.getChildren(r).stream())
-                .filter(c -> c.getDisplayName().endsWith(className)).findFirst().map(TestIdentifier::getTags).orElseThrow()
-                .stream().map(t -> t.getName()).toList();
+        return plan.getRoots().stream()
+                .flatMap(r -> plan.getChildren(r).stream())
+                .filter(c -> c.getDisplayName().endsWith(className))
+                .findFirst()
+                .map(TestIdentifier::getTags)
+                .orElseThrow()
+                .stream()
+                .map(t -> t.getName())
+                .toList();
     }
 }

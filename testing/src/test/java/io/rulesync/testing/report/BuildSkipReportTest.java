@@ -20,7 +20,8 @@ class BuildSkipReportTest {
         Files.writeString(dir.resolve("rulesync-model.tsv"), "");
         Files.setLastModifiedTime(dir.resolve("rulesync-model.tsv"), FileTime.from(START.plusSeconds(10)));
 
-        assertThat(BuildSkipReport.line(dir, START)).hasValue("all 3 tested modules: skipped 2 tests: 2 × why (rulesync-compiler, rulesync-node-agent)");
+        assertThat(BuildSkipReport.line(dir, START))
+                .hasValue("all 3 tested modules: skipped 2 tests: 2 × why (rulesync-compiler, rulesync-node-agent)");
     }
 
     @Test

@@ -26,24 +26,20 @@ class SkipReportListenerTest {
     @RequiresTool("rulesync-no-such-tool")
     static class SkippedClass {
         @Test
-        void one() {
-        }
+        void one() {}
 
         @ParameterizedTest
         @ValueSource(ints = {1, 2, 3})
-        void many(int i) {
-        }
+        void many(int i) {}
     }
 
     static class SomeSkipped {
         @Test
-        void runs() {
-        }
+        void runs() {}
 
         @Test
         @Disabled("off for now")
-        void disabled() {
-        }
+        void disabled() {}
 
         @Test
         void aborted() {
@@ -59,28 +55,34 @@ class SkipReportListenerTest {
 
     static class NoneSkipped {
         @Test
-        void runs() {
-        }
+        void runs() {}
     }
 
     private static String run(Optional<Path> folder, Class<?>... classes) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         // Without auto-registration: this module's own listener must not report these sample runs.
-        Launcher launcher = LauncherFactory.create(LauncherConfig.builder().enableTestExecutionListenerAutoRegistration(false).build());
-        LauncherDiscoveryRequestBuilder request = LauncherDiscoveryRequestBuilder.request().configurationParameter("rulesync.ci", "false");
+        Launcher launcher = LauncherFactory.create(LauncherConfig.builder()
+                .enableTestExecutionListenerAutoRegistration(false)
+                .build());
+        LauncherDiscoveryRequestBuilder request =
+                LauncherDiscoveryRequestBuilder.request().configurationParameter("rulesync.ci", "false");
         for (Class<?> c : classes) {
             request.selectors(selectClass(c));
         }
-        launcher.execute(request.build(), new SkipReportListener("rulesync-sample", folder, new PrintStream(out, true, StandardCharsets.UTF_8)));
+        launcher.execute(
+                request.build(),
+                new SkipReportListener("rulesync-sample", folder, new PrintStream(out, true, StandardCharsets.UTF_8)));
         return out.toString(StandardCharsets.UTF_8);
     }
 
     @Test
     void oneLineCountsEveryKindOfSkipAndASkippedClassCountsItsTests(@TempDir Path dir) throws Exception {
         String line = run(Optional.of(dir), SkippedClass.class, SomeSkipped.class);
-        assertThat(line).isEqualTo("rulesync-sample: skipped 6 tests: 3 × no PostgreSQL here (SkipReportListenerTest.SomeSkipped); "
-                + "2 × needs rulesync-no-such-tool: apt-get install rulesync-no-such-tool (SkipReportListenerTest.SkippedClass); "
-                + "1 × off for now (SkipReportListenerTest.SomeSkipped)\n");
+        assertThat(line)
+                .isEqualTo(
+                        "rulesync-sample: skipped 6 tests: 3 × no PostgreSQL here (SkipReportListenerTest.SomeSkipped); "
+                                + "2 × needs rulesync-no-such-tool: apt-get install rulesync-no-such-tool (SkipReportListenerTest.SkippedClass); "
+                                + "1 × off for now (SkipReportListenerTest.SomeSkipped)\n");
 
         SkippedTests saved = new SkippedTests();
         saved.load(dir.resolve("rulesync-sample.tsv"));

@@ -21,8 +21,10 @@ class SkippedTestsTest {
         s.add(IPVS, "IpvsKernelTest", 1);
         s.add(IPVS, "IpvsadmKernelNamespaceTest", 2);
         s.add("needs ipset: apt-get install ipset", "IpvsKernelTest", 2);
-        assertThat(s.summary()).isEqualTo("skipped 10 tests: 7 × needs ipset: apt-get install ipset (IpsetSyncNamespaceTest, IpvsKernelTest); "
-                + "3 × " + IPVS + " (IpvsKernelTest, IpvsadmKernelNamespaceTest)");
+        assertThat(s.summary())
+                .isEqualTo(
+                        "skipped 10 tests: 7 × needs ipset: apt-get install ipset (IpsetSyncNamespaceTest, IpvsKernelTest); "
+                                + "3 × " + IPVS + " (IpvsKernelTest, IpvsadmKernelNamespaceTest)");
     }
 
     @Test
@@ -52,6 +54,7 @@ class SkippedTestsTest {
         build.load(dir.resolve("compiler.tsv"));
         build.load(dir.resolve("agent.tsv"));
         build.load(dir.resolve("model.tsv"));
-        assertThat(build.summary()).isEqualTo("skipped 3 tests: 3 × " + IPVS + " (IpvsKernelTest, IpvsadmKernelNamespaceTest)");
+        assertThat(build.summary())
+                .isEqualTo("skipped 3 tests: 3 × " + IPVS + " (IpvsKernelTest, IpvsadmKernelNamespaceTest)");
     }
 }

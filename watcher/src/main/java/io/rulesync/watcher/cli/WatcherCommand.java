@@ -50,52 +50,93 @@ public final class WatcherCommand implements Callable<Integer> {
     @Spec
     private CommandSpec spec;
 
-    @Option(names = "--fleet", required = true, paramLabel = "FILE",
+    @Option(
+            names = "--fleet",
+            required = true,
+            paramLabel = "FILE",
             description = "Fleet file (YAML) listing the clusters: see watcher/README.md.")
     private Path fleet;
 
-    @Option(names = "--kafka", required = true, paramLabel = "HOST:PORT[,HOST:PORT...]",
+    @Option(
+            names = "--kafka",
+            required = true,
+            paramLabel = "HOST:PORT[,HOST:PORT...]",
             description = "Kafka bootstrap servers.")
     private String kafka;
 
-    @Option(names = "--topic", paramLabel = "TOPIC", defaultValue = Watcher.DEFAULT_TOPIC,
+    @Option(
+            names = "--topic",
+            paramLabel = "TOPIC",
+            defaultValue = Watcher.DEFAULT_TOPIC,
             description = {"Topic of the cluster events.", "Default: ${DEFAULT-VALUE}"})
     private String topic;
 
-    @Option(names = "--kafka-config", paramLabel = "FILE", defaultValue = "${env:RULESYNC_KAFKA_CONFIG}",
-            description = {"Kafka client settings (TLS, SASL) in Kafka's client.properties format.",
-                "Default: $RULESYNC_KAFKA_CONFIG."})
+    @Option(
+            names = "--kafka-config",
+            paramLabel = "FILE",
+            defaultValue = "${env:RULESYNC_KAFKA_CONFIG}",
+            description = {
+                "Kafka client settings (TLS, SASL) in Kafka's client.properties format.",
+                "Default: $RULESYNC_KAFKA_CONFIG."
+            })
     private String kafkaConfig;
 
-    @Option(names = "--producer-property", paramLabel = "KEY=VALUE",
-            description = {"Extra Kafka producer setting; repeatable.", "Example: security.protocol=SSL",
-                "(acks=all and idempotence always stay on.)"})
+    @Option(
+            names = "--producer-property",
+            paramLabel = "KEY=VALUE",
+            description = {
+                "Extra Kafka producer setting; repeatable.",
+                "Example: security.protocol=SSL",
+                "(acks=all and idempotence always stay on.)"
+            })
     private Map<String, String> producerProperties = new LinkedHashMap<>();
 
-    @Option(names = "--digest-interval", paramLabel = "SECONDS", defaultValue = "300",
-            description = {"Publish each cluster's state digest this often, so that the compiler notices a lost event and "
-                + "asks for a resync; 0 for never. Default: ${DEFAULT-VALUE}."})
+    @Option(
+            names = "--digest-interval",
+            paramLabel = "SECONDS",
+            defaultValue = "300",
+            description = {
+                "Publish each cluster's state digest this often, so that the compiler notices a lost event and "
+                        + "asks for a resync; 0 for never. Default: ${DEFAULT-VALUE}."
+            })
     private long digestIntervalSeconds;
 
-    @Option(names = "--retake-after", paramLabel = "SECONDS", defaultValue = "600",
-            description = {"A cluster another watcher took over (a second watcher of it started) is taken back after this "
-                + "long, should that one have stopped; twice as long each time it is taken again. Default: ${DEFAULT-VALUE}."})
+    @Option(
+            names = "--retake-after",
+            paramLabel = "SECONDS",
+            defaultValue = "600",
+            description = {
+                "A cluster another watcher took over (a second watcher of it started) is taken back after this "
+                        + "long, should that one have stopped; twice as long each time it is taken again. Default: ${DEFAULT-VALUE}."
+            })
     private long retakeAfterSeconds;
 
-    @Option(names = "--metrics-bind-address", paramLabel = "HOST:PORT|off", defaultValue = "127.0.0.1:9470",
-            description = {"Serve Prometheus metrics at http://HOST:PORT/metrics (refused objects per cluster, problem reports, "
-                + "events published and pending), or off. Default: ${DEFAULT-VALUE}; use 0.0.0.0:9470 for a scraper "
-                + "outside the host or pod."})
+    @Option(
+            names = "--metrics-bind-address",
+            paramLabel = "HOST:PORT|off",
+            defaultValue = "127.0.0.1:9470",
+            description = {
+                "Serve Prometheus metrics at http://HOST:PORT/metrics (refused objects per cluster, problem reports, "
+                        + "events published and pending), or off. Default: ${DEFAULT-VALUE}; use 0.0.0.0:9470 for a scraper "
+                        + "outside the host or pod."
+            })
     private String metricsAddress;
 
-    @Option(names = "--stats-interval", paramLabel = "SECONDS", defaultValue = "60",
+    @Option(
+            names = "--stats-interval",
+            paramLabel = "SECONDS",
+            defaultValue = "60",
             description = "Log the watcher's counters this often; 0 for never. Default: ${DEFAULT-VALUE}.")
     private long statsIntervalSeconds;
 
-    @Option(names = "--max-file-size", paramLabel = "MIB", defaultValue = "1024",
-            description = "Refuse manifest files larger than this, unread: a safety net against a wrong path. Files are read "
-                    + "object by object (an object is at most 3 MiB, as in Kubernetes), so memory does not grow with them. "
-                    + "Default: ${DEFAULT-VALUE} MiB.")
+    @Option(
+            names = "--max-file-size",
+            paramLabel = "MIB",
+            defaultValue = "1024",
+            description =
+                    "Refuse manifest files larger than this, unread: a safety net against a wrong path. Files are read "
+                            + "object by object (an object is at most 3 MiB, as in Kubernetes), so memory does not grow with them. "
+                            + "Default: ${DEFAULT-VALUE} MiB.")
     private int maxFileMib;
 
     private final CountDownLatch stop = new CountDownLatch(1);
@@ -122,7 +163,8 @@ public final class WatcherCommand implements Callable<Integer> {
             }
         }
         if (maxFileMib < 1 || maxFileMib > ManifestReader.MAX_FILE_LIMIT >> 20) {
-            err.println("--max-file-size: " + maxFileMib + " is out of range (1-" + (ManifestReader.MAX_FILE_LIMIT >> 20) + " MiB)");
+            err.println("--max-file-size: " + maxFileMib + " is out of range (1-"
+                    + (ManifestReader.MAX_FILE_LIMIT >> 20) + " MiB)");
             err.flush();
             return EXIT_BAD_INPUT;
         }
@@ -141,9 +183,14 @@ public final class WatcherCommand implements Callable<Integer> {
 
         Watcher watcher;
         try {
-            watcher = Watcher.start(config, producer, topic,
-                    Watcher.Options.defaults().withDigestInterval(Duration.ofSeconds(Math.max(0, digestIntervalSeconds)))
-                            .withManifestFileLimit((long) maxFileMib << 20), Duration.ofSeconds(Math.max(1, retakeAfterSeconds)));
+            watcher = Watcher.start(
+                    config,
+                    producer,
+                    topic,
+                    Watcher.Options.defaults()
+                            .withDigestInterval(Duration.ofSeconds(Math.max(0, digestIntervalSeconds)))
+                            .withManifestFileLimit((long) maxFileMib << 20),
+                    Duration.ofSeconds(Math.max(1, retakeAfterSeconds)));
         } catch (IllegalStateException | IllegalArgumentException e) {
             err.println(fleet + ": " + e.getMessage());
             err.flush();
@@ -162,20 +209,31 @@ public final class WatcherCommand implements Callable<Integer> {
             }
             log.info("metrics at http://{}:{}/metrics", metricsAt.getHostString(), metrics.port());
         }
-        Thread hook = new Thread(() -> {
-            log.info("stopping");
-            watcher.close();
-            closeMetrics();
-            stop.countDown();
-        }, "rulesync-watcher-shutdown");
+        Thread hook = new Thread(
+                () -> {
+                    log.info("stopping");
+                    watcher.close();
+                    closeMetrics();
+                    stop.countDown();
+                },
+                "rulesync-watcher-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
-        log.info("watching {} clusters; publishing to topic {} on {}", config.clusters().size(), topic, kafka);
+        log.info(
+                "watching {} clusters; publishing to topic {} on {}",
+                config.clusters().size(),
+                topic,
+                kafka);
 
         long interval = statsIntervalSeconds > 0 ? statsIntervalSeconds : Long.MAX_VALUE / 2_000_000_000L;
         while (!stop.await(interval, TimeUnit.SECONDS)) {
             Watcher.Stats s = watcher.stats();
-            log.info("published {} events ({} pending, {} rejected, {} unchanged skipped{})", s.published(), s.pending(),
-                    s.rejected(), s.suppressed(), s.kafkaAvailable() ? "" : "; Kafka unavailable");
+            log.info(
+                    "published {} events ({} pending, {} rejected, {} unchanged skipped{})",
+                    s.published(),
+                    s.pending(),
+                    s.rejected(),
+                    s.suppressed(),
+                    s.kafkaAvailable() ? "" : "; Kafka unavailable");
         }
         watcher.close();
         closeMetrics();
@@ -199,7 +257,8 @@ public final class WatcherCommand implements Callable<Integer> {
             }
             return new InetSocketAddress(metricsAddress.substring(0, colon), port);
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--metrics-bind-address: '" + metricsAddress + "' is not HOST:PORT or off");
+            throw new IllegalArgumentException(
+                    "--metrics-bind-address: '" + metricsAddress + "' is not HOST:PORT or off");
         }
     }
 

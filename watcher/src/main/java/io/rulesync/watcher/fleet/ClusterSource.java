@@ -19,8 +19,7 @@ public sealed interface ClusterSource {
     }
 
     /** The API server of the cluster this process runs in, with the pod's service account. */
-    record InCluster() implements ClusterSource {
-    }
+    record InCluster() implements ClusterSource {}
 
     /** A folder of YAML/JSON manifests, re-read when its files change. */
     record ManifestFolder(Path folder) implements ClusterSource {

@@ -8,8 +8,11 @@ public class FleetException extends Exception {
     private final List<Problem> problems;
 
     public FleetException(List<Problem> problems) {
-        super(problems.isEmpty() ? "invalid fleet file" : problems.get(0).toString()
-                + (problems.size() > 1 ? " (and " + (problems.size() - 1) + " more)" : ""));
+        super(
+                problems.isEmpty()
+                        ? "invalid fleet file"
+                        : problems.get(0).toString()
+                                + (problems.size() > 1 ? " (and " + (problems.size() - 1) + " more)" : ""));
         this.problems = List.copyOf(problems);
     }
 

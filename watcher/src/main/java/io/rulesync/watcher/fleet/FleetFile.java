@@ -45,13 +45,13 @@ import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
 public final class FleetFile {
     private static final Set<String> TOP_FIELDS = Set.of("clusters");
     /** {@code rollout} is the api's (its staged rollout policy, read with {@code api --fleet}); the watcher leaves it alone. */
-    private static final Set<String> CLUSTER_FIELDS = Set.of("id", "kubeconfig", "context", "inCluster", "manifests", "settings", "rollout");
-    private static final Set<String> SETTINGS_FIELDS =
-            Set.of("families", "clusterCIDRs", "masqueradeAll", "masqueradeBit", "nodePortAddresses",
-                    "ipvsScheduler");
+    private static final Set<String> CLUSTER_FIELDS =
+            Set.of("id", "kubeconfig", "context", "inCluster", "manifests", "settings", "rollout");
 
-    private FleetFile() {
-    }
+    private static final Set<String> SETTINGS_FIELDS =
+            Set.of("families", "clusterCIDRs", "masqueradeAll", "masqueradeBit", "nodePortAddresses", "ipvsScheduler");
+
+    private FleetFile() {}
 
     /** Reads the fleet file at {@code file}; relative paths in it are resolved against its folder. */
     public static FleetConfig load(Path file) throws FleetException {
@@ -73,11 +73,20 @@ public final class FleetFile {
     public static List<ClusterSpec> parse(String sourceName, String text, Path baseDir) throws FleetException {
         Object root;
         try {
-            root = new Load(LoadSettings.builder().setLabel(sourceName).setAllowDuplicateKeys(false)
-                    .setAllowRecursiveKeys(false).setMaxAliasesForCollections(16).build()).loadFromString(text);
+            root = new Load(LoadSettings.builder()
+                            .setLabel(sourceName)
+                            .setAllowDuplicateKeys(false)
+                            .setAllowRecursiveKeys(false)
+                            .setMaxAliasesForCollections(16)
+                            .build())
+                    .loadFromString(text);
         } catch (YamlEngineException e) {
-            throw new FleetException(List.of(new Problem(sourceName, "", "",
-                    "not valid YAML: " + e.getMessage().replaceAll("\\s*\\n\\s*", " ").strip())));
+            throw new FleetException(List.of(new Problem(
+                    sourceName,
+                    "",
+                    "",
+                    "not valid YAML: "
+                            + e.getMessage().replaceAll("\\s*\\n\\s*", " ").strip())));
         }
         Parser p = new Parser(sourceName, baseDir);
         List<ClusterSpec> clusters = p.fleet(root);
@@ -109,8 +118,11 @@ public final class FleetFile {
             }
             unknownFields(top, TOP_FIELDS, "");
             if (!(top.get("clusters") instanceof List<?> list) || list.isEmpty()) {
-                problem("clusters", top.get("clusters") == null ? "is required (a list of clusters)"
-                        : "expected a non-empty list of clusters, found " + describe(top.get("clusters")));
+                problem(
+                        "clusters",
+                        top.get("clusters") == null
+                                ? "is required (a list of clusters)"
+                                : "expected a non-empty list of clusters, found " + describe(top.get("clusters")));
                 return List.of();
             }
             List<ClusterSpec> out = new ArrayList<>();
@@ -145,7 +157,9 @@ public final class FleetFile {
                     }
                 }
             } else {
-                problem("id", m.get("id") == null ? "is required" : "expected a string, found " + describe(m.get("id")));
+                problem(
+                        "id",
+                        m.get("id") == null ? "is required" : "expected a string, found " + describe(m.get("id")));
             }
             unknownFields(m, CLUSTER_FIELDS, "");
 
@@ -156,8 +170,10 @@ public final class FleetFile {
             ClusterSource source = null;
             if (manifests.isPresent()) {
                 if (kubeconfig.isPresent() || context.isPresent() || inCluster) {
-                    problem("manifests", "a cluster is either a folder of manifests or a Kubernetes API server: "
-                            + "remove kubeconfig, context and inCluster, or manifests");
+                    problem(
+                            "manifests",
+                            "a cluster is either a folder of manifests or a Kubernetes API server: "
+                                    + "remove kubeconfig, context and inCluster, or manifests");
                 } else if (!Files.isDirectory(manifests.get())) {
                     problem("manifests", "'" + manifests.get() + "' is not a folder");
                 } else {
@@ -226,12 +242,14 @@ public final class FleetFile {
                     masqueradeBit = b;
                 }
             }
-            List<Cidr> nodePortAddresses = m.containsKey("nodePortAddresses") ? cidrs(m, "nodePortAddresses")
-                    : d.nodePortAddresses();
+            List<Cidr> nodePortAddresses =
+                    m.containsKey("nodePortAddresses") ? cidrs(m, "nodePortAddresses") : d.nodePortAddresses();
             String ipvsScheduler = d.ipvsScheduler();
             if (m.containsKey("ipvsScheduler")) {
                 Object sched = m.get("ipvsScheduler");
-                String bad = sched instanceof String text ? Service.checkIpvsScheduler(text) : "expected a scheduler name, found " + describe(sched);
+                String bad = sched instanceof String text
+                        ? Service.checkIpvsScheduler(text)
+                        : "expected a scheduler name, found " + describe(sched);
                 if (bad != null) {
                     problem("settings.ipvsScheduler", bad);
                 } else {
@@ -242,7 +260,8 @@ public final class FleetFile {
                 return null;
             }
             try {
-                return new ClusterSettings(families, clusterCidrs, masqueradeAll, masqueradeBit, nodePortAddresses, ipvsScheduler);
+                return new ClusterSettings(
+                        families, clusterCidrs, masqueradeAll, masqueradeBit, nodePortAddresses, ipvsScheduler);
             } catch (IllegalArgumentException e) {
                 problem("settings", e.getMessage());
                 return null;
@@ -298,7 +317,9 @@ public final class FleetFile {
         /** {@code ~} is the user's home; other relative paths are relative to the fleet file's folder. */
         Path resolve(String s) {
             if (s.equals("~") || s.startsWith("~/")) {
-                return Path.of(System.getProperty("user.home")).resolve(s.length() > 2 ? s.substring(2) : "").normalize();
+                return Path.of(System.getProperty("user.home"))
+                        .resolve(s.length() > 2 ? s.substring(2) : "")
+                        .normalize();
             }
             Path p = Path.of(s);
             return (p.isAbsolute() || baseDir == null ? p : baseDir.resolve(p)).normalize();
@@ -328,8 +349,10 @@ public final class FleetFile {
                 }
             }
             for (String u : unknown) {
-                problem(prefix + KubernetesNames.printable(u), "unknown field (expected one of "
-                        + String.join(", ", new LinkedHashSet<>(new TreeSet<>(known))) + ")");
+                problem(
+                        prefix + KubernetesNames.printable(u),
+                        "unknown field (expected one of " + String.join(", ", new LinkedHashSet<>(new TreeSet<>(known)))
+                                + ")");
             }
         }
     }

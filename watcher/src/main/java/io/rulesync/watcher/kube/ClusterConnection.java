@@ -24,8 +24,7 @@ public final class ClusterConnection {
 
     private static final Path SA = Path.of("/var/run/secrets/kubernetes.io/serviceaccount");
 
-    private ClusterConnection() {
-    }
+    private ClusterConnection() {}
 
     /** Builds (does not connect) a client; throws {@link IllegalStateException} on unusable configuration. */
     public static KubernetesClient client(String clusterId, ClusterSource source) {
@@ -40,7 +39,8 @@ public final class ClusterConnection {
         try {
             if (source instanceof ClusterSource.Kubeconfig k) {
                 String context = k.context().orElse(null);
-                Config config = k.file().isPresent() ? Config.fromKubeconfig(context, k.file().get().toFile())
+                Config config = k.file().isPresent()
+                        ? Config.fromKubeconfig(context, k.file().get().toFile())
                         : Config.autoConfigure(context);
                 requireContext(clusterId, k, config);
                 return config;
@@ -51,8 +51,8 @@ public final class ClusterConnection {
         } catch (IllegalStateException e) {
             throw e;
         } catch (RuntimeException e) {
-            throw new IllegalStateException("cluster " + clusterId + ": cannot configure the Kubernetes client: "
-                    + e.getMessage(), e);
+            throw new IllegalStateException(
+                    "cluster " + clusterId + ": cannot configure the Kubernetes client: " + e.getMessage(), e);
         }
         throw new IllegalArgumentException("cluster " + clusterId + " is not a Kubernetes API server: " + source);
     }
@@ -68,7 +68,8 @@ public final class ClusterConnection {
         String wanted = k.context().get();
         NamedContext current = config.getCurrentContext();
         if (current == null || !wanted.equals(current.getName())) {
-            List<String> known = config.getContexts() == null ? List.of()
+            List<String> known = config.getContexts() == null
+                    ? List.of()
                     : config.getContexts().stream().map(NamedContext::getName).toList();
             throw new IllegalStateException("cluster " + clusterId + ": context: '" + wanted + "' is not in "
                     + k.file().map(f -> "kubeconfig " + f).orElse("the kubeconfig") + " (contexts: "
@@ -84,12 +85,14 @@ public final class ClusterConnection {
         String host = System.getenv("KUBERNETES_SERVICE_HOST");
         String port = System.getenv("KUBERNETES_SERVICE_PORT");
         if (host == null || port == null) {
-            throw new IllegalStateException("cluster " + clusterId
-                    + ": inCluster: KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT are not set (not running in a pod?)");
+            throw new IllegalStateException(
+                    "cluster " + clusterId
+                            + ": inCluster: KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT are not set (not running in a pod?)");
         }
         Path token = SA.resolve("token");
         if (!Files.isReadable(token)) {
-            throw new IllegalStateException("cluster " + clusterId + ": inCluster: no service account token at " + token);
+            throw new IllegalStateException(
+                    "cluster " + clusterId + ": inCluster: no service account token at " + token);
         }
         String hostPort = host.contains(":") ? "[" + host + "]:" + port : host + ":" + port;
         return new ConfigBuilder(Config.empty())

@@ -11,7 +11,6 @@ import io.rulesync.watcher.publish.ClusterFeed;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
@@ -73,15 +72,25 @@ public final class KubeClusterSource implements AutoCloseable {
     private final List<KindWatch<?>> watches;
     private final ScheduledFuture<?> check;
 
-    private KubeClusterSource(String cluster, KubernetesClient client, ClusterFeed feed,
-            ScheduledExecutorService scheduler, Duration syncCheckInterval) {
+    private KubeClusterSource(
+            String cluster,
+            KubernetesClient client,
+            ClusterFeed feed,
+            ScheduledExecutorService scheduler,
+            Duration syncCheckInterval) {
         this.cluster = cluster;
         this.client = client;
         this.feed = feed;
         this.watches = List.of(
-                new KindWatch<>(ObjectKind.SERVICE, client.services().inAnyNamespace().runnableInformer(0)),
-                new KindWatch<>(ObjectKind.ENDPOINT_SLICE,
-                        client.discovery().v1().endpointSlices().inAnyNamespace().runnableInformer(0)),
+                new KindWatch<>(
+                        ObjectKind.SERVICE, client.services().inAnyNamespace().runnableInformer(0)),
+                new KindWatch<>(
+                        ObjectKind.ENDPOINT_SLICE,
+                        client.discovery()
+                                .v1()
+                                .endpointSlices()
+                                .inAnyNamespace()
+                                .runnableInformer(0)),
                 new KindWatch<>(ObjectKind.NODE, client.nodes().runnableInformer(0)));
         for (KindWatch<?> w : watches) {
             w.start();
@@ -94,8 +103,12 @@ public final class KubeClusterSource implements AutoCloseable {
      * Starts informers for {@code cluster} on {@code client} (which this source closes). Returns at
      * once; an unreachable API server is retried for as long as the source runs.
      */
-    public static KubeClusterSource start(String cluster, KubernetesClient client, ClusterFeed feed,
-            ScheduledExecutorService scheduler, Duration syncCheckInterval) {
+    public static KubeClusterSource start(
+            String cluster,
+            KubernetesClient client,
+            ClusterFeed feed,
+            ScheduledExecutorService scheduler,
+            Duration syncCheckInterval) {
         return new KubeClusterSource(cluster, client, feed, scheduler, syncCheckInterval);
     }
 
@@ -146,7 +159,10 @@ public final class KubeClusterSource implements AutoCloseable {
 
         void start() {
             informer.exceptionHandler((started, t) -> {
-                log.warn("cluster {}: listing/watching {}s failed, will retry: {}", cluster, kind.apiName(),
+                log.warn(
+                        "cluster {}: listing/watching {}s failed, will retry: {}",
+                        cluster,
+                        kind.apiName(),
                         Printable.escape(String.valueOf(t.getMessage()).replaceAll("\\s+", " ")));
                 return true;
             });
@@ -181,8 +197,12 @@ public final class KubeClusterSource implements AutoCloseable {
                     feed.report(source(key), source(key) + " is valid", List.of());
                 } else if (d instanceof Decoded.Rejected r) {
                     boolean kept = feed.get(kind, key).isPresent();
-                    feed.report(source(key), kept ? "invalid object not published (its last valid state stays)"
-                            : "invalid object not published", r.problems());
+                    feed.report(
+                            source(key),
+                            kept
+                                    ? "invalid object not published (its last valid state stays)"
+                                    : "invalid object not published",
+                            r.problems());
                 }
             } catch (RuntimeException e) {
                 log.error("cluster {}: cannot translate {} {}", cluster, kind.apiName(), Printable.escape(key), e);
@@ -207,7 +227,11 @@ public final class KubeClusterSource implements AutoCloseable {
                 feed.sync(kind);
                 if (!initialDone) {
                     initialDone = true;
-                    log.info("cluster {}: {}s synced ({} published)", cluster, kind.apiName(), feed.keys(kind).size());
+                    log.info(
+                            "cluster {}: {}s synced ({} published)",
+                            cluster,
+                            kind.apiName(),
+                            feed.keys(kind).size());
                 } else {
                     log.debug("cluster {}: {}s relisted or rewatched", cluster, kind.apiName());
                 }

@@ -16,8 +16,7 @@ import java.util.Map;
 public final class ObjectTranslator {
     private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
 
-    private ObjectTranslator() {
-    }
+    private ObjectTranslator() {}
 
     /**
      * Decodes {@code object} as {@code kind}. Problems have no source (the caller names the cluster):

@@ -39,8 +39,8 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Supplier;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import java.util.zip.CRC32;
 import java.util.zip.CheckedInputStream;
 import org.slf4j.Logger;
@@ -101,7 +101,10 @@ public final class ManifestFolderSource implements AutoCloseable {
      */
     private record Fingerprint(FileTime modified, long size, Object fileKey, long crc) {
         boolean sameAs(Fingerprint o) {
-            return o != null && modified.equals(o.modified) && size == o.size && Objects.equals(fileKey, o.fileKey)
+            return o != null
+                    && modified.equals(o.modified)
+                    && size == o.size
+                    && Objects.equals(fileKey, o.fileKey)
                     && (crc == -1 || o.crc == -1 || crc == o.crc);
         }
 
@@ -114,8 +117,7 @@ public final class ManifestFolderSource implements AutoCloseable {
     }
 
     /** What one file contributes: its last valid objects, and what is wrong with it now (nothing when valid). */
-    private record FileState(List<ClusterObject> objects, List<Problem> problems) {
-    }
+    private record FileState(List<ClusterObject> objects, List<Problem> problems) {}
 
     private final String cluster;
     private final Path folder;
@@ -130,6 +132,7 @@ public final class ManifestFolderSource implements AutoCloseable {
     private final Map<Path, Fingerprint> requested = new TreeMap<>();
     /** The reads not yet applied; concurrent only so that {@link #reading()} can look at it. */
     private final Map<Path, Future<FileState>> reading = new ConcurrentSkipListMap<>();
+
     private final Map<Path, FileState> files = new TreeMap<>();
     private boolean folderMissingLogged;
     private volatile long reads;
@@ -142,7 +145,12 @@ public final class ManifestFolderSource implements AutoCloseable {
         this.reader = reader;
         this.poller = Executors.newSingleThreadScheduledExecutor(daemon(() -> "rulesync-folder-" + cluster));
         AtomicInteger n = new AtomicInteger();
-        this.readers = new ThreadPoolExecutor(READERS, READERS, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+        this.readers = new ThreadPoolExecutor(
+                READERS,
+                READERS,
+                30,
+                TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(),
                 daemon(() -> "rulesync-folder-" + cluster + "-read-" + n.incrementAndGet()));
         this.readers.allowCoreThreadTimeOut(true);
     }
@@ -152,13 +160,24 @@ public final class ManifestFolderSource implements AutoCloseable {
      * its objects and markers ({@link #reads()} is then 1), later polls publish the changes. Files
      * larger than {@code maxFileBytes} are refused without being read.
      */
-    public static ManifestFolderSource start(String cluster, Path folder, ClusterFeed feed, Duration pollInterval,
-            long maxFileBytes) {
-        return start(cluster, folder, feed, pollInterval, maxFileBytes, (file, limit, each) -> ManifestReader.readEach(List.of(file), limit, each));
+    public static ManifestFolderSource start(
+            String cluster, Path folder, ClusterFeed feed, Duration pollInterval, long maxFileBytes) {
+        return start(
+                cluster,
+                folder,
+                feed,
+                pollInterval,
+                maxFileBytes,
+                (file, limit, each) -> ManifestReader.readEach(List.of(file), limit, each));
     }
 
-    static ManifestFolderSource start(String cluster, Path folder, ClusterFeed feed, Duration pollInterval,
-            long maxFileBytes, FileReader reader) {
+    static ManifestFolderSource start(
+            String cluster,
+            Path folder,
+            ClusterFeed feed,
+            Duration pollInterval,
+            long maxFileBytes,
+            FileReader reader) {
         ManifestFolderSource s = new ManifestFolderSource(cluster, folder, feed, maxFileBytes, reader);
         long ms = pollInterval.toMillis();
         s.poller.scheduleWithFixedDelay(s::pollSafely, 0, ms, TimeUnit.MILLISECONDS);
@@ -203,7 +222,10 @@ public final class ManifestFolderSource implements AutoCloseable {
             }
         } catch (IOException e) {
             if (!folderMissingLogged) {
-                log.warn("cluster {}: cannot list {} ({}); keeping the objects last read", cluster, folder,
+                log.warn(
+                        "cluster {}: cannot list {} ({}); keeping the objects last read",
+                        cluster,
+                        folder,
                         Printable.escape(e.toString()));
                 folderMissingLogged = true;
             }
@@ -278,7 +300,9 @@ public final class ManifestFolderSource implements AutoCloseable {
             try {
                 BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class);
                 // No checksum for a file over the limit: it is refused by its size, and never read whole.
-                boolean recent = a.lastModifiedTime().toInstant().isAfter(Instant.now().minus(RECENT)) && a.size() <= maxFileBytes;
+                boolean recent =
+                        a.lastModifiedTime().toInstant().isAfter(Instant.now().minus(RECENT))
+                                && a.size() <= maxFileBytes;
                 out.put(p, new Fingerprint(a.lastModifiedTime(), a.size(), a.fileKey(), recent ? crc(p) : -1));
             } catch (IOException e) {
                 // vanished between listing and reading its attributes: the next poll sees it gone
@@ -341,8 +365,9 @@ public final class ManifestFolderSource implements AutoCloseable {
                 if (first == null) {
                     union.put(ref, o);
                 } else {
-                    duplicates.computeIfAbsent(f.getKey(), k -> new ArrayList<>()).add(new Problem(f.getKey().toString(),
-                            ref.toString(), "", "already defined in " + first));
+                    duplicates
+                            .computeIfAbsent(f.getKey(), k -> new ArrayList<>())
+                            .add(new Problem(f.getKey().toString(), ref.toString(), "", "already defined in " + first));
                 }
             }
         }
@@ -370,10 +395,17 @@ public final class ManifestFolderSource implements AutoCloseable {
             List<Problem> dup = duplicates.getOrDefault(f.getKey(), List.of());
             List<Problem> all = new ArrayList<>(st.problems());
             all.addAll(dup);
-            String what = "file " + f.getKey() + (st.problems().isEmpty() ? "" : " is invalid, " + (st.objects().isEmpty()
-                    ? "it contributes no objects" : "keeping the " + st.objects().size() + " objects last read from it"))
-                    + (dup.isEmpty() ? "" : (st.problems().isEmpty() ? ": " : "; ") + dup.size()
-                    + " object(s) already defined in an earlier file are ignored");
+            String what = "file " + f.getKey()
+                    + (st.problems().isEmpty()
+                            ? ""
+                            : " is invalid, "
+                                    + (st.objects().isEmpty()
+                                            ? "it contributes no objects"
+                                            : "keeping the " + st.objects().size() + " objects last read from it"))
+                    + (dup.isEmpty()
+                            ? ""
+                            : (st.problems().isEmpty() ? ": " : "; ") + dup.size()
+                                    + " object(s) already defined in an earlier file are ignored");
             feed.report(f.getKey().toString(), what, all);
             sources.add(ClusterFeed.sourceName(f.getKey().toString()));
         }

@@ -2,11 +2,11 @@ package io.rulesync.watcher.publish;
 
 import io.rulesync.model.cluster.ClusterObject;
 import io.rulesync.model.event.ClusterEvent;
+import io.rulesync.model.event.ClusterEvent.ListingStarted;
 import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
 import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
 import io.rulesync.model.event.ClusterEvent.ProblemSync;
 import io.rulesync.model.event.ClusterEvent.ProblemsReported;
-import io.rulesync.model.event.ClusterEvent.ListingStarted;
 import io.rulesync.model.event.ClusterEvent.SettingsChanged;
 import io.rulesync.model.event.ClusterEvent.StateDigest;
 import io.rulesync.model.event.ClusterEvent.SyncMarker;
@@ -64,8 +64,7 @@ import org.slf4j.LoggerFactory;
 public final class ClusterFeed {
     private static final Logger log = LoggerFactory.getLogger(ClusterFeed.class);
 
-    private record Published(ClusterObject object, String resourceVersion, Fingerprint fingerprint) {
-    }
+    private record Published(ClusterObject object, String resourceVersion, Fingerprint fingerprint) {}
 
     private final String cluster;
     private final Consumer<ClusterEvent> out;
@@ -79,6 +78,7 @@ public final class ClusterFeed {
     private final TreeMap<String, ProblemsReported> problems = new TreeMap<>();
     /** Whether the first {@link ProblemSync} went out (after the first list of every kind). */
     private boolean problemsListed;
+
     private long reports;
     private long rejected;
 
@@ -115,7 +115,10 @@ public final class ClusterFeed {
         }
         Published p = new Published(object, resourceVersion, Fingerprint.of(object));
         objects.get(ref.kind()).put(ref.key(), p);
-        fingerprints.merge(ref.kind(), last == null ? p.fingerprint() : p.fingerprint().minus(last.fingerprint()), Fingerprint::plus);
+        fingerprints.merge(
+                ref.kind(),
+                last == null ? p.fingerprint() : p.fingerprint().minus(last.fingerprint()),
+                Fingerprint::plus);
         out.accept(new ObjectUpserted(cluster, object, resourceVersion, clock.instant()));
         return true;
     }
@@ -157,8 +160,12 @@ public final class ClusterFeed {
         for (ObjectKind k : synced) {
             kinds.put(k, fingerprints.get(k));
         }
-        out.accept(new StateDigest(cluster, kinds, settings == null ? null : Fingerprint.of(settings),
-                problemsListed ? StateDigest.ofProblems(problems.values()) : null, clock.instant()));
+        out.accept(new StateDigest(
+                cluster,
+                kinds,
+                settings == null ? null : Fingerprint.of(settings),
+                problemsListed ? StateDigest.ofProblems(problems.values()) : null,
+                clock.instant()));
         return true;
     }
 
@@ -222,7 +229,10 @@ public final class ClusterFeed {
         } else {
             problems.put(r.source(), r);
             rejected++;
-            log.warn("cluster {}: {}: {}", cluster, Printable.escape(what),
+            log.warn(
+                    "cluster {}: {}: {}",
+                    cluster,
+                    Printable.escape(what),
                     r.problems().stream().map(Problem::toString).collect(Collectors.joining("; ")));
         }
         reports++;
@@ -247,7 +257,9 @@ public final class ClusterFeed {
 
     /** Objects (and unreadable files) refused now: distinct objects named by the current problems, per source. */
     public synchronized int refusedObjects() {
-        return problems.values().stream().mapToInt(ProblemsReported::refusedObjects).sum();
+        return problems.values().stream()
+                .mapToInt(ProblemsReported::refusedObjects)
+                .sum();
     }
 
     /** Problem reports published so far: problems found, changed, or resolved. */
@@ -264,7 +276,8 @@ public final class ClusterFeed {
     }
 
     public synchronized List<ClusterObject> objects(ObjectKind kind) {
-        return new ArrayList<>(objects.get(kind).values().stream().map(Published::object).toList());
+        return new ArrayList<>(
+                objects.get(kind).values().stream().map(Published::object).toList());
     }
 
     /** Upserts that published nothing because the object had not changed. */

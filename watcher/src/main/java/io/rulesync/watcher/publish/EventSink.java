@@ -21,8 +21,7 @@ public interface EventSink extends AutoCloseable {
      * {@code listener} hears of each cluster whose events this sink publishes again after another writer had taken it
      * (a sink without such a fence never calls it).
      */
-    default void onRetaken(Consumer<String> listener) {
-    }
+    default void onRetaken(Consumer<String> listener) {}
 
     /** Flushes and releases resources; called once, after the last {@link #send}. */
     @Override

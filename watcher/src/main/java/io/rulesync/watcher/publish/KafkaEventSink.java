@@ -74,12 +74,12 @@ public final class KafkaEventSink implements EventSink {
     private final Map<String, Fence> fenced = new TreeMap<>();
     /** How long a cluster waits the next time it is fenced: doubled each time, so two live watchers soon alternate rarely. */
     private final Map<String, Duration> nextWait = new HashMap<>();
+
     private final Duration retakeAfter;
-    private Consumer<String> retaken = cluster -> { };
+    private Consumer<String> retaken = cluster -> {};
 
     /** A cluster another watcher took: its events are dropped until {@code retryAtNanos}. */
-    private record Fence(long retryAtNanos, Duration waiting) {
-    }
+    private record Fence(long retryAtNanos, Duration waiting) {}
 
     /** How long a fenced cluster waits, first, before this watcher takes it back. */
     public static final Duration DEFAULT_RETAKE_AFTER = Duration.ofMinutes(10);
@@ -100,7 +100,11 @@ public final class KafkaEventSink implements EventSink {
     }
 
     /** As above; a fenced cluster is taken back after {@code retakeAfter} (then twice as long each time it is fenced again). */
-    public KafkaEventSink(Function<String, Producer<String, String>> factory, boolean transactional, String topic, Duration retakeAfter) {
+    public KafkaEventSink(
+            Function<String, Producer<String, String>> factory,
+            boolean transactional,
+            String topic,
+            Duration retakeAfter) {
         this.factory = Objects.requireNonNull(factory, "factory");
         this.transactional = transactional;
         this.topic = Objects.requireNonNull(topic, "topic");
@@ -123,13 +127,19 @@ public final class KafkaEventSink implements EventSink {
         }
         Properties merged = producerConfig(config);
         String prefix = merged.getProperty(ProducerConfig.TRANSACTIONAL_ID_CONFIG, DEFAULT_TRANSACTIONAL_ID_PREFIX);
-        return new KafkaEventSink(cluster -> {
-            Properties p = new Properties();
-            p.putAll(merged);
-            p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId(prefix, cluster));
-            p.put(ProducerConfig.CLIENT_ID_CONFIG, merged.getProperty(ProducerConfig.CLIENT_ID_CONFIG) + "-" + cluster);
-            return new KafkaProducer<>(p);
-        }, true, topic, retakeAfter);
+        return new KafkaEventSink(
+                cluster -> {
+                    Properties p = new Properties();
+                    p.putAll(merged);
+                    p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId(prefix, cluster));
+                    p.put(
+                            ProducerConfig.CLIENT_ID_CONFIG,
+                            merged.getProperty(ProducerConfig.CLIENT_ID_CONFIG) + "-" + cluster);
+                    return new KafkaProducer<>(p);
+                },
+                true,
+                topic,
+                retakeAfter);
     }
 
     /** The transactional id of a cluster's producer: every watcher of that cluster uses the same, which is the fence. */
@@ -191,7 +201,9 @@ public final class KafkaEventSink implements EventSink {
         // Each cluster's events in their order; clusters are independent (other keys, other partitions).
         Map<String, List<Integer>> byCluster = new LinkedHashMap<>();
         for (int i = 0; i < events.size(); i++) {
-            byCluster.computeIfAbsent(transactional ? events.get(i).cluster() : SHARED, k -> new ArrayList<>()).add(i);
+            byCluster
+                    .computeIfAbsent(transactional ? events.get(i).cluster() : SHARED, k -> new ArrayList<>())
+                    .add(i);
         }
         for (Map.Entry<String, List<Integer>> e : byCluster.entrySet()) {
             Exception ex = sendPart(e.getKey(), e.getValue(), events, failed, dropped);
@@ -209,8 +221,11 @@ public final class KafkaEventSink implements EventSink {
                 return null;
             }
             // A new producer of the cluster's transactional id fences whichever watcher holds it now.
-            log.warn("cluster {}: taking it back after {} fenced; a watcher that still publishes it is fenced in turn, and waits "
-                    + "longer each time", key, fence.waiting());
+            log.warn(
+                    "cluster {}: taking it back after {} fenced; a watcher that still publishes it is fenced in turn, and waits "
+                            + "longer each time",
+                    key,
+                    fence.waiting());
         }
         Producer<String, String> producer;
         try {
@@ -230,7 +245,10 @@ public final class KafkaEventSink implements EventSink {
                 return null;
             }
             for (int i : a.tooLarge()) {
-                log.error("dropping {} for cluster {}: {}", describe(events.get(i)), events.get(i).cluster(),
+                log.error(
+                        "dropping {} for cluster {}: {}",
+                        describe(events.get(i)),
+                        events.get(i).cluster(),
                         a.tooLargeError().getMessage());
                 dropped.set(i);
             }
@@ -262,8 +280,8 @@ public final class KafkaEventSink implements EventSink {
      * @param error         the first failure, for the log
      * @param fenced        set when another instance took the cluster over
      */
-    private record Attempt(List<Integer> failed, List<Integer> tooLarge, Exception tooLargeError, Exception error,
-            Exception fenced) {
+    private record Attempt(
+            List<Integer> failed, List<Integer> tooLarge, Exception tooLargeError, Exception error, Exception fenced) {
         static Attempt fencedBy(Exception e) {
             return new Attempt(List.of(), List.of(), null, e, e);
         }
@@ -284,11 +302,13 @@ public final class KafkaEventSink implements EventSink {
                 return;
             } catch (TimeoutException e) {
                 if (System.nanoTime() > deadline) {
-                    log.warn("a transaction's commit went unanswered for {} s; its events are sent again and may be stored twice",
+                    log.warn(
+                            "a transaction's commit went unanswered for {} s; its events are sent again and may be stored twice",
                             COMMIT_RETRY.toSeconds());
                     throw e;
                 }
-                log.info("a transaction's commit timed out ({}); committing it again, as it may have reached the broker",
+                log.info(
+                        "a transaction's commit timed out ({}); committing it again, as it may have reached the broker",
                         e.getMessage());
             }
         }
@@ -312,7 +332,8 @@ public final class KafkaEventSink implements EventSink {
                     messages = EventParts.split(e.cluster(), EventCodec.encode(e), e.observedAt(), MAX_MESSAGE_CHARS);
                 } catch (IllegalArgumentException tooMany) {
                     tooLarge.add(i);
-                    tooLargeError = tooLargeError == null ? new RecordTooLargeException(tooMany.getMessage()) : tooLargeError;
+                    tooLargeError =
+                            tooLargeError == null ? new RecordTooLargeException(tooMany.getMessage()) : tooLargeError;
                     futures.add(List.of());
                     continue;
                 }
@@ -402,9 +423,13 @@ public final class KafkaEventSink implements EventSink {
         nextWait.put(cluster, doubled.compareTo(MAX_RETAKE_AFTER) > 0 ? MAX_RETAKE_AFTER : doubled);
         at.forEach(dropped::set);
         closeProducer(cluster, Duration.ZERO);
-        log.error("cluster {}: another watcher now publishes its events ({}: {}); this one drops them, and takes the cluster back "
-                + "in {} (should that one have stopped). Two watchers of one cluster must not interleave: stop one of them",
-                cluster, ex.getClass().getSimpleName(), ex.getMessage(), wait);
+        log.error(
+                "cluster {}: another watcher now publishes its events ({}: {}); this one drops them, and takes the cluster back "
+                        + "in {} (should that one have stopped). Two watchers of one cluster must not interleave: stop one of them",
+                cluster,
+                ex.getClass().getSimpleName(),
+                ex.getMessage(),
+                wait);
     }
 
     /** How a send ended (waiting for it if it has not). */

@@ -70,8 +70,7 @@ public final class PendingEvents {
         }
     }
 
-    private record MarkerOf(ObjectKind kind) {
-    }
+    private record MarkerOf(ObjectKind kind) {}
 
     private enum Listing {
         INSTANCE
@@ -85,21 +84,20 @@ public final class PendingEvents {
         INSTANCE
     }
 
-    private record ProblemsOf(String source) {
-    }
+    private record ProblemsOf(String source) {}
 
     private enum ProblemSources {
         INSTANCE
     }
 
     /** One event handed out for publishing, with its sequence number. */
-    public record Entry(long seq, Slot slot, ClusterEvent event) {
-    }
+    public record Entry(long seq, Slot slot, ClusterEvent event) {}
 
     private final TreeMap<Long, Entry> queue = new TreeMap<>();
     private final Map<Slot, Long> queuedSeq = new HashMap<>();
     /** The latest sequence number offered per slot that is queued or in flight. */
     private final Map<Slot, Long> latestSeq = new HashMap<>();
+
     private final Set<Slot> inFlight = new HashSet<>();
     private long nextSeq = 1;
     private long superseded;

@@ -104,7 +104,8 @@ public final class Publisher implements AutoCloseable {
                 failuresInRow++;
                 if (available) {
                     available = false;
-                    log.warn("Kafka is unavailable ({}); keeping the latest state of every key and retrying",
+                    log.warn(
+                            "Kafka is unavailable ({}); keeping the latest state of every key and retrying",
                             d.error() == null ? "unknown error" : oneLine(d.error()));
                 }
                 if (!pause(failuresInRow)) {
@@ -145,7 +146,9 @@ public final class Publisher implements AutoCloseable {
     }
 
     private static String oneLine(Exception e) {
-        String m = e.getMessage() == null ? e.getClass().getSimpleName() : e.getClass().getSimpleName() + ": " + e.getMessage();
+        String m = e.getMessage() == null
+                ? e.getClass().getSimpleName()
+                : e.getClass().getSimpleName() + ": " + e.getMessage();
         return m.replaceAll("\\s+", " ").strip();
     }
 

@@ -10,8 +10,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
@@ -94,8 +94,12 @@ public final class KafkaResyncRequests implements ResyncSource {
                     try {
                         handler.accept(ResyncRequest.decode(r.value()));
                     } catch (IllegalArgumentException e) {
-                        log.warn("{}/{} offset {}: ignoring a record that is not a resync request: {}", topic, r.partition(),
-                                r.offset(), Printable.escape(e.getMessage()));
+                        log.warn(
+                                "{}/{} offset {}: ignoring a record that is not a resync request: {}",
+                                topic,
+                                r.partition(),
+                                r.offset(),
+                                Printable.escape(e.getMessage()));
                     }
                 }
             }
@@ -116,7 +120,9 @@ public final class KafkaResyncRequests implements ResyncSource {
         }
         int n = infos == null ? 0 : infos.size();
         if (n != assigned && n > 0) {
-            List<TopicPartition> parts = infos.stream().map(i -> new TopicPartition(topic, i.partition())).toList();
+            List<TopicPartition> parts = infos.stream()
+                    .map(i -> new TopicPartition(topic, i.partition()))
+                    .toList();
             consumer.assign(parts);
             if (assigned == 0) {
                 consumer.seekToEnd(parts);

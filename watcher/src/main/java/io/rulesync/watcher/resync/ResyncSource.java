@@ -16,8 +16,7 @@ public interface ResyncSource {
         }
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     };
 
     /** Starts delivering requests to {@code handler} (from a thread of its own) until closed. */

@@ -37,11 +37,13 @@ class ClusterConnectionTest {
     @Test
     void theNamedContextOrTheCurrentOne() throws Exception {
         Path f = kubeconfig();
-        try (KubernetesClient c = ClusterConnection.client("a", new ClusterSource.Kubeconfig(Optional.of(f), Optional.of("two")))) {
+        try (KubernetesClient c =
+                ClusterConnection.client("a", new ClusterSource.Kubeconfig(Optional.of(f), Optional.of("two")))) {
             assertThat(c.getMasterUrl()).hasToString("https://two.example:6443/");
             assertThat(c.getConfiguration().getWatchReconnectInterval()).isGreaterThanOrEqualTo(1000);
         }
-        try (KubernetesClient c = ClusterConnection.client("a", new ClusterSource.Kubeconfig(Optional.of(f), Optional.empty()))) {
+        try (KubernetesClient c =
+                ClusterConnection.client("a", new ClusterSource.Kubeconfig(Optional.of(f), Optional.empty()))) {
             assertThat(c.getMasterUrl()).hasToString("https://one.example:6443/");
         }
     }
@@ -49,17 +51,21 @@ class ClusterConnectionTest {
     @Test
     void anUnknownContextIsAnErrorNotTheCurrentContext() throws Exception {
         Path f = kubeconfig();
-        assertThatThrownBy(() -> ClusterConnection.client("prod-eu", new ClusterSource.Kubeconfig(Optional.of(f), Optional.of("three"))))
+        assertThatThrownBy(() -> ClusterConnection.client(
+                        "prod-eu", new ClusterSource.Kubeconfig(Optional.of(f), Optional.of("three"))))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessage("cluster prod-eu: context: 'three' is not in kubeconfig " + f + " (contexts: one, two)");
     }
 
     @Test
-    @DisabledIfEnvironmentVariable(named = "KUBERNETES_SERVICE_HOST", matches = ".*",
+    @DisabledIfEnvironmentVariable(
+            named = "KUBERNETES_SERVICE_HOST",
+            matches = ".*",
             disabledReason = "runs in a pod, where in-cluster configuration is there: this checks its absence")
     void inClusterOutsideAPodSaysSo() {
         assertThatThrownBy(() -> ClusterConnection.client("local", new ClusterSource.InCluster()))
                 .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("cluster local: inCluster: KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT are not set");
+                .hasMessageContaining(
+                        "cluster local: inCluster: KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT are not set");
     }
 }

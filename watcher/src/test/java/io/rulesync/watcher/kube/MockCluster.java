@@ -39,7 +39,8 @@ final class MockCluster implements AutoCloseable {
     static final String NODES = "/api/v1/nodes";
 
     /** The mock server logs every request through java.util.logging; kept (JUL holds loggers weakly) and quietened. */
-    private static final java.util.logging.Logger MOCK_LOG = java.util.logging.Logger.getLogger("io.fabric8.mockwebserver");
+    private static final java.util.logging.Logger MOCK_LOG =
+            java.util.logging.Logger.getLogger("io.fabric8.mockwebserver");
 
     static {
         MOCK_LOG.setLevel(java.util.logging.Level.WARNING);
@@ -69,16 +70,17 @@ final class MockCluster implements AutoCloseable {
     }
 
     private KubernetesMockServer newServer() {
-        return new KubernetesMockServer(new Context(Serialization.jsonMapper()), new MockWebServer(), new HashMap<>(),
-                dispatcher, false);
+        return new KubernetesMockServer(
+                new Context(Serialization.jsonMapper()), new MockWebServer(), new HashMap<>(), dispatcher, false);
     }
 
     private static MockResponse gone() {
         return new MockResponse().withWebSocketUpgrade(new WebSocketListener() {
             @Override
             public void onOpen(WebSocket webSocket, Response response) {
-                webSocket.send("{\"type\":\"ERROR\",\"object\":{\"apiVersion\":\"v1\",\"kind\":\"Status\",\"status\":\"Failure\","
-                        + "\"code\":410,\"reason\":\"Expired\",\"message\":\"too old resource version\"}}");
+                webSocket.send(
+                        "{\"type\":\"ERROR\",\"object\":{\"apiVersion\":\"v1\",\"kind\":\"Status\",\"status\":\"Failure\","
+                                + "\"code\":410,\"reason\":\"Expired\",\"message\":\"too old resource version\"}}");
             }
         });
     }
@@ -147,8 +149,18 @@ final class MockCluster implements AutoCloseable {
     }
 
     static Service service(String namespace, String name, String clusterIP, int port) {
-        ServiceBuilder b = new ServiceBuilder().withNewMetadata().withNamespace(namespace).withName(name).endMetadata()
-                .withNewSpec().addNewPort().withName("http").withProtocol("TCP").withPort(port).endPort().endSpec();
+        ServiceBuilder b = new ServiceBuilder()
+                .withNewMetadata()
+                .withNamespace(namespace)
+                .withName(name)
+                .endMetadata()
+                .withNewSpec()
+                .addNewPort()
+                .withName("http")
+                .withProtocol("TCP")
+                .withPort(port)
+                .endPort()
+                .endSpec();
         if (clusterIP != null) {
             b.editSpec().withClusterIP(clusterIP).withClusterIPs(clusterIP).endSpec();
         }
@@ -156,22 +168,54 @@ final class MockCluster implements AutoCloseable {
     }
 
     static EndpointSlice slice(String namespace, String name, String service, String... ips) {
-        EndpointSliceBuilder b = new EndpointSliceBuilder().withNewMetadata().withNamespace(namespace).withName(name)
-                .addToLabels("kubernetes.io/service-name", service).addToLabels("endpointslice.kubernetes.io/managed-by", "test")
+        EndpointSliceBuilder b = new EndpointSliceBuilder()
+                .withNewMetadata()
+                .withNamespace(namespace)
+                .withName(name)
+                .addToLabels("kubernetes.io/service-name", service)
+                .addToLabels("endpointslice.kubernetes.io/managed-by", "test")
                 .endMetadata()
-                .withAddressType("IPv4").addNewPort().withName("http").withProtocol("TCP").withPort(8080).endPort();
+                .withAddressType("IPv4")
+                .addNewPort()
+                .withName("http")
+                .withProtocol("TCP")
+                .withPort(8080)
+                .endPort();
         for (String ip : ips) {
-            b.addNewEndpoint().withAddresses(ip).withNewConditions().withReady(true).withServing(true).withTerminating(false)
-                    .endConditions().withNodeName("node-a").endEndpoint();
+            b.addNewEndpoint()
+                    .withAddresses(ip)
+                    .withNewConditions()
+                    .withReady(true)
+                    .withServing(true)
+                    .withTerminating(false)
+                    .endConditions()
+                    .withNodeName("node-a")
+                    .endEndpoint();
         }
         return b.build();
     }
 
     static io.fabric8.kubernetes.api.model.Node node(String name, String ip) {
-        return new NodeBuilder().withNewMetadata().withName(name).addToLabels("topology.kubernetes.io/zone", "z1").endMetadata()
-                .withNewStatus().addNewAddress().withType("InternalIP").withAddress(ip).endAddress()
-                .addNewAddress().withType("Hostname").withAddress(name).endAddress()
-                .addNewCondition().withType("Ready").withStatus("True").withLastHeartbeatTime("2026-01-01T00:00:00Z").endCondition()
-                .endStatus().build();
+        return new NodeBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .addToLabels("topology.kubernetes.io/zone", "z1")
+                .endMetadata()
+                .withNewStatus()
+                .addNewAddress()
+                .withType("InternalIP")
+                .withAddress(ip)
+                .endAddress()
+                .addNewAddress()
+                .withType("Hostname")
+                .withAddress(name)
+                .endAddress()
+                .addNewCondition()
+                .withType("Ready")
+                .withStatus("True")
+                .withLastHeartbeatTime("2026-01-01T00:00:00Z")
+                .endCondition()
+                .endStatus()
+                .build();
     }
 }

@@ -56,10 +56,11 @@ class ManifestFolderSourceTest {
 
     @TempDir
     Path dir;
+
     private final RecordingSink sink = new RecordingSink();
     private Watcher watcher;
-    private final ClusterSettings settings = new ClusterSettings(List.of(IpFamily.IPV4), List.of(Cidr.parse("10.244.0.0/16")),
-            false, 14, List.of());
+    private final ClusterSettings settings =
+            new ClusterSettings(List.of(IpFamily.IPV4), List.of(Cidr.parse("10.244.0.0/16")), false, 14, List.of());
 
     @BeforeEach
     void files() throws Exception {
@@ -67,7 +68,8 @@ class ManifestFolderSourceTest {
         Files.createDirectories(dir.resolve("infra"));
         Files.writeString(dir.resolve("infra/nodes.yml"), NODES);
         Files.writeString(dir.resolve("db.json.yaml"), DB);
-        Files.writeString(dir.resolve(".hidden.yaml"), "kind: Service\nmetadata: {name: hidden}\nspec: {ports: [{port: 1}]}");
+        Files.writeString(
+                dir.resolve(".hidden.yaml"), "kind: Service\nmetadata: {name: hidden}\nspec: {ports: [{port: 1}]}");
         Files.writeString(dir.resolve("README.md"), "not a manifest");
     }
 
@@ -79,14 +81,19 @@ class ManifestFolderSourceTest {
     }
 
     private void start() throws Exception {
-        watcher = Watcher.start(FleetConfig.of(new ClusterSpec("demo-a", new ClusterSource.ManifestFolder(dir), settings)),
-                sink, Watcher.Options.defaults());
+        watcher = Watcher.start(
+                FleetConfig.of(new ClusterSpec("demo-a", new ClusterSource.ManifestFolder(dir), settings)),
+                sink,
+                Watcher.Options.defaults());
         assertThat(watcher.awaitSynced(java.time.Duration.ofSeconds(30))).isTrue();
-        sink.await("the first read", ev -> Events.lastMarker(ev, ObjectKind.NODE).isPresent());
+        sink.await(
+                "the first read", ev -> Events.lastMarker(ev, ObjectKind.NODE).isPresent());
     }
 
     private int markersOf(List<ClusterEvent> events) {
-        return (int) events.stream().filter(e -> e instanceof ClusterEvent.SyncMarker).count();
+        return (int) events.stream()
+                .filter(e -> e instanceof ClusterEvent.SyncMarker)
+                .count();
     }
 
     @Test
@@ -94,14 +101,22 @@ class ManifestFolderSourceTest {
         start();
         List<ClusterEvent> ev = sink.events();
         assertThat(ev).allMatch(e -> e.cluster().equals("demo-a"));
-        assertThat(ev.get(0)).isEqualTo(new ClusterEvent.ListingStarted("demo-a", ev.get(0).observedAt()));
-        assertThat(ev.get(1)).isEqualTo(new ClusterEvent.SettingsChanged("demo-a", settings, ev.get(1).observedAt()));
-        assertThat(Events.described(ev.subList(2, ev.size()))).containsExactly(
-                "upsert Service shop/db",
-                "upsert Node node-a", "upsert Node node-b",
-                "upsert Service shop/web", "upsert EndpointSlice shop/web-1",
-                "sync Service [shop/db, shop/web]", "sync EndpointSlice [shop/web-1]", "sync Node [node-a, node-b]",
-                "problem-sync []");
+        assertThat(ev.get(0))
+                .isEqualTo(new ClusterEvent.ListingStarted("demo-a", ev.get(0).observedAt()));
+        assertThat(ev.get(1))
+                .isEqualTo(new ClusterEvent.SettingsChanged(
+                        "demo-a", settings, ev.get(1).observedAt()));
+        assertThat(Events.described(ev.subList(2, ev.size())))
+                .containsExactly(
+                        "upsert Service shop/db",
+                        "upsert Node node-a",
+                        "upsert Node node-b",
+                        "upsert Service shop/web",
+                        "upsert EndpointSlice shop/web-1",
+                        "sync Service [shop/db, shop/web]",
+                        "sync EndpointSlice [shop/web-1]",
+                        "sync Node [node-a, node-b]",
+                        "problem-sync []");
     }
 
     @Test
@@ -110,10 +125,14 @@ class ManifestFolderSourceTest {
         sink.clear();
         Files.writeString(dir.resolve("web.yaml"), WEB.replace("port: 80,", "port: 81,"));
         sink.await("the edit", ev -> markersOf(ev) == 3);
-        assertThat(Events.described(sink.events())).containsExactly(
-                "upsert Service shop/web",
-                "sync Service [shop/db, shop/web]", "sync EndpointSlice [shop/web-1]", "sync Node [node-a, node-b]");
-        Service web = (Service) Events.lastState(sink.events(), ObjectKind.SERVICE, "shop/web").orElseThrow();
+        assertThat(Events.described(sink.events()))
+                .containsExactly(
+                        "upsert Service shop/web",
+                        "sync Service [shop/db, shop/web]",
+                        "sync EndpointSlice [shop/web-1]",
+                        "sync Node [node-a, node-b]");
+        Service web = (Service)
+                Events.lastState(sink.events(), ObjectKind.SERVICE, "shop/web").orElseThrow();
         assertThat(web.ports().get(0).port()).isEqualTo(81);
     }
 
@@ -123,8 +142,8 @@ class ManifestFolderSourceTest {
         sink.clear();
         Files.delete(dir.resolve("infra/nodes.yml"));
         sink.await("the deletes", ev -> markersOf(ev) == 3);
-        assertThat(about(sink.events(), ObjectKind.NODE)).containsExactly(
-                "delete Node node-a", "delete Node node-b", "sync Node []");
+        assertThat(about(sink.events(), ObjectKind.NODE))
+                .containsExactly("delete Node node-a", "delete Node node-b", "sync Node []");
         assertThat(about(sink.events(), ObjectKind.SERVICE)).containsExactly("sync Service [shop/db, shop/web]");
     }
 
@@ -142,16 +161,21 @@ class ManifestFolderSourceTest {
             assertThat(log.text())
                     .contains("cluster demo-a: file " + web + " is invalid, keeping the 2 objects last read from it: "
                             + web + " (document 1): Service shop/web: spec.ports[0].port: 0 is out of range (1-65535)")
-                    .contains("cluster demo-a: file " + fresh + " is invalid, it contributes no objects: "
-                            + fresh + ": not valid YAML or JSON");
+                    .contains("cluster demo-a: file " + fresh + " is invalid, it contributes no objects: " + fresh
+                            + ": not valid YAML or JSON");
         }
-        assertThat(Events.described(sink.events())).containsExactly(
-                "problems " + fresh + " [-]", "problems " + web + " [Service shop/web spec.ports[0].port]",
-                "sync Service [shop/db, shop/web]", "sync EndpointSlice [shop/web-1]", "sync Node [node-a, node-b]");
+        assertThat(Events.described(sink.events()))
+                .containsExactly(
+                        "problems " + fresh + " [-]",
+                        "problems " + web + " [Service shop/web spec.ports[0].port]",
+                        "sync Service [shop/db, shop/web]",
+                        "sync EndpointSlice [shop/web-1]",
+                        "sync Node [node-a, node-b]");
         assertThat(watcher.stats().rejected()).isEqualTo(2);
         assertThat(watcher.feed("demo-a").refusedObjects()).isEqualTo(2);
 
-        // Other files change, and the broken one is written again with the same content: read again, not reported again.
+        // Other files change, and the broken one is written again with the same content: read again, not reported
+        // again.
         sink.clear();
         try (LogCapture log = new LogCapture()) {
             Files.writeString(dir.resolve("db.json.yaml"), DB.replace("5432", "5433"));
@@ -170,10 +194,16 @@ class ManifestFolderSourceTest {
         Files.writeString(web, WEB.replace("port: 80,", "port: 82,"));
         Files.delete(fresh);
         sink.await("the fix", ev -> markersOf(ev) == 3);
-        assertThat(Events.described(sink.events())).containsExactly(
-                "problems " + web + " []", "problems " + fresh + " []", "upsert Service shop/web",
-                "sync Service [shop/db, shop/web]", "sync EndpointSlice [shop/web-1]", "sync Node [node-a, node-b]");
-        Service svc = (Service) Events.lastState(sink.events(), ObjectKind.SERVICE, "shop/web").orElseThrow();
+        assertThat(Events.described(sink.events()))
+                .containsExactly(
+                        "problems " + web + " []",
+                        "problems " + fresh + " []",
+                        "upsert Service shop/web",
+                        "sync Service [shop/db, shop/web]",
+                        "sync EndpointSlice [shop/web-1]",
+                        "sync Node [node-a, node-b]");
+        Service svc = (Service)
+                Events.lastState(sink.events(), ObjectKind.SERVICE, "shop/web").orElseThrow();
         assertThat(svc.ports().get(0).port()).isEqualTo(82);
         assertThat(watcher.feed("demo-a").refusedObjects()).isZero();
         assertThat(watcher.feed("demo-a").problemReports()).isEqualTo(4);
@@ -185,39 +215,52 @@ class ManifestFolderSourceTest {
         Files.writeString(copy, DB.replace("5432", "5433"));
         try (LogCapture log = new LogCapture()) {
             start();
-            assertThat(log.text()).contains("cluster demo-a: file " + copy + ": 1 object(s) already defined in an earlier file are "
-                    + "ignored: " + copy + ": Service shop/db: already defined in " + dir.resolve("db.json.yaml"));
+            assertThat(log.text())
+                    .contains("cluster demo-a: file " + copy + ": 1 object(s) already defined in an earlier file are "
+                            + "ignored: " + copy + ": Service shop/db: already defined in "
+                            + dir.resolve("db.json.yaml"));
         }
-        Service db = (Service) Events.lastState(sink.events(), ObjectKind.SERVICE, "shop/db").orElseThrow();
+        Service db = (Service)
+                Events.lastState(sink.events(), ObjectKind.SERVICE, "shop/db").orElseThrow();
         assertThat(db.ports().get(0).port()).isEqualTo(5432);
-        assertThat(Events.problems(sink.events())).containsExactly("problems " + copy + " [Service shop/db]",
-                "problem-sync [" + copy + "]");
+        assertThat(Events.problems(sink.events()))
+                .containsExactly("problems " + copy + " [Service shop/db]", "problem-sync [" + copy + "]");
     }
 
     @Test
     void aNewlineInAFileNameOrAKeyIsLoggedAndReportedEscaped() throws Exception {
         Path odd = dir.resolve("odd\n12:00:00.000 [main] INFO all good.yaml");
-        Files.writeString(odd, "kind: Service\nmetadata: {name: \"web\\nINFO forged\", namespace: shop}\nspec: {ports: [{port: 80}]}\n");
+        Files.writeString(
+                odd,
+                "kind: Service\nmetadata: {name: \"web\\nINFO forged\", namespace: shop}\nspec: {ports: [{port: 80}]}\n");
         String escaped = dir + "/odd\\x0a12:00:00.000 [main] INFO all good.yaml";
         try (LogCapture log = new LogCapture()) {
             start();
-            assertThat(log.text()).contains("cluster demo-a: file " + escaped + " is invalid, it contributes no objects: " + escaped
-                    + " (document 1): Service shop/web\\x0aINFO forged: metadata.name: 'web\\x0aINFO forged' is not a DNS-1035 label");
+            assertThat(log.text())
+                    .contains(
+                            "cluster demo-a: file " + escaped + " is invalid, it contributes no objects: " + escaped
+                                    + " (document 1): Service shop/web\\x0aINFO forged: metadata.name: 'web\\x0aINFO forged' is not a DNS-1035 label");
             assertThat(log.text().lines()).noneMatch(l -> l.startsWith("12:00:00.000") || l.startsWith("INFO forged"));
         }
-        assertThat(Events.problems(sink.events())).containsExactly("problems " + escaped + " [Service shop/web\\x0aINFO forged metadata.name]",
-                "problem-sync [" + escaped + "]");
+        assertThat(Events.problems(sink.events()))
+                .containsExactly(
+                        "problems " + escaped + " [Service shop/web\\x0aINFO forged metadata.name]",
+                        "problem-sync [" + escaped + "]");
     }
 
     @Test
     void settingsChangesArePublished() throws Exception {
         start();
         sink.clear();
-        ClusterSettings dual = new ClusterSettings(List.of(IpFamily.IPV4, IpFamily.IPV6), List.of(), true, 14, List.of());
+        ClusterSettings dual =
+                new ClusterSettings(List.of(IpFamily.IPV4, IpFamily.IPV6), List.of(), true, 14, List.of());
         watcher.updateSettings("demo-a", dual);
         watcher.updateSettings("demo-a", dual); // unchanged: nothing
         sink.await("the settings", ev -> !ev.isEmpty());
-        assertThat(sink.events()).singleElement().isInstanceOf(ClusterEvent.SettingsChanged.class)
-                .extracting(e -> ((ClusterEvent.SettingsChanged) e).settings()).isEqualTo(dual);
+        assertThat(sink.events())
+                .singleElement()
+                .isInstanceOf(ClusterEvent.SettingsChanged.class)
+                .extracting(e -> ((ClusterEvent.SettingsChanged) e).settings())
+                .isEqualTo(dual);
     }
 }

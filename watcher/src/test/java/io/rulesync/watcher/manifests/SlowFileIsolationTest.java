@@ -26,9 +26,9 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.Consumer;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -46,15 +46,18 @@ import org.junit.jupiter.api.io.TempDir;
 class SlowFileIsolationTest {
     /** Generous: CI machines are slow, and no test asserts on time. */
     private static final Duration DEADLINE = Duration.ofSeconds(30);
+
     @TempDir
     Path root;
+
     private Path a;
     private Path b;
     private final RecordingSink sink = new RecordingSink();
     private final List<AutoCloseable> running = new ArrayList<>();
 
     private static String service(String name, int port) {
-        return "kind: Service\nmetadata: {name: " + name + ", namespace: shop}\nspec: {ports: [{port: " + port + "}]}\n";
+        return "kind: Service\nmetadata: {name: " + name + ", namespace: shop}\nspec: {ports: [{port: " + port
+                + "}]}\n";
     }
 
     /** The probe's file: a Service whose one annotation is a single line, the file {@code bytes} long. */
@@ -88,22 +91,29 @@ class SlowFileIsolationTest {
     }
 
     private Watcher watch(Watcher.Options options) throws Exception {
-        Watcher w = Watcher.start(FleetConfig.of(
-                new ClusterSpec("demo-a", new ClusterSource.ManifestFolder(a), ClusterSettings.DEFAULT),
-                new ClusterSpec("demo-b", new ClusterSource.ManifestFolder(b), ClusterSettings.DEFAULT)), sink, options);
+        Watcher w = Watcher.start(
+                FleetConfig.of(
+                        new ClusterSpec("demo-a", new ClusterSource.ManifestFolder(a), ClusterSettings.DEFAULT),
+                        new ClusterSpec("demo-b", new ClusterSource.ManifestFolder(b), ClusterSettings.DEFAULT)),
+                sink,
+                options);
         running.add(w);
         assertThat(w.awaitSynced(DEADLINE)).isTrue();
         return w;
     }
 
     private static int port(List<ClusterEvent> events, String key) {
-        return Events.lastState(events, ObjectKind.SERVICE, key).map(s -> ((Service) s).ports().get(0).port()).orElse(-1);
+        return Events.lastState(events, ObjectKind.SERVICE, key)
+                .map(s -> ((Service) s).ports().get(0).port())
+                .orElse(-1);
     }
 
     private static int indexOf(List<ClusterEvent> events, String cluster, String key, int port) {
         for (int i = 0; i < events.size(); i++) {
-            if (events.get(i) instanceof ClusterEvent.ObjectUpserted u && u.cluster().equals(cluster)
-                    && u.ref().key().equals(key) && ((Service) u.object()).ports().get(0).port() == port) {
+            if (events.get(i) instanceof ClusterEvent.ObjectUpserted u
+                    && u.cluster().equals(cluster)
+                    && u.ref().key().equals(key)
+                    && ((Service) u.object()).ports().get(0).port() == port) {
                 return i;
             }
         }
@@ -119,14 +129,25 @@ class SlowFileIsolationTest {
             writeAtOnce(a.resolve("big.yaml"), longLine("big", 10_000_000));
             Files.writeString(a.resolve("web.yaml"), service("web", 81));
             Files.writeString(b.resolve("web.yaml"), service("web", 82));
-            sink.await("both edits", ev -> port(sink.events("demo-a"), "shop/web") == 81 && port(sink.events("demo-b"), "shop/web") == 82);
-            System.out.printf("edits published %.2f s after the 10 MB file was written%n", (System.nanoTime() - t0) / 1e9);
+            sink.await(
+                    "both edits",
+                    ev -> port(sink.events("demo-a"), "shop/web") == 81
+                            && port(sink.events("demo-b"), "shop/web") == 82);
+            System.out.printf(
+                    "edits published %.2f s after the 10 MB file was written%n", (System.nanoTime() - t0) / 1e9);
             // The matcher's mismatch shows the log so far.
-            await("the refusal of big.yaml").atMost(DEADLINE).until(log::text, containsString(
-                    "big.yaml: is 10,000,000 bytes (9.5 MiB), over the limit of 4,194,304 bytes (4.0 MiB) per file; split it into several files"));
+            await("the refusal of big.yaml")
+                    .atMost(DEADLINE)
+                    .until(
+                            log::text,
+                            containsString(
+                                    "big.yaml: is 10,000,000 bytes (9.5 MiB), over the limit of 4,194,304 bytes (4.0 MiB) per file; split it into several files"));
         }
-        assertThat(Events.lastState(sink.events(), ObjectKind.SERVICE, "shop/big")).isEmpty();
-        assertThat(Events.lastMarker(sink.events("demo-a"), ObjectKind.SERVICE).orElseThrow().sortedKeys())
+        assertThat(Events.lastState(sink.events(), ObjectKind.SERVICE, "shop/big"))
+                .isEmpty();
+        assertThat(Events.lastMarker(sink.events("demo-a"), ObjectKind.SERVICE)
+                        .orElseThrow()
+                        .sortedKeys())
                 .containsExactly("shop/db", "shop/web");
         assertThat(watcher.stats().rejected()).isEqualTo(1);
     }
@@ -144,18 +165,27 @@ class SlowFileIsolationTest {
             writeAtOnce(a.resolve("big.yaml"), longLine("big", 10_000_000));
             Files.writeString(a.resolve("web.yaml"), service("web", 81));
             Files.writeString(b.resolve("web.yaml"), service("web", 82));
-            sink.await("both edits", ev -> port(sink.events("demo-a"), "shop/web") == 81 && port(sink.events("demo-b"), "shop/web") == 82);
+            sink.await(
+                    "both edits",
+                    ev -> port(sink.events("demo-a"), "shop/web") == 81
+                            && port(sink.events("demo-b"), "shop/web") == 82);
             long edits = System.nanoTime();
-            await("the refusal of big.yaml").atMost(DEADLINE).until(log::text, matchesPattern(
-                    "(?s).*big\\.yaml \\(document 1\\): is at least [0-9,]+ characters long, over the API server's limit of 3,145,728 \\(3 MiB\\)"
-                            + " per object; read no further.*"));
-            System.out.printf("edits published %.2f s, the 10 MB file refused %.2f s after it was written%n",
+            await("the refusal of big.yaml")
+                    .atMost(DEADLINE)
+                    .until(
+                            log::text,
+                            matchesPattern(
+                                    "(?s).*big\\.yaml \\(document 1\\): is at least [0-9,]+ characters long, over the API server's limit of 3,145,728 \\(3 MiB\\)"
+                                            + " per object; read no further.*"));
+            System.out.printf(
+                    "edits published %.2f s, the 10 MB file refused %.2f s after it was written%n",
                     (edits - t0) / 1e9, (System.nanoTime() - t0) / 1e9);
 
             Files.writeString(a.resolve("db.yaml"), service("db", 5433));
             sink.await("the next edit", ev -> port(sink.events("demo-a"), "shop/db") == 5433);
         }
-        assertThat(Events.lastState(sink.events(), ObjectKind.SERVICE, "shop/big")).isEmpty();
+        assertThat(Events.lastState(sink.events(), ObjectKind.SERVICE, "shop/big"))
+                .isEmpty();
     }
 
     // ---- a file whose read does not end (a hung network file system, say), standing in for any slow file ----
@@ -179,13 +209,16 @@ class SlowFileIsolationTest {
     }
 
     private ManifestFolderSource source(String cluster, Path folder) {
-        ClusterFeed feed = new ClusterFeed(cluster, e -> {
-            synchronized (events) {
-                events.add(e);
-            }
-        }, Clock.systemUTC());
-        ManifestFolderSource s = ManifestFolderSource.start(cluster, folder, feed, Duration.ofMillis(200),
-                ManifestReader.DEFAULT_MAX_FILE_BYTES, this::read);
+        ClusterFeed feed = new ClusterFeed(
+                cluster,
+                e -> {
+                    synchronized (events) {
+                        events.add(e);
+                    }
+                },
+                Clock.systemUTC());
+        ManifestFolderSource s = ManifestFolderSource.start(
+                cluster, folder, feed, Duration.ofMillis(200), ManifestReader.DEFAULT_MAX_FILE_BYTES, this::read);
         running.add(s);
         return s;
     }
@@ -213,15 +246,23 @@ class SlowFileIsolationTest {
         Files.writeString(a.resolve("slow.yaml"), service("slow", 81));
         Files.writeString(a.resolve("web.yaml"), service("web", 81));
         Files.writeString(b.resolve("web.yaml"), service("web", 82));
-        await("both edits").atMost(DEADLINE).untilAsserted(() -> assertThat(port(events("demo-a"), "shop/web") == 81
-                && port(events("demo-b"), "shop/web") == 82).as(() -> "events so far:\n" + Events.describe(events())).isTrue());
-        System.out.printf("edits published %.2f s after they were written, slow.yaml still being read%n", (System.nanoTime() - t0) / 1e9);
+        await("both edits")
+                .atMost(DEADLINE)
+                .untilAsserted(() -> assertThat(
+                                port(events("demo-a"), "shop/web") == 81 && port(events("demo-b"), "shop/web") == 82)
+                        .as(() -> "events so far:\n" + Events.describe(events()))
+                        .isTrue());
+        System.out.printf(
+                "edits published %.2f s after they were written, slow.yaml still being read%n",
+                (System.nanoTime() - t0) / 1e9);
 
         // Published while slow.yaml was still being read: its Service keeps the state last read.
         assertThat(slowEntered.getCount()).isZero();
         assertThat(sourceA.reading()).containsExactly(a.resolve("slow.yaml"));
         assertThat(port(events("demo-a"), "shop/slow")).isEqualTo(80);
-        assertThat(Events.lastMarker(events("demo-a"), ObjectKind.SERVICE).orElseThrow().sortedKeys())
+        assertThat(Events.lastMarker(events("demo-a"), ObjectKind.SERVICE)
+                        .orElseThrow()
+                        .sortedKeys())
                 .containsExactly("shop/db", "shop/slow", "shop/web");
         assertThat(Events.described(events("demo-a"))).doesNotContain("delete Service shop/slow");
 
@@ -229,7 +270,8 @@ class SlowFileIsolationTest {
         slowReleased.countDown();
         await("the slow file's edit").atMost(DEADLINE).until(() -> port(events("demo-a"), "shop/slow") == 81);
         List<ClusterEvent> all = events();
-        assertThat(indexOf(all, "demo-a", "shop/slow", 81)).isGreaterThan(indexOf(all, "demo-a", "shop/web", 81))
+        assertThat(indexOf(all, "demo-a", "shop/slow", 81))
+                .isGreaterThan(indexOf(all, "demo-a", "shop/web", 81))
                 .isGreaterThan(indexOf(all, "demo-b", "shop/web", 82));
         assertThat(sourceA.reading()).isEmpty();
 
@@ -244,7 +286,9 @@ class SlowFileIsolationTest {
         slowArmed.set(true);
         ManifestFolderSource sourceA = source("demo-a", a);
         ManifestFolderSource sourceB = source("demo-b", b);
-        await("demo-b's first read, demo-a's under way").atMost(DEADLINE).until(() -> sourceB.reads() > 0 && slowEntered.getCount() == 0);
+        await("demo-b's first read, demo-a's under way")
+                .atMost(DEADLINE)
+                .until(() -> sourceB.reads() > 0 && slowEntered.getCount() == 0);
         Files.writeString(b.resolve("web.yaml"), service("web", 82));
         await("demo-b's edit").atMost(DEADLINE).until(() -> port(events("demo-b"), "shop/web") == 82);
 
@@ -254,7 +298,9 @@ class SlowFileIsolationTest {
 
         slowReleased.countDown();
         await("demo-a's first read").atMost(DEADLINE).until(() -> sourceA.reads() > 0);
-        assertThat(Events.lastMarker(events("demo-a"), ObjectKind.SERVICE).orElseThrow().sortedKeys())
+        assertThat(Events.lastMarker(events("demo-a"), ObjectKind.SERVICE)
+                        .orElseThrow()
+                        .sortedKeys())
                 .containsExactly("shop/db", "shop/slow", "shop/web");
     }
 }

@@ -60,9 +60,12 @@ class KafkaEventSinkTest {
     }
 
     private static List<Integer> ports(List<ClusterEvent> events, String cluster) {
-        return events.stream().filter(e -> e.cluster().equals(cluster) && e instanceof ObjectUpserted u
-                        && u.object() instanceof Service)
-                .map(e -> ((Service) ((ObjectUpserted) e).object()).ports().get(0).port()).toList();
+        return events.stream()
+                .filter(e ->
+                        e.cluster().equals(cluster) && e instanceof ObjectUpserted u && u.object() instanceof Service)
+                .map(e ->
+                        ((Service) ((ObjectUpserted) e).object()).ports().get(0).port())
+                .toList();
     }
 
     @Test
@@ -70,7 +73,8 @@ class KafkaEventSinkTest {
         String topic = KafkaTestBroker.newTopic("fence");
         try (KafkaEventSink older = KafkaEventSink.create(config(), topic);
                 KafkaEventSink newer = KafkaEventSink.create(config(), topic)) {
-            assertThat(older.send(List.of(web("demo", 80), web("other", 80))).allDelivered()).isTrue();
+            assertThat(older.send(List.of(web("demo", 80), web("other", 80))).allDelivered())
+                    .isTrue();
             assertThat(newer.send(List.of(web("demo", 81))).allDelivered()).isTrue();
 
             EventSink.Delivery d = older.send(List.of(web("demo", 79), web("other", 82)));
@@ -78,10 +82,12 @@ class KafkaEventSinkTest {
             assertThat(d.dropped().stream().boxed().toList()).containsExactly(0);
             assertThat(older.fencedClusters()).containsExactly("demo");
             // From then on the older sink drops the cluster at once, without asking the broker.
-            assertThat(older.send(List.of(web("demo", 78))).dropped().cardinality()).isEqualTo(1);
+            assertThat(older.send(List.of(web("demo", 78))).dropped().cardinality())
+                    .isEqualTo(1);
             assertThat(newer.send(List.of(web("demo", 83))).allDelivered()).isTrue();
 
-            List<ClusterEvent> got = KafkaTestBroker.events(KafkaTestBroker.readUntil(topic,
+            List<ClusterEvent> got = KafkaTestBroker.events(KafkaTestBroker.readUntil(
+                    topic,
                     r -> ports(KafkaTestBroker.events(r), "demo").contains(83)
                             && ports(KafkaTestBroker.events(r), "other").contains(82)));
             assertThat(ports(got, "demo")).containsExactly(80, 81, 83);
@@ -98,28 +104,38 @@ class KafkaEventSinkTest {
             older.onRetaken(retaken::add);
             assertThat(older.send(List.of(web("demo", 80))).allDelivered()).isTrue();
             assertThat(newer.send(List.of(web("demo", 81))).allDelivered()).isTrue();
-            assertThat(older.send(List.of(web("demo", 79))).dropped().cardinality()).isEqualTo(1);
+            assertThat(older.send(List.of(web("demo", 79))).dropped().cardinality())
+                    .isEqualTo(1);
 
             // The newer one stops publishing; past the wait, the older takes the cluster back, and the newer is fenced.
             Thread.sleep(1100); // deliberate: the sink's wait is by the clock
             EventSink.Delivery retake = older.send(List.of(web("demo", 82)));
-            assertThat(retake.allDelivered()).as("the retake's delivery; its error: %s", retake.error()).isTrue();
+            assertThat(retake.allDelivered())
+                    .as("the retake's delivery; its error: %s", retake.error())
+                    .isTrue();
             assertThat(retaken).containsExactly("demo");
             assertThat(older.fencedClusters()).isEmpty();
-            assertThat(newer.send(List.of(web("demo", 83))).dropped().cardinality()).isEqualTo(1);
+            assertThat(newer.send(List.of(web("demo", 83))).dropped().cardinality())
+                    .isEqualTo(1);
             assertThat(newer.fencedClusters()).containsExactly("demo");
 
             // Two live watchers of one cluster alternate, each waiting twice as long as before once fenced again.
             Thread.sleep(1100);
-            assertThat(newer.send(List.of(web("demo", 84))).allDelivered()).as("the newer's first wait: 1 s").isTrue();
-            assertThat(older.send(List.of(web("demo", 85))).dropped().cardinality()).as("fenced again").isEqualTo(1);
+            assertThat(newer.send(List.of(web("demo", 84))).allDelivered())
+                    .as("the newer's first wait: 1 s")
+                    .isTrue();
+            assertThat(older.send(List.of(web("demo", 85))).dropped().cardinality())
+                    .as("fenced again")
+                    .isEqualTo(1);
             Thread.sleep(1100);
-            assertThat(older.send(List.of(web("demo", 86))).dropped().cardinality()).as("its second wait: 2 s").isEqualTo(1);
+            assertThat(older.send(List.of(web("demo", 86))).dropped().cardinality())
+                    .as("its second wait: 2 s")
+                    .isEqualTo(1);
             Thread.sleep(1000);
             assertThat(older.send(List.of(web("demo", 87))).allDelivered()).isTrue();
             assertThat(retaken).containsExactly("demo", "demo");
-            List<ClusterEvent> got = KafkaTestBroker.events(KafkaTestBroker.readUntil(topic,
-                    r -> ports(KafkaTestBroker.events(r), "demo").contains(87)));
+            List<ClusterEvent> got = KafkaTestBroker.events(KafkaTestBroker.readUntil(
+                    topic, r -> ports(KafkaTestBroker.events(r), "demo").contains(87)));
             assertThat(ports(got, "demo")).containsExactly(80, 81, 82, 84, 87);
         }
     }
@@ -136,12 +152,14 @@ class KafkaEventSinkTest {
         Properties p = KafkaEventSink.producerConfig(config());
         p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "lost-ack-" + topic);
         int[] commits = {0};
-        try (KafkaEventSink sink = new KafkaEventSink(cluster -> lostFirstCommitAnswer(new KafkaProducer<>(p), commits), true, topic)) {
+        try (KafkaEventSink sink =
+                new KafkaEventSink(cluster -> lostFirstCommitAnswer(new KafkaProducer<>(p), commits), true, topic)) {
             EventSink.Delivery d = sink.send(List.of(web("demo", 80), web("demo", 81)));
             assertThat(d.allDelivered()).isTrue();
             assertThat(commits[0]).isEqualTo(2);
         }
-        assertThat(KafkaTestBroker.events(KafkaTestBroker.readToEnd(topic))).containsExactly(web("demo", 80), web("demo", 81));
+        assertThat(KafkaTestBroker.events(KafkaTestBroker.readToEnd(topic)))
+                .containsExactly(web("demo", 80), web("demo", 81));
     }
 
     /**
@@ -150,8 +168,8 @@ class KafkaEventSinkTest {
      */
     @SuppressWarnings("unchecked")
     private static Producer<String, String> lostFirstCommitAnswer(Producer<String, String> real, int[] commits) {
-        return (Producer<String, String>) Proxy.newProxyInstance(Producer.class.getClassLoader(), new Class<?>[] {Producer.class},
-                (proxy, method, args) -> {
+        return (Producer<String, String>) Proxy.newProxyInstance(
+                Producer.class.getClassLoader(), new Class<?>[] {Producer.class}, (proxy, method, args) -> {
                     if (method.getName().equals("commitTransaction")) {
                         if (++commits[0] == 1) {
                             real.commitTransaction();
@@ -181,8 +199,8 @@ class KafkaEventSinkTest {
             assertThat(d.allDelivered()).isTrue();
         }
         List<String> values = KafkaTestBroker.valuesToEnd(topic);
-        List<EventParts.Part> parts = values.stream()
-                .flatMap(v -> EventParts.read(v).stream()).toList();
+        List<EventParts.Part> parts =
+                values.stream().flatMap(v -> EventParts.read(v).stream()).toList();
         assertThat(parts).hasSizeGreaterThanOrEqualTo(2);
         assertThat(values).hasSize(2 + parts.size()).allMatch(v -> v.length() <= KafkaEventSink.MAX_MESSAGE_CHARS);
         List<ClusterEvent> got = KafkaTestBroker.events(KafkaTestBroker.readToEnd(topic));
@@ -197,16 +215,20 @@ class KafkaEventSinkTest {
         String topic = KafkaTestBroker.newTopic("fence-watchers");
         FleetConfig fleet = demoFleet(folder);
         try (Watcher older = Watcher.start(fleet, config(), topic)) {
-            KafkaTestBroker.readUntil(topic, r -> ports(KafkaTestBroker.events(r), "demo").contains(80));
+            KafkaTestBroker.readUntil(
+                    topic, r -> ports(KafkaTestBroker.events(r), "demo").contains(80));
             // A rolling update: the new instance starts while the old one still runs.
             try (Watcher newer = Watcher.start(fleet, config(), topic)) {
-                KafkaTestBroker.readUntil(topic, r -> ports(KafkaTestBroker.events(r), "demo").size() >= 2);
+                KafkaTestBroker.readUntil(
+                        topic, r -> ports(KafkaTestBroker.events(r), "demo").size() >= 2);
                 writeWeb(web, 81);
                 await("both watchers saw the edit").atMost(DEADLINE).until(() -> seen(older, 81) && seen(newer, 81));
-                await("the older one's edit was dropped").atMost(DEADLINE).until(() -> older.stats().dropped() > 0);
+                await("the older one's edit was dropped")
+                        .atMost(DEADLINE)
+                        .until(() -> older.stats().dropped() > 0);
                 // The older one's 81 was dropped, never sent: once the newer one's is there, the log is complete.
-                List<ClusterEvent> got = KafkaTestBroker.events(KafkaTestBroker.readUntil(topic,
-                        r -> ports(KafkaTestBroker.events(r), "demo").contains(81)));
+                List<ClusterEvent> got = KafkaTestBroker.events(KafkaTestBroker.readUntil(
+                        topic, r -> ports(KafkaTestBroker.events(r), "demo").contains(81)));
                 assertThat(ports(got, "demo")).as(Events.describe(got)).containsExactly(80, 80, 81);
                 assertThat(newer.stats().dropped()).isZero();
             }
@@ -221,19 +243,26 @@ class KafkaEventSinkTest {
         String topic = KafkaTestBroker.newTopic("retake-watchers");
         FleetConfig fleet = demoFleet(folder);
         try (Watcher older = Watcher.start(fleet, config(), topic, Watcher.Options.defaults(), Duration.ofSeconds(2))) {
-            KafkaTestBroker.readUntil(topic, r -> ports(KafkaTestBroker.events(r), "demo").contains(80));
+            KafkaTestBroker.readUntil(
+                    topic, r -> ports(KafkaTestBroker.events(r), "demo").contains(80));
             try (Watcher newer = Watcher.start(fleet, config(), topic)) {
-                KafkaTestBroker.readUntil(topic, r -> ports(KafkaTestBroker.events(r), "demo").size() >= 2);
+                KafkaTestBroker.readUntil(
+                        topic, r -> ports(KafkaTestBroker.events(r), "demo").size() >= 2);
                 writeWeb(web, 81);
-                await("the older one's edit was dropped").atMost(DEADLINE).until(() -> older.stats().dropped() > 0);
+                await("the older one's edit was dropped")
+                        .atMost(DEADLINE)
+                        .until(() -> older.stats().dropped() > 0);
             }
-            // The newer watcher is gone. The older one's next event, once its wait is over, takes the cluster back, and its
+            // The newer watcher is gone. The older one's next event, once its wait is over, takes the cluster back, and
+            // its
             // whole state goes again: the edit made while it was fenced too.
             Thread.sleep(2100); // deliberate: the wait is by the clock
             writeWeb(web, 82);
-            List<ClusterEvent> got = KafkaTestBroker.events(KafkaTestBroker.readUntil(topic,
+            List<ClusterEvent> got = KafkaTestBroker.events(KafkaTestBroker.readUntil(
+                    topic,
                     r -> ports(KafkaTestBroker.events(r), "demo").contains(82)
-                            && KafkaTestBroker.events(r).stream().anyMatch(e -> e instanceof ClusterEvent.StateDigest)));
+                            && KafkaTestBroker.events(r).stream()
+                                    .anyMatch(e -> e instanceof ClusterEvent.StateDigest)));
             assertThat(ports(got, "demo")).as(Events.describe(got)).containsSubsequence(80, 81, 82);
             assertThat(older.stats().dropped()).isPositive();
         }
@@ -241,17 +270,22 @@ class KafkaEventSinkTest {
 
     /** Service shop/web of cluster "demo", on {@code port}, as its manifest file. */
     private static void writeWeb(Path web, int port) throws IOException {
-        Files.writeString(web, "kind: Service\nmetadata: {name: web, namespace: shop}\nspec: {clusterIP: 10.96.0.1, ports: [{port: "
-                + port + "}]}");
+        Files.writeString(
+                web,
+                "kind: Service\nmetadata: {name: web, namespace: shop}\nspec: {clusterIP: 10.96.0.1, ports: [{port: "
+                        + port + "}]}");
     }
 
     /** A fleet of cluster "demo", watched in {@code folder}. */
     private static FleetConfig demoFleet(Path folder) {
-        return FleetConfig.of(new ClusterSpec("demo", new ClusterSource.ManifestFolder(folder), ClusterSettings.DEFAULT));
+        return FleetConfig.of(
+                new ClusterSpec("demo", new ClusterSource.ManifestFolder(folder), ClusterSettings.DEFAULT));
     }
 
     private static boolean seen(Watcher w, int port) {
-        return w.feed("demo").get(ObjectKind.SERVICE, "shop/web")
-                .map(s -> ((Service) s).ports().get(0).port() == port).orElse(false);
+        return w.feed("demo")
+                .get(ObjectKind.SERVICE, "shop/web")
+                .map(s -> ((Service) s).ports().get(0).port() == port)
+                .orElse(false);
     }
 }

@@ -73,6 +73,7 @@ class KafkaSecurityTest {
 
     @TempDir
     static Path dir;
+
     private static SecuredKafkaBroker broker;
     private static final Map<String, String> passwords = new LinkedHashMap<>();
 
@@ -86,9 +87,13 @@ class KafkaSecurityTest {
         broker.addAcls(KafkaAclCommands.read(Path.of("../deploy/README.md")));
         // The compiler creates the topics, as it does at start (here before anyone writes).
         try (Admin compiler = Admin.create(client("compiler", passwords.get("compiler")))) {
-            compiler.createTopics(List.of(new NewTopic(EVENTS, 2, (short) 1), new NewTopic(TOPICS.deltas(), 2, (short) 1),
-                    new NewTopic(TOPICS.deadLetters(), 1, (short) 1),
-                    new NewTopic(TOPICS.resyncs(), 2, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            compiler.createTopics(List.of(
+                            new NewTopic(EVENTS, 2, (short) 1),
+                            new NewTopic(TOPICS.deltas(), 2, (short) 1),
+                            new NewTopic(TOPICS.deadLetters(), 1, (short) 1),
+                            new NewTopic(TOPICS.resyncs(), 2, (short) 1)))
+                    .all()
+                    .get(30, TimeUnit.SECONDS);
         }
     }
 
@@ -116,25 +121,38 @@ class KafkaSecurityTest {
     @Test
     void theWatcherPublishesAndHearsResyncRequestsAndTheCompilerReads() throws Exception {
         Path folder = Files.createDirectories(dir.resolve("demo"));
-        Files.writeString(folder.resolve("web.yaml"),
+        Files.writeString(
+                folder.resolve("web.yaml"),
                 "kind: Service\nmetadata: {name: web, namespace: shop}\nspec: {clusterIP: 10.96.0.1, ports: [{port: 80}]}");
-        FleetConfig fleet = FleetConfig.of(new ClusterSpec("demo", new ClusterSource.ManifestFolder(folder), ClusterSettings.DEFAULT));
+        FleetConfig fleet = FleetConfig.of(
+                new ClusterSpec("demo", new ClusterSource.ManifestFolder(folder), ClusterSettings.DEFAULT));
         Properties compiler = client("compiler", passwords.get("compiler"));
-        try (Watcher watcher = Watcher.start(fleet, client("watcher", passwords.get("watcher")), EVENTS,
-                Watcher.Options.defaults().withDigestInterval(Duration.ZERO));
+        try (Watcher watcher = Watcher.start(
+                        fleet,
+                        client("watcher", passwords.get("watcher")),
+                        EVENTS,
+                        Watcher.Options.defaults().withDigestInterval(Duration.ZERO));
                 KafkaConsumer<String, String> consumer = compilerConsumer(compiler, "rulesync-compiler")) {
             consumer.subscribe(List.of(EVENTS)); // in the compiler's group, as the compiler reads
             List<String> read = new ArrayList<>();
-            await("the compiler to read the watcher's events").atMost(Duration.ofSeconds(30))
+            await("the compiler to read the watcher's events")
+                    .atMost(Duration.ofSeconds(30))
                     .until(() -> poll(consumer, read).contains("demo: upsert Service shop/web"));
-            await("the watcher to hear resync requests").atMost(Duration.ofSeconds(30)).until(watcher::listeningForResyncs);
+            await("the watcher to hear resync requests")
+                    .atMost(Duration.ofSeconds(30))
+                    .until(watcher::listeningForResyncs);
 
             try (KafkaProducer<String, String> requests = producer(compiler)) {
-                requests.send(new ProducerRecord<>(TOPICS.resyncs(), "demo", new ResyncRequest("demo", "test", T).encode()))
+                requests.send(new ProducerRecord<>(
+                                TOPICS.resyncs(), "demo", new ResyncRequest("demo", "test", T).encode()))
                         .get(30, TimeUnit.SECONDS);
             }
-            await("the watcher to republish on the compiler's request").atMost(Duration.ofSeconds(30))
-                    .until(() -> poll(consumer, read).stream().filter("demo: upsert Service shop/web"::equals).count() == 2);
+            await("the watcher to republish on the compiler's request")
+                    .atMost(Duration.ofSeconds(30))
+                    .until(() -> poll(consumer, read).stream()
+                                    .filter("demo: upsert Service shop/web"::equals)
+                                    .count()
+                            == 2);
             assertThat(watcher.stats().published()).isPositive();
         }
     }
@@ -144,7 +162,8 @@ class KafkaSecurityTest {
         for (String user : List.of("compiler", "agent", "intruder")) {
             Stored before = stored();
             Properties settings = client(user, passwords.get(user));
-            // The watcher's own sink with another user's file: its transactional id is refused, so no other user can fence
+            // The watcher's own sink with another user's file: its transactional id is refused, so no other user can
+            // fence
             // the watcher or write in its name (the compiler's plain writes are its outbox's operator requests, below).
             try (KafkaEventSink sink = KafkaEventSink.create(settings, EVENTS)) {
                 EventSink.Delivery d = sink.send(List.of(web(81)));
@@ -161,7 +180,8 @@ class KafkaSecurityTest {
             plain.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
             plain.put(ProducerConfig.ACKS_CONFIG, "1");
             try (KafkaProducer<String, String> p = producer(plain)) {
-                assertThatThrownBy(() -> p.send(record(web(82))).get(30, TimeUnit.SECONDS)).as(user)
+                assertThatThrownBy(() -> p.send(record(web(82))).get(30, TimeUnit.SECONDS))
+                        .as(user)
                         .hasCauseInstanceOf(TopicAuthorizationException.class);
             }
             assertThat(stored()).as(user).isEqualTo(before);
@@ -175,7 +195,9 @@ class KafkaSecurityTest {
                 List<TopicPartition> parts = List.of(new TopicPartition(EVENTS, 0), new TopicPartition(EVENTS, 1));
                 c.assign(parts);
                 c.seekToBeginning(parts);
-                assertThatThrownBy(() -> c.poll(Duration.ofSeconds(10))).as(user).isInstanceOf(TopicAuthorizationException.class);
+                assertThatThrownBy(() -> c.poll(Duration.ofSeconds(10)))
+                        .as(user)
+                        .isInstanceOf(TopicAuthorizationException.class);
             }
         }
     }
@@ -187,7 +209,8 @@ class KafkaSecurityTest {
         long start = System.nanoTime();
         try (KafkaProducer<String, String> producer = producer(p)) {
             // The broker hears no Kafka request in the bytes (they are not TLS) and hangs up, again and again.
-            assertThatThrownBy(() -> producer.send(record(web(83))).get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(TimeoutException.class);
+            assertThatThrownBy(() -> producer.send(record(web(83))).get(30, TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(TimeoutException.class);
         }
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(15));
         assertThat(stored()).isEqualTo(before);
@@ -197,8 +220,9 @@ class KafkaSecurityTest {
     void aClientThatDoesNotTrustTheBrokersCaIsRefusedByTls() throws Exception {
         Stored before = stored();
         TestPki other = TestPki.create(dir.resolve("other-pki"), "other");
-        Properties p = load("other-ca-client.properties", SecuredKafkaBroker.clientSettings("watcher", passwords.get("watcher"),
-                other.caFile()));
+        Properties p = load(
+                "other-ca-client.properties",
+                SecuredKafkaBroker.clientSettings("watcher", passwords.get("watcher"), other.caFile()));
         try (KafkaProducer<String, String> producer = producer(p)) {
             assertThatThrownBy(() -> producer.send(record(web(84))).get(30, TimeUnit.SECONDS))
                     .hasCauseInstanceOf(SslAuthenticationException.class);
@@ -256,15 +280,16 @@ class KafkaSecurityTest {
     }
 
     private static String describe(String value) {
-        return EventCodec.decode(value) instanceof EventCodec.Decoded.Valid v ? Events.describe(v.event()) : "part or invalid";
+        return EventCodec.decode(value) instanceof EventCodec.Decoded.Valid v
+                ? Events.describe(v.event())
+                : "part or invalid";
     }
 
     /**
      * What the events topic holds: every partition's end (records of aborted transactions and markers included), and
      * every committed record as the compiler's user reads it from the start.
      */
-    private record Stored(Map<TopicPartition, Long> ends, List<String> committed) {
-    }
+    private record Stored(Map<TopicPartition, Long> ends, List<String> committed) {}
 
     private static Stored stored() throws Exception {
         Map<TopicPartition, Long> ends = new LinkedHashMap<>();
@@ -273,7 +298,9 @@ class KafkaSecurityTest {
             for (int i = 0; i < 2; i++) {
                 latest.put(new TopicPartition(EVENTS, i), OffsetSpec.latest());
             }
-            admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED)).all().get(30, TimeUnit.SECONDS)
+            admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED))
+                    .all()
+                    .get(30, TimeUnit.SECONDS)
                     .forEach((tp, info) -> ends.put(tp, info.offset()));
         }
         List<String> committed = new ArrayList<>();
@@ -284,8 +311,11 @@ class KafkaSecurityTest {
             Map<TopicPartition, Long> end = c.endOffsets(parts);
             long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
             while (!parts.stream().allMatch(tp -> c.position(tp) >= end.get(tp))) {
-                assertThat(System.nanoTime()).as("reading the events topic to its end").isLessThan(deadline);
-                c.poll(Duration.ofMillis(100)).forEach(r -> committed.add(r.partition() + "/" + r.offset() + " " + r.value()));
+                assertThat(System.nanoTime())
+                        .as("reading the events topic to its end")
+                        .isLessThan(deadline);
+                c.poll(Duration.ofMillis(100))
+                        .forEach(r -> committed.add(r.partition() + "/" + r.offset() + " " + r.value()));
             }
         }
         return new Stored(ends, committed);

@@ -29,8 +29,15 @@ class PendingEventsTest {
     }
 
     private static List<String> describe(List<Entry> batch) {
-        return batch.stream().map(e -> e.event().cluster() + " " + Events.describe(e.event())
-                + (e.event() instanceof ObjectUpserted u ? " :" + ((io.rulesync.model.cluster.Service) u.object()).ports().get(0).port() : ""))
+        return batch.stream()
+                .map(e -> e.event().cluster() + " " + Events.describe(e.event())
+                        + (e.event() instanceof ObjectUpserted u
+                                ? " :"
+                                        + ((io.rulesync.model.cluster.Service) u.object())
+                                                .ports()
+                                                .get(0)
+                                                .port()
+                                : ""))
                 .toList();
     }
 
@@ -55,12 +62,13 @@ class PendingEventsTest {
         q.offer(new SettingsChanged("a", ClusterSettings.DEFAULT, T));
         assertThat(q.size()).isEqualTo(5);
         assertThat(q.supersededCount()).isEqualTo(3);
-        assertThat(describe(q.take(100, 0))).containsExactly(
-                "b upsert Service ns/web :1",
-                "a upsert Service ns/web :2",
-                "a delete Service ns/db",
-                "a sync Service [ns/web]",
-                "a settings [IPV4]");
+        assertThat(describe(q.take(100, 0)))
+                .containsExactly(
+                        "b upsert Service ns/web :1",
+                        "a upsert Service ns/web :2",
+                        "a delete Service ns/db",
+                        "a sync Service [ns/web]",
+                        "a settings [IPV4]");
         assertThat(q.size()).isZero();
         assertThat(q.isIdle()).isFalse(); // in flight until settled
     }
@@ -76,8 +84,9 @@ class PendingEventsTest {
         q.offer(up("a", "four", 1));
         q.settle(batch, bits(0, 1)); // one and two failed, three delivered
         // "one" is retried before the newer events; the failed "two:1" is dropped because "two:2" supersedes it.
-        assertThat(describe(q.take(100, 0))).containsExactly(
-                "a upsert Service ns/one :1", "a upsert Service ns/two :2", "a upsert Service ns/four :1");
+        assertThat(describe(q.take(100, 0)))
+                .containsExactly(
+                        "a upsert Service ns/one :1", "a upsert Service ns/two :2", "a upsert Service ns/four :1");
     }
 
     @Test
@@ -137,8 +146,8 @@ class PendingEventsTest {
         // the stream will never show. b's digest and a's later events are untouched.
         q.offer(up("a", "web", 2));
         assertThat(q.staleDigestCount()).isEqualTo(1);
-        assertThat(describe(q.take(100, 0))).containsExactly(
-                "b upsert Service ns/web :1", "b digest []", "a upsert Service ns/web :2");
+        assertThat(describe(q.take(100, 0)))
+                .containsExactly("b upsert Service ns/web :1", "b digest []", "a upsert Service ns/web :2");
 
         // An event offered after the digest, superseded later, leaves the digest alone.
         PendingEvents r = new PendingEvents();
@@ -152,14 +161,19 @@ class PendingEventsTest {
     @Test
     void eachSourcesProblemsAndTheProblemSyncAreSlotsOfTheirOwn() throws Exception {
         PendingEvents q = new PendingEvents();
-        io.rulesync.model.manifest.Problem p = new io.rulesync.model.manifest.Problem("a.yaml", "", "", "not valid YAML or JSON");
+        io.rulesync.model.manifest.Problem p =
+                new io.rulesync.model.manifest.Problem("a.yaml", "", "", "not valid YAML or JSON");
         q.offer(ClusterEvent.ProblemsReported.of("a", "a.yaml", List.of(p), T));
         q.offer(ClusterEvent.ProblemsReported.of("a", "b.yaml", List.of(p), T));
         q.offer(new ClusterEvent.ProblemSync("a", Set.of("a.yaml", "b.yaml"), T));
         q.offer(ClusterEvent.ProblemsReported.of("a", "a.yaml", List.of(), T)); // fixed before it went out
         q.offer(ClusterEvent.ProblemsReported.of("b", "a.yaml", List.of(p), T)); // another cluster's file of that name
         assertThat(q.supersededCount()).isEqualTo(1);
-        assertThat(describe(q.take(100, 0))).containsExactly("a problems b.yaml [-]", "a problem-sync [a.yaml, b.yaml]",
-                "a problems a.yaml []", "b problems a.yaml [-]");
+        assertThat(describe(q.take(100, 0)))
+                .containsExactly(
+                        "a problems b.yaml [-]",
+                        "a problem-sync [a.yaml, b.yaml]",
+                        "a problems a.yaml []",
+                        "b problems a.yaml [-]");
     }
 }

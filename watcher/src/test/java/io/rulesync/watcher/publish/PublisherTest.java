@@ -24,7 +24,9 @@ import org.junit.jupiter.api.Test;
 class PublisherTest {
     /** Generous: CI machines are slow, and no test asserts on time. */
     private static final Duration DEADLINE = Duration.ofSeconds(30);
-    private static final Publisher.Options FAST = new Publisher.Options(500, Duration.ofMillis(10), Duration.ofMillis(100));
+
+    private static final Publisher.Options FAST =
+            new Publisher.Options(500, Duration.ofMillis(10), Duration.ofMillis(100));
 
     private final PendingEvents pending = new PendingEvents();
     private final ClusterFeed feed = new ClusterFeed("prod", pending::offer, Clock.systemUTC());
@@ -51,7 +53,7 @@ class PublisherTest {
     void whileKafkaIsSlowOnlyTheLatestStateOfAKeyWaits() {
         RecordingSink sink = new RecordingSink();
         sink.block();
-        publisher = new Publisher(pending, sink, () -> { }, FAST).start();
+        publisher = new Publisher(pending, sink, () -> {}, FAST).start();
         feed.upsert(service("ns", "web", 1), "1");
         await("the first send to be stuck in the slow sink").atMost(DEADLINE).until(() -> sink.sends() == 1);
         for (int port = 2; port <= 1000; port++) {
@@ -75,19 +77,19 @@ class PublisherTest {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-            return random.nextInt(5) == 0 ? Delivery.failedFrom(0, events.size(), new RuntimeException("flaky"))
+            return random.nextInt(5) == 0
+                    ? Delivery.failedFrom(0, events.size(), new RuntimeException("flaky"))
                     : inner.send(events);
         }
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     }
 
     @Test
     void concurrentUpdatesNeverPublishAnOlderStateAfterANewerOne() throws Exception {
         FlakySink sink = new FlakySink();
-        publisher = new Publisher(pending, sink, () -> { }, FAST).start();
+        publisher = new Publisher(pending, sink, () -> {}, FAST).start();
         int n = 3000;
         List<Thread> writers = new ArrayList<>();
         for (String name : List.of("a", "b", "c")) {
@@ -103,10 +105,14 @@ class PublisherTest {
             t.join();
         }
         for (String name : List.of("a", "b", "c")) {
-            await("the last state of " + name).atMost(DEADLINE).until(() -> portsOf(sink.inner.events(), name).contains(n));
+            await("the last state of " + name)
+                    .atMost(DEADLINE)
+                    .until(() -> portsOf(sink.inner.events(), name).contains(n));
             List<Integer> ports = portsOf(sink.inner.events(), name);
             for (int i = 1; i < ports.size(); i++) {
-                assertThat(ports.get(i)).as("states of %s in publish order: %s", name, ports).isGreaterThan(ports.get(i - 1));
+                assertThat(ports.get(i))
+                        .as("states of %s in publish order: %s", name, ports)
+                        .isGreaterThan(ports.get(i - 1));
             }
         }
     }
@@ -116,10 +122,15 @@ class PublisherTest {
         RecordingSink sink = new RecordingSink();
         sink.failing(true);
         AtomicInteger republishes = new AtomicInteger();
-        publisher = new Publisher(pending, sink, () -> {
-            republishes.incrementAndGet();
-            feed.republish();
-        }, FAST).start();
+        publisher = new Publisher(
+                        pending,
+                        sink,
+                        () -> {
+                            republishes.incrementAndGet();
+                            feed.republish();
+                        },
+                        FAST)
+                .start();
         feed.settings(ClusterSettings.DEFAULT);
         feed.upsert(service("ns", "web", 80), "1");
         feed.upsert(service("ns", "db", 5432), "2");
@@ -134,13 +145,24 @@ class PublisherTest {
 
         sink.failing(false);
         await("the end of the outage").atMost(DEADLINE).until(() -> publisher.recoveries() == 1);
-        sink.await("the republished state", ev -> Events.described(ev).stream().filter(d -> d.startsWith("sync")).count() >= 2);
+        sink.await(
+                "the republished state",
+                ev -> Events.described(ev).stream()
+                                .filter(d -> d.startsWith("sync"))
+                                .count()
+                        >= 2);
         assertThat(publisher.available()).isTrue();
         assertThat(republishes).hasValue(1);
         // First the queued latest states (web:8080, the delete, the marker), then the republish.
-        assertThat(Events.described(sink.events())).containsExactly(
-                "settings [IPV4]", "upsert Service ns/web", "delete Service ns/db", "sync Service [ns/web]",
-                "settings [IPV4]", "upsert Service ns/web", "sync Service [ns/web]");
+        assertThat(Events.described(sink.events()))
+                .containsExactly(
+                        "settings [IPV4]",
+                        "upsert Service ns/web",
+                        "delete Service ns/db",
+                        "sync Service [ns/web]",
+                        "settings [IPV4]",
+                        "upsert Service ns/web",
+                        "sync Service [ns/web]");
         assertThat(portsOf(sink.events(), "web")).containsExactly(8080, 8080);
         assertThat(portsOf(sink.events(), "db")).isEmpty(); // its old state was superseded by the delete
     }
@@ -159,10 +181,9 @@ class PublisherTest {
             }
 
             @Override
-            public void close() {
-            }
+            public void close() {}
         };
-        publisher = new Publisher(pending, sink, () -> { }, FAST).start();
+        publisher = new Publisher(pending, sink, () -> {}, FAST).start();
         feed.upsert(service("ns", "web", 80), "1");
         good.await("the event, after three crashing sends", ev -> ev.size() == 1);
         assertThat(publisher.failedSends()).isEqualTo(3);
@@ -171,7 +192,7 @@ class PublisherTest {
     @Test
     void closeDrainsTheQueueThenClosesTheSink() {
         RecordingSink sink = new RecordingSink();
-        publisher = new Publisher(pending, sink, () -> { }, FAST);
+        publisher = new Publisher(pending, sink, () -> {}, FAST);
         for (int i = 0; i < 50; i++) {
             feed.upsert(service("ns", "s" + i, 80), "");
         }

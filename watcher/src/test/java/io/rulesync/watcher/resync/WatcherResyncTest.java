@@ -3,8 +3,8 @@ package io.rulesync.watcher.resync;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.rulesync.model.event.ClusterEvent.StateDigest;
 import io.rulesync.model.event.ClusterEvent;
+import io.rulesync.model.event.ClusterEvent.StateDigest;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.event.ObjectKind;
 import io.rulesync.model.event.ResyncRequest;
@@ -44,7 +44,9 @@ class WatcherResyncTest {
     Path dir;
 
     private static long count(List<KafkaTestBroker.Received> received, String description) {
-        return received.stream().filter(r -> Events.describe(r.event()).equals(description)).count();
+        return received.stream()
+                .filter(r -> Events.describe(r.event()).equals(description))
+                .count();
     }
 
     private FleetConfig fleet() throws Exception {
@@ -57,14 +59,18 @@ class WatcherResyncTest {
                 metadata: {name: node-a}
                 status: {addresses: [{type: InternalIP, address: 192.168.0.1}]}
                 """);
-        return FleetConfig.of(new ClusterSpec("demo-a", new ClusterSource.ManifestFolder(dir), ClusterSettings.DEFAULT));
+        return FleetConfig.of(
+                new ClusterSpec("demo-a", new ClusterSource.ManifestFolder(dir), ClusterSettings.DEFAULT));
     }
 
     /** An events topic and its resync topic (the compiler creates the latter in production). */
     private static String topics() throws Exception {
         String topic = KafkaTestBroker.newTopic("events");
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, KafkaTestBroker.bootstrap()))) {
-            admin.createTopics(List.of(new NewTopic(Topics.resyncsOf(topic), 2, (short) 1))).all().get();
+        try (Admin admin =
+                Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, KafkaTestBroker.bootstrap()))) {
+            admin.createTopics(List.of(new NewTopic(Topics.resyncsOf(topic), 2, (short) 1)))
+                    .all()
+                    .get();
         }
         return topic;
     }
@@ -78,16 +84,30 @@ class WatcherResyncTest {
     @Test
     void eachClustersStateDigestGoesOutPeriodically() throws Exception {
         String topic = topics();
-        try (Watcher watcher = Watcher.start(fleet(), producer(), topic,
-                Watcher.Options.defaults().withDigestInterval(Duration.ofMillis(300)))) {
+        try (Watcher watcher = Watcher.start(
+                fleet(), producer(), topic, Watcher.Options.defaults().withDigestInterval(Duration.ofMillis(300)))) {
             assertThat(watcher.awaitSynced(Duration.ofSeconds(30))).isTrue();
-            // A digest covers the kinds whose first list completed, so one sent while the folder was still being read (the
-            // topic is read from its start) may lack some: periodic means more digests come, and the later ones cover all.
-            List<KafkaTestBroker.Received> read = KafkaTestBroker.readUntil(topic, r -> r.stream().filter(x -> x.event() instanceof StateDigest)
-                    .count() >= 2 && r.stream().anyMatch(x -> x.event() instanceof StateDigest d && d.objects().size() == 3));
-            StateDigest digest = (StateDigest) read.stream().filter(x -> x.event() instanceof StateDigest d && d.objects().size() == 3)
-                    .findFirst().orElseThrow().event();
-            assertThat(digest.objects()).containsOnlyKeys(ObjectKind.SERVICE, ObjectKind.ENDPOINT_SLICE, ObjectKind.NODE);
+            // A digest covers the kinds whose first list completed, so one sent while the folder was still being read
+            // (the
+            // topic is read from its start) may lack some: periodic means more digests come, and the later ones cover
+            // all.
+            List<KafkaTestBroker.Received> read = KafkaTestBroker.readUntil(
+                    topic,
+                    r -> r.stream()
+                                            .filter(x -> x.event() instanceof StateDigest)
+                                            .count()
+                                    >= 2
+                            && r.stream()
+                                    .anyMatch(x -> x.event() instanceof StateDigest d
+                                            && d.objects().size() == 3));
+            StateDigest digest = (StateDigest) read.stream()
+                    .filter(x ->
+                            x.event() instanceof StateDigest d && d.objects().size() == 3)
+                    .findFirst()
+                    .orElseThrow()
+                    .event();
+            assertThat(digest.objects())
+                    .containsOnlyKeys(ObjectKind.SERVICE, ObjectKind.ENDPOINT_SLICE, ObjectKind.NODE);
             assertThat(digest.objects().get(ObjectKind.SERVICE).count()).isEqualTo(1);
             assertThat(digest.objects().get(ObjectKind.ENDPOINT_SLICE).count()).isZero();
             assertThat(digest.objects().get(ObjectKind.NODE).count()).isEqualTo(1);
@@ -98,27 +118,43 @@ class WatcherResyncTest {
     @Test
     void aRequestForOneOfItsClustersRepublishesItsWholeStateThenADigest() throws Exception {
         String topic = topics();
-        try (Watcher watcher = Watcher.start(fleet(), producer(), topic, Watcher.Options.defaults().withDigestInterval(Duration.ZERO))) {
+        try (Watcher watcher = Watcher.start(
+                fleet(), producer(), topic, Watcher.Options.defaults().withDigestInterval(Duration.ZERO))) {
             assertThat(watcher.awaitSynced(Duration.ofSeconds(30))).isTrue();
-            await("the watcher to listen for resync requests").atMost(Duration.ofSeconds(30)).until(watcher::listeningForResyncs);
+            await("the watcher to listen for resync requests")
+                    .atMost(Duration.ofSeconds(30))
+                    .until(watcher::listeningForResyncs);
             KafkaTestBroker.readUntil(topic, r -> count(r, "sync Node [node-a]") == 1);
 
             Properties p = producer();
             p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
             p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
             try (KafkaProducer<String, String> requests = new KafkaProducer<>(p)) {
-                requests.send(new ProducerRecord<>(Topics.resyncsOf(topic), "elsewhere",
-                        new ResyncRequest("elsewhere", "not ours", Instant.now()).encode())).get();
-                requests.send(new ProducerRecord<>(Topics.resyncsOf(topic), "demo-a",
-                        new ResyncRequest("demo-a", "the events log was replaced", Instant.now()).encode())).get();
+                requests.send(new ProducerRecord<>(
+                                Topics.resyncsOf(topic),
+                                "elsewhere",
+                                new ResyncRequest("elsewhere", "not ours", Instant.now()).encode()))
+                        .get();
+                requests.send(new ProducerRecord<>(
+                                Topics.resyncsOf(topic),
+                                "demo-a",
+                                new ResyncRequest("demo-a", "the events log was replaced", Instant.now()).encode()))
+                        .get();
             }
             // Digests are off here, so the one that appears is the resync's own, after the republished state.
-            List<ClusterEvent> events = KafkaTestBroker.events(KafkaTestBroker.readUntil(topic,
-                    r -> r.stream().anyMatch(x -> x.event() instanceof StateDigest)));
+            List<ClusterEvent> events = KafkaTestBroker.events(KafkaTestBroker.readUntil(
+                    topic, r -> r.stream().anyMatch(x -> x.event() instanceof StateDigest)));
             List<String> described = Events.described(events);
-            int digestAt = described.indexOf(described.stream().filter(d -> d.startsWith("digest")).findFirst().orElseThrow());
-            assertThat(described.subList(0, digestAt)).filteredOn("upsert Service shop/web"::equals).hasSize(2);
-            assertThat(described.subList(0, digestAt)).filteredOn("sync Node [node-a]"::equals).hasSize(2);
+            int digestAt = described.indexOf(described.stream()
+                    .filter(d -> d.startsWith("digest"))
+                    .findFirst()
+                    .orElseThrow());
+            assertThat(described.subList(0, digestAt))
+                    .filteredOn("upsert Service shop/web"::equals)
+                    .hasSize(2);
+            assertThat(described.subList(0, digestAt))
+                    .filteredOn("sync Node [node-a]"::equals)
+                    .hasSize(2);
             assertThat(events).allMatch(e -> e.cluster().equals("demo-a"));
             // The other cluster's request was not ours: one republish for one request, everything in the topic read.
             Thread.sleep(1000); // deliberate: time for a wrong republish to show up before the count

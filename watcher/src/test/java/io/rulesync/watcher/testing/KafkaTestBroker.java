@@ -7,13 +7,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
-import java.util.Map;
-import java.util.Optional;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -36,11 +36,9 @@ public final class KafkaTestBroker {
     private static final AtomicInteger topics = new AtomicInteger();
 
     /** A record as consumed: key, partition, and the decoded event. */
-    public record Received(String key, int partition, ClusterEvent event) {
-    }
+    public record Received(String key, int partition, ClusterEvent event) {}
 
-    private KafkaTestBroker() {
-    }
+    private KafkaTestBroker() {}
 
     public static synchronized String bootstrap() {
         if (bootstrap == null) {
@@ -92,8 +90,12 @@ public final class KafkaTestBroker {
     public static List<Received> readUntil(String topic, Predicate<List<Received>> done) {
         List<Received> out = new ArrayList<>();
         Map<String, List<EventParts.Part>> pending = new HashMap<>();
-        read(topic, r -> receive(topic, r, pending, out), c -> done.test(out),
-                () -> "; read so far:\n" + Events.describe(out.stream().map(Received::event).toList()));
+        read(
+                topic,
+                r -> receive(topic, r, pending, out),
+                c -> done.test(out),
+                () -> "; read so far:\n"
+                        + Events.describe(out.stream().map(Received::event).toList()));
         return out;
     }
 
@@ -130,8 +132,11 @@ public final class KafkaTestBroker {
      * Reads {@code topic}'s committed records from the start as the compiler does (read_committed, every partition,
      * no group), handing each to {@code each}, until {@code done}; fails after 30 s saying {@code what} it read.
      */
-    private static void read(String topic, Consumer<ConsumerRecord<String, String>> each,
-            Predicate<KafkaConsumer<String, String>> done, Supplier<String> what) {
+    private static void read(
+            String topic,
+            Consumer<ConsumerRecord<String, String>> each,
+            Predicate<KafkaConsumer<String, String>> done,
+            Supplier<String> what) {
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false"); // assigned partitions, no group
@@ -140,7 +145,9 @@ public final class KafkaTestBroker {
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p)) {
-            List<TopicPartition> parts = c.partitionsFor(topic).stream().map(i -> new TopicPartition(topic, i.partition())).toList();
+            List<TopicPartition> parts = c.partitionsFor(topic).stream()
+                    .map(i -> new TopicPartition(topic, i.partition()))
+                    .toList();
             c.assign(parts);
             c.seekToBeginning(parts);
             long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
@@ -154,7 +161,10 @@ public final class KafkaTestBroker {
     }
 
     /** Decodes one record as the compiler would, putting the parts of a large event back together first. */
-    private static void receive(String topic, ConsumerRecord<String, String> r, Map<String, List<EventParts.Part>> parts,
+    private static void receive(
+            String topic,
+            ConsumerRecord<String, String> r,
+            Map<String, List<EventParts.Part>> parts,
             List<Received> out) {
         String value = r.value();
         Optional<EventParts.Part> part = EventParts.read(value);

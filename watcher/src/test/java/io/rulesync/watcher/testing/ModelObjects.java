@@ -6,12 +6,13 @@ import io.rulesync.model.manifest.ManifestDecoder;
 
 /** Model objects from short YAML, for tests. */
 public final class ModelObjects {
-    private ModelObjects() {
-    }
+    private ModelObjects() {}
 
     public static ClusterObject parse(String yaml) {
         try {
-            return ((ManifestDecoder.Decoded.Accepted) ManifestDecoder.decode(ManifestReader.parse("test.yaml", yaml).get(0))).object();
+            return ((ManifestDecoder.Decoded.Accepted) ManifestDecoder.decode(
+                            ManifestReader.parse("test.yaml", yaml).get(0)))
+                    .object();
         } catch (Exception e) {
             throw new AssertionError(e);
         }
@@ -24,6 +25,7 @@ public final class ModelObjects {
     }
 
     public static ClusterObject node(String name, String ip) {
-        return parse("kind: Node\nmetadata: {name: " + name + "}\nstatus: {addresses: [{type: InternalIP, address: " + ip + "}]}");
+        return parse("kind: Node\nmetadata: {name: " + name + "}\nstatus: {addresses: [{type: InternalIP, address: "
+                + ip + "}]}");
     }
 }

@@ -91,7 +91,9 @@ public final class RecordingSink implements EventSink {
     public void await(String what, Predicate<List<ClusterEvent>> condition) {
         Awaitility.await(what).atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
             List<ClusterEvent> now = events();
-            assertThat(condition.test(now)).as(() -> "events so far:\n" + Events.describe(now)).isTrue();
+            assertThat(condition.test(now))
+                    .as(() -> "events so far:\n" + Events.describe(now))
+                    .isTrue();
         });
     }
 

@@ -5,9 +5,9 @@ import java.time.Instant;
 import java.util.Collections;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.Predicate;
 import java.util.SortedMap;
 import java.util.TreeMap;
+import java.util.function.Predicate;
 
 /**
  * The real servers being gracefully terminated (weight 0, waiting for their connections to end),

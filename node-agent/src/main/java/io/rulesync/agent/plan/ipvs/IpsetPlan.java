@@ -35,8 +35,14 @@ import java.util.SortedSet;
  *
  * @param script the restore input; empty when nothing differs
  */
-public record IpsetPlan(String script, List<String> created, List<String> swapped, List<String> recreated,
-        List<String> untouched, List<String> leftovers, List<String> patched) {
+public record IpsetPlan(
+        String script,
+        List<String> created,
+        List<String> swapped,
+        List<String> recreated,
+        List<String> untouched,
+        List<String> leftovers,
+        List<String> patched) {
 
     public IpsetPlan {
         Objects.requireNonNull(script, "script");
@@ -116,11 +122,17 @@ public record IpsetPlan(String script, List<String> created, List<String> swappe
                     patch(swaps, w.name(), dels, adds);
                 } else {
                     swapped.add(w.name());
-                    swap(swaps, w.createLine(prefix + temps), w.name(), prefix + temps++, List.copyOf(wantMembers.values()));
+                    swap(
+                            swaps,
+                            w.createLine(prefix + temps),
+                            w.name(),
+                            prefix + temps++,
+                            List.copyOf(wantMembers.values()));
                 }
             }
         }
-        return new IpsetPlan(head.toString() + swaps + tail, created, swapped, recreated, untouched, leftovers, patched);
+        return new IpsetPlan(
+                head.toString() + swaps + tail, created, swapped, recreated, untouched, leftovers, patched);
     }
 
     /**
@@ -172,7 +184,8 @@ public record IpsetPlan(String script, List<String> created, List<String> swappe
         // -exist: a temporary set of that name may or may not be there.
         out.append("destroy ").append(temp).append(" -exist\n");
         out.append(createTemp).append('\n');
-        members.forEach(m -> out.append("add ").append(temp).append(' ').append(m).append('\n'));
+        members.forEach(
+                m -> out.append("add ").append(temp).append(' ').append(m).append('\n'));
         out.append("swap ").append(temp).append(' ').append(name).append('\n');
         out.append("destroy ").append(temp).append('\n');
     }
@@ -189,16 +202,20 @@ public record IpsetPlan(String script, List<String> created, List<String> swappe
         out.append(w.createLine(as)).append('\n');
         Map<String, String> once = new LinkedHashMap<>();
         w.members().forEach(m -> once.putIfAbsent(SetMember.canonical(w.type(), m), m));
-        once.values().forEach(m -> out.append("add ").append(as).append(' ').append(m).append('\n'));
+        once.values()
+                .forEach(
+                        m -> out.append("add ").append(as).append(' ').append(m).append('\n'));
     }
 
     private static boolean headerDiffers(SavedSet want, SavedSet have) {
         for (Map.Entry<String, String> e : want.options().entrySet()) {
-            if (!e.getKey().equals("hashsize") && !e.getValue().equals(have.options().get(e.getKey()))) {
+            if (!e.getKey().equals("hashsize")
+                    && !e.getValue().equals(have.options().get(e.getKey()))) {
                 return true;
             }
         }
         // A flag the kernel's set has and the declaration lacks (counters, comment, ...).
-        return have.options().keySet().stream().anyMatch(k -> SavedSet.FLAGS.contains(k) && !want.options().containsKey(k));
+        return have.options().keySet().stream()
+                .anyMatch(k -> SavedSet.FLAGS.contains(k) && !want.options().containsKey(k));
     }
 }

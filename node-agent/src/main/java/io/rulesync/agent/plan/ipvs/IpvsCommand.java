@@ -85,7 +85,9 @@ public sealed interface IpvsCommand {
     }
 
     private static VirtualServer bare(VirtualServer vs) {
-        return vs.realServers().isEmpty() ? vs
-                : new VirtualServer(vs.address(), vs.port(), vs.protocol(), vs.scheduler(), vs.persistenceSeconds(), List.of());
+        return vs.realServers().isEmpty()
+                ? vs
+                : new VirtualServer(
+                        vs.address(), vs.port(), vs.protocol(), vs.scheduler(), vs.persistenceSeconds(), List.of());
     }
 }

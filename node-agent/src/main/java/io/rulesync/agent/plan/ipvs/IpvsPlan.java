@@ -60,8 +60,13 @@ public record IpvsPlan(List<IpvsCommand> commands, Draining draining) {
      * @param now the instant deadlines are measured from
      * @param drainTimeout how long a TCP real server drains at most
      */
-    public static IpvsPlan plan(IpFamily family, List<VirtualServer> desired, List<KernelVirtualServer> current,
-            Draining draining, Instant now, Duration drainTimeout) {
+    public static IpvsPlan plan(
+            IpFamily family,
+            List<VirtualServer> desired,
+            List<KernelVirtualServer> current,
+            Draining draining,
+            Instant now,
+            Duration drainTimeout) {
         SortedMap<ServiceId, VirtualServer> want = new TreeMap<>();
         for (VirtualServer vs : desired) {
             if (vs.address().family() != family) {
@@ -100,8 +105,15 @@ public record IpvsPlan(List<IpvsCommand> commands, Draining draining) {
         return new IpvsPlan(out, new Draining(next));
     }
 
-    private static void realServers(ServiceId id, VirtualServer w, KernelVirtualServer h, Draining draining, Instant now,
-            Duration drainTimeout, List<IpvsCommand> out, SortedMap<Draining.Server, Instant> next) {
+    private static void realServers(
+            ServiceId id,
+            VirtualServer w,
+            KernelVirtualServer h,
+            Draining draining,
+            Instant now,
+            Duration drainTimeout,
+            List<IpvsCommand> out,
+            SortedMap<Draining.Server, Instant> next) {
         SortedMap<Draining.Server, RealServer> want = new TreeMap<>();
         w.realServers().forEach(r -> want.put(new Draining.Server(id, r.address(), r.port()), r));
         SortedMap<Draining.Server, KernelRealServer> have = new TreeMap<>();

@@ -8,8 +8,9 @@ import io.rulesync.model.cluster.IpAddress;
  *
  * @param forward ipvsadm's name of the forwarding method: {@code Masq}, {@code Route}, {@code Tunnel}, {@code Local}
  */
-public record KernelRealServer(IpAddress address, int port, String forward, int weight, int activeConnections,
-        int inactiveConnections) implements Comparable<KernelRealServer> {
+public record KernelRealServer(
+        IpAddress address, int port, String forward, int weight, int activeConnections, int inactiveConnections)
+        implements Comparable<KernelRealServer> {
 
     /** What kube-proxy's real servers use (NAT). */
     public static final String MASQ = "Masq";

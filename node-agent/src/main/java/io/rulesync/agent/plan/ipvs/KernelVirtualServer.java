@@ -15,8 +15,13 @@ import java.util.TreeSet;
  *     options ipvsadm lists after them ({@code ops}, {@code mask=...}, {@code pe=...}); an edit
  *     without them resets them, so any difference from the desired set means an edit
  */
-public record KernelVirtualServer(ServiceId service, String scheduler, int persistenceSeconds, SortedSet<String> flags,
-        List<KernelRealServer> realServers) implements Comparable<KernelVirtualServer> {
+public record KernelVirtualServer(
+        ServiceId service,
+        String scheduler,
+        int persistenceSeconds,
+        SortedSet<String> flags,
+        List<KernelRealServer> realServers)
+        implements Comparable<KernelVirtualServer> {
 
     public KernelVirtualServer {
         flags = Collections.unmodifiableSortedSet(new TreeSet<>(flags));
@@ -30,7 +35,9 @@ public record KernelVirtualServer(ServiceId service, String scheduler, int persi
 
     /** Whether the service-level settings are those of {@code vs} (real servers aside). */
     public boolean sameSettings(VirtualServer vs) {
-        return scheduler.equals(vs.scheduler()) && persistenceSeconds == vs.persistenceSeconds() && flags.equals(flagsOf(vs));
+        return scheduler.equals(vs.scheduler())
+                && persistenceSeconds == vs.persistenceSeconds()
+                && flags.equals(flagsOf(vs));
     }
 
     @Override

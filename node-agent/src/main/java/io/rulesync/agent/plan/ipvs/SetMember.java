@@ -21,8 +21,7 @@ import java.util.Locale;
  * rulesync never writes them.
  */
 public final class SetMember {
-    private SetMember() {
-    }
+    private SetMember() {}
 
     /** {@code member} of a set of {@code type} ({@code hash:ip,port,net}, {@code bitmap:port}, ...) in ipset's printed form. */
     public static String canonical(String type, String member) {
@@ -38,12 +37,13 @@ public final class SetMember {
             if (i > 0) {
                 out.append(',');
             }
-            out.append(switch (kinds[i]) {
-                case "ip" -> address(parts[i]);
-                case "net" -> net(parts[i]);
-                case "port" -> bitmap ? number(parts[i]) : protoPort(parts[i]);
-                default -> parts[i].toLowerCase(Locale.ROOT);
-            });
+            out.append(
+                    switch (kinds[i]) {
+                        case "ip" -> address(parts[i]);
+                        case "net" -> net(parts[i]);
+                        case "port" -> bitmap ? number(parts[i]) : protoPort(parts[i]);
+                        default -> parts[i].toLowerCase(Locale.ROOT);
+                    });
         }
         return out.toString();
     }

@@ -18,16 +18,18 @@ import java.util.TreeSet;
  * are compared by their number of elements, except the affinity sets, which the kernel fills itself.
  */
 public final class NftCheck {
-    private NftCheck() {
-    }
+    private NftCheck() {}
 
     /** The chains and their rule counts, and the sets and maps with their element counts, that a table holds. */
     public record Expected(Map<String, Integer> rules, Map<String, Integer> elements) {
         public static Expected of(NftContent table) {
             Map<String, Integer> rules = new HashMap<>();
-            table.chains().forEach((name, chain) -> rules.put(name, chain.rules().size()));
+            table.chains()
+                    .forEach((name, chain) -> rules.put(name, chain.rules().size()));
             Map<String, Integer> elements = new HashMap<>();
-            table.sets().forEach((name, op) -> elements.put(name, op instanceof NftOp.AddSet s && s.flags().contains("dynamic") ? DYNAMIC : 0));
+            table.sets()
+                    .forEach((name, op) -> elements.put(
+                            name, op instanceof NftOp.AddSet s && s.flags().contains("dynamic") ? DYNAMIC : 0));
             table.elements().values().forEach(e -> elements.merge(e.set(), 1, Integer::sum));
             return new Expected(Map.copyOf(rules), Map.copyOf(elements));
         }
@@ -42,7 +44,8 @@ public final class NftCheck {
      * @param earlier the kernel's own reading of chains after they were written and checked (chain to rules); a chain
      *                not in it is compared by its count only
      */
-    public static List<String> problems(Expected expected, Optional<KernelTable> kernel, Map<String, List<String>> earlier) {
+    public static List<String> problems(
+            Expected expected, Optional<KernelTable> kernel, Map<String, List<String>> earlier) {
         if (kernel.isEmpty()) {
             return List.of("the kube-proxy table is missing");
         }

@@ -19,20 +19,44 @@ class DrainingTest {
     @Test
     void aPlanOfOneFamilyDoesNotEndTheOtherFamilysDraining() throws Exception {
         MemoryIpvs kernel = new MemoryIpvs();
-        kernel.run(IpvsPlan.plan(IpFamily.IPV4, List.of(tcp("10.96.0.10", 80, rs("10.244.1.5", 80), rs("10.244.1.6", 80))),
-                kernel.list(), Draining.none(), T0, DRAIN).commands());
-        kernel.run(IpvsPlan.plan(IpFamily.IPV6, List.of(tcp("fd00::10", 80, rs("fd00::5", 80))),
-                kernel.list(), Draining.none(), T0, DRAIN).commands());
+        kernel.run(IpvsPlan.plan(
+                        IpFamily.IPV4,
+                        List.of(tcp("10.96.0.10", 80, rs("10.244.1.5", 80), rs("10.244.1.6", 80))),
+                        kernel.list(),
+                        Draining.none(),
+                        T0,
+                        DRAIN)
+                .commands());
+        kernel.run(IpvsPlan.plan(
+                        IpFamily.IPV6,
+                        List.of(tcp("fd00::10", 80, rs("fd00::5", 80))),
+                        kernel.list(),
+                        Draining.none(),
+                        T0,
+                        DRAIN)
+                .commands());
         kernel.setConnections(IpvsFixtures.id("10.96.0.10", 80, Protocol.TCP), IpvsFixtures.ip("10.244.1.6"), 80, 3, 0);
 
         // IPv4 loses an endpoint with a connection: it drains until T0 + 15 min.
-        IpvsPlan v4 = IpvsPlan.plan(IpFamily.IPV4, List.of(tcp("10.96.0.10", 80, rs("10.244.1.5", 80))), kernel.list(), Draining.none(), T0, DRAIN);
+        IpvsPlan v4 = IpvsPlan.plan(
+                IpFamily.IPV4,
+                List.of(tcp("10.96.0.10", 80, rs("10.244.1.5", 80))),
+                kernel.list(),
+                Draining.none(),
+                T0,
+                DRAIN);
         kernel.run(v4.commands());
         Draining d = Draining.none().after(v4.draining(), id -> id.address().family() == IpFamily.IPV4);
         assertThat(d.size()).isEqualTo(1);
 
         // The IPv6 plan that follows knows nothing of IPv4: its own draining state is empty, the IPv4 entry stays.
-        IpvsPlan v6 = IpvsPlan.plan(IpFamily.IPV6, List.of(tcp("fd00::10", 80, rs("fd00::5", 80))), kernel.list(), d, T0.plusSeconds(60), DRAIN);
+        IpvsPlan v6 = IpvsPlan.plan(
+                IpFamily.IPV6,
+                List.of(tcp("fd00::10", 80, rs("fd00::5", 80))),
+                kernel.list(),
+                d,
+                T0.plusSeconds(60),
+                DRAIN);
         assertThat(v6.draining().isEmpty()).isTrue();
         Draining after = d.after(v6.draining(), id -> id.address().family() == IpFamily.IPV6);
         assertThat(after).isEqualTo(d);

@@ -27,11 +27,14 @@ public class IpsetPlanTest {
         return new IpvsRules(family, bound, List.of(), sets, List.of(), List.of());
     }
 
-    static final IpvsRules V4 = rules(IpFamily.IPV4, Map.of(
-            IpvsSet.CLUSTER_IP, List.of("10.96.0.10,tcp:53", "10.96.0.10,udp:53"),
-            IpvsSet.LOAD_BALANCER_SOURCE_CIDR, List.of("203.0.113.5,tcp:80,10.1.2.3/32", "203.0.113.5,tcp:80,192.168.0.0/16"),
-            IpvsSet.NODE_PORT_TCP, List.of("30080", "8080"),
-            IpvsSet.IPVS_IPS, List.of("10.96.0.10")));
+    static final IpvsRules V4 = rules(
+            IpFamily.IPV4,
+            Map.of(
+                    IpvsSet.CLUSTER_IP, List.of("10.96.0.10,tcp:53", "10.96.0.10,udp:53"),
+                    IpvsSet.LOAD_BALANCER_SOURCE_CIDR,
+                            List.of("203.0.113.5,tcp:80,10.1.2.3/32", "203.0.113.5,tcp:80,192.168.0.0/16"),
+                    IpvsSet.NODE_PORT_TCP, List.of("30080", "8080"),
+                    IpvsSet.IPVS_IPS, List.of("10.96.0.10")));
 
     /** V4 as ipset 7.17 saves it: hash order, header extras, a host prefix dropped. */
     static final String V4_SAVED = """
@@ -85,11 +88,14 @@ public class IpsetPlanTest {
 
     @Test
     void aSetThatKeepsMostOfItsMembersIsPatchedOneThatIsMostlyReplacedIsSwapped() {
-        IpvsRules next = rules(IpFamily.IPV4, Map.of(
-                IpvsSet.CLUSTER_IP, List.of("10.96.0.10,tcp:53", "10.96.0.11,tcp:443"),
-                IpvsSet.LOAD_BALANCER_SOURCE_CIDR, List.of("203.0.113.5,tcp:80,10.1.2.3/32", "203.0.113.5,tcp:80,192.168.0.0/16"),
-                IpvsSet.NODE_PORT_TCP, List.of("30080"),
-                IpvsSet.IPVS_IPS, List.of("10.96.0.10", "10.96.0.11")));
+        IpvsRules next = rules(
+                IpFamily.IPV4,
+                Map.of(
+                        IpvsSet.CLUSTER_IP, List.of("10.96.0.10,tcp:53", "10.96.0.11,tcp:443"),
+                        IpvsSet.LOAD_BALANCER_SOURCE_CIDR,
+                                List.of("203.0.113.5,tcp:80,10.1.2.3/32", "203.0.113.5,tcp:80,192.168.0.0/16"),
+                        IpvsSet.NODE_PORT_TCP, List.of("30080"),
+                        IpvsSet.IPVS_IPS, List.of("10.96.0.10", "10.96.0.11")));
         IpsetPlan plan = IpsetPlan.plan(next, V4_SAVED);
         // CLUSTER-IP: 2 of 2 change; NODE-PORT-TCP: 1 of 1; IPVS-IPS: 1 of 2, which keeps half.
         assertThat(plan.swapped()).containsExactly("KUBE-CLUSTER-IP", "KUBE-NODE-PORT-TCP");
@@ -116,10 +122,14 @@ public class IpsetPlanTest {
 
     @Test
     void aWrongHeaderIsSwappedAwayButAGrownHashSizeIsNot() {
-        String saved = V4_SAVED.replace("create KUBE-NODE-PORT-TCP bitmap:port range 0-65535", "create KUBE-NODE-PORT-TCP bitmap:port range 30000-32767")
-                .replace("KUBE-EXTERNAL-IP hash:ip,port family inet hashsize 1024 maxelem 65536",
+        String saved = V4_SAVED.replace(
+                        "create KUBE-NODE-PORT-TCP bitmap:port range 0-65535",
+                        "create KUBE-NODE-PORT-TCP bitmap:port range 30000-32767")
+                .replace(
+                        "KUBE-EXTERNAL-IP hash:ip,port family inet hashsize 1024 maxelem 65536",
                         "KUBE-EXTERNAL-IP hash:ip,port family inet hashsize 1024 maxelem 1000")
-                .replace("KUBE-LOAD-BALANCER-FW hash:ip,port family inet hashsize 1024 maxelem 65536 bucketsize 12 initval 0x4",
+                .replace(
+                        "KUBE-LOAD-BALANCER-FW hash:ip,port family inet hashsize 1024 maxelem 65536 bucketsize 12 initval 0x4",
                         "KUBE-LOAD-BALANCER-FW hash:ip,port family inet hashsize 1024 maxelem 65536 counters bucketsize 12 initval 0x4");
         IpsetPlan plan = IpsetPlan.plan(V4, saved);
         assertThat(plan.swapped()).containsExactly("KUBE-EXTERNAL-IP", "KUBE-LOAD-BALANCER-FW", "KUBE-NODE-PORT-TCP");
@@ -128,20 +138,24 @@ public class IpsetPlanTest {
 
     @Test
     void aSetOfAnotherTypeOrFamilyIsRecreatedLast() {
-        String saved = V4_SAVED.replace("create KUBE-IPVS-IPS hash:ip family inet", "create KUBE-IPVS-IPS hash:net family inet")
-                .replace("create KUBE-LOOP-BACK hash:ip,port,ip family inet ", "create KUBE-LOOP-BACK hash:ip,port,ip family inet6 ")
+        String saved = V4_SAVED.replace(
+                        "create KUBE-IPVS-IPS hash:ip family inet", "create KUBE-IPVS-IPS hash:net family inet")
+                .replace(
+                        "create KUBE-LOOP-BACK hash:ip,port,ip family inet ",
+                        "create KUBE-LOOP-BACK hash:ip,port,ip family inet6 ")
                 .replace("add KUBE-NODE-PORT-TCP 8080\n", "");
         IpsetPlan plan = IpsetPlan.plan(V4, saved);
         assertThat(plan.recreated()).containsExactly("KUBE-LOOP-BACK", "KUBE-IPVS-IPS");
         assertThat(plan.patched()).containsExactly("KUBE-NODE-PORT-TCP");
         List<String> lines = plan.script().lines().toList();
-        assertThat(lines.subList(lines.indexOf("add KUBE-NODE-PORT-TCP 8080 -exist"), lines.size())).containsExactly(
-                "add KUBE-NODE-PORT-TCP 8080 -exist",
-                "destroy KUBE-LOOP-BACK",
-                "create KUBE-LOOP-BACK hash:ip,port,ip family inet hashsize 1024 maxelem 65536",
-                "destroy KUBE-IPVS-IPS",
-                "create KUBE-IPVS-IPS hash:ip family inet hashsize 1024 maxelem 65536",
-                "add KUBE-IPVS-IPS 10.96.0.10");
+        assertThat(lines.subList(lines.indexOf("add KUBE-NODE-PORT-TCP 8080 -exist"), lines.size()))
+                .containsExactly(
+                        "add KUBE-NODE-PORT-TCP 8080 -exist",
+                        "destroy KUBE-LOOP-BACK",
+                        "create KUBE-LOOP-BACK hash:ip,port,ip family inet hashsize 1024 maxelem 65536",
+                        "destroy KUBE-IPVS-IPS",
+                        "create KUBE-IPVS-IPS hash:ip family inet hashsize 1024 maxelem 65536",
+                        "add KUBE-IPVS-IPS 10.96.0.10");
     }
 
     @Test
@@ -155,14 +169,26 @@ public class IpsetPlanTest {
 
     @Test
     void ipv6SetsCompareInTheFormIpsetPrints() {
-        IpvsRules v6 = rules(IpFamily.IPV6, Map.of(
-                IpvsSet.CLUSTER_IP, List.of("FD00:10:96:0:0:0:0:20,tcp:80", "fd00:10:96::21,UDP:53"),
-                IpvsSet.LOAD_BALANCER_SOURCE_CIDR, List.of("2001:db8::20,tcp:80,2001:db8:2::5/128", "2001:db8::20,tcp:80,2001:db8:1:0::1/48"),
-                IpvsSet.LOOP_BACK, List.of("fd00:10:244::5,sctp:3868,fd00:10:244:0::5")));
+        IpvsRules v6 = rules(
+                IpFamily.IPV6,
+                Map.of(
+                        IpvsSet.CLUSTER_IP, List.of("FD00:10:96:0:0:0:0:20,tcp:80", "fd00:10:96::21,UDP:53"),
+                        IpvsSet.LOAD_BALANCER_SOURCE_CIDR,
+                                List.of(
+                                        "2001:db8::20,tcp:80,2001:db8:2::5/128",
+                                        "2001:db8::20,tcp:80,2001:db8:1:0::1/48"),
+                        IpvsSet.LOOP_BACK, List.of("fd00:10:244::5,sctp:3868,fd00:10:244:0::5")));
         StringBuilder saved = new StringBuilder();
         for (IpvsSet s : IpvsSet.values()) {
-            saved.append("create ").append(s.name(IpFamily.IPV6)).append(' ').append(s.type())
-                    .append(s.bitmap() ? " range 0-65535" : " family inet6 hashsize 1024 maxelem 65536 bucketsize 12 initval 0x1").append('\n');
+            saved.append("create ")
+                    .append(s.name(IpFamily.IPV6))
+                    .append(' ')
+                    .append(s.type())
+                    .append(
+                            s.bitmap()
+                                    ? " range 0-65535"
+                                    : " family inet6 hashsize 1024 maxelem 65536 bucketsize 12 initval 0x1")
+                    .append('\n');
         }
         saved.append("""
                 add KUBE-6-CLUSTER-IP fd00:10:96::21,udp:53
@@ -174,23 +200,32 @@ public class IpsetPlanTest {
         IpsetPlan plan = IpsetPlan.plan(v6, saved.toString());
         assertThat(plan.isEmpty()).as(plan.script()).isTrue();
         IpsetPlan fresh = IpsetPlan.plan(v6, "");
-        assertThat(fresh.script()).startsWith("create KUBE-6-LOOP-BACK hash:ip,port,ip family inet6 hashsize 1024 maxelem 65536\n");
-        IpsetPlan changed = IpsetPlan.plan(v6, saved.toString().replace("add KUBE-6-CLUSTER-IP fd00:10:96::21,udp:53\n", ""));
+        assertThat(fresh.script())
+                .startsWith("create KUBE-6-LOOP-BACK hash:ip,port,ip family inet6 hashsize 1024 maxelem 65536\n");
+        IpsetPlan changed =
+                IpsetPlan.plan(v6, saved.toString().replace("add KUBE-6-CLUSTER-IP fd00:10:96::21,udp:53\n", ""));
         assertThat(changed.patched()).containsExactly("KUBE-6-CLUSTER-IP");
         assertThat(changed.script()).isEqualTo("add KUBE-6-CLUSTER-IP fd00:10:96::21,UDP:53 -exist\n");
-        IpsetPlan replaced = IpsetPlan.plan(v6, saved.toString().replace("add KUBE-6-CLUSTER-IP fd00:10:96::21,udp:53\n", "")
-                .replace("add KUBE-6-CLUSTER-IP fd00:10:96::20,tcp:80\n", ""));
+        IpsetPlan replaced = IpsetPlan.plan(
+                v6,
+                saved.toString()
+                        .replace("add KUBE-6-CLUSTER-IP fd00:10:96::21,udp:53\n", "")
+                        .replace("add KUBE-6-CLUSTER-IP fd00:10:96::20,tcp:80\n", ""));
         assertThat(replaced.swapped()).containsExactly("KUBE-6-CLUSTER-IP");
-        assertThat(replaced.script()).contains("create RSYNC-TMP-6-0 hash:ip,port family inet6 hashsize 1024 maxelem 65536\n");
+        assertThat(replaced.script())
+                .contains("create RSYNC-TMP-6-0 hash:ip,port family inet6 hashsize 1024 maxelem 65536\n");
     }
 
     @Test
     void fromOneVersionToTheNextWithoutReadingTheKernel() {
-        IpvsRules next = rules(IpFamily.IPV4, Map.of(
-                IpvsSet.CLUSTER_IP, List.of("10.96.0.10,tcp:53", "10.96.0.10,udp:53", "10.96.0.12,tcp:80"),
-                IpvsSet.LOAD_BALANCER_SOURCE_CIDR, List.of("203.0.113.5,tcp:80,10.1.2.3/32", "203.0.113.5,tcp:80,192.168.0.0/16"),
-                IpvsSet.NODE_PORT_TCP, List.of("31000"),
-                IpvsSet.IPVS_IPS, List.of("10.96.0.10")));
+        IpvsRules next = rules(
+                IpFamily.IPV4,
+                Map.of(
+                        IpvsSet.CLUSTER_IP, List.of("10.96.0.10,tcp:53", "10.96.0.10,udp:53", "10.96.0.12,tcp:80"),
+                        IpvsSet.LOAD_BALANCER_SOURCE_CIDR,
+                                List.of("203.0.113.5,tcp:80,10.1.2.3/32", "203.0.113.5,tcp:80,192.168.0.0/16"),
+                        IpvsSet.NODE_PORT_TCP, List.of("31000"),
+                        IpvsSet.IPVS_IPS, List.of("10.96.0.10")));
         IpsetPlan plan = IpsetPlan.between(V4, next);
         assertThat(plan.patched()).containsExactly("KUBE-CLUSTER-IP");
         assertThat(plan.swapped()).containsExactly("KUBE-NODE-PORT-TCP");
@@ -208,23 +243,30 @@ public class IpsetPlanTest {
 
     @Test
     void twoSpellingsOfOneMemberAreAddedOnce() {
-        IpvsRules twice = rules(IpFamily.IPV4, Map.of(IpvsSet.CLUSTER_IP, List.of("10.96.0.10,80", "10.96.0.10,tcp:80")));
+        IpvsRules twice =
+                rules(IpFamily.IPV4, Map.of(IpvsSet.CLUSTER_IP, List.of("10.96.0.10,80", "10.96.0.10,tcp:80")));
         assertThat(IpsetPlan.plan(twice, "").script().lines().filter(l -> l.startsWith("add KUBE-CLUSTER-IP ")))
                 .containsExactly("add KUBE-CLUSTER-IP 10.96.0.10,80");
     }
 
     @Test
     void membersInTheFormIpsetPrints() {
-        assertThat(SetMember.canonical("hash:ip", "2001:0DB8:0000:0000:0000:0000:0000:0001")).isEqualTo("2001:db8::1");
+        assertThat(SetMember.canonical("hash:ip", "2001:0DB8:0000:0000:0000:0000:0000:0001"))
+                .isEqualTo("2001:db8::1");
         assertThat(SetMember.canonical("hash:ip", "::ffff:a00:1")).isEqualTo("::ffff:10.0.0.1");
         assertThat(SetMember.canonical("hash:ip,port", "10.96.0.10,80")).isEqualTo("10.96.0.10,tcp:80");
         assertThat(SetMember.canonical("hash:ip,port", "10.96.0.10,TCP:081")).isEqualTo("10.96.0.10,tcp:81");
         assertThat(SetMember.canonical("hash:ip,port", "FD00::1,sctp:3868")).isEqualTo("fd00::1,sctp:3868");
-        assertThat(SetMember.canonical("hash:ip,port,ip", "FD00::5,tcp:53,fd00:0::5")).isEqualTo("fd00::5,tcp:53,fd00::5");
-        assertThat(SetMember.canonical("hash:ip,port,net", "10.0.0.1,tcp:80,10.1.2.3/24")).isEqualTo("10.0.0.1,tcp:80,10.1.2.0/24");
-        assertThat(SetMember.canonical("hash:ip,port,net", "10.0.0.1,tcp:80,10.1.2.3/32")).isEqualTo("10.0.0.1,tcp:80,10.1.2.3");
-        assertThat(SetMember.canonical("hash:ip,port,net", "fd00::1,tcp:80,2001:DB8:0:0::/64")).isEqualTo("fd00::1,tcp:80,2001:db8::/64");
-        assertThat(SetMember.canonical("hash:ip,port,net", "fd00::1,tcp:80,2001:db8::5/128")).isEqualTo("fd00::1,tcp:80,2001:db8::5");
+        assertThat(SetMember.canonical("hash:ip,port,ip", "FD00::5,tcp:53,fd00:0::5"))
+                .isEqualTo("fd00::5,tcp:53,fd00::5");
+        assertThat(SetMember.canonical("hash:ip,port,net", "10.0.0.1,tcp:80,10.1.2.3/24"))
+                .isEqualTo("10.0.0.1,tcp:80,10.1.2.0/24");
+        assertThat(SetMember.canonical("hash:ip,port,net", "10.0.0.1,tcp:80,10.1.2.3/32"))
+                .isEqualTo("10.0.0.1,tcp:80,10.1.2.3");
+        assertThat(SetMember.canonical("hash:ip,port,net", "fd00::1,tcp:80,2001:DB8:0:0::/64"))
+                .isEqualTo("fd00::1,tcp:80,2001:db8::/64");
+        assertThat(SetMember.canonical("hash:ip,port,net", "fd00::1,tcp:80,2001:db8::5/128"))
+                .isEqualTo("fd00::1,tcp:80,2001:db8::5");
         assertThat(SetMember.canonical("bitmap:port", "0080")).isEqualTo("80");
         assertThat(SetMember.canonical("bitmap:port", "65535")).isEqualTo("65535");
         // Not rulesync's to write; compared as text.
@@ -239,16 +281,24 @@ public class IpsetPlanTest {
                 add A 10.0.0.1,tcp:80 packets 0 bytes 0 comment "x"
                 create B bitmap:port range 0-65535
                 """);
-        assertThat(sets.get("A").options()).containsExactly(Map.entry("family", "inet"), Map.entry("hashsize", "1024"),
-                Map.entry("maxelem", "65536"), Map.entry("counters", ""), Map.entry("comment", ""), Map.entry("bucketsize", "12"),
-                Map.entry("initval", "0x1"));
+        assertThat(sets.get("A").options())
+                .containsExactly(
+                        Map.entry("family", "inet"),
+                        Map.entry("hashsize", "1024"),
+                        Map.entry("maxelem", "65536"),
+                        Map.entry("counters", ""),
+                        Map.entry("comment", ""),
+                        Map.entry("bucketsize", "12"),
+                        Map.entry("initval", "0x1"));
         assertThat(sets.get("A").members()).containsExactly("10.0.0.1,tcp:80");
         assertThat(sets.get("A").family()).isEqualTo(IpFamily.IPV4);
         assertThat(sets.get("B").family()).isNull();
         assertThat(sets.get("B").createLine("T")).isEqualTo("create T bitmap:port range 0-65535");
         assertThatThrownBy(() -> SavedSet.parseAll("add X 1.2.3.4\n")).hasMessageContaining("undeclared set");
         assertThatThrownBy(() -> SavedSet.parseAll("flush X\n")).hasMessageContaining("not an ipset save line");
-        assertThat(Arrays.stream(IpvsSet.values()).map(s -> s.name(IpFamily.IPV6)).collect(Collectors.toList()))
+        assertThat(Arrays.stream(IpvsSet.values())
+                        .map(s -> s.name(IpFamily.IPV6))
+                        .collect(Collectors.toList()))
                 .allMatch(n -> n.length() <= IpvsSet.MAX_NAME);
         assertThat(IpsetPlan.tempPrefix(IpFamily.IPV6) + "99").hasSizeLessThanOrEqualTo(IpvsSet.MAX_NAME);
     }

@@ -32,6 +32,7 @@ class IpvsPlanConvergenceTest {
 
     /** How many plans drained something, deleted a draining server, and edited a service: the histories must do all. */
     private int drains;
+
     private int drainedAway;
     private int edits;
 
@@ -50,7 +51,9 @@ class IpvsPlanConvergenceTest {
         MemoryIpvs kernel = new MemoryIpvs();
         // A foreign family's server must survive every plan.
         VirtualServer v6 = IpvsFixtures.tcp("fd00:10:96::1", 80, IpvsFixtures.rs("fd00:10:244::1", 80));
-        kernel.run(List.of(new IpvsCommand.AddService(v6), new IpvsCommand.AddReal(ServiceId.of(v6), v6.realServers().get(0))));
+        kernel.run(List.of(
+                new IpvsCommand.AddService(v6),
+                new IpvsCommand.AddReal(ServiceId.of(v6), v6.realServers().get(0))));
         Draining draining = Draining.none();
         Instant now = T0;
         List<VirtualServer> desired = List.of();
@@ -62,9 +65,14 @@ class IpvsPlanConvergenceTest {
             IpvsPlan plan = IpvsPlan.plan(IpFamily.IPV4, desired, kernel.list(), draining, now, DRAIN);
             kernel.run(plan.commands()); // throws on any refusal
             drains += plan.draining().size() > draining.size() ? 1 : 0;
-            edits += (int) plan.commands().stream().filter(c -> c instanceof IpvsCommand.EditService).count();
+            edits += (int) plan.commands().stream()
+                    .filter(c -> c instanceof IpvsCommand.EditService)
+                    .count();
             draining = plan.draining();
-            assertThat(IpvsPlan.plan(IpFamily.IPV4, desired, kernel.list(), draining, now, DRAIN).commands()).as(at + ": idempotent").isEmpty();
+            assertThat(IpvsPlan.plan(IpFamily.IPV4, desired, kernel.list(), draining, now, DRAIN)
+                            .commands())
+                    .as(at + ": idempotent")
+                    .isEmpty();
             assertServes(kernel, desired, draining, at);
             now = now.plus(Duration.ofMinutes(r.nextInt(12)));
         }
@@ -88,14 +96,27 @@ class IpvsPlanConvergenceTest {
         String at = "seed " + seed + " at the end";
         assertThat(draining.isEmpty()).as(at).isTrue();
         Map<ServiceId, KernelVirtualServer> held = byId(kernel.list());
-        assertThat(held.remove(ServiceId.of(v6))).as(at + ": the other family's server").isNotNull();
-        assertThat(held.keySet()).as(at).containsExactlyElementsOf(desired.stream().map(ServiceId::of).sorted().toList());
+        assertThat(held.remove(ServiceId.of(v6)))
+                .as(at + ": the other family's server")
+                .isNotNull();
+        assertThat(held.keySet())
+                .as(at)
+                .containsExactlyElementsOf(
+                        desired.stream().map(ServiceId::of).sorted().toList());
         for (VirtualServer w : desired) {
             KernelVirtualServer k = held.get(ServiceId.of(w));
             assertThat(k.sameSettings(w)).as(at + " " + w.key()).isTrue();
-            assertThat(k.realServers()).as(at + " " + w.key()).containsExactlyElementsOf(
-                    w.realServers().stream().map(x -> new KernelRealServer(x.address(), x.port(), "Masq", 1,
-                            connections(k, x).activeConnections(), connections(k, x).inactiveConnections())).toList());
+            assertThat(k.realServers())
+                    .as(at + " " + w.key())
+                    .containsExactlyElementsOf(w.realServers().stream()
+                            .map(x -> new KernelRealServer(
+                                    x.address(),
+                                    x.port(),
+                                    "Masq",
+                                    1,
+                                    connections(k, x).activeConnections(),
+                                    connections(k, x).inactiveConnections()))
+                            .toList());
         }
     }
 
@@ -103,21 +124,31 @@ class IpvsPlanConvergenceTest {
     private static void assertServes(MemoryIpvs kernel, List<VirtualServer> desired, Draining draining, String at) {
         Map<ServiceId, KernelVirtualServer> held = byId(kernel.list());
         held.keySet().removeIf(id -> id.address().family() == IpFamily.IPV6);
-        assertThat(held.keySet()).as(at).containsExactlyElementsOf(desired.stream().map(ServiceId::of).sorted().toList());
+        assertThat(held.keySet())
+                .as(at)
+                .containsExactlyElementsOf(
+                        desired.stream().map(ServiceId::of).sorted().toList());
         for (VirtualServer w : desired) {
             KernelVirtualServer k = held.get(ServiceId.of(w));
             assertThat(k.sameSettings(w)).as(at).isTrue();
             for (KernelRealServer rs : k.realServers()) {
-                boolean wanted = w.realServers().stream().anyMatch(x -> x.address().equals(rs.address()) && x.port() == rs.port());
+                boolean wanted = w.realServers().stream()
+                        .anyMatch(x -> x.address().equals(rs.address()) && x.port() == rs.port());
                 if (wanted) {
                     assertThat(rs.weight()).as(at + " " + rs.text()).isEqualTo(1);
                 } else {
-                    assertThat(k.service().protocol()).as(at + " only TCP drains").isEqualTo(Protocol.TCP);
+                    assertThat(k.service().protocol())
+                            .as(at + " only TCP drains")
+                            .isEqualTo(Protocol.TCP);
                     assertThat(rs.weight()).as(at + " draining " + rs.text()).isZero();
-                    assertThat(draining.deadline(k.service(), rs.address(), rs.port())).as(at + " " + rs.text()).isPresent();
+                    assertThat(draining.deadline(k.service(), rs.address(), rs.port()))
+                            .as(at + " " + rs.text())
+                            .isPresent();
                 }
             }
-            assertThat(w.realServers()).allMatch(x -> k.realServers().stream().anyMatch(y -> y.address().equals(x.address()) && y.port() == x.port()));
+            assertThat(w.realServers())
+                    .allMatch(x -> k.realServers().stream()
+                            .anyMatch(y -> y.address().equals(x.address()) && y.port() == x.port()));
         }
         assertThat(draining.deadlines().keySet()).allMatch(d -> held.containsKey(d.service()));
     }
@@ -135,8 +166,13 @@ class IpvsPlanConvergenceTest {
                         reals.add(new RealServer(ip("10.244.0." + e), 8080, 1));
                     }
                 }
-                out.add(new VirtualServer(ip("10.96.0." + vip), 80, p, SCHEDULERS.get(r.nextInt(SCHEDULERS.size())),
-                        r.nextInt(4) == 0 ? 10800 : 0, reals));
+                out.add(new VirtualServer(
+                        ip("10.96.0." + vip),
+                        80,
+                        p,
+                        SCHEDULERS.get(r.nextInt(SCHEDULERS.size())),
+                        r.nextInt(4) == 0 ? 10800 : 0,
+                        reals));
             }
         }
         return out;
@@ -146,13 +182,17 @@ class IpvsPlanConvergenceTest {
     private static void traffic(MemoryIpvs kernel, Random r) {
         for (KernelVirtualServer k : kernel.list()) {
             for (KernelRealServer rs : k.realServers()) {
-                kernel.setConnections(k.service(), rs.address(), rs.port(), r.nextInt(3) == 0 ? 0 : r.nextInt(4), r.nextInt(3));
+                kernel.setConnections(
+                        k.service(), rs.address(), rs.port(), r.nextInt(3) == 0 ? 0 : r.nextInt(4), r.nextInt(3));
             }
         }
     }
 
     private static KernelRealServer connections(KernelVirtualServer k, RealServer x) {
-        return k.realServers().stream().filter(y -> y.address().equals(x.address()) && y.port() == x.port()).findFirst().orElseThrow();
+        return k.realServers().stream()
+                .filter(y -> y.address().equals(x.address()) && y.port() == x.port())
+                .findFirst()
+                .orElseThrow();
     }
 
     private static Map<ServiceId, KernelVirtualServer> byId(List<KernelVirtualServer> list) {

@@ -48,16 +48,19 @@ class IpvsPlanTest {
         VirtualServer dnsUdp = vs("10.96.0.10", 53, Protocol.UDP, "rr", 0, rs("10.244.1.5", 53));
         VirtualServer diameter = vs("10.96.0.10", 3868, Protocol.SCTP, "mh", 600, rs("10.244.1.6", 3868));
         IpvsPlan plan = sync(T0, web, diameter, dnsUdp);
-        assertThat(lines(plan)).containsExactly(
-                "-A -u 10.96.0.10:53 -s rr",
-                "-a -u 10.96.0.10:53 -r 10.244.1.5:53 -m -w 1",
-                "-A --sctp-service 10.96.0.10:3868 -s mh -p 600 -b mh-port",
-                "-a --sctp-service 10.96.0.10:3868 -r 10.244.1.6:3868 -m -w 1",
-                "-A -t 10.96.0.80:80 -s rr",
-                "-a -t 10.96.0.80:80 -r 10.244.1.5:8080 -m -w 1",
-                "-a -t 10.96.0.80:80 -r 10.244.2.9:8080 -m -w 1");
+        assertThat(lines(plan))
+                .containsExactly(
+                        "-A -u 10.96.0.10:53 -s rr",
+                        "-a -u 10.96.0.10:53 -r 10.244.1.5:53 -m -w 1",
+                        "-A --sctp-service 10.96.0.10:3868 -s mh -p 600 -b mh-port",
+                        "-a --sctp-service 10.96.0.10:3868 -r 10.244.1.6:3868 -m -w 1",
+                        "-A -t 10.96.0.80:80 -s rr",
+                        "-a -t 10.96.0.80:80 -r 10.244.1.5:8080 -m -w 1",
+                        "-a -t 10.96.0.80:80 -r 10.244.2.9:8080 -m -w 1");
         assertThat(plan.draining().isEmpty()).isTrue();
-        assertThat(planOnly(T0, web, diameter, dnsUdp).commands()).as("idempotent").isEmpty();
+        assertThat(planOnly(T0, web, diameter, dnsUdp).commands())
+                .as("idempotent")
+                .isEmpty();
     }
 
     @Test
@@ -69,7 +72,8 @@ class IpvsPlanTest {
         }
         List<String> first = lines(IpvsPlan.plan(IpFamily.IPV4, desired, List.of(), Draining.none(), T0, DRAIN));
         Collections.shuffle(desired, new java.util.Random(7));
-        assertThat(lines(IpvsPlan.plan(IpFamily.IPV4, desired, List.of(), Draining.none(), T0, DRAIN))).isEqualTo(first);
+        assertThat(lines(IpvsPlan.plan(IpFamily.IPV4, desired, List.of(), Draining.none(), T0, DRAIN)))
+                .isEqualTo(first);
     }
 
     @Test
@@ -89,30 +93,36 @@ class IpvsPlanTest {
 
     @Test
     void editsFlagsTheKernelHasAndTheDesiredServerLacks() {
-        KernelVirtualServer listed = new KernelVirtualServer(WEB, "rr", 0, new java.util.TreeSet<>(List.of("ops")), List.of());
-        assertThat(lines(IpvsPlan.plan(IpFamily.IPV4, List.of(tcp("10.96.0.80", 80)), List.of(listed), Draining.none(), T0, DRAIN)))
+        KernelVirtualServer listed =
+                new KernelVirtualServer(WEB, "rr", 0, new java.util.TreeSet<>(List.of("ops")), List.of());
+        assertThat(lines(IpvsPlan.plan(
+                        IpFamily.IPV4, List.of(tcp("10.96.0.80", 80)), List.of(listed), Draining.none(), T0, DRAIN)))
                 .containsExactly("-E -t 10.96.0.80:80 -s rr");
     }
 
     @Test
     void deletesStaleVirtualServersAtOnceAndLeavesTheOtherFamilyAlone() throws Exception {
-        kernel.run(List.of(new IpvsCommand.AddService(tcp("fd00:10:96::80", 80)),
+        kernel.run(List.of(
+                new IpvsCommand.AddService(tcp("fd00:10:96::80", 80)),
                 new IpvsCommand.AddReal(id("fd00:10:96::80", 80, Protocol.TCP), rs("fd00:10:244::5", 80))));
         sync(T0, tcp("10.96.0.80", 80, rs("10.244.1.5", 8080)), tcp("10.96.0.81", 80, rs("10.244.1.5", 8080)));
         kernel.setConnections(WEB, ip("10.244.1.5"), 8080, 10, 10);
         IpvsPlan plan = sync(T0, tcp("10.96.0.81", 80, rs("10.244.1.5", 8080)));
         assertThat(lines(plan)).containsExactly("-D -t 10.96.0.80:80");
         assertThat(plan.draining().isEmpty()).isTrue();
-        assertThat(kernel.serviceIds()).containsExactly(id("10.96.0.81", 80, Protocol.TCP), id("fd00:10:96::80", 80, Protocol.TCP));
+        assertThat(kernel.serviceIds())
+                .containsExactly(id("10.96.0.81", 80, Protocol.TCP), id("fd00:10:96::80", 80, Protocol.TCP));
     }
 
     @Test
     void addsMissingRealServersAndFixesWrongWeights() throws Exception {
         sync(T0, tcp("10.96.0.80", 80, rs("10.244.1.5", 8080)));
-        kernel.run(List.of(new IpvsCommand.EditReal(WEB, new io.rulesync.model.ipvs.RealServer(ip("10.244.1.5"), 8080, 5))));
-        assertThat(lines(sync(T0, tcp("10.96.0.80", 80, rs("10.244.1.5", 8080), rs("10.244.1.6", 8080))))).containsExactly(
-                "-e -t 10.96.0.80:80 -r 10.244.1.5:8080 -m -w 1",
-                "-a -t 10.96.0.80:80 -r 10.244.1.6:8080 -m -w 1");
+        kernel.run(List.of(
+                new IpvsCommand.EditReal(WEB, new io.rulesync.model.ipvs.RealServer(ip("10.244.1.5"), 8080, 5))));
+        assertThat(lines(sync(T0, tcp("10.96.0.80", 80, rs("10.244.1.5", 8080), rs("10.244.1.6", 8080)))))
+                .containsExactly(
+                        "-e -t 10.96.0.80:80 -r 10.244.1.5:8080 -m -w 1",
+                        "-a -t 10.96.0.80:80 -r 10.244.1.6:8080 -m -w 1");
     }
 
     @Test
@@ -121,7 +131,8 @@ class IpvsPlanTest {
         kernel.setConnections(WEB, ip("10.244.1.6"), 8080, 1, 4);
         IpvsPlan plan = sync(T0, tcp("10.96.0.80", 80, rs("10.244.1.5", 8080)));
         assertThat(lines(plan)).containsExactly("-e -t 10.96.0.80:80 -r 10.244.1.6:8080 -m -w 0");
-        assertThat(plan.draining().deadlines()).isEqualTo(Map.of(new Draining.Server(WEB, ip("10.244.1.6"), 8080), T0.plus(DRAIN)));
+        assertThat(plan.draining().deadlines())
+                .isEqualTo(Map.of(new Draining.Server(WEB, ip("10.244.1.6"), 8080), T0.plus(DRAIN)));
 
         // Still serving its connections a minute later: nothing to do, same deadline.
         plan = sync(T0.plusSeconds(60), tcp("10.96.0.80", 80, rs("10.244.1.5", 8080)));
@@ -132,7 +143,9 @@ class IpvsPlanTest {
         plan = sync(T0.plusSeconds(120), tcp("10.96.0.80", 80, rs("10.244.1.5", 8080)));
         assertThat(lines(plan)).containsExactly("-d -t 10.96.0.80:80 -r 10.244.1.6:8080");
         assertThat(plan.draining().isEmpty()).isTrue();
-        assertThat(planOnly(T0.plusSeconds(120), tcp("10.96.0.80", 80, rs("10.244.1.5", 8080))).commands()).isEmpty();
+        assertThat(planOnly(T0.plusSeconds(120), tcp("10.96.0.80", 80, rs("10.244.1.5", 8080)))
+                        .commands())
+                .isEmpty();
     }
 
     @Test
@@ -140,7 +153,8 @@ class IpvsPlanTest {
         sync(T0, tcp("10.96.0.80", 80, rs("10.244.1.6", 8080)));
         kernel.setConnections(WEB, ip("10.244.1.6"), 8080, 3, 0);
         sync(T0, tcp("10.96.0.80", 80));
-        assertThat(sync(T0.plus(DRAIN).minusMillis(1), tcp("10.96.0.80", 80)).commands()).isEmpty();
+        assertThat(sync(T0.plus(DRAIN).minusMillis(1), tcp("10.96.0.80", 80)).commands())
+                .isEmpty();
         IpvsPlan plan = sync(T0.plus(DRAIN), tcp("10.96.0.80", 80));
         assertThat(lines(plan)).containsExactly("-d -t 10.96.0.80:80 -r 10.244.1.6:8080");
         assertThat(plan.draining().isEmpty()).isTrue();
@@ -162,9 +176,11 @@ class IpvsPlanTest {
         sync(T0, udp, sctp);
         kernel.setConnections(id("10.96.0.10", 53, Protocol.UDP), ip("10.244.1.5"), 53, 0, 9);
         kernel.setConnections(id("10.96.0.10", 3868, Protocol.SCTP), ip("10.244.1.5"), 3868, 4, 0);
-        IpvsPlan plan = sync(T0, vs("10.96.0.10", 53, Protocol.UDP, "rr", 0), vs("10.96.0.10", 3868, Protocol.SCTP, "rr", 0));
-        assertThat(lines(plan)).containsExactly("-d -u 10.96.0.10:53 -r 10.244.1.5:53",
-                "-d --sctp-service 10.96.0.10:3868 -r 10.244.1.5:3868");
+        IpvsPlan plan =
+                sync(T0, vs("10.96.0.10", 53, Protocol.UDP, "rr", 0), vs("10.96.0.10", 3868, Protocol.SCTP, "rr", 0));
+        assertThat(lines(plan))
+                .containsExactly(
+                        "-d -u 10.96.0.10:53 -r 10.244.1.5:53", "-d --sctp-service 10.96.0.10:3868 -r 10.244.1.5:3868");
         assertThat(plan.draining().isEmpty()).isTrue();
     }
 
@@ -177,7 +193,8 @@ class IpvsPlanTest {
         assertThat(lines(plan)).containsExactly("-e -t 10.96.0.80:80 -r 10.244.1.6:8080 -m -w 1");
         assertThat(plan.draining().isEmpty()).isTrue();
         // Its connections were never cut.
-        assertThat(kernel.list().get(0).realServers()).singleElement()
+        assertThat(kernel.list().get(0).realServers())
+                .singleElement()
                 .satisfies(r -> assertThat(r.weight()).isEqualTo(1))
                 .satisfies(r -> assertThat(r.connections()).isEqualTo(2));
     }
@@ -197,18 +214,36 @@ class IpvsPlanTest {
     @Test
     void anotherForwardingMethodIsEditedButLocalIsLeft() {
         // Old kernels list a real server at a node address as Local, however it was added.
-        KernelVirtualServer listed = new KernelVirtualServer(WEB, "rr", 0, new java.util.TreeSet<>(),
-                List.of(new KernelRealServer(ip("10.244.1.5"), 8080, "Route", 1, 0, 0),
+        KernelVirtualServer listed = new KernelVirtualServer(
+                WEB,
+                "rr",
+                0,
+                new java.util.TreeSet<>(),
+                List.of(
+                        new KernelRealServer(ip("10.244.1.5"), 8080, "Route", 1, 0, 0),
                         new KernelRealServer(ip("192.168.50.1"), 8080, "Local", 1, 0, 0)));
-        assertThat(lines(IpvsPlan.plan(IpFamily.IPV4, List.of(tcp("10.96.0.80", 80, rs("10.244.1.5", 8080), rs("192.168.50.1", 8080))),
-                List.of(listed), Draining.none(), T0, DRAIN))).containsExactly("-e -t 10.96.0.80:80 -r 10.244.1.5:8080 -m -w 1");
+        assertThat(lines(IpvsPlan.plan(
+                        IpFamily.IPV4,
+                        List.of(tcp("10.96.0.80", 80, rs("10.244.1.5", 8080), rs("192.168.50.1", 8080))),
+                        List.of(listed),
+                        Draining.none(),
+                        T0,
+                        DRAIN)))
+                .containsExactly("-e -t 10.96.0.80:80 -r 10.244.1.5:8080 -m -w 1");
     }
 
     @Test
     void refusesADesiredStateItCannotPlan() {
-        assertThatThrownBy(() -> IpvsPlan.plan(IpFamily.IPV4, List.of(tcp("fd00::1", 80)), List.of(), Draining.none(), T0, DRAIN))
+        assertThatThrownBy(() -> IpvsPlan.plan(
+                        IpFamily.IPV4, List.of(tcp("fd00::1", 80)), List.of(), Draining.none(), T0, DRAIN))
                 .hasMessageContaining("is not IPV4");
-        assertThatThrownBy(() -> IpvsPlan.plan(IpFamily.IPV4, List.of(tcp("10.0.0.1", 80), vs("10.0.0.1", 80, Protocol.TCP, "lc", 0)),
-                List.of(), Draining.none(), T0, DRAIN)).hasMessageContaining("desired twice");
+        assertThatThrownBy(() -> IpvsPlan.plan(
+                        IpFamily.IPV4,
+                        List.of(tcp("10.0.0.1", 80), vs("10.0.0.1", 80, Protocol.TCP, "lc", 0)),
+                        List.of(),
+                        Draining.none(),
+                        T0,
+                        DRAIN))
+                .hasMessageContaining("desired twice");
     }
 }
