@@ -137,7 +137,8 @@ public final class NftNetlink implements AutoCloseable {
                 libc.setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, timeout, timeout.length);
                 return s;
             });
-        } catch (UnsatisfiedLinkError | RuntimeException e) {
+        } catch (LinkageError | RuntimeException e) {
+            // JNA's native part could not load (no writable temporary directory, say): the caller falls back to nft.
             thread.shutdown();
             throw new IllegalStateException("netlink: " + e.getMessage(), e);
         }

@@ -18,6 +18,8 @@ import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.SettingsChanged;
 import io.rulesync.model.event.ClusterSettings;
+import io.rulesync.model.nftables.NftOp;
+import io.rulesync.model.nftables.NftTransaction;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.model.rules.RulesSnapshot;
@@ -210,6 +212,26 @@ class NftablesModeKernelTest {
             });
             assertThat(answering(lab)).containsExactly("pod0");
         }
+    }
+
+    /** A socket that cannot be opened (here: a namespace that is not there) leaves every transaction to nft, said once. */
+    @Test
+    void withoutANetlinkSocketEveryTransactionGoesToNft() throws Exception {
+        String node = namespaces.get(0);
+        NftTransaction table =
+                new History(5).rules(1).nftables(History.NODE, IpFamily.IPV4).orElseThrow();
+        run(List.of("ip", "netns", "exec", node, "nft", "-f", "-"), table.render());
+        NftCommand command = new NftCommand(HostCommand.PROCESSES.inNetns(node), "rulesync-no-such-namespace", true);
+        for (String chain : List.of("test-a", "test-b")) {
+            NftTransaction add = new NftTransaction(IpFamily.IPV4, List.of(new NftOp.AddChain(chain)));
+            assertThat(command.run(IpFamily.IPV4, List.of(NftKernel.Step.of(add)), table))
+                    .isNull();
+        }
+        assertThat(command.sentByNetlink()).isZero();
+        assertThat(listing(node)).contains("chain test-a {", "chain test-b {");
+        assertThat(logs.lines())
+                .filteredOn(l -> l.startsWith("nftables: no netlink socket"))
+                .hasSize(1);
     }
 
     private Agent agent(String ns, History history) throws Exception {
