@@ -8,10 +8,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 
 /**
  * nf_tables batches written as netlink messages on a netfilter socket, with no ruleset cache read first: what
@@ -19,15 +15,11 @@ import java.util.concurrent.Executors;
  * what needs no expression compiler: chains added, flushed and deleted, sets deleted, and elements of sets and verdict
  * maps added and deleted (keys as the set stores them). Rules, which hold expressions, stay with {@code nft}.
  *
- * <p>One socket, opened on a thread of its own that entered the network namespace given ({@code setns} moves only the
- * calling thread), so the agent's other threads stay where they are. Not for concurrent use.
+ * <p>One socket, opened and used on a {@link NetnsThread} in the network namespace given, so the agent's other threads
+ * stay where they are. Not for concurrent use.
  */
 public final class NftNetlink implements AutoCloseable {
     interface LibC extends Library {
-        int open(String path, int flags);
-
-        int setns(int fd, int nstype);
-
         int close(int fd);
 
         int socket(int domain, int type, int protocol);
@@ -70,7 +62,6 @@ public final class NftNetlink implements AutoCloseable {
     /** One message of a batch, before its header is written. */
     public record Message(int type, int flags, Family family, byte[] attributes) {}
 
-    private static final int CLONE_NEWNET = 0x40000000;
     private static final int AF_NETLINK = 16;
     private static final int SOCK_RAW = 3;
     private static final int NETLINK_NETFILTER = 12;
@@ -97,11 +88,7 @@ public final class NftNetlink implements AutoCloseable {
     private static final int NEWSETELEM = 12;
     private static final int DELSETELEM = 14;
 
-    private final ExecutorService thread = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "nft-netlink");
-        t.setDaemon(true);
-        return t;
-    });
+    private final NetnsThread thread;
     private final LibC libc;
     private final int fd;
     private int seq = (int) (System.nanoTime() & 0x3fffffff);
@@ -112,16 +99,11 @@ public final class NftNetlink implements AutoCloseable {
      * @throws IllegalStateException when the socket cannot be opened (no JNA library, no permission)
      */
     public NftNetlink(String netns) {
+        NetnsThread entered = null;
         try {
+            entered = new NetnsThread("nft-netlink", netns);
             libc = Native.load("c", LibC.class);
-            fd = on(() -> {
-                if (netns != null) {
-                    int nsFd = libc.open("/var/run/netns/" + netns, 0);
-                    if (nsFd < 0 || libc.setns(nsFd, CLONE_NEWNET) != 0) {
-                        throw new IllegalStateException("cannot enter network namespace " + netns);
-                    }
-                    libc.close(nsFd);
-                }
+            fd = entered.call(() -> {
                 int s = libc.socket(AF_NETLINK, SOCK_RAW, NETLINK_NETFILTER);
                 byte[] address = new byte[12];
                 address[0] = AF_NETLINK;
@@ -139,9 +121,12 @@ public final class NftNetlink implements AutoCloseable {
             });
         } catch (LinkageError | RuntimeException e) {
             // JNA's native part could not load (no writable temporary directory, say): the caller falls back to nft.
-            thread.shutdown();
+            if (entered != null) {
+                entered.close();
+            }
             throw new IllegalStateException("netlink: " + e.getMessage(), e);
         }
+        thread = entered;
     }
 
     /** {@code add chain}: a regular chain, no hook. */
@@ -274,7 +259,7 @@ public final class NftNetlink implements AutoCloseable {
         if (size(messages) > MAX_BATCH_BYTES) {
             throw new IllegalArgumentException("a batch of " + size(messages) + " bytes; at most " + MAX_BATCH_BYTES);
         }
-        on(() -> {
+        thread.call(() -> {
             ByteBuffer out = ByteBuffer.allocate(MAX_BATCH_BYTES + 64).order(ByteOrder.nativeOrder());
             header(out, NFNL_MSG_BATCH_BEGIN, NLM_F_REQUEST, 0, new byte[0]);
             int first = seq; // the first message's sequence number
@@ -342,30 +327,12 @@ public final class NftNetlink implements AutoCloseable {
         out.put(attributes);
     }
 
-    private <T> T on(Callable<T> call) {
-        try {
-            return thread.submit(call).get();
-        } catch (ExecutionException e) {
-            Throwable c = e.getCause();
-            if (c instanceof RuntimeException r) {
-                throw r;
-            }
-            if (c instanceof Error err) {
-                throw err;
-            }
-            throw new IllegalStateException(c);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted");
-        }
-    }
-
     @Override
     public void close() {
         try {
-            on(() -> libc.close(fd));
+            thread.call(() -> libc.close(fd));
         } finally {
-            thread.shutdown();
+            thread.close();
         }
     }
 
