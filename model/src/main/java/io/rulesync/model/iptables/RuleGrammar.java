@@ -100,14 +100,7 @@ public final class RuleGrammar {
      * @throws RejectedRuleException when the chain name or any part of the rule is outside the grammar
      */
     public static Rule parse(Dialect dialect, Table table, IpFamily family, String chain, String body) {
-        if (chain == null || !dialect.owns(table, chain)) {
-            throw new RejectedRuleException(
-                    table,
-                    chain == null ? "(none)" : chain,
-                    0,
-                    "chain name " + Printable.quoted(chain) + " is not one rulesync owns in the " + table.restoreName()
-                            + " table");
-        }
+        checkChainName(dialect, table, chain);
         return new Parser(dialect, table, family, chain, 0, body).parse();
     }
 
@@ -118,8 +111,7 @@ public final class RuleGrammar {
      * @throws RejectedRuleException when the chain name or any part of the rule is outside the grammar
      */
     public static Rule parse(Table table, IpFamily family, String chain, String body) {
-        checkChainName(table, chain);
-        return new Parser(Dialect.IPTABLES, table, family, chain, 0, body).parse();
+        return parse(Dialect.IPTABLES, table, family, chain, body);
     }
 
     /** Checks a chain's name and every rule; returns the parsed rules in order (rule numbers are 1-based). */
@@ -156,10 +148,14 @@ public final class RuleGrammar {
      * model's chain vocabulary ({@link TopChains}, {@link ServiceChain}) defines them; a port's own chains are nat chains.
      */
     public static void checkChainName(Table table, String name) {
+        checkChainName(Dialect.IPTABLES, table, name);
+    }
+
+    private static void checkChainName(Dialect dialect, Table table, String name) {
         if (name == null) {
             throw new RejectedRuleException(table, "(none)", 0, "a chain needs a name");
         }
-        if (!Dialect.IPTABLES.owns(table, name)) {
+        if (!dialect.owns(table, name)) {
             throw new RejectedRuleException(
                     table,
                     name,
