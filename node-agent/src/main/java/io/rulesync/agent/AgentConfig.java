@@ -290,15 +290,7 @@ public record AgentConfig(
      * namespace, not necessarily the runner's.
      */
     public Agent agent(SnapshotSource snapshots, AckSink acks, CommandRunner runner, Clock clock) {
-        return new Agent(
-                cluster,
-                node,
-                snapshots,
-                kernel(runner, clock, false, null),
-                acks,
-                new StateFile(stateDir, cluster, node),
-                clock,
-                verifyEvery);
+        return agent(snapshots, acks, kernel(runner, clock, false, null), clock);
     }
 
     /**
@@ -306,15 +298,12 @@ public record AgentConfig(
      * mode may then write netlink messages in that namespace too.
      */
     public Agent agent(SnapshotSource snapshots, AckSink acks, CommandRunner runner, String runnerNetns, Clock clock) {
+        return agent(snapshots, acks, kernel(runner, clock, true, runnerNetns), clock);
+    }
+
+    private Agent agent(SnapshotSource snapshots, AckSink acks, KernelMode kernel, Clock clock) {
         return new Agent(
-                cluster,
-                node,
-                snapshots,
-                kernel(runner, clock, true, runnerNetns),
-                acks,
-                new StateFile(stateDir, cluster, node),
-                clock,
-                verifyEvery);
+                cluster, node, snapshots, kernel, acks, new StateFile(stateDir, cluster, node), clock, verifyEvery);
     }
 
     /** The kernel mode this configuration asks for, checked against the node: iptables, IPVS, or refusing to apply anything. */
