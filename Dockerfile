@@ -4,6 +4,7 @@ FROM maven:3.9-eclipse-temurin-17 AS build
 WORKDIR /src
 COPY pom.xml .
 COPY testing/pom.xml testing/
+COPY process/pom.xml process/
 COPY exec/pom.xml exec/
 COPY test-support/pom.xml test-support/
 COPY model/pom.xml model/

@@ -2,7 +2,7 @@ package io.rulesync.api.notify;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.rulesync.client.Retries;
+import io.rulesync.process.Retries;
 import io.rulesync.store.NotificationStore;
 import io.rulesync.store.NotificationStore.Notification;
 import java.io.IOException;

@@ -1,6 +1,6 @@
 package io.rulesync.compiler.runtime;
 
-import io.github.resilience4j.core.IntervalFunction;
+import io.rulesync.process.Retries;
 import io.rulesync.store.Notifications;
 import io.rulesync.store.Outbox;
 import java.time.Duration;
@@ -29,8 +29,6 @@ import org.slf4j.LoggerFactory;
 public final class OutboxRelay implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(OutboxRelay.class);
     private static final int BATCH = 500;
-    private static final IntervalFunction PAUSES =
-            IntervalFunction.ofExponentialRandomBackoff(Duration.ofMillis(200), 2.0, 0.5, Duration.ofSeconds(5));
     /** How often the outbox is read with no notification: a notification is lost while the listening connection is. */
     public static final Duration FALLBACK = Duration.ofSeconds(5);
     /** How long one wait for a notification lasts: how soon {@link #close} is seen (the wait is a socket read). */
@@ -66,7 +64,8 @@ public final class OutboxRelay implements AutoCloseable {
     }
 
     private void run() {
-        int failures = 0;
+        // 200 ms doubling to 5 s, each ±50 %: compilers that lost the broker together retry apart.
+        Retries pauses = Retries.doubling(Duration.ofMillis(200), Duration.ofSeconds(5));
         try {
             // Before the first read: a row committed between that read and the first wait still wakes it.
             inserted.listen();
@@ -76,7 +75,7 @@ public final class OutboxRelay implements AutoCloseable {
         while (running) {
             try {
                 int sent = outbox.relay(BATCH, this::publish);
-                failures = 0;
+                pauses.succeeded();
                 if (sent < BATCH) {
                     awaitInserted();
                 }
@@ -84,8 +83,7 @@ public final class OutboxRelay implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 return;
             } catch (RuntimeException e) {
-                // 200 ms doubling to 5 s, each ±50 %: compilers that lost the broker together retry apart.
-                long backoff = PAUSES.apply(++failures);
+                long backoff = pauses.failed().toMillis();
                 log.warn(
                         "outbox relay failed, retrying in {} ms: {}{}",
                         backoff,

@@ -1,8 +1,8 @@
 package io.rulesync.agent.feed;
 
 import io.rulesync.client.ApiClient;
-import io.rulesync.client.Retries;
 import io.rulesync.model.ack.NodeAck;
+import io.rulesync.process.Retries;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;

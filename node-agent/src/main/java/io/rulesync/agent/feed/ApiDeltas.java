@@ -1,9 +1,9 @@
 package io.rulesync.agent.feed;
 
 import io.rulesync.client.ApiClient;
-import io.rulesync.client.Retries;
 import io.rulesync.model.rules.Lineage;
 import io.rulesync.model.rules.RulesDelta;
+import io.rulesync.process.Retries;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodySubscribers;

@@ -46,7 +46,7 @@ class AgentPackagesTest {
             "io.rulesync.agent.nftables", List.of("io.rulesync.agent.plan..", EXEC),
             "io.rulesync.agent.conntrack", List.of("io.rulesync.agent.plan..", "io.rulesync.agent.rules..", EXEC),
             "io.rulesync.agent.verify", List.of("io.rulesync.agent.apply..", "io.rulesync.agent.plan.."),
-            "io.rulesync.agent.feed", List.of("io.rulesync.client.."),
+            "io.rulesync.agent.feed", List.of("io.rulesync.client..", "io.rulesync.process.."),
             "io.rulesync.agent.state", List.of(),
             "io.rulesync.agent.metrics", List.of("io.rulesync.agent"),
             "io.rulesync.agent.cli",

@@ -1,6 +1,6 @@
 package io.rulesync.watcher.publish;
 
-import io.github.resilience4j.core.IntervalFunction;
+import io.rulesync.process.Retries;
 import io.rulesync.watcher.publish.EventSink.Delivery;
 import io.rulesync.watcher.publish.PendingEvents.Entry;
 import java.time.Duration;
@@ -41,7 +41,7 @@ public final class Publisher implements AutoCloseable {
 
     public static final Options DEFAULTS = new Options(500, Duration.ofMillis(200), Duration.ofSeconds(5));
 
-    private final IntervalFunction pauses;
+    private final Retries pauses;
     private final PendingEvents pending;
     private final EventSink sink;
     private final Runnable onRecovered;
@@ -60,7 +60,7 @@ public final class Publisher implements AutoCloseable {
         this.sink = Objects.requireNonNull(sink, "sink");
         this.onRecovered = Objects.requireNonNull(onRecovered, "onRecovered");
         this.options = Objects.requireNonNull(options, "options");
-        this.pauses = IntervalFunction.ofExponentialRandomBackoff(options.minBackoff(), 2.0, 0.5, options.maxBackoff());
+        this.pauses = Retries.doubling(options.minBackoff(), options.maxBackoff());
         this.thread = new Thread(this::run, "rulesync-publisher");
         thread.setDaemon(true);
     }
@@ -71,7 +71,6 @@ public final class Publisher implements AutoCloseable {
     }
 
     private void run() {
-        int failuresInRow = 0;
         while (true) {
             if (closing && (pending.isIdle() || System.nanoTime() - drainDeadline > 0)) {
                 break;
@@ -101,18 +100,17 @@ public final class Publisher implements AutoCloseable {
             dropped.addAndGet(d.dropped().cardinality());
             if (!failed.isEmpty()) {
                 failedSends.addAndGet(failed.cardinality());
-                failuresInRow++;
                 if (available) {
                     available = false;
                     log.warn(
                             "Kafka is unavailable ({}); keeping the latest state of every key and retrying",
                             d.error() == null ? "unknown error" : oneLine(d.error()));
                 }
-                if (!pause(failuresInRow)) {
+                if (!pause()) {
                     break;
                 }
             } else {
-                failuresInRow = 0;
+                pauses.succeeded();
                 if (!available) {
                     available = true;
                     recoveries.incrementAndGet();
@@ -135,8 +133,8 @@ public final class Publisher implements AutoCloseable {
      * drawn ±50 % so that watchers that lost the broker together do not come back together; false when
      * interrupted by a close whose drain time is over.
      */
-    private boolean pause(int failuresInRow) {
-        long millis = pauses.apply(failuresInRow);
+    private boolean pause() {
+        long millis = pauses.failed().toMillis();
         try {
             Thread.sleep(millis);
             return true;

@@ -1,4 +1,4 @@
-package io.rulesync.client;
+package io.rulesync.process;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
