@@ -1,4 +1,4 @@
-package io.rulesync.launcher.demo;
+package io.rulesync.demo;
 
 import io.rulesync.agent.AgentConfig;
 import io.rulesync.agent.AgentLoop;

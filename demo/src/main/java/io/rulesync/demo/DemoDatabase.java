@@ -1,4 +1,4 @@
-package io.rulesync.launcher.demo;
+package io.rulesync.demo;
 
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;

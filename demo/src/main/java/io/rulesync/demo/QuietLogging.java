@@ -1,4 +1,4 @@
-package io.rulesync.launcher.demo;
+package io.rulesync.demo;
 
 import java.lang.reflect.Method;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package io.rulesync.launcher.demo;
+package io.rulesync.demo;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,10 +1,10 @@
-package io.rulesync.launcher.demo;
+package io.rulesync.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.rulesync.launcher.demo.DemoDatabase.DatabaseUnavailableException;
-import io.rulesync.launcher.demo.DemoDatabase.Source;
+import io.rulesync.demo.DemoDatabase.DatabaseUnavailableException;
+import io.rulesync.demo.DemoDatabase.Source;
 import io.rulesync.testing.needs.RequiresPostgres;
 import io.rulesync.testing.tiers.Tiers;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package io.rulesync.launcher.demo;
+package io.rulesync.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -2,6 +2,7 @@ package io.rulesync.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rulesync.agent.cli.AgentMain;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -9,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -39,7 +41,7 @@ class ComposeFileTest {
                 service.putAll(base);
             }
             service.putAll((Map<?, ?>) e.getValue());
-            if (!"rulesync:dev".equals(service.get("image"))) {
+            if (!IMAGES.containsKey(service.get("image"))) {
                 continue; // kafka, postgres
             }
             List<String> command = ((List<?>) service.get("command"))
@@ -47,6 +49,7 @@ class ComposeFileTest {
             Map<?, ?> env = service.get("environment") instanceof Map<?, ?> m ? m : Map.of();
             CommandLine.ParseResult sub = parse(
                     String.valueOf(e.getKey()),
+                    String.valueOf(service.get("image")),
                     command,
                     env.keySet().stream().map(String::valueOf).toList());
             checked.add(e.getKey() + ":" + sub.commandSpec().name());
@@ -55,12 +58,17 @@ class ComposeFileTest {
                 .containsExactlyInAnyOrder("watcher:watcher", "compiler:compiler", "api:api", "node-agent:agent");
     }
 
+    /** The images the Dockerfile builds, by the names the compose file and the manifests give them, and their command lines. */
+    static final Map<String, Supplier<CommandLine>> IMAGES =
+            Map.of("rulesync:dev", Main::commandLine, "rulesync-agent:dev", AgentMain::commandLine);
+
     /**
-     * Parses {@code command} as the launcher would (failing on anything unknown) and checks that
+     * Parses {@code command} as {@code image}'s entrypoint would (failing on anything unknown) and checks that
      * every RULESYNC_* name in {@code env} is read by the subcommand (as an option's default).
      */
-    static CommandLine.ParseResult parse(String what, List<String> command, List<String> env) {
-        CommandLine root = new CommandLine(new Main());
+    static CommandLine.ParseResult parse(String what, String image, List<String> command, List<String> env) {
+        assertThat(IMAGES).as("%s runs an image the Dockerfile builds", what).containsKey(image);
+        CommandLine root = IMAGES.get(image).get();
         root.setInterpolateVariables(false); // keep "${env:NAME}" defaults as written, to see what each option reads
         CommandLine.ParseResult parsed = root.parseArgs(command.toArray(String[]::new)); // throws on anything unknown
         CommandLine.ParseResult sub = parsed.subcommand();

@@ -52,7 +52,10 @@ class DeployManifestsTest {
                 Map<?, ?> pod = (Map<?, ?>) ((Map<?, ?>) ((Map<?, ?>) doc.get("spec")).get("template")).get("spec");
                 for (Object c : (List<?>) pod.get("containers")) {
                     Map<?, ?> container = (Map<?, ?>) c;
-                    assertThat(container.get("image")).isEqualTo("rulesync:dev");
+                    String image = String.valueOf(container.get("image"));
+                    assertThat(image)
+                            .as("%s %s", file, container.get("name"))
+                            .isEqualTo(container.get("name").equals("agent") ? "rulesync-agent:dev" : "rulesync:dev");
                     List<String> args = ((List<?>) container.get("args"))
                             .stream().map(String::valueOf).toList();
                     List<String> env = container.get("env") == null
@@ -63,7 +66,7 @@ class DeployManifestsTest {
                                             .toList();
                     String what = file + " " + container.get("name");
                     checked.add(container.get("name") + ":"
-                            + ComposeFileTest.parse(what, args, env)
+                            + ComposeFileTest.parse(what, image, args, env)
                                     .commandSpec()
                                     .name());
                 }

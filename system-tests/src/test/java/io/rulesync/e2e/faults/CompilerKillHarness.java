@@ -137,7 +137,7 @@ public final class CompilerKillHarness {
     }
 
     static Path jar() {
-        Path jar = Path.of(System.getProperty("rulesync.jar", "launcher/target/rulesync.jar"));
+        Path jar = Path.of(System.getProperty("rulesync.jar", "demo/target/rulesync-demo.jar"));
         if (!Files.isRegularFile(jar)) {
             throw new IllegalStateException(
                     jar + " is missing: build it with ./rulesync --help (or mvn -DskipTests package)");
