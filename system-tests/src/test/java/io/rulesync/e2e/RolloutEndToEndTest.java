@@ -51,7 +51,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * Staged rollout through every real part that runs here (issue 17): events on the KRaft broker → compiler → PostgreSQL →
+ * Staged rollout through every real part that runs here: events on the KRaft broker → compiler → PostgreSQL →
  * api (its rollout driver, deltas and snapshots capped by wave) → twelve agents: ten dry runs, and two programming the
  * kernels of network namespaces of their own. The policy is a canary wave and the rest; the canary wave selects its nodes
  * (c-real and c-dry) by a label they carry, so the labels travel from the Node events through the compiler to the api.

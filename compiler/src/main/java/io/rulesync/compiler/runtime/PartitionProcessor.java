@@ -366,7 +366,7 @@ public final class PartitionProcessor {
             String firstReason = null;
             for (String payload : payloads) {
                 // Stored events were valid when stored, and the codec is versioned. A decoder that became
-                // stricter (issue 13: special addresses) refuses some: they are left out, as they would be
+                // stricter (special addresses, say) refuses some: they are left out, as they would be
                 // dead letters if they arrived now, and the next version drops their rules.
                 EventCodec.Decoded d = EventCodec.decode(payload);
                 if (d instanceof EventCodec.Decoded.Valid v) {

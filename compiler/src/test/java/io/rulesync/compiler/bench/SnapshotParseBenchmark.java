@@ -26,7 +26,7 @@ import tools.jackson.core.JsonToken;
  * What an agent pays to read its snapshot (results: BENCHMARKS.md): the snapshot of one node of the
  * pipeline benchmark's cluster (SERVICES Services x ENDPOINTS endpoints over NODES nodes), written
  * with {@link RulesSnapshot#toJson} and read back with {@link RulesSnapshot#fromJson}, and the JSON
- * layer alone read by snakeyaml-engine (the reader before issue 14) and by Jackson; median of ROUNDS
+ * layer alone read by snakeyaml-engine (the reader before Jackson) and by Jackson; median of ROUNDS
  * after warm-ups. Usage: {@code bench/snapshot-parse [SERVICES ENDPOINTS NODES ROUNDS]}.
  */
 public final class SnapshotParseBenchmark {
@@ -69,7 +69,7 @@ public final class SnapshotParseBenchmark {
                 () -> thread.getCurrentThreadCpuTime());
         double readMb = (thread.getCurrentThreadAllocatedBytes() - allocated) / 1e6 / (rounds + WARM_UP);
         // The JSON layer alone, both ways it has been read: the YAML 1.2 parser into maps (before
-        // issue 14) and Jackson's tokens (the rest of fromJson is parsing and hashing the fragments).
+        // Jackson) and Jackson's tokens (the rest of fromJson is parsing and hashing the fragments).
         double[] yamlMs = time(
                 rounds,
                 () -> ((Map<?, ?>) new Load(LoadSettings.builder()

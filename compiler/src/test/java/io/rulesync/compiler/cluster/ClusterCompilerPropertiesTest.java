@@ -28,7 +28,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The cluster-wide compile (one fragment per node class) against the per-node compile of issue 2,
+ * The cluster-wide compile (one fragment per node class) against the per-node compile,
  * over random clusters: every node's resolved rules must be byte-identical (iptables and IPVS mode), and incremental updates
  * must equal full compiles, with diffs that take one version to the next.
  */

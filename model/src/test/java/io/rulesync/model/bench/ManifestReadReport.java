@@ -13,9 +13,9 @@ import org.snakeyaml.engine.v2.api.Load;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 
 /**
- * How long reading one manifest file takes against its size (issue 13): a Service whose one
+ * How long reading one manifest file takes against its size: a Service whose one
  * annotation makes the file a single line of N bytes (YAML, and JSON), against a control of the same
- * size in lines of 100 bytes, and a {@code kind: List} of small Services of that size. "before" reads the way {@code ManifestReader} did until issue 13 (snakeyaml-engine's
+ * size in lines of 100 bytes, and a {@code kind: List} of small Services of that size. "before" reads the way {@code ManifestReader} did before its limits (snakeyaml-engine's
  * {@code loadAllFromReader} with its default 1,024-character buffer); "after" is {@link ManifestReader}
  * (its file limit raised to fit, so that the whole file is parsed; the object limit then refuses
  * the long-line Service, after the parse that is being timed).

@@ -8,7 +8,7 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 class KubernetesNamesTest {
-    // The definition checkSubdomain used to apply as a regex; it now reads names by hand (issue 14).
+    // The definition checkSubdomain used to apply as a regex; it now reads names by hand.
     private static final Pattern DNS1123_SUBDOMAIN =
             Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
 

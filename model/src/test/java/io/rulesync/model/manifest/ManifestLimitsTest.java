@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The bounds on what one file and one object may be (issue 13): the manifests of the probe that
+ * The bounds on what one file and one object may be: the manifests of the probe that
  * found a 10 MB single-line file stalling the watcher for a minute, and its 10 MB annotation accepted.
  */
 class ManifestLimitsTest {
@@ -77,7 +77,7 @@ class ManifestLimitsTest {
     }
 
     /**
-     * Parsing takes time linear in the size, whatever the length of the lines. Until issue 13 an
+     * Parsing takes time linear in the size, whatever the length of the lines. Before the limits an
      * 8 MB line took about 40 s here (the parser copied its whole window for every 1,024 characters
      * read); now well under a second. The bound is generous so that a busy machine does not fail it;
      * bench/manifest-read has the figures, with a control of the same size in short lines.

@@ -14,7 +14,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The probe of issue 13, kept: every address the API server refuses, in every field it refuses it
+ * A probe of special addresses, kept: every address the API server refuses, in every field it refuses it
  * in, is refused by the decoder with the field and the reason; the addresses next to them that it
  * accepts still pass; and the fields where the API server checks only the form (load-balancer
  * ingress) or nothing at all (Node addresses) accept special addresses as it does.

@@ -7,7 +7,7 @@ import java.time.Instant;
 import java.util.Set;
 
 /**
- * A kernel that costs nothing, for fleet benchmarks (issue 16), as kubemark's hollow nodes: the agent around it is the
+ * A kernel that costs nothing, for fleet benchmarks, as kubemark's hollow nodes: the agent around it is the
  * real one (its feed, snapshots, validation of every fragment, version sequencing, gaps closed, acks), and only
  * programming a kernel is left out, so that many agents on one machine measure the control plane and the fan-out, not
  * the machine's cores pretending to be nodes. Acks say {@code hollow} and report no rules: a node's own apply time is

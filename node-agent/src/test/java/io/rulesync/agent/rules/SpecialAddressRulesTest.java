@@ -37,7 +37,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The agent's half of issue 13's probe: whatever a delta says, no rule reaches iptables-restore that
+ * The agent's half of the special-address probe: whatever a delta says, no rule reaches iptables-restore that
  * DNATs to, or captures a Service's traffic at, an address in a special range, for either family;
  * the addresses next to them, and the fixed rules that legitimately name loopback, still pass.
  */

@@ -59,7 +59,7 @@ import picocli.CommandLine;
  * Real KRaft broker, PostgreSQL, compiler and api; each cluster SERVICES x ENDPOINTS, the cluster of
  * {@link PipelineBenchmark} (every 10th Service a NodePort with externalTrafficPolicy Local).
  *
- * <p>Most agents are hollow (issue 16, {@link HollowMode}): the agent's real feed, snapshots, validation,
+ * <p>Most agents are hollow ({@link HollowMode}): the agent's real feed, snapshots, validation,
  * sequencing and acks, no kernel, so that many of them measure the control plane and the fan-out rather than this
  * machine's cores applying rules. They run in a child process under {@code nice -n 19} ({@link HollowFleet}): in
  * this process their work (every delta parsed and checked by every agent) starved the control plane's

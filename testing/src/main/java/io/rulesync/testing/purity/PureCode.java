@@ -46,7 +46,7 @@ public final class PureCode {
         "java.nio.charset..",
         "org.pcollections..",
         "org.snakeyaml.engine..",
-        // Jackson (issue 14): the model's one configured mapper writes every wire form and streams snapshots in.
+        // Jackson: the model's one configured mapper writes every wire form and streams snapshots in.
         "tools.jackson.core..",
         "tools.jackson.databind..",
     };

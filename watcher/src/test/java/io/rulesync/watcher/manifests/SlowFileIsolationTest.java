@@ -37,7 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * One slow or huge manifest file holds up neither the other clusters nor the other files of its
- * cluster (issue 13: in the demo a 10 MB single-line file held up every change of its cluster for
+ * cluster (in the demo, before these limits, a 10 MB single-line file held up every change of its cluster for
  * 45 s). No assertion is on time: the bounds are generous, and what is asserted is which events
  * arrived and in which order; the latencies are printed. (The timeout turns a source that blocks its
  * caller, as the first read once did, into a failure rather than a hang.)
@@ -153,7 +153,7 @@ class SlowFileIsolationTest {
     }
 
     /**
-     * Under the default limit the 10 MB file is read (it took a minute before issue 13), and refused for its
+     * Under the default limit the 10 MB file is read (it took a minute before the reader was mended), and refused for its
      * annotation as soon as the object is past 3 MiB; meanwhile, and after, edits go through.
      */
     @Test
