@@ -8,15 +8,10 @@ import io.rulesync.compiler.fold.ProblemReports;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.cluster.Node;
 import io.rulesync.model.event.ClusterEvent;
-import io.rulesync.model.event.ClusterEvent.ListingStarted;
 import io.rulesync.model.event.ClusterEvent.ObjectDeleted;
 import io.rulesync.model.event.ClusterEvent.ObjectUpserted;
 import io.rulesync.model.event.ClusterEvent.OperatorAction;
-import io.rulesync.model.event.ClusterEvent.ProblemSync;
-import io.rulesync.model.event.ClusterEvent.ProblemsReported;
-import io.rulesync.model.event.ClusterEvent.ResumeRequested;
 import io.rulesync.model.event.ClusterEvent.RollbackRequested;
-import io.rulesync.model.event.ClusterEvent.SettingsChanged;
 import io.rulesync.model.event.ClusterEvent.StateDigest;
 import io.rulesync.model.event.ClusterEvent.SyncMarker;
 import io.rulesync.model.event.EventCodec;
@@ -1091,43 +1086,25 @@ public final class PartitionProcessor {
 
     private Batch.EventRow eventRow(Decoded d, Long seq) {
         ClusterEvent e = d.event();
-        String type;
         String kind = null;
         String key = null;
         String rv = null;
         if (e instanceof ObjectUpserted u) {
-            type = "upsert";
             kind = u.ref().kind().apiName();
             key = u.ref().key();
             rv = u.resourceVersion();
         } else if (e instanceof ObjectDeleted del) {
-            type = "delete";
             kind = del.ref().kind().apiName();
             key = del.ref().key();
             rv = del.resourceVersion();
         } else if (e instanceof SyncMarker m) {
-            type = "sync";
             kind = m.kind().apiName();
-        } else if (e instanceof RollbackRequested) {
-            type = "rollback";
-        } else if (e instanceof ResumeRequested) {
-            type = "resume";
-        } else if (e instanceof ProblemsReported) {
-            type = "problems";
-        } else if (e instanceof ProblemSync) {
-            type = "problem-sync";
-        } else if (e instanceof ListingStarted) {
-            type = "listing";
-        } else if (e instanceof SettingsChanged) {
-            type = "settings";
-        } else {
-            // An event type added to the codec without a stored type here must not be stored as another one.
-            throw new IllegalStateException("no stored type for " + e.getClass().getSimpleName() + " events");
         }
+        // The stored type is the event's name on the wire: every type has one, so none is stored as another.
         return new Batch.EventRow(
                 e.cluster(),
                 d.record().offset(),
-                type,
+                e.type().wireName(),
                 kind,
                 key,
                 rv,

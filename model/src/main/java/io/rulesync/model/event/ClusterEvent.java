@@ -26,6 +26,56 @@ public sealed interface ClusterEvent {
     /** When the watcher saw the change. */
     Instant observedAt();
 
+    /**
+     * Which of the event types this is. Java 17 cannot switch over the sealed types themselves, so code that must
+     * handle every type switches over this instead: a switch expression over it does not compile until a new type is
+     * handled.
+     */
+    Type type();
+
+    /** The event types, with the name each has on the wire and in the event log's {@code type} column. */
+    enum Type {
+        UPSERT("upsert"),
+        DELETE("delete"),
+        SYNC("sync"),
+        LISTING("listing"),
+        SETTINGS("settings"),
+        DIGEST("digest"),
+        PROBLEMS("problems"),
+        PROBLEM_SYNC("problem-sync"),
+        ROLLBACK("rollback"),
+        RESUME("resume");
+
+        private final String wireName;
+
+        Type(String wireName) {
+            this.wireName = wireName;
+        }
+
+        public String wireName() {
+            return wireName;
+        }
+
+        public static java.util.Optional<Type> ofWireName(String name) {
+            for (Type t : values()) {
+                if (t.wireName.equals(name)) {
+                    return java.util.Optional.of(t);
+                }
+            }
+            return java.util.Optional.empty();
+        }
+
+        /** "upsert, delete, ... or resume", for messages. */
+        public static String wireNames() {
+            Type[] all = values();
+            StringBuilder b = new StringBuilder();
+            for (int i = 0; i < all.length; i++) {
+                b.append(i == 0 ? "" : i == all.length - 1 ? " or " : ", ").append(all[i].wireName);
+            }
+            return b.toString();
+        }
+    }
+
     static String requireCluster(String cluster) {
         String p = KubernetesNames.checkNamespace(cluster);
         if (p != null) {
@@ -37,6 +87,11 @@ public sealed interface ClusterEvent {
     /** An object was created or changed; it is now exactly {@code object}. */
     record ObjectUpserted(String cluster, ClusterObject object, String resourceVersion, Instant observedAt)
             implements ClusterEvent {
+        @Override
+        public Type type() {
+            return Type.UPSERT;
+        }
+
         public ObjectUpserted {
             requireCluster(cluster);
             Objects.requireNonNull(object, "object");
@@ -52,6 +107,11 @@ public sealed interface ClusterEvent {
     /** An object is gone. */
     record ObjectDeleted(String cluster, ObjectRef ref, String resourceVersion, Instant observedAt)
             implements ClusterEvent {
+        @Override
+        public Type type() {
+            return Type.DELETE;
+        }
+
         public ObjectDeleted {
             requireCluster(cluster);
             Objects.requireNonNull(ref, "ref");
@@ -65,6 +125,11 @@ public sealed interface ClusterEvent {
      * while the watcher was not looking.
      */
     record SyncMarker(String cluster, ObjectKind kind, Set<String> keys, Instant observedAt) implements ClusterEvent {
+        @Override
+        public Type type() {
+            return Type.SYNC;
+        }
+
         public SyncMarker {
             requireCluster(cluster);
             Objects.requireNonNull(kind, "kind");
@@ -96,6 +161,11 @@ public sealed interface ClusterEvent {
             Fingerprint problems,
             Instant observedAt)
             implements ClusterEvent {
+        @Override
+        public Type type() {
+            return Type.DIGEST;
+        }
+
         public StateDigest {
             requireCluster(cluster);
             objects = Map.copyOf(objects);
@@ -174,6 +244,11 @@ public sealed interface ClusterEvent {
      */
     record ProblemsReported(String cluster, String source, List<Problem> problems, Instant observedAt)
             implements ClusterEvent {
+        @Override
+        public Type type() {
+            return Type.PROBLEMS;
+        }
+
         /** Most problems in one report; {@link #of} keeps the first ones and says how many more there were. */
         public static final int MAX_PROBLEMS = 100;
         /** Longest source, and longest part of a problem, in characters. */
@@ -247,6 +322,11 @@ public sealed interface ClusterEvent {
      * fixed or removed while none ran) and with every republish.
      */
     record ProblemSync(String cluster, Set<String> sources, Instant observedAt) implements ClusterEvent {
+        @Override
+        public Type type() {
+            return Type.PROBLEM_SYNC;
+        }
+
         public ProblemSync {
             requireCluster(cluster);
             sources = Set.copyOf(new TreeSet<>(sources));
@@ -269,6 +349,11 @@ public sealed interface ClusterEvent {
      * settings, by every watcher run; a cluster that already has versions is not held by it.
      */
     record ListingStarted(String cluster, Instant observedAt) implements ClusterEvent {
+        @Override
+        public Type type() {
+            return Type.LISTING;
+        }
+
         public ListingStarted {
             requireCluster(cluster);
             Objects.requireNonNull(observedAt, "observedAt");
@@ -277,6 +362,11 @@ public sealed interface ClusterEvent {
 
     /** The cluster's proxy settings, published when a watcher starts and whenever they change. */
     record SettingsChanged(String cluster, ClusterSettings settings, Instant observedAt) implements ClusterEvent {
+        @Override
+        public Type type() {
+            return Type.SETTINGS;
+        }
+
         public SettingsChanged {
             requireCluster(cluster);
             Objects.requireNonNull(settings, "settings");
@@ -349,6 +439,11 @@ public sealed interface ClusterEvent {
     record RollbackRequested(
             String cluster, long actionId, long toVersion, String actor, String reason, Instant observedAt)
             implements OperatorAction {
+        @Override
+        public Type type() {
+            return Type.ROLLBACK;
+        }
+
         public RollbackRequested {
             OperatorAction.validate(cluster, actionId, actor, reason, observedAt);
             if (toVersion < 1) {
@@ -361,6 +456,11 @@ public sealed interface ClusterEvent {
     /** Unpin the cluster: publish a version from the current state, and publish changes again from then on. */
     record ResumeRequested(String cluster, long actionId, String actor, String reason, Instant observedAt)
             implements OperatorAction {
+        @Override
+        public Type type() {
+            return Type.RESUME;
+        }
+
         public ResumeRequested {
             OperatorAction.validate(cluster, actionId, actor, reason, observedAt);
         }

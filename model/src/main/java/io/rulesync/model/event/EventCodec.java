@@ -54,61 +54,86 @@ public final class EventCodec {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("v", FORMAT);
         m.put("cluster", event.cluster());
-        if (event instanceof ObjectUpserted u) {
-            m.put("type", "upsert");
-            m.put("kind", u.ref().kind().apiName());
-            m.put("key", u.ref().key());
-            m.put("resourceVersion", u.resourceVersion());
-            m.put("object", ManifestEncoder.encode(u.object()));
-        } else if (event instanceof ObjectDeleted d) {
-            m.put("type", "delete");
-            m.put("kind", d.ref().kind().apiName());
-            m.put("key", d.ref().key());
-            m.put("resourceVersion", d.resourceVersion());
-        } else if (event instanceof SyncMarker s) {
-            m.put("type", "sync");
-            m.put("kind", s.kind().apiName());
-            m.put("keys", s.sortedKeys());
-        } else if (event instanceof ListingStarted) {
-            m.put("type", "listing");
-        } else if (event instanceof SettingsChanged c) {
-            m.put("type", "settings");
-            m.put("settings", settingsMap(c.settings()));
-        } else if (event instanceof StateDigest d) {
-            m.put("type", "digest");
-            Map<String, Object> objects = new LinkedHashMap<>();
-            for (ObjectKind k : ObjectKind.values()) {
-                Fingerprint f = d.objects().get(k);
-                if (f != null) {
-                    objects.put(k.apiName(), fingerprint(f));
-                }
-            }
-            m.put("objects", objects);
-            m.put("settings", d.settings() == null ? null : d.settings().sum());
-            if (d.problems() != null) {
-                m.put("problems", fingerprint(d.problems()));
-            }
-        } else if (event instanceof ProblemsReported r) {
-            m.put("type", "problems");
-            m.put("source", r.source());
-            m.put("problems", problemMaps(r.problems()));
-        } else if (event instanceof ProblemSync s) {
-            m.put("type", "problem-sync");
-            m.put("sources", s.sortedSources());
-        } else if (event instanceof RollbackRequested r) {
-            m.put("type", "rollback");
-            m.put("actionId", r.actionId());
-            m.put("toVersion", r.toVersion());
-            m.put("actor", r.actor());
-            m.put("reason", r.reason());
-        } else if (event instanceof ResumeRequested r) {
-            m.put("type", "resume");
-            m.put("actionId", r.actionId());
-            m.put("actor", r.actor());
-            m.put("reason", r.reason());
-        }
+        m.put("type", event.type().wireName());
+        putFields(m, event);
         m.put("observedAt", event.observedAt().toString());
         return Json.write(m);
+    }
+
+    /**
+     * The event's own fields, one case per type: a switch expression, so a new type does not compile until it is
+     * written here.
+     */
+    private static Map<String, Object> putFields(Map<String, Object> m, ClusterEvent event) {
+        return switch (event.type()) {
+            case UPSERT -> {
+                ObjectUpserted u = (ObjectUpserted) event;
+                m.put("kind", u.ref().kind().apiName());
+                m.put("key", u.ref().key());
+                m.put("resourceVersion", u.resourceVersion());
+                m.put("object", ManifestEncoder.encode(u.object()));
+                yield m;
+            }
+            case DELETE -> {
+                ObjectDeleted d = (ObjectDeleted) event;
+                m.put("kind", d.ref().kind().apiName());
+                m.put("key", d.ref().key());
+                m.put("resourceVersion", d.resourceVersion());
+                yield m;
+            }
+            case SYNC -> {
+                SyncMarker s = (SyncMarker) event;
+                m.put("kind", s.kind().apiName());
+                m.put("keys", s.sortedKeys());
+                yield m;
+            }
+            case LISTING -> m;
+            case SETTINGS -> {
+                m.put("settings", settingsMap(((SettingsChanged) event).settings()));
+                yield m;
+            }
+            case DIGEST -> {
+                StateDigest d = (StateDigest) event;
+                Map<String, Object> objects = new LinkedHashMap<>();
+                for (ObjectKind k : ObjectKind.values()) {
+                    Fingerprint f = d.objects().get(k);
+                    if (f != null) {
+                        objects.put(k.apiName(), fingerprint(f));
+                    }
+                }
+                m.put("objects", objects);
+                m.put("settings", d.settings() == null ? null : d.settings().sum());
+                if (d.problems() != null) {
+                    m.put("problems", fingerprint(d.problems()));
+                }
+                yield m;
+            }
+            case PROBLEMS -> {
+                ProblemsReported r = (ProblemsReported) event;
+                m.put("source", r.source());
+                m.put("problems", problemMaps(r.problems()));
+                yield m;
+            }
+            case PROBLEM_SYNC -> {
+                m.put("sources", ((ProblemSync) event).sortedSources());
+                yield m;
+            }
+            case ROLLBACK -> {
+                RollbackRequested r = (RollbackRequested) event;
+                m.put("actionId", r.actionId());
+                m.put("toVersion", r.toVersion());
+                m.put("actor", r.actor());
+                m.put("reason", r.reason());
+                yield m;
+            }
+            case RESUME -> {
+                ResumeRequested r = (ResumeRequested) event;
+                m.put("actionId", r.actionId());
+                m.put("actor", r.actor());
+                m.put("reason", r.reason());
+                yield m;
+            }
+        };
     }
 
     private static Map<String, Object> fingerprint(Fingerprint f) {
@@ -190,8 +215,11 @@ public final class EventCodec {
         String cluster = text(m, "cluster");
         Instant observedAt = Instant.parse(text(m, "observedAt"));
         String type = text(m, "type");
-        switch (type) {
-            case "upsert" -> {
+        ClusterEvent.Type t = ClusterEvent.Type.ofWireName(type)
+                .orElseThrow(() ->
+                        new IllegalArgumentException("type: '" + type + "' is not " + ClusterEvent.Type.wireNames()));
+        return switch (t) {
+            case UPSERT -> {
                 ObjectRef ref = new ObjectRef(ObjectKind.fromApiName(text(m, "kind")), text(m, "key"));
                 if (!(m.get("object") instanceof Map<?, ?> object)) {
                     throw new IllegalArgumentException("object: expected a Kubernetes object");
@@ -210,23 +238,23 @@ public final class EventCodec {
                 if (!ObjectRef.of(o).equals(ref)) {
                     throw new IllegalArgumentException("object is " + ObjectRef.of(o) + " but the event names " + ref);
                 }
-                return new ObjectUpserted(cluster, o, optionalText(m, "resourceVersion"), observedAt);
+                yield new ObjectUpserted(cluster, o, optionalText(m, "resourceVersion"), observedAt);
             }
-            case "delete" -> {
-                return new ObjectDeleted(
+            case DELETE -> {
+                yield new ObjectDeleted(
                         cluster,
                         new ObjectRef(ObjectKind.fromApiName(text(m, "kind")), text(m, "key")),
                         optionalText(m, "resourceVersion"),
                         observedAt);
             }
-            case "sync" -> {
-                return new SyncMarker(
+            case SYNC -> {
+                yield new SyncMarker(
                         cluster, ObjectKind.fromApiName(text(m, "kind")), Set.copyOf(strings(m, "keys")), observedAt);
             }
-            case "listing" -> {
-                return new ListingStarted(cluster, observedAt);
+            case LISTING -> {
+                yield new ListingStarted(cluster, observedAt);
             }
-            case "settings" -> {
+            case SETTINGS -> {
                 if (!(m.get("settings") instanceof Map<?, ?> s)) {
                     throw new IllegalArgumentException("settings: expected an object");
                 }
@@ -245,13 +273,13 @@ public final class EventCodec {
                 if (!(scheduler instanceof String sched)) {
                     throw new IllegalArgumentException("settings: ipvsScheduler must be a string");
                 }
-                return new SettingsChanged(
+                yield new SettingsChanged(
                         cluster,
                         new ClusterSettings(
                                 families, cidrs(s, "clusterCIDRs"), a, b, cidrs(s, "nodePortAddresses"), sched),
                         observedAt);
             }
-            case "digest" -> {
+            case DIGEST -> {
                 if (!(m.get("objects") instanceof Map<?, ?> objects)) {
                     throw new IllegalArgumentException("objects: expected an object");
                 }
@@ -271,9 +299,9 @@ public final class EventCodec {
                     }
                     problems = Fingerprint.parse(number(f, "count"), text(f, "sum"));
                 }
-                return new StateDigest(cluster, fingerprints, settings, problems, observedAt);
+                yield new StateDigest(cluster, fingerprints, settings, problems, observedAt);
             }
-            case "problems" -> {
+            case PROBLEMS -> {
                 if (!(m.get("problems") instanceof List<?> list)) {
                     throw new IllegalArgumentException("problems: expected a list");
                 }
@@ -290,13 +318,13 @@ public final class EventCodec {
                     problems.add(
                             new Problem(text(p, "source"), text(p, "object"), text(p, "field"), text(p, "message")));
                 }
-                return new ProblemsReported(cluster, text(m, "source"), problems, observedAt);
+                yield new ProblemsReported(cluster, text(m, "source"), problems, observedAt);
             }
-            case "problem-sync" -> {
-                return new ProblemSync(cluster, Set.copyOf(strings(m, "sources")), observedAt);
+            case PROBLEM_SYNC -> {
+                yield new ProblemSync(cluster, Set.copyOf(strings(m, "sources")), observedAt);
             }
-            case "rollback" -> {
-                return new RollbackRequested(
+            case ROLLBACK -> {
+                yield new RollbackRequested(
                         cluster,
                         number(m, "actionId"),
                         number(m, "toVersion"),
@@ -304,15 +332,11 @@ public final class EventCodec {
                         text(m, "reason"),
                         observedAt);
             }
-            case "resume" -> {
-                return new ResumeRequested(
+            case RESUME -> {
+                yield new ResumeRequested(
                         cluster, number(m, "actionId"), text(m, "actor"), text(m, "reason"), observedAt);
             }
-            default ->
-                throw new IllegalArgumentException(
-                        "type: '" + type
-                                + "' is not upsert, delete, sync, listing, settings, digest, problems, problem-sync, rollback or resume");
-        }
+        };
     }
 
     private static long number(Map<?, ?> m, String field) {
