@@ -1,27 +1,13 @@
 package io.rulesync.api;
 
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.rulesync.api.access.Authentication;
+import io.rulesync.api.access.AccessConfiguration;
 import io.rulesync.api.access.BearerTokenFilter;
-import io.rulesync.api.access.Credentials;
-import io.rulesync.api.access.FailedAuthentications;
-import io.rulesync.api.access.RateLimits;
-import io.rulesync.api.access.WhoAmIController;
-import io.rulesync.api.acks.AckConnection;
-import io.rulesync.api.acks.AckMetrics;
-import io.rulesync.api.acks.AckVersions;
-import io.rulesync.api.acks.AckWriter;
-import io.rulesync.api.acks.AcksController;
+import io.rulesync.api.acks.AcksConfiguration;
 import io.rulesync.api.actions.ActionsController;
 import io.rulesync.api.clusters.ClustersController;
-import io.rulesync.api.deltas.DeltaWaits;
-import io.rulesync.api.deltas.DeltasController;
-import io.rulesync.api.deltas.HeadWatch;
-import io.rulesync.api.errors.BodyLimits;
-import io.rulesync.api.errors.DeclaredParameters;
-import io.rulesync.api.errors.ProblemErrorController;
-import io.rulesync.api.errors.ProblemReportValve;
+import io.rulesync.api.deltas.DeltasConfiguration;
+import io.rulesync.api.errors.ErrorsConfiguration;
 import io.rulesync.api.events.EventsController;
 import io.rulesync.api.history.HistoryController;
 import io.rulesync.api.nodes.NodesController;
@@ -29,8 +15,7 @@ import io.rulesync.api.notify.Webhooks;
 import io.rulesync.api.plan.PlanBases;
 import io.rulesync.api.plan.PlanController;
 import io.rulesync.api.problems.ProblemsController;
-import io.rulesync.api.rollout.FleetPolicies;
-import io.rulesync.api.rollout.RolloutController;
+import io.rulesync.api.rollout.RolloutConfiguration;
 import io.rulesync.api.rollout.Rollouts;
 import io.rulesync.api.snapshot.RecentVersions;
 import io.rulesync.api.snapshot.SnapshotBodies;
@@ -38,10 +23,8 @@ import io.rulesync.api.snapshot.SnapshotController;
 import io.rulesync.api.snapshot.Snapshots;
 import io.rulesync.api.stream.NodeStreamConfiguration;
 import io.rulesync.store.EventLog;
-import io.rulesync.store.NodeLabelStore;
 import io.rulesync.store.NodeStatusStore;
 import io.rulesync.store.NotificationStore;
-import io.rulesync.store.Notifications;
 import io.rulesync.store.OperatorActionStore;
 import io.rulesync.store.ProblemStore;
 import io.rulesync.store.RolloutStore;
@@ -54,40 +37,26 @@ import io.swagger.v3.oas.models.OpenAPI;
 import io.swagger.v3.oas.models.info.Info;
 import io.swagger.v3.oas.models.security.SecurityRequirement;
 import io.swagger.v3.oas.models.security.SecurityScheme;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
-import javax.sql.DataSource;
-import org.apache.catalina.Lifecycle;
-import org.apache.catalina.Valve;
-import org.apache.catalina.core.StandardHost;
-import org.apache.catalina.valves.ErrorReportValve;
-import org.slf4j.LoggerFactory;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.flyway.autoconfigure.FlywayMigrationStrategy;
-import org.springframework.boot.tomcat.TomcatContextCustomizer;
-import org.springframework.boot.web.servlet.FilterRegistrationBean;
-import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.PropertySource;
-import org.springframework.core.Ordered;
-import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
+import org.springframework.scheduling.annotation.EnableScheduling;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 
 /**
- * The api service: HTTP over the versions the compiler stores in PostgreSQL. Beans are declared
- * here, not scanned; the stores come from {@link StoreConfiguration}, as the compiler's do.
+ * The api service: HTTP over the versions the compiler stores in PostgreSQL. Beans are declared,
+ * not scanned: the read endpoints here, each feature's in its package's configuration (access, errors,
+ * rollout, deltas, acks, node streams), the stores in {@link StoreConfiguration}, as the compiler's are.
+ * Periodic work (rollout steps, credential checks, stream sweeps) runs on Spring's scheduler.
  *
  * <p>The api validates the schema and does not migrate it: the compiler, which writes, migrates
  * ({@link #validateOnly()}, and the store module's README for why).
@@ -98,7 +67,16 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 @EnableAutoConfiguration
 @EnableConfigurationProperties(ApiProperties.class)
 @PropertySource("classpath:io/rulesync/api/api-defaults.properties")
-@Import({StoreConfiguration.class, NodeStreamConfiguration.class})
+@EnableScheduling
+@Import({
+    StoreConfiguration.class,
+    AccessConfiguration.class,
+    ErrorsConfiguration.class,
+    RolloutConfiguration.class,
+    DeltasConfiguration.class,
+    AcksConfiguration.class,
+    NodeStreamConfiguration.class
+})
 public class ApiApplication {
 
     /** In place of Flyway's migrate: a schema behind this api's migrations stops it at start, naming them. */
@@ -123,11 +101,6 @@ public class ApiApplication {
     ClustersController clustersController(
             VersionHistory store, NodeStatusStore acks, ProblemStore problems, RolloutStore rollouts) {
         return new ClustersController(store, acks, problems, rollouts);
-    }
-
-    @Bean
-    WhoAmIController whoAmIController() {
-        return new WhoAmIController();
     }
 
     @Bean
@@ -169,167 +142,6 @@ public class ApiApplication {
         return new SnapshotController(snapshots, meters);
     }
 
-    /** The clusters' heads, read again whenever PostgreSQL announces a new version, and every second regardless. */
-    @Bean
-    HeadWatch headWatch(VersionHistory store, DataSource ds) {
-        return new HeadWatch(store, new Notifications(ds, Notifications.HEADS), Duration.ofSeconds(1));
-    }
-
-    /** Where a new version's waiting agents get their answer made, off the watch's thread. */
-    @Bean(destroyMethod = "shutdownNow")
-    ExecutorService deltaWakers() {
-        return Executors.newFixedThreadPool(2, r -> {
-            Thread t = new Thread(r, "delta-wakers");
-            t.setDaemon(true);
-            t.setUncaughtExceptionHandler(
-                    (th, e) -> LoggerFactory.getLogger(DeltaWaits.class).error("waking parked polls", e));
-            return t;
-        });
-    }
-
-    /** Staged rollouts: what each node is released, and the steps they take (the rollout package). */
-    @Bean
-    Rollouts rollouts(
-            RolloutStore rollouts,
-            VersionHistory store,
-            NodeLabelStore labels,
-            NodeStatusStore acks,
-            OperatorActionStore actions,
-            ApiProperties p,
-            MeterRegistry meters) {
-        Rollouts r = new Rollouts(rollouts, store, labels, acks, actions, p.eventsTopic(), Clock.systemUTC(), meters);
-        if (p.fleet() != null) {
-            // A policy the file gets wrong stops the api here, naming the cluster and field.
-            r.declare(
-                    FleetPolicies.read(Path.of(p.fleet())),
-                    Path.of(p.fleet()).getFileName().toString());
-        }
-        return r;
-    }
-
-    /** Where rollouts step: every second (bakes end, acks arrive), and at once when a cluster's head moves. */
-    @Bean(destroyMethod = "shutdownNow")
-    ScheduledExecutorService rolloutTicks(Rollouts rollouts) {
-        ScheduledExecutorService ticks = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "rollouts");
-            t.setDaemon(true);
-            return t;
-        });
-        ticks.scheduleWithFixedDelay(
-                () -> {
-                    try {
-                        rollouts.tick();
-                    } catch (RuntimeException e) {
-                        LoggerFactory.getLogger(Rollouts.class)
-                                .warn("rollout step: {}", e.toString()); // the database is down: next second
-                    }
-                },
-                1,
-                1,
-                TimeUnit.SECONDS);
-        return ticks;
-    }
-
-    @Bean
-    DeltaWaits deltaWaits(
-            VersionHistory store,
-            HeadWatch watch,
-            ExecutorService deltaWakers,
-            MeterRegistry meters,
-            Rollouts rollouts,
-            ScheduledExecutorService rolloutTicks) {
-        DeltaWaits waits = new DeltaWaits(store, watch, deltaWakers, 64L << 20, rollouts);
-        Gauge.builder("rulesync.deltas.waiting", waits, DeltaWaits::parked)
-                .description("nodes' requests and streams parked until their cluster's next version")
-                .register(meters);
-        rollouts.onRelease(waits::advanced);
-        watch.start(new HeadWatch.Listener() {
-            @Override
-            public void advanced(String cluster, long head) {
-                waits.advanced(cluster, head);
-                if (rollouts.gated(cluster)) {
-                    rolloutTicks.execute(
-                            rollouts::tick); // a new version starts its rollout now, not at the next second
-                }
-            }
-
-            @Override
-            public void rewound(String cluster, long head) {
-                waits.rewound(cluster, head);
-            }
-        });
-        return waits;
-    }
-
-    @Bean
-    RolloutController rolloutController(
-            Rollouts rollouts, RolloutStore store, VersionHistory versions, NodeStatusStore acks) {
-        return new RolloutController(rollouts, store, versions, acks, Clock.systemUTC());
-    }
-
-    /**
-     * Before the web server's graceful shutdown (which waits for open requests), parked polls are answered: otherwise
-     * each would hold the shutdown for up to its wait. A phase above the server's, so it stops first.
-     */
-    @Bean
-    SmartLifecycle releaseParkedPolls(DeltaWaits waits) {
-        return new SmartLifecycle() {
-            private volatile boolean running;
-
-            @Override
-            public void start() {
-                running = true;
-            }
-
-            @Override
-            public void stop() {
-                waits.stop();
-                running = false;
-            }
-
-            @Override
-            public boolean isRunning() {
-                return running;
-            }
-        };
-    }
-
-    @Bean
-    DeltasController deltasController(DeltaWaits waits) {
-        return new DeltasController(waits);
-    }
-
-    @Bean(destroyMethod = "close")
-    AckConnection ackConnection(DataSource shared) throws SQLException {
-        return new AckConnection(shared);
-    }
-
-    @Bean
-    AckWriter ackWriter(AckConnection connection, MeterRegistry meters) {
-        // The metrics read on the acks' connection too: a pool taken by queries must not hold the writer.
-        return new AckWriter(connection.store(), new AckMetrics(meters, connection.events()), 2_000, meters);
-    }
-
-    @Bean
-    AckVersions ackVersions(HeadWatch heads, AckConnection connection) {
-        return new AckVersions(heads, connection.versions());
-    }
-
-    @Bean
-    AcksController acksController(AckWriter writer, AckVersions versions, ExecutorService ackAnswers) {
-        return new AcksController(writer, versions, ackAnswers);
-    }
-
-    /** Where stored acks' requests are answered (their asynchronous dispatch), off the writer's thread. */
-    @Bean(destroyMethod = "shutdownNow")
-    ExecutorService ackAnswers() {
-        return Executors.newFixedThreadPool(2, r -> {
-            Thread t = new Thread(r, "ack-answers");
-            t.setDaemon(true);
-            return t;
-        });
-    }
-
     @Bean
     ActionsController actionsController(
             VersionHistory store,
@@ -367,87 +179,6 @@ public class ApiApplication {
         return new Webhooks(notifications, p.webhooks(), secret, Clock.systemUTC(), meters);
     }
 
-    /**
-     * The configured credentials: api tokens (the file's lines, then the inline ones) and node issuers. The api does not
-     * start without a token. The files are read again every {@code credentials-check}: a revoked token is refused, and
-     * its streams ended, within that much time.
-     */
-    @Bean
-    Credentials credentials(ApiProperties p, MeterRegistry meters) throws IOException {
-        Credentials c = new Credentials(
-                p.tokensFile() == null || p.tokensFile().isBlank() ? null : Path.of(p.tokensFile()),
-                p.tokens(),
-                p.nodeIssuers() == null || p.nodeIssuers().isBlank() ? null : Path.of(p.nodeIssuers()),
-                Clock.systemUTC(),
-                meters);
-        for (String name : c.tokens().unboundAgents()) {
-            LoggerFactory.getLogger(ApiApplication.class)
-                    .warn(
-                            "api token '{}' (agent) is bound to no cluster: a node holding it can "
-                                    + "read every cluster's rules, and acknowledge for none; give each node its own credential ('rulesync token "
-                                    + "--role agent --cluster ID --node NAME', or its ServiceAccount token with --node-issuers)",
-                            name);
-        }
-        return c;
-    }
-
-    @Bean(destroyMethod = "shutdownNow")
-    ScheduledExecutorService credentialChecks(Credentials credentials, ApiProperties p) {
-        ScheduledExecutorService checks = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "credential-checks");
-            t.setDaemon(true);
-            return t;
-        });
-        long ms = p.credentialsCheck().toMillis();
-        checks.scheduleWithFixedDelay(credentials::reload, ms, ms, TimeUnit.MILLISECONDS);
-        return checks;
-    }
-
-    /** 1 while the api serves plain HTTP on a non-loopback address, as it was told to ({@code --insecure-http}). */
-    @Bean
-    Gauge insecureHttp(ApiProperties p, MeterRegistry meters) {
-        return Gauge.builder("rulesync.api.insecure.http", () -> p.insecureHttp() ? 1 : 0)
-                .description("1: the api serves plain HTTP on a non-loopback address (--insecure-http)")
-                .register(meters);
-    }
-
-    /**
-     * One authentication for the REST endpoints and the node streams: failed ones are logged at most once a minute per
-     * remote address, with the count left out.
-     */
-    @Bean
-    Authentication authentication(Credentials credentials, RateLimits limits, MeterRegistry meters) {
-        return new Authentication(
-                credentials,
-                limits,
-                new FailedAuthentications(Duration.ofMinutes(1), 10_000, Clock.systemUTC()),
-                meters);
-    }
-
-    @Bean
-    FilterRegistrationBean<BearerTokenFilter> bearerTokenFilter(Authentication authentication, RateLimits limits) {
-        FilterRegistrationBean<BearerTokenFilter> r =
-                new FilterRegistrationBean<>(new BearerTokenFilter(authentication, limits));
-        r.addUrlPatterns("/*");
-        // After BodyLimits: a body too big is refused before anything else is done for it.
-        r.setOrder(Ordered.HIGHEST_PRECEDENCE + 1);
-        return r;
-    }
-
-    @Bean
-    RateLimits rateLimits(ApiProperties p, MeterRegistry meters) {
-        return new RateLimits(p.writesPerSecond(), p.failedAuthenticationsPerMinute(), meters);
-    }
-
-    /** Request bodies are bounded before they are read ({@link BodyLimits}). */
-    @Bean
-    FilterRegistrationBean<BodyLimits> bodyLimits(MeterRegistry meters) {
-        FilterRegistrationBean<BodyLimits> r = new FilterRegistrationBean<>(new BodyLimits(meters));
-        r.addUrlPatterns("/*");
-        r.setOrder(Ordered.HIGHEST_PRECEDENCE);
-        return r;
-    }
-
     /** The OpenAPI document's header: what this is, and that every operation takes a bearer token. */
     @Bean
     OpenAPI openApi() {
@@ -483,52 +214,9 @@ public class ApiApplication {
         return new ProblemResponses();
     }
 
-    /** In place of Spring Boot's /error page, which answers JSON of its own shape (and 500 when asked directly). */
-    @Bean
-    ProblemErrorController problemErrorController() {
-        return new ProblemErrorController();
-    }
-
     /** Versions, names, modes... reach the controllers as values, or the request is refused naming the parameter. */
     @Bean
     WebMvcConfigurer parameterTypes() {
         return new ParameterTypes();
-    }
-
-    /** Query parameters no handler declares are refused, not ignored. */
-    @Bean
-    WebMvcConfigurer declaredParameters() {
-        DeclaredParameters check = new DeclaredParameters();
-        return new WebMvcConfigurer() {
-            @Override
-            public void addInterceptors(InterceptorRegistry registry) {
-                registry.addInterceptor(check);
-            }
-        };
-    }
-
-    /**
-     * Tomcat's own refusals (a malformed URL, headers too large) as problems: the host reports errors
-     * with {@link ProblemReportValve}. The host installs its error report valve when it starts; Spring
-     * Boot adds an HTML one of its own before that, which goes.
-     */
-    @Bean
-    TomcatContextCustomizer problemReports() {
-        return context -> {
-            if (!(context.getParent() instanceof StandardHost host)) {
-                throw new IllegalStateException(
-                        "expected the api's context inside a Tomcat host, not " + context.getParent());
-            }
-            host.setErrorReportValveClass(ProblemReportValve.class.getName());
-            host.addLifecycleListener(e -> {
-                if (Lifecycle.BEFORE_START_EVENT.equals(e.getType())) {
-                    for (Valve v : host.getPipeline().getValves()) {
-                        if (v instanceof ErrorReportValve && !(v instanceof ProblemReportValve)) {
-                            host.getPipeline().removeValve(v);
-                        }
-                    }
-                }
-            });
-        };
     }
 }

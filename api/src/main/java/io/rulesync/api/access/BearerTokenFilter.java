@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,7 +20,7 @@ import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
  * Every request but a health probe needs {@code Authorization: Bearer TOKEN} of a configured token
- * whose role {@link AccessRules} allows: 401 without one (or with an unknown one), 403 with the
+ * whose role the route's {@link Access} allows ({@link AccessRules}): 401 without one (or with an unknown one), 403 with the
  * wrong role, or (an agent token bound to a cluster or node) for another cluster's or node's rules, 429 when the
  * address failed too often or the caller writes too often. The caller is left in the request attribute {@link #CALLER}
  * for the audit log. Who the caller is, and what a failure costs, is {@link Authentication}'s, as for node streams.
@@ -32,10 +33,13 @@ public final class BearerTokenFilter extends OncePerRequestFilter {
 
     private final Authentication authentication;
     private final RateLimits limits;
+    private final Supplier<AccessRules> rules;
 
-    public BearerTokenFilter(Authentication authentication, RateLimits limits) {
+    /** @param rules the routes' access, read from the handler mappings once they exist (the first request) */
+    public BearerTokenFilter(Authentication authentication, RateLimits limits, Supplier<AccessRules> rules) {
         this.authentication = authentication;
         this.limits = limits;
+        this.rules = rules;
     }
 
     @Override
@@ -65,7 +69,8 @@ public final class BearerTokenFilter extends OncePerRequestFilter {
             }
             return;
         }
-        Set<Role> allowed = AccessRules.allowed(method, path);
+        Optional<AccessRules.Match> route = rules.get().match(method, path);
+        Set<Role> allowed = AccessRules.allowed(route, path);
         if (!allowed.contains(caller.role())) {
             // The path is the caller's input (decoded): escaped, so that %0A cannot forge a log line.
             log.info(
@@ -86,7 +91,7 @@ public final class BearerTokenFilter extends OncePerRequestFilter {
         // the
         // refusal of a malformed one (DeclaredParameters, with the parameter named) away from everyone else.
         String node = caller.scope().node() == null ? null : request.getParameter("node");
-        Optional<String> outOfScope = AccessRules.outOfScope(caller, path, node);
+        Optional<String> outOfScope = AccessRules.outOfScope(caller, path, route, node);
         if (outOfScope.isPresent()) {
             log.info(
                     "refused {} {} to {}: {}",

@@ -17,6 +17,7 @@ public class WhoAmIController {
     public record WhoAmI(String name, String role, String cluster, String node) {}
 
     @Operation(summary = "The caller's token: its name and role")
+    @Access({Role.VIEWER, Role.OPERATOR})
     @GetMapping("/api/v1/whoami")
     public WhoAmI whoami(HttpServletRequest request) {
         ApiTokens.Caller c = (ApiTokens.Caller) request.getAttribute(BearerTokenFilter.CALLER);

@@ -1,5 +1,7 @@
 package io.rulesync.api.acks;
 
+import io.rulesync.api.access.Access;
+import io.rulesync.api.access.Role;
 import io.rulesync.api.errors.ParameterProblem;
 import io.rulesync.api.params.DnsSubdomain;
 import io.rulesync.model.ack.NodeAck;
@@ -46,6 +48,7 @@ public class AcksController {
     }
 
     @Operation(summary = "What a node agent sends after applies: the versions it runs, or why they failed")
+    @Access(value = Role.AGENT, speaksForNode = true)
     @PostMapping(path = "/api/v1/clusters/{cluster}/nodes/{node}/acks", consumes = "application/json")
     public CompletableFuture<ResponseEntity<Void>> ack(
             @PathVariable("cluster") String cluster,

@@ -2,8 +2,10 @@ package io.rulesync.api.actions;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import io.rulesync.api.ProblemResponses;
+import io.rulesync.api.access.Access;
 import io.rulesync.api.access.ApiTokens.Caller;
 import io.rulesync.api.access.BearerTokenFilter;
+import io.rulesync.api.access.Role;
 import io.rulesync.api.errors.ParameterProblem;
 import io.rulesync.api.params.DnsLabel;
 import io.rulesync.api.params.PageSize;
@@ -162,6 +164,7 @@ public class ActionsController {
             String completedAt) {}
 
     @Operation(summary = "Publish an earlier version's rules as a new version and pin the cluster (operator)")
+    @Access(Role.OPERATOR)
     @PostMapping("/api/v1/clusters/{cluster}/rollback")
     public ResponseEntity<ActionJson> rollback(
             @PathVariable("cluster") String cluster,
@@ -180,6 +183,7 @@ public class ActionsController {
     }
 
     @Operation(summary = "Publish the current state and unpin the cluster (operator)")
+    @Access(Role.OPERATOR)
     @PostMapping("/api/v1/clusters/{cluster}/resume")
     public ResponseEntity<ActionJson> resume(
             @PathVariable("cluster") String cluster,
@@ -200,6 +204,7 @@ public class ActionsController {
 
     /** Operator actions, newest first (keyset pages: {@code ?before=ID&limit=N}), of one cluster or all. */
     @Operation(summary = "Operator actions, newest first: who, what, why, and what came of it")
+    @Access({Role.VIEWER, Role.OPERATOR})
     @GetMapping("/api/v1/audit")
     public AuditPage audit(
             @RequestParam(name = "cluster", required = false) DnsLabel cluster,
@@ -232,6 +237,7 @@ public class ActionsController {
 
     /** An id that is not a number names no action either: 404, not 400. */
     @Operation(summary = "One operator action")
+    @Access({Role.VIEWER, Role.OPERATOR})
     @GetMapping("/api/v1/audit/{id}")
     public ActionJson action(@PathVariable("id") String id) {
         Optional<RecordedAction> a = NUMBER.matcher(id).matches() ? actions.find(Long.parseLong(id)) : Optional.empty();

@@ -1,6 +1,8 @@
 package io.rulesync.api.clusters;
 
 import io.rulesync.api.ProblemResponses;
+import io.rulesync.api.access.Access;
+import io.rulesync.api.access.Role;
 import io.rulesync.api.nodes.Convergence;
 import io.rulesync.store.NodeStatusStore;
 import io.rulesync.store.ProblemStore;
@@ -57,6 +59,7 @@ public class ClustersController {
     public record Pin(Long toVersion, String byAction, String actor, String reason, String since) {}
 
     @Operation(summary = "Every cluster: newest version, pinned or not, node counts")
+    @Access({Role.VIEWER, Role.OPERATOR})
     @GetMapping("/api/v1/clusters")
     public Clusters clusters() {
         Map<String, Integer> refused = problems.refusedObjects();
@@ -68,6 +71,7 @@ public class ClustersController {
 
     /** One cluster's line of {@link #clusters}: what a page about one cluster needs, without reading the fleet. */
     @Operation(summary = "One cluster: newest version, pinned or not, node counts, refused objects, rollout")
+    @Access({Role.VIEWER, Role.OPERATOR})
     @GetMapping("/api/v1/clusters/{cluster}")
     public ClusterJson cluster(@PathVariable("cluster") String cluster) {
         long head = ProblemResponses.knownHead(versions, cluster);

@@ -1,6 +1,8 @@
 package io.rulesync.api.deltas;
 
 import io.rulesync.api.ProblemResponses;
+import io.rulesync.api.access.Access;
+import io.rulesync.api.access.Role;
 import io.rulesync.api.errors.ParameterProblem;
 import io.rulesync.api.params.DnsSubdomain;
 import io.rulesync.api.params.VersionRef;
@@ -61,6 +63,7 @@ public class DeltasController {
             responseCode = "200",
             description = "the deltas, one JSON object per line",
             content = @Content(mediaType = "application/x-ndjson", schema = @Schema(type = "string")))
+    @Access({Role.AGENT, Role.VIEWER, Role.OPERATOR})
     @GetMapping(path = "/api/v1/clusters/{cluster}/deltas", params = "watch!=true")
     public DeferredResult<ResponseEntity<byte[]>> deltas(
             @PathVariable("cluster") String cluster,
@@ -101,6 +104,7 @@ public class DeltasController {
             responseCode = "200",
             description = "the deltas, one JSON object per line, each new one as it is stored",
             content = @Content(mediaType = "application/x-ndjson", schema = @Schema(type = "string")))
+    @Access({Role.AGENT, Role.VIEWER, Role.OPERATOR})
     @GetMapping(path = "/api/v1/clusters/{cluster}/deltas", params = "watch=true")
     public ResponseEntity<ResponseBodyEmitter> watch(
             @PathVariable("cluster") String cluster,

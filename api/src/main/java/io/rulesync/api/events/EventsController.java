@@ -1,6 +1,8 @@
 package io.rulesync.api.events;
 
 import io.rulesync.api.ProblemResponses;
+import io.rulesync.api.access.Access;
+import io.rulesync.api.access.Role;
 import io.rulesync.api.params.DnsLabel;
 import io.rulesync.api.params.DnsSubdomain;
 import io.rulesync.api.params.PageSize;
@@ -49,6 +51,7 @@ public class EventsController {
             Long version) {}
 
     @Operation(summary = "The changes as received, oldest first, with the version each went into")
+    @Access({Role.VIEWER, Role.OPERATOR})
     @GetMapping("/api/v1/clusters/{cluster}/events")
     public EventsPage events(
             @PathVariable("cluster") String cluster,

@@ -2,6 +2,8 @@ package io.rulesync.api.history;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import io.rulesync.api.ProblemResponses;
+import io.rulesync.api.access.Access;
+import io.rulesync.api.access.Role;
 import io.rulesync.api.errors.ParameterProblem;
 import io.rulesync.api.params.DnsSubdomain;
 import io.rulesync.api.params.PageSize;
@@ -201,6 +203,7 @@ public class HistoryController {
             List<String> rulesRemoved) {}
 
     @Operation(summary = "A cluster's history, newest first, in pages")
+    @Access({Role.VIEWER, Role.OPERATOR})
     @GetMapping("/api/v1/clusters/{cluster}/versions")
     public VersionsPage versions(
             @PathVariable("cluster") String cluster,
@@ -224,6 +227,7 @@ public class HistoryController {
     }
 
     @Operation(summary = "One version: when, why (the events or the operator action), settings")
+    @Access({Role.VIEWER, Role.OPERATOR})
     @GetMapping("/api/v1/clusters/{cluster}/versions/{version}")
     public VersionDetail version(@PathVariable("cluster") String cluster, @PathVariable("version") VersionRef version) {
         VersionHistory.VersionInfo v = find(cluster, version, "version");
@@ -249,6 +253,7 @@ public class HistoryController {
             responseCode = "200",
             description = "the rules, as the tools read them",
             content = @Content(mediaType = "text/plain", schema = @Schema(type = "string")))
+    @Access({Role.VIEWER, Role.OPERATOR})
     @GetMapping("/api/v1/clusters/{cluster}/versions/{version}/rules")
     public ResponseEntity<String> rules(
             @PathVariable("cluster") String cluster,
@@ -358,6 +363,7 @@ public class HistoryController {
                     "Per node, the chains and rules that changed between two versions; with ?mode=ipvs&node=, the node's "
                             + "virtual servers, set members, addresses and IPVS rules that changed; with ?mode=nftables&node=, the lines of its "
                             + "kube-proxy table that changed and the partial transaction that applies them")
+    @Access({Role.VIEWER, Role.OPERATOR})
     @GetMapping("/api/v1/clusters/{cluster}/versions/{version}/diff")
     public Diff diff(
             @PathVariable("cluster") String cluster,

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.rulesync.api.ProblemResponses;
+import io.rulesync.api.access.Access;
+import io.rulesync.api.access.Role;
 import io.rulesync.api.params.PageSize;
 import io.rulesync.store.NodeProgress;
 import io.rulesync.store.NodeStatus;
@@ -53,6 +55,7 @@ public class NodesController {
      * 5000), optionally of one {@code state}; {@code counts} always covers the whole cluster.
      */
     @Operation(summary = "Which node runs which version: state, lag, last ack, last error")
+    @Access({Role.VIEWER, Role.OPERATOR})
     @GetMapping("/api/v1/clusters/{cluster}/nodes")
     public NodesPage nodes(
             @PathVariable("cluster") String cluster,

@@ -1,6 +1,8 @@
 package io.rulesync.api.plan;
 
 import io.rulesync.api.ProblemResponses;
+import io.rulesync.api.access.Access;
+import io.rulesync.api.access.Role;
 import io.rulesync.api.errors.ParameterProblem;
 import io.rulesync.api.history.DiffText;
 import io.rulesync.api.history.HistoryController;
@@ -126,6 +128,7 @@ public class PlanController {
                                 @Content(mediaType = YAML, schema = @Schema(type = "string")),
                                 @Content(mediaType = JSON, schema = @Schema(type = "string"))
                             }))
+    @Access({Role.VIEWER, Role.OPERATOR})
     @PostMapping(
             path = "/api/v1/clusters/{cluster}/plan",
             consumes = {YAML, JSON})

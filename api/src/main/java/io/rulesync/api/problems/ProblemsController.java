@@ -1,7 +1,9 @@
 package io.rulesync.api.problems;
 
+import io.rulesync.api.access.Access;
 import io.rulesync.api.access.ApiTokens;
 import io.rulesync.api.access.BearerTokenFilter;
+import io.rulesync.api.access.Role;
 import io.rulesync.api.errors.ParameterProblem;
 import io.rulesync.model.cluster.KubernetesNames;
 import io.rulesync.store.ProblemStore;
@@ -69,6 +71,7 @@ public class ProblemsController {
     @Operation(
             summary =
                     "The objects the cluster's watcher refuses now, with the field and reason, and the newest dead letters")
+    @Access({Role.VIEWER, Role.OPERATOR})
     @GetMapping("/api/v1/clusters/{cluster}/problems")
     public ClusterProblems problems(@PathVariable("cluster") String cluster) {
         if (!store.known(cluster)) {
@@ -95,6 +98,7 @@ public class ProblemsController {
             summary =
                     "Reads a dead letter again: its record is published to the events topic once more, for the compiler to "
                             + "fold as any other (after the fault that made it a dead letter was fixed); answers 202 when queued")
+    @Access(Role.OPERATOR)
     @PostMapping("/api/v1/clusters/{cluster}/dead-letters/{id}/replay")
     public ResponseEntity<ReplayJson> replay(
             @PathVariable("cluster") String cluster,

@@ -2,8 +2,10 @@ package io.rulesync.api.rollout;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import io.rulesync.api.ProblemResponses;
+import io.rulesync.api.access.Access;
 import io.rulesync.api.access.ApiTokens.Caller;
 import io.rulesync.api.access.BearerTokenFilter;
+import io.rulesync.api.access.Role;
 import io.rulesync.api.actions.Reason;
 import io.rulesync.api.errors.ParameterProblem;
 import io.rulesync.api.nodes.Convergence;
@@ -115,6 +117,7 @@ public class RolloutController {
     @Operation(
             summary =
                     "Where the cluster's staged rollout stands: the version going out, each wave's nodes, the time left to bake")
+    @Access({Role.VIEWER, Role.OPERATOR})
     @GetMapping("/api/v1/clusters/{cluster}/rollout")
     public RolloutJson rollout(@PathVariable("cluster") String cluster) {
         long head = ProblemResponses.knownHead(versions, cluster);
@@ -180,6 +183,7 @@ public class RolloutController {
     }
 
     @Operation(summary = "Set the cluster's rollout policy, or remove it with \"policy\": null (operator)")
+    @Access(Role.OPERATOR)
     @PutMapping("/api/v1/clusters/{cluster}/rollout/policy")
     public RolloutJson policy(
             @PathVariable("cluster") String cluster,
@@ -205,6 +209,7 @@ public class RolloutController {
                     "An operator's step: promote (open the next wave now, skipping the rest of the bake, or resume a paused "
                             + "rollout), pause (no further wave opens until promoted) or abort (halt it where it is: the nodes that have the version "
                             + "keep it, the rest keep theirs)")
+    @Access(Role.OPERATOR)
     @PostMapping("/api/v1/clusters/{cluster}/rollout/{step}")
     public RolloutJson step(
             @PathVariable("cluster") String cluster,

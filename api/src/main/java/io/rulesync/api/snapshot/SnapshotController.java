@@ -3,6 +3,8 @@ package io.rulesync.api.snapshot;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.rulesync.api.ProblemResponses;
+import io.rulesync.api.access.Access;
+import io.rulesync.api.access.Role;
 import io.rulesync.api.errors.ParameterProblem;
 import io.rulesync.api.params.DnsSubdomain;
 import io.rulesync.api.params.VersionRef;
@@ -59,6 +61,7 @@ public class SnapshotController {
             responseCode = "200",
             description = "the node's rules (gzip-encoded when asked for)",
             content = @Content(mediaType = "application/json", schema = @Schema(type = "object")))
+    @Access({Role.AGENT, Role.VIEWER, Role.OPERATOR})
     @GetMapping("/api/v1/clusters/{cluster}/versions/{version}/snapshot")
     public ResponseEntity<byte[]> snapshot(
             @PathVariable("cluster") String cluster,

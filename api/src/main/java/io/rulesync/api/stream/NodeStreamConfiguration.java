@@ -9,18 +9,25 @@ import io.rulesync.api.acks.AckWriter;
 import io.rulesync.api.deltas.DeltaWaits;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.scheduling.annotation.SchedulingConfigurer;
+import org.springframework.scheduling.config.FixedDelayTask;
+import org.springframework.scheduling.config.ScheduledTaskRegistrar;
 
 /** Node streams: the gRPC server beside the REST api, and what it serves. */
 @Configuration(proxyBeanMethods = false)
-public class NodeStreamConfiguration {
+public class NodeStreamConfiguration implements SchedulingConfigurer {
+    private final ObjectProvider<NodeStreams> streams;
+
+    public NodeStreamConfiguration(ObjectProvider<NodeStreams> streams) {
+        this.streams = streams;
+    }
 
     @Bean
     NodeStreams nodeStreams(
@@ -33,16 +40,11 @@ public class NodeStreamConfiguration {
         return new NodeStreams(waits, acks, versions, deltaWakers, p.maxStreams(), p.maxFallBehind(), meters);
     }
 
-    /** Streams that fell behind are ended once a second. */
-    @Bean(destroyMethod = "shutdownNow")
-    ScheduledExecutorService streamSweeps(NodeStreams streams) {
-        ScheduledExecutorService sweeps = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "stream-sweeps");
-            t.setDaemon(true);
-            return t;
-        });
-        sweeps.scheduleWithFixedDelay(streams::sweep, 1, 1, TimeUnit.SECONDS);
-        return sweeps;
+    /** Streams that fell behind are ended once a second, on Spring's scheduler. */
+    @Override
+    public void configureTasks(ScheduledTaskRegistrar tasks) {
+        tasks.addFixedDelayTask(
+                new FixedDelayTask(() -> streams.getObject().sweep(), Duration.ofSeconds(1), Duration.ofSeconds(1)));
     }
 
     @Bean
