@@ -12,6 +12,7 @@ import io.rulesync.model.cluster.Cidr;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.files.KafkaClientConfig;
 import io.rulesync.model.topic.Topics;
+import io.rulesync.process.BindAddress;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -36,10 +37,12 @@ import org.apache.kafka.common.config.ConfigDef;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
+import picocli.CommandLine.TypeConversionException;
 
 /**
  * {@code rulesync agent --cluster ID --node NAME}: keeps this node's kernel on the latest version
@@ -71,12 +74,13 @@ public final class AgentCommand implements Callable<Integer> {
             names = "--transport",
             defaultValue = "stream",
             paramLabel = "stream|api|kafka",
+            converter = TransportConverter.class,
             description =
                     "How deltas arrive and acks leave. stream: one stream to the api (--stream) carries versions down and "
                             + "acks up. api: a watch and POSTs to --api. Both with the agent token, which reads only its own cluster; the "
                             + "node needs no Kafka credentials. kafka: the deltas topic, whose partitions clusters share (only for agents inside "
                             + "the control plane's trust boundary), and acks POSTed to --api as above. Default: ${DEFAULT-VALUE}.")
-    String transport;
+    Transport transport;
 
     @Option(
             names = "--stream",
@@ -109,18 +113,20 @@ public final class AgentCommand implements Callable<Integer> {
             names = "--mode",
             defaultValue = "iptables",
             paramLabel = "iptables|ipvs|nftables",
+            converter = ModeConverter.class,
             description = "What to program, as kube-proxy's --proxy-mode. Default: ${DEFAULT-VALUE}.")
-    String mode;
+    ProxyMode mode;
 
     @Option(
             names = {"--mode-unavailable", "--ipvs-unavailable"},
             defaultValue = "fallback",
             paramLabel = "fallback|refuse",
+            converter = WhenUnavailableConverter.class,
             description =
                     "When ipvs or nftables is asked for and this node cannot run it (no ip_vs; nft or the kernel too old): "
                             + "program iptables mode instead, or apply nothing and ack every version FAILED with the reason. "
                             + "Either way the acks say why. Default: ${DEFAULT-VALUE}.")
-    String modeUnavailable;
+    WhenUnavailable modeUnavailable;
 
     @Option(
             names = "--ipvs-drain-timeout",
@@ -135,29 +141,32 @@ public final class AgentCommand implements Callable<Integer> {
             names = "--ipvs-exclude-cidrs",
             split = ",",
             paramLabel = "CIDR[,CIDR...]",
+            converter = CidrConverter.class,
             description =
                     "IPVS mode: virtual servers in these ranges belong to someone else (keepalived, ...); the agent never "
                             + "deletes them, as kube-proxy's flag of the same name. Default: none.")
-    List<String> ipvsExcludeCidrs = new ArrayList<>();
+    List<Cidr> ipvsExcludeCidrs = new ArrayList<>();
 
     @Option(
             names = "--metrics-bind-address",
             defaultValue = "127.0.0.1:10249",
             paramLabel = "HOST:PORT|off",
+            converter = BindAddressConverter.class,
             description =
                     "Serve /metrics (Prometheus, no token) here, as kube-proxy's flag of the same name: this host only "
                             + "by default; 0.0.0.0:10249 (or the node's address) lets a scraper in, so mind who else can reach it. "
                             + "'off' serves none. Default: ${DEFAULT-VALUE}.")
-    String metricsAddress;
+    InetSocketAddress metricsAddress;
 
     @Option(
             names = "--healthz-bind-address",
             defaultValue = "0.0.0.0:10256",
             paramLabel = "HOST:PORT|off",
+            converter = BindAddressConverter.class,
             description =
                     "Serve /healthz (200 once a version is applied) here, for probes and load balancers, as kube-proxy's "
                             + "flag of the same name. 'off' serves none. Default: ${DEFAULT-VALUE}.")
-    String healthzAddress;
+    InetSocketAddress healthzAddress;
 
     @Option(names = "--metrics-address", hidden = true)
     void renamedMetricsAddress(String ignored) {
@@ -228,8 +237,9 @@ public final class AgentCommand implements Callable<Integer> {
             names = "--ip-families",
             split = ",",
             defaultValue = "ipv4,ipv6",
+            converter = FamilyConverter.class,
             description = "Families this node programs. Default: ${DEFAULT-VALUE}.")
-    List<String> families;
+    List<IpFamily> families;
 
     @Option(
             names = "--dry-run",
@@ -280,22 +290,6 @@ public final class AgentCommand implements Callable<Integer> {
             }
             settings.put(kv.substring(0, eq), kv.substring(eq + 1));
         }
-        List<IpFamily> fams = new ArrayList<>();
-        for (String f : families) {
-            try {
-                fams.add(IpFamily.fromId(f.trim()));
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("--ip-families: '" + f + "' is not ipv4 or ipv6");
-            }
-        }
-        List<Cidr> excluded = new ArrayList<>();
-        for (String c : ipvsExcludeCidrs) {
-            try {
-                excluded.add(Cidr.parse(c.trim()));
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("--ipvs-exclude-cidrs: " + e.getMessage());
-            }
-        }
         Topics defaults = Topics.DEFAULT;
         Topics topics = new Topics(defaults.events(), deltasTopic, defaults.deadLetters());
         String token;
@@ -311,12 +305,6 @@ public final class AgentCommand implements Callable<Integer> {
             token = env.get(ENV_API_TOKEN);
             token = token == null || token.isBlank() ? null : token.strip();
         }
-        Transport via;
-        try {
-            via = Transport.parse(transport);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("--transport: " + e.getMessage(), e);
-        }
         // A dry run needs no privileges, so it keeps its state next to its rules.
         Path state = stateDir != null ? stateDir : dryRun != null ? dryRun : Path.of("/var/lib/rulesync/agent");
         return new AgentConfig(
@@ -327,17 +315,17 @@ public final class AgentCommand implements Callable<Integer> {
                 topics,
                 api,
                 token,
-                fams,
+                List.copyOf(families),
                 dryRun,
                 netns,
                 state,
                 Duration.ofSeconds(verifySeconds),
                 verifyChains,
-                ProxyMode.parse(mode),
-                WhenUnavailable.parse(modeUnavailable),
+                mode,
+                modeUnavailable,
                 Duration.ofSeconds(ipvsDrainSeconds),
-                excluded,
-                via,
+                List.copyOf(ipvsExcludeCidrs),
+                transport,
                 Duration.ofMillis(ackIntervalMillis),
                 stream,
                 tokens,
@@ -346,27 +334,68 @@ public final class AgentCommand implements Callable<Integer> {
 
     /** The metrics address, or null for 'off'. */
     InetSocketAddress metricsAddress() {
-        return address("--metrics-bind-address", metricsAddress);
+        return metricsAddress;
     }
 
     /** The health address, or null for 'off'. */
     InetSocketAddress healthzAddress() {
-        return address("--healthz-bind-address", healthzAddress);
+        return healthzAddress;
     }
 
-    private static InetSocketAddress address(String option, String value) {
-        if ("off".equals(value)) {
-            return null;
-        }
-        int colon = value.lastIndexOf(':');
+    /** Each option's value read as its type, or refused naming it (picocli adds the option). */
+    private static <T> T converted(String value, java.util.function.Function<String, T> parse) {
         try {
-            int port = Integer.parseInt(value.substring(colon + 1));
-            if (colon <= 0 || port < 0 || port > 65535) {
-                throw new NumberFormatException();
-            }
-            return new InetSocketAddress(value.substring(0, colon), port);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(option + ": '" + value + "' is not HOST:PORT or off");
+            return parse.apply(value.trim());
+        } catch (IllegalArgumentException e) {
+            throw new TypeConversionException(e.getMessage());
+        }
+    }
+
+    static final class TransportConverter implements ITypeConverter<Transport> {
+        @Override
+        public Transport convert(String value) {
+            return converted(value, Transport::parse);
+        }
+    }
+
+    static final class ModeConverter implements ITypeConverter<ProxyMode> {
+        @Override
+        public ProxyMode convert(String value) {
+            return converted(value, ProxyMode::parse);
+        }
+    }
+
+    static final class WhenUnavailableConverter implements ITypeConverter<WhenUnavailable> {
+        @Override
+        public WhenUnavailable convert(String value) {
+            return converted(value, WhenUnavailable::parse);
+        }
+    }
+
+    static final class FamilyConverter implements ITypeConverter<IpFamily> {
+        @Override
+        public IpFamily convert(String value) {
+            return converted(value, v -> {
+                try {
+                    return IpFamily.fromId(v);
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("'" + v + "' is not ipv4 or ipv6", e);
+                }
+            });
+        }
+    }
+
+    static final class CidrConverter implements ITypeConverter<Cidr> {
+        @Override
+        public Cidr convert(String value) {
+            return converted(value, Cidr::parse);
+        }
+    }
+
+    static final class BindAddressConverter implements ITypeConverter<InetSocketAddress> {
+        @Override
+        public InetSocketAddress convert(String value) {
+            return converted(value, BindAddress::parse);
         }
     }
 
@@ -405,15 +434,8 @@ public final class AgentCommand implements Callable<Integer> {
             System.err.println(e.getMessage());
             return 2;
         }
-        InetSocketAddress metricsAt;
-        InetSocketAddress healthzAt;
-        try {
-            metricsAt = metricsAddress();
-            healthzAt = healthzAddress();
-        } catch (IllegalArgumentException e) {
-            System.err.println(e.getMessage());
-            return 2;
-        }
+        InetSocketAddress metricsAt = metricsAddress;
+        InetSocketAddress healthzAt = healthzAddress;
         AgentLoop loop = config.loop().start();
         MetricsServer metrics;
         try {

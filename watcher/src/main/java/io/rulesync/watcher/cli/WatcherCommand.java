@@ -5,6 +5,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.rulesync.model.files.KafkaClientConfig;
 import io.rulesync.model.files.ManifestReader;
 import io.rulesync.model.manifest.Problem;
+import io.rulesync.process.BindAddress;
 import io.rulesync.watcher.Watcher;
 import io.rulesync.watcher.fleet.FleetConfig;
 import io.rulesync.watcher.fleet.FleetException;
@@ -246,19 +247,10 @@ public final class WatcherCommand implements Callable<Integer> {
     }
 
     private InetSocketAddress metricsAddress() {
-        if ("off".equals(metricsAddress)) {
-            return null;
-        }
-        int colon = metricsAddress.lastIndexOf(':');
         try {
-            int port = Integer.parseInt(metricsAddress.substring(colon + 1));
-            if (colon <= 0 || port < 0 || port > 65535) {
-                throw new NumberFormatException();
-            }
-            return new InetSocketAddress(metricsAddress.substring(0, colon), port);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(
-                    "--metrics-bind-address: '" + metricsAddress + "' is not HOST:PORT or off");
+            return BindAddress.parse(metricsAddress);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--metrics-bind-address: " + e.getMessage(), e);
         }
     }
 
