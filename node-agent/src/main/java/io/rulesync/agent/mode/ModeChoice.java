@@ -30,7 +30,7 @@ public record ModeChoice(String note, String refusal) {
                     return w;
                 }
             }
-            throw new IllegalArgumentException("--mode-unavailable: '" + id + "' is not fallback or refuse");
+            throw new IllegalArgumentException("'" + id + "' is not fallback or refuse");
         }
     }
 

@@ -18,6 +18,6 @@ public enum ProxyMode {
                 return m;
             }
         }
-        throw new IllegalArgumentException("--mode: '" + id + "' is not iptables, ipvs or nftables");
+        throw new IllegalArgumentException("'" + id + "' is not iptables, ipvs or nftables");
     }
 }

@@ -35,10 +35,8 @@ class ModeChoiceTest {
         assertThat(ProxyMode.parse("ipvs")).isEqualTo(ProxyMode.IPVS);
         assertThat(WhenUnavailable.parse("refuse")).isEqualTo(WhenUnavailable.REFUSE);
         assertThat(ProxyMode.parse("nftables")).isEqualTo(ProxyMode.NFTABLES);
-        assertThatThrownBy(() -> ProxyMode.parse("ebpf"))
-                .hasMessage("--mode: 'ebpf' is not iptables, ipvs or nftables");
-        assertThatThrownBy(() -> WhenUnavailable.parse("crash"))
-                .hasMessage("--mode-unavailable: 'crash' is not fallback or refuse");
+        assertThatThrownBy(() -> ProxyMode.parse("ebpf")).hasMessage("'ebpf' is not iptables, ipvs or nftables");
+        assertThatThrownBy(() -> WhenUnavailable.parse("crash")).hasMessage("'crash' is not fallback or refuse");
     }
 
     @Test
