@@ -55,7 +55,8 @@ class AgentPackagesTest {
                             "io.rulesync.agent.mode..",
                             "io.rulesync.agent.metrics..",
                             "io.rulesync.agent.feed..",
-                            "io.rulesync.client.."));
+                            "io.rulesync.client..",
+                            "io.rulesync.process.."));
 
     static List<String> packages() {
         return new ArrayList<>(TABLE.keySet());

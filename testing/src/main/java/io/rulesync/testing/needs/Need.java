@@ -100,6 +100,31 @@ public record Need(String what, Optional<String> missing, boolean installable) {
                         true));
     }
 
+    /**
+     * The kernel lab: qemu, Debian's kernel package with its modules (IPVS among them) and a static busybox, from which
+     * the lab builds the VM's root. All three install with apt.
+     */
+    public static Need kernelVm() {
+        return checked("kernel-vm", () -> {
+            String install = "apt-get install qemu-system-x86 linux-image-amd64 busybox-static";
+            boolean qemu = Tools.find("qemu-system-x86_64").isPresent();
+            boolean busybox = java.nio.file.Files.isExecutable(java.nio.file.Path.of("/usr/bin/busybox"));
+            boolean kernel;
+            try (var boot = java.nio.file.Files.list(java.nio.file.Path.of("/boot"))) {
+                kernel = boot.map(p -> p.getFileName().toString())
+                        .filter(n -> n.startsWith("vmlinuz-"))
+                        .anyMatch(n -> java.nio.file.Files.isDirectory(java.nio.file.Path.of(
+                                "/lib/modules", n.substring("vmlinuz-".length()), "kernel/net/netfilter/ipvs")));
+            } catch (java.io.IOException e) {
+                kernel = false;
+            }
+            return new Need(
+                    "a kernel VM (qemu, a kernel package with IPVS modules, busybox)",
+                    qemu && busybox && kernel ? Optional.empty() : Optional.of(install),
+                    true);
+        });
+    }
+
     /** A kernel built with {@code feature}: no install brings it. */
     public static Need kernelWith(KernelFeature feature) {
         return new Need(

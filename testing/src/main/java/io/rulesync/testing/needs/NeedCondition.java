@@ -73,6 +73,9 @@ public final class NeedCondition implements ExecutionCondition, BeforeAllCallbac
         if (findAnnotation(element, RequiresNetns.class).isPresent()) {
             needs.add(Need.networkNamespaces());
         }
+        if (findAnnotation(element, RequiresKernelVm.class).isPresent()) {
+            needs.add(Need.kernelVm());
+        }
         findAnnotation(element, RequiresPostgres.class)
                 .ifPresent(a -> needs.add(a.local() ? Need.localPostgres() : Need.postgres()));
         return needs;

@@ -1,0 +1,61 @@
+package io.rulesync.agent.ipvs;
+
+import io.rulesync.exec.CommandRunner;
+import io.rulesync.testing.needs.RequiresKernelVm;
+import io.rulesync.testsupport.vm.KernelVm;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+
+/**
+ * {@link IpvsModeContract} against the real IPVS module: the agent's own adapters ({@link IpvsadmKernel},
+ * {@link IpsetSync}, {@link BoundAddresses}, iptables-restore) drive a network namespace in the kernel lab's VM
+ * (Debian's kernel, which has {@code ip_vs}), where kube-ipvs0 is a dummy device as kube-proxy makes it.
+ */
+@RequiresKernelVm
+class IpvsModeVmTest extends IpvsModeContract {
+    private static final AtomicInteger NAMESPACES = new AtomicInteger();
+    static KernelVm vm;
+    String ns;
+
+    @BeforeAll
+    static void boot() {
+        vm = KernelVm.boot();
+        System.out.println(
+                "IpvsModeVmTest: the lab VM answered " + vm.bootTime().toMillis() + " ms after qemu started");
+    }
+
+    @AfterAll
+    static void powerOff() {
+        if (vm != null) {
+            vm.close();
+        }
+    }
+
+    @BeforeEach
+    void namespace() {
+        ns = "node" + NAMESPACES.incrementAndGet();
+        // A node's loopback is up: the kernel refuses real servers (address not unicast) while no route reaches them.
+        vm.sh("ip netns add " + ns + " && ip -n " + ns + " link set lo up && ip -n " + ns + " link add "
+                + BoundAddresses.DEVICE + " type dummy");
+    }
+
+    @AfterEach
+    void deleteNamespace() {
+        if (ns != null) {
+            vm.sh("ip netns delete " + ns);
+        }
+    }
+
+    @Override
+    CommandRunner node() {
+        return vm.runner().inNetns(ns);
+    }
+
+    @Override
+    IpvsKernel table() {
+        return new IpvsadmKernel(node());
+    }
+}
