@@ -85,7 +85,7 @@ public final class KernelVm implements AutoCloseable {
                 "-netdev",
                 "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:" + port + "-10.0.2.15:" + SERVE_PORT,
                 "-device",
-                "virtio-net-pci,netdev=n0"));
+                "virtio-net-pci,netdev=n0,romfile=")); // no boot ROM: the kernel is booted directly
         long start = System.nanoTime();
         Process qemu;
         try {
