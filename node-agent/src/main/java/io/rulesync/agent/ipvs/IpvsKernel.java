@@ -11,7 +11,10 @@ import java.util.Set;
 /** The kernel's IPVS table: what it holds, and changes to it. */
 public interface IpvsKernel {
 
-    /** Every virtual server (of both families) with its real servers and their connection counts. */
+    /**
+     * Every virtual server (of both families) with its real servers and their connection counts, in order of service,
+     * and their real servers in order of address and port.
+     */
     List<KernelVirtualServer> list() throws IpvsApplyException;
 
     /**

@@ -207,6 +207,8 @@ public final class IpvsadmKernel implements IpvsKernel {
         if (current != null) {
             out.add(current.build());
         }
+        // The kernel lists in its hash order; callers, and the in-memory table, read them in order.
+        out.sort(java.util.Comparator.comparing(KernelVirtualServer::service));
         return List.copyOf(out);
     }
 
@@ -214,7 +216,8 @@ public final class IpvsadmKernel implements IpvsKernel {
     private record Building(
             ServiceId id, String scheduler, int persistence, SortedSet<String> flags, List<KernelRealServer> reals) {
         KernelVirtualServer build() {
-            return new KernelVirtualServer(id, scheduler, persistence, flags, reals);
+            return new KernelVirtualServer(
+                    id, scheduler, persistence, flags, reals.stream().sorted().toList());
         }
     }
 

@@ -1,0 +1,48 @@
+package io.rulesync.agent.ipvs;
+
+import io.rulesync.exec.CommandRunner;
+import io.rulesync.testing.needs.RequiresKernelVm;
+import io.rulesync.testsupport.vm.KernelVm;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+
+/** {@link IpvsadmKernelContract} against the real {@code ip_vs} module, in a namespace of the kernel lab's VM. */
+@RequiresKernelVm
+class IpvsadmKernelVmTest extends IpvsadmKernelContract {
+    private static final AtomicInteger NAMESPACES = new AtomicInteger();
+    static KernelVm vm;
+    String ns;
+
+    @BeforeAll
+    static void boot() {
+        vm = KernelVm.boot();
+    }
+
+    @AfterAll
+    static void powerOff() {
+        if (vm != null) {
+            vm.close();
+        }
+    }
+
+    @BeforeEach
+    void namespace() {
+        ns = "table" + NAMESPACES.incrementAndGet();
+        vm.sh("ip netns add " + ns + " && ip -n " + ns + " link set lo up");
+    }
+
+    @AfterEach
+    void deleteNamespace() {
+        if (ns != null) {
+            vm.sh("ip netns delete " + ns);
+        }
+    }
+
+    @Override
+    CommandRunner node() {
+        return vm.runner().inNetns(ns);
+    }
+}
