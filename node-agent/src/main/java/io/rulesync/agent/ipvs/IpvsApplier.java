@@ -172,6 +172,7 @@ public final class IpvsApplier {
     private int servers(IpvsRules before, IpvsRules rules, Instant now) throws IpvsApplyException {
         IpvsPlan plan;
         if (before == null) {
+            kernel.prepare();
             plan = IpvsPlan.plan(
                     rules.family(), rules.virtualServers(), ours(kernel.list(), rules), draining, now, drainTimeout);
             draining = draining.after(plan.draining(), id -> id.address().family() == rules.family());

@@ -10,6 +10,12 @@ import java.util.Set;
 
 /** The kernel's IPVS table: what it holds, and changes to it. */
 public interface IpvsKernel {
+    /**
+     * The kernel settings IPVS mode needs, as kube-proxy sets them: IPVS connections tracked by conntrack (so that the
+     * node masquerades them: hairpin, NodePorts), connections to a removed real server ended on their next packet, and
+     * persistence templates of a quiesced one expired. Set at every full apply: someone may have reset them.
+     */
+    default void prepare() throws IpvsApplyException {}
 
     /**
      * Every virtual server (of both families) with its real servers and their connection counts, in order of service,

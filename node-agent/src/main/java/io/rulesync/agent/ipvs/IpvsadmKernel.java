@@ -37,6 +37,20 @@ public final class IpvsadmKernel implements IpvsKernel {
         this.tool = new HostTool(runner);
     }
 
+    /** kube-proxy's IPVS settings (see {@link IpvsKernel#prepare}), in this namespace. */
+    static final List<String> SYSCTLS = List.of(
+            "net.ipv4.vs.conntrack=1", "net.ipv4.vs.expire_nodest_conn=1", "net.ipv4.vs.expire_quiescent_template=1");
+
+    @Override
+    public void prepare() throws IpvsApplyException {
+        List<String> argv = new ArrayList<>(List.of("sysctl", "-q", "-w"));
+        argv.addAll(SYSCTLS);
+        CommandRunner.Result r = exec(argv, null);
+        if (!r.ok()) {
+            throw new IpvsApplyException("sysctl " + String.join(" ", SYSCTLS) + " failed: " + ToolMessage.of(r));
+        }
+    }
+
     @Override
     public List<KernelVirtualServer> list() throws IpvsApplyException {
         CommandRunner.Result r = exec(List.of("ipvsadm", "-Ln", "--exact"), null);
