@@ -49,6 +49,14 @@ public final class KernelVm implements AutoCloseable {
      * calling test (fails it under {@code CI=true}) where qemu or the kernel package are missing.
      */
     public static KernelVm boot() {
+        return boot(List.of());
+    }
+
+    /**
+     * The same, with more kernel arguments: {@code vmlab.without=ip_vs} boots a kernel whose modules lack {@code ip_vs}
+     * (and what needs it), as a node where IPVS cannot be loaded.
+     */
+    public static KernelVm boot(List<String> kernelArguments) {
         Need.kernelVm().require();
         Path root = repositoryRoot();
         Path built = build(root);
@@ -80,7 +88,8 @@ public final class KernelVm implements AutoCloseable {
                 built.resolve("initramfs.gz").toString(),
                 "-append",
                 "console=ttyS0 quiet panic=-1 mitigations=off cryptomgr.notests i8042.noaux i8042.nokbd i8042.nopnp"
-                        + " 8250.nr_uarts=1 no_timer_check tsc=reliable vmlab.serve=" + SERVE_PORT,
+                        + " 8250.nr_uarts=1 no_timer_check tsc=reliable vmlab.serve=" + SERVE_PORT + " "
+                        + String.join(" ", kernelArguments),
                 // restrict=on: the VM reaches nothing outside; the forwarded port still reaches it.
                 "-netdev",
                 "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:" + port + "-10.0.2.15:" + SERVE_PORT,

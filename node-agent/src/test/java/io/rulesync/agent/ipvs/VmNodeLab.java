@@ -1,0 +1,203 @@
+package io.rulesync.agent.ipvs;
+
+import io.rulesync.agent.Agent;
+import io.rulesync.agent.AgentConfig;
+import io.rulesync.agent.feed.SnapshotSource;
+import io.rulesync.agent.mode.ModeChoice.WhenUnavailable;
+import io.rulesync.agent.mode.ProxyMode;
+import io.rulesync.compiler.version.ClusterHead;
+import io.rulesync.model.ack.NodeAck;
+import io.rulesync.model.cluster.Cidr;
+import io.rulesync.model.cluster.IpFamily;
+import io.rulesync.model.event.ClusterEvent;
+import io.rulesync.model.event.ClusterEvent.SettingsChanged;
+import io.rulesync.model.event.ClusterSettings;
+import io.rulesync.model.rules.ClusterRules;
+import io.rulesync.model.rules.RulesSnapshot;
+import io.rulesync.model.topic.Topics;
+import io.rulesync.testsupport.cluster.Fixtures;
+import io.rulesync.testsupport.vm.KernelVm;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A node in the kernel lab's VM, for packets through what the agent programs: a node namespace (where the agent
+ * works), three pods behind its bridge serving their names over HTTP (busybox httpd), and two clients on links of their
+ * own. The agent is node-a's, its commands run in the VM's node namespace; the clusters are compiled by the real
+ * compiler.
+ */
+final class VmNodeLab implements AutoCloseable {
+    static final String CLUSTER = "shop";
+    static final String NODE_NS = "pk-node";
+    static final String NODE_IP = "192.168.1.1";
+    static final String WEB_IP = "10.96.0.10";
+    static final List<String> PODS = List.of("10.244.0.10", "10.244.0.11", "10.244.0.12");
+
+    private final KernelVm vm;
+    final List<NodeAck> acks = new ArrayList<>();
+
+    /** Builds the node, its pods and clients. */
+    VmNodeLab(KernelVm vm) {
+        this.vm = vm;
+        StringBuilder s = new StringBuilder("set -e\n");
+        s.append("ip netns add pk-node; ip -n pk-node link set lo up\n")
+                .append("ip netns exec pk-node sysctl -qw net.ipv4.ip_forward=1\n")
+                .append("ip -n pk-node link add cbr0 type bridge\n")
+                .append("ip -n pk-node addr add 10.244.0.1/24 dev cbr0; ip -n pk-node link set cbr0 up\n");
+        for (int i = 0; i < PODS.size(); i++) {
+            String ns = "pk-pod" + i;
+            s.append("ip netns add ")
+                    .append(ns)
+                    .append('\n')
+                    .append("ip -n pk-node link add veth")
+                    .append(i)
+                    .append(" type veth peer name eth0 netns ")
+                    .append(ns)
+                    .append('\n')
+                    .append("ip -n pk-node link set veth")
+                    .append(i)
+                    .append(" master cbr0\n")
+                    .append("ip -n pk-node link set veth")
+                    .append(i)
+                    .append(" type bridge_slave hairpin on\n")
+                    .append("ip -n pk-node link set veth")
+                    .append(i)
+                    .append(" up\n")
+                    .append("ip -n ")
+                    .append(ns)
+                    .append(" link set lo up\n")
+                    .append("ip -n ")
+                    .append(ns)
+                    .append(" addr add ")
+                    .append(PODS.get(i))
+                    .append("/24 dev eth0\n")
+                    .append("ip -n ")
+                    .append(ns)
+                    .append(" link set eth0 up\n")
+                    .append("ip -n ")
+                    .append(ns)
+                    .append(" route add default via 10.244.0.1\n")
+                    .append("mkdir -p /tmp/www")
+                    .append(i)
+                    .append("; echo pod")
+                    .append(i)
+                    .append(" > /tmp/www")
+                    .append(i)
+                    .append("/index.html\n")
+                    .append("ip netns exec ")
+                    .append(ns)
+                    .append(" httpd -p 8080 -h /tmp/www")
+                    .append(i)
+                    .append('\n');
+        }
+        for (int c = 1; c <= 2; c++) {
+            String ns = "pk-client" + c;
+            s.append("ip netns add ")
+                    .append(ns)
+                    .append('\n')
+                    .append("ip -n pk-node link add c")
+                    .append(c)
+                    .append(" type veth peer name eth0 netns ")
+                    .append(ns)
+                    .append('\n')
+                    .append("ip -n pk-node addr add 192.168.")
+                    .append(c)
+                    .append(".1/24 dev c")
+                    .append(c)
+                    .append('\n')
+                    .append("ip -n pk-node link set c")
+                    .append(c)
+                    .append(" up\n")
+                    .append("ip -n ")
+                    .append(ns)
+                    .append(" link set lo up\n")
+                    .append("ip -n ")
+                    .append(ns)
+                    .append(" addr add 192.168.")
+                    .append(c)
+                    .append(".2/24 dev eth0\n")
+                    .append("ip -n ")
+                    .append(ns)
+                    .append(" link set eth0 up\n")
+                    .append("ip -n ")
+                    .append(ns)
+                    .append(" route add default via 192.168.")
+                    .append(c)
+                    .append(".1\n");
+        }
+        vm.sh(s.toString());
+    }
+
+    /** The pods' servers and every namespace of the lab go: what one test programs is not what the next one sees. */
+    @Override
+    public void close() {
+        vm.sh("for p in $(pidof httpd); do kill $p; done; for n in $(ip netns list | cut -d' ' -f1 | grep '^pk-'); do"
+                + " ip netns delete $n; done");
+    }
+
+    /** The cluster, compiled as the compiler compiles it, with {@code scheduler} and {@code objects} besides the node. */
+    ClusterRules cluster(String scheduler, String... objects) {
+        ClusterSettings settings = new ClusterSettings(
+                List.of(IpFamily.IPV4), List.of(Cidr.parse("10.244.0.0/16")), false, 14, List.of(), scheduler);
+        List<ClusterEvent> events = new ArrayList<>();
+        events.add(new SettingsChanged(CLUSTER, settings, Fixtures.T));
+        events.add(Fixtures.upsert(CLUSTER, Fixtures.node("node-a", NODE_IP)));
+        Arrays.stream(objects).map(o -> Fixtures.upsert(CLUSTER, o)).forEach(events::add);
+        return ClusterHead.empty(CLUSTER).apply(events).next().published();
+    }
+
+    /**
+     * The agent of node-a in IPVS mode (falling back to iptables mode where IPVS cannot be used, or refusing), its
+     * state in {@code stateDir}; started, it applies version 1 and acks.
+     */
+    Agent agent(ClusterRules rules, WhenUnavailable whenUnavailable, Path stateDir) {
+        SnapshotSource snapshots = new SnapshotSource() {
+            @Override
+            public RulesSnapshot latest(String cluster, String node) {
+                return at(cluster, node, 1);
+            }
+
+            @Override
+            public RulesSnapshot at(String cluster, String node, long version) {
+                return new RulesSnapshot(CLUSTER, 1, Fixtures.T, rules.forNode(node));
+            }
+        };
+        AgentConfig config = new AgentConfig(
+                CLUSTER,
+                "node-a",
+                "127.0.0.1:9",
+                Map.of(),
+                Topics.DEFAULT,
+                URI.create("http://127.0.0.1:9"),
+                null,
+                List.of(IpFamily.IPV4),
+                null,
+                NODE_NS,
+                stateDir,
+                Duration.ofSeconds(30),
+                50,
+                ProxyMode.IPVS,
+                whenUnavailable);
+        Agent a = config.agent(snapshots, acks::add, vm.runner().inNetns(NODE_NS), NODE_NS, Clock.systemUTC());
+        a.start();
+        return a;
+    }
+
+    /** {@code count} requests from {@code ns} to {@code url}, each on a connection of its own: who answered, in order. */
+    List<String> fetch(String ns, String url, int count) {
+        String out = vm.sh("for i in $(seq " + count + "); do ip netns exec " + ns + " timeout 5 wget -q -O- " + url
+                + " 2>&1 || echo FAILED; done");
+        return out.lines().toList();
+    }
+
+    /** The latest ack. */
+    NodeAck lastAck() {
+        return acks.get(acks.size() - 1);
+    }
+}
