@@ -11,6 +11,7 @@ import io.rulesync.testsupport.cluster.Fixtures;
 import io.rulesync.testsupport.vm.KernelVm;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -143,5 +144,43 @@ class IpvsPacketsVmTest {
         // masquerade it, or pod0 would answer its own address directly and the connection would not be the one open.
         List<String> got = fetch("pk-pod0", "http://" + VmNodeLab.WEB_IP + "/", 4);
         assertThat(got).containsOnly("pod0", "pod1").contains("pod0");
+    }
+
+    /** A Service named {@code name} at {@code ip}, port 80, with its own scheduler (rulesync's annotation). */
+    private static String scheduled(String name, String ip, String scheduler) {
+        return "kind: Service\nmetadata: {name: " + name + ", namespace: shop, annotations: {"
+                + "rulesync.io/ipvs-scheduler: " + scheduler + "}}\n"
+                + "spec: {clusterIP: " + ip + ", ports: [{name: http, port: 80}]}\n";
+    }
+
+    @Test
+    void eachSchedulerKubeProxyOffersBalancesAsItSays() throws Exception {
+        List<String> objects = new ArrayList<>();
+        List<String> schedulers = List.of("wrr", "lc", "dh", "mh");
+        for (int i = 0; i < schedulers.size(); i++) {
+            String name = "web-" + schedulers.get(i);
+            objects.add(scheduled(name, "10.96.0." + (20 + i), schedulers.get(i)));
+            objects.add(Fixtures.slice(name, "node-a", VmNodeLab.PODS.get(0), VmNodeLab.PODS.get(1)));
+        }
+        agent(cluster("rr", objects.toArray(String[]::new)));
+        String table = vm.sh("ip netns exec pk-node ipvsadm -Ln");
+        for (int i = 0; i < schedulers.size(); i++) {
+            assertThat(table).contains("TCP  10.96.0." + (20 + i) + ":80 " + schedulers.get(i));
+        }
+        // wrr with kube-proxy's equal weights, and lc with connections that end at once: every endpoint in turn.
+        for (String ip : List.of("10.96.0.20", "10.96.0.21")) {
+            List<String> got = fetch("pk-client1", "http://" + ip + "/", 4);
+            assertThat(got).as(ip).containsOnly("pod0", "pod1").contains("pod0", "pod1");
+        }
+        // dh: by destination, so every client on one endpoint.
+        List<String> dh = new ArrayList<>(fetch("pk-client1", "http://10.96.0.22/", 3));
+        dh.addAll(fetch("pk-client2", "http://10.96.0.22/", 3));
+        assertThat(dh).hasSize(6).allMatch(p -> p.startsWith("pod") && p.equals(dh.get(0)));
+        // mh (Maglev) with the flag kube-proxy sets (mh-port): by source address and port, so even one client's
+        // connections go to both endpoints (16 connections all on one would be one chance in 30,000).
+        assertThat(table).contains("TCP  10.96.0.23:80 mh (mh-port)");
+        List<String> mh = new ArrayList<>(fetch("pk-client1", "http://10.96.0.23/", 8));
+        mh.addAll(fetch("pk-client2", "http://10.96.0.23/", 8));
+        assertThat(mh).hasSize(16).containsOnly("pod0", "pod1").contains("pod0", "pod1");
     }
 }
