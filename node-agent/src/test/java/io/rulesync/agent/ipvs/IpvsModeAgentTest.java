@@ -7,6 +7,8 @@ import io.rulesync.agent.plan.ipvs.KernelRealServer;
 import io.rulesync.agent.plan.ipvs.KernelVirtualServer;
 import io.rulesync.exec.CommandRunner;
 import io.rulesync.exec.HostCommand;
+import io.rulesync.model.ack.NodeAck;
+import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.testing.needs.RequiresNetns;
 import io.rulesync.testing.needs.RequiresTool;
 import java.time.Duration;
@@ -56,6 +58,47 @@ class IpvsModeAgentTest extends IpvsModeContract {
     private static void host(String... argv) throws Exception {
         CommandRunner.Result r = HostCommand.PROCESSES.run(List.of(argv), null, Duration.ofSeconds(20));
         assertThat(r.ok()).as(String.join(" ", argv) + ": " + r.stderr()).isTrue();
+    }
+
+    /**
+     * Switching modes is the iptables and ipset parts' business, the same on any kernel: proven here, not again in the
+     * kernel lab.
+     */
+    @Test
+    void changingModeRemovesWhatTheOtherModeLeft() throws Exception {
+        Agent iptables = agent(false, dir.resolve("iptables"));
+        iptables.start();
+        assertThat(acks.get(acks.size() - 1).mode()).isEqualTo("iptables");
+        assertThat(chains("filter")).contains("KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES", "KUBE-PROXY-CANARY");
+        assertThat(chains("nat")).anyMatch(c -> c.startsWith("KUBE-SVC-"));
+
+        // To IPVS mode: iptables mode's REJECTs for Services without endpoints must not outlive it.
+        agent(true, dir.resolve("ipvs")).start();
+        assertThat(acks.get(acks.size() - 1))
+                .extracting(NodeAck::mode, NodeAck::status)
+                .containsExactly("ipvs", NodeAck.Status.APPLIED);
+        assertThat(chains("filter")).containsExactlyInAnyOrder(IpvsRules.FILTER_CHAINS.toArray(String[]::new));
+        assertThat(chains("nat")).containsExactlyInAnyOrder(IpvsRules.NAT_CHAINS.toArray(String[]::new));
+        assertThat(jumps("filter", "INPUT"))
+                .containsExactly("KUBE-IPVS-FILTER", "KUBE-PROXY-FIREWALL", "KUBE-NODE-PORT");
+        assertThat(jumps("filter", "FORWARD")).containsExactlyInAnyOrder("KUBE-PROXY-FIREWALL", "KUBE-FORWARD");
+        assertThat(jumps("filter", "OUTPUT")).containsExactly("KUBE-IPVS-OUT-FILTER");
+        assertThat(logs.lines()).anyMatch(l -> l.contains("chains and jumps iptables mode had left"));
+        assertKernelHolds(history.latest());
+
+        // And back: IPVS mode's filter would reject new connections to the addresses of its old sets.
+        agent(false, dir.resolve("iptables-again")).start();
+        assertThat(acks.get(acks.size() - 1).mode()).isEqualTo("iptables");
+        assertThat(chains("filter"))
+                .doesNotContain(
+                        "KUBE-IPVS-FILTER", "KUBE-IPVS-OUT-FILTER", "KUBE-SOURCE-RANGES-FIREWALL", "KUBE-NODE-PORT")
+                .contains("KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES");
+        assertThat(chains("nat"))
+                .doesNotContain("KUBE-NODE-PORT", "KUBE-LOAD-BALANCER")
+                .contains("KUBE-NODEPORTS");
+        assertThat(jumps("filter", "INPUT")).doesNotContain("KUBE-IPVS-FILTER", "KUBE-NODE-PORT");
+        assertThat(jumps("filter", "OUTPUT")).doesNotContain("KUBE-IPVS-OUT-FILTER");
+        assertThat(logs.lines()).anyMatch(l -> l.contains("chains and jumps IPVS mode had left"));
     }
 
     @Test

@@ -266,43 +266,6 @@ abstract class IpvsModeContract {
                 .startsWith("applied version " + history.latest() + " (0 changes");
     }
 
-    @Test
-    void changingModeRemovesWhatTheOtherModeLeft() throws Exception {
-        Agent iptables = agent(false, dir.resolve("iptables"));
-        iptables.start();
-        assertThat(acks.get(acks.size() - 1).mode()).isEqualTo("iptables");
-        assertThat(chains("filter")).contains("KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES", "KUBE-PROXY-CANARY");
-        assertThat(chains("nat")).anyMatch(c -> c.startsWith("KUBE-SVC-"));
-
-        // To IPVS mode: iptables mode's REJECTs for Services without endpoints must not outlive it.
-        agent(true, dir.resolve("ipvs")).start();
-        assertThat(acks.get(acks.size() - 1))
-                .extracting(NodeAck::mode, NodeAck::status)
-                .containsExactly("ipvs", NodeAck.Status.APPLIED);
-        assertThat(chains("filter")).containsExactlyInAnyOrder(IpvsRules.FILTER_CHAINS.toArray(String[]::new));
-        assertThat(chains("nat")).containsExactlyInAnyOrder(IpvsRules.NAT_CHAINS.toArray(String[]::new));
-        assertThat(jumps("filter", "INPUT"))
-                .containsExactly("KUBE-IPVS-FILTER", "KUBE-PROXY-FIREWALL", "KUBE-NODE-PORT");
-        assertThat(jumps("filter", "FORWARD")).containsExactlyInAnyOrder("KUBE-PROXY-FIREWALL", "KUBE-FORWARD");
-        assertThat(jumps("filter", "OUTPUT")).containsExactly("KUBE-IPVS-OUT-FILTER");
-        assertThat(logs.lines()).anyMatch(l -> l.contains("chains and jumps iptables mode had left"));
-        assertKernelHolds(history.latest());
-
-        // And back: IPVS mode's filter would reject new connections to the addresses of its old sets.
-        agent(false, dir.resolve("iptables-again")).start();
-        assertThat(acks.get(acks.size() - 1).mode()).isEqualTo("iptables");
-        assertThat(chains("filter"))
-                .doesNotContain(
-                        "KUBE-IPVS-FILTER", "KUBE-IPVS-OUT-FILTER", "KUBE-SOURCE-RANGES-FIREWALL", "KUBE-NODE-PORT")
-                .contains("KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES");
-        assertThat(chains("nat"))
-                .doesNotContain("KUBE-NODE-PORT", "KUBE-LOAD-BALANCER")
-                .contains("KUBE-NODEPORTS");
-        assertThat(jumps("filter", "INPUT")).doesNotContain("KUBE-IPVS-FILTER", "KUBE-NODE-PORT");
-        assertThat(jumps("filter", "OUTPUT")).doesNotContain("KUBE-IPVS-OUT-FILTER");
-        assertThat(logs.lines()).anyMatch(l -> l.contains("chains and jumps IPVS mode had left"));
-    }
-
     /** The KUBE- chains of a table in the namespace. */
     List<String> chains(String table) throws Exception {
         return run("iptables", "-t", table, "-S")

@@ -4,7 +4,6 @@ import io.rulesync.exec.CommandRunner;
 import io.rulesync.testing.needs.RequiresKernelVm;
 import io.rulesync.testsupport.vm.KernelVm;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -22,16 +21,9 @@ class IpvsModeVmTest extends IpvsModeContract {
 
     @BeforeAll
     static void boot() {
-        vm = KernelVm.boot();
+        vm = KernelVm.shared();
         System.out.println(
                 "IpvsModeVmTest: the lab VM answered " + vm.bootTime().toMillis() + " ms after qemu started");
-    }
-
-    @AfterAll
-    static void powerOff() {
-        if (vm != null) {
-            vm.close();
-        }
     }
 
     @BeforeEach

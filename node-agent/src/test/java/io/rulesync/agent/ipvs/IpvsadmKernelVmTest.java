@@ -4,7 +4,6 @@ import io.rulesync.exec.CommandRunner;
 import io.rulesync.testing.needs.RequiresKernelVm;
 import io.rulesync.testsupport.vm.KernelVm;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -18,14 +17,7 @@ class IpvsadmKernelVmTest extends IpvsadmKernelContract {
 
     @BeforeAll
     static void boot() {
-        vm = KernelVm.boot();
-    }
-
-    @AfterAll
-    static void powerOff() {
-        if (vm != null) {
-            vm.close();
-        }
+        vm = KernelVm.shared();
     }
 
     @BeforeEach

@@ -44,6 +44,20 @@ public final class KernelVm implements AutoCloseable {
         this.console = console;
     }
 
+    private static KernelVm shared;
+
+    /**
+     * One VM for every test class of this JVM that needs the lab as it boots (each works in namespaces of its own):
+     * booted at the first call, powered off when the JVM ends. Skips or fails the caller as {@link #boot()} does.
+     */
+    public static synchronized KernelVm shared() {
+        Need.kernelVm().require();
+        if (shared == null || !shared.qemu.isAlive()) {
+            shared = boot();
+        }
+        return shared;
+    }
+
     /**
      * Builds the lab's root if its inputs changed (cached otherwise), boots it and waits until it answers. Skips the
      * calling test (fails it under {@code CI=true}) where qemu or the kernel package are missing.

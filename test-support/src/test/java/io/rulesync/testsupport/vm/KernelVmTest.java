@@ -6,7 +6,6 @@ import io.rulesync.exec.CommandRunner;
 import io.rulesync.testing.needs.RequiresKernelVm;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -17,15 +16,8 @@ class KernelVmTest {
 
     @BeforeAll
     static void boot() {
-        vm = KernelVm.boot();
+        vm = KernelVm.shared();
         System.out.println("KernelVmTest: answered " + vm.bootTime().toMillis() + " ms after qemu started");
-    }
-
-    @AfterAll
-    static void powerOff() {
-        if (vm != null) {
-            vm.close();
-        }
     }
 
     @Test
