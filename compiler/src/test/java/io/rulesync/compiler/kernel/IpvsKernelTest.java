@@ -4,15 +4,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rulesync.compiler.iptables.GoldenCase;
 import io.rulesync.compiler.ipvs.IpvsCompiler;
+import io.rulesync.exec.CommandRunner;
 import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.ipvs.IpvsRules;
 import io.rulesync.model.ipvs.IpvsSet;
 import io.rulesync.model.ipvs.VirtualServer;
 import io.rulesync.testing.needs.KernelFeature;
 import io.rulesync.testing.needs.RequiresKernelFeature;
+import io.rulesync.testing.needs.RequiresKernelVm;
 import io.rulesync.testing.needs.RequiresNetns;
 import io.rulesync.testing.needs.RequiresTool;
 import io.rulesync.testsupport.netns.NetnsLab;
+import io.rulesync.testsupport.vm.KernelVm;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -149,6 +153,32 @@ class IpvsKernelTest {
         String saved = lab.exec(lab.nodeNs(), "ipvsadm", "-S", "-n").orThrow().stdout();
         for (VirtualServer vs : rules.virtualServers()) {
             assertThat(saved).contains("-A " + vs.service());
+        }
+    }
+
+    /** The same, always: in a namespace of the kernel lab's VM, whose kernel has IPVS. */
+    @Test
+    @RequiresKernelVm
+    void virtualServersLoadInTheKernelLab() {
+        KernelVm vm = KernelVm.shared();
+        String ns = "ipvs-compiled";
+        vm.sh("ip netns add " + ns + " && ip -n " + ns + " link set lo up");
+        try {
+            CommandRunner.Result r = vm.runner()
+                    .inNetns(ns)
+                    .run(List.of("ipvsadm", "-R"), rules.ipvsadmRestore(), Duration.ofSeconds(60));
+            assertThat(r.ok()).as(r.stderr()).isTrue();
+            String saved = vm.sh("ip netns exec " + ns + " ipvsadm -S -n");
+            for (VirtualServer vs : rules.virtualServers()) {
+                assertThat(saved).contains("-A " + vs.service());
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        } finally {
+            vm.sh("ip netns delete " + ns);
         }
     }
 }
