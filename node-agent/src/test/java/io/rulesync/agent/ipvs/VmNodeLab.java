@@ -5,6 +5,7 @@ import io.rulesync.agent.AgentConfig;
 import io.rulesync.agent.feed.SnapshotSource;
 import io.rulesync.agent.mode.ModeChoice.WhenUnavailable;
 import io.rulesync.agent.mode.ProxyMode;
+import io.rulesync.agent.testing.OneVersionAgent;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.ack.NodeAck;
 import io.rulesync.model.cluster.Cidr;
@@ -13,18 +14,13 @@ import io.rulesync.model.event.ClusterEvent;
 import io.rulesync.model.event.ClusterEvent.SettingsChanged;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.rules.ClusterRules;
-import io.rulesync.model.rules.RulesSnapshot;
-import io.rulesync.model.topic.Topics;
 import io.rulesync.testsupport.cluster.Fixtures;
 import io.rulesync.testsupport.vm.KernelVm;
-import java.net.URI;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 
 /**
  * A node in the kernel lab's VM, for packets through what the agent programs: a node namespace (where the agent
@@ -157,33 +153,9 @@ final class VmNodeLab implements AutoCloseable {
      * state in {@code stateDir}; started, it applies version 1 and acks.
      */
     Agent agent(ClusterRules rules, WhenUnavailable whenUnavailable, Path stateDir) {
-        SnapshotSource snapshots = new SnapshotSource() {
-            @Override
-            public RulesSnapshot latest(String cluster, String node) {
-                return at(cluster, node, 1);
-            }
-
-            @Override
-            public RulesSnapshot at(String cluster, String node, long version) {
-                return new RulesSnapshot(CLUSTER, 1, Fixtures.T, rules.forNode(node));
-            }
-        };
-        AgentConfig config = new AgentConfig(
-                CLUSTER,
-                "node-a",
-                "127.0.0.1:9",
-                Map.of(),
-                Topics.DEFAULT,
-                URI.create("http://127.0.0.1:9"),
-                null,
-                List.of(IpFamily.IPV4),
-                null,
-                NODE_NS,
-                stateDir,
-                Duration.ofSeconds(30),
-                50,
-                ProxyMode.IPVS,
-                whenUnavailable);
+        SnapshotSource snapshots = OneVersionAgent.snapshots(CLUSTER, rules);
+        AgentConfig config =
+                OneVersionAgent.config(CLUSTER, "node-a", NODE_NS, stateDir, ProxyMode.IPVS, whenUnavailable);
         Agent a = config.agent(snapshots, acks::add, vm.runner().inNetns(NODE_NS), NODE_NS, Clock.systemUTC());
         a.start();
         return a;

@@ -7,6 +7,7 @@ import io.rulesync.agent.AgentConfig;
 import io.rulesync.agent.feed.SnapshotSource;
 import io.rulesync.agent.mode.ModeChoice.WhenUnavailable;
 import io.rulesync.agent.testing.AgentLogs;
+import io.rulesync.agent.testing.OneVersionAgent;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.exec.HostCommand;
 import io.rulesync.model.ack.NodeAck;
@@ -15,21 +16,16 @@ import io.rulesync.model.cluster.IpFamily;
 import io.rulesync.model.event.ClusterEvent.SettingsChanged;
 import io.rulesync.model.event.ClusterSettings;
 import io.rulesync.model.rules.ClusterRules;
-import io.rulesync.model.rules.RulesSnapshot;
-import io.rulesync.model.topic.Topics;
 import io.rulesync.testing.needs.KernelFeature;
 import io.rulesync.testing.needs.RequiresKernelWithout;
 import io.rulesync.testing.needs.RequiresNetns;
 import io.rulesync.testing.needs.RequiresTool;
 import io.rulesync.testsupport.cluster.Fixtures;
 import io.rulesync.testsupport.netns.NetnsLab;
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
@@ -87,33 +83,9 @@ class IpvsFallbackKernelTest {
     }
 
     private Agent agent(WhenUnavailable when, List<NodeAck> acks) throws Exception {
-        SnapshotSource snapshots = new SnapshotSource() {
-            @Override
-            public RulesSnapshot latest(String cluster, String node) {
-                return at(cluster, node, 1);
-            }
-
-            @Override
-            public RulesSnapshot at(String cluster, String node, long version) {
-                return new RulesSnapshot(CLUSTER, 1, Fixtures.T, rules.forNode(node));
-            }
-        };
-        AgentConfig config = new AgentConfig(
-                CLUSTER,
-                "node-a",
-                "127.0.0.1:9",
-                Map.of(),
-                Topics.DEFAULT,
-                URI.create("http://127.0.0.1:9"),
-                null,
-                List.of(IpFamily.IPV4),
-                null,
-                lab.nodeNs(),
-                Files.createTempDirectory(dir, "state"),
-                Duration.ofSeconds(30),
-                50,
-                ProxyMode.IPVS,
-                when);
+        SnapshotSource snapshots = OneVersionAgent.snapshots(CLUSTER, rules);
+        AgentConfig config = OneVersionAgent.config(
+                CLUSTER, "node-a", lab.nodeNs(), Files.createTempDirectory(dir, "state"), ProxyMode.IPVS, when);
         return config.agent(snapshots, acks::add);
     }
 
