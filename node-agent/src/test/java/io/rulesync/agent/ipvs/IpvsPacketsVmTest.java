@@ -29,6 +29,7 @@ class IpvsPacketsVmTest {
     private static final String STICKY = "10.96.0.12";
     private static final String NODE_PORT = "10.96.0.13";
     private static final String EMPTY = "10.96.0.14";
+    private static final String LOCAL = "10.96.0.15";
     private static final List<String> SCHEDULERS = List.of("wrr", "lc", "dh", "mh");
 
     private KernelVm vm;
@@ -54,7 +55,17 @@ class IpvsPacketsVmTest {
                         + "spec: {type: NodePort, clusterIP: " + NODE_PORT
                         + ", ports: [{name: http, port: 80, nodePort: 30080}]}\n",
                 Fixtures.slice("np", "node-a", pod0, pod1),
-                service("empty", EMPTY, "")));
+                service("empty", EMPTY, ""),
+                // externalTrafficPolicy: Local, one endpoint here and one on node-b (pod1 stands in for it).
+                Fixtures.node("node-b", "192.168.9.9"),
+                "kind: Service\nmetadata: {name: local, namespace: shop}\n"
+                        + "spec: {type: NodePort, externalTrafficPolicy: Local, clusterIP: " + LOCAL
+                        + ", ports: [{name: http, port: 80, nodePort: 30081}]}\n",
+                "kind: EndpointSlice\napiVersion: discovery.k8s.io/v1\nmetadata: {name: local-1, namespace: shop,"
+                        + " labels: {kubernetes.io/service-name: local}}\naddressType: IPv4\n"
+                        + "ports: [{name: http, port: 8080}]\nendpoints:\n"
+                        + "- {addresses: [" + pod0 + "], nodeName: node-a}\n"
+                        + "- {addresses: [" + pod1 + "], nodeName: node-b}\n"));
         for (int i = 0; i < SCHEDULERS.size(); i++) {
             String name = "web-" + SCHEDULERS.get(i);
             objects.add(service(
@@ -158,5 +169,16 @@ class IpvsPacketsVmTest {
         List<String> mh = new ArrayList<>(fetch("pk-client1", "http://10.96.0.23/", 8));
         mh.addAll(fetch("pk-client2", "http://10.96.0.23/", 8));
         assertThat(mh).hasSize(16).containsOnly("pod0", "pod1").contains("pod0", "pod1");
+    }
+
+    @Test
+    void externalTrafficPolicyLocalSendsNodePortTrafficOnlyToThisNodesEndpoints() {
+        // Through the node's address: this node's endpoint only (the source address kept, nothing masqueraded).
+        assertThat(fetch("pk-client1", "http://" + VmNodeLab.NODE_IP + ":30081/", 6))
+                .containsOnly("pod0");
+        // Through the ClusterIP: every endpoint, the other node's too.
+        assertThat(fetch("pk-client1", "http://" + LOCAL + "/", 4))
+                .containsOnly("pod0", "pod1")
+                .contains("pod1");
     }
 }
