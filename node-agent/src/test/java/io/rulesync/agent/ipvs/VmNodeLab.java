@@ -2,9 +2,9 @@ package io.rulesync.agent.ipvs;
 
 import io.rulesync.agent.Agent;
 import io.rulesync.agent.AgentConfig;
-import io.rulesync.agent.feed.SnapshotSource;
 import io.rulesync.agent.mode.ModeChoice.WhenUnavailable;
 import io.rulesync.agent.mode.ProxyMode;
+import io.rulesync.agent.testing.History;
 import io.rulesync.agent.testing.OneVersionAgent;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.ack.NodeAck;
@@ -29,7 +29,7 @@ import java.util.List;
  * compiler.
  */
 final class VmNodeLab implements AutoCloseable {
-    static final String CLUSTER = "shop";
+    static final String CLUSTER = History.CLUSTER;
     static final String NODE_NS = "pk-node";
     static final String NODE_IP = "192.168.1.1";
     static final String WEB_IP = "10.96.0.10";
@@ -153,15 +153,23 @@ final class VmNodeLab implements AutoCloseable {
      * state in {@code stateDir}; started, it applies version 1 and acks.
      */
     Agent agent(ClusterRules rules, WhenUnavailable whenUnavailable, Path stateDir) {
-        SnapshotSource snapshots = OneVersionAgent.snapshots(CLUSTER, rules);
+        return agent(new History(rules), whenUnavailable, stateDir, Clock.systemUTC());
+    }
+
+    /** The same, over the versions of {@code history} and on {@code clock}: started, it applies the latest. */
+    Agent agent(History history, WhenUnavailable whenUnavailable, Path stateDir, Clock clock) {
         AgentConfig config =
                 OneVersionAgent.config(CLUSTER, "node-a", NODE_NS, stateDir, ProxyMode.IPVS, whenUnavailable);
-        Agent a = config.agent(snapshots, acks::add, vm.runner().inNetns(NODE_NS), NODE_NS, Clock.systemUTC());
+        Agent a = config.agent(history.snapshots(), acks::add, vm.runner().inNetns(NODE_NS), NODE_NS, clock);
         a.start();
         return a;
     }
 
-    /** {@code count} requests from {@code ns} to {@code url}, each on a connection of its own: who answered, in order. */
+    /** The kernel's IPVS table in the node, read by the agent's adapter. */
+    IpvsadmKernel table() {
+        return new IpvsadmKernel(vm.runner().inNetns(NODE_NS));
+    }
+
     List<String> fetch(String ns, String url, int count) {
         String out = vm.sh("for i in $(seq " + count + "); do ip netns exec " + ns + " timeout 5 wget -q -O- " + url
                 + " 2>&1 || echo FAILED; done");

@@ -38,6 +38,17 @@ public final class History {
         lineages.add(Lineage.next(Lineage.UNKNOWN, 1, RulesDiff.between(ClusterRules.EMPTY, versions.get(0), null)));
     }
 
+    /** A history of rules the test compiled itself, from {@code first}; {@link #next(ClusterRules)} goes on. */
+    public History(ClusterRules first) {
+        versions.add(first);
+        lineages.add(Lineage.next(Lineage.UNKNOWN, 1, RulesDiff.between(ClusterRules.EMPTY, first, null)));
+    }
+
+    /** The next version: {@code rules}; returns its delta (read back from its wire form). */
+    public RulesDelta next(ClusterRules rules) {
+        return step(rules);
+    }
+
     /**
      * The history as a database restored from a backup holds it: the versions after {@code version} are gone, and the
      * next ones reuse their numbers (with other changes, and so other lineages).
