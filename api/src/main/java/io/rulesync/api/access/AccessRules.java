@@ -32,6 +32,7 @@ public final class AccessRules {
     private static final List<Route> LIBRARY_ROUTES = List.of(
             new Route(Set.of("GET"), PARSER.parse("/v3/api-docs"), READERS, false, "springdoc"),
             new Route(Set.of("GET"), PARSER.parse("/v3/api-docs/**"), READERS, false, "springdoc"),
+            new Route(Set.of("GET"), PARSER.parse("/v3/api-docs.yaml"), READERS, false, "springdoc"),
             new Route(Set.of("GET"), PARSER.parse("/actuator/prometheus"), READERS, false, "actuator"));
 
     /** One route: its methods (empty: any), its path, the roles it admits, and the handler that declared it. */

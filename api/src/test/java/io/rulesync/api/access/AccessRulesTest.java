@@ -33,6 +33,7 @@ class AccessRulesTest {
                         "GET /api/v1/clusters/{cluster}: operator, viewer",
                         "GET /api/v1/clusters: operator, viewer",
                         "GET /api/v1/whoami: operator, viewer",
+                        "GET /v3/api-docs.yaml: operator, viewer",
                         "GET /v3/api-docs/**: operator, viewer",
                         "GET /v3/api-docs: operator, viewer",
                         "POST /api/v1/clusters/{cluster}/dead-letters/{id}/replay: operator",
@@ -52,7 +53,10 @@ class AccessRulesTest {
                 .containsOnly(Role.AGENT, Role.VIEWER, Role.OPERATOR);
         // Elsewhere the libraries' handlers live: deny by default.
         assertThat(RULES.allowed("GET", "/actuator/env")).containsOnly(Role.OPERATOR);
-        assertThat(RULES.allowed("GET", "/v3/api-docs.yaml")).containsOnly(Role.OPERATOR);
+        assertThat(RULES.allowed("GET", "/actuator/metrics")).containsOnly(Role.OPERATOR);
+        assertThat(RULES.allowed("GET", "/v3/api-docs.yaml"))
+                .as("the document, as YAML")
+                .containsOnly(Role.VIEWER, Role.OPERATOR);
         assertThat(RULES.allowed("HEAD", "/api/v1/clusters/shop/versions/3/snapshot"))
                 .as("HEAD as its GET")
                 .containsOnly(Role.AGENT, Role.VIEWER, Role.OPERATOR);

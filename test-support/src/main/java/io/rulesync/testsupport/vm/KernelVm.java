@@ -78,6 +78,7 @@ public final class KernelVm implements AutoCloseable {
         Path console;
         try {
             console = Files.createTempFile("rulesync-vmlab-", ".console");
+            console.toFile().deleteOnExit(); // a shared VM is never closed: its console goes with the JVM
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
