@@ -119,6 +119,17 @@ public final class IpvsApplier {
                 return new Outcome("refused " + r.family().id() + " IPVS configuration: " + refused.get(), 0, 0, 0);
             }
         }
+        // kube-proxy's IPVS settings are the kernel's, not a family's: set once, at every apply that reads the kernel.
+        boolean full = netfilters.keySet().stream()
+                .anyMatch(f -> target.containsKey(f) && (fromKernel || last.get(f) == null));
+        if (full) {
+            try {
+                kernel.prepare();
+            } catch (IpvsApplyException ex) {
+                last = Map.of();
+                return new Outcome("IPVS settings: " + ex.getMessage(), 0, 0, 0);
+            }
+        }
         int sets = 0;
         int commands = 0;
         int bound = 0;
@@ -172,7 +183,6 @@ public final class IpvsApplier {
     private int servers(IpvsRules before, IpvsRules rules, Instant now) throws IpvsApplyException {
         IpvsPlan plan;
         if (before == null) {
-            kernel.prepare();
             plan = IpvsPlan.plan(
                     rules.family(), rules.virtualServers(), ours(kernel.list(), rules), draining, now, drainTimeout);
             draining = draining.after(plan.draining(), id -> id.address().family() == rules.family());

@@ -54,6 +54,8 @@ abstract class IpvsModeContract {
     History history;
     /** Full listings of the IPVS table: what the agent reads at start and at checks, not per version. */
     int fullListings;
+
+    int settingsSet;
     /** Every IPVS command the agent ran, in order. */
     final List<IpvsCommand> applied = new ArrayList<>();
 
@@ -104,6 +106,12 @@ abstract class IpvsModeContract {
         List<Netfilter> nf = List.of(new IptablesNetfilter(IpFamily.IPV4, inNs, printer));
         Conntrack conntrack = new Conntrack(inNs, true);
         IpvsKernel counting = new IpvsKernel() {
+            @Override
+            public void prepare() throws IpvsApplyException {
+                settingsSet++;
+                table().prepare();
+            }
+
             @Override
             public List<KernelVirtualServer> list() throws IpvsApplyException {
                 fullListings++;
@@ -228,6 +236,9 @@ abstract class IpvsModeContract {
         assertKernelHolds(1);
 
         assertThat(fullListings).isEqualTo(1);
+        assertThat(settingsSet)
+                .as("kube-proxy's IPVS settings, set at the apply that read the kernel")
+                .isEqualTo(1);
         Random r = new Random(7);
         for (int i = 0; i < 6; i++) {
             a.onDeltas(List.of(history.next(r, 3)));
@@ -237,8 +248,9 @@ abstract class IpvsModeContract {
             assertKernelHolds(history.latest());
         }
 
-        // Versions read only the virtual servers they change.
+        // Versions read only the virtual servers they change, and leave the settings alone.
         assertThat(fullListings).isEqualTo(1);
+        assertThat(settingsSet).isEqualTo(1);
 
         // Drift: a set member, a virtual server and a bound address go missing behind the agent's back.
         IpvsRules want = expected(history.latest());
