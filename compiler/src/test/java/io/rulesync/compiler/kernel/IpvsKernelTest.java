@@ -161,14 +161,11 @@ class IpvsKernelTest {
     @RequiresKernelVm
     void virtualServersLoadInTheKernelLab() {
         KernelVm vm = KernelVm.shared();
-        String ns = "ipvs-compiled";
-        vm.sh("ip netns add " + ns + " && ip -n " + ns + " link set lo up");
-        try {
-            CommandRunner.Result r = vm.runner()
-                    .inNetns(ns)
-                    .run(List.of("ipvsadm", "-R"), rules.ipvsadmRestore(), Duration.ofSeconds(60));
+        try (KernelVm.Netns ns = vm.namespace("ipvs-compiled")) {
+            CommandRunner.Result r =
+                    ns.runner().run(List.of("ipvsadm", "-R"), rules.ipvsadmRestore(), Duration.ofSeconds(60));
             assertThat(r.ok()).as(r.stderr()).isTrue();
-            String saved = vm.sh("ip netns exec " + ns + " ipvsadm -S -n");
+            String saved = vm.sh("ip netns exec " + ns.name() + " ipvsadm -S -n");
             for (VirtualServer vs : rules.virtualServers()) {
                 assertThat(saved).contains("-A " + vs.service());
             }
@@ -177,8 +174,6 @@ class IpvsKernelTest {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
-        } finally {
-            vm.sh("ip netns delete " + ns);
         }
     }
 }

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.BeforeEach;
 class IpvsModeVmTest extends IpvsModeContract {
     private static final AtomicInteger NAMESPACES = new AtomicInteger();
     static KernelVm vm;
-    String ns;
+    KernelVm.Netns ns;
 
     @BeforeAll
     static void boot() {
@@ -28,22 +28,20 @@ class IpvsModeVmTest extends IpvsModeContract {
 
     @BeforeEach
     void namespace() {
-        ns = "node" + NAMESPACES.incrementAndGet();
-        // A node's loopback is up: the kernel refuses real servers (address not unicast) while no route reaches them.
-        vm.sh("ip netns add " + ns + " && ip -n " + ns + " link set lo up && ip -n " + ns + " link add "
-                + BoundAddresses.DEVICE + " type dummy");
+        ns = vm.namespace("node" + NAMESPACES.incrementAndGet());
+        vm.sh("ip -n " + ns.name() + " link add " + BoundAddresses.DEVICE + " type dummy");
     }
 
     @AfterEach
     void deleteNamespace() {
         if (ns != null) {
-            vm.sh("ip netns delete " + ns);
+            ns.close();
         }
     }
 
     @Override
     CommandRunner node() {
-        return vm.runner().inNetns(ns);
+        return ns.runner();
     }
 
     @Override

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.BeforeEach;
 class IpvsadmKernelVmTest extends IpvsadmKernelContract {
     private static final AtomicInteger NAMESPACES = new AtomicInteger();
     static KernelVm vm;
-    String ns;
+    KernelVm.Netns ns;
 
     @BeforeAll
     static void boot() {
@@ -22,19 +22,18 @@ class IpvsadmKernelVmTest extends IpvsadmKernelContract {
 
     @BeforeEach
     void namespace() {
-        ns = "table" + NAMESPACES.incrementAndGet();
-        vm.sh("ip netns add " + ns + " && ip -n " + ns + " link set lo up");
+        ns = vm.namespace("table" + NAMESPACES.incrementAndGet());
     }
 
     @AfterEach
     void deleteNamespace() {
         if (ns != null) {
-            vm.sh("ip netns delete " + ns);
+            ns.close();
         }
     }
 
     @Override
     CommandRunner node() {
-        return vm.runner().inNetns(ns);
+        return ns.runner();
     }
 }

@@ -34,13 +34,12 @@ public final class KernelVm implements AutoCloseable {
 
     private final Process qemu;
     private final int port;
-    private final Duration bootTime;
+    private Duration bootTime; // set once it answered
     private final Path console;
 
-    private KernelVm(Process qemu, int port, Duration bootTime, Path console) {
+    private KernelVm(Process qemu, int port, Path console) {
         this.qemu = qemu;
         this.port = port;
-        this.bootTime = bootTime;
         this.console = console;
     }
 
@@ -85,7 +84,7 @@ public final class KernelVm implements AutoCloseable {
         List<String> cmd = new ArrayList<>(List.of(
                 "qemu-system-x86_64",
                 "-accel",
-                Files.isWritable(Path.of("/dev/kvm")) ? "kvm" : "tcg",
+                accelerator(root, built),
                 "-cpu",
                 "max",
                 "-m",
@@ -120,7 +119,7 @@ public final class KernelVm implements AutoCloseable {
         } catch (IOException e) {
             throw new IllegalStateException("cannot start qemu: " + e.getMessage(), e);
         }
-        KernelVm vm = new KernelVm(qemu, port, null, console);
+        KernelVm vm = new KernelVm(qemu, port, console);
         Runtime.getRuntime().addShutdownHook(new Thread(qemu::destroyForcibly, "vmlab-off"));
         long deadline = start + BOOT_LIMIT.toNanos();
         while (true) {
@@ -128,27 +127,36 @@ public final class KernelVm implements AutoCloseable {
                 throw new IllegalStateException(
                         "the lab VM stopped while booting (exit " + qemu.exitValue() + "): " + vm.consoleTail());
             }
-            try {
-                if (vm.runner()
-                        .run(List.of("true"), null, Duration.ofSeconds(10))
-                        .ok()) {
-                    break;
-                }
-            } catch (IOException e) {
-                // not serving yet
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                qemu.destroyForcibly();
-                throw new IllegalStateException("interrupted while the lab VM booted", e);
+            if (vm.answers()) {
+                break;
             }
             if (System.nanoTime() > deadline) {
                 qemu.destroyForcibly();
                 throw new IllegalStateException(
                         "the lab VM did not answer within " + BOOT_LIMIT + ": " + vm.consoleTail());
             }
-            sleep(200);
+            sleep(100);
         }
-        return new KernelVm(qemu, port, Duration.ofNanos(System.nanoTime() - start), console);
+        vm.bootTime = Duration.ofNanos(System.nanoTime() - start);
+        return vm;
+    }
+
+    /**
+     * Whether the VM answers {@code true} within half a second, on a connection of its own. While the VM is not
+     * listening yet, qemu holds a connection and sends the VM its SYN again only after one, two, four seconds: a short
+     * try and a new connection find it serving seconds sooner than waiting on one.
+     */
+    private boolean answers() {
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress("127.0.0.1", port), 1_000);
+            s.setSoTimeout(500);
+            String request = "1 0 " + Base64.getEncoder().encodeToString("true\0".getBytes(StandardCharsets.US_ASCII));
+            s.getOutputStream().write((request + "\n").getBytes(StandardCharsets.US_ASCII));
+            s.getOutputStream().flush();
+            return "0 0 0".equals(line(s.getInputStream()));
+        } catch (IOException e) {
+            return false; // not serving yet
+        }
     }
 
     /** From qemu's start to the first command answered. */
@@ -159,6 +167,27 @@ public final class KernelVm implements AutoCloseable {
     /** Runs commands in the VM (its root namespace), as the host's runner runs them on the host. */
     public CommandRunner runner() {
         return this::send;
+    }
+
+    /**
+     * A network namespace of the VM with its loopback up, as a node's is (the kernel refuses IPVS real servers, "address
+     * not unicast", while no route reaches them). Closing it deletes it.
+     */
+    public Netns namespace(String name) {
+        sh("ip netns add " + name + " && ip -n " + name + " link set lo up");
+        return new Netns(this, name);
+    }
+
+    /** A namespace of the VM; {@link #runner()} runs commands in it. */
+    public record Netns(KernelVm vm, String name) implements AutoCloseable {
+        public CommandRunner runner() {
+            return vm.runner().inNetns(name);
+        }
+
+        @Override
+        public void close() {
+            vm.sh("ip netns delete " + name);
+        }
     }
 
     /** Runs a bash script in the VM, failing with its output when it fails. */
@@ -179,81 +208,132 @@ public final class KernelVm implements AutoCloseable {
         return r.stdout();
     }
 
+    /** The connection commands go over, kept between commands; null until the first, or after it broke. */
+    private Socket channel;
+
     /**
-     * The VM serves one connection at a time, and between two its server starts again: qemu takes a connection meanwhile
-     * and resets it, before any command ran. Such a reset is tried again, for a few seconds.
+     * Sends one command over the kept connection, opening it first if need be. Until the VM's server listens, qemu
+     * takes a connection and resets it before any command ran: such a fresh connection is tried again, for a few
+     * seconds. A kept connection that breaks is not: its command may have run.
      */
     private synchronized CommandRunner.Result send(List<String> argv, String stdin, Duration timeout)
             throws IOException {
         long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
         while (true) {
+            boolean fresh = channel == null;
+            if (fresh) {
+                channel = new Socket();
+                try {
+                    channel.connect(new InetSocketAddress("127.0.0.1", port), 5_000);
+                } catch (IOException e) {
+                    hangUp();
+                    throw e;
+                }
+            }
             try {
-                return sendOnce(argv, stdin, timeout);
+                return exchange(argv, stdin, timeout);
             } catch (NotServed e) {
+                hangUp();
+                if (!fresh) {
+                    throw new IOException(
+                            "the lab VM's command connection broke before " + argv + ": " + e.getMessage());
+                }
                 if (System.nanoTime() > deadline) {
                     throw new IOException("the lab VM does not take commands: " + e.getMessage(), e);
                 }
                 sleep(20);
+            } catch (IOException | RuntimeException e) {
+                hangUp(); // mid-answer: what is left of it would be read as the next command's
+                throw e;
             }
         }
     }
 
-    /** The connection was reset, or ended, before the VM's server read anything of it. */
+    private void hangUp() {
+        if (channel != null) {
+            try {
+                channel.close();
+            } catch (IOException ignored) {
+                // it is gone either way
+            }
+            channel = null;
+        }
+    }
+
+    /** Nothing of the request was taken: the connection was reset, or ended, before the VM's server read it. */
     private static final class NotServed extends IOException {
         NotServed(String message) {
             super(message);
         }
     }
 
-    private CommandRunner.Result sendOnce(List<String> argv, String stdin, Duration timeout) throws IOException {
-        Base64.Encoder b64 = Base64.getEncoder();
+    /** One request and its answer, framed as {@code vmlab/serve} says. */
+    private CommandRunner.Result exchange(List<String> argv, String stdin, Duration timeout) throws IOException {
         long seconds = Math.max(1, (timeout.toMillis() + 999) / 1000);
-        try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress("127.0.0.1", port), 5_000);
-            s.setSoTimeout((int) Math.min(Integer.MAX_VALUE, (seconds + 30) * 1000));
-            OutputStream out = s.getOutputStream();
-            StringBuilder request = new StringBuilder();
-            request.append(seconds).append('\n');
-            StringBuilder args = new StringBuilder();
-            for (String a : argv) {
-                args.append(a).append('\0');
-            }
-            request.append(b64.encodeToString(args.toString().getBytes(StandardCharsets.UTF_8)))
-                    .append('\n');
-            if (stdin != null) {
-                request.append(b64.encodeToString(stdin.getBytes(StandardCharsets.UTF_8)));
-            }
-            try { // a reset can come while the request is written, too: nothing of it was read
-                out.write(request.toString().getBytes(StandardCharsets.US_ASCII));
-                out.flush();
-                s.shutdownOutput();
-            } catch (java.net.SocketException e) {
-                throw new NotServed(e.getMessage());
-            }
-            String all;
-            try {
-                all = readAll(s.getInputStream());
-            } catch (java.net.SocketException e) {
-                throw new NotServed(e.getMessage());
-            }
-            if (all.isEmpty()) {
-                throw new NotServed("no answer");
-            }
-            String[] answer = all.split("\n", -1);
-            if (answer.length < 3) {
-                throw new IOException("the lab VM gave a partial answer to " + argv + ": " + all);
-            }
-            Base64.Decoder d = Base64.getDecoder();
-            return new CommandRunner.Result(
-                    Integer.parseInt(answer[0].strip()),
-                    new String(d.decode(answer[1].strip()), StandardCharsets.UTF_8),
-                    new String(d.decode(answer[2].strip()), StandardCharsets.UTF_8));
+        channel.setSoTimeout((int) Math.min(Integer.MAX_VALUE, (seconds + 30) * 1000));
+        StringBuilder args = new StringBuilder();
+        for (String a : argv) {
+            args.append(a).append('\0');
         }
+        byte[] in = stdin == null ? new byte[0] : stdin.getBytes(StandardCharsets.UTF_8);
+        String header = seconds + " " + in.length + " "
+                + Base64.getEncoder().encodeToString(args.toString().getBytes(StandardCharsets.UTF_8)) + "\n";
+        InputStream answer = channel.getInputStream();
+        String status;
+        try {
+            OutputStream out = channel.getOutputStream();
+            out.write(header.getBytes(StandardCharsets.US_ASCII));
+            out.write(in);
+            out.flush();
+            status = line(answer);
+        } catch (java.net.SocketException e) {
+            throw new NotServed(e.getMessage());
+        }
+        if (status == null) {
+            throw new NotServed("no answer");
+        }
+        String[] f = status.split(" ");
+        if (f.length != 3) {
+            throw new IOException("the lab VM answered " + argv + " with '" + status + "'");
+        }
+        byte[] out = readExactly(answer, Integer.parseInt(f[1]), argv);
+        byte[] err = readExactly(answer, Integer.parseInt(f[2]), argv);
+        return new CommandRunner.Result(
+                Integer.parseInt(f[0]),
+                new String(out, StandardCharsets.UTF_8),
+                new String(err, StandardCharsets.UTF_8));
+    }
+
+    /** The status line of an answer; null if the connection ended before any of it. */
+    private static String line(InputStream in) throws IOException {
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        for (int b = in.read(); b != '\n'; b = in.read()) {
+            if (b < 0) {
+                if (buf.size() == 0) {
+                    return null;
+                }
+                throw new IOException("the lab VM's answer ended inside its status line: " + buf);
+            }
+            buf.write(b);
+        }
+        return buf.toString(StandardCharsets.US_ASCII);
+    }
+
+    private static byte[] readExactly(InputStream in, int n, List<String> argv) throws IOException {
+        byte[] b = in.readNBytes(n);
+        if (b.length != n) {
+            throw new IOException(
+                    "the lab VM's answer to " + argv + " ended after " + b.length + " of " + n + " bytes");
+        }
+        return b;
     }
 
     /** Powers the VM off (it holds nothing to keep). */
     @Override
     public void close() {
+        synchronized (this) {
+            hangUp();
+        }
         qemu.destroy();
         try {
             if (!qemu.waitFor(10, TimeUnit.SECONDS)) {
@@ -280,22 +360,42 @@ public final class KernelVm implements AutoCloseable {
     }
 
     private static Path build(Path root) {
-        Process p;
+        return Path.of(tool(root, "vmlab/build"));
+    }
+
+    /** Runs one of the lab's scripts, its messages to this JVM's error stream; returns the last line it printed. */
+    private static String tool(Path root, String script, String... args) {
+        List<String> argv = new ArrayList<>(List.of(root.resolve(script).toString()));
+        argv.addAll(List.of(args));
         try {
-            p = new ProcessBuilder(root.resolve("vmlab/build").toString())
+            Process p = new ProcessBuilder(argv)
                     .redirectError(ProcessBuilder.Redirect.INHERIT)
                     .start();
             String out = readAll(p.getInputStream()).strip();
             if (p.waitFor() != 0 || out.isEmpty()) {
-                throw new IllegalStateException("vmlab/build failed (exit " + p.exitValue() + ")");
+                throw new IllegalStateException(script + " failed (exit " + p.exitValue() + ")");
             }
-            return Path.of(out.lines().reduce((a, b) -> b).orElseThrow());
+            return out.lines().reduce((a, b) -> b).orElseThrow();
         } catch (IOException e) {
-            throw new UncheckedIOException("vmlab/build", e);
+            throw new UncheckedIOException(script, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
         }
+    }
+
+    private static String accelerator;
+
+    /** kvm or tcg, as {@code vmlab/accel} finds (once per host boot: a /dev/kvm may be there and not work). */
+    private static synchronized String accelerator(Path root, Path built) {
+        if (accelerator == null) {
+            String out = tool(root, "vmlab/accel", built.toString());
+            if (!out.equals("kvm") && !out.equals("tcg")) {
+                throw new IllegalStateException("vmlab/accel answered '" + out + "', neither kvm nor tcg");
+            }
+            accelerator = out;
+        }
+        return accelerator;
     }
 
     /** The checkout's root: the first directory up from here that holds {@code vmlab/build}. */

@@ -42,6 +42,14 @@ class KernelVmTest {
                         .exit())
                 .as("killed after its timeout")
                 .isEqualTo(-1);
+        // One connection carries every command: a large input and output (not ASCII) leave the next one framed.
+        String big = ("ü " + "x".repeat(98) + "\n").repeat(3000);
+        assertThat(vm.runner().run(List.of("cat"), big, Duration.ofSeconds(60)).stdout())
+                .isEqualTo(big);
+        assertThat(vm.runner()
+                        .run(List.of("echo", "after"), null, Duration.ofSeconds(10))
+                        .stdout())
+                .isEqualTo("after\n");
         long start = System.nanoTime();
         for (int i = 0; i < 20; i++) {
             assertThat(vm.runner()
