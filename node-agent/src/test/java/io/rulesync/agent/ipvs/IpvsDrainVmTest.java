@@ -1,6 +1,7 @@
 package io.rulesync.agent.ipvs;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.rulesync.agent.Agent;
 import io.rulesync.agent.mode.ModeChoice.WhenUnavailable;
@@ -18,6 +19,7 @@ import io.rulesync.testsupport.cluster.Fixtures;
 import io.rulesync.testsupport.vm.KernelVm;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -26,18 +28,25 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Graceful termination on the real module: a real server whose endpoint goes while a connection through it is open
- * stays, at weight 0, so that the connection lives and new ones go elsewhere, until its drain deadline (or the end of
- * its connections: in the kernel that takes two minutes of TIME_WAIT, which the in-memory table's test shows instead).
+ * stays, at weight 0, so that the connection lives and new ones go elsewhere, until its connections end or its drain
+ * deadline passes, whichever comes first.
  */
 @RequiresKernelVm
 class IpvsDrainVmTest {
     private static final String VIP = "10.96.0.16";
+    private static final String SERVICE = "kind: Service\nmetadata: {name: drain, namespace: shop}\n"
+            + "spec: {clusterIP: " + VIP + ", ports: [{name: http, port: 80}]}\n";
+    private static final String POD0 = VmNodeLab.PODS.get(0);
+    private static final String POD1 = VmNodeLab.PODS.get(1);
 
     @TempDir
     Path dir;
 
     private KernelVm vm;
     private VmNodeLab lab;
+    private final MutableClock clock = new MutableClock();
+    private History history;
+    private Agent agent;
 
     @BeforeEach
     void lab() {
@@ -47,7 +56,6 @@ class IpvsDrainVmTest {
 
     @AfterEach
     void tearDown() {
-        vm.sh("pkill -f 'sleep 97' || true");
         lab.close();
     }
 
@@ -63,39 +71,58 @@ class IpvsDrainVmTest {
         return null;
     }
 
-    @Test
-    void aRemovedRealServerWithAnOpenConnectionDrainsAtWeightZeroUntilItsDeadline() throws Exception {
-        String pod0 = VmNodeLab.PODS.get(0);
-        String pod1 = VmNodeLab.PODS.get(1);
-        String service = "kind: Service\nmetadata: {name: drain, namespace: shop}\n" + "spec: {clusterIP: " + VIP
-                + ", ports: [{name: http, port: 80}]}\n";
-        History history = new History(lab.cluster("rr", service, Fixtures.slice("drain", "node-a", pod0)));
-        MutableClock clock = new MutableClock();
-        Agent agent = lab.agent(history, WhenUnavailable.REFUSE, dir, clock);
+    /** pod0 serving the Service and holding a connection from client2; then its endpoint moves to pod1. */
+    private void drainWhileConnected() throws Exception {
+        history = new History(lab.cluster("rr", SERVICE, Fixtures.slice("drain", "node-a", POD0)));
+        agent = lab.agent(history, WhenUnavailable.REFUSE, dir, clock);
         assertThat(lab.lastAck().status()).isEqualTo(NodeAck.Status.APPLIED);
 
-        // A connection to pod0 that stays open (the client sends nothing; the server waits for its request).
-        vm.sh("(ip netns exec pk-client2 sh -c 'sleep 97 | nc " + VIP + " 80' > /dev/null 2>&1 &); sleep 1");
-        assertThat(real(pod0).activeConnections()).isEqualTo(1);
+        assertThat(lab.hold("pk-client2", VIP + ":80", "drain")).isEqualTo("pod0");
+        assertThat(real(POD0).activeConnections()).isEqualTo(1);
 
-        agent.onDeltas(List.of(history.next(lab.cluster("rr", service, Fixtures.slice("drain", "node-a", pod1)))));
+        agent.onDeltas(List.of(history.next(lab.cluster("rr", SERVICE, Fixtures.slice("drain", "node-a", POD1)))));
         assertThat(lab.lastAck().status()).isEqualTo(NodeAck.Status.APPLIED);
-        assertThat(real(pod0))
+        assertThat(real(POD0))
                 .as("pod0, draining")
                 .extracting(KernelRealServer::weight, KernelRealServer::activeConnections)
                 .containsExactly(0, 1);
-        assertThat(real(pod1).weight()).isEqualTo(1);
+        assertThat(real(POD1).weight()).isEqualTo(1);
         assertThat(lab.fetch("pk-client1", "http://" + VIP + "/", 4)).containsOnly("pod1");
 
         // Still connected at the next looks: still there.
         clock.advance(Duration.ofSeconds(6));
         agent.tick();
-        assertThat(real(pod0)).as("pod0, still draining").isNotNull();
+        assertThat(real(POD0)).as("pod0, still draining").isNotNull();
+    }
 
-        // Its deadline passed: deleted, connection or not.
+    @Test
+    void aDrainingRealServerIsDeletedOnceItsConnectionsEnd() throws Exception {
+        drainWhileConnected();
+
+        lab.reset("drain");
+        assertThat(lab.connections(VIP)).as("the connection, reset").contains("CLOSE");
+        // The kernel forgets a reset connection after ten seconds; the agent's next look after that deletes pod0,
+        // long before its deadline.
+        Instant start = clock.instant();
+        await().atMost(Duration.ofSeconds(45))
+                .pollInterval(Duration.ofSeconds(1))
+                .untilAsserted(() -> {
+                    clock.advance(Duration.ofSeconds(1));
+                    agent.tick();
+                    assertThat(real(POD0)).as("pod0, its connection gone").isNull();
+                });
+        assertThat(Duration.between(start, clock.instant())).isLessThan(IpvsPlan.DEFAULT_DRAIN_TIMEOUT);
+        assertThat(agent.draining()).isZero();
+        assertThat(real(POD1).weight()).isEqualTo(1);
+    }
+
+    @Test
+    void aDrainingRealServerIsDeletedAtItsDeadlineConnectedOrNot() throws Exception {
+        drainWhileConnected();
+
         clock.advance(IpvsPlan.DEFAULT_DRAIN_TIMEOUT.plusMinutes(1));
         agent.tick();
-        assertThat(real(pod0)).as("pod0, past its deadline").isNull();
+        assertThat(real(POD0)).as("pod0, past its deadline").isNull();
         assertThat(agent.draining()).isZero();
     }
 }

@@ -1,6 +1,7 @@
 package io.rulesync.agent.ipvs;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.rulesync.agent.mode.ModeChoice.WhenUnavailable;
 import io.rulesync.model.ack.NodeAck;
@@ -9,6 +10,7 @@ import io.rulesync.testsupport.cluster.Fixtures;
 import io.rulesync.testsupport.vm.KernelVm;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
@@ -30,6 +32,7 @@ class IpvsPacketsVmTest {
     private static final String NODE_PORT = "10.96.0.13";
     private static final String EMPTY = "10.96.0.14";
     private static final String LOCAL = "10.96.0.15";
+    private static final String BRIEF = "10.96.0.17"; // ClientIP affinity for 20 seconds
     private static final List<String> SCHEDULERS = List.of("wrr", "lc", "dh", "mh");
 
     private KernelVm vm;
@@ -51,6 +54,10 @@ class IpvsPacketsVmTest {
                         + "spec: {clusterIP: " + STICKY + ", sessionAffinity: ClientIP,"
                         + " sessionAffinityConfig: {clientIP: {timeoutSeconds: 60}}, ports: [{name: http, port: 80}]}\n",
                 Fixtures.slice("sticky", "node-a", pod0, pod1),
+                "kind: Service\nmetadata: {name: brief, namespace: shop}\n"
+                        + "spec: {clusterIP: " + BRIEF + ", sessionAffinity: ClientIP,"
+                        + " sessionAffinityConfig: {clientIP: {timeoutSeconds: 20}}, ports: [{name: http, port: 80}]}\n",
+                Fixtures.slice("brief", "node-a", pod0, pod1),
                 "kind: Service\nmetadata: {name: np, namespace: shop}\n"
                         + "spec: {type: NodePort, clusterIP: " + NODE_PORT
                         + ", ports: [{name: http, port: 80, nodePort: 30080}]}\n",
@@ -128,6 +135,49 @@ class IpvsPacketsVmTest {
     }
 
     @Test
+    void clientIpAffinityEndsWhenItsTimeoutPassesWithoutConnections() {
+        String first = lab.hold("pk-client2", BRIEF + ":80", "brief-1");
+        assertThat(lab.hold("pk-client2", BRIEF + ":80", "brief-2"))
+                .as("pinned while the first is connected")
+                .isEqualTo(first);
+        // The kernel's persistence template: the client's address without a port, to the pod.
+        assertThat(lab.connections(BRIEF)).contains("192.168.2.2:0 ");
+        lab.reset("brief-1");
+        lab.reset("brief-2");
+        // A reset connection is kept ten seconds; the template 20 s from its last connection's start, and the next
+        // connection is then scheduled afresh: round robin's next pod. (A template whose time runs out while it still
+        // has connections is kept another 60 s, whatever the affinity's timeout: the kernel's rule, not kube-proxy's.)
+        await().atMost(Duration.ofSeconds(45))
+                .pollInterval(Duration.ofSeconds(1))
+                .untilAsserted(() -> assertThat(lab.connections(BRIEF)).isBlank());
+        assertThat(lab.hold("pk-client2", BRIEF + ":80", "brief-3"))
+                .as("after the affinity expired")
+                .startsWith("pod")
+                .isNotEqualTo(first);
+        lab.reset("brief-3");
+    }
+
+    @Test
+    void podsSeeTheSourceAddressKubeProxyWouldLeaveThem() {
+        String bridge = "10.244.0.1"; // the node's address towards its pods
+        // From outside the pods' range, to a ClusterIP or a NodePort: masqueraded, so that the answer comes back
+        // through this node.
+        assertThat(fetch("pk-client1", "http://" + WEB + "/cgi-bin/peer", 2))
+                .containsExactlyInAnyOrder("pod0 " + bridge, "pod1 " + bridge);
+        assertThat(fetch("pk-client1", "http://" + VmNodeLab.NODE_IP + ":30080/cgi-bin/peer", 2))
+                .containsExactlyInAnyOrder("pod0 " + bridge, "pod1 " + bridge);
+        // externalTrafficPolicy: Local keeps the client's address (and sends only to this node's endpoint).
+        assertThat(fetch("pk-client1", "http://" + VmNodeLab.NODE_IP + ":30081/cgi-bin/peer", 2))
+                .containsOnly("pod0 192.168.1.2");
+        // From a pod, its own address. Back to itself (hairpin), masqueraded, else it would answer its own address
+        // directly and the connection would break: this needs IPVS connections in conntrack, the sysctl the agent sets.
+        assertThat(fetch("pk-pod2", "http://" + WEB + "/cgi-bin/peer", 2))
+                .containsExactlyInAnyOrder("pod0 10.244.0.12", "pod1 10.244.0.12");
+        assertThat(fetch("pk-pod0", "http://" + WEB + "/cgi-bin/peer", 2))
+                .containsExactlyInAnyOrder("pod0 " + bridge, "pod1 10.244.0.10");
+    }
+
+    @Test
     void aNodePortReachesTheEndpointsThroughTheNodesAddress() {
         List<String> got = fetch("pk-client1", "http://" + VmNodeLab.NODE_IP + ":30080/", 4);
         assertThat(got).containsOnly("pod0", "pod1").contains("pod0", "pod1");
@@ -139,14 +189,6 @@ class IpvsPacketsVmTest {
     void aServiceWithoutEndpointsRefusesConnections() {
         List<String> got = fetch("pk-client1", "http://" + EMPTY + "/", 2);
         assertThat(String.join("\n", got)).contains("refused");
-    }
-
-    @Test
-    void aPodReachesItselfThroughItsServiceMasqueraded() {
-        // Every other request comes back to pod0 itself (hairpin): it is answered only if the node masquerades it
-        // (IPVS connections through conntrack: the sysctl the agent sets), else pod0 answers its own address directly.
-        List<String> got = fetch("pk-pod0", "http://" + WEB + "/", 4);
-        assertThat(got).containsOnly("pod0", "pod1").contains("pod0");
     }
 
     @Test
@@ -173,7 +215,7 @@ class IpvsPacketsVmTest {
 
     @Test
     void externalTrafficPolicyLocalSendsNodePortTrafficOnlyToThisNodesEndpoints() {
-        // Through the node's address: this node's endpoint only (the source address kept, nothing masqueraded).
+        // Through the node's address: this node's endpoint only.
         assertThat(fetch("pk-client1", "http://" + VmNodeLab.NODE_IP + ":30081/", 6))
                 .containsOnly("pod0");
         // Through the ClusterIP: every endpoint, the other node's too.

@@ -79,16 +79,11 @@ final class VmNodeLab implements AutoCloseable {
                     .append("ip -n ")
                     .append(ns)
                     .append(" route add default via 10.244.0.1\n")
-                    .append("mkdir -p /tmp/www")
-                    .append(i)
-                    .append("; echo pod")
-                    .append(i)
-                    .append(" > /tmp/www")
-                    .append(i)
-                    .append("/index.html\n")
+                    .append(pages(i))
+                    // IPv4 only: on [::] the peer would read as [::ffff:a.b.c.d]
                     .append("ip netns exec ")
                     .append(ns)
-                    .append(" httpd -p 8080 -h /tmp/www")
+                    .append(" httpd -p 0.0.0.0:8080 -h /tmp/www")
                     .append(i)
                     .append('\n');
         }
@@ -130,11 +125,57 @@ final class VmNodeLab implements AutoCloseable {
         vm.sh(s.toString());
     }
 
-    /** The pods' servers and every namespace of the lab go: what one test programs is not what the next one sees. */
+    /**
+     * What pod {@code i} serves: its name at {@code /}; its name and the address its request came from at
+     * {@code /cgi-bin/peer} (busybox httpd runs it as CGI, which is given the peer); its name and then lines without end
+     * at {@code /cgi-bin/stream}, for a connection a test holds open.
+     */
+    private static String pages(int i) {
+        String www = "/tmp/www" + i;
+        return "mkdir -p " + www + "/cgi-bin; echo pod" + i + " > " + www + "/index.html\n"
+                + "printf '#!/bin/sh\\necho Content-Type: text/plain\\necho\\necho pod" + i + " $REMOTE_ADDR\\n' > "
+                + www + "/cgi-bin/peer\n"
+                + "printf '#!/bin/sh\\necho Content-Type: text/plain\\necho\\necho pod" + i + "\\nexec yes\\n' > "
+                + www + "/cgi-bin/stream\n"
+                + "chmod +x " + www + "/cgi-bin/*\n";
+    }
+
+    /** The pods' servers, held connections and every namespace of the lab go: what one test programs is not what the next one sees. */
     @Override
     public void close() {
-        vm.sh("for p in $(pidof httpd); do kill $p; done; for n in $(ip netns list | cut -d' ' -f1 | grep '^pk-'); do"
-                + " ip netns delete $n; done");
+        vm.sh("kill -9 $(cat /tmp/pk-hold-*.pid 2>/dev/null) $(pidof httpd) 2>/dev/null; rm -f /tmp/pk-hold-*;"
+                + " for n in $(ip netns list | cut -d' ' -f1 | grep '^pk-'); do ip netns delete $n; done");
+    }
+
+    /**
+     * A connection from namespace {@code ns} to {@code address} ({@code ip:port}) held open: it asks for the pod's
+     * endless stream and reads only the pod's name, so the answer waits unread in the client's socket. Returns the pod
+     * that answered. {@link #reset} ends it.
+     */
+    String hold(String ns, String address, String name) {
+        String pid = "/tmp/pk-hold-" + name + ".pid";
+        String out = "/tmp/pk-hold-" + name + ".out";
+        String reader = "/tmp/pk-hold-" + name + "-reader.pid";
+        return vm.sh("rm -f " + out + "; (ip netns exec " + ns + " sh -c 'echo $$ > " + pid
+                        + "; exec wget -q -O- http://"
+                        + address + "/cgi-bin/stream' 2>/dev/null | { echo $BASHPID > " + reader + "; grep -m1 ^pod > "
+                        + out + "; exec sleep 600; })"
+                        + " > /dev/null 2>&1 &\n"
+                        + "for i in $(seq 100); do [ -s " + out + " ] && break; sleep 0.1; done; cat " + out)
+                .strip();
+    }
+
+    /**
+     * Ends a held connection as a client killed with data unread ends it: with a reset, which IPVS keeps for ten
+     * seconds (a closed connection would stay two minutes in TIME_WAIT, a state whose timeout cannot be set).
+     */
+    void reset(String name) {
+        vm.sh("kill -9 $(cat /tmp/pk-hold-" + name + ".pid)");
+    }
+
+    /** The connections the node's IPVS tracks for {@code vip}, persistence templates included. */
+    String connections(String vip) {
+        return vm.sh("ip netns exec " + NODE_NS + " ipvsadm -Lnc | grep ' " + vip + ":' || true");
     }
 
     /** The cluster, compiled as the compiler compiles it, with {@code scheduler} and {@code objects} besides the node. */
