@@ -5,6 +5,7 @@ import io.rulesync.compiler.eventlog.EventAssembly;
 import io.rulesync.compiler.eventlog.LiveLog;
 import io.rulesync.compiler.eventlog.LogCheck;
 import io.rulesync.compiler.fold.ProblemReports;
+import io.rulesync.compiler.runtime.BatchRows.Decoded;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.model.cluster.Node;
 import io.rulesync.model.event.ClusterEvent;
@@ -16,12 +17,9 @@ import io.rulesync.model.event.ClusterEvent.StateDigest;
 import io.rulesync.model.event.ClusterEvent.SyncMarker;
 import io.rulesync.model.event.EventCodec;
 import io.rulesync.model.event.EventParts;
-import io.rulesync.model.event.Json;
 import io.rulesync.model.event.ObjectKind;
-import io.rulesync.model.event.ResyncRequest;
 import io.rulesync.model.manifest.Problem;
 import io.rulesync.model.rules.Lineage;
-import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.model.rules.RulesDiff;
 import io.rulesync.model.text.Printable;
 import io.rulesync.model.topic.LogPosition;
@@ -79,9 +77,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class PartitionProcessor {
     private static final Logger log = LoggerFactory.getLogger(PartitionProcessor.class);
-    private static final int CAUSE_OBJECTS = 20;
-    /** Below Kafka's default 1 MiB message limit, with room for headers. */
-    static final int MAX_MESSAGE_CHARS = 900_000;
     /**
      * The source under which the compiler stores its own findings ({@link ClusterHead#admissionProblems()}) beside
      * the watcher's reports. Not a path or an object key, so no watcher report can replace or clear it.
@@ -179,6 +174,7 @@ public final class PartitionProcessor {
     private final Duration resyncCooldown;
     private final int checkpointEvery;
     private final Executor checkpointWriter;
+    private final BatchRows rows;
     private final Map<String, ClusterHead> heads = new HashMap<>();
     /**
      * The parts received so far of each cluster's event that is too large for one message ({@link EventParts}).
@@ -283,6 +279,7 @@ public final class PartitionProcessor {
         this.checkpointEvery = checkpointEvery;
         this.store = Objects.requireNonNull(store, "store");
         this.topics = Objects.requireNonNull(topics, "topics");
+        this.rows = new BatchRows(topics, partition);
         this.group = Objects.requireNonNull(group, "group");
         this.partition = partition;
         this.clock = clock;
@@ -411,8 +408,8 @@ public final class PartitionProcessor {
         if (!held.isEmpty()) {
             Instant now = clock.instant();
             List<Batch.OutboxRow> resyncs = new ArrayList<>();
-            held.forEach((cluster, why) ->
-                    resyncs.add(resyncRow(cluster, "the compiler's state of the cluster is incomplete: " + why, now)));
+            held.forEach((cluster, why) -> resyncs.add(
+                    rows.resync(cluster, "the compiler's state of the cluster is incomplete: " + why, now)));
             store.writes().enqueue(resyncs);
             resyncs.forEach(row -> {
                 resyncAsked.put(row.key(), now);
@@ -488,11 +485,11 @@ public final class PartitionProcessor {
             }
             String cluster = e.getKey();
             long seq = step.get().next().version();
-            String cause = causeWithoutEvents(
+            String cause = rows.causeWithoutEvents(
                     "compilerUpgrade",
                     "this compiler compiles the same events into different rules than " + "version " + (seq - 1)
                             + " holds; this version publishes them before any new event");
-            addVersion(cluster, e.getValue().lineage(), step.get(), cause, now, versions, outbox);
+            rows.version(cluster, e.getValue().lineage(), step.get(), cause, now, versions, outbox);
             next.put(cluster, step.get().next());
         }
         if (versions.isEmpty() || position == null) {
@@ -577,7 +574,7 @@ public final class PartitionProcessor {
             List<Batch.OutboxRow> resyncs = new ArrayList<>();
             if (v instanceof LogCheck.Verdict.Reset r) {
                 for (String cluster : new TreeSet<>(heads.keySet())) {
-                    resyncs.add(resyncRow(cluster, "events partition " + partition + ": " + r.reason(), now));
+                    resyncs.add(rows.resync(cluster, "events partition " + partition + ": " + r.reason(), now));
                 }
             }
             try {
@@ -632,20 +629,6 @@ public final class PartitionProcessor {
         }
     }
 
-    /** The cause of a version no event made (a compiler upgrade, a resync that completed a held cluster): why, in one key. */
-    private String causeWithoutEvents(String key, String why) {
-        Map<String, Object> cause = new LinkedHashMap<>();
-        cause.put(key, why);
-        cause.put("events", 0);
-        cause.put("topic", topics.events());
-        cause.put("partition", partition);
-        return Json.write(cause);
-    }
-
-    private Batch.OutboxRow resyncRow(String cluster, String reason, Instant now) {
-        return new Batch.OutboxRow(topics.resyncs(), cluster, new ResyncRequest(cluster, reason, now).encode());
-    }
-
     public Outcome process(List<Record> records) {
         Plan plan = plan(records);
         if (plan == null) {
@@ -686,16 +669,21 @@ public final class PartitionProcessor {
             Set<String> released,
             List<String> warnings) {}
 
-    /** The batch {@code records} make from the stored position on; null when none of them is new. */
-    private Plan plan(List<Record> records) {
-        long from = position();
-        List<Record> fresh = records.stream().filter(r -> r.offset() >= from).toList();
-        if (fresh.isEmpty()) {
-            return null;
-        }
-        Instant now = clock.instant();
+    /**
+     * A batch's records sorted out: the events, by cluster; the parts of events too large for one message, stored as
+     * they come; and the records refused (not an event, not of the key's cluster, an operator action not pending), as
+     * dead letters.
+     */
+    private record Intake(
+            Map<String, List<Decoded>> byCluster,
+            List<Batch.EventRow> parts,
+            List<Batch.DeadLetterRow> dead,
+            List<Batch.OutboxRow> deadLetterMessages,
+            EventAssembly assembled,
+            List<String> warnings) {}
+
+    private Intake intake(List<Record> fresh) {
         List<String> warnings = new ArrayList<>();
-        Set<String> released = new HashSet<>();
         List<Batch.DeadLetterRow> dead = new ArrayList<>();
         List<Batch.OutboxRow> outbox = new ArrayList<>();
         Map<String, List<Decoded>> byCluster = new LinkedHashMap<>();
@@ -708,7 +696,7 @@ public final class PartitionProcessor {
             EventAssembly.Offer offer = assembled.offer(r.key(), r.value());
             assembled = offer.next();
             if (offer.outcome() instanceof EventAssembly.Outcome.Refused refused) {
-                deadLetter(r, refused.reason(), dead, outbox);
+                rows.deadLetter(r, refused.reason(), dead, outbox);
                 continue;
             }
             if (offer.outcome() instanceof EventAssembly.Outcome.Stored stored) {
@@ -719,8 +707,7 @@ public final class PartitionProcessor {
                             + stored.abandoned().size() + " of "
                             + stored.abandoned().get(0).parts() + " parts; its parts are left unused");
                 }
-                partRows.add(new Batch.EventRow(
-                        p.cluster(), r.offset(), "part", null, null, null, p.observedAt(), r.value(), null));
+                partRows.add(rows.part(p, r));
                 continue;
             }
             if (offer.outcome() instanceof EventAssembly.Outcome.Whole whole) {
@@ -737,7 +724,7 @@ public final class PartitionProcessor {
                 reason = actionRefusal(a, actionsSeen);
             }
             if (reason != null) {
-                deadLetter(r, reason, dead, outbox);
+                rows.deadLetter(r, reason, dead, outbox);
             } else {
                 ClusterEvent e = ((EventCodec.Decoded.Valid) d).event();
                 byCluster
@@ -745,6 +732,24 @@ public final class PartitionProcessor {
                         .add(new Decoded(new Record(r.offset(), r.key(), value), e));
             }
         }
+        return new Intake(byCluster, partRows, dead, outbox, assembled, warnings);
+    }
+
+    /** The batch {@code records} make from the stored position on; null when none of them is new. */
+    private Plan plan(List<Record> records) {
+        long from = position();
+        List<Record> fresh = records.stream().filter(r -> r.offset() >= from).toList();
+        if (fresh.isEmpty()) {
+            return null;
+        }
+        Instant now = clock.instant();
+        Intake in = intake(fresh);
+        Set<String> released = new HashSet<>();
+        List<Batch.DeadLetterRow> dead = in.dead();
+        List<Batch.OutboxRow> outbox = new ArrayList<>(in.deadLetterMessages());
+        Map<String, List<Decoded>> byCluster = in.byCluster();
+        List<Batch.EventRow> partRows = in.parts();
+        EventAssembly assembled = in.assembled();
 
         Map<String, ClusterHead> next = new HashMap<>();
         List<Disagreement> resyncsAsked = new ArrayList<>();
@@ -776,7 +781,7 @@ public final class PartitionProcessor {
                             step.newVersion() ? Optional.empty() : step.next().recompiled();
                     if (caughtUp.isPresent()) {
                         step = caughtUp.get();
-                        releaseCause = causeWithoutEvents(
+                        releaseCause = rows.causeWithoutEvents(
                                 "resync",
                                 "the watcher's resync made the cluster's state whole again (" + heldBecause
                                         + "); this version publishes what it compiles to");
@@ -808,7 +813,7 @@ public final class PartitionProcessor {
                 if (!check.agrees()
                         && resyncsAsked.stream().noneMatch(d -> d.cluster().equals(cluster))
                         && resyncDue(cluster, now)) {
-                    outbox.add(resyncRow(
+                    outbox.add(rows.resync(
                             cluster,
                             "the watcher's state digest disagrees with what the compiler folded: "
                                     + String.join("; ", check.differences()),
@@ -824,11 +829,11 @@ public final class PartitionProcessor {
             Long seq = null;
             if (step.newVersion()) {
                 seq = step.next().version();
-                addVersion(
+                rows.version(
                         cluster,
                         head.lineage(),
                         step,
-                        releaseCause != null ? releaseCause : cause(e.getValue(), step.actions()),
+                        releaseCause != null ? releaseCause : rows.cause(e.getValue(), step.actions()),
                         now,
                         versions,
                         outbox);
@@ -857,7 +862,7 @@ public final class PartitionProcessor {
                 // A digest only checks what was folded; the rebuild does not need it, so it is not stored.
                 if (!(d.event() instanceof StateDigest)) {
                     // A problem report never leads to a version, whatever else the batch did.
-                    events.add(eventRow(d, ProblemReports.isProblemEvent(d.event()) ? null : seq));
+                    events.add(rows.event(d, ProblemReports.isProblemEvent(d.event()) ? null : seq));
                 }
             }
         }
@@ -896,7 +901,8 @@ public final class PartitionProcessor {
                 problems,
                 checkpointsDue,
                 nodeLabels);
-        return new Plan(batch, now, next, counted, assembled, digestsSeen, resyncsAsked, outcomes, released, warnings);
+        return new Plan(
+                batch, now, next, counted, assembled, digestsSeen, resyncsAsked, outcomes, released, in.warnings());
     }
 
     /** Takes in a committed batch: the new heads and position, its checkpoints, and what it tells logs, metrics and listeners. */
@@ -972,27 +978,6 @@ public final class PartitionProcessor {
         }
     }
 
-    private record Decoded(Record record, ClusterEvent event) {}
-
-    /** A new version of {@code step}'s cluster, with its delta (in parts where large) for the outbox. */
-    private void addVersion(
-            String cluster,
-            String baseLineage,
-            ClusterHead.Step step,
-            String cause,
-            Instant now,
-            List<Batch.VersionRow> versions,
-            List<Batch.OutboxRow> outbox) {
-        long seq = step.next().version();
-        String lineage = step.next().lineage();
-        String settings = Json.write(EventCodec.settingsMap(step.next().view().settings()));
-        versions.add(new Batch.VersionRow(cluster, seq, now, cause, settings, step.diff(), lineage));
-        for (String part : new RulesDelta(cluster, seq - 1, seq, now, step.diff(), baseLineage, lineage)
-                .toJsonParts(MAX_MESSAGE_CHARS)) {
-            outbox.add(new Batch.OutboxRow(topics.deltas(), cluster, part));
-        }
-    }
-
     /**
      * Gives up on one record that the compiler cannot process ({@link PoisonGuard}): it is stored as a dead letter with
      * {@code reason} and published to the dead-letter topic, and the position moves past it, in one transaction. The
@@ -1007,7 +992,7 @@ public final class PartitionProcessor {
         }
         List<Batch.DeadLetterRow> dead = new ArrayList<>();
         List<Batch.OutboxRow> outbox = new ArrayList<>();
-        deadLetter(r, reason, dead, outbox);
+        rows.deadLetter(r, reason, dead, outbox);
         try {
             store.writes()
                     .commit(new Batch(
@@ -1037,13 +1022,6 @@ public final class PartitionProcessor {
     /** After a commit: the stored position is now {@code next} (on the same log; the first one stored, if none was). */
     private void advanceTo(long next) {
         position = position == null ? new LogPosition(next, 0, null, 0, next) : position.advancedTo(next);
-    }
-
-    /** A record refused, with the reason: kept in {@code dead_letter} and published to the dead-letter topic. */
-    private void deadLetter(Record r, String reason, List<Batch.DeadLetterRow> dead, List<Batch.OutboxRow> outbox) {
-        dead.add(new Batch.DeadLetterRow(r.offset(), r.key(), r.value(), reason));
-        outbox.add(
-                new Batch.OutboxRow(topics.deadLetters(), r.key() == null ? "" : r.key(), deadLetterJson(r, reason)));
     }
 
     /** A digest checked in a batch, of {@code cluster}. */
@@ -1082,100 +1060,5 @@ public final class PartitionProcessor {
 
     private static String describe(OperatorAction a) {
         return a instanceof RollbackRequested r ? "rollback to " + r.toVersion() : "resume";
-    }
-
-    private Batch.EventRow eventRow(Decoded d, Long seq) {
-        ClusterEvent e = d.event();
-        String kind = null;
-        String key = null;
-        String rv = null;
-        if (e instanceof ObjectUpserted u) {
-            kind = u.ref().kind().apiName();
-            key = u.ref().key();
-            rv = u.resourceVersion();
-        } else if (e instanceof ObjectDeleted del) {
-            kind = del.ref().kind().apiName();
-            key = del.ref().key();
-            rv = del.resourceVersion();
-        } else if (e instanceof SyncMarker m) {
-            kind = m.kind().apiName();
-        }
-        // The stored type is the event's name on the wire: every type has one, so none is stored as another.
-        return new Batch.EventRow(
-                e.cluster(),
-                d.record().offset(),
-                e.type().wireName(),
-                kind,
-                key,
-                rv,
-                e.observedAt(),
-                d.record().value(),
-                seq);
-    }
-
-    /**
-     * Why a version exists: the operator actions carried out in the batch (who, what, why), the
-     * events that made it, by offset, and the objects they named.
-     */
-    private String cause(List<Decoded> all, List<ClusterHead.ActionOutcome> outcomes) {
-        // Digests and problem reports change no rules: they are not why a version exists.
-        List<Decoded> events = all.stream()
-                .filter(d -> !ProblemReports.leavesRulesAlone(d.event()))
-                .toList();
-        TreeSet<String> objects = new TreeSet<>();
-        for (Decoded d : events) {
-            if (d.event() instanceof OperatorAction) {
-                continue;
-            }
-            if (d.event() instanceof ObjectUpserted u) {
-                objects.add(u.ref().toString());
-            } else if (d.event() instanceof ObjectDeleted del) {
-                objects.add(del.ref().toString() + " (deleted)");
-            } else if (d.event() instanceof SyncMarker m) {
-                objects.add("sync of " + m.kind().apiName());
-            } else {
-                objects.add("settings");
-            }
-        }
-        Map<String, Object> c = new LinkedHashMap<>();
-        List<Map<String, Object>> done = new ArrayList<>();
-        for (ClusterHead.ActionOutcome o : outcomes) {
-            if (o.accepted()) {
-                Map<String, Object> a = new LinkedHashMap<>();
-                a.put("id", o.action().actionId());
-                a.put("action", o.action() instanceof RollbackRequested ? "rollback" : "resume");
-                if (o.action() instanceof RollbackRequested r) {
-                    a.put("toVersion", r.toVersion());
-                }
-                a.put("actor", o.action().actor());
-                a.put("reason", o.action().reason());
-                done.add(a);
-            }
-        }
-        if (!done.isEmpty()) {
-            c.put("operatorActions", done);
-        }
-        c.put("events", events.size());
-        c.put("topic", topics.events());
-        c.put("partition", partition);
-        c.put("firstOffset", events.get(0).record().offset());
-        c.put("lastOffset", events.get(events.size() - 1).record().offset());
-        List<String> named = new ArrayList<>(objects).subList(0, Math.min(CAUSE_OBJECTS, objects.size()));
-        c.put("objects", named);
-        if (objects.size() > CAUSE_OBJECTS) {
-            c.put("moreObjects", objects.size() - CAUSE_OBJECTS);
-        }
-        return Json.write(c);
-    }
-
-    private String deadLetterJson(Record r, String reason) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("reason", reason);
-        m.put("topic", topics.events());
-        m.put("partition", partition);
-        m.put("offset", r.offset());
-        m.put("key", r.key());
-        m.put("value", r.value());
-        return Json.write(m);
     }
 }
