@@ -320,88 +320,7 @@ public final class PartitionProcessor {
         held.clear();
         assembly = EventAssembly.EMPTY;
         for (String cluster : store.events().clustersOn(topics.events(), partition)) {
-            List<ClusterEvent> events = new ArrayList<>();
-            long after = 0;
-            Optional<EventLog.StoredCheckpoint> stored = store.events().checkpoint(cluster);
-            String unusable = stored.isEmpty() ? "it has no checkpoint" : null;
-            if (stored.isPresent()) {
-                Checkpoint.Read read = Checkpoint.read(cluster, stored.get().text());
-                if (read instanceof Checkpoint.Read.Usable u) {
-                    events.addAll(u.events());
-                    after = stored.get().lastEventId();
-                } else {
-                    unusable = "its checkpoint at event " + stored.get().lastEventId() + " (version "
-                            + stored.get().versionSeq() + ") is not used: "
-                            + ((Checkpoint.Read.Unusable) read).reason();
-                }
-            }
-            long removedBefore = unusable == null ? 0 : store.events().removedBefore(cluster);
-            if (removedBefore > 0) {
-                held.put(cluster, "retention removed its events before event " + removedBefore + " and " + unusable);
-                log.warn(
-                        "cluster {}: retention removed its events before event {} and {}; rebuilt from the events kept, it "
-                                + "publishes no version until its watcher's resync completes (asked for now)",
-                        cluster,
-                        removedBefore,
-                        unusable);
-            } else if (stored.isPresent() && unusable != null) {
-                log.warn(
-                        "cluster {}: {}; rebuilt from the whole log instead, and a new checkpoint is written with its next batch",
-                        cluster,
-                        unusable);
-            }
-            boolean fromCheckpoint = after > 0;
-            List<String> payloads = store.events().eventPayloadsAfter(cluster, after);
-            // No usable checkpoint: due with the next batch. Otherwise: due after what the interval leaves.
-            sinceCheckpoint.put(cluster, fromCheckpoint || stored.isEmpty() ? payloads.size() : (long) checkpointEvery);
-            int refused = 0;
-            String firstReason = null;
-            for (String payload : payloads) {
-                // Stored events were valid when stored, and the codec is versioned. A decoder that became
-                // stricter (special addresses, say) refuses some: they are left out, as they would be
-                // dead letters if they arrived now, and the next version drops their rules.
-                EventCodec.Decoded d = EventCodec.decode(payload);
-                if (d instanceof EventCodec.Decoded.Valid v) {
-                    events.add(v.event());
-                } else {
-                    refused++;
-                    firstReason = firstReason == null ? ((EventCodec.Decoded.Invalid) d).reason() : firstReason;
-                }
-            }
-            if (refused > 0) {
-                log.warn(
-                        "cluster {}: {} stored event(s) are refused by this compiler and left out of its rebuild; the first: {}",
-                        cluster,
-                        refused,
-                        firstReason);
-            }
-            List<EventParts.Part> pending = new ArrayList<>();
-            for (String payload : store.events().pendingParts(cluster)) {
-                EventParts.read(payload).ifPresent(pending::add); // stored, so valid when stored
-            }
-            assembly = assembly.restored(cluster, pending);
-            long version = store.versions().head(cluster);
-            ClusterHead.Pin pin = store.versions()
-                    .pinning(cluster)
-                    .map(a -> new ClusterHead.Pin(a.id(), a.toVersion()))
-                    .orElse(null);
-            ClusterHead head = ClusterHead.rebuilt(
-                    cluster,
-                    events,
-                    version,
-                    store.versions().rules(cluster, version),
-                    pin,
-                    store.versions().lineage(cluster, version).orElse(Lineage.UNKNOWN));
-            heads.put(cluster, head);
-            report(cluster, head.admissionProblems());
-            int relabelled = store.labels().reconcile(cluster, labels(head));
-            if (relabelled > 0) {
-                log.info(
-                        "cluster {}: the stored labels of {} node(s) were not those of its folded state (stored before "
-                                + "labels were, or by a batch that did not commit); rewritten",
-                        cluster,
-                        relabelled);
-            }
+            rebuild(cluster);
         }
         heads.forEach((cluster, head) ->
                 observer.refusedObjects(cluster, head.problems().refusedObjects()));
@@ -415,6 +334,96 @@ public final class PartitionProcessor {
                 resyncAsked.put(row.key(), now);
                 observer.resyncRequested(row.key());
             });
+        }
+    }
+
+    /**
+     * One cluster, from its newest checkpoint (when it reads back as written) and the events stored after it: its head,
+     * its pending parts, its count since the checkpoint, and whether it is held (the start of its log is gone and no
+     * checkpoint stands for it). Its stored node labels are checked against the folded state.
+     */
+    private void rebuild(String cluster) {
+        List<ClusterEvent> events = new ArrayList<>();
+        long after = 0;
+        Optional<EventLog.StoredCheckpoint> stored = store.events().checkpoint(cluster);
+        String unusable = stored.isEmpty() ? "it has no checkpoint" : null;
+        if (stored.isPresent()) {
+            Checkpoint.Read read = Checkpoint.read(cluster, stored.get().text());
+            if (read instanceof Checkpoint.Read.Usable u) {
+                events.addAll(u.events());
+                after = stored.get().lastEventId();
+            } else {
+                unusable = "its checkpoint at event " + stored.get().lastEventId() + " (version "
+                        + stored.get().versionSeq() + ") is not used: "
+                        + ((Checkpoint.Read.Unusable) read).reason();
+            }
+        }
+        long removedBefore = unusable == null ? 0 : store.events().removedBefore(cluster);
+        if (removedBefore > 0) {
+            held.put(cluster, "retention removed its events before event " + removedBefore + " and " + unusable);
+            log.warn(
+                    "cluster {}: retention removed its events before event {} and {}; rebuilt from the events kept, it "
+                            + "publishes no version until its watcher's resync completes (asked for now)",
+                    cluster,
+                    removedBefore,
+                    unusable);
+        } else if (stored.isPresent() && unusable != null) {
+            log.warn(
+                    "cluster {}: {}; rebuilt from the whole log instead, and a new checkpoint is written with its next batch",
+                    cluster,
+                    unusable);
+        }
+        boolean fromCheckpoint = after > 0;
+        List<String> payloads = store.events().eventPayloadsAfter(cluster, after);
+        // No usable checkpoint: due with the next batch. Otherwise: due after what the interval leaves.
+        sinceCheckpoint.put(cluster, fromCheckpoint || stored.isEmpty() ? payloads.size() : (long) checkpointEvery);
+        int refused = 0;
+        String firstReason = null;
+        for (String payload : payloads) {
+            // Stored events were valid when stored, and the codec is versioned. A decoder that became
+            // stricter (special addresses, say) refuses some: they are left out, as they would be
+            // dead letters if they arrived now, and the next version drops their rules.
+            EventCodec.Decoded d = EventCodec.decode(payload);
+            if (d instanceof EventCodec.Decoded.Valid v) {
+                events.add(v.event());
+            } else {
+                refused++;
+                firstReason = firstReason == null ? ((EventCodec.Decoded.Invalid) d).reason() : firstReason;
+            }
+        }
+        if (refused > 0) {
+            log.warn(
+                    "cluster {}: {} stored event(s) are refused by this compiler and left out of its rebuild; the first: {}",
+                    cluster,
+                    refused,
+                    firstReason);
+        }
+        List<EventParts.Part> pending = new ArrayList<>();
+        for (String payload : store.events().pendingParts(cluster)) {
+            EventParts.read(payload).ifPresent(pending::add); // stored, so valid when stored
+        }
+        assembly = assembly.restored(cluster, pending);
+        long version = store.versions().head(cluster);
+        ClusterHead.Pin pin = store.versions()
+                .pinning(cluster)
+                .map(a -> new ClusterHead.Pin(a.id(), a.toVersion()))
+                .orElse(null);
+        ClusterHead head = ClusterHead.rebuilt(
+                cluster,
+                events,
+                version,
+                store.versions().rules(cluster, version),
+                pin,
+                store.versions().lineage(cluster, version).orElse(Lineage.UNKNOWN));
+        heads.put(cluster, head);
+        report(cluster, head.admissionProblems());
+        int relabelled = store.labels().reconcile(cluster, labels(head));
+        if (relabelled > 0) {
+            log.info(
+                    "cluster {}: the stored labels of {} node(s) were not those of its folded state (stored before "
+                            + "labels were, or by a batch that did not commit); rewritten",
+                    cluster,
+                    relabelled);
         }
     }
 
