@@ -4,7 +4,7 @@ import io.rulesync.exec.CommandRunner;
 import io.rulesync.testing.needs.RequiresKernelVm;
 import io.rulesync.testsupport.vm.KernelVm;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 
@@ -17,6 +17,8 @@ import org.junit.jupiter.api.BeforeEach;
 class IpvsModeVmTest extends IpvsModeContract {
     private static final AtomicInteger NAMESPACES = new AtomicInteger();
     static KernelVm vm;
+
+    @AutoClose
     KernelVm.Netns ns;
 
     @BeforeAll
@@ -30,13 +32,6 @@ class IpvsModeVmTest extends IpvsModeContract {
     void namespace() {
         ns = vm.namespace("node" + NAMESPACES.incrementAndGet());
         vm.sh("ip -n " + ns.name() + " link add " + BoundAddresses.DEVICE + " type dummy");
-    }
-
-    @AfterEach
-    void deleteNamespace() {
-        if (ns != null) {
-            ns.close();
-        }
     }
 
     @Override

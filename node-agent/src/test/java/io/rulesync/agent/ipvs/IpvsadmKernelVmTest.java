@@ -4,7 +4,7 @@ import io.rulesync.exec.CommandRunner;
 import io.rulesync.testing.needs.RequiresKernelVm;
 import io.rulesync.testsupport.vm.KernelVm;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 
@@ -13,6 +13,8 @@ import org.junit.jupiter.api.BeforeEach;
 class IpvsadmKernelVmTest extends IpvsadmKernelContract {
     private static final AtomicInteger NAMESPACES = new AtomicInteger();
     static KernelVm vm;
+
+    @AutoClose
     KernelVm.Netns ns;
 
     @BeforeAll
@@ -23,13 +25,6 @@ class IpvsadmKernelVmTest extends IpvsadmKernelContract {
     @BeforeEach
     void namespace() {
         ns = vm.namespace("table" + NAMESPACES.incrementAndGet());
-    }
-
-    @AfterEach
-    void deleteNamespace() {
-        if (ns != null) {
-            ns.close();
-        }
     }
 
     @Override

@@ -47,82 +47,34 @@ final class VmNodeLab implements AutoCloseable {
                 .append("ip -n pk-node link add cbr0 type bridge\n")
                 .append("ip -n pk-node addr add 10.244.0.1/24 dev cbr0; ip -n pk-node link set cbr0 up\n");
         for (int i = 0; i < PODS.size(); i++) {
-            String ns = "pk-pod" + i;
-            s.append("ip netns add ")
-                    .append(ns)
-                    .append('\n')
-                    .append("ip -n pk-node link add veth")
-                    .append(i)
-                    .append(" type veth peer name eth0 netns ")
-                    .append(ns)
-                    .append('\n')
-                    .append("ip -n pk-node link set veth")
-                    .append(i)
-                    .append(" master cbr0\n")
-                    .append("ip -n pk-node link set veth")
-                    .append(i)
-                    .append(" type bridge_slave hairpin on\n")
-                    .append("ip -n pk-node link set veth")
-                    .append(i)
-                    .append(" up\n")
-                    .append("ip -n ")
-                    .append(ns)
-                    .append(" link set lo up\n")
-                    .append("ip -n ")
-                    .append(ns)
-                    .append(" addr add ")
-                    .append(PODS.get(i))
-                    .append("/24 dev eth0\n")
-                    .append("ip -n ")
-                    .append(ns)
-                    .append(" link set eth0 up\n")
-                    .append("ip -n ")
-                    .append(ns)
-                    .append(" route add default via 10.244.0.1\n")
+            String veth = "veth" + i;
+            s.append(joined("pk-pod" + i, veth, PODS.get(i) + "/24", "10.244.0.1"))
+                    .append("ip -n pk-node link set " + veth + " master cbr0\n")
+                    .append("ip -n pk-node link set " + veth + " type bridge_slave hairpin on\n")
                     .append(pages(i))
                     // IPv4 only: on [::] the peer would read as [::ffff:a.b.c.d]
-                    .append("ip netns exec ")
-                    .append(ns)
-                    .append(" httpd -p 0.0.0.0:8080 -h /tmp/www")
-                    .append(i)
-                    .append('\n');
+                    .append("ip netns exec pk-pod" + i + " httpd -p 0.0.0.0:8080 -h /tmp/www" + i + "\n");
         }
         for (int c = 1; c <= 2; c++) {
-            String ns = "pk-client" + c;
-            s.append("ip netns add ")
-                    .append(ns)
-                    .append('\n')
-                    .append("ip -n pk-node link add c")
-                    .append(c)
-                    .append(" type veth peer name eth0 netns ")
-                    .append(ns)
-                    .append('\n')
-                    .append("ip -n pk-node addr add 192.168.")
-                    .append(c)
-                    .append(".1/24 dev c")
-                    .append(c)
-                    .append('\n')
-                    .append("ip -n pk-node link set c")
-                    .append(c)
-                    .append(" up\n")
-                    .append("ip -n ")
-                    .append(ns)
-                    .append(" link set lo up\n")
-                    .append("ip -n ")
-                    .append(ns)
-                    .append(" addr add 192.168.")
-                    .append(c)
-                    .append(".2/24 dev eth0\n")
-                    .append("ip -n ")
-                    .append(ns)
-                    .append(" link set eth0 up\n")
-                    .append("ip -n ")
-                    .append(ns)
-                    .append(" route add default via 192.168.")
-                    .append(c)
-                    .append(".1\n");
+            String net = "192.168." + c;
+            s.append(joined("pk-client" + c, "c" + c, net + ".2/24", net + ".1"))
+                    .append("ip -n pk-node addr add " + net + ".1/24 dev c" + c + "\n");
         }
         vm.sh(s.toString());
+    }
+
+    /**
+     * Namespace {@code ns} joined to the node by a veth ({@code eth0} inside, {@code nodeSide} in the node), with
+     * {@code address} and its default route through {@code gateway}: a pod's or a client's.
+     */
+    private static String joined(String ns, String nodeSide, String address, String gateway) {
+        return "ip netns add " + ns + "\n"
+                + "ip -n pk-node link add " + nodeSide + " type veth peer name eth0 netns " + ns + "\n"
+                + "ip -n pk-node link set " + nodeSide + " up\n"
+                + "ip -n " + ns + " link set lo up\n"
+                + "ip -n " + ns + " addr add " + address + " dev eth0\n"
+                + "ip -n " + ns + " link set eth0 up\n"
+                + "ip -n " + ns + " route add default via " + gateway + "\n";
     }
 
     /**

@@ -9,6 +9,7 @@ import io.rulesync.agent.mode.ModeChoice.WhenUnavailable;
 import io.rulesync.agent.mode.ProxyMode;
 import io.rulesync.agent.testing.AgentLogs;
 import io.rulesync.agent.testing.History;
+import io.rulesync.agent.testing.OneVersionAgent;
 import io.rulesync.compiler.version.ClusterHead;
 import io.rulesync.exec.CommandRunner;
 import io.rulesync.exec.HostCommand;
@@ -23,20 +24,17 @@ import io.rulesync.model.nftables.NftTransaction;
 import io.rulesync.model.rules.ClusterRules;
 import io.rulesync.model.rules.RulesDelta;
 import io.rulesync.model.rules.RulesSnapshot;
-import io.rulesync.model.topic.Topics;
 import io.rulesync.testing.needs.RequiresNetns;
 import io.rulesync.testing.needs.RequiresTool;
 import io.rulesync.testsupport.MutableClock;
 import io.rulesync.testsupport.cluster.Fixtures;
 import io.rulesync.testsupport.netns.NetnsLab;
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
@@ -250,22 +248,8 @@ class NftablesModeKernelTest {
     }
 
     private AgentConfig config(String cluster, String node, ProxyMode mode) throws Exception {
-        return new AgentConfig(
-                cluster,
-                node,
-                "127.0.0.1:9",
-                Map.of(),
-                Topics.DEFAULT,
-                URI.create("http://127.0.0.1:9"),
-                null,
-                List.of(IpFamily.IPV4),
-                null,
-                null,
-                Files.createTempDirectory(dir, "state"),
-                Duration.ofSeconds(30),
-                50,
-                mode,
-                WhenUnavailable.REFUSE);
+        return OneVersionAgent.config(
+                cluster, node, null, Files.createTempDirectory(dir, "state"), mode, WhenUnavailable.REFUSE);
     }
 
     /** The node's table, listed, against the same version loaded whole into an empty namespace. */
